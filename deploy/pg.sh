@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# A private PostgreSQL 15 for fleetmark: its own data directory, its own free port,
+# run as an unprivileged user (initdb/postgres refuse root).
+#
+#   deploy/pg.sh start DIR   # initdb if needed, start, print the connection URI
+#   deploy/pg.sh uri DIR     # print the URI of a running instance
+#   deploy/pg.sh stop DIR
+#
+# DIR must be writable by the chosen user (created and chowned when run as root).
+# The database "fleetmark" is created on first start. Listens on 127.0.0.1 only.
+set -euo pipefail
+cmd=${1:-}; dir=${2:-}
+[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|uri|stop DIR" >&2; exit 2; }
+bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
+[ -x "$bindir/initdb" ] || { echo "pg.sh: PostgreSQL server not installed (deploy/install-deps.sh)" >&2; exit 1; }
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+data="$dir/data"
+
+as_user=()
+pguser=$(id -un)
+if [ "$(id -u)" -eq 0 ]; then
+  pguser=postgres
+  id postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql postgres
+  chown "$pguser" "$dir"
+  # Every parent must be traversable by the server's user.
+  p="$dir"; while [ "$p" != / ]; do chmod o+x "$p" 2>/dev/null || true; p=$(dirname "$p"); done
+  as_user=(runuser -u "$pguser" --)
+fi
+
+free_port() {
+  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+uri() { echo "postgresql://$pguser@127.0.0.1:$(cat "$dir/port")/fleetmark"; }
+
+case "$cmd" in
+  start)
+    if [ ! -f "$data/PG_VERSION" ]; then
+      "${as_user[@]}" "$bindir/initdb" -D "$data" -U "$pguser" --auth=trust -E UTF8 >"$dir/initdb.log" 2>&1 \
+        || { cat "$dir/initdb.log" >&2; exit 1; }
+    fi
+    if "${as_user[@]}" "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+      uri; exit 0
+    fi
+    port=$(free_port)
+    echo "$port" > "$dir/port"
+    "${as_user[@]}" "$bindir/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 \
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on" start >/dev/null \
+      || { tail -20 "$dir/server.log" >&2; exit 1; }
+    if ! "${as_user[@]}" "$bindir/psql" -h 127.0.0.1 -p "$port" -U "$pguser" -d postgres -tAc \
+        "SELECT 1 FROM pg_database WHERE datname='fleetmark'" | grep -q 1; then
+      "${as_user[@]}" "$bindir/createdb" -h 127.0.0.1 -p "$port" -U "$pguser" fleetmark
+    fi
+    uri ;;
+  uri) uri ;;
+  stop)
+    [ -f "$data/PG_VERSION" ] || exit 0
+    "${as_user[@]}" "$bindir/pg_ctl" -D "$data" -m fast -w stop >/dev/null 2>&1 || true ;;
+  *) echo "usage: $0 start|uri|stop DIR" >&2; exit 2 ;;
+esac

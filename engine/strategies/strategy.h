@@ -1,0 +1,76 @@
+// Strategies: the concurrency mechanisms fleetmark measures (DESIGN.md's table).
+//
+// A Strategy is built (Start: threads/pools created — setup, untimed unless the plan
+// says include_setup), then runs batches of tasks (RunBatch: timed), then is stopped
+// (Stop: every thread it created is joined). Between batches its threads are idle
+// (blocked, never spinning).
+//
+//   FLEETMARK_ASSIGN_OR_RETURN(auto s, MakeStrategy("fixed_pool"));
+//   FLEETMARK_RETURN_IF_ERROR(s->Start({.threads = 4}));
+//   FLEETMARK_RETURN_IF_ERROR(s->RunBatch(*workload, 100, IoMode::kBlocking));
+//   s->Stop();
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "engine/workloads/workload.h"
+
+namespace fleetmark::engine {
+
+enum class IoMode { kBlocking, kSuspending };
+
+// Parses "blocking" / "suspending"; InvalidArgument otherwise.
+absl::StatusOr<IoMode> ParseIoMode(std::string_view text);
+std::string_view IoModeName(IoMode mode);
+
+struct StrategyOptions {
+  int threads = 0;      // worker threads; 0 = the strategy's default
+  int stack_kib = 0;    // stack of threads/fibres it creates; 0 = system default
+  int limit = 0;        // concurrency cap of `limited`; 0 = threads
+  // Called first on every OS thread the strategy creates, before it runs any task
+  // (placement uses it to pin the thread). May be empty. Must be thread-safe.
+  std::function<void()> on_thread_start;
+  // Called inside every task, on the thread running it, before Compute (placement
+  // verification samples sched_getcpu here). May be empty. Must be thread-safe.
+  std::function<void()> on_task_start;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string_view name() const = 0;
+
+  // Creates the strategy's threads/schedulers. Returns ResourceExhausted if threads
+  // cannot be created, InvalidArgument for bad options. Call once.
+  virtual absl::Status Start(const StrategyOptions& options) = 0;
+
+  // Runs tasks 0..n-1 of `workload` (each: Compute(i), then Wait(i) per `mode`) and
+  // returns when all have finished. Returns Unimplemented (reported as the case status
+  // `unsupported`, with the reason) when `mode` is suspending and the strategy has no
+  // suspending wait; ResourceExhausted when it runs out of threads. One caller at a
+  // time; the caller's thread is not one of the strategy's workers.
+  virtual absl::Status RunBatch(const Workload& workload, int n, IoMode mode) = 0;
+
+  // Joins every thread the strategy created. Idempotent; also called by the destructor.
+  virtual void Stop() = 0;
+
+  virtual bool SupportsSuspending() const = 0;
+  // Threads the strategy really used (created, or 0 for direct = caller only).
+  virtual int threads_used() const = 0;
+  // Peak number of tasks running at once (between on_task_start and task end) since
+  // Start. Thread-safe.
+  virtual int peak_in_flight() const = 0;
+};
+
+// Returns a new, unstarted strategy `name` (one of engine/plan/registry.h's
+// kStrategies) or InvalidArgument naming the allowed set.
+absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name);
+
+}  // namespace fleetmark::engine
