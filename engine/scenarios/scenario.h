@@ -17,7 +17,7 @@ struct ScenarioContext {
   const std::atomic<bool>* cancelled = nullptr;
   // Placement hooks, same meaning as StrategyOptions's (may be empty).
   std::function<void()> on_thread_start;
-  std::function<void()> on_task_start;
+  std::function<void(int task)> on_task_start;
   // Path of an executable that accepts the hidden child-mode argument (see
   // engine/runner/child.h); "" = /proc/self/exe.
   std::string child_executable;

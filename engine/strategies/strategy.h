@@ -33,13 +33,16 @@ std::string_view IoModeName(IoMode mode);
 struct StrategyOptions {
   int threads = 0;      // worker threads; 0 = the strategy's default
   int stack_kib = 0;    // stack of threads/fibres it creates; 0 = system default
-  int limit = 0;        // concurrency cap of `limited`; 0 = threads
+  int limit = 0;        // `limited`: pool size (threads = cap); servers: queue capacity
   // Called first on every OS thread the strategy creates, before it runs any task
   // (placement uses it to pin the thread). May be empty. Must be thread-safe.
   std::function<void()> on_thread_start;
-  // Called inside every task, on the thread running it, before Compute (placement
+  // Called inside every task `i`, on the thread running it, before Compute (placement
   // verification samples sched_getcpu here). May be empty. Must be thread-safe.
-  std::function<void()> on_task_start;
+  std::function<void(int task)> on_task_start;
+  // Called when task `i` has finished (after its wait), on the thread that finished
+  // it. May be empty. Must be thread-safe.
+  std::function<void(int task)> on_task_end;
 };
 
 class Strategy {
