@@ -1,0 +1,44 @@
+// Host detection: what a device is (CPU model, core kinds and classes, SMT, caches,
+// NUMA, memory, OS, governor), as a v1::HostInfo.
+//
+// Sources: hwloc 2.9 (cores, PUs, caches, NUMA, hwloc_cpukinds_*), Linux sysfs (cpufreq,
+// cpu_capacity, SMT siblings, /sys/devices/cpu_core|cpu_atom/cpus), /proc/cpuinfo
+// (model, ARM "CPU part"), /proc/meminfo, /etc/os-release, uname(2) and, on Android,
+// getprop. With HostOptions::fsroot everything is read from a recorded /sys + /proc tree
+// (hwloc through HWLOC_FSROOT) and uname/getprop/hostname are not used.
+//
+//   FLEETMARK_ASSIGN_OR_RETURN(v1::HostInfo host, DetectHost({}));
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "fleetmark/v1/host.pb.h"
+
+namespace fleetmark::engine {
+
+struct HostOptions {
+  // Root of a recorded Linux tree containing sys/ and proc/ (e.g. an unpacked hwloc
+  // test archive); "" = the live machine.
+  std::string fsroot;
+  // Use hwloc when it loads; false = sysfs only (also the fallback when hwloc fails).
+  bool use_hwloc = true;
+};
+
+// Detects the host. Core kinds are hwloc's (may split one microarchitecture by small
+// capacity differences); core classes group cores of the same microarchitecture and
+// max frequency, named by rank: one class = "performance"; two = "performance",
+// "efficiency"; three = "performance", "mid", "efficiency" (more: "mid1", "mid2", ...).
+// Every CPU belongs to exactly one class; HostInfo.cores lists every physical core.
+// Frequencies in kHz, memory in bytes. Whatever cannot be read is left empty/0 and
+// explained in HostInfo.notes.
+//
+// Errors: NotFound when fsroot (or the live /sys) has no CPU at all
+// (sys/devices/system/cpu/cpu<N>/ nor /proc/cpuinfo), InvalidArgument if fsroot is not
+// a directory. Thread-safe, but with a non-empty fsroot it briefly sets the
+// process-wide HWLOC_FSROOT environment variable under a mutex (hwloc 2.9 has no
+// per-topology fsroot API), so other threads must not call setenv/getenv("HWLOC_*")
+// concurrently. Takes ~10-100 ms on the live machine.
+absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options = {});
+
+}  // namespace fleetmark::engine
