@@ -1,0 +1,63 @@
+// The `fleetmark` CLI's command registry: each command (run, plan validate, list,
+// submit, runs ..., topology, ...) is a name, a one-line summary, a usage line and a run
+// function, so commands live in their own files and main.cc registers them in one line
+// each.
+//
+//   void RegisterTopologyCommand(CommandRegistry& registry) {
+//     registry.Add({.name = "topology", .summary = "show this host's cores",
+//                   .usage = "fleetmark topology [--json]",
+//                   .run = [](const std::vector<std::string>& args) { ...; return kExitOk; }});
+//   }
+//
+// Flags are Abseil flags (ABSL_FLAG in the cli folder's *_flags.cc files, parsed once in
+// main before dispatch); a command reads them through its Options struct, never from a
+// library. Not thread-safe: built and used on main's thread.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fleetmark::cli {
+
+// Process exit codes of every command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;  // the command ran and failed (server error, ...)
+inline constexpr int kExitUsage = 2;    // bad input: unknown command/flag, bad plan, ...
+
+struct Command {
+  // One or more words, e.g. "run", "plan validate", "runs show".
+  std::string name;
+  std::string summary;  // one line, for the command listing
+  std::string usage;    // e.g. "fleetmark run PLAN [--format table|json|csv|gbench-json]"
+  // Receives the positional arguments after the command's words (flags already parsed)
+  // and returns a process exit code. Prints its own errors to stderr.
+  std::function<int(const std::vector<std::string>& args)> run;
+};
+
+class CommandRegistry {
+ public:
+  // Adds `command`; a later command with the same name replaces the earlier one.
+  void Add(Command command);
+
+  // The command whose words are the longest prefix of `args`, or null. Sets
+  // `*words_used` to the number of its words.
+  const Command* Find(const std::vector<std::string>& args, int* words_used) const;
+
+  // The usage text: synopsis plus every command's usage and summary, sorted by name.
+  std::string Usage() const;
+
+  const std::vector<Command>& commands() const { return commands_; }
+
+ private:
+  std::vector<Command> commands_;
+};
+
+// Parses flags (exit 2 with a one-line error on an unknown flag or bad flag value;
+// --help prints the command listing and every fleetmark flag), finds the command in the
+// remaining arguments and runs it. Unknown or missing command: usage on stderr, exit 2.
+// `fleetmark help [COMMAND]` prints the usage of one or all commands.
+int RunCli(const CommandRegistry& registry, int argc, char** argv);
+
+}  // namespace fleetmark::cli

@@ -1,0 +1,107 @@
+// Plans: loading, validating and expanding a fleetmark plan (proto/fleetmark/v1/plan.proto).
+//
+// A plan is parsed by protobuf itself (text format or JSON), validated against the
+// registry (engine/plan/registry.h) and the documented caps, then expanded into the
+// list of cases the runner measures. Depends only on the generated protos and Abseil,
+// so the coordinator can validate plans without linking the engine's strategies.
+//
+//   FLEETMARK_ASSIGN_OR_RETURN(ParsedPlan parsed, LoadPlanFile("plans/s1.txtpb"));
+//   FLEETMARK_RETURN_IF_ERROR(ValidatePlan(parsed));   // errors name field + line:column
+//   std::vector<v1::CaseSpec> cases = ExpandCases(parsed.plan, /*quick=*/false);
+//
+// Every function here is pure (no global state) and safe to call from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fleetmark/v1/plan.pb.h"
+#include "fleetmark/v1/result.pb.h"
+
+namespace fleetmark::engine {
+
+// Caps enforced by ValidatePlan (DESIGN.md, "Security and reliability").
+inline constexpr uint32_t kMaxThreads = 10'000;
+inline constexpr uint32_t kMaxTasks = 1'000'000;
+inline constexpr uint32_t kMaxStackKib = 1u << 20;          // 1 GiB per thread/fibre
+inline constexpr uint32_t kMaxRepetitions = 1'000'000;
+inline constexpr double kMaxSecondsPerCase = 86'400;
+inline constexpr double kMaxWarmupSeconds = 3'600;
+inline constexpr double kMaxCooldownSeconds = 3'600;
+inline constexpr uint32_t kMaxRounds = 1'000;
+inline constexpr uint32_t kMaxCooldownRetries = 100;
+inline constexpr uint32_t kMaxCases = 100'000;               // after expansion
+
+// Measurement defaults (plan.proto, MeasurementSettings).
+inline constexpr double kDefaultWarmupSeconds = 0.5;
+inline constexpr double kDefaultTargetCiPercent = 2.0;
+inline constexpr uint32_t kDefaultMinRepetitions = 10;
+inline constexpr uint32_t kDefaultMaxRepetitions = 1000;
+inline constexpr double kDefaultMaxSecondsPerCase = 10.0;
+inline constexpr uint32_t kDefaultRounds = 3;
+inline constexpr uint32_t kDefaultBatchTasks = 100;
+
+enum class PlanFormat { kText, kJson };
+
+// ".json" -> kJson; anything else (".txtpb", ".textproto", ".pbtxt", ...) -> kText.
+PlanFormat PlanFormatFromPath(std::string_view path);
+
+// Where the fields of a text-format plan were written (line:column, 1-based).
+// Opaque; produced by ParsePlan for text plans. Immutable after parsing.
+class PlanSourceMap;
+
+// A parsed (not yet validated) plan and, for text plans, where each field came from.
+struct ParsedPlan {
+  v1::Plan plan;
+  std::string source_name;  // file path or "<plan>" for in-memory text
+  // Null for JSON plans (protobuf's JSON parser keeps no positions).
+  std::shared_ptr<const PlanSourceMap> source_map;
+};
+
+// Parses `text` with protobuf's TextFormat::Parser (kText) or JsonStringToMessage
+// (kJson). InvalidArgument on a syntax error, unknown field or wrong type; text-format
+// errors read "<source_name>:<line>:<column>: <what>".
+absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format,
+                                     std::string_view source_name = "<plan>");
+
+// Reads and parses the file at `path` (format from its extension). NotFound if it
+// does not exist, PermissionDenied/InvalidArgument if unreadable or malformed.
+absl::StatusOr<ParsedPlan> LoadPlanFile(const std::string& path);
+
+// Checks names against engine/plan/registry.h and every number against its documented
+// range. Returns OK or InvalidArgument whose message names the field path, the allowed
+// range and the value, e.g.
+//   "s1.txtpb:7:38: plan.matrix[0].strategies[2].threads: 0 <= threads <= 10000, got 20000"
+// (the "file:line:column: " prefix only when a source map is available). Also rejects
+// plans whose expansion yields no case, more than kMaxCases cases, or duplicate case ids.
+// Both the full and the quick form of the plan are checked.
+absl::Status ValidatePlan(const ParsedPlan& parsed);
+absl::Status ValidatePlan(const v1::Plan& plan);
+
+// The plan as `--quick` runs it: `quick`'s non-zero fields replace `measurement`'s
+// (booleans: quick.include_setup = true sets it), and `quick_matrix` replaces `matrix`
+// when non-empty. `quick` and `quick_matrix` are cleared in the result.
+v1::Plan ApplyQuick(const v1::Plan& plan);
+
+// `settings` with every zero field replaced by its documented default
+// (kDefault... above). Use on ApplyQuick's result for quick runs.
+v1::MeasurementSettings ResolveMeasurement(const v1::MeasurementSettings& settings);
+
+// The cases of `plan` (after ApplyQuick when `quick`), in plan order: for each matrix,
+// the cartesian product scenario × workloads × io_modes × strategies × placements,
+// with defaults filled (io_modes [blocking], placements [any], batch tasks 100,
+// strategy label) and a stable case_id
+// "<scenario>/<workload or ->/<io_mode>/<label>/<placement>". Call on a validated plan
+// (invalid input yields best-effort cases, never a crash).
+std::vector<v1::CaseSpec> ExpandCases(const v1::Plan& plan, bool quick);
+
+// A strategy's display label: its `label`, else "<name>" (threads 0) or
+// "<name>_<threads>".
+std::string StrategyLabel(const v1::StrategySpec& strategy);
+
+}  // namespace fleetmark::engine

@@ -1,0 +1,87 @@
+// The runner: measures every case of a plan (DESIGN.md, "Measurement").
+//
+// RunPlan expands the plan's cases, keeps those whose case_id matches the filter, and
+// measures them in shuffled interleaved rounds: each round runs every unfinished case
+// for a slice of its repetitions (after a time-based warm-up) and samples merge across
+// rounds, so drift (heat, other load) spreads over all cases. A case stops when its
+// median's 95% CI half-width is within the target (and it has its minimum repetitions)
+// or when its repetition/time budget is spent; the result says which (stop_reason).
+// Batch cases are measured here; memory/fanout/load go to RunScenarioCase
+// (engine/scenarios/scenario.h). Fibre cases and resource-hungry scenarios run in a
+// child process (engine/runner/child.h), so a crash or OOM kill becomes a result status.
+// Both the `fleetmark run` CLI and the agent call RunPlan.
+//
+//   RunOptions options{.quick = true, .filter = "arithmetic"};
+//   absl::StatusOr<RunSummary> s = RunPlan(plan, options,
+//       [&](const v1::CaseResult& r) { results.push_back(r); }, &cancel);
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "fleetmark/v1/plan.pb.h"
+#include "fleetmark/v1/result.pb.h"
+
+namespace fleetmark::engine {
+
+// Progress of a run; reported after every slice (one case's share of one round).
+struct RunProgress {
+  int cases_total = 0;
+  int cases_done = 0;        // cases whose final result was delivered
+  int slices_total = 0;      // estimate: cases × rounds
+  int slices_done = 0;
+  int round = 0;             // 1-based current round
+  int rounds = 0;
+  std::string current_case;  // case_id of the slice just finished
+  absl::Duration elapsed;
+  // Remaining time estimate: elapsed / slices_done × slices left (0 when unknown).
+  absl::Duration eta;
+};
+
+// Called once per case with its final result, on the thread that called RunPlan.
+using ResultCallback = std::function<void(const v1::CaseResult&)>;
+using ProgressCallback = std::function<void(const RunProgress&)>;
+
+struct RunOptions {
+  bool quick = false;        // run ApplyQuick(plan)
+  // ECMAScript regex; a case runs if it matches anywhere in its case_id. "" = all.
+  std::string filter;
+  // Executable accepting the hidden child argument (child.h); "" = /proc/self/exe.
+  std::string child_executable;
+  // Copied into every result (empty for local runs).
+  std::string run_id;
+  std::string job_id;
+  ProgressCallback on_progress;  // may be empty
+};
+
+struct RunSummary {
+  int cases = 0;             // cases measured (after the filter)
+  int ok = 0;
+  int unsupported = 0;
+  int failed = 0;            // any other non-OK status (resource exhausted, timeout, ...)
+  int cancelled = 0;
+};
+
+// Validates `plan` (ValidatePlan) and measures its cases, calling `on_result` with each
+// case's final result (result_id left empty: the caller assigns ids). Returns
+// InvalidArgument for an invalid plan, a malformed filter, or a filter matching no case
+// (nothing runs then). Benchmark failures are result statuses, not errors. If
+// `*cancelled` becomes true, the current slice is abandoned, unfinished cases are
+// reported with status CANCELLED and RunPlan returns a summary (not an error).
+// `cancelled` may be null. Runs on the calling thread; one RunPlan per process at a
+// time (strategies create threads and timing needs the machine).
+absl::StatusOr<RunSummary> RunPlan(const v1::Plan& plan, const RunOptions& options,
+                                   const ResultCallback& on_result,
+                                   const std::atomic<bool>* cancelled);
+
+// Maps an engine status to a case status: OK -> OK, Unimplemented -> UNSUPPORTED,
+// ResourceExhausted -> RESOURCE_EXHAUSTED, DeadlineExceeded -> TIMEOUT,
+// Cancelled -> CANCELLED, anything else -> FAILED.
+v1::CaseStatus CaseStatusFor(const absl::Status& status);
+
+}  // namespace fleetmark::engine
