@@ -1,0 +1,68 @@
+// The coordinator's HTTP edge: a read-only JSON API under /api/v1/ (agents, runs, run
+// results, samples, comparison, history) plus the bundled web view (static files built
+// from web/ into the build tree). Built on cpp-httplib 0.11 (poll(), not select()).
+//
+//   fleetmark::http::HttpServerOptions options;
+//   options.address = "127.0.0.1:8080";          // from --http_address
+//   options.pg_uri = "postgresql://...";         // the coordinator's database
+//   auto server = fleetmark::http::StartHttpServer(options);
+//   if (!server.ok()) ...;                       // bad address, port in use, no web root
+//   std::cout << (*server)->url() << "\n";       // http://127.0.0.1:8080/
+//   // ~HttpServer() (or Stop()) stops listening and joins the server threads.
+//
+// Security: every endpoint is read-only (GET/HEAD). When `bearer_token` is set, the
+// API requires `Authorization: Bearer <token>`; a non-loopback address without a token
+// is refused unless `allow_insecure_remote` is set.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "coordinator/store/web_reader.h"
+
+namespace fleetmark::http {
+
+struct HttpServerOptions {
+  // "host:port" (IPv4 literal, "[IPv6]" or "localhost"); port 0 picks a free port.
+  std::string address = "127.0.0.1:0";
+  // Directory holding index.html and assets/ (the build's web bundle). Empty = the
+  // bundle of this build tree (compiled in).
+  std::string web_root;
+  // PostgreSQL URI used by StartHttpServer(options) to open its own read connections.
+  std::string pg_uri;
+  // Bearer token for the API; "" = none (only allowed on loopback addresses, unless
+  // allow_insecure_remote).
+  std::string bearer_token;
+  bool allow_insecure_remote = false;
+  // Server worker threads (1..256) = database connections opened on demand.
+  int threads = 8;
+};
+
+// A running server. Not copyable; destroying it stops it. Thread-safe.
+class HttpServer {
+ public:
+  virtual ~HttpServer() = default;
+  // The bound port (never 0 once started).
+  virtual int port() const = 0;
+  // Base URL, e.g. "http://127.0.0.1:8080/".
+  virtual std::string url() const = 0;
+  // Stops accepting, finishes in-flight requests, joins threads. Idempotent.
+  virtual void Stop() = 0;
+};
+
+// Parses "host:port". Errors: InvalidArgument naming the value and the expected form.
+absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view address);
+
+// Starts serving with a PostgreSQL-backed reader opened on `options.pg_uri`.
+// Errors: InvalidArgument (address, threads, token rules), FailedPrecondition (web
+// root without index.html), Unavailable (database or bind failure).
+absl::StatusOr<std::unique_ptr<HttpServer>> StartHttpServer(const HttpServerOptions& options);
+
+// Same, over any reader (tests and benchmarks inject theirs). `reader` is shared with
+// the server threads and must be thread-safe.
+absl::StatusOr<std::unique_ptr<HttpServer>> StartHttpServer(
+    const HttpServerOptions& options, std::shared_ptr<store::WebReader> reader);
+
+}  // namespace fleetmark::http

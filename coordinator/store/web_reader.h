@@ -1,0 +1,118 @@
+// Read-only queries behind the web view and its JSON API (/api/v1/...): agents, runs,
+// run results, raw samples, case history. The interface has no PostgreSQL types, so
+// coordinator/http depends only on this header; PgWebReader (web_queries.h) implements
+// it over libpqxx with parameterised SQL.
+//
+//   std::unique_ptr<WebReader> reader = ...;
+//   absl::StatusOr<WebRun> run = reader->GetRun("0b6f...");   // NotFound if absent
+//
+// Thread-safety: implementations are safe to call from many threads at once.
+// Errors: NotFound for a missing or malformed id, InvalidArgument for a bad argument
+// (the message names it), Unavailable when the database cannot be reached.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "fleetmark/v1/host.pb.h"
+#include "fleetmark/v1/result.pb.h"
+
+namespace fleetmark::store {
+
+// One agent (device) as the fleet page shows it.
+struct WebAgent {
+  std::string agent_id;
+  std::string name;
+  std::string state;                          // online | offline
+  fleetmark::v1::HostInfo host;               // as sent in the agent's hello
+  std::map<std::string, std::string> labels;  // agent-provided; untrusted text
+  int64_t last_seen_unix_ns = 0;              // 0 = never
+  std::string running_job_id;                 // "" = idle
+};
+
+// One job of a run: the run's share on one agent.
+struct WebJob {
+  std::string job_id;
+  std::string agent_id;
+  std::string agent_name;
+  std::string status;  // queued | assigned | running | done | failed | cancelled
+  std::string message;
+  uint32_t attempts = 0;
+  uint32_t cases_done = 0;
+  uint32_t cases_total = 0;
+};
+
+struct WebRun {
+  std::string run_id;
+  std::string plan_name;
+  std::string status;        // queued | running | done | failed | cancelled
+  std::string selector;
+  std::string submitted_by;  // "cli:<user>" or "schedule:<name>"
+  bool quick = false;
+  int64_t created_unix_ns = 0;
+  int64_t finished_unix_ns = 0;  // 0 = not finished
+  uint64_t results = 0;          // stored case results
+  std::vector<WebJob> jobs;
+};
+
+// A stored case result with the agent that produced it. `result.samples_ns` and the
+// environment snapshots are left empty (see WebReader::ResultSamples).
+struct WebResult {
+  std::string agent_id;
+  std::string agent_name;
+  fleetmark::v1::CaseResult result;
+};
+
+// One point of a case's history: the case's median in one run on one agent.
+struct HistoryPoint {
+  std::string agent_id;
+  std::string agent_name;
+  std::string run_id;
+  std::string result_id;
+  int64_t finished_unix_ns = 0;
+  double median_ns = 0;
+  double ci_low_ns = 0;
+  double ci_high_ns = 0;
+  fleetmark::v1::CaseStatus status = fleetmark::v1::CASE_STATUS_UNSPECIFIED;
+};
+
+class WebReader {
+ public:
+  virtual ~WebReader() = default;
+
+  // Every known agent, ordered by name.
+  virtual absl::StatusOr<std::vector<WebAgent>> ListAgents() = 0;
+
+  // The newest `limit` runs (1..1000), newest first, each with its jobs.
+  virtual absl::StatusOr<std::vector<WebRun>> ListRuns(int limit) = 0;
+
+  // One run with its jobs; NotFound if `run_id` is unknown or not a UUID.
+  virtual absl::StatusOr<WebRun> GetRun(std::string_view run_id) = 0;
+
+  // The run's case results (without samples), optionally only those of one agent
+  // (`agent_id` "" = all). NotFound if the run is unknown.
+  virtual absl::StatusOr<std::vector<WebResult>> RunResults(std::string_view run_id,
+                                                            std::string_view agent_id) = 0;
+
+  // Raw wall-time samples (ns, measurement order) of one result; NotFound if unknown.
+  virtual absl::StatusOr<std::vector<int64_t>> ResultSamples(std::string_view result_id) = 0;
+
+  // The newest run holding results of `agent_id`; NotFound if the agent is unknown or
+  // has no results.
+  virtual absl::StatusOr<std::string> LatestRunWithResults(std::string_view agent_id) = 0;
+
+  // The case ids measured by `agent_id` in its newest run with results (sorted).
+  virtual absl::StatusOr<std::vector<std::string>> CaseIds(std::string_view agent_id) = 0;
+
+  // The median of `case_id` in each of the newest `limit` (1..1000) finished runs per
+  // agent, oldest first; `scheduled_only` keeps runs submitted by a schedule (nightly).
+  virtual absl::StatusOr<std::vector<HistoryPoint>> CaseHistory(
+      std::string_view case_id, const std::vector<std::string>& agent_ids, int limit,
+      bool scheduled_only) = 0;
+};
+
+}  // namespace fleetmark::store
