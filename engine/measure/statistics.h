@@ -1,0 +1,63 @@
+// Summary statistics of wall-time samples, including a distribution-free 95%
+// confidence interval of the median, filling fleetmark.v1.Statistics.
+//
+//   fleetmark::v1::Statistics s = ComputeStatistics(result.samples_ns());
+//   if (s.ci_half_width_percent() <= 2.0) { ... }
+//
+// Confidence interval of the median: order statistics with binomial ranks (Conover,
+// "Practical Nonparametric Statistics", 3rd ed., 1999, §3.2 "confidence interval for
+// a quantile"; also Hahn & Meeker, "Statistical Intervals", 1991, §5.2). For sorted
+// samples x(1) <= ... <= x(n), [x(l), x(u)] with u = n + 1 - l covers the median with
+// probability 1 - 2·P(B <= l - 1), B ~ Binomial(n, 1/2). For n <= kExactBinomialMaxN
+// the largest l with coverage >= 95% is found from the exact binomial CDF; above it,
+// the normal approximation l = floor(n/2 - z·sqrt(n)/2), u = n + 1 - l, z = 1.96 at
+// 95% (Le Boudec,
+// "Performance Evaluation of Computer and Communication Systems", EPFL Press 2010,
+// Theorem 2.1 and Table A.1, which also tabulates the exact ranks). With n < 6 no
+// pair of order statistics reaches 95% (even [x(1), x(n)] covers 1 - 2^(1-n) < 95%):
+// the interval is then reported as [min, max] and the half-width as +infinity, so a
+// stop rule never accepts it.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/types/span.h"
+#include "fleetmark/v1/result.pb.h"
+
+namespace fleetmark::engine {
+
+// Up to this n the CI ranks come from the exact binomial distribution; above it from
+// the normal approximation (they agree to within one rank there).
+inline constexpr int64_t kExactBinomialMaxN = 1000;
+
+// Ranks (1-based, into the sorted samples) of a distribution-free confidence interval
+// of the median.
+struct MedianCiRanks {
+  int64_t lower = 0;      // l; 0 when n == 0
+  int64_t upper = 0;      // u = n + 1 - l
+  double coverage = 0.0;  // exact binomial coverage of [x(l), x(u)] (1 - 2·P(B <= l-1))
+  bool achieved = false;  // coverage >= the requested confidence (false when n < 6 at 95%)
+};
+
+// Returns the ranks of the narrowest symmetric order-statistic interval whose
+// coverage is at least `confidence` (in (0, 1); values outside are clamped to
+// [0.5, 0.999999]). For n where no interval reaches it, returns l = 1, u = n with
+// achieved = false. Pure, thread-safe.
+MedianCiRanks MedianConfidenceRanks(int64_t n, double confidence = 0.95);
+
+// Computes every field of Statistics from `samples_ns` (any order; not modified):
+//   count, min/median/max (median of an even count = mean of the two middle values),
+//   mean, stddev (sample, n - 1 denominator; 0 for n < 2), mad (median of
+//   |x - median|, unscaled), outliers (samples outside median ± 3·1.4826·MAD; 0 when
+//   MAD == 0), ci_low/ci_high (see above), ci_half_width_percent =
+//   100 · max(median - ci_low, ci_high - median) / median (+infinity when the CI is
+//   not achieved or the median is 0).
+// Empty input gives count = 0 and all other fields 0 (half-width +infinity).
+// Pure, thread-safe; O(n log n) time, O(n) extra memory.
+fleetmark::v1::Statistics ComputeStatistics(absl::Span<const int64_t> samples_ns);
+
+// Same, from the repeated field of a CaseResult.
+fleetmark::v1::Statistics ComputeStatistics(
+    const google::protobuf::RepeatedField<int64_t>& samples_ns);
+
+}  // namespace fleetmark::engine

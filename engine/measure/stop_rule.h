@@ -1,0 +1,71 @@
+// The stop rule of the repetition loop: keep repeating a case until the median's 95%
+// confidence interval is tight enough, or a repetition or time cap is reached
+// (DESIGN.md, "Measurement").
+//
+//   StopRuleOptions rule = StopRuleOptionsFromSettings(plan.measurement()).value();
+//   while (true) {
+//     samples.push_back(RunOnce());
+//     StopDecision d = DecideStop(samples, rule, absl::Now() - start);
+//     if (d.stop) { result.set_stop_reason(d.reason); break; }
+//   }
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "fleetmark/v1/plan.pb.h"
+#include "fleetmark/v1/result.pb.h"
+
+namespace fleetmark::engine {
+
+struct StopRuleOptions {
+  // Stop when the 95% CI half-width of the median is <= this % of the median.
+  // <= 0 disables the CI stop (only the caps end the loop).
+  double target_ci_percent = 2.0;
+  int64_t min_repetitions = 10;    // no CI stop before this many samples
+  int64_t max_repetitions = 1000;  // stop at this many samples (>= 1)
+  absl::Duration max_time = absl::Seconds(10);  // stop once elapsed >= this
+};
+
+// Documented defaults and caps of MeasurementSettings (plan.proto).
+inline constexpr double kDefaultTargetCiPercent = 2.0;
+inline constexpr int64_t kDefaultMinRepetitions = 10;
+inline constexpr int64_t kDefaultMaxRepetitions = 1000;
+inline constexpr int64_t kMaxRepetitionsCap = 1000000;
+inline constexpr double kDefaultMaxSecondsPerCase = 10.0;
+inline constexpr double kMaxSecondsPerCaseCap = 86400.0;
+
+// Builds options from a plan's settings, applying the defaults for zero fields.
+// InvalidArgument naming the field, value and allowed range for: a negative or
+// non-finite target_ci_percent (allowed [0, 100]), max_repetitions above 1 000 000,
+// min_repetitions > max_repetitions, a negative, non-finite or > 86400
+// max_seconds_per_case. Field names are prefixed with `field_prefix`
+// (e.g. "plan.measurement"). Pure, thread-safe.
+absl::StatusOr<StopRuleOptions> StopRuleOptionsFromSettings(
+    const fleetmark::v1::MeasurementSettings& settings,
+    const std::string& field_prefix = "measurement");
+
+struct StopDecision {
+  bool stop = false;
+  // Why it stopped (STOP_REASON_UNSPECIFIED while continuing). When several hold at
+  // once the order is CI_TARGET, then MAX_REPETITIONS, then MAX_TIME.
+  fleetmark::v1::StopReason reason = fleetmark::v1::STOP_REASON_UNSPECIFIED;
+  fleetmark::v1::Statistics stats;  // of the samples given
+};
+
+// Decides whether to take another repetition after `samples_ns` (wall times, ns) were
+// measured in `elapsed` (measurement time of this case so far). Rules:
+//   - CI_TARGET when count >= max(min_repetitions, 6), the CI is achieved and its
+//     half-width % <= target_ci_percent (target > 0);
+//   - MAX_REPETITIONS when count >= max_repetitions;
+//   - MAX_TIME when elapsed >= max_time and count >= 1 (the time cap wins over
+//     min_repetitions, so a slow case cannot overrun its time budget).
+// With no samples it always continues unless max_repetitions <= 0 (then it stops
+// with MAX_REPETITIONS). Computes the statistics once (O(n log n)); pure, thread-safe.
+StopDecision DecideStop(absl::Span<const int64_t> samples_ns,
+                        const StopRuleOptions& options, absl::Duration elapsed);
+
+}  // namespace fleetmark::engine

@@ -1,0 +1,38 @@
+// Export in Google Benchmark's JSON output format (as written by
+// `--benchmark_format=json` of benchmark 1.7), so its tools, notably
+// tools/compare.py (Debian: /usr/share/benchmark/compare.py), compare two fleetmark
+// exports the way they compare two benchmark binaries.
+//
+// Mapping: one benchmark family per OK batch case, named by its case_id (e.g.
+// "batch/arithmetic/blocking/fixed_pool/any"); each raw sample becomes a run_type
+// "iteration" entry (iterations = 1, repetition_index = sample index, real_time = the
+// sample, cpu_time = the case's mean CPU time per repetition, since CPU is measured
+// per case, not per sample), followed by "aggregate" entries mean, median, stddev
+// and cv like benchmark's own --benchmark_repetitions output. Non-OK cases and
+// results without samples (memory, fanout, load) have no gbench counterpart and are
+// left out. Context: date, host_name, executable, num_cpus, mhz_per_cpu (max core
+// frequency), cpu_scaling_enabled (governor is not "performance"), caches, load_avg,
+// library_build_type.
+#pragma once
+
+#include <string>
+
+#include "absl/time/time.h"
+#include "fleetmark/v1/result.pb.h"
+
+namespace fleetmark::report {
+
+struct GbenchOptions {
+  absl::Time now = absl::UnixEpoch();  // context "date" (RFC 3339, UTC)
+  std::string executable = "fleetmark";
+  bool per_sample_entries = true;      // false: only the aggregates
+  // Time unit of every entry: "ns", "us", "ms" or "s" (anything else: "ns"). One unit
+  // for all cases, because compare.py pairs entries only when their units match.
+  std::string time_unit = "ns";
+};
+
+// Returns the JSON document (pretty-printed, UTF-8). Pure, thread-safe.
+std::string FormatGbenchJson(const fleetmark::v1::RunReport& report,
+                             const GbenchOptions& options = {});
+
+}  // namespace fleetmark::report
