@@ -1,0 +1,127 @@
+// The agent's result spool: a crash-safe local log of case results not yet acked.
+//
+// Every case result is appended and fsync'ed *before* it is sent; it leaves the spool
+// only when the coordinator acks it (after committing its row). After a reconnect or a
+// restart the agent replays Pending(). Result ids are UUIDs, so a replay of an already
+// stored result is acknowledged as a duplicate and never stored twice.
+//
+// File format (`<dir>/results.spool`): an 8-byte header "FMSPOOL1", then records
+//   [u32 type][u32 payload length][u32 CRC-32 of type, length and payload][payload]
+// (little endian; CRC-32 as in zlib). Type 1 = a serialized CaseResult, type 2 = the
+// result id of an ack. Records are only appended; an ack makes its result dead. When
+// dead records outnumber live ones (and exceed `compact_min_dead`), the spool rewrites
+// the live results to a temporary file, fsyncs it and renames it over the log
+// (atomic on POSIX), then fsyncs the directory.
+//
+// Recovery: Open() reads records in order and stops at the first truncated or
+// corrupt record (a crash in the middle of an append); that tail is cut off with
+// ftruncate. Only the record being appended when the process died can be lost, and it
+// had not been sent yet (the send happens after the fsync returns).
+//
+//   FLEETMARK_ASSIGN_OR_RETURN(auto spool, Spool::Open("/var/lib/fleetmark-agent", {}));
+//   FLEETMARK_RETURN_IF_ERROR(spool->Append(result));   // durable when this returns
+//   ... send result ...
+//   FLEETMARK_RETURN_IF_ERROR(spool->Ack(result.result_id()));
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "fleetmark/v1/result.pb.h"
+
+namespace fleetmark::agent {
+
+struct SpoolOptions {
+  // Compact when dead records exceed this many and outnumber live results.
+  uint32_t compact_min_dead = 256;
+  // Largest accepted record payload, bytes; Append refuses bigger results.
+  uint32_t max_record_bytes = 64u << 20;
+};
+
+// What Open() found in an existing spool file.
+struct SpoolRecovery {
+  uint64_t records_read = 0;     // valid records
+  uint64_t pending = 0;          // live results
+  uint64_t truncated_bytes = 0;  // bytes of a torn/corrupt tail that were cut off
+  std::string tail_error;        // why the tail was cut ("" if nothing was cut)
+};
+
+// Thread-safe: every method may be called from any thread.
+class Spool {
+ public:
+  static constexpr std::string_view kFileName = "results.spool";
+
+  // Opens (creating if needed) `<dir>/results.spool`; `dir` must exist. Recovers as
+  // described above. Errors: InvalidArgument for a file that is not a spool (bad
+  // header), Internal/PermissionDenied/NotFound for I/O errors (naming the path).
+  static absl::StatusOr<std::unique_ptr<Spool>> Open(const std::string& dir,
+                                                      const SpoolOptions& options);
+  ~Spool();
+  Spool(const Spool&) = delete;
+  Spool& operator=(const Spool&) = delete;
+
+  // Appends `result` and fsyncs (fdatasync) before returning. Its result_id must be
+  // non-empty and not already pending (AlreadyExists otherwise). InvalidArgument for an
+  // oversized result; Internal for write/fsync errors (the spool stays usable).
+  absl::Status Append(const fleetmark::v1::CaseResult& result);
+
+  // Marks `result_id` delivered. Unknown ids (an ack for a result acked before) are
+  // ignored and return OK. The ack record is appended without fsync: losing it in a
+  // crash only causes a harmless duplicate replay. May compact. Internal on I/O errors.
+  absl::Status Ack(std::string_view result_id);
+
+  // Ids of the live results, in append order.
+  std::vector<std::string> PendingIds() const;
+
+  // Reads one live result back from the file. NotFound if it is not pending (acked
+  // meanwhile), Internal/DataLoss on I/O errors.
+  absl::StatusOr<fleetmark::v1::CaseResult> Read(std::string_view result_id) const;
+
+  // Number of live results.
+  size_t pending() const;
+
+  // Rewrites the file with only the live results (see above). Called automatically.
+  absl::Status Compact();
+
+  // Current file size in bytes.
+  uint64_t file_bytes() const;
+
+  const SpoolRecovery& recovery() const { return recovery_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Location {
+    uint64_t sequence;  // append order
+    uint64_t offset;    // of the payload
+    uint32_t length;    // payload bytes
+  };
+
+  Spool(std::string dir, std::string path, int fd, SpoolOptions options);
+  absl::Status Recover();
+  absl::Status AppendRecord(uint32_t type, std::string_view payload, bool sync,
+                            uint64_t* payload_offset) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CompactLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::string dir_;
+  const std::string path_;
+  const SpoolOptions options_;
+  SpoolRecovery recovery_;
+
+  mutable absl::Mutex mu_;
+  int fd_ ABSL_GUARDED_BY(mu_);
+  uint64_t size_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t dead_records_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<std::string, Location> live_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace fleetmark::agent
