@@ -1,0 +1,67 @@
+// OsThread: one joinable POSIX thread created with an explicit stack size.
+//
+// std::thread cannot choose a stack size, and reports creation failure by throwing;
+// the executors and scenarios need both (the memory scenario sets `stack_kib`, and a
+// thread that cannot be created is a result, not a crash). StartThread wraps
+// pthread_create and maps its errors to absl::Status.
+//
+//   FLEETMARK_ASSIGN_OR_RETURN(OsThread t, StartThread(256, [] { Work(); }));
+//   t.Join();
+#pragma once
+
+#include <pthread.h>
+
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace fleetmark::engine {
+
+// Allowed `stack_kib` values: 0 (the system default, usually 8 MiB) or
+// kMinStackKib..kMaxStackKib. The minimum is glibc's PTHREAD_STACK_MIN (16 KiB).
+inline constexpr int kMinStackKib = 16;
+inline constexpr int kMaxStackKib = 1 << 20;  // 1 GiB
+
+// Returns OK if `stack_kib` is 0 or within [kMinStackKib, kMaxStackKib], else
+// InvalidArgument naming `field` (e.g. "stack_kib"), the value and the range.
+absl::Status ValidateStackKib(int stack_kib, std::string_view field = "stack_kib");
+
+// Logical CPUs this process may run on (sched_getaffinity; falls back to
+// std::thread::hardware_concurrency, then 1). Always >= 1. Thread-safe.
+int LogicalCpuCount();
+
+// A started, joinable OS thread. Move-only. Destroying a still-joinable OsThread joins
+// it (never detaches, never terminates). Not thread-safe: one owner calls Join.
+class OsThread {
+ public:
+  OsThread() = default;
+  OsThread(OsThread&& other) noexcept;
+  OsThread& operator=(OsThread&& other) noexcept;
+  OsThread(const OsThread&) = delete;
+  OsThread& operator=(const OsThread&) = delete;
+  ~OsThread();
+
+  bool joinable() const { return started_; }
+  // Waits for the thread to finish. No-op if not joinable.
+  void Join();
+
+ private:
+  friend absl::StatusOr<OsThread> StartThread(int stack_kib, std::function<void()> fn,
+                                              std::string_view name);
+  pthread_t handle_{};
+  bool started_ = false;
+};
+
+// Starts a thread running `fn` with a stack of `stack_kib` KiB (0 = system default)
+// and, if `name` is not empty, that thread name (truncated to 15 bytes, for `top -H`
+// and debuggers). Errors: InvalidArgument for a bad `stack_kib` or empty `fn`;
+// ResourceExhausted when the system refuses another thread or its stack (EAGAIN,
+// ENOMEM: thread limit, RLIMIT_NPROC, address-space limit); Internal otherwise.
+// Exceptions escaping `fn` are caught and logged to stderr (never std::terminate).
+// Thread-safe.
+absl::StatusOr<OsThread> StartThread(int stack_kib, std::function<void()> fn,
+                                     std::string_view name = "");
+
+}  // namespace fleetmark::engine
