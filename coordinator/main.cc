@@ -1,0 +1,154 @@
+// fleetmark-coordinator: schedules plans across agents and stores every result in
+// PostgreSQL. Flags (all optional except --database_uri):
+//
+//   --listen_address=127.0.0.1:7700   gRPC (AgentService + ControlService); port 0 = any free port
+//   --port_file=PATH                  write the bound gRPC port there once serving (tests, scripts)
+//   --http_address=HOST:PORT          also serve the web view / JSON API ("" = off)
+//   --database_uri=postgresql://...   PostgreSQL (migrations are applied at start)
+//   --tls_cert_file, --tls_key_file   PEM; enable TLS on the gRPC port
+//   --tls_client_ca_file              PEM; require client certificates (mutual TLS)
+//   --allow_insecure_remote           allow plaintext on a non-loopback address
+//   --admin_token_file=PATH           admin token for the CLI (ControlService)
+//   --enrollment_token_file=PATH      seed this enrollment token (stored hashed)
+//   --coordinator_id=NAME             name in the database (default host:pid)
+//   --heartbeat_interval=5s  --job_lease=30s  --sweep_interval=1s  --max_attempts=3
+//   --executor_threads=4  --db_pool_size=8
+//   --nightly_plan=PATH  --nightly_cron="0 2 * * *"  --nightly_selector=EXPR
+//
+// Exits 2 on bad flags, 1 if it cannot start; SIGINT/SIGTERM shut it down cleanly.
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "coordinator/service/coordinator.h"
+
+ABSL_FLAG(std::string, listen_address, "127.0.0.1:7700", "gRPC listen address host:port (port 0 = any)");
+ABSL_FLAG(std::string, port_file, "", "write the bound gRPC port to this file once serving");
+ABSL_FLAG(std::string, http_address, "", "web view / JSON API address host:port (empty = off)");
+ABSL_FLAG(std::string, database_uri, "", "PostgreSQL URI (required)");
+ABSL_FLAG(std::string, tls_cert_file, "", "TLS certificate chain (PEM) for the gRPC port");
+ABSL_FLAG(std::string, tls_key_file, "", "TLS private key (PEM)");
+ABSL_FLAG(std::string, tls_client_ca_file, "", "CA (PEM) for client certificates: enables mutual TLS");
+ABSL_FLAG(bool, allow_insecure_remote, false, "allow plaintext gRPC on a non-loopback address");
+ABSL_FLAG(std::string, admin_token_file, "", "file holding the admin token for ControlService");
+ABSL_FLAG(std::string, enrollment_token_file, "", "file holding an enrollment token to seed");
+ABSL_FLAG(std::string, coordinator_id, "", "this coordinator's name (default host:pid)");
+ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(5), "agent heartbeat period");
+ABSL_FLAG(absl::Duration, job_lease, absl::Seconds(30), "job lease, renewed by heartbeats/progress");
+ABSL_FLAG(absl::Duration, sweep_interval, absl::Seconds(1), "lease/schedule/dispatch sweep period");
+ABSL_FLAG(int, max_attempts, 3, "attempts per job before failing as infrastructure (1..100)");
+ABSL_FLAG(int, executor_threads, 4, "coordinator executor threads (1..64)");
+ABSL_FLAG(int, db_pool_size, 8, "PostgreSQL connections (2..256)");
+ABSL_FLAG(std::string, nightly_plan, "", "plan file of the default nightly schedule (empty = none)");
+ABSL_FLAG(std::string, nightly_cron, "0 2 * * *", "cron (5 fields, UTC) of the nightly schedule");
+ABSL_FLAG(std::string, nightly_selector, "", "agent selector of the nightly schedule");
+
+namespace {
+
+// Reads a one-line secret file; errors name the flag.
+bool ReadSecret(const std::string& flag, const std::string& path, std::string* out) {
+  std::ifstream in(path);
+  if (!in) {
+    std::cerr << "fleetmark-coordinator: --" << flag << ": cannot read " << path << "\n";
+    return false;
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  *out = std::string(absl::StripAsciiWhitespace(buffer.str()));
+  if (out->empty()) {
+    std::cerr << "fleetmark-coordinator: --" << flag << ": " << path << " is empty\n";
+    return false;
+  }
+  return true;
+}
+
+std::string DefaultCoordinatorId() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return absl::StrCat(host, ":", getpid());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("fleetmark-coordinator --database_uri=URI [flags]");
+  absl::ParseCommandLine(argc, argv);
+
+  fleetmark::service::CoordinatorOptions options;
+  options.listen_address = absl::GetFlag(FLAGS_listen_address);
+  options.http_address = absl::GetFlag(FLAGS_http_address);
+  options.database_uri = absl::GetFlag(FLAGS_database_uri);
+  options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert_file);
+  options.tls_key_file = absl::GetFlag(FLAGS_tls_key_file);
+  options.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);
+  options.allow_insecure_remote = absl::GetFlag(FLAGS_allow_insecure_remote);
+  options.coordinator_id = absl::GetFlag(FLAGS_coordinator_id);
+  if (options.coordinator_id.empty()) options.coordinator_id = DefaultCoordinatorId();
+  options.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);
+  options.job_lease = absl::GetFlag(FLAGS_job_lease);
+  options.sweep_interval = absl::GetFlag(FLAGS_sweep_interval);
+  options.max_attempts = absl::GetFlag(FLAGS_max_attempts);
+  options.executor_threads = absl::GetFlag(FLAGS_executor_threads);
+  options.db_pool_size = absl::GetFlag(FLAGS_db_pool_size);
+  options.nightly_plan_file = absl::GetFlag(FLAGS_nightly_plan);
+  options.nightly_cron = absl::GetFlag(FLAGS_nightly_cron);
+  options.nightly_selector = absl::GetFlag(FLAGS_nightly_selector);
+  if (options.database_uri.empty()) {
+    std::cerr << "fleetmark-coordinator: --database_uri is required (e.g. the URI printed by "
+                 "deploy/pg.sh start DIR)\n";
+    return 2;
+  }
+  if (const std::string path = absl::GetFlag(FLAGS_admin_token_file); !path.empty()) {
+    if (!ReadSecret("admin_token_file", path, &options.admin_token)) return 2;
+  }
+  if (const std::string path = absl::GetFlag(FLAGS_enrollment_token_file); !path.empty()) {
+    std::string token;
+    if (!ReadSecret("enrollment_token_file", path, &token)) return 2;
+    options.enrollment_tokens.push_back(token);
+  }
+
+  // Block the shutdown signals in every thread; one thread waits for them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto coordinator = fleetmark::service::Coordinator::Start(options);
+  if (!coordinator.ok()) {
+    std::cerr << "fleetmark-coordinator: " << coordinator.status().message() << "\n";
+    return absl::IsInvalidArgument(coordinator.status()) ? 2 : 1;
+  }
+  std::cerr << "fleetmark-coordinator: serving gRPC on port " << (*coordinator)->port();
+  if (!(*coordinator)->http_url().empty()) std::cerr << ", web view at " << (*coordinator)->http_url();
+  std::cerr << std::endl;
+  if (const std::string path = absl::GetFlag(FLAGS_port_file); !path.empty()) {
+    const std::string tmp = path + ".tmp";
+    std::ofstream(tmp) << (*coordinator)->port() << "\n";
+    std::rename(tmp.c_str(), path.c_str());
+  }
+
+  std::thread signal_waiter([&signals, c = coordinator->get()] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    std::cerr << "fleetmark-coordinator: signal " << signal << ", shutting down" << std::endl;
+    c->Shutdown();
+  });
+  (*coordinator)->Wait();
+  (*coordinator)->Shutdown();
+  // Wake the signal thread if Wait() returned for another reason.
+  pthread_kill(signal_waiter.native_handle(), SIGTERM);
+  signal_waiter.join();
+  return 0;
+}

@@ -1,0 +1,84 @@
+// fleetmark-coordinator as a library: the gRPC server (AgentService for agents,
+// ControlService for the CLI) over the PostgreSQL store, plus the dispatcher, the
+// lease sweeper, the result ingestor and the schedule runner. main.cc parses flags
+// into CoordinatorOptions and calls Coordinator::Start; tests start one in-process on
+// loopback port 0.
+//
+//   CoordinatorOptions options;
+//   options.listen_address = "127.0.0.1:0";
+//   options.database_uri = getenv("FLEETMARK_TEST_PG_URI");
+//   FLEETMARK_ASSIGN_OR_RETURN(auto coordinator, Coordinator::Start(options));
+//   int port = coordinator->port();
+//   // ~Coordinator() shuts the server down (deadline: options.shutdown_grace).
+//
+// Thread-safety: Start/port/Shutdown may be called from any thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace fleetmark::service {
+
+struct CoordinatorOptions {
+  // gRPC listen address "host:port"; port 0 picks a free port (see port()).
+  std::string listen_address = "127.0.0.1:7700";
+  // PostgreSQL URI (required).
+  std::string database_uri;
+  // TLS: PEM files. Cert+key enable TLS; a client CA additionally requires and
+  // verifies client certificates (mutual TLS). All empty = plaintext (loopback only
+  // unless allow_insecure_remote).
+  std::string tls_cert_file, tls_key_file, tls_client_ca_file;
+  bool allow_insecure_remote = false;
+  // Admin token for ControlService ("authorization: Bearer <token>"); "" refuses every
+  // control call.
+  std::string admin_token;
+  // Enrollment tokens seeded at start (stored hashed; idempotent).
+  std::vector<std::string> enrollment_tokens;
+  // Name of this coordinator in the database (claims, schedule fires).
+  std::string coordinator_id = "coordinator";
+  // Agents send heartbeats this often (told in Welcome); liveness is flushed to the
+  // database at the same period.
+  absl::Duration heartbeat_interval = absl::Seconds(5);
+  // A job's lease: renewed by heartbeats and progress; expired → re-queued or failed.
+  absl::Duration job_lease = absl::Seconds(30);
+  // How often expired leases and schedules are checked, and queued jobs of connected
+  // idle agents claimed (jobs are also pushed at once on submit/finish/connect).
+  absl::Duration sweep_interval = absl::Seconds(1);
+  // Attempts per job before it fails as infrastructure (1..100).
+  int max_attempts = 3;
+  // Threads of the coordinator's executor (database work, reactions' follow-ups).
+  int executor_threads = 4;
+  // Database connections (executor threads + ingestor + sweeper need one each).
+  int db_pool_size = 8;
+  // Default nightly schedule: plan file ("" = none), cron (UTC), selector.
+  std::string nightly_plan_file;
+  std::string nightly_cron = "0 2 * * *";
+  std::string nightly_selector;
+  // HTTP address for the web view ("" = no HTTP server).
+  std::string http_address;
+  // Grace period for in-flight RPCs at shutdown.
+  absl::Duration shutdown_grace = absl::Seconds(5);
+};
+
+class Coordinator {
+ public:
+  // Opens the database, applies migrations, seeds tokens and the nightly schedule,
+  // and starts serving. Errors: InvalidArgument for bad options (naming the option),
+  // Unavailable if the database or the port cannot be reached/bound.
+  static absl::StatusOr<std::unique_ptr<Coordinator>> Start(const CoordinatorOptions& options);
+  virtual ~Coordinator() = default;
+  // The bound gRPC port.
+  virtual int port() const = 0;
+  // The web view's URL ("" without --http_address).
+  virtual std::string http_url() const = 0;
+  // Blocks until Shutdown() is called from another thread (or a signal handler thread).
+  virtual void Wait() = 0;
+  // Stops serving (in-flight RPCs get shutdown_grace). Idempotent.
+  virtual void Shutdown() = 0;
+};
+
+}  // namespace fleetmark::service

@@ -1,0 +1,248 @@
+// The coordinator's PostgreSQL store: agents, enrollment tokens (hashed), plans, runs,
+// jobs (status, lease, attempts), case results, host snapshots, schedules and their
+// fires. Several coordinators may share one database: job claims use
+// `FOR UPDATE SKIP LOCKED`, a schedule slot fires once via a unique (schedule, slot)
+// key, migrations run under an advisory lock.
+//
+//   StoreOptions options;
+//   options.connection.uri = "postgresql://postgres@127.0.0.1:5433/fleetmark";
+//   FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::Open(options));
+//   FLEETMARK_RETURN_IF_ERROR(store->Migrate());
+//
+// The interface has no libpqxx types (only coordinator/store/ includes <pqxx/...>).
+// Thread-safety: every method may be called from any thread; each call borrows one
+// pooled connection for its duration. Errors: Unavailable when the database is down
+// (callers retry), NotFound for unknown ids/names, InvalidArgument for malformed ids,
+// AlreadyExists for duplicate names, FailedPrecondition for forbidden state changes.
+// Ids are UUID strings. Times are absl::Time (UTC).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "coordinator/store/connection_pool.h"
+#include "fleetmark/v1/control.pb.h"
+#include "fleetmark/v1/host.pb.h"
+#include "fleetmark/v1/plan.pb.h"
+#include "fleetmark/v1/result.pb.h"
+
+namespace fleetmark::store {
+
+struct StoreOptions {
+  ConnectionOptions connection;
+  // Recorded on jobs this coordinator claims and on schedule fires (diagnostics).
+  std::string coordinator_id = "coordinator";
+  // An agent counts as online while state = 'online' and it was seen this recently.
+  absl::Duration online_window = absl::Seconds(30);
+};
+
+// Job statuses (jobs.status). Terminal: done, failed, cancelled.
+inline constexpr char kJobQueued[] = "queued";
+inline constexpr char kJobAssigned[] = "assigned";
+inline constexpr char kJobRunning[] = "running";
+inline constexpr char kJobDone[] = "done";
+inline constexpr char kJobFailed[] = "failed";
+inline constexpr char kJobCancelled[] = "cancelled";
+// Prefix of the message of a job failed because its agent was lost (vs a benchmark failure).
+inline constexpr char kInfrastructurePrefix[] = "infrastructure: ";
+
+// What an agent's hello registers.
+struct AgentRegistration {
+  std::string name;
+  // SHA-256 (hex) of the credential issued in Welcome; "" keeps the stored one.
+  std::string credential_sha256;
+  std::string token_id;  // the enrollment token used; "" keeps the stored one
+  v1::HostInfo host;
+  std::map<std::string, std::string> labels;
+  std::string engine_version;
+  std::vector<std::string> strategies, workloads, scenarios;
+};
+
+// An agent's stored identity, for authenticating a hello with a credential.
+struct AgentIdentity {
+  std::string agent_id;
+  std::string name;
+  std::string credential_sha256;
+  bool token_revoked = false;  // its enrollment token was revoked since
+};
+
+// An agent as matched by selectors: what the selector language can ask about.
+struct AgentSummary {
+  std::string agent_id;
+  std::string name;
+  bool online = false;
+  v1::HostInfo host;
+  std::map<std::string, std::string> labels;
+};
+
+// Liveness reported by a connected agent since the last flush.
+struct AgentLiveness {
+  std::string agent_id;
+  absl::Time last_seen;
+  uint64_t rss_bytes = 0;
+  double cpu_seconds = 0;
+};
+
+struct NewRun {
+  v1::Plan plan;            // validated by the caller
+  std::string selector;
+  bool quick = false;
+  std::string filter;
+  std::string submitted_by;
+  std::vector<std::string> agent_ids;  // one job each; must be non-empty
+  uint32_t max_attempts = 3;           // 1..100
+  uint32_t cases_total = 0;            // per job, from ExpandCases
+};
+
+// A job claimed for an agent: what goes down the stream as a JobAssignment.
+struct ClaimedJob {
+  std::string agent_id;
+  v1::JobAssignment assignment;
+};
+
+// A job whose lease expired, after the expiry sweep handled it.
+struct ExpiredJob {
+  std::string job_id;
+  std::string run_id;
+  std::string agent_id;
+  bool failed = false;  // true: failed as infrastructure; false: re-queued
+  uint32_t attempts = 0;
+};
+
+// How an agent reported a job's end.
+struct JobOutcome {
+  bool ok = false;
+  bool cancelled = false;
+  std::string message;  // benchmark failure reason when !ok
+};
+
+// The outcome of storing one result.
+struct ResultOutcome {
+  std::string result_id;
+  bool stored = false;     // inserted now
+  bool duplicate = false;  // already stored (a replay): ack with duplicate=true
+  bool rejected = false;   // malformed or not this agent's job: do not retry
+  std::string message;     // why rejected
+};
+
+// Cancelling a run: its state after, plus the jobs whose agents must be told.
+struct CancelledRun {
+  v1::RunInfo run;
+  std::vector<std::pair<std::string, std::string>> agent_jobs;  // (agent_id, job_id) that were assigned/running
+};
+
+class Store {
+ public:
+  // Opens the connection pool (checks the database is reachable). Does not migrate.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const StoreOptions& options);
+  ~Store();
+
+  // Applies the embedded migrations (coordinator/store/migrations/NNNN_*.sql) not yet
+  // recorded in schema_migrations, in order, each in its own transaction, under a
+  // PostgreSQL advisory lock so concurrent coordinators do not race. Idempotent.
+  absl::Status Migrate();
+  // Versions recorded in schema_migrations, ascending.
+  absl::StatusOr<std::vector<int>> AppliedMigrations();
+
+  // --- enrollment tokens (only hashes are stored) ---
+  // AlreadyExists if `token_id` exists.
+  absl::Status CreateEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
+                                     const std::string& description);
+  // Inserts the token unless a token with this hash exists (seeding from a file).
+  absl::Status EnsureEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
+                                     const std::string& description);
+  // NotFound if unknown; OK if already revoked.
+  absl::Status RevokeEnrollmentToken(const std::string& token_id);
+  // The token id for a hash; NotFound if unknown, PermissionDenied if revoked.
+  absl::StatusOr<std::string> FindEnrollmentToken(const std::string& sha256_hex);
+
+  // --- agents ---
+  absl::StatusOr<AgentIdentity> FindAgentByName(const std::string& name);
+  // Creates or updates the agent `registration.name`, marks it online (owned by this
+  // coordinator), records a host snapshot when the host changed; returns its agent id.
+  absl::StatusOr<std::string> RegisterAgent(const AgentRegistration& registration);
+  // Marks the agent offline (its stream ended).
+  absl::Status SetAgentOffline(const std::string& agent_id);
+  // Records liveness of connected agents and renews the leases of their
+  // assigned/running jobs to now + `lease`. One statement for the whole batch.
+  absl::Status RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease);
+  // Every agent (online state computed with options.online_window), ordered by name.
+  absl::StatusOr<std::vector<AgentSummary>> ListAgentSummaries();
+  absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents();
+
+  // --- runs and jobs ---
+  // Stores the plan, the run and one queued job per agent in one transaction.
+  absl::StatusOr<v1::RunInfo> CreateRun(const NewRun& run);
+  absl::StatusOr<v1::RunInfo> GetRun(const std::string& run_id);
+  // Newest first; limit 1..1000.
+  absl::StatusOr<std::vector<v1::RunInfo>> ListRuns(int limit);
+  // Cancels queued/assigned/running jobs; FailedPrecondition if the run already ended.
+  absl::StatusOr<CancelledRun> CancelRun(const std::string& run_id);
+
+  // Claims, for each agent in `agent_ids` that has no assigned/running job, its oldest
+  // queued job (FOR UPDATE SKIP LOCKED): status assigned, attempts + 1, lease now + `lease`.
+  absl::StatusOr<std::vector<ClaimedJob>> ClaimJobs(const std::vector<std::string>& agent_ids,
+                                                     absl::Duration lease);
+  // An agent reconnected saying it still runs `job_id`: keeps it (status running,
+  // lease renewed) and returns true; false if the job is not this agent's live job
+  // (ended, cancelled, or re-queued and claimed elsewhere) — the agent must stop it.
+  absl::StatusOr<bool> ResumeJob(const std::string& job_id, const std::string& agent_id,
+                                 absl::Duration lease);
+  absl::Status MarkJobRunning(const std::string& job_id, const std::string& agent_id,
+                              absl::Duration lease);
+  absl::Status UpdateJobProgress(const std::string& job_id, const std::string& agent_id,
+                                 uint32_t cases_done, uint32_t cases_total, absl::Duration lease);
+  // Ends a job (done / failed as a benchmark failure / cancelled) and updates its run.
+  absl::Status FinishJob(const std::string& job_id, const std::string& agent_id,
+                         const JobOutcome& outcome);
+  // Handles jobs whose lease expired: re-queued while attempts < max_attempts, else
+  // failed with "infrastructure: agent <name> lost ...". Updates the runs.
+  absl::StatusOr<std::vector<ExpiredJob>> ExpireLeases();
+
+  // Stores `results` of agent `agent_id` in one transaction (INSERT ... ON CONFLICT
+  // (result_id) DO NOTHING); returns one outcome per input, same order. Results whose
+  // id is not a UUID, or whose job is not this agent's, are rejected (not stored).
+  // Unavailable/Aborted: nothing was committed; the caller retries and must not ack.
+  struct AgentResult {
+    std::string agent_id;
+    const v1::CaseResult* result;
+  };
+  absl::StatusOr<std::vector<ResultOutcome>> InsertResults(const std::vector<AgentResult>& results);
+
+  // A run with its results (optionally of one agent) and the hosts of its agents.
+  absl::StatusOr<v1::ExportResultsResponse> ExportResults(const std::string& run_id,
+                                                          const std::string& agent_name);
+
+  // --- schedules ---
+  // AlreadyExists if the name is taken. `next_fire` is stored for display.
+  absl::StatusOr<v1::Schedule> CreateSchedule(const v1::Schedule& schedule, absl::Time next_fire);
+  // Creates or replaces the schedule (used for the default nightly schedule).
+  absl::Status UpsertSchedule(const v1::Schedule& schedule, absl::Time next_fire);
+  absl::StatusOr<std::vector<v1::Schedule>> ListSchedules();
+  absl::Status DeleteSchedule(const std::string& name);
+  absl::Status SetScheduleNextFire(const std::string& name, absl::Time next_fire);
+  // Fires `schedule_name` for `slot` exactly once across coordinators: inserts
+  // (schedule, slot) into schedule_fires and creates `run` in the same transaction.
+  // Returns the run, or nullopt if that slot already fired.
+  absl::StatusOr<std::optional<v1::RunInfo>> FireSchedule(const std::string& schedule_name,
+                                                           absl::Time slot, const NewRun& run);
+  // The latest fired slot of a schedule, or nullopt if it never fired.
+  absl::StatusOr<std::optional<absl::Time>> LastFiredSlot(const std::string& schedule_name);
+
+  ConnectionPool& pool() { return *pool_; }
+  const StoreOptions& options() const { return options_; }
+
+ private:
+  Store(StoreOptions options, std::unique_ptr<ConnectionPool> pool);
+  StoreOptions options_;
+  std::unique_ptr<ConnectionPool> pool_;
+};
+
+}  // namespace fleetmark::store
