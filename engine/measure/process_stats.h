@@ -49,6 +49,11 @@ absl::StatusOr<uint64_t> ReadRssBytes();
 // num_threads). Thread-safe; does not allocate.
 absl::StatusOr<int64_t> ReadThreadCount();
 
+// Parses num_threads (field 20) from the text of /proc/<pid>/stat (NUL-terminated);
+// -1 if it is malformed. Handles a command name with spaces or parentheses. Does not
+// allocate; thread-safe.
+int64_t ParseStatThreadCount(const char* stat);
+
 // Resets the kernel's peak-RSS mark (VmHWM) to the current RSS by writing "5" to
 // /proc/self/clear_refs (Linux >= 4.0). Returns FailedPrecondition / PermissionDenied
 // (with the errno text) where the kernel or a sandbox refuses, e.g. gVisor, old

@@ -40,8 +40,9 @@ inline constexpr double kMaxSecondsPerCaseCap = 86400.0;
 
 // Builds options from a plan's settings, applying the defaults for zero fields.
 // InvalidArgument naming the field, value and allowed range for: a negative or
-// non-finite target_ci_percent (allowed [0, 100]), max_repetitions above 1 000 000,
-// min_repetitions > max_repetitions, a negative, non-finite or > 86400
+// non-finite target_ci_percent or one above 100, max_repetitions above 1 000 000,
+// an explicit min_repetitions > max_repetitions (the default minimum is lowered to
+// an explicit smaller maximum instead), a negative, non-finite or > 86400
 // max_seconds_per_case. Field names are prefixed with `field_prefix`
 // (e.g. "plan.measurement"). Pure, thread-safe.
 absl::StatusOr<StopRuleOptions> StopRuleOptionsFromSettings(

@@ -1,0 +1,141 @@
+#include "engine/measure/statistics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace fleetmark::engine {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+// Scale making the MAD a consistent estimator of the standard deviation of a normal
+// distribution (1 / Φ⁻¹(3/4)); Rousseeuw & Croux, JASA 88 (1993).
+constexpr double kMadToSigma = 1.4826;
+constexpr double kOutlierSigmas = 3.0;
+
+// Median of sorted values (mean of the middle two for even n). n >= 1.
+double SortedMedian(const std::vector<double>& sorted) {
+  const size_t n = sorted.size();
+  if (n % 2 == 1) return sorted[n / 2];
+  return sorted[n / 2 - 1] / 2 + sorted[n / 2] / 2;
+}
+
+// Standard normal CDF.
+double NormalCdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+
+// z with NormalCdf(z) = p, p in (0.5, 1), by bisection (monotone; 60 steps reach
+// double precision on [0, 10]).
+double NormalQuantile(double p) {
+  double lo = 0.0, hi = 10.0;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = (lo + hi) / 2;
+    (NormalCdf(mid) < p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+// Normal approximation, with continuity correction, of the coverage of
+// [x(l), x(n+1-l)]: 1 - 2·P(B <= l-1), P(B <= l-1) ≈ Φ((l - 0.5 - n/2) / (√n/2)).
+double ApproximateCoverage(int64_t n, int64_t l) {
+  const double z = (static_cast<double>(l) - 0.5 - static_cast<double>(n) / 2) /
+                   (std::sqrt(static_cast<double>(n)) / 2);
+  return 1.0 - 2.0 * NormalCdf(z);
+}
+
+}  // namespace
+
+MedianCiRanks MedianConfidenceRanks(int64_t n, double confidence) {
+  MedianCiRanks ranks;
+  if (n <= 0) return ranks;
+  if (!(confidence >= 0.5)) confidence = 0.5;  // also catches NaN
+  confidence = std::min(confidence, 0.999999);
+  const bool exact = n <= kExactBinomialMaxN;
+  if (exact) {
+    // Largest l (1 <= l <= (n+1)/2) with coverage 1 - 2·P(B <= l-1) >= confidence.
+    // P(B <= k) is accumulated from the pmf recurrence pmf(k+1) = pmf(k)·(n-k)/(k+1),
+    // pmf(0) = 2^-n (no underflow for n <= kExactBinomialMaxN); coverage falls as l
+    // grows, so the scan stops at the first l + 1 that misses.
+    double pmf = std::ldexp(1.0, -static_cast<int>(n));
+    double cdf = pmf;  // P(B <= l - 1) for l = 1
+    int64_t l = 1;
+    ranks.coverage = 1.0 - 2.0 * cdf;
+    ranks.achieved = ranks.coverage >= confidence;
+    while (ranks.achieved && l + 1 <= (n + 1) / 2) {
+      pmf *= static_cast<double>(n - (l - 1)) / static_cast<double>(l);
+      const double next = 1.0 - 2.0 * (cdf + pmf);
+      if (next < confidence) break;
+      cdf += pmf;
+      ++l;
+      ranks.coverage = next;
+    }
+    ranks.lower = l;
+  } else {
+    const double z = NormalQuantile(0.5 + confidence / 2);
+    const double nd = static_cast<double>(n);
+    int64_t l = static_cast<int64_t>(std::floor(nd / 2 - z * std::sqrt(nd) / 2));
+    l = std::clamp<int64_t>(l, 1, (n + 1) / 2);
+    ranks.lower = l;
+    ranks.coverage = ApproximateCoverage(n, l);
+    ranks.achieved = ranks.coverage >= confidence;
+  }
+  ranks.upper = n + 1 - ranks.lower;
+  return ranks;
+}
+
+fleetmark::v1::Statistics ComputeStatistics(absl::Span<const int64_t> samples_ns) {
+  fleetmark::v1::Statistics stats;
+  const size_t n = samples_ns.size();
+  stats.set_count(n);
+  if (n == 0) {
+    stats.set_ci_half_width_percent(kInfinity);
+    return stats;
+  }
+  std::vector<double> sorted(samples_ns.begin(), samples_ns.end());
+  std::sort(sorted.begin(), sorted.end());
+  const double median = SortedMedian(sorted);
+  stats.set_min_ns(sorted.front());
+  stats.set_max_ns(sorted.back());
+  stats.set_median_ns(median);
+
+  // Mean and sample variance by Welford's update (numerically stable for large ns).
+  double mean = 0.0, m2 = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    const double delta = sorted[i] - mean;
+    mean += delta / static_cast<double>(i + 1);
+    m2 += delta * (sorted[i] - mean);
+  }
+  stats.set_mean_ns(mean);
+  stats.set_stddev_ns(n >= 2 ? std::sqrt(m2 / static_cast<double>(n - 1)) : 0.0);
+
+  std::vector<double> deviations(n);
+  for (size_t i = 0; i < n; ++i) deviations[i] = std::fabs(sorted[i] - median);
+  std::sort(deviations.begin(), deviations.end());
+  const double mad = SortedMedian(deviations);
+  stats.set_mad_ns(mad);
+  uint64_t outliers = 0;
+  if (mad > 0) {
+    const double fence = kOutlierSigmas * kMadToSigma * mad;
+    for (double d : deviations) outliers += d > fence ? 1 : 0;
+  }
+  stats.set_outliers(outliers);
+
+  const MedianCiRanks ranks = MedianConfidenceRanks(static_cast<int64_t>(n), 0.95);
+  const double low = sorted[ranks.lower - 1];
+  const double high = sorted[ranks.upper - 1];
+  stats.set_ci_low_ns(low);
+  stats.set_ci_high_ns(high);
+  double half_width_percent = kInfinity;
+  if (ranks.achieved && median > 0) {
+    half_width_percent = 100.0 * std::max(median - low, high - median) / median;
+  }
+  stats.set_ci_half_width_percent(half_width_percent);
+  return stats;
+}
+
+fleetmark::v1::Statistics ComputeStatistics(
+    const google::protobuf::RepeatedField<int64_t>& samples_ns) {
+  return ComputeStatistics(absl::MakeConstSpan(samples_ns.data(), samples_ns.size()));
+}
+
+}  // namespace fleetmark::engine
