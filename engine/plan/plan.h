@@ -25,24 +25,21 @@
 
 namespace fleetmark::engine {
 
-// Caps enforced by ValidatePlan (DESIGN.md, "Security and reliability").
+// Caps enforced by ValidatePlan (DESIGN.md, "Security and reliability"). The caps and
+// defaults of the repetition loop (kMaxRepetitionsCap, kMaxSecondsPerCaseCap,
+// kDefaultTargetCiPercent, ...) are engine/measure/stop_rule.h's, and those of the
+// memory/fanout/load parameters engine/scenarios/params.h's (header-only constants).
 inline constexpr uint32_t kMaxThreads = 10'000;
 inline constexpr uint32_t kMaxTasks = 1'000'000;
 inline constexpr uint32_t kMaxStackKib = 1u << 20;          // 1 GiB per thread/fibre
-inline constexpr uint32_t kMaxRepetitions = 1'000'000;
-inline constexpr double kMaxSecondsPerCase = 86'400;
 inline constexpr double kMaxWarmupSeconds = 3'600;
 inline constexpr double kMaxCooldownSeconds = 3'600;
 inline constexpr uint32_t kMaxRounds = 1'000;
 inline constexpr uint32_t kMaxCooldownRetries = 100;
 inline constexpr uint32_t kMaxCases = 100'000;               // after expansion
 
-// Measurement defaults (plan.proto, MeasurementSettings).
+// Defaults of the other MeasurementSettings fields and of BatchParams (plan.proto).
 inline constexpr double kDefaultWarmupSeconds = 0.5;
-inline constexpr double kDefaultTargetCiPercent = 2.0;
-inline constexpr uint32_t kDefaultMinRepetitions = 10;
-inline constexpr uint32_t kDefaultMaxRepetitions = 1000;
-inline constexpr double kDefaultMaxSecondsPerCase = 10.0;
 inline constexpr uint32_t kDefaultRounds = 3;
 inline constexpr uint32_t kDefaultBatchTasks = 100;
 
@@ -88,8 +85,9 @@ absl::Status ValidatePlan(const v1::Plan& plan);
 // when non-empty. `quick` and `quick_matrix` are cleared in the result.
 v1::Plan ApplyQuick(const v1::Plan& plan);
 
-// `settings` with every zero field replaced by its documented default
-// (kDefault... above). Use on ApplyQuick's result for quick runs.
+// `settings` with every zero field replaced by its documented default (a default
+// min_repetitions is lowered to an explicit smaller max_repetitions, as the stop rule
+// does). Use on ApplyQuick's result for quick runs.
 v1::MeasurementSettings ResolveMeasurement(const v1::MeasurementSettings& settings);
 
 // The cases of `plan` (after ApplyQuick when `quick`), in plan order: for each matrix,

@@ -1,0 +1,142 @@
+// ExpandCases, ApplyQuick, ResolveMeasurement, StrategyLabel.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/plan/expand_internal.h"
+#include "engine/measure/stop_rule.h"
+#include "engine/plan/plan.h"
+
+namespace fleetmark::engine {
+namespace {
+
+std::string ScenarioName(const v1::Matrix& matrix) {
+  switch (matrix.scenario_case()) {
+    case v1::Matrix::kBatch: return "batch";
+    case v1::Matrix::kMemory: return "memory";
+    case v1::Matrix::kFanout: return "fanout";
+    case v1::Matrix::kLoad: return "load";
+    case v1::Matrix::SCENARIO_NOT_SET: break;
+  }
+  return "";
+}
+
+void CopyScenarioParams(const v1::Matrix& matrix, v1::CaseSpec& spec) {
+  switch (matrix.scenario_case()) {
+    case v1::Matrix::kBatch:
+      *spec.mutable_batch() = matrix.batch();
+      if (spec.batch().tasks() == 0) spec.mutable_batch()->set_tasks(kDefaultBatchTasks);
+      break;
+    case v1::Matrix::kMemory: *spec.mutable_memory() = matrix.memory(); break;
+    case v1::Matrix::kFanout: *spec.mutable_fanout() = matrix.fanout(); break;
+    case v1::Matrix::kLoad: *spec.mutable_load() = matrix.load(); break;
+    case v1::Matrix::SCENARIO_NOT_SET: break;
+  }
+}
+
+template <typename T>
+std::vector<std::string> OrDefault(const T& values, const char* fallback) {
+  std::vector<std::string> out(values.begin(), values.end());
+  if (out.empty()) out.emplace_back(fallback);
+  return out;
+}
+
+}  // namespace
+
+std::string StrategyLabel(const v1::StrategySpec& strategy) {
+  if (!strategy.label().empty()) return strategy.label();
+  if (strategy.threads() == 0) return strategy.name();
+  return absl::StrCat(strategy.name(), "_", strategy.threads());
+}
+
+uint64_t CountCases(const google::protobuf::RepeatedPtrField<v1::Matrix>& matrices) {
+  constexpr uint64_t kSaturated = uint64_t{1} << 62;
+  uint64_t total = 0;
+  for (const v1::Matrix& m : matrices) {
+    // Every factor is < 2^31 (protobuf repeated sizes are ints), so pairwise products
+    // are checked against the saturation bound before multiplying further.
+    uint64_t n = static_cast<uint64_t>(std::max(m.workloads_size(), 1));
+    for (int factor : {std::max(m.io_modes_size(), 1), m.strategies_size(),
+                       std::max(m.placements_size(), 1)}) {
+      n = (factor != 0 && n > kSaturated / static_cast<uint64_t>(factor))
+              ? kSaturated
+              : n * static_cast<uint64_t>(factor);
+    }
+    total = std::min(kSaturated, total + n);
+  }
+  return total;
+}
+
+std::vector<ExpandedCase> ExpandMatrices(
+    const google::protobuf::RepeatedPtrField<v1::Matrix>& matrices) {
+  std::vector<ExpandedCase> out;
+  for (int mi = 0; mi < matrices.size(); ++mi) {
+    const v1::Matrix& m = matrices[mi];
+    const std::string scenario = ScenarioName(m);
+    // Batch needs workloads (validation insists); other scenarios may have none.
+    const std::vector<std::string> workloads = OrDefault(m.workloads(), "");
+    const std::vector<std::string> io_modes = OrDefault(m.io_modes(), "blocking");
+    const std::vector<std::string> placements = OrDefault(m.placements(), "any");
+    for (const std::string& workload : workloads) {
+      if (workload.empty() && scenario == "batch") continue;
+      for (const std::string& io_mode : io_modes) {
+        for (int si = 0; si < m.strategies_size(); ++si) {
+          for (const std::string& placement : placements) {
+            ExpandedCase c;
+            c.matrix_index = mi;
+            c.strategy_index = si;
+            v1::CaseSpec& spec = c.spec;
+            *spec.mutable_strategy() = m.strategies(si);
+            const std::string label = StrategyLabel(m.strategies(si));
+            spec.mutable_strategy()->set_label(label);
+            spec.set_workload(workload);
+            spec.set_io_mode(io_mode);
+            spec.set_scenario(scenario);
+            const std::string shown_placement = placement.empty() ? "any" : placement;
+            spec.set_placement(shown_placement);
+            CopyScenarioParams(m, spec);
+            spec.set_case_id(absl::StrCat(scenario, "/", workload.empty() ? "-" : workload,
+                                          "/", io_mode, "/", label, "/", shown_placement));
+            out.push_back(std::move(c));
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+v1::Plan ApplyQuick(const v1::Plan& plan) {
+  v1::Plan out = plan;
+  // proto3 MergeFrom copies exactly the fields `quick` sets (non-zero), replacing
+  // `measurement`'s.
+  out.mutable_measurement()->MergeFrom(plan.quick());
+  if (plan.quick_matrix_size() > 0) *out.mutable_matrix() = plan.quick_matrix();
+  out.clear_quick();
+  out.clear_quick_matrix();
+  return out;
+}
+
+v1::MeasurementSettings ResolveMeasurement(const v1::MeasurementSettings& settings) {
+  v1::MeasurementSettings out = settings;
+  if (out.warmup_seconds() == 0) out.set_warmup_seconds(kDefaultWarmupSeconds);
+  if (out.target_ci_percent() == 0) out.set_target_ci_percent(kDefaultTargetCiPercent);
+  if (out.max_repetitions() == 0) out.set_max_repetitions(kDefaultMaxRepetitions);
+  if (out.min_repetitions() == 0) {
+    out.set_min_repetitions(static_cast<uint32_t>(
+        std::min<int64_t>(kDefaultMinRepetitions, out.max_repetitions())));
+  }
+  if (out.max_seconds_per_case() == 0) out.set_max_seconds_per_case(kDefaultMaxSecondsPerCase);
+  if (out.rounds() == 0) out.set_rounds(kDefaultRounds);
+  return out;
+}
+
+std::vector<v1::CaseSpec> ExpandCases(const v1::Plan& plan, bool quick) {
+  const v1::Plan effective = quick ? ApplyQuick(plan) : plan;
+  std::vector<v1::CaseSpec> out;
+  if (CountCases(effective.matrix()) > kMaxCases) return out;
+  for (ExpandedCase& c : ExpandMatrices(effective.matrix())) out.push_back(std::move(c.spec));
+  return out;
+}
+
+}  // namespace fleetmark::engine
