@@ -41,7 +41,7 @@ struct PlacementSpec {
   std::string text;        // canonical text, e.g. "cpus:0,2-3"
 };
 
-// Parses `any | class:<performance|mid|efficiency> | one_per_core | smt_pairs |
+// Parses `any | class:<performance|mid|efficiency|mid<N>> | one_per_core | smt_pairs |
 // cpus:<list>`; the empty string means "any". Returns InvalidArgument naming the
 // value and the allowed forms. CPU ids must be < kMaxCpuId. Thread-safe.
 absl::StatusOr<PlacementSpec> ParsePlacement(std::string_view text);

@@ -1,0 +1,176 @@
+#include "engine/topology/host.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "engine/topology/core_classes.h"
+#include "engine/topology/cpu_facts.h"
+#include "engine/topology/cpuinfo.h"
+#include "engine/topology/host_identity.h"
+#include "engine/topology/sysfs.h"
+#include "engine/topology/topology_view.h"
+
+#ifndef FLEETMARK_ENGINE_VERSION
+#define FLEETMARK_ENGINE_VERSION "unknown"
+#endif
+
+namespace fleetmark::engine {
+namespace {
+
+using topology_internal::CoreClasses;
+using topology_internal::CoreTraits;
+using topology_internal::CpuFacts;
+using topology_internal::KindView;
+using topology_internal::TopologyView;
+
+const KindView* KindOf(const std::vector<KindView>& kinds, int cpu) {
+  for (const KindView& kind : kinds) {
+    if (std::binary_search(kind.cpus.begin(), kind.cpus.end(), cpu)) return &kind;
+  }
+  return nullptr;
+}
+
+// hwloc's kinds, as they are (name = kind index; hwloc orders them from the most
+// energy-efficient to the most performant).
+void FillKinds(const TopologyView& view, const std::map<int, CpuFacts>& facts,
+               v1::HostInfo& host) {
+  for (std::size_t k = 0; k < view.kinds.size(); ++k) {
+    const KindView& kind = view.kinds[k];
+    v1::CoreKind* out = host.add_core_kinds();
+    out->set_name(absl::StrCat(k));
+    out->set_efficiency(kind.efficiency);
+    out->set_microarchitecture(kind.core_type);
+    out->set_max_frequency_khz(kind.max_khz);
+    for (int cpu : kind.cpus) {
+      out->add_cpus(static_cast<uint32_t>(cpu));
+      if (auto it = facts.find(cpu); it != facts.end()) {
+        out->set_capacity(std::max(out->capacity(), it->second.capacity));
+        if (out->max_frequency_khz() == 0) out->set_max_frequency_khz(it->second.max_khz);
+        if (out->microarchitecture().empty()) {
+          out->set_microarchitecture(it->second.microarchitecture);
+        }
+      }
+    }
+    for (const auto& core : view.cores) {
+      if (std::binary_search(kind.cpus.begin(), kind.cpus.end(), core.cpus[0])) {
+        out->set_cores(out->cores() + 1);
+        out->set_threads_per_core(
+            std::max<uint32_t>(out->threads_per_core(), core.cpus.size()));
+      }
+    }
+  }
+}
+
+void FillFrequencyPolicy(const std::vector<CpuFacts>& facts, v1::HostInfo& host) {
+  if (facts.empty()) return;
+  host.set_governor(facts.front().governor);
+  bool locked = true;
+  for (const CpuFacts& f : facts) {
+    if (f.scaling_min_khz == 0 || f.scaling_min_khz != f.scaling_max_khz) locked = false;
+  }
+  host.set_clocks_locked(locked);
+  if (std::all_of(facts.begin(), facts.end(),
+                  [](const CpuFacts& f) { return f.governor.empty() && f.max_khz == 0; })) {
+    host.add_notes("cpufreq: not exposed (virtual machine or no driver): governor and "
+                   "max frequencies unknown, clocks_locked false");
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
+  if (!options.fsroot.empty()) {
+    struct stat st;
+    if (stat(options.fsroot.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "fsroot: a directory holding a recorded sys/ and proc/ tree expected, got \"",
+          options.fsroot, "\""));
+    }
+  }
+  topology_internal::SysfsReader reader(options.fsroot);
+  const topology_internal::CpuInfo cpuinfo =
+      topology_internal::ParseCpuInfo(reader.Read("/proc/cpuinfo").value_or(""));
+  const CpuSet online = topology_internal::ReadOnlineCpus(reader, cpuinfo);
+
+  v1::HostInfo host;
+  std::string source = "sysfs";
+  absl::StatusOr<TopologyView> view = absl::UnavailableError("hwloc not requested");
+  if (options.use_hwloc) {
+    view = topology_internal::LoadHwlocTopology(options.fsroot);
+    if (view.ok()) {
+      source = "hwloc";
+    } else {
+      host.add_notes(absl::StrCat("hwloc: ", view.status().message(), "; used sysfs"));
+    }
+  }
+  if (!view.ok()) {
+    view = topology_internal::ReadSysfsTopology(reader, online);
+    if (!view.ok()) return view.status();
+  }
+  host.set_topology_source(options.fsroot.empty()
+                               ? source
+                               : absl::StrCat("fsroot:", options.fsroot, " (", source, ")"));
+  host.set_hwloc_version(view->hwloc_version);
+
+  CpuSet cpus;
+  for (const auto& core : view->cores) cpus.insert(cpus.end(), core.cpus.begin(), core.cpus.end());
+  std::sort(cpus.begin(), cpus.end());
+  if (!online.empty() && cpus.size() < online.size()) {
+    host.add_notes(absl::StrCat("cpus: ", cpus.size(), " of ", online.size(),
+                                " online CPUs usable by this process (cgroup/affinity)"));
+  }
+  const std::vector<CpuFacts> facts = topology_internal::ReadCpuFacts(reader, cpuinfo, cpus);
+  std::map<int, CpuFacts> facts_by_cpu;
+  for (const CpuFacts& f : facts) facts_by_cpu[f.cpu] = f;
+
+  host.set_logical_cpus(static_cast<uint32_t>(cpus.size()));
+  host.set_physical_cores(static_cast<uint32_t>(view->cores.size()));
+  host.set_packages(static_cast<uint32_t>(view->packages));
+  host.set_numa_nodes(static_cast<uint32_t>(view->numa_nodes));
+  for (const v1::CacheInfo& cache : view->caches) *host.add_caches() = cache;
+  FillKinds(*view, facts_by_cpu, host);
+
+  std::vector<CoreTraits> traits;
+  for (const auto& core : view->cores) {
+    CoreTraits t;
+    t.cpus = core.cpus;
+    for (int cpu : core.cpus) {
+      const CpuFacts& f = facts_by_cpu[cpu];
+      t.max_khz = std::max(t.max_khz, f.max_khz);
+      t.capacity = std::max(t.capacity, f.capacity);
+      if (t.microarchitecture.empty()) t.microarchitecture = f.microarchitecture;
+    }
+    if (const KindView* kind = KindOf(view->kinds, core.cpus[0])) {
+      t.hwloc_efficiency = kind->efficiency;
+      if (t.microarchitecture.empty()) t.microarchitecture = kind->core_type;
+      if (t.max_khz == 0) t.max_khz = kind->max_khz;
+    }
+    traits.push_back(std::move(t));
+    if (core.cpus.size() > 1) host.set_smt(true);
+  }
+  const CoreClasses classes = topology_internal::GroupCoreClasses(traits);
+  for (const v1::CoreKind& c : classes.classes) *host.add_core_classes() = c;
+  for (std::size_t i = 0; i < view->cores.size(); ++i) {
+    v1::CoreInfo* core = host.add_cores();
+    core->set_index(static_cast<uint32_t>(i));
+    core->set_package(static_cast<uint32_t>(view->cores[i].package));
+    for (int cpu : view->cores[i].cpus) core->add_cpus(static_cast<uint32_t>(cpu));
+    core->set_core_class(classes.classes[classes.class_of_core[i]].name());
+    core->set_max_frequency_khz(classes.core_max_khz[i]);
+  }
+  if (!view->cores.empty()) {
+    for (int cpu : view->cores.front().cpus) {
+      host.add_smt_siblings_of_cpu0(static_cast<uint32_t>(cpu));
+    }
+  }
+
+  FillFrequencyPolicy(facts, host);
+  topology_internal::FillIdentity(reader, cpuinfo, host);
+  host.set_engine_version(FLEETMARK_ENGINE_VERSION);
+  return host;
+}
+
+}  // namespace fleetmark::engine

@@ -1,0 +1,196 @@
+#include "engine/topology/placement.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace fleetmark::engine {
+namespace {
+
+CpuSet HostCpus(const v1::HostInfo& host) {
+  CpuSet cpus;
+  for (const v1::CoreInfo& core : host.cores()) {
+    cpus.insert(cpus.end(), core.cpus().begin(), core.cpus().end());
+  }
+  std::sort(cpus.begin(), cpus.end());
+  return cpus;
+}
+
+absl::Status Unsupported(const PlacementSpec& spec, absl::string_view why) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("placement \"", spec.text, "\" cannot be honoured: ", why));
+}
+
+std::string ErrnoText(int err) { return std::generic_category().message(err); }
+
+absl::Status PinError(const CpuSet& cpus, int err) {
+  std::string message = absl::StrCat("sched_setaffinity to CPUs ", FormatCpuList(cpus),
+                                     " failed: ", ErrnoText(err), " (errno ", err, ")");
+  return err == EPERM ? absl::PermissionDeniedError(message)
+                      : absl::FailedPreconditionError(message);
+}
+
+cpu_set_t ToMask(const CpuSet& cpus) {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  for (int cpu : cpus) {
+    if (cpu >= 0 && cpu < kMaxCpuId) CPU_SET(cpu, &mask);
+  }
+  return mask;
+}
+
+}  // namespace
+
+absl::StatusOr<CpuSet> PlanPlacement(const PlacementSpec& spec, const v1::HostInfo& host,
+                                     int threads) {
+  if (threads <= 0) threads = static_cast<int>(host.logical_cpus());
+  switch (spec.kind) {
+    case PlacementKind::kAny:
+      return CpuSet{};
+    case PlacementKind::kClass: {
+      for (const v1::CoreKind& c : host.core_classes()) {
+        if (c.name() == spec.class_name) {
+          CpuSet cpus(c.cpus().begin(), c.cpus().end());
+          std::sort(cpus.begin(), cpus.end());
+          if (cpus.empty()) break;
+          return cpus;
+        }
+      }
+      std::string have;
+      for (const v1::CoreKind& c : host.core_classes()) {
+        absl::StrAppend(&have, have.empty() ? "" : ", ", c.name());
+      }
+      return Unsupported(spec, absl::StrCat("the host has no ", spec.class_name,
+                                            " cores (its classes: ",
+                                            have.empty() ? "none" : have, ")"));
+    }
+    case PlacementKind::kOnePerCore: {
+      CpuSet cpus;
+      for (const v1::CoreInfo& core : host.cores()) {
+        if (core.cpus_size() > 0) {
+          cpus.push_back(static_cast<int>(*std::min_element(core.cpus().begin(),
+                                                            core.cpus().end())));
+        }
+      }
+      if (cpus.empty()) return Unsupported(spec, "the host lists no physical cores");
+      std::sort(cpus.begin(), cpus.end());
+      return cpus;
+    }
+    case PlacementKind::kSmtPairs: {
+      std::vector<CpuSet> smt_cores;
+      for (const v1::CoreInfo& core : host.cores()) {
+        if (core.cpus_size() >= 2) {
+          CpuSet cpus(core.cpus().begin(), core.cpus().end());
+          std::sort(cpus.begin(), cpus.end());
+          smt_cores.push_back(std::move(cpus));
+        }
+      }
+      if (smt_cores.empty()) {
+        return Unsupported(spec, "the host has no core with 2 or more hardware threads (no SMT)");
+      }
+      std::sort(smt_cores.begin(), smt_cores.end());
+      // Fewest cores whose hardware threads cover `threads` (all SMT cores at most).
+      CpuSet cpus;
+      for (const CpuSet& core : smt_cores) {
+        if (static_cast<int>(cpus.size()) >= threads) break;
+        cpus.insert(cpus.end(), core.begin(), core.end());
+      }
+      std::sort(cpus.begin(), cpus.end());
+      return cpus;
+    }
+    case PlacementKind::kCpus: {
+      const CpuSet host_cpus = HostCpus(host);
+      for (int cpu : spec.cpus) {
+        if (!std::binary_search(host_cpus.begin(), host_cpus.end(), cpu)) {
+          return Unsupported(spec, absl::StrCat("CPU ", cpu, " is not one of the host's CPUs (",
+                                                FormatCpuList(host_cpus), ")"));
+        }
+      }
+      if (spec.cpus.empty()) return Unsupported(spec, "the CPU list is empty");
+      return spec.cpus;
+    }
+  }
+  return absl::InvalidArgumentError("placement: unknown kind");
+}
+
+bool IsPlacementUnsupported(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kFailedPrecondition ||
+         status.code() == absl::StatusCode::kPermissionDenied;
+}
+
+PlacementHooks::PlacementHooks(CpuSet cpus) : cpus_(std::move(cpus)), mask_(ToMask(cpus_)) {}
+
+void PlacementHooks::OnThreadStart() {
+  if (cpus_.empty()) return;
+  if (sched_setaffinity(0, sizeof(mask_), &mask_) == 0) {
+    pinned_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const int err = errno;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (status_.ok()) status_ = PinError(cpus_, err);  // keep the first failure
+  failed_.store(true, std::memory_order_release);
+}
+
+void PlacementHooks::OnTaskStart(int /*task*/) {
+  const int cpu = sched_getcpu();
+  if (cpu < 0 || cpu >= kMaxCpuId) return;
+  seen_[static_cast<std::size_t>(cpu) / 64].fetch_or(uint64_t{1} << (cpu % 64),
+                                                     std::memory_order_relaxed);
+}
+
+void PlacementHooks::Install(StrategyOptions& options) {
+  options.on_thread_start = [this, previous = std::move(options.on_thread_start)] {
+    if (previous) previous();
+    OnThreadStart();
+  };
+  options.on_task_start = [this, previous = std::move(options.on_task_start)](int task) {
+    if (previous) previous(task);
+    OnTaskStart(task);
+  };
+}
+
+CpuSet PlacementHooks::CpusSeen() const {
+  CpuSet cpus;
+  for (int word = 0; word < kWords; ++word) {
+    const uint64_t bits = seen_[static_cast<std::size_t>(word)].load(std::memory_order_relaxed);
+    for (int bit = 0; bit < 64; ++bit) {
+      if ((bits >> bit) & 1) cpus.push_back(word * 64 + bit);
+    }
+  }
+  return cpus;
+}
+
+void PlacementHooks::ResetSeen() {
+  for (auto& word : seen_) word.store(0, std::memory_order_relaxed);
+}
+
+absl::Status PlacementHooks::status() const {
+  if (!failed_.load(std::memory_order_acquire)) return absl::OkStatus();
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+ScopedThreadAffinity::ScopedThreadAffinity(const CpuSet& cpus) {
+  if (cpus.empty()) return;
+  if (sched_getaffinity(0, sizeof(saved_), &saved_) != 0) {
+    status_ = absl::FailedPreconditionError(
+        absl::StrCat("sched_getaffinity failed: ", ErrnoText(errno)));
+    return;
+  }
+  const cpu_set_t mask = ToMask(cpus);
+  if (sched_setaffinity(0, sizeof(mask), &mask) != 0) {
+    status_ = PinError(cpus, errno);
+    return;
+  }
+  restore_ = true;
+}
+
+ScopedThreadAffinity::~ScopedThreadAffinity() {
+  if (restore_) sched_setaffinity(0, sizeof(saved_), &saved_);
+}
+
+}  // namespace fleetmark::engine
