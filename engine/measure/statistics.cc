@@ -98,15 +98,21 @@ fleetmark::v1::Statistics ComputeStatistics(absl::Span<const int64_t> samples_ns
   stats.set_max_ns(sorted.back());
   stats.set_median_ns(median);
 
-  // Mean and sample variance by Welford's update (numerically stable for large ns).
-  double mean = 0.0, m2 = 0.0;
-  for (size_t i = 0; i < n; ++i) {
-    const double delta = sorted[i] - mean;
-    mean += delta / static_cast<double>(i + 1);
-    m2 += delta * (sorted[i] - mean);
+  // Mean and sample variance by two passes over values shifted by the minimum: the
+  // shifted values are small and exact, so the ~1e12 ns magnitudes of long cases do
+  // not cost precision (the shifted-data algorithm, Chan, Golub & LeVeque, "Algorithms
+  // for computing the sample variance", The American Statistician 37, 1983).
+  const double shift = sorted.front();
+  double shifted_sum = 0.0;
+  for (double x : sorted) shifted_sum += x - shift;
+  const double shifted_mean = shifted_sum / static_cast<double>(n);
+  double squares = 0.0;
+  for (double x : sorted) {
+    const double d = (x - shift) - shifted_mean;
+    squares += d * d;
   }
-  stats.set_mean_ns(mean);
-  stats.set_stddev_ns(n >= 2 ? std::sqrt(m2 / static_cast<double>(n - 1)) : 0.0);
+  stats.set_mean_ns(shift + shifted_mean);
+  stats.set_stddev_ns(n >= 2 ? std::sqrt(squares / static_cast<double>(n - 1)) : 0.0);
 
   std::vector<double> deviations(n);
   for (size_t i = 0; i < n; ++i) deviations[i] = std::fabs(sorted[i] - median);

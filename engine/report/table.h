@@ -16,18 +16,21 @@ struct TableOptions {
   bool counters = true;  // CPU time and allocations columns of batch tables
 };
 
-// Returns the tables for all results of `report`, separated by blank lines, in the
-// order the groups first appear. Batch groups ("batch · arithmetic · blocking"):
-// OK rows sorted by median (then label), non-OK rows after them with the status and
-// its message; columns
+// Returns the tables for all results of `report`, in the order their groups first
+// appear, under a heading with the plan and host. A group holds the results sharing
+// scenario, workload, io mode, scenario parameters and placement; its title reads
+// e.g. "batch · arithmetic · blocking · n=100".
+// Batch groups: OK rows sorted by median (then label), non-OK rows after them; columns
 //   strategy | threads | median | 95% CI | ±% | ratio | CPU/rep | allocs/rep | status
-// where times are auto-scaled (ns, µs, ms, s), ratio = median / fastest median of the
-// group, CPU/rep = (user + system CPU) / repetitions, "!" marks throttled cases and
-// "~" a CI that did not reach its target (stop reason not CI_TARGET).
-// Memory groups: strategy, points (tasks:KiB over baseline), KiB/task slope, R²,
-// ratio of slopes to the smallest. Fanout: total ms, successes/timeouts/failures,
-// p50/p99 ms, peak threads. Load: users, req/s, mean/p50/p95/p99/p99.9 ms, errors,
-// peak RSS. Pure, thread-safe.
+// times auto-scaled (ns, µs, ms, s); ±% = CI half-width as % of the median; ratio =
+// median / fastest median of the group; CPU/rep = (user + system CPU) / repetitions;
+// allocs/rep "n/a" when the counting operator new was not linked; status "ok", with
+// "(rep cap)" / "(time cap)" when the CI target was not reached, "unsupported: <why>"
+// etc. for non-OK cases, and "[throttled]" for flagged cases. A legend follows.
+// Memory groups: strategy, threads, stack, points (tasks:KiB over baseline), KiB/task
+// slope, R², ratio of slopes to the smallest. Fanout: total, ok/timeouts/failures,
+// p50/p99, peak threads, ratio of totals. Load: req/s (ranked descending),
+// mean/p50/p95/p99/p99.9 latency, errors, peak RSS. Pure, thread-safe.
 std::string FormatTable(const fleetmark::v1::RunReport& report,
                         const TableOptions& options = {});
 

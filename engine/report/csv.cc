@@ -1,0 +1,147 @@
+#include "engine/report/csv.h"
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/report/case_names.h"
+#include "engine/report/units.h"
+
+namespace fleetmark::report {
+namespace {
+
+using fleetmark::v1::CaseResult;
+
+// One column: its header and how to render it from a result.
+struct CsvColumn {
+  std::string name;
+  std::function<std::string(const CaseResult&)> value;
+};
+
+std::string Num(double v) { return ShortestDouble(v); }
+std::string Int(uint64_t v) { return absl::StrCat(v); }
+std::string SInt(int64_t v) { return absl::StrCat(v); }
+
+const std::vector<CsvColumn>& Columns() {
+  static const auto* const columns = new std::vector<CsvColumn>{
+      {"result_id", [](const CaseResult& r) { return r.result_id(); }},
+      {"run_id", [](const CaseResult& r) { return r.run_id(); }},
+      {"job_id", [](const CaseResult& r) { return r.job_id(); }},
+      {"case_id", [](const CaseResult& r) { return CaseKey(r.spec()); }},
+      {"scenario", [](const CaseResult& r) { return r.spec().scenario(); }},
+      {"workload", [](const CaseResult& r) { return r.spec().workload(); }},
+      {"io_mode", [](const CaseResult& r) { return r.spec().io_mode(); }},
+      {"placement", [](const CaseResult& r) { return r.spec().placement(); }},
+      {"strategy", [](const CaseResult& r) { return r.spec().strategy().name(); }},
+      {"strategy_label", [](const CaseResult& r) { return StrategyLabel(r.spec()); }},
+      {"threads_requested", [](const CaseResult& r) { return Int(r.spec().strategy().threads()); }},
+      {"threads_used", [](const CaseResult& r) { return Int(r.threads_used()); }},
+      {"tasks", [](const CaseResult& r) { return Int(BatchTasks(r.spec())); }},
+      {"status", [](const CaseResult& r) { return StatusWord(r.status()); }},
+      {"message", [](const CaseResult& r) { return r.message(); }},
+      {"stop_reason", [](const CaseResult& r) { return StopReasonWord(r.stop_reason()); }},
+      {"count", [](const CaseResult& r) { return Int(r.stats().count()); }},
+      {"min_ns", [](const CaseResult& r) { return Num(r.stats().min_ns()); }},
+      {"median_ns", [](const CaseResult& r) { return Num(r.stats().median_ns()); }},
+      {"max_ns", [](const CaseResult& r) { return Num(r.stats().max_ns()); }},
+      {"mean_ns", [](const CaseResult& r) { return Num(r.stats().mean_ns()); }},
+      {"stddev_ns", [](const CaseResult& r) { return Num(r.stats().stddev_ns()); }},
+      {"mad_ns", [](const CaseResult& r) { return Num(r.stats().mad_ns()); }},
+      {"ci_low_ns", [](const CaseResult& r) { return Num(r.stats().ci_low_ns()); }},
+      {"ci_high_ns", [](const CaseResult& r) { return Num(r.stats().ci_high_ns()); }},
+      {"ci_half_width_percent",
+       [](const CaseResult& r) { return Num(r.stats().ci_half_width_percent()); }},
+      {"outliers", [](const CaseResult& r) { return Int(r.stats().outliers()); }},
+      {"repetitions", [](const CaseResult& r) { return Int(r.counters().repetitions()); }},
+      {"cpu_user_seconds", [](const CaseResult& r) { return Num(r.counters().cpu_user_seconds()); }},
+      {"cpu_system_seconds",
+       [](const CaseResult& r) { return Num(r.counters().cpu_system_seconds()); }},
+      {"voluntary_context_switches",
+       [](const CaseResult& r) { return SInt(r.counters().voluntary_context_switches()); }},
+      {"involuntary_context_switches",
+       [](const CaseResult& r) { return SInt(r.counters().involuntary_context_switches()); }},
+      {"allocations_per_repetition",
+       [](const CaseResult& r) {
+         return r.counters().allocations_counted() ? Int(r.counters().allocations())
+                                                   : std::string();
+       }},
+      {"allocated_bytes_per_repetition",
+       [](const CaseResult& r) {
+         return r.counters().allocations_counted() ? Int(r.counters().allocated_bytes())
+                                                   : std::string();
+       }},
+      {"peak_threads", [](const CaseResult& r) { return Int(r.counters().peak_threads()); }},
+      {"rss_delta_bytes", [](const CaseResult& r) { return SInt(r.counters().rss_delta_bytes()); }},
+      {"peak_rss_bytes", [](const CaseResult& r) { return Int(r.counters().peak_rss_bytes()); }},
+      {"peak_in_flight", [](const CaseResult& r) { return Int(r.peak_in_flight()); }},
+      {"throttled", [](const CaseResult& r) { return std::string(r.throttled() ? "true" : "false"); }},
+      {"memory_slope_kib_per_task",
+       [](const CaseResult& r) {
+         return r.has_memory() ? Num(r.memory().slope_kib_per_task()) : std::string();
+       }},
+      {"memory_r_squared",
+       [](const CaseResult& r) { return r.has_memory() ? Num(r.memory().r_squared()) : std::string(); }},
+      {"fanout_total_ms",
+       [](const CaseResult& r) { return r.has_fanout() ? Num(r.fanout().total_ms()) : std::string(); }},
+      {"fanout_successes",
+       [](const CaseResult& r) { return r.has_fanout() ? Int(r.fanout().successes()) : std::string(); }},
+      {"fanout_timeouts",
+       [](const CaseResult& r) { return r.has_fanout() ? Int(r.fanout().timeouts()) : std::string(); }},
+      {"fanout_failures",
+       [](const CaseResult& r) { return r.has_fanout() ? Int(r.fanout().failures()) : std::string(); }},
+      {"load_throughput_rps",
+       [](const CaseResult& r) { return r.has_load() ? Num(r.load().throughput_rps()) : std::string(); }},
+      {"load_latency_p99_ms",
+       [](const CaseResult& r) { return r.has_load() ? Num(r.load().latency_p99_ms()) : std::string(); }},
+      {"started_unix_ns", [](const CaseResult& r) { return SInt(r.started_unix_ns()); }},
+      {"finished_unix_ns", [](const CaseResult& r) { return SInt(r.finished_unix_ns()); }},
+      {"engine_version", [](const CaseResult& r) { return r.engine_version(); }},
+  };
+  return *columns;
+}
+
+void AppendRow(const std::vector<std::string>& fields, std::string* out) {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) out->push_back(',');
+    out->append(CsvField(fields[i]));
+  }
+  out->append("\r\n");
+}
+
+}  // namespace
+
+const std::vector<std::string>& CsvColumns() {
+  static const auto* const names = [] {
+    auto* v = new std::vector<std::string>();
+    for (const CsvColumn& c : Columns()) v->push_back(c.name);
+    return v;
+  }();
+  return *names;
+}
+
+std::string CsvField(std::string_view value) {
+  if (value.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(value);
+  std::string quoted = "\"";
+  for (char c : value) {
+    if (c == '"') quoted.push_back('"');
+    quoted.push_back(c);
+  }
+  quoted.push_back('"');
+  return quoted;
+}
+
+std::string FormatCsv(const fleetmark::v1::RunReport& report) {
+  std::string out;
+  AppendRow(CsvColumns(), &out);
+  std::vector<std::string> fields;
+  for (const CaseResult& r : report.results()) {
+    fields.clear();
+    for (const CsvColumn& c : Columns()) fields.push_back(c.value(r));
+    AppendRow(fields, &out);
+  }
+  return out;
+}
+
+}  // namespace fleetmark::report

@@ -1,0 +1,158 @@
+#include "engine/report/gbench_json.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/time/time.h"
+#include "engine/report/case_names.h"
+#include "nlohmann/json.hpp"
+
+namespace fleetmark::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using fleetmark::v1::CaseResult;
+
+// ns per unit of each Google Benchmark time unit.
+double NanosPerUnit(const std::string& unit) {
+  if (unit == "us") return 1e3;
+  if (unit == "ms") return 1e6;
+  if (unit == "s") return 1e9;
+  return 1.0;
+}
+
+// Google Benchmark's cache type words: "Data", "Instruction", "Unified".
+std::string CacheType(const std::string& type) {
+  std::string word = absl::AsciiStrToLower(type);
+  if (!word.empty()) word[0] = absl::ascii_toupper(word[0]);
+  return word.empty() ? "Unified" : word;
+}
+
+Json Context(const fleetmark::v1::RunReport& report, const GbenchOptions& options) {
+  const auto& host = report.host();
+  Json context = Json::object();
+  context["date"] = absl::FormatTime("%Y-%m-%dT%H:%M:%S+00:00", options.now, absl::UTCTimeZone());
+  context["host_name"] = host.hostname();
+  context["executable"] = options.executable;
+  context["num_cpus"] = host.logical_cpus();
+  uint64_t max_khz = 0;
+  for (const auto& kind : host.core_kinds()) max_khz = std::max(max_khz, kind.max_frequency_khz());
+  for (const auto& kind : host.core_classes()) max_khz = std::max(max_khz, kind.max_frequency_khz());
+  context["mhz_per_cpu"] = max_khz / 1000;
+  context["cpu_scaling_enabled"] = !host.governor().empty() && host.governor() != "performance";
+  Json caches = Json::array();
+  std::set<std::tuple<uint32_t, std::string, uint64_t>> seen;
+  for (const auto& cache : host.caches()) {
+    if (!seen.insert({cache.level(), cache.type(), cache.size_bytes()}).second) continue;
+    caches.push_back({{"type", CacheType(cache.type())},
+                      {"level", cache.level()},
+                      {"size", cache.size_bytes()},
+                      {"num_sharing", std::max<size_t>(1, cache.cpus_size())}});
+  }
+  context["caches"] = caches;
+  for (const CaseResult& r : report.results()) {
+    if (r.has_env_before()) {
+      // fleetmark records the 1-minute load average only.
+      context["load_avg"] = Json::array({r.env_before().load_average_1m()});
+      break;
+    }
+  }
+  context["library_build_type"] = "release";
+  context["fleetmark_plan"] = report.plan_name();
+  if (!host.cpu_model().empty()) context["fleetmark_cpu_model"] = host.cpu_model();
+  return context;
+}
+
+// The fields every entry of one case shares, in Google Benchmark's order.
+Json EntryHead(const std::string& name, const std::string& run_name, int family_index,
+               const char* run_type, int64_t repetitions, int threads) {
+  Json e = Json::object();
+  e["name"] = name;
+  e["family_index"] = family_index;
+  e["per_family_instance_index"] = 0;
+  e["run_name"] = run_name;
+  e["run_type"] = run_type;
+  e["repetitions"] = repetitions;
+  e["threads"] = threads;
+  return e;
+}
+
+}  // namespace
+
+std::string FormatGbenchJson(const fleetmark::v1::RunReport& report,
+                             const GbenchOptions& options) {
+  const std::string unit = NanosPerUnit(options.time_unit) == 1.0 ? "ns" : options.time_unit;
+  const double per_unit = NanosPerUnit(unit);
+  Json benchmarks = Json::array();
+  int family = 0;
+  for (const CaseResult& r : report.results()) {
+    if (r.status() != fleetmark::v1::CASE_STATUS_OK || r.samples_ns_size() == 0) continue;
+    const std::string name = CaseKey(r.spec());
+    const int64_t n = r.samples_ns_size();
+    const int threads = std::max<int>(1, static_cast<int>(r.threads_used()));
+    const auto& c = r.counters();
+    const double cpu_ns =
+        c.repetitions() > 0
+            ? (c.cpu_user_seconds() + c.cpu_system_seconds()) * 1e9 /
+                  static_cast<double>(c.repetitions())
+            : 0.0;
+    const double cpu = cpu_ns / per_unit;
+
+    // Aggregates from the samples themselves (the case's Statistics may be absent).
+    std::vector<double> sorted(r.samples_ns().begin(), r.samples_ns().end());
+    std::sort(sorted.begin(), sorted.end());
+    double mean = 0;
+    for (double x : sorted) mean += x / static_cast<double>(n);
+    double ss = 0;
+    for (double x : sorted) ss += (x - mean) * (x - mean);
+    const double stddev = n > 1 ? std::sqrt(ss / static_cast<double>(n - 1)) : 0.0;
+    const double median =
+        n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+
+    if (options.per_sample_entries) {
+      for (int64_t i = 0; i < n; ++i) {
+        Json e = EntryHead(name, name, family, "iteration", n, threads);
+        e["repetition_index"] = i;
+        e["iterations"] = 1;
+        e["real_time"] = static_cast<double>(r.samples_ns(i)) / per_unit;
+        e["cpu_time"] = cpu;
+        e["time_unit"] = unit;
+        benchmarks.push_back(std::move(e));
+      }
+    }
+    struct Aggregate {
+      const char* name;
+      double real_ns;
+      double cpu_ns;
+      bool percentage;
+    };
+    const Aggregate aggregates[] = {
+        {"mean", mean, cpu_ns, false},
+        {"median", median, cpu_ns, false},
+        {"stddev", stddev, 0.0, false},
+        {"cv", mean > 0 ? stddev / mean : 0.0, 0.0, true},
+    };
+    for (const Aggregate& a : aggregates) {
+      Json e = EntryHead(name + "_" + a.name, name, family, "aggregate", n, threads);
+      e["aggregate_name"] = a.name;
+      e["aggregate_unit"] = a.percentage ? "percentage" : "time";
+      e["iterations"] = n;
+      e["real_time"] = a.percentage ? a.real_ns : a.real_ns / per_unit;
+      e["cpu_time"] = a.percentage ? a.cpu_ns : a.cpu_ns / per_unit;
+      e["time_unit"] = unit;
+      benchmarks.push_back(std::move(e));
+    }
+    ++family;
+  }
+  Json doc = Json::object();
+  doc["context"] = Context(report, options);
+  doc["benchmarks"] = std::move(benchmarks);
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace fleetmark::report

@@ -1,0 +1,312 @@
+#include "engine/report/table.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/report/case_names.h"
+#include "engine/report/text_table.h"
+#include "engine/report/units.h"
+
+namespace fleetmark::report {
+namespace {
+
+using fleetmark::v1::CaseResult;
+using fleetmark::v1::CaseSpec;
+
+enum class Kind { kBatch, kMemory, kFanout, kLoad };
+
+Kind KindOf(const CaseResult& r) {
+  switch (r.scenario_result_case()) {
+    case CaseResult::kMemory: return Kind::kMemory;
+    case CaseResult::kFanout: return Kind::kFanout;
+    case CaseResult::kLoad: return Kind::kLoad;
+    default: break;
+  }
+  const std::string& scenario = r.spec().scenario();
+  if (scenario == "memory") return Kind::kMemory;
+  if (scenario == "fanout") return Kind::kFanout;
+  if (scenario == "load") return Kind::kLoad;
+  return Kind::kBatch;
+}
+
+std::string Fixed(double value, int decimals, const char* suffix = "") {
+  if (!std::isfinite(value)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f%s", decimals, value, suffix);
+  return buf;
+}
+
+std::string Millis(double ms) { return FormatNanos(ms * 1e6); }
+
+// Title of the group a result belongs to: the dimensions shared by its rows.
+std::string GroupTitle(const CaseResult& r, Kind kind) {
+  const CaseSpec& s = r.spec();
+  std::vector<std::string> parts;
+  parts.push_back(s.scenario().empty() ? "batch" : s.scenario());
+  if (!s.workload().empty()) parts.push_back(s.workload());
+  if (kind != Kind::kLoad) parts.push_back(s.io_mode().empty() ? "blocking" : s.io_mode());
+  switch (kind) {
+    case Kind::kBatch:
+      parts.push_back(absl::StrCat("n=", BatchTasks(s)));
+      break;
+    case Kind::kFanout:
+      if (s.has_fanout()) {
+        const auto& f = s.fanout();
+        parts.push_back(absl::StrCat("R=", f.requests(), " D=", f.calls_per_request(),
+                                     " delay=", f.delay_ms(), "ms",
+                                     f.random_delay() ? " random" : "",
+                                     " timeout=", f.timeout_ms(), "ms"));
+      }
+      break;
+    case Kind::kLoad:
+      if (s.has_load()) parts.push_back(absl::StrCat("users=", s.load().users()));
+      break;
+    case Kind::kMemory:
+      break;
+  }
+  if (!s.placement().empty() && s.placement() != "any") {
+    parts.push_back(absl::StrCat("placement ", s.placement()));
+  }
+  return absl::StrJoin(parts, " · ");
+}
+
+bool IsOk(const CaseResult& r) { return r.status() == fleetmark::v1::CASE_STATUS_OK; }
+
+// "ok", "ok (rep cap)", "unsupported: reason", with " [throttled]" when flagged.
+std::string StatusCell(const CaseResult& r, bool with_stop_reason) {
+  std::string cell = StatusWord(r.status());
+  if (IsOk(r)) {
+    if (with_stop_reason) {
+      switch (r.stop_reason()) {
+        case fleetmark::v1::STOP_REASON_MAX_REPETITIONS: cell += " (rep cap)"; break;
+        case fleetmark::v1::STOP_REASON_MAX_TIME: cell += " (time cap)"; break;
+        default: break;
+      }
+    }
+  } else if (!r.message().empty()) {
+    absl::StrAppend(&cell, ": ", r.message());
+  }
+  if (r.throttled()) cell += " [throttled]";
+  return cell;
+}
+
+// OK rows first, ordered by `key` (ascending, or descending when `descending`), then
+// label; non-OK rows after, in report order.
+template <typename Key>
+std::vector<const CaseResult*> Ranked(std::vector<const CaseResult*> rows, Key key,
+                                      bool descending = false) {
+  std::stable_sort(rows.begin(), rows.end(), [&](const CaseResult* a, const CaseResult* b) {
+    if (IsOk(*a) != IsOk(*b)) return IsOk(*a);
+    if (!IsOk(*a)) return false;
+    const double ka = key(*a), kb = key(*b);
+    if (ka != kb) return descending ? ka > kb : ka < kb;
+    return StrategyLabel(a->spec()) < StrategyLabel(b->spec());
+  });
+  return rows;
+}
+
+std::string Ratio(double value, double best) {
+  if (!(best > 0) || !std::isfinite(value)) return "-";
+  return Fixed(value / best, 2, "×");
+}
+
+std::string BatchTable(const std::vector<const CaseResult*>& group, const TableOptions& options) {
+  std::vector<Column> columns = {{"strategy"}, {"threads", Align::kRight},
+                                 {"median", Align::kRight}, {"95% CI", Align::kRight},
+                                 {"±%", Align::kRight}, {"ratio", Align::kRight}};
+  if (options.counters) {
+    columns.push_back({"CPU/rep", Align::kRight});
+    columns.push_back({"allocs/rep", Align::kRight});
+  }
+  columns.push_back({"status"});
+  TextTable table(std::move(columns));
+  const auto rows = Ranked(group, [](const CaseResult& r) { return r.stats().median_ns(); });
+  double fastest = 0;
+  for (const CaseResult* r : rows) {
+    if (IsOk(*r) && r->stats().count() > 0 && r->stats().median_ns() > 0) {
+      fastest = r->stats().median_ns();
+      break;
+    }
+  }
+  for (const CaseResult* r : rows) {
+    const auto& st = r->stats();
+    const bool measured = IsOk(*r) && st.count() > 0;
+    std::vector<std::string> cells = {StrategyLabel(r->spec()),
+                                      absl::StrCat(r->threads_used())};
+    if (measured) {
+      cells.push_back(FormatNanos(st.median_ns()));
+      cells.push_back(absl::StrCat("[", FormatNanos(st.ci_low_ns()), ", ",
+                                   FormatNanos(st.ci_high_ns()), "]"));
+      cells.push_back(Fixed(st.ci_half_width_percent(), 1, "%"));
+      cells.push_back(Ratio(st.median_ns(), fastest));
+    } else {
+      cells.insert(cells.end(), {"-", "-", "-", "-"});
+    }
+    if (options.counters) {
+      const auto& c = r->counters();
+      const double reps = static_cast<double>(c.repetitions());
+      cells.push_back(measured && reps > 0
+                          ? FormatNanos((c.cpu_user_seconds() + c.cpu_system_seconds()) *
+                                        1e9 / reps)
+                          : "-");
+      const bool counted = c.allocations_counted() || c.allocations() > 0;
+      cells.push_back(!measured ? "-"
+                      : counted ? FormatCount(static_cast<double>(c.allocations()))
+                                : "n/a");
+    }
+    cells.push_back(StatusCell(*r, /*with_stop_reason=*/true));
+    table.AddRow(std::move(cells));
+  }
+  return table.Render();
+}
+
+std::string MemoryTable(const std::vector<const CaseResult*>& group) {
+  TextTable table({{"strategy"}, {"threads", Align::kRight}, {"stack", Align::kRight},
+                   {"points (tasks:KiB over baseline)"}, {"KiB/task", Align::kRight},
+                   {"R²", Align::kRight}, {"ratio", Align::kRight}, {"status"}});
+  const auto rows = Ranked(group, [](const CaseResult& r) { return r.memory().slope_kib_per_task(); });
+  double smallest = 0;
+  for (const CaseResult* r : rows) {
+    const double slope = r->memory().slope_kib_per_task();
+    if (IsOk(*r) && slope > 0 && (smallest == 0 || slope < smallest)) smallest = slope;
+  }
+  for (const CaseResult* r : rows) {
+    const auto& m = r->memory();
+    std::vector<std::string> points;
+    for (const auto& p : m.points()) {
+      if (p.status() != fleetmark::v1::CASE_STATUS_OK) {
+        points.push_back(absl::StrCat(p.tasks(), ":", StatusWord(p.status())));
+        continue;
+      }
+      const double kib = (static_cast<double>(p.rss_bytes()) -
+                          static_cast<double>(p.baseline_rss_bytes())) / 1024;
+      points.push_back(absl::StrCat(p.tasks(), ":", Fixed(kib, 0)));
+    }
+    const bool ok = IsOk(*r) && r->has_memory();
+    table.AddRow({StrategyLabel(r->spec()), absl::StrCat(r->threads_used()),
+                  m.stack_kib() > 0 ? absl::StrCat(m.stack_kib(), " KiB") : "default",
+                  points.empty() ? "-" : absl::StrJoin(points, " "),
+                  ok ? Fixed(m.slope_kib_per_task(), 2) : "-",
+                  ok ? Fixed(m.r_squared(), 3) : "-",
+                  ok ? Ratio(m.slope_kib_per_task(), smallest) : "-",
+                  StatusCell(*r, /*with_stop_reason=*/false)});
+  }
+  return table.Render();
+}
+
+std::string FanoutTable(const std::vector<const CaseResult*>& group) {
+  TextTable table({{"strategy"}, {"threads", Align::kRight}, {"total", Align::kRight},
+                   {"ok", Align::kRight}, {"timeouts", Align::kRight},
+                   {"failures", Align::kRight}, {"p50", Align::kRight},
+                   {"p99", Align::kRight}, {"peak threads", Align::kRight},
+                   {"ratio", Align::kRight}, {"status"}});
+  const auto rows = Ranked(group, [](const CaseResult& r) { return r.fanout().total_ms(); });
+  const double fastest = rows.empty() || !IsOk(*rows[0]) ? 0 : rows[0]->fanout().total_ms();
+  for (const CaseResult* r : rows) {
+    const auto& f = r->fanout();
+    const bool ok = IsOk(*r) && r->has_fanout();
+    if (!ok) {
+      table.AddRow({StrategyLabel(r->spec()), absl::StrCat(r->threads_used()), "-", "-", "-",
+                    "-", "-", "-", "-", "-", StatusCell(*r, false)});
+      continue;
+    }
+    table.AddRow({StrategyLabel(r->spec()), absl::StrCat(r->threads_used()),
+                  Millis(f.total_ms()), FormatCount(static_cast<double>(f.successes())),
+                  FormatCount(static_cast<double>(f.timeouts())),
+                  FormatCount(static_cast<double>(f.failures())), Millis(f.latency_p50_ms()),
+                  Millis(f.latency_p99_ms()), absl::StrCat(f.peak_threads()),
+                  Ratio(f.total_ms(), fastest), StatusCell(*r, false)});
+  }
+  return table.Render();
+}
+
+std::string LoadTable(const std::vector<const CaseResult*>& group) {
+  TextTable table({{"strategy"}, {"threads", Align::kRight}, {"req/s", Align::kRight},
+                   {"mean", Align::kRight}, {"p50", Align::kRight}, {"p95", Align::kRight},
+                   {"p99", Align::kRight}, {"p99.9", Align::kRight},
+                   {"errors", Align::kRight}, {"peak RSS", Align::kRight}, {"status"}});
+  const auto rows = Ranked(
+      group, [](const CaseResult& r) { return r.load().throughput_rps(); }, /*descending=*/true);
+  for (const CaseResult* r : rows) {
+    const auto& l = r->load();
+    const bool ok = IsOk(*r) && r->has_load();
+    if (!ok) {
+      table.AddRow({StrategyLabel(r->spec()), absl::StrCat(r->threads_used()), "-", "-", "-",
+                    "-", "-", "-", "-", "-", StatusCell(*r, false)});
+      continue;
+    }
+    const uint64_t errors =
+        l.errors_refused() + l.errors_timeout() + l.errors_5xx() + l.errors_other();
+    table.AddRow({StrategyLabel(r->spec()), absl::StrCat(r->threads_used()),
+                  Fixed(l.throughput_rps(), 1), Millis(l.latency_mean_ms()),
+                  Millis(l.latency_p50_ms()), Millis(l.latency_p95_ms()),
+                  Millis(l.latency_p99_ms()), Millis(l.latency_p999_ms()),
+                  FormatCount(static_cast<double>(errors)),
+                  FormatBytes(static_cast<double>(l.peak_rss_bytes())), StatusCell(*r, false)});
+  }
+  return table.Render();
+}
+
+}  // namespace
+
+std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptions& options) {
+  struct Group {
+    std::string title;
+    Kind kind;
+    std::vector<const CaseResult*> rows;
+  };
+  std::vector<Group> groups;
+  std::map<std::pair<int, std::string>, size_t> index;
+  for (const CaseResult& r : report.results()) {
+    const Kind kind = KindOf(r);
+    std::string title = GroupTitle(r, kind);
+    auto [it, inserted] = index.try_emplace({static_cast<int>(kind), title}, groups.size());
+    if (inserted) groups.push_back({std::move(title), kind, {}});
+    groups[it->second].rows.push_back(&r);
+  }
+
+  std::string out;
+  const auto& host = report.host();
+  std::vector<std::string> heading;
+  if (!report.plan_name().empty()) heading.push_back(absl::StrCat("plan ", report.plan_name()));
+  if (!host.cpu_model().empty()) heading.push_back(host.cpu_model());
+  if (host.logical_cpus() > 0) heading.push_back(absl::StrCat(host.logical_cpus(), " CPUs"));
+  if (!host.hostname().empty()) heading.push_back(host.hostname());
+  if (!heading.empty()) absl::StrAppend(&out, absl::StrJoin(heading, " · "), "\n\n");
+  if (groups.empty()) {
+    out += "(no results)\n";
+    return out;
+  }
+
+  bool any_batch = false;
+  for (const Group& g : groups) {
+    absl::StrAppend(&out, "== ", g.title, " ==\n");
+    switch (g.kind) {
+      case Kind::kBatch:
+        out += BatchTable(g.rows, options);
+        any_batch = true;
+        break;
+      case Kind::kMemory: out += MemoryTable(g.rows); break;
+      case Kind::kFanout: out += FanoutTable(g.rows); break;
+      case Kind::kLoad: out += LoadTable(g.rows); break;
+    }
+    out += '\n';
+  }
+  if (any_batch) {
+    out +=
+        "median: wall time of one batch; 95% CI: distribution-free CI of the median "
+        "(order statistics); ratio: median / fastest median of the group; (rep cap) / "
+        "(time cap): the CI did not reach its target before that cap; [throttled]: the "
+        "CPU was throttled during the case.\n";
+  }
+  return out;
+}
+
+}  // namespace fleetmark::report

@@ -1,0 +1,128 @@
+// Stop-rule decisions and settings validation.
+#include "engine/measure/stop_rule.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace fleetmark::engine {
+namespace {
+
+StopRuleOptions Rule(double target, int64_t min_reps, int64_t max_reps, double max_s) {
+  StopRuleOptions o;
+  o.target_ci_percent = target;
+  o.min_repetitions = min_reps;
+  o.max_repetitions = max_reps;
+  o.max_time = absl::Seconds(max_s);
+  return o;
+}
+
+// n samples alternating around 1000 ns by ±spread.
+std::vector<int64_t> Samples(int n, int64_t spread) {
+  std::vector<int64_t> v;
+  for (int i = 0; i < n; ++i) v.push_back(1000 + (i % 2 == 0 ? spread : -spread));
+  return v;
+}
+
+TEST(StopRuleTest, StopsOnCiTargetOnceMinRepetitionsReached) {
+  const StopRuleOptions rule = Rule(2, 10, 1000, 10);
+  // Spread ±5 ns = ±0.5%: tight enough, but only after min_repetitions.
+  StopDecision d = DecideStop(Samples(9, 5), rule, absl::Seconds(1));
+  EXPECT_FALSE(d.stop);
+  EXPECT_EQ(d.reason, v1::STOP_REASON_UNSPECIFIED);
+  d = DecideStop(Samples(10, 5), rule, absl::Seconds(1));
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(d.reason, v1::STOP_REASON_CI_TARGET);
+  EXPECT_EQ(d.stats.count(), 10u);
+  EXPECT_LE(d.stats.ci_half_width_percent(), 2);
+}
+
+TEST(StopRuleTest, NeedsSixSamplesForACiEvenWithLowMinimum) {
+  const StopRuleOptions rule = Rule(2, 1, 1000, 10);
+  EXPECT_FALSE(DecideStop(Samples(5, 0), rule, absl::ZeroDuration()).stop);
+  const StopDecision d = DecideStop(Samples(6, 0), rule, absl::ZeroDuration());
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(d.reason, v1::STOP_REASON_CI_TARGET);
+}
+
+TEST(StopRuleTest, WideSpreadRunsToTheRepetitionCap) {
+  const StopRuleOptions rule = Rule(2, 10, 50, 10);
+  // ±30% spread: the CI never gets within 2%.
+  EXPECT_FALSE(DecideStop(Samples(49, 300), rule, absl::Seconds(1)).stop);
+  const StopDecision d = DecideStop(Samples(50, 300), rule, absl::Seconds(1));
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(d.reason, v1::STOP_REASON_MAX_REPETITIONS);
+}
+
+TEST(StopRuleTest, TimeCapWinsOverMinimumButNeedsOneSample) {
+  const StopRuleOptions rule = Rule(2, 10, 1000, 1);
+  EXPECT_FALSE(DecideStop({}, rule, absl::Seconds(5)).stop);
+  const StopDecision d = DecideStop(Samples(3, 300), rule, absl::Seconds(1));
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(d.reason, v1::STOP_REASON_MAX_TIME);
+  EXPECT_FALSE(DecideStop(Samples(3, 300), rule, absl::Milliseconds(999)).stop);
+}
+
+TEST(StopRuleTest, CiTargetTakesPrecedenceOverCaps) {
+  const StopRuleOptions rule = Rule(2, 10, 10, 1);
+  const StopDecision d = DecideStop(Samples(10, 1), rule, absl::Seconds(2));
+  EXPECT_EQ(d.reason, v1::STOP_REASON_CI_TARGET);
+}
+
+TEST(StopRuleTest, ZeroTargetDisablesCiStop) {
+  const StopRuleOptions rule = Rule(0, 1, 20, 10);
+  EXPECT_FALSE(DecideStop(Samples(19, 0), rule, absl::ZeroDuration()).stop);
+  EXPECT_EQ(DecideStop(Samples(20, 0), rule, absl::ZeroDuration()).reason,
+            v1::STOP_REASON_MAX_REPETITIONS);
+}
+
+TEST(StopRuleOptionsTest, DefaultsForZeroFields) {
+  const absl::StatusOr<StopRuleOptions> o = StopRuleOptionsFromSettings({});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_DOUBLE_EQ(o->target_ci_percent, 2);
+  EXPECT_EQ(o->min_repetitions, 10);
+  EXPECT_EQ(o->max_repetitions, 1000);
+  EXPECT_EQ(o->max_time, absl::Seconds(10));
+}
+
+TEST(StopRuleOptionsTest, SmallExplicitMaximumLowersDefaultMinimum) {
+  v1::MeasurementSettings s;
+  s.set_max_repetitions(3);
+  const absl::StatusOr<StopRuleOptions> o = StopRuleOptionsFromSettings(s);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->min_repetitions, 3);
+}
+
+TEST(StopRuleOptionsTest, ErrorsNameFieldValueAndRange) {
+  v1::MeasurementSettings s;
+  s.set_target_ci_percent(-1);
+  absl::Status st = StopRuleOptionsFromSettings(s, "plan.measurement").status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("plan.measurement.target_ci_percent"), std::string::npos) << st;
+  EXPECT_NE(st.message().find("got -1"), std::string::npos) << st;
+
+  s.Clear();
+  s.set_max_repetitions(2'000'000);
+  st = StopRuleOptionsFromSettings(s).status();
+  EXPECT_NE(st.message().find("measurement.max_repetitions"), std::string::npos) << st;
+  EXPECT_NE(st.message().find("1000000"), std::string::npos) << st;
+
+  s.Clear();
+  s.set_min_repetitions(20);
+  s.set_max_repetitions(10);
+  st = StopRuleOptionsFromSettings(s).status();
+  EXPECT_NE(st.message().find("min_repetitions"), std::string::npos) << st;
+
+  s.Clear();
+  s.set_max_seconds_per_case(-0.5);
+  st = StopRuleOptionsFromSettings(s).status();
+  EXPECT_NE(st.message().find("max_seconds_per_case"), std::string::npos) << st;
+  s.set_max_seconds_per_case(std::numeric_limits<double>::infinity());
+  EXPECT_FALSE(StopRuleOptionsFromSettings(s).ok());
+}
+
+}  // namespace
+}  // namespace fleetmark::engine
