@@ -1,0 +1,233 @@
+#include "engine/runner/batch_slice.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
+#include "engine/measure/counter_collector.h"
+#include "engine/measure/stop_rule.h"
+#include "engine/plan/plan.h"
+#include "engine/runner/child.h"
+#include "engine/runner/runner.h"
+#include "engine/runner/this_host.h"
+#include "engine/strategies/strategy.h"
+#include "engine/topology/placement.h"
+#include "engine/workloads/workload.h"
+
+namespace fleetmark::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+runner::SliceResponse FailedSlice(const absl::Status& status) {
+  runner::SliceResponse response;
+  response.set_status(CaseStatusFor(status));
+  response.set_message(std::string(status.message()));
+  return response;
+}
+
+absl::StatusOr<std::unique_ptr<Strategy>> StartStrategy(const v1::StrategySpec& spec,
+                                                        const StrategyOptions& options) {
+  FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> strategy, MakeStrategy(spec.name()));
+  FLEETMARK_RETURN_IF_ERROR(strategy->Start(options));
+  return strategy;
+}
+
+// Re-checks the stop rule every `CheckStride(n)` repetitions: each check sorts all n
+// samples, so checking after every repetition of a microsecond case would cost more than
+// the case; about 50 checks per doubling keeps the overshoot below ~2% of n.
+size_t CheckStride(size_t n) { return std::max<size_t>(1, n / 50); }
+
+class SliceRunner {
+ public:
+  SliceRunner(const runner::SliceRequest& request, const std::atomic<bool>* cancelled)
+      : request_(request), spec_(request.spec()), cancelled_(cancelled) {}
+
+  runner::SliceResponse Run() {
+    absl::Status status = Prepare();
+    if (!status.ok()) return FailedSlice(status);
+    status = Measure();
+    if (strategy_ != nullptr) {
+      response_.set_threads_used(static_cast<uint32_t>(strategy_->threads_used()));
+      response_.set_peak_in_flight(std::max<uint32_t>(
+          response_.peak_in_flight(), static_cast<uint32_t>(strategy_->peak_in_flight())));
+      strategy_->Stop();
+    }
+    for (int cpu : hooks_->CpusSeen()) response_.add_cpus_used(static_cast<uint32_t>(cpu));
+    if (status.ok() && !hooks_->status().ok()) status = hooks_->status();
+    if (status.ok() && caller_affinity_ && !caller_affinity_->status().ok()) {
+      status = caller_affinity_->status();
+    }
+    if (!status.ok()) {
+      response_.set_status(IsPlacementUnsupported(status) ? v1::CASE_STATUS_UNSUPPORTED
+                                                          : CaseStatusFor(status));
+      response_.set_message(std::string(status.message()));
+    } else {
+      response_.set_status(v1::CASE_STATUS_OK);
+    }
+    return std::move(response_);
+  }
+
+ private:
+  bool Cancelled() const { return cancelled_ != nullptr && cancelled_->load(); }
+
+  absl::Status Prepare() {
+    FLEETMARK_ASSIGN_OR_RETURN(workload_, MakeWorkload(spec_.workload()));
+    FLEETMARK_ASSIGN_OR_RETURN(io_mode_, ParseIoMode(spec_.io_mode()));
+    FLEETMARK_ASSIGN_OR_RETURN(PlacementSpec placement, ParsePlacement(spec_.placement()));
+    CpuSet cpus;
+    if (placement.kind != PlacementKind::kAny) {
+      FLEETMARK_ASSIGN_OR_RETURN(
+          cpus, PlanPlacement(placement, ThisHost(), static_cast<int>(spec_.strategy().threads())));
+    }
+    hooks_ = std::make_unique<PlacementHooks>(cpus);
+    options_.threads = static_cast<int>(spec_.strategy().threads());
+    options_.stack_kib = static_cast<int>(spec_.strategy().stack_kib());
+    options_.limit = static_cast<int>(spec_.strategy().limit());
+    hooks_->Install(options_);
+    // `direct` runs tasks on this thread, which no on_thread_start hook sees.
+    if (!cpus.empty() && spec_.strategy().name() == "direct") {
+      caller_affinity_.emplace(cpus);
+      FLEETMARK_RETURN_IF_ERROR(caller_affinity_->status());
+    }
+    tasks_ = spec_.batch().tasks() == 0 ? static_cast<int>(kDefaultBatchTasks)
+                                        : static_cast<int>(spec_.batch().tasks());
+    if (!request_.include_setup()) {
+      FLEETMARK_ASSIGN_OR_RETURN(strategy_, StartStrategy(spec_.strategy(), options_));
+    }
+    return absl::OkStatus();
+  }
+
+  // One repetition: the batch (plus construction and teardown with include_setup).
+  absl::Status RunOnce() {
+    if (!request_.include_setup()) return strategy_->RunBatch(*workload_, tasks_, io_mode_);
+    FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> s,
+                               StartStrategy(spec_.strategy(), options_));
+    absl::Status status = s->RunBatch(*workload_, tasks_, io_mode_);
+    response_.set_threads_used(static_cast<uint32_t>(s->threads_used()));
+    response_.set_peak_in_flight(std::max<uint32_t>(response_.peak_in_flight(),
+                                                    static_cast<uint32_t>(s->peak_in_flight())));
+    s->Stop();
+    return status;
+  }
+
+  absl::Status Measure() {
+    // Time-based warm-up (at least one batch, which also surfaces `unsupported` early).
+    const Clock::time_point warm_end =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(request_.warmup_seconds()));
+    do {
+      if (Cancelled()) return absl::CancelledError("cancelled during warm-up");
+      FLEETMARK_RETURN_IF_ERROR(RunOnce());
+    } while (Clock::now() < warm_end);
+    hooks_->ResetSeen();
+
+    std::vector<int64_t> samples(request_.previous_samples_ns().begin(),
+                                 request_.previous_samples_ns().end());
+    const size_t previous = samples.size();
+    StopRuleOptions rule;
+    rule.target_ci_percent = request_.target_ci_percent();
+    rule.min_repetitions = request_.min_samples();
+    rule.max_repetitions = std::numeric_limits<int64_t>::max();
+    rule.max_time = absl::InfiniteDuration();
+    const uint32_t quota = std::max<uint32_t>(1, request_.max_repetitions());
+
+    CounterCollector collector;
+    const absl::Status counters_started = collector.Begin();
+    const Clock::time_point start = Clock::now();
+    size_t next_check = previous + 1;
+    absl::Status status;
+    while (true) {
+      if (Cancelled()) {
+        status = absl::CancelledError("cancelled");
+        break;
+      }
+      const Clock::time_point t0 = Clock::now();
+      status = RunOnce();
+      const Clock::time_point t1 = Clock::now();
+      if (!status.ok()) break;
+      samples.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+      const size_t taken = samples.size() - previous;
+      if (taken >= quota) {
+        response_.set_stop_reason(v1::STOP_REASON_MAX_REPETITIONS);
+        break;
+      }
+      if (std::chrono::duration<double>(t1 - start).count() >= request_.max_seconds()) {
+        response_.set_stop_reason(v1::STOP_REASON_MAX_TIME);
+        break;
+      }
+      if (samples.size() >= next_check) {
+        next_check = samples.size() + CheckStride(samples.size());
+        if (DecideStop(samples, rule, absl::ZeroDuration()).reason ==
+            v1::STOP_REASON_CI_TARGET) {
+          response_.set_stop_reason(v1::STOP_REASON_CI_TARGET);
+          break;
+        }
+      }
+    }
+    response_.set_measured_seconds(std::chrono::duration<double>(Clock::now() - start).count());
+    const size_t taken = samples.size() - previous;
+    if (counters_started.ok()) {
+      absl::StatusOr<v1::Counters> counters = collector.End(taken);
+      if (counters.ok()) *response_.mutable_counters() = *counters;
+    }
+    for (size_t i = previous; i < samples.size(); ++i) response_.add_samples_ns(samples[i]);
+    return status;
+  }
+
+  const runner::SliceRequest& request_;
+  const v1::CaseSpec& spec_;
+  const std::atomic<bool>* cancelled_;
+  std::unique_ptr<Workload> workload_;
+  IoMode io_mode_ = IoMode::kBlocking;
+  int tasks_ = 0;
+  StrategyOptions options_;
+  std::unique_ptr<PlacementHooks> hooks_;
+  std::optional<ScopedThreadAffinity> caller_affinity_;
+  std::unique_ptr<Strategy> strategy_;
+  runner::SliceResponse response_;
+};
+
+absl::StatusOr<std::string> BatchSliceChildHandler(std::string_view request_bytes) {
+  runner::SliceRequest request;
+  if (!request.ParseFromArray(request_bytes.data(), static_cast<int>(request_bytes.size()))) {
+    return absl::InvalidArgumentError("malformed batch slice request");
+  }
+  return RunBatchSlice(request, nullptr).SerializeAsString();
+}
+
+const ChildHandlerRegistration kBatchSliceRegistration(kBatchSliceChildKind,
+                                                       &BatchSliceChildHandler);
+
+}  // namespace
+
+runner::SliceResponse RunBatchSlice(const runner::SliceRequest& request,
+                                    const std::atomic<bool>* cancelled) {
+  return SliceRunner(request, cancelled).Run();
+}
+
+runner::SliceResponse RunBatchSliceInChild(const runner::SliceRequest& request,
+                                           const std::string& executable,
+                                           absl::Duration timeout,
+                                           const std::atomic<bool>* cancelled) {
+  ChildOptions options;
+  options.executable = executable;
+  options.timeout = timeout;
+  options.cancelled = cancelled;
+  absl::StatusOr<std::string> bytes =
+      RunInChild(kBatchSliceChildKind, request.SerializeAsString(), options);
+  if (!bytes.ok()) return FailedSlice(bytes.status());
+  runner::SliceResponse response;
+  if (!response.ParseFromString(*bytes)) {
+    return FailedSlice(absl::InternalError("child returned a malformed batch slice response"));
+  }
+  return response;
+}
+
+bool NeedsChildProcess(const v1::CaseSpec& spec) { return spec.strategy().name() == "fiber"; }
+
+}  // namespace fleetmark::engine

@@ -1,0 +1,312 @@
+// RunPlan: shuffled interleaved rounds over the plan's cases (see runner.h).
+#include "engine/runner/runner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "engine/common/status_macros.h"
+#include "engine/measure/statistics.h"
+#include "engine/measure/stop_rule.h"
+#include "engine/plan/plan.h"
+#include "engine/runner/batch_slice.h"
+#include "engine/runner/counters_merge.h"
+#include "engine/runner/this_host.h"
+#include "engine/scenarios/scenario.h"
+#include "engine/topology/environment.h"
+
+namespace fleetmark::engine {
+namespace {
+
+// A child slice may take its time quota plus warm-up; beyond this margin it is hung.
+constexpr absl::Duration kChildTimeoutMargin = absl::Seconds(60);
+
+// Everything known about one case while its rounds run.
+struct CaseState {
+  v1::CaseResult result;            // spec, env, timing; statistics filled at the end
+  std::vector<int64_t> samples;
+  double measured_seconds = 0;      // timed repetitions so far
+  bool done = false;
+  v1::StopReason last_slice_stop = v1::STOP_REASON_UNSPECIFIED;
+  std::set<uint32_t> cpus_used;
+  std::string throttle_reason;      // the first throttled slice's verdict
+};
+
+int64_t UnixNanosNow() { return absl::ToUnixNanos(absl::Now()); }
+
+bool IsBatch(const v1::CaseSpec& spec) { return spec.scenario() == "batch"; }
+
+class PlanRunner {
+ public:
+  PlanRunner(const v1::Plan& plan, const RunOptions& options, const ResultCallback& on_result,
+             const std::atomic<bool>* cancelled)
+      : options_(options), on_result_(on_result), cancelled_(cancelled) {
+    const v1::Plan effective = options.quick ? ApplyQuick(plan) : plan;
+    settings_ = ResolveMeasurement(effective.measurement());
+  }
+
+  absl::Status Init(const v1::Plan& plan) {
+    std::vector<v1::CaseSpec> specs = ExpandCases(plan, options_.quick);
+    std::optional<std::regex> filter;
+    if (!options_.filter.empty()) {
+      try {
+        filter.emplace(options_.filter, std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--filter: not a valid regular expression: \"", options_.filter,
+                         "\" (", e.what(), ")"));
+      }
+    }
+    for (v1::CaseSpec& spec : specs) {
+      if (filter && !std::regex_search(spec.case_id(), *filter)) continue;
+      CaseState state;
+      *state.result.mutable_spec() = std::move(spec);
+      cases_.push_back(std::move(state));
+    }
+    if (cases_.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--filter: \"", options_.filter, "\" matches none of the plan's ", specs.size(),
+          " case ids"));
+    }
+    return absl::OkStatus();
+  }
+
+  RunSummary Run() {
+    const int rounds = static_cast<int>(settings_.rounds());
+    std::mt19937_64 rng(settings_.shuffle_seed() != 0 ? settings_.shuffle_seed()
+                                                      : std::random_device{}());
+    start_ = absl::Now();
+    progress_.cases_total = static_cast<int>(cases_.size());
+    progress_.rounds = rounds;
+    for (const CaseState& c : cases_) progress_.slices_total += IsBatch(c.result.spec()) ? rounds : 1;
+    for (int round = 1; round <= rounds; ++round) {
+      progress_.round = round;
+      std::vector<size_t> order;
+      for (size_t i = 0; i < cases_.size(); ++i) {
+        if (!cases_[i].done) order.push_back(i);
+      }
+      std::shuffle(order.begin(), order.end(), rng);
+      for (size_t index : order) {
+        if (Cancelled()) break;
+        RunSlice(cases_[index], round, rounds);
+        ++progress_.slices_done;
+        progress_.current_case = cases_[index].result.spec().case_id();
+        ReportProgress();
+      }
+      if (Cancelled()) break;
+    }
+    for (CaseState& c : cases_) {
+      if (!c.done) Finish(c, v1::CASE_STATUS_CANCELLED, "cancelled before the case finished");
+    }
+    return summary_;
+  }
+
+ private:
+  bool Cancelled() const { return cancelled_ != nullptr && cancelled_->load(); }
+
+  void ReportProgress() {
+    if (!options_.on_progress) return;
+    progress_.elapsed = absl::Now() - start_;
+    const int left = progress_.slices_total - progress_.slices_done;
+    progress_.eta = progress_.slices_done == 0
+                        ? absl::ZeroDuration()
+                        : progress_.elapsed / progress_.slices_done * std::max(left, 0);
+    options_.on_progress(progress_);
+  }
+
+  void RunSlice(CaseState& c, int round, int rounds) {
+    v1::CaseResult& r = c.result;
+    const v1::EnvSnapshot before = TakeEnvSnapshot();
+    if (round == 1) {
+      *r.mutable_env_before() = before;
+      r.set_started_unix_ns(UnixNanosNow());
+    }
+    if (!IsBatch(r.spec())) {
+      RunScenario(c);
+      return;
+    }
+    runner::SliceRequest request = SliceRequestFor(c, round, rounds);
+    runner::SliceResponse response;
+    for (uint32_t attempt = 0;; ++attempt) {
+      response = NeedsChildProcess(r.spec())
+                     ? RunBatchSliceInChild(request, options_.child_executable,
+                                            ChildTimeout(request), cancelled_)
+                     : RunBatchSlice(request, cancelled_);
+      const v1::EnvSnapshot after = TakeEnvSnapshot();
+      *r.mutable_env_after() = after;
+      const ThrottleVerdict verdict = Throttled(before, after, ThisHost());
+      // A throttled slice is measured again after cooling, up to cooldown_retries times.
+      if (!verdict.throttled || response.status() != v1::CASE_STATUS_OK ||
+          attempt >= settings_.cooldown_retries() || Cancelled()) {
+        if (verdict.throttled && !r.throttled()) {
+          r.set_throttled(true);
+          c.throttle_reason = verdict.reason;
+        }
+        break;
+      }
+      absl::SleepFor(absl::Seconds(settings_.cooldown_seconds()));
+      r.set_cooldown_seconds(r.cooldown_seconds() + settings_.cooldown_seconds());
+    }
+    Merge(c, response);
+    if (response.status() != v1::CASE_STATUS_OK) {
+      Finish(c, response.status(), response.message());
+    } else if (round == rounds) {
+      Finish(c, v1::CASE_STATUS_OK, "");
+    }
+  }
+
+  runner::SliceRequest SliceRequestFor(const CaseState& c, int round, int rounds) const {
+    runner::SliceRequest request;
+    *request.mutable_spec() = c.result.spec();
+    request.mutable_previous_samples_ns()->Assign(c.samples.begin(), c.samples.end());
+    // The first slice warms up fully; later slices start a fresh strategy, so they warm
+    // up again, for a round's share of the warm-up time.
+    request.set_warmup_seconds(round == 1 ? settings_.warmup_seconds()
+                                          : settings_.warmup_seconds() / rounds);
+    const int rounds_left = rounds - round + 1;
+    const int64_t reps_left =
+        std::max<int64_t>(1, static_cast<int64_t>(settings_.max_repetitions()) -
+                                 static_cast<int64_t>(c.samples.size()));
+    request.set_max_repetitions(
+        static_cast<uint32_t>((reps_left + rounds_left - 1) / rounds_left));
+    const double seconds_left =
+        std::max(0.0, settings_.max_seconds_per_case() - c.measured_seconds);
+    request.set_max_seconds(seconds_left / rounds_left);
+    request.set_target_ci_percent(settings_.target_ci_percent());
+    // The minimum grows with the rounds, so the CI rule cannot end round 1's slice
+    // before it holds its share of the samples.
+    request.set_min_samples(static_cast<uint32_t>(
+        std::ceil(static_cast<double>(settings_.min_repetitions()) * round / rounds)));
+    request.set_include_setup(settings_.include_setup());
+    return request;
+  }
+
+  absl::Duration ChildTimeout(const runner::SliceRequest& request) const {
+    return absl::Seconds(request.warmup_seconds() + request.max_seconds()) * 2 +
+           kChildTimeoutMargin;
+  }
+
+  void Merge(CaseState& c, const runner::SliceResponse& response) {
+    v1::CaseResult& r = c.result;
+    c.samples.insert(c.samples.end(), response.samples_ns().begin(), response.samples_ns().end());
+    c.measured_seconds += response.measured_seconds();
+    MergeCounters(response.counters(), *r.mutable_counters());
+    r.set_threads_used(std::max(r.threads_used(), response.threads_used()));
+    r.set_peak_in_flight(std::max(r.peak_in_flight(), response.peak_in_flight()));
+    c.cpus_used.insert(response.cpus_used().begin(), response.cpus_used().end());
+    if (response.stop_reason() != v1::STOP_REASON_UNSPECIFIED) {
+      c.last_slice_stop = response.stop_reason();
+    }
+  }
+
+  void RunScenario(CaseState& c) {
+    ScenarioContext ctx;
+    ctx.cancelled = cancelled_;
+    ctx.child_executable = options_.child_executable;
+    absl::StatusOr<v1::CaseResult> result = RunScenarioCase(c.result.spec(), ctx);
+    *c.result.mutable_env_after() = TakeEnvSnapshot();
+    const ThrottleVerdict verdict =
+        Throttled(c.result.env_before(), c.result.env_after(), ThisHost());
+    if (!result.ok()) {
+      Finish(c, CaseStatusFor(result.status()), std::string(result.status().message()));
+      return;
+    }
+    // Keep the runner's spec, environment and timing; take everything else.
+    v1::CaseResult merged = std::move(*result);
+    *merged.mutable_spec() = c.result.spec();
+    *merged.mutable_env_before() = c.result.env_before();
+    *merged.mutable_env_after() = c.result.env_after();
+    merged.set_started_unix_ns(c.result.started_unix_ns());
+    merged.set_throttled(merged.throttled() || verdict.throttled);
+    if (merged.status() == v1::CASE_STATUS_UNSPECIFIED) merged.set_status(v1::CASE_STATUS_OK);
+    const v1::CaseStatus status = merged.status();
+    const std::string message = merged.message();
+    c.result = std::move(merged);
+    c.samples.assign(c.result.samples_ns().begin(), c.result.samples_ns().end());
+    Finish(c, status, message);
+  }
+
+  void Finish(CaseState& c, v1::CaseStatus status, const std::string& message) {
+    v1::CaseResult& r = c.result;
+    c.done = true;
+    r.set_status(status);
+    r.set_message(message);
+    r.set_run_id(options_.run_id);
+    r.set_job_id(options_.job_id);
+    r.set_engine_version(FLEETMARK_ENGINE_VERSION);
+    r.set_finished_unix_ns(UnixNanosNow());
+    if (r.started_unix_ns() == 0) r.set_started_unix_ns(r.finished_unix_ns());
+    r.mutable_samples_ns()->Assign(c.samples.begin(), c.samples.end());
+    r.clear_cpus_used();
+    for (uint32_t cpu : c.cpus_used) r.add_cpus_used(cpu);
+    if (!c.samples.empty()) *r.mutable_stats() = ComputeStatistics(c.samples);
+    if (IsBatch(r.spec()) && !c.samples.empty()) r.set_stop_reason(FinalStopReason(c));
+    if (r.throttled() && status == v1::CASE_STATUS_OK && r.message().empty()) {
+      r.set_message(absl::StrCat("throttled: ", c.throttle_reason));
+    }
+    switch (status) {
+      case v1::CASE_STATUS_OK: ++summary_.ok; break;
+      case v1::CASE_STATUS_UNSUPPORTED: ++summary_.unsupported; break;
+      case v1::CASE_STATUS_CANCELLED: ++summary_.cancelled; break;
+      default: ++summary_.failed; break;
+    }
+    ++summary_.cases;
+    ++progress_.cases_done;
+    if (on_result_) on_result_(r);
+  }
+
+  // CI_TARGET if the merged samples meet the target; otherwise the cap that ended the
+  // last slice (its repetition or time quota, the case's budget split over rounds).
+  v1::StopReason FinalStopReason(const CaseState& c) const {
+    StopRuleOptions rule;
+    rule.target_ci_percent = settings_.target_ci_percent();
+    rule.min_repetitions = settings_.min_repetitions();
+    rule.max_repetitions = settings_.max_repetitions();
+    rule.max_time = absl::Seconds(settings_.max_seconds_per_case());
+    StopDecision d = DecideStop(c.samples, rule, absl::Seconds(c.measured_seconds));
+    if (d.stop) return d.reason;
+    return c.last_slice_stop == v1::STOP_REASON_MAX_REPETITIONS
+               ? v1::STOP_REASON_MAX_REPETITIONS
+               : v1::STOP_REASON_MAX_TIME;
+  }
+
+  const RunOptions& options_;
+  const ResultCallback& on_result_;
+  const std::atomic<bool>* cancelled_;
+  v1::MeasurementSettings settings_;
+  std::vector<CaseState> cases_;
+  RunProgress progress_;
+  RunSummary summary_;
+  absl::Time start_;
+};
+
+}  // namespace
+
+v1::CaseStatus CaseStatusFor(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kOk: return v1::CASE_STATUS_OK;
+    case absl::StatusCode::kUnimplemented: return v1::CASE_STATUS_UNSUPPORTED;
+    case absl::StatusCode::kResourceExhausted: return v1::CASE_STATUS_RESOURCE_EXHAUSTED;
+    case absl::StatusCode::kDeadlineExceeded: return v1::CASE_STATUS_TIMEOUT;
+    case absl::StatusCode::kCancelled: return v1::CASE_STATUS_CANCELLED;
+    default: return v1::CASE_STATUS_FAILED;
+  }
+}
+
+absl::StatusOr<RunSummary> RunPlan(const v1::Plan& plan, const RunOptions& options,
+                                   const ResultCallback& on_result,
+                                   const std::atomic<bool>* cancelled) {
+  FLEETMARK_RETURN_IF_ERROR(ValidatePlan(plan));
+  PlanRunner runner(plan, options, on_result, cancelled);
+  FLEETMARK_RETURN_IF_ERROR(runner.Init(plan));
+  return runner.Run();
+}
+
+}  // namespace fleetmark::engine

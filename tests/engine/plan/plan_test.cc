@@ -1,0 +1,281 @@
+// Plan parsing, validation (field paths, ranges, line:column) and case expansion.
+#include "engine/plan/plan.h"
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace fleetmark::engine {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kTinyPlan[] = R"pb(name: "tiny"
+matrix {
+  strategies { name: "direct" }
+  strategies { name: "fixed_pool" threads: 4 }
+  strategies { name: "fixed_pool" threads: 100 label: "fixed_pool_io" }
+  workloads: ["arithmetic", "storage"]
+  io_modes: ["blocking", "suspending"]
+  batch { tasks: 10 }
+}
+)pb";
+
+absl::Status ValidateText(const std::string& text) {
+  absl::StatusOr<ParsedPlan> parsed = ParsePlan(text, PlanFormat::kText, "p.txtpb");
+  if (!parsed.ok()) return parsed.status();
+  return ValidatePlan(*parsed);
+}
+
+// A plan with one strategy line replaced, for range checks.
+std::string WithStrategy(const std::string& strategy) {
+  return "matrix {\n  strategies { " + strategy +
+         " }\n  workloads: \"arithmetic\"\n  batch {}\n}\n";
+}
+
+TEST(ParsePlanTest, ParsesTextAndExpandsTheCartesianProduct) {
+  absl::StatusOr<ParsedPlan> parsed = ParsePlan(kTinyPlan, PlanFormat::kText);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_TRUE(ValidatePlan(*parsed).ok()) << ValidatePlan(*parsed);
+  std::vector<v1::CaseSpec> cases = ExpandCases(parsed->plan, false);
+  ASSERT_EQ(cases.size(), 3u * 2u * 2u);  // strategies × workloads × io modes × [any]
+  EXPECT_EQ(cases[0].case_id(), "batch/arithmetic/blocking/direct/any");
+  EXPECT_EQ(cases[1].case_id(), "batch/arithmetic/blocking/fixed_pool_4/any");
+  EXPECT_EQ(cases[2].case_id(), "batch/arithmetic/blocking/fixed_pool_io/any");
+  EXPECT_EQ(cases[3].case_id(), "batch/arithmetic/suspending/direct/any");
+  EXPECT_EQ(cases.back().case_id(), "batch/storage/suspending/fixed_pool_io/any");
+  EXPECT_EQ(cases[1].strategy().threads(), 4u);
+  EXPECT_EQ(cases[1].strategy().label(), "fixed_pool_4");
+  EXPECT_EQ(cases[0].batch().tasks(), 10u);
+  EXPECT_EQ(cases[0].placement(), "any");
+  EXPECT_EQ(cases[0].scenario(), "batch");
+  std::set<std::string> ids;
+  for (const auto& c : cases) ids.insert(c.case_id());
+  EXPECT_EQ(ids.size(), cases.size());
+}
+
+TEST(ParsePlanTest, FillsDefaults) {
+  absl::StatusOr<ParsedPlan> parsed = ParsePlan(
+      "matrix { strategies { name: 'direct' } workloads: 'network' batch {} "
+      "placements: ['any', 'cpus:0'] }",
+      PlanFormat::kText);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  std::vector<v1::CaseSpec> cases = ExpandCases(parsed->plan, false);
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].io_mode(), "blocking");
+  EXPECT_EQ(cases[0].batch().tasks(), kDefaultBatchTasks);
+  EXPECT_EQ(cases[1].case_id(), "batch/network/blocking/direct/cpus:0");
+  v1::MeasurementSettings m = ResolveMeasurement(parsed->plan.measurement());
+  EXPECT_EQ(m.warmup_seconds(), kDefaultWarmupSeconds);
+  EXPECT_EQ(m.target_ci_percent(), 2.0);
+  EXPECT_EQ(m.min_repetitions(), 10u);
+  EXPECT_EQ(m.max_repetitions(), 1000u);
+  EXPECT_EQ(m.max_seconds_per_case(), 10.0);
+  EXPECT_EQ(m.rounds(), kDefaultRounds);
+}
+
+TEST(ParsePlanTest, SyntaxErrorNamesLineAndColumn) {
+  absl::StatusOr<ParsedPlan> parsed =
+      ParsePlan("name: \"x\"\nmatrix {\n  bogus_field: 3\n}\n", PlanFormat::kText, "bad.txtpb");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(parsed.status().message(), HasSubstr("bad.txtpb:3:"));
+  EXPECT_THAT(parsed.status().message(), HasSubstr("bogus_field"));
+
+  parsed = ParsePlan("matrix { strategies { threads: -1 } }", PlanFormat::kText, "neg.txtpb");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_THAT(parsed.status().message(), HasSubstr("neg.txtpb:1:"));
+}
+
+TEST(ParsePlanTest, ParsesJson) {
+  absl::StatusOr<ParsedPlan> parsed = ParsePlan(
+      R"({"name": "j", "matrix": [{"strategies": [{"name": "direct"}],
+          "workloads": ["arithmetic"], "batch": {"tasks": 5}}]})",
+      PlanFormat::kJson, "p.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(ValidatePlan(*parsed).ok());
+  EXPECT_EQ(ExpandCases(parsed->plan, false).size(), 1u);
+
+  absl::StatusOr<ParsedPlan> bad = ParsePlan(R"({"matrix": [{"strategies": 3}]})",
+                                             PlanFormat::kJson, "bad.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("bad.json"));
+  // Semantic errors of JSON plans name the field (no line:column: protobuf's JSON
+  // parser keeps no positions).
+  absl::StatusOr<ParsedPlan> range = ParsePlan(
+      R"({"matrix": [{"strategies": [{"name": "direct", "threads": 20000}],
+          "workloads": ["arithmetic"], "batch": {}}]})",
+      PlanFormat::kJson, "r.json");
+  ASSERT_TRUE(range.ok());
+  EXPECT_EQ(ValidatePlan(*range).message(),
+            "r.json: plan.matrix[0].strategies[0].threads: 0 <= threads <= 10000, got 20000");
+}
+
+TEST(ParsePlanTest, FormatFromPath) {
+  EXPECT_EQ(PlanFormatFromPath("a/b.json"), PlanFormat::kJson);
+  EXPECT_EQ(PlanFormatFromPath("a/b.JSON"), PlanFormat::kJson);
+  EXPECT_EQ(PlanFormatFromPath("a/b.txtpb"), PlanFormat::kText);
+}
+
+TEST(LoadPlanFileTest, MissingFileIsNotFound) {
+  absl::StatusOr<ParsedPlan> parsed = LoadPlanFile("/nonexistent/plan.txtpb");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(parsed.status().message(), HasSubstr("/nonexistent/plan.txtpb"));
+}
+
+TEST(ValidatePlanTest, ThreadsOutOfRangeNamesFieldRangeValueAndPosition) {
+  const std::string text =
+      "matrix {\n"
+      "  strategies { name: \"direct\" }\n"
+      "  strategies { name: \"fixed_pool\" }\n"
+      "  strategies { name: \"fixed_pool\" threads: 20000 }\n"
+      "  workloads: \"arithmetic\"\n"
+      "  batch {}\n"
+      "}\n";
+  EXPECT_EQ(ValidateText(text).message(),
+            "p.txtpb:4:35: plan.matrix[0].strategies[2].threads: 0 <= threads <= 10000, got "
+            "20000");
+}
+
+TEST(ValidatePlanTest, RejectsUnknownNames) {
+  absl::Status s = ValidateText(WithStrategy("name: \"green_threads\""));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("p.txtpb:2:16: plan.matrix[0].strategies[0].name: one of "
+                                     "direct, single_thread,"));
+  EXPECT_THAT(s.message(), HasSubstr("got \"green_threads\""));
+
+  s = ValidateText("matrix { strategies { name: 'direct' } workloads: ['arithmetic', 'gpu'] "
+                   "batch {} }");
+  EXPECT_THAT(s.message(), HasSubstr("plan.matrix[0].workloads[1]: one of arithmetic"));
+  EXPECT_THAT(s.message(), HasSubstr("got \"gpu\""));
+
+  s = ValidateText("matrix { strategies { name: 'direct' } workloads: 'arithmetic' "
+                   "io_modes: 'polling' batch {} }");
+  EXPECT_THAT(s.message(), HasSubstr("plan.matrix[0].io_modes[0]: one of blocking, suspending"));
+
+  s = ValidateText("matrix { strategies { name: 'direct' } workloads: 'arithmetic' "
+                   "placements: 'cpus:3-1' batch {} }");
+  EXPECT_THAT(s.message(), HasSubstr("plan.matrix[0].placements[0]"));
+}
+
+TEST(ValidatePlanTest, RejectsOutOfRangeNumbers) {
+  EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } workloads: 'arithmetic' "
+                           "batch { tasks: 1000001 } }")
+                  .message(),
+              HasSubstr("plan.matrix[0].batch.tasks: 0 <= tasks <= 1000000, got 1000001"));
+  EXPECT_THAT(ValidateText(WithStrategy("name: 'fixed_pool' stack_kib: 2000000")).message(),
+              HasSubstr("strategies[0].stack_kib"));
+  EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } fanout { requests: 200000 } }")
+                  .message(),
+              HasSubstr("plan.matrix[0].fanout.requests: 0 <= requests <= 100000, got 200000"));
+  EXPECT_THAT(
+      ValidateText("matrix { strategies { name: 'direct' } memory { task_counts: [10, 0] } }")
+          .message(),
+      HasSubstr("plan.matrix[0].memory.task_counts[1]: 1 <= task_counts <= 1000000, got 0"));
+  EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } load { users: 100001 } }")
+                  .message(),
+              HasSubstr("plan.matrix[0].load.users"));
+}
+
+TEST(ValidatePlanTest, RejectsNegativeAndNonFiniteDurations) {
+  const std::string base = WithStrategy("name: 'direct'");
+  absl::Status s = ValidateText(base + "measurement { warmup_seconds: -1 }");
+  EXPECT_THAT(s.message(), HasSubstr("p.txtpb:6:"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("plan.measurement.warmup_seconds: 0 <= warmup_seconds <= 3600 "
+                        "(seconds), got -1"));
+  EXPECT_THAT(ValidateText(base + "measurement { max_seconds_per_case: nan }").message(),
+              HasSubstr("plan.measurement.max_seconds_per_case"));
+  EXPECT_THAT(ValidateText(base + "quick { cooldown_seconds: -0.5 }").message(),
+              HasSubstr("plan.quick.cooldown_seconds"));
+  EXPECT_THAT(ValidateText(base + "measurement { max_seconds_per_case: 100000 }").message(),
+              HasSubstr("<= 86400"));
+  EXPECT_THAT(ValidateText(base + "measurement { target_ci_percent: 150 }").message(),
+              HasSubstr("plan.measurement.target_ci_percent"));
+}
+
+TEST(ValidatePlanTest, RejectsIncoherentPlans) {
+  EXPECT_THAT(ValidateText("name: 'empty'").message(),
+              HasSubstr("plan.matrix: at least one matrix block is required"));
+  EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } workloads: 'arithmetic' }")
+                  .message(),
+              HasSubstr("plan.matrix[0]: a scenario is required"));
+  EXPECT_THAT(ValidateText("matrix { workloads: 'arithmetic' batch {} }").message(),
+              HasSubstr("plan.matrix[0].strategies: at least one strategy"));
+  EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } batch {} }").message(),
+              HasSubstr("plan.matrix[0].workloads: the batch scenario needs"));
+  EXPECT_THAT(ValidateText(WithStrategy("name: 'direct'") +
+                           "measurement { min_repetitions: 50 max_repetitions: 20 }")
+                  .message(),
+              HasSubstr("plan.measurement.min_repetitions: min_repetitions <= max_repetitions"));
+  // A default minimum (10) adapts to a small explicit maximum, as the stop rule does.
+  EXPECT_TRUE(ValidateText(WithStrategy("name: 'direct'") + "measurement { max_repetitions: 3 }")
+                  .ok());
+  EXPECT_THAT(ValidateText(WithStrategy("name: 'direct' label: 'a/b'")).message(),
+              HasSubstr("strategies[0].label"));
+}
+
+TEST(ValidatePlanTest, RejectsDuplicateCaseIds) {
+  absl::Status s = ValidateText(
+      "matrix {\n strategies { name: 'fixed_pool' threads: 4 }\n"
+      " strategies { name: 'fixed_pool' threads: 8 label: 'fixed_pool_4' }\n"
+      " workloads: 'arithmetic' batch {} }");
+  EXPECT_THAT(s.message(), HasSubstr("p.txtpb:3:2: plan.matrix[0].strategies[1]: case id "
+                                     "\"batch/arithmetic/blocking/fixed_pool_4/any\" repeats "
+                                     "plan.matrix[0].strategies[0]'s"));
+}
+
+TEST(ValidatePlanTest, ChecksTheQuickFormToo) {
+  absl::Status s = ValidateText(WithStrategy("name: 'direct'") +
+                                "quick_matrix { strategies { name: 'nope' } workloads: "
+                                "'arithmetic' batch {} }");
+  EXPECT_THAT(s.message(), HasSubstr("plan.quick_matrix[0].strategies[0].name"));
+}
+
+TEST(ApplyQuickTest, OverridesSetFieldsAndReplacesTheMatrix) {
+  absl::StatusOr<ParsedPlan> parsed = ParsePlan(
+      std::string(kTinyPlan) +
+          "measurement { warmup_seconds: 2 max_repetitions: 500 rounds: 4 }\n"
+          "quick { max_repetitions: 20 include_setup: true }\n"
+          "quick_matrix { strategies { name: 'direct' } workloads: 'network' batch {} }\n",
+      PlanFormat::kText);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_TRUE(ValidatePlan(*parsed).ok()) << ValidatePlan(*parsed);
+  v1::Plan quick = ApplyQuick(parsed->plan);
+  EXPECT_EQ(quick.measurement().warmup_seconds(), 2);
+  EXPECT_EQ(quick.measurement().max_repetitions(), 20u);
+  EXPECT_EQ(quick.measurement().rounds(), 4u);
+  EXPECT_TRUE(quick.measurement().include_setup());
+  EXPECT_EQ(quick.matrix_size(), 1);
+  EXPECT_EQ(quick.quick_matrix_size(), 0);
+  EXPECT_EQ(ExpandCases(parsed->plan, true).size(), 1u);
+  EXPECT_EQ(ExpandCases(parsed->plan, false).size(), 12u);
+}
+
+TEST(S1PlanTest, ValidatesAndCoversTheStudyMatrix) {
+  absl::StatusOr<ParsedPlan> parsed =
+      LoadPlanFile(std::string(FLEETMARK_SOURCE_DIR) + "/plans/s1-frameworks.txtpb");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_TRUE(ValidatePlan(*parsed).ok()) << ValidatePlan(*parsed);
+  std::vector<v1::CaseSpec> cases = ExpandCases(parsed->plan, false);
+  // 13 strategies × 5 workloads × 2 io modes.
+  EXPECT_EQ(cases.size(), 130u);
+  std::set<std::string> workloads, strategies;
+  for (const auto& c : cases) {
+    workloads.insert(c.workload());
+    strategies.insert(c.strategy().name());
+    EXPECT_EQ(c.batch().tasks(), 100u);
+  }
+  EXPECT_EQ(workloads.size(), 5u);
+  EXPECT_EQ(strategies.size(), 11u);  // every registry strategy
+  v1::MeasurementSettings quick = ResolveMeasurement(ApplyQuick(parsed->plan).measurement());
+  EXPECT_LE(quick.max_seconds_per_case(), 1.0);
+}
+
+}  // namespace
+}  // namespace fleetmark::engine
