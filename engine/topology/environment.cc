@@ -98,8 +98,8 @@ v1::EnvSnapshot TakeEnvSnapshot(std::string_view fsroot) {
   ReadFrequencies(reader, cpus, snap);
   ReadThermalZones(reader, snap);
   ReadThrottleEvents(reader, cpus, snap);
-  std::vector<absl::string_view> load =
-      absl::StrSplit(reader.Read("/proc/loadavg").value_or(""), ' ', absl::SkipEmpty());
+  const std::string loadavg = reader.Read("/proc/loadavg").value_or("");
+  std::vector<absl::string_view> load = absl::StrSplit(loadavg, ' ', absl::SkipEmpty());
   double load_1m = 0;
   if (!load.empty() && absl::SimpleAtod(load[0], &load_1m)) snap.set_load_average_1m(load_1m);
   return snap;

@@ -94,6 +94,11 @@ absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
   const topology_internal::CpuInfo cpuinfo =
       topology_internal::ParseCpuInfo(reader.Read("/proc/cpuinfo").value_or(""));
   const CpuSet online = topology_internal::ReadOnlineCpus(reader, cpuinfo);
+  if (!options.fsroot.empty() && online.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        "fsroot \"", options.fsroot,
+        "\": no CPU in sys/devices/system/cpu nor proc/cpuinfo (not a recorded tree?)"));
+  }
 
   v1::HostInfo host;
   std::string source = "sysfs";

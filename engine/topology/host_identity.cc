@@ -109,8 +109,8 @@ void FillIdentity(const SysfsReader& reader, const CpuInfo& cpuinfo, v1::HostInf
   }
   if (host.kernel().empty()) {
     // "Linux version 6.1.0-13-amd64 (...)"
-    std::vector<absl::string_view> words =
-        absl::StrSplit(reader.Read("/proc/version").value_or(""), ' ', absl::SkipEmpty());
+    const std::string version = reader.Read("/proc/version").value_or("");
+    std::vector<absl::string_view> words = absl::StrSplit(version, ' ', absl::SkipEmpty());
     if (words.size() >= 3 && words[1] == "version") host.set_kernel(std::string(words[2]));
   }
 
@@ -154,8 +154,8 @@ void FillIdentity(const SysfsReader& reader, const CpuInfo& cpuinfo, v1::HostInf
   }
 
   // /proc/meminfo "MemTotal:       32489480 kB".
-  for (absl::string_view line :
-       absl::StrSplit(reader.Read("/proc/meminfo").value_or(""), '\n')) {
+  const std::string meminfo = reader.Read("/proc/meminfo").value_or("");
+  for (absl::string_view line : absl::StrSplit(meminfo, '\n')) {
     if (!absl::ConsumePrefix(&line, "MemTotal:")) continue;
     line = absl::StripAsciiWhitespace(line);
     absl::ConsumeSuffix(&line, "kB");

@@ -1,0 +1,62 @@
+#include "tests/topology/fixtures.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace fleetmark::engine::testing {
+namespace {
+
+// The per-process unpack directory, removed when the test program exits.
+class UnpackDir {
+ public:
+  static const UnpackDir& Get() {
+    static const UnpackDir dir;
+    return dir;
+  }
+  const std::filesystem::path& path() const { return path_; }
+  ~UnpackDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+
+ private:
+  UnpackDir()
+      : path_(std::filesystem::path(FLEETMARK_TOPOLOGY_UNPACK_DIR) /
+              absl::StrCat("run-", getpid())) {}
+  std::filesystem::path path_;
+};
+
+}  // namespace
+
+std::string FixtureRoot(const std::string& name) {
+  static std::mutex mu;
+  static std::map<std::string, std::string>* roots = new std::map<std::string, std::string>;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = roots->find(name); it != roots->end()) return it->second;
+  const std::filesystem::path archive =
+      std::filesystem::path(FLEETMARK_TOPOLOGY_FIXTURES_DIR) / (name + ".tar.bz2");
+  const std::filesystem::path dir = UnpackDir::Get().path();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  EXPECT_FALSE(ec) << "cannot create " << dir << ": " << ec.message();
+  const std::string command =
+      absl::StrCat("tar -xjf '", archive.string(), "' -C '", dir.string(), "'");
+  const int rc = std::system(command.c_str());
+  if (rc != 0 || !std::filesystem::is_directory(dir / name / "sys")) {
+    ADD_FAILURE() << "could not unpack " << archive << " (" << command << " -> " << rc << ")";
+    return "";
+  }
+  const std::string root = (dir / name).string();
+  (*roots)[name] = root;
+  return root;
+}
+
+}  // namespace fleetmark::engine::testing
