@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "coordinator/store/connection_pool.h"
+#include "fleetmark/v1/agent.pb.h"
 #include "fleetmark/v1/control.pb.h"
 #include "fleetmark/v1/host.pb.h"
 #include "fleetmark/v1/plan.pb.h"
@@ -63,6 +64,8 @@ struct AgentRegistration {
   std::map<std::string, std::string> labels;
   std::string engine_version;
   std::vector<std::string> strategies, workloads, scenarios;
+  // Id of the stream registering the agent; SetAgentOffline only acts for that stream.
+  std::string session_id;
 };
 
 // An agent's stored identity, for authenticating a hello with a credential.
@@ -168,8 +171,9 @@ class Store {
   // Creates or updates the agent `registration.name`, marks it online (owned by this
   // coordinator), records a host snapshot when the host changed; returns its agent id.
   absl::StatusOr<std::string> RegisterAgent(const AgentRegistration& registration);
-  // Marks the agent offline (its stream ended).
-  absl::Status SetAgentOffline(const std::string& agent_id);
+  // Marks the agent offline if `session_id` is still its registered stream (a
+  // reconnect may already have replaced it).
+  absl::Status SetAgentOffline(const std::string& agent_id, const std::string& session_id);
   // Records liveness of connected agents and renews the leases of their
   // assigned/running jobs to now + `lease`. One statement for the whole batch.
   absl::Status RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease);
@@ -205,6 +209,10 @@ class Store {
   // Handles jobs whose lease expired: re-queued while attempts < max_attempts, else
   // failed with "infrastructure: agent <name> lost ...". Updates the runs.
   absl::StatusOr<std::vector<ExpiredJob>> ExpireLeases();
+  // The agent (re)connected and runs nothing but `keep_job_id` ("" = nothing): its
+  // other assigned/running jobs are handled like expired leases at once.
+  absl::StatusOr<std::vector<ExpiredJob>> ReleaseAgentJobs(const std::string& agent_id,
+                                                           const std::string& keep_job_id);
 
   // Stores `results` of agent `agent_id` in one transaction (INSERT ... ON CONFLICT
   // (result_id) DO NOTHING); returns one outcome per input, same order. Results whose
@@ -230,7 +238,9 @@ class Store {
   absl::Status SetScheduleNextFire(const std::string& name, absl::Time next_fire);
   // Fires `schedule_name` for `slot` exactly once across coordinators: inserts
   // (schedule, slot) into schedule_fires and creates `run` in the same transaction.
-  // Returns the run, or nullopt if that slot already fired.
+  // Returns the run, or nullopt if that slot already fired. With no agent in
+  // `run.agent_ids` the slot is still recorded (it fired, matching nobody) and the
+  // returned RunInfo has an empty run_id.
   absl::StatusOr<std::optional<v1::RunInfo>> FireSchedule(const std::string& schedule_name,
                                                            absl::Time slot, const NewRun& run);
   // The latest fired slot of a schedule, or nullopt if it never fired.

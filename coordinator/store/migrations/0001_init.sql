@@ -26,6 +26,7 @@ CREATE TABLE agents (
   scenarios          text[] NOT NULL DEFAULT '{}',
   state              text NOT NULL DEFAULT 'offline' CHECK (state IN ('online', 'offline')),
   coordinator_id     text NOT NULL DEFAULT '',
+  session_id         text NOT NULL DEFAULT '',  -- the live stream's id; offline only from that stream
   last_seen          timestamptz,
   rss_bytes          bigint NOT NULL DEFAULT 0,
   cpu_seconds        double precision NOT NULL DEFAULT 0,

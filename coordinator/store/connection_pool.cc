@@ -1,0 +1,138 @@
+#include "coordinator/store/connection_pool.h"
+
+#include <string_view>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace fleetmark::store {
+
+ConnectionPool::Lease::Lease(Lease&& other) noexcept
+    : pool_(other.pool_), conn_(std::move(other.conn_)), discard_(other.discard_) {
+  other.pool_ = nullptr;
+}
+
+ConnectionPool::Lease::~Lease() {
+  if (pool_ != nullptr && conn_ != nullptr) pool_->Return(std::move(conn_), discard_);
+}
+
+absl::StatusOr<std::unique_ptr<ConnectionPool>> ConnectionPool::Create(ConnectionOptions options) {
+  if (options.uri.empty()) {
+    return absl::InvalidArgumentError("database uri: must not be empty");
+  }
+  if (options.pool_size < 1 || options.pool_size > 256) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("database pool_size: 1 <= pool_size <= 256, got ", options.pool_size));
+  }
+  std::unique_ptr<ConnectionPool> pool(new ConnectionPool(std::move(options)));
+  auto first = pool->Open();
+  if (!first.ok()) return first.status();
+  pool->idle_.push_back(std::move(*first));
+  pool->open_ = 1;
+  return pool;
+}
+
+void ConnectionPool::AddPreparedStatement(std::string name, std::string sql) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& conn : idle_) conn->prepare(name, sql);
+  prepared_.emplace_back(std::move(name), std::move(sql));
+}
+
+absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Open() {
+  std::vector<std::pair<std::string, std::string>> prepared;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    prepared = prepared_;
+  }
+  try {
+    auto conn = std::make_unique<pqxx::connection>(options_.uri);
+    {
+      pqxx::nontransaction txn(*conn);
+      txn.exec(absl::StrCat("SET application_name = ", txn.quote(options_.application_name)));
+    }
+    for (const auto& [name, sql] : prepared) conn->prepare(name, sql);
+    return conn;
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat("database: cannot connect: ", e.what()));
+  }
+}
+
+absl::StatusOr<ConnectionPool::Lease> ConnectionPool::Acquire() {
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto deadline = absl::ToChronoTime(absl::Now() + options_.acquire_timeout);
+  while (idle_.empty() && open_ >= options_.pool_size) {
+    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() &&
+        open_ >= options_.pool_size) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("database: no free connection within ", absl::FormatDuration(options_.acquire_timeout),
+                       " (pool_size ", options_.pool_size, ")"));
+    }
+  }
+  if (!idle_.empty()) {
+    std::unique_ptr<pqxx::connection> conn = std::move(idle_.back());
+    idle_.pop_back();
+    return Lease(this, std::move(conn));
+  }
+  ++open_;
+  lock.unlock();
+  auto conn = Open();
+  if (!conn.ok()) {
+    std::lock_guard<std::mutex> relock(mu_);
+    --open_;
+    cv_.notify_one();
+    return conn.status();
+  }
+  return Lease(this, std::move(*conn));
+}
+
+void ConnectionPool::Return(std::unique_ptr<pqxx::connection> conn, bool discard) {
+  bool usable = !discard;
+  if (usable) {
+    try {
+      usable = conn->is_open();
+    } catch (...) {
+      usable = false;
+    }
+  }
+  if (!usable) {
+    try {
+      conn.reset();
+    } catch (...) {
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (usable) {
+    idle_.push_back(std::move(conn));
+  } else {
+    --open_;
+  }
+  cv_.notify_one();
+}
+
+absl::Status StatusFromPqxx(const std::exception& e, std::string_view context) {
+  const std::string what = absl::StrCat(std::string(context), ": ", e.what());
+  if (dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr ||
+      dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr) {
+    return absl::UnavailableError(what);
+  }
+  if (dynamic_cast<const pqxx::unique_violation*>(&e) != nullptr) return absl::AlreadyExistsError(what);
+  if (dynamic_cast<const pqxx::foreign_key_violation*>(&e) != nullptr ||
+      dynamic_cast<const pqxx::check_violation*>(&e) != nullptr ||
+      dynamic_cast<const pqxx::not_null_violation*>(&e) != nullptr) {
+    return absl::FailedPreconditionError(what);
+  }
+  if (dynamic_cast<const pqxx::transaction_rollback*>(&e) != nullptr) return absl::AbortedError(what);
+  if (dynamic_cast<const pqxx::data_exception*>(&e) != nullptr ||
+      dynamic_cast<const pqxx::conversion_error*>(&e) != nullptr) {
+    return absl::InvalidArgumentError(what);
+  }
+  if (const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e); sql != nullptr) {
+    // Class 08 (connection exception), 57P01..03 (admin shutdown, crash, cannot connect now).
+    const std::string& state = sql->sqlstate();
+    if (absl::StartsWith(state, "08") || absl::StartsWith(state, "57P")) return absl::UnavailableError(what);
+    if (absl::StartsWith(state, "53")) return absl::ResourceExhaustedError(what);
+  }
+  return absl::InternalError(what);
+}
+
+}  // namespace fleetmark::store

@@ -1,0 +1,101 @@
+// Helpers shared by the store's implementation files (not part of the store's API).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+#include <string_view>
+#include <utility>
+
+#include <pqxx/pqxx>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "coordinator/store/connection_pool.h"
+#include "google/protobuf/message.h"
+
+namespace fleetmark::store::internal {
+
+// True for the canonical 8-4-4-4-12 hex form.
+bool IsUuid(std::string_view id);
+
+// InvalidArgument naming `field` unless `id` is a UUID.
+absl::Status CheckUuid(std::string_view field, std::string_view id);
+
+// SQL expression turning timestamptz column `column` into unix ns (bigint, µs precision).
+std::string UnixNs(std::string_view column);
+
+// absl::Time as a PostgreSQL timestamptz literal parameter (RFC 3339, UTC, µs).
+std::string TimeParam(absl::Time t);
+
+// Interval parameter "<n> microseconds" for `d`.
+std::string IntervalParam(absl::Duration d);
+
+// Serialized proto as a bytea parameter / parsed back from a bytea field.
+pqxx::binarystring ProtoParam(const google::protobuf::Message& message);
+bool ParseProtoField(const pqxx::field& field, google::protobuf::Message* message);
+
+// PostgreSQL array literal of UUIDs ('{a,b}'); the ids must be validated UUIDs.
+std::string UuidArray(const std::vector<std::string>& ids);
+
+// Runs `fn(txn)` in a read-write transaction on a pooled connection and commits.
+// Maps libpqxx exceptions with `context` (discarding the connection if it broke).
+template <typename Fn>
+auto InTransaction(ConnectionPool& pool, std::string_view context, Fn&& fn)
+      -> absl::StatusOr<decltype(fn(std::declval<pqxx::work&>()))> {
+  auto lease = pool.Acquire();
+  if (!lease.ok()) return lease.status();
+  try {
+    pqxx::work txn(**lease);
+    auto value = fn(txn);
+    txn.commit();
+    return value;
+  } catch (const std::exception& e) {
+    absl::Status status = StatusFromPqxx(e, context);
+    if (absl::IsUnavailable(status) || absl::IsInternal(status)) lease->Discard();
+    return status;
+  }
+}
+
+// Same for functions returning absl::Status / absl::StatusOr<T>: an error returned by
+// `fn` rolls the transaction back.
+template <typename T>
+struct Unwrap {
+  using type = T;
+};
+template <typename T>
+struct Unwrap<absl::StatusOr<T>> {
+  using type = T;
+};
+
+template <typename Fn>
+auto InTransactionOr(ConnectionPool& pool, std::string_view context, Fn&& fn)
+    -> decltype(fn(std::declval<pqxx::work&>())) {
+  using Result = decltype(fn(std::declval<pqxx::work&>()));
+  auto lease = pool.Acquire();
+  if (!lease.ok()) return Result(lease.status());
+  try {
+    pqxx::work txn(**lease);
+    Result value = fn(txn);
+    if (value.ok()) txn.commit();
+    return value;
+  } catch (const std::exception& e) {
+    absl::Status status = StatusFromPqxx(e, context);
+    if (absl::IsUnavailable(status) || absl::IsInternal(status)) lease->Discard();
+    return Result(status);
+  }
+}
+
+}  // namespace fleetmark::store::internal
+
+namespace fleetmark::store::internal {
+
+// PostgreSQL text[] literal with each element double-quoted and escaped.
+std::string TextArray(const std::vector<std::string>& values);
+
+// JSON object text of a string map (for jsonb columns) and back.
+std::string LabelsJson(const std::map<std::string, std::string>& labels);
+std::map<std::string, std::string> ParseLabelsJson(const std::string& json);
+
+}  // namespace fleetmark::store::internal

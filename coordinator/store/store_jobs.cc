@@ -1,0 +1,337 @@
+// Store: runs, jobs (claims, leases, progress) and case results.
+#include <map>
+#include <set>
+
+#include <pqxx/pqxx>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "coordinator/store/result_rows.h"
+#include "coordinator/store/store.h"
+#include "coordinator/store/store_internal.h"
+#include "coordinator/store/store_runs.h"
+#include "engine/common/status_macros.h"
+
+namespace fleetmark::store {
+
+using internal::InTransaction;
+using internal::InTransactionOr;
+
+namespace {
+
+// Placeholder agent id for the lease sweep (matches no agent).
+constexpr char kNoAgent[] = "00000000-0000-0000-0000-000000000000";
+
+std::vector<ExpiredJob> ExpireInTxn(pqxx::work& txn, bool release, const std::string& agent_id,
+                                    const std::string& keep_job_id) {
+  std::vector<ExpiredJob> expired;
+  std::set<std::string> runs;
+  pqxx::result r = txn.exec_prepared("fm_expire_jobs", release, agent_id, keep_job_id);
+  for (const auto& row : r) {
+    ExpiredJob& job = expired.emplace_back();
+    job.job_id = row[0].as<std::string>();
+    job.run_id = row[1].as<std::string>();
+    job.agent_id = row[2].as<std::string>();
+    job.failed = row[3].as<std::string>() == kJobFailed;
+    job.attempts = row[4].as<uint32_t>();
+    runs.insert(job.run_id);
+  }
+  for (const std::string& run_id : runs) internal::RefreshRun(txn, run_id);
+  return expired;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::RunInfo> Store::CreateRun(const NewRun& run) {
+  FLEETMARK_RETURN_IF_ERROR(internal::ValidateNewRun(run));
+  return InTransaction(*pool_, "create run",
+                       [&](pqxx::work& txn) { return internal::CreateRunInTxn(txn, run); });
+}
+
+absl::StatusOr<v1::RunInfo> Store::GetRun(const std::string& run_id) {
+  FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("run_id", run_id));
+  return InTransactionOr(*pool_, "get run", [&](pqxx::work& txn) -> absl::StatusOr<v1::RunInfo> {
+    std::optional<v1::RunInfo> run = internal::LoadRun(txn, run_id);
+    if (!run) return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
+    return *std::move(run);
+  });
+}
+
+absl::StatusOr<std::vector<v1::RunInfo>> Store::ListRuns(int limit) {
+  if (limit < 1 || limit > 1000) {
+    return absl::InvalidArgumentError(absl::StrCat("limit: 1 <= limit <= 1000, got ", limit));
+  }
+  return InTransaction(*pool_, "list runs", [&](pqxx::work& txn) {
+    std::vector<v1::RunInfo> runs;
+    pqxx::result r = txn.exec_params(
+        "SELECT run_id::text FROM runs ORDER BY created_at DESC, run_id LIMIT $1", limit);
+    for (const auto& row : r) {
+      if (auto run = internal::LoadRun(txn, row[0].as<std::string>())) runs.push_back(*std::move(run));
+    }
+    return runs;
+  });
+}
+
+absl::StatusOr<CancelledRun> Store::CancelRun(const std::string& run_id) {
+  FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("run_id", run_id));
+  return InTransactionOr(*pool_, "cancel run", [&](pqxx::work& txn) -> absl::StatusOr<CancelledRun> {
+    pqxx::result r = txn.exec_params("SELECT status FROM runs WHERE run_id = $1::uuid FOR UPDATE", run_id);
+    if (r.empty()) return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
+    const std::string status = r[0][0].as<std::string>();
+    if (status == "done" || status == "failed" || status == "cancelled") {
+      return absl::FailedPreconditionError(absl::StrCat("run ", run_id, " already ended (", status, ")"));
+    }
+    CancelledRun cancelled;
+    pqxx::result jobs = txn.exec_params(
+        "WITH c AS (SELECT job_id, agent_id, status FROM jobs WHERE run_id = $1::uuid"
+        "           AND status IN ('queued', 'assigned', 'running') FOR UPDATE) "
+        "UPDATE jobs j SET status = 'cancelled', message = 'cancelled by user', lease_expires_at = NULL,"
+        " finished_at = now(), updated_at = now() FROM c WHERE j.job_id = c.job_id "
+        "RETURNING c.agent_id::text, c.job_id::text, c.status",
+        run_id);
+    for (const auto& row : jobs) {
+      if (row[2].as<std::string>() != kJobQueued) {
+        cancelled.agent_jobs.emplace_back(row[0].as<std::string>(), row[1].as<std::string>());
+      }
+    }
+    txn.exec_params("UPDATE runs SET status = 'cancelled', finished_at = now() WHERE run_id = $1::uuid",
+                    run_id);
+    cancelled.run = *internal::LoadRun(txn, run_id);
+    return cancelled;
+  });
+}
+
+absl::StatusOr<std::vector<ClaimedJob>> Store::ClaimJobs(const std::vector<std::string>& agent_ids,
+                                                         absl::Duration lease) {
+  std::vector<ClaimedJob> claimed;
+  if (agent_ids.empty()) return claimed;
+  for (const std::string& id : agent_ids) FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", id));
+  return InTransaction(*pool_, "claim jobs", [&](pqxx::work& txn) {
+    pqxx::result r = txn.exec_prepared("fm_claim_jobs", internal::UuidArray(agent_ids),
+                                       internal::IntervalParam(lease), options_.coordinator_id);
+    if (r.empty()) return claimed;
+    std::set<std::string> run_ids;
+    for (const auto& row : r) run_ids.insert(row[1].as<std::string>());
+    std::map<std::string, v1::JobAssignment> templates;
+    pqxx::result runs = txn.exec_prepared(
+        "fm_job_assignment_data",
+        internal::UuidArray(std::vector<std::string>(run_ids.begin(), run_ids.end())));
+    for (const auto& row : runs) {
+      v1::JobAssignment& a = templates[row[0].as<std::string>()];
+      a.set_run_id(row[0].as<std::string>());
+      a.set_quick(row[1].as<bool>());
+      a.set_filter(row[2].as<std::string>());
+      internal::ParseProtoField(row[3], a.mutable_plan());
+    }
+    for (const auto& row : r) {
+      ClaimedJob& job = claimed.emplace_back();
+      job.agent_id = row[2].as<std::string>();
+      job.assignment = templates[row[1].as<std::string>()];
+      job.assignment.set_job_id(row[0].as<std::string>());
+      job.assignment.set_attempt(row[3].as<uint32_t>());
+    }
+    for (const std::string& run_id : run_ids) internal::RefreshRun(txn, run_id);
+    return claimed;
+  });
+}
+
+absl::StatusOr<bool> Store::ResumeJob(const std::string& job_id, const std::string& agent_id,
+                                      absl::Duration lease) {
+  FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("running_job_id", job_id));
+  FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", agent_id));
+  return InTransaction(*pool_, "resume job", [&](pqxx::work& txn) {
+    // A re-queued job of this agent is taken back (one more attempt) unless the agent
+    // has another active job.
+    pqxx::result r = txn.exec_params(
+        "UPDATE jobs SET attempts = CASE WHEN status = 'queued' THEN attempts + 1 ELSE attempts END,"
+        " status = 'running', lease_expires_at = now() + $3::interval, updated_at = now(),"
+        " coordinator_id = $4 "
+        "WHERE job_id = $1::uuid AND agent_id = $2::uuid "
+        "  AND (status IN ('assigned', 'running') OR (status = 'queued' AND NOT EXISTS ("
+        "       SELECT 1 FROM jobs b WHERE b.agent_id = $2::uuid AND b.status IN ('assigned', 'running')))) "
+        "RETURNING run_id::text",
+        job_id, agent_id, internal::IntervalParam(lease), options_.coordinator_id);
+    if (r.empty()) return false;
+    internal::RefreshRun(txn, r[0][0].as<std::string>());
+    return true;
+  });
+}
+
+absl::Status Store::MarkJobRunning(const std::string& job_id, const std::string& agent_id,
+                                   absl::Duration lease) {
+  FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("job_id", job_id));
+  FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", agent_id));
+  return InTransaction(*pool_, "job accepted", [&](pqxx::work& txn) {
+           pqxx::result r = txn.exec_prepared("fm_job_running", job_id, agent_id,
+                                              internal::IntervalParam(lease));
+           if (!r.empty()) internal::RefreshRun(txn, r[0][0].as<std::string>());
+           return true;
+         })
+      .status();
+}
+
+absl::Status Store::UpdateJobProgress(const std::string& job_id, const std::string& agent_id,
+                                      uint32_t cases_done, uint32_t cases_total, absl::Duration lease) {
+  FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("job_id", job_id));
+  FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", agent_id));
+  if (cases_done > cases_total) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job_progress.cases_done: 0 <= cases_done <= cases_total (", cases_total, "), got ",
+                     cases_done));
+  }
+  return InTransaction(*pool_, "job progress", [&](pqxx::work& txn) {
+           txn.exec_prepared("fm_job_progress", job_id, agent_id,
+                             static_cast<int64_t>(std::min<uint32_t>(cases_done, INT32_MAX)),
+                             static_cast<int64_t>(std::min<uint32_t>(cases_total, INT32_MAX)),
+                             internal::IntervalParam(lease));
+           return true;
+         })
+      .status();
+}
+
+absl::Status Store::FinishJob(const std::string& job_id, const std::string& agent_id,
+                              const JobOutcome& outcome) {
+  FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("job_id", job_id));
+  FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", agent_id));
+  const char* status = outcome.cancelled ? kJobCancelled : outcome.ok ? kJobDone : kJobFailed;
+  const char* kind = (!outcome.ok && !outcome.cancelled) ? "benchmark" : "";
+  return InTransactionOr(*pool_, "job finished", [&](pqxx::work& txn) -> absl::Status {
+    pqxx::result r = txn.exec_prepared("fm_job_finish", job_id, agent_id, std::string(status),
+                                       std::string(kind), outcome.message.substr(0, 4096));
+    if (!r.empty()) {
+      internal::RefreshRun(txn, r[0][0].as<std::string>());
+      return absl::OkStatus();
+    }
+    pqxx::result owner = txn.exec_params(
+        "SELECT 1 FROM jobs WHERE job_id = $1::uuid AND agent_id = $2::uuid", job_id, agent_id);
+    if (owner.empty()) {
+      return absl::NotFoundError(absl::StrCat("job ", job_id, " is not a job of this agent"));
+    }
+    return absl::OkStatus();  // already ended (cancelled, expired): nothing to do
+  });
+}
+
+absl::StatusOr<std::vector<ExpiredJob>> Store::ExpireLeases() {
+  return InTransaction(*pool_, "expire leases",
+                       [&](pqxx::work& txn) { return ExpireInTxn(txn, false, kNoAgent, ""); });
+}
+
+absl::StatusOr<std::vector<ExpiredJob>> Store::ReleaseAgentJobs(const std::string& agent_id,
+                                                                const std::string& keep_job_id) {
+  FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", agent_id));
+  return InTransaction(*pool_, "release agent jobs",
+                       [&](pqxx::work& txn) { return ExpireInTxn(txn, true, agent_id, keep_job_id); });
+}
+
+namespace {
+
+struct JobOwner {
+  std::string agent_id;
+  std::string run_id;
+};
+
+// Inserts rows `indices` of `results`; returns the stored result ids.
+std::set<std::string> InsertRows(pqxx::work& txn, const std::vector<Store::AgentResult>& results,
+                                 const std::vector<size_t>& indices,
+                                 const std::map<std::string, JobOwner>& owners) {
+  std::string sql = absl::StrCat("INSERT INTO case_results ", internal::ResultColumns(), " VALUES ");
+  for (size_t k = 0; k < indices.size(); ++k) {
+    const v1::CaseResult& result = *results[indices[k]].result;
+    const JobOwner& owner = owners.at(result.job_id());
+    if (k > 0) sql += ",\n";
+    sql += internal::ResultValues(txn, result, owner.run_id, owner.agent_id);
+  }
+  sql += " ON CONFLICT (result_id) DO NOTHING RETURNING result_id::text";
+  std::set<std::string> stored;
+  for (const auto& row : txn.exec(sql)) stored.insert(row[0].as<std::string>());
+  return stored;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<ResultOutcome>> Store::InsertResults(const std::vector<AgentResult>& results) {
+  std::vector<ResultOutcome> outcomes(results.size());
+  std::vector<std::string> job_ids;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const v1::CaseResult& r = *results[i].result;
+    outcomes[i].result_id = r.result_id();
+    if (absl::Status s = internal::CheckUuid("result.result_id", r.result_id()); !s.ok()) {
+      outcomes[i].rejected = true;
+      outcomes[i].message = std::string(s.message());
+    } else if (absl::Status s = internal::CheckUuid("result.job_id", r.job_id()); !s.ok()) {
+      outcomes[i].rejected = true;
+      outcomes[i].message = std::string(s.message());
+    } else {
+      job_ids.push_back(absl::AsciiStrToLower(r.job_id()));
+    }
+  }
+  if (job_ids.empty()) return outcomes;
+  return InTransaction(*pool_, "insert results", [&](pqxx::work& txn) {
+    std::map<std::string, JobOwner> owners;
+    for (const auto& row : txn.exec_prepared("fm_jobs_owner", internal::UuidArray(job_ids))) {
+      owners[row[0].as<std::string>()] = {row[1].as<std::string>(), row[2].as<std::string>()};
+    }
+    std::vector<size_t> rows;
+    std::set<std::string> seen;
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (outcomes[i].rejected) continue;
+      const v1::CaseResult& r = *results[i].result;
+      auto owner = owners.find(absl::AsciiStrToLower(r.job_id()));
+      if (owner == owners.end() || owner->second.agent_id != results[i].agent_id) {
+        outcomes[i].rejected = true;
+        outcomes[i].message = absl::StrCat("result.job_id: job ", r.job_id(), " is not a job of this agent");
+        continue;
+      }
+      rows.push_back(i);
+    }
+    // Job ids in `owners` are lower case; key the results' lookup the same way.
+    std::map<std::string, JobOwner> by_given_id;
+    for (size_t i : rows) {
+      const std::string& given = results[i].result->job_id();
+      by_given_id[given] = owners[absl::AsciiStrToLower(given)];
+    }
+    std::set<std::string> stored;
+    if (!rows.empty()) stored = InsertRows(txn, results, rows, by_given_id);
+    for (size_t i : rows) {
+      const std::string id = absl::AsciiStrToLower(results[i].result->result_id());
+      // The first occurrence of an id in the batch is the stored one.
+      if (stored.count(id) > 0 && seen.insert(id).second) {
+        outcomes[i].stored = true;
+      } else {
+        outcomes[i].duplicate = true;
+      }
+    }
+    return outcomes;
+  });
+}
+
+absl::StatusOr<v1::ExportResultsResponse> Store::ExportResults(const std::string& run_id,
+                                                               const std::string& agent_name) {
+  FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("run_id", run_id));
+  return InTransactionOr(*pool_, "export results",
+                         [&](pqxx::work& txn) -> absl::StatusOr<v1::ExportResultsResponse> {
+    std::optional<v1::RunInfo> run = internal::LoadRun(txn, run_id);
+    if (!run) return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
+    v1::ExportResultsResponse response;
+    *response.mutable_run() = *run;
+    pqxx::result hosts = txn.exec_params(
+        "SELECT DISTINCT a.name, a.host FROM jobs j JOIN agents a ON a.agent_id = j.agent_id "
+        "WHERE j.run_id = $1::uuid AND ($2 = '' OR a.name = $2)",
+        run_id, agent_name);
+    if (hosts.empty() && !agent_name.empty()) {
+      return absl::NotFoundError(absl::StrCat("agent \"", agent_name, "\" has no job in run ", run_id));
+    }
+    for (const auto& row : hosts) {
+      internal::ParseProtoField(row[1], &(*response.mutable_hosts())[row[0].as<std::string>()]);
+    }
+    pqxx::result r = txn.exec_params(
+        "SELECT c.result FROM case_results c JOIN agents a ON a.agent_id = c.agent_id "
+        "WHERE c.run_id = $1::uuid AND ($2 = '' OR a.name = $2) ORDER BY a.name, c.case_id, c.started_at",
+        run_id, agent_name);
+    for (const auto& row : r) internal::ParseProtoField(row[0], response.add_results());
+    return response;
+  });
+}
+
+}  // namespace fleetmark::store

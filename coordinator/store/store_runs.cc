@@ -1,0 +1,87 @@
+#include "coordinator/store/store_runs.h"
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/store/store_internal.h"
+#include "google/protobuf/text_format.h"
+
+namespace fleetmark::store::internal {
+
+std::string InsertPlan(pqxx::work& txn, const v1::Plan& plan) {
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(plan, &text);
+  pqxx::result r = txn.exec_params(
+      "INSERT INTO plans (plan_id, name, plan, plan_text) VALUES (gen_random_uuid(), $1, $2, $3) "
+      "RETURNING plan_id::text",
+      plan.name(), ProtoParam(plan), text);
+  return r[0][0].as<std::string>();
+}
+
+absl::Status ValidateNewRun(const NewRun& run) {
+  if (run.agent_ids.empty()) return absl::InvalidArgumentError("run: no agent selected");
+  if (run.max_attempts < 1 || run.max_attempts > 100) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("run.max_attempts: 1 <= max_attempts <= 100, got ", run.max_attempts));
+  }
+  for (const std::string& id : run.agent_ids) {
+    absl::Status status = CheckUuid("run.agent_ids[]", id);
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+v1::RunInfo CreateRunInTxn(pqxx::work& txn, const NewRun& run) {
+  const std::string plan_id = InsertPlan(txn, run.plan);
+  pqxx::result r = txn.exec_params(
+      "INSERT INTO runs (run_id, plan_id, plan_name, selector, quick, filter, submitted_by) "
+      "VALUES (gen_random_uuid(), $1::uuid, $2, $3, $4, $5, $6) RETURNING run_id::text",
+      plan_id, run.plan.name(), run.selector, run.quick, run.filter, run.submitted_by);
+  const std::string run_id = r[0][0].as<std::string>();
+  txn.exec_params(
+      "INSERT INTO jobs (job_id, run_id, agent_id, max_attempts, cases_total) "
+      "SELECT gen_random_uuid(), $1::uuid, a, $3, $4 FROM unnest($2::uuid[]) AS a",
+      run_id, UuidArray(run.agent_ids), static_cast<int64_t>(run.max_attempts),
+      static_cast<int64_t>(run.cases_total));
+  return *LoadRun(txn, run_id);
+}
+
+std::optional<v1::RunInfo> LoadRun(pqxx::work& txn, const std::string& run_id) {
+  if (!IsUuid(run_id)) return std::nullopt;
+  pqxx::result r = txn.exec_params(
+      "SELECT r.run_id::text, r.plan_name, r.status, r.selector, r.submitted_by, " +
+          UnixNs("r.created_at") + ", coalesce(" + UnixNs("r.finished_at") +
+          ", 0), r.quick, (SELECT count(*) FROM case_results c WHERE c.run_id = r.run_id) "
+          "FROM runs r WHERE r.run_id = $1::uuid",
+      run_id);
+  if (r.empty()) return std::nullopt;
+  v1::RunInfo info;
+  info.set_run_id(r[0][0].as<std::string>());
+  info.set_plan_name(r[0][1].as<std::string>());
+  info.set_status(r[0][2].as<std::string>());
+  info.set_selector(r[0][3].as<std::string>());
+  info.set_submitted_by(r[0][4].as<std::string>());
+  info.set_created_unix_ns(r[0][5].as<int64_t>());
+  info.set_finished_unix_ns(r[0][6].as<int64_t>());
+  info.set_quick(r[0][7].as<bool>());
+  info.set_results(r[0][8].as<uint64_t>());
+  pqxx::result jobs = txn.exec_params(
+      "SELECT j.job_id::text, a.name, j.status, j.message, j.attempts, j.cases_done, j.cases_total "
+      "FROM jobs j JOIN agents a ON a.agent_id = j.agent_id WHERE j.run_id = $1::uuid ORDER BY a.name",
+      run_id);
+  for (const auto& row : jobs) {
+    v1::JobInfo* job = info.add_jobs();
+    job->set_job_id(row[0].as<std::string>());
+    job->set_agent_name(row[1].as<std::string>());
+    job->set_status(row[2].as<std::string>());
+    job->set_message(row[3].as<std::string>());
+    job->set_attempts(row[4].as<uint32_t>());
+    job->set_cases_done(row[5].as<uint32_t>());
+    job->set_cases_total(row[6].as<uint32_t>());
+  }
+  return info;
+}
+
+void RefreshRun(pqxx::work& txn, const std::string& run_id) {
+  txn.exec_prepared("fm_refresh_run", run_id);
+}
+
+}  // namespace fleetmark::store::internal

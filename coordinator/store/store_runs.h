@@ -1,0 +1,28 @@
+// Run helpers shared by store_jobs.cc and store_schedules.cc (inside one transaction).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <pqxx/pqxx>
+
+#include "coordinator/store/store.h"
+
+namespace fleetmark::store::internal {
+
+// Stores `plan` (binary and text format); returns its plan_id.
+std::string InsertPlan(pqxx::work& txn, const v1::Plan& plan);
+
+// Inserts the plan, the run and one queued job per agent; returns the run.
+v1::RunInfo CreateRunInTxn(pqxx::work& txn, const NewRun& run);
+
+// The run with its jobs and result count; nullopt if unknown.
+std::optional<v1::RunInfo> LoadRun(pqxx::work& txn, const std::string& run_id);
+
+// Recomputes the run's status from its jobs (kept 'cancelled' once cancelled).
+void RefreshRun(pqxx::work& txn, const std::string& run_id);
+
+// CreateRun's argument checks (InvalidArgument naming the field).
+absl::Status ValidateNewRun(const NewRun& run);
+
+}  // namespace fleetmark::store::internal

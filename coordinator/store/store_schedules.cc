@@ -1,0 +1,136 @@
+// Store: schedules and their fires (one per schedule and slot across coordinators).
+#include <pqxx/pqxx>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/store/store.h"
+#include "coordinator/store/store_internal.h"
+#include "coordinator/store/store_runs.h"
+#include "engine/common/status_macros.h"
+
+namespace fleetmark::store {
+
+using internal::InTransaction;
+using internal::InTransactionOr;
+
+namespace {
+
+absl::Status CheckSchedule(const v1::Schedule& schedule) {
+  if (schedule.name().empty() || schedule.name().size() > 128) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("schedule.name: 1 to 128 characters, got ", schedule.name().size()));
+  }
+  if (schedule.cron().empty()) return absl::InvalidArgumentError("schedule.cron: must not be empty");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Schedule> Store::CreateSchedule(const v1::Schedule& schedule, absl::Time next_fire) {
+  FLEETMARK_RETURN_IF_ERROR(CheckSchedule(schedule));
+  auto created = InTransactionOr(*pool_, absl::StrCat("create schedule ", schedule.name()),
+                                 [&](pqxx::work& txn) -> absl::StatusOr<v1::Schedule> {
+    const std::string plan_id = internal::InsertPlan(txn, schedule.plan());
+    pqxx::result r = txn.exec_params(
+        "INSERT INTO schedules (schedule_id, name, cron, plan_id, selector, quick, next_fire_at) "
+        "VALUES (gen_random_uuid(), $1, $2, $3::uuid, $4, $5, $6::timestamptz) RETURNING " +
+            internal::UnixNs("created_at"),
+        schedule.name(), schedule.cron(), plan_id, schedule.selector(), schedule.quick(),
+        internal::TimeParam(next_fire));
+    v1::Schedule out = schedule;
+    out.set_created_unix_ns(r[0][0].as<int64_t>());
+    out.set_next_fire_unix_ns(absl::ToUnixNanos(next_fire));
+    return out;
+  });
+  if (absl::IsAlreadyExists(created.status())) {
+    return absl::AlreadyExistsError(absl::StrCat("schedule \"", schedule.name(), "\" already exists"));
+  }
+  return created;
+}
+
+absl::Status Store::UpsertSchedule(const v1::Schedule& schedule, absl::Time next_fire) {
+  FLEETMARK_RETURN_IF_ERROR(CheckSchedule(schedule));
+  return InTransaction(*pool_, absl::StrCat("upsert schedule ", schedule.name()), [&](pqxx::work& txn) {
+           const std::string plan_id = internal::InsertPlan(txn, schedule.plan());
+           txn.exec_params(
+               "INSERT INTO schedules (schedule_id, name, cron, plan_id, selector, quick, next_fire_at) "
+               "VALUES (gen_random_uuid(), $1, $2, $3::uuid, $4, $5, $6::timestamptz) "
+               "ON CONFLICT (name) DO UPDATE SET cron = EXCLUDED.cron, plan_id = EXCLUDED.plan_id,"
+               " selector = EXCLUDED.selector, quick = EXCLUDED.quick, next_fire_at = EXCLUDED.next_fire_at",
+               schedule.name(), schedule.cron(), plan_id, schedule.selector(), schedule.quick(),
+               internal::TimeParam(next_fire));
+           return true;
+         })
+      .status();
+}
+
+absl::StatusOr<std::vector<v1::Schedule>> Store::ListSchedules() {
+  return InTransaction(*pool_, "list schedules", [&](pqxx::work& txn) {
+    std::vector<v1::Schedule> schedules;
+    pqxx::result r = txn.exec(
+        "SELECT s.name, s.cron, p.plan, s.selector, s.quick, " + internal::UnixNs("s.created_at") +
+        ", coalesce(" + internal::UnixNs("s.next_fire_at") +
+        ", 0) FROM schedules s JOIN plans p ON p.plan_id = s.plan_id ORDER BY s.name");
+    for (const auto& row : r) {
+      v1::Schedule& s = schedules.emplace_back();
+      s.set_name(row[0].as<std::string>());
+      s.set_cron(row[1].as<std::string>());
+      internal::ParseProtoField(row[2], s.mutable_plan());
+      s.set_selector(row[3].as<std::string>());
+      s.set_quick(row[4].as<bool>());
+      s.set_created_unix_ns(row[5].as<int64_t>());
+      s.set_next_fire_unix_ns(row[6].as<int64_t>());
+    }
+    return schedules;
+  });
+}
+
+absl::Status Store::DeleteSchedule(const std::string& name) {
+  return InTransactionOr(*pool_, "delete schedule", [&](pqxx::work& txn) -> absl::Status {
+    pqxx::result r = txn.exec_params("DELETE FROM schedules WHERE name = $1", name);
+    if (r.affected_rows() == 0) return absl::NotFoundError(absl::StrCat("schedule \"", name, "\" not found"));
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Store::SetScheduleNextFire(const std::string& name, absl::Time next_fire) {
+  return InTransaction(*pool_, "schedule next fire", [&](pqxx::work& txn) {
+           txn.exec_params("UPDATE schedules SET next_fire_at = $2::timestamptz WHERE name = $1", name,
+                           internal::TimeParam(next_fire));
+           return true;
+         })
+      .status();
+}
+
+absl::StatusOr<std::optional<v1::RunInfo>> Store::FireSchedule(const std::string& schedule_name,
+                                                               absl::Time slot, const NewRun& run) {
+  if (!run.agent_ids.empty()) FLEETMARK_RETURN_IF_ERROR(internal::ValidateNewRun(run));
+  return InTransactionOr(*pool_, absl::StrCat("fire schedule ", schedule_name),
+                         [&](pqxx::work& txn) -> absl::StatusOr<std::optional<v1::RunInfo>> {
+    pqxx::result s = txn.exec_params("SELECT schedule_id::text FROM schedules WHERE name = $1", schedule_name);
+    if (s.empty()) return absl::NotFoundError(absl::StrCat("schedule \"", schedule_name, "\" not found"));
+    const std::string schedule_id = s[0][0].as<std::string>();
+    pqxx::result fired = txn.exec_params(
+        "INSERT INTO schedule_fires (schedule_id, slot, coordinator_id) VALUES ($1::uuid, $2::timestamptz, $3) "
+        "ON CONFLICT (schedule_id, slot) DO NOTHING RETURNING 1",
+        schedule_id, internal::TimeParam(slot), options_.coordinator_id);
+    if (fired.empty()) return std::optional<v1::RunInfo>();
+    if (run.agent_ids.empty()) return std::optional<v1::RunInfo>(v1::RunInfo());
+    v1::RunInfo info = internal::CreateRunInTxn(txn, run);
+    txn.exec_params("UPDATE schedule_fires SET run_id = $3::uuid WHERE schedule_id = $1::uuid AND slot = $2::timestamptz",
+                    schedule_id, internal::TimeParam(slot), info.run_id());
+    return std::optional<v1::RunInfo>(std::move(info));
+  });
+}
+
+absl::StatusOr<std::optional<absl::Time>> Store::LastFiredSlot(const std::string& schedule_name) {
+  return InTransaction(*pool_, "last fired slot", [&](pqxx::work& txn) {
+    pqxx::result r = txn.exec_params(
+        "SELECT " + internal::UnixNs("max(f.slot)") +
+            " FROM schedule_fires f JOIN schedules s ON s.schedule_id = f.schedule_id WHERE s.name = $1",
+        schedule_name);
+    if (r.empty() || r[0][0].is_null()) return std::optional<absl::Time>();
+    return std::optional<absl::Time>(absl::FromUnixNanos(r[0][0].as<int64_t>()));
+  });
+}
+
+}  // namespace fleetmark::store

@@ -1,0 +1,87 @@
+#include "coordinator/store/store_statements.h"
+
+namespace fleetmark::store::internal {
+
+const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
+  static const auto* kStatements = new std::vector<std::pair<std::string, std::string>>{
+      {"fm_find_token",
+       "SELECT token_id, revoked_at FROM enrollment_tokens WHERE token_sha256 = $1"},
+      {"fm_find_agent",
+       "SELECT a.agent_id::text, a.name, a.credential_sha256, coalesce(t.revoked_at IS NOT NULL, false) "
+       "FROM agents a LEFT JOIN enrollment_tokens t ON t.token_id = a.token_id WHERE a.name = $1"},
+      {"fm_agent_offline",
+       "UPDATE agents SET state = 'offline', last_seen = now() "
+       "WHERE agent_id = $1::uuid AND session_id = $2"},
+      {"fm_liveness_agents",
+       "UPDATE agents a SET last_seen = v.seen, rss_bytes = v.rss, cpu_seconds = v.cpu "
+       "FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[], $4::float8[]) AS v(id, seen, rss, cpu) "
+       "WHERE a.agent_id = v.id"},
+      {"fm_liveness_leases",
+       "UPDATE jobs SET lease_expires_at = now() + $2::interval "
+       "WHERE agent_id = ANY($1::uuid[]) AND status IN ('assigned', 'running')"},
+      {"fm_claim_jobs",
+       "WITH cand AS ("
+       "  SELECT j.job_id FROM jobs j"
+       "  WHERE j.agent_id = ANY($1::uuid[]) AND j.status = 'queued'"
+       "    AND j.job_id = (SELECT j2.job_id FROM jobs j2 WHERE j2.agent_id = j.agent_id"
+       "                    AND j2.status = 'queued' ORDER BY j2.created_at, j2.job_id LIMIT 1)"
+       "    AND NOT EXISTS (SELECT 1 FROM jobs b WHERE b.agent_id = j.agent_id"
+       "                    AND b.status IN ('assigned', 'running'))"
+       "  FOR UPDATE OF j SKIP LOCKED) "
+       "UPDATE jobs j SET status = 'assigned', attempts = j.attempts + 1,"
+       "  lease_expires_at = now() + $2::interval, coordinator_id = $3, updated_at = now() "
+       "FROM cand WHERE j.job_id = cand.job_id "
+       "RETURNING j.job_id::text, j.run_id::text, j.agent_id::text, j.attempts"},
+      {"fm_job_assignment_data",
+       "SELECT r.run_id::text, r.quick, r.filter, p.plan FROM runs r JOIN plans p ON p.plan_id = r.plan_id "
+       "WHERE r.run_id = ANY($1::uuid[])"},
+      {"fm_job_running",
+       "UPDATE jobs SET status = 'running', lease_expires_at = now() + $3::interval, updated_at = now() "
+       "WHERE job_id = $1::uuid AND agent_id = $2::uuid AND status IN ('assigned', 'running') "
+       "RETURNING run_id::text"},
+      {"fm_job_progress",
+       "UPDATE jobs SET status = 'running', cases_done = $3, cases_total = $4,"
+       " lease_expires_at = now() + $5::interval, updated_at = now() "
+       "WHERE job_id = $1::uuid AND agent_id = $2::uuid AND status IN ('assigned', 'running') "
+       "RETURNING run_id::text"},
+      {"fm_job_finish",
+       "UPDATE jobs SET status = $3, failure_kind = $4, message = $5, lease_expires_at = NULL,"
+       " finished_at = now(), updated_at = now(),"
+       " cases_done = CASE WHEN $3 = 'done' THEN greatest(cases_done, cases_total) ELSE cases_done END "
+       "WHERE job_id = $1::uuid AND agent_id = $2::uuid AND status IN ('assigned', 'running') "
+       "RETURNING run_id::text"},
+      {"fm_refresh_run",
+       "UPDATE runs r SET status = s.new_status,"
+       " finished_at = CASE WHEN s.new_status IN ('done', 'failed', 'cancelled')"
+       "                    THEN coalesce(r.finished_at, now()) ELSE NULL END "
+       "FROM (SELECT CASE"
+       "  WHEN count(*) FILTER (WHERE status IN ('queued', 'assigned', 'running')) > 0 THEN"
+       "    CASE WHEN count(*) FILTER (WHERE status <> 'queued' OR attempts > 0) > 0"
+       "         THEN 'running' ELSE 'queued' END"
+       "  WHEN count(*) FILTER (WHERE status = 'failed') > 0 THEN 'failed'"
+       "  WHEN count(*) FILTER (WHERE status = 'cancelled') > 0 THEN 'cancelled'"
+       "  ELSE 'done' END AS new_status FROM jobs WHERE run_id = $1::uuid) s "
+       "WHERE r.run_id = $1::uuid AND r.status <> 'cancelled' AND r.status <> s.new_status"},
+      {"fm_expire_jobs",
+       "WITH expired AS ("
+       "  SELECT job_id FROM jobs WHERE status IN ('assigned', 'running')"
+       "    AND ((NOT $1 AND lease_expires_at < now()) OR ($1 AND agent_id = $2::uuid AND job_id::text <> $3))"
+       "  FOR UPDATE SKIP LOCKED) "
+       "UPDATE jobs j SET"
+       " status = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'queued' END,"
+       " failure_kind = CASE WHEN j.attempts >= j.max_attempts THEN 'infrastructure' ELSE '' END,"
+       " message = 'infrastructure: agent ' || a.name || CASE WHEN $1 THEN ' restarted' ELSE ' lost (lease expired)' END ||"
+       "   CASE WHEN j.attempts >= j.max_attempts"
+       "        THEN ' after ' || j.attempts || ' of ' || j.max_attempts || ' attempts'"
+       "        ELSE ', re-queued after attempt ' || j.attempts || ' of ' || j.max_attempts END,"
+       " lease_expires_at = NULL, updated_at = now(),"
+       " finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() ELSE NULL END "
+       "FROM expired, agents a WHERE j.job_id = expired.job_id AND a.agent_id = j.agent_id "
+       "RETURNING j.job_id::text, j.run_id::text, j.agent_id::text, j.status, j.attempts"},
+      {"fm_jobs_owner",
+       "SELECT job_id::text, agent_id::text, run_id::text FROM jobs WHERE job_id = ANY($1::uuid[])"},
+  };
+  return *kStatements;
+}
+
+}  // namespace fleetmark::store::internal
