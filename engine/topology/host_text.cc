@@ -1,0 +1,127 @@
+#include "engine/topology/host_text.h"
+
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "engine/topology/placement_spec.h"
+
+namespace fleetmark::engine {
+namespace {
+
+template <typename Repeated>
+std::string CpuList(const Repeated& cpus) {
+  CpuSet set(cpus.begin(), cpus.end());
+  return FormatCpuList(set);
+}
+
+std::string Ghz(uint64_t khz) {
+  return khz == 0 ? "? GHz" : absl::StrFormat("%.2f GHz", static_cast<double>(khz) / 1e6);
+}
+
+std::string Bytes(uint64_t bytes) {
+  if (bytes >= (1ull << 30)) return absl::StrFormat("%.1f GiB", bytes / double(1ull << 30));
+  if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) {
+    return absl::StrCat(bytes >> 20, " MiB");
+  }
+  if (bytes % 1024 == 0) return absl::StrCat(bytes >> 10, " KiB");
+  return absl::StrCat(bytes, " B");
+}
+
+std::string OrUnknown(const std::string& s) { return s.empty() ? "(unknown)" : s; }
+
+std::string KindLine(const v1::CoreKind& kind, int name_width) {
+  std::string line = absl::StrFormat(
+      "  %-*s cpus %-10s %2u %s x %u %s  %s", name_width, kind.name(), CpuList(kind.cpus()),
+      kind.cores(), kind.cores() == 1 ? "core " : "cores", kind.threads_per_core(),
+      kind.threads_per_core() == 1 ? "thread " : "threads", Ghz(kind.max_frequency_khz()));
+  if (kind.capacity() > 0) absl::StrAppend(&line, "  capacity ", kind.capacity());
+  if (!kind.microarchitecture().empty()) absl::StrAppend(&line, "  ", kind.microarchitecture());
+  return line;
+}
+
+std::string CacheName(const v1::CacheInfo& cache) {
+  std::string suffix = cache.type() == "data" ? "d" : cache.type() == "instruction" ? "i" : "";
+  return absl::StrCat("L", cache.level(), suffix);
+}
+
+}  // namespace
+
+std::string FormatHostText(const v1::HostInfo& host) {
+  std::string out;
+  auto row = [&out](const char* label, const std::string& value) {
+    absl::StrAppend(&out, absl::StrFormat("%-13s%s\n", label, value));
+  };
+  row("host", OrUnknown(host.hostname()));
+  row("cpu", OrUnknown(host.cpu_model()));
+  row("arch", OrUnknown(host.arch()));
+  row("os", absl::StrCat(OrUnknown(host.os()), ", kernel ", OrUnknown(host.kernel())));
+  if (!host.device_model().empty()) row("device", host.device_model());
+  if (!host.soc().empty()) row("soc", host.soc());
+  row("cpus", absl::StrFormat("%u logical, %u physical cores, %u package%s, %u NUMA node%s",
+                              host.logical_cpus(), host.physical_cores(), host.packages(),
+                              host.packages() == 1 ? "" : "s", host.numa_nodes(),
+                              host.numa_nodes() == 1 ? "" : "s"));
+  row("smt", host.smt() ? absl::StrCat("yes (cpu 0 siblings: ",
+                                       CpuList(host.smt_siblings_of_cpu0()), ")")
+                        : "no");
+  row("memory", host.memory_bytes() > 0 ? Bytes(host.memory_bytes()) : "(unknown)");
+  row("governor", OrUnknown(host.governor()));
+  row("clocks", host.clocks_locked() ? "locked (min = max on every CPU)" : "not locked");
+  row("source", absl::StrCat(host.topology_source(),
+                             host.hwloc_version().empty() ? ""
+                                                          : absl::StrCat(", hwloc ",
+                                                                         host.hwloc_version())));
+  row("engine", host.engine_version());
+
+  int width = 0;
+  for (const auto& k : host.core_classes()) width = std::max<int>(width, k.name().size());
+  absl::StrAppend(&out, "core classes (fleetmark: by microarchitecture / max frequency)\n");
+  for (const auto& k : host.core_classes()) absl::StrAppend(&out, KindLine(k, width), "\n");
+  if (host.core_kinds_size() > 0) {
+    absl::StrAppend(&out, "hwloc cpu kinds (index, efficiency rank)\n");
+    for (const auto& k : host.core_kinds()) {
+      v1::CoreKind named = k;
+      named.set_name(absl::StrCat("#", k.name(), " eff ", k.efficiency()));
+      absl::StrAppend(&out, KindLine(named, 10), "\n");
+    }
+  }
+  if (host.caches_size() > 0) {
+    // Instances grouped by level, type and size.
+    std::map<std::tuple<uint32_t, std::string, uint64_t>, std::vector<std::string>> groups;
+    for (const auto& cache : host.caches()) {
+      groups[{cache.level(), cache.type(), cache.size_bytes()}].push_back(CpuList(cache.cpus()));
+    }
+    absl::StrAppend(&out, "caches\n");
+    for (const auto& [key, instances] : groups) {
+      v1::CacheInfo c;
+      c.set_level(std::get<0>(key));
+      c.set_type(std::get<1>(key));
+      absl::StrAppend(&out, absl::StrFormat("  %-4s %-9s x %-2d cpus %s\n", CacheName(c),
+                                            Bytes(std::get<2>(key)), instances.size(),
+                                            absl::StrJoin(instances, " | ")));
+    }
+  }
+  if (host.notes_size() > 0) {
+    absl::StrAppend(&out, "notes\n");
+    for (const auto& note : host.notes()) absl::StrAppend(&out, "  ", note, "\n");
+  }
+  return out;
+}
+
+std::string FormatHostSummary(const v1::HostInfo& host) {
+  std::vector<std::string> classes;
+  for (const auto& k : host.core_classes()) {
+    classes.push_back(absl::StrFormat("%s %s (%ux%u @%s)", k.name(), CpuList(k.cpus()),
+                                      k.cores(), k.threads_per_core(),
+                                      Ghz(k.max_frequency_khz())));
+  }
+  return absl::StrFormat("%s %s, %u CPUs / %u cores%s, %s", host.arch(), host.cpu_model(),
+                         host.logical_cpus(), host.physical_cores(),
+                         host.smt() ? ", SMT" : "", absl::StrJoin(classes, " + "));
+}
+
+}  // namespace fleetmark::engine
