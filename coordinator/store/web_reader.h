@@ -3,7 +3,8 @@
 // coordinator/http depends only on this header; PgWebReader (web_queries.h) implements
 // it over libpqxx with parameterised SQL.
 //
-//   std::unique_ptr<WebReader> reader = ...;
+//   FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<WebReader> reader,
+//                              OpenPgWebReader({.uri = uri, .pool_size = 8}));
 //   absl::StatusOr<WebRun> run = reader->GetRun("0b6f...");   // NotFound if absent
 //
 // Thread-safety: implementations are safe to call from many threads at once.
@@ -13,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,8 +61,9 @@ struct WebRun {
   std::vector<WebJob> jobs;
 };
 
-// A stored case result with the agent that produced it. `result.samples_ns` and the
-// environment snapshots are left empty (see WebReader::ResultSamples).
+// A stored case result with the agent that produced it. In lists (RunResults) only
+// the dimensions, status, statistics, stored counters and the scenario result are
+// filled (no samples, environment or context switches); GetResult fills everything.
 struct WebResult {
   std::string agent_id;
   std::string agent_name;
@@ -73,7 +76,7 @@ struct HistoryPoint {
   std::string agent_name;
   std::string run_id;
   std::string result_id;
-  int64_t finished_unix_ns = 0;
+  int64_t run_created_unix_ns = 0;  // when the run was submitted (the night it ran)
   double median_ns = 0;
   double ci_low_ns = 0;
   double ci_high_ns = 0;
@@ -98,8 +101,9 @@ class WebReader {
   virtual absl::StatusOr<std::vector<WebResult>> RunResults(std::string_view run_id,
                                                             std::string_view agent_id) = 0;
 
-  // Raw wall-time samples (ns, measurement order) of one result; NotFound if unknown.
-  virtual absl::StatusOr<std::vector<int64_t>> ResultSamples(std::string_view result_id) = 0;
+  // One result in full (raw samples, counters, environment); NotFound if unknown or
+  // not a UUID.
+  virtual absl::StatusOr<WebResult> GetResult(std::string_view result_id) = 0;
 
   // The newest run holding results of `agent_id`; NotFound if the agent is unknown or
   // has no results.
@@ -108,11 +112,24 @@ class WebReader {
   // The case ids measured by `agent_id` in its newest run with results (sorted).
   virtual absl::StatusOr<std::vector<std::string>> CaseIds(std::string_view agent_id) = 0;
 
-  // The median of `case_id` in each of the newest `limit` (1..1000) finished runs per
-  // agent, oldest first; `scheduled_only` keeps runs submitted by a schedule (nightly).
+  // The median of `case_id` in each of the newest `limit` (1..1000) runs per agent,
+  // grouped by agent (in `agent_ids` order), oldest first; `scheduled_only` keeps runs
+  // submitted by a schedule (nightly). Unknown agents give no points.
   virtual absl::StatusOr<std::vector<HistoryPoint>> CaseHistory(
       std::string_view case_id, const std::vector<std::string>& agent_ids, int limit,
       bool scheduled_only) = 0;
 };
+
+struct WebReaderOptions {
+  std::string uri;       // libpq URI of the coordinator's database
+  int pool_size = 8;     // connections opened at most (1..256)
+  // An agent shows as online while its state is online and it was seen this recently
+  // (the coordinator's StoreOptions::online_window).
+  int online_window_seconds = 30;
+};
+
+// The PostgreSQL-backed reader. Errors: InvalidArgument (empty URI, pool size out of
+// range), Unavailable (database unreachable).
+absl::StatusOr<std::unique_ptr<WebReader>> OpenPgWebReader(const WebReaderOptions& options);
 
 }  // namespace fleetmark::store

@@ -1,0 +1,195 @@
+#include "coordinator/http/api.h"
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "coordinator/http/change_points.h"
+#include "coordinator/http/compare.h"
+#include "coordinator/http/json_codec.h"
+
+namespace fleetmark::http {
+namespace {
+
+using nlohmann::json;
+
+ApiResponse Error(int status, std::string message) { return {status, json{{"error", std::move(message)}}}; }
+
+ApiResponse FromStatus(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kNotFound: return Error(404, std::string(status.message()));
+    case absl::StatusCode::kInvalidArgument: return Error(400, std::string(status.message()));
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded: return Error(503, std::string(status.message()));
+    default: return Error(500, std::string(status.message()));
+  }
+}
+
+std::string Param(const std::map<std::string, std::string>& query, const std::string& name) {
+  auto it = query.find(name);
+  return it == query.end() ? "" : it->second;
+}
+
+// Integer parameter in [min, max]; absent -> fallback.
+absl::StatusOr<int> IntParam(const std::map<std::string, std::string>& query, const std::string& name, int fallback,
+                             int min, int max) {
+  const std::string text = Param(query, name);
+  if (text.empty()) return fallback;
+  int value = 0;
+  if (!absl::SimpleAtoi(text, &value) || value < min || value > max) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": integer ", min, "..", max, ", got \"", text, "\""));
+  }
+  return value;
+}
+
+std::vector<std::string> ListParam(const std::map<std::string, std::string>& query, const std::string& name) {
+  return absl::StrSplit(Param(query, name), ',');
+}
+
+}  // namespace
+
+ApiResponse Api::Get(std::string_view path, const std::map<std::string, std::string>& query) const {
+  std::vector<std::string> parts = absl::StrSplit(absl::string_view(path.data(), path.size()), '/');
+  if (!parts.empty() && parts.back().empty()) parts.pop_back();  // trailing slash
+  try {
+    if (parts.size() == 1 && parts[0] == "agents") return Agents();
+    if (parts.size() == 1 && parts[0] == "runs") return Runs(query);
+    if (parts.size() == 2 && parts[0] == "runs") return Run(parts[1]);
+    if (parts.size() == 3 && parts[0] == "runs" && parts[2] == "results") return RunResults(parts[1], query);
+    if (parts.size() == 2 && parts[0] == "results") return Result(parts[1]);
+    if (parts.size() == 1 && parts[0] == "compare") return Compare(query);
+    if (parts.size() == 1 && parts[0] == "history") return History(query);
+    if (parts.size() == 1 && parts[0] == "cases") return Cases(query);
+  } catch (const std::exception& e) {
+    // Nothing above is expected to throw; keep the server up if it does.
+    return Error(500, absl::StrCat("internal error: ", e.what()));
+  }
+  return Error(404, absl::StrCat("no API endpoint /api/v1/", std::string(path)));
+}
+
+ApiResponse Api::Agents() const {
+  auto agents = reader_->ListAgents();
+  if (!agents.ok()) return FromStatus(agents.status());
+  json list = json::array();
+  for (const auto& a : *agents) list.push_back(AgentJson(a));
+  return {200, json{{"agents", list}}};
+}
+
+ApiResponse Api::Runs(const std::map<std::string, std::string>& query) const {
+  auto limit = IntParam(query, "limit", 50, 1, 1000);
+  if (!limit.ok()) return FromStatus(limit.status());
+  auto runs = reader_->ListRuns(*limit);
+  if (!runs.ok()) return FromStatus(runs.status());
+  json list = json::array();
+  for (const auto& r : *runs) list.push_back(RunJson(r));
+  return {200, json{{"runs", list}}};
+}
+
+ApiResponse Api::Run(std::string_view run_id) const {
+  auto run = reader_->GetRun(run_id);
+  if (!run.ok()) return FromStatus(run.status());
+  return {200, json{{"run", RunJson(*run)}}};
+}
+
+ApiResponse Api::RunResults(std::string_view run_id, const std::map<std::string, std::string>& query) const {
+  auto results = reader_->RunResults(run_id, Param(query, "agent"));
+  if (!results.ok()) return FromStatus(results.status());
+  json list = json::array();
+  for (const auto& r : *results) list.push_back(ResultJson(r, /*full=*/false));
+  return {200, json{{"run_id", std::string(run_id)}, {"results", list}}};
+}
+
+ApiResponse Api::Result(std::string_view result_id) const {
+  auto result = reader_->GetResult(result_id);
+  if (!result.ok()) return FromStatus(result.status());
+  return {200, json{{"result", ResultJson(*result, /*full=*/true)}}};
+}
+
+ApiResponse Api::Compare(const std::map<std::string, std::string>& query) const {
+  const std::vector<std::string> agent_ids = ListParam(query, "agents");
+  std::vector<std::string> run_ids = ListParam(query, "runs");
+  if (Param(query, "agents").empty() || agent_ids.size() > static_cast<size_t>(kMaxDevices)) {
+    return Error(400, absl::StrCat("agents: 1..", kMaxDevices, " comma-separated agent ids, got \"",
+                                   Param(query, "agents"), "\""));
+  }
+  if (Param(query, "runs").empty()) run_ids.assign(agent_ids.size(), "");
+  if (run_ids.size() != agent_ids.size()) {
+    return Error(400, absl::StrCat("runs: one run id (or empty) per agent: ", agent_ids.size(), " agents, ",
+                                   run_ids.size(), " runs"));
+  }
+  auto agents = reader_->ListAgents();
+  if (!agents.ok()) return FromStatus(agents.status());
+  std::vector<DeviceResults> devices;
+  for (size_t i = 0; i < agent_ids.size(); ++i) {
+    const store::WebAgent* agent = nullptr;
+    for (const auto& a : *agents) {
+      if (a.agent_id == agent_ids[i]) agent = &a;
+    }
+    if (agent == nullptr) return Error(404, absl::StrCat("agent ", agent_ids[i], " not found"));
+    DeviceResults& device = devices.emplace_back();
+    device.agent_id = agent->agent_id;
+    device.name = agent->name;
+    device.run_id = run_ids[i];
+    if (device.run_id.empty()) {
+      auto latest = reader_->LatestRunWithResults(agent->agent_id);
+      if (absl::IsNotFound(latest.status())) continue;  // no results yet: an empty column
+      if (!latest.ok()) return FromStatus(latest.status());
+      device.run_id = *latest;
+    }
+    auto results = reader_->RunResults(device.run_id, device.agent_id);
+    if (!results.ok()) return FromStatus(results.status());
+    device.results = std::move(*results);
+  }
+  return {200, ComparisonJson(devices, CompareDevices(devices))};
+}
+
+ApiResponse Api::History(const std::map<std::string, std::string>& query) const {
+  const std::string case_id = Param(query, "case");
+  if (case_id.empty()) return Error(400, "case: a case id is required, got \"\"");
+  const std::vector<std::string> agent_ids = ListParam(query, "agents");
+  if (Param(query, "agents").empty() || agent_ids.size() > static_cast<size_t>(kMaxDevices)) {
+    return Error(400, absl::StrCat("agents: 1..", kMaxDevices, " comma-separated agent ids, got \"",
+                                   Param(query, "agents"), "\""));
+  }
+  auto limit = IntParam(query, "limit", 120, 1, 1000);
+  if (!limit.ok()) return FromStatus(limit.status());
+  const bool nightly = Param(query, "nightly") == "1";
+  auto points = reader_->CaseHistory(case_id, agent_ids, *limit, nightly);
+  if (!points.ok()) return FromStatus(points.status());
+  json series = json::array();
+  for (size_t begin = 0; begin < points->size();) {
+    size_t end = begin;
+    while (end < points->size() && (*points)[end].agent_id == (*points)[begin].agent_id) ++end;
+    json list = json::array();
+    std::vector<double> medians;
+    for (size_t i = begin; i < end; ++i) {
+      const store::HistoryPoint& p = (*points)[i];
+      const bool ok = p.status == fleetmark::v1::CASE_STATUS_OK;
+      medians.push_back(ok ? p.median_ns : 0.0);
+      list.push_back({{"run_id", p.run_id}, {"result_id", p.result_id},
+                      {"finished_unix_ms", p.run_created_unix_ns / 1000000},
+                      {"median_ns", ok ? json(p.median_ns) : json(nullptr)},
+                      {"ci_low_ns", ok ? json(p.ci_low_ns) : json(nullptr)},
+                      {"ci_high_ns", ok ? json(p.ci_high_ns) : json(nullptr)},
+                      {"status", CaseStatusName(p.status)}});
+    }
+    series.push_back({{"agent_id", (*points)[begin].agent_id}, {"name", (*points)[begin].agent_name},
+                      {"points", list}, {"change_points", DetectChangePoints(medians)}});
+    begin = end;
+  }
+  return {200, json{{"case_id", case_id},
+                    {"method", "binary segmentation of log(median) per device, BIC penalty "
+                               "2·σ²·ln n with σ from the MAD of successive differences, "
+                               "changes of at least 3%, at least 2 runs per segment"},
+                    {"series", series}}};
+}
+
+ApiResponse Api::Cases(const std::map<std::string, std::string>& query) const {
+  auto ids = reader_->CaseIds(Param(query, "agent"));
+  if (!ids.ok()) return FromStatus(ids.status());
+  return {200, json{{"agent_id", Param(query, "agent")}, {"case_ids", *ids}}};
+}
+
+}  // namespace fleetmark::http

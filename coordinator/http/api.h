@@ -1,0 +1,64 @@
+// The read-only JSON API of the web view, independent of the HTTP library: maps a GET
+// of /api/v1/<path>?<query> to a status code and a JSON body, reading through a
+// store::WebReader.
+//
+//   Api api(reader);
+//   ApiResponse r = api.Get("runs/0b6f.../results", {{"agent", "..."}});
+//   // r.status: 200, 400 (bad parameter, named), 404 (unknown path or id), 503, 500
+//
+// Endpoints (all GET):
+//   agents                       every agent with host, labels, state
+//   runs?limit=N                 newest N runs (1..1000, default 50) with jobs
+//   runs/<run_id>                one run with jobs
+//   runs/<run_id>/results[?agent=<agent_id>]   results without raw samples
+//   results/<result_id>          one result in full, raw samples included
+//   compare?agents=a,b[&runs=r1,r2]   comparison (compare.h); runs default to each
+//                                agent's newest run with results ("" entries too)
+//   history?case=<case_id>&agents=a,b[&limit=N][&nightly=1]   medians + change points
+//   cases?agent=<agent_id>       case ids of the agent's newest run
+// Thread-safety: Get may be called from many threads (the reader must allow it).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "coordinator/store/web_reader.h"
+
+namespace fleetmark::http {
+
+struct ApiResponse {
+  int status = 200;
+  nlohmann::json body;  // {"error": "..."} when status != 200
+};
+
+class Api {
+ public:
+  explicit Api(std::shared_ptr<store::WebReader> reader) : reader_(std::move(reader)) {}
+
+  // `path` is what follows "/api/v1/" (no leading slash); `query` the decoded
+  // parameters (the first value of each name).
+  ApiResponse Get(std::string_view path, const std::map<std::string, std::string>& query) const;
+
+  store::WebReader& reader() const { return *reader_; }
+
+ private:
+  ApiResponse Agents() const;
+  ApiResponse Runs(const std::map<std::string, std::string>& query) const;
+  ApiResponse Run(std::string_view run_id) const;
+  ApiResponse RunResults(std::string_view run_id, const std::map<std::string, std::string>& query) const;
+  ApiResponse Result(std::string_view result_id) const;
+  ApiResponse Compare(const std::map<std::string, std::string>& query) const;
+  ApiResponse History(const std::map<std::string, std::string>& query) const;
+  ApiResponse Cases(const std::map<std::string, std::string>& query) const;
+
+  std::shared_ptr<store::WebReader> reader_;
+};
+
+// Maximum devices in one comparison or history request.
+inline constexpr int kMaxDevices = 16;
+
+}  // namespace fleetmark::http

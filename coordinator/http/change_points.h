@@ -1,0 +1,32 @@
+// Change-point detection for a case's history (median per nightly run): binary
+// segmentation with a normal mean-shift cost on log(median) and a BIC-style penalty.
+//
+//   std::vector<size_t> at = DetectChangePoints({10, 10.1, 9.9, 14, 14.2, 13.9});  // {3}
+//
+// Method: Scott & Knott (1974) binary segmentation; cost of a segment = sum of squared
+// deviations from its mean; a split is kept when it lowers the cost by more than
+// 2·σ²·ln(n) (Schwarz/BIC penalty as in Killick, Fearnhead & Eckley 2012, §1), with σ
+// estimated robustly from first differences: σ = MAD(Δx) / (0.6745·√2) (Fryzlewicz
+// 2014, WBS). Working on log(median) makes shifts relative. Pure function, thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace fleetmark::http {
+
+struct ChangePointOptions {
+  // Fewest points on each side of a change.
+  size_t min_segment = 2;
+  // Shifts smaller than this relative change of the segment medians are ignored
+  // (0.03 = 3%), so a perfectly quiet series does not flag tiny moves.
+  double min_relative_change = 0.03;
+};
+
+// Indices i (ascending) where a new level starts: points[i-1] and points[i] lie in
+// different segments. Non-positive or non-finite values are skipped for fitting and
+// never reported. Empty for fewer than 2·min_segment usable points.
+std::vector<size_t> DetectChangePoints(const std::vector<double>& medians,
+                                       const ChangePointOptions& options = {});
+
+}  // namespace fleetmark::http

@@ -1,0 +1,80 @@
+// Side-by-side comparison of devices (the Compare page): for each strategy × workload
+// cell, each device's median normalised to that device's fastest strategy for the
+// workload, the winning device, the ratio of medians A/X with an interval, and a
+// geometric-mean summary per workload and overall.
+//
+//   std::vector<DeviceResults> devices = ...;       // device 0 is "A"
+//   Comparison c = CompareDevices(devices);
+//
+// Ratio interval: [low_A / high_X, high_A / low_X] from the two medians' 95% CIs
+// (interval arithmetic on independent CIs: conservative, at least ~90% coverage by
+// Bonferroni). It contains 1 exactly when the two CIs overlap, which is the "no
+// difference" rule. Geometric means of ratios and of their bounds follow Fleming &
+// Wallace (1986), "How not to lie with statistics: the correct way to summarize
+// benchmark results". Pure functions, thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "coordinator/store/web_reader.h"
+
+namespace fleetmark::http {
+
+struct DeviceResults {
+  std::string agent_id;
+  std::string name;
+  std::string run_id;
+  std::vector<store::WebResult> results;  // only OK results with samples are used
+};
+
+struct CellValue {
+  std::string result_id;
+  double median_ns = 0;
+  double ci_low_ns = 0;
+  double ci_high_ns = 0;
+  double normalized = 1;  // median / this device's fastest median in the workload (>= 1)
+  bool fastest = false;   // this device's fastest strategy in the workload
+};
+
+struct Ratio {
+  double ratio = 1;     // median_A / median_X
+  double low = 1;
+  double high = 1;
+  bool no_difference = false;  // low <= 1 <= high
+};
+
+struct Cell {
+  std::string strategy;
+  std::string workload;                     // WorkloadColumn::key
+  std::vector<std::optional<CellValue>> values;  // one per device
+  int winner = -1;              // index of the fastest device; -1 if < 2 devices have it
+  bool no_difference = false;   // the winner's CI overlaps the runner-up's
+  std::vector<std::optional<Ratio>> ratios;  // [i] = A / device i (i >= 1); [0] empty
+};
+
+struct WorkloadColumn {
+  std::string key;    // "<scenario>/<workload>/<io_mode>/<placement>"
+  std::string label;  // e.g. "storage (suspending)"
+};
+
+struct Comparison {
+  std::vector<WorkloadColumn> workloads;  // in first-seen order of device A, then others
+  std::vector<std::string> strategies;    // by geometric mean of normalised time, fastest first
+  std::vector<Cell> cells;
+  // Per workload column: geometric mean over its cells of A / device i.
+  std::vector<std::pair<std::string, std::vector<std::optional<Ratio>>>> geomean;
+  // Over every cell with both values.
+  std::vector<std::optional<Ratio>> overall;
+};
+
+Comparison CompareDevices(const std::vector<DeviceResults>& devices);
+
+// The column key / label of a result's case.
+std::string WorkloadKey(const fleetmark::v1::CaseSpec& spec);
+std::string WorkloadLabel(const fleetmark::v1::CaseSpec& spec);
+// The strategy's display label (spec label, else name).
+std::string StrategyLabel(const fleetmark::v1::CaseSpec& spec);
+
+}  // namespace fleetmark::http

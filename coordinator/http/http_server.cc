@@ -1,0 +1,212 @@
+#include "coordinator/http/http_server.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+#include <httplib.h>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "coordinator/http/api.h"
+#include "engine/common/status_macros.h"
+
+#ifndef FLEETMARK_WEB_DIST
+#define FLEETMARK_WEB_DIST ""
+#endif
+
+namespace fleetmark::http {
+namespace {
+
+constexpr char kSecurityPolicy[] =
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+bool IsLoopback(absl::string_view host) {
+  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+}
+
+// Compares without an early exit, so response time does not reveal the prefix length.
+bool SameSecret(std::string_view given, std::string_view expected) {
+  if (expected.empty()) return false;
+  unsigned char diff = given.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < given.size(); ++i) {
+    diff |= static_cast<unsigned char>(given[i] ^ expected[i % expected.size()]);
+  }
+  return diff == 0;
+}
+
+std::string Dump(const nlohmann::json& body) {
+  // Agent-provided text may hold invalid UTF-8: replace it rather than throw.
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+class HttpServerImpl final : public HttpServer {
+ public:
+  HttpServerImpl(const HttpServerOptions& options, std::string host, std::string index_html,
+                 std::shared_ptr<store::WebReader> reader)
+      : options_(options), host_(std::move(host)), index_html_(std::move(index_html)), api_(std::move(reader)) {}
+
+  ~HttpServerImpl() override { Stop(); }
+
+  absl::Status Start(int port) {
+    const int threads = options_.threads;
+    server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    server_.set_default_headers({{"X-Content-Type-Options", "nosniff"},
+                                 {"Content-Security-Policy", kSecurityPolicy},
+                                 {"Referrer-Policy", "no-referrer"},
+                                 {"X-Frame-Options", "DENY"}});
+    server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      if (options_.bearer_token.empty() || !absl::StartsWith(req.path, "/api/")) {
+        return httplib::Server::HandlerResponse::Unhandled;
+      }
+      const std::string header = req.get_header_value("Authorization");
+      constexpr absl::string_view kBearer = "Bearer ";
+      if (absl::StartsWith(header, kBearer) && SameSecret(std::string_view(header).substr(kBearer.size()),
+                                                           options_.bearer_token)) {
+        return httplib::Server::HandlerResponse::Unhandled;
+      }
+      res.status = 401;
+      res.set_header("WWW-Authenticate", "Bearer realm=\"fleetmark\"");
+      res.set_content(Dump({{"error", "a bearer token is required (Authorization: Bearer <token>)"}}),
+                      "application/json");
+      return httplib::Server::HandlerResponse::Handled;
+    });
+    server_.Get(R"(/api/v1/(.*))", [this](const httplib::Request& req, httplib::Response& res) {
+      std::map<std::string, std::string> query;
+      for (const auto& [name, value] : req.params) query.emplace(name, value);  // first value wins
+      ApiResponse response = api_.Get(req.matches[1].str(), query);
+      res.status = response.status;
+      res.set_header("Cache-Control", "no-store");
+      res.set_content(Dump(response.body), "application/json");
+    });
+    if (!server_.set_mount_point("/assets", options_.web_root + "/assets",
+                                 {{"Cache-Control", "no-cache"}})) {
+      return absl::FailedPreconditionError(absl::StrCat("web root ", options_.web_root, ": no assets/ folder"));
+    }
+    // Pages: the single-page app renders the route; the status tells crawlers and
+    // tests whether the thing exists.
+    server_.Get(R"(/(fleet|runs|compare|history)?/?)", [this](const httplib::Request&, httplib::Response& res) {
+      Page(res, 200);
+    });
+    server_.Get(R"(/runs/([^/]+)/?)", [this](const httplib::Request& req, httplib::Response& res) {
+      auto run = api_.reader().GetRun(req.matches[1].str());
+      Page(res, run.ok() ? 200 : absl::IsNotFound(run.status()) ? 404 : 503);
+    });
+    server_.Get(R"(/.*)", [this](const httplib::Request&, httplib::Response& res) { Page(res, 404); });
+    server_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+      res.status = 500;
+      res.set_content(Dump({{"error", "internal error"}}), "application/json");
+    });
+
+    bool bound = false;
+    if (port == 0) {
+      port_ = server_.bind_to_any_port(host_);
+      bound = port_ > 0;
+    } else {
+      bound = server_.bind_to_port(host_, port);
+      port_ = port;
+    }
+    if (!bound) {
+      return absl::UnavailableError(absl::StrCat("http: cannot listen on ", options_.address));
+    }
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    return absl::OkStatus();
+  }
+
+  int port() const override { return port_; }
+
+  std::string url() const override {
+    const bool v6 = host_.find(':') != std::string::npos;
+    return absl::StrCat("http://", v6 ? "[" : "", host_, v6 ? "]" : "", ":", port_, "/");
+  }
+
+  void Stop() override {
+    if (stopped_.exchange(true)) return;
+    server_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Page(httplib::Response& res, int status) {
+    res.status = status;
+    res.set_header("Cache-Control", "no-cache");
+    res.set_content(index_html_, "text/html; charset=utf-8");
+  }
+
+  const HttpServerOptions options_;
+  const std::string host_;
+  const std::string index_html_;
+  Api api_;
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::atomic<bool> stopped_{false};
+};
+
+}  // namespace
+
+absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view address_view) {
+  const absl::string_view address(address_view.data(), address_view.size());
+  const auto bad = [&] {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "http address: expected host:port (IPv4, [IPv6] or localhost; port 0..65535), got \"", address, "\""));
+  };
+  std::string host;
+  absl::string_view port_text;
+  if (absl::StartsWith(address, "[")) {
+    const size_t close = address.find("]:");
+    if (close == absl::string_view::npos) return bad();
+    host = std::string(address.substr(1, close - 1));
+    port_text = address.substr(close + 2);
+  } else {
+    const size_t colon = address.rfind(':');
+    if (colon == absl::string_view::npos || address.find(':') != colon) return bad();
+    host = std::string(address.substr(0, colon));
+    port_text = address.substr(colon + 1);
+  }
+  int port = 0;
+  if (host.empty() || !absl::SimpleAtoi(port_text, &port) || port < 0 || port > 65535) return bad();
+  return std::make_pair(host, port);
+}
+
+absl::StatusOr<std::unique_ptr<HttpServer>> StartHttpServer(const HttpServerOptions& options,
+                                                            std::shared_ptr<store::WebReader> reader) {
+  FLEETMARK_ASSIGN_OR_RETURN(auto host_port, ParseHostPort(options.address));
+  if (options.threads < 1 || options.threads > 256) {
+    return absl::InvalidArgumentError(absl::StrCat("http threads: 1..256, got ", options.threads));
+  }
+  if (!IsLoopback(host_port.first) && options.bearer_token.empty() && !options.allow_insecure_remote) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "http address ", options.address, " is not loopback: set a bearer token (or allow_insecure_remote)"));
+  }
+  if (reader == nullptr) return absl::InvalidArgumentError("http: reader must not be null");
+  HttpServerOptions resolved = options;
+  if (resolved.web_root.empty()) resolved.web_root = FLEETMARK_WEB_DIST;
+  std::ifstream in(resolved.web_root + "/index.html", std::ios::binary);
+  if (resolved.web_root.empty() || !in) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "web root \"", resolved.web_root, "\": no index.html (build the fleetmark_web target)"));
+  }
+  std::stringstream index;
+  index << in.rdbuf();
+  auto server = std::make_unique<HttpServerImpl>(resolved, host_port.first, index.str(), std::move(reader));
+  FLEETMARK_RETURN_IF_ERROR(server->Start(host_port.second));
+  return std::unique_ptr<HttpServer>(std::move(server));
+}
+
+absl::StatusOr<std::unique_ptr<HttpServer>> StartHttpServer(const HttpServerOptions& options) {
+  store::WebReaderOptions reader_options;
+  reader_options.uri = options.pg_uri;
+  reader_options.pool_size = std::clamp(options.threads, 1, 256);
+  FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<store::WebReader> reader, store::OpenPgWebReader(reader_options));
+  return StartHttpServer(options, std::shared_ptr<store::WebReader>(std::move(reader)));
+}
+
+}  // namespace fleetmark::http

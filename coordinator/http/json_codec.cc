@@ -1,0 +1,204 @@
+#include "coordinator/http/json_codec.h"
+
+#include <cmath>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+
+namespace fleetmark::http {
+namespace {
+
+using nlohmann::json;
+
+int64_t Ms(int64_t unix_ns) { return unix_ns / 1000000; }
+
+std::string WithoutPrefix(const std::string& name, absl::string_view prefix) {
+  std::string out = absl::StartsWith(name, prefix) ? name.substr(prefix.size()) : name;
+  return absl::AsciiStrToLower(out);
+}
+
+// JSON has no infinities: map them (and NaN) to null.
+json Number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+
+json CoreKindJson(const fleetmark::v1::CoreKind& kind) {
+  return {{"name", kind.name()},
+          {"cpus", std::vector<uint32_t>(kind.cpus().begin(), kind.cpus().end())},
+          {"cores", kind.cores()},
+          {"threads_per_core", kind.threads_per_core()},
+          {"max_frequency_khz", kind.max_frequency_khz()},
+          {"capacity", kind.capacity()},
+          {"microarchitecture", kind.microarchitecture()}};
+}
+
+json HostJson(const fleetmark::v1::HostInfo& host) {
+  json kinds = json::array();
+  for (const auto& k : host.core_kinds()) kinds.push_back(CoreKindJson(k));
+  json classes = json::array();
+  for (const auto& k : host.core_classes()) classes.push_back(CoreKindJson(k));
+  return {{"hostname", host.hostname()},       {"cpu_model", host.cpu_model()},
+          {"arch", host.arch()},               {"logical_cpus", host.logical_cpus()},
+          {"physical_cores", host.physical_cores()}, {"smt", host.smt()},
+          {"core_kinds", kinds},               {"core_classes", classes},
+          {"memory_bytes", host.memory_bytes()}, {"os", host.os()},
+          {"kernel", host.kernel()},           {"device_model", host.device_model()},
+          {"soc", host.soc()},                 {"governor", host.governor()},
+          {"clocks_locked", host.clocks_locked()}, {"engine_version", host.engine_version()},
+          {"numa_nodes", host.numa_nodes()}};
+}
+
+json EnvJson(const fleetmark::v1::EnvSnapshot& env) {
+  return {{"cpu_frequency_khz", std::vector<uint64_t>(env.cpu_frequency_khz().begin(), env.cpu_frequency_khz().end())},
+          {"temperatures_c", std::vector<double>(env.temperatures_c().begin(), env.temperatures_c().end())},
+          {"thermal_zone_types", std::vector<std::string>(env.thermal_zone_types().begin(), env.thermal_zone_types().end())},
+          {"load_average_1m", Number(env.load_average_1m())},
+          {"trip_point_crossed", env.trip_point_crossed()},
+          {"unix_ms", Ms(env.unix_time_ns())}};
+}
+
+json MemoryJson(const fleetmark::v1::MemoryResult& m) {
+  json points = json::array();
+  for (const auto& p : m.points()) {
+    points.push_back({{"tasks", p.tasks()}, {"rss_bytes", p.rss_bytes()}, {"pss_bytes", p.pss_bytes()},
+                      {"uss_bytes", p.uss_bytes()}, {"baseline_rss_bytes", p.baseline_rss_bytes()},
+                      {"status", CaseStatusName(p.status())}, {"message", p.message()}});
+  }
+  return {{"points", points}, {"slope_kib_per_task", Number(m.slope_kib_per_task())},
+          {"intercept_kib", Number(m.intercept_kib())}, {"r_squared", Number(m.r_squared())},
+          {"stack_kib", m.stack_kib()}};
+}
+
+json LoadJson(const fleetmark::v1::LoadResult& l) {
+  return {{"users", l.users()}, {"throughput_rps", Number(l.throughput_rps())},
+          {"latency_mean_ms", Number(l.latency_mean_ms())}, {"latency_p50_ms", Number(l.latency_p50_ms())},
+          {"latency_p95_ms", Number(l.latency_p95_ms())}, {"latency_p99_ms", Number(l.latency_p99_ms())},
+          {"latency_p999_ms", Number(l.latency_p999_ms())}, {"latency_max_ms", Number(l.latency_max_ms())},
+          {"requests", l.requests()}, {"server_requests", l.server_requests()},
+          {"errors_refused", l.errors_refused()}, {"errors_timeout", l.errors_timeout()},
+          {"errors_5xx", l.errors_5xx()}, {"errors_other", l.errors_other()},
+          {"peak_rss_bytes", l.peak_rss_bytes()}, {"peak_threads", l.peak_threads()}};
+}
+
+json FanoutJson(const fleetmark::v1::FanoutResult& f) {
+  return {{"total_ms", Number(f.total_ms())}, {"successes", f.successes()}, {"timeouts", f.timeouts()},
+          {"failures", f.failures()}, {"latency_p50_ms", Number(f.latency_p50_ms())},
+          {"latency_p95_ms", Number(f.latency_p95_ms())}, {"latency_p99_ms", Number(f.latency_p99_ms())},
+          {"latency_max_ms", Number(f.latency_max_ms())}, {"peak_threads", f.peak_threads()},
+          {"peak_rss_bytes", f.peak_rss_bytes()}};
+}
+
+json RatioJson(const std::optional<Ratio>& r) {
+  if (!r) return nullptr;
+  return {{"ratio", Number(r->ratio)}, {"low", Number(r->low)}, {"high", Number(r->high)},
+          {"no_difference", r->no_difference}};
+}
+
+}  // namespace
+
+std::string CaseStatusName(fleetmark::v1::CaseStatus status) {
+  return WithoutPrefix(fleetmark::v1::CaseStatus_Name(status), "CASE_STATUS_");
+}
+
+std::string StopReasonName(fleetmark::v1::StopReason reason) {
+  return WithoutPrefix(fleetmark::v1::StopReason_Name(reason), "STOP_REASON_");
+}
+
+json AgentJson(const store::WebAgent& agent) {
+  return {{"agent_id", agent.agent_id}, {"name", agent.name}, {"state", agent.state},
+          {"last_seen_unix_ms", Ms(agent.last_seen_unix_ns)}, {"running_job_id", agent.running_job_id},
+          {"labels", agent.labels}, {"host", HostJson(agent.host)}};
+}
+
+json RunJson(const store::WebRun& run) {
+  json jobs = json::array();
+  for (const store::WebJob& j : run.jobs) {
+    jobs.push_back({{"job_id", j.job_id}, {"agent_id", j.agent_id}, {"agent_name", j.agent_name},
+                    {"status", j.status}, {"message", j.message}, {"attempts", j.attempts},
+                    {"cases_done", j.cases_done}, {"cases_total", j.cases_total}});
+  }
+  return {{"run_id", run.run_id}, {"plan_name", run.plan_name}, {"status", run.status},
+          {"selector", run.selector}, {"submitted_by", run.submitted_by}, {"quick", run.quick},
+          {"created_unix_ms", Ms(run.created_unix_ns)}, {"finished_unix_ms", Ms(run.finished_unix_ns)},
+          {"results", run.results}, {"jobs", jobs}};
+}
+
+json ResultJson(const store::WebResult& wr, bool full) {
+  const fleetmark::v1::CaseResult& r = wr.result;
+  const auto& s = r.stats();
+  const auto& c = r.counters();
+  json out = {
+      {"result_id", r.result_id()}, {"agent_id", wr.agent_id}, {"agent_name", wr.agent_name},
+      {"run_id", r.run_id()}, {"case_id", r.spec().case_id()}, {"scenario", r.spec().scenario()},
+      {"workload", r.spec().workload()}, {"io_mode", r.spec().io_mode()},
+      {"placement", r.spec().placement()}, {"strategy", StrategyLabel(r.spec())},
+      {"strategy_name", r.spec().strategy().name()}, {"threads", r.spec().strategy().threads()},
+      {"status", CaseStatusName(r.status())}, {"message", r.message()},
+      {"stop_reason", StopReasonName(r.stop_reason())}, {"throttled", r.throttled()},
+      {"threads_used", r.threads_used()}, {"peak_in_flight", r.peak_in_flight()},
+      {"finished_unix_ms", Ms(r.finished_unix_ns())},
+      {"stats", {{"count", s.count()}, {"min_ns", Number(s.min_ns())}, {"median_ns", Number(s.median_ns())},
+                 {"max_ns", Number(s.max_ns())}, {"mean_ns", Number(s.mean_ns())},
+                 {"stddev_ns", Number(s.stddev_ns())}, {"mad_ns", Number(s.mad_ns())},
+                 {"ci_low_ns", Number(s.ci_low_ns())}, {"ci_high_ns", Number(s.ci_high_ns())},
+                 {"outliers", s.outliers()}, {"ci_half_width_percent", Number(s.ci_half_width_percent())}}},
+      {"counters", {{"cpu_user_seconds", Number(c.cpu_user_seconds())},
+                    {"cpu_system_seconds", Number(c.cpu_system_seconds())},
+                    {"allocations", c.allocations()}, {"allocated_bytes", c.allocated_bytes()},
+                    {"peak_threads", c.peak_threads()}, {"rss_delta_bytes", c.rss_delta_bytes()}}},
+  };
+  if (r.has_memory()) out["memory"] = MemoryJson(r.memory());
+  if (r.has_load()) out["load"] = LoadJson(r.load());
+  if (r.has_fanout()) out["fanout"] = FanoutJson(r.fanout());
+  if (full) {
+    out["samples_ns"] = std::vector<int64_t>(r.samples_ns().begin(), r.samples_ns().end());
+    out["counters"]["voluntary_context_switches"] = c.voluntary_context_switches();
+    out["counters"]["involuntary_context_switches"] = c.involuntary_context_switches();
+    out["counters"]["repetitions"] = c.repetitions();
+    out["env_before"] = EnvJson(r.env_before());
+    out["env_after"] = EnvJson(r.env_after());
+    out["cpus_used"] = std::vector<uint32_t>(r.cpus_used().begin(), r.cpus_used().end());
+    out["cooldown_seconds"] = Number(r.cooldown_seconds());
+    out["engine_version"] = r.engine_version();
+  }
+  return out;
+}
+
+json ComparisonJson(const std::vector<DeviceResults>& devices, const Comparison& c) {
+  json out;
+  out["devices"] = json::array();
+  for (const DeviceResults& d : devices) {
+    out["devices"].push_back({{"agent_id", d.agent_id}, {"name", d.name}, {"run_id", d.run_id}});
+  }
+  out["workloads"] = json::array();
+  for (const WorkloadColumn& w : c.workloads) out["workloads"].push_back({{"key", w.key}, {"label", w.label}});
+  out["strategies"] = c.strategies;
+  out["cells"] = json::array();
+  for (const Cell& cell : c.cells) {
+    json values = json::array();
+    for (const auto& v : cell.values) {
+      if (!v) {
+        values.push_back(nullptr);
+        continue;
+      }
+      values.push_back({{"result_id", v->result_id}, {"median_ns", Number(v->median_ns)},
+                        {"ci_low_ns", Number(v->ci_low_ns)}, {"ci_high_ns", Number(v->ci_high_ns)},
+                        {"normalized", Number(v->normalized)}, {"fastest", v->fastest}});
+    }
+    json ratios = json::array();
+    for (const auto& r : cell.ratios) ratios.push_back(RatioJson(r));
+    out["cells"].push_back({{"strategy", cell.strategy}, {"workload", cell.workload}, {"values", values},
+                            {"winner", cell.winner}, {"no_difference", cell.no_difference},
+                            {"ratios", ratios}});
+  }
+  out["geomean"] = json::array();
+  for (const auto& [key, row] : c.geomean) {
+    json ratios = json::array();
+    for (const auto& r : row) ratios.push_back(RatioJson(r));
+    out["geomean"].push_back({{"workload", key}, {"ratios", ratios}});
+  }
+  json overall = json::array();
+  for (const auto& r : c.overall) overall.push_back(RatioJson(r));
+  out["overall"] = {{"ratios", overall}};
+  return out;
+}
+
+}  // namespace fleetmark::http

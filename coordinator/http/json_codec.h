@@ -1,0 +1,27 @@
+// JSON shapes of the web API (/api/v1/...): agents, runs, case results, comparisons,
+// history. Field names are snake_case; times are unix milliseconds (`*_unix_ms`,
+// 0 = never); statistics stay in ns. Strings are copied verbatim (the browser escapes
+// them when drawing). Pure functions, thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "coordinator/http/compare.h"
+#include "coordinator/store/web_reader.h"
+
+namespace fleetmark::http {
+
+nlohmann::json AgentJson(const store::WebAgent& agent);
+nlohmann::json RunJson(const store::WebRun& run);
+// `full`: also raw samples, every counter, environment snapshots and CPUs used.
+nlohmann::json ResultJson(const store::WebResult& result, bool full);
+nlohmann::json ComparisonJson(const std::vector<DeviceResults>& devices, const Comparison& comparison);
+
+// "CASE_STATUS_RESOURCE_EXHAUSTED" -> "resource_exhausted" (enum names without prefix).
+std::string CaseStatusName(fleetmark::v1::CaseStatus status);
+std::string StopReasonName(fleetmark::v1::StopReason reason);
+
+}  // namespace fleetmark::http

@@ -1,0 +1,384 @@
+// PostgreSQL implementation of WebReader: parameterised, read-only queries on the
+// coordinator's schema (migrations/0001_init.sql) plus the web view's indexes
+// (migrations/0050_web_indexes.sql). Lists read the statistic columns, never the raw
+// samples; only GetResult (and non-batch scenario rows) decode the stored result proto.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <pqxx/pqxx>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "coordinator/store/connection_pool.h"
+#include "coordinator/store/store_internal.h"
+#include "coordinator/store/web_reader.h"
+#include "engine/common/status_macros.h"
+
+namespace fleetmark::store {
+namespace {
+
+using internal::InTransactionOr;
+using internal::IsUuid;
+using internal::UnixNs;
+
+constexpr char kListAgents[] = "fm_web_list_agents";
+constexpr char kListRuns[] = "fm_web_list_runs";
+constexpr char kGetRun[] = "fm_web_get_run";
+constexpr char kRunJobs[] = "fm_web_run_jobs";
+constexpr char kRunResults[] = "fm_web_run_results";
+constexpr char kRunAgentResults[] = "fm_web_run_agent_results";
+constexpr char kGetResult[] = "fm_web_get_result";
+constexpr char kLatestRun[] = "fm_web_latest_run";
+constexpr char kCaseIds[] = "fm_web_case_ids";
+constexpr char kHistory[] = "fm_web_history";
+
+// Columns of a run row (order matters: see RunFromRow).
+std::string RunColumns() {
+  return absl::StrCat(
+      "r.run_id::text, r.plan_name, r.status, r.selector, r.submitted_by, r.quick, ",
+      UnixNs("r.created_at"), ", ", UnixNs("r.finished_at"),
+      ", (SELECT count(*) FROM case_results c WHERE c.run_id = r.run_id)");
+}
+
+// Columns of a result row (order matters: see ResultFromRow). The stored proto is read
+// only for scenarios whose output lives there (memory points, load, fanout).
+std::string ResultColumns() {
+  return absl::StrCat(
+      "c.result_id::text, c.agent_id::text, a.name, c.run_id::text, c.job_id::text, c.case_id, ",
+      "c.scenario, c.workload, c.io_mode, c.strategy, c.strategy_label, c.threads, c.placement, ",
+      "c.status, c.message, c.stop_reason, c.sample_count, c.min_ns, c.median_ns, c.max_ns, ",
+      "c.mean_ns, c.stddev_ns, c.mad_ns, c.ci_low_ns, c.ci_high_ns, c.ci_half_width_percent, ",
+      "c.outliers, c.threads_used, c.peak_in_flight, c.cpu_user_seconds, c.cpu_system_seconds, ",
+      "c.allocations, c.allocated_bytes, c.peak_threads, c.rss_delta_bytes, c.throttled, ",
+      UnixNs("c.started_at"), ", ", UnixNs("c.finished_at"), ", c.engine_version, ",
+      "CASE WHEN c.scenario IN ('memory', 'load', 'fanout') THEN c.result END");
+}
+
+template <typename T>
+T Or(const pqxx::field& field, T fallback) {
+  return field.is_null() ? fallback : field.as<T>();
+}
+
+std::string Text(const pqxx::field& field) { return field.is_null() ? "" : field.c_str(); }
+
+v1::CaseStatus StatusFromText(const std::string& text) {
+  v1::CaseStatus status = v1::CASE_STATUS_UNSPECIFIED;
+  std::string name = absl::AsciiStrToUpper(text);
+  if (!absl::StartsWith(name, "CASE_STATUS_")) name = absl::StrCat("CASE_STATUS_", name);
+  return v1::CaseStatus_Parse(name, &status) ? status : v1::CASE_STATUS_UNSPECIFIED;
+}
+
+v1::StopReason StopReasonFromText(const std::string& text) {
+  v1::StopReason reason = v1::STOP_REASON_UNSPECIFIED;
+  std::string name = absl::AsciiStrToUpper(text);
+  if (!absl::StartsWith(name, "STOP_REASON_")) name = absl::StrCat("STOP_REASON_", name);
+  return v1::StopReason_Parse(name, &reason) ? reason : v1::STOP_REASON_UNSPECIFIED;
+}
+
+WebRun RunFromRow(const pqxx::row& row) {
+  WebRun run;
+  run.run_id = Text(row[0]);
+  run.plan_name = Text(row[1]);
+  run.status = Text(row[2]);
+  run.selector = Text(row[3]);
+  run.submitted_by = Text(row[4]);
+  run.quick = Or<bool>(row[5], false);
+  run.created_unix_ns = Or<int64_t>(row[6], 0);
+  run.finished_unix_ns = Or<int64_t>(row[7], 0);
+  run.results = Or<uint64_t>(row[8], 0);
+  return run;
+}
+
+WebJob JobFromRow(const pqxx::row& row) {
+  WebJob job;
+  job.job_id = Text(row[1]);
+  job.agent_id = Text(row[2]);
+  job.agent_name = Text(row[3]);
+  job.status = Text(row[4]);
+  job.message = Text(row[5]);
+  job.attempts = Or<uint32_t>(row[6], 0);
+  job.cases_done = Or<uint32_t>(row[7], 0);
+  job.cases_total = Or<uint32_t>(row[8], 0);
+  return job;
+}
+
+WebResult ResultFromRow(const pqxx::row& row) {
+  WebResult out;
+  v1::CaseResult& r = out.result;
+  r.set_result_id(Text(row[0]));
+  out.agent_id = Text(row[1]);
+  out.agent_name = Text(row[2]);
+  r.set_run_id(Text(row[3]));
+  r.set_job_id(Text(row[4]));
+  v1::CaseSpec& spec = *r.mutable_spec();
+  spec.set_case_id(Text(row[5]));
+  spec.set_scenario(Text(row[6]));
+  spec.set_workload(Text(row[7]));
+  spec.set_io_mode(Text(row[8]));
+  spec.mutable_strategy()->set_name(Text(row[9]));
+  spec.mutable_strategy()->set_label(Text(row[10]));
+  spec.mutable_strategy()->set_threads(Or<uint32_t>(row[11], 0));
+  spec.set_placement(Text(row[12]));
+  r.set_status(StatusFromText(Text(row[13])));
+  r.set_message(Text(row[14]));
+  r.set_stop_reason(StopReasonFromText(Text(row[15])));
+  v1::Statistics& stats = *r.mutable_stats();
+  stats.set_count(Or<uint64_t>(row[16], 0));
+  stats.set_min_ns(Or<double>(row[17], 0));
+  stats.set_median_ns(Or<double>(row[18], 0));
+  stats.set_max_ns(Or<double>(row[19], 0));
+  stats.set_mean_ns(Or<double>(row[20], 0));
+  stats.set_stddev_ns(Or<double>(row[21], 0));
+  stats.set_mad_ns(Or<double>(row[22], 0));
+  stats.set_ci_low_ns(Or<double>(row[23], 0));
+  stats.set_ci_high_ns(Or<double>(row[24], 0));
+  stats.set_ci_half_width_percent(Or<double>(row[25], 0));
+  stats.set_outliers(Or<uint64_t>(row[26], 0));
+  r.set_threads_used(Or<uint32_t>(row[27], 0));
+  r.set_peak_in_flight(Or<uint32_t>(row[28], 0));
+  v1::Counters& counters = *r.mutable_counters();
+  counters.set_cpu_user_seconds(Or<double>(row[29], 0));
+  counters.set_cpu_system_seconds(Or<double>(row[30], 0));
+  counters.set_allocations(Or<uint64_t>(row[31], 0));
+  counters.set_allocated_bytes(Or<uint64_t>(row[32], 0));
+  counters.set_peak_threads(Or<uint32_t>(row[33], 0));
+  counters.set_rss_delta_bytes(Or<int64_t>(row[34], 0));
+  r.set_throttled(Or<bool>(row[35], false));
+  r.set_started_unix_ns(Or<int64_t>(row[36], 0));
+  r.set_finished_unix_ns(Or<int64_t>(row[37], 0));
+  r.set_engine_version(Text(row[38]));
+  if (!row[39].is_null()) {
+    v1::CaseResult full;
+    if (internal::ParseProtoField(row[39], &full)) {
+      switch (full.scenario_result_case()) {
+        case v1::CaseResult::kMemory: *r.mutable_memory() = full.memory(); break;
+        case v1::CaseResult::kFanout: *r.mutable_fanout() = full.fanout(); break;
+        case v1::CaseResult::kLoad: *r.mutable_load() = full.load(); break;
+        default: break;
+      }
+    }
+  }
+  return out;
+}
+
+absl::Status NotFound(std::string_view what, std::string_view id) {
+  return absl::NotFoundError(absl::StrCat(std::string(what), " ", std::string(id), " not found"));
+}
+
+class PgWebReader final : public WebReader {
+ public:
+  explicit PgWebReader(std::unique_ptr<ConnectionPool> pool, int online_window_seconds)
+      : pool_(std::move(pool)), online_window_seconds_(online_window_seconds) {
+    Prepare();
+  }
+
+  absl::StatusOr<std::vector<WebAgent>> ListAgents() override {
+    return InTransactionOr(*pool_, "list agents", [&](pqxx::work& txn) -> absl::StatusOr<std::vector<WebAgent>> {
+      std::vector<WebAgent> agents;
+      for (const pqxx::row& row : txn.exec_prepared(kListAgents, online_window_seconds_)) {
+        WebAgent& agent = agents.emplace_back();
+        agent.agent_id = Text(row[0]);
+        agent.name = Text(row[1]);
+        agent.state = Text(row[2]);
+        agent.last_seen_unix_ns = Or<int64_t>(row[3], 0);
+        internal::ParseProtoField(row[4], &agent.host);
+        agent.labels = internal::ParseLabelsJson(Text(row[5]));
+        agent.running_job_id = Text(row[6]);
+      }
+      return agents;
+    });
+  }
+
+  absl::StatusOr<std::vector<WebRun>> ListRuns(int limit) override {
+    if (limit < 1 || limit > 1000) {
+      return absl::InvalidArgumentError(absl::StrCat("limit: 1 <= limit <= 1000, got ", limit));
+    }
+    return InTransactionOr(*pool_, "list runs", [&](pqxx::work& txn) -> absl::StatusOr<std::vector<WebRun>> {
+      std::vector<WebRun> runs;
+      std::vector<std::string> ids;
+      for (const pqxx::row& row : txn.exec_prepared(kListRuns, limit)) {
+        runs.push_back(RunFromRow(row));
+        ids.push_back(runs.back().run_id);
+      }
+      AttachJobs(txn, ids, runs);
+      return runs;
+    });
+  }
+
+  absl::StatusOr<WebRun> GetRun(std::string_view run_id) override {
+    if (!IsUuid(run_id)) return NotFound("run", run_id);
+    return InTransactionOr(*pool_, "get run", [&](pqxx::work& txn) -> absl::StatusOr<WebRun> {
+      pqxx::result rows = txn.exec_prepared(kGetRun, std::string(run_id));
+      if (rows.empty()) return NotFound("run", run_id);
+      std::vector<WebRun> runs = {RunFromRow(rows[0])};
+      AttachJobs(txn, {runs[0].run_id}, runs);
+      return std::move(runs[0]);
+    });
+  }
+
+  absl::StatusOr<std::vector<WebResult>> RunResults(std::string_view run_id,
+                                                    std::string_view agent_id) override {
+    if (!IsUuid(run_id)) return NotFound("run", run_id);
+    if (!agent_id.empty() && !IsUuid(agent_id)) return NotFound("agent", agent_id);
+    return InTransactionOr(*pool_, "run results", [&](pqxx::work& txn) -> absl::StatusOr<std::vector<WebResult>> {
+      pqxx::result rows = agent_id.empty()
+          ? txn.exec_prepared(kRunResults, std::string(run_id))
+          : txn.exec_prepared(kRunAgentResults, std::string(run_id), std::string(agent_id));
+      if (rows.empty() && txn.exec_prepared(kGetRun, std::string(run_id)).empty()) {
+        return NotFound("run", run_id);
+      }
+      std::vector<WebResult> results;
+      results.reserve(rows.size());
+      for (const pqxx::row& row : rows) results.push_back(ResultFromRow(row));
+      return results;
+    });
+  }
+
+  absl::StatusOr<WebResult> GetResult(std::string_view result_id) override {
+    if (!IsUuid(result_id)) return NotFound("result", result_id);
+    return InTransactionOr(*pool_, "get result", [&](pqxx::work& txn) -> absl::StatusOr<WebResult> {
+      pqxx::result rows = txn.exec_prepared(kGetResult, std::string(result_id));
+      if (rows.empty()) return NotFound("result", result_id);
+      WebResult out = ResultFromRow(rows[0]);
+      v1::CaseResult full;
+      if (!internal::ParseProtoField(rows[0][40], &full)) {
+        return absl::DataLossError(absl::StrCat("result ", std::string(result_id), ": stored proto does not parse"));
+      }
+      // The stored proto is the agent's original, with samples and environment.
+      out.result = std::move(full);
+      return out;
+    });
+  }
+
+  absl::StatusOr<std::string> LatestRunWithResults(std::string_view agent_id) override {
+    if (!IsUuid(agent_id)) return NotFound("agent", agent_id);
+    return InTransactionOr(*pool_, "latest run", [&](pqxx::work& txn) -> absl::StatusOr<std::string> {
+      pqxx::result rows = txn.exec_prepared(kLatestRun, std::string(agent_id));
+      if (rows.empty()) return absl::NotFoundError(absl::StrCat("agent ", std::string(agent_id), " has no results"));
+      return Text(rows[0][0]);
+    });
+  }
+
+  absl::StatusOr<std::vector<std::string>> CaseIds(std::string_view agent_id) override {
+    FLEETMARK_ASSIGN_OR_RETURN(std::string run_id, LatestRunWithResults(agent_id));
+    return InTransactionOr(*pool_, "case ids", [&](pqxx::work& txn) -> absl::StatusOr<std::vector<std::string>> {
+      std::vector<std::string> ids;
+      for (const pqxx::row& row : txn.exec_prepared(kCaseIds, run_id, std::string(agent_id))) {
+        ids.push_back(Text(row[0]));
+      }
+      return ids;
+    });
+  }
+
+  absl::StatusOr<std::vector<HistoryPoint>> CaseHistory(std::string_view case_id,
+                                                        const std::vector<std::string>& agent_ids,
+                                                        int limit, bool scheduled_only) override {
+    if (limit < 1 || limit > 1000) {
+      return absl::InvalidArgumentError(absl::StrCat("limit: 1 <= limit <= 1000, got ", limit));
+    }
+    std::vector<std::string> valid;
+    for (const std::string& id : agent_ids) {
+      if (IsUuid(id)) valid.push_back(id);
+    }
+    if (valid.empty() || case_id.empty()) return std::vector<HistoryPoint>{};
+    return InTransactionOr(*pool_, "case history", [&](pqxx::work& txn) -> absl::StatusOr<std::vector<HistoryPoint>> {
+      std::vector<HistoryPoint> points;
+      pqxx::result rows = txn.exec_prepared(kHistory, std::string(case_id), internal::UuidArray(valid),
+                                            scheduled_only, limit);
+      for (const pqxx::row& row : rows) {
+        HistoryPoint& p = points.emplace_back();
+        p.agent_id = Text(row[0]);
+        p.agent_name = Text(row[1]);
+        p.run_id = Text(row[2]);
+        p.result_id = Text(row[3]);
+        p.run_created_unix_ns = Or<int64_t>(row[4], 0);
+        p.median_ns = Or<double>(row[5], 0);
+        p.ci_low_ns = Or<double>(row[6], 0);
+        p.ci_high_ns = Or<double>(row[7], 0);
+        p.status = StatusFromText(Text(row[8]));
+      }
+      return points;
+    });
+  }
+
+ private:
+  void Prepare() {
+    pool_->AddPreparedStatement(kListAgents, absl::StrCat(
+        "SELECT a.agent_id::text, a.name, "
+        "CASE WHEN a.state = 'online' AND a.last_seen > now() - make_interval(secs => $1) "
+        "THEN 'online' ELSE 'offline' END, ", UnixNs("a.last_seen"), ", a.host, a.labels::text, "
+        "(SELECT j.job_id::text FROM jobs j WHERE j.agent_id = a.agent_id "
+        " AND j.status IN ('assigned', 'running') LIMIT 1) "
+        "FROM agents a ORDER BY a.name"));
+    pool_->AddPreparedStatement(kListRuns, absl::StrCat(
+        "SELECT ", RunColumns(), " FROM runs r ORDER BY r.created_at DESC, r.run_id LIMIT $1"));
+    pool_->AddPreparedStatement(kGetRun, absl::StrCat(
+        "SELECT ", RunColumns(), " FROM runs r WHERE r.run_id = $1::uuid"));
+    pool_->AddPreparedStatement(kRunJobs,
+        "SELECT j.run_id::text, j.job_id::text, j.agent_id::text, a.name, j.status, j.message, "
+        "j.attempts, j.cases_done, j.cases_total FROM jobs j JOIN agents a ON a.agent_id = j.agent_id "
+        "WHERE j.run_id = ANY($1::uuid[]) ORDER BY a.name, j.created_at");
+    pool_->AddPreparedStatement(kRunResults, absl::StrCat(
+        "SELECT ", ResultColumns(), " FROM case_results c JOIN agents a ON a.agent_id = c.agent_id "
+        "WHERE c.run_id = $1::uuid ORDER BY a.name, c.case_id"));
+    pool_->AddPreparedStatement(kRunAgentResults, absl::StrCat(
+        "SELECT ", ResultColumns(), " FROM case_results c JOIN agents a ON a.agent_id = c.agent_id "
+        "WHERE c.run_id = $1::uuid AND c.agent_id = $2::uuid ORDER BY c.case_id"));
+    pool_->AddPreparedStatement(kGetResult, absl::StrCat(
+        "SELECT ", ResultColumns(), ", c.result FROM case_results c "
+        "JOIN agents a ON a.agent_id = c.agent_id WHERE c.result_id = $1::uuid"));
+    // Newest run first (runs_created), probing case_results_run per run.
+    pool_->AddPreparedStatement(kLatestRun,
+        "SELECT r.run_id::text FROM runs r WHERE EXISTS (SELECT 1 FROM case_results c "
+        "WHERE c.run_id = r.run_id AND c.agent_id = $1::uuid) ORDER BY r.created_at DESC LIMIT 1");
+    pool_->AddPreparedStatement(kCaseIds,
+        "SELECT DISTINCT c.case_id FROM case_results c WHERE c.run_id = $1::uuid "
+        "AND c.agent_id = $2::uuid ORDER BY 1");
+    // Per agent, the newest $4 runs holding the case (case_results_case + runs pkey).
+    pool_->AddPreparedStatement(kHistory, absl::StrCat(
+        "SELECT x.agent_id::text, a.name, x.run_id::text, x.result_id::text, x.created_ns, "
+        "x.median_ns, x.ci_low_ns, x.ci_high_ns, x.status "
+        "FROM unnest($2::uuid[]) WITH ORDINALITY AS wanted(agent_id, ord) "
+        "JOIN agents a ON a.agent_id = wanted.agent_id "
+        "CROSS JOIN LATERAL (SELECT c.agent_id, c.run_id, c.result_id, c.median_ns, c.ci_low_ns, "
+        "  c.ci_high_ns, c.status, r.created_at, ", UnixNs("r.created_at"), " AS created_ns "
+        "  FROM case_results c JOIN runs r ON r.run_id = c.run_id "
+        "  WHERE c.case_id = $1 AND c.agent_id = wanted.agent_id "
+        "    AND (NOT $3::boolean OR r.submitted_by LIKE 'schedule:%') "
+        "  ORDER BY r.created_at DESC LIMIT $4) x "
+        "ORDER BY wanted.ord, x.created_at"));
+  }
+
+  void AttachJobs(pqxx::work& txn, const std::vector<std::string>& run_ids, std::vector<WebRun>& runs) {
+    if (run_ids.empty()) return;
+    for (const pqxx::row& row : txn.exec_prepared(kRunJobs, internal::UuidArray(run_ids))) {
+      const std::string run_id = Text(row[0]);
+      auto it = std::find_if(runs.begin(), runs.end(), [&](const WebRun& r) { return r.run_id == run_id; });
+      if (it != runs.end()) it->jobs.push_back(JobFromRow(row));
+    }
+  }
+
+  std::unique_ptr<ConnectionPool> pool_;
+  const int online_window_seconds_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<WebReader>> OpenPgWebReader(const WebReaderOptions& options) {
+  if (options.uri.empty()) return absl::InvalidArgumentError("web reader: uri must not be empty");
+  if (options.online_window_seconds < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "web reader: online_window_seconds >= 1, got ", options.online_window_seconds));
+  }
+  ConnectionOptions connection;
+  connection.uri = options.uri;
+  connection.pool_size = options.pool_size;
+  connection.application_name = "fleetmark-web";
+  FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<ConnectionPool> pool, ConnectionPool::Create(connection));
+  return std::unique_ptr<WebReader>(new PgWebReader(std::move(pool), options.online_window_seconds));
+}
+
+}  // namespace fleetmark::store

@@ -1,0 +1,47 @@
+// Strategy × workload heatmap of one device's times normalised to its fastest
+// strategy per workload (1.00 = fastest; ★ marks it).
+import {escapeHtml} from '../dom.js';
+import {formatNs} from '../format.js';
+import {drawChart} from './setup.js';
+
+// strategies: row labels; workloads: [{key, label}]; valueOf(strategy, key) ->
+// {normalized, median_ns, fastest} | null.
+export function drawNormalizedHeatmap(el, strategies, workloads, valueOf, {title} = {}) {
+  const data = [];
+  let maxLog = 0.1;
+  strategies.forEach((strategy, y) => {
+    workloads.forEach((w, x) => {
+      const v = valueOf(strategy, w.key);
+      if (!v) return;
+      const logValue = Math.log10(v.normalized);
+      maxLog = Math.max(maxLog, logValue);
+      data.push({value: [x, y, logValue], raw: v});
+    });
+  });
+  return drawChart(el, {
+    title: title ? {text: title, left: 'center', textStyle: {fontSize: 13}} : undefined,
+    grid: {left: 8, right: 16, top: title ? 32 : 8, bottom: 64, containLabel: true},
+    tooltip: {
+      formatter: (p) => {
+        const raw = p.data.raw;
+        return `<b>${escapeHtml(strategies[p.data.value[1]])}</b> · ${escapeHtml(workloads[p.data.value[0]].label)}` +
+          `<br>median ${escapeHtml(formatNs(raw.median_ns))}<br>${raw.normalized.toFixed(2)}× the fastest`;
+      },
+    },
+    xAxis: {type: 'category', data: workloads.map((w) => w.label), axisLabel: {rotate: 20, fontSize: 11}},
+    yAxis: {type: 'category', data: strategies, inverse: true, axisLabel: {fontSize: 11}},
+    visualMap: {
+      min: 0, max: maxLog, calculable: false, orient: 'horizontal', left: 'center', bottom: 0,
+      itemHeight: 120, text: [`${Math.pow(10, maxLog).toFixed(1)}× slower`, 'fastest'],
+      inRange: {color: ['#2f9e5b', '#f4e58a', '#d9534f']},
+    },
+    series: [{
+      type: 'heatmap',
+      data,
+      label: {
+        show: true, fontSize: 10,
+        formatter: (p) => `${p.data.raw.fastest ? '★ ' : ''}${p.data.raw.normalized.toFixed(2)}`,
+      },
+    }],
+  });
+}

@@ -1,0 +1,95 @@
+// Line charts: case history over runs (with change points), memory (RSS vs live
+// tasks with least-squares lines) and load (latency percentiles and throughput vs
+// users).
+import {escapeHtml} from '../dom.js';
+import {formatNs, formatTime} from '../format.js';
+import {drawChart, palette} from './setup.js';
+
+// series: [{name, points: [{t_ms, median_ns, ci_low_ns, ci_high_ns}], changes: [index]}]
+export function drawHistory(el, series) {
+  const chartSeries = [];
+  series.forEach((s, i) => {
+    const color = palette[i % palette.length];
+    chartSeries.push({
+      type: 'line', name: s.name, showSymbol: true, symbolSize: 5, itemStyle: {color},
+      data: s.points.map((p) => [p.t_ms, p.median_ns]),
+      markPoint: {
+        symbol: 'pin', symbolSize: 34, itemStyle: {color: '#d9534f'},
+        label: {formatter: '∆', color: '#fff'},
+        data: s.changes.map((index) => ({coord: [s.points[index].t_ms, s.points[index].median_ns],
+          name: 'change'})),
+      },
+    });
+    chartSeries.push({
+      type: 'custom', name: s.name, silent: true, itemStyle: {color},
+      renderItem(params, api) {
+        const low = api.coord([api.value(0), api.value(1)]);
+        const high = api.coord([api.value(0), api.value(2)]);
+        return {type: 'line', shape: {x1: low[0], y1: low[1], x2: high[0], y2: high[1]},
+          style: {stroke: color, lineWidth: 1, opacity: 0.6}};
+      },
+      data: s.points.map((p) => [p.t_ms, p.ci_low_ns, p.ci_high_ns]),
+    });
+  });
+  return drawChart(el, {
+    grid: {left: 8, right: 24, top: 36, bottom: 28, containLabel: true},
+    legend: {top: 0, data: series.map((s) => s.name)},
+    tooltip: {trigger: 'item', formatter: (p) => p.seriesType === 'line' ?
+      `<b>${escapeHtml(p.seriesName)}</b><br>${escapeHtml(formatTime(p.data[0]))}<br>` +
+      `median ${escapeHtml(formatNs(p.data[1]))}` : escapeHtml(p.name || '')},
+    xAxis: {type: 'time'},
+    yAxis: {type: 'value', scale: true, axisLabel: {formatter: (v) => formatNs(v)}},
+    series: chartSeries,
+  });
+}
+
+// curves: [{name, points: [[tasks, kib]], slope, intercept, r2}]
+export function drawMemory(el, curves) {
+  const series = [];
+  curves.forEach((c, i) => {
+    const color = palette[i % palette.length];
+    const label = `${c.name}: ${c.slope.toFixed(1)} KiB/task`;
+    series.push({type: 'scatter', name: label, itemStyle: {color}, symbolSize: 7, data: c.points});
+    const xs = c.points.map((p) => p[0]).filter((x) => x > 0);
+    if (xs.length) {
+      const lo = Math.min(...xs);
+      const hi = Math.max(...xs);
+      const fitted = [];
+      for (let k = 0; k <= 40; k++) {
+        const x = lo * Math.pow(hi / lo, k / 40);
+        fitted.push([x, c.intercept + c.slope * x]);
+      }
+      series.push({type: 'line', name: label, showSymbol: false, lineStyle: {color, type: 'dashed'},
+        itemStyle: {color}, data: fitted});
+    }
+  });
+  return drawChart(el, {
+    grid: {left: 8, right: 24, top: 48, bottom: 36, containLabel: true},
+    legend: {top: 0, type: 'scroll'},
+    tooltip: {trigger: 'item', formatter: (p) =>
+      `${escapeHtml(p.seriesName)}<br>${p.data[0]} tasks: ${Number(p.data[1]).toFixed(0)} KiB`},
+    xAxis: {type: 'log', name: 'live tasks', nameLocation: 'middle', nameGap: 24},
+    yAxis: {type: 'value', name: 'RSS above baseline (KiB)'},
+    series,
+  });
+}
+
+// curves: [{name, points: [{users, p50, p95, p99, throughput}]}] (latencies in ms)
+export function drawLoad(el, curves, metric) {
+  const series = curves.map((c, i) => ({
+    type: 'line', name: c.name, itemStyle: {color: palette[i % palette.length]}, symbolSize: 6,
+    data: c.points.map((p) => [p.users, p[metric]]),
+  }));
+  const isThroughput = metric === 'throughput';
+  return drawChart(el, {
+    title: {text: isThroughput ? 'throughput (req/s)' : `${metric} latency (ms)`, left: 'center',
+      textStyle: {fontSize: 13}},
+    grid: {left: 8, right: 24, top: 56, bottom: 36, containLabel: true},
+    legend: {top: 22, type: 'scroll'},
+    tooltip: {trigger: 'item', formatter: (p) =>
+      `${escapeHtml(p.seriesName)}<br>${p.data[0]} users: ${Number(p.data[1]).toFixed(1)}`},
+    xAxis: {type: 'value', name: 'users', nameLocation: 'middle', nameGap: 24},
+    yAxis: {type: 'value', scale: true},
+    series,
+  });
+}

@@ -1,0 +1,54 @@
+// Number and time formatting for tables and chart axes.
+
+// 1234567 ns -> "1.23 ms"; picks ns, µs, ms or s.
+export function formatNs(ns) {
+  if (ns === null || ns === undefined || !Number.isFinite(ns)) return '–';
+  const abs = Math.abs(ns);
+  if (abs >= 1e9) return `${(ns / 1e9).toPrecision(3)} s`;
+  if (abs >= 1e6) return `${(ns / 1e6).toPrecision(3)} ms`;
+  if (abs >= 1e3) return `${(ns / 1e3).toPrecision(3)} µs`;
+  return `${ns.toPrecision(3)} ns`;
+}
+
+export function formatBytes(bytes) {
+  if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) return '–';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (Math.abs(value) >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
+}
+
+export function formatNumber(value, digits = 3) {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '–';
+  if (Number.isInteger(value)) return value.toLocaleString('en-US');
+  return value.toPrecision(digits);
+}
+
+export function formatRatio(value) {
+  if (!Number.isFinite(value)) return '–';
+  return `${value.toFixed(value >= 100 ? 0 : 2)}×`;
+}
+
+// ms since epoch (or 0) -> "2024-05-01 03:00 UTC".
+export function formatTime(unixMs) {
+  if (!unixMs) return '–';
+  const d = new Date(unixMs);
+  return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+export function formatAgo(unixMs, nowMs = Date.now()) {
+  if (!unixMs) return 'never';
+  const s = Math.max(0, Math.round((nowMs - unixMs) / 1000));
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86400)} d ago`;
+}
+
+export function shortId(id) {
+  return String(id || '').slice(0, 8);
+}

@@ -1,0 +1,123 @@
+// Compare page: two or more devices (each at a chosen run, default its newest):
+// strategy × workload heatmaps normalised to each device's fastest strategy, and a
+// table with the winner per cell, the ratio A/B with its CI, "no difference" where the
+// CIs overlap, and a geometric-mean row. The numbers come from /api/v1/compare.
+import {getJson} from '../api.js';
+import {drawNormalizedHeatmap} from '../charts/heatmap.js';
+import {h} from '../dom.js';
+import {formatNs, formatRatio, shortId} from '../format.js';
+import {listParam, updateQuery} from '../router.js';
+
+function picker(agents, runs, chosen, chosenRuns) {
+  const rows = agents.map((agent) => {
+    const index = chosen.indexOf(agent.agent_id);
+    const agentRuns = runs.filter((r) => r.jobs.some((j) => j.agent_id === agent.agent_id));
+    const runSelect = h('select', {
+      disabled: index < 0,
+      onchange: (e) => {
+        const next = chosen.map((id, i) => (i === index ? e.target.value : (chosenRuns[i] || '')));
+        updateQuery({runs: next.some((x) => x) ? next.join(',') : null});
+      },
+    }, h('option', {value: ''}, 'newest run'), agentRuns.map((r) => h('option',
+      {value: r.run_id, selected: index >= 0 && chosenRuns[index] === r.run_id},
+      `${shortId(r.run_id)} ${r.plan_name}`)));
+    const box = h('input', {type: 'checkbox', checked: index >= 0, onchange: (e) => {
+      const ids = [...chosen];
+      const rs = chosen.map((_, i) => chosenRuns[i] || '');
+      if (e.target.checked) {
+        ids.push(agent.agent_id);
+        rs.push('');
+      } else {
+        ids.splice(index, 1);
+        rs.splice(index, 1);
+      }
+      updateQuery({agents: ids.join(','), runs: rs.some((x) => x) ? rs.join(',') : null});
+    }});
+    return h('label', {class: 'pick'}, box, ' ', index >= 0 ? h('b', {}, `${String.fromCharCode(65 + index)}: `) : null,
+      agent.name, ' ', runSelect);
+  });
+  return h('div', {class: 'picker'}, rows);
+}
+
+function ratioText(ratio) {
+  return `${formatRatio(ratio.ratio)} [${formatRatio(ratio.low)}–${formatRatio(ratio.high)}]`;
+}
+
+function compareTable(data) {
+  const {devices, workloads, strategies} = data;
+  const cellOf = new Map(data.cells.map((c) => [`${c.strategy}\u0000${c.workload}`, c]));
+  const letter = (i) => String.fromCharCode(65 + i);
+  const head = h('tr', {}, h('th', {}, 'strategy'), workloads.map((w) => h('th', {}, w.label)));
+  const body = strategies.map((strategy) => h('tr', {},
+    h('th', {class: 'rowhead'}, strategy),
+    workloads.map((w) => {
+      const cell = cellOf.get(`${strategy}\u0000${w.key}`);
+      if (!cell) return h('td', {class: 'empty'}, '–');
+      const present = cell.values.filter((v) => v).length;
+      const winner = cell.winner >= 0 ? devices[cell.winner] : null;
+      const ratios = cell.ratios.map((r, i) => (r ? h('div', {class: 'ratio'},
+        `${letter(0)}/${letter(i)} ${ratioText(r)}`) : null));
+      let verdict;
+      if (present < 2) verdict = h('div', {class: 'muted'}, `only ${present ? devices[cell.values.findIndex((v) => v)].name : 'none'}`);
+      else if (cell.no_difference) verdict = h('div', {class: 'nodiff-label'}, 'no difference');
+      else verdict = h('div', {class: 'winner'}, `${letter(cell.winner)} wins: `, winner.name);
+      return h('td', {
+        class: cell.no_difference ? 'cell nodiff' : 'cell',
+        dataset: {strategy, workload: w.key, winner: winner && !cell.no_difference ? winner.agent_id : 'none'},
+        title: cell.values.map((v, i) => `${letter(i)}: ${v ? formatNs(v.median_ns) : '–'}`).join('\n'),
+      }, verdict, ratios);
+    })));
+  const geo = h('tr', {class: 'geomean'}, h('th', {class: 'rowhead'}, 'geometric mean'),
+    workloads.map((w) => {
+      const g = data.geomean.find((x) => x.workload === w.key);
+      return h('td', {dataset: {workload: w.key}}, g ? g.ratios.map((r, i) => (r ? h('div',
+        {class: r.no_difference ? 'ratio nodiff-label' : 'ratio'},
+        `${letter(0)}/${letter(i)} ${ratioText(r)}${r.no_difference ? ' (no difference)' : ''}`) : null)) : '–');
+    }));
+  const overall = data.overall.ratios.map((r, i) => (r ? h('li', {},
+    `${letter(0)}/${letter(i)} over all cells: ${ratioText(r)}`, r.no_difference ? ' — no difference' : '') : null));
+  return [
+    h('div', {class: 'table-scroll'}, h('table', {class: 'grid compare', id: 'compare-table'},
+      h('thead', {}, head), h('tbody', {}, body, geo))),
+    h('ul', {class: 'overall'}, overall),
+  ];
+}
+
+export async function renderCompare(root, params) {
+  document.title = 'Compare · fleetmark';
+  const chosen = listParam(params, 'agents');
+  const chosenRuns = (params.get('runs') || '').split(',');
+  const [{agents}, {runs}] = await Promise.all([getJson('agents'), getJson('runs', {limit: 200})]);
+  root.appendChild(h('h1', {}, 'Compare devices'));
+  root.appendChild(picker(agents, runs, chosen, chosenRuns));
+  if (chosen.length === 0) {
+    root.appendChild(h('p', {}, 'Pick one or more devices above.'));
+    return;
+  }
+  const runParam = chosenRuns.some((r) => r) ? chosen.map((_, i) => chosenRuns[i] || '').join(',') : undefined;
+  const data = await getJson('compare', {agents: chosen.join(','), runs: runParam});
+  const {devices, workloads, strategies} = data;
+  root.appendChild(h('p', {class: 'muted'}, devices.map((d, i) => h('span', {class: 'device'},
+    h('b', {}, `${String.fromCharCode(65 + i)}: `), d.name, ` (run ${shortId(d.run_id)})  `))));
+  if (strategies.length === 0) {
+    root.appendChild(h('p', {}, 'No timed results for these devices.'));
+    return;
+  }
+  const heatmaps = h('div', {class: 'panels'});
+  root.appendChild(h('section', {}, h('h2', {}, 'Time relative to each device\'s fastest strategy'), heatmaps));
+  const draws = [];
+  const cellOf = new Map(data.cells.map((c) => [`${c.strategy}\u0000${c.workload}`, c]));
+  devices.forEach((device, index) => {
+    const el = h('div', {class: 'chart', style: `height:${110 + strategies.length * 30}px`,
+      dataset: {chart: 'heatmap', agent: device.agent_id}});
+    heatmaps.appendChild(h('div', {class: 'panel'}, h('h3', {}, `${String.fromCharCode(65 + index)}: `, device.name), el));
+    draws.push(() => drawNormalizedHeatmap(el, strategies, workloads,
+      (strategy, key) => { const c = cellOf.get(`${strategy}\u0000${key}`); return c ? c.values[index] : null; }));
+  });
+  if (devices.length > 1) {
+    root.appendChild(h('section', {}, h('h2', {}, 'Winner per cell and ratio of medians'),
+      h('p', {class: 'muted small'}, 'Ratio A/X = median of A ÷ median of X; the interval combines both ' +
+        'medians\' 95% CIs. "no difference": the two CIs overlap.'), compareTable(data)));
+  }
+  for (const draw of draws) draw();
+}

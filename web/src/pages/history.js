@@ -1,0 +1,63 @@
+// History page: one case's median over runs per device (nightly runs only on request),
+// with the change points the server detected marked on the line.
+import {getJson} from '../api.js';
+import {drawHistory} from '../charts/lines.js';
+import {h} from '../dom.js';
+import {formatNs, formatTime, shortId} from '../format.js';
+import {link, listParam, updateQuery} from '../router.js';
+
+export async function renderHistory(root, params) {
+  document.title = 'History · fleetmark';
+  const chosen = listParam(params, 'agents');
+  const caseId = params.get('case') || '';
+  const nightly = params.get('nightly') === '1';
+  const {agents} = await getJson('agents');
+  root.appendChild(h('h1', {}, 'History'));
+  const boxes = agents.map((a) => h('label', {class: 'pick'}, h('input', {
+    type: 'checkbox', checked: chosen.includes(a.agent_id), onchange: (e) => {
+      const next = e.target.checked ? [...chosen, a.agent_id] : chosen.filter((id) => id !== a.agent_id);
+      updateQuery({agents: next.join(',')});
+    }}), ' ', a.name));
+  root.appendChild(h('div', {class: 'picker'}, boxes));
+  if (chosen.length === 0) {
+    root.appendChild(h('p', {}, 'Pick one or more devices above.'));
+    return;
+  }
+  const {case_ids: caseIds} = await getJson('cases', {agent: chosen[0]});
+  root.appendChild(h('div', {class: 'controls'},
+    h('label', {}, 'case ', h('select', {onchange: (e) => updateQuery({case: e.target.value})},
+      h('option', {value: ''}, 'pick a case'),
+      caseIds.map((id) => h('option', {value: id, selected: id === caseId}, id)))),
+    h('label', {}, h('input', {type: 'checkbox', checked: nightly,
+      onchange: (e) => updateQuery({nightly: e.target.checked})}), ' scheduled (nightly) runs only')));
+  if (!caseId) {
+    root.appendChild(h('p', {}, 'Pick a case.'));
+    return;
+  }
+  const data = await getJson('history', {case: caseId, agents: chosen.join(','), nightly: nightly ? 1 : 0});
+  root.appendChild(h('p', {class: 'muted small'}, `Change points: ${data.method}`));
+  const series = data.series.map((s) => ({
+    name: s.name,
+    changes: s.change_points,
+    points: s.points.map((p) => ({t_ms: p.finished_unix_ms, median_ns: p.median_ns,
+      ci_low_ns: p.ci_low_ns, ci_high_ns: p.ci_high_ns, run_id: p.run_id})),
+  }));
+  const el = h('div', {class: 'chart', style: 'height:360px', dataset: {chart: 'history'}});
+  root.appendChild(h('section', {class: 'panel wide'}, h('h2', {}, caseId), el));
+  const rows = [];
+  for (const s of data.series) {
+    for (const index of s.change_points) {
+      const p = s.points[index];
+      const before = s.points[index - 1];
+      rows.push(h('tr', {}, h('td', {}, s.name), h('td', {}, formatTime(p.finished_unix_ms)),
+        h('td', {}, link(`/runs/${encodeURIComponent(p.run_id)}`, shortId(p.run_id))),
+        h('td', {class: 'num'}, before ? formatNs(before.median_ns) : '–'),
+        h('td', {class: 'num'}, formatNs(p.median_ns))));
+    }
+  }
+  root.appendChild(h('section', {}, h('h2', {}, 'Detected changes'), rows.length ?
+    h('table', {class: 'grid', id: 'changes-table'},
+      h('thead', {}, h('tr', {}, ['device', 'run finished', 'run', 'median before', 'median after'].map((t) => h('th', {}, t)))),
+      h('tbody', {}, rows)) : h('p', {}, 'None.')));
+  drawHistory(el, series);
+}

@@ -1,0 +1,193 @@
+// Run page: per group (scenario × workload × io mode × placement), one bar panel per
+// device with strategies sorted by median and CI whiskers, a table of every metric,
+// raw samples as a distribution on demand, and the memory / load scenario views.
+import {getJson} from '../api.js';
+import {drawBarsWithWhiskers} from '../charts/bars.js';
+import {drawDistribution} from '../charts/distribution.js';
+import {drawLoad, drawMemory} from '../charts/lines.js';
+import {palette} from '../charts/setup.js';
+import {h} from '../dom.js';
+import {formatBytes, formatNs, formatNumber, formatTime, shortId} from '../format.js';
+import {groupBy, groupKey, groupLabel, hasTiming} from '../groups.js';
+import {link, updateQuery} from '../router.js';
+
+function chartBox(attrs, height) {
+  return h('div', {class: 'chart', style: `height:${height}px`, ...attrs});
+}
+
+function metricTable(results) {
+  const columns = [
+    ['device', (r) => r.agent_name],
+    ['strategy', (r) => r.strategy],
+    ['threads', (r) => r.threads_used || r.threads || 'default'],
+    ['status', (r) => r.status + (r.message ? `: ${r.message}` : '')],
+    ['median', (r) => formatNs(r.stats.median_ns)],
+    ['95% CI', (r) => `${formatNs(r.stats.ci_low_ns)} – ${formatNs(r.stats.ci_high_ns)}`],
+    ['±%', (r) => formatNumber(r.stats.ci_half_width_percent, 2)],
+    ['min', (r) => formatNs(r.stats.min_ns)],
+    ['max', (r) => formatNs(r.stats.max_ns)],
+    ['mean', (r) => formatNs(r.stats.mean_ns)],
+    ['stddev', (r) => formatNs(r.stats.stddev_ns)],
+    ['MAD', (r) => formatNs(r.stats.mad_ns)],
+    ['n', (r) => formatNumber(r.stats.count)],
+    ['outliers', (r) => formatNumber(r.stats.outliers)],
+    ['stopped by', (r) => r.stop_reason],
+    ['CPU user s', (r) => formatNumber(r.counters.cpu_user_seconds)],
+    ['CPU sys s', (r) => formatNumber(r.counters.cpu_system_seconds)],
+    ['ctx sw vol', (r) => formatNumber(r.counters.voluntary_context_switches)],
+    ['ctx sw invol', (r) => formatNumber(r.counters.involuntary_context_switches)],
+    ['allocs', (r) => formatNumber(r.counters.allocations)],
+    ['alloc bytes', (r) => formatBytes(r.counters.allocated_bytes)],
+    ['peak threads', (r) => formatNumber(r.counters.peak_threads)],
+    ['RSS delta', (r) => formatBytes(r.counters.rss_delta_bytes)],
+    ['throttled', (r) => (r.throttled ? 'yes' : '')],
+  ];
+  const sorted = [...results].sort((a, b) => a.agent_name.localeCompare(b.agent_name) ||
+    (hasTiming(b) - hasTiming(a)) || (a.stats.median_ns - b.stats.median_ns));
+  return h('div', {class: 'table-scroll'}, h('table', {class: 'grid metrics'},
+    h('thead', {}, h('tr', {}, columns.map(([t]) => h('th', {}, t)), h('th', {}, 'samples'))),
+    h('tbody', {}, sorted.map((r) => h('tr', {dataset: {result: r.result_id}},
+      columns.map(([, f]) => h('td', {}, f(r))),
+      h('td', {}, r.stats.count > 0 ?
+        h('button', {type: 'button', class: 'link', onclick: () => updateQuery({samples: r.result_id})},
+          'distribution') : '–'))))));
+}
+
+function timingSection(key, results, agents, params) {
+  const first = results[0];
+  const logScale = params.get('log') === '1';
+  const panels = h('div', {class: 'panels'});
+  const section = h('section', {class: 'group', dataset: {group: key}},
+    h('h2', {}, groupLabel(first)), panels);
+  const draws = [];
+  agents.forEach((agent, index) => {
+    const rows = results.filter((r) => r.agent_id === agent.agent_id && hasTiming(r))
+      .sort((a, b) => a.stats.median_ns - b.stats.median_ns)
+      .map((r) => ({label: r.strategy, value: r.stats.median_ns, low: r.stats.ci_low_ns, high: r.stats.ci_high_ns}));
+    if (rows.length === 0) return;
+    const el = chartBox({dataset: {chart: 'bars', group: key, agent: agent.agent_id}}, 60 + rows.length * 26);
+    panels.appendChild(h('div', {class: 'panel'}, h('h3', {}, agent.name), el));
+    draws.push(() => drawBarsWithWhiskers(el, rows, {logScale, color: palette[index % palette.length]}));
+  });
+  section.appendChild(metricTable(results));
+  return {section, draws};
+}
+
+function memorySection(key, results, agents) {
+  const panels = h('div', {class: 'panels'});
+  const section = h('section', {class: 'group', dataset: {group: key}},
+    h('h2', {}, `${groupLabel(results[0])}: resident memory vs live tasks`), panels);
+  const draws = [];
+  for (const agent of agents) {
+    const curves = results.filter((r) => r.agent_id === agent.agent_id && r.memory).map((r) => ({
+      name: r.strategy,
+      slope: r.memory.slope_kib_per_task,
+      intercept: r.memory.intercept_kib,
+      r2: r.memory.r_squared,
+      points: r.memory.points.filter((p) => p.status === 'ok')
+        .map((p) => [p.tasks, (p.rss_bytes - p.baseline_rss_bytes) / 1024]),
+    }));
+    if (curves.length === 0) continue;
+    const el = chartBox({dataset: {chart: 'memory', group: key, agent: agent.agent_id}}, 340);
+    const table = h('table', {class: 'grid small'},
+      h('thead', {}, h('tr', {}, ['strategy', 'KiB/task', 'intercept KiB', 'R²'].map((t) => h('th', {}, t)))),
+      h('tbody', {}, [...curves].sort((a, b) => a.slope - b.slope).map((c) => h('tr', {},
+        h('td', {}, c.name), h('td', {class: 'num'}, c.slope.toFixed(2)),
+        h('td', {class: 'num'}, c.intercept.toFixed(0)), h('td', {class: 'num'}, formatNumber(c.r2, 3))))));
+    panels.appendChild(h('div', {class: 'panel wide'}, h('h3', {}, agent.name), el, table));
+    draws.push(() => drawMemory(el, curves));
+  }
+  return {section, draws};
+}
+
+function loadSection(key, results, agents, params) {
+  const percentile = ['p50', 'p95', 'p99'].includes(params.get('pct')) ? params.get('pct') : 'p99';
+  const panels = h('div', {class: 'panels'});
+  const section = h('section', {class: 'group', dataset: {group: key}},
+    h('h2', {}, `${groupLabel(results[0])}: latency and throughput vs users`),
+    h('p', {}, 'latency percentile: ', ['p50', 'p95', 'p99'].map((p) => p === percentile ?
+      h('b', {}, `${p} `) : h('button', {type: 'button', class: 'link', onclick: () => updateQuery({pct: p})}, `${p} `))),
+    panels);
+  const draws = [];
+  for (const agent of agents) {
+    const byStrategy = groupBy(results.filter((r) => r.agent_id === agent.agent_id && r.load), (r) => r.strategy);
+    const curves = [...byStrategy.entries()].map(([name, rs]) => ({
+      name,
+      points: rs.map((r) => ({users: r.load.users, p50: r.load.latency_p50_ms, p95: r.load.latency_p95_ms,
+        p99: r.load.latency_p99_ms, throughput: r.load.throughput_rps})).sort((a, b) => a.users - b.users),
+    }));
+    if (curves.length === 0) continue;
+    const latency = chartBox({dataset: {chart: 'load-latency', group: key, agent: agent.agent_id}}, 300);
+    const throughput = chartBox({dataset: {chart: 'load-throughput', group: key, agent: agent.agent_id}}, 300);
+    panels.appendChild(h('div', {class: 'panel wide'}, h('h3', {}, agent.name),
+      h('div', {class: 'pair'}, latency, throughput)));
+    draws.push(() => drawLoad(latency, curves, percentile), () => drawLoad(throughput, curves, 'throughput'));
+  }
+  section.appendChild(metricTable(results));
+  return {section, draws};
+}
+
+async function samplesPanel(resultId, results) {
+  const r = results.find((x) => x.result_id === resultId);
+  const {samples_ns: samples} = await getJson(`results/${encodeURIComponent(resultId)}/samples`);
+  const el = chartBox({dataset: {chart: 'distribution', result: resultId}}, 220);
+  const title = r ? `${r.agent_name} · ${r.strategy} · ${groupLabel(r)}` : resultId;
+  const section = h('section', {class: 'panel distribution'},
+    h('h2', {}, `Raw samples (${samples.length}): `, title, ' ',
+      h('button', {type: 'button', class: 'link', onclick: () => updateQuery({samples: null})}, 'close')), el);
+  return {section, draws: [() => drawDistribution(el, samples)]};
+}
+
+function jobsSummary(run) {
+  return h('div', {class: 'jobs'}, run.jobs.map((j) => h('span', {class: 'job'},
+    j.agent_name, ' ', h('span', {class: `status ${j.status}`}, j.status), ` ${j.cases_done}/${j.cases_total}`)));
+}
+
+export async function renderRun(root, params, runId) {
+  const [{run}, {results}] = await Promise.all([
+    getJson(`runs/${encodeURIComponent(runId)}`),
+    getJson(`runs/${encodeURIComponent(runId)}/results`),
+  ]);
+  document.title = `Run ${shortId(run.run_id)} · fleetmark`;
+  const agents = [...groupBy(results, (r) => r.agent_id).values()]
+    .map((rs) => ({agent_id: rs[0].agent_id, name: rs[0].agent_name}))
+    .sort((a, b) => a.name.localeCompare(b.name));
+  const groups = groupBy(results, groupKey);
+  const selected = params.get('group');
+
+  root.appendChild(h('h1', {}, `Run ${shortId(run.run_id)}: `, run.plan_name));
+  root.appendChild(h('p', {class: 'muted'},
+    h('span', {class: `status ${run.status}`}, run.status),
+    ` · submitted by ${run.submitted_by || '–'} · created ${formatTime(run.created_unix_ms)}` +
+    ` · ${results.length} results`));
+  root.appendChild(jobsSummary(run));
+  if (agents.length > 1) {
+    root.appendChild(h('p', {}, link(`/compare?agents=${agents.map((a) => encodeURIComponent(a.agent_id)).join(',')}` +
+      `&runs=${agents.map(() => encodeURIComponent(run.run_id)).join(',')}`, 'Compare these devices →')));
+  }
+  const controls = h('div', {class: 'controls'},
+    h('label', {}, 'group ', h('select', {onchange: (e) => updateQuery({group: e.target.value})},
+      h('option', {value: ''}, 'all'),
+      [...groups.entries()].map(([key, rs]) => h('option', {value: key, selected: key === selected}, groupLabel(rs[0]))))),
+    h('label', {}, h('input', {type: 'checkbox', checked: params.get('log') === '1',
+      onchange: (e) => updateQuery({log: e.target.checked})}), ' log scale'));
+  root.appendChild(controls);
+
+  const draws = [];
+  const samplesId = params.get('samples');
+  if (samplesId) {
+    const panel = await samplesPanel(samplesId, results);
+    root.appendChild(panel.section);
+    draws.push(...panel.draws);
+  }
+  if (results.length === 0) root.appendChild(h('p', {}, 'No results yet.'));
+  for (const [key, rs] of groups) {
+    if (selected && key !== selected) continue;
+    const scenario = rs[0].scenario;
+    const part = scenario === 'memory' ? memorySection(key, rs, agents) :
+      scenario === 'load' ? loadSection(key, rs, agents, params) : timingSection(key, rs, agents, params);
+    root.appendChild(part.section);
+    draws.push(...part.draws);
+  }
+  for (const draw of draws) draw();
+}

@@ -1,0 +1,46 @@
+// Client-side routing over real paths (/fleet, /runs, /runs/<id>, /compare, /history):
+// every page's state lives in its URL, so any view can be shared as a link.
+import {h} from './dom.js';
+
+let onNavigate = () => {};
+
+export function setNavigateHandler(handler) {
+  onNavigate = handler;
+}
+
+export function navigate(url, {replace = false} = {}) {
+  if (replace) history.replaceState(null, '', url);
+  else history.pushState(null, '', url);
+  onNavigate();
+}
+
+// Replaces some query parameters of the current URL (null/'' removes one) and
+// re-renders the page.
+export function updateQuery(changes, options) {
+  const url = new URL(window.location.href);
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === null || value === undefined || value === '' || value === false) url.searchParams.delete(key);
+    else url.searchParams.set(key, value === true ? '1' : value);
+  }
+  navigate(url.pathname + url.search, options);
+}
+
+// <a> that navigates without reloading the page.
+export function link(href, ...children) {
+  return h('a', {
+    href,
+    onclick: (event) => {
+      if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
+      event.preventDefault();
+      navigate(href);
+    },
+  }, ...children);
+}
+
+export function queryParams() {
+  return new URLSearchParams(window.location.search);
+}
+
+export function listParam(params, name) {
+  return (params.get(name) || '').split(',').filter((s) => s.length > 0);
+}
