@@ -48,7 +48,7 @@ std::string StopReasonWord(fleetmark::v1::StopReason reason) {
 
 uint32_t BatchTasks(const fleetmark::v1::CaseSpec& spec) {
   if (spec.params_case() != fleetmark::v1::CaseSpec::kBatch) {
-    return spec.scenario() == "batch" ? kDefaultBatchTasks : 0;
+    return spec.scenario() == "batch" || spec.scenario().empty() ? kDefaultBatchTasks : 0;
   }
   return spec.batch().tasks() == 0 ? kDefaultBatchTasks : spec.batch().tasks();
 }

@@ -24,7 +24,8 @@ std::string StatusWord(fleetmark::v1::CaseStatus status);
 // "ci_target", "max_repetitions", "max_time", "unspecified"; "reason <n>" if unknown.
 std::string StopReasonWord(fleetmark::v1::StopReason reason);
 
-// Batch task count n of the spec, with the default 100 for 0; 0 for other scenarios.
+// Batch task count n of the spec, with the default 100 for 0; 0 for other scenarios
+// (an empty scenario counts as batch).
 uint32_t BatchTasks(const fleetmark::v1::CaseSpec& spec);
 
 }  // namespace fleetmark::report

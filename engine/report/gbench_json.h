@@ -17,13 +17,14 @@
 
 #include <string>
 
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "fleetmark/v1/result.pb.h"
 
 namespace fleetmark::report {
 
 struct GbenchOptions {
-  absl::Time now = absl::UnixEpoch();  // context "date" (RFC 3339, UTC)
+  absl::Time now = absl::Now();  // context "date" (RFC 3339, UTC); tests fix it
   std::string executable = "fleetmark";
   bool per_sample_entries = true;      // false: only the aggregates
   // Time unit of every entry: "ns", "us", "ms" or "s" (anything else: "ns"). One unit

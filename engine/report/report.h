@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "fleetmark/v1/result.pb.h"
 
@@ -31,7 +32,7 @@ std::string_view ReportFormatName(ReportFormat format);
 
 struct ReportOptions {
   // Time written as the gbench-json context's "date" (its only use); tests fix it.
-  absl::Time now = absl::UnixEpoch();
+  absl::Time now = absl::Now();
   // gbench-json context "executable"; default "fleetmark".
   std::string executable = "fleetmark";
   // gbench-json time unit of every entry: "ns", "us", "ms" or "s".

@@ -59,14 +59,18 @@ std::string GroupTitle(const CaseResult& r, Kind kind) {
     case Kind::kFanout:
       if (s.has_fanout()) {
         const auto& f = s.fanout();
-        parts.push_back(absl::StrCat("R=", f.requests(), " D=", f.calls_per_request(),
-                                     " delay=", f.delay_ms(), "ms",
-                                     f.random_delay() ? " random" : "",
-                                     " timeout=", f.timeout_ms(), "ms"));
+        // Zero fields mean plan.proto's documented defaults.
+        auto or_default = [](uint32_t v, uint32_t d) { return v == 0 ? d : v; };
+        parts.push_back(absl::StrCat(
+            "R=", or_default(f.requests(), 1), " D=", or_default(f.calls_per_request(), 5),
+            " delay=", or_default(f.delay_ms(), 500), "ms", f.random_delay() ? " random" : "",
+            " timeout=", or_default(f.timeout_ms(), 3000), "ms"));
       }
       break;
     case Kind::kLoad:
-      if (s.has_load()) parts.push_back(absl::StrCat("users=", s.load().users()));
+      if (s.has_load()) {
+        parts.push_back(absl::StrCat("users=", s.load().users() == 0 ? 1000 : s.load().users()));
+      }
       break;
     case Kind::kMemory:
       break;
@@ -301,10 +305,10 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
   }
   if (any_batch) {
     out +=
-        "median: wall time of one batch; 95% CI: distribution-free CI of the median "
-        "(order statistics); ratio: median / fastest median of the group; (rep cap) / "
-        "(time cap): the CI did not reach its target before that cap; [throttled]: the "
-        "CPU was throttled during the case.\n";
+        "median: wall time of one batch of n tasks; 95% CI: distribution-free confidence\n"
+        "interval of the median (order statistics); ±%: its half-width; ratio: median /\n"
+        "fastest median of the group; (rep cap) / (time cap): the CI missed its target\n"
+        "before that cap; [throttled]: the CPU was throttled during the case.\n";
   }
   return out;
 }

@@ -38,8 +38,13 @@ std::string TextTable::Render() const {
   std::vector<std::string> headers;
   for (const Column& col : columns_) headers.push_back(col.header);
   append_line(headers);
+  // The rule spans the columns, but only the header of the last (unpadded) column,
+  // so one long message does not stretch it.
   size_t total = 0;
-  for (size_t c = 0; c < widths.size(); ++c) total += widths[c] + (c > 0 ? 2 : 0);
+  for (size_t c = 0; c < widths.size(); ++c) {
+    const bool last = c + 1 == widths.size();
+    total += (last ? DisplayWidth(columns_[c].header) : widths[c]) + (c > 0 ? 2 : 0);
+  }
   out.append(total, '-');
   out += '\n';
   for (const auto& row : rows_) append_line(row);

@@ -1,0 +1,217 @@
+// JSON (parsed back with protobuf), CSV (parsed back by a small RFC 4180 parser) and
+// gbench-json structure; format names.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/time/time.h"
+#include "engine/report/csv.h"
+#include "engine/report/gbench_json.h"
+#include "engine/report/json.h"
+#include "engine/report/report.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "sample_report.h"
+
+namespace fleetmark::report {
+namespace {
+
+// RFC 4180 parser: records separated by CRLF, fields by commas, quoted fields may
+// hold commas, CR/LF and doubled quotes. Returns false on malformed input.
+bool ParseCsv(const std::string& text, std::vector<std::vector<std::string>>* rows) {
+  rows->clear();
+  std::vector<std::string> row;
+  std::string field;
+  size_t i = 0;
+  bool quoted = false, field_started = false;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          field += '"';
+          i += 2;
+          continue;
+        }
+        quoted = false;
+        ++i;
+        if (i < text.size() && text[i] != ',' && text[i] != '\r') return false;
+        continue;
+      }
+      field += c;
+      ++i;
+      continue;
+    }
+    if (c == '"') {
+      if (field_started) return false;  // a quote inside an unquoted field
+      quoted = field_started = true;
+      ++i;
+    } else if (c == ',') {
+      row.push_back(field);
+      field.clear();
+      field_started = false;
+      ++i;
+    } else if (c == '\r') {
+      if (i + 1 >= text.size() || text[i + 1] != '\n') return false;
+      row.push_back(field);
+      rows->push_back(row);
+      row.clear();
+      field.clear();
+      field_started = false;
+      i += 2;
+    } else if (c == '\n') {
+      return false;  // bare LF outside quotes
+    } else {
+      field += c;
+      field_started = true;
+      ++i;
+    }
+  }
+  return !quoted && row.empty() && field.empty();
+}
+
+TEST(FormatNamesTest, ParseAndName) {
+  for (const auto name : kReportFormatNames) {
+    const absl::StatusOr<ReportFormat> f = ParseReportFormat(name);
+    ASSERT_TRUE(f.ok()) << f.status();
+    EXPECT_EQ(ReportFormatName(*f), name);
+  }
+  const absl::Status bad = ParseReportFormat("xml").status();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("--format: got 'xml', allowed table|json|csv|gbench-json"),
+            std::string::npos)
+      << bad;
+}
+
+TEST(JsonTest, RoundTripsThroughProtobuf) {
+  fleetmark::v1::RunReport report = testing::SampleReport();
+  // Non-finite values (the CI half-width of a small sample) must survive too.
+  report.mutable_results(0)->mutable_stats()->set_ci_half_width_percent(
+      std::numeric_limits<double>::infinity());
+  const absl::StatusOr<std::string> json = FormatJson(report);
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_NE(json->find("\"planName\": \"s1-test\""), std::string::npos);
+  EXPECT_NE(json->find("\"CASE_STATUS_UNSUPPORTED\""), std::string::npos);
+  const absl::StatusOr<fleetmark::v1::RunReport> back = ParseJson(*json);
+  ASSERT_TRUE(back.ok()) << back.status();
+  std::string diff;
+  google::protobuf::util::MessageDifferencer differencer;
+  differencer.ReportDifferencesToString(&diff);
+  EXPECT_TRUE(differencer.Compare(report, *back)) << diff;
+
+  const absl::StatusOr<std::string> via_dispatch = FormatReport(report, ReportFormat::kJson);
+  ASSERT_TRUE(via_dispatch.ok());
+  EXPECT_EQ(*via_dispatch, *json);
+}
+
+TEST(JsonTest, MalformedInputIsAnError) {
+  EXPECT_EQ(ParseJson("{").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(ParseJson("{\"noSuchField\": 1}").ok());
+  EXPECT_FALSE(ParseJson("[1, 2]").ok());
+}
+
+TEST(CsvTest, FieldQuotingPerRfc4180) {
+  EXPECT_EQ(CsvField("plain"), "plain");
+  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(CsvField(""), "");
+}
+
+TEST(CsvTest, ParsesBackOneRowPerCase) {
+  fleetmark::v1::RunReport report = testing::SampleReport();
+  report.mutable_results(3)->set_message("line one\r\nline \"two\", with comma");
+  const std::string csv = FormatCsv(report);
+  std::vector<std::vector<std::string>> rows;
+  ASSERT_TRUE(ParseCsv(csv, &rows)) << csv;
+  ASSERT_EQ(rows.size(), 1u + report.results_size());
+  EXPECT_EQ(rows[0], CsvColumns());
+  auto col = [&](const std::string& name) {
+    for (size_t i = 0; i < rows[0].size(); ++i) {
+      if (rows[0][i] == name) return i;
+    }
+    ADD_FAILURE() << "no column " << name;
+    return size_t{0};
+  };
+  for (size_t r = 1; r < rows.size(); ++r) ASSERT_EQ(rows[r].size(), rows[0].size()) << r;
+  // Values parse back exactly.
+  EXPECT_EQ(rows[1][col("strategy")], "fixed_pool");
+  EXPECT_EQ(rows[1][col("strategy_label")], "fixed_pool_2");
+  EXPECT_EQ(rows[1][col("status")], "ok");
+  EXPECT_EQ(rows[1][col("stop_reason")], "ci_target");
+  double median = 0;
+  ASSERT_TRUE(absl::SimpleAtod(rows[1][col("median_ns")], &median));
+  EXPECT_EQ(median, report.results(0).stats().median_ns());
+  double ci_high = 0;
+  ASSERT_TRUE(absl::SimpleAtod(rows[1][col("ci_high_ns")], &ci_high));
+  EXPECT_EQ(ci_high, report.results(0).stats().ci_high_ns());
+  EXPECT_EQ(rows[1][col("allocations_per_repetition")], "250");
+  EXPECT_EQ(rows[3][col("allocations_per_repetition")], "");  // not counted
+  EXPECT_EQ(rows[3][col("throttled")], "true");
+  EXPECT_EQ(rows[4][col("status")], "unsupported");
+  EXPECT_EQ(rows[4][col("message")], "line one\r\nline \"two\", with comma");
+  EXPECT_EQ(rows[6][col("strategy_label")], "fixed_pool_cpu, small");
+  EXPECT_EQ(rows[7][col("memory_slope_kib_per_task")], "64");
+  EXPECT_EQ(rows[9][col("fanout_timeouts")], "5");
+  EXPECT_EQ(rows[10][col("load_throughput_rps")], "1834.25");
+}
+
+TEST(GbenchJsonTest, StructureFollowsGoogleBenchmark) {
+  const fleetmark::v1::RunReport report = testing::SampleReport();
+  const std::string text = FormatGbenchJson(
+      report, GbenchOptions{.now = absl::FromUnixSeconds(1700000000), .time_unit = "us"});
+  const nlohmann::json doc = nlohmann::json::parse(text);
+  const auto& ctx = doc.at("context");
+  EXPECT_EQ(ctx.at("date"), "2023-11-14T22:13:20+00:00");
+  EXPECT_EQ(ctx.at("host_name"), "testhost");
+  EXPECT_EQ(ctx.at("num_cpus"), 2);
+  EXPECT_EQ(ctx.at("mhz_per_cpu"), 3000);
+  EXPECT_EQ(ctx.at("cpu_scaling_enabled"), true);
+  ASSERT_EQ(ctx.at("caches").size(), 1u);  // two instances of one cache, deduplicated
+  EXPECT_EQ(ctx.at("caches")[0].at("type"), "Data");
+  EXPECT_EQ(ctx.at("caches")[0].at("size"), 32768);
+  EXPECT_EQ(ctx.at("load_avg")[0], 0.5);
+
+  // 5 OK batch cases × (10 samples + 4 aggregates); unsupported/memory/fanout/load out.
+  const auto& b = doc.at("benchmarks");
+  ASSERT_EQ(b.size(), 5u * 14);
+  const auto& first = b[0];
+  EXPECT_EQ(first.at("name"), "batch/arithmetic/blocking/fixed_pool/any");
+  EXPECT_EQ(first.at("run_name"), first.at("name"));
+  EXPECT_EQ(first.at("run_type"), "iteration");
+  EXPECT_EQ(first.at("repetitions"), 10);
+  EXPECT_EQ(first.at("repetition_index"), 0);
+  EXPECT_EQ(first.at("threads"), 2);
+  EXPECT_EQ(first.at("iterations"), 1);
+  EXPECT_EQ(first.at("time_unit"), "us");
+  EXPECT_DOUBLE_EQ(first.at("real_time").get<double>(), 4.0);  // 4000 ns in µs
+  EXPECT_DOUBLE_EQ(first.at("cpu_time").get<double>(), 2.4);
+  const auto& mean = b[10];
+  EXPECT_EQ(mean.at("name"), "batch/arithmetic/blocking/fixed_pool/any_mean");
+  EXPECT_EQ(mean.at("run_type"), "aggregate");
+  EXPECT_EQ(mean.at("aggregate_name"), "mean");
+  EXPECT_EQ(mean.at("iterations"), 10);
+  const auto& median = b[11];
+  EXPECT_EQ(median.at("aggregate_name"), "median");
+  EXPECT_DOUBLE_EQ(median.at("real_time").get<double>(), 4.04);  // sorted samples 4,4,4,4,4.04,...
+  EXPECT_EQ(b[13].at("aggregate_unit"), "percentage");
+  EXPECT_EQ(b[14].at("family_index"), 1);
+  // direct used 0 threads (the caller): gbench's minimum is 1.
+  EXPECT_EQ(b[14].at("threads"), 1);
+
+  const std::string aggregates_only =
+      FormatGbenchJson(report, GbenchOptions{.per_sample_entries = false});
+  EXPECT_EQ(nlohmann::json::parse(aggregates_only).at("benchmarks").size(), 5u * 4);
+}
+
+TEST(GbenchJsonTest, EmptyReportIsStillValid) {
+  const nlohmann::json doc = nlohmann::json::parse(FormatGbenchJson({}));
+  EXPECT_TRUE(doc.at("benchmarks").empty());
+  EXPECT_EQ(doc.at("context").at("num_cpus"), 0);
+}
+
+}  // namespace
+}  // namespace fleetmark::report

@@ -1,0 +1,122 @@
+// gbench-json exports read by Google Benchmark's own compare.py (Debian
+// libbenchmark-tools + python3-scipy): two exports of the same cases, B 2× slower
+// than A, must compare with the case names listed and a +100% time change.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "engine/report/gbench_json.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "sample_report.h"
+
+namespace fleetmark::report {
+namespace {
+
+constexpr char kPython[] = "/usr/bin/python3";
+constexpr char kComparePy[] = "/usr/share/benchmark/compare.py";
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+CommandResult RunCommand(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) result.output.append(buf, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string TempDir() {
+  char tmpl[] = "/tmp/fleetmark-gbench-XXXXXX";
+  const char* dir = mkdtemp(tmpl);
+  return dir == nullptr ? std::string() : std::string(dir);
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
+// A report of two batch cases with 12 samples each, times scaled by `factor`.
+fleetmark::v1::RunReport Scaled(int64_t factor) {
+  fleetmark::v1::RunReport report;
+  report.set_plan_name("compare");
+  report.mutable_host()->set_logical_cpus(2);
+  *report.add_results() = testing::BatchCase("fixed_pool", 2, "arithmetic", 40000 * factor, 12);
+  *report.add_results() = testing::BatchCase("direct", 0, "storage", 2'000'000 * factor, 12);
+  return report;
+}
+
+TEST(GbenchCompareTest, ComparePyReadsTwoExportsAndSeesTheSlowdown) {
+  ASSERT_EQ(access(kComparePy, R_OK), 0)
+      << kComparePy << " is missing: install libbenchmark-tools (deploy/install-deps.sh)";
+  const std::string dir = TempDir();
+  ASSERT_FALSE(dir.empty());
+  const std::string a = dir + "/A.json", b = dir + "/B.json", dump = dir + "/diff.json";
+  WriteFile(a, FormatGbenchJson(Scaled(1)));
+  WriteFile(b, FormatGbenchJson(Scaled(2)));
+
+  const CommandResult r = RunCommand(absl::StrCat(kPython, " ", kComparePy, " --no-color -d ", dump,
+                                           " benchmarks ", a, " ", b));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Comparing " + a + " to " + b), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("batch/arithmetic/blocking/fixed_pool/any"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("batch/storage/blocking/direct/any_median"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("+1.0000"), std::string::npos) << r.output;  // 2× = +100%
+  EXPECT_EQ(r.output.find("-0."), std::string::npos) << r.output;     // nothing got faster
+  // 12 repetitions: enough for compare.py's Mann-Whitney U test.
+  EXPECT_NE(r.output.find("U Test"), std::string::npos) << r.output;
+
+  std::ifstream in(dump);
+  const nlohmann::json diff = nlohmann::json::parse(in);
+  int compared = 0;
+  for (const auto& entry : diff) {
+    const std::string name = entry.at("name");
+    if (name == "OVERALL_GEOMEAN") continue;
+    ++compared;
+    for (const auto& m : entry.at("measurements")) {
+      const double time = m.at("time");
+      if (entry.value("aggregate_name", "") == "cv") {
+        EXPECT_NEAR(time, 0.0, 1e-6) << name;  // same relative spread in A and B
+      } else {
+        EXPECT_NEAR(time, 1.0, 1e-9) << name;  // +100%
+      }
+    }
+  }
+  EXPECT_EQ(compared, 2 * 4 + 2);  // per case: the iterations row + 4 aggregates
+  std::remove(a.c_str());
+  std::remove(b.c_str());
+  std::remove(dump.c_str());
+  rmdir(dir.c_str());
+}
+
+TEST(GbenchCompareTest, IdenticalExportsShowNoChange) {
+  ASSERT_EQ(access(kComparePy, R_OK), 0) << kComparePy << " is missing";
+  const std::string dir = TempDir();
+  ASSERT_FALSE(dir.empty());
+  const std::string a = dir + "/A.json";
+  WriteFile(a, FormatGbenchJson(Scaled(1)));
+  const CommandResult r =
+      RunCommand(absl::StrCat(kPython, " ", kComparePy, " --no-color benchmarks ", a, " ", a));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("+0.0000"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("+1.0000"), std::string::npos) << r.output;
+  std::remove(a.c_str());
+  rmdir(dir.c_str());
+}
+
+}  // namespace
+}  // namespace fleetmark::report

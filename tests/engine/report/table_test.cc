@@ -1,0 +1,148 @@
+// The human table: grouping, ranking by median, ratios, statuses, scenario tables.
+#include "engine/report/table.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "engine/report/units.h"
+#include "gtest/gtest.h"
+#include "sample_report.h"
+
+namespace fleetmark::report {
+namespace {
+
+// Index of the first line containing `needle` (after `from`), or -1.
+int LineOf(const std::vector<std::string>& lines, const std::string& needle, int from = 0) {
+  for (int i = from; i < static_cast<int>(lines.size()); ++i) {
+    if (lines[i].find(needle) != std::string::npos) return i;
+  }
+  return -1;
+}
+
+TEST(UnitsTest, AutoScales) {
+  EXPECT_EQ(FormatNanos(850), "850 ns");
+  EXPECT_EQ(FormatNanos(1234), "1.23 µs");
+  EXPECT_EQ(FormatNanos(45'600'000), "45.6 ms");
+  EXPECT_EQ(FormatNanos(2e9), "2.00 s");
+  EXPECT_EQ(FormatNanos(999.7), "1.00 µs");  // rounding crosses the unit boundary
+  EXPECT_EQ(FormatNanos(-1), "-");
+  EXPECT_EQ(FormatCount(512), "512");
+  EXPECT_EQ(FormatCount(12345), "12.3k");
+  EXPECT_EQ(FormatBytes(300.0 * 1024 * 1024), "300 MiB");
+  EXPECT_EQ(ShortestDouble(0.1), "0.1");
+  EXPECT_EQ(DisplayWidth("1.23 µs"), 7u);
+}
+
+TEST(TableTest, BatchGroupsRankedByMedianWithRatios) {
+  const std::string text = FormatTable(testing::SampleReport());
+  const std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  EXPECT_NE(LineOf(lines, "plan s1-test · Test CPU @ 3.0GHz · 2 CPUs"), -1) << text;
+
+  const int group = LineOf(lines, "== batch · arithmetic · blocking · n=100 ==");
+  ASSERT_NE(group, -1) << text;
+  const int header = group + 1;
+  EXPECT_NE(lines[header].find("strategy"), std::string::npos);
+  EXPECT_NE(lines[header].find("95% CI"), std::string::npos);
+  EXPECT_NE(lines[header].find("allocs/rep"), std::string::npos);
+  // Ranked: direct (2 µs), work_stealing (3 µs), fixed_pool_2 (4 µs), then fiber.
+  const int direct = LineOf(lines, "direct ", group);
+  const int ws = LineOf(lines, "work_stealing_2", group);
+  const int fixed = LineOf(lines, "fixed_pool_2", group);
+  const int fiber = LineOf(lines, "fiber_1", group);
+  ASSERT_NE(direct, -1) << text;
+  EXPECT_EQ(direct, header + 2);
+  EXPECT_LT(direct, ws);
+  EXPECT_LT(ws, fixed);
+  EXPECT_LT(fixed, fiber);
+  EXPECT_NE(lines[direct].find("2.00 µs"), std::string::npos) << lines[direct];
+  EXPECT_NE(lines[direct].find("1.00×"), std::string::npos) << lines[direct];
+  EXPECT_NE(lines[direct].find("[1.98 µs, 2.02 µs]"), std::string::npos) << lines[direct];
+  EXPECT_NE(lines[direct].find("1.0%"), std::string::npos) << lines[direct];
+  EXPECT_NE(lines[fixed].find("2.00×"), std::string::npos) << lines[fixed];
+  EXPECT_NE(lines[ws].find("1.50×"), std::string::npos) << lines[ws];
+  // CPU/rep = 0.6 × median; allocations per repetition; capped/throttled marks.
+  EXPECT_NE(lines[fixed].find("2.40 µs"), std::string::npos) << lines[fixed];
+  EXPECT_NE(lines[fixed].find("250"), std::string::npos) << lines[fixed];
+  EXPECT_NE(lines[ws].find("n/a"), std::string::npos) << lines[ws];
+  EXPECT_NE(lines[ws].find("ok (rep cap) [throttled]"), std::string::npos) << lines[ws];
+  EXPECT_NE(lines[fiber].find("unsupported: no blocking wait, \"suspending\" only"),
+            std::string::npos)
+      << lines[fiber];
+
+  const int storage = LineOf(lines, "== batch · storage · blocking · n=100 ==");
+  ASSERT_NE(storage, -1) << text;
+  const int io = LineOf(lines, "fixed_pool_100", storage);
+  const int cpu = LineOf(lines, "fixed_pool_cpu, small", storage);
+  ASSERT_NE(io, -1);
+  ASSERT_NE(cpu, -1);
+  EXPECT_LT(io, cpu);
+  EXPECT_NE(lines[io].find("12.5 ms"), std::string::npos) << lines[io];
+  EXPECT_NE(lines[cpu].find("250 ms"), std::string::npos) << lines[cpu];
+  EXPECT_NE(lines[cpu].find("20.00×"), std::string::npos) << lines[cpu];
+  EXPECT_NE(text.find("fastest median of the group"), std::string::npos);
+}
+
+TEST(TableTest, ColumnsAreAligned) {
+  const std::string text = FormatTable(testing::SampleReport());
+  const std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  const int group = LineOf(lines, "== batch · arithmetic");
+  ASSERT_NE(group, -1);
+  // The "median" column is right-aligned: every row's median cell ends where the
+  // header's "median" ends (widths in code points).
+  const std::string& header = lines[group + 1];
+  const size_t end = DisplayWidth(header.substr(0, header.find("median") + 6));
+  for (int row = group + 3; row < group + 6; ++row) {
+    const std::string& line = lines[row];
+    const size_t unit = line.find(" µs");
+    ASSERT_NE(unit, std::string::npos) << line;
+    EXPECT_EQ(DisplayWidth(line.substr(0, unit + 4)), end) << line;
+  }
+}
+
+TEST(TableTest, MemoryFanoutAndLoadTables) {
+  const std::string text = FormatTable(testing::SampleReport());
+  const std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  const int mem = LineOf(lines, "== memory · network · blocking ==");
+  ASSERT_NE(mem, -1) << text;
+  EXPECT_NE(lines[mem + 1].find("KiB/task"), std::string::npos);
+  const int fiber = LineOf(lines, "fiber", mem);
+  const int threads = LineOf(lines, "thread_per_task", mem);
+  ASSERT_NE(fiber, -1);
+  EXPECT_LT(fiber, threads);  // smaller slope first
+  EXPECT_NE(lines[threads].find("10:640 100:6400 1000:64000"), std::string::npos)
+      << lines[threads];
+  EXPECT_NE(lines[threads].find("64.00"), std::string::npos);
+  EXPECT_NE(lines[threads].find("8.00×"), std::string::npos) << lines[threads];
+  EXPECT_NE(lines[fiber].find("1000:resource_exhausted"), std::string::npos) << lines[fiber];
+
+  const int fan = LineOf(lines, "== fanout · blocking · R=100 D=5");
+  ASSERT_NE(fan, -1) << text;
+  const int co = LineOf(lines, "coroutine", fan);
+  EXPECT_NE(lines[co].find("2.51 s"), std::string::npos) << lines[co];
+  EXPECT_NE(lines[co].find("495"), std::string::npos) << lines[co];
+  EXPECT_NE(lines[co].find("3.00 s"), std::string::npos) << lines[co];
+
+  const int load = LineOf(lines, "== load · users=1000 ==");
+  ASSERT_NE(load, -1) << text;
+  const int ev = LineOf(lines, "event_loop", load);
+  EXPECT_NE(lines[ev].find("1834.2"), std::string::npos) << lines[ev];
+  EXPECT_NE(lines[ev].find("80.0 ms"), std::string::npos) << lines[ev];
+  EXPECT_NE(lines[ev].find("300 MiB"), std::string::npos) << lines[ev];
+  EXPECT_NE(lines[ev].find(" 4 "), std::string::npos) << lines[ev];  // errors
+}
+
+TEST(TableTest, EmptyAndDegenerateReports) {
+  EXPECT_NE(FormatTable({}).find("(no results)"), std::string::npos);
+  fleetmark::v1::RunReport report;
+  auto* r = report.add_results();  // nothing set at all
+  r->set_status(static_cast<fleetmark::v1::CaseStatus>(99));
+  auto* ok_without_stats = report.add_results();
+  ok_without_stats->set_status(fleetmark::v1::CASE_STATUS_OK);
+  const std::string text = FormatTable(report);
+  EXPECT_NE(text.find("status 99"), std::string::npos) << text;
+  EXPECT_NE(text.find("== batch · blocking · n=100 =="), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace fleetmark::report
