@@ -20,7 +20,7 @@ CpuSet HostCpus(const v1::HostInfo& host) {
 }
 
 absl::Status Unsupported(const PlacementSpec& spec, absl::string_view why) {
-  return absl::FailedPreconditionError(
+  return absl::UnimplementedError(
       absl::StrCat("placement \"", spec.text, "\" cannot be honoured: ", why));
 }
 
@@ -29,8 +29,7 @@ std::string ErrnoText(int err) { return std::generic_category().message(err); }
 absl::Status PinError(const CpuSet& cpus, int err) {
   std::string message = absl::StrCat("sched_setaffinity to CPUs ", FormatCpuList(cpus),
                                      " failed: ", ErrnoText(err), " (errno ", err, ")");
-  return err == EPERM ? absl::PermissionDeniedError(message)
-                      : absl::FailedPreconditionError(message);
+  return absl::UnimplementedError(message);
 }
 
 cpu_set_t ToMask(const CpuSet& cpus) {
@@ -117,8 +116,7 @@ absl::StatusOr<CpuSet> PlanPlacement(const PlacementSpec& spec, const v1::HostIn
 }
 
 bool IsPlacementUnsupported(const absl::Status& status) {
-  return status.code() == absl::StatusCode::kFailedPrecondition ||
-         status.code() == absl::StatusCode::kPermissionDenied;
+  return status.code() == absl::StatusCode::kUnimplemented;
 }
 
 PlacementHooks::PlacementHooks(CpuSet cpus) : cpus_(std::move(cpus)), mask_(ToMask(cpus_)) {}
@@ -177,7 +175,7 @@ absl::Status PlacementHooks::status() const {
 ScopedThreadAffinity::ScopedThreadAffinity(const CpuSet& cpus) {
   if (cpus.empty()) return;
   if (sched_getaffinity(0, sizeof(saved_), &saved_) != 0) {
-    status_ = absl::FailedPreconditionError(
+    status_ = absl::UnimplementedError(
         absl::StrCat("sched_getaffinity failed: ", ErrnoText(errno)));
     return;
   }

@@ -35,15 +35,16 @@ namespace fleetmark::engine {
 //   smt_pairs    -> all CPUs of the first ceil(threads/2) cores with >= 2 hardware
 //                   threads (lowest CPU ids first), at least one core, at most all
 //   cpus:<list>  -> the list
-// FailedPrecondition ("the device cannot honour it") when the class does not exist on
-// the host, the host has no SMT core (smt_pairs), a listed CPU is not one of the host's,
-// or the host lists no cores (one_per_core). Pure function; thread-safe.
+// Unimplemented ("the device cannot honour it": the case status `unsupported`, which
+// the runner's CaseStatusFor already maps Unimplemented to) when the class does not
+// exist on the host, the host has no SMT core (smt_pairs), a listed CPU is not one of
+// the host's, or the host lists no cores (one_per_core). Pure function; thread-safe.
 absl::StatusOr<CpuSet> PlanPlacement(const PlacementSpec& spec, const v1::HostInfo& host,
                                      int threads);
 
-// True for the errors PlanPlacement and PlacementHooks::status() use for "this device
-// cannot honour the placement" (FailedPrecondition, PermissionDenied); the runner
-// reports those as CASE_STATUS_UNSUPPORTED with the status message.
+// True for the errors PlanPlacement, PlacementHooks::status() and
+// ScopedThreadAffinity::status() use for "this device cannot honour the placement"
+// (Unimplemented); the runner reports those as CASE_STATUS_UNSUPPORTED with the message.
 bool IsPlacementUnsupported(const absl::Status& status);
 
 // Applies a planned CpuSet to threads and records the CPUs tasks ran on.
@@ -57,8 +58,8 @@ class PlacementHooks {
 
   // Pins the calling thread to the CPU set (sched_setaffinity(0, ...)). A failure
   // (EPERM as on some Android builds, EINVAL when no listed CPU is online or allowed by
-  // the cgroup) is recorded: status() then returns PermissionDenied/FailedPrecondition
-  // naming the errno and the CPU list. Never throws.
+  // the cgroup) is recorded: status() then returns Unimplemented naming the errno and
+  // the CPU list. Never throws.
   void OnThreadStart();
 
   // Records sched_getcpu() of the calling thread. Lock-free.

@@ -46,7 +46,7 @@ TEST(PlanPlacementTest, HybridFixturePicksTheRightCpus) {
   EXPECT_THAT(*Plan("smt_pairs", host, 1), ElementsAre(0, 1));
   EXPECT_THAT(*Plan("smt_pairs", host, 0), ElementsAre(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11));
   EXPECT_THAT(*Plan("cpus:0,2-3", host, 4), ElementsAre(0, 2, 3));
-  EXPECT_EQ(Plan("class:mid", host, 4).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Plan("class:mid", host, 4).status().code(), absl::StatusCode::kUnimplemented);
 }
 
 TEST(PlanPlacementTest, FourSocketFixtureUsesRealSiblings) {
@@ -59,7 +59,7 @@ TEST(PlanPlacementTest, FourSocketFixtureUsesRealSiblings) {
 TEST(PlanPlacementTest, ImpossiblePlacementsAreUnsupported) {
   const v1::HostInfo four_socket = Fixture("16em64t-4s2c2t");
   absl::StatusOr<CpuSet> efficiency = Plan("class:efficiency", four_socket, 4);
-  EXPECT_EQ(efficiency.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(efficiency.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_TRUE(IsPlacementUnsupported(efficiency.status()));
   EXPECT_THAT(std::string(efficiency.status().message()), HasSubstr("no efficiency cores"));
 
@@ -71,6 +71,7 @@ TEST(PlanPlacementTest, ImpossiblePlacementsAreUnsupported) {
   absl::StatusOr<CpuSet> pairs = Plan("smt_pairs", arm, 2);
   EXPECT_TRUE(IsPlacementUnsupported(pairs.status())) << pairs.status();
   EXPECT_FALSE(IsPlacementUnsupported(absl::InvalidArgumentError("bad plan")));
+  EXPECT_FALSE(IsPlacementUnsupported(absl::FailedPreconditionError("other")));
   EXPECT_FALSE(IsPlacementUnsupported(absl::OkStatus()));
 }
 
