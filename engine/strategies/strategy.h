@@ -30,19 +30,37 @@ enum class IoMode { kBlocking, kSuspending };
 absl::StatusOr<IoMode> ParseIoMode(std::string_view text);
 std::string_view IoModeName(IoMode mode);
 
+// Ranges every strategy enforces (DESIGN.md "Plans are bounded"; the plan validator
+// enforces the same caps before anything runs).
+inline constexpr int kMaxStrategyThreads = 10000;   // StrategyOptions::threads, limit
+inline constexpr int kMaxBatchTasks = 1000000;      // RunBatch's n
+
+// What `threads` means per strategy (0 = the default in brackets):
+//   direct            ignored; tasks run on the caller (threads_used = 0)
+//   single_thread     ignored; one worker
+//   fixed_pool        workers sharing one FIFO queue [logical CPUs]
+//   work_stealing     oneTBB arena workers, no slot reserved for the caller [CPUs]
+//   limited           cap on tasks in flight [max(1, CPUs/2)]; the shared pool under
+//                     it has `limit` threads [max(CPUs, threads)]
+//   elastic_pool      cap on threads, created on demand and then reused [64]
+//   thread_per_task   ignored; one new thread per task (threads_used = n)
+//   async             ignored; one std::async thread per task (threads_used = n)
+//   coroutine, event_loop  io_contexts, one thread each [CPUs]
+//   fiber             fibre carrier threads [CPUs]; stack_kib sizes the fibres
+// "Logical CPUs" = the CPUs this process may run on (sched_getaffinity).
 struct StrategyOptions {
   int threads = 0;      // worker threads; 0 = the strategy's default
   int stack_kib = 0;    // stack of threads/fibres it creates; 0 = system default
   int limit = 0;        // `limited`: pool size (threads = cap); servers: queue capacity
   // Called first on every OS thread the strategy creates, before it runs any task
   // (placement uses it to pin the thread). May be empty. Must be thread-safe.
-  std::function<void()> on_thread_start;
+  std::function<void()> on_thread_start = {};
   // Called inside every task `i`, on the thread running it, before Compute (placement
   // verification samples sched_getcpu here). May be empty. Must be thread-safe.
-  std::function<void(int task)> on_task_start;
+  std::function<void(int task)> on_task_start = {};
   // Called when task `i` has finished (after its wait), on the thread that finished
   // it. May be empty. Must be thread-safe.
-  std::function<void(int task)> on_task_end;
+  std::function<void(int task)> on_task_end = {};
 };
 
 class Strategy {

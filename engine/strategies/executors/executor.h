@@ -23,7 +23,7 @@ class Executor {
 struct ThreadOptions {
   int stack_kib = 0;  // 0 = system default; see os_thread.h for the range
   // Runs first on every thread the executor creates, before any task. May be empty.
-  std::function<void()> on_thread_start;
+  std::function<void()> on_thread_start = {};
   std::string name_prefix = "fm-worker";  // thread names: "<prefix>-<k>"
 };
 

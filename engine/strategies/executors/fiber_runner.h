@@ -67,7 +67,7 @@ class FiberRunner final : public Executor {
   std::shared_ptr<Shared> shared_;
   std::vector<OsThread> os_threads_;
   int threads_ = 0;
-  bool running_ = false;
+  std::atomic<bool> running_{false};
 };
 
 }  // namespace fleetmark::engine

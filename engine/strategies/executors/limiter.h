@@ -9,6 +9,7 @@
 //   limited.Submit([] { Work(); });
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -27,8 +28,9 @@ class Limiter final : public Executor {
   Limiter& operator=(const Limiter&) = delete;
 
   // Queues `fn`; starts a runner on the underlying executor if fewer than
-  // `max_in_flight` are active. Errors: those of the underlying Submit (then `fn` is
-  // not run and stays unqueued). Thread-safe.
+  // `max_in_flight` are active. Errors: those of the underlying Submit when no runner
+  // is active to take `fn` (then `fn` is removed and never run); if other runners are
+  // active the task stays queued for them and OK is returned. Thread-safe.
   absl::Status Submit(std::function<void()> fn) override;
 
   int max_in_flight() const { return max_in_flight_; }
@@ -39,7 +41,12 @@ class Limiter final : public Executor {
   Executor* const underlying_;
   const int max_in_flight_;
   std::mutex mu_;
-  std::deque<std::function<void()>> queue_;  // guarded by mu_
+  struct Entry {
+    uint64_t id;
+    std::function<void()> fn;
+  };
+  std::deque<Entry> queue_;  // guarded by mu_
+  uint64_t next_id_ = 0;     // guarded by mu_
   int runners_ = 0;                          // active runner closures; guarded by mu_
 };
 

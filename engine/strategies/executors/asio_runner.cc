@@ -1,0 +1,77 @@
+#include "engine/strategies/executors/asio_runner.h"
+
+#include <latch>
+#include <utility>
+
+#include <boost/asio/post.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "engine/strategies/executors/thread_pool.h"
+
+namespace fleetmark::engine {
+
+AsioRunner::~AsioRunner() { Stop(); }
+
+absl::Status AsioRunner::Start(int threads, const ThreadOptions& options) {
+  if (threads < 1 || threads > ThreadPool::kMaxThreads) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "threads: 1 <= threads <= ", ThreadPool::kMaxThreads, ", got ", threads));
+  }
+  if (absl::Status s = ValidateStackKib(options.stack_kib); !s.ok()) return s;
+  if (running_.load() || !threads_.empty()) {
+    return absl::FailedPreconditionError("asio runner: already started");
+  }
+  contexts_.reserve(threads);
+  guards_.reserve(threads);
+  for (int k = 0; k < threads; ++k) {
+    // Concurrency hint 1: each context is run by exactly one thread, so Asio may skip
+    // locking its handler queue.
+    contexts_.push_back(std::make_unique<boost::asio::io_context>(1));
+    guards_.push_back(boost::asio::make_work_guard(*contexts_.back()));
+  }
+  std::latch ready(threads);
+  threads_.reserve(threads);
+  for (int k = 0; k < threads; ++k) {
+    auto thread = StartThread(
+        options.stack_kib,
+        [&ready, ctx = contexts_[k].get(), hook = options.on_thread_start] {
+          if (hook) hook();
+          ready.count_down();
+          ctx->run();
+        },
+        absl::StrCat(options.name_prefix, "-", k));
+    if (!thread.ok()) {
+      ready.count_down(threads - k);
+      ready.wait();
+      Stop();
+      return thread.status();
+    }
+    threads_.push_back(*std::move(thread));
+  }
+  ready.wait();
+  running_.store(true);
+  return absl::OkStatus();
+}
+
+boost::asio::io_context& AsioRunner::Next() {
+  const unsigned k = next_.fetch_add(1, std::memory_order_relaxed);
+  return *contexts_[k % contexts_.size()];
+}
+
+absl::Status AsioRunner::Submit(std::function<void()> fn) {
+  if (!running_.load()) return absl::FailedPreconditionError("asio runner: not running");
+  boost::asio::post(Next(), std::move(fn));
+  return absl::OkStatus();
+}
+
+void AsioRunner::Stop() {
+  running_.store(false);
+  guards_.clear();
+  for (auto& ctx : contexts_) ctx->stop();
+  for (OsThread& t : threads_) t.Join();
+  threads_.clear();
+  contexts_.clear();
+  next_.store(0);
+}
+
+}  // namespace fleetmark::engine

@@ -1,0 +1,83 @@
+#include "engine/strategies/executors/thread_pool.h"
+
+#include <latch>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace fleetmark::engine {
+
+ThreadPool::~ThreadPool() { Stop(); }
+
+absl::Status ThreadPool::Start(int threads, const ThreadOptions& options) {
+  if (threads < 1 || threads > kMaxThreads) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "threads: 1 <= threads <= ", kMaxThreads, ", got ", threads));
+  }
+  if (absl::Status s = ValidateStackKib(options.stack_kib); !s.ok()) return s;
+  {
+    std::lock_guard lock(mu_);
+    if (running_ || !threads_.empty()) {
+      return absl::FailedPreconditionError("thread pool: already started");
+    }
+    running_ = true;
+  }
+  std::latch ready(threads);
+  threads_.reserve(threads);
+  for (int k = 0; k < threads; ++k) {
+    auto thread = StartThread(
+        options.stack_kib,
+        [this, &ready, hook = options.on_thread_start] {
+          if (hook) hook();
+          ready.count_down();
+          WorkerLoop();
+        },
+        absl::StrCat(options.name_prefix, "-", k));
+    if (!thread.ok()) {
+      // Release the workers already waiting on `ready`, then join them.
+      ready.count_down(threads - k);
+      ready.wait();
+      Stop();
+      return thread.status();
+    }
+    threads_.push_back(*std::move(thread));
+  }
+  ready.wait();
+  return absl::OkStatus();
+}
+
+absl::Status ThreadPool::Submit(std::function<void()> fn) {
+  {
+    std::lock_guard lock(mu_);
+    if (!running_) return absl::FailedPreconditionError("thread pool: not running");
+    queue_.push_back(std::move(fn));
+  }
+  cv_.notify_one();
+  return absl::OkStatus();
+}
+
+void ThreadPool::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    running_ = false;
+  }
+  cv_.notify_all();
+  for (OsThread& t : threads_) t.Join();
+  threads_.clear();
+}
+
+void ThreadPool::WorkerLoop() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return !queue_.empty() || !running_; });
+      if (queue_.empty()) return;  // stopping and drained
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    task();
+  }
+}
+
+}  // namespace fleetmark::engine

@@ -1,0 +1,167 @@
+// work_stealing: oneTBB. A task_arena(n, 0) — n worker slots, none reserved for the
+// caller, so the caller never runs tasks — receives each batch as one enqueued root
+// task, which forks the n tasks into a task_group: they land on that worker's deque
+// and idle workers steal them (the ForkJoin / newWorkStealingPool pattern).
+//
+// oneTBB pitfalls handled here:
+//  * The process-wide worker limit (global_control::max_allowed_parallelism, default
+//    = CPUs, i.e. CPUs - 1 workers) caps every arena, so an arena of 100 would get
+//    only CPUs - 1 workers. The strategy holds a global_control raising it to n + 1
+//    while it runs (this also lifts the cap for other arenas in the process meanwhile).
+//  * Workers belong to TBB's global pool, not the arena; Start warms them up (every
+//    slot occupied once, so thread creation stays out of the timed batches), and Stop
+//    calls tbb::finalize with a task_scheduler_handle so the workers are joined.
+//  * on_thread_start runs via a task_scheduler_observer on the arena, the first time
+//    each worker enters it, before that worker runs any task.
+#include <condition_variable>
+#include <latch>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <thread>
+#include <unordered_set>
+
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
+#include <oneapi/tbb/task_scheduler_observer.h>
+
+#include "absl/strings/str_cat.h"
+#include "engine/strategies/adapters.h"
+#include "engine/strategies/executors/os_thread.h"
+#include "engine/strategies/strategy_base.h"
+
+namespace fleetmark::engine {
+namespace {
+
+// How long Start waits for TBB to bring every arena slot's worker in.
+constexpr auto kWarmUpDeadline = std::chrono::seconds(10);
+
+// Calls `hook` once per distinct thread entering the arena, and counts them.
+class FirstEntryObserver final : public tbb::task_scheduler_observer {
+ public:
+  FirstEntryObserver(tbb::task_arena& arena, std::function<void()> hook)
+      : tbb::task_scheduler_observer(arena), hook_(std::move(hook)) {
+    observe(true);
+  }
+  ~FirstEntryObserver() override { observe(false); }
+
+  void on_scheduler_entry(bool) override {
+    {
+      std::lock_guard lock(mu_);
+      if (!seen_.insert(std::this_thread::get_id()).second) return;
+    }
+    if (hook_) hook_();
+  }
+
+  int distinct_threads() {
+    std::lock_guard lock(mu_);
+    return static_cast<int>(seen_.size());
+  }
+
+ private:
+  const std::function<void()> hook_;
+  std::mutex mu_;
+  std::unordered_set<std::thread::id> seen_;  // guarded by mu_
+};
+
+class WorkStealingStrategy final : public StrategyBase {
+ public:
+  WorkStealingStrategy()
+      : StrategyBase("work_stealing", "fm-ws",
+                     "its tasks run on oneTBB worker OS threads, which can only block") {}
+  ~WorkStealingStrategy() override { Stop(); }
+
+ protected:
+  absl::Status DoStart(const StrategyOptions& options) override {
+    const int n = options.threads > 0 ? options.threads : LogicalCpuCount();
+    try {
+      handle_ = tbb::task_scheduler_handle(tbb::attach{});
+      parallelism_ = std::make_unique<tbb::global_control>(
+          tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(n) + 1);
+      if (options.stack_kib > 0) {
+        stack_ = std::make_unique<tbb::global_control>(
+            tbb::global_control::thread_stack_size,
+            static_cast<std::size_t>(options.stack_kib) * 1024);
+      }
+      arena_ = std::make_unique<tbb::task_arena>(n, 0);
+      arena_->initialize();
+      observer_ = std::make_unique<FirstEntryObserver>(*arena_, options.on_thread_start);
+      WarmUp(n);
+    } catch (const std::bad_alloc&) {
+      return absl::ResourceExhaustedError("work_stealing: out of memory starting oneTBB");
+    } catch (const std::exception& e) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("work_stealing: cannot start oneTBB workers: ", e.what()));
+    }
+    set_threads_used(observer_->distinct_threads());
+    return absl::OkStatus();
+  }
+
+  absl::Status DoRunBatch(const Workload& workload, int n, IoMode) override {
+    std::latch done(1);
+    arena_->enqueue([this, &workload, &done, n] {
+      try {
+        tbb::task_group group;
+        for (int i = 0; i < n; ++i) {
+          group.run([this, &workload, i] { RunBlockingTask(workload, i); });
+        }
+        group.wait();
+      } catch (const std::exception& e) {
+        RecordTaskFailure(absl::ResourceExhaustedError(
+            absl::StrCat("work_stealing: cannot spawn tasks: ", e.what())));
+      }
+      done.count_down();
+    });
+    done.wait();
+    raise_threads_used(observer_->distinct_threads());
+    return absl::OkStatus();
+  }
+
+  void DoStop() override {
+    observer_.reset();
+    arena_.reset();
+    stack_.reset();
+    parallelism_.reset();
+    if (handle_) {
+      // Joins TBB's worker threads unless another part of the process still uses TBB.
+      (void)tbb::finalize(handle_, std::nothrow);
+    }
+  }
+
+ private:
+  // Occupies all n slots at once so TBB creates the n workers now, untimed. Each
+  // warm-up task waits (blocked) until all have arrived or the deadline passes.
+  void WarmUp(int n) {
+    std::mutex mu;
+    std::condition_variable cv;
+    int arrived = 0;
+    std::latch finished(n);
+    const auto deadline = std::chrono::steady_clock::now() + kWarmUpDeadline;
+    for (int k = 0; k < n; ++k) {
+      arena_->enqueue([&] {
+        {
+          std::unique_lock lock(mu);
+          if (++arrived == n) cv.notify_all();
+          cv.wait_until(lock, deadline, [&] { return arrived >= n; });
+        }
+        finished.count_down();
+      });
+    }
+    finished.wait();
+  }
+
+  tbb::task_scheduler_handle handle_;
+  std::unique_ptr<tbb::global_control> parallelism_;
+  std::unique_ptr<tbb::global_control> stack_;
+  std::unique_ptr<tbb::task_arena> arena_;
+  std::unique_ptr<FirstEntryObserver> observer_;
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> NewWorkStealingStrategy() {
+  return std::make_unique<WorkStealingStrategy>();
+}
+
+}  // namespace fleetmark::engine

@@ -1,0 +1,180 @@
+// The reusable executors on their own: OsThread, ThreadPool, Limiter, ElasticPool,
+// AsioRunner.
+#include <pthread.h>
+
+#include <atomic>
+#include <latch>
+#include <mutex>
+#include <vector>
+
+#include <boost/asio/post.hpp>
+
+#include "engine/strategies/executors/asio_runner.h"
+#include "engine/strategies/executors/elastic_pool.h"
+#include "engine/strategies/executors/limiter.h"
+#include "engine/strategies/executors/os_thread.h"
+#include "engine/strategies/executors/thread_pool.h"
+#include "gtest/gtest.h"
+#include "tests/engine/strategies/test_support.h"
+
+namespace fleetmark::engine {
+namespace {
+
+using ::fleetmark::engine::testing::CountThreads;
+using ::fleetmark::engine::testing::WaitForThreadCount;
+
+TEST(OsThreadTest, AppliesTheRequestedStackSize) {
+  size_t stack_bytes = 0;
+  auto thread = StartThread(256, [&] {
+    pthread_attr_t attr;
+    pthread_getattr_np(pthread_self(), &attr);
+    pthread_attr_getstacksize(&attr, &stack_bytes);
+    pthread_attr_destroy(&attr);
+  });
+  ASSERT_TRUE(thread.ok()) << thread.status();
+  thread->Join();
+  EXPECT_GE(stack_bytes, 256u * 1024);
+  EXPECT_LT(stack_bytes, 512u * 1024);
+}
+
+TEST(OsThreadTest, RejectsBadStackAndEmptyFunction) {
+  auto small = StartThread(8, [] {});
+  EXPECT_EQ(small.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(small.status().message().find("stack_kib"), std::string_view::npos);
+  EXPECT_NE(small.status().message().find("got 8"), std::string_view::npos);
+  EXPECT_EQ(StartThread(kMaxStackKib + 1, [] {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(StartThread(0, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_GE(LogicalCpuCount(), 1);
+}
+
+TEST(OsThreadTest, DestructorJoins) {
+  std::atomic<bool> ran{false};
+  {
+    auto thread = StartThread(0, [&] {
+      absl::SleepFor(absl::Milliseconds(20));
+      ran = true;
+    });
+    ASSERT_TRUE(thread.ok());
+  }
+  EXPECT_TRUE(ran.load());
+}
+
+TEST(ThreadPoolTest, OneThreadRunsInFifoOrder) {
+  ThreadPool pool;
+  ASSERT_TRUE(pool.Start(1).ok());
+  std::vector<int> order;
+  std::latch done(50);
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(pool.Submit([&, i] {
+      order.push_back(i);
+      done.count_down();
+    }).ok());
+  }
+  done.wait();
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(order[i], i);
+  pool.Stop();
+  EXPECT_EQ(pool.Submit([] {}).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(ThreadPoolTest, StopRunsQueuedTasksAndJoins) {
+  const int before = CountThreads();
+  std::atomic<int> ran{0};
+  {
+    ThreadPool pool;
+    ASSERT_TRUE(pool.Start(2, {.name_prefix = "fm-test"}).ok());
+    EXPECT_EQ(pool.size(), 2);
+    EXPECT_EQ(pool.Start(2).code(), absl::StatusCode::kFailedPrecondition);
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_TRUE(pool.Submit([&] {
+        absl::SleepFor(absl::Milliseconds(1));
+        ++ran;
+      }).ok());
+    }
+    pool.Stop();
+    EXPECT_EQ(ran.load(), 20);
+  }
+  EXPECT_EQ(WaitForThreadCount(before), before);
+  ThreadPool bad;
+  EXPECT_EQ(bad.Start(0).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(LimiterTest, QueuedTasksHoldNoPoolThread) {
+  ThreadPool pool;
+  ASSERT_TRUE(pool.Start(3).ok());
+  Limiter limiter(&pool, 1);
+  EXPECT_EQ(limiter.max_in_flight(), 1);
+  std::atomic<int> in_flight{0}, peak{0};
+  std::latch done(20);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(limiter.Submit([&] {
+      const int now = ++in_flight;
+      int p = peak.load();
+      while (p < now && !peak.compare_exchange_weak(p, now)) {
+      }
+      absl::SleepFor(absl::Milliseconds(2));
+      --in_flight;
+      done.count_down();
+    }).ok());
+  }
+  // While 19 limited tasks wait, the pool's other threads stay free for other work.
+  std::latch other(2);
+  ASSERT_TRUE(pool.Submit([&] { other.count_down(); }).ok());
+  ASSERT_TRUE(pool.Submit([&] { other.count_down(); }).ok());
+  EXPECT_TRUE(other.try_wait() || (absl::SleepFor(absl::Milliseconds(20)), other.try_wait()));
+  done.wait();
+  EXPECT_EQ(peak.load(), 1);
+  pool.Stop();
+}
+
+TEST(ElasticPoolTest, ReusesIdleThreadsBeforeCreatingNew) {
+  ElasticPool pool;
+  ASSERT_TRUE(pool.Start(8).ok());
+  EXPECT_EQ(pool.threads_created(), 0);
+  for (int round = 0; round < 5; ++round) {
+    std::latch done(1);
+    ASSERT_TRUE(pool.Submit([&] { done.count_down(); }).ok());
+    done.wait();
+    absl::SleepFor(absl::Milliseconds(5));  // the thread goes back to idle
+  }
+  EXPECT_EQ(pool.threads_created(), 1);
+  std::latch all(8);
+  std::latch release(1);
+  for (int i = 0; i < 12; ++i) {
+    ASSERT_TRUE(pool.Submit([&] {
+      if (!all.try_wait()) all.count_down();
+      release.wait();
+    }).ok());
+  }
+  all.wait();  // 8 tasks blocked at once: the cap was reached
+  EXPECT_EQ(pool.threads_created(), 8);
+  release.count_down();
+  pool.Stop();
+}
+
+TEST(AsioRunnerTest, RoundRobinOverContextsEachOnItsOwnThread) {
+  AsioRunner runner;
+  std::atomic<int> announced{0};
+  ASSERT_TRUE(runner.Start(3, {.on_thread_start = [&] { ++announced; }}).ok());
+  EXPECT_EQ(announced.load(), 3);
+  EXPECT_EQ(runner.size(), 3);
+  std::mutex mu;
+  std::vector<std::thread::id> ids(3);
+  std::latch done(3);
+  for (int k = 0; k < 3; ++k) {
+    boost::asio::post(runner.Next(), [&, k] {
+      std::lock_guard lock(mu);
+      ids[k] = std::this_thread::get_id();
+      done.count_down();
+    });
+  }
+  done.wait();
+  EXPECT_NE(ids[0], ids[1]);
+  EXPECT_NE(ids[1], ids[2]);
+  EXPECT_NE(ids[0], ids[2]);
+  runner.Stop();
+  EXPECT_EQ(runner.Submit([] {}).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace fleetmark::engine
