@@ -35,10 +35,6 @@
 #include "fleetmark/v1/agent.pb.h"
 #include "fleetmark/v1/host.pb.h"
 
-namespace grpc {
-class Channel;
-}  // namespace grpc
-
 namespace fleetmark::agent {
 
 struct TlsOptions {
@@ -108,7 +104,8 @@ class Agent {
   Agent& operator=(const Agent&) = delete;
 
   // Connects and serves until Shutdown() (returns OK) or a non-retryable refusal
-  // (returns PermissionDenied with the coordinator's reason) or a local fatal error
+  // (returns Unauthenticated with the coordinator's reason; no other error uses that
+  // code) or a local fatal error
   // (e.g. an unreadable token file with no stored credential: NotFound /
   // PermissionDenied naming the path). Call once, from one thread.
   absl::Status Run();
@@ -151,15 +148,15 @@ class Agent {
   std::unique_ptr<JobExecutor> executor_;
   std::unique_ptr<Spool> spool_;
   std::unique_ptr<JobRunner> runner_;
-  std::shared_ptr<grpc::Channel> channel_;
   absl::BitGen gen_;
 
   std::atomic<bool> stopping_{false};
-  absl::Mutex wait_mu_;  // the backoff sleep waits on stopping_ under this
+  absl::Mutex wait_mu_;  // the backoff sleep waits for stop_requested_
+  bool stop_requested_ ABSL_GUARDED_BY(wait_mu_) = false;
 
   mutable absl::Mutex mu_;
   Session* session_ ABSL_GUARDED_BY(mu_) = nullptr;  // welcomed session, if any
-  Session* dialing_ ABSL_GUARDED_BY(mu_) = nullptr;  // session being set up
+  Session* dialing_ ABSL_GUARDED_BY(mu_) = nullptr;  // current session, welcomed or not
   // Last finished job not yet known to be received; resent after each reconnect.
   std::optional<fleetmark::v1::JobFinished> pending_finish_ ABSL_GUARDED_BY(mu_);
   AgentStats stats_ ABSL_GUARDED_BY(mu_);

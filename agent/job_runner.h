@@ -11,7 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -49,7 +49,7 @@ class JobRunner {
 
   // Requests cancellation of the running job if its id is `job_id`; returns whether it
   // was the running job. The job then finishes with cancelled = true.
-  bool Cancel(std::string_view job_id);
+  bool Cancel(absl::string_view job_id);
 
   // Id of the running job, "" when idle.
   std::string running_job_id() const;

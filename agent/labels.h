@@ -6,7 +6,7 @@
 
 #include <map>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 
@@ -17,7 +17,7 @@ namespace fleetmark::agent {
 // values: [A-Za-z0-9._:/+-]{0,63}; at most 64 labels; a key may appear once.
 // Returns InvalidArgument naming the item, its position and the allowed form.
 // Thread-safe (pure function).
-absl::StatusOr<std::map<std::string, std::string>> ParseLabels(std::string_view text);
+absl::StatusOr<std::map<std::string, std::string>> ParseLabels(absl::string_view text);
 
 // Formats labels back as `k=v,k=v` (sorted by key). Pure function.
 std::string FormatLabels(const std::map<std::string, std::string>& labels);

@@ -28,7 +28,7 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -58,7 +58,7 @@ struct SpoolRecovery {
 // Thread-safe: every method may be called from any thread.
 class Spool {
  public:
-  static constexpr std::string_view kFileName = "results.spool";
+  static constexpr absl::string_view kFileName = "results.spool";
 
   // Opens (creating if needed) `<dir>/results.spool`; `dir` must exist. Recovers as
   // described above. Errors: InvalidArgument for a file that is not a spool (bad
@@ -77,14 +77,14 @@ class Spool {
   // Marks `result_id` delivered. Unknown ids (an ack for a result acked before) are
   // ignored and return OK. The ack record is appended without fsync: losing it in a
   // crash only causes a harmless duplicate replay. May compact. Internal on I/O errors.
-  absl::Status Ack(std::string_view result_id);
+  absl::Status Ack(absl::string_view result_id);
 
   // Ids of the live results, in append order.
   std::vector<std::string> PendingIds() const;
 
   // Reads one live result back from the file. NotFound if it is not pending (acked
   // meanwhile), Internal/DataLoss on I/O errors.
-  absl::StatusOr<fleetmark::v1::CaseResult> Read(std::string_view result_id) const;
+  absl::StatusOr<fleetmark::v1::CaseResult> Read(absl::string_view result_id) const;
 
   // Number of live results.
   size_t pending() const;
@@ -107,7 +107,7 @@ class Spool {
 
   Spool(std::string dir, std::string path, int fd, SpoolOptions options);
   absl::Status Recover();
-  absl::Status AppendRecord(uint32_t type, std::string_view payload, bool sync,
+  absl::Status AppendRecord(uint32_t type, absl::string_view payload, bool sync,
                             uint64_t* payload_offset) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CompactLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

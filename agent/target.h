@@ -4,7 +4,7 @@
 #pragma once
 
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 
@@ -14,6 +14,6 @@ namespace fleetmark::agent {
 // "coord.lan:7000" -> "dns:///coord.lan:7000"; targets that already carry a scheme
 // ("ipv4:", "ipv6:", "dns:", "unix:") are returned unchanged. InvalidArgument (naming
 // the value) for a missing or out-of-range port (1..65535) or a malformed address.
-absl::StatusOr<std::string> CoordinatorTarget(std::string_view address);
+absl::StatusOr<std::string> CoordinatorTarget(absl::string_view address);
 
 }  // namespace fleetmark::agent

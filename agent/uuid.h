@@ -3,7 +3,7 @@
 #pragma once
 
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 
@@ -14,6 +14,6 @@ namespace fleetmark::agent {
 absl::StatusOr<std::string> NewUuidV4();
 
 // True if `text` is a canonical lowercase or uppercase 8-4-4-4-12 hex UUID.
-bool IsUuid(std::string_view text);
+bool IsUuid(absl::string_view text);
 
 }  // namespace fleetmark::agent

@@ -1,0 +1,75 @@
+#include "agent/labels.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace fleetmark::agent {
+namespace {
+
+constexpr size_t kMaxLabels = 64;
+constexpr size_t kMaxKeyLength = 63;
+constexpr size_t kMaxValueLength = 63;
+
+bool IsKeyChar(char c) {
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+         c == '-';
+}
+
+bool IsValueChar(char c) { return IsKeyChar(c) || c == ':' || c == '/' || c == '+'; }
+
+template <typename Pred>
+bool AllOf(absl::string_view text, Pred pred) {
+  for (char c : text) {
+    if (!pred(c)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::map<std::string, std::string>> ParseLabels(absl::string_view text) {
+  std::map<std::string, std::string> labels;
+  if (absl::StripAsciiWhitespace(text).empty()) return labels;
+  std::vector<absl::string_view> items = absl::StrSplit(text, ',');
+  if (items.size() > kMaxLabels) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "labels: at most ", kMaxLabels, " key=value pairs, got ", items.size()));
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    absl::string_view item = absl::StripAsciiWhitespace(items[i]);
+    const size_t eq = item.find('=');
+    if (eq == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "labels[", i, "]: expected key=value, got \"", item, "\""));
+    }
+    absl::string_view key = absl::StripAsciiWhitespace(item.substr(0, eq));
+    absl::string_view value = absl::StripAsciiWhitespace(item.substr(eq + 1));
+    if (key.empty() || key.size() > kMaxKeyLength || !AllOf(key, IsKeyChar)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "labels[", i, "].key: 1 to ", kMaxKeyLength,
+          " characters of [A-Za-z0-9._-], got \"", key, "\""));
+    }
+    if (value.size() > kMaxValueLength || !AllOf(value, IsValueChar)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "labels[", i, "].value (key \"", key, "\"): 0 to ", kMaxValueLength,
+          " characters of [A-Za-z0-9._:/+-], got \"", value, "\""));
+    }
+    if (!labels.emplace(std::string(key), std::string(value)).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("labels[", i, "]: key \"", key, "\" given twice"));
+    }
+  }
+  return labels;
+}
+
+std::string FormatLabels(const std::map<std::string, std::string>& labels) {
+  return absl::StrJoin(labels, ",", absl::PairFormatter("="));
+}
+
+}  // namespace fleetmark::agent

@@ -1,0 +1,143 @@
+// fleetmark-agent: runs benchmark jobs for a coordinator (DESIGN.md, "Components").
+//
+//   fleetmark-agent --coordinator=10.0.0.5:7443 --token_file=/etc/fleetmark/token \
+//       --name=pixel-7 --labels=rack=b,os=android --spool_dir=/data/local/fleetmark \
+//       --tls_ca=/etc/fleetmark/ca.pem
+//
+// Exit codes: 0 stopped by SIGINT/SIGTERM; 2 bad flags or local configuration (token
+// file, TLS files, spool directory); 3 refused by the coordinator (bad or revoked token,
+// protocol version); 1 anything else.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "agent/agent.h"
+#include "agent/labels.h"
+#include "agent/log.h"
+#include "engine/runner/child.h"
+#include "engine/topology/host.h"
+
+ABSL_FLAG(std::string, coordinator, "127.0.0.1:7443",
+          "Coordinator address host:port ([v6]:port); IP literals need no DNS");
+ABSL_FLAG(std::string, token_file, "",
+          "File holding the enrollment token (needed until a credential is stored)");
+ABSL_FLAG(std::string, name, "", "Agent name, unique in the fleet (default: host name)");
+ABSL_FLAG(std::string, labels, "", "Comma-separated key=value labels, e.g. rack=b,os=android");
+ABSL_FLAG(std::string, spool_dir, "/var/lib/fleetmark-agent",
+          "Directory for the result spool and the stored credential");
+ABSL_FLAG(std::string, tls_ca, "", "PEM CA bundle to verify the coordinator (enables TLS)");
+ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate for mutual TLS");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "Name expected in the coordinator's certificate (default: the address' host)");
+ABSL_FLAG(absl::Duration, reconnect_initial_delay, absl::Milliseconds(500),
+          "Ceiling of the first reconnect delay (full jitter below it)");
+ABSL_FLAG(absl::Duration, reconnect_max_delay, absl::Seconds(30),
+          "Cap on reconnect delays");
+ABSL_FLAG(absl::Duration, welcome_timeout, absl::Seconds(30),
+          "Abandon a session that gets no Welcome within this time");
+
+namespace fleetmark::agent {
+namespace {
+
+constexpr int kExitError = 1;
+constexpr int kExitConfig = 2;
+constexpr int kExitRefused = 3;
+
+std::string HostName() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof(buffer) - 1) != 0) return "";
+  return buffer;
+}
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "fleetmark-agent --coordinator=HOST:PORT --token_file=FILE [--name=N] "
+      "[--labels=k=v,...] [--spool_dir=DIR] [--tls_ca=PEM [--tls_cert=PEM --tls_key=PEM]]");
+  absl::ParseCommandLine(argc, argv);
+
+  // SIGINT/SIGTERM are taken by a dedicated thread (sigwait), so every other thread,
+  // including gRPC's, must block them: set the mask before any thread starts.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  AgentOptions options;
+  options.coordinator = absl::GetFlag(FLAGS_coordinator);
+  options.token_file = absl::GetFlag(FLAGS_token_file);
+  options.name = absl::GetFlag(FLAGS_name);
+  if (options.name.empty()) options.name = HostName();
+  options.spool_dir = absl::GetFlag(FLAGS_spool_dir);
+  options.tls.ca_file = absl::GetFlag(FLAGS_tls_ca);
+  options.tls.cert_file = absl::GetFlag(FLAGS_tls_cert);
+  options.tls.key_file = absl::GetFlag(FLAGS_tls_key);
+  options.tls.server_name_override = absl::GetFlag(FLAGS_tls_server_name);
+  options.backoff.initial_delay = absl::GetFlag(FLAGS_reconnect_initial_delay);
+  options.backoff.max_delay = absl::GetFlag(FLAGS_reconnect_max_delay);
+  options.backoff.min_delay = std::min(options.backoff.min_delay, options.backoff.initial_delay);
+  options.welcome_timeout = absl::GetFlag(FLAGS_welcome_timeout);
+  absl::StatusOr<std::map<std::string, std::string>> labels =
+      ParseLabels(absl::GetFlag(FLAGS_labels));
+  if (!labels.ok()) {
+    Log(LogLevel::kError, absl::StrCat("--", labels.status().message()));
+    return kExitConfig;
+  }
+  options.labels = *std::move(labels);
+
+  absl::StatusOr<v1::HostInfo> host = engine::DetectHost({});
+  if (!host.ok()) {
+    Log(LogLevel::kWarning, absl::StrCat("host detection failed (", host.status().message(),
+                                         "); registering without host details"));
+    host = v1::HostInfo();
+  }
+  absl::StatusOr<std::unique_ptr<Agent>> agent =
+      Agent::Create(options, BuildIdentity(*std::move(host)), MakeEngineJobExecutor());
+  if (!agent.ok()) {
+    Log(LogLevel::kError, agent.status().ToString());
+    return kExitConfig;
+  }
+  Log(LogLevel::kInfo, absl::StrCat("fleetmark-agent ", FLEETMARK_ENGINE_VERSION, " \"",
+                                    options.name, "\" dialing ", options.coordinator,
+                                    options.tls.ca_file.empty() ? " (plaintext)" : " (TLS)"));
+
+  // Never deleted: the detached signal thread may use it until the process exits.
+  Agent* const raw = agent->release();
+  std::thread([raw, stop_signals] {
+    int signal_number = 0;
+    if (sigwait(&stop_signals, &signal_number) == 0) {
+      Log(LogLevel::kInfo, absl::StrCat("signal ", signal_number, ": shutting down"));
+      raw->Shutdown();
+    }
+  }).detach();  // lives until exit; Run() may also end on its own (refusal)
+
+  const absl::Status status = raw->Run();
+  if (status.ok()) {
+    Log(LogLevel::kInfo, "stopped");
+    return 0;
+  }
+  if (absl::IsUnauthenticated(status)) return kExitRefused;  // logged by Run()
+  Log(LogLevel::kError, status.ToString());
+  return absl::IsNotFound(status) || absl::IsFailedPrecondition(status) ||
+                 absl::IsPermissionDenied(status) || absl::IsInvalidArgument(status)
+             ? kExitConfig
+             : kExitError;
+}
+
+}  // namespace
+}  // namespace fleetmark::agent
+
+int main(int argc, char** argv) {
+  fleetmark::engine::MaybeRunChild(argc, argv);
+  return fleetmark::agent::Main(argc, argv);
+}

@@ -1,0 +1,345 @@
+#include "agent/spool.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "agent/file_util.h"
+#include "engine/common/status_macros.h"
+
+namespace fleetmark::agent {
+namespace {
+
+constexpr absl::string_view kHeader = "FMSPOOL1";
+constexpr uint32_t kResultRecord = 1;
+constexpr uint32_t kAckRecord = 2;
+constexpr size_t kRecordHeaderBytes = 12;  // type, length, crc
+constexpr size_t kMaxIdBytes = 256;
+
+void Put32(char* out, uint32_t value) {
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((value >> (8 * i)) & 0xff);
+}
+
+uint32_t Get32(const char* in) {
+  uint32_t value = 0;
+  for (int i = 0; i < 4; ++i) value |= static_cast<uint32_t>(static_cast<uint8_t>(in[i])) << (8 * i);
+  return value;
+}
+
+uint32_t RecordCrc(const char* type_and_length, absl::string_view payload) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  crc = crc32(crc, reinterpret_cast<const Bytef*>(type_and_length), 8);
+  crc = crc32(crc, reinterpret_cast<const Bytef*>(payload.data()),
+              static_cast<uInt>(payload.size()));
+  return static_cast<uint32_t>(crc);
+}
+
+std::string EncodeRecord(uint32_t type, absl::string_view payload) {
+  std::string record(kRecordHeaderBytes, '\0');
+  Put32(record.data(), type);
+  Put32(record.data() + 4, static_cast<uint32_t>(payload.size()));
+  Put32(record.data() + 8, RecordCrc(record.data(), payload));
+  record.append(payload.data(), payload.size());
+  return record;
+}
+
+// Result payload: [u32 id length][id][serialized CaseResult].
+std::string EncodeResultPayload(absl::string_view id, absl::string_view proto) {
+  std::string payload(4, '\0');
+  Put32(payload.data(), static_cast<uint32_t>(id.size()));
+  payload.append(id.data(), id.size());
+  payload.append(proto.data(), proto.size());
+  return payload;
+}
+
+// Reads exactly `length` bytes at `offset`; false on a short read (end of file).
+absl::StatusOr<bool> PreadExact(int fd, uint64_t offset, size_t length, char* out,
+                                const std::string& path) {
+  size_t done = 0;
+  while (done < length) {
+    const ssize_t n = ::pread(fd, out + done, length - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "read", path);
+    }
+    if (n == 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+absl::Status PwriteAll(int fd, uint64_t offset, absl::string_view data, const std::string& path) {
+  while (!data.empty()) {
+    const ssize_t n = ::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "write", path);
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+    offset += static_cast<uint64_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
+                                                   const SpoolOptions& options) {
+  const std::string path = absl::StrCat(dir, "/", kFileName);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return ErrnoStatus(errno, "open spool", path);
+  std::unique_ptr<Spool> spool(new Spool(dir, path, fd, options));
+  FLEETMARK_RETURN_IF_ERROR(spool->Recover());
+  return spool;
+}
+
+Spool::Spool(std::string dir, std::string path, int fd, SpoolOptions options)
+    : dir_(std::move(dir)), path_(std::move(path)), options_(options), fd_(fd) {}
+
+Spool::~Spool() {
+  absl::MutexLock lock(&mu_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+absl::Status Spool::Recover() {
+  absl::MutexLock lock(&mu_);
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) return ErrnoStatus(errno, "stat", path_);
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+
+  char header[8];
+  FLEETMARK_ASSIGN_OR_RETURN(
+      bool have_header,
+      PreadExact(fd_, 0, std::min<uint64_t>(file_size, kHeader.size()), header, path_));
+  (void)have_header;
+  const size_t header_bytes = static_cast<size_t>(std::min<uint64_t>(file_size, kHeader.size()));
+  if (absl::string_view(header, header_bytes) != kHeader.substr(0, header_bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path_, ": not a fleetmark spool (expected header \"", kHeader, "\")"));
+  }
+  if (file_size < kHeader.size()) {
+    // New file, or a crash while writing the header: start afresh.
+    if (::ftruncate(fd_, 0) != 0) return ErrnoStatus(errno, "truncate", path_);
+    FLEETMARK_RETURN_IF_ERROR(PwriteAll(fd_, 0, kHeader, path_));
+    if (::fsync(fd_) != 0) return ErrnoStatus(errno, "fsync", path_);
+    FLEETMARK_RETURN_IF_ERROR(SyncDirectory(dir_));
+    size_ = kHeader.size();
+    return absl::OkStatus();
+  }
+
+  uint64_t offset = kHeader.size();
+  std::string payload;
+  while (offset < file_size) {
+    char record_header[kRecordHeaderBytes];
+    std::string error;
+    FLEETMARK_ASSIGN_OR_RETURN(bool complete,
+                               PreadExact(fd_, offset, kRecordHeaderBytes, record_header, path_));
+    const uint32_t type = complete ? Get32(record_header) : 0;
+    const uint32_t length = complete ? Get32(record_header + 4) : 0;
+    if (!complete) {
+      error = "torn record header";
+    } else if (type != kResultRecord && type != kAckRecord) {
+      error = absl::StrCat("unknown record type ", type);
+    } else if (length > options_.max_record_bytes) {
+      error = absl::StrCat("record length ", length, " > max_record_bytes ",
+                           options_.max_record_bytes);
+    } else {
+      payload.resize(length);
+      FLEETMARK_ASSIGN_OR_RETURN(
+          complete, PreadExact(fd_, offset + kRecordHeaderBytes, length, payload.data(), path_));
+      if (!complete) {
+        error = "torn record payload";
+      } else if (RecordCrc(record_header, payload) != Get32(record_header + 8)) {
+        error = "CRC mismatch";
+      }
+    }
+    if (error.empty() && type == kResultRecord) {
+      const uint32_t id_length = length >= 4 ? Get32(payload.data()) : UINT32_MAX;
+      if (id_length == 0 || id_length > kMaxIdBytes || 4 + id_length > length) {
+        error = "malformed result record";
+      } else {
+        std::string id = payload.substr(4, id_length);
+        live_[id] = Location{next_sequence_++, offset + kRecordHeaderBytes + 4 + id_length,
+                             length - 4 - id_length};
+      }
+    } else if (error.empty()) {
+      if (live_.erase(payload) > 0) ++dead_records_;
+      ++dead_records_;  // the ack record itself
+    }
+    if (!error.empty()) {
+      recovery_.truncated_bytes = file_size - offset;
+      recovery_.tail_error = absl::StrCat(error, " at offset ", offset);
+      if (::ftruncate(fd_, static_cast<off_t>(offset)) != 0) {
+        return ErrnoStatus(errno, "truncate", path_);
+      }
+      if (::fsync(fd_) != 0) return ErrnoStatus(errno, "fsync", path_);
+      break;
+    }
+    ++recovery_.records_read;
+    offset += kRecordHeaderBytes + length;
+  }
+  size_ = offset;
+  recovery_.pending = live_.size();
+  return absl::OkStatus();
+}
+
+absl::Status Spool::AppendRecord(uint32_t type, absl::string_view payload, bool sync,
+                                 uint64_t* payload_offset) {
+  const std::string record = EncodeRecord(type, payload);
+  absl::Status status = PwriteAll(fd_, size_, record, path_);
+  if (status.ok() && sync && ::fdatasync(fd_) != 0) status = ErrnoStatus(errno, "fsync", path_);
+  if (!status.ok()) {
+    // Cut a partial record so that later appends stay readable.
+    if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
+      return absl::InternalError(absl::StrCat(status.message(), "; and truncating ", path_,
+                                              " back failed: ", std::strerror(errno)));
+    }
+    return status;
+  }
+  if (payload_offset != nullptr) *payload_offset = size_ + kRecordHeaderBytes;
+  size_ += record.size();
+  return absl::OkStatus();
+}
+
+absl::Status Spool::Append(const fleetmark::v1::CaseResult& result) {
+  const std::string& id = result.result_id();
+  if (id.empty() || id.size() > kMaxIdBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "result.result_id: 1 to ", kMaxIdBytes, " bytes, got ", id.size()));
+  }
+  std::string proto;
+  if (!result.SerializeToString(&proto)) {
+    return absl::InternalError(absl::StrCat("result ", id, ": serialization failed"));
+  }
+  const std::string payload = EncodeResultPayload(id, proto);
+  if (payload.size() > options_.max_record_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "result ", id, ": ", payload.size(), " bytes > spool max_record_bytes ",
+        options_.max_record_bytes));
+  }
+  absl::MutexLock lock(&mu_);
+  if (live_.contains(id)) {
+    return absl::AlreadyExistsError(absl::StrCat("result ", id, " is already spooled"));
+  }
+  uint64_t payload_offset = 0;
+  FLEETMARK_RETURN_IF_ERROR(AppendRecord(kResultRecord, payload, /*sync=*/true, &payload_offset));
+  live_[id] = Location{next_sequence_++, payload_offset + 4 + id.size(),
+                       static_cast<uint32_t>(proto.size())};
+  return absl::OkStatus();
+}
+
+absl::Status Spool::Ack(absl::string_view result_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = live_.find(result_id);
+  if (it == live_.end()) return absl::OkStatus();
+  FLEETMARK_RETURN_IF_ERROR(AppendRecord(kAckRecord, result_id, /*sync=*/false, nullptr));
+  live_.erase(it);
+  dead_records_ += 2;  // the result and its ack
+  if (dead_records_ > options_.compact_min_dead && dead_records_ > live_.size()) {
+    return CompactLocked();
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> Spool::PendingIds() const {
+  std::vector<std::pair<uint64_t, std::string>> ordered;
+  {
+    absl::MutexLock lock(&mu_);
+    ordered.reserve(live_.size());
+    for (const auto& [id, location] : live_) ordered.emplace_back(location.sequence, id);
+  }
+  std::sort(ordered.begin(), ordered.end());
+  std::vector<std::string> ids;
+  ids.reserve(ordered.size());
+  for (auto& [sequence, id] : ordered) ids.push_back(std::move(id));
+  return ids;
+}
+
+absl::StatusOr<fleetmark::v1::CaseResult> Spool::Read(absl::string_view result_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = live_.find(result_id);
+  if (it == live_.end()) {
+    return absl::NotFoundError(absl::StrCat("result ", result_id, " is not spooled"));
+  }
+  std::string proto(it->second.length, '\0');
+  FLEETMARK_ASSIGN_OR_RETURN(bool complete,
+                             PreadExact(fd_, it->second.offset, proto.size(), proto.data(), path_));
+  fleetmark::v1::CaseResult result;
+  if (!complete || !result.ParseFromString(proto)) {
+    return absl::DataLossError(absl::StrCat(path_, ": result ", result_id, " is unreadable"));
+  }
+  return result;
+}
+
+size_t Spool::pending() const {
+  absl::MutexLock lock(&mu_);
+  return live_.size();
+}
+
+uint64_t Spool::file_bytes() const {
+  absl::MutexLock lock(&mu_);
+  return size_;
+}
+
+absl::Status Spool::Compact() {
+  absl::MutexLock lock(&mu_);
+  return CompactLocked();
+}
+
+absl::Status Spool::CompactLocked() {
+  std::vector<std::pair<uint64_t, std::string>> ordered;
+  ordered.reserve(live_.size());
+  for (const auto& [id, location] : live_) ordered.emplace_back(location.sequence, id);
+  std::sort(ordered.begin(), ordered.end());
+
+  const std::string tmp = absl::StrCat(path_, ".compact");
+  const int out = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (out < 0) return ErrnoStatus(errno, "create", tmp);
+  absl::flat_hash_map<std::string, Location> moved;
+  uint64_t offset = 0;
+  auto write = [&](absl::string_view data) -> absl::Status {
+    FLEETMARK_RETURN_IF_ERROR(PwriteAll(out, offset, data, tmp));
+    offset += data.size();
+    return absl::OkStatus();
+  };
+  absl::Status status = write(kHeader);
+  std::string proto;
+  for (const auto& [sequence, id] : ordered) {
+    if (!status.ok()) break;
+    const Location& from = live_.at(id);
+    proto.resize(from.length);
+    absl::StatusOr<bool> complete = PreadExact(fd_, from.offset, from.length, proto.data(), path_);
+    if (!complete.ok() || !*complete) {
+      status = complete.ok() ? absl::DataLossError(absl::StrCat(path_, ": short read of ", id))
+                             : complete.status();
+      break;
+    }
+    const uint64_t payload_start = offset + kRecordHeaderBytes;
+    status = write(EncodeRecord(kResultRecord, EncodeResultPayload(id, proto)));
+    moved[id] = Location{sequence, payload_start + 4 + id.size(), from.length};
+  }
+  if (status.ok() && ::fsync(out) != 0) status = ErrnoStatus(errno, "fsync", tmp);
+  if (status.ok() && ::rename(tmp.c_str(), path_.c_str()) != 0) {
+    status = ErrnoStatus(errno, "rename to " + path_, tmp);
+  }
+  if (!status.ok()) {
+    ::close(out);
+    ::unlink(tmp.c_str());
+    return status;  // the old log is intact and still in use
+  }
+  ::close(fd_);
+  fd_ = out;
+  size_ = offset;
+  live_ = std::move(moved);
+  dead_records_ = 0;
+  return SyncDirectory(dir_);
+}
+
+}  // namespace fleetmark::agent

@@ -1,0 +1,208 @@
+#include "agent/spool.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace fleetmark::agent {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+class SpoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/fleetmark-spool-test.XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  static v1::CaseResult Result(const std::string& id, int samples = 3) {
+    v1::CaseResult result;
+    result.set_result_id(id);
+    result.set_run_id("run-1");
+    result.mutable_spec()->set_case_id(absl::StrCat("batch/arithmetic/blocking/direct/", id));
+    for (int i = 0; i < samples; ++i) result.add_samples_ns(1000 + i);
+    return result;
+  }
+
+  std::string path() const { return absl::StrCat(dir_, "/", Spool::kFileName); }
+  uint64_t FileSize() const { return std::filesystem::file_size(path()); }
+
+  std::string dir_;
+};
+
+TEST_F(SpoolTest, AppendedResultsArePendingInOrderAndReadBack) {
+  auto spool = Spool::Open(dir_, {});
+  ASSERT_TRUE(spool.ok()) << spool.status();
+  ASSERT_TRUE((*spool)->Append(Result("b")).ok());
+  ASSERT_TRUE((*spool)->Append(Result("a")).ok());
+  ASSERT_TRUE((*spool)->Append(Result("c")).ok());
+  EXPECT_THAT((*spool)->PendingIds(), ElementsAre("b", "a", "c"));
+  auto read = (*spool)->Read("a");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->spec().case_id(), "batch/arithmetic/blocking/direct/a");
+  EXPECT_EQ(read->samples_ns_size(), 3);
+}
+
+TEST_F(SpoolTest, DuplicateAndEmptyIdsAreRefused) {
+  auto spool = Spool::Open(dir_, {});
+  ASSERT_TRUE(spool.ok());
+  ASSERT_TRUE((*spool)->Append(Result("x")).ok());
+  EXPECT_TRUE(absl::IsAlreadyExists((*spool)->Append(Result("x"))));
+  EXPECT_TRUE(absl::IsInvalidArgument((*spool)->Append(Result(""))));
+  EXPECT_EQ((*spool)->pending(), 1u);
+}
+
+TEST_F(SpoolTest, OversizedResultIsRefusedAndSpoolStaysUsable) {
+  auto spool = Spool::Open(dir_, {.compact_min_dead = 256, .max_record_bytes = 1024});
+  ASSERT_TRUE(spool.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument((*spool)->Append(Result("big", 1000))));
+  ASSERT_TRUE((*spool)->Append(Result("small")).ok());
+  EXPECT_THAT((*spool)->PendingIds(), ElementsAre("small"));
+}
+
+TEST_F(SpoolTest, AckRemovesAndSurvivesReopen) {
+  {
+    auto spool = Spool::Open(dir_, {});
+    ASSERT_TRUE(spool.ok());
+    for (const char* id : {"r1", "r2", "r3"}) ASSERT_TRUE((*spool)->Append(Result(id)).ok());
+    ASSERT_TRUE((*spool)->Ack("r2").ok());
+    ASSERT_TRUE((*spool)->Ack("never-spooled").ok());  // ignored
+    EXPECT_TRUE(absl::IsNotFound((*spool)->Read("r2").status()));
+  }
+  auto reopened = Spool::Open(dir_, {});
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_THAT((*reopened)->PendingIds(), ElementsAre("r1", "r3"));
+  EXPECT_EQ((*reopened)->recovery().pending, 2u);
+  EXPECT_EQ((*reopened)->recovery().truncated_bytes, 0u);
+}
+
+TEST_F(SpoolTest, TornLastRecordIsCutAndEarlierResultsReplay) {
+  {
+    auto spool = Spool::Open(dir_, {});
+    ASSERT_TRUE(spool.ok());
+    ASSERT_TRUE((*spool)->Append(Result("kept-1")).ok());
+    ASSERT_TRUE((*spool)->Append(Result("kept-2")).ok());
+  }
+  const uint64_t good_size = FileSize();
+  {
+    auto spool = Spool::Open(dir_, {});
+    ASSERT_TRUE(spool.ok());
+    ASSERT_TRUE((*spool)->Append(Result("torn", 50)).ok());
+  }
+  // Simulate a crash in the middle of the last append: keep half of its bytes.
+  const uint64_t full_size = FileSize();
+  ASSERT_EQ(truncate(path().c_str(), static_cast<off_t>(good_size + (full_size - good_size) / 2)),
+            0);
+
+  auto recovered = Spool::Open(dir_, {});
+  ASSERT_TRUE(recovered.ok()) << recovered.status();
+  EXPECT_THAT((*recovered)->PendingIds(), ElementsAre("kept-1", "kept-2"));
+  EXPECT_GT((*recovered)->recovery().truncated_bytes, 0u);
+  EXPECT_THAT((*recovered)->recovery().tail_error, ::testing::HasSubstr("torn"));
+  EXPECT_EQ(FileSize(), good_size);
+  // Appends after recovery land behind the cut and survive another reopen.
+  ASSERT_TRUE((*recovered)->Append(Result("after")).ok());
+  recovered->reset();
+  auto again = Spool::Open(dir_, {});
+  ASSERT_TRUE(again.ok());
+  EXPECT_THAT((*again)->PendingIds(), ElementsAre("kept-1", "kept-2", "after"));
+  EXPECT_EQ((*again)->recovery().truncated_bytes, 0u);
+}
+
+TEST_F(SpoolTest, CorruptedPayloadIsDetectedByCrc) {
+  {
+    auto spool = Spool::Open(dir_, {});
+    ASSERT_TRUE(spool.ok());
+    ASSERT_TRUE((*spool)->Append(Result("good")).ok());
+    ASSERT_TRUE((*spool)->Append(Result("flipped")).ok());
+  }
+  // Flip one byte near the end (inside the last record's payload).
+  const int fd = open(path().c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  char byte = 0;
+  const off_t at = static_cast<off_t>(FileSize() - 3);
+  ASSERT_EQ(pread(fd, &byte, 1, at), 1);
+  byte = static_cast<char>(byte ^ 0x5a);
+  ASSERT_EQ(pwrite(fd, &byte, 1, at), 1);
+  close(fd);
+
+  auto recovered = Spool::Open(dir_, {});
+  ASSERT_TRUE(recovered.ok());
+  EXPECT_THAT((*recovered)->PendingIds(), ElementsAre("good"));
+  EXPECT_THAT((*recovered)->recovery().tail_error, ::testing::HasSubstr("CRC"));
+}
+
+TEST_F(SpoolTest, TornHeaderStartsAfreshButForeignFileIsRefused) {
+  {
+    const int fd = open(path().c_str(), O_WRONLY | O_CREAT, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, "FMSP", 4), 4);
+    close(fd);
+  }
+  auto spool = Spool::Open(dir_, {});
+  ASSERT_TRUE(spool.ok()) << spool.status();
+  EXPECT_THAT((*spool)->PendingIds(), IsEmpty());
+  spool->reset();
+
+  std::filesystem::remove(path());
+  {
+    const int fd = open(path().c_str(), O_WRONLY | O_CREAT, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, "not a spool at all", 18), 18);
+    close(fd);
+  }
+  auto foreign = Spool::Open(dir_, {});
+  EXPECT_TRUE(absl::IsInvalidArgument(foreign.status())) << foreign.status();
+}
+
+TEST_F(SpoolTest, CompactionShrinksTheFileAndKeepsLiveResults) {
+  auto spool = Spool::Open(dir_, {.compact_min_dead = 8, .max_record_bytes = 1 << 20});
+  ASSERT_TRUE(spool.ok());
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE((*spool)->Append(Result(absl::StrCat("r", i))).ok());
+  const uint64_t before = (*spool)->file_bytes();
+  for (int i = 0; i < 18; ++i) ASSERT_TRUE((*spool)->Ack(absl::StrCat("r", i)).ok());
+  // 36 dead records > 8 and > 2 live: compacted at least once.
+  EXPECT_LT((*spool)->file_bytes(), before / 2);
+  EXPECT_EQ((*spool)->file_bytes(), FileSize());
+  EXPECT_THAT((*spool)->PendingIds(), ElementsAre("r18", "r19"));
+  auto r19 = (*spool)->Read("r19");
+  ASSERT_TRUE(r19.ok()) << r19.status();
+  EXPECT_EQ(r19->spec().case_id(), "batch/arithmetic/blocking/direct/r19");
+  EXPECT_FALSE(std::filesystem::exists(path() + ".compact"));
+  // Appends after a compaction go to the new file and survive a reopen.
+  ASSERT_TRUE((*spool)->Append(Result("late")).ok());
+  spool->reset();
+  auto reopened = Spool::Open(dir_, {});
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_THAT((*reopened)->PendingIds(), ElementsAre("r18", "r19", "late"));
+}
+
+TEST_F(SpoolTest, FullyAckedSpoolCompactsToHeaderOnly) {
+  auto spool = Spool::Open(dir_, {.compact_min_dead = 1, .max_record_bytes = 1 << 20});
+  ASSERT_TRUE(spool.ok());
+  ASSERT_TRUE((*spool)->Append(Result("only")).ok());
+  ASSERT_TRUE((*spool)->Ack("only").ok());
+  EXPECT_EQ((*spool)->pending(), 0u);
+  EXPECT_EQ(FileSize(), 8u);  // just the header
+}
+
+TEST_F(SpoolTest, MissingDirectoryIsNotFoundNamingThePath) {
+  auto spool = Spool::Open(dir_ + "/does/not/exist", {});
+  EXPECT_TRUE(absl::IsNotFound(spool.status())) << spool.status();
+  EXPECT_THAT(std::string(spool.status().message()), ::testing::HasSubstr("does/not/exist"));
+}
+
+}  // namespace
+}  // namespace fleetmark::agent
