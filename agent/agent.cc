@@ -341,7 +341,15 @@ absl::StatusOr<AgentMessage> Agent::MakeHello(bool* used_credential) {
   for (const std::string& w : identity_.workloads) hello->add_workloads(w);
   for (const std::string& s : identity_.scenarios) hello->add_scenarios(s);
   for (const auto& [key, value] : options_.labels) (*hello->mutable_labels())[key] = value;
-  hello->set_running_job_id(runner_->running_job_id());
+  // The running job, or else a finished job whose JobFinished may not have been
+  // received: the coordinator keeps it ours (ResumeJob) so the resent JobFinished below
+  // can close it, or answers with a cancellation if it has ended meanwhile.
+  std::string open_job = runner_->running_job_id();
+  if (open_job.empty()) {
+    absl::MutexLock lock(&mu_);
+    if (pending_finish_.has_value()) open_job = pending_finish_->job_id();
+  }
+  hello->set_running_job_id(open_job);
 
   absl::StatusOr<std::optional<StoredCredential>> stored = LoadCredential(options_.spool_dir);
   if (!stored.ok()) {
@@ -417,21 +425,17 @@ Agent::SessionOutcome Agent::RunSession() {
         }
       } else if (message.has_refusal()) {
         refusal = message.refusal().reason();
-        outcome.refused = !message.refusal().retryable();
-        outcome.status = absl::UnavailableError(absl::StrCat("refusal: ", refusal));
-        session->context().TryCancel();
-      } else if (!outcome.welcomed) {
-        outcome.status = absl::UnavailableError(
-            "protocol error: the coordinator sent a message before its Welcome");
+        // Refused after a Welcome means the coordinator found a message of ours
+        // malformed: log it and reconnect (with backoff) rather than leave the fleet.
+        outcome.refused = !message.refusal().retryable() && !outcome.welcomed;
+        if (outcome.welcomed) {
+          Log(LogLevel::kError, absl::StrCat("coordinator closed the session: ", refusal));
+        }
         session->context().TryCancel();
       } else if (message.has_assignment()) {
         OnAssignment(session.get(), message.assignment());
       } else if (message.has_cancellation()) {
-        const std::string& job_id = message.cancellation().job_id();
-        const bool was_running = runner_->Cancel(job_id);
-        Log(LogLevel::kInfo, absl::StrCat("cancellation of job ", job_id, " (",
-                                          message.cancellation().reason(), ")",
-                                          was_running ? "" : ": not running here"));
+        OnCancellation(message.cancellation());
       } else if (message.has_ack()) {
         OnAck(message.ack());
       }
@@ -521,6 +525,22 @@ void Agent::OnAssignment(Session* session, const fleetmark::v1::JobAssignment& j
   }
   absl::MutexLock lock(&mu_);
   ++stats_.jobs_started;
+}
+
+void Agent::OnCancellation(const fleetmark::v1::JobCancellation& cancellation) {
+  const std::string& job_id = cancellation.job_id();
+  const bool was_running = runner_->Cancel(job_id);
+  bool was_unconfirmed = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (pending_finish_.has_value() && pending_finish_->job_id() == job_id) {
+      pending_finish_.reset();  // ended on the coordinator's side already
+      was_unconfirmed = true;
+    }
+  }
+  Log(LogLevel::kInfo,
+      absl::StrCat("cancellation of job ", job_id, " (", cancellation.reason(), ")",
+                   was_running ? "" : (was_unconfirmed ? ": already finished here" : ": not running here")));
 }
 
 void Agent::OnAck(const fleetmark::v1::ResultAck& ack) {

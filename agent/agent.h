@@ -132,6 +132,7 @@ class Agent {
   absl::StatusOr<fleetmark::v1::AgentMessage> MakeHello(bool* used_credential);
   void OnWelcome(Session* session, const fleetmark::v1::Welcome& welcome);
   void OnAssignment(Session* session, const fleetmark::v1::JobAssignment& job);
+  void OnCancellation(const fleetmark::v1::JobCancellation& cancellation);
   void OnAck(const fleetmark::v1::ResultAck& ack);
 
   // Job events (job thread).
