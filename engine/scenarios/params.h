@@ -24,14 +24,13 @@ inline constexpr uint32_t kDefaultMaxMemoryMib = 1024;
 inline constexpr uint32_t kMaxMemoryMib = 1u << 20;        // 1 TiB
 inline constexpr uint32_t kDefaultPointTimeoutSeconds = 120;
 inline constexpr uint32_t kMaxPointTimeoutSeconds = 3600;
-inline constexpr uint32_t kMinStackKib = 16;               // PTHREAD_STACK_MIN on Linux
-inline constexpr uint32_t kMaxScenarioStackKib = 1u << 20; // 1 GiB
 
 struct MemoryConfig {
   std::vector<uint32_t> task_counts;  // default {1, 10, 100, 1000, 10000}
   uint32_t touch_stack_kib = 0;
   uint64_t max_memory_bytes = 0;
   absl::Duration point_timeout;
+  // strategy.stack_kib: 0 (default) or 16..1048576 (os_thread.h's range).
   uint32_t stack_kib = 0;             // 0 = the strategy's default
   int threads = 0;                    // carrier threads for fiber/coroutine/event_loop
 };

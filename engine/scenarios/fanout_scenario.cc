@@ -1,0 +1,83 @@
+// Parent side of the fanout scenario: fit check, then the case in a child process.
+#include "engine/scenarios/fanout_scenario.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
+#include "engine/runner/child.h"
+#include "engine/scenarios/resource_limits.h"
+#include "engine/strategies/executors/os_thread.h"
+
+namespace fleetmark::engine {
+namespace {
+
+// Threads the case needs at its peak (all R requests are issued at once and each
+// lives at least one delay).
+int64_t PeakThreadsNeeded(std::string_view strategy, const FanoutConfig& c) {
+  const int64_t r = c.requests, d = c.calls;
+  const int64_t k = c.threads > 0 ? c.threads : LogicalCpuCount();
+  if (strategy == "direct") return r;
+  if (strategy == "fixed_pool") return c.threads > 0 ? r + k : r * (1 + d);
+  if (strategy == "work_stealing") return r + k;
+  if (strategy == "thread_per_task") return r * (1 + d);
+  return k;
+}
+
+// Wall-clock limit of the child: the worst case is every call waited in sequence.
+absl::Duration ChildTimeout(const FanoutConfig& c) {
+  const absl::Duration per_call = std::min(c.delay, c.timeout);
+  const double calls = static_cast<double>(c.requests) * c.calls;
+  return std::min(absl::Hours(2), absl::Seconds(60) + per_call * calls);
+}
+
+}  // namespace
+
+absl::Status RunFanoutCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
+                           v1::CaseResult* result) {
+  FLEETMARK_ASSIGN_OR_RETURN(FanoutConfig config, ResolveFanoutConfig(spec));
+  if (absl::Status fits = CheckThreadsFit(PeakThreadsNeeded(spec.strategy().name(), config));
+      !fits.ok()) {
+    result->set_status(v1::CASE_STATUS_RESOURCE_EXHAUSTED);
+    result->set_message(absl::StrCat("skipped: ", fits.message()));
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::string> response =
+      RunInChild(kFanoutChildKind, spec.SerializeAsString(),
+                 {.executable = ctx.child_executable,
+                  .timeout = ChildTimeout(config),
+                  .cancelled = ctx.cancelled});
+  if (!response.ok()) {
+    const absl::Status& s = response.status();
+    result->set_status(absl::IsResourceExhausted(s)  ? v1::CASE_STATUS_RESOURCE_EXHAUSTED
+                       : absl::IsDeadlineExceeded(s) ? v1::CASE_STATUS_TIMEOUT
+                       : absl::IsCancelled(s)        ? v1::CASE_STATUS_CANCELLED
+                                                     : v1::CASE_STATUS_FAILED);
+    result->set_message(absl::StrCat("child process: ", s.message()));
+    return absl::OkStatus();
+  }
+  v1::CaseResult child;
+  if (!child.ParseFromString(*response)) {
+    result->set_status(v1::CASE_STATUS_FAILED);
+    result->set_message("child process: response is not a CaseResult");
+    return absl::OkStatus();
+  }
+  result->set_status(child.status());
+  result->set_message(child.message());
+  result->set_threads_used(child.threads_used());
+  *result->mutable_counters() = child.counters();
+  if (child.has_fanout()) *result->mutable_fanout() = child.fanout();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> FanoutChild(std::string_view request) {
+  v1::CaseSpec spec;
+  if (!spec.ParseFromArray(request.data(), static_cast<int>(request.size()))) {
+    return absl::InvalidArgumentError("fanout: request is not a CaseSpec");
+  }
+  v1::CaseResult result;
+  FLEETMARK_RETURN_IF_ERROR(RunFanoutInProcess(spec, &result));
+  return result.SerializeAsString();
+}
+
+}  // namespace fleetmark::engine

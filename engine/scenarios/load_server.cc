@@ -1,0 +1,411 @@
+#include "engine/scenarios/load_server.h"
+
+#include <utility>  // before Boost 1.74 asio/awaitable.hpp, which needs std::exchange
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/fiber/operations.hpp>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "engine/common/status_macros.h"
+#include "engine/scenarios/executor_options.h"
+#include "engine/strategies/executors/asio_runner.h"
+#include "engine/strategies/executors/fiber_runner.h"
+#include "engine/strategies/executors/thread_pool.h"
+
+namespace fleetmark::engine {
+namespace {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+using Request = http::request<http::string_body>;
+using Response = http::response<http::string_body>;
+
+std::shared_ptr<Response> MakeResponse(const Request& request, http::status status,
+                                       std::string body) {
+  auto response = std::make_shared<Response>(status, request.version());
+  response->set(http::field::server, "fleetmark");
+  response->set(http::field::content_type, "application/json");
+  response->keep_alive(request.keep_alive());
+  response->body() = std::move(body);
+  response->prepare_payload();
+  return response;
+}
+
+// Accepting, counting and the database wait, shared by the models.
+class ServerBase : public LoadServer {
+ public:
+  ServerBase(const LoadConfig& config, bool suspending)
+      : config_(config), suspending_(suspending) {}
+
+  uint16_t port() const override { return port_; }
+  uint64_t responses() const override { return responses_.load(); }
+  uint64_t rejected() const override { return rejected_.load(); }
+
+ protected:
+  // Opens the acceptor on io_context `ctx` (loopback, port 0).
+  absl::Status Listen(asio::io_context& ctx) {
+    boost::system::error_code ec;
+    acceptor_ = std::make_unique<tcp::acceptor>(ctx);
+    const tcp::endpoint endpoint(asio::ip::address_v4::loopback(), 0);
+    acceptor_->open(endpoint.protocol(), ec);
+    if (!ec) acceptor_->set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_->bind(endpoint, ec);
+    if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return absl::InternalError(absl::StrCat("load server: listen on 127.0.0.1: ", ec.message()));
+    port_ = acceptor_->local_endpoint().port();
+    return absl::OkStatus();
+  }
+  void CloseAcceptor(asio::io_context& ctx) {
+    if (!acceptor_) return;
+    // The acceptor belongs to `ctx`'s thread: close it there and wait.
+    std::atomic<bool> closed{false};
+    asio::post(ctx, [this, &closed] {
+      boost::system::error_code ignored;
+      acceptor_->close(ignored);
+      closed = true;
+    });
+    const absl::Time deadline = absl::Now() + absl::Seconds(5);
+    while (!closed && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+  }
+  void BlockingDbWait() const {
+    std::this_thread::sleep_for(absl::ToChronoNanoseconds(config_.db_wait));
+  }
+  void Written(const Response& response) {
+    responses_.fetch_add(1, std::memory_order_relaxed);
+    if (response.result() == http::status::service_unavailable) rejected_.fetch_add(1);
+  }
+
+  LoadConfig config_;
+  bool suspending_;
+  std::unique_ptr<tcp::acceptor> acceptor_;
+  uint16_t port_ = 0;
+  std::atomic<uint64_t> responses_{0};
+  std::atomic<uint64_t> rejected_{0};
+};
+
+// ---- event_loop: Beast callbacks ----
+
+class CallbackSession : public std::enable_shared_from_this<CallbackSession> {
+ public:
+  CallbackSession(tcp::socket socket, const LoadConfig& config,
+                  bool suspending, std::function<void(const Response&)> written)
+      : socket_(std::move(socket)), timer_(socket_.get_executor()), config_(config),
+        suspending_(suspending), written_(std::move(written)) {}
+
+  void Read() {
+    request_ = {};
+    http::async_read(socket_, buffer_, request_,
+                     [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                       if (ec) return self->Close();
+                       self->Wait();
+                     });
+  }
+
+ private:
+  void Wait() {
+    if (!suspending_) {
+      std::this_thread::sleep_for(absl::ToChronoNanoseconds(config_.db_wait));
+      return Respond();
+    }
+    timer_.expires_after(absl::ToChronoNanoseconds(config_.db_wait));
+    timer_.async_wait([self = shared_from_this()](boost::system::error_code) { self->Respond(); });
+  }
+  void Respond() {
+    response_ = MakeResponse(request_, http::status::ok, BuildLoadResponseBody(config_.objects));
+    http::async_write(socket_, *response_,
+                      [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                        if (ec) return self->Close();
+                        self->written_(*self->response_);
+                        if (!self->response_->keep_alive()) return self->Close();
+                        self->Read();
+                      });
+  }
+  void Close() {
+    boost::system::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+
+  tcp::socket socket_;
+  asio::steady_timer timer_;
+  boost::beast::flat_buffer buffer_;
+  Request request_;
+  std::shared_ptr<Response> response_;
+  const LoadConfig& config_;
+  bool suspending_;
+  std::function<void(const Response&)> written_;
+};
+
+// ---- coroutine: one C++20 coroutine per connection ----
+
+asio::awaitable<void> CoroutineSession(tcp::socket socket, LoadConfig config, bool suspending,
+                                       std::function<void(const Response&)> written) {
+  boost::beast::flat_buffer buffer;
+  asio::steady_timer timer(socket.get_executor());
+  for (;;) {
+    Request request;
+    boost::system::error_code ec;
+    co_await http::async_read(socket, buffer, request, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) break;
+    if (suspending) {
+      timer.expires_after(absl::ToChronoNanoseconds(config.db_wait));
+      co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    } else {
+      std::this_thread::sleep_for(absl::ToChronoNanoseconds(config.db_wait));
+    }
+    std::shared_ptr<Response> response =
+        MakeResponse(request, http::status::ok, BuildLoadResponseBody(config.objects));
+    co_await http::async_write(socket, *response, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) break;
+    written(*response);
+    if (!response->keep_alive()) break;
+  }
+  boost::system::error_code ignored;
+  socket.shutdown(tcp::socket::shutdown_both, ignored);
+  socket.close(ignored);
+}
+
+// event_loop and coroutine: N io_contexts; connections are spread round-robin.
+class AsioServer final : public ServerBase {
+ public:
+  AsioServer(const LoadConfig& config, bool suspending, bool coroutines)
+      : ServerBase(config, suspending), coroutines_(coroutines) {}
+  ~AsioServer() override { Stop(); }
+
+  absl::Status Start() override {
+    FLEETMARK_RETURN_IF_ERROR(runner_.Start(config_.server_threads,
+                                            ScenarioThreadOptions(config_.stack_kib, "fm-server")));
+    FLEETMARK_RETURN_IF_ERROR(Listen(runner_.context(0)));
+    asio::post(runner_.context(0), [this] { Accept(); });
+    return absl::OkStatus();
+  }
+  void Stop() override {
+    if (runner_.size() == 0) return;
+    CloseAcceptor(runner_.context(0));
+    runner_.Stop();
+  }
+  int threads() const override { return config_.server_threads; }
+  std::string Describe() const override {
+    return absl::StrCat(coroutines_ ? "C++20 coroutine per connection" : "Beast callbacks",
+                        " on ", config_.server_threads, " io_contexts, ",
+                        suspending_ ? "steady_timer" : "blocking", " database wait");
+  }
+
+ private:
+  void Accept() {
+    acceptor_->async_accept(runner_.Next(), [this](boost::system::error_code ec, tcp::socket socket) {
+      if (ec == asio::error::operation_aborted || !acceptor_->is_open()) return;
+      if (!ec) {
+        socket.set_option(tcp::no_delay(true), ec);
+        auto written = [this](const Response& r) { Written(r); };
+        if (coroutines_) {
+          auto executor = socket.get_executor();
+          asio::co_spawn(executor, CoroutineSession(std::move(socket), config_, suspending_, written),
+                         asio::detached);
+        } else {
+          std::make_shared<CallbackSession>(std::move(socket), config_, suspending_, written)->Read();
+        }
+      }
+      Accept();  // also after an error such as EMFILE: the next accept may succeed
+    });
+  }
+
+  bool coroutines_;
+  AsioRunner runner_;
+};
+
+// ---- fixed_pool and fiber: a poller thread reads, a handler executor answers ----
+
+class DispatchSession : public std::enable_shared_from_this<DispatchSession> {
+ public:
+  // Runs `job` on the handler executor; returns false when it refused (queue full).
+  using Dispatch = std::function<bool(std::function<void()> job)>;
+
+  DispatchSession(tcp::socket socket, const LoadConfig& config, Dispatch dispatch,
+                  std::function<void()> db_wait, std::function<void(const Response&)> written)
+      : socket_(std::move(socket)), config_(config), dispatch_(std::move(dispatch)),
+        db_wait_(std::move(db_wait)), written_(std::move(written)) {}
+
+  void Read() {
+    request_ = {};
+    http::async_read(socket_, buffer_, request_,
+                     [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                       if (ec) return self->Close();
+                       self->Handle();
+                     });
+  }
+
+ private:
+  void Handle() {
+    auto self = shared_from_this();
+    const bool accepted = dispatch_([self] {
+      self->db_wait_();
+      auto response = MakeResponse(self->request_, http::status::ok,
+                                   BuildLoadResponseBody(self->config_.objects));
+      asio::post(self->socket_.get_executor(), [self, response] { self->Write(response); });
+    });
+    if (!accepted) {
+      Write(MakeResponse(request_, http::status::service_unavailable,
+                         R"({"error":"request queue full"})"));
+    }
+  }
+  void Write(std::shared_ptr<Response> response) {
+    response_ = std::move(response);
+    http::async_write(socket_, *response_,
+                      [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                        if (ec) return self->Close();
+                        self->written_(*self->response_);
+                        if (!self->response_->keep_alive()) return self->Close();
+                        self->Read();
+                      });
+  }
+  void Close() {
+    boost::system::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+
+  tcp::socket socket_;
+  boost::beast::flat_buffer buffer_;
+  Request request_;
+  std::shared_ptr<Response> response_;
+  const LoadConfig& config_;
+  Dispatch dispatch_;
+  std::function<void()> db_wait_;
+  std::function<void(const Response&)> written_;
+};
+
+class DispatchServer final : public ServerBase {
+ public:
+  DispatchServer(const LoadConfig& config, bool suspending, bool fibres)
+      : ServerBase(config, suspending), fibres_(fibres) {}
+  ~DispatchServer() override { Stop(); }
+
+  absl::Status Start() override {
+    FLEETMARK_RETURN_IF_ERROR(poller_.Start(1, ScenarioThreadOptions(0, "fm-poller")));
+    const ThreadOptions options = ScenarioThreadOptions(config_.stack_kib, "fm-server");
+    if (fibres_) {
+      FLEETMARK_RETURN_IF_ERROR(fibre_runner_.Start(config_.server_threads, options));
+    } else {
+      FLEETMARK_RETURN_IF_ERROR(pool_.Start(config_.server_threads, options));
+    }
+    started_ = true;
+    FLEETMARK_RETURN_IF_ERROR(Listen(poller_.context(0)));
+    asio::post(poller_.context(0), [this] { Accept(); });
+    return absl::OkStatus();
+  }
+  void Stop() override {
+    if (!started_) return;
+    started_ = false;
+    CloseAcceptor(poller_.context(0));
+    // Handlers still running post their writes to the poller: stop them first.
+    if (fibres_) {
+      fibre_runner_.Stop();
+    } else {
+      pool_.Stop();
+    }
+    poller_.Stop();
+  }
+  int threads() const override { return config_.server_threads + 1; }
+  std::string Describe() const override {
+    if (fibres_) {
+      return absl::StrCat("fibre per request on ", config_.server_threads,
+                          " threads + 1 Asio poller thread, ",
+                          suspending_ ? "this_fiber::sleep_for" : "blocking", " database wait");
+    }
+    return absl::StrCat("pool of ", config_.server_threads, " threads, queue of ",
+                        config_.queue_capacity, " (503 when full) + 1 Asio poller thread");
+  }
+
+ private:
+  bool Dispatch(std::function<void()> job) {
+    if (fibres_) return fibre_runner_.Submit(std::move(job)).ok();
+    if (queued_.fetch_add(1) >= config_.queue_capacity) {
+      queued_.fetch_sub(1);
+      return false;
+    }
+    const bool ok = pool_.Submit([this, job = std::move(job)] {
+                           queued_.fetch_sub(1);
+                           job();
+                         }).ok();
+    if (!ok) queued_.fetch_sub(1);
+    return ok;
+  }
+  void DbWait() {
+    if (fibres_ && suspending_) {
+      boost::this_fiber::sleep_for(absl::ToChronoNanoseconds(config_.db_wait));
+    } else {
+      BlockingDbWait();
+    }
+  }
+  void Accept() {
+    acceptor_->async_accept(poller_.context(0), [this](boost::system::error_code ec, tcp::socket socket) {
+      if (ec == asio::error::operation_aborted || !acceptor_->is_open()) return;
+      if (!ec) {
+        socket.set_option(tcp::no_delay(true), ec);
+        std::make_shared<DispatchSession>(
+            std::move(socket), config_, [this](std::function<void()> job) { return Dispatch(std::move(job)); },
+            [this] { DbWait(); }, [this](const Response& r) { Written(r); })
+            ->Read();
+      }
+      Accept();
+    });
+  }
+
+  bool fibres_;
+  bool started_ = false;
+  AsioRunner poller_;
+  ThreadPool pool_;
+  FiberRunner fibre_runner_;
+  std::atomic<int> queued_{0};
+};
+
+}  // namespace
+
+std::string BuildLoadResponseBody(uint32_t objects) {
+  nlohmann::json items = nlohmann::json::array();
+  for (uint32_t i = 0; i < objects; ++i) {
+    items.push_back({{"id", i},
+                     {"name", absl::StrCat("item-", i)},
+                     {"price", 0.5 + 0.25 * i},
+                     {"in_stock", i % 3 != 0},
+                     {"tags", {"loopback", "fleetmark"}}});
+  }
+  return items.dump();
+}
+
+absl::StatusOr<std::unique_ptr<LoadServer>> MakeLoadServer(std::string_view strategy,
+                                                           bool suspending,
+                                                           const LoadConfig& config) {
+  if (strategy == "event_loop" || strategy == "coroutine") {
+    return std::make_unique<AsioServer>(config, suspending, strategy == "coroutine");
+  }
+  if (strategy == "fiber") return std::make_unique<DispatchServer>(config, suspending, true);
+  if (strategy == "fixed_pool") {
+    if (suspending) {
+      return absl::UnimplementedError(
+          "fixed_pool has no suspending wait: its handler threads block on the database read");
+    }
+    return std::make_unique<DispatchServer>(config, suspending, false);
+  }
+  return absl::UnimplementedError(absl::StrCat(
+      "load servers are fixed_pool, fiber, coroutine and event_loop; got ", std::string(strategy)));
+}
+
+}  // namespace fleetmark::engine

@@ -1,0 +1,149 @@
+// Parent side of the memory scenario: one child process per point, then the fit.
+#include "engine/scenarios/memory_scenario.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/common/status_macros.h"
+#include "engine/runner/child.h"
+#include "engine/scenarios/least_squares.h"
+#include "engine/scenarios/params.h"
+#include "engine/scenarios/resource_limits.h"
+
+namespace fleetmark::engine {
+namespace {
+
+bool UsesThreadPerTask(std::string_view strategy) {
+  return strategy == "thread_per_task" || strategy == "fixed_pool";
+}
+
+// A conservative guess of the memory N tasks need, for the fit check before the point:
+// a thread costs its touched stack plus ~32 KiB (kernel stack, TLS, descriptor, page
+// tables); a fibre its touched stack plus ~16 KiB; a coroutine or callback ~1 KiB.
+uint64_t EstimateBytes(std::string_view strategy, uint32_t n, const MemoryConfig& config) {
+  const uint64_t touched = uint64_t{config.touch_stack_kib} * 1024;
+  uint64_t per_task = 1024;
+  if (UsesThreadPerTask(strategy)) per_task = touched + 32 * 1024;
+  if (strategy == "fiber") per_task = touched + 16 * 1024;
+  return per_task * n;
+}
+
+v1::MemoryPoint SkippedPoint(uint32_t n, const absl::Status& why) {
+  v1::MemoryPoint point;
+  point.set_tasks(n);
+  point.set_status(v1::CASE_STATUS_RESOURCE_EXHAUSTED);
+  point.set_message(absl::StrCat("skipped: ", why.message()));
+  return point;
+}
+
+v1::CaseStatus StatusForChildError(const absl::Status& status) {
+  if (absl::IsResourceExhausted(status)) return v1::CASE_STATUS_RESOURCE_EXHAUSTED;
+  if (absl::IsDeadlineExceeded(status)) return v1::CASE_STATUS_TIMEOUT;
+  if (absl::IsCancelled(status)) return v1::CASE_STATUS_CANCELLED;
+  if (absl::IsUnimplemented(status)) return v1::CASE_STATUS_UNSUPPORTED;
+  return v1::CASE_STATUS_FAILED;
+}
+
+// Runs one point in a child. Never fails: errors become the point's status.
+v1::MemoryPoint RunPoint(const v1::CaseSpec& spec, uint32_t n, const MemoryConfig& config,
+                         const ScenarioContext& ctx) {
+  const std::string& name = spec.strategy().name();
+  if (UsesThreadPerTask(name)) {
+    if (absl::Status fits = CheckThreadsFit(n); !fits.ok()) return SkippedPoint(n, fits);
+  }
+  if (absl::Status fits = CheckMemoryFits(EstimateBytes(name, n, config), config.max_memory_bytes);
+      !fits.ok()) {
+    return SkippedPoint(n, fits);
+  }
+  v1::CaseSpec request = spec;
+  request.mutable_memory()->clear_task_counts();
+  request.mutable_memory()->add_task_counts(n);
+  absl::StatusOr<std::string> response =
+      RunInChild(kMemoryPointChildKind, request.SerializeAsString(),
+                 {.executable = ctx.child_executable,
+                  .timeout = config.point_timeout,
+                  .cancelled = ctx.cancelled});
+  v1::MemoryPoint point;
+  if (!response.ok()) {
+    point.set_tasks(n);
+    point.set_status(StatusForChildError(response.status()));
+    point.set_message(absl::StrCat("child process: ", response.status().message()));
+    return point;
+  }
+  if (!point.ParseFromString(*response)) {
+    point.set_tasks(n);
+    point.set_status(v1::CASE_STATUS_FAILED);
+    point.set_message("child process: response is not a MemoryPoint");
+  }
+  return point;
+}
+
+}  // namespace
+
+absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
+                           v1::CaseResult* result) {
+  FLEETMARK_ASSIGN_OR_RETURN(MemoryConfig config, ResolveMemoryConfig(spec));
+  v1::MemoryResult* memory = result->mutable_memory();
+  const TaskStack stack = DescribeTaskStack(spec.strategy().name(), config.stack_kib);
+  memory->set_stack_kib(stack.kib);
+  memory->set_stack_source(stack.source);
+
+  std::vector<double> x, rss_kib, pss_kib, uss_kib;
+  std::vector<std::string> problems;
+  v1::CaseStatus first_problem = v1::CASE_STATUS_OK;
+  for (uint32_t n : config.task_counts) {
+    if (ctx.cancelled != nullptr && ctx.cancelled->load()) {
+      result->set_status(v1::CASE_STATUS_CANCELLED);
+      result->set_message("cancelled");
+      return absl::OkStatus();
+    }
+    v1::MemoryPoint point = RunPoint(spec, n, config, ctx);
+    if (point.status() == v1::CASE_STATUS_UNSUPPORTED || point.status() == v1::CASE_STATUS_CANCELLED) {
+      // Same answer for every N (the strategy cannot do it) or the job was cancelled.
+      result->set_status(point.status());
+      result->set_message(point.message());
+      *memory->add_points() = point;
+      return absl::OkStatus();
+    }
+    if (point.status() == v1::CASE_STATUS_OK) {
+      x.push_back(n);
+      const double base = static_cast<double>(point.baseline_rss_bytes());
+      rss_kib.push_back((static_cast<double>(point.rss_bytes()) - base) / 1024);
+      if (point.pss_bytes() != 0) {
+        pss_kib.push_back(static_cast<double>(point.pss_bytes()) / 1024);
+        uss_kib.push_back(static_cast<double>(point.uss_bytes()) / 1024);
+      }
+    } else {
+      if (first_problem == v1::CASE_STATUS_OK) first_problem = point.status();
+      problems.push_back(absl::StrCat("N=", n, ": ", point.message()));
+    }
+    *memory->add_points() = point;
+  }
+  result->set_threads_used(UsesThreadPerTask(spec.strategy().name()) && !x.empty()
+                               ? static_cast<uint32_t>(*std::max_element(x.begin(), x.end()))
+                               : 0);
+  if (absl::StatusOr<LineFit> fit = FitLine(x, rss_kib); fit.ok()) {
+    memory->set_slope_kib_per_task(fit->slope);
+    memory->set_intercept_kib(fit->intercept);
+    memory->set_r_squared(fit->r_squared);
+    memory->set_points_fitted(fit->points);
+  } else if (problems.empty()) {
+    problems.push_back(absl::StrCat("no slope: ", fit.status().message()));
+    first_problem = v1::CASE_STATUS_FAILED;
+  }
+  if (pss_kib.size() == x.size()) {
+    if (absl::StatusOr<LineFit> fit = FitLine(x, pss_kib); fit.ok()) {
+      memory->set_pss_slope_kib_per_task(fit->slope);
+    }
+    if (absl::StatusOr<LineFit> fit = FitLine(x, uss_kib); fit.ok()) {
+      memory->set_uss_slope_kib_per_task(fit->slope);
+    }
+  }
+  result->set_status(first_problem);
+  result->set_message(absl::StrJoin(problems, "; "));
+  return absl::OkStatus();
+}
+
+}  // namespace fleetmark::engine

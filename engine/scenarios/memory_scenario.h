@@ -1,0 +1,45 @@
+// The memory scenario (S2): resident memory against the number of live waiting tasks.
+//
+// Parent side (RunMemoryCase): for each task count N, checks that the point fits
+// (threads, memory, the plan's cap), runs it in a fresh child process, then fits
+// (RSS - baseline) against N by ordinary least squares (least_squares.h).
+// Child side (MemoryPointChild): starts N tasks on the strategy that each touch
+// `touch_stack_kib` of their stack and wait, blocked or suspended, until released;
+// measures RSS/PSS/USS (smaps_rollup.h) once all N are waiting; releases and joins them.
+//
+// Strategies: thread_per_task (N OS threads) and fixed_pool (a pool of N threads,
+// like S2's pooled threads) with blocking waits; fiber (N fibres), coroutine (N
+// stackless C++20 coroutines on Asio) and event_loop (N pending Asio callbacks) with
+// suspending waits. Other combinations are `unsupported` with the reason.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "engine/scenarios/scenario.h"
+#include "fleetmark/v1/result.pb.h"
+
+namespace fleetmark::engine {
+
+// Fills result->status/message/memory for `spec` (scenario "memory"). Returns an error
+// only for an invalid spec (InvalidArgument naming the field); every failure of a
+// point (resource exhausted, killed, timed out) is recorded in the result. Runs on the
+// calling thread; spawns one child process at a time.
+absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
+                           v1::CaseResult* result);
+
+// Child handler for kMemoryPointChildKind: request = serialized CaseSpec whose
+// memory.task_counts holds exactly one N; response = serialized MemoryPoint (its status
+// tells whether the N tasks could be started). InvalidArgument for a malformed request.
+absl::StatusOr<std::string> MemoryPointChild(std::string_view request);
+
+// The stack a task of `strategy` gets with plan value `stack_kib` (0 = default), in KiB,
+// and a description of where it comes from. Thread-safe.
+struct TaskStack {
+  uint32_t kib = 0;    // 0 for stackless tasks (coroutine frames, callbacks)
+  std::string source;
+};
+TaskStack DescribeTaskStack(std::string_view strategy, uint32_t stack_kib);
+
+}  // namespace fleetmark::engine
