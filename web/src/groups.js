@@ -1,15 +1,18 @@
 // Grouping of case results: a "group" is one scenario/workload/io_mode/placement
 // combination, inside which strategies are compared.
 
+// Memory curves of blocking and suspending strategies belong on one chart (threads vs
+// coroutines is the point of that scenario), so its io mode is not part of the key.
 export function groupKey(r) {
-  return `${r.scenario}/${r.workload || '-'}/${r.io_mode || '-'}/${r.placement || 'any'}`;
+  const io = r.scenario === 'memory' ? '*' : (r.io_mode || '-');
+  return `${r.scenario}/${r.workload || '-'}/${io}/${r.placement || 'any'}`;
 }
 
 export function groupLabel(r) {
   const parts = [r.scenario];
   if (r.workload) parts.push(r.workload);
   let label = parts.join(' · ');
-  if (r.io_mode && r.io_mode !== 'blocking') label += ` (${r.io_mode})`;
+  if (r.io_mode && r.io_mode !== 'blocking' && r.scenario !== 'memory') label += ` (${r.io_mode})`;
   if (r.placement && r.placement !== 'any') label += ` [${r.placement}]`;
   return label;
 }

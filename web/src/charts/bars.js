@@ -44,7 +44,9 @@ export function drawBarsWithWhiskers(el, rows, {title, logScale = false, color =
     },
     xAxis: {
       type: logScale ? 'log' : 'value',
-      axisLabel: {formatter: (v) => formatNs(v)},
+      min: logScale ? undefined : 0,
+      splitNumber: 4,
+      axisLabel: {formatter: (v) => formatNs(v), hideOverlap: true, fontSize: 10},
       splitLine: {lineStyle: {color: '#eee'}},
     },
     yAxis: {type: 'category', data: labels, inverse: true, axisLabel: {fontSize: 11}},

@@ -31,15 +31,18 @@ export function drawDistribution(el, samples, {title} = {}) {
     grid: {left: 8, right: 24, top: title ? 32 : 12, bottom: 28, containLabel: true},
     tooltip: {trigger: 'item', formatter: (p) => escapeHtml(
       p.seriesType === 'boxplot' ?
-        `min ${formatNs(p.data[1])}, q1 ${formatNs(p.data[2])}, median ${formatNs(p.data[3])}, ` +
-        `q3 ${formatNs(p.data[4])}, max ${formatNs(p.data[5])}` :
+        `whiskers ${formatNs(p.value[1])} – ${formatNs(p.value[5])}, quartiles ${formatNs(p.value[2])} – ` +
+        `${formatNs(p.value[4])}, median ${formatNs(p.value[3])}` :
         `sample #${p.dataIndex}: ${formatNs(p.data[0])}`)},
     xAxis: {type: 'value', scale: true, axisLabel: {formatter: (v) => formatNs(v)}},
-    yAxis: {type: 'value', min: -0.6, max: 0.6, show: false},
+    yAxis: [
+      {type: 'category', data: ['samples'], axisLabel: {show: false}, axisTick: {show: false}},
+      {type: 'value', min: -0.5, max: 0.5, show: false},
+    ],
     series: [
-      {type: 'boxplot', data: [[0, ...boxStats(samples)]], encode: {y: 0, x: [1, 2, 3, 4, 5]},
-        layout: 'horizontal', itemStyle: {color: '#e8eefb', borderColor: palette[0]}, boxWidth: [20, 60]},
-      {type: 'scatter', symbolSize: 4, itemStyle: {color: palette[1], opacity: 0.6},
+      {type: 'boxplot', layout: 'horizontal', yAxisIndex: 0, data: [boxStats(samples)],
+        itemStyle: {color: '#e8eefb', borderColor: palette[0]}, boxWidth: [20, 60]},
+      {type: 'scatter', yAxisIndex: 1, symbolSize: 4, itemStyle: {color: palette[1], opacity: 0.6},
         data: samples.map((v, i) => [v, jitter(i)])},
     ],
   });

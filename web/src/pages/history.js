@@ -1,6 +1,6 @@
 // History page: one case's median over runs per device (nightly runs only on request),
 // with the change points the server detected marked on the line.
-import {getJson} from '../api.js';
+import {ApiError, getJson} from '../api.js';
 import {drawHistory} from '../charts/lines.js';
 import {h} from '../dom.js';
 import {formatNs, formatTime, shortId} from '../format.js';
@@ -23,7 +23,12 @@ export async function renderHistory(root, params) {
     root.appendChild(h('p', {}, 'Pick one or more devices above.'));
     return;
   }
-  const {case_ids: caseIds} = await getJson('cases', {agent: chosen[0]});
+  let caseIds = [];
+  try {
+    ({case_ids: caseIds} = await getJson('cases', {agent: chosen[0]}));
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 404) throw error;  // no results yet
+  }
   root.appendChild(h('div', {class: 'controls'},
     h('label', {}, 'case ', h('select', {onchange: (e) => updateQuery({case: e.target.value})},
       h('option', {value: ''}, 'pick a case'),

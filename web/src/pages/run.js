@@ -127,14 +127,19 @@ function loadSection(key, results, agents, params) {
   return {section, draws};
 }
 
-async function samplesPanel(resultId, results) {
-  const r = results.find((x) => x.result_id === resultId);
-  const {samples_ns: samples} = await getJson(`results/${encodeURIComponent(resultId)}/samples`);
+async function samplesPanel(resultId) {
+  const {result: r} = await getJson(`results/${encodeURIComponent(resultId)}`);
+  const samples = r.samples_ns;
   const el = chartBox({dataset: {chart: 'distribution', result: resultId}}, 220);
-  const title = r ? `${r.agent_name} · ${r.strategy} · ${groupLabel(r)}` : resultId;
+  const c = r.counters;
   const section = h('section', {class: 'panel distribution'},
-    h('h2', {}, `Raw samples (${samples.length}): `, title, ' ',
-      h('button', {type: 'button', class: 'link', onclick: () => updateQuery({samples: null})}, 'close')), el);
+    h('h2', {}, `Raw samples (${samples.length}): `, `${r.agent_name} · ${r.strategy} · ${groupLabel(r)}`, ' ',
+      h('button', {type: 'button', class: 'link', onclick: () => updateQuery({samples: null})}, 'close')),
+    el,
+    h('p', {class: 'muted small'}, `median ${formatNs(r.stats.median_ns)}, 95% CI ${formatNs(r.stats.ci_low_ns)} – ` +
+      `${formatNs(r.stats.ci_high_ns)}; ${formatNumber(c.repetitions)} repetitions; context switches ` +
+      `${formatNumber(c.voluntary_context_switches)} voluntary / ${formatNumber(c.involuntary_context_switches)} ` +
+      `involuntary; CPUs used ${r.cpus_used.length ? r.cpus_used.join(',') : '–'}`));
   return {section, draws: [() => drawDistribution(el, samples)]};
 }
 
@@ -176,7 +181,7 @@ export async function renderRun(root, params, runId) {
   const draws = [];
   const samplesId = params.get('samples');
   if (samplesId) {
-    const panel = await samplesPanel(samplesId, results);
+    const panel = await samplesPanel(samplesId);
     root.appendChild(panel.section);
     draws.push(...panel.draws);
   }

@@ -1,0 +1,309 @@
+// Browser tests of the web view: headless Debian chromium driven by playwright-core
+// against a real server (fleetmark-coordinator with --http_address, or
+// web_test_server) over a fresh PostgreSQL database seeded by web_seed through the
+// coordinator's Store. Saves a screenshot of every page under FLEETMARK_SCREENSHOTS.
+//
+// Environment (set by tests/web/CMakeLists.txt): FLEETMARK_TEST_PG_URI,
+// FLEETMARK_TEST_REQUIRE_PG, FLEETMARK_WEB_SERVER(_KIND), FLEETMARK_WEB_SEED,
+// FLEETMARK_NODE_MODULES, FLEETMARK_SCREENSHOTS. Exits 77 (skipped) without a
+// database unless FLEETMARK_TEST_REQUIRE_PG=1.
+import assert from 'node:assert/strict';
+import {spawn, spawnSync} from 'node:child_process';
+import {mkdirSync, mkdtempSync, rmSync} from 'node:fs';
+import {createRequire} from 'node:module';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
+import {after, before, test} from 'node:test';
+
+const env = process.env;
+const pgUri = env.FLEETMARK_TEST_PG_URI || '';
+if (!pgUri) {
+  if (env.FLEETMARK_TEST_REQUIRE_PG === '1') {
+    console.error('FLEETMARK_TEST_PG_URI is not set but FLEETMARK_TEST_REQUIRE_PG=1');
+    process.exit(1);
+  }
+  console.error('skipped: FLEETMARK_TEST_PG_URI is not set');
+  process.exit(77);
+}
+const require = createRequire(join(env.FLEETMARK_NODE_MODULES, 'noop.js'));
+const {chromium} = require('playwright-core');
+const shots = env.FLEETMARK_SCREENSHOTS;
+mkdirSync(shots, {recursive: true});
+
+const kUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const dbName = `fleetmark_web_${process.pid}_${Date.now()}`;
+const dbUri = (() => {
+  const u = new URL(pgUri);
+  u.pathname = `/${dbName}`;
+  return u.toString();
+})();
+
+function psql(uri, sql) {
+  const r = spawnSync('psql', [uri, '-v', 'ON_ERROR_STOP=1', '-qtA', '-c', sql], {encoding: 'utf8'});
+  if (r.status !== 0) throw new Error(`psql failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+let server;
+let baseUrl;
+let context;
+let manifest;
+const userDataDir = mkdtempSync(join(tmpdir(), 'fleetmark-chromium-'));
+
+function startServer() {
+  const args = env.FLEETMARK_WEB_SERVER_KIND === 'coordinator' ?
+    [`--database_uri=${dbUri}`, '--listen_address=127.0.0.1:0', '--http_address=127.0.0.1:0'] :
+    [`--database_uri=${dbUri}`, '--http_address=127.0.0.1:0'];
+  server = spawn(env.FLEETMARK_WEB_SERVER, args, {stdio: ['ignore', 'inherit', 'pipe']});
+  return new Promise((resolve, reject) => {
+    let log = '';
+    const timer = setTimeout(() => reject(new Error(`server did not start in 60 s:\n${log}`)), 60000);
+    server.stderr.on('data', (chunk) => {
+      log += chunk;
+      process.stderr.write(chunk);
+      const m = log.match(/web view at (http:\/\/\S+)/);
+      if (m && !baseUrl) {
+        clearTimeout(timer);
+        baseUrl = m[1].replace(/\/$/, '');
+        resolve();
+      }
+    });
+    server.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${log}`)));
+  });
+}
+
+before(async () => {
+  psql(pgUri, `CREATE DATABASE ${dbName}`);
+  const seeded = spawnSync(env.FLEETMARK_WEB_SEED, [`--database_uri=${dbUri}`], {encoding: 'utf8'});
+  assert.equal(seeded.status, 0, `web_seed failed: ${seeded.stderr}`);
+  manifest = JSON.parse(seeded.stdout);
+  // Spread the nightly runs over the last two weeks (the store stamps them "now").
+  const updates = manifest.nightly.map((n) => {
+    assert.match(n.run_id, kUuid);
+    return `UPDATE runs SET created_at = now() - interval '${Number(n.days_ago)} days' WHERE run_id = '${n.run_id}';`;
+  });
+  psql(dbUri, updates.join('\n'));
+  await startServer();
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: {width: 1400, height: 900},
+  });
+});
+
+after(async () => {
+  if (context) await context.close();
+  if (server && server.exitCode === null) {
+    const exited = new Promise((resolve) => server.on('exit', resolve));
+    server.kill('SIGTERM');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10000))]);
+    if (server.exitCode === null) server.kill('SIGKILL');
+  }
+  rmSync(userDataDir, {recursive: true, force: true});
+  try {
+    psql(pgUri, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  } catch (e) {
+    console.error(String(e));
+  }
+});
+
+// Opens `path`, waits for the page to finish rendering, and returns the page plus the
+// console errors and dialogs it produced.
+async function open(path, {allow404 = false} = {}) {
+  const page = await context.newPage();
+  const errors = [];
+  const dialogs = [];
+  page.on('console', (msg) => {
+    if (msg.type() !== 'error') return;
+    if (allow404 && /status of 404/.test(msg.text())) return;
+    errors.push(msg.text());
+  });
+  page.on('pageerror', (error) => errors.push(String(error)));
+  page.on('dialog', async (dialog) => {
+    dialogs.push(dialog.message());
+    await dialog.dismiss();
+  });
+  const response = await page.goto(baseUrl + path);
+  await page.waitForSelector('body[data-ready="1"]', {timeout: 30000});
+  await page.waitForTimeout(300);  // let charts finish their first frame
+  return {page, errors, dialogs, response};
+}
+
+async function shot(page, name) {
+  await page.screenshot({path: join(shots, `${name}.png`), fullPage: true});
+}
+
+const agentId = (name) => manifest.agents.find((a) => a.name === name).agent_id;
+
+test('fleet page lists every agent, hostile strings as text', async () => {
+  const {page, errors, dialogs} = await open('/fleet');
+  assert.deepEqual(errors, []);
+  const rows = await page.locator('#fleet-table tbody tr').count();
+  assert.equal(rows, manifest.agents.length);
+  const text = await page.locator('#fleet-table').innerText();
+  assert.ok(text.includes(manifest.hostile_name), 'hostile device name shown verbatim');
+  assert.ok(text.includes('<script>alert(2)</script>'), 'hostile label shown verbatim');
+  assert.ok(text.includes('Intel(R) Core(TM) i7-12700H'));
+  assert.equal(await page.locator('img').count(), 0, 'no <img> element was injected');
+  assert.equal(await page.locator('main script').count(), 0, 'no <script> element was injected');
+  await page.waitForTimeout(200);
+  assert.deepEqual(dialogs, [], 'no alert() ran');
+  await shot(page, 'fleet');
+  await page.close();
+});
+
+test('runs page shows status, progress and submitter', async () => {
+  const {page, errors} = await open('/runs');
+  assert.deepEqual(errors, []);
+  const rows = page.locator('#runs-table tbody tr');
+  assert.equal(await rows.count(), 3 + manifest.nightly.length + 1);
+  const live = await page.locator(`tr[data-run="${manifest.live_run_id}"]`).innerText();
+  assert.match(live, /running/);
+  assert.match(live, /2\/6/);
+  const nightly = await page.locator(`tr[data-run="${manifest.nightly[0].run_id}"]`).innerText();
+  assert.match(nightly, /schedule:nightly/);
+  await shot(page, 'runs');
+  await page.close();
+});
+
+test('run page draws one bar per strategy, sorted by median, per device', async () => {
+  const {page, errors, dialogs} = await open(`/runs/${manifest.study_run_id}`);
+  assert.deepEqual(errors, []);
+  const charts = await page.evaluate(() => [...document.querySelectorAll('[data-chart="bars"]')].map((el) => {
+    const chart = window.fleetmark.chartOf(el);
+    const data = chart.getModel().getSeriesByIndex(0).getData();
+    const drawn = [];
+    for (let i = 0; i < data.count(); i++) {
+      const layout = data.getItemLayout(i);
+      drawn.push({name: data.getName(i), y: layout.y, width: layout.width, el: !!data.getItemGraphicEl(i)});
+    }
+    return {agent: el.dataset.agent, group: el.dataset.group, drawn};
+  }));
+  // 3 workloads × 3 devices.
+  assert.equal(charts.length, 9);
+  for (const c of charts) {
+    const workload = c.group.split('/')[1];
+    const expected = Object.values(manifest.medians[c.agent])
+      .filter((m) => m.workload === workload)
+      .sort((a, b) => a.median_ns - b.median_ns);
+    assert.equal(c.drawn.length, expected.length, `${c.group} ${c.agent}: one bar per strategy`);
+    assert.deepEqual(c.drawn.map((d) => d.name), expected.map((m) => m.strategy), `${c.group}: order by median`);
+    for (let i = 0; i < c.drawn.length; i++) {
+      assert.ok(c.drawn[i].el && c.drawn[i].width > 0, 'bar drawn');
+      if (i > 0) assert.ok(c.drawn[i].y > c.drawn[i - 1].y, 'fastest on top');
+    }
+  }
+  const headings = await page.locator('.panel h3').allInnerTexts();
+  assert.ok(headings.includes(manifest.hostile_name), 'hostile name as a panel heading, as text');
+  assert.equal(await page.locator('img').count(), 0);
+  assert.deepEqual(dialogs, []);
+  await shot(page, 'run');
+
+  // Raw samples on demand: the URL carries the choice.
+  await page.locator('table.metrics button', {hasText: 'distribution'}).first().click();
+  await page.waitForSelector('[data-chart="distribution"]');
+  await page.waitForSelector('body[data-ready="1"]');
+  await page.waitForTimeout(300);
+  assert.match(page.url(), /samples=[0-9a-f-]{36}/);
+  const points = await page.evaluate(() => {
+    const chart = window.fleetmark.chartOf(document.querySelector('[data-chart="distribution"]'));
+    return chart.getModel().getSeriesByIndex(1).getData().count();
+  });
+  assert.equal(points, 40);
+  assert.deepEqual(errors, []);
+  await shot(page, 'run-samples');
+  await page.close();
+});
+
+test('memory and load scenario views', async () => {
+  const memory = await open(`/runs/${manifest.memory_run_id}`);
+  assert.deepEqual(memory.errors, []);
+  assert.equal(await memory.page.locator('[data-chart="memory"]').count(), 2);
+  const legend = await memory.page.evaluate(() => window.fleetmark.chartOf(
+    document.querySelector('[data-chart="memory"]')).getOption().series.map((s) => s.name));
+  assert.ok(legend.some((n) => /thread_per_task: 64\.0 KiB\/task/.test(n)), legend.join(' | '));
+  await shot(memory.page, 'run-memory');
+  await memory.page.close();
+
+  const load = await open(`/runs/${manifest.load_run_id}`);
+  assert.deepEqual(load.errors, []);
+  assert.equal(await load.page.locator('[data-chart="load-latency"]').count(), 1);
+  assert.equal(await load.page.locator('[data-chart="load-throughput"]').count(), 1);
+  await shot(load.page, 'run-load');
+  await load.page.close();
+});
+
+test('compare page: winner per cell matches the data', async () => {
+  const ids = [agentId('x86-host'), agentId('pixel-8'), agentId(manifest.hostile_name)];
+  const runs = ids.map(() => manifest.study_run_id).join(',');
+  const {page, errors, dialogs} = await open(`/compare?agents=${ids.join(',')}&runs=${runs}`);
+  assert.deepEqual(errors, []);
+  const cells = await page.evaluate(() => [...document.querySelectorAll('#compare-table td.cell')].map((td) => ({
+    strategy: td.dataset.strategy, workload: td.dataset.workload, winner: td.dataset.winner, text: td.innerText})));
+  assert.equal(cells.length, 18);
+  let noDifference = 0;
+  for (const cell of cells) {
+    const caseId = `batch/${cell.workload.split('/')[1]}/blocking/${cell.strategy}/any`;
+    const values = ids.map((id) => ({id, ...manifest.medians[id][caseId]})).sort((a, b) => a.median_ns - b.median_ns);
+    const [best, second] = values;
+    const overlap = best.ci_high_ns >= second.ci_low_ns && second.ci_high_ns >= best.ci_low_ns;
+    const expected = overlap ? 'none' : best.id;
+    assert.equal(cell.winner, expected, `${caseId}: winner`);
+    if (overlap) {
+      noDifference += 1;
+      assert.match(cell.text, /no difference/);
+    }
+  }
+  assert.equal(noDifference, 1, 'the seeded tie shows as "no difference"');
+  assert.match(await page.locator('tr.geomean').innerText(), /A\/B/);
+  assert.equal(await page.locator('[data-chart="heatmap"]').count(), 3);
+  assert.ok((await page.locator('main').innerText()).includes(manifest.hostile_name));
+  assert.equal(await page.locator('img').count(), 0);
+  assert.deepEqual(dialogs, []);
+  await shot(page, 'compare');
+  await page.close();
+});
+
+test('history page marks the seeded change point', async () => {
+  const ids = [agentId('x86-host'), agentId('pixel-8')];
+  const caseId = encodeURIComponent(manifest.history_case_id);
+  const {page, errors} = await open(`/history?agents=${ids.join(',')}&case=${caseId}&nightly=1`);
+  assert.deepEqual(errors, []);
+  const series = await page.evaluate(() => window.fleetmark.chartOf(
+    document.querySelector('[data-chart="history"]')).getOption().series.filter((s) => s.type === 'line')
+    .map((s) => ({name: s.name, points: s.data.length, changes: s.markPoint.data.length})));
+  assert.deepEqual(series.map((s) => s.points), [14, 14]);
+  assert.deepEqual(series.map((s) => s.changes), [1, 0], 'one change on the host, none on the phone');
+  const changes = await page.locator('#changes-table tbody tr').allInnerTexts();
+  assert.equal(changes.length, 1);
+  assert.match(changes[0], /x86-host/);
+  await shot(page, 'history');
+  await page.close();
+});
+
+test('missing or malformed ids give 404, not a crash', async () => {
+  const missing = await open('/runs/00000000-0000-4000-8000-000000000000', {allow404: true});
+  assert.equal(missing.response.status(), 404);
+  assert.equal(await missing.page.locator('[data-notfound]').count(), 1);
+  assert.deepEqual(missing.errors, []);
+  await shot(missing.page, 'not-found');
+  await missing.page.close();
+
+  for (const path of ["/runs/not-a-uuid", "/runs/1'%20OR%20'1'='1", '/no/such/page']) {
+    const r = await fetch(baseUrl + path);
+    assert.equal(r.status, 404, path);
+  }
+  for (const path of ['runs/not-a-uuid', 'runs/00000000-0000-4000-8000-000000000000/results',
+    "results/x';DROP TABLE runs;--", 'compare?agents=00000000-0000-4000-8000-000000000000', 'nope']) {
+    const r = await fetch(`${baseUrl}/api/v1/${path}`);
+    assert.equal(r.status, 404, path);
+    assert.ok((await r.json()).error);
+  }
+  const bad = await fetch(`${baseUrl}/api/v1/runs?limit=0`);
+  assert.equal(bad.status, 400);
+  assert.match((await bad.json()).error, /limit/);
+  const runs = await (await fetch(`${baseUrl}/api/v1/runs?limit=100`)).json();
+  assert.equal(runs.runs.length, 3 + manifest.nightly.length + 1, 'tables intact');
+});

@@ -1,0 +1,107 @@
+// Unit tests of the web view's pure logic: device comparison (winner, ratio CI, "no
+// difference", geometric means, normalisation) and change-point detection.
+#include <cmath>
+
+#include "coordinator/http/change_points.h"
+#include "coordinator/http/compare.h"
+#include "coordinator/http/http_server.h"
+#include "gtest/gtest.h"
+
+namespace fleetmark::http {
+namespace {
+
+store::WebResult Timed(const std::string& strategy, const std::string& workload, double median, double ci = 0.02) {
+  store::WebResult r;
+  r.result.set_result_id(strategy + "/" + workload);
+  r.result.set_status(v1::CASE_STATUS_OK);
+  r.result.mutable_spec()->set_scenario("batch");
+  r.result.mutable_spec()->set_workload(workload);
+  r.result.mutable_spec()->set_io_mode("blocking");
+  r.result.mutable_spec()->set_placement("any");
+  r.result.mutable_spec()->mutable_strategy()->set_name(strategy);
+  r.result.mutable_stats()->set_count(10);
+  r.result.mutable_stats()->set_median_ns(median);
+  r.result.mutable_stats()->set_ci_low_ns(median * (1 - ci));
+  r.result.mutable_stats()->set_ci_high_ns(median * (1 + ci));
+  return r;
+}
+
+const Cell& Find(const Comparison& c, const std::string& strategy, const std::string& workload) {
+  for (const Cell& cell : c.cells) {
+    if (cell.strategy == strategy && cell.workload == "batch/" + workload + "/blocking/any") return cell;
+  }
+  ADD_FAILURE() << "no cell " << strategy << " " << workload;
+  static const Cell kNone;
+  return kNone;
+}
+
+TEST(CompareDevicesTest, WinnerRatioAndNoDifference) {
+  DeviceResults a{"a", "A", "r1", {Timed("direct", "arithmetic", 100), Timed("pool", "arithmetic", 800),
+                                   Timed("pool", "storage", 1000)}};
+  DeviceResults b{"b", "B", "r2", {Timed("direct", "arithmetic", 250), Timed("pool", "arithmetic", 1600),
+                                   Timed("pool", "storage", 1005)}};
+  const Comparison c = CompareDevices({a, b});
+  ASSERT_EQ(c.workloads.size(), 2u);
+  EXPECT_EQ(c.workloads[0].label, "arithmetic");
+  EXPECT_EQ(c.strategies.front(), "direct");
+
+  const Cell& direct = Find(c, "direct", "arithmetic");
+  EXPECT_EQ(direct.winner, 0);
+  EXPECT_FALSE(direct.no_difference);
+  ASSERT_TRUE(direct.ratios[1].has_value());
+  EXPECT_DOUBLE_EQ(direct.ratios[1]->ratio, 0.4);
+  EXPECT_DOUBLE_EQ(direct.ratios[1]->low, 98.0 / 255.0);
+  EXPECT_DOUBLE_EQ(direct.ratios[1]->high, 102.0 / 245.0);
+  EXPECT_TRUE(direct.values[0]->fastest);
+  EXPECT_DOUBLE_EQ(Find(c, "pool", "arithmetic").values[1]->normalized, 1600.0 / 250.0);
+
+  const Cell& tie = Find(c, "pool", "storage");
+  EXPECT_TRUE(tie.no_difference);
+  EXPECT_TRUE(tie.ratios[1]->no_difference);
+
+  ASSERT_EQ(c.geomean.size(), 2u);
+  EXPECT_NEAR(c.geomean[0].second[1]->ratio, std::sqrt(0.4 * 0.5), 1e-12);
+  EXPECT_NEAR(c.overall[1]->ratio, std::cbrt(0.4 * 0.5 * (1000.0 / 1005.0)), 1e-12);
+}
+
+TEST(CompareDevicesTest, IgnoresFailedAndSingleDeviceCells) {
+  store::WebResult failed = Timed("thread_per_task", "network", 10);
+  failed.result.set_status(v1::CASE_STATUS_RESOURCE_EXHAUSTED);
+  DeviceResults a{"a", "A", "r", {Timed("direct", "arithmetic", 100), failed}};
+  DeviceResults b{"b", "B", "r", {}};
+  const Comparison c = CompareDevices({a, b});
+  ASSERT_EQ(c.cells.size(), 1u);
+  EXPECT_EQ(c.cells[0].winner, -1);
+  EXPECT_FALSE(c.cells[0].ratios[1].has_value());
+  EXPECT_FALSE(c.overall[1].has_value());
+  EXPECT_TRUE(CompareDevices({}).cells.empty());
+}
+
+TEST(ChangePointsTest, FindsAStepAndNothingInNoise) {
+  std::vector<double> series;
+  for (int i = 0; i < 14; ++i) series.push_back((i >= 8 ? 130 : 100) * (1 + 0.01 * std::sin(i * 1.7)));
+  EXPECT_EQ(DetectChangePoints(series), std::vector<size_t>({8}));
+
+  std::vector<double> flat;
+  for (int i = 0; i < 30; ++i) flat.push_back(100 * (1 + 0.02 * std::sin(i * 2.3)));
+  EXPECT_TRUE(DetectChangePoints(flat).empty());
+}
+
+TEST(ChangePointsTest, TwoStepsSkippingMissingPoints) {
+  std::vector<double> series = {50, 51, 49, 50, 0, 80, 81, 79, 80, 81, 40, 41, 40, 39};
+  EXPECT_EQ(DetectChangePoints(series), std::vector<size_t>({5, 10}));
+  EXPECT_TRUE(DetectChangePoints({1.0, 2.0, 3.0}).empty());
+  EXPECT_TRUE(DetectChangePoints({}).empty());
+}
+
+TEST(ParseHostPortTest, AcceptsAndRejects) {
+  EXPECT_EQ(*ParseHostPort("127.0.0.1:8080"), std::make_pair(std::string("127.0.0.1"), 8080));
+  EXPECT_EQ(*ParseHostPort("[::1]:0"), std::make_pair(std::string("::1"), 0));
+  EXPECT_EQ(*ParseHostPort("localhost:1"), std::make_pair(std::string("localhost"), 1));
+  for (const char* bad : {"", "8080", ":80", "host:", "host:99999", "host:-1", "::1:80", "[::1]80"}) {
+    EXPECT_FALSE(ParseHostPort(bad).ok()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace fleetmark::http

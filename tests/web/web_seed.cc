@@ -1,0 +1,337 @@
+// web_seed: fills a fresh fleetmark database with a small, deterministic fleet for the
+// web view's browser and API tests, through the coordinator's Store (the same path
+// agents' results take). Prints a JSON manifest to stdout: agent ids, run ids and the
+// seeded medians, from which the tests derive what the pages must show.
+//
+//   web_seed --database_uri=postgresql://.../fleetmark_web_123 > manifest.json
+//
+// Devices: an x86 host (SMT, P/E cores), a phone (big/mid/LITTLE) and an ARM board
+// whose name and labels are hostile HTML. Runs: a batch study on all three, a memory
+// run, a load run, 14 nightly runs (with a step in one case's median at night 8) and a
+// run still in progress.
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_format.h"
+#include "coordinator/store/store.h"
+#include "engine/common/status_macros.h"
+
+ABSL_FLAG(std::string, database_uri, "", "PostgreSQL URI of the (fresh) database to seed");
+
+namespace {
+
+using fleetmark::store::Store;
+using nlohmann::json;
+namespace v1 = fleetmark::v1;
+
+constexpr char kHostileName[] = "<img src=x onerror=alert(1)>";
+
+struct Device {
+  std::string name;
+  std::string agent_id;
+  double scale;  // multiplies the reference medians
+};
+
+std::string ResultId(int n) { return absl::StrFormat("%08x-5eed-4000-8000-%012x", n, n); }
+
+// Deterministic noise in [-1, 1].
+double Noise(int seed) { return std::sin(seed * 12.9898) * 0.5 + std::sin(seed * 78.233) * 0.5; }
+
+v1::HostInfo Host(const std::string& arch, const std::string& cpu, int cores, int threads, bool smt,
+                  const std::vector<std::tuple<std::string, int, int, uint64_t, std::string>>& kinds,
+                  uint64_t memory_gib, const std::string& model) {
+  v1::HostInfo host;
+  host.set_hostname(model);
+  host.set_arch(arch);
+  host.set_cpu_model(cpu);
+  host.set_physical_cores(cores);
+  host.set_logical_cpus(threads);
+  host.set_smt(smt);
+  host.set_memory_bytes(memory_gib << 30);
+  host.set_os(arch == "x86_64" ? "Debian GNU/Linux 12 (bookworm)" : "Android 14");
+  host.set_device_model(model);
+  uint32_t cpu_id = 0;
+  for (const auto& [name, n, tpc, khz, uarch] : kinds) {
+    v1::CoreKind* kind = host.add_core_classes();
+    kind->set_name(name);
+    kind->set_cores(n);
+    kind->set_threads_per_core(tpc);
+    kind->set_max_frequency_khz(khz);
+    kind->set_microarchitecture(uarch);
+    for (int i = 0; i < n * tpc; ++i) kind->add_cpus(cpu_id++);
+  }
+  return host;
+}
+
+// A timed batch result with 40 samples around `median_ns` and a ±`ci_percent` CI.
+v1::CaseResult BatchResult(int id, const std::string& strategy, const std::string& workload, double median_ns,
+                           double ci_percent) {
+  v1::CaseResult r;
+  r.set_result_id(ResultId(id));
+  v1::CaseSpec* spec = r.mutable_spec();
+  spec->mutable_strategy()->set_name(strategy);
+  spec->set_workload(workload);
+  spec->set_io_mode("blocking");
+  spec->set_scenario("batch");
+  spec->set_placement("any");
+  spec->mutable_batch()->set_tasks(100);
+  spec->set_case_id(absl::StrFormat("batch/%s/blocking/%s/any", workload, strategy));
+  r.set_status(v1::CASE_STATUS_OK);
+  r.set_stop_reason(v1::STOP_REASON_CI_TARGET);
+  std::vector<double> samples;
+  for (int k = 0; k < 40; ++k) {
+    const double v = median_ns * (1 + 0.04 * Noise(id * 100 + k)) + (k == 7 ? median_ns * 0.3 : 0);
+    samples.push_back(v);
+    r.add_samples_ns(static_cast<int64_t>(v));
+  }
+  double sum = 0, lo = samples[0], hi = samples[0];
+  for (double v : samples) sum += v, lo = std::min(lo, v), hi = std::max(hi, v);
+  const double mean = sum / samples.size();
+  double var = 0;
+  for (double v : samples) var += (v - mean) * (v - mean);
+  v1::Statistics* s = r.mutable_stats();
+  s->set_count(samples.size());
+  s->set_min_ns(lo);
+  s->set_max_ns(hi);
+  s->set_mean_ns(mean);
+  s->set_stddev_ns(std::sqrt(var / (samples.size() - 1)));
+  s->set_median_ns(median_ns);
+  s->set_mad_ns(median_ns * 0.02);
+  s->set_ci_low_ns(median_ns * (1 - ci_percent / 100));
+  s->set_ci_high_ns(median_ns * (1 + ci_percent / 100));
+  s->set_ci_half_width_percent(ci_percent);
+  s->set_outliers(1);
+  v1::Counters* c = r.mutable_counters();
+  c->set_cpu_user_seconds(median_ns * 40 / 1e9);
+  c->set_cpu_system_seconds(median_ns * 4 / 1e9);
+  c->set_voluntary_context_switches(120);
+  c->set_involuntary_context_switches(7);
+  c->set_allocations(strategy == "direct" ? 0 : 210);
+  c->set_allocated_bytes(strategy == "direct" ? 0 : 16384);
+  c->set_peak_threads(strategy == "direct" ? 1 : 9);
+  c->set_repetitions(40);
+  r.set_threads_used(strategy == "direct" || strategy == "single_thread" ? 1 : 8);
+  return r;
+}
+
+// Runs a whole job of `device` in `run` through the store, as an agent would.
+absl::Status RunJob(Store& store, const v1::RunInfo& run, const Device& device, std::vector<v1::CaseResult> results,
+                    bool finish) {
+  std::string job_id;
+  for (const auto& job : run.jobs()) {
+    if (job.agent_name() == device.name) job_id = job.job_id();
+  }
+  if (job_id.empty()) return absl::NotFoundError("seed: no job for " + device.name);
+  FLEETMARK_ASSIGN_OR_RETURN(auto claimed, store.ClaimJobs({device.agent_id}, absl::Hours(24)));
+  if (claimed.empty()) return absl::InternalError("seed: could not claim a job for " + device.name);
+  FLEETMARK_RETURN_IF_ERROR(store.MarkJobRunning(job_id, device.agent_id, absl::Hours(24)));
+  std::vector<Store::AgentResult> batch;
+  for (v1::CaseResult& r : results) {
+    r.set_run_id(run.run_id());
+    r.set_job_id(job_id);
+    batch.push_back({device.agent_id, &r});
+  }
+  FLEETMARK_ASSIGN_OR_RETURN(auto outcomes, store.InsertResults(batch));
+  for (const auto& o : outcomes) {
+    if (!o.stored) return absl::InternalError("seed: result " + o.result_id + " not stored: " + o.message);
+  }
+  const uint32_t total = finish ? results.size() : results.size() * 3;
+  FLEETMARK_RETURN_IF_ERROR(
+      store.UpdateJobProgress(job_id, device.agent_id, results.size(), total, absl::Hours(24)));
+  if (finish) FLEETMARK_RETURN_IF_ERROR(store.FinishJob(job_id, device.agent_id, {.ok = true}));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::RunInfo> NewRun(Store& store, const std::string& plan, const std::string& by,
+                                   const std::vector<Device*>& devices, uint32_t cases) {
+  fleetmark::store::NewRun run;
+  run.plan.set_name(plan);
+  run.submitted_by = by;
+  for (const Device* d : devices) run.agent_ids.push_back(d->agent_id);
+  run.cases_total = cases;
+  return store.CreateRun(run);
+}
+
+absl::Status Seed(const std::string& uri) {
+  fleetmark::store::StoreOptions options;
+  options.connection.uri = uri;
+  FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::Open(options));
+  FLEETMARK_RETURN_IF_ERROR(store->Migrate());
+
+  std::vector<Device> devices = {{"x86-host", "", 1.0}, {"pixel-8", "", 2.5}, {kHostileName, "", 4.0}};
+  std::vector<v1::HostInfo> hosts = {
+      Host("x86_64", "Intel(R) Core(TM) i7-12700H", 14, 20, true,
+           {{"performance", 6, 2, 4700000, "IntelCore"}, {"efficiency", 8, 1, 3500000, "IntelAtom"}}, 32,
+           "ThinkPad X1"),
+      Host("aarch64", "Google Tensor G3", 9, 9, false,
+           {{"performance", 1, 1, 2910000, "Cortex-X3"}, {"mid", 4, 1, 2370000, "Cortex-A715"},
+            {"efficiency", 4, 1, 1700000, "Cortex-A510"}}, 8, "Pixel 8"),
+      Host("aarch64", "<b>Cortex</b> \"A76\" & <script>alert(3)</script>", 4, 4, false,
+           {{"performance", 4, 1, 2400000, "Cortex-A76"}}, 8, "Raspberry Pi 5"),
+  };
+  json manifest;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    fleetmark::store::AgentRegistration reg;
+    reg.name = devices[i].name;
+    reg.credential_sha256 = std::string(64, 'a' + i);
+    reg.host = hosts[i];
+    reg.labels = {{"site", i == 2 ? "<script>alert(2)</script>" : "lab"}, {"tier", i == 0 ? "x86" : "arm"}};
+    reg.engine_version = "0.1.0";
+    FLEETMARK_ASSIGN_OR_RETURN(devices[i].agent_id, store->RegisterAgent(reg));
+    manifest["agents"].push_back({{"name", devices[i].name}, {"agent_id", devices[i].agent_id}});
+  }
+  Device& x86 = devices[0];
+  Device& phone = devices[1];
+  Device& board = devices[2];
+
+  // 1. The batch study on every device. Reference medians (ns) per workload and
+  // strategy; the phone's single_thread/storage is within the CIs of the host's
+  // (a "no difference" cell), everything else scales by the device's factor.
+  const std::vector<std::string> strategies = {"direct", "single_thread", "fixed_pool", "work_stealing",
+                                               "coroutine", "fiber"};
+  const std::map<std::string, std::vector<double>> reference = {
+      {"arithmetic", {9e3, 640e3, 95e3, 88e3, 120e3, 150e3}},
+      {"collections", {2.1e6, 2.6e6, 0.61e6, 0.42e6, 0.7e6, 0.8e6}},
+      {"storage", {110e6, 112e6, 9.8e6, 10.4e6, 11.5e6, 12.2e6}},
+  };
+  int id = 1;
+  FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo study, NewRun(*store, "s1-frameworks", "cli:alice",
+                                                       {&x86, &phone, &board}, 18));
+  json medians;
+  for (Device* d : {&x86, &phone, &board}) {
+    std::vector<v1::CaseResult> results;
+    for (const auto& [workload, values] : reference) {
+      for (size_t s = 0; s < strategies.size(); ++s) {
+        double median = values[s] * d->scale;
+        if (d == &phone && workload == "storage" && strategies[s] == "single_thread") median = values[s] * 1.005;
+        results.push_back(BatchResult(id++, strategies[s], workload, median, 1.5));
+        medians[d->agent_id][results.back().spec().case_id()] = {
+            {"median_ns", median}, {"ci_low_ns", results.back().stats().ci_low_ns()},
+            {"ci_high_ns", results.back().stats().ci_high_ns()}, {"strategy", strategies[s]},
+            {"workload", workload}};
+      }
+    }
+    FLEETMARK_RETURN_IF_ERROR(RunJob(*store, study, *d, results, true));
+  }
+  manifest["study_run_id"] = study.run_id();
+  manifest["medians"] = medians;
+
+  // 2. Memory: RSS vs live tasks (KiB per task: threads ≈ 64/40, fibres 12/9, coroutines 1.6/1.1).
+  FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo memory_run, NewRun(*store, "s2-memory", "cli:bob", {&x86, &phone}, 4));
+  const std::vector<std::pair<std::string, double>> slopes = {
+      {"thread_per_task", 64}, {"fixed_pool", 62}, {"fiber", 12}, {"coroutine", 1.6}};
+  for (Device* d : {&x86, &phone}) {
+    std::vector<v1::CaseResult> results;
+    for (const auto& [strategy, slope_kib] : slopes) {
+      const double slope = d == &phone ? slope_kib * 0.65 : slope_kib;
+      v1::CaseResult r;
+      r.set_result_id(ResultId(id++));
+      r.mutable_spec()->mutable_strategy()->set_name(strategy);
+      r.mutable_spec()->set_scenario("memory");
+      r.mutable_spec()->set_workload("network");
+      r.mutable_spec()->set_io_mode(strategy == "fiber" || strategy == "coroutine" ? "suspending" : "blocking");
+      r.mutable_spec()->set_placement("any");
+      r.mutable_spec()->set_case_id(absl::StrFormat("memory/network/%s/%s/any", r.spec().io_mode(), strategy));
+      r.set_status(v1::CASE_STATUS_OK);
+      v1::MemoryResult* m = r.mutable_memory();
+      for (uint32_t tasks : {1u, 10u, 100u, 1000u, 10000u}) {
+        v1::MemoryPoint* p = m->add_points();
+        p->set_tasks(tasks);
+        p->set_baseline_rss_bytes(6 << 20);
+        p->set_rss_bytes((6 << 20) + static_cast<uint64_t>((180 + slope * tasks * (1 + 0.02 * Noise(id + tasks))) * 1024));
+        p->set_status(v1::CASE_STATUS_OK);
+      }
+      m->set_slope_kib_per_task(slope);
+      m->set_intercept_kib(180);
+      m->set_r_squared(0.998);
+      results.push_back(r);
+    }
+    FLEETMARK_RETURN_IF_ERROR(RunJob(*store, memory_run, *d, results, true));
+  }
+  manifest["memory_run_id"] = memory_run.run_id();
+
+  // 3. Load: latency percentiles and throughput vs users.
+  FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo load_run, NewRun(*store, "s3-load", "cli:carol", {&x86}, 9));
+  {
+    std::vector<v1::CaseResult> results;
+    const std::vector<std::pair<std::string, double>> servers = {{"fixed_pool", 1.0}, {"coroutine", 0.45},
+                                                                 {"event_loop", 0.33}};
+    for (const auto& [strategy, cost] : servers) {
+      for (uint32_t users : {100u, 1000u, 5000u}) {
+        v1::CaseResult r;
+        r.set_result_id(ResultId(id++));
+        r.mutable_spec()->mutable_strategy()->set_name(strategy);
+        r.mutable_spec()->set_scenario("load");
+        r.mutable_spec()->set_placement("any");
+        r.mutable_spec()->mutable_load()->set_users(users);
+        r.mutable_spec()->set_case_id(absl::StrFormat("load/-/-/%s/any/users=%d", strategy, users));
+        r.set_status(v1::CASE_STATUS_OK);
+        v1::LoadResult* l = r.mutable_load();
+        const double saturation = std::max(1.0, users * cost / 1200.0);
+        l->set_users(users);
+        l->set_throughput_rps(users / 0.5 / saturation);
+        l->set_latency_p50_ms(2 * saturation);
+        l->set_latency_p95_ms(6 * saturation * saturation);
+        l->set_latency_p99_ms(11 * saturation * saturation);
+        l->set_latency_mean_ms(2.5 * saturation);
+        l->set_requests(users * 30);
+        results.push_back(r);
+      }
+    }
+    FLEETMARK_RETURN_IF_ERROR(RunJob(*store, load_run, x86, results, true));
+  }
+  manifest["load_run_id"] = load_run.run_id();
+
+  // 4. Nightly runs: batch/arithmetic/blocking/fixed_pool/any gets 30% slower on the
+  // host from night 8 on; the phone stays flat.
+  json nightly = json::array();
+  for (int night = 0; night < 14; ++night) {
+    FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo run, NewRun(*store, "nightly", "schedule:nightly", {&x86, &phone}, 2));
+    for (Device* d : {&x86, &phone}) {
+      double base = 95e3 * d->scale * (1 + 0.01 * Noise(night * 7 + (d == &x86)));
+      if (d == &x86 && night >= 8) base *= 1.3;
+      FLEETMARK_RETURN_IF_ERROR(RunJob(*store, run, *d,
+          {BatchResult(id++, "fixed_pool", "arithmetic", base, 1.0),
+           BatchResult(id++, "direct", "arithmetic", 9e3 * d->scale, 1.0)}, true));
+    }
+    nightly.push_back({{"run_id", run.run_id()}, {"days_ago", 14 - night}});
+  }
+  manifest["nightly"] = nightly;
+  manifest["history_case_id"] = "batch/arithmetic/blocking/fixed_pool/any";
+  manifest["history_change_index"] = 8;
+
+  // 5. A run still in progress on the board.
+  FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo live, NewRun(*store, "s1-frameworks", "cli:alice", {&board}, 18));
+  FLEETMARK_RETURN_IF_ERROR(RunJob(*store, live, board,
+      {BatchResult(id++, "direct", "arithmetic", 36e3, 1.5), BatchResult(id++, "fixed_pool", "arithmetic", 380e3, 1.5)},
+      false));
+  manifest["live_run_id"] = live.run_id();
+  manifest["hostile_name"] = kHostileName;
+  std::cout << manifest.dump(2) << std::endl;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  const std::string uri = absl::GetFlag(FLAGS_database_uri);
+  if (uri.empty()) {
+    std::cerr << "web_seed: --database_uri is required\n";
+    return 2;
+  }
+  absl::Status status = Seed(uri);
+  if (!status.ok()) {
+    std::cerr << "web_seed: " << status << "\n";
+    return 1;
+  }
+  return 0;
+}
