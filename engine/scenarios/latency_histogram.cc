@@ -5,6 +5,13 @@
 #include <cmath>
 
 namespace fleetmark::engine {
+namespace {
+
+absl::Duration FromNanos(uint64_t ns) {
+  return absl::Nanoseconds(static_cast<int64_t>(std::min<uint64_t>(ns, INT64_MAX)));
+}
+
+}  // namespace
 
 int LatencyHistogram::IndexOf(uint64_t ns) {
   if (ns < kSubBuckets) return static_cast<int>(ns);
@@ -58,11 +65,11 @@ absl::Duration LatencyHistogram::Mean() const {
 }
 
 absl::Duration LatencyHistogram::Max() const {
-  return count_ == 0 ? absl::ZeroDuration() : absl::Nanoseconds(static_cast<int64_t>(max_ns_));
+  return count_ == 0 ? absl::ZeroDuration() : FromNanos(max_ns_);
 }
 
 absl::Duration LatencyHistogram::Min() const {
-  return count_ == 0 ? absl::ZeroDuration() : absl::Nanoseconds(static_cast<int64_t>(min_ns_));
+  return count_ == 0 ? absl::ZeroDuration() : FromNanos(min_ns_);
 }
 
 absl::Duration LatencyHistogram::Percentile(double percentile) const {
@@ -79,7 +86,7 @@ absl::Duration LatencyHistogram::Percentile(double percentile) const {
       const uint64_t lo = LowestOf(i), hi = HighestOf(i);
       uint64_t mid = lo + (hi - lo) / 2;
       mid = std::clamp(mid, min_ns_, max_ns_);
-      return absl::Nanoseconds(static_cast<int64_t>(mid));
+      return FromNanos(mid);
     }
   }
   return Max();

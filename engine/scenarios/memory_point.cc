@@ -299,6 +299,7 @@ absl::StatusOr<std::string> MemoryPointChild(std::string_view request) {
   const uint32_t n = config.task_counts[0];
   FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<TaskHolder> holder, MakeHolder(spec, config));
   FLEETMARK_ASSIGN_OR_RETURN(MemoryFootprint baseline, ReadMemoryFootprint());
+  const absl::StatusOr<uint64_t> kernel_baseline = ReadKernelStackBytes();
 
   const absl::Time deadline = absl::Now() + config.point_timeout * 0.9;
   const uint64_t cap = config.max_memory_bytes;
@@ -338,6 +339,11 @@ absl::StatusOr<std::string> MemoryPointChild(std::string_view request) {
     point.set_rss_bytes(now.rss_bytes);
     point.set_pss_bytes(now.has_rollup ? now.pss_bytes : 0);
     point.set_uss_bytes(now.has_rollup ? now.uss_bytes : 0);
+    if (const absl::StatusOr<uint64_t> kernel = ReadKernelStackBytes();
+        kernel.ok() && kernel_baseline.ok()) {
+      point.set_kernel_stack_delta_bytes(static_cast<int64_t>(*kernel) -
+                                         static_cast<int64_t>(*kernel_baseline));
+    }
   }
   point.set_baseline_rss_bytes(baseline.rss_bytes);
   holder->Release();

@@ -90,7 +90,7 @@ absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
   memory->set_stack_kib(stack.kib);
   memory->set_stack_source(stack.source);
 
-  std::vector<double> x, rss_kib, pss_kib, uss_kib;
+  std::vector<double> x, rss_kib, pss_kib, uss_kib, kernel_kib, total_kib;
   std::vector<std::string> problems;
   v1::CaseStatus first_problem = v1::CASE_STATUS_OK;
   for (uint32_t n : config.task_counts) {
@@ -111,6 +111,8 @@ absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
       x.push_back(n);
       const double base = static_cast<double>(point.baseline_rss_bytes());
       rss_kib.push_back((static_cast<double>(point.rss_bytes()) - base) / 1024);
+      kernel_kib.push_back(static_cast<double>(point.kernel_stack_delta_bytes()) / 1024);
+      total_kib.push_back(rss_kib.back() + kernel_kib.back());
       if (point.pss_bytes() != 0) {
         pss_kib.push_back(static_cast<double>(point.pss_bytes()) / 1024);
         uss_kib.push_back(static_cast<double>(point.uss_bytes()) / 1024);
@@ -132,6 +134,12 @@ absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
   } else if (problems.empty()) {
     problems.push_back(absl::StrCat("no slope: ", fit.status().message()));
     first_problem = v1::CASE_STATUS_FAILED;
+  }
+  if (absl::StatusOr<LineFit> fit = FitLine(x, kernel_kib); fit.ok()) {
+    memory->set_kernel_stack_slope_kib_per_task(fit->slope);
+  }
+  if (absl::StatusOr<LineFit> fit = FitLine(x, total_kib); fit.ok()) {
+    memory->set_total_slope_kib_per_task(fit->slope);
   }
   if (pss_kib.size() == x.size()) {
     if (absl::StatusOr<LineFit> fit = FitLine(x, pss_kib); fit.ok()) {

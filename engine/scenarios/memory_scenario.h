@@ -5,7 +5,11 @@
 // (RSS - baseline) against N by ordinary least squares (least_squares.h).
 // Child side (MemoryPointChild): starts N tasks on the strategy that each touch
 // `touch_stack_kib` of their stack and wait, blocked or suspended, until released;
-// measures RSS/PSS/USS (smaps_rollup.h) once all N are waiting; releases and joins them.
+// measures RSS/PSS/USS (smaps_rollup.h) once all N are waiting, plus the change of the
+// system's kernel stacks (an OS thread's 16 KiB that RSS does not show); releases and
+// joins them. The result has slopes of RSS, PSS, USS, kernel stacks and RSS + kernel
+// stacks ("total"): compare threads with fibres on the total, since RSS alone omits a
+// thread's kernel stack.
 //
 // Strategies: thread_per_task (N OS threads) and fixed_pool (a pool of N threads,
 // like S2's pooled threads) with blocking waits; fiber (N fibres), coroutine (N

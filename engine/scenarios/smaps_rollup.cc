@@ -39,6 +39,17 @@ absl::StatusOr<MemoryFootprint> ParseSmapsRollup(absl::string_view text) {
   return m;
 }
 
+absl::StatusOr<uint64_t> ReadKernelStackBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, rest;
+  uint64_t kib = 0;
+  while (in >> key >> kib) {
+    std::getline(in, rest);
+    if (key == "KernelStack:") return kib * 1024;
+  }
+  return absl::InternalError("/proc/meminfo has no KernelStack line");
+}
+
 absl::StatusOr<MemoryFootprint> ReadMemoryFootprint() {
   std::ifstream in("/proc/self/smaps_rollup");
   if (in) {

@@ -1,0 +1,155 @@
+// Memory scenario: the slope reflects what a task really holds, fibres are cheaper
+// than threads, and exhausting the thread limit is a result, not a crash.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine/scenarios/memory_scenario.h"
+#include "engine/scenarios/scenario.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace fleetmark::engine {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::CaseSpec MemorySpec(const char* strategy, const char* io_mode, std::vector<uint32_t> counts) {
+  v1::CaseSpec spec;
+  spec.set_scenario("memory");
+  spec.set_io_mode(io_mode);
+  spec.mutable_strategy()->set_name(strategy);
+  for (uint32_t n : counts) spec.mutable_memory()->add_task_counts(n);
+  return spec;
+}
+
+v1::CaseResult RunCase(const v1::CaseSpec& spec) {
+  absl::StatusOr<v1::CaseResult> result = RunScenarioCase(spec, {});
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.ok() ? *result : v1::CaseResult();
+}
+
+// A thread that touches k KiB of its stack costs at least k KiB more RSS.
+TEST(MemoryScenarioTest, TouchedStackShowsInThreadSlope) {
+  constexpr uint32_t kTouchKib = 128;
+  v1::CaseSpec idle = MemorySpec("thread_per_task", "blocking", {50, 200, 400});
+  idle.mutable_strategy()->set_stack_kib(512);
+  v1::CaseSpec touching = idle;
+  touching.mutable_memory()->set_touch_stack_kib(kTouchKib);
+  const v1::CaseResult a = RunCase(idle), b = RunCase(touching);
+  ASSERT_EQ(a.status(), v1::CASE_STATUS_OK) << a.message();
+  ASSERT_EQ(b.status(), v1::CASE_STATUS_OK) << b.message();
+  EXPECT_EQ(a.memory().stack_kib(), 512u);
+  EXPECT_THAT(a.memory().stack_source(), HasSubstr("pthread_attr_setstacksize"));
+  EXPECT_GT(a.memory().r_squared(), 0.9);
+  EXPECT_GT(b.memory().r_squared(), 0.9);
+  EXPECT_GE(b.memory().slope_kib_per_task() - a.memory().slope_kib_per_task(), kTouchKib - 0.5)
+      << "idle " << a.memory().slope_kib_per_task() << " KiB/task, touching "
+      << b.memory().slope_kib_per_task() << " KiB/task";
+  EXPECT_EQ(a.memory().points_size(), 3);
+}
+
+// A fibre costs less than a thread. Compared on RSS + kernel stack: RSS alone omits the
+// 16 KiB kernel stack every OS thread has (and a fibre does not).
+TEST(MemoryScenarioTest, FibreCostsLessThanThread) {
+  const v1::CaseResult threads = RunCase(MemorySpec("thread_per_task", "blocking", {100, 500, 1000}));
+  v1::CaseSpec fibre_spec = MemorySpec("fiber", "suspending", {100, 500, 1000});
+  fibre_spec.mutable_strategy()->set_threads(2);
+  const v1::CaseResult fibres = RunCase(fibre_spec);
+  ASSERT_EQ(threads.status(), v1::CASE_STATUS_OK) << threads.message();
+  ASSERT_EQ(fibres.status(), v1::CASE_STATUS_OK) << fibres.message();
+  const v1::MemoryResult& t = threads.memory();
+  const v1::MemoryResult& f = fibres.memory();
+  EXPECT_GT(f.slope_kib_per_task(), 0.0);
+  // Each thread adds a kernel stack; fibres add none (generous: other processes churn).
+  EXPECT_GT(t.kernel_stack_slope_kib_per_task(), 8.0);
+  EXPECT_LT(f.kernel_stack_slope_kib_per_task(), 4.0);
+  EXPECT_LT(f.total_slope_kib_per_task(), t.total_slope_kib_per_task())
+      << "fibre RSS " << f.slope_kib_per_task() << " + kernel " << f.kernel_stack_slope_kib_per_task()
+      << " vs thread RSS " << t.slope_kib_per_task() << " + kernel "
+      << t.kernel_stack_slope_kib_per_task() << " KiB/task";
+}
+
+TEST(MemoryScenarioTest, CoroutinesAndCallbacksAreCheap) {
+  for (const char* strategy : {"coroutine", "event_loop"}) {
+    v1::CaseSpec spec = MemorySpec(strategy, "suspending", {1000, 5000, 10000});
+    spec.mutable_strategy()->set_threads(1);
+    const v1::CaseResult r = RunCase(spec);
+    ASSERT_EQ(r.status(), v1::CASE_STATUS_OK) << strategy << ": " << r.message();
+    EXPECT_LT(r.memory().slope_kib_per_task(), 4.0) << strategy;
+    EXPECT_EQ(r.memory().stack_kib(), 0u);
+  }
+}
+
+TEST(MemoryScenarioTest, UnsupportedCombinationsSayWhy) {
+  v1::CaseResult r = RunCase(MemorySpec("thread_per_task", "suspending", {1, 10}));
+  EXPECT_EQ(r.status(), v1::CASE_STATUS_UNSUPPORTED);
+  EXPECT_THAT(r.message(), HasSubstr("no suspending wait"));
+  r = RunCase(MemorySpec("direct", "blocking", {1, 10}));
+  EXPECT_EQ(r.status(), v1::CASE_STATUS_UNSUPPORTED);
+}
+
+TEST(MemoryScenarioTest, BadSpecNamesTheField) {
+  v1::CaseSpec spec = MemorySpec("fiber", "suspending", {0});
+  const v1::CaseResult r = RunCase(spec);
+  EXPECT_EQ(r.status(), v1::CASE_STATUS_FAILED);
+  EXPECT_THAT(r.message(), HasSubstr("memory.task_counts[0]"));
+}
+
+TEST(MemoryScenarioTest, PlanCapSkipsPointsThatWouldNotFit) {
+  v1::CaseSpec spec = MemorySpec("thread_per_task", "blocking", {10, 100, 20000});
+  spec.mutable_memory()->set_max_memory_mib(64);
+  const v1::CaseResult r = RunCase(spec);
+  EXPECT_EQ(r.status(), v1::CASE_STATUS_RESOURCE_EXHAUSTED);
+  ASSERT_EQ(r.memory().points_size(), 3);
+  EXPECT_EQ(r.memory().points(0).status(), v1::CASE_STATUS_OK);
+  EXPECT_EQ(r.memory().points(2).status(), v1::CASE_STATUS_RESOURCE_EXHAUSTED);
+  EXPECT_THAT(r.memory().points(2).message(), HasSubstr("memory.max_memory_mib"));
+}
+
+// More threads than RLIMIT_NPROC allows: resource_exhausted with the reason, and this
+// process carries on.
+TEST(MemoryScenarioTest, ThreadLimitIsResourceExhaustedNotACrash) {
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_NPROC, &saved), 0);
+  rlimit low = saved;
+  low.rlim_cur = 200;
+  ASSERT_EQ(setrlimit(RLIMIT_NPROC, &low), 0);
+  const v1::CaseResult r = RunCase(MemorySpec("thread_per_task", "blocking", {10, 50, 5000}));
+  ASSERT_EQ(setrlimit(RLIMIT_NPROC, &saved), 0);
+  EXPECT_EQ(r.status(), v1::CASE_STATUS_RESOURCE_EXHAUSTED);
+  EXPECT_THAT(r.message(), HasSubstr("RLIMIT_NPROC"));
+  ASSERT_EQ(r.memory().points_size(), 3);
+  EXPECT_EQ(r.memory().points(1).status(), v1::CASE_STATUS_OK);
+  EXPECT_EQ(r.memory().points(2).status(), v1::CASE_STATUS_RESOURCE_EXHAUSTED);
+  // Still alive and able to run another case.
+  EXPECT_EQ(RunCase(MemorySpec("thread_per_task", "blocking", {1, 5})).status(), v1::CASE_STATUS_OK);
+}
+
+// When the kernel itself refuses threads (an unprivileged user over RLIMIT_NPROC; root
+// is exempt), the point records it instead of crashing the process holding the tasks.
+TEST(MemoryScenarioTest, RefusedThreadCreationIsRecorded) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    rlimit low{30, 30};
+    if (setgid(65534) != 0 || setuid(65534) != 0 || setrlimit(RLIMIT_NPROC, &low) != 0) _exit(10);
+    v1::CaseSpec spec = MemorySpec("thread_per_task", "blocking", {2000});
+    spec.mutable_strategy()->set_stack_kib(64);
+    absl::StatusOr<std::string> response = MemoryPointChild(spec.SerializeAsString());
+    if (!response.ok()) _exit(11);
+    v1::MemoryPoint point;
+    if (!point.ParseFromString(*response)) _exit(12);
+    if (point.status() != v1::CASE_STATUS_RESOURCE_EXHAUSTED) _exit(13);
+    if (point.message().find("thread") == std::string::npos) _exit(14);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "child died by signal " << WTERMSIG(status);
+  if (WEXITSTATUS(status) == 10) GTEST_SKIP() << "cannot drop privileges here";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+}  // namespace fleetmark::engine
