@@ -25,7 +25,7 @@ using ::fleetmark::engine::testing::WaitForThreadCount;
 
 TEST(OsThreadTest, AppliesTheRequestedStackSize) {
   size_t stack_bytes = 0;
-  auto thread = StartThread(256, [&] {
+  auto thread = StartThread(1024, [&] {
     pthread_attr_t attr;
     pthread_getattr_np(pthread_self(), &attr);
     pthread_attr_getstacksize(&attr, &stack_bytes);
@@ -33,8 +33,9 @@ TEST(OsThreadTest, AppliesTheRequestedStackSize) {
   });
   ASSERT_TRUE(thread.ok()) << thread.status();
   thread->Join();
-  EXPECT_GE(stack_bytes, 256u * 1024);
-  EXPECT_LT(stack_bytes, 512u * 1024);
+  // At least what was asked; well below the 8 MiB default (sanitizers add a little).
+  EXPECT_GE(stack_bytes, 1024u * 1024);
+  EXPECT_LT(stack_bytes, 4096u * 1024);
 }
 
 TEST(OsThreadTest, RejectsBadStackAndEmptyFunction) {

@@ -17,7 +17,7 @@ using ::fleetmark::engine::testing::CountThreads;
 using ::fleetmark::engine::testing::FixedWaitWorkload;
 using ::fleetmark::engine::testing::HookRecorder;
 using ::fleetmark::engine::testing::ProcessCpuTime;
-using ::fleetmark::engine::testing::UnderThreadSanitizer;
+using ::fleetmark::engine::testing::TsanSkipReason;
 using ::fleetmark::engine::testing::WaitForThreadCount;
 
 class StrategyContractTest : public ::testing::TestWithParam<std::string_view> {
@@ -25,8 +25,8 @@ class StrategyContractTest : public ::testing::TestWithParam<std::string_view> {
   static void SetUpTestSuite() { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
 
   void SetUp() override {
-    if (GetParam() == "fiber" && UnderThreadSanitizer()) {
-      GTEST_SKIP() << "Boost.Context switches stacks without TSan annotations";
+    if (const auto reason = TsanSkipReason(GetParam()); !reason.empty()) {
+      GTEST_SKIP() << reason;
     }
   }
 

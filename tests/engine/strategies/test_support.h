@@ -134,6 +134,16 @@ inline bool UnderThreadSanitizer() {
 #endif
 }
 
+// Why strategy `name` cannot be checked under ThreadSanitizer, or "" if it can:
+// Boost.Context switches stacks without TSan annotations, and Debian's libtbb is not
+// instrumented, so TSan cannot see its synchronisation and reports every hand-off.
+inline std::string_view TsanSkipReason(std::string_view name) {
+  if (!UnderThreadSanitizer()) return "";
+  if (name == "fiber") return "Boost.Context switches stacks without TSan annotations";
+  if (name == "work_stealing") return "libtbb is not TSan-instrumented (false reports)";
+  return "";
+}
+
 inline bool UnderAddressSanitizer() {
 #if defined(__SANITIZE_ADDRESS__)
   return true;

@@ -13,7 +13,7 @@ namespace {
 
 using ::fleetmark::engine::testing::FixedWaitWorkload;
 using ::fleetmark::engine::testing::HookRecorder;
-using ::fleetmark::engine::testing::UnderThreadSanitizer;
+using ::fleetmark::engine::testing::TsanSkipReason;
 
 absl::StatusOr<absl::Duration> TimeBatch(Strategy& strategy, const Workload& workload, int n,
                                          IoMode mode) {
@@ -28,8 +28,8 @@ class SuspendingOnOneThreadTest : public ::testing::TestWithParam<std::string_vi
 // S1's network workload (task i waits i ms) on ONE carrier thread: suspending waits
 // overlap, so the batch takes about the longest wait (99 ms), not the sum (4.95 s).
 TEST_P(SuspendingOnOneThreadTest, HundredNetworkTasksTakeTheLongestWait) {
-  if (GetParam() == "fiber" && UnderThreadSanitizer()) {
-    GTEST_SKIP() << "Boost.Context switches stacks without TSan annotations";
+  if (const auto reason = TsanSkipReason(GetParam()); !reason.empty()) {
+    GTEST_SKIP() << reason;
   }
   HookRecorder hooks(100);
   auto strategy = *MakeStrategy(GetParam());
@@ -61,8 +61,8 @@ class BlockingWaitTest : public ::testing::TestWithParam<BlockingCase> {};
 // (generously) under 3x that plus 150 ms.
 TEST_P(BlockingWaitTest, FollowsCeilNOverKTimesWait) {
   const BlockingCase c = GetParam();
-  if (c.strategy == "fiber" && UnderThreadSanitizer()) {
-    GTEST_SKIP() << "Boost.Context switches stacks without TSan annotations";
+  if (const auto reason = TsanSkipReason(c.strategy); !reason.empty()) {
+    GTEST_SKIP() << reason;
   }
   constexpr int kTasks = 16;
   const absl::Duration wait = absl::Milliseconds(25);
