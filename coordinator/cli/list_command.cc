@@ -1,0 +1,59 @@
+// `fleetmark list`: the strategies, workloads, scenarios, io modes and placements a
+// plan may name.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "coordinator/cli/local_commands.h"
+#include "engine/plan/registry.h"
+
+namespace fleetmark::cli {
+namespace {
+
+template <typename Table>
+void PrintSection(const char* title, const Table& table) {
+  std::cout << title << ":\n";
+  for (const auto& entry : table) {
+    std::cout << absl::StrFormat("  %-16s %s\n", std::string(entry.name),
+                                 std::string(entry.description));
+  }
+  std::cout << "\n";
+}
+
+int ListCommand(const std::vector<std::string>& args) {
+  if (!args.empty()) {
+    std::cerr << "fleetmark list: takes no arguments, got \"" << args[0] << "\"\n";
+    return kExitUsage;
+  }
+  std::cout << "strategies:\n";
+  for (const engine::StrategyNameInfo& s : engine::kStrategies) {
+    std::cout << absl::StrFormat("  %-16s %s%s\n", std::string(s.name), std::string(s.description),
+                                 s.suspending ? " [suspending waits]" : "");
+  }
+  std::cout << "\n";
+  PrintSection("workloads", engine::kWorkloads);
+  PrintSection("scenarios", engine::kScenarios);
+  std::cout << "io modes:\n"
+               "  blocking         waits park the carrier OS thread\n"
+               "  suspending       waits use the strategy's own timer (coroutine, fiber, "
+               "event_loop only)\n\n"
+               "placements:\n"
+               "  any              no pinning\n"
+               "  class:<name>     the CPUs of one core class (performance, mid, efficiency)\n"
+               "  one_per_core     one hardware thread of every physical core\n"
+               "  smt_pairs        both SMT siblings of as few cores as possible\n"
+               "  cpus:<list>      an explicit CPU list such as 0,2-3\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterListCommand(CommandRegistry& registry) {
+  registry.Add({.name = "list",
+                .summary = "list strategies, workloads, scenarios, io modes and placements",
+                .usage = "fleetmark list",
+                .run = ListCommand});
+}
+
+}  // namespace fleetmark::cli

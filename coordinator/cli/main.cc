@@ -1,0 +1,17 @@
+// fleetmark: the command-line tool. Local commands run the engine in-process; remote
+// commands talk to a coordinator. Each command registers itself in one line below.
+#include "coordinator/cli/command.h"
+#include "coordinator/cli/local_commands.h"
+#include "coordinator/cli/topology_command.h"
+#include "engine/runner/child.h"
+
+int main(int argc, char** argv) {
+  // Child-process mode (fibre cases, memory points, ...) before anything else.
+  fleetmark::engine::MaybeRunChild(argc, argv);
+  fleetmark::cli::CommandRegistry registry;
+  fleetmark::cli::RegisterRunCommand(registry);
+  fleetmark::cli::RegisterPlanCommands(registry);
+  fleetmark::cli::RegisterListCommand(registry);
+  fleetmark::cli::RegisterTopologyCommand(registry);
+  return fleetmark::cli::RunCli(registry, argc, argv);
+}

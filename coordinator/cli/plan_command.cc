@@ -1,0 +1,40 @@
+// `fleetmark plan validate PLAN`: parse and validate a plan without running it.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "coordinator/cli/local_commands.h"
+#include "coordinator/cli/plan_loader.h"
+#include "engine/plan/plan.h"
+
+namespace fleetmark::cli {
+namespace {
+
+int ValidateCommand(const std::vector<std::string>& args) {
+  if (args.size() != 1) {
+    std::cerr << "fleetmark plan validate: expected one PLAN argument, got " << args.size()
+              << "\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<v1::Plan> plan = LoadValidPlan(args[0]);
+  if (!plan.ok()) {
+    std::cerr << "fleetmark plan validate: " << plan.status().message() << "\n";
+    return kExitUsage;
+  }
+  std::cout << absl::StrFormat("%s: valid plan \"%s\": %d cases (%d with --quick)\n", args[0],
+                               plan->name(), engine::ExpandCases(*plan, false).size(),
+                               engine::ExpandCases(*plan, true).size());
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterPlanCommands(CommandRegistry& registry) {
+  registry.Add({.name = "plan validate",
+                .summary = "check a plan (names, ranges; line:column of errors) without running it",
+                .usage = "fleetmark plan validate PLAN",
+                .run = ValidateCommand});
+}
+
+}  // namespace fleetmark::cli

@@ -1,0 +1,30 @@
+#include "coordinator/cli/run_flags.h"
+
+#include "absl/flags/flag.h"
+
+ABSL_FLAG(std::string, format, "table",
+          "output format of results: table | json | csv | gbench-json (Google Benchmark's "
+          "JSON, readable by its compare.py)");
+ABSL_FLAG(std::string, out, "", "write results to this file instead of stdout");
+ABSL_FLAG(std::string, filter, "",
+          "run only cases whose case id (e.g. batch/arithmetic/blocking/fixed_pool/any) "
+          "matches this ECMAScript regular expression");
+ABSL_FLAG(bool, quick, false,
+          "use the plan's quick settings (its `quick` measurement overrides and "
+          "`quick_matrix`)");
+
+namespace fleetmark::cli {
+
+absl::StatusOr<RunCommandOptions> RunCommandOptionsFromFlags() {
+  RunCommandOptions options;
+  absl::StatusOr<report::ReportFormat> format =
+      report::ParseReportFormat(absl::GetFlag(FLAGS_format));
+  if (!format.ok()) return format.status();
+  options.format = *format;
+  options.out = absl::GetFlag(FLAGS_out);
+  options.filter = absl::GetFlag(FLAGS_filter);
+  options.quick = absl::GetFlag(FLAGS_quick);
+  return options;
+}
+
+}  // namespace fleetmark::cli

@@ -1,0 +1,28 @@
+// Flags of `fleetmark run` (and of other commands that write results: --format, --out),
+// parsed into RunCommandOptions. Only this folder's *_flags.cc files define flags.
+#pragma once
+
+#include <string>
+
+#include "absl/flags/declare.h"
+#include "absl/status/statusor.h"
+#include "engine/report/report.h"
+
+ABSL_DECLARE_FLAG(std::string, format);
+ABSL_DECLARE_FLAG(std::string, out);
+ABSL_DECLARE_FLAG(std::string, filter);
+ABSL_DECLARE_FLAG(bool, quick);
+
+namespace fleetmark::cli {
+
+struct RunCommandOptions {
+  report::ReportFormat format = report::ReportFormat::kTable;
+  std::string out;     // "" = stdout
+  std::string filter;  // ECMAScript regex on case ids; "" = all
+  bool quick = false;
+};
+
+// Reads the flags. InvalidArgument naming the flag for a bad --format.
+absl::StatusOr<RunCommandOptions> RunCommandOptionsFromFlags();
+
+}  // namespace fleetmark::cli

@@ -1,0 +1,267 @@
+// RunPlan: stop rules, shuffled interleaved rounds, statuses, filter, child-process
+// cases, cancellation. Timings are order-of-magnitude only (shared, noisy machine).
+#include "engine/runner/runner.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "engine/plan/plan.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+
+namespace fleetmark::engine {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::Plan PlanFrom(const std::string& text) {
+  v1::Plan plan;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &plan)) << text;
+  return plan;
+}
+
+struct Outcome {
+  absl::StatusOr<RunSummary> summary;
+  std::vector<v1::CaseResult> results;
+  std::vector<RunProgress> progress;
+};
+
+Outcome RunCases(const v1::Plan& plan, RunOptions options = {},
+            const std::atomic<bool>* cancelled = nullptr) {
+  Outcome out;
+  options.on_progress = [&](const RunProgress& p) { out.progress.push_back(p); };
+  out.summary = RunPlan(
+      plan, options, [&](const v1::CaseResult& r) { out.results.push_back(r); }, cancelled);
+  return out;
+}
+
+TEST(RunnerTest, StopsWhenTheCiReachesItsTarget) {
+  Outcome o = RunCases(PlanFrom(R"pb(
+    matrix { strategies { name: "direct" } workloads: "arithmetic" batch { tasks: 10 } }
+    measurement { warmup_seconds: 0.01 target_ci_percent: 50 min_repetitions: 12
+                  max_repetitions: 100000 max_seconds_per_case: 30 rounds: 1 })pb"));
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 1u);
+  const v1::CaseResult& r = o.results[0];
+  EXPECT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
+  EXPECT_EQ(r.stop_reason(), v1::STOP_REASON_CI_TARGET);
+  EXPECT_GE(r.samples_ns_size(), 12);
+  EXPECT_LT(r.samples_ns_size(), 100000);
+  EXPECT_LE(r.stats().ci_half_width_percent(), 50.0);
+  EXPECT_EQ(r.stats().count(), static_cast<uint64_t>(r.samples_ns_size()));
+  EXPECT_EQ(r.counters().repetitions(), static_cast<uint64_t>(r.samples_ns_size()));
+  EXPECT_EQ(r.spec().case_id(), "batch/arithmetic/blocking/direct/any");
+  EXPECT_EQ(r.engine_version(), FLEETMARK_ENGINE_VERSION);
+  EXPECT_GT(r.env_before().unix_time_ns(), 0);
+  EXPECT_GT(r.env_after().unix_time_ns(), 0);
+  EXPECT_GE(r.finished_unix_ns(), r.started_unix_ns());
+}
+
+TEST(RunnerTest, StopsAtMaxRepetitionsSplitOverRounds) {
+  Outcome o = RunCases(PlanFrom(R"pb(
+    matrix { strategies { name: "direct" } workloads: "arithmetic" batch { tasks: 5 } }
+    measurement { warmup_seconds: 0.01 target_ci_percent: 0.0000001 min_repetitions: 5
+                  max_repetitions: 25 max_seconds_per_case: 60 rounds: 3 })pb"));
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 1u);
+  EXPECT_EQ(o.results[0].status(), v1::CASE_STATUS_OK);
+  EXPECT_EQ(o.results[0].stop_reason(), v1::STOP_REASON_MAX_REPETITIONS);
+  EXPECT_EQ(o.results[0].samples_ns_size(), 25);
+  EXPECT_EQ(o.progress.size(), 3u);  // one slice per round
+}
+
+TEST(RunnerTest, StopsAtMaxTime) {
+  const absl::Time start = absl::Now();
+  Outcome o = RunCases(PlanFrom(R"pb(
+    matrix { strategies { name: "direct" } workloads: "storage" batch { tasks: 4 } }
+    measurement { warmup_seconds: 0.01 target_ci_percent: 0.0000001 min_repetitions: 5
+                  max_repetitions: 1000000 max_seconds_per_case: 0.3 rounds: 2 })pb"));
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 1u);
+  const v1::CaseResult& r = o.results[0];
+  EXPECT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
+  EXPECT_EQ(r.stop_reason(), v1::STOP_REASON_MAX_TIME);
+  // A batch waits ~2 ms (4 × 500-530 µs): 0.3 s holds at most ~150 of them.
+  EXPECT_GE(r.samples_ns_size(), 2);
+  EXPECT_LE(r.samples_ns_size(), 200);
+  EXPECT_GE(r.stats().min_ns(), 2.0e6);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(20));
+}
+
+TEST(RunnerTest, RunsShuffledInterleavedRounds) {
+  const v1::Plan plan = PlanFrom(R"pb(
+    matrix {
+      strategies { name: "direct" }
+      strategies { name: "single_thread" }
+      strategies { name: "fixed_pool" threads: 2 }
+      workloads: ["arithmetic", "collections"]
+      batch { tasks: 5 }
+    }
+    measurement { warmup_seconds: 0.001 target_ci_percent: 0.0000001 min_repetitions: 1
+                  max_repetitions: 4 max_seconds_per_case: 30 rounds: 4 shuffle_seed: 42 })pb");
+  Outcome a = RunCases(plan);
+  ASSERT_TRUE(a.summary.ok()) << a.summary.status();
+  ASSERT_EQ(a.results.size(), 6u);
+  ASSERT_EQ(a.progress.size(), 24u);
+  std::map<int, std::vector<std::string>> by_round;
+  for (const RunProgress& p : a.progress) by_round[p.round].push_back(p.current_case);
+  ASSERT_EQ(by_round.size(), 4u);
+  for (auto& [round, order] : by_round) {
+    EXPECT_EQ(std::set<std::string>(order.begin(), order.end()).size(), 6u) << round;
+  }
+  // Shuffled: the four rounds do not all run the cases in one order.
+  EXPECT_FALSE(by_round[1] == by_round[2] && by_round[2] == by_round[3] &&
+               by_round[3] == by_round[4]);
+  // Samples merge across rounds: one repetition per round each.
+  for (const v1::CaseResult& r : a.results) {
+    EXPECT_EQ(r.samples_ns_size(), 4) << r.spec().case_id();
+    EXPECT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
+  }
+  // Results arrive when a case's last round is done, so all in the last round.
+  EXPECT_EQ(a.progress[17].cases_done, 0);
+  EXPECT_EQ(a.progress.back().cases_done, 6);
+  EXPECT_GT(a.progress.back().elapsed, absl::ZeroDuration());
+  // The seed makes the order reproducible.
+  Outcome b = RunCases(plan);
+  ASSERT_EQ(b.progress.size(), a.progress.size());
+  for (size_t i = 0; i < a.progress.size(); ++i) {
+    EXPECT_EQ(a.progress[i].current_case, b.progress[i].current_case);
+  }
+}
+
+TEST(RunnerTest, UnsupportedIoModeIsAResultWithAReason) {
+  Outcome o = RunCases(PlanFrom(R"pb(
+    matrix { strategies { name: "fixed_pool" threads: 2 } workloads: "network"
+             io_modes: "suspending" batch { tasks: 3 } }
+    measurement { warmup_seconds: 0.01 max_repetitions: 3 rounds: 2 })pb"));
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 1u);
+  EXPECT_EQ(o.results[0].status(), v1::CASE_STATUS_UNSUPPORTED);
+  EXPECT_FALSE(o.results[0].message().empty());
+  EXPECT_EQ(o.summary->unsupported, 1);
+  // An unsupported case leaves the later rounds.
+  EXPECT_EQ(o.progress.size(), 1u);
+}
+
+TEST(RunnerTest, CountsAllocationsAndCpu) {
+  Outcome o = RunCases(PlanFrom(R"pb(
+    matrix { strategies { name: "fixed_pool" threads: 2 } workloads: "collections"
+             batch { tasks: 50 } }
+    measurement { warmup_seconds: 0.01 max_repetitions: 20 rounds: 1 })pb"));
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 1u);
+  const v1::CaseResult& r = o.results[0];
+  ASSERT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
+  EXPECT_TRUE(r.counters().allocations_counted());
+  EXPECT_GT(r.counters().allocations(), 50u);  // lists and maps per task
+  EXPECT_GT(r.counters().cpu_user_seconds() + r.counters().cpu_system_seconds(), 0.0);
+  EXPECT_GE(r.counters().peak_threads(), 3u);  // main + 2 workers
+  EXPECT_EQ(r.threads_used(), 2u);
+  EXPECT_GE(r.peak_in_flight(), 1u);
+  EXPECT_LE(r.peak_in_flight(), 2u);
+  EXPECT_FALSE(r.cpus_used().empty());
+}
+
+TEST(RunnerTest, FiberCasesRunInChildProcessesAndCanRepeat) {
+  const v1::Plan plan = PlanFrom(R"pb(
+    matrix { strategies { name: "fiber" threads: 1 } workloads: "network"
+             io_modes: "suspending" batch { tasks: 20 } }
+    measurement { warmup_seconds: 0.01 max_repetitions: 3 rounds: 2 })pb");
+  // Boost.Fiber's work-stealing scheduler cannot be built twice in one process: running
+  // the case twice (and in two rounds) works only because each slice has a child.
+  for (int run = 0; run < 2; ++run) {
+    Outcome o = RunCases(plan);
+    ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+    ASSERT_EQ(o.results.size(), 1u);
+    const v1::CaseResult& r = o.results[0];
+    ASSERT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
+    EXPECT_EQ(r.samples_ns_size(), 3);
+    // 20 suspending waits of 0..19 ms on one thread take about the longest (19 ms),
+    // not their sum (190 ms).
+    EXPECT_LT(r.stats().median_ns(), 150e6);
+    EXPECT_GE(r.stats().min_ns(), 19e6);
+  }
+}
+
+TEST(RunnerTest, FilterSelectsCasesAndRejectsBadInput) {
+  const v1::Plan plan = PlanFrom(R"pb(
+    matrix { strategies { name: "direct" } workloads: ["arithmetic", "collections"]
+             batch { tasks: 2 } }
+    measurement { warmup_seconds: 0.001 max_repetitions: 2 rounds: 1 })pb");
+  RunOptions options;
+  options.filter = "collections";
+  Outcome o = RunCases(plan, options);
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 1u);
+  EXPECT_EQ(o.results[0].spec().workload(), "collections");
+
+  options.filter = "(unclosed";
+  o = RunCases(plan, options);
+  EXPECT_EQ(o.summary.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(o.summary.status().message(), HasSubstr("--filter"));
+  EXPECT_TRUE(o.results.empty());
+
+  options.filter = "network";
+  o = RunCases(plan, options);
+  EXPECT_EQ(o.summary.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(o.results.empty());
+}
+
+TEST(RunnerTest, InvalidPlanRunsNothing) {
+  Outcome o = RunCases(PlanFrom(R"pb(
+    matrix { strategies { name: "direct" threads: 20000 } workloads: "arithmetic" batch {} })pb"));
+  EXPECT_EQ(o.summary.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(o.summary.status().message(), HasSubstr("plan.matrix[0].strategies[0].threads"));
+  EXPECT_TRUE(o.results.empty());
+  EXPECT_TRUE(o.progress.empty());
+}
+
+TEST(RunnerTest, CancelReportsUnfinishedCasesAsCancelled) {
+  const v1::Plan plan = PlanFrom(R"pb(
+    matrix { strategies { name: "direct" } strategies { name: "single_thread" }
+             workloads: ["arithmetic", "collections"] batch { tasks: 2 } }
+    measurement { warmup_seconds: 0.001 max_repetitions: 6 rounds: 3 })pb");
+  std::atomic<bool> cancelled{false};
+  std::vector<v1::CaseResult> results;
+  RunOptions options;
+  options.on_progress = [&](const RunProgress& p) {
+    if (p.slices_done == 2) cancelled = true;
+  };
+  absl::StatusOr<RunSummary> summary = RunPlan(
+      plan, options, [&](const v1::CaseResult& r) { results.push_back(r); }, &cancelled);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(results.size(), 4u);
+  EXPECT_EQ(summary->cancelled, 4);
+  for (const v1::CaseResult& r : results) EXPECT_EQ(r.status(), v1::CASE_STATUS_CANCELLED);
+}
+
+TEST(RunnerTest, IncludeSetupTimesConstruction) {
+  Outcome o = RunCases(PlanFrom(R"pb(
+    matrix { strategies { name: "thread_per_task" } strategies { name: "fixed_pool" threads: 3 }
+             workloads: "arithmetic" batch { tasks: 3 } }
+    measurement { warmup_seconds: 0.001 max_repetitions: 5 rounds: 1 include_setup: true })pb"));
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 2u);
+  for (const v1::CaseResult& r : o.results) {
+    EXPECT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
+    EXPECT_EQ(r.samples_ns_size(), 5);
+  }
+}
+
+TEST(CaseStatusForTest, MapsEngineStatuses) {
+  EXPECT_EQ(CaseStatusFor(absl::OkStatus()), v1::CASE_STATUS_OK);
+  EXPECT_EQ(CaseStatusFor(absl::UnimplementedError("x")), v1::CASE_STATUS_UNSUPPORTED);
+  EXPECT_EQ(CaseStatusFor(absl::ResourceExhaustedError("x")),
+            v1::CASE_STATUS_RESOURCE_EXHAUSTED);
+  EXPECT_EQ(CaseStatusFor(absl::DeadlineExceededError("x")), v1::CASE_STATUS_TIMEOUT);
+  EXPECT_EQ(CaseStatusFor(absl::CancelledError("x")), v1::CASE_STATUS_CANCELLED);
+  EXPECT_EQ(CaseStatusFor(absl::InternalError("x")), v1::CASE_STATUS_FAILED);
+}
+
+}  // namespace
+}  // namespace fleetmark::engine
