@@ -41,6 +41,21 @@ cpu_set_t ToMask(const CpuSet& cpus) {
   return mask;
 }
 
+// The affinity this process started with (respects `taskset` and cgroups), captured
+// before main so that no placement has pinned the capturing thread yet.
+const cpu_set_t& InitialAffinity() {
+  static const cpu_set_t mask = [] {
+    cpu_set_t m;
+    CPU_ZERO(&m);
+    if (sched_getaffinity(0, sizeof(m), &m) != 0) {
+      for (int cpu = 0; cpu < kMaxCpuId; ++cpu) CPU_SET(cpu, &m);
+    }
+    return m;
+  }();
+  return mask;
+}
+[[maybe_unused]] const cpu_set_t& kInitialAffinityAtLoad = InitialAffinity();
+
 }  // namespace
 
 absl::StatusOr<CpuSet> PlanPlacement(const PlacementSpec& spec, const v1::HostInfo& host,
@@ -122,7 +137,12 @@ bool IsPlacementUnsupported(const absl::Status& status) {
 PlacementHooks::PlacementHooks(CpuSet cpus) : cpus_(std::move(cpus)), mask_(ToMask(cpus_)) {}
 
 void PlacementHooks::OnThreadStart() {
-  if (cpus_.empty()) return;
+  if (cpus_.empty()) {
+    // `any`: undo a pin a reused thread (oneTBB's global workers) kept from an earlier
+    // case. Best effort: `any` never fails.
+    sched_setaffinity(0, sizeof(cpu_set_t), &InitialAffinity());
+    return;
+  }
   if (sched_setaffinity(0, sizeof(mask_), &mask_) == 0) {
     pinned_.fetch_add(1, std::memory_order_relaxed);
     return;

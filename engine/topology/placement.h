@@ -51,7 +51,9 @@ bool IsPlacementUnsupported(const absl::Status& status);
 // All methods are thread-safe; OnTaskStart is lock-free (one atomic OR).
 class PlacementHooks {
  public:
-  // `cpus` empty = do not pin (placement `any`), only sample.
+  // `cpus` empty = placement `any`: threads get the affinity the process started with
+  // (undoing pins that reused threads, such as oneTBB's global workers, kept from an
+  // earlier case); failures to do so are ignored.
   explicit PlacementHooks(CpuSet cpus);
   PlacementHooks(const PlacementHooks&) = delete;
   PlacementHooks& operator=(const PlacementHooks&) = delete;

@@ -128,6 +128,22 @@ TEST(PlacementHooksTest, InstallKeepsExistingHooks) {
   EXPECT_TRUE(hooks.status().ok());
 }
 
+TEST(PlacementHooksTest, AnyUndoesAPinLeftOnAReusedThread) {
+  cpu_set_t initial;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(initial), &initial), 0);
+  std::thread reused([&] {
+    PlacementHooks pinned(CpuSet{0});
+    pinned.OnThreadStart();  // an earlier `cpus:0` case pins this worker ...
+    ASSERT_TRUE(pinned.status().ok()) << pinned.status();
+    PlacementHooks any(CpuSet{});
+    any.OnThreadStart();  // ... a later `any` case must not inherit the pin
+    cpu_set_t now;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(now), &now), 0);
+    EXPECT_TRUE(CPU_EQUAL(&initial, &now));
+  });
+  reused.join();
+}
+
 TEST(PlacementHooksTest, RefusedAffinityIsRecordedAsUnsupported) {
   // CPU 1000 does not exist here: sched_setaffinity fails with EINVAL, as it does on
   // Android builds that refuse affinity (EPERM); the case must not run unpinned silently.
