@@ -124,7 +124,8 @@ std::string Ratio(double value, double best) {
 std::string BatchTable(const std::vector<const CaseResult*>& group, const TableOptions& options) {
   std::vector<Column> columns = {{"strategy"}, {"threads", Align::kRight},
                                  {"median", Align::kRight}, {"95% CI", Align::kRight},
-                                 {"±%", Align::kRight}, {"ratio", Align::kRight}};
+                                 {"±%", Align::kRight}, {"n", Align::kRight},
+                                 {"ratio", Align::kRight}};
   if (options.counters) {
     columns.push_back({"CPU/rep", Align::kRight});
     columns.push_back({"allocs/rep", Align::kRight});
@@ -149,9 +150,10 @@ std::string BatchTable(const std::vector<const CaseResult*>& group, const TableO
       cells.push_back(absl::StrCat("[", FormatNanos(st.ci_low_ns()), ", ",
                                    FormatNanos(st.ci_high_ns()), "]"));
       cells.push_back(Fixed(st.ci_half_width_percent(), 1, "%"));
+      cells.push_back(absl::StrCat(st.count()));
       cells.push_back(Ratio(st.median_ns(), fastest));
     } else {
-      cells.insert(cells.end(), {"-", "-", "-", "-"});
+      cells.insert(cells.end(), {"-", "-", "-", "-", "-"});
     }
     if (options.counters) {
       const auto& c = r->counters();
@@ -305,10 +307,11 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
   }
   if (any_batch) {
     out +=
-        "median: wall time of one batch of n tasks; 95% CI: distribution-free confidence\n"
-        "interval of the median (order statistics); ±%: its half-width; ratio: median /\n"
-        "fastest median of the group; (rep cap) / (time cap): the CI missed its target\n"
-        "before that cap; [throttled]: the CPU was throttled during the case.\n";
+        "median: wall time of one batch of n tasks. 95% CI: distribution-free confidence\n"
+        "interval of the median (order statistics); ±%: its half-width, \"-\" below 6\n"
+        "samples (the CI shown is then [min, max]). n: samples. ratio: median / fastest\n"
+        "median of the group. (rep cap) / (time cap): the CI missed its target before\n"
+        "that cap. [throttled]: the CPU was throttled during the case.\n";
   }
   return out;
 }

@@ -21,8 +21,9 @@ struct TableOptions {
 // scenario, workload, io mode, scenario parameters and placement; its title reads
 // e.g. "batch · arithmetic · blocking · n=100".
 // Batch groups: OK rows sorted by median (then label), non-OK rows after them; columns
-//   strategy | threads | median | 95% CI | ±% | ratio | CPU/rep | allocs/rep | status
-// times auto-scaled (ns, µs, ms, s); ±% = CI half-width as % of the median; ratio =
+//   strategy | threads | median | 95% CI | ±% | n | ratio | CPU/rep | allocs/rep | status
+// times auto-scaled (ns, µs, ms, s); ±% = CI half-width as % of the median ("-"
+// when n < 6, where no 95% order-statistic CI exists); n = samples; ratio =
 // median / fastest median of the group; CPU/rep = (user + system CPU) / repetitions;
 // allocs/rep "n/a" when the counting operator new was not linked; status "ok", with
 // "(rep cap)" / "(time cap)" when the CI target was not reached, "unsupported: <why>"
