@@ -152,6 +152,8 @@ absl::StatusOr<TopologyView> LoadHwlocTopology(absl::string_view fsroot) {
   hwloc_topology_set_io_types_filter(topology.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
   int load_result = 0;
   if (fsroot.empty()) {
+    // Under the same mutex: a concurrent fsroot load must not lend us its HWLOC_FSROOT.
+    std::lock_guard<std::mutex> lock(EnvMutex());
     load_result = hwloc_topology_load(topology.get());
   } else {
     // hwloc 2.9 has no per-topology fsroot setter (hwloc_topology_set_fsroot was

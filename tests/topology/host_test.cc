@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -172,6 +173,26 @@ TEST(DetectHostTest, LiveMachineIsConsistent) {
   EXPECT_EQ(sysfs->logical_cpus(), host->logical_cpus());
   EXPECT_EQ(sysfs->physical_cores(), host->physical_cores());
   EXPECT_EQ(sysfs->smt(), host->smt());
+}
+
+TEST(DetectHostTest, ConcurrentLiveAndRecordedDetectionsDoNotMix) {
+  const std::string root = testing::FixtureRoot(kHybrid);
+  absl::StatusOr<v1::HostInfo> reference = DetectHost();
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  std::thread recorded([&] {
+    for (int i = 0; i < 5; ++i) {
+      absl::StatusOr<v1::HostInfo> host = DetectHost({.fsroot = root});
+      ASSERT_TRUE(host.ok()) << host.status();
+      EXPECT_EQ(host->logical_cpus(), 20u);
+    }
+  });
+  for (int i = 0; i < 5; ++i) {
+    absl::StatusOr<v1::HostInfo> host = DetectHost();
+    ASSERT_TRUE(host.ok()) << host.status();
+    EXPECT_EQ(host->logical_cpus(), reference->logical_cpus());
+    EXPECT_EQ(host->topology_source(), "hwloc");
+  }
+  recorded.join();
 }
 
 TEST(DetectHostTest, BadFsrootIsAnError) {
