@@ -2,11 +2,13 @@
 // (libstdc++ starts a new thread for each). A refused thread surfaces as
 // std::system_error, returned as ResourceExhausted after the started tasks finish.
 #include <future>
+#include <new>
 #include <system_error>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/strategies/adapters.h"
+#include "engine/strategies/executors/run_guarded.h"
 #include "engine/strategies/strategy_base.h"
 
 namespace fleetmark::engine {
@@ -30,12 +32,16 @@ class AsyncStrategy final : public StrategyBase {
     for (int i = 0; i < n; ++i) {
       try {
         futures.push_back(std::async(std::launch::async, [this, &workload, i] {
-          if (options().on_thread_start) options().on_thread_start();
+          if (options().on_thread_start) RunGuarded(options().on_thread_start, "on_thread_start");
           RunBlockingTask(workload, i);
         }));
       } catch (const std::system_error& e) {
         failure = absl::ResourceExhaustedError(absl::StrCat(
             "async: started ", i, " of ", n, " tasks, then std::async failed: ", e.what()));
+        break;
+      } catch (const std::bad_alloc&) {
+        failure = absl::ResourceExhaustedError(
+            absl::StrCat("async: started ", i, " of ", n, " tasks, then ran out of memory"));
         break;
       }
     }

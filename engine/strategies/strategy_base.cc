@@ -89,8 +89,23 @@ void StrategyBase::raise_threads_used(int threads) {
   }
 }
 
+void StrategyBase::CallHook(const std::function<void(int)>& hook, int i,
+                            std::string_view which) {
+  if (!hook) return;
+  try {
+    hook(i);
+  } catch (const std::exception& e) {
+    RecordTaskFailure(absl::InternalError(
+        absl::StrCat(name_, ": ", std::string(which), " hook threw for task ", i, ": ",
+                     e.what())));
+  } catch (...) {
+    RecordTaskFailure(absl::InternalError(absl::StrCat(
+        name_, ": ", std::string(which), " hook threw for task ", i)));
+  }
+}
+
 void StrategyBase::BeginTask(int i) {
-  if (options_.on_task_start) options_.on_task_start(i);
+  CallHook(options_.on_task_start, i, "on_task_start");
   const int now = in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
   int peak = peak_in_flight_.load(std::memory_order_relaxed);
   while (peak < now &&
@@ -112,7 +127,7 @@ void StrategyBase::ComputeTask(const Workload& workload, int i) {
 
 void StrategyBase::EndTask(int i) {
   in_flight_.fetch_sub(1, std::memory_order_relaxed);
-  if (options_.on_task_end) options_.on_task_end(i);
+  CallHook(options_.on_task_end, i, "on_task_end");
 }
 
 void StrategyBase::RunBlockingTask(const Workload& workload, int i) {

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -53,6 +54,8 @@ class StrategyBase : public Strategy {
   void BeginTask(int i);
   void ComputeTask(const Workload& workload, int i);
   void EndTask(int i);
+  // Runs a task hook; an exception it throws becomes the batch's Internal error.
+  void CallHook(const std::function<void(int)>& hook, int i, std::string_view which);
   // All of task `i` with a blocking wait (sleep on the current thread).
   void RunBlockingTask(const Workload& workload, int i);
   // Records the first failure of a task in this batch (returned by RunBatch).

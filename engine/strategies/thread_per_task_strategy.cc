@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/strategies/adapters.h"
+#include "engine/strategies/executors/run_guarded.h"
 #include "engine/strategies/executors/os_thread.h"
 #include "engine/strategies/strategy_base.h"
 
@@ -32,7 +33,7 @@ class ThreadPerTaskStrategy final : public StrategyBase {
       auto thread = StartThread(
           options().stack_kib,
           [this, &workload, i] {
-            if (options().on_thread_start) options().on_thread_start();
+            if (options().on_thread_start) RunGuarded(options().on_thread_start, "on_thread_start");
             RunBlockingTask(workload, i);
           },
           "fm-task");

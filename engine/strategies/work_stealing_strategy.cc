@@ -28,6 +28,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/strategies/adapters.h"
+#include "engine/strategies/executors/run_guarded.h"
 #include "engine/strategies/executors/os_thread.h"
 #include "engine/strategies/strategy_base.h"
 
@@ -51,7 +52,7 @@ class FirstEntryObserver final : public tbb::task_scheduler_observer {
       std::lock_guard lock(mu_);
       if (!seen_.insert(std::this_thread::get_id()).second) return;
     }
-    if (hook_) hook_();
+    if (hook_) RunGuarded(hook_, "on_thread_start");
   }
 
   int distinct_threads() {

@@ -6,6 +6,7 @@
 #include <boost/asio/post.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "engine/strategies/executors/run_guarded.h"
 #include "engine/strategies/executors/thread_pool.h"
 
 namespace fleetmark::engine {
@@ -35,9 +36,16 @@ absl::Status AsioRunner::Start(int threads, const ThreadOptions& options) {
     auto thread = StartThread(
         options.stack_kib,
         [&ready, ctx = contexts_[k].get(), hook = options.on_thread_start] {
-          if (hook) hook();
+          if (hook) RunGuarded(hook, "on_thread_start");
           ready.count_down();
-          ctx->run();
+          // A handler that throws unwinds out of run(); log it and keep the loop going.
+          bool finished = false;
+          while (!finished) {
+            RunGuarded([&] {
+              ctx->run();
+              finished = true;
+            }, "an asio handler");
+          }
         },
         absl::StrCat(options.name_prefix, "-", k));
     if (!thread.ok()) {

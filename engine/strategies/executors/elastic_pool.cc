@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/strategies/executors/run_guarded.h"
 #include "engine/strategies/executors/thread_pool.h"
 
 namespace fleetmark::engine {
@@ -42,7 +43,7 @@ absl::Status ElasticPool::Submit(std::function<void()> fn) {
   auto thread = StartThread(
       options_.stack_kib,
       [this, hook = options_.on_thread_start] {
-        if (hook) hook();
+        if (hook) RunGuarded(hook, "on_thread_start");
         WorkerLoop();
       },
       absl::StrCat(options_.name_prefix, "-", k));
@@ -80,7 +81,7 @@ void ElasticPool::WorkerLoop() {
       std::function<void()> task = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();
-      task();
+      RunGuarded(task, "an elastic pool task");
       task = nullptr;  // destroy captures outside the lock
       lock.lock();
       continue;

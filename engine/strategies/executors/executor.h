@@ -15,7 +15,8 @@ class Executor {
   // Queues `fn` to run once on one of the executor's threads and returns without
   // waiting. Errors: FailedPrecondition when the executor is not running (not started
   // or stopped); ResourceExhausted when it needed a new thread and could not create
-  // one and has none to queue on. On error `fn` is not run. Thread-safe.
+  // one and has none to queue on. On error `fn` is not run. An exception escaping
+  // `fn` is logged to stderr (RunGuarded) and the thread goes on serving. Thread-safe.
   virtual absl::Status Submit(std::function<void()> fn) = 0;
 };
 

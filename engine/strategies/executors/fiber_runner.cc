@@ -2,8 +2,6 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <cstdio>
-#include <exception>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -16,6 +14,7 @@
 #include <boost/fiber/operations.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "engine/strategies/executors/run_guarded.h"
 #include "engine/strategies/executors/thread_pool.h"
 
 namespace fleetmark::engine {
@@ -61,13 +60,7 @@ struct FiberRunner::Shared {
   }
 
   void RunFiber(const Command& batch, int i) {
-    try {
-      batch->body(i);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "fleetmark: exception escaped fibre %d: %s\n", i, e.what());
-    } catch (...) {
-      std::fprintf(stderr, "fleetmark: unknown exception escaped fibre %d\n", i);
-    }
+    RunGuarded([&] { batch->body(i); }, "a fibre");
     FiberDone();
   }
 
@@ -144,7 +137,7 @@ absl::Status FiberRunner::Start(int threads, const ThreadOptions& options) {
     auto thread = StartThread(
         /*stack_kib=*/0,
         [shared = shared_, k, hook = options.on_thread_start] {
-          if (hook) hook();
+          if (hook) RunGuarded(hook, "on_thread_start");
           shared->ThreadMain(k);
         },
         absl::StrCat(options.name_prefix, "-", k));

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "engine/strategies/executors/run_guarded.h"
+
 namespace fleetmark::engine {
 
 Limiter::Limiter(Executor* underlying, int max_in_flight)
@@ -39,7 +41,7 @@ void Limiter::RunnerLoop() {
       task = std::move(queue_.front().fn);
       queue_.pop_front();
     }
-    task();
+    RunGuarded(task, "a limited task");
   }
 }
 

@@ -3,14 +3,13 @@
 #include <sched.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <exception>
 #include <memory>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/strategies/executors/run_guarded.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -25,15 +24,7 @@ void* ThreadMain(void* arg) {
   if (!start->name.empty()) {
     pthread_setname_np(pthread_self(), start->name.substr(0, 15).c_str());
   }
-  try {
-    start->fn();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fleetmark: exception escaped thread %s: %s\n",
-                 start->name.c_str(), e.what());
-  } catch (...) {
-    std::fprintf(stderr, "fleetmark: unknown exception escaped thread %s\n",
-                 start->name.c_str());
-  }
+  RunGuarded(start->fn, start->name.empty() ? "a thread" : start->name);
   return nullptr;
 }
 

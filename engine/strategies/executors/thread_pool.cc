@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/strategies/executors/run_guarded.h"
 
 namespace fleetmark::engine {
 
@@ -28,7 +29,7 @@ absl::Status ThreadPool::Start(int threads, const ThreadOptions& options) {
     auto thread = StartThread(
         options.stack_kib,
         [this, &ready, hook = options.on_thread_start] {
-          if (hook) hook();
+          if (hook) RunGuarded(hook, "on_thread_start");
           ready.count_down();
           WorkerLoop();
         },
@@ -76,7 +77,7 @@ void ThreadPool::WorkerLoop() {
       task = std::move(queue_.front());
       queue_.pop_front();
     }
-    task();
+    RunGuarded(task, "a thread pool task");
   }
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <latch>
 #include <mutex>
+#include <stdexcept>
 #include <vector>
 
 #include <boost/asio/post.hpp>
@@ -98,6 +99,27 @@ TEST(ThreadPoolTest, StopRunsQueuedTasksAndJoins) {
   EXPECT_EQ(WaitForThreadCount(before), before);
   ThreadPool bad;
   EXPECT_EQ(bad.Start(0).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ThreadPoolTest, AThrowingTaskDoesNotKillItsWorker) {
+  ThreadPool pool;
+  ASSERT_TRUE(pool.Start(1).ok());
+  ASSERT_TRUE(pool.Submit([] { throw std::runtime_error("task failed"); }).ok());
+  std::latch done(1);
+  ASSERT_TRUE(pool.Submit([&] { done.count_down(); }).ok());
+  done.wait();  // would hang if the only worker had died
+  pool.Stop();
+}
+
+TEST(LimiterTest, AThrowingTaskDoesNotStallTheLimiter) {
+  ThreadPool pool;
+  ASSERT_TRUE(pool.Start(2).ok());
+  Limiter limiter(&pool, 1);
+  ASSERT_TRUE(limiter.Submit([] { throw std::runtime_error("task failed"); }).ok());
+  std::latch done(1);
+  ASSERT_TRUE(limiter.Submit([&] { done.count_down(); }).ok());
+  done.wait();
+  pool.Stop();
 }
 
 TEST(LimiterTest, QueuedTasksHoldNoPoolThread) {

@@ -2,7 +2,9 @@
 // hooks, thread accounting, idle threads blocked, nothing left after Stop, errors.
 #include "engine/strategies/strategy.h"
 
+#include <atomic>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 #include "engine/plan/registry.h"
@@ -188,6 +190,26 @@ TEST_P(StrategyContractTest, RejectsBadTaskCountsAndSecondStart) {
               absl::StatusCode::kInvalidArgument);
     EXPECT_TRUE(strategy->RunBatch(none, 0, IoMode::kBlocking).ok());
     EXPECT_EQ(strategy->Start({}).code(), absl::StatusCode::kFailedPrecondition);
+    strategy->Stop();
+  });
+}
+
+TEST_P(StrategyContractTest, ThrowingHooksBecomeAnErrorNotAHangOrCrash) {
+  Isolated([&] {
+    std::atomic<bool> throw_once{true};
+    StrategyOptions options;
+    options.threads = 2;
+    options.on_thread_start = [] { throw std::runtime_error("pinning failed"); };
+    options.on_task_start = [&](int i) {
+      if (i == 3 && throw_once.exchange(false)) throw std::runtime_error("hook failed");
+    };
+    auto strategy = *MakeStrategy(GetParam());
+    ASSERT_TRUE(strategy->Start(options).ok());
+    FixedWaitWorkload wait(absl::Milliseconds(1));
+    const absl::Status s = strategy->RunBatch(wait, 10, IoMode::kBlocking);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
+    EXPECT_NE(std::string(s.message()).find("hook failed"), std::string::npos) << s;
+    EXPECT_TRUE(strategy->RunBatch(wait, 10, IoMode::kBlocking).ok());
     strategy->Stop();
   });
 }
