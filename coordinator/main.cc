@@ -32,6 +32,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "coordinator/service/coordinator.h"
+#if FLEETMARK_WITH_HTTP
+#include "coordinator/http/http_server.h"
+#endif
 
 ABSL_FLAG(std::string, listen_address, "127.0.0.1:7700", "gRPC listen address host:port (port 0 = any)");
 ABSL_FLAG(std::string, port_file, "", "write the bound gRPC port to this file once serving");
@@ -87,7 +90,6 @@ int main(int argc, char** argv) {
 
   fleetmark::service::CoordinatorOptions options;
   options.listen_address = absl::GetFlag(FLAGS_listen_address);
-  options.http_address = absl::GetFlag(FLAGS_http_address);
   options.database_uri = absl::GetFlag(FLAGS_database_uri);
   options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert_file);
   options.tls_key_file = absl::GetFlag(FLAGS_tls_key_file);
@@ -130,9 +132,28 @@ int main(int argc, char** argv) {
     std::cerr << "fleetmark-coordinator: " << coordinator.status().message() << "\n";
     return absl::IsInvalidArgument(coordinator.status()) ? 2 : 1;
   }
-  std::cerr << "fleetmark-coordinator: serving gRPC on port " << (*coordinator)->port();
-  if (!(*coordinator)->http_url().empty()) std::cerr << ", web view at " << (*coordinator)->http_url();
-  std::cerr << std::endl;
+  std::cerr << "fleetmark-coordinator: serving gRPC on port " << (*coordinator)->port() << std::endl;
+#if FLEETMARK_WITH_HTTP
+  std::unique_ptr<fleetmark::http::HttpServer> http;
+  if (const std::string address = absl::GetFlag(FLAGS_http_address); !address.empty()) {
+    fleetmark::http::HttpServerOptions http_options;
+    http_options.address = address;
+    http_options.pg_uri = options.database_uri;
+    http_options.allow_insecure_remote = options.allow_insecure_remote;
+    auto server = fleetmark::http::StartHttpServer(http_options);
+    if (!server.ok()) {
+      std::cerr << "fleetmark-coordinator: --http_address: " << server.status().message() << "\n";
+      return absl::IsInvalidArgument(server.status()) ? 2 : 1;
+    }
+    http = *std::move(server);
+    std::cerr << "fleetmark-coordinator: web view at " << http->url() << std::endl;
+  }
+#else
+  if (!absl::GetFlag(FLAGS_http_address).empty()) {
+    std::cerr << "fleetmark-coordinator: --http_address: this build has no web view\n";
+    return 2;
+  }
+#endif
   if (const std::string path = absl::GetFlag(FLAGS_port_file); !path.empty()) {
     const std::string tmp = path + ".tmp";
     std::ofstream(tmp) << (*coordinator)->port() << "\n";
@@ -146,6 +167,9 @@ int main(int argc, char** argv) {
     c->Shutdown();
   });
   (*coordinator)->Wait();
+#if FLEETMARK_WITH_HTTP
+  if (http != nullptr) http->Stop();
+#endif
   (*coordinator)->Shutdown();
   // Wake the signal thread if Wait() returned for another reason.
   pthread_kill(signal_waiter.native_handle(), SIGTERM);

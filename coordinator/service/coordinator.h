@@ -10,6 +10,7 @@
 //   FLEETMARK_ASSIGN_OR_RETURN(auto coordinator, Coordinator::Start(options));
 //   int port = coordinator->port();
 //   // ~Coordinator() shuts the server down (deadline: options.shutdown_grace).
+// The web view's HTTP server (coordinator/http) is started by main.cc next to it.
 //
 // Thread-safety: Start/port/Shutdown may be called from any thread.
 #pragma once
@@ -58,8 +59,6 @@ struct CoordinatorOptions {
   std::string nightly_plan_file;
   std::string nightly_cron = "0 2 * * *";
   std::string nightly_selector;
-  // HTTP address for the web view ("" = no HTTP server).
-  std::string http_address;
   // Grace period for in-flight RPCs at shutdown.
   absl::Duration shutdown_grace = absl::Seconds(5);
 };
@@ -73,8 +72,6 @@ class Coordinator {
   virtual ~Coordinator() = default;
   // The bound gRPC port.
   virtual int port() const = 0;
-  // The web view's URL ("" without --http_address).
-  virtual std::string http_url() const = 0;
   // Blocks until Shutdown() is called from another thread (or a signal handler thread).
   virtual void Wait() = 0;
   // Stops serving (in-flight RPCs get shutdown_grace). Idempotent.

@@ -1,0 +1,49 @@
+#include "coordinator/scheduler/scheduler.h"
+
+#include <iostream>
+
+#include "coordinator/scheduler/cron.h"
+
+namespace fleetmark::scheduler {
+
+ScheduleRunner::ScheduleRunner(store::Store& store, const Clock& clock, RunBuilder build_run,
+                               ScheduleRunnerOptions options)
+    : store_(store), clock_(clock), build_run_(std::move(build_run)), options_(options) {}
+
+absl::StatusOr<std::vector<v1::RunInfo>> ScheduleRunner::Tick() {
+  auto schedules = store_.ListSchedules();
+  if (!schedules.ok()) return schedules.status();
+  std::vector<v1::RunInfo> fired;
+  const absl::Time now = clock_.Now();
+  for (const v1::Schedule& schedule : *schedules) {
+    absl::StatusOr<CronSchedule> cron = CronSchedule::Parse(schedule.cron());
+    if (!cron.ok()) continue;  // rejected at creation; an old row cannot stop the others
+    // Never fire a slot from before the schedule existed.
+    const absl::Time created = absl::FromUnixNanos(schedule.created_unix_ns());
+    absl::Duration horizon = std::min(options_.catch_up, now - created);
+    std::optional<absl::Time> slot;
+    if (horizon >= absl::ZeroDuration()) slot = cron->LatestAtOrBefore(now, horizon);
+    if (slot) {
+      store::NewRun run;
+      absl::StatusOr<store::NewRun> built = build_run_(schedule);
+      if (built.ok()) {
+        run = *std::move(built);
+      } else {
+        std::cerr << "fleetmark-coordinator: schedule \"" << schedule.name()
+                  << "\": " << built.status().message() << "\n";
+      }
+      run.max_attempts = run.max_attempts == 0 ? options_.max_attempts : run.max_attempts;
+      auto result = store_.FireSchedule(schedule.name(), *slot, run);
+      if (!result.ok()) return result.status();
+      if (result->has_value() && !(*result)->run_id().empty()) fired.push_back(**result);
+    }
+    if (std::optional<absl::Time> next = cron->NextAfter(now);
+        next && absl::ToUnixNanos(*next) != schedule.next_fire_unix_ns()) {
+      auto status = store_.SetScheduleNextFire(schedule.name(), *next);
+      if (!status.ok()) return status;
+    }
+  }
+  return fired;
+}
+
+}  // namespace fleetmark::scheduler

@@ -1,0 +1,52 @@
+// The schedule runner: fires each schedule's cron slots (UTC) as runs, exactly once
+// per (schedule, slot) even with several coordinators on one database (the store's
+// unique fire key decides who fires). Missed slots are not replayed: after downtime
+// only the latest slot within `catch_up` fires.
+//
+//   ScheduleRunner runner(store, clock, resolve_agents, options);
+//   std::vector<v1::RunInfo> fired = runner.Tick();   // called every sweep interval
+//
+// Thread-safety: Tick() must not run concurrently with itself (one sweeper thread);
+// the rest of the coordinator may use the store meanwhile.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "coordinator/scheduler/clock.h"
+#include "coordinator/store/store.h"
+
+namespace fleetmark::scheduler {
+
+struct ScheduleRunnerOptions {
+  // A slot older than this when first noticed is skipped (not fired late).
+  absl::Duration catch_up = absl::Minutes(10);
+  uint32_t max_attempts = 3;
+};
+
+// Builds the run of a fired schedule: agents matching the selector and the plan's
+// case count. Errors (a bad selector) are logged and the slot is recorded as fired.
+using RunBuilder = std::function<absl::StatusOr<store::NewRun>(const v1::Schedule& schedule)>;
+
+class ScheduleRunner {
+ public:
+  // `store` and `clock` must outlive the runner.
+  ScheduleRunner(store::Store& store, const Clock& clock, RunBuilder build_run,
+                 ScheduleRunnerOptions options = {});
+
+  // Fires every schedule whose latest slot at or before now (within catch_up) has not
+  // fired yet, and records each schedule's next fire time. Returns the runs this call
+  // created (runs with no matching agent are not returned). Errors: the store's.
+  absl::StatusOr<std::vector<v1::RunInfo>> Tick();
+
+ private:
+  store::Store& store_;
+  const Clock& clock_;
+  RunBuilder build_run_;
+  ScheduleRunnerOptions options_;
+};
+
+}  // namespace fleetmark::scheduler

@@ -1,0 +1,320 @@
+#include "coordinator/service/agent_service.h"
+
+#include <iostream>
+#include <map>
+#include <regex>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/service/secrets.h"
+
+namespace fleetmark::service {
+namespace {
+
+bool ValidAgentName(const std::string& name) {
+  static const std::regex kName("[A-Za-z0-9._-]{1,64}");
+  return std::regex_match(name, kName);
+}
+
+const char* MessageKind(const v1::AgentMessage& m) {
+  switch (m.msg_case()) {
+    case v1::AgentMessage::kHello: return "hello";
+    case v1::AgentMessage::kHeartbeat: return "heartbeat";
+    case v1::AgentMessage::kJobAccepted: return "job_accepted";
+    case v1::AgentMessage::kJobProgress: return "job_progress";
+    case v1::AgentMessage::kJobFinished: return "job_finished";
+    case v1::AgentMessage::kResult: return "result";
+    case v1::AgentMessage::MSG_NOT_SET: return "empty";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+AgentServiceImpl::AgentServiceImpl(store::Store& store, Executor& executor, AgentRegistry& registry,
+                                   Dispatcher& dispatcher, ResultIngestor& ingestor,
+                                   AgentServiceOptions options)
+    : store_(store),
+      executor_(executor),
+      registry_(registry),
+      dispatcher_(dispatcher),
+      ingestor_(ingestor),
+      options_(options) {}
+
+grpc::ServerBidiReactor<v1::AgentMessage, v1::CoordinatorMessage>* AgentServiceImpl::Connect(
+    grpc::CallbackServerContext* context) {
+  auto session = std::make_shared<AgentSession>(
+      absl::StrCat(RandomToken().substr(0, 16), "-", next_session_.fetch_add(1)), context->peer());
+  AgentSession::Handlers handlers;
+  handlers.on_message = [this](SessionPtr s, v1::AgentMessage m) {
+    executor_.Post([this, s = std::move(s), m = std::move(m)]() mutable { Handle(s, std::move(m)); });
+  };
+  handlers.on_done = [this](SessionPtr s) { executor_.Post([this, s = std::move(s)] { OnStreamDone(s); }); };
+  return new AgentStream(std::move(session), std::move(handlers));
+}
+
+void AgentServiceImpl::Refuse(const SessionPtr& session, grpc::StatusCode code, const std::string& reason,
+                              bool retryable) {
+  v1::CoordinatorMessage message;
+  message.mutable_refusal()->set_reason(reason);
+  message.mutable_refusal()->set_retryable(retryable);
+  session->Send(std::move(message));
+  session->Close(grpc::Status(code, reason));
+}
+
+void AgentServiceImpl::WithRetry(const SessionPtr& session, std::function<absl::Status()> op,
+                                 std::function<void(const absl::Status&)> then, absl::Time deadline,
+                                 absl::Duration backoff) {
+  absl::Status status = op();
+  if ((absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status) || absl::IsAborted(status)) &&
+      !session->closing() && absl::Now() + backoff < deadline) {
+    executor_.PostAfter(backoff, [this, session, op = std::move(op), then = std::move(then), deadline,
+                                  backoff]() mutable {
+      WithRetry(session, std::move(op), std::move(then), deadline, std::min(backoff * 2, absl::Seconds(5)));
+    });
+    return;
+  }
+  then(status);
+}
+
+void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage message) {
+  const AgentSession::AgentState state = session->state();
+  const bool welcomed = !state.agent_id.empty();
+  if (!welcomed) {
+    if (message.msg_case() != v1::AgentMessage::kHello) {
+      Refuse(session, grpc::StatusCode::FAILED_PRECONDITION,
+             absl::StrCat("malformed stream: the first message must be hello, got ", MessageKind(message)),
+             false);
+      return;
+    }
+    HandleHello(session, message.hello());
+    return;
+  }
+  const std::string& agent_id = state.agent_id;
+  const absl::Time deadline = absl::Now() + options_.db_retry_limit;
+  auto continue_or_close = [this, session](const absl::Status& status) {
+    if (absl::IsInvalidArgument(status) || absl::IsNotFound(status)) {
+      Refuse(session, grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat("malformed message: ", status.message()),
+             false);
+    } else if (!status.ok()) {
+      Refuse(session, grpc::StatusCode::UNAVAILABLE,
+             absl::StrCat("coordinator database unavailable: ", status.message()), true);
+    } else {
+      session->ReadNext();
+    }
+  };
+  switch (message.msg_case()) {
+    case v1::AgentMessage::kHeartbeat: {
+      const v1::Heartbeat& hb = message.heartbeat();
+      session->UpdateState([&](AgentSession::AgentState& s) {
+        s.last_heartbeat = absl::Now();
+        s.rss_bytes = hb.rss_bytes();
+        s.cpu_seconds = hb.cpu_seconds();
+      });
+      session->ReadNext();
+      return;
+    }
+    case v1::AgentMessage::kJobAccepted: {
+      const std::string job_id = message.job_accepted().job_id();
+      WithRetry(
+          session, [=, this] { return store_.MarkJobRunning(job_id, agent_id, options_.job_lease); },
+          continue_or_close, deadline);
+      return;
+    }
+    case v1::AgentMessage::kJobProgress: {
+      const v1::JobProgress p = message.job_progress();
+      WithRetry(
+          session,
+          [=, this] {
+            return store_.UpdateJobProgress(p.job_id(), agent_id, p.cases_done(), p.cases_total(),
+                                            options_.job_lease);
+          },
+          continue_or_close, deadline);
+      return;
+    }
+    case v1::AgentMessage::kJobFinished: {
+      const v1::JobFinished f = message.job_finished();
+      store::JobOutcome outcome{f.ok(), f.cancelled(), f.message()};
+      WithRetry(
+          session, [=, this] { return store_.FinishJob(f.job_id(), agent_id, outcome); },
+          [=, this](const absl::Status& status) {
+            session->UpdateState([&](AgentSession::AgentState& s) {
+              if (s.running_job == f.job_id()) s.running_job.clear();
+            });
+            continue_or_close(status);
+            if (status.ok()) dispatcher_.Wake({agent_id});
+          },
+          deadline);
+      return;
+    }
+    case v1::AgentMessage::kResult:
+      HandleResult(session, std::move(*message.mutable_result()));
+      return;
+    case v1::AgentMessage::kHello:
+      Refuse(session, grpc::StatusCode::FAILED_PRECONDITION, "malformed stream: a second hello", false);
+      return;
+    case v1::AgentMessage::MSG_NOT_SET:
+      Refuse(session, grpc::StatusCode::INVALID_ARGUMENT,
+             "malformed message: no field of AgentMessage.msg is set (unknown message type?)", false);
+      return;
+  }
+}
+
+void AgentServiceImpl::HandleHello(const SessionPtr& session, const v1::Hello& hello) {
+  if (hello.protocol_version() < kMinProtocolVersion || hello.protocol_version() > kMaxProtocolVersion) {
+    const bool too_old = hello.protocol_version() < kMinProtocolVersion;
+    Refuse(session, grpc::StatusCode::FAILED_PRECONDITION,
+           absl::StrCat("protocol version ", hello.protocol_version(), " not in [", kMinProtocolVersion, ", ",
+                        kMaxProtocolVersion, "]: ", too_old ? "agent too old, upgrade the agent"
+                                                            : "agent too new, upgrade the coordinator"),
+           false);
+    return;
+  }
+  if (!ValidAgentName(hello.agent_name())) {
+    Refuse(session, grpc::StatusCode::INVALID_ARGUMENT,
+           absl::StrCat("hello.agent_name: must match [A-Za-z0-9._-]{1,64}, got \"",
+                        hello.agent_name().substr(0, 80), "\""),
+           false);
+    return;
+  }
+  // Authenticate: a credential issued earlier, else an enrollment token.
+  std::string credential_sha256;  // new credential's hash, "" = keep
+  std::string credential;         // what Welcome carries
+  std::string token_id;
+  auto db_refusal = [&](const absl::Status& status) {
+    Refuse(session, grpc::StatusCode::UNAVAILABLE,
+           absl::StrCat("coordinator database unavailable, retry later: ", status.message()), true);
+  };
+  bool authenticated = false;
+  if (!hello.agent_credential().empty()) {
+    absl::StatusOr<store::AgentIdentity> identity = store_.FindAgentByName(hello.agent_name());
+    if (!identity.ok() && !absl::IsNotFound(identity.status())) return db_refusal(identity.status());
+    if (identity.ok() && ConstantTimeEquals(identity->credential_sha256, Sha256Hex(hello.agent_credential()))) {
+      if (identity->token_revoked) {
+        Refuse(session, grpc::StatusCode::PERMISSION_DENIED,
+               "agent credential refused: the enrollment token it was issued under is revoked", false);
+        return;
+      }
+      authenticated = true;
+      credential = hello.agent_credential();
+    } else if (hello.enrollment_token().empty()) {
+      Refuse(session, grpc::StatusCode::UNAUTHENTICATED,
+             absl::StrCat("agent credential refused for agent \"", hello.agent_name(), "\""), false);
+      return;
+    }
+  }
+  if (!authenticated) {
+    if (hello.enrollment_token().empty()) {
+      Refuse(session, grpc::StatusCode::UNAUTHENTICATED,
+             "hello needs an enrollment_token (first contact) or an agent_credential", false);
+      return;
+    }
+    absl::StatusOr<std::string> token = store_.FindEnrollmentToken(Sha256Hex(hello.enrollment_token()));
+    if (absl::IsNotFound(token.status())) {
+      Refuse(session, grpc::StatusCode::UNAUTHENTICATED, "enrollment token unknown", false);
+      return;
+    }
+    if (absl::IsPermissionDenied(token.status())) {
+      Refuse(session, grpc::StatusCode::PERMISSION_DENIED, "enrollment token revoked", false);
+      return;
+    }
+    if (!token.ok()) return db_refusal(token.status());
+    token_id = *token;
+    credential = RandomToken();
+    credential_sha256 = Sha256Hex(credential);
+  }
+
+  store::AgentRegistration reg;
+  reg.name = hello.agent_name();
+  reg.credential_sha256 = credential_sha256;
+  reg.token_id = token_id;
+  reg.host = hello.host();
+  reg.labels = std::map<std::string, std::string>(hello.labels().begin(), hello.labels().end());
+  reg.engine_version = hello.engine_version();
+  reg.strategies.assign(hello.strategies().begin(), hello.strategies().end());
+  reg.workloads.assign(hello.workloads().begin(), hello.workloads().end());
+  reg.scenarios.assign(hello.scenarios().begin(), hello.scenarios().end());
+  reg.session_id = session->session_id();
+  absl::StatusOr<std::string> agent_id = store_.RegisterAgent(reg);
+  if (!agent_id.ok()) return db_refusal(agent_id.status());
+
+  // Resume a job the agent still runs; any other job it held is released at once.
+  std::string running_job;
+  if (!hello.running_job_id().empty()) {
+    absl::StatusOr<bool> resumed = store_.ResumeJob(hello.running_job_id(), *agent_id, options_.job_lease);
+    if (resumed.ok() && *resumed) {
+      running_job = hello.running_job_id();
+    } else if (resumed.ok() || absl::IsInvalidArgument(resumed.status())) {
+      v1::CoordinatorMessage cancel;
+      cancel.mutable_cancellation()->set_job_id(hello.running_job_id());
+      cancel.mutable_cancellation()->set_reason("the job is no longer assigned to this agent");
+      session->Send(std::move(cancel));
+    } else {
+      return db_refusal(resumed.status());
+    }
+  }
+  if (absl::StatusOr<std::vector<store::ExpiredJob>> released = store_.ReleaseAgentJobs(*agent_id, running_job);
+      !released.ok()) {
+    return db_refusal(released.status());
+  }
+
+  session->UpdateState([&](AgentSession::AgentState& s) {
+    s.agent_id = *agent_id;
+    s.name = hello.agent_name();
+    s.running_job = running_job;
+    s.last_heartbeat = absl::Now();
+  });
+  if (SessionPtr previous = registry_.Add(*agent_id, session); previous != nullptr && previous != session) {
+    previous->Close(grpc::Status(grpc::StatusCode::ABORTED, "replaced by a newer connection of this agent"));
+  }
+  v1::CoordinatorMessage welcome;
+  welcome.mutable_welcome()->set_agent_id(*agent_id);
+  welcome.mutable_welcome()->set_agent_credential(credential);
+  welcome.mutable_welcome()->set_heartbeat_interval_ms(
+      static_cast<uint32_t>(absl::ToInt64Milliseconds(options_.heartbeat_interval)));
+  welcome.mutable_welcome()->set_protocol_version(kMaxProtocolVersion);
+  session->Send(std::move(welcome));
+  session->ReadNext();
+  if (running_job.empty()) dispatcher_.Wake({*agent_id});
+}
+
+void AgentServiceImpl::HandleResult(const SessionPtr& session, v1::CaseResult result) {
+  const std::string agent_id = session->state().agent_id;
+  bool pause = false;
+  session->UpdateState([&](AgentSession::AgentState& s) {
+    ++s.pending_acks;
+    pause = s.pending_acks >= options_.max_pending_acks;
+    s.read_paused = pause;
+  });
+  const uint32_t resume_below = options_.max_pending_acks / 2;
+  ingestor_.Submit(agent_id, std::move(result), [session, resume_below](const store::ResultOutcome& outcome) {
+    v1::CoordinatorMessage message;
+    v1::ResultAck* ack = message.mutable_ack();
+    ack->set_result_id(outcome.result_id);
+    ack->set_duplicate(outcome.duplicate);
+    ack->set_rejected(outcome.rejected);
+    ack->set_message(outcome.message);
+    session->Send(std::move(message));
+    bool resume = false;
+    session->UpdateState([&](AgentSession::AgentState& s) {
+      if (s.pending_acks > 0) --s.pending_acks;
+      if (s.read_paused && s.pending_acks <= resume_below) {
+        s.read_paused = false;
+        resume = true;
+      }
+    });
+    if (resume) session->ReadNext();
+  });
+  if (!pause) session->ReadNext();
+}
+
+void AgentServiceImpl::OnStreamDone(const SessionPtr& session) {
+  const AgentSession::AgentState state = session->state();
+  if (state.agent_id.empty()) return;
+  if (!registry_.Remove(state.agent_id, session.get())) return;  // replaced by a reconnect
+  absl::Status status = store_.SetAgentOffline(state.agent_id, session->session_id());
+  if (!status.ok() && !absl::IsUnavailable(status)) {
+    std::cerr << "fleetmark-coordinator: agent " << state.name << " offline: " << status.message() << "\n";
+  }
+}
+
+}  // namespace fleetmark::service

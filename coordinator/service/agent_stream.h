@@ -1,0 +1,108 @@
+// One agent's bidirectional stream (AgentService.Connect) on the gRPC callback API.
+//
+// AgentStream is the ServerBidiReactor gRPC drives; it is deleted in OnDone.
+// AgentSession is the shared, thread-safe handle the rest of the coordinator keeps
+// (registry, dispatcher, ingestor acks); it outlives the reactor and turns into a
+// no-op once the stream is done. Rules kept here (STYLE.md, gRPC):
+//   - at most one read and one write in flight; further messages wait in an outbound
+//     queue;
+//   - Finish exactly once, after the queued writes drained (a Refusal is delivered
+//     before the stream ends);
+//   - gRPC operations are started outside the session's lock, by one thread at a time
+//     (a reaction may run inline inside StartWrite/StartRead), and never after Finish.
+// The next read starts only when the handler asks for it (ReadNext), so each agent's
+// messages are handled in order, one at a time, off the gRPC threads.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/time/time.h"
+#include "fleetmark/v1/agent.grpc.pb.h"
+
+namespace fleetmark::service {
+
+class AgentStream;
+
+class AgentSession : public std::enable_shared_from_this<AgentSession> {
+ public:
+  // Receives each inbound message (on a gRPC thread: must return at once) and, once,
+  // the end of the stream (after OnDone).
+  struct Handlers {
+    std::function<void(std::shared_ptr<AgentSession>, v1::AgentMessage)> on_message;
+    std::function<void(std::shared_ptr<AgentSession>)> on_done;
+  };
+
+  AgentSession(std::string session_id, std::string peer);
+
+  // Queues `message` for the agent. Dropped once the stream is closing.
+  void Send(v1::CoordinatorMessage message);
+  // Ends the stream with `status` after the queued messages are written. Idempotent:
+  // the first status wins.
+  void Close(const grpc::Status& status);
+  // Starts reading the next inbound message.
+  void ReadNext();
+  bool closing() const;
+
+  const std::string& session_id() const { return session_id_; }
+  const std::string& peer() const { return peer_; }
+
+  // --- agent state, set by the agent service (thread-safe) ---
+  struct AgentState {
+    std::string agent_id;     // "" until welcomed
+    std::string name;
+    std::string running_job;  // job assigned to / running on the agent, "" = idle
+    absl::Time last_heartbeat = absl::InfinitePast();
+    uint64_t rss_bytes = 0;
+    double cpu_seconds = 0;
+    uint32_t pending_acks = 0;
+    bool read_paused = false;  // waiting for acks to drain before reading on
+  };
+  AgentState state() const;
+  void UpdateState(const std::function<void(AgentState&)>& update);
+
+ private:
+  friend class AgentStream;
+  void Attach(AgentStream* reactor, Handlers handlers);
+  void OnReadDone(bool ok);
+  void OnWriteDone(bool ok);
+  void OnDone();
+  // Issues whatever gRPC operations are due; see the rules above.
+  void Pump();
+
+  const std::string session_id_;
+  const std::string peer_;
+  mutable std::mutex mu_;
+  AgentStream* reactor_ = nullptr;  // valid until Finish is issued
+  Handlers handlers_;
+  v1::AgentMessage in_;
+  v1::CoordinatorMessage current_write_;
+  std::deque<v1::CoordinatorMessage> outbound_;
+  bool reading_ = false, want_read_ = false;
+  bool writing_ = false, write_failed_ = false;
+  bool finish_requested_ = false, finish_issued_ = false;
+  grpc::Status finish_status_;
+  bool pumping_ = false, repump_ = false;
+  AgentState agent_;
+};
+
+class AgentStream : public grpc::ServerBidiReactor<v1::AgentMessage, v1::CoordinatorMessage> {
+ public:
+  // Starts reading at once. Deletes itself in OnDone.
+  AgentStream(std::shared_ptr<AgentSession> session, AgentSession::Handlers handlers);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  std::shared_ptr<AgentSession> session_;
+};
+
+}  // namespace fleetmark::service

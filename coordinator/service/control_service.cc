@@ -1,0 +1,296 @@
+#include "coordinator/service/control_service.h"
+
+#include <memory>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "coordinator/scheduler/cron.h"
+#include "coordinator/service/secrets.h"
+#include "coordinator/service/selector.h"
+#include "engine/common/status_macros.h"
+#include "engine/plan/plan.h"
+
+namespace fleetmark::service {
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan, const std::string& selector,
+                                       bool quick, const std::string& filter, const std::string& submitted_by,
+                                       uint32_t max_attempts) {
+  absl::Status valid = engine::ValidatePlan(plan);
+  if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("plan refused: ", valid.message()));
+  FLEETMARK_ASSIGN_OR_RETURN(Selector parsed, Selector::Parse(selector));
+  FLEETMARK_ASSIGN_OR_RETURN(std::vector<store::AgentSummary> agents, store.ListAgentSummaries());
+  store::NewRun run;
+  size_t online = 0;
+  for (const store::AgentSummary& agent : agents) {
+    if (!agent.online) continue;
+    ++online;
+    if (parsed.Matches(agent.name, agent.host, agent.labels)) run.agent_ids.push_back(agent.agent_id);
+  }
+  if (run.agent_ids.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("no online agent matches selector \"", selector, "\" (",
+                                                      agents.size(), " agents known, ", online, " online)"));
+  }
+  run.plan = plan;
+  run.selector = selector;
+  run.quick = quick;
+  run.filter = filter;
+  run.submitted_by = submitted_by;
+  run.max_attempts = max_attempts;
+  run.cases_total = static_cast<uint32_t>(engine::ExpandCases(plan, quick).size());
+  return run;
+}
+
+ControlServiceImpl::ControlServiceImpl(store::Store& store, Executor& executor, Dispatcher& dispatcher,
+                                       AgentRegistry& registry, ControlServiceOptions options)
+    : store_(store), executor_(executor), dispatcher_(dispatcher), registry_(registry), options_(options) {}
+
+grpc::Status ControlServiceImpl::Authorize(grpc::CallbackServerContext* context) const {
+  if (options_.admin_token.empty()) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "control calls are disabled: the coordinator was started without --admin_token_file");
+  }
+  const auto& metadata = context->client_metadata();
+  auto it = metadata.find("authorization");
+  if (it == metadata.end()) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "missing \"authorization: Bearer <admin token>\" metadata (see --admin_token_file)");
+  }
+  const std::string value(it->second.data(), it->second.size());
+  if (!absl::StartsWith(value, "Bearer ") || !ConstantTimeEquals(value.substr(7), options_.admin_token)) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "admin token refused");
+  }
+  return grpc::Status::OK;
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::Async(grpc::CallbackServerContext* context,
+                                                    std::function<absl::Status()> work) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (grpc::Status auth = Authorize(context); !auth.ok()) {
+    reactor->Finish(auth);
+    return reactor;
+  }
+  executor_.Post([reactor, work = std::move(work)] { reactor->Finish(ToGrpcStatus(work())); });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::SubmitRun(grpc::CallbackServerContext* context,
+                                                        const v1::SubmitRunRequest* request,
+                                                        v1::SubmitRunResponse* response) {
+  return Async(context, [this, request, response]() -> absl::Status {
+    FLEETMARK_ASSIGN_OR_RETURN(
+        store::NewRun run,
+        BuildRun(store_, request->plan(), request->selector(), request->quick(), request->filter(),
+                 request->submitted_by().empty() ? "cli" : request->submitted_by(), options_.max_attempts));
+    FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo info, store_.CreateRun(run));
+    dispatcher_.Wake(run.agent_ids);
+    *response->mutable_run() = std::move(info);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::GetRun(grpc::CallbackServerContext* context,
+                                                     const v1::GetRunRequest* request, v1::RunInfo* response) {
+  return Async(context, [this, request, response]() -> absl::Status {
+    FLEETMARK_ASSIGN_OR_RETURN(*response, store_.GetRun(request->run_id()));
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::ListRuns(grpc::CallbackServerContext* context,
+                                                       const v1::ListRunsRequest* request,
+                                                       v1::ListRunsResponse* response) {
+  return Async(context, [this, request, response]() -> absl::Status {
+    const int limit = request->limit() == 0 ? 20 : static_cast<int>(std::min<uint32_t>(request->limit(), 100000));
+    FLEETMARK_ASSIGN_OR_RETURN(std::vector<v1::RunInfo> runs, store_.ListRuns(limit));
+    for (v1::RunInfo& run : runs) *response->add_runs() = std::move(run);
+    return absl::OkStatus();
+  });
+}
+
+namespace {
+
+bool Terminal(const std::string& status) {
+  return status == "done" || status == "failed" || status == "cancelled";
+}
+
+// Streams a run's state whenever it changes, until it ends. Exactly one of "a write in
+// flight" or "a poll scheduled" exists at any time, so Finish never races a write.
+class RunWatcher : public grpc::ServerWriteReactor<v1::RunInfo> {
+ public:
+  RunWatcher(store::Store& store, Executor& executor, std::string run_id, absl::Duration poll)
+      : state_(std::make_shared<State>(store, executor, std::move(run_id), poll)) {
+    state_->reactor = this;
+    Schedule(state_, absl::ZeroDuration());
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "write failed"));
+      return;
+    }
+    if (Terminal(state_->last.status())) {
+      Finish(grpc::Status::OK);
+      return;
+    }
+    Schedule(state_, state_->poll);
+  }
+  void OnCancel() override { state_->cancelled = true; }
+  void OnDone() override { delete this; }
+
+ private:
+  struct State {
+    State(store::Store& s, Executor& e, std::string id, absl::Duration p)
+        : store(s), executor(e), run_id(std::move(id)), poll(p) {}
+    store::Store& store;
+    Executor& executor;
+    const std::string run_id;
+    const absl::Duration poll;
+    RunWatcher* reactor = nullptr;
+    std::atomic<bool> cancelled{false};
+    v1::RunInfo last;
+    std::string last_bytes;
+    int failures = 0;
+  };
+  static void Schedule(std::shared_ptr<State> state, absl::Duration delay) {
+    state->executor.PostAfter(delay, [state] { Poll(state); });
+  }
+  static void Poll(const std::shared_ptr<State>& state) {
+    RunWatcher* reactor = state->reactor;
+    if (state->cancelled) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "watch cancelled"));
+      return;
+    }
+    absl::StatusOr<v1::RunInfo> run = state->store.GetRun(state->run_id);
+    if (!run.ok()) {
+      if (absl::IsUnavailable(run.status()) && ++state->failures < 100) {
+        Schedule(state, state->poll * 3);
+        return;
+      }
+      reactor->Finish(ToGrpcStatus(run.status()));
+      return;
+    }
+    state->failures = 0;
+    std::string bytes = run->SerializeAsString();
+    if (bytes == state->last_bytes) {
+      Schedule(state, state->poll);
+      return;
+    }
+    state->last_bytes = std::move(bytes);
+    state->last = *std::move(run);
+    reactor->StartWrite(&state->last);
+  }
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace
+
+grpc::ServerWriteReactor<v1::RunInfo>* ControlServiceImpl::WatchRun(grpc::CallbackServerContext* context,
+                                                                    const v1::WatchRunRequest* request) {
+  if (grpc::Status auth = Authorize(context); !auth.ok()) {
+    class Refused : public grpc::ServerWriteReactor<v1::RunInfo> {
+     public:
+      explicit Refused(grpc::Status status) { Finish(status); }
+      void OnDone() override { delete this; }
+    };
+    return new Refused(auth);
+  }
+  return new RunWatcher(store_, executor_, request->run_id(), options_.watch_poll);
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::CancelRun(grpc::CallbackServerContext* context,
+                                                        const v1::CancelRunRequest* request, v1::RunInfo* response) {
+  return Async(context, [this, request, response]() -> absl::Status {
+    FLEETMARK_ASSIGN_OR_RETURN(store::CancelledRun cancelled, store_.CancelRun(request->run_id()));
+    for (const auto& [agent_id, job_id] : cancelled.agent_jobs) {
+      std::shared_ptr<AgentSession> session = registry_.Find(agent_id);
+      if (session == nullptr) continue;
+      v1::CoordinatorMessage message;
+      message.mutable_cancellation()->set_job_id(job_id);
+      message.mutable_cancellation()->set_reason("run cancelled");
+      session->Send(std::move(message));
+    }
+    *response = std::move(cancelled.run);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::ListAgents(grpc::CallbackServerContext* context,
+                                                         const v1::ListAgentsRequest* request,
+                                                         v1::ListAgentsResponse* response) {
+  return Async(context, [this, request, response]() -> absl::Status {
+    FLEETMARK_ASSIGN_OR_RETURN(Selector selector, Selector::Parse(request->selector()));
+    FLEETMARK_ASSIGN_OR_RETURN(std::vector<v1::AgentInfo> agents, store_.ListAgents());
+    for (v1::AgentInfo& agent : agents) {
+      std::map<std::string, std::string> labels(agent.labels().begin(), agent.labels().end());
+      if (selector.Matches(agent.name(), agent.host(), labels)) *response->add_agents() = std::move(agent);
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::CreateSchedule(grpc::CallbackServerContext* context,
+                                                             const v1::CreateScheduleRequest* request,
+                                                             v1::Schedule* response) {
+  return Async(context, [this, request, response]() -> absl::Status {
+    const v1::Schedule& schedule = request->schedule();
+    FLEETMARK_ASSIGN_OR_RETURN(scheduler::CronSchedule cron, scheduler::CronSchedule::Parse(schedule.cron()));
+    absl::Status plan = engine::ValidatePlan(schedule.plan());
+    if (!plan.ok()) return absl::InvalidArgumentError(absl::StrCat("schedule.plan refused: ", plan.message()));
+    FLEETMARK_RETURN_IF_ERROR(Selector::Parse(schedule.selector()).status());
+    std::optional<absl::Time> next = cron.NextAfter(absl::Now());
+    if (!next) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("schedule.cron \"", schedule.cron(), "\": never fires in the next 5 years"));
+    }
+    FLEETMARK_ASSIGN_OR_RETURN(*response, store_.CreateSchedule(schedule, *next));
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::ListSchedules(grpc::CallbackServerContext* context,
+                                                            const v1::ListSchedulesRequest*,
+                                                            v1::ListSchedulesResponse* response) {
+  return Async(context, [this, response]() -> absl::Status {
+    FLEETMARK_ASSIGN_OR_RETURN(std::vector<v1::Schedule> schedules, store_.ListSchedules());
+    for (v1::Schedule& s : schedules) *response->add_schedules() = std::move(s);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::DeleteSchedule(grpc::CallbackServerContext* context,
+                                                             const v1::DeleteScheduleRequest* request, v1::Empty*) {
+  return Async(context, [this, request] { return store_.DeleteSchedule(request->name()); });
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::CreateToken(grpc::CallbackServerContext* context,
+                                                          const v1::CreateTokenRequest* request,
+                                                          v1::CreateTokenResponse* response) {
+  return Async(context, [this, request, response]() -> absl::Status {
+    const std::string token_id = absl::StrCat("tok-", RandomToken().substr(0, 12));
+    const std::string token = RandomToken();
+    FLEETMARK_RETURN_IF_ERROR(store_.CreateEnrollmentToken(token_id, Sha256Hex(token), request->description()));
+    response->set_token_id(token_id);
+    response->set_token(token);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::RevokeToken(grpc::CallbackServerContext* context,
+                                                          const v1::RevokeTokenRequest* request, v1::Empty*) {
+  return Async(context, [this, request] { return store_.RevokeEnrollmentToken(request->token_id()); });
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::ExportResults(grpc::CallbackServerContext* context,
+                                                            const v1::ExportResultsRequest* request,
+                                                            v1::ExportResultsResponse* response) {
+  return Async(context, [this, request, response]() -> absl::Status {
+    FLEETMARK_ASSIGN_OR_RETURN(*response, store_.ExportResults(request->run_id(), request->agent_name()));
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace fleetmark::service

@@ -1,0 +1,302 @@
+#include "coordinator/service/coordinator.h"
+
+#include <condition_variable>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/security/server_credentials.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "coordinator/scheduler/clock.h"
+#include "coordinator/scheduler/cron.h"
+#include "coordinator/scheduler/scheduler.h"
+#include "coordinator/service/agent_registry.h"
+#include "coordinator/service/agent_service.h"
+#include "coordinator/service/control_service.h"
+#include "coordinator/service/dispatcher.h"
+#include "coordinator/service/executor.h"
+#include "coordinator/service/result_ingestor.h"
+#include "coordinator/service/secrets.h"
+#include "coordinator/service/selector.h"
+#include "coordinator/store/store.h"
+#include "engine/common/status_macros.h"
+#include "engine/plan/plan.h"
+
+namespace fleetmark::service {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& option, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat(option, ": cannot read \"", path, "\""));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+bool IsLoopback(const std::string& address) {
+  return absl::StartsWith(address, "127.") || absl::StartsWith(address, "localhost:") ||
+         absl::StartsWith(address, "[::1]:") || absl::StartsWith(address, "ipv4:127.") ||
+         absl::StartsWith(address, "unix:");
+}
+
+absl::Status CheckOptions(const CoordinatorOptions& o) {
+  if (o.database_uri.empty()) return absl::InvalidArgumentError("database_uri: required");
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("tls_cert_file and tls_key_file: give both or neither");
+  }
+  if (!o.tls_client_ca_file.empty() && o.tls_cert_file.empty()) {
+    return absl::InvalidArgumentError("tls_client_ca_file: mutual TLS needs tls_cert_file and tls_key_file");
+  }
+  if (o.tls_cert_file.empty() && !o.allow_insecure_remote && !IsLoopback(o.listen_address)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "listen_address \"", o.listen_address,
+        "\": plaintext on a non-loopback address; configure TLS (tls_cert_file/tls_key_file) "
+        "or pass allow_insecure_remote"));
+  }
+  if (o.max_attempts < 1 || o.max_attempts > 100) {
+    return absl::InvalidArgumentError(absl::StrCat("max_attempts: 1 <= max_attempts <= 100, got ", o.max_attempts));
+  }
+  if (o.executor_threads < 1 || o.executor_threads > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("executor_threads: 1 <= executor_threads <= 64, got ", o.executor_threads));
+  }
+  if (o.db_pool_size < 2 || o.db_pool_size > 256) {
+    return absl::InvalidArgumentError(absl::StrCat("db_pool_size: 2 <= db_pool_size <= 256, got ", o.db_pool_size));
+  }
+  if (o.heartbeat_interval < absl::Milliseconds(100) || o.job_lease < 2 * o.heartbeat_interval) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "heartbeat_interval >= 100ms and job_lease >= 2 x heartbeat_interval, got heartbeat_interval ",
+        absl::FormatDuration(o.heartbeat_interval), ", job_lease ", absl::FormatDuration(o.job_lease)));
+  }
+  if (o.sweep_interval < absl::Milliseconds(10) || o.sweep_interval > absl::Minutes(1)) {
+    return absl::InvalidArgumentError(absl::StrCat("sweep_interval: 10ms <= sweep_interval <= 1m, got ",
+                                                   absl::FormatDuration(o.sweep_interval)));
+  }
+  return absl::OkStatus();
+}
+
+class CoordinatorImpl : public Coordinator {
+ public:
+  explicit CoordinatorImpl(const CoordinatorOptions& options) : options_(options) {}
+
+  ~CoordinatorImpl() override { Shutdown(); }
+
+  absl::Status Init() {
+    store::StoreOptions store_options;
+    store_options.connection.uri = options_.database_uri;
+    store_options.connection.pool_size = options_.db_pool_size;
+    store_options.connection.application_name = absl::StrCat("fleetmark-coordinator ", options_.coordinator_id);
+    store_options.coordinator_id = options_.coordinator_id;
+    store_options.online_window = 3 * options_.heartbeat_interval + absl::Seconds(5);
+    FLEETMARK_ASSIGN_OR_RETURN(store_, store::Store::Open(store_options));
+    FLEETMARK_RETURN_IF_ERROR(store_->Migrate());
+    for (const std::string& token : options_.enrollment_tokens) {
+      const std::string hash = Sha256Hex(token);
+      FLEETMARK_RETURN_IF_ERROR(
+          store_->EnsureEnrollmentToken(absl::StrCat("seed-", hash.substr(0, 12)), hash, "seeded at start"));
+    }
+    FLEETMARK_RETURN_IF_ERROR(SeedNightly());
+
+    executor_ = std::make_unique<Executor>(options_.executor_threads);
+    ingestor_ = std::make_unique<ResultIngestor>(*store_, ResultIngestorOptions{});
+    dispatcher_ = std::make_unique<Dispatcher>(*store_, registry_, *executor_, options_.job_lease);
+    AgentServiceOptions agent_options;
+    agent_options.heartbeat_interval = options_.heartbeat_interval;
+    agent_options.job_lease = options_.job_lease;
+    agent_service_ = std::make_unique<AgentServiceImpl>(*store_, *executor_, registry_, *dispatcher_, *ingestor_,
+                                                        agent_options);
+    ControlServiceOptions control_options;
+    control_options.admin_token = options_.admin_token;
+    control_options.max_attempts = static_cast<uint32_t>(options_.max_attempts);
+    control_service_ =
+        std::make_unique<ControlServiceImpl>(*store_, *executor_, *dispatcher_, registry_, control_options);
+    scheduler::ScheduleRunnerOptions schedule_options;
+    schedule_options.max_attempts = static_cast<uint32_t>(options_.max_attempts);
+    schedules_ = std::make_unique<scheduler::ScheduleRunner>(
+        *store_, clock_,
+        [this](const v1::Schedule& s) {
+          return BuildRun(*store_, s.plan(), s.selector(), s.quick(), "", absl::StrCat("schedule:", s.name()),
+                          static_cast<uint32_t>(options_.max_attempts));
+        },
+        schedule_options);
+
+    FLEETMARK_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials, Credentials());
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(options_.listen_address, credentials, &port_);
+    builder.RegisterService(agent_service_.get());
+    builder.RegisterService(control_service_.get());
+    // Keepalive: ping idle connections so dead agents are noticed; accept agents'
+    // pings every 10 s without counting strikes.
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+    builder.SetMaxReceiveMessageSize(64 << 20);
+    server_ = builder.BuildAndStart();
+    if (server_ == nullptr || port_ == 0) {
+      return absl::UnavailableError(absl::StrCat("listen_address \"", options_.listen_address,
+                                                 "\": cannot listen (port in use or bad address?)"));
+    }
+    sweeper_ = std::thread([this] { SweepLoop(); });
+    return absl::OkStatus();
+  }
+
+  int port() const override { return port_; }
+
+  void Wait() override {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return stopping_; });
+  }
+
+  void Shutdown() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (shut_down_) return;
+      stopping_ = shut_down_ = true;
+    }
+    cv_.notify_all();
+    if (sweeper_.joinable()) sweeper_.join();
+    // Close agent streams so the server's shutdown does not wait for them.
+    for (const auto& session : registry_.All()) {
+      session->Close(grpc::Status(grpc::StatusCode::UNAVAILABLE, "coordinator shutting down"));
+    }
+    if (server_ != nullptr) server_->Shutdown(absl::ToChronoTime(absl::Now() + options_.shutdown_grace));
+    if (executor_ != nullptr) executor_->Shutdown();
+    ingestor_.reset();
+  }
+
+ private:
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials() const {
+    if (options_.tls_cert_file.empty()) return grpc::InsecureServerCredentials();
+    grpc::SslServerCredentialsOptions ssl(options_.tls_client_ca_file.empty()
+                                              ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                              : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    FLEETMARK_ASSIGN_OR_RETURN(std::string cert, ReadFile("tls_cert_file", options_.tls_cert_file));
+    FLEETMARK_ASSIGN_OR_RETURN(std::string key, ReadFile("tls_key_file", options_.tls_key_file));
+    ssl.pem_key_cert_pairs.push_back({key, cert});
+    if (!options_.tls_client_ca_file.empty()) {
+      FLEETMARK_ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadFile("tls_client_ca_file", options_.tls_client_ca_file));
+    }
+    return grpc::SslServerCredentials(ssl);
+  }
+
+  absl::Status SeedNightly() {
+    if (options_.nightly_plan_file.empty()) return absl::OkStatus();
+    auto parsed = engine::LoadPlanFile(options_.nightly_plan_file);
+    if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat("nightly_plan: ", parsed.status().message()));
+    absl::Status valid = engine::ValidatePlan(*parsed);
+    if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("nightly_plan: ", valid.message()));
+    FLEETMARK_ASSIGN_OR_RETURN(scheduler::CronSchedule cron, scheduler::CronSchedule::Parse(options_.nightly_cron));
+    v1::Schedule schedule;
+    schedule.set_name("nightly");
+    schedule.set_cron(options_.nightly_cron);
+    *schedule.mutable_plan() = parsed->plan;
+    schedule.set_selector(options_.nightly_selector);
+    FLEETMARK_RETURN_IF_ERROR(Selector::Parse(schedule.selector()).status());
+    return store_->UpsertSchedule(schedule, cron.NextAfter(absl::Now()).value_or(absl::InfiniteFuture()));
+  }
+
+  // Liveness flush + heartbeat timeouts, lease expiry, schedules, periodic dispatch.
+  void SweepLoop() {
+    absl::Time next_flush = absl::Now();
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stopping_) {
+      lock.unlock();
+      const absl::Time now = absl::Now();
+      if (now >= next_flush) {
+        FlushLiveness(now);
+        next_flush = now + options_.heartbeat_interval;
+      }
+      ExpireLeases();
+      if (auto fired = schedules_->Tick(); fired.ok()) {
+        for (const v1::RunInfo& run : *fired) {
+          std::cerr << "fleetmark-coordinator: schedule fired run " << run.run_id() << " (" << run.submitted_by()
+                    << ")\n";
+        }
+      }
+      dispatcher_->WakeAllIdle();
+      lock.lock();
+      cv_.wait_for(lock, absl::ToChronoMilliseconds(options_.sweep_interval), [this] { return stopping_; });
+    }
+  }
+
+  void FlushLiveness(absl::Time now) {
+    std::vector<store::AgentLiveness> batch;
+    const absl::Duration silence_limit = 3 * options_.heartbeat_interval + absl::Seconds(5);
+    for (const auto& session : registry_.All()) {
+      AgentSession::AgentState s = session->state();
+      if (s.agent_id.empty() || session->closing()) continue;
+      if (now - s.last_heartbeat > silence_limit) {
+        session->Close(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                                    absl::StrCat("no heartbeat for ", absl::FormatDuration(now - s.last_heartbeat))));
+        continue;
+      }
+      batch.push_back({s.agent_id, s.last_heartbeat, s.rss_bytes, s.cpu_seconds});
+    }
+    absl::Status status = store_->RecordLiveness(batch, options_.job_lease);
+    if (!status.ok()) std::cerr << "fleetmark-coordinator: liveness flush: " << status.message() << "\n";
+  }
+
+  void ExpireLeases() {
+    absl::StatusOr<std::vector<store::ExpiredJob>> expired = store_->ExpireLeases();
+    if (!expired.ok()) return;
+    std::vector<std::string> wake;
+    for (const store::ExpiredJob& job : *expired) {
+      std::cerr << "fleetmark-coordinator: job " << job.job_id << " lease expired after attempt " << job.attempts
+                << (job.failed ? ": failed (infrastructure)" : ": re-queued") << "\n";
+      std::shared_ptr<AgentSession> session = registry_.Find(job.agent_id);
+      if (session == nullptr) continue;
+      bool was_running = false;
+      session->UpdateState([&](AgentSession::AgentState& s) {
+        if (s.running_job == job.job_id) {
+          s.running_job.clear();
+          was_running = true;
+        }
+      });
+      if (was_running) {
+        v1::CoordinatorMessage cancel;
+        cancel.mutable_cancellation()->set_job_id(job.job_id);
+        cancel.mutable_cancellation()->set_reason("lease expired");
+        session->Send(std::move(cancel));
+      }
+      wake.push_back(job.agent_id);
+    }
+    dispatcher_->Wake(wake);
+  }
+
+  const CoordinatorOptions options_;
+  scheduler::RealClock clock_;
+  std::unique_ptr<store::Store> store_;
+  AgentRegistry registry_;
+  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<ResultIngestor> ingestor_;
+  std::unique_ptr<Dispatcher> dispatcher_;
+  std::unique_ptr<AgentServiceImpl> agent_service_;
+  std::unique_ptr<ControlServiceImpl> control_service_;
+  std::unique_ptr<scheduler::ScheduleRunner> schedules_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  std::thread sweeper_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  bool shut_down_ = false;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const CoordinatorOptions& options) {
+  FLEETMARK_RETURN_IF_ERROR(CheckOptions(options));
+  auto coordinator = std::make_unique<CoordinatorImpl>(options);
+  FLEETMARK_RETURN_IF_ERROR(coordinator->Init());
+  return std::unique_ptr<Coordinator>(std::move(coordinator));
+}
+
+}  // namespace fleetmark::service

@@ -1,0 +1,44 @@
+// Pushes jobs to connected agents at once: Wake(agent ids) claims, for each idle
+// connected agent among them, its oldest queued job (store: FOR UPDATE SKIP LOCKED, one
+// active job per agent) and sends the JobAssignment down its stream. Wakes are
+// coalesced: many Wake calls while a claim is running become one claim for the union.
+//
+// Thread-safety: Wake/WakeAllIdle are safe from any thread and return at once; the
+// claim runs on the executor.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "coordinator/service/agent_registry.h"
+#include "coordinator/service/executor.h"
+#include "coordinator/store/store.h"
+
+namespace fleetmark::service {
+
+class Dispatcher {
+ public:
+  // All references must outlive the dispatcher.
+  Dispatcher(store::Store& store, AgentRegistry& registry, Executor& executor, absl::Duration lease);
+
+  void Wake(const std::vector<std::string>& agent_ids);
+  // Every connected agent with no job (periodic: catches runs other coordinators created).
+  void WakeAllIdle();
+
+ private:
+  void Run();
+
+  store::Store& store_;
+  AgentRegistry& registry_;
+  Executor& executor_;
+  const absl::Duration lease_;
+  std::mutex mu_;
+  std::set<std::string> pending_;
+  bool scheduled_ = false;
+};
+
+}  // namespace fleetmark::service

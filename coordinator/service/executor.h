@@ -1,0 +1,60 @@
+// The coordinator's own executor: a fixed pool of threads running posted tasks, plus
+// delayed tasks. gRPC reactions never block; they post database work here.
+//
+//   Executor executor(4);
+//   executor.Post([] { ... });
+//   executor.PostAfter(absl::Milliseconds(200), [] { ... });   // retry later
+//   executor.Shutdown();   // runs no more tasks, joins threads (pending ones dropped)
+//
+// Thread-safety: Post/PostAfter/Shutdown may be called from any thread, including
+// from tasks. Tasks run in FIFO order of their due time, possibly concurrently.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <queue>
+#include <thread>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace fleetmark::service {
+
+class Executor {
+ public:
+  explicit Executor(int threads);
+  ~Executor();  // Shutdown()
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Runs `task` as soon as a thread is free. Dropped after Shutdown().
+  void Post(std::function<void()> task);
+  // Runs `task` no earlier than `delay` from now.
+  void PostAfter(absl::Duration delay, std::function<void()> task);
+  // Stops the threads after their current task; pending tasks are destroyed unrun.
+  // Must not be called from an executor thread. Idempotent.
+  void Shutdown();
+
+  // Tasks waiting (due or delayed), for diagnostics.
+  size_t pending() const;
+
+ private:
+  struct Item {
+    absl::Time due;
+    uint64_t seq;
+    std::function<void()> task;
+    bool operator>(const Item& o) const { return due != o.due ? due > o.due : seq > o.seq; }
+  };
+  void Loop();
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue_;
+  uint64_t seq_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace fleetmark::service

@@ -1,0 +1,145 @@
+#include "coordinator/service/selector.h"
+
+#include <fnmatch.h>
+
+#include <array>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace fleetmark::service {
+namespace {
+
+struct OpText {
+  absl::string_view text;
+  Selector::Op op;
+};
+// Two-character operators first so ">=" is not read as ">".
+constexpr std::array<OpText, 6> kOps = {{{"!=", Selector::Op::kNe},
+                                         {">=", Selector::Op::kGe},
+                                         {"<=", Selector::Op::kLe},
+                                         {"=", Selector::Op::kEq},
+                                         {">", Selector::Op::kGt},
+                                         {"<", Selector::Op::kLt}}};
+
+bool IsNumericKey(absl::string_view key) { return key == "cores" || key == "threads" || key == "memory_gib"; }
+
+bool Compare(double lhs, Selector::Op op, double rhs) {
+  switch (op) {
+    case Selector::Op::kEq: return lhs == rhs;
+    case Selector::Op::kNe: return lhs != rhs;
+    case Selector::Op::kLt: return lhs < rhs;
+    case Selector::Op::kLe: return lhs <= rhs;
+    case Selector::Op::kGt: return lhs > rhs;
+    case Selector::Op::kGe: return lhs >= rhs;
+  }
+  return false;
+}
+
+bool KindMatches(const v1::HostInfo& host, const std::string& kind) {
+  const int classes = std::max(host.core_classes_size(), host.core_kinds_size());
+  if (kind == "hybrid") return classes >= 2;
+  if (kind == "uniform") return classes <= 1;
+  if (kind == "smt") return host.smt();
+  for (const auto& c : host.core_classes()) {
+    if (absl::AsciiStrToLower(c.name()) == kind) return true;
+  }
+  for (const auto& c : host.core_kinds()) {
+    if (absl::AsciiStrToLower(c.name()) == kind) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string NormalizeArch(absl::string_view arch) {
+  std::string a = absl::AsciiStrToLower(arch);
+  if (a == "aarch64" || a == "arm64" || absl::StartsWith(a, "armv8")) return "arm64";
+  if (a == "x86_64" || a == "amd64" || a == "x64") return "x86_64";
+  if (a == "arm" || absl::StartsWith(a, "armv7") || absl::StartsWith(a, "armv6")) return "arm";
+  return a;
+}
+
+absl::StatusOr<Selector> Selector::Parse(absl::string_view text) {
+  Selector selector;
+  if (absl::StripAsciiWhitespace(text).empty()) return selector;
+  int index = 0;
+  for (absl::string_view raw : absl::StrSplit(text, ',')) {
+    ++index;
+    const absl::string_view term_text = absl::StripAsciiWhitespace(raw);
+    auto error = [&](absl::string_view what) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("selector term ", index, " \"", term_text, "\": ", what));
+    };
+    if (term_text.empty()) return error("empty term (two commas, or a trailing comma?)");
+    size_t pos = absl::string_view::npos;
+    const OpText* found = nullptr;
+    for (const OpText& op : kOps) {
+      size_t p = term_text.find(op.text);
+      if (p != absl::string_view::npos && (p < pos || (p == pos && op.text.size() > found->text.size()))) {
+        pos = p;
+        found = &op;
+      }
+    }
+    if (found == nullptr) return error("expected KEY=VALUE (operators: = != < <= > >=)");
+    Term term;
+    term.key = std::string(absl::StripAsciiWhitespace(term_text.substr(0, pos)));
+    term.op = found->op;
+    term.value = std::string(absl::StripAsciiWhitespace(term_text.substr(pos + found->text.size())));
+    if (term.key.empty()) return error("missing key before the operator");
+    if (term.value.empty()) return error("missing value after the operator");
+    const bool is_label = absl::StartsWith(term.key, "label:");
+    if (is_label && term.key.size() == 6) return error("label: needs a label name, e.g. label:rack=b");
+    const bool known = is_label || IsNumericKey(term.key) || term.key == "arch" || term.key == "kind" ||
+                       term.key == "name";
+    if (!known) {
+      return error(absl::StrCat("unknown key \"", term.key, "\"; allowed keys: ", kAllowedKeys));
+    }
+    if (IsNumericKey(term.key)) {
+      if (!absl::SimpleAtod(term.value, &term.number)) {
+        return error(absl::StrCat(term.key, " takes a number, got \"", term.value, "\""));
+      }
+    } else if (term.op != Op::kEq && term.op != Op::kNe) {
+      return error(absl::StrCat(term.key, " takes only = or != (it is not a number)"));
+    }
+    if (term.key == "arch") term.value = NormalizeArch(term.value);
+    if (term.key == "kind") term.value = absl::AsciiStrToLower(term.value);
+    selector.terms_.push_back(std::move(term));
+  }
+  return selector;
+}
+
+bool Selector::Matches(const std::string& name, const v1::HostInfo& host,
+                       const std::map<std::string, std::string>& labels) const {
+  for (const Term& t : terms_) {
+    bool match = false;
+    if (t.key == "cores") {
+      match = Compare(host.physical_cores(), t.op, t.number);
+    } else if (t.key == "threads") {
+      match = Compare(host.logical_cpus(), t.op, t.number);
+    } else if (t.key == "memory_gib") {
+      match = Compare(static_cast<double>(host.memory_bytes()) / (1ull << 30), t.op, t.number);
+    } else {
+      bool equal = false;
+      if (t.key == "arch") {
+        equal = NormalizeArch(host.arch()) == t.value;
+      } else if (t.key == "kind") {
+        equal = KindMatches(host, t.value);
+      } else if (t.key == "name") {
+        equal = fnmatch(t.value.c_str(), name.c_str(), 0) == 0;
+      } else {
+        auto it = labels.find(t.key.substr(6));
+        equal = it != labels.end() && fnmatch(t.value.c_str(), it->second.c_str(), 0) == 0;
+      }
+      match = t.op == Op::kEq ? equal : !equal;
+    }
+    if (!match) return false;
+  }
+  return true;
+}
+
+}  // namespace fleetmark::service

@@ -1,0 +1,62 @@
+// The agent selector language of `fleetmark submit --select` and schedules.
+//
+// A selector is a comma-separated list of terms that must all hold ("comma = and"):
+//   arch=arm64          CPU architecture (arm64 = aarch64, x86_64 = amd64, arm = armv7*)
+//   cores>=8            physical cores (also threads = logical CPUs, memory_gib)
+//   kind=hybrid         hybrid (several core classes), uniform, smt, or a core class
+//                       name such as performance / efficiency
+//   label:rack=b        an agent label
+//   name=pixel-7        the agent name; '*' and '?' are wildcards (name=pixel-*)
+// Operators: = and != for every key; <, <=, >, >= for the numeric keys. The empty
+// selector matches every agent. Unknown keys are errors naming the key and the allowed
+// keys.
+//
+//   FLEETMARK_ASSIGN_OR_RETURN(Selector s, Selector::Parse("arch=arm64,cores>=8"));
+//   if (s.Matches(name, host, labels)) ...
+//
+// Thread-safety: immutable after Parse; safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "fleetmark/v1/host.pb.h"
+
+namespace fleetmark::service {
+
+class Selector {
+ public:
+  enum class Op { kEq, kNe, kLt, kLe, kGt, kGe };
+  struct Term {
+    std::string key;        // arch, cores, threads, memory_gib, kind, name, or label:<k>
+    Op op = Op::kEq;
+    std::string value;      // normalised (arch aliases, lower case where case-insensitive)
+    double number = 0;      // numeric keys
+  };
+
+  // The keys a term may use (for error messages and help).
+  static constexpr char kAllowedKeys[] = "arch, cores, threads, memory_gib, kind, name, label:<key>";
+
+  // InvalidArgument naming the term and what is wrong, e.g.
+  //   "selector term 2 \"coers>=8\": unknown key \"coers\"; allowed keys: arch, cores, ..."
+  static absl::StatusOr<Selector> Parse(absl::string_view text);
+
+  bool Matches(const std::string& name, const v1::HostInfo& host,
+               const std::map<std::string, std::string>& labels) const;
+
+  bool empty() const { return terms_.empty(); }
+  const std::vector<Term>& terms() const { return terms_; }
+
+ private:
+  std::vector<Term> terms_;
+};
+
+// "arm64" for aarch64/arm64/armv8*, "x86_64" for x86_64/amd64/x64, "arm" for armv7*/arm,
+// otherwise the lower-cased input.
+std::string NormalizeArch(absl::string_view arch);
+
+}  // namespace fleetmark::service

@@ -1,0 +1,86 @@
+#include "coordinator/service/selector.h"
+
+#include <gtest/gtest.h>
+
+namespace fleetmark::service {
+namespace {
+
+v1::HostInfo Host(const std::string& arch, uint32_t cores, uint32_t threads, int classes, bool smt) {
+  v1::HostInfo host;
+  host.set_arch(arch);
+  host.set_physical_cores(cores);
+  host.set_logical_cpus(threads);
+  host.set_smt(smt);
+  host.set_memory_bytes(8ull << 30);
+  const char* names[] = {"performance", "efficiency", "mid"};
+  for (int i = 0; i < classes; ++i) host.add_core_classes()->set_name(names[i]);
+  return host;
+}
+
+TEST(SelectorTest, EmptyMatchesEverything) {
+  auto s = Selector::Parse("");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE(s->empty());
+  EXPECT_TRUE(s->Matches("any", Host("x86_64", 4, 8, 1, true), {}));
+}
+
+TEST(SelectorTest, ArchAliasesAndCommaIsAnd) {
+  auto s = Selector::Parse("arch=arm64, cores>=8");
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->terms().size(), 2u);
+  EXPECT_TRUE(s->Matches("board", Host("aarch64", 8, 8, 2, false), {}));
+  EXPECT_FALSE(s->Matches("board", Host("aarch64", 4, 4, 2, false), {}));  // cores < 8
+  EXPECT_FALSE(s->Matches("host", Host("x86_64", 16, 32, 1, true), {}));  // arch
+}
+
+TEST(SelectorTest, KindLabelNameAndOperators) {
+  const v1::HostInfo hybrid = Host("x86_64", 14, 20, 2, true);
+  const v1::HostInfo uniform = Host("x86_64", 4, 4, 1, false);
+  std::map<std::string, std::string> rack_b = {{"rack", "b"}};
+  EXPECT_TRUE(Selector::Parse("kind=hybrid")->Matches("h", hybrid, {}));
+  EXPECT_FALSE(Selector::Parse("kind=hybrid")->Matches("u", uniform, {}));
+  EXPECT_TRUE(Selector::Parse("kind=uniform")->Matches("u", uniform, {}));
+  EXPECT_TRUE(Selector::Parse("kind=smt")->Matches("h", hybrid, {}));
+  EXPECT_TRUE(Selector::Parse("kind=efficiency")->Matches("h", hybrid, {}));
+  EXPECT_TRUE(Selector::Parse("label:rack=b")->Matches("u", uniform, rack_b));
+  EXPECT_FALSE(Selector::Parse("label:rack=b")->Matches("u", uniform, {{"rack", "a"}}));
+  EXPECT_FALSE(Selector::Parse("label:rack=b")->Matches("u", uniform, {}));
+  EXPECT_TRUE(Selector::Parse("label:rack!=b")->Matches("u", uniform, {}));
+  EXPECT_TRUE(Selector::Parse("name=pixel-7")->Matches("pixel-7", uniform, {}));
+  EXPECT_FALSE(Selector::Parse("name=pixel-7")->Matches("pixel-8", uniform, {}));
+  EXPECT_TRUE(Selector::Parse("name=pixel-*")->Matches("pixel-8", uniform, {}));
+  EXPECT_TRUE(Selector::Parse("threads>4")->Matches("h", hybrid, {}));
+  EXPECT_FALSE(Selector::Parse("threads<4")->Matches("u", uniform, {}));
+  EXPECT_TRUE(Selector::Parse("threads<=4")->Matches("u", uniform, {}));
+  EXPECT_TRUE(Selector::Parse("cores!=5")->Matches("u", uniform, {}));
+  EXPECT_TRUE(Selector::Parse("memory_gib>=8")->Matches("u", uniform, {}));
+}
+
+TEST(SelectorTest, UnknownKeyNamesKeyAndAllowedKeys) {
+  auto s = Selector::Parse("arch=arm64,coers>=8");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(s.status().message());
+  EXPECT_NE(message.find("term 2"), std::string::npos) << message;
+  EXPECT_NE(message.find("\"coers\""), std::string::npos) << message;
+  EXPECT_NE(message.find("allowed keys: arch, cores"), std::string::npos) << message;
+}
+
+TEST(SelectorTest, MalformedTermsAreErrors) {
+  for (const char* bad : {"arch", "=arm64", "arch=", "cores>=many", "arch>=arm64", "a=b,,c=d", "label:=x",
+                          "cores=8,"}) {
+    auto s = Selector::Parse(bad);
+    EXPECT_FALSE(s.ok()) << bad;
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(SelectorTest, NormalizeArch) {
+  EXPECT_EQ(NormalizeArch("AArch64"), "arm64");
+  EXPECT_EQ(NormalizeArch("amd64"), "x86_64");
+  EXPECT_EQ(NormalizeArch("armv7l"), "arm");
+  EXPECT_EQ(NormalizeArch("riscv64"), "riscv64");
+}
+
+}  // namespace
+}  // namespace fleetmark::service

@@ -1,0 +1,355 @@
+// The coordinator's services over real gRPC on loopback (port 0) and a real PostgreSQL
+// (FLEETMARK_TEST_PG_URI): hello refusals, a malformed message refused while other
+// agents keep being served, dispatch, idempotent result acks, control auth.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "coordinator/service/agent_service.h"
+#include "coordinator/service/coordinator.h"
+#include "fleetmark/v1/agent.grpc.pb.h"
+#include "fleetmark/v1/control.grpc.pb.h"
+#include "tests/coordinator/test_database.h"
+
+namespace fleetmark::service {
+namespace {
+
+constexpr char kAdminToken[] = "admin-secret";
+constexpr char kEnrollToken[] = "enroll-secret";
+
+// A hand-driven agent on the synchronous client API.
+class TestAgent {
+ public:
+  explicit TestAgent(const std::shared_ptr<grpc::Channel>& channel) : stub_(v1::AgentService::NewStub(channel)) {
+    context_.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    stream_ = stub_->Connect(&context_);
+  }
+  bool Send(const v1::AgentMessage& m) { return stream_->Write(m); }
+  bool Read(v1::CoordinatorMessage* m) { return stream_->Read(m); }
+  grpc::Status Finish() {
+    stream_->WritesDone();
+    v1::CoordinatorMessage drain;
+    while (stream_->Read(&drain)) {
+    }
+    return stream_->Finish();
+  }
+  // Reads until the stream ends; returns the refusal seen (if any) and the status.
+  std::pair<std::string, grpc::Status> ReadRefusal() {
+    std::string reason;
+    v1::CoordinatorMessage m;
+    while (stream_->Read(&m)) {
+      if (m.has_refusal()) reason = m.refusal().reason();
+    }
+    return {reason, stream_->Finish()};
+  }
+
+  static v1::AgentMessage Hello(const std::string& name, uint32_t version, const std::string& token,
+                                const std::string& credential = "") {
+    v1::AgentMessage m;
+    v1::Hello* h = m.mutable_hello();
+    h->set_protocol_version(version);
+    h->set_agent_name(name);
+    h->set_enrollment_token(token);
+    h->set_agent_credential(credential);
+    h->mutable_host()->set_arch("x86_64");
+    h->mutable_host()->set_logical_cpus(4);
+    h->mutable_host()->set_physical_cores(2);
+    (*h->mutable_labels())["rack"] = name == "agent-b" ? "b" : "a";
+    return m;
+  }
+
+ private:
+  std::unique_ptr<v1::AgentService::Stub> stub_;
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::AgentMessage, v1::CoordinatorMessage>> stream_;
+};
+
+class ServiceTest : public ::testing::Test {
+ protected:
+  void StartCoordinator(const std::string& uri) {
+    CoordinatorOptions options;
+    options.listen_address = "127.0.0.1:0";
+    options.database_uri = uri;
+    options.admin_token = kAdminToken;
+    options.enrollment_tokens = {kEnrollToken};
+    options.heartbeat_interval = absl::Seconds(1);
+    options.job_lease = absl::Seconds(10);
+    options.sweep_interval = absl::Milliseconds(200);
+    options.executor_threads = 2;
+    options.db_pool_size = 6;
+    auto coordinator = Coordinator::Start(options);
+    ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+    coordinator_ = *std::move(coordinator);
+    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(coordinator_->port()),
+                                   grpc::InsecureChannelCredentials());
+    control_ = v1::ControlService::NewStub(channel_);
+  }
+  void Authorize(grpc::ClientContext* context) {
+    context->AddMetadata("authorization", std::string("Bearer ") + kAdminToken);
+    context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  }
+  std::unique_ptr<Coordinator> coordinator_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::ControlService::Stub> control_;
+};
+
+v1::Plan SmallPlan() {
+  v1::Plan plan;
+  plan.set_name("small");
+  v1::Matrix* m = plan.add_matrix();
+  m->add_strategies()->set_name("direct");
+  m->add_workloads("arithmetic");
+  m->mutable_batch()->set_tasks(10);
+  return plan;
+}
+
+TEST_F(ServiceTest, HelloRefusals) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  StartCoordinator(db.uri());
+  {
+    TestAgent agent(channel_);
+    ASSERT_TRUE(agent.Send(TestAgent::Hello("agent-a", 7, kEnrollToken)));
+    auto [reason, status] = agent.ReadRefusal();
+    EXPECT_NE(reason.find("protocol version 7 not in [1, 1]"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("too new"), std::string::npos) << reason;
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  }
+  {
+    TestAgent agent(channel_);
+    ASSERT_TRUE(agent.Send(TestAgent::Hello("agent-a", 0, kEnrollToken)));
+    auto [reason, status] = agent.ReadRefusal();
+    EXPECT_NE(reason.find("too old"), std::string::npos) << reason;
+  }
+  {
+    TestAgent agent(channel_);
+    ASSERT_TRUE(agent.Send(TestAgent::Hello("agent-a", 1, "wrong-token")));
+    auto [reason, status] = agent.ReadRefusal();
+    EXPECT_EQ(reason, "enrollment token unknown");
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
+  {
+    TestAgent agent(channel_);
+    ASSERT_TRUE(agent.Send(TestAgent::Hello("agent-a", 1, "", "forged-credential")));
+    auto [reason, status] = agent.ReadRefusal();
+    EXPECT_NE(reason.find("credential refused"), std::string::npos) << reason;
+  }
+  {
+    TestAgent agent(channel_);
+    ASSERT_TRUE(agent.Send(TestAgent::Hello("bad name!", 1, kEnrollToken)));
+    auto [reason, status] = agent.ReadRefusal();
+    EXPECT_NE(reason.find("hello.agent_name"), std::string::npos) << reason;
+  }
+}
+
+TEST_F(ServiceTest, MalformedMessageRefusedOthersKeepBeingServed) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  StartCoordinator(db.uri());
+  TestAgent good(channel_);
+  ASSERT_TRUE(good.Send(TestAgent::Hello("agent-good", 1, kEnrollToken)));
+  v1::CoordinatorMessage welcome;
+  ASSERT_TRUE(good.Read(&welcome));
+  ASSERT_TRUE(welcome.has_welcome()) << welcome.DebugString();
+
+  {  // First message not a hello.
+    TestAgent bad(channel_);
+    v1::AgentMessage m;
+    m.mutable_heartbeat()->set_rss_bytes(1);
+    ASSERT_TRUE(bad.Send(m));
+    auto [reason, status] = bad.ReadRefusal();
+    EXPECT_NE(reason.find("first message must be hello"), std::string::npos) << reason;
+  }
+  {  // An empty message after a welcome.
+    TestAgent bad(channel_);
+    ASSERT_TRUE(bad.Send(TestAgent::Hello("agent-bad", 1, kEnrollToken)));
+    v1::CoordinatorMessage w;
+    ASSERT_TRUE(bad.Read(&w));
+    ASSERT_TRUE(w.has_welcome());
+    ASSERT_TRUE(bad.Send(v1::AgentMessage()));
+    auto [reason, status] = bad.ReadRefusal();
+    EXPECT_NE(reason.find("malformed message"), std::string::npos) << reason;
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  {  // A job message naming a job id that is not a UUID.
+    TestAgent bad(channel_);
+    ASSERT_TRUE(bad.Send(TestAgent::Hello("agent-bad2", 1, kEnrollToken)));
+    v1::CoordinatorMessage w;
+    ASSERT_TRUE(bad.Read(&w));
+    v1::AgentMessage m;
+    m.mutable_job_accepted()->set_job_id("'; DROP TABLE jobs; --");
+    ASSERT_TRUE(bad.Send(m));
+    auto [reason, status] = bad.ReadRefusal();
+    EXPECT_NE(reason.find("job_id"), std::string::npos) << reason;
+  }
+  // The good agent is still served: a run is pushed to it and its result acked.
+  grpc::ClientContext context;
+  Authorize(&context);
+  v1::SubmitRunRequest submit;
+  *submit.mutable_plan() = SmallPlan();
+  submit.set_selector("name=agent-good");
+  v1::SubmitRunResponse submitted;
+  grpc::Status status = control_->SubmitRun(&context, submit, &submitted);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(submitted.run().jobs_size(), 1);
+  v1::CoordinatorMessage assignment;
+  ASSERT_TRUE(good.Read(&assignment));
+  ASSERT_TRUE(assignment.has_assignment()) << assignment.DebugString();
+  EXPECT_EQ(assignment.assignment().run_id(), submitted.run().run_id());
+  EXPECT_EQ(assignment.assignment().plan().name(), "small");
+  EXPECT_EQ(assignment.assignment().attempt(), 1u);
+  const std::string job_id = assignment.assignment().job_id();
+
+  v1::AgentMessage accepted;
+  accepted.mutable_job_accepted()->set_job_id(job_id);
+  ASSERT_TRUE(good.Send(accepted));
+  v1::AgentMessage result;
+  v1::CaseResult* r = result.mutable_result();
+  r->set_result_id("44444444-4444-4444-8444-444444444444");
+  r->set_job_id(job_id);
+  r->mutable_spec()->set_case_id("batch/arithmetic/blocking/direct/any");
+  r->mutable_stats()->set_median_ns(1000);
+  for (int i = 0; i < 2; ++i) {  // the second is a replay
+    ASSERT_TRUE(good.Send(result));
+    v1::CoordinatorMessage ack;
+    ASSERT_TRUE(good.Read(&ack));
+    ASSERT_TRUE(ack.has_ack()) << ack.DebugString();
+    EXPECT_EQ(ack.ack().result_id(), r->result_id());
+    EXPECT_EQ(ack.ack().duplicate(), i == 1);
+    EXPECT_FALSE(ack.ack().rejected());
+  }
+  v1::AgentMessage finished;
+  finished.mutable_job_finished()->set_job_id(job_id);
+  finished.mutable_job_finished()->set_ok(true);
+  ASSERT_TRUE(good.Send(finished));
+
+  // Watch the run until it ends: done, one result.
+  grpc::ClientContext watch_context;
+  Authorize(&watch_context);
+  v1::WatchRunRequest watch;
+  watch.set_run_id(submitted.run().run_id());
+  auto reader = control_->WatchRun(&watch_context, watch);
+  v1::RunInfo info, last;
+  while (reader->Read(&info)) last = info;
+  ASSERT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(last.status(), "done");
+  EXPECT_EQ(last.results(), 1u);
+  ASSERT_TRUE(good.Finish().ok() || true);
+}
+
+TEST_F(ServiceTest, ControlNeedsAdminTokenAndValidatesInput) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  StartCoordinator(db.uri());
+  {
+    grpc::ClientContext context;
+    v1::ListAgentsResponse agents;
+    grpc::Status status = control_->ListAgents(&context, v1::ListAgentsRequest(), &agents);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
+  {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer wrong");
+    v1::ListAgentsResponse agents;
+    EXPECT_EQ(control_->ListAgents(&context, v1::ListAgentsRequest(), &agents).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+  }
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::SubmitRunRequest submit;
+    *submit.mutable_plan() = SmallPlan();
+    submit.mutable_plan()->mutable_matrix(0)->mutable_strategies(0)->set_name("no_such_strategy");
+    v1::SubmitRunResponse response;
+    grpc::Status status = control_->SubmitRun(&context, submit, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(status.error_message().find("no_such_strategy"), std::string::npos) << status.error_message();
+  }
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::SubmitRunRequest submit;
+    *submit.mutable_plan() = SmallPlan();
+    submit.set_selector("colour=blue");
+    v1::SubmitRunResponse response;
+    grpc::Status status = control_->SubmitRun(&context, submit, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(status.error_message().find("allowed keys"), std::string::npos) << status.error_message();
+  }
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::SubmitRunRequest submit;
+    *submit.mutable_plan() = SmallPlan();
+    submit.set_selector("arch=arm64");
+    v1::SubmitRunResponse response;
+    grpc::Status status = control_->SubmitRun(&context, submit, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_NE(status.error_message().find("no online agent"), std::string::npos) << status.error_message();
+  }
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::CreateScheduleRequest request;
+    request.mutable_schedule()->set_name("bad");
+    request.mutable_schedule()->set_cron("61 * * * *");
+    *request.mutable_schedule()->mutable_plan() = SmallPlan();
+    v1::Schedule response;
+    grpc::Status status = control_->CreateSchedule(&context, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(status.error_message().find("minute"), std::string::npos);
+  }
+}
+
+TEST_F(ServiceTest, TokensCredentialsAndRevocation) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  StartCoordinator(db.uri());
+  v1::CreateTokenResponse token;
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::CreateTokenRequest request;
+    request.set_description("test");
+    ASSERT_TRUE(control_->CreateToken(&context, request, &token).ok());
+    EXPECT_EQ(token.token().size(), 64u);
+  }
+  std::string credential;
+  {
+    TestAgent agent(channel_);
+    ASSERT_TRUE(agent.Send(TestAgent::Hello("agent-t", 1, token.token())));
+    v1::CoordinatorMessage welcome;
+    ASSERT_TRUE(agent.Read(&welcome));
+    ASSERT_TRUE(welcome.has_welcome()) << welcome.DebugString();
+    credential = welcome.welcome().agent_credential();
+    EXPECT_FALSE(credential.empty());
+    EXPECT_EQ(welcome.welcome().heartbeat_interval_ms(), 1000u);
+    agent.Finish();
+  }
+  {  // Reconnect with the credential alone.
+    TestAgent agent(channel_);
+    ASSERT_TRUE(agent.Send(TestAgent::Hello("agent-t", 1, "", credential)));
+    v1::CoordinatorMessage welcome;
+    ASSERT_TRUE(agent.Read(&welcome));
+    ASSERT_TRUE(welcome.has_welcome()) << welcome.DebugString();
+    EXPECT_EQ(welcome.welcome().agent_credential(), credential);
+    agent.Finish();
+  }
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::RevokeTokenRequest request;
+    request.set_token_id(token.token_id());
+    v1::Empty empty;
+    ASSERT_TRUE(control_->RevokeToken(&context, request, &empty).ok());
+  }
+  for (bool with_credential : {false, true}) {
+    TestAgent agent(channel_);
+    ASSERT_TRUE(agent.Send(with_credential ? TestAgent::Hello("agent-t", 1, "", credential)
+                                           : TestAgent::Hello("agent-t2", 1, token.token())));
+    auto [reason, status] = agent.ReadRefusal();
+    EXPECT_NE(reason.find("revoked"), std::string::npos) << reason;
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  }
+}
+
+}  // namespace
+}  // namespace fleetmark::service

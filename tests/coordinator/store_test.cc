@@ -1,0 +1,363 @@
+// The store against a real PostgreSQL (FLEETMARK_TEST_PG_URI), one private database
+// per test.
+#include "coordinator/store/store.h"
+
+#include <atomic>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <pqxx/pqxx>
+
+#include "coordinator/store/migrations.h"
+#include "tests/coordinator/test_database.h"
+
+namespace fleetmark::store {
+namespace {
+
+std::unique_ptr<Store> OpenStore(const std::string& uri, const std::string& coordinator_id = "c1") {
+  StoreOptions options;
+  options.connection.uri = uri;
+  options.connection.pool_size = 4;
+  options.coordinator_id = coordinator_id;
+  auto store = Store::Open(options);
+  EXPECT_TRUE(store.ok()) << store.status();
+  if (!store.ok()) return nullptr;
+  absl::Status migrated = (*store)->Migrate();
+  EXPECT_TRUE(migrated.ok()) << migrated;
+  return *std::move(store);
+}
+
+std::string Agent(Store& store, const std::string& name, const std::string& arch = "x86_64") {
+  AgentRegistration reg;
+  reg.name = name;
+  reg.credential_sha256 = "hash-" + name;
+  reg.host.set_arch(arch);
+  reg.host.set_logical_cpus(8);
+  reg.host.set_physical_cores(4);
+  reg.labels["rack"] = "b";
+  reg.session_id = "s-" + name;
+  auto id = store.RegisterAgent(reg);
+  EXPECT_TRUE(id.ok()) << id.status();
+  return id.ok() ? *id : "";
+}
+
+v1::Plan SmallPlan() {
+  v1::Plan plan;
+  plan.set_name("small");
+  v1::Matrix* m = plan.add_matrix();
+  m->add_strategies()->set_name("direct");
+  m->add_workloads("arithmetic");
+  m->mutable_batch()->set_tasks(10);
+  return plan;
+}
+
+NewRun MakeRun(const std::vector<std::string>& agents, uint32_t max_attempts = 3) {
+  NewRun run;
+  run.plan = SmallPlan();
+  run.selector = "";
+  run.submitted_by = "test";
+  run.agent_ids = agents;
+  run.max_attempts = max_attempts;
+  run.cases_total = 1;
+  return run;
+}
+
+v1::CaseResult Result(const std::string& result_id, const std::string& job_id, double median) {
+  v1::CaseResult r;
+  r.set_result_id(result_id);
+  r.set_job_id(job_id);
+  r.mutable_spec()->mutable_strategy()->set_name("direct");
+  r.mutable_spec()->set_workload("arithmetic");
+  r.mutable_spec()->set_io_mode("blocking");
+  r.mutable_spec()->set_scenario("batch");
+  r.mutable_spec()->set_placement("any");
+  r.mutable_spec()->set_case_id("batch/arithmetic/blocking/direct/any");
+  r.set_status(v1::CASE_STATUS_OK);
+  r.mutable_stats()->set_count(3);
+  r.mutable_stats()->set_median_ns(median);
+  r.add_samples_ns(1);
+  r.add_samples_ns(2);
+  r.add_samples_ns(3);
+  r.set_started_unix_ns(1'700'000'000'000'000'000);
+  return r;
+}
+
+int64_t Count(const std::string& uri, const std::string& sql) {
+  pqxx::connection conn(uri);
+  pqxx::work txn(conn);
+  return txn.exec(sql)[0][0].as<int64_t>();
+}
+
+TEST(StoreTest, MigrationsApplyOnceEvenConcurrently) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 3; ++i) {
+    threads.emplace_back([&] {
+      StoreOptions options;
+      options.connection.uri = db.uri();
+      auto store = Store::Open(options);
+      if (store.ok() && (*store)->Migrate().ok()) ++ok;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 3);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  auto versions = store->AppliedMigrations();
+  ASSERT_TRUE(versions.ok()) << versions.status();
+  ASSERT_FALSE(versions->empty());
+  EXPECT_EQ(versions->front(), 1);
+  EXPECT_EQ(versions->size(), EmbeddedMigrations().size());
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM schema_migrations WHERE version = 1"), 1);
+}
+
+TEST(StoreTest, EnrollmentTokensAreHashedAndRevocable) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->CreateEnrollmentToken("t1", "abc123", "lab").ok());
+  EXPECT_EQ(store->CreateEnrollmentToken("t1", "other", "dup").code(), absl::StatusCode::kAlreadyExists);
+  auto found = store->FindEnrollmentToken("abc123");
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(*found, "t1");
+  EXPECT_EQ(store->FindEnrollmentToken("nope").status().code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(store->RevokeEnrollmentToken("t1").ok());
+  EXPECT_EQ(store->FindEnrollmentToken("abc123").status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(store->RevokeEnrollmentToken("missing").code(), absl::StatusCode::kNotFound);
+  // Only the hash is stored.
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM enrollment_tokens WHERE token_sha256 = 'abc123'"), 1);
+}
+
+TEST(StoreTest, ResultInsertIsIdempotent) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string a = Agent(*store, "a1");
+  const std::string b = Agent(*store, "b1");
+  auto run = store->CreateRun(MakeRun({a, b}));
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(run->jobs_size(), 2);
+  auto claimed = store->ClaimJobs({a, b}, absl::Seconds(30));
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  ASSERT_EQ(claimed->size(), 2u);
+  std::string job_a;
+  for (const auto& c : *claimed) {
+    if (c.agent_id == a) job_a = c.assignment.job_id();
+  }
+  const std::string id1 = "11111111-1111-4111-8111-111111111111";
+  const std::string id2 = "22222222-2222-4222-8222-222222222222";
+  v1::CaseResult r1 = Result(id1, job_a, 100), r2 = Result(id2, job_a, 200), r1_again = Result(id1, job_a, 999);
+  v1::CaseResult bad_id = Result("not-a-uuid", job_a, 1);
+  v1::CaseResult foreign = Result("33333333-3333-4333-8333-333333333333", job_a, 1);
+  auto first = store->InsertResults({{a, &r1}, {a, &r2}, {a, &r1_again}, {a, &bad_id}, {b, &foreign}});
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->size(), 5u);
+  EXPECT_TRUE((*first)[0].stored);
+  EXPECT_TRUE((*first)[1].stored);
+  EXPECT_TRUE((*first)[2].duplicate);  // same id twice in one batch
+  EXPECT_TRUE((*first)[3].rejected);
+  EXPECT_NE((*first)[3].message.find("result.result_id"), std::string::npos);
+  EXPECT_TRUE((*first)[4].rejected);  // agent b sending a result of a's job
+  // A replay (after a reconnect) is acknowledged as a duplicate and not stored twice.
+  auto replay = store->InsertResults({{a, &r1}});
+  ASSERT_TRUE(replay.ok());
+  EXPECT_TRUE((*replay)[0].duplicate);
+  EXPECT_FALSE((*replay)[0].stored);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results"), 2);
+  EXPECT_EQ(Count(db.uri(), "SELECT median_ns::bigint FROM case_results WHERE result_id = '" + id1 + "'"), 100);
+  EXPECT_EQ(Count(db.uri(), "SELECT samples_ns[3] FROM case_results WHERE result_id = '" + id1 + "'"), 3);
+  auto exported = store->ExportResults(run->run_id(), "a1");
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  EXPECT_EQ(exported->results_size(), 2);
+  EXPECT_EQ(exported->hosts().count("a1"), 1u);
+  EXPECT_EQ(exported->run().results(), 2u);
+}
+
+TEST(StoreTest, ClaimSkipsLockedRowsAcrossConnections) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store1 = OpenStore(db.uri(), "c1");
+  auto store2 = OpenStore(db.uri(), "c2");
+  ASSERT_NE(store1, nullptr);
+  ASSERT_NE(store2, nullptr);
+  std::vector<std::string> agents;
+  for (int i = 0; i < 20; ++i) agents.push_back(Agent(*store1, "agent" + std::to_string(i)));
+  ASSERT_TRUE(store1->CreateRun(MakeRun(agents)).ok());
+
+  // Hold a row lock on agent0's job from a third connection: claims skip it at once.
+  pqxx::connection locker(db.uri());
+  pqxx::work lock_txn(locker);
+  lock_txn.exec("SELECT job_id FROM jobs WHERE agent_id = '" + agents[0] + "' FOR UPDATE");
+  const absl::Time start = absl::Now();
+  auto skipped = store1->ClaimJobs({agents[0]}, absl::Seconds(30));
+  ASSERT_TRUE(skipped.ok()) << skipped.status();
+  EXPECT_TRUE(skipped->empty());
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));  // skipped, not blocked
+  lock_txn.abort();
+
+  // Two coordinators claiming for the same agents at once: each job claimed once.
+  std::vector<ClaimedJob> c1, c2;
+  std::thread t1([&] { c1 = store1->ClaimJobs(agents, absl::Seconds(30)).value_or(std::vector<ClaimedJob>{}); });
+  std::thread t2([&] { c2 = store2->ClaimJobs(agents, absl::Seconds(30)).value_or(std::vector<ClaimedJob>{}); });
+  t1.join();
+  t2.join();
+  std::set<std::string> jobs;
+  for (const auto& c : c1) jobs.insert(c.assignment.job_id());
+  for (const auto& c : c2) jobs.insert(c.assignment.job_id());
+  EXPECT_EQ(jobs.size(), c1.size() + c2.size());
+  // Claims that lost a race leave jobs queued; a retry picks up the rest.
+  auto rest = store1->ClaimJobs(agents, absl::Seconds(30));
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_EQ(jobs.size() + rest->size(), agents.size());
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM jobs WHERE status = 'assigned' AND attempts = 1"), 20);
+  // One job at a time per device: a second run's job waits while the first is active.
+  ASSERT_TRUE(store1->CreateRun(MakeRun({agents[0]})).ok());
+  auto none = store1->ClaimJobs({agents[0]}, absl::Seconds(30));
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  ASSERT_FALSE(c1.empty() && c2.empty() && rest->empty());
+}
+
+TEST(StoreTest, ExpiredLeasesRequeueThenFailAsInfrastructure) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string a = Agent(*store, "lost-agent");
+  auto run = store->CreateRun(MakeRun({a}, /*max_attempts=*/2));
+  ASSERT_TRUE(run.ok()) << run.status();
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    auto claimed = store->ClaimJobs({a}, absl::Milliseconds(1));
+    ASSERT_TRUE(claimed.ok()) << claimed.status();
+    ASSERT_EQ(claimed->size(), 1u) << "attempt " << attempt;
+    EXPECT_EQ((*claimed)[0].assignment.attempt(), static_cast<uint32_t>(attempt));
+    EXPECT_EQ((*claimed)[0].assignment.plan().name(), "small");
+    absl::SleepFor(absl::Milliseconds(20));
+    auto expired = store->ExpireLeases();
+    ASSERT_TRUE(expired.ok()) << expired.status();
+    ASSERT_EQ(expired->size(), 1u);
+    EXPECT_EQ((*expired)[0].failed, attempt == 2);
+  }
+  auto final_run = store->GetRun(run->run_id());
+  ASSERT_TRUE(final_run.ok());
+  EXPECT_EQ(final_run->status(), "failed");
+  ASSERT_EQ(final_run->jobs_size(), 1);
+  EXPECT_EQ(final_run->jobs(0).status(), "failed");
+  EXPECT_EQ(final_run->jobs(0).message().rfind("infrastructure: ", 0), 0u) << final_run->jobs(0).message();
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM jobs WHERE failure_kind = 'infrastructure'"), 1);
+  // Nothing left to claim or expire.
+  EXPECT_TRUE(store->ClaimJobs({a}, absl::Seconds(1))->empty());
+  EXPECT_TRUE(store->ExpireLeases()->empty());
+}
+
+TEST(StoreTest, JobLifecycleAndRestartRelease) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string a = Agent(*store, "worker");
+  auto run = store->CreateRun(MakeRun({a}));
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->status(), "queued");
+  auto claimed = store->ClaimJobs({a}, absl::Seconds(30));
+  ASSERT_EQ(claimed->size(), 1u);
+  const std::string job = (*claimed)[0].assignment.job_id();
+  // The agent restarted running nothing: the job is re-queued at once.
+  auto released = store->ReleaseAgentJobs(a, "");
+  ASSERT_TRUE(released.ok()) << released.status();
+  ASSERT_EQ(released->size(), 1u);
+  EXPECT_FALSE((*released)[0].failed);
+  claimed = store->ClaimJobs({a}, absl::Seconds(30));
+  ASSERT_EQ(claimed->size(), 1u);
+  EXPECT_EQ((*claimed)[0].assignment.attempt(), 2u);
+  ASSERT_TRUE(store->MarkJobRunning(job, a, absl::Seconds(30)).ok());
+  ASSERT_TRUE(store->UpdateJobProgress(job, a, 1, 1, absl::Seconds(30)).ok());
+  EXPECT_EQ(store->UpdateJobProgress(job, a, 5, 1, absl::Seconds(30)).code(), absl::StatusCode::kInvalidArgument);
+  // Reconnect while still running: resumed, not released.
+  EXPECT_TRUE(*store->ResumeJob(job, a, absl::Seconds(30)));
+  EXPECT_TRUE(store->ReleaseAgentJobs(a, job)->empty());
+  ASSERT_TRUE(store->FinishJob(job, a, JobOutcome{true, false, ""}).ok());
+  auto done = store->GetRun(run->run_id());
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->status(), "done");
+  EXPECT_GT(done->finished_unix_ns(), 0);
+  EXPECT_FALSE(*store->ResumeJob(job, a, absl::Seconds(30)));  // ended
+  EXPECT_EQ(store->FinishJob(job, "00000000-0000-4000-8000-000000000000", JobOutcome{}).code(),
+            absl::StatusCode::kNotFound);
+  // Cancelling an ended run is refused; listing shows it.
+  EXPECT_EQ(store->CancelRun(run->run_id()).status().code(), absl::StatusCode::kFailedPrecondition);
+  auto runs = store->ListRuns(10);
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ(store->GetRun("bad").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store->GetRun("00000000-0000-4000-8000-000000000000").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(StoreTest, ScheduleSlotFiresOnceWithTwoCoordinators) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store1 = OpenStore(db.uri(), "c1");
+  auto store2 = OpenStore(db.uri(), "c2");
+  ASSERT_NE(store1, nullptr);
+  ASSERT_NE(store2, nullptr);
+  const std::string a = Agent(*store1, "nightly-box");
+  v1::Schedule schedule;
+  schedule.set_name("nightly");
+  schedule.set_cron("0 2 * * *");
+  *schedule.mutable_plan() = SmallPlan();
+  ASSERT_TRUE(store1->CreateSchedule(schedule, absl::Now()).ok());
+  EXPECT_EQ(store2->CreateSchedule(schedule, absl::Now()).status().code(), absl::StatusCode::kAlreadyExists);
+  const absl::Time slot = absl::FromCivil(absl::CivilMinute(2026, 11, 30, 2, 0), absl::UTCTimeZone());
+  std::atomic<int> fired{0}, skipped{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      Store& store = i % 2 == 0 ? *store1 : *store2;
+      auto result = store.FireSchedule("nightly", slot, MakeRun({a}));
+      ASSERT_TRUE(result.ok()) << result.status();
+      (result->has_value() ? fired : skipped)++;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(fired.load(), 1);
+  EXPECT_EQ(skipped.load(), 3);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM runs"), 1);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM schedule_fires WHERE run_id IS NOT NULL"), 1);
+  auto last = store2->LastFiredSlot("nightly");
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(**last, slot);
+  // The next slot fires again; deleting the schedule removes it.
+  auto next = store2->FireSchedule("nightly", slot + absl::Hours(24), MakeRun({a}));
+  ASSERT_TRUE(next.ok());
+  EXPECT_TRUE(next->has_value());
+  auto listed = store1->ListSchedules();
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].plan().name(), "small");
+  ASSERT_TRUE(store1->DeleteSchedule("nightly").ok());
+  EXPECT_EQ(store1->DeleteSchedule("nightly").code(), absl::StatusCode::kNotFound);
+}
+
+TEST(StoreTest, AgentsListAndOfflineOnlyFromOwnSession) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string a = Agent(*store, "pixel-7", "aarch64");
+  ASSERT_TRUE(store->RecordLiveness({{a, absl::Now(), 1234, 0.5}}, absl::Seconds(30)).ok());
+  auto agents = store->ListAgents();
+  ASSERT_TRUE(agents.ok()) << agents.status();
+  ASSERT_EQ(agents->size(), 1u);
+  EXPECT_EQ((*agents)[0].state(), "online");
+  EXPECT_EQ((*agents)[0].rss_bytes(), 1234u);
+  EXPECT_EQ((*agents)[0].labels().at("rack"), "b");
+  EXPECT_EQ((*agents)[0].host().arch(), "aarch64");
+  // A stale stream's end does not mark the reconnected agent offline.
+  ASSERT_TRUE(store->SetAgentOffline(a, "an-older-session").ok());
+  EXPECT_EQ((*store->ListAgents())[0].state(), "online");
+  ASSERT_TRUE(store->SetAgentOffline(a, "s-pixel-7").ok());
+  EXPECT_EQ((*store->ListAgents())[0].state(), "offline");
+  auto identity = store->FindAgentByName("pixel-7");
+  ASSERT_TRUE(identity.ok());
+  EXPECT_EQ(identity->credential_sha256, "hash-pixel-7");
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM host_snapshots"), 1);
+}
+
+}  // namespace
+}  // namespace fleetmark::store
