@@ -19,7 +19,8 @@
 #include <boost/fiber/condition_variable.hpp>
 #include <boost/fiber/mutex.hpp>
 #include <boost/fiber/operations.hpp>
-#include <tbb/task_arena.h>
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -164,7 +165,18 @@ class ThreadRequests {
       return shared_pool_.Start(threads_, ScenarioThreadOptions(stack_kib_));
     }
     if (strategy_ == "work_stealing") {
-      arena_ = std::make_unique<tbb::task_arena>(threads_ > 0 ? threads_ : LogicalCpuCount());
+      // Adapter over oneTBB (the strategies' executors have no closure-submitting
+      // work-stealing pool): an arena of k slots, none reserved for external threads,
+      // and the process-wide worker cap (default CPUs - 1 workers) raised to k + 1 while
+      // the case runs, as engine/strategies/work_stealing_strategy.cc does.
+      const int k = threads_ > 0 ? threads_ : LogicalCpuCount();
+      parallelism_ = std::make_unique<tbb::global_control>(
+          tbb::global_control::max_allowed_parallelism, static_cast<size_t>(k) + 1);
+      if (stack_kib_ != 0) {
+        stack_ = std::make_unique<tbb::global_control>(tbb::global_control::thread_stack_size,
+                                                       size_t{stack_kib_} * 1024);
+      }
+      arena_ = std::make_unique<tbb::task_arena>(k, 0);
       arena_->initialize();
     }
     return absl::OkStatus();
@@ -270,6 +282,8 @@ class ThreadRequests {
   int threads_;
   uint32_t stack_kib_;
   ThreadPool shared_pool_;
+  std::unique_ptr<tbb::global_control> parallelism_;
+  std::unique_ptr<tbb::global_control> stack_;
   std::unique_ptr<tbb::task_arena> arena_;
   std::vector<OsThread> request_threads_;
 };
