@@ -17,6 +17,14 @@ using nlohmann::json;
 
 ApiResponse Error(int status, std::string message) { return {status, json{{"error", std::move(message)}}}; }
 
+// {"<key>": value} without copying `value` (nlohmann initializer lists deep-copy).
+ApiResponse Ok(const char* key, json value) {
+  ApiResponse response;
+  response.body = json::object();
+  response.body[key] = std::move(value);
+  return response;
+}
+
 ApiResponse FromStatus(const absl::Status& status) {
   switch (status.code()) {
     case absl::StatusCode::kNotFound: return Error(404, std::string(status.message()));
@@ -74,7 +82,7 @@ ApiResponse Api::Agents() const {
   if (!agents.ok()) return FromStatus(agents.status());
   json list = json::array();
   for (const auto& a : *agents) list.push_back(AgentJson(a));
-  return {200, json{{"agents", list}}};
+  return Ok("agents", std::move(list));
 }
 
 ApiResponse Api::Runs(const std::map<std::string, std::string>& query) const {
@@ -84,7 +92,7 @@ ApiResponse Api::Runs(const std::map<std::string, std::string>& query) const {
   if (!runs.ok()) return FromStatus(runs.status());
   json list = json::array();
   for (const auto& r : *runs) list.push_back(RunJson(r));
-  return {200, json{{"runs", list}}};
+  return Ok("runs", std::move(list));
 }
 
 ApiResponse Api::Run(std::string_view run_id) const {
@@ -98,13 +106,15 @@ ApiResponse Api::RunResults(std::string_view run_id, const std::map<std::string,
   if (!results.ok()) return FromStatus(results.status());
   json list = json::array();
   for (const auto& r : *results) list.push_back(ResultJson(r, /*full=*/false));
-  return {200, json{{"run_id", std::string(run_id)}, {"results", list}}};
+  ApiResponse response = Ok("results", std::move(list));
+  response.body["run_id"] = std::string(run_id);
+  return response;
 }
 
 ApiResponse Api::Result(std::string_view result_id) const {
   auto result = reader_->GetResult(result_id);
   if (!result.ok()) return FromStatus(result.status());
-  return {200, json{{"result", ResultJson(*result, /*full=*/true)}}};
+  return Ok("result", ResultJson(*result, /*full=*/true));
 }
 
 ApiResponse Api::Compare(const std::map<std::string, std::string>& query) const {
@@ -168,22 +178,30 @@ ApiResponse Api::History(const std::map<std::string, std::string>& query) const 
       const store::HistoryPoint& p = (*points)[i];
       const bool ok = p.status == fleetmark::v1::CASE_STATUS_OK;
       medians.push_back(ok ? p.median_ns : 0.0);
-      list.push_back({{"run_id", p.run_id}, {"result_id", p.result_id},
-                      {"finished_unix_ms", p.run_created_unix_ns / 1000000},
-                      {"median_ns", ok ? json(p.median_ns) : json(nullptr)},
-                      {"ci_low_ns", ok ? json(p.ci_low_ns) : json(nullptr)},
-                      {"ci_high_ns", ok ? json(p.ci_high_ns) : json(nullptr)},
-                      {"status", CaseStatusName(p.status)}});
+      json point = json::object();
+      point["run_id"] = p.run_id;
+      point["result_id"] = p.result_id;
+      point["finished_unix_ms"] = p.run_created_unix_ns / 1000000;
+      point["median_ns"] = ok ? json(p.median_ns) : json(nullptr);
+      point["ci_low_ns"] = ok ? json(p.ci_low_ns) : json(nullptr);
+      point["ci_high_ns"] = ok ? json(p.ci_high_ns) : json(nullptr);
+      point["status"] = CaseStatusName(p.status);
+      list.push_back(std::move(point));
     }
-    series.push_back({{"agent_id", (*points)[begin].agent_id}, {"name", (*points)[begin].agent_name},
-                      {"points", list}, {"change_points", DetectChangePoints(medians)}});
+    json entry = json::object();
+    entry["agent_id"] = (*points)[begin].agent_id;
+    entry["name"] = (*points)[begin].agent_name;
+    entry["change_points"] = DetectChangePoints(medians);
+    entry["points"] = std::move(list);
+    series.push_back(std::move(entry));
     begin = end;
   }
-  return {200, json{{"case_id", case_id},
-                    {"method", "binary segmentation of log(median) per device, BIC penalty "
+  ApiResponse response = Ok("series", std::move(series));
+  response.body["case_id"] = case_id;
+  response.body["method"] = "binary segmentation of log(median) per device, BIC penalty "
                                "2·σ²·ln n with σ from the MAD of successive differences, "
-                               "changes of at least 3%, at least 2 runs per segment"},
-                    {"series", series}}};
+                               "changes of at least 3%, at least 2 runs per segment";
+  return response;
 }
 
 ApiResponse Api::Cases(const std::map<std::string, std::string>& query) const {

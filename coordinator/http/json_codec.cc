@@ -20,6 +20,10 @@ std::string WithoutPrefix(const std::string& name, absl::string_view prefix) {
 // JSON has no infinities: map them (and NaN) to null.
 json Number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
 
+// Nanosecond statistics to 0.1 ns: finer digits carry no information and only
+// lengthen the payload.
+json Ns(double value) { return std::isfinite(value) ? json(std::round(value * 10) / 10) : json(nullptr); }
+
 json CoreKindJson(const fleetmark::v1::CoreKind& kind) {
   return {{"name", kind.name()},
           {"cpus", std::vector<uint32_t>(kind.cpus().begin(), kind.cpus().end())},
@@ -122,29 +126,50 @@ json RunJson(const store::WebRun& run) {
 }
 
 json ResultJson(const store::WebResult& wr, bool full) {
+  // Built by assignment, not initializer lists: nlohmann copies every nested
+  // initializer, and run pages list hundreds of results.
   const fleetmark::v1::CaseResult& r = wr.result;
   const auto& s = r.stats();
   const auto& c = r.counters();
-  json out = {
-      {"result_id", r.result_id()}, {"agent_id", wr.agent_id}, {"agent_name", wr.agent_name},
-      {"run_id", r.run_id()}, {"case_id", r.spec().case_id()}, {"scenario", r.spec().scenario()},
-      {"workload", r.spec().workload()}, {"io_mode", r.spec().io_mode()},
-      {"placement", r.spec().placement()}, {"strategy", StrategyLabel(r.spec())},
-      {"strategy_name", r.spec().strategy().name()}, {"threads", r.spec().strategy().threads()},
-      {"status", CaseStatusName(r.status())}, {"message", r.message()},
-      {"stop_reason", StopReasonName(r.stop_reason())}, {"throttled", r.throttled()},
-      {"threads_used", r.threads_used()}, {"peak_in_flight", r.peak_in_flight()},
-      {"finished_unix_ms", Ms(r.finished_unix_ns())},
-      {"stats", {{"count", s.count()}, {"min_ns", Number(s.min_ns())}, {"median_ns", Number(s.median_ns())},
-                 {"max_ns", Number(s.max_ns())}, {"mean_ns", Number(s.mean_ns())},
-                 {"stddev_ns", Number(s.stddev_ns())}, {"mad_ns", Number(s.mad_ns())},
-                 {"ci_low_ns", Number(s.ci_low_ns())}, {"ci_high_ns", Number(s.ci_high_ns())},
-                 {"outliers", s.outliers()}, {"ci_half_width_percent", Number(s.ci_half_width_percent())}}},
-      {"counters", {{"cpu_user_seconds", Number(c.cpu_user_seconds())},
-                    {"cpu_system_seconds", Number(c.cpu_system_seconds())},
-                    {"allocations", c.allocations()}, {"allocated_bytes", c.allocated_bytes()},
-                    {"peak_threads", c.peak_threads()}, {"rss_delta_bytes", c.rss_delta_bytes()}}},
-  };
+  json out = json::object();
+  out["result_id"] = r.result_id();
+  out["agent_id"] = wr.agent_id;
+  out["agent_name"] = wr.agent_name;
+  out["run_id"] = r.run_id();
+  out["case_id"] = r.spec().case_id();
+  out["scenario"] = r.spec().scenario();
+  out["workload"] = r.spec().workload();
+  out["io_mode"] = r.spec().io_mode();
+  out["placement"] = r.spec().placement();
+  out["strategy"] = StrategyLabel(r.spec());
+  out["strategy_name"] = r.spec().strategy().name();
+  out["threads"] = r.spec().strategy().threads();
+  out["status"] = CaseStatusName(r.status());
+  out["message"] = r.message();
+  out["stop_reason"] = StopReasonName(r.stop_reason());
+  out["throttled"] = r.throttled();
+  out["threads_used"] = r.threads_used();
+  out["peak_in_flight"] = r.peak_in_flight();
+  out["finished_unix_ms"] = Ms(r.finished_unix_ns());
+  json& stats = out["stats"];
+  stats["count"] = s.count();
+  stats["min_ns"] = Ns(s.min_ns());
+  stats["median_ns"] = Ns(s.median_ns());
+  stats["max_ns"] = Ns(s.max_ns());
+  stats["mean_ns"] = Ns(s.mean_ns());
+  stats["stddev_ns"] = Ns(s.stddev_ns());
+  stats["mad_ns"] = Ns(s.mad_ns());
+  stats["ci_low_ns"] = Ns(s.ci_low_ns());
+  stats["ci_high_ns"] = Ns(s.ci_high_ns());
+  stats["outliers"] = s.outliers();
+  stats["ci_half_width_percent"] = Number(s.ci_half_width_percent());
+  json& counters = out["counters"];
+  counters["cpu_user_seconds"] = Number(c.cpu_user_seconds());
+  counters["cpu_system_seconds"] = Number(c.cpu_system_seconds());
+  counters["allocations"] = c.allocations();
+  counters["allocated_bytes"] = c.allocated_bytes();
+  counters["peak_threads"] = c.peak_threads();
+  counters["rss_delta_bytes"] = c.rss_delta_bytes();
   if (r.has_memory()) out["memory"] = MemoryJson(r.memory());
   if (r.has_load()) out["load"] = LoadJson(r.load());
   if (r.has_fanout()) out["fanout"] = FanoutJson(r.fanout());

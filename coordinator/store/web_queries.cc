@@ -20,7 +20,6 @@
 namespace fleetmark::store {
 namespace {
 
-using internal::InTransactionOr;
 using internal::IsUuid;
 using internal::UnixNs;
 
@@ -164,6 +163,23 @@ WebResult ResultFromRow(const pqxx::row& row) {
   return out;
 }
 
+// Runs `fn(txn)` on a pooled connection in autocommit mode: the web view's queries are
+// single reads, so BEGIN/COMMIT would only add two round trips per request.
+template <typename Fn>
+auto Read(ConnectionPool& pool, std::string_view context, Fn&& fn) -> decltype(fn(std::declval<pqxx::nontransaction&>())) {
+  using Result = decltype(fn(std::declval<pqxx::nontransaction&>()));
+  auto lease = pool.Acquire();
+  if (!lease.ok()) return Result(lease.status());
+  try {
+    pqxx::nontransaction txn(**lease);
+    return fn(txn);
+  } catch (const std::exception& e) {
+    absl::Status status = StatusFromPqxx(e, context);
+    if (absl::IsUnavailable(status) || absl::IsInternal(status)) lease->Discard();
+    return Result(status);
+  }
+}
+
 absl::Status NotFound(std::string_view what, std::string_view id) {
   return absl::NotFoundError(absl::StrCat(std::string(what), " ", std::string(id), " not found"));
 }
@@ -176,7 +192,7 @@ class PgWebReader final : public WebReader {
   }
 
   absl::StatusOr<std::vector<WebAgent>> ListAgents() override {
-    return InTransactionOr(*pool_, "list agents", [&](pqxx::work& txn) -> absl::StatusOr<std::vector<WebAgent>> {
+    return Read(*pool_, "list agents", [&](pqxx::nontransaction& txn) -> absl::StatusOr<std::vector<WebAgent>> {
       std::vector<WebAgent> agents;
       for (const pqxx::row& row : txn.exec_prepared(kListAgents, online_window_seconds_)) {
         WebAgent& agent = agents.emplace_back();
@@ -196,7 +212,7 @@ class PgWebReader final : public WebReader {
     if (limit < 1 || limit > 1000) {
       return absl::InvalidArgumentError(absl::StrCat("limit: 1 <= limit <= 1000, got ", limit));
     }
-    return InTransactionOr(*pool_, "list runs", [&](pqxx::work& txn) -> absl::StatusOr<std::vector<WebRun>> {
+    return Read(*pool_, "list runs", [&](pqxx::nontransaction& txn) -> absl::StatusOr<std::vector<WebRun>> {
       std::vector<WebRun> runs;
       std::vector<std::string> ids;
       for (const pqxx::row& row : txn.exec_prepared(kListRuns, limit)) {
@@ -210,7 +226,7 @@ class PgWebReader final : public WebReader {
 
   absl::StatusOr<WebRun> GetRun(std::string_view run_id) override {
     if (!IsUuid(run_id)) return NotFound("run", run_id);
-    return InTransactionOr(*pool_, "get run", [&](pqxx::work& txn) -> absl::StatusOr<WebRun> {
+    return Read(*pool_, "get run", [&](pqxx::nontransaction& txn) -> absl::StatusOr<WebRun> {
       pqxx::result rows = txn.exec_prepared(kGetRun, std::string(run_id));
       if (rows.empty()) return NotFound("run", run_id);
       std::vector<WebRun> runs = {RunFromRow(rows[0])};
@@ -223,7 +239,7 @@ class PgWebReader final : public WebReader {
                                                     std::string_view agent_id) override {
     if (!IsUuid(run_id)) return NotFound("run", run_id);
     if (!agent_id.empty() && !IsUuid(agent_id)) return NotFound("agent", agent_id);
-    return InTransactionOr(*pool_, "run results", [&](pqxx::work& txn) -> absl::StatusOr<std::vector<WebResult>> {
+    return Read(*pool_, "run results", [&](pqxx::nontransaction& txn) -> absl::StatusOr<std::vector<WebResult>> {
       pqxx::result rows = agent_id.empty()
           ? txn.exec_prepared(kRunResults, std::string(run_id))
           : txn.exec_prepared(kRunAgentResults, std::string(run_id), std::string(agent_id));
@@ -239,7 +255,7 @@ class PgWebReader final : public WebReader {
 
   absl::StatusOr<WebResult> GetResult(std::string_view result_id) override {
     if (!IsUuid(result_id)) return NotFound("result", result_id);
-    return InTransactionOr(*pool_, "get result", [&](pqxx::work& txn) -> absl::StatusOr<WebResult> {
+    return Read(*pool_, "get result", [&](pqxx::nontransaction& txn) -> absl::StatusOr<WebResult> {
       pqxx::result rows = txn.exec_prepared(kGetResult, std::string(result_id));
       if (rows.empty()) return NotFound("result", result_id);
       WebResult out = ResultFromRow(rows[0]);
@@ -255,7 +271,7 @@ class PgWebReader final : public WebReader {
 
   absl::StatusOr<std::string> LatestRunWithResults(std::string_view agent_id) override {
     if (!IsUuid(agent_id)) return NotFound("agent", agent_id);
-    return InTransactionOr(*pool_, "latest run", [&](pqxx::work& txn) -> absl::StatusOr<std::string> {
+    return Read(*pool_, "latest run", [&](pqxx::nontransaction& txn) -> absl::StatusOr<std::string> {
       pqxx::result rows = txn.exec_prepared(kLatestRun, std::string(agent_id));
       if (rows.empty()) return absl::NotFoundError(absl::StrCat("agent ", std::string(agent_id), " has no results"));
       return Text(rows[0][0]);
@@ -264,7 +280,7 @@ class PgWebReader final : public WebReader {
 
   absl::StatusOr<std::vector<std::string>> CaseIds(std::string_view agent_id) override {
     FLEETMARK_ASSIGN_OR_RETURN(std::string run_id, LatestRunWithResults(agent_id));
-    return InTransactionOr(*pool_, "case ids", [&](pqxx::work& txn) -> absl::StatusOr<std::vector<std::string>> {
+    return Read(*pool_, "case ids", [&](pqxx::nontransaction& txn) -> absl::StatusOr<std::vector<std::string>> {
       std::vector<std::string> ids;
       for (const pqxx::row& row : txn.exec_prepared(kCaseIds, run_id, std::string(agent_id))) {
         ids.push_back(Text(row[0]));
@@ -284,7 +300,7 @@ class PgWebReader final : public WebReader {
       if (IsUuid(id)) valid.push_back(id);
     }
     if (valid.empty() || case_id.empty()) return std::vector<HistoryPoint>{};
-    return InTransactionOr(*pool_, "case history", [&](pqxx::work& txn) -> absl::StatusOr<std::vector<HistoryPoint>> {
+    return Read(*pool_, "case history", [&](pqxx::nontransaction& txn) -> absl::StatusOr<std::vector<HistoryPoint>> {
       std::vector<HistoryPoint> points;
       pqxx::result rows = txn.exec_prepared(kHistory, std::string(case_id), internal::UuidArray(valid),
                                             scheduled_only, limit);
@@ -352,7 +368,7 @@ class PgWebReader final : public WebReader {
         "ORDER BY wanted.ord, x.created_at"));
   }
 
-  void AttachJobs(pqxx::work& txn, const std::vector<std::string>& run_ids, std::vector<WebRun>& runs) {
+  void AttachJobs(pqxx::nontransaction& txn, const std::vector<std::string>& run_ids, std::vector<WebRun>& runs) {
     if (run_ids.empty()) return;
     for (const pqxx::row& row : txn.exec_prepared(kRunJobs, internal::UuidArray(run_ids))) {
       const std::string run_id = Text(row[0]);

@@ -66,6 +66,7 @@ absl::StatusOr<std::unique_ptr<FreshDatabase>> FreshDatabase::Create(const std::
 }
 
 FreshDatabase::~FreshDatabase() {
+  if (keep_) return;
   RunCommand({"psql", admin_uri_, "-qtA", "-c", absl::StrCat("DROP DATABASE IF EXISTS ", name_, " WITH (FORCE)")})
       .IgnoreError();
 }

@@ -19,6 +19,8 @@ class FreshDatabase {
   static absl::StatusOr<std::unique_ptr<FreshDatabase>> Create(const std::string& prefix);
   ~FreshDatabase();
   const std::string& uri() const { return uri_; }
+  // Keeps the database after this object dies (for inspecting a benchmark's data).
+  void Keep() { keep_ = true; }
 
  private:
   FreshDatabase(std::string admin_uri, std::string name, std::string uri)
@@ -26,6 +28,7 @@ class FreshDatabase {
   std::string admin_uri_;
   std::string name_;
   std::string uri_;
+  bool keep_ = false;
 };
 
 // True when tests needing PostgreSQL must fail rather than skip (FLEETMARK_TEST_REQUIRE_PG=1).

@@ -29,6 +29,7 @@ export async function renderHistory(root, params) {
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 404) throw error;  // no results yet
   }
+  if (caseId && !caseIds.includes(caseId)) caseIds = [caseId, ...caseIds];
   root.appendChild(h('div', {class: 'controls'},
     h('label', {}, 'case ', h('select', {onchange: (e) => updateQuery({case: e.target.value})},
       h('option', {value: ''}, 'pick a case'),
@@ -62,7 +63,7 @@ export async function renderHistory(root, params) {
   }
   root.appendChild(h('section', {}, h('h2', {}, 'Detected changes'), rows.length ?
     h('table', {class: 'grid', id: 'changes-table'},
-      h('thead', {}, h('tr', {}, ['device', 'run finished', 'run', 'median before', 'median after'].map((t) => h('th', {}, t)))),
+      h('thead', {}, h('tr', {}, ['device', 'run submitted', 'run', 'median before', 'median after'].map((t) => h('th', {}, t)))),
       h('tbody', {}, rows)) : h('p', {}, 'None.')));
   drawHistory(el, series);
 }
