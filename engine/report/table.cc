@@ -176,7 +176,8 @@ std::string BatchTable(const std::vector<const CaseResult*>& group, const TableO
 std::string MemoryTable(const std::vector<const CaseResult*>& group) {
   TextTable table({{"strategy"}, {"threads", Align::kRight}, {"stack", Align::kRight},
                    {"points (tasks:KiB over baseline)"}, {"KiB/task", Align::kRight},
-                   {"R²", Align::kRight}, {"ratio", Align::kRight}, {"status"}});
+                   {"+kstack", Align::kRight}, {"R²", Align::kRight},
+                   {"ratio", Align::kRight}, {"status"}});
   const auto rows = Ranked(group, [](const CaseResult& r) { return r.memory().slope_kib_per_task(); });
   double smallest = 0;
   for (const CaseResult* r : rows) {
@@ -197,9 +198,13 @@ std::string MemoryTable(const std::vector<const CaseResult*>& group) {
     }
     const bool ok = IsOk(*r) && r->has_memory();
     table.AddRow({StrategyLabel(r->spec()), absl::StrCat(r->threads_used()),
-                  m.stack_kib() > 0 ? absl::StrCat(m.stack_kib(), " KiB") : "default",
+                  !m.stack_source().empty() ? m.stack_source()
+                  : m.stack_kib() > 0       ? absl::StrCat(m.stack_kib(), " KiB")
+                                            : "default",
                   points.empty() ? "-" : absl::StrJoin(points, " "),
                   ok ? Fixed(m.slope_kib_per_task(), 2) : "-",
+                  ok && m.total_slope_kib_per_task() != 0 ? Fixed(m.total_slope_kib_per_task(), 2)
+                                                          : "-",
                   ok ? Fixed(m.r_squared(), 3) : "-",
                   ok ? Ratio(m.slope_kib_per_task(), smallest) : "-",
                   StatusCell(*r, /*with_stop_reason=*/false)});
@@ -212,7 +217,7 @@ std::string FanoutTable(const std::vector<const CaseResult*>& group) {
                    {"ok", Align::kRight}, {"timeouts", Align::kRight},
                    {"failures", Align::kRight}, {"p50", Align::kRight},
                    {"p99", Align::kRight}, {"peak threads", Align::kRight},
-                   {"ratio", Align::kRight}, {"status"}});
+                   {"ratio", Align::kRight}, {"executor"}, {"status"}});
   const auto rows = Ranked(group, [](const CaseResult& r) { return r.fanout().total_ms(); });
   const double fastest = rows.empty() || !IsOk(*rows[0]) ? 0 : rows[0]->fanout().total_ms();
   for (const CaseResult* r : rows) {
@@ -220,7 +225,7 @@ std::string FanoutTable(const std::vector<const CaseResult*>& group) {
     const bool ok = IsOk(*r) && r->has_fanout();
     if (!ok) {
       table.AddRow({StrategyLabel(r->spec()), absl::StrCat(r->threads_used()), "-", "-", "-",
-                    "-", "-", "-", "-", "-", StatusCell(*r, false)});
+                    "-", "-", "-", "-", "-", "-", StatusCell(*r, false)});
       continue;
     }
     table.AddRow({StrategyLabel(r->spec()), absl::StrCat(r->threads_used()),
@@ -228,16 +233,19 @@ std::string FanoutTable(const std::vector<const CaseResult*>& group) {
                   FormatCount(static_cast<double>(f.timeouts())),
                   FormatCount(static_cast<double>(f.failures())), Millis(f.latency_p50_ms()),
                   Millis(f.latency_p99_ms()), absl::StrCat(f.peak_threads()),
-                  Ratio(f.total_ms(), fastest), StatusCell(*r, false)});
+                  Ratio(f.total_ms(), fastest), f.executor().empty() ? "-" : f.executor(),
+                  StatusCell(*r, false)});
   }
   return table.Render();
 }
 
 std::string LoadTable(const std::vector<const CaseResult*>& group) {
+  // threads: the server model's worker threads (server_threads) when reported.
   TextTable table({{"strategy"}, {"threads", Align::kRight}, {"req/s", Align::kRight},
                    {"mean", Align::kRight}, {"p50", Align::kRight}, {"p95", Align::kRight},
                    {"p99", Align::kRight}, {"p99.9", Align::kRight},
-                   {"errors", Align::kRight}, {"peak RSS", Align::kRight}, {"status"}});
+                   {"errors", Align::kRight}, {"peak RSS", Align::kRight},
+                   {"gen CPU", Align::kRight}, {"status"}});
   const auto rows = Ranked(
       group, [](const CaseResult& r) { return r.load().throughput_rps(); }, /*descending=*/true);
   for (const CaseResult* r : rows) {
@@ -245,17 +253,19 @@ std::string LoadTable(const std::vector<const CaseResult*>& group) {
     const bool ok = IsOk(*r) && r->has_load();
     if (!ok) {
       table.AddRow({StrategyLabel(r->spec()), absl::StrCat(r->threads_used()), "-", "-", "-",
-                    "-", "-", "-", "-", "-", StatusCell(*r, false)});
+                    "-", "-", "-", "-", "-", "-", StatusCell(*r, false)});
       continue;
     }
     const uint64_t errors =
         l.errors_refused() + l.errors_timeout() + l.errors_5xx() + l.errors_other();
-    table.AddRow({StrategyLabel(r->spec()), absl::StrCat(r->threads_used()),
+    table.AddRow({StrategyLabel(r->spec()),
+                  absl::StrCat(l.server_threads() > 0 ? l.server_threads() : r->threads_used()),
                   Fixed(l.throughput_rps(), 1), Millis(l.latency_mean_ms()),
                   Millis(l.latency_p50_ms()), Millis(l.latency_p95_ms()),
                   Millis(l.latency_p99_ms()), Millis(l.latency_p999_ms()),
                   FormatCount(static_cast<double>(errors)),
-                  FormatBytes(static_cast<double>(l.peak_rss_bytes())), StatusCell(*r, false)});
+                  FormatBytes(static_cast<double>(l.peak_rss_bytes())),
+                  Fixed(l.generator_cpu_percent(), 0, "%"), StatusCell(*r, false)});
   }
   return table.Render();
 }

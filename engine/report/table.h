@@ -28,10 +28,12 @@ struct TableOptions {
 // allocs/rep "n/a" when the counting operator new was not linked; status "ok", with
 // "(rep cap)" / "(time cap)" when the CI target was not reached, "unsupported: <why>"
 // etc. for non-OK cases, and "[throttled]" for flagged cases. A legend follows.
-// Memory groups: strategy, threads, stack, points (tasks:KiB over baseline), KiB/task
-// slope, R², ratio of slopes to the smallest. Fanout: total, ok/timeouts/failures,
-// p50/p99, peak threads, ratio of totals. Load: req/s (ranked descending),
-// mean/p50/p95/p99/p99.9 latency, errors, peak RSS. Pure, thread-safe.
+// Memory groups: strategy, threads, stack (its source when reported), points
+// (tasks:KiB over baseline), KiB/task RSS slope, +kstack (slope of RSS + kernel
+// stacks), R², ratio of RSS slopes to the smallest. Fanout: total, ok/timeouts/
+// failures, p50/p99, peak threads, ratio of totals, executor. Load: server threads,
+// req/s (ranked descending), mean/p50/p95/p99/p99.9 latency, errors, peak RSS, load
+// generator CPU %. Pure, thread-safe.
 std::string FormatTable(const fleetmark::v1::RunReport& report,
                         const TableOptions& options = {});
 

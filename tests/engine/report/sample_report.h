@@ -111,6 +111,8 @@ inline fleetmark::v1::RunReport SampleReport() {
   }
   m->set_slope_kib_per_task(64);
   m->set_r_squared(0.999);
+  m->set_total_slope_kib_per_task(80);
+  m->set_stack_source("pthread_attr_setstacksize 64 KiB");
   *report.add_results() = threads_mem;
   fleetmark::v1::CaseResult fiber_mem = threads_mem;
   fiber_mem.mutable_spec()->mutable_strategy()->set_name("fiber");
@@ -131,6 +133,7 @@ inline fleetmark::v1::RunReport SampleReport() {
   fan.mutable_fanout()->set_timeouts(5);
   fan.mutable_fanout()->set_latency_p50_ms(2500);
   fan.mutable_fanout()->set_latency_p99_ms(3000);
+  fan.mutable_fanout()->set_executor("coroutines on 2 threads");
   *report.add_results() = fan;
 
   // load
@@ -149,6 +152,8 @@ inline fleetmark::v1::RunReport SampleReport() {
   l->set_errors_timeout(3);
   l->set_errors_refused(1);
   l->set_peak_rss_bytes(300u << 20);
+  l->set_server_threads(4);
+  l->set_generator_cpu_percent(12.4);
   *report.add_results() = load;
   return report;
 }

@@ -112,7 +112,8 @@ TEST(TableTest, MemoryFanoutAndLoadTables) {
   EXPECT_LT(fiber, threads);  // smaller slope first
   EXPECT_NE(lines[threads].find("10:640 100:6400 1000:64000"), std::string::npos)
       << lines[threads];
-  EXPECT_NE(lines[threads].find("64.00"), std::string::npos);
+  EXPECT_NE(lines[threads].find("64.00    80.00  0.999"), std::string::npos) << lines[threads];
+  EXPECT_NE(lines[threads].find("pthread_attr_setstacksize 64 KiB"), std::string::npos);
   EXPECT_NE(lines[threads].find("8.00×"), std::string::npos) << lines[threads];
   EXPECT_NE(lines[fiber].find("1000:resource_exhausted"), std::string::npos) << lines[fiber];
 
@@ -122,6 +123,7 @@ TEST(TableTest, MemoryFanoutAndLoadTables) {
   EXPECT_NE(lines[co].find("2.51 s"), std::string::npos) << lines[co];
   EXPECT_NE(lines[co].find("495"), std::string::npos) << lines[co];
   EXPECT_NE(lines[co].find("3.00 s"), std::string::npos) << lines[co];
+  EXPECT_NE(lines[co].find("coroutines on 2 threads  ok"), std::string::npos) << lines[co];
 
   const int load = LineOf(lines, "== load · users=1000 ==");
   ASSERT_NE(load, -1) << text;
@@ -130,6 +132,8 @@ TEST(TableTest, MemoryFanoutAndLoadTables) {
   EXPECT_NE(lines[ev].find("80.0 ms"), std::string::npos) << lines[ev];
   EXPECT_NE(lines[ev].find("300 MiB"), std::string::npos) << lines[ev];
   EXPECT_NE(lines[ev].find(" 4 "), std::string::npos) << lines[ev];  // errors
+  EXPECT_EQ(lines[ev].rfind("event_loop        4  1834.2", 0), 0u) << lines[ev];
+  EXPECT_NE(lines[ev].find("12%"), std::string::npos) << lines[ev];
 }
 
 TEST(TableTest, EmptyAndDegenerateReports) {
