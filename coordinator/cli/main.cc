@@ -2,6 +2,7 @@
 // commands talk to a coordinator. Each command registers itself in one line below.
 #include "coordinator/cli/command.h"
 #include "coordinator/cli/local_commands.h"
+#include "coordinator/cli/remote_commands.h"
 #include "coordinator/cli/topology_command.h"
 #include "engine/runner/child.h"
 
@@ -13,5 +14,6 @@ int main(int argc, char** argv) {
   fleetmark::cli::RegisterPlanCommands(registry);
   fleetmark::cli::RegisterListCommand(registry);
   fleetmark::cli::RegisterTopologyCommand(registry);
+  fleetmark::cli::RegisterRemoteCommands(registry);
   return fleetmark::cli::RunCli(registry, argc, argv);
 }

@@ -1,0 +1,23 @@
+// The `fleetmark` commands that talk to a coordinator's ControlService (with the admin
+// token): submit, runs list|show|cancel, agents list, schedules create|list|delete,
+// tokens create|revoke, export, compare.
+#pragma once
+
+#include "coordinator/cli/command.h"
+
+namespace fleetmark::cli {
+
+// submit, runs list, runs show, runs cancel (remote_run_commands.cc).
+void RegisterRunRemoteCommands(CommandRegistry& registry);
+// agents list, schedules create|list|delete, tokens create|revoke (remote_fleet_commands.cc).
+void RegisterFleetRemoteCommands(CommandRegistry& registry);
+// export, compare (remote_results_commands.cc).
+void RegisterResultsRemoteCommands(CommandRegistry& registry);
+
+inline void RegisterRemoteCommands(CommandRegistry& registry) {
+  RegisterRunRemoteCommands(registry);
+  RegisterFleetRemoteCommands(registry);
+  RegisterResultsRemoteCommands(registry);
+}
+
+}  // namespace fleetmark::cli

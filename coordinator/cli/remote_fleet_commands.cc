@@ -1,0 +1,179 @@
+// `fleetmark agents list`, `schedules create|list|delete`, `tokens create|revoke`.
+#include <iostream>
+#include <optional>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "coordinator/cli/plan_loader.h"
+#include "coordinator/cli/remote_client.h"
+#include "coordinator/cli/remote_commands.h"
+#include "coordinator/cli/remote_render.h"
+#include "coordinator/cli/run_flags.h"
+#include "engine/report/text_table.h"
+
+namespace fleetmark::cli {
+namespace {
+
+// "P:8x4.2GHz E:4x3.0GHz" from the host's core classes (kinds when no classes).
+std::string CoreKinds(const v1::HostInfo& host) {
+  const auto& kinds = host.core_classes_size() > 0 ? host.core_classes() : host.core_kinds();
+  std::vector<std::string> parts;
+  for (const v1::CoreKind& kind : kinds) {
+    std::string part = absl::StrCat(kind.name().empty() ? "?" : kind.name(), ":", kind.cores(), "c");
+    if (kind.max_frequency_khz() > 0) {
+      absl::StrAppend(&part, "@", absl::StrFormat("%.1f", kind.max_frequency_khz() / 1e6), "GHz");
+    }
+    parts.push_back(part);
+  }
+  return parts.empty() ? "-" : absl::StrJoin(parts, " ");
+}
+
+std::string Ago(int64_t unix_ns) {
+  if (unix_ns <= 0) return "never";
+  const absl::Duration ago = absl::Now() - absl::FromUnixNanos(unix_ns);
+  if (ago < absl::Minutes(2)) return absl::StrCat(absl::ToInt64Seconds(ago), "s ago");
+  if (ago < absl::Hours(2)) return absl::StrCat(absl::ToInt64Minutes(ago), "m ago");
+  return FormatUnixNs(unix_ns);
+}
+
+int AgentsList(const std::vector<std::string>& args) {
+  if (!args.empty()) return RemoteUsageError("fleetmark agents list [--select EXPR]", "agents list takes no arguments");
+  int code = 0;
+  std::optional<ControlClient> client = ClientFromFlags(&code);
+  if (!client) return code;
+  v1::ListAgentsRequest request;
+  request.set_selector(absl::GetFlag(FLAGS_select));
+  v1::ListAgentsResponse response;
+  auto context = client->Context();
+  grpc::Status status = client->stub().ListAgents(context.get(), request, &response);
+  if (!status.ok()) return client->Fail("agents list", status);
+  report::TextTable table({{"name"}, {"state"}, {"arch"}, {"cpu model"}, {"cores/threads", report::Align::kRight},
+                           {"core kinds"}, {"last seen"}, {"job"}});
+  for (const v1::AgentInfo& agent : response.agents()) {
+    const v1::HostInfo& host = agent.host();
+    table.AddRow({agent.name(), agent.state(), host.arch(), host.cpu_model(),
+                  absl::StrCat(host.physical_cores(), "/", host.logical_cpus()), CoreKinds(host),
+                  Ago(agent.last_seen_unix_ns()), agent.running_job_id().empty() ? "-" : agent.running_job_id()});
+  }
+  std::cout << table.Render();
+  return kExitOk;
+}
+
+int SchedulesCreate(const std::vector<std::string>& args) {
+  static const char kUsage[] = "fleetmark schedules create NAME PLAN --cron 'M H DOM MON DOW' [--select EXPR] [--quick]";
+  if (args.size() != 2) return RemoteUsageError(kUsage, "schedules create takes a name and a plan file");
+  if (absl::GetFlag(FLAGS_cron).empty()) return RemoteUsageError(kUsage, "--cron is required (5 fields, UTC)");
+  absl::StatusOr<v1::Plan> plan = LoadValidPlan(args[1]);
+  if (!plan.ok()) {
+    std::cerr << "fleetmark: " << plan.status().message() << "\n";
+    return kExitUsage;
+  }
+  int code = 0;
+  std::optional<ControlClient> client = ClientFromFlags(&code);
+  if (!client) return code;
+  v1::CreateScheduleRequest request;
+  v1::Schedule* schedule = request.mutable_schedule();
+  schedule->set_name(args[0]);
+  schedule->set_cron(absl::GetFlag(FLAGS_cron));
+  *schedule->mutable_plan() = *plan;
+  schedule->set_selector(absl::GetFlag(FLAGS_select));
+  schedule->set_quick(absl::GetFlag(FLAGS_quick));
+  v1::Schedule created;
+  auto context = client->Context();
+  grpc::Status status = client->stub().CreateSchedule(context.get(), request, &created);
+  if (!status.ok()) return client->Fail("schedules create", status);
+  std::cout << "schedule " << created.name() << " (" << created.cron() << " UTC) next fires "
+            << FormatUnixNs(created.next_fire_unix_ns()) << "\n";
+  return kExitOk;
+}
+
+int SchedulesList(const std::vector<std::string>& args) {
+  if (!args.empty()) return RemoteUsageError("fleetmark schedules list", "schedules list takes no arguments");
+  int code = 0;
+  std::optional<ControlClient> client = ClientFromFlags(&code);
+  if (!client) return code;
+  v1::ListSchedulesResponse response;
+  auto context = client->Context();
+  grpc::Status status = client->stub().ListSchedules(context.get(), v1::ListSchedulesRequest(), &response);
+  if (!status.ok()) return client->Fail("schedules list", status);
+  report::TextTable table({{"name"}, {"cron (UTC)"}, {"plan"}, {"quick"}, {"next fire"}, {"selector"}});
+  for (const v1::Schedule& s : response.schedules()) {
+    table.AddRow({s.name(), s.cron(), s.plan().name(), s.quick() ? "yes" : "no", FormatUnixNs(s.next_fire_unix_ns()),
+                  s.selector().empty() ? "(all online)" : s.selector()});
+  }
+  std::cout << table.Render();
+  return kExitOk;
+}
+
+int SchedulesDelete(const std::vector<std::string>& args) {
+  if (args.size() != 1) return RemoteUsageError("fleetmark schedules delete NAME", "schedules delete takes one name");
+  int code = 0;
+  std::optional<ControlClient> client = ClientFromFlags(&code);
+  if (!client) return code;
+  v1::DeleteScheduleRequest request;
+  request.set_name(args[0]);
+  v1::Empty empty;
+  auto context = client->Context();
+  grpc::Status status = client->stub().DeleteSchedule(context.get(), request, &empty);
+  if (!status.ok()) return client->Fail("schedules delete", status);
+  std::cout << "deleted schedule " << args[0] << "\n";
+  return kExitOk;
+}
+
+int TokensCreate(const std::vector<std::string>& args) {
+  if (!args.empty()) return RemoteUsageError("fleetmark tokens create [--description TEXT]", "tokens create takes no arguments");
+  int code = 0;
+  std::optional<ControlClient> client = ClientFromFlags(&code);
+  if (!client) return code;
+  v1::CreateTokenRequest request;
+  request.set_description(absl::GetFlag(FLAGS_description));
+  v1::CreateTokenResponse response;
+  auto context = client->Context();
+  grpc::Status status = client->stub().CreateToken(context.get(), request, &response);
+  if (!status.ok()) return client->Fail("tokens create", status);
+  std::cerr << "enrollment token " << response.token_id()
+            << " (shown once; give it to agents with --token_file, revoke with `fleetmark tokens revoke "
+            << response.token_id() << "`):\n";
+  std::cout << response.token() << "\n";
+  return kExitOk;
+}
+
+int TokensRevoke(const std::vector<std::string>& args) {
+  if (args.size() != 1) return RemoteUsageError("fleetmark tokens revoke TOKEN_ID", "tokens revoke takes one token id");
+  int code = 0;
+  std::optional<ControlClient> client = ClientFromFlags(&code);
+  if (!client) return code;
+  v1::RevokeTokenRequest request;
+  request.set_token_id(args[0]);
+  v1::Empty empty;
+  auto context = client->Context();
+  grpc::Status status = client->stub().RevokeToken(context.get(), request, &empty);
+  if (!status.ok()) return client->Fail("tokens revoke", status);
+  std::cout << "revoked " << args[0] << " (agents enrolled with it are refused from now on)\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterFleetRemoteCommands(CommandRegistry& registry) {
+  registry.Add({.name = "agents list",
+                .summary = "list agents: state, arch, CPU, cores/threads, core kinds, last seen",
+                .usage = "fleetmark agents list [--select EXPR]",
+                .run = AgentsList});
+  registry.Add({.name = "schedules create", .summary = "run a plan on a cron schedule (UTC)",
+                .usage = "fleetmark schedules create NAME PLAN --cron 'M H DOM MON DOW' [--select EXPR] [--quick]",
+                .run = SchedulesCreate});
+  registry.Add({.name = "schedules list", .summary = "list schedules and their next fire time",
+                .usage = "fleetmark schedules list", .run = SchedulesList});
+  registry.Add({.name = "schedules delete", .summary = "delete a schedule",
+                .usage = "fleetmark schedules delete NAME", .run = SchedulesDelete});
+  registry.Add({.name = "tokens create", .summary = "create an agent enrollment token (printed once)",
+                .usage = "fleetmark tokens create [--description TEXT]", .run = TokensCreate});
+  registry.Add({.name = "tokens revoke", .summary = "revoke an enrollment token and the agents enrolled with it",
+                .usage = "fleetmark tokens revoke TOKEN_ID", .run = TokensRevoke});
+}
+
+}  // namespace fleetmark::cli

@@ -1,0 +1,64 @@
+#include "coordinator/cli/remote_render.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "engine/report/report.h"
+#include "engine/report/text_table.h"
+
+namespace fleetmark::cli {
+
+std::string FormatUnixNs(int64_t unix_ns) {
+  if (unix_ns <= 0) return "-";
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixNanos(unix_ns), absl::UTCTimeZone());
+}
+
+std::string RunSummary(const v1::RunInfo& run) {
+  return absl::StrCat("run ", run.run_id(), "  plan ", run.plan_name(), "  ", run.status(), "  ", run.results(),
+                      " results", run.quick() ? "  quick" : "", "  selector '", run.selector(), "'  by ",
+                      run.submitted_by(), "  created ", FormatUnixNs(run.created_unix_ns()),
+                      run.finished_unix_ns() > 0 ? absl::StrCat("  finished ", FormatUnixNs(run.finished_unix_ns()))
+                                                 : "");
+}
+
+std::string JobsTable(const v1::RunInfo& run) {
+  report::TextTable table({{"agent"}, {"status"}, {"attempts", report::Align::kRight},
+                           {"progress", report::Align::kRight}, {"message"}});
+  for (const v1::JobInfo& job : run.jobs()) {
+    table.AddRow({job.agent_name(), job.status(), absl::StrCat(job.attempts()),
+                  absl::StrCat(job.cases_done(), "/", job.cases_total()), job.message()});
+  }
+  return table.Render();
+}
+
+std::map<std::string, v1::RunReport> ReportsByAgent(const v1::ExportResultsResponse& exported) {
+  std::map<std::string, std::string> agent_of_job;
+  for (const v1::JobInfo& job : exported.run().jobs()) agent_of_job[job.job_id()] = job.agent_name();
+  std::map<std::string, v1::RunReport> reports;
+  for (const v1::CaseResult& result : exported.results()) {
+    auto it = agent_of_job.find(result.job_id());
+    const std::string agent = it == agent_of_job.end() ? "(unknown agent)" : it->second;
+    v1::RunReport& report = reports[agent];
+    if (report.plan_name().empty()) {
+      report.set_plan_name(exported.run().plan_name());
+      if (auto host = exported.hosts().find(agent); host != exported.hosts().end()) {
+        *report.mutable_host() = host->second;
+      }
+    }
+    *report.add_results() = result;
+  }
+  return reports;
+}
+
+absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& exported) {
+  std::string out;
+  for (const auto& [agent, report] : ReportsByAgent(exported)) {
+    absl::StatusOr<std::string> table = report::FormatReport(report, report::ReportFormat::kTable);
+    if (!table.ok()) return table.status();
+    absl::StrAppend(&out, "== agent ", agent, " (", report.host().cpu_model().empty() ? "?" : report.host().cpu_model(),
+                    ", ", report.host().arch(), ")\n", *table, "\n");
+  }
+  return out;
+}
+
+}  // namespace fleetmark::cli

@@ -1,0 +1,31 @@
+// Text rendering shared by the remote commands: run summaries, job tables, per-agent
+// result tables (engine/report's table format, one per agent), times.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "fleetmark/v1/control.pb.h"
+#include "fleetmark/v1/result.pb.h"
+
+namespace fleetmark::cli {
+
+// "2026-11-30 12:34:56 UTC"; "-" for 0.
+std::string FormatUnixNs(int64_t unix_ns);
+
+// "run <id>  plan <name>  <status>  <n> results  selector '<s>'  by <who>  <created>".
+std::string RunSummary(const v1::RunInfo& run);
+
+// The run's jobs: agent, status, attempts, progress, message.
+std::string JobsTable(const v1::RunInfo& run);
+
+// One RunReport per agent (by the run's job → agent map), keyed and ordered by agent name.
+std::map<std::string, v1::RunReport> ReportsByAgent(const v1::ExportResultsResponse& exported);
+
+// "== agent <name> (<cpu model>, <arch>)\n<table>" for each agent with results.
+absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& exported);
+
+}  // namespace fleetmark::cli

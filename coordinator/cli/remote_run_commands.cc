@@ -1,0 +1,181 @@
+// `fleetmark submit`, `runs list|show|cancel`.
+#include <unistd.h>
+
+#include <iostream>
+#include <optional>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "coordinator/cli/plan_loader.h"
+#include "coordinator/cli/remote_client.h"
+#include "coordinator/cli/remote_commands.h"
+#include "coordinator/cli/remote_render.h"
+#include "coordinator/cli/run_flags.h"
+#include "engine/report/text_table.h"
+
+namespace fleetmark::cli {
+namespace {
+
+std::string Bar(uint32_t done, uint32_t total, int width = 20) {
+  const int filled = total == 0 ? 0 : static_cast<int>(static_cast<uint64_t>(done) * width / total);
+  return absl::StrCat("[", std::string(filled, '#'), std::string(width - filled, ' '), "]");
+}
+
+// Live progress per agent until the run ends; then its results tables. Exit code 0 if
+// the run is done, 1 if it failed or was cancelled.
+int WaitAndShow(ControlClient& client, const std::string& run_id) {
+  auto context = client.Context(std::chrono::seconds(0));
+  v1::WatchRunRequest request;
+  request.set_run_id(run_id);
+  auto reader = client.stub().WatchRun(context.get(), request);
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  size_t drawn = 0;
+  v1::RunInfo run;
+  bool any = false;
+  while (reader->Read(&run)) {
+    any = true;
+    std::string lines;
+    for (const v1::JobInfo& job : run.jobs()) {
+      absl::StrAppend(&lines, "  ", job.agent_name(), "  ", job.status(), "  ", Bar(job.cases_done(), job.cases_total()),
+                      " ", job.cases_done(), "/", job.cases_total(), job.attempts() > 1
+                          ? absl::StrCat("  attempt ", job.attempts()) : "",
+                      job.message().empty() ? "" : absl::StrCat("  ", job.message()), "\n");
+    }
+    if (tty) {
+      for (size_t i = 0; i < drawn; ++i) std::cerr << "\x1b[1A\x1b[2K";
+      drawn = static_cast<size_t>(run.jobs_size()) + 1;
+    }
+    std::cerr << "run " << run.run_id() << ": " << run.status() << ", " << run.results() << " results\n" << lines;
+  }
+  grpc::Status status = reader->Finish();
+  if (!status.ok()) return client.Fail(absl::StrCat("watching run ", run_id), status);
+  if (!any) return kExitFailure;
+  v1::ExportResultsRequest export_request;
+  export_request.set_run_id(run_id);
+  v1::ExportResultsResponse exported;
+  auto export_context = client.Context(std::chrono::seconds(120));
+  status = client.stub().ExportResults(export_context.get(), export_request, &exported);
+  if (!status.ok()) return client.Fail("fetching results", status);
+  absl::StatusOr<std::string> tables = ResultTables(exported);
+  if (!tables.ok()) {
+    std::cerr << "fleetmark: " << tables.status().message() << "\n";
+    return kExitFailure;
+  }
+  std::cout << RunSummary(exported.run()) << "\n\n" << *tables;
+  return exported.run().status() == "done" ? kExitOk : kExitFailure;
+}
+
+int Submit(const std::vector<std::string>& args) {
+  static const char kUsage[] = "fleetmark submit PLAN --select EXPR [--quick] [--filter REGEX] [--wait]";
+  if (args.size() != 1) return RemoteUsageError(kUsage, "submit takes exactly one plan file");
+  absl::StatusOr<v1::Plan> plan = LoadValidPlan(args[0]);
+  if (!plan.ok()) {
+    std::cerr << "fleetmark: " << plan.status().message() << "\n";
+    return kExitUsage;
+  }
+  int code = 0;
+  std::optional<ControlClient> client = ClientFromFlags(&code);
+  if (!client) return code;
+  v1::SubmitRunRequest request;
+  *request.mutable_plan() = *plan;
+  request.set_selector(absl::GetFlag(FLAGS_select));
+  request.set_quick(absl::GetFlag(FLAGS_quick));
+  request.set_filter(absl::GetFlag(FLAGS_filter));
+  const char* user = std::getenv("USER");
+  request.set_submitted_by(absl::StrCat("cli:", user != nullptr ? user : "unknown"));
+  v1::SubmitRunResponse response;
+  auto context = client->Context();
+  grpc::Status status = client->stub().SubmitRun(context.get(), request, &response);
+  if (!status.ok()) return client->Fail("submit", status);
+  std::vector<std::string> agents;
+  for (const v1::JobInfo& job : response.run().jobs()) agents.push_back(job.agent_name());
+  std::cerr << "submitted run " << response.run().run_id() << " (plan " << plan->name() << ") to "
+            << agents.size() << " agent(s): " << absl::StrJoin(agents, ", ") << "\n";
+  if (!absl::GetFlag(FLAGS_wait)) {
+    std::cout << response.run().run_id() << "\n";
+    return kExitOk;
+  }
+  return WaitAndShow(*client, response.run().run_id());
+}
+
+int RunsList(const std::vector<std::string>& args) {
+  if (!args.empty()) return RemoteUsageError("fleetmark runs list [--limit N]", "runs list takes no arguments");
+  const int limit = absl::GetFlag(FLAGS_limit);
+  if (limit < 1 || limit > 1000) {
+    std::cerr << "fleetmark: --limit: 1 <= limit <= 1000, got " << limit << "\n";
+    return kExitUsage;
+  }
+  int code = 0;
+  std::optional<ControlClient> client = ClientFromFlags(&code);
+  if (!client) return code;
+  v1::ListRunsRequest request;
+  request.set_limit(static_cast<uint32_t>(limit));
+  v1::ListRunsResponse response;
+  auto context = client->Context();
+  grpc::Status status = client->stub().ListRuns(context.get(), request, &response);
+  if (!status.ok()) return client->Fail("runs list", status);
+  report::TextTable table({{"run"}, {"plan"}, {"status"}, {"jobs", report::Align::kRight},
+                           {"results", report::Align::kRight}, {"created"}, {"selector"}});
+  for (const v1::RunInfo& run : response.runs()) {
+    int done = 0;
+    for (const v1::JobInfo& job : run.jobs()) done += job.status() == "done" ? 1 : 0;
+    table.AddRow({run.run_id(), run.plan_name(), run.status(), absl::StrCat(done, "/", run.jobs_size()),
+                  absl::StrCat(run.results()), FormatUnixNs(run.created_unix_ns()), run.selector()});
+  }
+  std::cout << table.Render();
+  return kExitOk;
+}
+
+int RunsShow(const std::vector<std::string>& args) {
+  if (args.size() != 1) return RemoteUsageError("fleetmark runs show RUN", "runs show takes one run id");
+  int code = 0;
+  std::optional<ControlClient> client = ClientFromFlags(&code);
+  if (!client) return code;
+  v1::ExportResultsRequest request;
+  request.set_run_id(args[0]);
+  v1::ExportResultsResponse exported;
+  auto context = client->Context(std::chrono::seconds(120));
+  grpc::Status status = client->stub().ExportResults(context.get(), request, &exported);
+  if (!status.ok()) return client->Fail(absl::StrCat("runs show ", args[0]), status);
+  std::cout << RunSummary(exported.run()) << "\n\n" << JobsTable(exported.run()) << "\n";
+  absl::StatusOr<std::string> tables = ResultTables(exported);
+  if (!tables.ok()) {
+    std::cerr << "fleetmark: " << tables.status().message() << "\n";
+    return kExitFailure;
+  }
+  std::cout << *tables;
+  return kExitOk;
+}
+
+int RunsCancel(const std::vector<std::string>& args) {
+  if (args.size() != 1) return RemoteUsageError("fleetmark runs cancel RUN", "runs cancel takes one run id");
+  int code = 0;
+  std::optional<ControlClient> client = ClientFromFlags(&code);
+  if (!client) return code;
+  v1::CancelRunRequest request;
+  request.set_run_id(args[0]);
+  v1::RunInfo run;
+  auto context = client->Context();
+  grpc::Status status = client->stub().CancelRun(context.get(), request, &run);
+  if (!status.ok()) return client->Fail(absl::StrCat("runs cancel ", args[0]), status);
+  std::cout << RunSummary(run) << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterRunRemoteCommands(CommandRegistry& registry) {
+  registry.Add({.name = "submit",
+                .summary = "schedule a plan on the coordinator's agents (live progress with --wait)",
+                .usage = "fleetmark submit PLAN --select EXPR [--quick] [--filter REGEX] [--wait] [--coordinator ADDR]",
+                .run = Submit});
+  registry.Add({.name = "runs list", .summary = "list the newest runs", .usage = "fleetmark runs list [--limit N]",
+                .run = RunsList});
+  registry.Add({.name = "runs show", .summary = "show a run: its jobs and results tables per agent",
+                .usage = "fleetmark runs show RUN", .run = RunsShow});
+  registry.Add({.name = "runs cancel", .summary = "cancel a run (its running jobs are stopped)",
+                .usage = "fleetmark runs cancel RUN", .run = RunsCancel});
+}
+
+}  // namespace fleetmark::cli
