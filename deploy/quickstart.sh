@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/install-deps.sh
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-ninja -C build/release -j"$(nproc)"
+ninja -C build/release -j"$(nproc)" fleetmark
 build/release/coordinator/cli/fleetmark run plans/s1-frameworks.txtpb --quick

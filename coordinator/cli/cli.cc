@@ -28,6 +28,15 @@ void PrintHelp(const CommandRegistry& registry, bool all_flags) {
                                   absl::flags_internal::HelpFormat::kHumanReadable, "");
 }
 
+// The usage lines of the commands whose first word is `group` ("plan" -> "plan validate").
+std::string GroupUsage(const CommandRegistry& registry, const std::string& group) {
+  std::string out;
+  for (const Command& c : registry.commands()) {
+    if (absl::StartsWith(c.name, group + " ")) absl::StrAppend(&out, "  ", c.usage, "\n");
+  }
+  return out;
+}
+
 int UsageError(const std::string& message) {
   std::cerr << "fleetmark: " << message << "\n(see fleetmark --help)\n";
   return kExitUsage;
@@ -106,14 +115,24 @@ int RunCli(const CommandRegistry& registry, int argc, char** argv) {
       PrintHelp(registry, false);
       return kExitOk;
     }
-    if (command == nullptr) return UsageError(absl::StrCat("unknown command \"", rest[0], "\""));
+    if (command == nullptr) {
+      const std::string group = GroupUsage(registry, rest[0]);
+      if (group.empty()) return UsageError(absl::StrCat("unknown command \"", rest[0], "\""));
+      std::cout << "usage:\n" << group;
+      return kExitOk;
+    }
     std::cout << "usage: " << command->usage << "\n\n" << command->summary << "\n";
     return kExitOk;
   }
   int words = 0;
   const Command* command = registry.Find(args, &words);
   if (command == nullptr) {
-    std::cerr << "fleetmark: unknown command \"" << args[0] << "\"\n\n" << registry.Usage();
+    const std::string group = GroupUsage(registry, args[0]);
+    if (!group.empty()) {
+      std::cerr << "fleetmark: \"" << args[0] << "\" needs a subcommand:\n" << group;
+    } else {
+      std::cerr << "fleetmark: unknown command \"" << args[0] << "\"\n\n" << registry.Usage();
+    }
     return kExitUsage;
   }
   std::vector<std::string> rest(args.begin() + words, args.end());

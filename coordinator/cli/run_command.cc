@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -17,6 +19,7 @@
 #include "coordinator/cli/plan_loader.h"
 #include "coordinator/cli/progress_bar.h"
 #include "coordinator/cli/run_flags.h"
+#include "engine/plan/plan.h"
 #include "engine/report/report.h"
 #include "engine/runner/runner.h"
 #include "engine/topology/host.h"
@@ -90,6 +93,16 @@ int RunCommand(const std::vector<std::string>& args) {
     const bool bad_input = summary.status().code() == absl::StatusCode::kInvalidArgument;
     return Fail(bad_input ? kExitUsage : kExitFailure, std::string(summary.status().message()));
   }
+
+  // Results arrive in the shuffled order cases finish; report them in plan order.
+  std::unordered_map<std::string, size_t> plan_order;
+  for (const v1::CaseSpec& spec : engine::ExpandCases(*plan, options->quick)) {
+    plan_order.emplace(spec.case_id(), plan_order.size());
+  }
+  std::stable_sort(report.mutable_results()->begin(), report.mutable_results()->end(),
+                   [&](const v1::CaseResult& a, const v1::CaseResult& b) {
+                     return plan_order[a.spec().case_id()] < plan_order[b.spec().case_id()];
+                   });
 
   absl::StatusOr<v1::HostInfo> host = engine::DetectHost();
   if (host.ok()) *report.mutable_host() = *host;

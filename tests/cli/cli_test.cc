@@ -90,6 +90,11 @@ TEST_F(CliTest, UsageAndHelp) {
                            "--quick"}) {
     EXPECT_THAT(r.out, HasSubstr(word));
   }
+  r = Cli("plan");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("needs a subcommand"));
+  EXPECT_THAT(r.err, HasSubstr("fleetmark plan validate PLAN"));
+
   r = Cli("help run");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_THAT(r.out, HasSubstr("fleetmark run PLAN"));
@@ -200,6 +205,9 @@ TEST_F(CliTest, RunsATinyPlanInEveryFormat) {
     EXPECT_LE(r.samples_ns_size(), 12);
   }
   EXPECT_GT(report->host().logical_cpus(), 0u);
+  // Plan order, whatever order the shuffled rounds finished the cases in.
+  EXPECT_EQ(report->results(0).spec().case_id(), "batch/arithmetic/blocking/direct/any");
+  EXPECT_EQ(report->results(3).spec().case_id(), "batch/storage/blocking/fixed_pool_2/any");
 
   CliResult csv = Cli("run " + plan.string() + " --format csv --filter storage");
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
