@@ -253,6 +253,22 @@ TEST(RunnerTest, IncludeSetupTimesConstruction) {
   }
 }
 
+TEST(RunnerTest, DelegatesOtherScenariosOnce) {
+  Outcome o = RunCases(PlanFrom(R"pb(
+    matrix { strategies { name: "fixed_pool" threads: 2 }
+             fanout { requests: 4 calls_per_request: 2 delay_ms: 5 } }
+    measurement { rounds: 3 })pb"));
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 1u);
+  const v1::CaseResult& r = o.results[0];
+  ASSERT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
+  EXPECT_EQ(r.spec().case_id(), "fanout/-/blocking/fixed_pool_2/any");
+  ASSERT_TRUE(r.has_fanout());
+  EXPECT_EQ(r.fanout().successes(), 4u);
+  EXPECT_GT(r.env_before().unix_time_ns(), 0);
+  EXPECT_EQ(o.progress.size(), 1u);  // one run, not one per round
+}
+
 TEST(CaseStatusForTest, MapsEngineStatuses) {
   EXPECT_EQ(CaseStatusFor(absl::OkStatus()), v1::CASE_STATUS_OK);
   EXPECT_EQ(CaseStatusFor(absl::UnimplementedError("x")), v1::CASE_STATUS_UNSUPPORTED);
