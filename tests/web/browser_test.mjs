@@ -221,8 +221,9 @@ test('memory and load scenario views', async () => {
   const memory = await open(`/runs/${manifest.memory_run_id}`);
   assert.deepEqual(memory.errors, []);
   assert.equal(await memory.page.locator('[data-chart="memory"]').count(), 2);
-  const legend = await memory.page.evaluate(() => window.fleetmark.chartOf(
-    document.querySelector('[data-chart="memory"]')).getOption().series.map((s) => s.name));
+  const legend = await memory.page.evaluate((agent) => window.fleetmark.chartOf(
+    document.querySelector(`[data-chart="memory"][data-agent="${agent}"]`)).getOption().series.map((s) => s.name),
+  agentId('x86-host'));
   assert.ok(legend.some((n) => /thread_per_task: 64\.0 KiB\/task/.test(n)), legend.join(' | '));
   await shot(memory.page, 'run-memory');
   await memory.page.close();
