@@ -13,6 +13,8 @@
 //    calls tbb::finalize with a task_scheduler_handle so the workers are joined.
 //  * on_thread_start runs via a task_scheduler_observer on the arena, the first time
 //    each worker enters it, before that worker runs any task.
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <latch>
 #include <memory>
@@ -35,8 +37,10 @@
 namespace fleetmark::engine {
 namespace {
 
-// How long Start waits for TBB to bring every arena slot's worker in.
+// How long Start waits for TBB to bring every arena slot's worker in: at most
+// kWarmUpDeadline in all, and no longer than kWarmUpStall after the last new arrival.
 constexpr auto kWarmUpDeadline = std::chrono::seconds(10);
+constexpr auto kWarmUpStall = std::chrono::seconds(1);
 
 // Calls `hook` once per distinct thread entering the arena, and counts them.
 class FirstEntryObserver final : public tbb::task_scheduler_observer {
@@ -132,19 +136,35 @@ class WorkStealingStrategy final : public StrategyBase {
 
  private:
   // Occupies all n slots at once so TBB creates the n workers now, untimed. Each
-  // warm-up task waits (blocked) until all have arrived or the deadline passes.
+  // warm-up task waits (blocked) until all have arrived, or no new worker has arrived
+  // for kWarmUpStall (oneTBB has a hard cap on its workers, which a large n may pass), or
+  // kWarmUpDeadline has passed.
   void WarmUp(int n) {
+    using Clock = std::chrono::steady_clock;
     std::mutex mu;
     std::condition_variable cv;
     int arrived = 0;
+    bool gave_up = false;
+    Clock::time_point last_arrival = Clock::now();
     std::latch finished(n);
-    const auto deadline = std::chrono::steady_clock::now() + kWarmUpDeadline;
+    const Clock::time_point deadline = Clock::now() + kWarmUpDeadline;
     for (int k = 0; k < n; ++k) {
       arena_->enqueue([&] {
         {
           std::unique_lock lock(mu);
-          if (++arrived == n) cv.notify_all();
-          cv.wait_until(lock, deadline, [&] { return arrived >= n; });
+          ++arrived;
+          last_arrival = Clock::now();
+          cv.notify_all();
+          // Tasks queued behind a capped worker pool find `gave_up` and return at once.
+          while (arrived < n && !gave_up) {
+            const Clock::time_point give_up = std::min(deadline, last_arrival + kWarmUpStall);
+            if (Clock::now() >= give_up) {
+              gave_up = true;
+              cv.notify_all();
+              break;
+            }
+            cv.wait_until(lock, give_up);
+          }
         }
         finished.count_down();
       });

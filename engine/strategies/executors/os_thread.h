@@ -56,7 +56,8 @@ class OsThread {
 
 // Starts a thread running `fn` with a stack of `stack_kib` KiB (0 = system default)
 // and, if `name` is not empty, that thread name (truncated to 15 bytes, for `top -H`
-// and debuggers). Errors: InvalidArgument for a bad `stack_kib` or empty `fn`;
+// and debuggers). The stack is at least `stack_kib` (glibc may reuse a cached stack of
+// up to 4x that size; untouched pages cost no RSS). Errors: InvalidArgument for a bad `stack_kib` or empty `fn`;
 // ResourceExhausted when the system refuses another thread or its stack (EAGAIN,
 // ENOMEM: thread limit, RLIMIT_NPROC, address-space limit); Internal otherwise.
 // Exceptions escaping `fn` are caught and logged to stderr (never std::terminate).

@@ -34,9 +34,11 @@ TEST(OsThreadTest, AppliesTheRequestedStackSize) {
   });
   ASSERT_TRUE(thread.ok()) << thread.status();
   thread->Join();
-  // At least what was asked; well below the 8 MiB default (sanitizers add a little).
+  // At least what was asked, and below the 8 MiB default: glibc may hand out a cached
+  // stack of up to 4x the request (e.g. one of oneTBB's 4 MiB worker stacks), and
+  // sanitizers add a little.
   EXPECT_GE(stack_bytes, 1024u * 1024);
-  EXPECT_LT(stack_bytes, 4096u * 1024);
+  EXPECT_LE(stack_bytes, 5u * 1024 * 1024);
 }
 
 TEST(OsThreadTest, RejectsBadStackAndEmptyFunction) {

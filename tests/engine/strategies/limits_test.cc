@@ -2,11 +2,14 @@
 // resource exhaustion turned into ResourceExhausted instead of a crash.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 
+#include "absl/time/clock.h"
+#include "engine/strategies/executors/os_thread.h"
 #include "engine/strategies/strategy.h"
 #include "gtest/gtest.h"
 #include "tests/engine/strategies/test_support.h"
@@ -73,6 +76,22 @@ TEST_F(LimitsTest, ElasticPoolGrowsToItsCapAndNoFurther) {
   EXPECT_EQ(strategy->threads_used(), 5);
   EXPECT_EQ(hooks.thread_starts(), 5);  // reused in the second batch, not recreated
   EXPECT_LE(hooks.peak(), 5);
+  strategy->Stop();
+}
+
+TEST_F(LimitsTest, WorkStealingBeyondTbbsWorkerCapStartsPromptly) {
+  if (UnderThreadSanitizer()) GTEST_SKIP() << "libtbb is not TSan-instrumented";
+  // Many more workers than CPUs: Start brings them in (or gives up soon after oneTBB
+  // stops adding workers) without waiting for its 10 s deadline.
+  const int threads = std::max(300, 4 * LogicalCpuCount() + 50);
+  auto strategy = *MakeStrategy("work_stealing");
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(strategy->Start({.threads = threads}).ok());
+  EXPECT_LT(absl::Now() - start, absl::Seconds(8));
+  EXPECT_GE(strategy->threads_used(), 1);
+  EXPECT_LE(strategy->threads_used(), threads);
+  FixedWaitWorkload wait(absl::Milliseconds(1));
+  EXPECT_TRUE(strategy->RunBatch(wait, 100, IoMode::kBlocking).ok());
   strategy->Stop();
 }
 
