@@ -69,7 +69,7 @@ export function drawMemory(el, curves) {
     tooltip: {trigger: 'item', formatter: (p) =>
       `${escapeHtml(p.seriesName)}<br>${p.data[0]} tasks: ${Number(p.data[1]).toFixed(0)} KiB`},
     xAxis: {type: 'log', name: 'live tasks', nameLocation: 'middle', nameGap: 24},
-    yAxis: {type: 'value', name: 'RSS above baseline (KiB)'},
+    yAxis: {type: 'value', name: 'KiB above baseline', nameTextStyle: {align: 'left'}},
     series,
   });
 }
@@ -82,10 +82,10 @@ export function drawLoad(el, curves, metric) {
   }));
   const isThroughput = metric === 'throughput';
   return drawChart(el, {
-    title: {text: isThroughput ? 'throughput (req/s)' : `${metric} latency (ms)`, left: 'center',
+    title: {text: isThroughput ? 'throughput (req/s)' : `${metric} latency (ms)`, left: 'center', top: 0,
       textStyle: {fontSize: 13}},
-    grid: {left: 8, right: 24, top: 56, bottom: 36, containLabel: true},
-    legend: {top: 22, type: 'scroll'},
+    grid: {left: 8, right: 24, top: 64, bottom: 36, containLabel: true},
+    legend: {top: 28, type: 'scroll'},
     tooltip: {trigger: 'item', formatter: (p) =>
       `${escapeHtml(p.seriesName)}<br>${p.data[0]} users: ${Number(p.data[1]).toFixed(1)}`},
     xAxis: {type: 'value', name: 'users', nameLocation: 'middle', nameGap: 24},

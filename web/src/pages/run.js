@@ -34,8 +34,6 @@ function metricTable(results) {
     ['stopped by', (r) => r.stop_reason],
     ['CPU user s', (r) => formatNumber(r.counters.cpu_user_seconds)],
     ['CPU sys s', (r) => formatNumber(r.counters.cpu_system_seconds)],
-    ['ctx sw vol', (r) => formatNumber(r.counters.voluntary_context_switches)],
-    ['ctx sw invol', (r) => formatNumber(r.counters.involuntary_context_switches)],
     ['allocs', (r) => formatNumber(r.counters.allocations)],
     ['alloc bytes', (r) => formatBytes(r.counters.allocated_bytes)],
     ['peak threads', (r) => formatNumber(r.counters.peak_threads)],
@@ -105,8 +103,8 @@ function loadSection(key, results, agents, params) {
   const panels = h('div', {class: 'panels'});
   const section = h('section', {class: 'group', dataset: {group: key}},
     h('h2', {}, `${groupLabel(results[0])}: latency and throughput vs users`),
-    h('p', {}, 'latency percentile: ', ['p50', 'p95', 'p99'].map((p) => p === percentile ?
-      h('b', {}, `${p} `) : h('button', {type: 'button', class: 'link', onclick: () => updateQuery({pct: p})}, `${p} `))),
+    h('p', {class: 'controls'}, 'latency percentile:', ['p50', 'p95', 'p99'].map((p) => p === percentile ?
+      h('b', {}, p) : h('button', {type: 'button', class: 'link', onclick: () => updateQuery({pct: p})}, p))),
     panels);
   const draws = [];
   for (const agent of agents) {
@@ -123,8 +121,27 @@ function loadSection(key, results, agents, params) {
       h('div', {class: 'pair'}, latency, throughput)));
     draws.push(() => drawLoad(latency, curves, percentile), () => drawLoad(throughput, curves, 'throughput'));
   }
-  section.appendChild(metricTable(results));
+  section.appendChild(loadTable(results));
   return {section, draws};
+}
+
+function loadTable(results) {
+  const rows = results.filter((r) => r.load).sort((a, b) => a.agent_name.localeCompare(b.agent_name) ||
+    a.strategy.localeCompare(b.strategy) || a.load.users - b.load.users);
+  const ms = (v) => formatNumber(v, 3);
+  const columns = [
+    ['device', (r) => r.agent_name], ['strategy', (r) => r.strategy], ['users', (r) => formatNumber(r.load.users)],
+    ['status', (r) => r.status + (r.message ? `: ${r.message}` : '')],
+    ['req/s', (r) => formatNumber(r.load.throughput_rps, 4)], ['mean ms', (r) => ms(r.load.latency_mean_ms)],
+    ['p50 ms', (r) => ms(r.load.latency_p50_ms)], ['p95 ms', (r) => ms(r.load.latency_p95_ms)],
+    ['p99 ms', (r) => ms(r.load.latency_p99_ms)], ['max ms', (r) => ms(r.load.latency_max_ms)],
+    ['requests', (r) => formatNumber(r.load.requests)],
+    ['errors', (r) => formatNumber(r.load.errors_refused + r.load.errors_timeout + r.load.errors_5xx + r.load.errors_other)],
+    ['peak RSS', (r) => formatBytes(r.load.peak_rss_bytes)], ['peak threads', (r) => formatNumber(r.load.peak_threads)],
+  ];
+  return h('div', {class: 'table-scroll'}, h('table', {class: 'grid metrics'},
+    h('thead', {}, h('tr', {}, columns.map(([t]) => h('th', {}, t)))),
+    h('tbody', {}, rows.map((r) => h('tr', {dataset: {result: r.result_id}}, columns.map(([, f]) => h('td', {}, f(r))))))));
 }
 
 async function samplesPanel(resultId) {
