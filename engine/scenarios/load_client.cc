@@ -1,6 +1,9 @@
 #include "engine/scenarios/load_client.h"
 
 #include <utility>  // before Boost 1.74 asio/awaitable.hpp, which needs std::exchange
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -34,6 +37,7 @@ using Clock = std::chrono::steady_clock;
 
 // Counters of the users on one io_context; touched only by that context's thread.
 struct ThreadStats {
+  std::string first_other_error;
   LatencyHistogram hold_latency;
   uint64_t responses = 0, hold_ok = 0, refused = 0, timeouts = 0, server_errors = 0,
            other_errors = 0, response_bytes = 0;
@@ -123,7 +127,12 @@ asio::awaitable<void> User(uint32_t u, const Schedule& s, ThreadStats& stats, Co
       ++generation;
       watchdog.cancel();
       if (ec) {
-        ++(timed_out ? stats.timeouts : stats.other_errors);
+        if (timed_out) {
+          ++stats.timeouts;
+        } else {
+          ++stats.other_errors;
+          if (stats.first_other_error.empty()) stats.first_other_error = ec.message();
+        }
         close();
       } else {
         ++stats.responses;
@@ -139,6 +148,9 @@ asio::awaitable<void> User(uint32_t u, const Schedule& s, ThreadStats& stats, Co
           stats.response_bytes = response.body().size();
         } else {
           ++stats.other_errors;
+          if (stats.first_other_error.empty()) {
+            stats.first_other_error = "HTTP " + std::to_string(status);
+          }
         }
         if (!response.keep_alive()) close();
       }
@@ -157,7 +169,12 @@ asio::awaitable<void> User(uint32_t u, const Schedule& s, ThreadStats& stats, Co
 
 absl::StatusOr<LoadReport> LoadClient::Run() {
   AsioRunner runner;
-  FLEETMARK_RETURN_IF_ERROR(runner.Start(config_.client_threads, ScenarioThreadOptions(0, "fm-client")));
+  std::atomic<int> raised{0};
+  ThreadOptions options = ScenarioThreadOptions(0, "fm-client");
+  options.on_thread_start = [&raised] {
+    if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), -10) == 0) raised.fetch_add(1);
+  };
+  FLEETMARK_RETURN_IF_ERROR(runner.Start(config_.client_threads, options));
   std::vector<ThreadStats> stats(runner.size());
   Schedule s;
   s.users = config_.users;
@@ -188,9 +205,11 @@ absl::StatusOr<LoadReport> LoadClient::Run() {
     });
   }
   read.Wait();
+  const int threads = runner.size();
   runner.Stop();
 
   LoadReport report;
+  report.raised_priority = raised.load() == threads;
   report.hold = config_.hold;
   report.wall = absl::FromChrono(finished - s.t0);
   for (int k = 0; k < static_cast<int>(stats.size()); ++k) {
@@ -205,6 +224,7 @@ absl::StatusOr<LoadReport> LoadClient::Run() {
     report.response_bytes = std::max(report.response_bytes, t.response_bytes);
     report.max_lag = std::max(report.max_lag, absl::FromChrono(t.max_lag));
     report.cpu += cpu[k];
+    if (report.first_other_error.empty()) report.first_other_error = t.first_other_error;
   }
   return report;
 }

@@ -10,9 +10,14 @@
 // Errors per request: refused (the connection could not be made), timeout (no full
 // response within request_timeout; the connection is closed), 5xx, other (reset,
 // early close, 4xx). After an error the user reconnects after its think time.
+//
+// The generator's threads ask for nice -10 (allowed for root / CAP_SYS_NICE), so that
+// on a small machine a server with many busy threads cannot starve the generator; the
+// report says whether it got it, and its max send lag shows whether it kept up.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -35,6 +40,8 @@ struct LoadReport {
   absl::Duration cpu;               // CPU time of the generator's threads
   absl::Duration wall;              // from the first user's start to the last user's end
   absl::Duration max_lag;           // worst lateness of a send vs its scheduled time
+  std::string first_other_error;    // text of the first "other" error, if any
+  bool raised_priority = false;     // generator threads run at nice -10
 };
 
 class LoadClient {

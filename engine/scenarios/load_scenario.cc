@@ -119,6 +119,12 @@ absl::Status RunLoadInProcess(const v1::CaseSpec& spec, v1::CaseResult* result) 
   result->set_threads_used(static_cast<uint32_t>((*server)->threads()));
   result->set_status(v1::CASE_STATUS_OK);
   std::string message = (*server)->Describe();
+  if (!report->raised_priority) {
+    absl::StrAppend(&message, "; generator threads could not get nice -10");
+  }
+  if (!report->first_other_error.empty()) {
+    absl::StrAppend(&message, "; first other error: ", report->first_other_error);
+  }
   if (!peak_reset) absl::StrAppend(&message, "; peak RSS is the child's peak since its start");
   result->set_message(message);
   return absl::OkStatus();

@@ -383,9 +383,8 @@ std::string BuildLoadResponseBody(uint32_t objects) {
   for (uint32_t i = 0; i < objects; ++i) {
     items.push_back({{"id", i},
                      {"name", absl::StrCat("item-", i)},
-                     {"price", 0.5 + 0.25 * i},
-                     {"in_stock", i % 3 != 0},
-                     {"tags", {"loopback", "fleetmark"}}});
+                     {"price_cents", 50 + 25 * i},
+                     {"in_stock", i % 3 != 0}});
   }
   return items.dump();
 }

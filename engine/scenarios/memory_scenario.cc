@@ -11,6 +11,8 @@
 #include "engine/scenarios/least_squares.h"
 #include "engine/scenarios/params.h"
 #include "engine/scenarios/resource_limits.h"
+#include "engine/strategies/executors/os_thread.h"
+#include "engine/strategies/executors/thread_pool.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -50,6 +52,11 @@ v1::CaseStatus StatusForChildError(const absl::Status& status) {
 v1::MemoryPoint RunPoint(const v1::CaseSpec& spec, uint32_t n, const MemoryConfig& config,
                          const ScenarioContext& ctx) {
   const std::string& name = spec.strategy().name();
+  if (name == "fixed_pool" && n > static_cast<uint32_t>(ThreadPool::kMaxThreads)) {
+    return SkippedPoint(n, absl::ResourceExhaustedError(absl::StrCat(
+        "fixed_pool is sized N per point and holds at most ", ThreadPool::kMaxThreads,
+        " threads")));
+  }
   if (UsesThreadPerTask(name)) {
     if (absl::Status fits = CheckThreadsFit(n); !fits.ok()) return SkippedPoint(n, fits);
   }
@@ -123,9 +130,15 @@ absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
     }
     *memory->add_points() = point;
   }
-  result->set_threads_used(UsesThreadPerTask(spec.strategy().name()) && !x.empty()
-                               ? static_cast<uint32_t>(*std::max_element(x.begin(), x.end()))
-                               : 0);
+  // Threads: one per task for thread strategies (at the largest OK point), else the
+  // carrier threads the fibres/coroutines/callbacks ran on.
+  if (UsesThreadPerTask(spec.strategy().name())) {
+    result->set_threads_used(
+        x.empty() ? 0 : static_cast<uint32_t>(*std::max_element(x.begin(), x.end())));
+  } else {
+    result->set_threads_used(config.threads > 0 ? static_cast<uint32_t>(config.threads)
+                                                : static_cast<uint32_t>(LogicalCpuCount()));
+  }
   if (absl::StatusOr<LineFit> fit = FitLine(x, rss_kib); fit.ok()) {
     memory->set_slope_kib_per_task(fit->slope);
     memory->set_intercept_kib(fit->intercept);
