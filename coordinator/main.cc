@@ -1,7 +1,7 @@
 // fleetmark-coordinator: schedules plans across agents and stores every result in
 // PostgreSQL. Flags (all optional except --database_uri):
 //
-//   --listen_address=127.0.0.1:7700   gRPC (AgentService + ControlService); port 0 = any free port
+//   --listen_address=127.0.0.1:7443   gRPC (AgentService + ControlService); port 0 = any free port
 //   --port_file=PATH                  write the bound gRPC port there once serving (tests, scripts)
 //   --http_address=HOST:PORT          also serve the web view / JSON API ("" = off)
 //   --database_uri=postgresql://...   PostgreSQL (migrations are applied at start)
@@ -36,7 +36,7 @@
 #include "coordinator/http/http_server.h"
 #endif
 
-ABSL_FLAG(std::string, listen_address, "127.0.0.1:7700", "gRPC listen address host:port (port 0 = any)");
+ABSL_FLAG(std::string, listen_address, "127.0.0.1:7443", "gRPC listen address host:port (port 0 = any)");
 ABSL_FLAG(std::string, port_file, "", "write the bound gRPC port to this file once serving");
 ABSL_FLAG(std::string, http_address, "", "web view / JSON API address host:port (empty = off)");
 ABSL_FLAG(std::string, database_uri, "", "PostgreSQL URI (required)");

@@ -8,7 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
-ABSL_FLAG(std::string, coordinator, "127.0.0.1:7700", "coordinator gRPC address host:port (remote commands)");
+ABSL_FLAG(std::string, coordinator, "127.0.0.1:7443", "coordinator gRPC address host:port (remote commands)");
 ABSL_FLAG(std::string, admin_token_file, "",
           "file holding the coordinator's admin token (default: $FLEETMARK_ADMIN_TOKEN_FILE, "
           "else .fleetmark/admin_token if it exists)");

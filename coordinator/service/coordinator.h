@@ -26,7 +26,7 @@ namespace fleetmark::service {
 
 struct CoordinatorOptions {
   // gRPC listen address "host:port"; port 0 picks a free port (see port()).
-  std::string listen_address = "127.0.0.1:7700";
+  std::string listen_address = "127.0.0.1:7443";
   // PostgreSQL URI (required).
   std::string database_uri;
   // TLS: PEM files. Cert+key enable TLS; a client CA additionally requires and

@@ -224,7 +224,8 @@ class Store {
   };
   absl::StatusOr<std::vector<ResultOutcome>> InsertResults(const std::vector<AgentResult>& results);
 
-  // A run with its results (optionally of one agent) and the hosts of its agents.
+  // A run with its results (optionally of one agent) and the hosts of its agents. A
+  // case measured again by a re-run job (after a lost agent) appears once: its newest result.
   absl::StatusOr<v1::ExportResultsResponse> ExportResults(const std::string& run_id,
                                                           const std::string& agent_name);
 

@@ -325,9 +325,14 @@ absl::StatusOr<v1::ExportResultsResponse> Store::ExportResults(const std::string
     for (const auto& row : hosts) {
       internal::ParseProtoField(row[1], &(*response.mutable_hosts())[row[0].as<std::string>()]);
     }
+    // A job re-run after its agent was lost measures its cases again: export the newest
+    // result of each case per job (all rows stay stored).
     pqxx::result r = txn.exec_params(
-        "SELECT c.result FROM case_results c JOIN agents a ON a.agent_id = c.agent_id "
-        "WHERE c.run_id = $1::uuid AND ($2 = '' OR a.name = $2) ORDER BY a.name, c.case_id, c.started_at",
+        "SELECT result FROM (SELECT DISTINCT ON (c.job_id, c.case_id) a.name, c.case_id, c.result"
+        "  FROM case_results c JOIN agents a ON a.agent_id = c.agent_id"
+        "  WHERE c.run_id = $1::uuid AND ($2 = '' OR a.name = $2)"
+        "  ORDER BY c.job_id, c.case_id, c.finished_at DESC NULLS LAST, c.received_at DESC) latest "
+        "ORDER BY name, case_id",
         run_id, agent_name);
     for (const auto& row : r) internal::ParseProtoField(row[0], response.add_results());
     return response;
