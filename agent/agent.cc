@@ -413,9 +413,10 @@ Agent::SessionOutcome Agent::RunSession() {
   }
   session->set_stream(stub->Connect(&session->context()));
   auto* stream = session->stream();
-  session->StartWriter();
   std::string refusal;
+  // The hello goes first, from this thread; only then may the writer thread write.
   if (stream->Write(*hello)) {
+    session->StartWriter();
     CoordinatorMessage message;
     while (stream->Read(&message)) {
       if (message.has_welcome()) {

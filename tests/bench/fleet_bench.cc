@@ -1,0 +1,399 @@
+// Fleet benchmark (issue 3; not a timed test): a real coordinator on a real PostgreSQL,
+// driven by simulated agents in this process (tests/bench/sim_agent.h), measuring
+//   1. the real fleetmark-agent's idle footprint (RSS, CPU) next to its heartbeats;
+//   2. dispatch latency, submit -> assignment received, with N agents connected:
+//      one run fanned out to all of them, and single-agent runs one after another;
+//   3. result ingestion rate (results/s, acked = committed) next to loading the same
+//      number of rows with COPY through psql into a copy of the case_results table;
+//   4. agents held connected with heartbeats (target 2 000).
+//
+//   ninja -C build/<dir> fleet_bench && build/<dir>/tests/bench/fleet_bench
+// PostgreSQL: a fresh database on FLEETMARK_TEST_PG_URI, else a private deploy/pg.sh.
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "agent/uuid.h"
+#include "tests/bench/sim_agent.h"
+#include "tests/integration/fleet_harness.h"
+
+ABSL_FLAG(int, agents, 2000, "simulated agents to hold connected with heartbeats");
+ABSL_FLAG(int, dispatch_agents, 1000, "agents connected during the dispatch measurements");
+ABSL_FLAG(int, single_dispatches, 200, "single-agent runs submitted one after another");
+ABSL_FLAG(int, ingest_agents, 100, "agents sending results in the ingestion phase");
+ABSL_FLAG(int, results_per_agent, 200, "results each ingesting agent sends");
+ABSL_FLAG(int, samples_per_result, 100, "raw samples per result (row size)");
+ABSL_FLAG(absl::Duration, hold, absl::Seconds(30), "how long the agents are held connected");
+ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(5), "coordinator heartbeat interval");
+ABSL_FLAG(absl::Duration, idle_window, absl::Seconds(60), "real agent idle measurement window");
+ABSL_FLAG(int, executor_threads, 4, "coordinator --executor_threads");
+ABSL_FLAG(int, db_pool_size, 8, "coordinator --db_pool_size");
+
+namespace fleetmark::bench {
+namespace {
+
+using testing::ControlClient;
+using testing::CoordinatorConfig;
+using testing::CoordinatorProcess;
+
+// /proc/<pid>/status VmRSS in bytes (0 if unreadable).
+uint64_t RssBytes(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) {
+      std::vector<std::string> parts = absl::StrSplit(line, ' ', absl::SkipEmpty());
+      uint64_t kib = 0;
+      if (parts.size() >= 2 && absl::SimpleAtoi(parts[1], &kib)) return kib * 1024;
+    }
+  }
+  return 0;
+}
+
+// utime + stime of /proc/<pid>/stat, seconds.
+double CpuSeconds(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::vector<std::string> fields = absl::StrSplit(text.substr(close + 2), ' ');
+  // After "pid (comm) ", field 3 (state) is index 0; utime = field 14 -> index 11.
+  uint64_t utime = 0, stime = 0;
+  if (fields.size() < 13 || !absl::SimpleAtoi(fields[11], &utime) ||
+      !absl::SimpleAtoi(fields[12], &stime)) {
+    return 0;
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  // Nearest-rank percentile (NIST/Hyndman-Fan definition 1).
+  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * values.size()));
+  return values[std::min(values.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+std::string Mib(uint64_t bytes) { return absl::StrFormat("%.1f MiB", bytes / 1048576.0); }
+
+bool Wait(const std::function<bool()>& done, absl::Duration timeout) {
+  return testing::WaitUntil(done, timeout, absl::Milliseconds(20));
+}
+
+struct Report {
+  std::vector<std::string> lines;
+  void Add(const std::string& line) {
+    std::cout << line << std::endl;
+    lines.push_back(line);
+  }
+};
+
+void MeasureRealAgent(const std::string& dir, CoordinatorProcess& coordinator,
+                      ControlClient& control, Report& report) {
+  testing::AgentConfig config;
+  config.name = "real-agent";
+  config.token = coordinator.config().enrollment_token;
+  auto agent = testing::AgentProcess::Start(dir, coordinator.address(), config);
+  if (!agent.ok() || !control.WaitOnline(1, absl::Seconds(60)).ok()) {
+    report.Add(absl::StrCat("real agent: did not come online: ", agent.status().ToString()));
+    return;
+  }
+  const pid_t pid = (*agent)->process()->pid();
+  absl::SleepFor(absl::Seconds(5));  // past start-up (host detection, first heartbeat)
+  const double cpu0 = CpuSeconds(pid);
+  const absl::Time t0 = absl::Now();
+  absl::SleepFor(absl::GetFlag(FLAGS_idle_window));
+  const double cpu1 = CpuSeconds(pid);
+  const double wall = absl::ToDoubleSeconds(absl::Now() - t0);
+  const uint64_t rss = RssBytes(pid);
+  std::string threads;
+  {
+    std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("Threads:", 0) == 0) threads = line.substr(8);
+    }
+  }
+  report.Add(absl::StrFormat(
+      "real agent idle: RSS %s, CPU %.3f s over %.0f s (%.3f%% of one core), threads %s",
+      Mib(rss), cpu1 - cpu0, wall, 100.0 * (cpu1 - cpu0) / wall,
+      std::string(absl::StripAsciiWhitespace(threads))));
+  auto agents = control.ListAgents("name=real-agent");
+  if (agents.ok() && !agents->empty()) {
+    report.Add(absl::StrFormat("real agent heartbeat says: rss_bytes %s, cpu_seconds %.3f",
+                               Mib((*agents)[0].rss_bytes()), (*agents)[0].cpu_seconds()));
+  }
+  (*agent)->process()->Signal(SIGTERM);
+  (void)(*agent)->process()->Wait(absl::Seconds(10));
+}
+
+void MeasureDispatch(SimFleet& fleet, ControlClient& control, int fanout_agents, Report& report) {
+  fleet.set_job_plan({.results_per_job = 0});
+  const v1::Plan plan = testing::ReducedS1Plan({"direct"}, {"arithmetic"}, 10, 2);
+
+  // Fan-out: one run to every dispatch agent.
+  const uint64_t before = fleet.assignments.load();
+  const absl::Time t0 = absl::Now();
+  auto run = control.Submit(plan, "label:d=1");
+  const absl::Time submitted = absl::Now();
+  if (!run.ok()) {
+    report.Add(absl::StrCat("dispatch fan-out: submit failed: ", run.status().ToString()));
+    return;
+  }
+  const bool all = Wait([&] { return fleet.assignments.load() - before >= static_cast<uint64_t>(fanout_agents); },
+                        absl::Seconds(300));
+  std::vector<double> fanout_ms;
+  for (size_t i = 0; i < fleet.size(); ++i) {
+    const absl::Time at = fleet.agent(i)->assignment_time();
+    if (at >= t0) fanout_ms.push_back(absl::ToDoubleMilliseconds(at - t0));
+  }
+  report.Add(absl::StrFormat(
+      "dispatch fan-out (1 run -> %d agents, %zu connected): %zu assignments%s, submit RPC %.1f ms, "
+      "latency p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+      fanout_agents, fleet.open_streams(), fanout_ms.size(), all ? "" : " (INCOMPLETE)",
+      absl::ToDoubleMilliseconds(submitted - t0), Percentile(fanout_ms, 50),
+      Percentile(fanout_ms, 99), Percentile(fanout_ms, 100)));
+  (void)control.WaitRunEnded(run->run_id(), absl::Seconds(300));
+
+  // Single-agent runs, one after another (the agents are idle again).
+  std::vector<double> single_ms;
+  const int singles = std::min<int>(absl::GetFlag(FLAGS_single_dispatches), fanout_agents);
+  for (int k = 0; k < singles; ++k) {
+    SimAgent* agent = fleet.agent(static_cast<size_t>(k));
+    const absl::Time s0 = absl::Now();
+    auto single = control.Submit(plan, absl::StrCat("name=", agent->name()));
+    if (!single.ok()) {
+      report.Add(absl::StrCat("single dispatch: submit failed: ", single.status().ToString()));
+      return;
+    }
+    if (Wait([&] { return agent->assignment_time() >= s0; }, absl::Seconds(30))) {
+      single_ms.push_back(absl::ToDoubleMilliseconds(agent->assignment_time() - s0));
+    }
+  }
+  report.Add(absl::StrFormat(
+      "dispatch single-agent runs (%zu connected): %zu of %d assigned, latency p50 %.1f ms, "
+      "p99 %.1f ms, max %.1f ms",
+      fleet.open_streams(), single_ms.size(), singles, Percentile(single_ms, 50),
+      Percentile(single_ms, 99), Percentile(single_ms, 100)));
+}
+
+// Writes `rows` CSV rows shaped like case_results rows; returns the column list.
+std::string WriteCopyCsv(const std::string& path, int rows, int samples, const std::string& run_id,
+                         const std::string& job_id, const std::string& agent_id) {
+  std::ofstream out(path, std::ios::trunc);
+  for (int i = 0; i < rows; ++i) {
+    const std::string id = agent::NewUuidV4().value_or("");
+    const v1::CaseResult r = SyntheticResult(id, run_id, job_id, i, samples);
+    std::string bytes;
+    r.SerializeToString(&bytes);
+    std::vector<std::string> sample_text;
+    for (int64_t s : r.samples_ns()) sample_text.push_back(absl::StrCat(s));
+    out << id << ',' << run_id << ',' << job_id << ',' << agent_id << ',' << r.spec().case_id()
+        << ",batch,arithmetic,blocking," << r.spec().strategy().name() << ','
+        << r.spec().strategy().name() << ',' << r.spec().strategy().threads()
+        << ",any,ok,ci_target," << r.stats().count() << ',' << r.stats().min_ns() << ','
+        << r.stats().median_ns() << ',' << r.stats().max_ns() << ',' << r.stats().mean_ns() << ','
+        << r.stats().stddev_ns() << ',' << r.stats().mad_ns() << ',' << r.stats().ci_low_ns()
+        << ',' << r.stats().ci_high_ns() << ',' << r.stats().ci_half_width_percent() << ",0,"
+        << r.threads_used() << ',' << r.peak_in_flight() << ",0.5,0.01,1200,64000,5,false,\"{"
+        << absl::StrJoin(sample_text, ",") << "}\",sim,\\x" << absl::BytesToHexString(bytes)
+        << '\n';
+  }
+  return "result_id, run_id, job_id, agent_id, case_id, scenario, workload, io_mode, strategy, "
+         "strategy_label, threads, placement, status, stop_reason, sample_count, min_ns, "
+         "median_ns, max_ns, mean_ns, stddev_ns, mad_ns, ci_low_ns, ci_high_ns, "
+         "ci_half_width_percent, outliers, threads_used, peak_in_flight, cpu_user_seconds, "
+         "cpu_system_seconds, allocations, allocated_bytes, peak_threads, throttled, samples_ns, "
+         "engine_version, result";
+}
+
+void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFleet& fleet,
+                      ControlClient& control, Report& report) {
+  const int agents = absl::GetFlag(FLAGS_ingest_agents);
+  const int per_agent = absl::GetFlag(FLAGS_results_per_agent);
+  const int samples = absl::GetFlag(FLAGS_samples_per_result);
+  const uint64_t expected = static_cast<uint64_t>(agents) * per_agent;
+  fleet.set_job_plan({.results_per_job = per_agent, .samples_per_result = samples});
+  fleet.first_result_ns.store(0);
+  const uint64_t acks_before = fleet.acks.load();
+  auto run = control.Submit(testing::ReducedS1Plan({"direct"}, {"arithmetic"}, 10, 2), "label:i=1");
+  if (!run.ok()) {
+    report.Add(absl::StrCat("ingestion: submit failed: ", run.status().ToString()));
+    return;
+  }
+  const bool all = Wait([&] { return fleet.acks.load() - acks_before >= expected; }, absl::Seconds(900));
+  const double seconds =
+      (fleet.last_ack_ns.load() - fleet.first_result_ns.load()) / 1e9;
+  const uint64_t acked = fleet.acks.load() - acks_before;
+  auto rows = testing::PsqlInt(
+      db_uri, absl::StrCat("SELECT count(*) FROM case_results WHERE run_id = '", run->run_id(), "'"));
+  const double rate = acked / seconds;
+  report.Add(absl::StrFormat(
+      "ingestion via coordinator: %llu results from %d agents (%d samples each) acked in %.2f s = "
+      "%.0f results/s%s; rows in PostgreSQL %s; rejected acks %llu",
+      static_cast<unsigned long long>(acked), agents, samples, seconds, rate,
+      all ? "" : " (INCOMPLETE)", rows.ok() ? absl::StrCat(*rows) : rows.status().ToString(),
+      static_cast<unsigned long long>(fleet.rejected_acks.load())));
+  fleet.set_job_plan({.results_per_job = 0});
+
+  // The same number of rows with COPY via psql into a copy of case_results.
+  auto ids = testing::Psql(db_uri, absl::StrCat("SELECT run_id || ',' || job_id || ',' || agent_id "
+                                                "FROM jobs WHERE run_id = '", run->run_id(),
+                                                "' LIMIT 1"));
+  std::vector<std::string> id_parts = absl::StrSplit(ids.value_or(",,"), ',');
+  if (id_parts.size() != 3) return;
+  const std::string csv = dir + "/copy_rows.csv";
+  const std::string columns =
+      WriteCopyCsv(csv, static_cast<int>(expected), samples, id_parts[0], id_parts[1], id_parts[2]);
+  auto created = testing::Psql(db_uri,
+                               "DROP TABLE IF EXISTS copy_bench; CREATE TABLE copy_bench "
+                               "(LIKE case_results INCLUDING DEFAULTS INCLUDING INDEXES)");
+  if (!created.ok()) {
+    report.Add(absl::StrCat("COPY: ", created.status().ToString()));
+    return;
+  }
+  const absl::Time c0 = absl::Now();
+  auto copied = testing::Psql(
+      db_uri, absl::StrCat("\\copy copy_bench (", columns, ") FROM '", csv, "' WITH (FORMAT csv)"));
+  const double copy_seconds = absl::ToDoubleSeconds(absl::Now() - c0);
+  if (!copied.ok()) {
+    report.Add(absl::StrCat("COPY failed: ", copied.status().ToString()));
+    return;
+  }
+  const double copy_rate = expected / copy_seconds;
+  report.Add(absl::StrFormat(
+      "COPY via psql: %llu rows in %.2f s = %.0f rows/s; coordinator ingestion = %.0f%% of COPY",
+      static_cast<unsigned long long>(expected), copy_seconds, copy_rate, 100.0 * rate / copy_rate));
+}
+
+void HoldAgents(SimFleet& fleet, ControlClient& control, pid_t coordinator_pid, Report& report) {
+  const absl::Duration hold = absl::GetFlag(FLAGS_hold);
+  const absl::Duration interval = absl::GetFlag(FLAGS_heartbeat_interval);
+  const double cpu0 = CpuSeconds(coordinator_pid);
+  const absl::Time t0 = absl::Now();
+  while (absl::Now() - t0 < hold) fleet.HeartbeatRound(interval);
+  const double wall = absl::ToDoubleSeconds(absl::Now() - t0);
+  const double cpu = CpuSeconds(coordinator_pid) - cpu0;
+  size_t online = 0;
+  if (auto agents = control.ListAgents("label:fleet=sim"); agents.ok()) {
+    for (const v1::AgentInfo& a : *agents) online += a.state() == "online";
+  }
+  report.Add(absl::StrFormat(
+      "held: %zu of %zu simulated agents with open streams after %.0f s of heartbeats every %s; "
+      "coordinator lists %zu online; coordinator RSS %s, CPU %.1f%% of one core; refusals %llu",
+      fleet.open_streams(), fleet.size(), wall, absl::FormatDuration(interval), online,
+      Mib(RssBytes(coordinator_pid)), 100.0 * cpu / wall,
+      static_cast<unsigned long long>(fleet.refusals.load())));
+}
+
+int Main() {
+  // Thousands of TCP connections on both sides of loopback.
+  rlimit limit;
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+  signal(SIGPIPE, SIG_IGN);
+  const std::string dir = testing::MakeTempDir("fleetmark-bench");
+  Report report;
+
+  std::unique_ptr<testing::TestDatabase> database;
+  std::unique_ptr<testing::PrivatePostgres> private_pg;
+  std::string db_uri;
+  if (!testing::TestPgUri().empty()) {
+    auto created = testing::TestDatabase::Create(testing::TestPgUri());
+    if (!created.ok()) {
+      std::cerr << created.status() << "\n";
+      return 1;
+    }
+    database = *std::move(created);
+    db_uri = database->uri();
+  } else {
+    auto started = testing::PrivatePostgres::Start();
+    if (!started.ok()) {
+      std::cerr << started.status() << "\n";
+      return 1;
+    }
+    private_pg = *std::move(started);
+    db_uri = private_pg->uri();
+  }
+
+  CoordinatorConfig config;
+  config.database_uri = db_uri;
+  config.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);
+  config.job_lease = absl::Seconds(120);
+  config.sweep_interval = absl::Seconds(1);
+  config.extra_flags = {absl::StrCat("--executor_threads=", absl::GetFlag(FLAGS_executor_threads)),
+                        absl::StrCat("--db_pool_size=", absl::GetFlag(FLAGS_db_pool_size))};
+  auto coordinator = CoordinatorProcess::Start(dir, config);
+  if (!coordinator.ok()) {
+    std::cerr << coordinator.status() << "\n";
+    return 1;
+  }
+  ControlClient control((*coordinator)->address(), config.admin_token);
+  const pid_t coordinator_pid = (*coordinator)->process()->pid();
+  report.Add(absl::StrCat("machine: ", sysconf(_SC_NPROCESSORS_ONLN), " CPUs; coordinator at ",
+                          (*coordinator)->address(), ", PostgreSQL ", db_uri));
+
+  MeasureRealAgent(dir, **coordinator, control, report);
+
+  SimFleet fleet(absl::StrCat("ipv4:", (*coordinator)->address()), config.enrollment_token);
+  const int total = absl::GetFlag(FLAGS_agents);
+  const int dispatch = std::min(total, absl::GetFlag(FLAGS_dispatch_agents));
+  const int ingest = std::min(dispatch, absl::GetFlag(FLAGS_ingest_agents));
+  const absl::Time c0 = absl::Now();
+  fleet.Add(ingest, "simi", {{"fleet", "sim"}, {"d", "1"}, {"i", "1"}});
+  fleet.Add(dispatch - ingest, "simd", {{"fleet", "sim"}, {"d", "1"}});
+  const bool connected = Wait([&] { return fleet.welcomed() >= static_cast<size_t>(dispatch); },
+                              absl::Seconds(600));
+  report.Add(absl::StrFormat("connect: %zu of %d agents welcomed in %.1f s%s", fleet.welcomed(),
+                             dispatch, absl::ToDoubleSeconds(absl::Now() - c0),
+                             connected ? "" : " (INCOMPLETE)"));
+
+  MeasureDispatch(fleet, control, dispatch, report);
+  MeasureIngestion(dir, db_uri, fleet, control, report);
+
+  const absl::Time h0 = absl::Now();
+  fleet.Add(total - dispatch, "simh", {{"fleet", "sim"}});
+  const bool all_connected = Wait([&] { return fleet.welcomed() >= static_cast<size_t>(total); },
+                                  absl::Seconds(600));
+  report.Add(absl::StrFormat("connect: %zu of %d agents welcomed (%.1f s for the last %d)%s",
+                             fleet.welcomed(), total, absl::ToDoubleSeconds(absl::Now() - h0),
+                             total - dispatch, all_connected ? "" : " (INCOMPLETE)"));
+  HoldAgents(fleet, control, coordinator_pid, report);
+
+  fleet.StopAll();
+  fleet.WaitAllDone(absl::Seconds(60));
+  std::cout << "\n== fleet benchmark summary\n" << absl::StrJoin(report.lines, "\n") << std::endl;
+  coordinator->reset();
+  testing::RemoveTree(dir);
+  return 0;
+}
+
+}  // namespace
+}  // namespace fleetmark::bench
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return fleetmark::bench::Main();
+}

@@ -1,0 +1,179 @@
+// Harness of the end-to-end fleet tests: fresh PostgreSQL databases, real
+// fleetmark-coordinator and fleetmark-agent processes on loopback, a ControlService
+// client with the admin token, and polling helpers with deadlines.
+//
+// Binaries come from the build (FLEETMARK_AGENT_BIN / FLEETMARK_COORDINATOR_BIN compile
+// definitions); PostgreSQL from FLEETMARK_TEST_PG_URI (deploy/test.sh) or a private
+// deploy/pg.sh instance (PrivatePostgres). Not thread-safe: one test thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "fleetmark/v1/control.grpc.pb.h"
+#include "fleetmark/v1/plan.pb.h"
+#include "tests/integration/subprocess.h"
+
+namespace fleetmark::testing {
+
+// A fresh directory under /tmp (removed by RemoveTree).
+std::string MakeTempDir(const std::string& prefix);
+void RemoveTree(const std::string& dir);
+
+// Polls `done` every `poll` until it returns true (true) or `timeout` passes (false).
+bool WaitUntil(const std::function<bool()>& done, absl::Duration timeout,
+               absl::Duration poll = absl::Milliseconds(100));
+
+// Runs `sql` with psql on `uri`; returns the unaligned, tuples-only output, trimmed.
+absl::StatusOr<std::string> Psql(const std::string& uri, const std::string& sql);
+// A query returning one integer.
+absl::StatusOr<int64_t> PsqlInt(const std::string& uri, const std::string& sql);
+
+// FLEETMARK_TEST_PG_URI, or "" if unset.
+std::string TestPgUri();
+// True when FLEETMARK_TEST_REQUIRE_PG is set (tests must fail, not skip, without PG).
+bool PgRequired();
+
+// A database created for one test on the server of `server_uri`, dropped (WITH FORCE)
+// by the destructor.
+class TestDatabase {
+ public:
+  static absl::StatusOr<std::unique_ptr<TestDatabase>> Create(const std::string& server_uri);
+  ~TestDatabase();
+  const std::string& uri() const { return uri_; }
+
+ private:
+  TestDatabase(std::string admin_uri, std::string name, std::string uri)
+      : admin_uri_(std::move(admin_uri)), name_(std::move(name)), uri_(std::move(uri)) {}
+  std::string admin_uri_, name_, uri_;
+};
+
+// A private PostgreSQL started with deploy/pg.sh in its own directory, which a test may
+// stop and start again on the same port (an outage).
+class PrivatePostgres {
+ public:
+  static absl::StatusOr<std::unique_ptr<PrivatePostgres>> Start();
+  ~PrivatePostgres();
+  const std::string& uri() const { return uri_; }
+  absl::Status Stop();
+  absl::Status StartAgain();  // same data directory and port
+
+ private:
+  PrivatePostgres(std::string dir, std::string uri) : dir_(std::move(dir)), uri_(std::move(uri)) {}
+  std::string dir_, uri_;
+};
+
+struct CoordinatorConfig {
+  std::string database_uri;
+  std::string enrollment_token = "it-enrollment-token-5f1c2b";
+  std::string admin_token = "it-admin-token-9a8b7c";
+  absl::Duration heartbeat_interval = absl::Seconds(1);
+  absl::Duration job_lease = absl::Seconds(5);
+  absl::Duration sweep_interval = absl::Milliseconds(200);
+  int max_attempts = 3;
+  std::vector<std::string> extra_flags;  // e.g. "--executor_threads=8"
+};
+
+// A fleetmark-coordinator process on 127.0.0.1 (first start on a free port; restarts
+// reuse it so agents find it again).
+class CoordinatorProcess {
+ public:
+  static absl::StatusOr<std::unique_ptr<CoordinatorProcess>> Start(const std::string& dir,
+                                                                    CoordinatorConfig config);
+  absl::Status Restart();  // after Kill9 (or a clean stop): same port, same database
+  void Kill9();
+  int port() const { return port_; }
+  std::string address() const;
+  std::string Log() const;
+  const CoordinatorConfig& config() const { return config_; }
+  Subprocess* process() { return process_.get(); }
+
+ private:
+  CoordinatorProcess(std::string dir, CoordinatorConfig config)
+      : dir_(std::move(dir)), config_(std::move(config)) {}
+  absl::Status Launch();
+  std::string dir_;
+  CoordinatorConfig config_;
+  int port_ = 0;
+  int launches_ = 0;
+  std::unique_ptr<Subprocess> process_;
+};
+
+struct AgentConfig {
+  std::string name;
+  std::string labels;       // --labels
+  std::string token;        // written to the agent's token file; "" = no --token_file
+  std::vector<std::string> extra_flags;
+};
+
+// A fleetmark-agent process with its own spool directory (kept across restarts).
+class AgentProcess {
+ public:
+  static absl::StatusOr<std::unique_ptr<AgentProcess>> Start(const std::string& base_dir,
+                                                             const std::string& coordinator,
+                                                             AgentConfig config);
+  absl::Status Restart();
+  void Kill9();
+  Subprocess* process() { return process_.get(); }
+  std::string Log() const;
+  const std::string& spool_dir() const { return spool_dir_; }
+  const std::string& name() const { return config_.name; }
+
+ private:
+  AgentProcess(std::string dir, std::string coordinator, AgentConfig config)
+      : dir_(std::move(dir)), coordinator_(std::move(coordinator)), config_(std::move(config)) {}
+  absl::Status Launch();
+  std::string dir_, coordinator_, spool_dir_;
+  AgentConfig config_;
+  int launches_ = 0;
+  std::unique_ptr<Subprocess> process_;
+};
+
+// ControlService with "authorization: Bearer <admin token>".
+class ControlClient {
+ public:
+  ControlClient(const std::string& address, std::string admin_token);
+  absl::StatusOr<v1::RunInfo> Submit(const v1::Plan& plan, const std::string& selector,
+                                     bool quick = false);
+  absl::StatusOr<v1::RunInfo> GetRun(const std::string& run_id);
+  absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents(const std::string& selector = "");
+  absl::StatusOr<v1::CreateTokenResponse> CreateToken(const std::string& description);
+  absl::Status RevokeToken(const std::string& token_id);
+  // Polls GetRun until the run is done, failed or cancelled.
+  absl::StatusOr<v1::RunInfo> WaitRunEnded(const std::string& run_id, absl::Duration timeout);
+  // Polls ListAgents until at least `count` agents are online.
+  absl::Status WaitOnline(size_t count, absl::Duration timeout);
+
+ private:
+  std::unique_ptr<grpc::ClientContext> Context() const;
+  std::unique_ptr<v1::ControlService::Stub> stub_;
+  std::string admin_token_;
+};
+
+// Parses a text-format plan; InvalidArgument with protobuf's message.
+absl::StatusOr<v1::Plan> PlanFromText(const std::string& text);
+
+// A reduced S1 plan: `strategies` x `workloads` batch cases with `tasks` tasks and
+// `repetitions` repetitions per case, in `rounds` rounds.
+v1::Plan ReducedS1Plan(const std::vector<std::string>& strategies,
+                       const std::vector<std::string>& workloads, int tasks, int repetitions,
+                       int rounds = 1);
+
+// Number of cases ReducedS1Plan produces.
+inline int CaseCount(const v1::Plan& plan) {
+  int n = 0;
+  for (const auto& m : plan.matrix()) {
+    n += m.strategies_size() * m.workloads_size() * std::max(1, m.io_modes_size()) *
+         std::max(1, m.placements_size());
+  }
+  return n;
+}
+
+}  // namespace fleetmark::testing

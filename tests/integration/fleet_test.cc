@@ -1,0 +1,478 @@
+// End-to-end fleet tests (issue 3): real PostgreSQL, a real fleetmark-coordinator and
+// real fleetmark-agent processes on loopback, driven through ControlService and checked
+// with SQL on the database the coordinator writes.
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "fleetmark/v1/agent.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/integration/fleet_harness.h"
+
+namespace fleetmark::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAre;
+
+// 4 quick cases: direct/fixed_pool x arithmetic/collections.
+v1::Plan QuickPlan() { return ReducedS1Plan({"direct", "fixed_pool"}, {"arithmetic", "collections"}, 20, 3); }
+
+// 8 cases taking seconds, so that processes can be killed mid-job.
+v1::Plan SlowPlan() {
+  return ReducedS1Plan({"direct", "single_thread", "fixed_pool", "thread_per_task"},
+                       {"storage", "mixed"}, 40, 10, 2);
+}
+
+// One tiny case.
+v1::Plan TinyPlan() { return ReducedS1Plan({"direct"}, {"arithmetic"}, 10, 2); }
+
+class FleetTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (TestPgUri().empty()) {
+      if (PgRequired()) FAIL() << "FLEETMARK_TEST_REQUIRE_PG is set but FLEETMARK_TEST_PG_URI is not";
+      GTEST_SKIP() << "FLEETMARK_TEST_PG_URI unset: no PostgreSQL for the fleet tests";
+    }
+    dir_ = MakeTempDir("fleetmark-it");
+    ASSERT_FALSE(dir_.empty());
+  }
+
+  void TearDown() override {
+    if (HasFailure()) {
+      if (coordinator_ != nullptr) {
+        std::cerr << "---- coordinator log (tail)\n" << Tail(coordinator_->Log()) << "\n";
+      }
+      for (auto& agent : agents_) {
+        std::cerr << "---- agent " << agent->name() << " log (tail)\n" << Tail(agent->Log()) << "\n";
+      }
+    }
+    agents_.clear();
+    coordinator_.reset();
+    database_.reset();
+    RemoveTree(dir_);
+  }
+
+  static std::string Tail(const std::string& log) {
+    return log.size() > 4000 ? log.substr(log.size() - 4000) : log;
+  }
+
+  // Creates a fresh database on `server_uri` (default: FLEETMARK_TEST_PG_URI) and
+  // starts a coordinator on it.
+  void StartCoordinator(CoordinatorConfig config, const std::string& database_uri = "") {
+    if (database_uri.empty()) {
+      auto database = TestDatabase::Create(TestPgUri());
+      ASSERT_TRUE(database.ok()) << database.status();
+      database_ = *std::move(database);
+      config.database_uri = database_->uri();
+    } else {
+      config.database_uri = database_uri;
+    }
+    db_uri_ = config.database_uri;
+    auto coordinator = CoordinatorProcess::Start(dir_, config);
+    ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+    coordinator_ = *std::move(coordinator);
+    control_ = std::make_unique<ControlClient>(coordinator_->address(), config.admin_token);
+  }
+
+  AgentProcess* StartAgent(const std::string& name, const std::string& labels,
+                           std::string token = "") {
+    AgentConfig config;
+    config.name = name;
+    config.labels = labels;
+    config.token = token.empty() ? coordinator_->config().enrollment_token : token;
+    auto agent = AgentProcess::Start(dir_, coordinator_->address(), config);
+    EXPECT_TRUE(agent.ok()) << agent.status();
+    if (!agent.ok()) return nullptr;
+    agents_.push_back(*std::move(agent));
+    return agents_.back().get();
+  }
+
+  int64_t Sql(const std::string& query) {
+    absl::StatusOr<int64_t> value = PsqlInt(db_uri_, query);
+    EXPECT_TRUE(value.ok()) << value.status();
+    return value.ok() ? *value : -1;
+  }
+
+  std::vector<std::string> SqlRows(const std::string& query) {
+    absl::StatusOr<std::string> out = Psql(db_uri_, query);
+    EXPECT_TRUE(out.ok()) << out.status();
+    if (!out.ok() || out->empty()) return {};
+    return absl::StrSplit(*out, '\n');
+  }
+
+  int64_t Rows(const std::string& run_id) {
+    return Sql(absl::StrCat("SELECT count(*) FROM case_results WHERE run_id = '", run_id, "'"));
+  }
+
+  // Exactly-once check: rows, distinct ids and distinct (agent, case) all equal.
+  void ExpectExactlyOnce(const std::string& run_id, int64_t expected) {
+    const std::string where = absl::StrCat(" FROM case_results WHERE run_id = '", run_id, "'");
+    EXPECT_EQ(Sql("SELECT count(*)" + where), expected);
+    EXPECT_EQ(Sql("SELECT count(DISTINCT result_id)" + where), expected);
+    EXPECT_EQ(Sql("SELECT count(DISTINCT (agent_id, case_id))" + where), expected);
+  }
+
+  std::string dir_;
+  std::string db_uri_;
+  std::unique_ptr<TestDatabase> database_;
+  std::unique_ptr<CoordinatorProcess> coordinator_;
+  std::unique_ptr<ControlClient> control_;
+  std::vector<std::unique_ptr<AgentProcess>> agents_;
+};
+
+TEST_F(FleetTest, ReducedS1OnThreeAgentsLandsExactlyTheExpectedRows) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({}));
+  StartAgent("host-a", "rack=a,os=linux");
+  StartAgent("host-b1", "rack=b,os=linux");
+  StartAgent("host-b2", "rack=b,os=android");
+  ASSERT_TRUE(control_->WaitOnline(3, absl::Seconds(60)).ok());
+
+  auto agents = control_->ListAgents();
+  ASSERT_TRUE(agents.ok()) << agents.status();
+  ASSERT_EQ(agents->size(), 3u);
+  for (const v1::AgentInfo& agent : *agents) {
+    EXPECT_GT(agent.host().logical_cpus(), 0u) << agent.name();
+    EXPECT_FALSE(agent.host().arch().empty()) << agent.name();
+    if (agent.name() == "host-b2") {
+      EXPECT_EQ(agent.labels().at("rack"), "b");
+      EXPECT_EQ(agent.labels().at("os"), "android");
+    }
+  }
+
+  const v1::Plan plan = QuickPlan();
+  auto run = control_->Submit(plan, "");
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->jobs_size(), 3);
+  auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(240));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "done") << ended->ShortDebugString();
+  for (const v1::JobInfo& job : ended->jobs()) {
+    EXPECT_EQ(job.status(), "done") << job.ShortDebugString();
+    EXPECT_EQ(job.cases_done(), 4u) << job.ShortDebugString();
+  }
+
+  ExpectExactlyOnce(run->run_id(), 12);
+  const std::string where = absl::StrCat(" FROM case_results r JOIN agents a USING (agent_id) "
+                                         "WHERE r.run_id = '", run->run_id(), "'");
+  EXPECT_THAT(SqlRows("SELECT a.name || ':' || count(*)" + where + " GROUP BY a.name"),
+              UnorderedElementsAre("host-a:4", "host-b1:4", "host-b2:4"));
+  EXPECT_THAT(
+      SqlRows("SELECT DISTINCT r.strategy || '/' || r.workload || '/' || r.io_mode || '/' || "
+              "r.scenario" + where),
+      UnorderedElementsAre("direct/arithmetic/blocking/batch", "direct/collections/blocking/batch",
+                           "fixed_pool/arithmetic/blocking/batch",
+                           "fixed_pool/collections/blocking/batch"));
+  EXPECT_EQ(Sql("SELECT count(*)" + where + " AND r.status <> 'ok'"), 0);
+  EXPECT_EQ(Sql("SELECT count(*)" + where + " AND r.sample_count < 3"), 0);
+  EXPECT_EQ(Sql("SELECT count(*)" + where + " AND cardinality(r.samples_ns) = r.sample_count"), 12);
+}
+
+TEST_F(FleetTest, SelectorPicksTheRightAgents) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({}));
+  StartAgent("sel-a", "rack=a,os=linux");
+  StartAgent("sel-b1", "rack=b,os=linux");
+  StartAgent("sel-b2", "rack=b,os=android");
+  ASSERT_TRUE(control_->WaitOnline(3, absl::Seconds(60)).ok());
+
+  auto job_agents = [](const v1::RunInfo& run) {
+    std::vector<std::string> names;
+    for (const v1::JobInfo& job : run.jobs()) names.push_back(job.agent_name());
+    return names;
+  };
+  struct Case {
+    std::string selector;
+    std::vector<std::string> agents;
+  };
+  for (const Case& c : std::vector<Case>{{"label:rack=b", {"sel-b1", "sel-b2"}},
+                                         {"name=sel-a", {"sel-a"}},
+                                         {"label:rack=b,label:os=android", {"sel-b2"}}}) {
+    SCOPED_TRACE(c.selector);
+    auto run = control_->Submit(TinyPlan(), c.selector);
+    ASSERT_TRUE(run.ok()) << run.status();
+    EXPECT_THAT(job_agents(*run), ::testing::UnorderedElementsAreArray(c.agents));
+    auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(120));
+    ASSERT_TRUE(ended.ok()) << ended.status();
+    EXPECT_EQ(ended->status(), "done");
+    std::vector<std::string> expected_rows;
+    for (const std::string& agent : c.agents) expected_rows.push_back(agent);
+    EXPECT_THAT(SqlRows(absl::StrCat("SELECT a.name FROM case_results r JOIN agents a USING "
+                                     "(agent_id) WHERE r.run_id = '", run->run_id(), "'")),
+                ::testing::UnorderedElementsAreArray(expected_rows));
+  }
+
+  auto unknown_key = control_->Submit(TinyPlan(), "color=red");
+  ASSERT_FALSE(unknown_key.ok());
+  EXPECT_EQ(unknown_key.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(unknown_key.status().message()), HasSubstr("color"));
+}
+
+TEST_F(FleetTest, AgentKilledMidJobIsRequeuedAndFinishedWhenItReturns) {
+  CoordinatorConfig config;
+  config.job_lease = absl::Seconds(3);
+  config.max_attempts = 3;
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(config));
+  AgentProcess* victim = StartAgent("victim", "role=victim");
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
+
+  const v1::Plan plan = SlowPlan();
+  auto run = control_->Submit(plan, "name=victim");
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(run->jobs_size(), 1);
+  const std::string job_id = run->jobs(0).job_id();
+  ASSERT_TRUE(WaitUntil([&] { return Rows(run->run_id()) >= 1; }, absl::Seconds(120)));
+  victim->Kill9();
+  auto at_kill = control_->GetRun(run->run_id());
+  ASSERT_TRUE(at_kill.ok());
+  ASSERT_NE(at_kill->jobs(0).status(), "done") << "the job ended before the kill; plan too short";
+
+  // The lease expires: the job goes back to the queue, marked as an infrastructure event.
+  absl::StatusOr<v1::RunInfo> requeued;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        requeued = control_->GetRun(run->run_id());
+        return requeued.ok() && requeued->jobs(0).status() == "queued";
+      },
+      absl::Seconds(60)))
+      << (requeued.ok() ? requeued->ShortDebugString() : requeued.status().ToString());
+  EXPECT_THAT(requeued->jobs(0).message(), HasSubstr("infrastructure"));
+
+  ASSERT_TRUE(victim->Restart().ok());
+  auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(300));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "done") << ended->ShortDebugString();
+  EXPECT_EQ(ended->jobs(0).status(), "done");
+  EXPECT_GE(ended->jobs(0).attempts(), 2u);
+  // Every case of the plan has a result of this job (the first attempt's spooled
+  // results may add rows for some cases, never remove any).
+  EXPECT_EQ(Sql(absl::StrCat("SELECT count(DISTINCT case_id) FROM case_results WHERE job_id = '",
+                             job_id, "'")),
+            CaseCount(plan));
+}
+
+TEST_F(FleetTest, AgentLostForGoodFailsItsJobAsInfrastructure) {
+  CoordinatorConfig config;
+  config.job_lease = absl::Seconds(2);
+  config.max_attempts = 1;
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(config));
+  AgentProcess* victim = StartAgent("gone", "");
+  StartAgent("bystander", "");
+  ASSERT_TRUE(control_->WaitOnline(2, absl::Seconds(60)).ok());
+
+  auto run = control_->Submit(SlowPlan(), "name=gone");
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE(WaitUntil([&] { return Rows(run->run_id()) >= 1; }, absl::Seconds(120)));
+  victim->Kill9();
+  auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(60));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "failed");
+  ASSERT_EQ(ended->jobs_size(), 1);
+  EXPECT_EQ(ended->jobs(0).status(), "failed");
+  EXPECT_THAT(ended->jobs(0).message(), ::testing::StartsWith("infrastructure"));
+  // The other agent keeps working.
+  auto other = control_->Submit(TinyPlan(), "name=bystander");
+  ASSERT_TRUE(other.ok()) << other.status();
+  auto other_ended = control_->WaitRunEnded(other->run_id(), absl::Seconds(120));
+  ASSERT_TRUE(other_ended.ok());
+  EXPECT_EQ(other_ended->status(), "done");
+}
+
+TEST_F(FleetTest, CoordinatorKilledMidRunLandsEveryResultExactlyOnce) {
+  CoordinatorConfig config;
+  config.job_lease = absl::Seconds(30);
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(config));
+  for (const char* name : {"ck-1", "ck-2", "ck-3"}) StartAgent(name, "");
+  ASSERT_TRUE(control_->WaitOnline(3, absl::Seconds(60)).ok());
+
+  const v1::Plan plan = SlowPlan();
+  auto run = control_->Submit(plan, "");
+  ASSERT_TRUE(run.ok()) << run.status();
+  const int64_t expected = 3 * CaseCount(plan);
+  ASSERT_TRUE(WaitUntil([&] { return Rows(run->run_id()) >= 2; }, absl::Seconds(120)));
+  coordinator_->Kill9();
+  const int64_t at_kill = Rows(run->run_id());
+  ASSERT_LT(at_kill, expected) << "the run ended before the kill; plan too short";
+  absl::SleepFor(absl::Seconds(2));  // agents keep measuring and spooling meanwhile
+  ASSERT_TRUE(coordinator_->Restart().ok());
+
+  auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(300));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "done") << ended->ShortDebugString();
+  ExpectExactlyOnce(run->run_id(), expected);
+}
+
+TEST_F(FleetTest, PostgresDownTenSecondsMidRunAgentsSpoolAndEverythingLands) {
+  auto postgres = PrivatePostgres::Start();
+  ASSERT_TRUE(postgres.ok()) << postgres.status();
+  CoordinatorConfig config;
+  config.job_lease = absl::Seconds(60);  // longer than the outage
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(config, (*postgres)->uri()));
+  for (const char* name : {"pg-1", "pg-2"}) StartAgent(name, "");
+  ASSERT_TRUE(control_->WaitOnline(2, absl::Seconds(60)).ok());
+
+  const v1::Plan plan = SlowPlan();
+  auto run = control_->Submit(plan, "");
+  ASSERT_TRUE(run.ok()) << run.status();
+  const int64_t expected = 2 * CaseCount(plan);
+  ASSERT_TRUE(WaitUntil([&] { return Rows(run->run_id()) >= 1; }, absl::Seconds(120)));
+  ASSERT_TRUE((*postgres)->Stop().ok());
+  const absl::Time stopped = absl::Now();
+  absl::SleepFor(absl::Seconds(10));
+  ASSERT_TRUE((*postgres)->StartAgain().ok());
+  EXPECT_GE(absl::Now() - stopped, absl::Seconds(10));
+
+  auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(300));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "done") << ended->ShortDebugString();
+  ExpectExactlyOnce(run->run_id(), expected);
+  // The coordinator is still healthy: the agents are online again.
+  EXPECT_TRUE(control_->WaitOnline(2, absl::Seconds(60)).ok());
+  // Results measured during the outage waited in a spool and were replayed.
+  int replayed = 0;
+  for (auto& agent : agents_) {
+    for (absl::string_view line : absl::StrSplit(agent->Log(), '\n')) {
+      const size_t at = line.find("replaying ");
+      if (at != absl::string_view::npos && line.substr(at + 10, 1) != "0") ++replayed;
+    }
+  }
+  EXPECT_GE(replayed, 1) << "no agent replayed spooled results after the outage";
+  agents_.clear();
+  coordinator_.reset();
+}
+
+TEST_F(FleetTest, BadOrRevokedTokenIsRefusedWithAClearExit) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({}));
+  constexpr int kExitRefused = 3;
+
+  AgentProcess* intruder = StartAgent("intruder", "", "not-a-valid-token");
+  auto exit = intruder->process()->Wait(absl::Seconds(30));
+  ASSERT_TRUE(exit.ok()) << "a refused agent must exit, not retry in a loop";
+  EXPECT_TRUE(exit->exited);
+  EXPECT_EQ(exit->exit_code, kExitRefused);
+  EXPECT_THAT(intruder->Log(), HasSubstr("enrollment token unknown"));
+
+  auto token = control_->CreateToken("integration test token");
+  ASSERT_TRUE(token.ok()) << token.status();
+  AgentProcess* member = StartAgent("member", "", token->token());
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
+  ASSERT_TRUE(control_->RevokeToken(token->token_id()).ok());
+
+  // Its stored credential was issued under the revoked token: refused on reconnect.
+  member->Kill9();
+  ASSERT_TRUE(member->Restart().ok());
+  auto member_exit = member->process()->Wait(absl::Seconds(30));
+  ASSERT_TRUE(member_exit.ok()) << member->Log();
+  EXPECT_EQ(member_exit->exit_code, kExitRefused);
+  EXPECT_THAT(member->Log(), HasSubstr("revoked"));
+
+  AgentProcess* late = StartAgent("late", "", token->token());
+  auto late_exit = late->process()->Wait(absl::Seconds(30));
+  ASSERT_TRUE(late_exit.ok());
+  EXPECT_EQ(late_exit->exit_code, kExitRefused);
+  EXPECT_THAT(late->Log(), HasSubstr("enrollment token revoked"));
+}
+
+// Opens a raw agent stream, writes `messages`, and returns the refusal reason the
+// coordinator answers with ("" if none) and the final gRPC status.
+struct RawOutcome {
+  std::string refusal;
+  bool welcomed = false;
+  grpc::Status status;
+};
+RawOutcome RawSession(const std::string& address, const std::vector<v1::AgentMessage>& messages) {
+  auto stub = v1::AgentService::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  auto stream = stub->Connect(&context);
+  RawOutcome outcome;
+  for (const v1::AgentMessage& m : messages) {
+    if (!stream->Write(m)) break;
+  }
+  v1::CoordinatorMessage reply;
+  while (stream->Read(&reply)) {
+    if (reply.has_welcome()) outcome.welcomed = true;
+    if (reply.has_refusal()) {
+      outcome.refusal = reply.refusal().reason();
+      break;
+    }
+  }
+  context.TryCancel();
+  while (stream->Read(&reply)) {
+  }
+  outcome.status = stream->Finish();
+  return outcome;
+}
+
+v1::AgentMessage Hello(const std::string& name, const std::string& token, uint32_t version = 1) {
+  v1::AgentMessage m;
+  m.mutable_hello()->set_protocol_version(version);
+  m.mutable_hello()->set_agent_name(name);
+  m.mutable_hello()->set_enrollment_token(token);
+  m.mutable_hello()->mutable_host()->set_arch("x86_64");
+  m.mutable_hello()->set_engine_version("test");
+  return m;
+}
+
+TEST_F(FleetTest, MalformedMessagesAndPlansAreRefusedWhileOthersAreServed) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({}));
+  StartAgent("steady", "");
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
+  const std::string token = coordinator_->config().enrollment_token;
+
+  v1::AgentMessage heartbeat;
+  heartbeat.mutable_heartbeat()->set_unix_time_ns(1);
+  RawOutcome no_hello = RawSession(coordinator_->address(), {heartbeat});
+  EXPECT_THAT(no_hello.refusal, HasSubstr("hello"));
+  EXPECT_FALSE(no_hello.status.ok());
+
+  RawOutcome empty = RawSession(coordinator_->address(), {v1::AgentMessage()});
+  EXPECT_FALSE(empty.refusal.empty());
+  EXPECT_FALSE(empty.welcomed);
+
+  RawOutcome future = RawSession(coordinator_->address(), {Hello("future", token, 7)});
+  EXPECT_THAT(future.refusal, HasSubstr("protocol version 7 not in [1, 1]"));
+
+  RawOutcome bad_name = RawSession(coordinator_->address(), {Hello("bad name!", token)});
+  EXPECT_THAT(bad_name.refusal, HasSubstr("agent_name"));
+
+  RawOutcome garbage_after_welcome =
+      RawSession(coordinator_->address(), {Hello("raw-agent", token), v1::AgentMessage()});
+  EXPECT_TRUE(garbage_after_welcome.welcomed);
+  EXPECT_THAT(garbage_after_welcome.refusal, HasSubstr("malformed"));
+
+  v1::Plan bogus = TinyPlan();
+  bogus.mutable_matrix(0)->mutable_strategies(0)->set_name("bogus");
+  auto refused = control_->Submit(bogus, "name=steady");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("bogus"));
+
+  v1::Plan too_many_threads = TinyPlan();
+  too_many_threads.mutable_matrix(0)->mutable_strategies(0)->set_threads(20000);
+  auto refused_threads = control_->Submit(too_many_threads, "name=steady");
+  ASSERT_FALSE(refused_threads.ok());
+  EXPECT_THAT(std::string(refused_threads.status().message()), HasSubstr("threads"));
+
+  // Through all that, the coordinator kept serving the well-behaved agent.
+  auto run = control_->Submit(TinyPlan(), "name=steady");
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(120));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "done");
+  ExpectExactlyOnce(run->run_id(), 1);
+  EXPECT_TRUE(agents_[0]->process()->Running());
+}
+
+}  // namespace
+}  // namespace fleetmark::testing
