@@ -52,7 +52,7 @@ enum class CallOutcome { kSuccess, kTimeout, kFailure };
 // Shared bookkeeping of one case: outcomes, per-request latencies, completion.
 class Ledger {
  public:
-  Ledger(const FanoutConfig& config)
+  explicit Ledger(const FanoutConfig& config)
       : config_(config), latency_ns_(config.requests, 0), outcome_(config.requests),
         requests_left_(config.requests) {}
 
