@@ -269,6 +269,26 @@ TEST(RunnerTest, DelegatesOtherScenariosOnce) {
   EXPECT_EQ(o.progress.size(), 1u);  // one run, not one per round
 }
 
+TEST(RunnerTest, PinsToThePlacementsCpus) {
+  Outcome o = RunCases(PlanFrom(R"pb(
+    matrix { strategies { name: "direct" } strategies { name: "fixed_pool" threads: 2 }
+             workloads: "arithmetic" placements: ["cpus:0", "any"] batch { tasks: 20 } }
+    measurement { warmup_seconds: 0.001 max_repetitions: 5 rounds: 1 })pb"));
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 4u);
+  for (const v1::CaseResult& r : o.results) {
+    if (r.spec().placement() != "cpus:0") continue;
+    // Where the sandbox refuses sched_setaffinity the case is unsupported, with why.
+    if (r.status() == v1::CASE_STATUS_UNSUPPORTED) {
+      EXPECT_FALSE(r.message().empty());
+      continue;
+    }
+    ASSERT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
+    ASSERT_EQ(r.cpus_used_size(), 1) << r.spec().case_id();
+    EXPECT_EQ(r.cpus_used(0), 0u);
+  }
+}
+
 TEST(CaseStatusForTest, MapsEngineStatuses) {
   EXPECT_EQ(CaseStatusFor(absl::OkStatus()), v1::CASE_STATUS_OK);
   EXPECT_EQ(CaseStatusFor(absl::UnimplementedError("x")), v1::CASE_STATUS_UNSUPPORTED);
