@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # fleetmark quickstart on a fresh Debian 12 machine (run as root): installs
-# dependencies, builds, and runs the S1 framework study with quick settings,
-# printing the results table.
+# dependencies, builds, brings up the whole stack on this machine (a private
+# PostgreSQL in .fleetmark/, the coordinator with its web view, one agent; see
+# deploy/stack.sh), submits the S1 framework study with quick settings, waits for it,
+# prints the results table and the web address. Re-running it reuses the data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/install-deps.sh
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-ninja -C build/release -j"$(nproc)" fleetmark
-build/release/coordinator/cli/fleetmark run plans/s1-frameworks.txtpb --quick
+ninja -C build/release -j"$(nproc)"
+deploy/stack.sh up .fleetmark
+eval "$(deploy/stack.sh env .fleetmark)"
+status=0
+build/release/coordinator/cli/fleetmark submit plans/s1-frameworks.txtpb --quick --wait \
+  --coordinator="$FLEETMARK_COORDINATOR" --admin_token_file="$FLEETMARK_ADMIN_TOKEN_FILE" || status=$?
+echo
+echo "web view: $FLEETMARK_WEB   (stop everything: deploy/stack.sh down)"
+exit "$status"

@@ -8,7 +8,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
-ABSL_FLAG(std::string, coordinator, "127.0.0.1:7443", "coordinator gRPC address host:port (remote commands)");
+ABSL_FLAG(std::string, coordinator, "127.0.0.1:7443",
+          "coordinator gRPC address host:port (remote commands; default: $FLEETMARK_COORDINATOR if set)");
 ABSL_FLAG(std::string, admin_token_file, "",
           "file holding the coordinator's admin token (default: $FLEETMARK_ADMIN_TOKEN_FILE, "
           "else .fleetmark/admin_token if it exists)");
@@ -38,6 +39,10 @@ absl::StatusOr<std::string> ReadFlagFile(const std::string& flag, const std::str
 absl::StatusOr<RemoteOptions> RemoteOptionsFromFlags() {
   RemoteOptions options;
   options.coordinator = absl::GetFlag(FLAGS_coordinator);
+  if (const char* env = std::getenv("FLEETMARK_COORDINATOR");
+      env != nullptr && *env != '\0' && options.coordinator == "127.0.0.1:7443") {
+    options.coordinator = env;
+  }
   if (options.coordinator.empty()) return absl::InvalidArgumentError("--coordinator: must not be empty");
   std::string token_file = absl::GetFlag(FLAGS_admin_token_file);
   if (token_file.empty()) {

@@ -144,6 +144,7 @@ class CoordinatorImpl : public Coordinator {
       return absl::UnavailableError(absl::StrCat("listen_address \"", options_.listen_address,
                                                  "\": cannot listen (port in use or bad address?)"));
     }
+    started_ = absl::Now();
     sweeper_ = std::thread([this] { SweepLoop(); });
     return absl::OkStatus();
   }
@@ -214,7 +215,9 @@ class CoordinatorImpl : public Coordinator {
         FlushLiveness(now);
         next_flush = now + options_.heartbeat_interval;
       }
-      ExpireLeases();
+      // After a (re)start, give agents one lease to reconnect and resume their jobs
+      // before treating silent ones as lost.
+      if (now - started_ >= options_.job_lease) ExpireLeases();
       if (auto fired = schedules_->Tick(); fired.ok()) {
         for (const v1::RunInfo& run : *fired) {
           std::cerr << "fleetmark-coordinator: schedule fired run " << run.run_id() << " (" << run.submitted_by()
@@ -283,6 +286,7 @@ class CoordinatorImpl : public Coordinator {
   std::unique_ptr<scheduler::ScheduleRunner> schedules_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+  absl::Time started_;
   std::thread sweeper_;
   std::mutex mu_;
   std::condition_variable cv_;
