@@ -223,6 +223,16 @@ class AsioHolder final : public TaskHolder {
     while (progress.finished.load() < progress.started.load() && absl::Now() < deadline) {
       absl::SleepFor(absl::Milliseconds(2));
     }
+    // A timer must die before its io_context: destroy each on its own thread.
+    std::atomic<size_t> destroyed{0};
+    for (size_t k = 0; k < gates_.size(); ++k) {
+      asio::post(runner_.context(static_cast<int>(k)), [this, k, &destroyed] {
+        gates_[k].reset();
+        destroyed.fetch_add(1);
+      });
+    }
+    // No deadline: the runner's threads run nothing else, so these handlers do run.
+    while (destroyed.load() < gates_.size()) absl::SleepFor(absl::Milliseconds(1));
     runner_.Stop();
     gates_.clear();
   }
