@@ -79,6 +79,7 @@ v1::CaseResult Result(const std::string& result_id, const std::string& job_id, d
   r.add_samples_ns(2);
   r.add_samples_ns(3);
   r.set_started_unix_ns(1'700'000'000'000'000'000);
+  r.set_finished_unix_ns(1'700'000'001'000'000'000);
   return r;
 }
 
@@ -148,6 +149,7 @@ TEST(StoreTest, ResultInsertIsIdempotent) {
   const std::string id1 = "11111111-1111-4111-8111-111111111111";
   const std::string id2 = "22222222-2222-4222-8222-222222222222";
   v1::CaseResult r1 = Result(id1, job_a, 100), r2 = Result(id2, job_a, 200), r1_again = Result(id1, job_a, 999);
+  r2.mutable_spec()->set_case_id("batch/collections/blocking/direct/any");
   v1::CaseResult bad_id = Result("not-a-uuid", job_a, 1);
   v1::CaseResult foreign = Result("33333333-3333-4333-8333-333333333333", job_a, 1);
   auto first = store->InsertResults({{a, &r1}, {a, &r2}, {a, &r1_again}, {a, &bad_id}, {b, &foreign}});
@@ -167,11 +169,20 @@ TEST(StoreTest, ResultInsertIsIdempotent) {
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results"), 2);
   EXPECT_EQ(Count(db.uri(), "SELECT median_ns::bigint FROM case_results WHERE result_id = '" + id1 + "'"), 100);
   EXPECT_EQ(Count(db.uri(), "SELECT samples_ns[3] FROM case_results WHERE result_id = '" + id1 + "'"), 3);
+  // A re-run of the job measures r1's case again later: both rows stay, export shows
+  // the newest per case.
+  v1::CaseResult rerun = Result("55555555-5555-4555-8555-555555555555", job_a, 300);
+  rerun.set_finished_unix_ns(1'700'000'900'000'000'000);
+  ASSERT_TRUE(store->InsertResults({{a, &rerun}}).ok());
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results"), 3);
   auto exported = store->ExportResults(run->run_id(), "a1");
   ASSERT_TRUE(exported.ok()) << exported.status();
-  EXPECT_EQ(exported->results_size(), 2);
+  ASSERT_EQ(exported->results_size(), 2);
+  for (const auto& r : exported->results()) {
+    if (r.spec().case_id() == r1.spec().case_id()) EXPECT_EQ(r.stats().median_ns(), 300);
+  }
   EXPECT_EQ(exported->hosts().count("a1"), 1u);
-  EXPECT_EQ(exported->run().results(), 2u);
+  EXPECT_EQ(exported->run().results(), 3u);
 }
 
 TEST(StoreTest, ClaimSkipsLockedRowsAcrossConnections) {
