@@ -81,6 +81,9 @@ std::optional<v1::RunInfo> LoadRun(pqxx::work& txn, const std::string& run_id) {
 }
 
 void RefreshRun(pqxx::work& txn, const std::string& run_id) {
+  // Serialise refreshes of one run: otherwise two jobs finishing at once each see the
+  // other still running (READ COMMITTED snapshots) and the run stays 'running' forever.
+  txn.exec_params("SELECT 1 FROM runs WHERE run_id = $1::uuid FOR UPDATE", run_id);
   txn.exec_prepared("fm_refresh_run", run_id);
 }
 
