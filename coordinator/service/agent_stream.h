@@ -56,7 +56,11 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   struct AgentState {
     std::string agent_id;     // "" until welcomed
     std::string name;
-    std::string running_job;  // job assigned to / running on the agent, "" = idle
+    // Job assigned to / running on the agent, "" = idle. Cleared only when the agent
+    // reports the job finished (also after a cancellation), so a device never gets a
+    // second job while it may still run one.
+    std::string running_job;
+    std::string cancel_sent;  // running_job whose cancellation was already sent
     absl::Time last_heartbeat = absl::InfinitePast();
     uint64_t rss_bytes = 0;
     double cpu_seconds = 0;

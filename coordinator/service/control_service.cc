@@ -208,6 +208,10 @@ grpc::ServerUnaryReactor* ControlServiceImpl::CancelRun(grpc::CallbackServerCont
     for (const auto& [agent_id, job_id] : cancelled.agent_jobs) {
       std::shared_ptr<AgentSession> session = registry_.Find(agent_id);
       if (session == nullptr) continue;
+      // The agent stays busy until it reports the job finished (cancelled).
+      session->UpdateState([&, job = job_id](AgentSession::AgentState& s) {
+        if (s.running_job == job) s.cancel_sent = job;
+      });
       v1::CoordinatorMessage message;
       message.mutable_cancellation()->set_job_id(job_id);
       message.mutable_cancellation()->set_reason("run cancelled");

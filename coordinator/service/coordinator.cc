@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <mutex>
 #include <sstream>
@@ -224,6 +225,7 @@ class CoordinatorImpl : public Coordinator {
                     << ")\n";
         }
       }
+      StopEndedJobs();
       dispatcher_->WakeAllIdle();
       lock.lock();
       cv_.wait_for(lock, absl::ToChronoMilliseconds(options_.sweep_interval), [this] { return stopping_; });
@@ -247,6 +249,36 @@ class CoordinatorImpl : public Coordinator {
     if (!status.ok()) std::cerr << "fleetmark-coordinator: liveness flush: " << status.message() << "\n";
   }
 
+  // Jobs of local agents that ended elsewhere (cancelled through another coordinator,
+  // failed by its sweep): tell the agents to stop them.
+  void StopEndedJobs() {
+    std::map<std::string, std::shared_ptr<AgentSession>> by_job;
+    for (const auto& session : registry_.All()) {
+      const std::string job = session->state().running_job;
+      if (!job.empty()) by_job[job] = session;
+    }
+    if (by_job.empty()) return;
+    std::vector<std::string> jobs;
+    for (const auto& [job, session] : by_job) jobs.push_back(job);
+    absl::StatusOr<std::vector<std::string>> ended = store_->EndedJobs(jobs);
+    if (!ended.ok()) return;
+    for (const std::string& job : *ended) {
+      const std::shared_ptr<AgentSession>& session = by_job[job];
+      bool stop = false;
+      session->UpdateState([&](AgentSession::AgentState& s) {
+        if (s.running_job == job && s.cancel_sent != job) {
+          s.cancel_sent = job;
+          stop = true;
+        }
+      });
+      if (!stop) continue;
+      v1::CoordinatorMessage cancel;
+      cancel.mutable_cancellation()->set_job_id(job);
+      cancel.mutable_cancellation()->set_reason("the job ended (cancelled or failed) on another coordinator");
+      session->Send(std::move(cancel));
+    }
+  }
+
   void ExpireLeases() {
     absl::StatusOr<std::vector<store::ExpiredJob>> expired = store_->ExpireLeases();
     if (!expired.ok()) return;
@@ -258,8 +290,8 @@ class CoordinatorImpl : public Coordinator {
       if (session == nullptr) continue;
       bool was_running = false;
       session->UpdateState([&](AgentSession::AgentState& s) {
-        if (s.running_job == job.job_id) {
-          s.running_job.clear();
+        if (s.running_job == job.job_id && s.cancel_sent != job.job_id) {
+          s.cancel_sent = job.job_id;
           was_running = true;
         }
       });

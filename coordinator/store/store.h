@@ -206,6 +206,9 @@ class Store {
   // Ends a job (done / failed as a benchmark failure / cancelled) and updates its run.
   absl::Status FinishJob(const std::string& job_id, const std::string& agent_id,
                          const JobOutcome& outcome);
+  // Of `job_ids`, those that ended (done, failed, cancelled) — e.g. cancelled through
+  // another coordinator — so their agents can be told to stop.
+  absl::StatusOr<std::vector<std::string>> EndedJobs(const std::vector<std::string>& job_ids);
   // Handles jobs whose lease expired: re-queued while attempts < max_attempts, else
   // failed with "infrastructure: agent <name> lost ...". Updates the runs.
   absl::StatusOr<std::vector<ExpiredJob>> ExpireLeases();

@@ -212,6 +212,19 @@ absl::Status Store::FinishJob(const std::string& job_id, const std::string& agen
   });
 }
 
+absl::StatusOr<std::vector<std::string>> Store::EndedJobs(const std::vector<std::string>& job_ids) {
+  std::vector<std::string> ended;
+  if (job_ids.empty()) return ended;
+  for (const std::string& id : job_ids) FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("job_id", id));
+  return InTransaction(*pool_, "ended jobs", [&](pqxx::work& txn) {
+    pqxx::result r = txn.exec_params(
+        "SELECT job_id::text FROM jobs WHERE job_id = ANY($1::uuid[]) AND status IN ('done', 'failed', 'cancelled')",
+        internal::UuidArray(job_ids));
+    for (const auto& row : r) ended.push_back(row[0].as<std::string>());
+    return ended;
+  });
+}
+
 absl::StatusOr<std::vector<ExpiredJob>> Store::ExpireLeases() {
   return InTransaction(*pool_, "expire leases",
                        [&](pqxx::work& txn) { return ExpireInTxn(txn, false, kNoAgent, ""); });
