@@ -208,17 +208,20 @@ class CoordinatorImpl : public Coordinator {
   // Liveness flush + heartbeat timeouts, lease expiry, schedules, periodic dispatch.
   void SweepLoop() {
     absl::Time next_flush = absl::Now();
+    bool flushed = false;
     std::unique_lock<std::mutex> lock(mu_);
     while (!stopping_) {
       lock.unlock();
       const absl::Time now = absl::Now();
-      if (now >= next_flush) {
-        FlushLiveness(now);
+      // Flush every heartbeat interval, and at every sweep while the database fails,
+      // so leases of connected agents are renewed as soon as it is back.
+      if (now >= next_flush || !flushed) {
+        flushed = FlushLiveness(now);
         next_flush = now + options_.heartbeat_interval;
       }
-      // After a (re)start, give agents one lease to reconnect and resume their jobs
-      // before treating silent ones as lost.
-      if (now - started_ >= options_.job_lease) ExpireLeases();
+      // Expire leases only with fresh renewals in the database, and after a (re)start
+      // only once agents had one lease to reconnect and resume their jobs.
+      if (flushed && now - started_ >= options_.job_lease) ExpireLeases();
       if (auto fired = schedules_->Tick(); fired.ok()) {
         for (const v1::RunInfo& run : *fired) {
           std::cerr << "fleetmark-coordinator: schedule fired run " << run.run_id() << " (" << run.submitted_by()
@@ -232,7 +235,8 @@ class CoordinatorImpl : public Coordinator {
     }
   }
 
-  void FlushLiveness(absl::Time now) {
+  // Returns whether the database took the batch.
+  bool FlushLiveness(absl::Time now) {
     std::vector<store::AgentLiveness> batch;
     const absl::Duration silence_limit = 3 * options_.heartbeat_interval + absl::Seconds(5);
     for (const auto& session : registry_.All()) {
@@ -247,6 +251,7 @@ class CoordinatorImpl : public Coordinator {
     }
     absl::Status status = store_->RecordLiveness(batch, options_.job_lease);
     if (!status.ok()) std::cerr << "fleetmark-coordinator: liveness flush: " << status.message() << "\n";
+    return status.ok();
   }
 
   // Jobs of local agents that ended elsewhere (cancelled through another coordinator,
