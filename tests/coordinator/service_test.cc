@@ -68,6 +68,17 @@ class TestAgent {
 
 class ServiceTest : public ::testing::Test {
  protected:
+  // The database outlives the coordinator (members are destroyed in reverse order).
+  void SetUp() override {
+    db_ = std::make_unique<testing::TestDatabase>();
+    if (db_->uri().empty()) {
+      if (!testing::TestDatabase::Required() && std::getenv("FLEETMARK_TEST_PG_URI") == nullptr) {
+        GTEST_SKIP() << "PostgreSQL test skipped: " << db_->error();
+      }
+      FAIL() << "PostgreSQL required (FLEETMARK_TEST_REQUIRE_PG set): " << db_->error();
+    }
+    StartCoordinator(db_->uri());
+  }
   void StartCoordinator(const std::string& uri) {
     CoordinatorOptions options;
     options.listen_address = "127.0.0.1:0";
@@ -90,6 +101,7 @@ class ServiceTest : public ::testing::Test {
     context->AddMetadata("authorization", std::string("Bearer ") + kAdminToken);
     context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   }
+  std::unique_ptr<testing::TestDatabase> db_;
   std::unique_ptr<Coordinator> coordinator_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::ControlService::Stub> control_;
@@ -106,8 +118,6 @@ v1::Plan SmallPlan() {
 }
 
 TEST_F(ServiceTest, HelloRefusals) {
-  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
-  StartCoordinator(db.uri());
   {
     TestAgent agent(channel_);
     ASSERT_TRUE(agent.Send(TestAgent::Hello("agent-a", 7, kEnrollToken)));
@@ -144,8 +154,6 @@ TEST_F(ServiceTest, HelloRefusals) {
 }
 
 TEST_F(ServiceTest, MalformedMessageRefusedOthersKeepBeingServed) {
-  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
-  StartCoordinator(db.uri());
   TestAgent good(channel_);
   ASSERT_TRUE(good.Send(TestAgent::Hello("agent-good", 1, kEnrollToken)));
   v1::CoordinatorMessage welcome;
@@ -238,8 +246,6 @@ TEST_F(ServiceTest, MalformedMessageRefusedOthersKeepBeingServed) {
 }
 
 TEST_F(ServiceTest, ControlNeedsAdminTokenAndValidatesInput) {
-  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
-  StartCoordinator(db.uri());
   {
     grpc::ClientContext context;
     v1::ListAgentsResponse agents;
@@ -301,8 +307,6 @@ TEST_F(ServiceTest, ControlNeedsAdminTokenAndValidatesInput) {
 }
 
 TEST_F(ServiceTest, TokensCredentialsAndRevocation) {
-  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
-  StartCoordinator(db.uri());
   v1::CreateTokenResponse token;
   {
     grpc::ClientContext context;
