@@ -1,7 +1,7 @@
 // fleetmark-agent: runs benchmark jobs for a coordinator (DESIGN.md, "Components").
 //
-//   fleetmark-agent --coordinator=10.0.0.5:7443 --token_file=/etc/fleetmark/token \
-//       --name=pixel-7 --labels=rack=b,os=android --spool_dir=/data/local/fleetmark \
+//   fleetmark-agent --coordinator=10.0.0.5:7443 --token_file=/etc/fleetmark/token
+//       --name=pixel-7 --labels=rack=b,os=android --spool_dir=/data/local/fleetmark
 //       --tls_ca=/etc/fleetmark/ca.pem
 //
 // Exit codes: 0 stopped by SIGINT/SIGTERM; 2 bad flags or local configuration (token
