@@ -12,6 +12,7 @@
 //   --enrollment_token_file=PATH      seed this enrollment token (stored hashed)
 //   --coordinator_id=NAME             name in the database (default host:pid)
 //   --heartbeat_interval=5s  --job_lease=30s  --sweep_interval=1s  --max_attempts=3
+//   --db_outage_grace=5s              end agent streams (they spool, replay) after this outage
 //   --executor_threads=4  --db_pool_size=8
 //   --nightly_plan=PATH  --nightly_cron="0 2 * * *"  --nightly_selector=EXPR
 //
@@ -50,6 +51,8 @@ ABSL_FLAG(std::string, coordinator_id, "", "this coordinator's name (default hos
 ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(5), "agent heartbeat period");
 ABSL_FLAG(absl::Duration, job_lease, absl::Seconds(30), "job lease, renewed by heartbeats/progress");
 ABSL_FLAG(absl::Duration, sweep_interval, absl::Seconds(1), "lease/schedule/dispatch sweep period");
+ABSL_FLAG(absl::Duration, db_outage_grace, absl::Seconds(5),
+          "end agent streams (agents spool and replay) once the database is down this long");
 ABSL_FLAG(int, max_attempts, 3, "attempts per job before failing as infrastructure (1..100)");
 ABSL_FLAG(int, executor_threads, 4, "coordinator executor threads (1..64)");
 ABSL_FLAG(int, db_pool_size, 8, "PostgreSQL connections (2..256)");
@@ -101,6 +104,7 @@ int main(int argc, char** argv) {
   options.job_lease = absl::GetFlag(FLAGS_job_lease);
   options.sweep_interval = absl::GetFlag(FLAGS_sweep_interval);
   options.max_attempts = absl::GetFlag(FLAGS_max_attempts);
+  options.db_outage_grace = absl::GetFlag(FLAGS_db_outage_grace);
   options.executor_threads = absl::GetFlag(FLAGS_executor_threads);
   options.db_pool_size = absl::GetFlag(FLAGS_db_pool_size);
   options.nightly_plan_file = absl::GetFlag(FLAGS_nightly_plan);

@@ -90,6 +90,8 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
     return;
   }
   const std::string& agent_id = state.agent_id;
+  // Any message shows the agent is alive.
+  session->UpdateState([](AgentSession::AgentState& s) { s.last_heartbeat = absl::Now(); });
   const absl::Time deadline = absl::Now() + options_.db_retry_limit;
   auto continue_or_close = [this, session](const absl::Status& status) {
     if (absl::IsInvalidArgument(status) || absl::IsNotFound(status)) {
@@ -134,16 +136,20 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
     case v1::AgentMessage::kJobFinished: {
       const v1::JobFinished f = message.job_finished();
       store::JobOutcome outcome{f.ok(), f.cancelled(), f.message()};
-      WithRetry(
-          session, [=, this] { return store_.FinishJob(f.job_id(), agent_id, outcome); },
-          [=, this](const absl::Status& status) {
-            session->UpdateState([&](AgentSession::AgentState& s) {
-              if (s.running_job == f.job_id()) s.running_job.clear();
-            });
-            continue_or_close(status);
-            if (status.ok()) dispatcher_.Wake({agent_id});
-          },
-          deadline);
+      // The job ends only after every result sent before this message is committed,
+      // so a finished run has all its rows.
+      AfterAcks(session, [=, this] {
+        WithRetry(
+            session, [=, this] { return store_.FinishJob(f.job_id(), agent_id, outcome); },
+            [=, this](const absl::Status& status) {
+              session->UpdateState([&](AgentSession::AgentState& s) {
+                if (s.running_job == f.job_id()) s.running_job.clear();
+              });
+              continue_or_close(status);
+              if (status.ok()) dispatcher_.Wake({agent_id});
+            },
+            absl::Now() + options_.db_retry_limit);
+      });
       return;
     }
     case v1::AgentMessage::kResult:
@@ -157,6 +163,16 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
              "malformed message: no field of AgentMessage.msg is set (unknown message type?)", false);
       return;
   }
+}
+
+void AgentServiceImpl::AfterAcks(const SessionPtr& session, std::function<void()> then) {
+  if (session->closing()) return;
+  if (session->state().pending_acks == 0) {
+    then();
+    return;
+  }
+  executor_.PostAfter(absl::Milliseconds(20),
+                      [this, session, then = std::move(then)]() mutable { AfterAcks(session, std::move(then)); });
 }
 
 void AgentServiceImpl::HandleHello(const SessionPtr& session, const v1::Hello& hello) {

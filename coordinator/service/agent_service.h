@@ -58,6 +58,9 @@ class AgentServiceImpl final : public v1::AgentService::CallbackService {
   void HandleHello(const SessionPtr& session, const v1::Hello& hello);
   void HandleResult(const SessionPtr& session, v1::CaseResult result);
   void OnStreamDone(const SessionPtr& session);
+  // Runs `then` once the session has no result waiting for its commit (polling on the
+  // executor); dropped if the stream closes meanwhile (the agent resends on reconnect).
+  void AfterAcks(const SessionPtr& session, std::function<void()> then);
   // Refuses the agent: sends a Refusal, then finishes the stream with `code`.
   void Refuse(const SessionPtr& session, grpc::StatusCode code, const std::string& reason, bool retryable);
   // Runs `op` (a database call) now, and again after a backoff while it returns

@@ -209,6 +209,7 @@ class CoordinatorImpl : public Coordinator {
   void SweepLoop() {
     absl::Time next_flush = absl::Now();
     bool flushed = false;
+    absl::Time last_db_ok = absl::Now();
     std::unique_lock<std::mutex> lock(mu_);
     while (!stopping_) {
       lock.unlock();
@@ -218,7 +219,9 @@ class CoordinatorImpl : public Coordinator {
       if (now >= next_flush || !flushed) {
         flushed = FlushLiveness(now);
         next_flush = now + options_.heartbeat_interval;
+        if (flushed) last_db_ok = now;
       }
+      if (!flushed && now - last_db_ok > options_.db_outage_grace) EndStreamsForOutage(now - last_db_ok);
       // Expire leases only with fresh renewals in the database, and after a (re)start
       // only once agents had one lease to reconnect and resume their jobs.
       if (flushed && now - started_ >= options_.job_lease) ExpireLeases();
@@ -235,6 +238,15 @@ class CoordinatorImpl : public Coordinator {
     }
   }
 
+  void EndStreamsForOutage(absl::Duration outage) {
+    for (const auto& session : registry_.All()) {
+      if (session->closing()) continue;
+      session->Close(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                  absl::StrCat("coordinator database unavailable for ", absl::FormatDuration(outage),
+                                               ": keep results spooled and reconnect")));
+    }
+  }
+
   // Returns whether the database took the batch.
   bool FlushLiveness(absl::Time now) {
     std::vector<store::AgentLiveness> batch;
@@ -242,7 +254,9 @@ class CoordinatorImpl : public Coordinator {
     for (const auto& session : registry_.All()) {
       AgentSession::AgentState s = session->state();
       if (s.agent_id.empty() || session->closing()) continue;
-      if (now - s.last_heartbeat > silence_limit) {
+      // A stream waiting for result commits (database slow or down) is not read
+      // meanwhile, so its heartbeats queue up: not silence.
+      if (s.pending_acks == 0 && now - s.last_heartbeat > silence_limit) {
         session->Close(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
                                     absl::StrCat("no heartbeat for ", absl::FormatDuration(now - s.last_heartbeat))));
         continue;

@@ -49,6 +49,11 @@ struct CoordinatorOptions {
   // How often expired leases and schedules are checked, and queued jobs of connected
   // idle agents claimed (jobs are also pushed at once on submit/finish/connect).
   absl::Duration sweep_interval = absl::Seconds(1);
+  // When the database has been unreachable this long, agent streams are ended with
+  // UNAVAILABLE: agents keep their results spooled and replay them once they are
+  // welcomed again (hellos are refused, retryable, while the database is down). Keeps
+  // the coordinator's memory bounded during long outages; shorter blips are absorbed.
+  absl::Duration db_outage_grace = absl::Seconds(5);
   // Attempts per job before it fails as infrastructure (1..100).
   int max_attempts = 3;
   // Threads of the coordinator's executor (database work, reactions' follow-ups).
