@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -289,10 +290,48 @@ std::string AgentProcess::Log() const { return ReadFile(dir_ + "/agent.log"); }
 
 // ---- ControlClient -------------------------------------------------------------------
 
-ControlClient::ControlClient(const std::string& address, std::string admin_token)
-    : stub_(v1::ControlService::NewStub(
-          grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))),
-      admin_token_(std::move(admin_token)) {}
+absl::StatusOr<TlsFiles> MakeTestPki(const std::string& dir) {
+  TlsFiles files{dir + "/ca.pem", dir + "/server.pem", dir + "/server.key", dir + "/client.pem",
+                 dir + "/client.key"};
+  FLEETMARK_RETURN_IF_ERROR(WriteFile(dir + "/server.ext",
+                                      "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+                                      "extendedKeyUsage=serverAuth"));
+  FLEETMARK_RETURN_IF_ERROR(WriteFile(dir + "/client.ext", "extendedKeyUsage=clientAuth"));
+  FLEETMARK_RETURN_IF_ERROR(
+      RunCommand({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                  dir + "/ca.key", "-out", files.ca, "-days", "2", "-subj", "/CN=fleetmark-test-ca"})
+          .status());
+  for (const auto& [name, cert, key] :
+       {std::tuple<std::string, std::string, std::string>{"server", files.server_cert,
+                                                          files.server_key},
+        {"client", files.client_cert, files.client_key}}) {
+    const std::string csr = absl::StrCat(dir, "/", name, ".csr");
+    FLEETMARK_RETURN_IF_ERROR(RunCommand({"openssl", "req", "-newkey", "rsa:2048", "-nodes",
+                                          "-keyout", key, "-out", csr, "-subj",
+                                          absl::StrCat("/CN=fleetmark-test-", name)})
+                                  .status());
+    FLEETMARK_RETURN_IF_ERROR(RunCommand({"openssl", "x509", "-req", "-in", csr, "-CA", files.ca,
+                                          "-CAkey", dir + "/ca.key", "-CAcreateserial", "-out",
+                                          cert, "-days", "2", "-extfile",
+                                          absl::StrCat(dir, "/", name, ".ext")})
+                                  .status());
+  }
+  return files;
+}
+
+ControlClient::ControlClient(const std::string& address, std::string admin_token,
+                             const TlsFiles* tls)
+    : admin_token_(std::move(admin_token)) {
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (tls != nullptr) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = ReadFile(tls->ca);
+    ssl.pem_cert_chain = ReadFile(tls->client_cert);
+    ssl.pem_private_key = ReadFile(tls->client_key);
+    credentials = grpc::SslCredentials(ssl);
+  }
+  stub_ = v1::ControlService::NewStub(grpc::CreateChannel(address, credentials));
+}
 
 std::unique_ptr<grpc::ClientContext> ControlClient::Context() const {
   auto context = std::make_unique<grpc::ClientContext>();

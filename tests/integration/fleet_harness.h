@@ -136,10 +136,25 @@ class AgentProcess {
   std::unique_ptr<Subprocess> process_;
 };
 
-// ControlService with "authorization: Bearer <admin token>".
+// PEM files of a test PKI (MakeTestPki).
+struct TlsFiles {
+  std::string ca;           // CA certificate
+  std::string server_cert;  // for 127.0.0.1 / localhost
+  std::string server_key;
+  std::string client_cert;  // a client certificate signed by the CA
+  std::string client_key;
+};
+
+// Creates a CA, a server certificate (SAN IP:127.0.0.1, DNS:localhost) and a client
+// certificate in `dir` with the openssl command-line tool.
+absl::StatusOr<TlsFiles> MakeTestPki(const std::string& dir);
+
+// ControlService with "authorization: Bearer <admin token>"; over TLS (with the client
+// certificate) when `tls` is given.
 class ControlClient {
  public:
-  ControlClient(const std::string& address, std::string admin_token);
+  ControlClient(const std::string& address, std::string admin_token,
+                const TlsFiles* tls = nullptr);
   absl::StatusOr<v1::RunInfo> Submit(const v1::Plan& plan, const std::string& selector,
                                      bool quick = false);
   absl::StatusOr<v1::RunInfo> GetRun(const std::string& run_id);

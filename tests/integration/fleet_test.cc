@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -82,14 +83,16 @@ class FleetTest : public ::testing::Test {
     auto coordinator = CoordinatorProcess::Start(dir_, config);
     ASSERT_TRUE(coordinator.ok()) << coordinator.status();
     coordinator_ = *std::move(coordinator);
-    control_ = std::make_unique<ControlClient>(coordinator_->address(), config.admin_token);
+    control_ = std::make_unique<ControlClient>(coordinator_->address(), config.admin_token,
+                                               tls_ ? &*tls_ : nullptr);
   }
 
   AgentProcess* StartAgent(const std::string& name, const std::string& labels,
-                           std::string token = "") {
+                           std::string token = "", std::vector<std::string> flags = {}) {
     AgentConfig config;
     config.name = name;
     config.labels = labels;
+    config.extra_flags = std::move(flags);
     config.token = token.empty() ? coordinator_->config().enrollment_token : token;
     auto agent = AgentProcess::Start(dir_, coordinator_->address(), config);
     EXPECT_TRUE(agent.ok()) << agent.status();
@@ -125,6 +128,7 @@ class FleetTest : public ::testing::Test {
 
   std::string dir_;
   std::string db_uri_;
+  std::optional<TlsFiles> tls_;  // set before StartCoordinator for a TLS coordinator
   std::unique_ptr<TestDatabase> database_;
   std::unique_ptr<CoordinatorProcess> coordinator_;
   std::unique_ptr<ControlClient> control_;
@@ -472,6 +476,39 @@ TEST_F(FleetTest, MalformedMessagesAndPlansAreRefusedWhileOthersAreServed) {
   EXPECT_EQ(ended->status(), "done");
   ExpectExactlyOnce(run->run_id(), 1);
   EXPECT_TRUE(agents_[0]->process()->Running());
+}
+
+TEST_F(FleetTest, MutualTlsAdmitsOnlyAgentsWithAClientCertificate) {
+  auto pki = MakeTestPki(dir_);
+  ASSERT_TRUE(pki.ok()) << pki.status();
+  tls_ = *pki;
+  CoordinatorConfig config;
+  config.extra_flags = {"--tls_cert_file=" + pki->server_cert, "--tls_key_file=" + pki->server_key,
+                        "--tls_client_ca_file=" + pki->ca};
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(config));
+
+  StartAgent("tls-member", "", "",
+             {"--tls_ca=" + pki->ca, "--tls_cert=" + pki->client_cert, "--tls_key=" + pki->client_key});
+  AgentProcess* no_cert = StartAgent("tls-no-cert", "", "", {"--tls_ca=" + pki->ca});
+  AgentProcess* plaintext = StartAgent("plaintext", "");
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
+  auto run = control_->Submit(TinyPlan(), "name=tls-member");
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(120));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "done");
+  ExpectExactlyOnce(run->run_id(), 1);
+
+  // The others never get past the handshake; they keep retrying with backoff (a
+  // transport failure is not a refusal) and are not registered.
+  absl::SleepFor(absl::Seconds(3));
+  auto agents = control_->ListAgents();
+  ASSERT_TRUE(agents.ok()) << agents.status();
+  ASSERT_EQ(agents->size(), 1u);
+  EXPECT_EQ((*agents)[0].name(), "tls-member");
+  EXPECT_TRUE(no_cert->process()->Running());
+  EXPECT_TRUE(plaintext->process()->Running());
+  EXPECT_THAT(no_cert->Log(), HasSubstr("reconnecting in"));
 }
 
 }  // namespace
