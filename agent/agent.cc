@@ -315,7 +315,7 @@ absl::Status Agent::Run() {
     if (absl::IsNotFound(outcome.status) || absl::IsFailedPrecondition(outcome.status) ||
         absl::IsPermissionDenied(outcome.status) || absl::IsInvalidArgument(outcome.status)) {
       // Local configuration errors (token file, TLS files): retrying will not help.
-      Log(LogLevel::kError, outcome.status.ToString());
+      // The caller reports them.
       result = outcome.status;
       break;
     }
