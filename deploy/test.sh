@@ -21,19 +21,32 @@ export FLEETMARK_TEST_PG_URI=$(deploy/pg.sh start "$pgdir")
 export FLEETMARK_TEST_REQUIRE_PG=1   # tests needing PostgreSQL must not skip here
 echo "== PostgreSQL at $FLEETMARK_TEST_PG_URI" >&2
 
-echo "== tests (Release)" >&2
-ctest --test-dir build/release --output-on-failure -LE 'bench' -j1
+# Every stage runs even if an earlier one failed, so one run shows every failure;
+# the exit code is non-zero if any stage failed.
+failed=()
+stage() {  # stage NAME COMMAND...
+  echo "== $1" >&2
+  if ! "${@:2}"; then failed+=("$1"); echo "== FAILED: $1" >&2; fi
+}
 
-echo "== tests (Debug, ASan+UBSan)" >&2
-cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFLEETMARK_SANITIZE=address,undefined >/dev/null
-ninja -C build/asan -j"$jobs" fleetmark_sanitized_tests
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+stage "tests (Release)" \
+  ctest --test-dir build/release --output-on-failure -LE 'bench' -j1
+
+sanitizer_build() {  # sanitizer_build DIR SANITIZERS TARGET
+  cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFLEETMARK_SANITIZE="$2" >/dev/null &&
+    ninja -C "$1" -j"$jobs" "$3"
+}
+stage "build (Debug, ASan+UBSan)" sanitizer_build build/asan address,undefined fleetmark_sanitized_tests
+stage "tests (Debug, ASan+UBSan)" env ASAN_OPTIONS=detect_leaks=1 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --test-dir build/asan --output-on-failure -L sanitize -j1
 
-echo "== tests (Debug, TSan: strategies)" >&2
-cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFLEETMARK_SANITIZE=thread >/dev/null
-ninja -C build/tsan -j"$jobs" fleetmark_tsan_tests
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+stage "build (Debug, TSan)" sanitizer_build build/tsan thread fleetmark_tsan_tests
+stage "tests (Debug, TSan: strategies)" env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build/tsan --output-on-failure -L tsan -j1
 
+if ((${#failed[@]})); then
+  printf '== FAILED stages:\n' >&2; printf '   %s\n' "${failed[@]}" >&2
+  exit 1
+fi
 echo "== all tests passed" >&2
