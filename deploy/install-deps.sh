@@ -10,7 +10,7 @@ packages=(
   libabsl-dev libtbb-dev libboost-fiber-dev libboost-context-dev libboost-system-dev
   libboost-dev libhwloc-dev hwloc nlohmann-json3-dev libcpp-httplib-dev
   libpqxx-dev libpq-dev postgresql-15 postgresql-client-15
-  libgtest-dev libgmock-dev libbenchmark-dev libbenchmark-tools python3-scipy
+  libre2-dev libgtest-dev libgmock-dev libbenchmark-dev libbenchmark-tools python3-scipy
   chromium bzip2 procps util-linux iproute2
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)

@@ -8,7 +8,8 @@ ABSL_FLAG(std::string, format, "table",
 ABSL_FLAG(std::string, out, "", "write results to this file instead of stdout");
 ABSL_FLAG(std::string, filter, "",
           "run only cases whose case id (e.g. batch/arithmetic/blocking/fixed_pool/any) "
-          "matches this ECMAScript regular expression");
+          "matches this regular expression (RE2 syntax: no backreferences or lookaround; at "
+          "most 1024 bytes)");
 ABSL_FLAG(bool, quick, false,
           "use the plan's quick settings (its `quick` measurement overrides and "
           "`quick_matrix`)");

@@ -6,11 +6,11 @@
 #include <numeric>
 #include <optional>
 #include <random>
-#include <regex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "engine/common/status_macros.h"
@@ -18,6 +18,7 @@
 #include "engine/measure/stop_rule.h"
 #include "engine/plan/plan.h"
 #include "engine/runner/batch_slice.h"
+#include "engine/runner/case_filter.h"
 #include "engine/runner/counters_merge.h"
 #include "engine/runner/this_host.h"
 #include "engine/scenarios/scenario.h"
@@ -55,25 +56,16 @@ class PlanRunner {
 
   absl::Status Init(const v1::Plan& plan) {
     std::vector<v1::CaseSpec> specs = ExpandCases(plan, options_.quick);
-    std::optional<std::regex> filter;
-    if (!options_.filter.empty()) {
-      try {
-        filter.emplace(options_.filter, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--filter: not a valid regular expression: \"", options_.filter,
-                         "\" (", e.what(), ")"));
-      }
-    }
+    FLEETMARK_ASSIGN_OR_RETURN(const CaseFilter filter, CaseFilter::Compile(options_.filter));
     for (v1::CaseSpec& spec : specs) {
-      if (filter && !std::regex_search(spec.case_id(), *filter)) continue;
+      if (!filter.Matches(spec.case_id())) continue;
       CaseState state;
       *state.result.mutable_spec() = std::move(spec);
       cases_.push_back(std::move(state));
     }
     if (cases_.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--filter: \"", options_.filter, "\" matches none of the plan's ", specs.size(),
+          "--filter: \"", absl::CEscape(options_.filter), "\" matches none of the plan's ", specs.size(),
           " case ids"));
     }
     return absl::OkStatus();

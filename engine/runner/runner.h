@@ -49,7 +49,8 @@ using ProgressCallback = std::function<void(const RunProgress&)>;
 
 struct RunOptions {
   bool quick = false;        // run ApplyQuick(plan)
-  // ECMAScript regex; a case runs if it matches anywhere in its case_id. "" = all.
+  // RE2 regex (engine/runner/case_filter.h, at most kMaxFilterLength bytes); a case runs
+  // if it matches anywhere in its case_id. "" = all.
   std::string filter;
   // Executable accepting the hidden child argument (child.h); "" = /proc/self/exe.
   std::string child_executable;

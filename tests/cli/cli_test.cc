@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "tests/cli/cli_fixture.h"
 #include "engine/report/csv.h"
 #include "engine/report/json.h"
 #include "gmock/gmock.h"
@@ -19,65 +20,9 @@
 
 namespace {
 
+using namespace fleetmark_cli_test;  // NOLINT: the fixture of this test folder
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-namespace fs = std::filesystem;
-
-struct CliResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-class CliTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("fleetmark_cli_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  fs::path Write(const std::string& name, const std::string& text) {
-    fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p;
-  }
-
-  // Runs `fleetmark <args>` (args are shell words, already quoted as needed).
-  CliResult Cli(const std::string& args) {
-    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string command = std::string(FLEETMARK_CLI) + " " + args + " </dev/null >" +
-                                out.string() + " 2>" + err.string();
-    const int status = std::system(command.c_str());
-    CliResult r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = ReadFile(out);
-    r.err = ReadFile(err);
-    return r;
-  }
-
-  fs::path dir_;
-};
-
-constexpr char kTinyPlan[] = R"pb(name: "tiny"
-matrix {
-  strategies { name: "direct" }
-  strategies { name: "fixed_pool" threads: 2 }
-  workloads: ["arithmetic", "storage"]
-  batch { tasks: 5 }
-}
-measurement { warmup_seconds: 0.01 max_repetitions: 12 max_seconds_per_case: 2 rounds: 2 }
-)pb";
 
 TEST_F(CliTest, UsageAndHelp) {
   CliResult r = Cli("");

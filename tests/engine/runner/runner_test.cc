@@ -214,6 +214,36 @@ TEST(RunnerTest, FilterSelectsCasesAndRejectsBadInput) {
   EXPECT_TRUE(o.results.empty());
 }
 
+// std::regex recursed once per character and overflowed the stack on these (SIGSEGV).
+TEST(RunnerTest, HugeOrDeeplyNestedFiltersAreErrorsNotCrashes) {
+  const v1::Plan plan = PlanFrom(R"pb(
+    matrix { strategies { name: "direct" } workloads: "arithmetic" batch { tasks: 1 } }
+    measurement { warmup_seconds: 0.001 max_repetitions: 1 rounds: 1 })pb");
+  for (const std::string& filter :
+       {std::string(100000, 'a'), std::string(20000, '(') + "a" + std::string(20000, ')'),
+        std::string("a\0b", 4), std::string("(unclosed")}) {
+    RunOptions options;
+    options.filter = filter;
+    Outcome o = RunCases(plan, options);
+    EXPECT_EQ(o.summary.status().code(), absl::StatusCode::kInvalidArgument)
+        << filter.substr(0, 20);
+    EXPECT_THAT(o.summary.status().message(), HasSubstr("--filter"));
+    EXPECT_LT(o.summary.status().message().size(), 400u);  // the pattern is not echoed whole
+    EXPECT_TRUE(o.results.empty());
+  }
+  // Nesting up to the length cap is fine (RE2 parses without recursion).
+  RunOptions options;
+  options.filter = std::string(500, '(') + "arithmetic" + std::string(500, ')');
+  Outcome nested = RunCases(plan, options);
+  ASSERT_TRUE(nested.summary.ok()) << nested.summary.status();
+  EXPECT_EQ(nested.results.size(), 1u);
+  // RE2 syntax still covers what people write on a command line.
+  options.filter = "^batch/(arith|coll)[a-z]+/.*/direct/any$";
+  Outcome o = RunCases(plan, options);
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  EXPECT_EQ(o.results.size(), 1u);
+}
+
 TEST(RunnerTest, InvalidPlanRunsNothing) {
   Outcome o = RunCases(PlanFrom(R"pb(
     matrix { strategies { name: "direct" threads: 20000 } workloads: "arithmetic" batch {} })pb"));

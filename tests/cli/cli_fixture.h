@@ -1,0 +1,80 @@
+// Shared by the `fleetmark` end-to-end tests: a temporary directory per test and a
+// helper that runs the real binary and captures its exit code, stdout and stderr.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace fleetmark_cli_test {
+
+namespace fs = std::filesystem;
+
+struct CliResult {
+  int exit_code = -1;  // -1: killed by a signal (see signal)
+  int signal = 0;
+  std::string out;
+  std::string err;
+};
+
+inline std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("fleetmark_cli_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path Write(const std::string& name, const std::string& text) {
+    fs::path p = dir_ / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+
+  // Runs `fleetmark <args>` (args are shell words, already quoted as needed) with stdin
+  // from /dev/null and stdout/stderr captured, unless `args` redirects them itself.
+  CliResult Cli(const std::string& args, const std::string& redirects = "") {
+    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
+    const std::string command =
+        std::string(FLEETMARK_CLI) + " " + args + " </dev/null >" + out.string() + " 2>" +
+        err.string() + " " + redirects;
+    const int status = std::system(command.c_str());
+    CliResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    r.out = ReadFile(out);
+    r.err = ReadFile(err);
+    return r;
+  }
+
+  fs::path dir_;
+};
+
+inline constexpr char kTinyPlan[] = R"pb(name: "tiny"
+matrix {
+  strategies { name: "direct" }
+  strategies { name: "fixed_pool" threads: 2 }
+  workloads: ["arithmetic", "storage"]
+  batch { tasks: 5 }
+}
+measurement { warmup_seconds: 0.01 max_repetitions: 12 max_seconds_per_case: 2 rounds: 2 }
+)pb";
+
+
+}  // namespace fleetmark_cli_test
