@@ -86,9 +86,23 @@ grpc::ServerUnaryReactor* ControlServiceImpl::SubmitRun(grpc::CallbackServerCont
         store::NewRun run,
         BuildRun(store_, request->plan(), request->selector(), request->quick(), request->filter(),
                  request->submitted_by().empty() ? "cli" : request->submitted_by(), options_.max_attempts));
-    FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo info, store_.CreateRun(run));
+    // Create the run and assign the jobs of idle local agents in one transaction, then
+    // push them at once; anything left (busy agents, a race with another coordinator)
+    // goes through the dispatcher.
+    absl::StatusOr<store::Store::CreatedRun> created =
+        store_.CreateRunAndClaim(run, dispatcher_.IdleLocal(run.agent_ids), options_.job_lease);
+    std::string run_id;
+    if (created.ok()) {
+      run_id = created->run_id;
+      dispatcher_.Deliver(std::move(created->claimed));
+    } else if (absl::IsAlreadyExists(created.status())) {
+      FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo info, store_.CreateRun(run));
+      run_id = info.run_id();
+    } else {
+      return created.status();
+    }
     dispatcher_.Wake(run.agent_ids);
-    *response->mutable_run() = std::move(info);
+    FLEETMARK_ASSIGN_OR_RETURN(*response->mutable_run(), store_.GetRun(run_id));
     return absl::OkStatus();
   });
 }

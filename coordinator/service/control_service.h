@@ -23,6 +23,7 @@ namespace fleetmark::service {
 struct ControlServiceOptions {
   std::string admin_token;  // "" refuses every call
   uint32_t max_attempts = 3;
+  absl::Duration job_lease = absl::Seconds(30);
   absl::Duration watch_poll = absl::Milliseconds(300);
 };
 

@@ -114,6 +114,7 @@ class CoordinatorImpl : public Coordinator {
     ControlServiceOptions control_options;
     control_options.admin_token = options_.admin_token;
     control_options.max_attempts = static_cast<uint32_t>(options_.max_attempts);
+    control_options.job_lease = options_.job_lease;
     control_service_ =
         std::make_unique<ControlServiceImpl>(*store_, *executor_, *dispatcher_, registry_, control_options);
     scheduler::ScheduleRunnerOptions schedule_options;

@@ -35,12 +35,7 @@ void Dispatcher::Run() {
     agents.swap(pending_);
     scheduled_ = false;
   }
-  std::vector<std::string> idle;
-  for (const std::string& agent_id : agents) {
-    std::shared_ptr<AgentSession> session = registry_.Find(agent_id);
-    if (session == nullptr || session->closing()) continue;
-    if (session->state().running_job.empty()) idle.push_back(agent_id);
-  }
+  std::vector<std::string> idle = IdleLocal(std::vector<std::string>(agents.begin(), agents.end()));
   if (idle.empty()) return;
   absl::StatusOr<std::vector<store::ClaimedJob>> claimed = store_.ClaimJobs(idle, lease_);
   if (!claimed.ok()) {
@@ -51,12 +46,38 @@ void Dispatcher::Run() {
     }
     return;
   }
-  for (store::ClaimedJob& job : *claimed) {
+  Deliver(*std::move(claimed));
+}
+
+std::vector<std::string> Dispatcher::IdleLocal(const std::vector<std::string>& agent_ids) const {
+  std::vector<std::string> idle;
+  for (const std::string& agent_id : agent_ids) {
+    std::shared_ptr<AgentSession> session = registry_.Find(agent_id);
+    if (session == nullptr || session->closing()) continue;
+    if (session->state().running_job.empty()) idle.push_back(agent_id);
+  }
+  return idle;
+}
+
+void Dispatcher::Deliver(std::vector<store::ClaimedJob> jobs) {
+  // A large fan-out (one run to many agents) is pushed by several executor threads:
+  // each push copies and serialises the plan.
+  constexpr size_t kChunk = 128;
+  while (jobs.size() > kChunk) {
+    std::vector<store::ClaimedJob> chunk(std::make_move_iterator(jobs.end() - kChunk),
+                                         std::make_move_iterator(jobs.end()));
+    jobs.resize(jobs.size() - kChunk);
+    executor_.Post([this, chunk = std::move(chunk)]() mutable { Deliver(std::move(chunk)); });
+  }
+  for (store::ClaimedJob& job : jobs) {
     std::shared_ptr<AgentSession> session = registry_.Find(job.agent_id);
     // A session that vanished meanwhile leaves the job assigned: its lease expires and
     // the sweep re-queues it.
     if (session == nullptr) continue;
-    session->UpdateState([&](AgentSession::AgentState& s) { s.running_job = job.assignment.job_id(); });
+    session->UpdateState([&](AgentSession::AgentState& s) {
+      s.running_job = job.assignment.job_id();
+      s.cancel_sent.clear();
+    });
     v1::CoordinatorMessage message;
     *message.mutable_assignment() = std::move(job.assignment);
     session->Send(std::move(message));

@@ -29,6 +29,12 @@ class Dispatcher {
   // Every connected agent with no job (periodic: catches runs other coordinators created).
   void WakeAllIdle();
 
+  // Of `agent_ids`, those connected here with no job.
+  std::vector<std::string> IdleLocal(const std::vector<std::string>& agent_ids) const;
+  // Marks each job's agent busy and pushes its assignment (jobs of agents no longer
+  // connected stay assigned; their leases expire).
+  void Deliver(std::vector<store::ClaimedJob> jobs);
+
  private:
   void Run();
 

@@ -184,6 +184,17 @@ class Store {
   // --- runs and jobs ---
   // Stores the plan, the run and one queued job per agent in one transaction.
   absl::StatusOr<v1::RunInfo> CreateRun(const NewRun& run);
+  // CreateRun, and in the same transaction assigns the new jobs of `idle_agent_ids`
+  // (agents this coordinator knows to be connected and idle) as ClaimJobs would, so they
+  // can be pushed right after the commit without another round trip. Returns the run
+  // id and the claimed jobs. AlreadyExists if another coordinator claimed a job for one
+  // of these agents at the same moment (nothing is stored; use CreateRun then).
+  struct CreatedRun {
+    std::string run_id;
+    std::vector<ClaimedJob> claimed;
+  };
+  absl::StatusOr<CreatedRun> CreateRunAndClaim(const NewRun& run, const std::vector<std::string>& idle_agent_ids,
+                                               absl::Duration lease);
   absl::StatusOr<v1::RunInfo> GetRun(const std::string& run_id);
   // Newest first; limit 1..1000.
   absl::StatusOr<std::vector<v1::RunInfo>> ListRuns(int limit);

@@ -49,6 +49,32 @@ absl::StatusOr<v1::RunInfo> Store::CreateRun(const NewRun& run) {
                        [&](pqxx::work& txn) { return internal::CreateRunInTxn(txn, run); });
 }
 
+absl::StatusOr<Store::CreatedRun> Store::CreateRunAndClaim(const NewRun& run,
+                                                            const std::vector<std::string>& idle_agent_ids,
+                                                            absl::Duration lease) {
+  FLEETMARK_RETURN_IF_ERROR(internal::ValidateNewRun(run));
+  for (const std::string& id : idle_agent_ids) FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", id));
+  return InTransaction(*pool_, "create run", [&](pqxx::work& txn) {
+    internal::InsertedRun inserted =
+        internal::InsertRun(txn, run, idle_agent_ids, lease, options_.coordinator_id);
+    CreatedRun created;
+    created.run_id = inserted.run_id;
+    v1::JobAssignment assignment;
+    assignment.set_run_id(created.run_id);
+    *assignment.mutable_plan() = run.plan;
+    assignment.set_quick(run.quick);
+    assignment.set_filter(run.filter);
+    assignment.set_attempt(1);
+    for (const auto& [job_id, agent_id] : inserted.assigned) {
+      ClaimedJob& job = created.claimed.emplace_back();
+      job.agent_id = agent_id;
+      job.assignment = assignment;
+      job.assignment.set_job_id(job_id);
+    }
+    return created;
+  });
+}
+
 absl::StatusOr<v1::RunInfo> Store::GetRun(const std::string& run_id) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("run_id", run_id));
   return InTransactionOr(*pool_, "get run", [&](pqxx::work& txn) -> absl::StatusOr<v1::RunInfo> {

@@ -30,18 +30,41 @@ absl::Status ValidateNewRun(const NewRun& run) {
 }
 
 v1::RunInfo CreateRunInTxn(pqxx::work& txn, const NewRun& run) {
+  return *LoadRun(txn, InsertRun(txn, run).run_id);
+}
+
+InsertedRun InsertRun(pqxx::work& txn, const NewRun& run, const std::vector<std::string>& assign_to,
+                      absl::Duration lease, const std::string& coordinator_id) {
   const std::string plan_id = InsertPlan(txn, run.plan);
   pqxx::result r = txn.exec_params(
       "INSERT INTO runs (run_id, plan_id, plan_name, selector, quick, filter, submitted_by) "
       "VALUES (gen_random_uuid(), $1::uuid, $2, $3, $4, $5, $6) RETURNING run_id::text",
       plan_id, run.plan.name(), run.selector, run.quick, run.filter, run.submitted_by);
   const std::string run_id = r[0][0].as<std::string>();
-  txn.exec_params(
-      "INSERT INTO jobs (job_id, run_id, agent_id, max_attempts, cases_total) "
-      "SELECT gen_random_uuid(), $1::uuid, a, $3, $4 FROM unnest($2::uuid[]) AS a",
+  // One insert: jobs of idle agents start assigned, the others queued.
+  pqxx::result jobs = txn.exec_params(
+      "WITH t AS (SELECT a AS agent_id, (a = ANY($5::uuid[]) AND NOT EXISTS ("
+      "    SELECT 1 FROM jobs b WHERE b.agent_id = a AND b.status IN ('assigned', 'running'))) AS now"
+      "  FROM unnest($2::uuid[]) AS a) "
+      "INSERT INTO jobs (job_id, run_id, agent_id, max_attempts, cases_total, status, attempts,"
+      "                  lease_expires_at, coordinator_id) "
+      "SELECT gen_random_uuid(), $1::uuid, t.agent_id, $3, $4,"
+      "  CASE WHEN t.now THEN 'assigned' ELSE 'queued' END, CASE WHEN t.now THEN 1 ELSE 0 END,"
+      "  CASE WHEN t.now THEN now() + $6::interval END, CASE WHEN t.now THEN $7 ELSE '' END FROM t "
+      "RETURNING job_id::text, agent_id::text, status",
       run_id, UuidArray(run.agent_ids), static_cast<int64_t>(run.max_attempts),
-      static_cast<int64_t>(run.cases_total));
-  return *LoadRun(txn, run_id);
+      static_cast<int64_t>(run.cases_total), UuidArray(assign_to), IntervalParam(lease), coordinator_id);
+  InsertedRun inserted;
+  inserted.run_id = run_id;
+  for (const auto& row : jobs) {
+    if (row[2].as<std::string>() == kJobAssigned) {
+      inserted.assigned.emplace_back(row[0].as<std::string>(), row[1].as<std::string>());
+    }
+  }
+  if (!inserted.assigned.empty()) {
+    txn.exec_params("UPDATE runs SET status = 'running' WHERE run_id = $1::uuid", run_id);
+  }
+  return inserted;
 }
 
 std::optional<v1::RunInfo> LoadRun(pqxx::work& txn, const std::string& run_id) {

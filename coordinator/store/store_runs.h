@@ -3,6 +3,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <pqxx/pqxx>
 
@@ -13,7 +15,18 @@ namespace fleetmark::store::internal {
 // Stores `plan` (binary and text format); returns its plan_id.
 std::string InsertPlan(pqxx::work& txn, const v1::Plan& plan);
 
-// Inserts the plan, the run and one queued job per agent; returns the run.
+// Inserts the plan, the run and one job per agent: queued, or already assigned
+// (attempt 1, lease now + `lease`, claimed by `coordinator_id`) for the agents in
+// `assign_to` that have no assigned/running job. Returns the run id and the
+// (job_id, agent_id) pairs assigned.
+struct InsertedRun {
+  std::string run_id;
+  std::vector<std::pair<std::string, std::string>> assigned;
+};
+InsertedRun InsertRun(pqxx::work& txn, const NewRun& run, const std::vector<std::string>& assign_to = {},
+                      absl::Duration lease = absl::ZeroDuration(), const std::string& coordinator_id = "");
+
+// InsertRun, then the run as LoadRun returns it.
 v1::RunInfo CreateRunInTxn(pqxx::work& txn, const NewRun& run);
 
 // The run with its jobs and result count; nullopt if unknown.
