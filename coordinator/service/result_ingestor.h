@@ -28,7 +28,7 @@
 namespace fleetmark::service {
 
 struct ResultIngestorOptions {
-  int threads = 1;                 // writer threads (each holds one connection while writing)
+  int threads = 2;                 // writer threads (each holds one connection while writing)
   size_t max_batch = 500;          // results per transaction
   absl::Duration max_backoff = absl::Seconds(2);
 };

@@ -1,9 +1,12 @@
-// Turning CaseResults into case_results rows: the column list and one VALUES tuple
-// per result, built with the connection's quoting (libpqxx quote / quote_raw), so a
-// batch is stored with one multi-row INSERT ... ON CONFLICT (result_id) DO NOTHING.
+// Turning CaseResults into case_results rows: the column list and each result's
+// fields as text for COPY (pqxx::stream_to into a staging table), so a batch is stored
+// at COPY speed and then moved with INSERT ... ON CONFLICT (result_id) DO NOTHING.
 #pragma once
 
+#include <array>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <pqxx/pqxx>
 
@@ -11,13 +14,21 @@
 
 namespace fleetmark::store::internal {
 
-// "(result_id, run_id, job_id, agent_id, case_id, ...)" matching ResultValues.
+// "(result_id, run_id, job_id, agent_id, case_id, ...)", the order of ResultCopyFields.
 const std::string& ResultColumns();
 
-// "( ... )": the row of `result`, whose run and agent come from its job (not from the
-// agent's message). Doubles keep 17 significant digits; NaN/Inf stay NaN/Infinity.
-std::string ResultValues(const pqxx::transaction_base& txn, const v1::CaseResult& result,
-                         const std::string& run_id, const std::string& agent_id);
+// The column names of ResultColumns, for COPY.
+const std::vector<std::string>& ResultColumnNames();
+
+inline constexpr size_t kResultColumnCount = 40;
+
+// The row of `result` as text fields for COPY (in ResultColumns' order;
+// the run and agent come from the result's job, not from the agent's message; doubles
+// keep 17 significant digits, NaN/Infinity stay; nullopt = NULL; the stream does
+// COPY's escaping).
+std::array<std::optional<std::string>, kResultColumnCount> ResultCopyFields(const v1::CaseResult& result,
+                                                                           const std::string& run_id,
+                                                                           const std::string& agent_id);
 
 // "ok", "unsupported", ... (the enum name without its prefix, lower case).
 std::string CaseStatusName(v1::CaseStatus status);

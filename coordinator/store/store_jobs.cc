@@ -1,4 +1,5 @@
 // Store: runs, jobs (claims, leases, progress) and case results.
+#include <array>
 #include <map>
 #include <set>
 
@@ -274,16 +275,29 @@ struct JobOwner {
 std::set<std::string> InsertRows(pqxx::work& txn, const std::vector<Store::AgentResult>& results,
                                  const std::vector<size_t>& indices,
                                  const std::map<std::string, JobOwner>& owners) {
-  std::string sql = absl::StrCat("INSERT INTO case_results ", internal::ResultColumns(), " VALUES ");
-  for (size_t k = 0; k < indices.size(); ++k) {
-    const v1::CaseResult& result = *results[indices[k]].result;
-    const JobOwner& owner = owners.at(result.job_id());
-    if (k > 0) sql += ",\n";
-    sql += internal::ResultValues(txn, result, owner.run_id, owner.agent_id);
+  // COPY the batch into a per-session staging table (emptied at commit), then move it
+  // over with ON CONFLICT (result_id) DO NOTHING: COPY speed, idempotent inserts.
+  txn.exec("SET LOCAL client_min_messages = warning");
+  txn.exec(
+      "CREATE TEMP TABLE IF NOT EXISTS fm_stage_results (LIKE case_results INCLUDING DEFAULTS) "
+      "ON COMMIT DELETE ROWS");
+  {
+    pqxx::stream_to stream(txn, "fm_stage_results", internal::ResultColumnNames());
+    for (size_t index : indices) {
+      const v1::CaseResult& result = *results[index].result;
+      const JobOwner& owner = owners.at(result.job_id());
+      const auto fields = internal::ResultCopyFields(result, owner.run_id, owner.agent_id);
+      std::array<const char*, internal::kResultColumnCount> row;  // nullptr = NULL
+      for (size_t i = 0; i < fields.size(); ++i) row[i] = fields[i] ? fields[i]->c_str() : nullptr;
+      stream << row;
+    }
+    stream.complete();
   }
-  sql += " ON CONFLICT (result_id) DO NOTHING RETURNING result_id::text";
   std::set<std::string> stored;
-  for (const auto& row : txn.exec(sql)) stored.insert(row[0].as<std::string>());
+  for (const auto& row : txn.exec("INSERT INTO case_results SELECT * FROM fm_stage_results "
+                                  "ON CONFLICT (result_id) DO NOTHING RETURNING result_id::text")) {
+    stored.insert(row[0].as<std::string>());
+  }
   return stored;
 }
 
