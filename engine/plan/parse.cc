@@ -1,16 +1,22 @@
-// ParsePlan / LoadPlanFile: protobuf's own parsers, with line:column in errors.
+// ParsePlan / LoadPlanFile: protobuf's own parsers, with line:column and the field path
+// in errors; plan files are size-capped regular files (or "-" for standard input).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <optional>
 #include <string>
-#include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "engine/common/status_macros.h"
+#include "engine/plan/json_check.h"
 #include "engine/plan/plan.h"
 #include "engine/plan/source_map.h"
+#include "engine/plan/text_scan.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
@@ -18,25 +24,92 @@
 namespace fleetmark::engine {
 namespace {
 
-// Keeps the first error (and counts the rest) as "<source>:<line>:<column>: <message>".
+// Parser messages may quote input bytes: escape them and keep the line short.
+std::string Sanitized(std::string_view message) { return PrintableText(message, 300); }
+
+// Keeps the first error's 0-based position and message.
 class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
  public:
-  explicit FirstErrorCollector(std::string_view source) : source_(source) {}
-
   void AddError(int line, int column, const std::string& message) override {
-    if (first_.empty()) {
-      // The parser reports 0-based positions; editors count from 1.
-      first_ = absl::StrCat(source_, ":", line + 1, ":", column + 1, ": ", message);
+    if (!position_) {
+      position_ = SourcePosition{line, column};
+      message_ = message;
     }
   }
   void AddWarning(int, int, const std::string&) override {}
 
-  const std::string& first() const { return first_; }
+  const std::optional<SourcePosition>& position() const { return position_; }
+  const std::string& message() const { return message_; }
 
  private:
-  std::string source_;
-  std::string first_;
+  std::optional<SourcePosition> position_;
+  std::string message_;
 };
+
+absl::Status OpenError(const std::string& path, int err) {
+  const std::string what = absl::StrCat(path, ": cannot open plan file: ", std::strerror(err));
+  if (err == ENOENT) return absl::NotFoundError(what);
+  if (err == EACCES) return absl::PermissionDeniedError(what);
+  return absl::InvalidArgumentError(what);
+}
+
+std::string FileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "is a directory";
+  if (S_ISFIFO(mode)) return "is a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "is a character device";
+  if (S_ISBLK(mode)) return "is a block device";
+  if (S_ISSOCK(mode)) return "is a socket";
+  return "is not a regular file";
+}
+
+absl::Status TooLarge(const std::string& name, uint64_t bytes) {
+  return absl::InvalidArgumentError(absl::StrCat(name, ": plan file is ", bytes,
+                                                 " bytes or more; at most ", kMaxPlanBytes,
+                                                 " (16 MiB)"));
+}
+
+// Reads at most kMaxPlanBytes from `fd`; InvalidArgument if there is more.
+absl::StatusOr<std::string> ReadCapped(int fd, const std::string& name) {
+  std::string text;
+  char buffer[1 << 16];
+  while (true) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n == 0) return text;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": cannot read plan file: ", std::strerror(errno)));
+    }
+    if (text.size() + static_cast<size_t>(n) > kMaxPlanBytes) {
+      return TooLarge(name, text.size() + static_cast<size_t>(n));
+    }
+    text.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+// Closes the descriptor it owns.
+struct FdCloser {
+  int fd;
+  ~FdCloser() { ::close(fd); }
+};
+
+absl::StatusOr<std::string> ReadPlanText(const std::string& path) {
+  if (path == kStdinPlanPath) return ReadCapped(STDIN_FILENO, std::string(kStdinSourceName));
+  // O_NONBLOCK: opening a FIFO without a writer must not block; it is refused below.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return OpenError(path, errno);
+  FdCloser closer{fd};
+  struct stat st = {};
+  if (::fstat(fd, &st) != 0) return OpenError(path, errno);
+  if (!S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", FileKind(st.st_mode),
+                     "; a plan must be a regular file (or - for standard input)"));
+  }
+  if (static_cast<uint64_t>(st.st_size) > kMaxPlanBytes) return TooLarge(path, st.st_size);
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return ReadCapped(fd, path);
+}
 
 }  // namespace
 
@@ -46,53 +119,55 @@ PlanFormat PlanFormatFromPath(std::string_view path) {
              : PlanFormat::kText;
 }
 
+PlanFormat SniffPlanFormat(std::string_view path, std::string_view text) {
+  if (PlanFormatFromPath(path) == PlanFormat::kJson) return PlanFormat::kJson;
+  const size_t first = text.find_first_not_of(" \t\r\n\f\v");
+  return first != std::string_view::npos && text[first] == '{' ? PlanFormat::kJson
+                                                               : PlanFormat::kText;
+}
+
 absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format,
                                      std::string_view source_view) {
   // Debian's Abseil keeps its own string_view type: work with std::string here.
   const std::string source_name(source_view);
   ParsedPlan parsed;
   parsed.source_name = source_name;
+  if (text.size() > kMaxPlanBytes) return TooLarge(source_name, text.size());
   if (format == PlanFormat::kJson) {
+    FLEETMARK_RETURN_IF_ERROR(CheckJsonPlan(text, source_name));
     google::protobuf::util::JsonParseOptions options;
     options.ignore_unknown_fields = false;
     auto status = google::protobuf::util::JsonStringToMessage(
         google::protobuf::StringPiece(text.data(), text.size()), &parsed.plan, options);
     if (!status.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(source_name, ": invalid JSON plan: ", status.message().as_string()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          source_name, ": invalid JSON plan: ", Sanitized(status.message().as_string())));
     }
     return parsed;
   }
-  auto tree = std::make_unique<google::protobuf::TextFormat::ParseInfoTree>();
-  FirstErrorCollector errors(source_name);
+  FirstErrorCollector errors;
   google::protobuf::TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
-  parser.WriteLocationsTo(tree.get());
   parser.AllowPartialMessage(false);
   if (!parser.ParseFromString(std::string(text), &parsed.plan)) {
-    return absl::InvalidArgumentError(
-        errors.first().empty() ? absl::StrCat(source_name, ": malformed text-format plan")
-                               : errors.first());
+    if (!errors.position()) {
+      return absl::InvalidArgumentError(absl::StrCat(source_name, ": malformed text-format plan"));
+    }
+    const SourcePosition at = *errors.position();
+    const TextScan scan = ScanPlanText(text, at);
+    return absl::InvalidArgumentError(absl::StrCat(
+        source_name, ":", at.line + 1, ":", at.column + 1, ": ",
+        FormatFieldPath(scan.path_at_stop), ": ", Sanitized(errors.message())));
   }
-  parsed.source_map = std::make_shared<const PlanSourceMap>(std::move(tree));
+  parsed.source_map =
+      std::make_shared<const PlanSourceMap>(ScanPlanText(text, std::nullopt).positions);
   return parsed;
 }
 
 absl::StatusOr<ParsedPlan> LoadPlanFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    const std::string what = absl::StrCat(path, ": cannot open plan file: ", std::strerror(err));
-    if (err == ENOENT) return absl::NotFoundError(what);
-    if (err == EACCES) return absl::PermissionDeniedError(what);
-    return absl::InvalidArgumentError(what);
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot read plan file"));
-  }
-  return ParsePlan(text.str(), PlanFormatFromPath(path), path);
+  FLEETMARK_ASSIGN_OR_RETURN(const std::string text, ReadPlanText(path));
+  const std::string source = path == kStdinPlanPath ? std::string(kStdinSourceName) : path;
+  return ParsePlan(text, SniffPlanFormat(path, text), source);
 }
 
 }  // namespace fleetmark::engine

@@ -37,6 +37,17 @@ inline constexpr double kMaxCooldownSeconds = 3'600;
 inline constexpr uint32_t kMaxRounds = 1'000;
 inline constexpr uint32_t kMaxCooldownRetries = 100;
 inline constexpr uint32_t kMaxCases = 100'000;               // after expansion
+inline constexpr size_t kMaxPlanBytes = size_t{16} << 20;    // plan text, 16 MiB
+// Smallest explicit stack: os_thread.h's ValidateStackKib (below it threads fail to
+// start); 0 means the system default.
+inline constexpr uint32_t kMinStackKib = 16;
+// Plan name and description: printable text (no control characters; the description
+// may also hold newlines and tabs), at most this many bytes.
+inline constexpr size_t kMaxPlanNameBytes = 128;
+inline constexpr size_t kMaxPlanDescriptionBytes = 4096;
+// A memory matrix's explicit task_counts: at least this many distinct values, so the
+// least-squares line has a residual (two points always fit exactly, R^2 = 1).
+inline constexpr int kMinMemoryPoints = 3;
 
 // Defaults of the other MeasurementSettings fields and of BatchParams (plan.proto).
 inline constexpr double kDefaultWarmupSeconds = 0.5;
@@ -47,6 +58,15 @@ enum class PlanFormat { kText, kJson };
 
 // ".json" -> kJson; anything else (".txtpb", ".textproto", ".pbtxt", ...) -> kText.
 PlanFormat PlanFormatFromPath(std::string_view path);
+
+// The format of a plan read from `path`: JSON if the path ends in ".json" or the
+// text's first non-blank character is '{' (a text-format plan never starts so), else
+// text. Lets "-" (standard input) and extension-less files hold JSON.
+PlanFormat SniffPlanFormat(std::string_view path, std::string_view text);
+
+// LoadPlanFile's path for standard input, and the source name its errors use.
+inline constexpr std::string_view kStdinPlanPath = "-";
+inline constexpr std::string_view kStdinSourceName = "<stdin>";
 
 // Where the fields of a text-format plan were written (line:column, 1-based).
 // Opaque; produced by ParsePlan for text plans. Immutable after parsing.
@@ -60,14 +80,18 @@ struct ParsedPlan {
   std::shared_ptr<const PlanSourceMap> source_map;
 };
 
-// Parses `text` with protobuf's TextFormat::Parser (kText) or JsonStringToMessage
-// (kJson). InvalidArgument on a syntax error, unknown field or wrong type; text-format
-// errors read "<source_name>:<line>:<column>: <what>".
+// Parses `text` with protobuf's TextFormat::Parser (kText) or, after strict checks
+// (json_check.h: duplicate keys, trailing commas, wrong JSON types), JsonStringToMessage
+// (kJson). InvalidArgument on a syntax error, unknown field or wrong type, or text over
+// kMaxPlanBytes; errors read "<source_name>:<line>:<column>: <field path>: <what>"
+// (JSON type errors: "<source_name>: <field path>: <what>"), input bytes C-escaped.
 absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format,
                                      std::string_view source_name = "<plan>");
 
-// Reads and parses the file at `path` (format from its extension). NotFound if it
-// does not exist, PermissionDenied/InvalidArgument if unreadable or malformed.
+// Reads and parses the plan at `path` (format: SniffPlanFormat); "-" reads standard
+// input. NotFound if it does not exist, PermissionDenied if unreadable; InvalidArgument
+// if it is not a regular file (directory, FIFO, device: refused before any read, so a
+// FIFO without a writer cannot block), is larger than kMaxPlanBytes, or is malformed.
 absl::StatusOr<ParsedPlan> LoadPlanFile(const std::string& path);
 
 // Checks names against engine/plan/registry.h and every number against its documented

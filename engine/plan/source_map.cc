@@ -1,8 +1,6 @@
 #include "engine/plan/source_map.h"
 
 #include "absl/strings/str_cat.h"
-#include "fleetmark/v1/plan.pb.h"
-#include "google/protobuf/descriptor.h"
 
 namespace fleetmark::engine {
 
@@ -15,27 +13,35 @@ std::string FormatFieldPath(const FieldPath& path) {
   return out;
 }
 
-std::optional<SourcePosition> PlanSourceMap::Locate(const FieldPath& path) const {
-  using google::protobuf::Descriptor;
-  using google::protobuf::FieldDescriptor;
-  using google::protobuf::TextFormat;
-  const Descriptor* descriptor = v1::Plan::descriptor();
-  const TextFormat::ParseInfoTree* tree = tree_.get();
-  std::optional<SourcePosition> best;
-  for (const PathElement& e : path) {
-    if (tree == nullptr || descriptor == nullptr) break;
-    const FieldDescriptor* field = descriptor->FindFieldByName(e.field);
-    if (field == nullptr) break;
-    // Repeated fields are indexed; singular ones use -1 (ParseInfoTree's convention).
-    const int index = field->is_repeated() ? std::max(e.index, 0) : -1;
-    TextFormat::ParseLocation loc = tree->GetLocation(field, index);
-    if (loc.line < 0) break;
-    best = SourcePosition{loc.line + 1, loc.column + 1};
-    if (field->type() != FieldDescriptor::TYPE_MESSAGE) break;
-    tree = tree->GetTreeForNested(field, index);
-    descriptor = field->message_type();
+std::string PrintableText(std::string_view text, size_t max_bytes) {
+  std::string out;
+  for (size_t i = 0; i < text.size() && i < max_bytes; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      absl::StrAppend(&out, "\\x", absl::Hex(c, absl::kZeroPad2));
+    }
   }
-  return best;
+  if (text.size() > max_bytes) out += "...";
+  return out;
+}
+
+std::optional<SourcePosition> PlanSourceMap::Locate(const FieldPath& path) const {
+  for (size_t n = path.size(); n > 0; --n) {
+    FieldPath prefix(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(n));
+    if (auto it = positions_.find(FormatFieldPath(prefix)); it != positions_.end()) {
+      return it->second;
+    }
+    // A whole repeated field ("plan.matrix") is where its first element was written.
+    if (prefix.back().index < 0) {
+      prefix.back().index = 0;
+      if (auto it = positions_.find(FormatFieldPath(prefix)); it != positions_.end()) {
+        return it->second;
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace fleetmark::engine

@@ -51,8 +51,9 @@ class CliTest : public ::testing::Test {
   // from /dev/null and stdout/stderr captured, unless `args` redirects them itself.
   CliResult Cli(const std::string& args, const std::string& redirects = "") {
     const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
+    // `timeout` turns a hang into a failed test (exit 124) rather than a stuck one.
     const std::string command =
-        std::string(FLEETMARK_CLI) + " " + args + " </dev/null >" + out.string() + " 2>" +
+        "timeout -s KILL 300 " + std::string(FLEETMARK_CLI) + " " + args + " </dev/null >" + out.string() + " 2>" +
         err.string() + " " + redirects;
     const int status = std::system(command.c_str());
     CliResult r;

@@ -1,6 +1,9 @@
 // `fleetmark` on hostile or unusual input, through the real binary: huge or pathological
 // arguments and plan files, signals, unwritable output. Each must end in one clear error
 // line and a documented exit code, never a crash, a hang or a silent success.
+#include <sys/stat.h>
+
+#include <fstream>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -24,6 +27,45 @@ TEST_F(CliTest, PathologicalFiltersAreUsageErrorsNotCrashes) {
     EXPECT_LT(r.err.size(), 400u);
     EXPECT_TRUE(r.out.empty());
   }
+}
+
+TEST_F(CliTest, PlanPathsThatAreNotRegularFilesAreRefusedAtOnce) {
+  ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
+  for (const std::string& path : {std::string("/dev/zero"), std::string("/dev/urandom"),
+                                  dir_.string(), (dir_ / "fifo").string()}) {
+    for (const std::string& command : {"plan validate ", "run "}) {
+      CliResult r = Cli(command + path);
+      EXPECT_EQ(r.exit_code, 2) << command << path << ": " << r.err;
+      EXPECT_THAT(r.err, HasSubstr(path + ": ")) << command << path;
+    }
+  }
+  CliResult r = Cli("plan validate " + dir_.string());
+  EXPECT_THAT(r.err, HasSubstr(dir_.string() + ": is a directory"));
+  const fs::path big = dir_ / "big.txtpb";
+  {
+    std::ofstream out(big);
+    for (int i = 0; i < 17; ++i) out << "# " << std::string(1 << 20, 'x') << "\n";
+  }
+  r = Cli("plan validate " + big.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("at most 16777216"));
+}
+
+TEST_F(CliTest, JsonPlansFromStdinOrWithoutExtension) {
+  const std::string json =
+      R"({"name": "j", "matrix": [{"strategies": [{"name": "direct"}], "workloads": ["arithmetic"], "batch": {}}]})";
+  const fs::path plain = Write("plan", json);
+  CliResult r = Cli("plan validate " + plain.string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("valid plan \"j\""));
+  r = Cli("plan validate -", "<" + plain.string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("valid plan \"j\""));
+  r = Cli("plan validate /dev/stdin", "<" + plain.string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = Cli("plan validate " + Write("dup.json", R"({"name": "a", "name": "b"})").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("duplicate key"));
 }
 
 }  // namespace

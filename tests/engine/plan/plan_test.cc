@@ -1,11 +1,16 @@
 // Plan parsing, validation (field paths, ranges, line:column) and case expansion.
 #include "engine/plan/plan.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
 
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -126,6 +131,136 @@ TEST(LoadPlanFileTest, MissingFileIsNotFound) {
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(parsed.status().message(), HasSubstr("/nonexistent/plan.txtpb"));
+}
+
+TEST(LoadPlanFileTest, RefusesDirectoriesDevicesFifosAndHugeFiles) {
+  const std::string dir = ::testing::TempDir() + "plan_load_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  absl::StatusOr<ParsedPlan> parsed = LoadPlanFile(dir);
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(parsed.status().message(), HasSubstr(dir + ": is a directory"));
+
+  parsed = LoadPlanFile("/dev/zero");  // would grow without bound if read
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(parsed.status().message(), HasSubstr("character device"));
+
+  const std::string fifo = dir + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const absl::Time start = absl::Now();
+  parsed = LoadPlanFile(fifo);  // no writer: must not block
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_THAT(parsed.status().message(), HasSubstr("FIFO"));
+
+  const std::string big = dir + "/big.txtpb";
+  {
+    std::ofstream out(big, std::ios::binary);
+    const std::string comment = "# " + std::string(1 << 20, 'x') + "\n";
+    for (int i = 0; i < 17; ++i) out << comment;
+  }
+  parsed = LoadPlanFile(big);
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(parsed.status().message(), HasSubstr("at most 16777216"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(LoadPlanFileTest, SniffsJsonWhateverTheExtension) {
+  EXPECT_EQ(SniffPlanFormat("plan", "  \n{\"name\": \"x\"}"), PlanFormat::kJson);
+  EXPECT_EQ(SniffPlanFormat("-", "{}"), PlanFormat::kJson);
+  EXPECT_EQ(SniffPlanFormat("p.txtpb", "# comment\nname: \"x\""), PlanFormat::kText);
+  EXPECT_EQ(SniffPlanFormat("p.json", "name: \"x\""), PlanFormat::kJson);
+  const std::string path = ::testing::TempDir() + "sniff_" + std::to_string(::getpid());
+  std::ofstream(path) << R"({"name": "sniffed"})";
+  absl::StatusOr<ParsedPlan> parsed = LoadPlanFile(path);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->plan.name(), "sniffed");
+  std::filesystem::remove(path);
+}
+
+TEST(ParsePlanTest, ListElementsAfterTheFirstHaveTheirOwnPosition) {
+  const std::string text =
+      "matrix {\n"                                                        // 1
+      "  strategies: [{ name: \"direct\" }, { name: \"nope\" }]\n"        // 2
+      "  workloads: [\"arithmetic\",\n"                                   // 3
+      "              \"bad\"]\n"                                          // 4
+      "  io_modes: [\"blocking\", \"x\"]\n"                               // 5
+      "  placements: [\"any\", \"what\"]\n"                               // 6
+      "  batch {}\n"
+      "}\n"
+      "matrix { strategies { name: \"direct\" } memory { task_counts: [1, 10, 0] } }\n";  // 9
+  // Fixing each error in turn reveals the next one, each at its own element.
+  std::string t = text;
+  auto fix = [&](const std::string& from, const std::string& to) {
+    t.replace(t.find(from), from.size(), to);
+    return std::string(ValidateText(t).message());
+  };
+  EXPECT_THAT(fix("", ""), HasSubstr("p.txtpb:2:38: plan.matrix[0].strategies[1].name"));
+  EXPECT_THAT(fix("\"nope\"", "\"fixed_pool\""),
+              HasSubstr("p.txtpb:4:15: plan.matrix[0].workloads[1]"));
+  EXPECT_THAT(fix("\"bad\"", "\"storage\""), HasSubstr("p.txtpb:5:26: plan.matrix[0].io_modes[1]"));
+  EXPECT_THAT(fix("\"x\"", "\"suspending\""),
+              HasSubstr("p.txtpb:6:23: plan.matrix[0].placements[1]"));
+  EXPECT_THAT(fix("\"what\"", "\"one_per_core\""),
+              HasSubstr("p.txtpb:9:70: plan.matrix[1].memory.task_counts[2]"));
+}
+
+TEST(ParsePlanTest, TypeErrorsNameTheField) {
+  const std::string prefix = "name: \"x\"\nmatrix {\n  strategies { name: \"fixed_pool\" ";
+  for (const auto& [value, what] :
+       {std::pair<std::string, std::string>{"threads: -1", "Expected integer"},
+        {"threads: 4294967296", "out of range"},
+        {"threads: 1.5", "Expected integer"},
+        {"threads: \"8\"", "Expected integer"},
+        {"threads: nan", "Expected integer"}}) {
+    absl::StatusOr<ParsedPlan> parsed =
+        ParsePlan(prefix + value + " }\n}\n", PlanFormat::kText, "t.txtpb");
+    ASSERT_FALSE(parsed.ok()) << value;
+    EXPECT_THAT(parsed.status().message(),
+                HasSubstr("t.txtpb:3:44: plan.matrix[0].strategies[0].threads: "))
+        << value;
+    EXPECT_THAT(parsed.status().message(), HasSubstr(what)) << value;
+  }
+  absl::StatusOr<ParsedPlan> parsed = ParsePlan(
+      "matrix { strategies { name: \"direct\" } load { ramp_seconds: -1 } }", PlanFormat::kText,
+      "l.txtpb");
+  EXPECT_THAT(parsed.status().message(), HasSubstr("plan.matrix[0].load.ramp_seconds: "));
+  parsed = ParsePlan("matrix { strategies [{ name: \"a\" }, { nme: \"b\" }] }", PlanFormat::kText,
+                     "u.txtpb");
+  EXPECT_THAT(parsed.status().message(), HasSubstr("plan.matrix[0].strategies[1].nme: "));
+  EXPECT_THAT(parsed.status().message(), HasSubstr("nme"));
+}
+
+TEST(ParsePlanTest, JsonIsStrict) {
+  auto error_of = [](const std::string& json) {
+    absl::StatusOr<ParsedPlan> parsed = ParsePlan(json, PlanFormat::kJson, "p.json");
+    return parsed.ok() ? std::string("OK") : std::string(parsed.status().message());
+  };
+  EXPECT_EQ(error_of(R"({"name": "a", "name": "b"})"),
+            "p.json: plan.name: duplicate key \"name\" (each field may be given once)");
+  EXPECT_THAT(error_of(R"({"measurement": {"max_repetitions": 1, "maxRepetitions": 2}})"),
+              HasSubstr("plan.measurement.max_repetitions: duplicate key \"maxRepetitions\""));
+  EXPECT_THAT(error_of("{\"name\": \"a\",\n \"matrix\": [],\n}"), HasSubstr("p.json:3:1: invalid JSON"));
+  EXPECT_EQ(error_of(R"({"matrix": [{"strategies": [{"name": "d", "threads": "8"}]}]})"),
+            "p.json: plan.matrix[0].strategies[0].threads: expected an integer (uint32), got "
+            "string \"8\"");
+  EXPECT_THAT(error_of(R"({"matrix": {"strategies": []}})"),
+              HasSubstr("plan.matrix: expected a JSON array, got an object"));
+  EXPECT_THAT(error_of(R"({"matrix": [{"workloads": "arithmetic"}]})"),
+              HasSubstr("plan.matrix[0].workloads: expected a JSON array"));
+  EXPECT_THAT(error_of(R"({"matrix": [{"strategies": [{"threads": 1.5}]}]})"),
+              HasSubstr("plan.matrix[0].strategies[0].threads: expected an integer"));
+  EXPECT_THAT(error_of(R"({"matrix": [{"strategies": [{"threads": 4294967296}]}]})"),
+              HasSubstr("out of range"));
+  EXPECT_THAT(error_of(R"({"matrix": [{"batch": {"tasks": -1}}]})"), HasSubstr("out of range"));
+  EXPECT_THAT(error_of(R"({"nmae": "x"})"), HasSubstr("plan: unknown field \"nmae\""));
+  EXPECT_THAT(error_of("[1]"), HasSubstr("p.json: plan: expected a JSON object"));
+  EXPECT_THAT(error_of(": :"), HasSubstr("p.json:1:1: invalid JSON"));
+  const std::string garbage = error_of(std::string("\x01\x1b[2J\xfd\xfe", 7));
+  EXPECT_THAT(garbage, HasSubstr("invalid JSON"));
+  for (char c : garbage) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << static_cast<int>(c);
+  // What protobuf itself prints stays accepted: 64-bit integers as strings, camelCase
+  // names, null for unset.
+  EXPECT_EQ(error_of(R"({"name": null, "measurement": {"shuffleSeed": "123", "rounds": 2}})"),
+            "OK");
 }
 
 TEST(ValidatePlanTest, ThreadsOutOfRangeNamesFieldRangeValueAndPosition) {
