@@ -11,7 +11,7 @@ packages=(
   libboost-dev libhwloc-dev hwloc nlohmann-json3-dev libcpp-httplib-dev
   libpqxx-dev libpq-dev postgresql-15 postgresql-client-15
   libre2-dev libgtest-dev libgmock-dev libbenchmark-dev libbenchmark-tools python3-scipy
-  chromium bzip2 procps util-linux iproute2
+  chromium bzip2 procps util-linux iproute2 openssl
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 
