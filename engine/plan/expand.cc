@@ -77,14 +77,20 @@ std::vector<ExpandedCase> ExpandMatrices(
     const std::vector<std::string> workloads = OrDefault(m.workloads(), "");
     const std::vector<std::string> io_modes = OrDefault(m.io_modes(), "blocking");
     const std::vector<std::string> placements = OrDefault(m.placements(), "any");
-    for (const std::string& workload : workloads) {
+    for (size_t wi = 0; wi < workloads.size(); ++wi) {
+      const std::string& workload = workloads[wi];
       if (workload.empty() && scenario == "batch") continue;
-      for (const std::string& io_mode : io_modes) {
+      for (size_t ii = 0; ii < io_modes.size(); ++ii) {
+        const std::string& io_mode = io_modes[ii];
         for (int si = 0; si < m.strategies_size(); ++si) {
-          for (const std::string& placement : placements) {
+          for (size_t pi = 0; pi < placements.size(); ++pi) {
+            const std::string& placement = placements[pi];
             ExpandedCase c;
             c.matrix_index = mi;
+            c.workload_index = m.workloads_size() > 0 ? static_cast<int>(wi) : -1;
+            c.io_mode_index = m.io_modes_size() > 0 ? static_cast<int>(ii) : -1;
             c.strategy_index = si;
+            c.placement_index = m.placements_size() > 0 ? static_cast<int>(pi) : -1;
             v1::CaseSpec& spec = c.spec;
             *spec.mutable_strategy() = m.strategies(si);
             const std::string label = StrategyLabel(m.strategies(si));

@@ -12,8 +12,13 @@ namespace fleetmark::engine {
 
 struct ExpandedCase {
   v1::CaseSpec spec;
+  // Where the case came from: its matrix and its element of each list (-1: the list
+  // was empty and its default was used).
   int matrix_index = 0;
+  int workload_index = -1;
+  int io_mode_index = -1;
   int strategy_index = 0;
+  int placement_index = -1;
 };
 
 // ExpandCases's product over `matrices`, in plan order.

@@ -48,6 +48,10 @@ inline constexpr size_t kMaxPlanDescriptionBytes = 4096;
 // A memory matrix's explicit task_counts: at least this many distinct values, so the
 // least-squares line has a residual (two points always fit exactly, R^2 = 1).
 inline constexpr int kMinMemoryPoints = 3;
+// A batch case's shortest possible repetition (its workload's waits spread over the
+// most tasks its strategy can have waiting at once) must be at most
+// max(max_seconds_per_case, this): one repetition cannot be interrupted.
+inline constexpr double kMaxRepetitionOverrunSeconds = 60;
 
 // Defaults of the other MeasurementSettings fields and of BatchParams (plan.proto).
 inline constexpr double kDefaultWarmupSeconds = 0.5;
@@ -99,7 +103,12 @@ absl::StatusOr<ParsedPlan> LoadPlanFile(const std::string& path);
 // range and the value, e.g.
 //   "s1.txtpb:7:38: plan.matrix[0].strategies[2].threads: 0 <= threads <= 10000, got 20000"
 // (the "file:line:column: " prefix only when a source map is available). Also rejects
-// plans whose expansion yields no case, more than kMaxCases cases, or duplicate case ids.
+// plans whose expansion yields no case, more than kMaxCases cases, or duplicate case ids
+// (naming the repeated list element), a name/description with control characters or
+// over kMaxPlanNameBytes/kMaxPlanDescriptionBytes, non-canonical placements ("cpus: 0"),
+// threads on strategies that ignore them, stack_kib in 1..15, memory task_counts with
+// fewer than kMinMemoryPoints distinct values, and batch cases whose single repetition
+// cannot finish within max(max_seconds_per_case, kMaxRepetitionOverrunSeconds).
 // Both the full and the quick form of the plan are checked.
 absl::Status ValidatePlan(const ParsedPlan& parsed);
 absl::Status ValidatePlan(const v1::Plan& plan);

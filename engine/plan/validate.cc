@@ -1,6 +1,8 @@
 // ValidatePlan: names against the registry, numbers against the documented caps.
 // Returns the first problem found, as "[file:line:col: ]plan.<path>: <rule>, got <value>".
+#include <algorithm>
 #include <cmath>
+#include <set>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -18,6 +20,7 @@
 #include "engine/plan/source_map.h"
 #include "engine/scenarios/params.h"
 #include "engine/topology/placement_spec.h"
+#include "engine/workloads/workload.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -57,12 +60,64 @@ bool IsLabelChar(char c) {
          c == '.' || c == '+' || c == ':';
 }
 
+// Whether `text` is printable: no C0 control bytes, DEL or C1 controls (U+0080..U+009F,
+// UTF-8 C2 80..C2 9F), which would drive a terminal when echoed; `allow_newlines`
+// admits \n and \t.
+bool IsPrintableText(std::string_view text, bool allow_newlines) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (allow_newlines && (c == '\n' || c == '\t')) continue;
+    if (c < 0x20 || c == 0x7f) return false;
+    if (c == 0xc2 && i + 1 < text.size() &&
+        static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Strategies whose `threads` is ignored (engine/strategies/strategy.h): a non-zero
+// value would only change the case's label.
+bool IgnoresThreads(std::string_view name) {
+  return name == "direct" || name == "single_thread" || name == "thread_per_task" ||
+         name == "async";
+}
+
+// An upper bound on how many of a batch's tasks wait at once under `strategy` (its
+// threads, or all `tasks` when the strategy or a default we cannot know here allows it).
+uint64_t MaxConcurrentTasks(const v1::StrategySpec& strategy, std::string_view io_mode,
+                            uint32_t tasks) {
+  const std::string_view name = strategy.name();
+  if (name == "direct" || name == "single_thread") return 1;
+  if (name == "thread_per_task" || name == "async" || strategy.threads() == 0) return tasks;
+  const bool suspends = io_mode == "suspending" &&
+                        (name == "coroutine" || name == "fiber" || name == "event_loop");
+  return suspends ? tasks : std::min<uint64_t>(strategy.threads(), tasks);
+}
+
+// Shortest duration one repetition of `tasks` tasks of `workload` can take with at most
+// `concurrency` tasks waiting at once: max(longest wait, total wait / concurrency).
+absl::Duration MinRepetitionTime(const Workload& workload, uint32_t tasks,
+                                 uint64_t concurrency) {
+  absl::Duration total = absl::ZeroDuration(), longest = absl::ZeroDuration();
+  for (uint32_t i = 0; i < tasks; ++i) {
+    const absl::Duration wait = workload.Wait(static_cast<int>(i));
+    total += wait;
+    longest = std::max(longest, wait);
+  }
+  return std::max(longest, total / static_cast<int64_t>(std::max<uint64_t>(concurrency, 1)));
+}
+
 class Validator {
  public:
   Validator(const PlanSourceMap* source_map, const std::string& source_name)
       : source_map_(source_map), source_name_(source_name) {}
 
   absl::Status CheckPlan(const v1::Plan& plan) {
+    FLEETMARK_RETURN_IF_ERROR(CheckText({{"name"}}, plan.name(), kMaxPlanNameBytes, false));
+    FLEETMARK_RETURN_IF_ERROR(
+        CheckText({{"description"}}, plan.description(), kMaxPlanDescriptionBytes, true));
     if (plan.matrix_size() == 0) {
       return Error({{"matrix"}}, "at least one matrix block is required, got 0");
     }
@@ -79,7 +134,12 @@ class Validator {
     if (plan.quick_matrix_size() > 0) {
       FLEETMARK_RETURN_IF_ERROR(CheckCases(plan.quick_matrix(), "quick_matrix"));
     }
-    return absl::OkStatus();
+    FLEETMARK_RETURN_IF_ERROR(CheckRepetitionTime(
+        plan.matrix(), "matrix", ResolveMeasurement(plan.measurement()), "measurement"));
+    const v1::Plan quick = ApplyQuick(plan);
+    return CheckRepetitionTime(quick.matrix(),
+                               plan.quick_matrix_size() > 0 ? "quick_matrix" : "matrix",
+                               ResolveMeasurement(quick.measurement()), "quick");
   }
 
  private:
@@ -93,6 +153,19 @@ class Validator {
     if (prefix.empty() && !source_name_.empty()) prefix = absl::StrCat(source_name_, ": ");
     return absl::InvalidArgumentError(
         absl::StrCat(prefix, FormatFieldPath(path), ": ", detail));
+  }
+
+  absl::Status CheckText(const FieldPath& path, const std::string& text, size_t max_bytes,
+                         bool allow_newlines) const {
+    if (text.size() > max_bytes) {
+      return Error(path, absl::StrCat("at most ", max_bytes, " bytes, got ", text.size()));
+    }
+    if (!IsPrintableText(text, allow_newlines)) {
+      return Error(path, absl::StrCat("printable text only (no control characters",
+                                      allow_newlines ? " other than newline and tab" : "",
+                                      "), got \"", absl::CEscape(text), "\""));
+    }
+    return absl::OkStatus();
   }
 
   absl::Status CheckMax(const FieldPath& path, uint64_t value, uint64_t max) const {
@@ -159,6 +232,13 @@ class Validator {
     for (int i = 0; i < m.placements_size(); ++i) {
       absl::StatusOr<PlacementSpec> spec = ParsePlacement(m.placements(i));
       if (!spec.ok()) return Error(Append(path, "placements", i), spec.status().message());
+      // Case ids carry the placement text: only its canonical spelling (no spaces,
+      // sorted and merged CPU lists) keeps one placement one case.
+      if (m.placements(i) != spec->text) {
+        return Error(Append(path, "placements", i),
+                     absl::StrCat("write it as \"", spec->text, "\" (canonical form), got \"",
+                                  absl::CEscape(m.placements(i)), "\""));
+      }
     }
     return CheckScenario(m, path);
   }
@@ -170,7 +250,20 @@ class Validator {
                                                       "\""));
     }
     FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(path, "threads"), s.threads(), kMaxThreads));
-    FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(path, "stack_kib"), s.stack_kib(), kMaxStackKib));
+    if (IgnoresThreads(s.name()) && s.threads() != 0) {
+      return Error(Append(path, "threads"),
+                   absl::StrCat("must be 0 for ", s.name(), " (it ignores threads; see `fleetmark "
+                                "list`), got ", s.threads()));
+    }
+    if (s.stack_kib() != 0) {
+      FLEETMARK_RETURN_IF_ERROR(
+          CheckRange(Append(path, "stack_kib"), s.stack_kib(), kMinStackKib, kMaxStackKib)
+              .ok()
+              ? absl::OkStatus()
+              : Error(Append(path, "stack_kib"),
+                      absl::StrCat("0 (system default) or ", kMinStackKib, " <= stack_kib <= ",
+                                   kMaxStackKib, ", got ", s.stack_kib())));
+    }
     FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(path, "limit"), s.limit(), kMaxThreads));
     const std::string& label = s.label();
     bool label_ok = label.size() <= kMaxLabelLength;
@@ -202,6 +295,22 @@ class Validator {
         return Error(Append(p, "task_counts"),
                      absl::StrCat("at most ", kMaxMemoryPoints, " points, got ",
                                   mem.task_counts_size()));
+      }
+      const std::set<uint32_t> distinct(mem.task_counts().begin(), mem.task_counts().end());
+      if (mem.task_counts_size() > 0 && distinct.size() < static_cast<size_t>(kMinMemoryPoints)) {
+        return Error(Append(p, "task_counts"),
+                     absl::StrCat("empty (the default points) or at least ", kMinMemoryPoints,
+                                  " distinct task counts for the KiB/task line fit, got ",
+                                  distinct.size()));
+      }
+      for (int i = 0; i < m.strategies_size(); ++i) {
+        const uint32_t stack = m.strategies(i).stack_kib();
+        if (stack != 0 && uint64_t{mem.touch_stack_kib()} + 8 > stack) {
+          return Error(Append(p, "touch_stack_kib"),
+                       absl::StrCat("0 <= touch_stack_kib <= strategies[", i,
+                                    "].stack_kib - 8 = ", stack - 8, ", got ",
+                                    mem.touch_stack_kib()));
+        }
       }
       FLEETMARK_RETURN_IF_ERROR(
           CheckMax(Append(p, "max_memory_mib"), mem.max_memory_mib(), kMaxMemoryMib));
@@ -276,16 +385,83 @@ class Validator {
       return Error({{field}}, absl::StrCat("at most ", kMaxCases,
                                            " cases after expansion, got ", count));
     }
-    std::unordered_map<std::string, std::pair<int, int>> seen;
-    for (const ExpandedCase& c : ExpandMatrices(matrices)) {
-      auto [it, inserted] =
-          seen.emplace(c.spec.case_id(), std::make_pair(c.matrix_index, c.strategy_index));
-      if (inserted) continue;
-      const FieldPath first = {{field, it->second.first}, {"strategies", it->second.second}};
-      return Error({{field, c.matrix_index}, {"strategies", c.strategy_index}},
-                   absl::StrCat("case id \"", c.spec.case_id(), "\" repeats ",
-                                FormatFieldPath(first),
-                                "'s; give one of them a distinct label"));
+    std::unordered_map<std::string, ExpandedCase> seen;
+    for (ExpandedCase& c : ExpandMatrices(matrices)) {
+      auto [it, inserted] = seen.emplace(c.spec.case_id(), c);
+      if (!inserted) return DuplicateCase(field, it->second, c);
+    }
+    return absl::OkStatus();
+  }
+
+  // Names the list element that makes `second` repeat `first`'s case id: the first
+  // dimension (matrix, workload, io mode, strategy, placement) where they differ.
+  absl::Status DuplicateCase(const char* field, const ExpandedCase& first,
+                             const ExpandedCase& second) const {
+    const FieldPath first_matrix = {{field, first.matrix_index}};
+    const FieldPath second_matrix = {{field, second.matrix_index}};
+    FieldPath a, b;
+    std::string hint;
+    if (first.matrix_index != second.matrix_index) {
+      a = first_matrix;
+      b = second_matrix;
+      hint = "drop one of them or give the strategy a distinct label";
+    } else if (first.workload_index != second.workload_index) {
+      a = Append(first_matrix, "workloads", first.workload_index);
+      b = Append(second_matrix, "workloads", second.workload_index);
+      hint = "list each workload once";
+    } else if (first.io_mode_index != second.io_mode_index) {
+      a = Append(first_matrix, "io_modes", first.io_mode_index);
+      b = Append(second_matrix, "io_modes", second.io_mode_index);
+      hint = "list each io mode once";
+    } else if (first.strategy_index != second.strategy_index) {
+      a = Append(first_matrix, "strategies", first.strategy_index);
+      b = Append(second_matrix, "strategies", second.strategy_index);
+      hint = "give one of them a distinct label";
+    } else {
+      a = Append(first_matrix, "placements", first.placement_index);
+      b = Append(second_matrix, "placements", second.placement_index);
+      hint = "list each placement once";
+    }
+    return Error(b, absl::StrCat("repeats ", FormatFieldPath(a), " (both give case id \"",
+                                 second.spec.case_id(), "\"); ", hint));
+  }
+
+  // One repetition cannot be interrupted (the strategy runs the whole batch), so its
+  // shortest possible time must fit the case's budget, or at least kMaxOverrunSeconds:
+  // a plan may let one slow repetition exceed a small budget (--quick), not run for
+  // hours with no way to stop it but killing the process.
+  absl::Status CheckRepetitionTime(const google::protobuf::RepeatedPtrField<v1::Matrix>& matrices,
+                                   const char* field, const v1::MeasurementSettings& settings,
+                                   const char* settings_field) const {
+    const double limit_seconds = std::max(settings.max_seconds_per_case(), kMaxRepetitionOverrunSeconds);
+    for (int mi = 0; mi < matrices.size(); ++mi) {
+      const v1::Matrix& m = matrices[mi];
+      if (!m.has_batch()) continue;
+      const uint32_t tasks = m.batch().tasks() == 0 ? kDefaultBatchTasks : m.batch().tasks();
+      for (const std::string& workload_name : m.workloads()) {
+        absl::StatusOr<std::unique_ptr<Workload>> workload = MakeWorkload(workload_name);
+        if (!workload.ok()) continue;  // reported by CheckMatrix
+        const std::vector<std::string> io_modes =
+            m.io_modes().empty() ? std::vector<std::string>{"blocking"}
+                                 : std::vector<std::string>(m.io_modes().begin(), m.io_modes().end());
+        for (const std::string& io_mode : io_modes) {
+          for (const v1::StrategySpec& strategy : m.strategies()) {
+            const uint64_t concurrency = MaxConcurrentTasks(strategy, io_mode, tasks);
+            const absl::Duration shortest = MinRepetitionTime(**workload, tasks, concurrency);
+            if (shortest <= absl::Seconds(limit_seconds)) continue;
+            return Error({{field, mi}, {"batch"}, {"tasks"}},
+                         absl::StrCat("one repetition of ", workload_name, "/", io_mode, "/",
+                                      StrategyLabel(strategy), " with ", tasks,
+                                      " tasks waits at least ", absl::FormatDuration(absl::Trunc(shortest, absl::Seconds(1))),
+                                      " (its waits over at most ", concurrency,
+                                      " concurrent tasks), more than max(",
+                                      settings_field, ".max_seconds_per_case, ",
+                                      kMaxRepetitionOverrunSeconds, " s) = ", limit_seconds,
+                                      " s; use fewer tasks or more threads, or raise ",
+                                      settings_field, ".max_seconds_per_case"));
+          }
+        }
+      }
     }
     return absl::OkStatus();
   }

@@ -360,9 +360,108 @@ TEST(ValidatePlanTest, RejectsDuplicateCaseIds) {
       "matrix {\n strategies { name: 'fixed_pool' threads: 4 }\n"
       " strategies { name: 'fixed_pool' threads: 8 label: 'fixed_pool_4' }\n"
       " workloads: 'arithmetic' batch {} }");
-  EXPECT_THAT(s.message(), HasSubstr("p.txtpb:3:2: plan.matrix[0].strategies[1]: case id "
-                                     "\"batch/arithmetic/blocking/fixed_pool_4/any\" repeats "
-                                     "plan.matrix[0].strategies[0]'s"));
+  EXPECT_THAT(s.message(), HasSubstr("p.txtpb:3:2: plan.matrix[0].strategies[1]: repeats "
+                                     "plan.matrix[0].strategies[0] (both give case id "
+                                     "\"batch/arithmetic/blocking/fixed_pool_4/any\")"));
+  // The repeated element is named, whichever list it is in.
+  s = ValidateText(
+      "matrix {\n strategies { name: 'direct' }\n"
+      " workloads: ['arithmetic', 'storage', 'arithmetic'] batch {} }");
+  EXPECT_THAT(s.message(), HasSubstr("p.txtpb:3:39: plan.matrix[0].workloads[2]: repeats "
+                                     "plan.matrix[0].workloads[0]"));
+  s = ValidateText(
+      "matrix { strategies { name: 'direct' } workloads: 'arithmetic' batch {}\n"
+      " io_modes: ['blocking', 'blocking'] }");
+  EXPECT_THAT(s.message(), HasSubstr("plan.matrix[0].io_modes[1]: repeats plan.matrix[0].io_modes[0]"));
+  s = ValidateText(
+      "matrix { strategies { name: 'direct' } workloads: 'arithmetic' batch {}\n"
+      " placements: ['cpus:0-1', 'cpus:0,1'] }");
+  EXPECT_THAT(s.message(), HasSubstr("plan.matrix[0].placements[1]: write it as \"cpus:0-1\""));
+  s = ValidateText(
+      "matrix { strategies { name: 'direct' } workloads: 'arithmetic' batch {}\n"
+      " placements: ['cpus:0', 'cpus:0'] }");
+  EXPECT_THAT(s.message(), HasSubstr("plan.matrix[0].placements[1]: repeats plan.matrix[0].placements[0]"));
+}
+
+TEST(ValidatePlanTest, RejectsNonCanonicalPlacements) {
+  for (const char* placement : {"any ", "cpus: 0", "cpus:0,0", "cpus:1,0", " one_per_core"}) {
+    absl::Status s = ValidateText(std::string("matrix { strategies { name: 'direct' } workloads: "
+                                              "'arithmetic' batch {} placements: '") +
+                                  placement + "' }");
+    EXPECT_THAT(s.message(), HasSubstr("plan.matrix[0].placements[0]")) << placement;
+  }
+  EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } workloads: 'arithmetic' batch {} "
+                           "placements: 'cpus:0,0' }").message(),
+              HasSubstr("write it as \"cpus:0\" (canonical form), got \"cpus:0,0\""));
+}
+
+// What `fleetmark run` would only find out at run time is caught here, naming the field.
+TEST(ValidatePlanTest, CatchesWhatWouldFailAtRunTime) {
+  EXPECT_THAT(ValidateText(WithStrategy("name: 'fixed_pool' stack_kib: 1")).message(),
+              HasSubstr("plan.matrix[0].strategies[0].stack_kib: 0 (system default) or 16 <= "
+                        "stack_kib <= 1048576, got 1"));
+  EXPECT_THAT(ValidateText(WithStrategy("name: 'fiber' stack_kib: 15")).message(),
+              HasSubstr("stack_kib"));
+  EXPECT_TRUE(ValidateText(WithStrategy("name: 'fiber' stack_kib: 16")).ok());
+  for (const char* counts : {"[5]", "[1, 1]", "[1, 10]", "[1, 10, 10]"}) {
+    absl::Status s = ValidateText(std::string("matrix { strategies { name: 'fiber' } memory { "
+                                              "task_counts: ") + counts + " } }");
+    EXPECT_THAT(s.message(), HasSubstr("plan.matrix[0].memory.task_counts: empty (the default "
+                                       "points) or at least 3 distinct"))
+        << counts;
+  }
+  EXPECT_TRUE(ValidateText("matrix { strategies { name: 'fiber' } memory { task_counts: [1, 10, 100] } }").ok());
+  EXPECT_THAT(ValidateText("matrix { strategies { name: 'fiber' stack_kib: 64 } memory { "
+                           "touch_stack_kib: 60 } }").message(),
+              HasSubstr("plan.matrix[0].memory.touch_stack_kib: 0 <= touch_stack_kib <= "
+                        "strategies[0].stack_kib - 8 = 56, got 60"));
+  // threads on a strategy that ignores them only changed the label (direct_8).
+  EXPECT_THAT(ValidateText(WithStrategy("name: 'direct' threads: 8")).message(),
+              HasSubstr("plan.matrix[0].strategies[0].threads: must be 0 for direct"));
+  EXPECT_THAT(ValidateText(WithStrategy("name: 'async' threads: 8")).message(),
+              HasSubstr("must be 0 for async"));
+}
+
+// One repetition cannot be interrupted: its shortest possible time is bounded.
+TEST(ValidatePlanTest, BoundsTheTimeOfOneRepetition) {
+  auto plan = [](const std::string& strategy, int tasks, const std::string& extra = "") {
+    return "matrix { strategies { " + strategy + " } workloads: 'network' batch { tasks: " +
+           std::to_string(tasks) + " } }" + extra;
+  };
+  // 0 + 1 + ... + 999 ms = 499.5 s on one thread.
+  absl::Status s = ValidateText(plan("name: 'direct'", 1000));
+  EXPECT_THAT(s.message(), HasSubstr("plan.matrix[0].batch.tasks: one repetition of "
+                                     "network/blocking/direct with 1000 tasks waits at least 8m19s"));
+  EXPECT_THAT(s.message(), HasSubstr("= 60 s"));
+  // A million tasks: the longest single wait alone is 1000 s, whatever the threads.
+  EXPECT_THAT(ValidateText(plan("name: 'thread_per_task'", 1000000)).message(),
+              HasSubstr("waits at least 16m39s"));
+  EXPECT_THAT(ValidateText(plan("name: 'coroutine' threads: 2", 1000000) +
+                           " matrix { strategies { name: 'direct' } workloads: 'arithmetic' batch {} }")
+                  .message(),
+              HasSubstr("batch.tasks"));
+  // Enough threads, or an explicit budget, make it valid; so does --quick's small budget
+  // for a repetition that fits the 60 s allowance (S1's direct/network, ~5 s).
+  EXPECT_TRUE(ValidateText(plan("name: 'fixed_pool' threads: 100", 1000)).ok());
+  EXPECT_TRUE(ValidateText(plan("name: 'direct'", 1000, " measurement { max_seconds_per_case: 600 }")).ok());
+  EXPECT_TRUE(ValidateText(plan("name: 'direct'", 100, " quick { max_seconds_per_case: 0.4 }")).ok());
+  // The quick form is checked with its own budget.
+  EXPECT_THAT(ValidateText(plan("name: 'direct'", 1000, " measurement { max_seconds_per_case: 600 } quick { max_seconds_per_case: 1 }")).message(),
+              HasSubstr("quick.max_seconds_per_case"));
+}
+
+TEST(ValidatePlanTest, NameAndDescriptionArePrintableAndBounded) {
+  const std::string body = WithStrategy("name: 'direct'");
+  EXPECT_THAT(ValidateText("name: \"a\\033[2Jb\"\n" + body).message(),
+              HasSubstr("p.txtpb:1:1: plan.name: printable text only"));
+  EXPECT_THAT(ValidateText("name: \"a\\nb\"\n" + body).message(), HasSubstr("plan.name"));
+  EXPECT_THAT(ValidateText("name: \"" + std::string(129, 'n') + "\"\n" + body).message(),
+              HasSubstr("plan.name: at most 128 bytes, got 129"));
+  EXPECT_THAT(ValidateText("description: \"a\\x07\"\n" + body).message(),
+              HasSubstr("plan.description: printable text only"));
+  EXPECT_THAT(ValidateText("name: \"a\\xc2\\x9bb\"\n" + body).message(),  // C1 CSI
+              HasSubstr("plan.name"));
+  EXPECT_TRUE(ValidateText("name: \"s1 – études\" description: \"two\\nlines\\tok\"\n" + body).ok());
 }
 
 TEST(ValidatePlanTest, ChecksTheQuickFormToo) {
