@@ -28,10 +28,6 @@ constexpr char kSecurityPolicy[] =
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
     "connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
-bool IsLoopback(absl::string_view host) {
-  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
-}
-
 // Compares without an early exit, so response time does not reveal the prefix length.
 bool SameSecret(std::string_view given, std::string_view expected) {
   if (expected.empty()) return false;
@@ -179,16 +175,40 @@ absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view addre
   return std::make_pair(host, port);
 }
 
-absl::StatusOr<std::unique_ptr<HttpServer>> StartHttpServer(const HttpServerOptions& options,
-                                                            std::shared_ptr<store::WebReader> reader) {
+bool IsLoopbackHost(std::string_view host_view) {
+  const absl::string_view host(host_view.data(), host_view.size());
+  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+}
+
+absl::Status ValidateHttpServerOptions(const HttpServerOptions& options) {
   FLEETMARK_ASSIGN_OR_RETURN(auto host_port, ParseHostPort(options.address));
   if (options.threads < 1 || options.threads > 256) {
     return absl::InvalidArgumentError(absl::StrCat("http threads: 1..256, got ", options.threads));
   }
-  if (!IsLoopback(host_port.first) && options.bearer_token.empty() && !options.allow_insecure_remote) {
+  const std::string& token = options.bearer_token;
+  if (token.size() > 4096) {
+    return absl::InvalidArgumentError(absl::StrCat("http bearer token: 1..4096 characters, got ", token.size()));
+  }
+  for (size_t i = 0; i < token.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(token[i]);
+    if (c < 0x21 || c > 0x7e) {
+      // The token itself is never echoed.
+      return absl::InvalidArgumentError(absl::StrCat(
+          "http bearer token: only visible ASCII characters (0x21..0x7e) are allowed, byte ", i,
+          " is 0x", absl::Hex(c, absl::kZeroPad2)));
+    }
+  }
+  if (!IsLoopbackHost(host_port.first) && token.empty() && !options.allow_insecure_remote) {
     return absl::InvalidArgumentError(absl::StrCat(
         "http address ", options.address, " is not loopback: set a bearer token (or allow_insecure_remote)"));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<HttpServer>> StartHttpServer(const HttpServerOptions& options,
+                                                            std::shared_ptr<store::WebReader> reader) {
+  FLEETMARK_RETURN_IF_ERROR(ValidateHttpServerOptions(options));
+  FLEETMARK_ASSIGN_OR_RETURN(auto host_port, ParseHostPort(options.address));
   if (reader == nullptr) return absl::InvalidArgumentError("http: reader must not be null");
   HttpServerOptions resolved = options;
   if (resolved.web_root.empty()) resolved.web_root = FLEETMARK_WEB_DIST;
@@ -205,6 +225,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartHttpServer(const HttpServerOpti
 }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> StartHttpServer(const HttpServerOptions& options) {
+  FLEETMARK_RETURN_IF_ERROR(ValidateHttpServerOptions(options));  // before opening the database
   store::WebReaderOptions reader_options;
   reader_options.uri = options.pg_uri;
   reader_options.pool_size = std::clamp(options.threads, 1, 256);

@@ -55,6 +55,16 @@ class HttpServer {
 // Parses "host:port". Errors: InvalidArgument naming the value and the expected form.
 absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view address);
 
+// True for "localhost", "::1" and 127.0.0.0/8 hosts (as returned by ParseHostPort).
+bool IsLoopbackHost(std::string_view host);
+
+// The checks StartHttpServer makes before touching the network or the database, for
+// callers that want to refuse bad flags early: the address form, the thread count, and
+// the token rule (a non-loopback address needs `bearer_token` unless
+// `allow_insecure_remote`; a token must be 1..4096 visible ASCII characters, no spaces,
+// so it fits an Authorization header). Errors: InvalidArgument naming the option.
+absl::Status ValidateHttpServerOptions(const HttpServerOptions& options);
+
 // Starts serving with a PostgreSQL-backed reader opened on `options.pg_uri`.
 // Errors: InvalidArgument (address, threads, token rules), FailedPrecondition (web
 // root without index.html), Unavailable (database or bind failure).

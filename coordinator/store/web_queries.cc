@@ -2,6 +2,9 @@
 // coordinator's schema (migrations/0001_init.sql) plus the web view's indexes
 // (migrations/0050_web_indexes.sql). Lists read the statistic columns, never the raw
 // samples; only GetResult (and non-batch scenario rows) decode the stored result proto.
+// A job re-run after its agent was lost stores a second result per case; run results,
+// result counts and history show only the newest result per (job_id, case_id), as the
+// CLI's export, compare and runs show do (Store::ExportResults).
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -34,12 +37,19 @@ constexpr char kLatestRun[] = "fm_web_latest_run";
 constexpr char kCaseIds[] = "fm_web_case_ids";
 constexpr char kHistory[] = "fm_web_history";
 
-// Columns of a run row (order matters: see RunFromRow).
+// ORDER BY of a DISTINCT ON (c.job_id, c.case_id) keeping each case's newest attempt:
+// the same order as Store::ExportResults, plus the result id so ties are deterministic.
+constexpr char kNewestPerJobCase[] =
+    "c.job_id, c.case_id, c.finished_at DESC NULLS LAST, c.received_at DESC, c.result_id DESC";
+
+// Columns of a run row (order matters: see RunFromRow). `results` counts cases, not
+// attempts: one per (job_id, case_id).
 std::string RunColumns() {
   return absl::StrCat(
       "r.run_id::text, r.plan_name, r.status, r.selector, r.submitted_by, r.quick, ",
       UnixNs("r.created_at"), ", ", UnixNs("r.finished_at"),
-      ", (SELECT count(*) FROM case_results c WHERE c.run_id = r.run_id)");
+      ", (SELECT count(*) FROM (SELECT DISTINCT c.job_id, c.case_id FROM case_results c "
+      "WHERE c.run_id = r.run_id) cases)");
 }
 
 // Columns of a result row (order matters: see ResultFromRow). The stored proto is read
@@ -337,12 +347,17 @@ class PgWebReader final : public WebReader {
         "SELECT j.run_id::text, j.job_id::text, j.agent_id::text, a.name, j.status, j.message, "
         "j.attempts, j.cases_done, j.cases_total FROM jobs j JOIN agents a ON a.agent_id = j.agent_id "
         "WHERE j.run_id = ANY($1::uuid[]) ORDER BY a.name, j.created_at");
+    // The run's rows (case_results_run), newest attempt per (job, case), then by agent
+    // name (column 3) and case id (column 6) of ResultColumns().
     pool_->AddPreparedStatement(kRunResults, absl::StrCat(
-        "SELECT ", ResultColumns(), " FROM case_results c JOIN agents a ON a.agent_id = c.agent_id "
-        "WHERE c.run_id = $1::uuid ORDER BY a.name, c.case_id"));
+        "SELECT * FROM (SELECT DISTINCT ON (c.job_id, c.case_id) ", ResultColumns(),
+        " FROM case_results c JOIN agents a ON a.agent_id = c.agent_id "
+        "WHERE c.run_id = $1::uuid ORDER BY ", kNewestPerJobCase, ") latest ORDER BY 3, 6"));
     pool_->AddPreparedStatement(kRunAgentResults, absl::StrCat(
-        "SELECT ", ResultColumns(), " FROM case_results c JOIN agents a ON a.agent_id = c.agent_id "
-        "WHERE c.run_id = $1::uuid AND c.agent_id = $2::uuid ORDER BY c.case_id"));
+        "SELECT * FROM (SELECT DISTINCT ON (c.job_id, c.case_id) ", ResultColumns(),
+        " FROM case_results c JOIN agents a ON a.agent_id = c.agent_id "
+        "WHERE c.run_id = $1::uuid AND c.agent_id = $2::uuid ORDER BY ", kNewestPerJobCase,
+        ") latest ORDER BY 6"));
     pool_->AddPreparedStatement(kGetResult, absl::StrCat(
         "SELECT ", ResultColumns(), ", c.result FROM case_results c "
         "JOIN agents a ON a.agent_id = c.agent_id WHERE c.result_id = $1::uuid"));
@@ -353,18 +368,21 @@ class PgWebReader final : public WebReader {
     pool_->AddPreparedStatement(kCaseIds,
         "SELECT DISTINCT c.case_id FROM case_results c WHERE c.run_id = $1::uuid "
         "AND c.agent_id = $2::uuid ORDER BY 1");
-    // Per agent, the newest $4 runs holding the case (case_results_case + runs pkey).
+    // Per agent, the newest $4 runs holding the case, one point per job (its newest
+    // attempt): an index-only scan of case_results_web_history_latest + runs pkey.
     pool_->AddPreparedStatement(kHistory, absl::StrCat(
         "SELECT x.agent_id::text, a.name, x.run_id::text, x.result_id::text, x.created_ns, "
         "x.median_ns, x.ci_low_ns, x.ci_high_ns, x.status "
         "FROM unnest($2::uuid[]) WITH ORDINALITY AS wanted(agent_id, ord) "
         "JOIN agents a ON a.agent_id = wanted.agent_id "
-        "CROSS JOIN LATERAL (SELECT c.agent_id, c.run_id, c.result_id, c.median_ns, c.ci_low_ns, "
-        "  c.ci_high_ns, c.status, r.created_at, ", UnixNs("r.created_at"), " AS created_ns "
+        "CROSS JOIN LATERAL (SELECT * FROM ("
+        "  SELECT DISTINCT ON (c.job_id, c.case_id) c.agent_id, c.run_id, c.result_id, c.median_ns, "
+        "    c.ci_low_ns, c.ci_high_ns, c.status, r.created_at, ", UnixNs("r.created_at"), " AS created_ns "
         "  FROM case_results c JOIN runs r ON r.run_id = c.run_id "
         "  WHERE c.case_id = $1 AND c.agent_id = wanted.agent_id "
         "    AND (NOT $3::boolean OR r.submitted_by LIKE 'schedule:%') "
-        "  ORDER BY r.created_at DESC LIMIT $4) x "
+        "  ORDER BY ", kNewestPerJobCase, ") latest "
+        "  ORDER BY latest.created_at DESC LIMIT $4) x "
         "ORDER BY wanted.ord, x.created_at"));
   }
 

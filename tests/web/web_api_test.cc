@@ -1,14 +1,18 @@
 // The web view's JSON API over a real PostgreSQL (a fresh database seeded by web_seed
 // through the Store) and a real HTTP server on loopback: status codes, the compare and
-// history answers, the token rule, and hostile input.
+// history answers, the token rule, hostile input, and a job re-run after its agent was
+// lost (only the newest attempt's results show).
 #include <httplib.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "coordinator/http/http_server.h"
+#include "coordinator/store/store.h"
 #include "gtest/gtest.h"
 #include "tests/web/pg_database.h"
 
@@ -177,6 +181,158 @@ TEST_F(WebApiTest, BearerTokenGuardsTheApiOnly) {
   EXPECT_NE(page->get_header_value("Content-Security-Policy").find("script-src 'self'"), std::string::npos);
 }
 
+// A job whose lease expired (agent lost) is re-queued and runs again: both attempts'
+// results stay stored, the API shows each case's newest result only.
+class WebApiReRunTest : public ::testing::Test {
+ protected:
+  static constexpr char kCaseA[] = "batch/arithmetic/blocking/fixed_pool/any";
+  static constexpr char kCaseB[] = "batch/arithmetic/blocking/direct/any";
+  static constexpr char kOldA[] = "0000000a-0001-4000-8000-000000000001";  // attempt 1, case A
+  static constexpr char kOnlyB[] = "0000000a-0001-4000-8000-000000000002";  // attempt 1, case B
+  static constexpr char kNewA[] = "0000000a-0002-4000-8000-000000000001";  // attempt 2, case A
+
+  void SetUp() override {
+    auto db = testing::FreshDatabase::Create("webrerun");
+    if (!db.ok()) {
+      if (testing::RequirePg()) FAIL() << "PostgreSQL required: " << db.status();
+      GTEST_SKIP() << db.status();
+    }
+    db_ = std::move(*db);
+    store::StoreOptions store_options;
+    store_options.connection.uri = db_->uri();
+    auto opened = store::Store::Open(store_options);
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    store_ = std::move(*opened);
+    ASSERT_TRUE(store_->Migrate().ok());
+    store::AgentRegistration reg;
+    reg.name = "flaky-board";
+    reg.credential_sha256 = std::string(64, 'f');
+    reg.host.set_arch("aarch64");
+    auto agent = store_->RegisterAgent(reg);
+    ASSERT_TRUE(agent.ok()) << agent.status();
+    agent_id_ = *agent;
+    HttpServerOptions options;
+    options.pg_uri = db_->uri();
+    auto server = StartHttpServer(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+  }
+
+  static fleetmark::v1::CaseResult Result(const std::string& id, const std::string& case_id, double median_ns,
+                                          int64_t finished_unix_ns) {
+    fleetmark::v1::CaseResult r;
+    r.set_result_id(id);
+    r.mutable_spec()->set_case_id(case_id);
+    r.mutable_spec()->set_scenario("batch");
+    r.mutable_spec()->set_workload("arithmetic");
+    r.mutable_spec()->set_io_mode("blocking");
+    r.mutable_spec()->set_placement("any");
+    r.mutable_spec()->mutable_strategy()->set_name(case_id == kCaseA ? "fixed_pool" : "direct");
+    r.set_status(fleetmark::v1::CASE_STATUS_OK);
+    r.mutable_stats()->set_count(10);
+    r.mutable_stats()->set_median_ns(median_ns);
+    r.mutable_stats()->set_ci_low_ns(median_ns * 0.99);
+    r.mutable_stats()->set_ci_high_ns(median_ns * 1.01);
+    for (int i = 0; i < 10; ++i) r.add_samples_ns(static_cast<int64_t>(median_ns));
+    r.set_started_unix_ns(finished_unix_ns - 1000000);
+    r.set_finished_unix_ns(finished_unix_ns);
+    return r;
+  }
+
+  // Stores `results` of the job as the agent would (claim, running, results).
+  void RunAttempt(absl::Duration lease, std::vector<fleetmark::v1::CaseResult> results) {
+    auto claimed = store_->ClaimJobs({agent_id_}, lease);
+    ASSERT_TRUE(claimed.ok()) << claimed.status();
+    ASSERT_EQ(claimed->size(), 1u);
+    ASSERT_TRUE(store_->MarkJobRunning(job_id_, agent_id_, lease).ok());
+    std::vector<store::Store::AgentResult> batch;
+    for (auto& r : results) {
+      r.set_run_id(run_id_);
+      r.set_job_id(job_id_);
+      batch.push_back({agent_id_, &r});
+    }
+    auto outcomes = store_->InsertResults(batch);
+    ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+    for (const auto& o : *outcomes) ASSERT_TRUE(o.stored) << o.result_id << ": " << o.message;
+  }
+
+  std::pair<int, json> Get(const std::string& path) {
+    httplib::Client client("127.0.0.1", server_->port());
+    auto res = client.Get(path.c_str());
+    if (!res) return {0, nullptr};
+    return {res->status, json::parse(res->body, nullptr, /*allow_exceptions=*/false)};
+  }
+
+  std::unique_ptr<testing::FreshDatabase> db_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<HttpServer> server_;
+  std::string agent_id_, run_id_, job_id_;
+};
+
+TEST_F(WebApiReRunTest, OnlyTheNewestAttemptOfACaseShows) {
+  store::NewRun new_run;
+  new_run.plan.set_name("rerun");
+  new_run.submitted_by = "schedule:nightly";
+  new_run.agent_ids = {agent_id_};
+  new_run.cases_total = 2;
+  auto run = store_->CreateRun(new_run);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(run->jobs_size(), 1);
+  run_id_ = run->run_id();
+  job_id_ = run->jobs(0).job_id();
+  const int64_t t0 = 1700000000000000000;  // 2023-11-14, ns
+
+  // Attempt 1 measures both cases, then the agent is lost: the lease runs out.
+  ASSERT_NO_FATAL_FAILURE(RunAttempt(absl::Milliseconds(1), {Result(kOldA, kCaseA, 100e3, t0),
+                                                              Result(kOnlyB, kCaseB, 9e3, t0)}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto expired = store_->ExpireLeases();
+  ASSERT_TRUE(expired.ok()) << expired.status();
+  ASSERT_EQ(expired->size(), 1u);
+  EXPECT_FALSE((*expired)[0].failed) << "re-queued, not failed";
+  // Attempt 2 (same job) measures case A again, with another result id.
+  ASSERT_NO_FATAL_FAILURE(RunAttempt(absl::Hours(1), {Result(kNewA, kCaseA, 250e3, t0 + 60000000000)}));
+  store::JobOutcome done;
+  done.ok = true;
+  ASSERT_TRUE(store_->FinishJob(job_id_, agent_id_, done).ok());
+
+  // Every attempt stays stored and reachable by id.
+  auto [old_status, old_body] = Get(std::string("/api/v1/results/") + kOldA);
+  EXPECT_EQ(old_status, 200);
+
+  for (const std::string& query : {std::string(), "?agent=" + agent_id_}) {
+    auto [status, body] = Get("/api/v1/runs/" + run_id_ + "/results" + query);
+    ASSERT_EQ(status, 200) << query;
+    ASSERT_EQ(body["results"].size(), 2u) << body.dump();
+    EXPECT_EQ(body["results"][0]["result_id"], kOnlyB) << "case B (direct) sorts first";
+    EXPECT_EQ(body["results"][1]["result_id"], kNewA);
+    EXPECT_EQ(body["results"][1]["stats"]["median_ns"], 250e3);
+    EXPECT_EQ(body.dump().find(kOldA), std::string::npos) << "older attempt listed: " << body.dump();
+  }
+  auto [run_status, run_body] = Get("/api/v1/runs/" + run_id_);
+  ASSERT_EQ(run_status, 200);
+  EXPECT_EQ(run_body["run"]["results"], 2) << "results counts cases, not attempts";
+
+  for (const std::string& path : {"/api/v1/compare?agents=" + agent_id_,
+                                 "/api/v1/compare?agents=" + agent_id_ + "&runs=" + run_id_}) {
+    auto [status, body] = Get(path);
+    ASSERT_EQ(status, 200) << path;
+    EXPECT_EQ(body["cells"].size(), 2u) << body.dump();
+    EXPECT_NE(body.dump().find(kNewA), std::string::npos) << body.dump();
+    EXPECT_EQ(body.dump().find(kOldA), std::string::npos) << "older attempt compared: " << body.dump();
+  }
+
+  for (const char* nightly : {"0", "1"}) {
+    auto [status, body] = Get(std::string("/api/v1/history?case=") + kCaseA + "&nightly=" + nightly +
+                              "&agents=" + agent_id_);
+    ASSERT_EQ(status, 200);
+    ASSERT_EQ(body["series"].size(), 1u) << body.dump();
+    ASSERT_EQ(body["series"][0]["points"].size(), 1u) << "one point per run: " << body.dump();
+    EXPECT_EQ(body["series"][0]["points"][0]["result_id"], kNewA);
+    EXPECT_EQ(body["series"][0]["points"][0]["median_ns"], 250e3);
+  }
+}
+
 TEST(WebServerOptionsTest, RefusesRemoteWithoutTokenAndBadInput) {
   HttpServerOptions options;
   options.address = "0.0.0.0:0";
@@ -187,6 +343,15 @@ TEST(WebServerOptionsTest, RefusesRemoteWithoutTokenAndBadInput) {
   options.threads = 0;
   EXPECT_TRUE(absl::IsInvalidArgument(StartHttpServer(options, nullptr).status()));
   options.threads = 4;
+  options.bearer_token = "two words";
+  auto spaced = ValidateHttpServerOptions(options);
+  EXPECT_TRUE(absl::IsInvalidArgument(spaced)) << spaced;
+  EXPECT_EQ(std::string(spaced.message()).find("two"), std::string::npos) << "the token is not echoed";
+  options.address = "0.0.0.0:0";
+  options.bearer_token = "s3cret";
+  EXPECT_TRUE(ValidateHttpServerOptions(options).ok()) << "non-loopback with a token";
+  options.address = "127.0.0.1:0";
+  options.bearer_token.clear();
   options.web_root = "/nonexistent";
   EXPECT_FALSE(StartHttpServer(options).ok());
 }
