@@ -4,6 +4,8 @@
 //   --listen_address=127.0.0.1:7443   gRPC (AgentService + ControlService); port 0 = any free port
 //   --port_file=PATH                  write the bound gRPC port there once serving (tests, scripts)
 //   --http_address=HOST:PORT          also serve the web view / JSON API ("" = off)
+//   --http_token_file=PATH            bearer token the JSON API requires (needed on a
+//                                     non-loopback --http_address)
 //   --database_uri=postgresql://...   PostgreSQL (migrations are applied at start)
 //   --tls_cert_file, --tls_key_file   PEM; enable TLS on the gRPC port
 //   --tls_client_ca_file              PEM; require client certificates (mutual TLS)
@@ -40,6 +42,9 @@
 ABSL_FLAG(std::string, listen_address, "127.0.0.1:7443", "gRPC listen address host:port (port 0 = any)");
 ABSL_FLAG(std::string, port_file, "", "write the bound gRPC port to this file once serving");
 ABSL_FLAG(std::string, http_address, "", "web view / JSON API address host:port (empty = off)");
+ABSL_FLAG(std::string, http_token_file, "",
+          "file holding the bearer token the web view's JSON API requires; required when "
+          "--http_address is not a loopback address");
 ABSL_FLAG(std::string, database_uri, "", "PostgreSQL URI (required)");
 ABSL_FLAG(std::string, tls_cert_file, "", "TLS certificate chain (PEM) for the gRPC port");
 ABSL_FLAG(std::string, tls_key_file, "", "TLS private key (PEM)");
@@ -123,6 +128,37 @@ int main(int argc, char** argv) {
     if (!ReadSecret("enrollment_token_file", path, &token)) return 2;
     options.enrollment_tokens.push_back(token);
   }
+#if FLEETMARK_WITH_HTTP
+  // The web view's flags are checked before anything starts.
+  fleetmark::http::HttpServerOptions http_options;
+  http_options.address = absl::GetFlag(FLAGS_http_address);
+  http_options.pg_uri = options.database_uri;
+  if (const std::string path = absl::GetFlag(FLAGS_http_token_file); !path.empty()) {
+    if (http_options.address.empty()) {
+      std::cerr << "fleetmark-coordinator: --http_token_file needs --http_address (the web view is off)\n";
+      return 2;
+    }
+    if (!ReadSecret("http_token_file", path, &http_options.bearer_token)) return 2;
+  }
+  if (!http_options.address.empty()) {
+    auto host_port = fleetmark::http::ParseHostPort(http_options.address);
+    if (!host_port.ok()) {
+      std::cerr << "fleetmark-coordinator: --http_address: " << host_port.status().message() << "\n";
+      return 2;
+    }
+    // --allow_insecure_remote concerns plaintext gRPC; it does not open the web API.
+    if (!fleetmark::http::IsLoopbackHost(host_port->first) && http_options.bearer_token.empty()) {
+      std::cerr << "fleetmark-coordinator: --http_address=" << http_options.address
+                << " is not a loopback address: the web view's JSON API then requires a bearer "
+                   "token; pass --http_token_file=PATH (a file holding the token)\n";
+      return 2;
+    }
+    if (absl::Status valid = fleetmark::http::ValidateHttpServerOptions(http_options); !valid.ok()) {
+      std::cerr << "fleetmark-coordinator: --http_address/--http_token_file: " << valid.message() << "\n";
+      return 2;
+    }
+  }
+#endif
 
   // Block the shutdown signals in every thread; one thread waits for them.
   sigset_t signals;
@@ -139,11 +175,7 @@ int main(int argc, char** argv) {
   std::cerr << "fleetmark-coordinator: serving gRPC on port " << (*coordinator)->port() << std::endl;
 #if FLEETMARK_WITH_HTTP
   std::unique_ptr<fleetmark::http::HttpServer> http;
-  if (const std::string address = absl::GetFlag(FLAGS_http_address); !address.empty()) {
-    fleetmark::http::HttpServerOptions http_options;
-    http_options.address = address;
-    http_options.pg_uri = options.database_uri;
-    http_options.allow_insecure_remote = options.allow_insecure_remote;
+  if (!http_options.address.empty()) {
     auto server = fleetmark::http::StartHttpServer(http_options);
     if (!server.ok()) {
       std::cerr << "fleetmark-coordinator: --http_address: " << server.status().message() << "\n";
@@ -153,8 +185,8 @@ int main(int argc, char** argv) {
     std::cerr << "fleetmark-coordinator: web view at " << http->url() << std::endl;
   }
 #else
-  if (!absl::GetFlag(FLAGS_http_address).empty()) {
-    std::cerr << "fleetmark-coordinator: --http_address: this build has no web view\n";
+  if (!absl::GetFlag(FLAGS_http_address).empty() || !absl::GetFlag(FLAGS_http_token_file).empty()) {
+    std::cerr << "fleetmark-coordinator: --http_address, --http_token_file: this build has no web view\n";
     return 2;
   }
 #endif
