@@ -1,13 +1,34 @@
 #include "coordinator/cli/command.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
 namespace fleetmark::cli {
 
+std::vector<std::string> CommandRegistry::FlagsOf(const Command& command) {
+  std::vector<std::string> flags = command.common_flags;
+  const std::string& usage = command.usage;
+  for (size_t at = usage.find("--"); at != std::string::npos; at = usage.find("--", at)) {
+    size_t end = at + 2;
+    while (end < usage.size() && (std::islower(static_cast<unsigned char>(usage[end])) ||
+                                  std::isdigit(static_cast<unsigned char>(usage[end])) ||
+                                  usage[end] == '_')) {
+      ++end;
+    }
+    if (end > at + 2) flags.push_back(usage.substr(at + 2, end - at - 2));
+    at = end;
+  }
+  std::sort(flags.begin(), flags.end());
+  flags.erase(std::unique(flags.begin(), flags.end()), flags.end());
+  return flags;
+}
+
 void CommandRegistry::Add(Command command) {
+  command.common_flags.insert(command.common_flags.end(), common_flags_.begin(),
+                              common_flags_.end());
   for (Command& existing : commands_) {
     if (existing.name == command.name) {
       existing = std::move(command);
@@ -41,7 +62,7 @@ std::string CommandRegistry::Usage() const {
   std::string out =
       "fleetmark: benchmark concurrency strategies × workloads, locally or on a fleet.\n\n"
       "usage: fleetmark COMMAND [ARGS] [FLAGS]\n"
-      "       fleetmark help [COMMAND]   (one command's usage)\n"
+      "       fleetmark help COMMAND    (one command's usage and flags; also COMMAND --help)\n"
       "       fleetmark --help           (this text and every flag)\n\n"
       "commands:\n";
   size_t width = 0;
@@ -50,8 +71,12 @@ std::string CommandRegistry::Usage() const {
     absl::StrAppend(&out, "  ", c->name, std::string(width - c->name.size() + 2, ' '),
                     c->summary, "\n");
   }
-  absl::StrAppend(&out, "\nexit codes: 0 success, 1 the command failed, 2 bad input "
-                        "(unknown command or flag, invalid plan, ...)\n");
+  absl::StrAppend(&out,
+                  "\nexit codes: 0 success; 1 the command failed (server error, results not "
+                  "written, ...);\n  2 bad input (unknown command or flag, invalid plan, ...); "
+                  "3 run: finished but some case\n  failed (status failed, timeout or "
+                  "resource_exhausted; unsupported cases do not count);\n  130 interrupted "
+                  "(SIGINT), 143 terminated (SIGTERM): results so far are still written\n");
   return out;
 }
 

@@ -25,12 +25,20 @@ namespace fleetmark::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;  // the command ran and failed (server error, ...)
 inline constexpr int kExitUsage = 2;    // bad input: unknown command/flag, bad plan, ...
+inline constexpr int kExitCasesFailed = 3;  // `run`: finished, but some case failed
+// Interrupted by signal `s` (SIGINT, SIGTERM): 128 + s, the shell's convention.
+inline constexpr int kExitSignalBase = 128;
 
 struct Command {
   // One or more words, e.g. "run", "plan validate", "runs show".
   std::string name;
   std::string summary;  // one line, for the command listing
-  std::string usage;    // e.g. "fleetmark run PLAN [--format table|json|csv|gbench-json]"
+  // e.g. "fleetmark run PLAN [--format table|json|csv|gbench-json]". Every flag the
+  // command reads must appear here as --name: a flag it does not name is refused.
+  std::string usage;
+  // Flags accepted besides those named in `usage` (set by the registry: see
+  // SetCommonFlags).
+  std::vector<std::string> common_flags;
   // Receives the positional arguments after the command's words (flags already parsed)
   // and returns a process exit code. Prints its own errors to stderr.
   std::function<int(const std::vector<std::string>& args)> run;
@@ -38,8 +46,16 @@ struct Command {
 
 class CommandRegistry {
  public:
-  // Adds `command`; a later command with the same name replaces the earlier one.
+  // Adds `command` (with the current common flags); a later command with the same name
+  // replaces the earlier one.
   void Add(Command command);
+
+  // Flags (names without "--") that commands added from now on accept besides those
+  // their usage names, e.g. the connection flags of remote commands. {} to stop.
+  void SetCommonFlags(std::vector<std::string> flags) { common_flags_ = std::move(flags); }
+
+  // The flags `command` accepts: the --names in its usage plus its common flags.
+  static std::vector<std::string> FlagsOf(const Command& command);
 
   // The command whose words are the longest prefix of `args`, or null. Sets
   // `*words_used` to the number of its words.
@@ -52,12 +68,14 @@ class CommandRegistry {
 
  private:
   std::vector<Command> commands_;
+  std::vector<std::string> common_flags_;
 };
 
-// Parses flags (exit 2 with a one-line error on an unknown flag or bad flag value;
-// --help prints the command listing and every fleetmark flag), finds the command in the
-// remaining arguments and runs it. Unknown or missing command: usage on stderr, exit 2.
-// `fleetmark help [COMMAND]` prints the usage of one or all commands.
+// Parses flags (exit 2 with a one-line error on an unknown flag, a bad flag value, or a
+// flag the command does not take), finds the command in the remaining arguments and
+// runs it. Unknown command: one error line, exit 2; no command: usage on stderr, exit 2.
+// `fleetmark --help` prints the command listing and every flag; `fleetmark COMMAND
+// --help` and `fleetmark help COMMAND` print that command's usage and flags.
 int RunCli(const CommandRegistry& registry, int argc, char** argv);
 
 }  // namespace fleetmark::cli

@@ -1,15 +1,24 @@
 // `fleetmark run PLAN`: measure a plan locally and print or write its results.
+//
+// Interrupts: SIGINT and SIGTERM are taken by a watcher thread (sigwait), which cancels
+// the run. A repetition in progress cannot be interrupted (the strategy runs the whole
+// batch), so if the runner has not returned within kInterruptGrace, or on a second
+// signal, the watcher abandons it: it writes the results delivered so far (the other
+// cases as CANCELLED) and exits with 128 + the signal's number.
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
+#include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -18,18 +27,21 @@
 #include "coordinator/cli/local_commands.h"
 #include "coordinator/cli/plan_loader.h"
 #include "coordinator/cli/progress_bar.h"
+#include "coordinator/cli/result_output.h"
 #include "coordinator/cli/run_flags.h"
 #include "engine/plan/plan.h"
 #include "engine/report/report.h"
+#include "engine/runner/case_filter.h"
 #include "engine/runner/runner.h"
 #include "engine/topology/host.h"
 
 namespace fleetmark::cli {
 namespace {
 
-std::atomic<bool> g_interrupted{false};
-
-extern "C" void OnInterrupt(int) { g_interrupted.store(true); }
+// How long an interrupted run may take to finish its repetition before it is abandoned.
+constexpr absl::Duration kInterruptGrace = absl::Seconds(2);
+// Sent by the main thread to stop the watcher when the run ends.
+constexpr int kWatcherStop = SIGUSR2;
 
 // A random (version 4) UUID, RFC 4122 §4.4.
 std::string RandomUuid(std::mt19937_64& rng) {
@@ -45,6 +57,123 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
+// "0.4s", "12.0s", "3m05s", "1h02m".
+std::string HumanDuration(absl::Duration d) {
+  const double s = absl::ToDoubleSeconds(d);
+  if (s < 60) return absl::StrFormat("%.1fs", s);
+  const int64_t whole = absl::ToInt64Seconds(d);
+  if (whole < 3600) return absl::StrFormat("%dm%02ds", whole / 60, whole % 60);
+  return absl::StrFormat("%dh%02dm", whole / 3600, (whole / 60) % 60);
+}
+
+bool IsFailure(v1::CaseStatus status) {
+  return status != v1::CASE_STATUS_OK && status != v1::CASE_STATUS_UNSUPPORTED &&
+         status != v1::CASE_STATUS_CANCELLED;
+}
+
+// Everything the main thread and the interrupt watcher share.
+class RunSession {
+ public:
+  RunSession(const v1::Plan& plan, const RunCommandOptions& options, std::vector<v1::CaseSpec> cases,
+             ResultOutput output)
+      : plan_(plan), options_(options), cases_(std::move(cases)), output_(std::move(output)),
+        rng_(std::random_device{}()), started_(absl::Now()) {
+    report_.set_plan_name(plan.name());
+  }
+
+  void OnResult(const v1::CaseResult& result) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return;
+    v1::CaseResult* stored = report_.add_results();
+    *stored = result;
+    stored->set_result_id(RandomUuid(rng_));
+  }
+
+  // Stops accepting results; false if the watcher already took over (it will exit).
+  bool Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return false;
+    closed_ = true;
+    return true;
+  }
+
+  // Called once, after Close() returned true: adds CANCELLED results for the cases
+  // that have none, writes the report in plan order and the summary line, and returns
+  // the exit code (`signal` != 0: interrupted by it).
+  int Emit(int signal) {
+    std::set<std::string> reported;
+    for (const v1::CaseResult& r : report_.results()) reported.insert(r.spec().case_id());
+    for (const v1::CaseSpec& spec : cases_) {
+      if (reported.count(spec.case_id()) > 0) continue;
+      v1::CaseResult* r = report_.add_results();
+      *r->mutable_spec() = spec;
+      r->set_status(v1::CASE_STATUS_CANCELLED);
+      r->set_message("interrupted before the case finished");
+      r->set_engine_version(FLEETMARK_ENGINE_VERSION);
+      r->set_result_id(RandomUuid(rng_));
+    }
+    // Results arrive in the shuffled order cases finish; report them in plan order.
+    std::unordered_map<std::string, size_t> plan_order;
+    for (const v1::CaseSpec& spec : cases_) plan_order.emplace(spec.case_id(), plan_order.size());
+    std::stable_sort(report_.mutable_results()->begin(), report_.mutable_results()->end(),
+                     [&](const v1::CaseResult& a, const v1::CaseResult& b) {
+                       return plan_order[a.spec().case_id()] < plan_order[b.spec().case_id()];
+                     });
+    absl::StatusOr<v1::HostInfo> host = engine::DetectHost();
+    if (host.ok()) *report_.mutable_host() = *host;
+    report::ReportOptions report_options;
+    report_options.now = absl::Now();
+    absl::StatusOr<std::string> text =
+        report::FormatReport(report_, options_.format, report_options);
+    if (!text.ok()) return Fail(kExitFailure, std::string(text.status().message()));
+    if (absl::Status written = output_.WriteAll(*text); !written.ok()) {
+      return Fail(kExitFailure, std::string(written.message()));
+    }
+    int ok = 0, unsupported = 0, failed = 0, cancelled = 0;
+    for (const v1::CaseResult& r : report_.results()) {
+      switch (r.status()) {
+        case v1::CASE_STATUS_OK: ++ok; break;
+        case v1::CASE_STATUS_UNSUPPORTED: ++unsupported; break;
+        case v1::CASE_STATUS_CANCELLED: ++cancelled; break;
+        default: ++failed; break;
+      }
+    }
+    const int total = report_.results_size();
+    std::cerr << absl::StrFormat(
+        "fleetmark run: %d case%s in %s: %d ok, %d unsupported, %d failed%s\n", total,
+        total == 1 ? "" : "s", HumanDuration(absl::Now() - started_), ok, unsupported, failed,
+        cancelled > 0 ? absl::StrFormat(", %d cancelled (%s)", cancelled,
+                                        signal == SIGTERM ? "terminated" : "interrupted")
+                      : "");
+    std::cerr.flush();
+    if (signal != 0) return kExitSignalBase + signal;
+    return failed > 0 ? kExitCasesFailed : kExitOk;
+  }
+
+ private:
+  const v1::Plan& plan_;
+  const RunCommandOptions& options_;
+  const std::vector<v1::CaseSpec> cases_;  // after the filter, plan order
+  ResultOutput output_;
+  std::mutex mu_;
+  bool closed_ = false;
+  v1::RunReport report_;
+  std::mt19937_64 rng_;
+  absl::Time started_;
+};
+
+// The cases RunPlan will run: the plan's, after --quick and --filter.
+absl::StatusOr<std::vector<v1::CaseSpec>> SelectedCases(const v1::Plan& plan,
+                                                        const RunCommandOptions& options) {
+  absl::StatusOr<engine::CaseFilter> filter = engine::CaseFilter::Compile(options.filter);
+  if (!filter.ok()) return filter.status();
+  std::vector<v1::CaseSpec> cases;
+  for (v1::CaseSpec& spec : engine::ExpandCases(plan, options.quick)) {
+    if (filter->Matches(spec.case_id())) cases.push_back(std::move(spec));
+  }
+  return cases;
+}
+
 int RunCommand(const std::vector<std::string>& args) {
   if (args.size() != 1) {
     return Fail(kExitUsage, absl::StrFormat("expected one PLAN argument, got %d (usage: "
@@ -55,13 +184,43 @@ int RunCommand(const std::vector<std::string>& args) {
   if (!options.ok()) return Fail(kExitUsage, std::string(options.status().message()));
   absl::StatusOr<v1::Plan> plan = LoadValidPlan(args[0]);
   if (!plan.ok()) return Fail(kExitUsage, std::string(plan.status().message()));
+  absl::StatusOr<std::vector<v1::CaseSpec>> cases = SelectedCases(*plan, *options);
+  if (!cases.ok()) return Fail(kExitUsage, std::string(cases.status().message()));
 
   // Open the output first: an unwritable --out is bad input, found before any case runs.
-  std::ofstream out_file;
-  if (!options->out.empty()) {
-    out_file.open(options->out, std::ios::binary | std::ios::trunc);
-    if (!out_file) return Fail(kExitUsage, "--out: cannot write " + options->out);
-  }
+  absl::StatusOr<ResultOutput> output = ResultOutput::Open(options->out, args[0]);
+  if (!output.ok()) return Fail(kExitUsage, std::string(output.status().message()));
+  RunSession session(*plan, *options, std::move(*cases), std::move(*output));
+
+  // Signals go to the watcher only: block them here, before any thread starts (threads
+  // inherit the mask).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, kWatcherStop);
+  sigset_t previous_mask;
+  pthread_sigmask(SIG_BLOCK, &signals, &previous_mask);
+
+  std::atomic<bool> cancelled{false};
+  std::atomic<int> interrupt_signal{0};
+  std::atomic<bool> bar_drawn{false};
+  std::thread watcher([&] {
+    int signal = 0;
+    if (sigwait(&signals, &signal) != 0 || signal == kWatcherStop) return;
+    interrupt_signal = signal;
+    cancelled = true;
+    const timespec grace = absl::ToTimespec(kInterruptGrace);
+    const int next = sigtimedwait(&signals, nullptr, &grace);
+    if (next == kWatcherStop) return;  // the run ended within the grace period
+    // The repetition in progress did not end in time, or a second signal: abandon it.
+    if (!session.Close()) return;
+    if (bar_drawn) std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+    const int code = session.Emit(signal);
+    std::fflush(nullptr);
+    ::_exit(code);
+  });
 
   engine::RunOptions run_options;
   run_options.quick = options->quick;
@@ -69,61 +228,29 @@ int RunCommand(const std::vector<std::string>& args) {
   std::optional<ProgressBar> bar;
   if (::isatty(STDERR_FILENO)) {
     bar.emplace(stderr);
-    run_options.on_progress = [&bar](const engine::RunProgress& p) { bar->Update(p); };
+    run_options.on_progress = [&](const engine::RunProgress& p) {
+      if (cancelled) return;
+      bar->Update(p);
+      bar_drawn = true;
+    };
   }
-  std::mt19937_64 rng(std::random_device{}());
-  v1::RunReport report;
-  report.set_plan_name(plan->name());
-  engine::ResultCallback on_result = [&](const v1::CaseResult& result) {
-    v1::CaseResult* stored = report.add_results();
-    *stored = result;
-    stored->set_result_id(RandomUuid(rng));
-  };
-
-  struct sigaction action = {};
-  action.sa_handler = OnInterrupt;
-  struct sigaction previous = {};
-  ::sigaction(SIGINT, &action, &previous);
-  const absl::Time started = absl::Now();
-  absl::StatusOr<engine::RunSummary> summary =
-      engine::RunPlan(*plan, run_options, on_result, &g_interrupted);
-  ::sigaction(SIGINT, &previous, nullptr);
+  absl::StatusOr<engine::RunSummary> summary = engine::RunPlan(
+      *plan, run_options, [&](const v1::CaseResult& r) { session.OnResult(r); }, &cancelled);
+  const bool mine = session.Close();
   if (bar) bar->Finish();
+  if (!mine) {
+    // The watcher is writing the results and will exit the process.
+    watcher.join();
+    return kExitFailure;
+  }
+  pthread_kill(watcher.native_handle(), kWatcherStop);
+  watcher.join();
+  pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
   if (!summary.ok()) {
     const bool bad_input = summary.status().code() == absl::StatusCode::kInvalidArgument;
     return Fail(bad_input ? kExitUsage : kExitFailure, std::string(summary.status().message()));
   }
-
-  // Results arrive in the shuffled order cases finish; report them in plan order.
-  std::unordered_map<std::string, size_t> plan_order;
-  for (const v1::CaseSpec& spec : engine::ExpandCases(*plan, options->quick)) {
-    plan_order.emplace(spec.case_id(), plan_order.size());
-  }
-  std::stable_sort(report.mutable_results()->begin(), report.mutable_results()->end(),
-                   [&](const v1::CaseResult& a, const v1::CaseResult& b) {
-                     return plan_order[a.spec().case_id()] < plan_order[b.spec().case_id()];
-                   });
-
-  absl::StatusOr<v1::HostInfo> host = engine::DetectHost();
-  if (host.ok()) *report.mutable_host() = *host;
-  report::ReportOptions report_options;
-  report_options.now = absl::Now();
-  absl::StatusOr<std::string> text = report::FormatReport(report, options->format, report_options);
-  if (!text.ok()) return Fail(kExitFailure, std::string(text.status().message()));
-  if (out_file.is_open()) {
-    out_file << *text;
-    out_file.close();
-    if (!out_file) return Fail(kExitFailure, "--out: writing " + options->out + " failed");
-  } else {
-    std::cout << *text << std::flush;
-  }
-  std::cerr << absl::StrFormat(
-      "fleetmark run: %d cases in %s: %d ok, %d unsupported, %d failed%s\n", summary->cases,
-      absl::FormatDuration(absl::Trunc(absl::Now() - started, absl::Seconds(1))), summary->ok,
-      summary->unsupported, summary->failed,
-      summary->cancelled > 0 ? absl::StrFormat(", %d cancelled (interrupted)", summary->cancelled)
-                             : "");
-  return summary->cancelled > 0 ? kExitFailure : kExitOk;
+  return session.Emit(interrupt_signal.load());
 }
 
 }  // namespace
@@ -131,7 +258,7 @@ int RunCommand(const std::vector<std::string>& args) {
 void RegisterRunCommand(CommandRegistry& registry) {
   registry.Add({.name = "run",
                 .summary = "run a plan on this machine (no servers) and print its results",
-                .usage = "fleetmark run PLAN [--format table|json|csv|gbench-json] "
+                .usage = "fleetmark run PLAN|- [--format table|json|csv|gbench-json] "
                          "[--out FILE] [--filter REGEX] [--quick]",
                 .run = RunCommand});
 }

@@ -3,9 +3,12 @@
 // line and a documented exit code, never a crash, a hang or a silent success.
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_fixture.h"
@@ -66,6 +69,118 @@ TEST_F(CliTest, JsonPlansFromStdinOrWithoutExtension) {
   r = Cli("plan validate " + Write("dup.json", R"({"name": "a", "name": "b"})").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("duplicate key"));
+}
+
+// A plan whose single case takes ~45 s per repetition (0 + 1 + ... + 299 ms of waits).
+constexpr char kSlowPlan[] = R"pb(name: "slow"
+matrix { strategies { name: "direct" } workloads: "network" batch { tasks: 300 } }
+measurement { warmup_seconds: 0 max_repetitions: 5 rounds: 1 }
+)pb";
+
+TEST_F(CliTest, SignalsEndARunPromptlyAndKeepTheResultsSoFar) {
+  const fs::path plan = Write("slow.txtpb", kSlowPlan);
+  for (const auto& [signal, code] : {std::pair<std::string, int>{"INT", 130}, {"TERM", 143}}) {
+    const fs::path out = dir_ / ("out_" + signal + ".json");
+    const fs::path status = dir_ / "status";
+    const std::string script =
+        std::string(FLEETMARK_CLI) + " run " + plan.string() + " --format json --out " +
+        out.string() + " 2>" + (dir_ / "stderr").string() + " & p=$!; sleep 1; kill -" + signal +
+        " $p; wait $p; echo $? >" + status.string();
+    const absl::Time start = absl::Now();
+    ASSERT_EQ(std::system(("sh -c '" + script + "'").c_str()), 0);
+    const absl::Duration took = absl::Now() - start;
+    EXPECT_LT(took, absl::Seconds(15)) << signal;  // not the 45 s repetition
+    EXPECT_EQ(std::stoi(ReadFile(status)), code) << signal << ": " << ReadFile(dir_ / "stderr");
+    const std::string json = ReadFile(out);
+    EXPECT_THAT(json, HasSubstr("CASE_STATUS_CANCELLED")) << signal;
+    EXPECT_THAT(ReadFile(dir_ / "stderr"), HasSubstr("1 case in ")) << signal;
+    // Only the results file is left (no temporary file).
+    int files = 0;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      files += entry.path().filename().string().rfind(".out_", 0) == 0;
+    }
+    EXPECT_EQ(files, 0);
+  }
+}
+
+TEST_F(CliTest, OutputErrorsAreReportedNotSwallowed) {
+  const fs::path plan = Write("tiny.txtpb", kTinyPlan);
+  CliResult r = Cli("run " + plan.string() + " --filter arithmetic/blocking/direct", ">/dev/full");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("writing results to stdout failed: No space left on device"));
+  r = Cli("run " + plan.string() + " --filter arithmetic/blocking/direct", ">&-");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("writing results to stdout failed: Bad file descriptor"));
+  r = Cli("run " + plan.string() + " --out " + plan.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("is the plan file"));
+  EXPECT_EQ(ReadFile(plan), kTinyPlan);  // not overwritten
+  r = Cli("run " + plan.string() + " --out /nonexistent/dir/out.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--out: cannot write /nonexistent/dir/out.json: No such file"));
+  r = Cli("run " + plan.string() + " --out " + dir_.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("is a directory"));
+}
+
+TEST_F(CliTest, FailedCasesExit3AndTheSummaryHasUnits) {
+  const fs::path plan = Write("fail.txtpb", R"pb(name: "fail"
+matrix { strategies { name: "fixed_pool" threads: 2 } workloads: "arithmetic"
+         placements: "cpus:1023" batch { tasks: 2 } }
+measurement { warmup_seconds: 0 max_repetitions: 2 rounds: 1 }
+)pb");
+  CliResult r = Cli("run " + plan.string());
+  // A CPU the host lacks is unsupported (not a failure): exit 0.
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("1 case in "));
+  EXPECT_THAT(r.err, testing::ContainsRegex("1 case in [0-9]+\\.[0-9]s: 0 ok, 1 unsupported"));
+  // fixed_pool refuses memory points above 10000 threads: resource_exhausted.
+  const fs::path failing = Write("oom.txtpb", R"pb(name: "oom"
+matrix { strategies { name: "fixed_pool" } memory { task_counts: [1, 2, 1000000] } }
+)pb");
+  r = Cli("run " + failing.string() + " --format csv");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("1 failed"));
+  EXPECT_THAT(r.out, HasSubstr("resource_exhausted"));  // the results are still printed
+}
+
+TEST_F(CliTest, HelpIsPerCommandAndErrorsAreOneLine) {
+  CliResult r = Cli("run --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("usage: fleetmark run PLAN"));
+  EXPECT_THAT(r.out, HasSubstr("--filter"));
+  EXPECT_THAT(r.out, Not(HasSubstr("--cron")));
+  r = Cli("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, Not(HasSubstr("UNKNOWN")));
+  EXPECT_THAT(r.out, Not(HasSubstr("Flags from")));
+  EXPECT_THAT(r.out, Not(HasSubstr("--help=substring")));
+  EXPECT_THAT(r.out, HasSubstr("--cron"));
+  r = Cli("frobnicate");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  r = Cli("plan bogus");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown subcommand \"bogus\""));
+  r = Cli("help run extra");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("extra"));
+}
+
+TEST_F(CliTest, FlagsACommandDoesNotTakeAreRefused) {
+  const fs::path plan = Write("tiny.txtpb", kTinyPlan);
+  CliResult r = Cli("list --format json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--format does not apply to `fleetmark list`"));
+  EXPECT_TRUE(r.out.empty());
+  for (const char* flag : {"--limit 5", "--coordinator x", "--cron '* * * * *'", "--wait"}) {
+    r = Cli("run " + plan.string() + " " + flag);
+    EXPECT_EQ(r.exit_code, 2) << flag;
+    EXPECT_THAT(r.err, HasSubstr("does not apply to `fleetmark run`")) << flag;
+    EXPECT_TRUE(r.out.empty()) << flag;
+  }
+  r = Cli("plan validate " + plan.string() + " --quick");
+  EXPECT_EQ(r.exit_code, 2);
 }
 
 }  // namespace
