@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -169,6 +170,17 @@ absl::StatusOr<TopologyView> LoadHwlocTopology(absl::string_view fsroot) {
   }
   if (load_result != 0) {
     return absl::InternalError(absl::StrCat("hwloc_topology_load failed, errno ", errno));
+  }
+  if (!fsroot.empty()) {
+    // When the Linux backend cannot read the tree it gives up and hwloc falls back to
+    // its "noos" backend, which counts the *live* machine's CPUs: never use that.
+    const char* backend = hwloc_obj_get_info_by_name(hwloc_get_root_obj(topology.get()), "Backend");
+    if (backend == nullptr || std::string_view(backend) != "Linux") {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "hwloc could not read the recorded tree \"", fsroot,
+          "\" (no usable sys/devices/system/cpu; hwloc backend \"",
+          backend == nullptr ? "none" : backend, "\")"));
+    }
   }
   TopologyView view;
   ReadLoaded(topology.get(), view);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -204,6 +205,28 @@ TEST(DetectHostTest, BadFsrootIsAnError) {
   absl::StatusOr<v1::HostInfo> host = DetectHost({.fsroot = empty.string()});
   EXPECT_EQ(host.status().code(), absl::StatusCode::kNotFound) << host.status();
   std::filesystem::remove_all(empty);
+}
+
+// A tree with only proc/cpuinfo: hwloc's Linux backend gives up and its fallback would
+// count the live machine's CPUs; the host must come from the tree alone, flagged.
+TEST(DetectHostTest, IncompleteFsrootNeverMixesInLiveData) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("fleetmark-partial-" + std::to_string(getpid()));
+  std::filesystem::create_directories(root / "proc");
+  {
+    std::ofstream cpuinfo(root / "proc" / "cpuinfo");
+    for (int i = 0; i < 37; ++i) cpuinfo << "processor\t: " << i << "\nmodel name\t: Fake\n\n";
+  }
+  absl::StatusOr<v1::HostInfo> host = DetectHost({.fsroot = root.string()});
+  ASSERT_TRUE(host.ok()) << host.status();
+  EXPECT_EQ(host->logical_cpus(), 37u);  // the tree's, not this machine's
+  EXPECT_THAT(host->topology_source(), ::testing::HasSubstr("(sysfs)"));
+  bool flagged = false;
+  for (const std::string& note : host->notes()) {
+    flagged = flagged || note.find("hwloc could not read the recorded tree") != std::string::npos;
+  }
+  EXPECT_TRUE(flagged);
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace
