@@ -7,6 +7,8 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "coordinator/scheduler/cron.h"
+#include "coordinator/service/selector.h"
 
 ABSL_FLAG(std::string, coordinator, "127.0.0.1:7443",
           "coordinator gRPC address host:port (remote commands; default: $FLEETMARK_COORDINATOR if set)");
@@ -35,6 +37,22 @@ absl::StatusOr<std::string> ReadFlagFile(const std::string& flag, const std::str
 }
 
 }  // namespace
+
+absl::Status CheckSelectFlag() {
+  const std::string select = absl::GetFlag(FLAGS_select);
+  if (select.empty()) return absl::OkStatus();
+  absl::StatusOr<service::Selector> selector = service::Selector::Parse(select);
+  if (selector.ok()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("--select: ", selector.status().message()));
+}
+
+absl::Status CheckCronFlag() {
+  const std::string cron = absl::GetFlag(FLAGS_cron);
+  if (cron.empty()) return absl::InvalidArgumentError("--cron is required (5 fields, UTC)");
+  absl::StatusOr<scheduler::CronSchedule> schedule = scheduler::CronSchedule::Parse(cron);
+  if (schedule.ok()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("--cron: ", schedule.status().message()));
+}
 
 absl::StatusOr<RemoteOptions> RemoteOptionsFromFlags() {
   RemoteOptions options;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/flags/declare.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 ABSL_DECLARE_FLAG(std::string, coordinator);
@@ -32,5 +33,12 @@ struct RemoteOptions {
 // Reads the connection flags. InvalidArgument naming the flag for an unreadable file or
 // an inconsistent TLS set-up (exit code 2).
 absl::StatusOr<RemoteOptions> RemoteOptionsFromFlags();
+
+// --select checked with the coordinator's own selector parser (coordinator/service/
+// selector.h; "" = every agent) and --cron with its cron parser (coordinator/scheduler/
+// cron.h; required), so a typo is exit 2 before any connection. InvalidArgument naming
+// the flag.
+absl::Status CheckSelectFlag();
+absl::Status CheckCronFlag();
 
 }  // namespace fleetmark::cli

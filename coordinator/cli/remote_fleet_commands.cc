@@ -41,6 +41,9 @@ std::string Ago(int64_t unix_ns) {
 
 int AgentsList(const std::vector<std::string>& args) {
   if (!args.empty()) return RemoteUsageError("fleetmark agents list [--select EXPR]", "agents list takes no arguments");
+  if (absl::Status select = CheckSelectFlag(); !select.ok()) {
+    return RemoteUsageError("fleetmark agents list [--select EXPR]", std::string(select.message()));
+  }
   int code = 0;
   std::optional<ControlClient> client = ClientFromFlags(&code);
   if (!client) return code;
@@ -65,7 +68,12 @@ int AgentsList(const std::vector<std::string>& args) {
 int SchedulesCreate(const std::vector<std::string>& args) {
   static const char kUsage[] = "fleetmark schedules create NAME PLAN --cron 'M H DOM MON DOW' [--select EXPR] [--quick]";
   if (args.size() != 2) return RemoteUsageError(kUsage, "schedules create takes a name and a plan file");
-  if (absl::GetFlag(FLAGS_cron).empty()) return RemoteUsageError(kUsage, "--cron is required (5 fields, UTC)");
+  if (absl::Status cron = CheckCronFlag(); !cron.ok()) {
+    return RemoteUsageError(kUsage, std::string(cron.message()));
+  }
+  if (absl::Status select = CheckSelectFlag(); !select.ok()) {
+    return RemoteUsageError(kUsage, std::string(select.message()));
+  }
   absl::StatusOr<v1::Plan> plan = LoadValidPlan(args[1]);
   if (!plan.ok()) {
     std::cerr << "fleetmark: " << plan.status().message() << "\n";

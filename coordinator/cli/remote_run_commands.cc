@@ -69,6 +69,9 @@ int WaitAndShow(ControlClient& client, const std::string& run_id) {
 int Submit(const std::vector<std::string>& args) {
   static const char kUsage[] = "fleetmark submit PLAN --select EXPR [--quick] [--filter REGEX] [--wait]";
   if (args.size() != 1) return RemoteUsageError(kUsage, "submit takes exactly one plan file");
+  if (absl::Status select = CheckSelectFlag(); !select.ok()) {
+    return RemoteUsageError(kUsage, std::string(select.message()));
+  }
   absl::StatusOr<v1::Plan> plan = LoadValidPlan(args[0]);
   if (!plan.ok()) {
     std::cerr << "fleetmark: " << plan.status().message() << "\n";

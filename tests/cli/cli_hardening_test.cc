@@ -183,4 +183,24 @@ TEST_F(CliTest, FlagsACommandDoesNotTakeAreRefused) {
   EXPECT_EQ(r.exit_code, 2);
 }
 
+// Nothing listens on port 1: a command that connected would fail with exit 1, later.
+TEST_F(CliTest, CronAndSelectorsAreCheckedBeforeConnecting) {
+  const fs::path plan = Write("tiny.txtpb", kTinyPlan);
+  CliResult r = Cli("schedules create n " + plan.string() + " --cron 'bad cron' --coordinator 127.0.0.1:1");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--cron: "));
+  EXPECT_THAT(r.err, Not(HasSubstr("connect")));
+  r = Cli("schedules create n " + plan.string() + " --cron '0 3 * * *' --select 'garbage!!' --coordinator 127.0.0.1:1");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--select: "));
+  r = Cli("submit " + plan.string() + " --select 'garbage!!' --coordinator 127.0.0.1:1");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--select: "));
+  r = Cli("agents list --select '==' --coordinator 127.0.0.1:1");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  // A valid selector does try to connect (and fails: nothing listens).
+  r = Cli("submit " + plan.string() + " --select 'arch=x86_64' --coordinator 127.0.0.1:1");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+}
+
 }  // namespace
