@@ -21,6 +21,9 @@ bool UsesThreadPerTask(std::string_view strategy) {
   return strategy == "thread_per_task" || strategy == "fixed_pool";
 }
 
+// Fewer OK points than this make a line that fits exactly (R^2 = 1 by construction).
+constexpr size_t kMinFitPoints = 3;
+
 // A conservative guess of the memory N tasks need, for the fit check before the point:
 // a thread costs its touched stack plus ~32 KiB (kernel stack, TLS, descriptor, page
 // tables); a fibre its touched stack plus ~16 KiB; a coroutine or callback ~1 KiB.
@@ -99,6 +102,7 @@ absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
 
   std::vector<double> x, rss_kib, pss_kib, uss_kib, kernel_kib, total_kib;
   std::vector<std::string> problems;
+  std::vector<std::string> notes;  // measurement caveats of an OK result
   v1::CaseStatus first_problem = v1::CASE_STATUS_OK;
   for (uint32_t n : config.task_counts) {
     if (ctx.cancelled != nullptr && ctx.cancelled->load()) {
@@ -118,8 +122,21 @@ absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
       x.push_back(n);
       const double base = static_cast<double>(point.baseline_rss_bytes());
       rss_kib.push_back((static_cast<double>(point.rss_bytes()) - base) / 1024);
-      kernel_kib.push_back(static_cast<double>(point.kernel_stack_delta_bytes()) / 1024);
-      total_kib.push_back(rss_kib.back() + kernel_kib.back());
+      // KernelStack is system-wide: other processes' thread churn moves it. Only a
+      // thread per task adds kernel stacks, and N new threads never remove any, so a
+      // negative delta is noise (counted as 0); for fibres, coroutines and callbacks it
+      // is noise only and left out.
+      double kernel = 0;
+      if (UsesThreadPerTask(spec.strategy().name())) {
+        kernel = static_cast<double>(point.kernel_stack_delta_bytes()) / 1024;
+        if (kernel < 0) {
+          notes.push_back(absl::StrCat("N=", n, ": kernel-stack delta ", kernel,
+                                       " KiB < 0 (system-wide noise), counted as 0"));
+          kernel = 0;
+        }
+      }
+      kernel_kib.push_back(kernel);
+      total_kib.push_back(rss_kib.back() + kernel);
       if (point.pss_bytes() != 0) {
         pss_kib.push_back(static_cast<double>(point.pss_bytes()) / 1024);
         uss_kib.push_back(static_cast<double>(point.uss_bytes()) / 1024);
@@ -144,6 +161,14 @@ absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
     memory->set_intercept_kib(fit->intercept);
     memory->set_r_squared(fit->r_squared);
     memory->set_points_fitted(fit->points);
+    if (static_cast<size_t>(fit->points) < kMinFitPoints) {
+      notes.push_back(absl::StrCat("only ", fit->points, " points fitted: R^2 = 1 by "
+                                   "construction, the slope is unchecked"));
+    }
+    if (fit->slope < 0) {
+      notes.push_back(absl::StrCat("RSS slope ", fit->slope, " KiB/task < 0: noise exceeds "
+                                   "the per-task cost at these task counts; use larger ones"));
+    }
   } else if (problems.empty()) {
     problems.push_back(absl::StrCat("no slope: ", fit.status().message()));
     first_problem = v1::CASE_STATUS_FAILED;
@@ -163,6 +188,7 @@ absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
     }
   }
   result->set_status(first_problem);
+  problems.insert(problems.end(), notes.begin(), notes.end());
   result->set_message(absl::StrJoin(problems, "; "));
   return absl::OkStatus();
 }

@@ -9,7 +9,10 @@
 // system's kernel stacks (an OS thread's 16 KiB that RSS does not show); releases and
 // joins them. The result has slopes of RSS, PSS, USS, kernel stacks and RSS + kernel
 // stacks ("total"): compare threads with fibres on the total, since RSS alone omits a
-// thread's kernel stack.
+// thread's kernel stack. KernelStack is system-wide and noisy: it counts only for a
+// thread per task (thread_per_task, fixed_pool), with negative deltas taken as 0; the
+// result's message flags such clamps, a negative RSS slope and fits of fewer than 3
+// points (R^2 = 1 by construction).
 //
 // Strategies: thread_per_task (N OS threads) and fixed_pool (a pool of N threads,
 // like S2's pooled threads) with blocking waits; fiber (N fibres), coroutine (N

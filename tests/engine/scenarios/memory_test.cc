@@ -151,5 +151,25 @@ TEST(MemoryScenarioTest, RefusedThreadCreationIsRecorded) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
+// KernelStack is system-wide: for fibres (no thread per task) its delta is noise only
+// and stays out of the total; a 2-point fit (R^2 = 1 by construction) is flagged.
+TEST(MemoryScenarioTest, NoiseIsNotReportedAsACost) {
+  v1::CaseSpec spec = MemorySpec("fiber", "suspending", {1, 10});
+  spec.mutable_strategy()->set_threads(1);
+  const v1::CaseResult r = RunCase(spec);
+  ASSERT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
+  EXPECT_EQ(r.memory().kernel_stack_slope_kib_per_task(), 0.0);
+  EXPECT_DOUBLE_EQ(r.memory().total_slope_kib_per_task(), r.memory().slope_kib_per_task());
+  EXPECT_THAT(r.message(), HasSubstr("only 2 points fitted"));
+  if (r.memory().slope_kib_per_task() < 0) EXPECT_THAT(r.message(), HasSubstr("< 0"));
+  // Threads: the kernel-stack cost counts, never below zero, so total >= RSS-only.
+  const v1::CaseResult threads = RunCase(MemorySpec("thread_per_task", "blocking", {1, 10, 50}));
+  ASSERT_EQ(threads.status(), v1::CASE_STATUS_OK) << threads.message();
+  EXPECT_GE(threads.memory().kernel_stack_slope_kib_per_task(), -1e-9);
+  EXPECT_GE(threads.memory().total_slope_kib_per_task(),
+            threads.memory().slope_kib_per_task() - 1e-9);
+  EXPECT_THAT(threads.message(), ::testing::Not(HasSubstr("points fitted")));
+}
+
 }  // namespace
 }  // namespace fleetmark::engine
