@@ -282,7 +282,11 @@ absl::Status Seed(const std::string& uri) {
         l->set_latency_p95_ms(6 * saturation * saturation);
         l->set_latency_p99_ms(11 * saturation * saturation);
         l->set_latency_mean_ms(2.5 * saturation);
+        l->set_latency_max_ms(25 * saturation * saturation);
         l->set_requests(users * 30);
+        // Threads: one per user for the pool server, a few for the others; RSS grows with them.
+        l->set_peak_threads(strategy == "fixed_pool" ? std::min(users, 1000u) + 4 : 6);
+        l->set_peak_rss_bytes((uint64_t{12} << 20) + uint64_t{users} * (strategy == "fixed_pool" ? 72 : 9) * 1024);
         results.push_back(r);
       }
     }

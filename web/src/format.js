@@ -1,8 +1,9 @@
 // Number and time formatting for tables and chart axes.
 
-// 1234567 ns -> "1.23 ms"; picks ns, µs, ms or s.
+// 1234567 ns -> "1.23 ms"; picks ns, µs, ms or s. Zero is "0" (an axis origin).
 export function formatNs(ns) {
   if (ns === null || ns === undefined || !Number.isFinite(ns)) return '–';
+  if (ns === 0) return '0';
   const abs = Math.abs(ns);
   if (abs >= 1e9) return `${(ns / 1e9).toPrecision(3)} s`;
   if (abs >= 1e6) return `${(ns / 1e6).toPrecision(3)} ms`;
@@ -22,9 +23,12 @@ export function formatBytes(bytes) {
   return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
 }
 
+// `digits` significant digits; integers, and values whose integer part already has
+// that many digits, in full with thousands separators (5333.3 -> "5,333", not "5333").
 export function formatNumber(value, digits = 3) {
   if (value === null || value === undefined || !Number.isFinite(value)) return '–';
   if (Number.isInteger(value)) return value.toLocaleString('en-US');
+  if (Math.abs(value) >= 10 ** (digits - 1)) return Math.round(value).toLocaleString('en-US');
   return value.toPrecision(digits);
 }
 

@@ -8,8 +8,11 @@ import {h} from '../dom.js';
 import {formatNs, formatRatio, shortId} from '../format.js';
 import {listParam, updateQuery} from '../router.js';
 
+// Chosen devices first, in their letter order (A, B, ...), then the others by name.
 function picker(agents, runs, chosen, chosenRuns) {
-  const rows = agents.map((agent) => {
+  const rank = (agent) => (chosen.includes(agent.agent_id) ? chosen.indexOf(agent.agent_id) : chosen.length);
+  const ordered = [...agents].sort((a, b) => rank(a) - rank(b));
+  const rows = ordered.map((agent) => {
     const index = chosen.indexOf(agent.agent_id);
     const agentRuns = runs.filter((r) => r.jobs.some((j) => j.agent_id === agent.agent_id));
     const runSelect = h('select', {

@@ -15,40 +15,43 @@ function chartBox(attrs, height) {
   return h('div', {class: 'chart', style: `height:${height}px`, ...attrs});
 }
 
+// Every metric of the group's results, one row per result. Paired values share a
+// column (min–max, CPU user/sys, allocations with their bytes) and the samples link
+// sits next to the median, so the table fits a laptop screen; "throttled" appears
+// only when some result was throttled.
 function metricTable(results) {
+  const samplesLink = (r) => (r.stats.count > 0 ?
+    h('button', {type: 'button', class: 'link', onclick: () => updateQuery({samples: r.result_id})},
+      'distribution') : '–');
   const columns = [
-    ['device', (r) => r.agent_name],
+    ['device', (r) => h('span', {class: 'device-name', title: r.agent_name}, r.agent_name)],
     ['strategy', (r) => r.strategy],
-    ['threads', (r) => r.threads_used || r.threads || 'default'],
+    ['threads', (r) => r.threads_used || r.threads || 'default', 'num'],
     ['status', (r) => r.status + (r.message ? `: ${r.message}` : '')],
-    ['median', (r) => formatNs(r.stats.median_ns)],
+    ['median', (r) => formatNs(r.stats.median_ns), 'num'],
     ['95% CI', (r) => `${formatNs(r.stats.ci_low_ns)} – ${formatNs(r.stats.ci_high_ns)}`],
-    ['±%', (r) => formatNumber(r.stats.ci_half_width_percent, 2)],
-    ['min', (r) => formatNs(r.stats.min_ns)],
-    ['max', (r) => formatNs(r.stats.max_ns)],
-    ['mean', (r) => formatNs(r.stats.mean_ns)],
-    ['stddev', (r) => formatNs(r.stats.stddev_ns)],
-    ['MAD', (r) => formatNs(r.stats.mad_ns)],
-    ['n', (r) => formatNumber(r.stats.count)],
-    ['outliers', (r) => formatNumber(r.stats.outliers)],
+    ['±%', (r) => formatNumber(r.stats.ci_half_width_percent, 2), 'num'],
+    ['samples', samplesLink],
+    ['min – max', (r) => `${formatNs(r.stats.min_ns)} – ${formatNs(r.stats.max_ns)}`],
+    ['mean', (r) => formatNs(r.stats.mean_ns), 'num'],
+    ['stddev', (r) => formatNs(r.stats.stddev_ns), 'num'],
+    ['MAD', (r) => formatNs(r.stats.mad_ns), 'num'],
+    ['n', (r) => formatNumber(r.stats.count), 'num'],
+    ['outliers', (r) => formatNumber(r.stats.outliers), 'num'],
     ['stopped by', (r) => r.stop_reason],
-    ['CPU user s', (r) => formatNumber(r.counters.cpu_user_seconds)],
-    ['CPU sys s', (r) => formatNumber(r.counters.cpu_system_seconds)],
-    ['allocs', (r) => formatNumber(r.counters.allocations)],
-    ['alloc bytes', (r) => formatBytes(r.counters.allocated_bytes)],
-    ['peak threads', (r) => formatNumber(r.counters.peak_threads)],
-    ['RSS delta', (r) => formatBytes(r.counters.rss_delta_bytes)],
-    ['throttled', (r) => (r.throttled ? 'yes' : '')],
+    ['CPU s user / sys', (r) => `${formatNumber(r.counters.cpu_user_seconds)} / ` +
+      formatNumber(r.counters.cpu_system_seconds)],
+    ['allocations', (r) => `${formatNumber(r.counters.allocations)} (${formatBytes(r.counters.allocated_bytes)})`],
+    ['peak threads', (r) => formatNumber(r.counters.peak_threads), 'num'],
+    ['RSS delta', (r) => formatBytes(r.counters.rss_delta_bytes), 'num'],
   ];
+  if (results.some((r) => r.throttled)) columns.push(['throttled', (r) => (r.throttled ? 'yes' : '')]);
   const sorted = [...results].sort((a, b) => a.agent_name.localeCompare(b.agent_name) ||
     (hasTiming(b) - hasTiming(a)) || (a.stats.median_ns - b.stats.median_ns));
   return h('div', {class: 'table-scroll'}, h('table', {class: 'grid metrics'},
-    h('thead', {}, h('tr', {}, columns.map(([t]) => h('th', {}, t)), h('th', {}, 'samples'))),
+    h('thead', {}, h('tr', {}, columns.map(([t]) => h('th', {}, t)))),
     h('tbody', {}, sorted.map((r) => h('tr', {dataset: {result: r.result_id}},
-      columns.map(([, f]) => h('td', {}, f(r))),
-      h('td', {}, r.stats.count > 0 ?
-        h('button', {type: 'button', class: 'link', onclick: () => updateQuery({samples: r.result_id})},
-          'distribution') : '–'))))));
+      columns.map(([, f, cls]) => h('td', cls ? {class: cls} : {}, f(r))))))));
 }
 
 function timingSection(key, results, agents, params) {

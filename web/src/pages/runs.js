@@ -9,7 +9,7 @@ function progress(job) {
   const done = Math.min(job.cases_done || 0, total);
   const percent = total ? Math.round((100 * done) / total) : (job.status === 'done' ? 100 : 0);
   return h('div', {class: 'job'},
-    h('span', {class: 'job-agent'}, job.agent_name),
+    h('span', {class: 'job-agent', title: job.agent_name}, job.agent_name),
     h('span', {class: `status ${job.status}`}, job.status),
     h('progress', {max: 100, value: percent}),
     h('span', {class: 'muted small'}, `${done}/${total}`),
