@@ -29,14 +29,37 @@ absl::Status CounterCollector::Begin() {
     FLEETMARK_RETURN_IF_ERROR(sampler_->Start());
   }
   // Baselines last, so the set-up above stays out of the deltas.
+  usage_excluded_ = ResourceUsage();
+  allocs_excluded_ = AllocationCounts();
+  paused_ = false;
   FLEETMARK_ASSIGN_OR_RETURN(usage_before_, ReadResourceUsage());
   allocs_before_ = ReadAllocationCounts();
   begun_ = true;
   return absl::OkStatus();
 }
 
+absl::Status CounterCollector::Pause() {
+  if (!begun_ || paused_) return absl::OkStatus();
+  allocs_at_pause_ = ReadAllocationCounts();
+  FLEETMARK_ASSIGN_OR_RETURN(usage_at_pause_, ReadResourceUsage());
+  paused_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status CounterCollector::Resume() {
+  if (!begun_ || !paused_) return absl::OkStatus();
+  FLEETMARK_ASSIGN_OR_RETURN(const ResourceUsage now, ReadResourceUsage());
+  const AllocationCounts allocs = ReadAllocationCounts();
+  usage_excluded_ = usage_excluded_ + (now - usage_at_pause_);
+  allocs_excluded_.allocations += allocs.allocations - allocs_at_pause_.allocations;
+  allocs_excluded_.allocated_bytes += allocs.allocated_bytes - allocs_at_pause_.allocated_bytes;
+  paused_ = false;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<fleetmark::v1::Counters> CounterCollector::End(uint64_t repetitions) {
   if (!begun_) return absl::FailedPreconditionError("CounterCollector::End: Begin not called");
+  FLEETMARK_RETURN_IF_ERROR(Resume());
   begun_ = false;
   // Readings first, so the tear-down below stays out of the deltas.
   const AllocationCounts allocs_after = ReadAllocationCounts();
@@ -55,7 +78,7 @@ absl::StatusOr<fleetmark::v1::Counters> CounterCollector::End(uint64_t repetitio
 
   // The sampler's whole-life usage includes a little from before the baseline (its
   // first sample) and after; clamping at zero keeps the deltas meaningful.
-  const ResourceUsage used = usage_after - usage_before_ - sampler_usage;
+  const ResourceUsage used = usage_after - usage_before_ - sampler_usage - usage_excluded_;
   fleetmark::v1::Counters counters;
   counters.set_cpu_user_seconds(std::max(0.0, absl::ToDoubleSeconds(used.user_cpu)));
   counters.set_cpu_system_seconds(std::max(0.0, absl::ToDoubleSeconds(used.system_cpu)));
@@ -65,8 +88,10 @@ absl::StatusOr<fleetmark::v1::Counters> CounterCollector::End(uint64_t repetitio
   const bool counted = AllocationCounterActive();
   counters.set_allocations_counted(counted);
   if (counted && repetitions > 0) {
-    const uint64_t allocations = allocs_after.allocations - allocs_before_.allocations;
-    const uint64_t bytes = allocs_after.allocated_bytes - allocs_before_.allocated_bytes;
+    const uint64_t allocations = allocs_after.allocations - allocs_before_.allocations -
+                                 allocs_excluded_.allocations;
+    const uint64_t bytes = allocs_after.allocated_bytes - allocs_before_.allocated_bytes -
+                           allocs_excluded_.allocated_bytes;
     counters.set_allocations((allocations + repetitions / 2) / repetitions);
     counters.set_allocated_bytes((bytes + repetitions / 2) / repetitions);
   }

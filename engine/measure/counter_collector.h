@@ -10,7 +10,9 @@
 //
 // Everything is process-wide: run one case at a time in a process, or the counters mix
 // cases. The sampler thread's own CPU time and context switches are subtracted from
-// the getrusage deltas; its allocations (none while sampling) do not count.
+// the getrusage deltas; its allocations (none while sampling) do not count. Work the
+// caller does between repetitions (recording samples, checking the stop rule) is left
+// out by bracketing it with Pause/Resume, so CPU and allocations are the workload's.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +60,14 @@ class CounterCollector {
   // FailedPrecondition if Begin was not called; Internal if a reading fails.
   absl::StatusOr<fleetmark::v1::Counters> End(uint64_t repetitions);
 
+  // Between Pause and Resume, CPU time, context switches and allocations (of the whole
+  // process) are not counted. Pause when paused or not begun, and Resume when not
+  // paused, are no-ops; End while paused ends the pause first. Internal if getrusage
+  // fails. The two readings cost about a microsecond: pause around work that is
+  // longer, not around every repetition.
+  absl::Status Pause();
+  absl::Status Resume();
+
   // Whether the VmHWM reset at the last Begin succeeded, and why not.
   bool peak_rss_reset() const { return peak_rss_reset_; }
   const absl::Status& peak_rss_reset_status() const { return peak_rss_reset_status_; }
@@ -67,6 +77,11 @@ class CounterCollector {
   bool begun_ = false;
   ResourceUsage usage_before_;
   AllocationCounts allocs_before_;
+  bool paused_ = false;
+  ResourceUsage usage_at_pause_;
+  AllocationCounts allocs_at_pause_;
+  ResourceUsage usage_excluded_;       // summed over the pauses
+  AllocationCounts allocs_excluded_;
   uint64_t rss_before_ = 0;
   int64_t threads_before_ = 0;
   bool peak_rss_reset_ = false;

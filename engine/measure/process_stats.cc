@@ -51,6 +51,16 @@ ssize_t ReadSmallFile(const char* path, char* buf, size_t size) {
 
 }  // namespace
 
+ResourceUsage operator+(const ResourceUsage& a, const ResourceUsage& b) {
+  ResourceUsage d;
+  d.user_cpu = a.user_cpu + b.user_cpu;
+  d.system_cpu = a.system_cpu + b.system_cpu;
+  d.voluntary_context_switches = a.voluntary_context_switches + b.voluntary_context_switches;
+  d.involuntary_context_switches =
+      a.involuntary_context_switches + b.involuntary_context_switches;
+  return d;
+}
+
 ResourceUsage operator-(const ResourceUsage& a, const ResourceUsage& b) {
   ResourceUsage d;
   d.user_cpu = a.user_cpu - b.user_cpu;

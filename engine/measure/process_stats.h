@@ -26,6 +26,7 @@ struct ResourceUsage {
   int64_t involuntary_context_switches = 0;  // ru_nivcsw
 };
 ResourceUsage operator-(const ResourceUsage& a, const ResourceUsage& b);
+ResourceUsage operator+(const ResourceUsage& a, const ResourceUsage& b);
 
 // Internal error (with errno text) if getrusage fails. Thread-safe.
 absl::StatusOr<ResourceUsage> ReadResourceUsage();

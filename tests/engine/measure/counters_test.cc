@@ -243,6 +243,29 @@ TEST(CounterCollectorTest, CountsCpuAllocationsAndThreadsOfACase) {
   EXPECT_EQ(collector.End(1).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// What happens between Pause and Resume (the runner's bookkeeping) is not the case's.
+TEST(CounterCollectorTest, PausedWorkIsNotCounted) {
+  CounterCollector collector({.sample_threads = false});
+  ASSERT_TRUE(collector.Pause().ok());  // before Begin: a no-op
+  ASSERT_TRUE(collector.Begin().ok());
+  std::vector<std::unique_ptr<int>> keep;
+  for (int i = 0; i < 10; ++i) keep.push_back(std::make_unique<int>(i));
+  ASSERT_TRUE(collector.Pause().ok());
+  ASSERT_TRUE(collector.Pause().ok());  // twice: still one pause
+  volatile uint64_t sink = BurnCpu(absl::Milliseconds(200));
+  for (int i = 0; i < 5000; ++i) keep.push_back(std::make_unique<int>(i));
+  ASSERT_TRUE(collector.Resume().ok());
+  Escape(keep.data());
+  ASSERT_TRUE(collector.Pause().ok());  // End while paused ends the pause
+  for (int i = 0; i < 5000; ++i) keep.push_back(std::make_unique<int>(i));
+  const absl::StatusOr<v1::Counters> c = collector.End(1);
+  ASSERT_TRUE(c.ok()) << c.status();
+  (void)sink;
+  EXPECT_GE(c->allocations(), 10u);
+  EXPECT_LT(c->allocations(), 100u);  // not the 10000 made while paused
+  EXPECT_LT(c->cpu_user_seconds() + c->cpu_system_seconds(), 0.1);  // not the 200 ms burn
+}
+
 TEST(CounterCollectorTest, RssDeltaSeesTouchedMemory) {
   CounterCollector collector(CounterOptions{.sample_threads = false});
   ASSERT_TRUE(collector.Begin().ok());

@@ -169,6 +169,26 @@ TEST(RunnerTest, CountsAllocationsAndCpu) {
   EXPECT_FALSE(r.cpus_used().empty());
 }
 
+// CPU and allocations per repetition are the workload's: the samples vector and the
+// stop rule's copy-and-sort (run between repetitions) are not counted.
+TEST(RunnerTest, CountersExcludeTheRunnersBookkeeping) {
+  Outcome o = RunCases(PlanFrom(R"pb(
+    matrix { strategies { name: "direct" } workloads: "arithmetic" batch { tasks: 10 } }
+    measurement { warmup_seconds: 0.01 target_ci_percent: 0.01 min_repetitions: 20000
+                  max_repetitions: 20000 max_seconds_per_case: 30 rounds: 1 })pb"));
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 1u);
+  const v1::CaseResult& r = o.results[0];
+  ASSERT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
+  EXPECT_TRUE(r.counters().allocations_counted());
+  EXPECT_EQ(r.counters().allocations(), 0u);  // direct arithmetic allocates nothing
+  const double cpu_ns_per_rep =
+      (r.counters().cpu_user_seconds() + r.counters().cpu_system_seconds()) * 1e9 /
+      static_cast<double>(r.counters().repetitions());
+  // Order of magnitude only: about the median (the stop rule alone used to add ~7x).
+  EXPECT_LT(cpu_ns_per_rep, 4 * r.stats().median_ns() + 500) << r.stats().median_ns();
+}
+
 TEST(RunnerTest, FiberCasesRunInChildProcessesAndCanRepeat) {
   const v1::Plan plan = PlanFrom(R"pb(
     matrix { strategies { name: "fiber" threads: 1 } workloads: "network"
