@@ -14,36 +14,25 @@
 
 #include "engine/strategies/adapters.h"
 #include "engine/strategies/executors/asio_runner.h"
-#include "engine/strategies/executors/os_thread.h"
-#include "engine/strategies/strategy_base.h"
+#include "engine/strategies/runner_strategy.h"
 
 namespace fleetmark::engine {
 namespace {
 
-class CoroutineStrategy final : public StrategyBase {
+class CoroutineStrategy final : public RunnerStrategy<AsioRunner> {
  public:
-  CoroutineStrategy() : StrategyBase("coroutine", "fm-coro", "") {}
-  ~CoroutineStrategy() override { Stop(); }
+  CoroutineStrategy() : RunnerStrategy("coroutine", "fm-coro", "") {}
 
  protected:
-  absl::Status DoStart(const StrategyOptions& options) override {
-    absl::Status s = runner_.Start(
-        options.threads > 0 ? options.threads : LogicalCpuCount(), thread_options());
-    if (s.ok()) set_threads_used(runner_.size());
-    return s;
-  }
-
   absl::Status DoRunBatch(const Workload& workload, int n, IoMode mode) override {
     std::latch done(n);
     for (int i = 0; i < n; ++i) {
-      boost::asio::co_spawn(runner_.Next(), Task(workload, i, mode, done),
+      boost::asio::co_spawn(runner().Next(), Task(workload, i, mode, done),
                             boost::asio::detached);
     }
     done.wait();
     return absl::OkStatus();
   }
-
-  void DoStop() override { runner_.Stop(); }
 
  private:
   // The references outlive the coroutine: DoRunBatch waits for `done`.
@@ -65,8 +54,6 @@ class CoroutineStrategy final : public StrategyBase {
     EndTask(i);
     done.count_down();
   }
-
-  AsioRunner runner_;
 };
 
 }  // namespace

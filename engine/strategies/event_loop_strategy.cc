@@ -10,29 +10,20 @@
 
 #include "engine/strategies/adapters.h"
 #include "engine/strategies/executors/asio_runner.h"
-#include "engine/strategies/executors/os_thread.h"
-#include "engine/strategies/strategy_base.h"
+#include "engine/strategies/runner_strategy.h"
 
 namespace fleetmark::engine {
 namespace {
 
-class EventLoopStrategy final : public StrategyBase {
+class EventLoopStrategy final : public RunnerStrategy<AsioRunner> {
  public:
-  EventLoopStrategy() : StrategyBase("event_loop", "fm-loop", "") {}
-  ~EventLoopStrategy() override { Stop(); }
+  EventLoopStrategy() : RunnerStrategy("event_loop", "fm-loop", "") {}
 
  protected:
-  absl::Status DoStart(const StrategyOptions& options) override {
-    absl::Status s = runner_.Start(
-        options.threads > 0 ? options.threads : LogicalCpuCount(), thread_options());
-    if (s.ok()) set_threads_used(runner_.size());
-    return s;
-  }
-
   absl::Status DoRunBatch(const Workload& workload, int n, IoMode mode) override {
     std::latch done(n);
     for (int i = 0; i < n; ++i) {
-      boost::asio::io_context& ctx = runner_.Next();
+      boost::asio::io_context& ctx = runner().Next();
       boost::asio::post(ctx, [this, &ctx, &workload, &done, i, mode] {
         BeginTask(i);
         ComputeTask(workload, i);
@@ -54,11 +45,6 @@ class EventLoopStrategy final : public StrategyBase {
     done.wait();
     return absl::OkStatus();
   }
-
-  void DoStop() override { runner_.Stop(); }
-
- private:
-  AsioRunner runner_;
 };
 
 }  // namespace

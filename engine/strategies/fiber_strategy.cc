@@ -10,28 +10,19 @@
 
 #include "engine/strategies/adapters.h"
 #include "engine/strategies/executors/fiber_runner.h"
-#include "engine/strategies/executors/os_thread.h"
-#include "engine/strategies/strategy_base.h"
+#include "engine/strategies/runner_strategy.h"
 
 namespace fleetmark::engine {
 namespace {
 
-class FiberStrategy final : public StrategyBase {
+class FiberStrategy final : public RunnerStrategy<FiberRunner> {
  public:
-  FiberStrategy() : StrategyBase("fiber", "fm-fiber", "") {}
-  ~FiberStrategy() override { Stop(); }
+  FiberStrategy() : RunnerStrategy("fiber", "fm-fiber", "") {}
 
  protected:
-  absl::Status DoStart(const StrategyOptions& options) override {
-    absl::Status s = runner_.Start(
-        options.threads > 0 ? options.threads : LogicalCpuCount(), thread_options());
-    if (s.ok()) set_threads_used(runner_.size());
-    return s;
-  }
-
   absl::Status DoRunBatch(const Workload& workload, int n, IoMode mode) override {
     std::latch done(n);
-    absl::Status s = runner_.Launch(n, [this, &workload, &done, mode](int i) {
+    absl::Status s = runner().Launch(n, [this, &workload, &done, mode](int i) {
       BeginTask(i);
       ComputeTask(workload, i);
       const absl::Duration wait = workload.Wait(i);
@@ -49,11 +40,6 @@ class FiberStrategy final : public StrategyBase {
     done.wait();
     return absl::OkStatus();
   }
-
-  void DoStop() override { runner_.Stop(); }
-
- private:
-  FiberRunner runner_;
 };
 
 }  // namespace
