@@ -1,6 +1,5 @@
 #include "engine/strategies/executors/asio_runner.h"
 
-#include <latch>
 #include <utility>
 
 #include <boost/asio/post.hpp>
@@ -8,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/strategies/executors/run_guarded.h"
 #include "engine/strategies/executors/thread_pool.h"
+#include "engine/strategies/executors/worker_threads.h"
 
 namespace fleetmark::engine {
 
@@ -30,33 +30,25 @@ absl::Status AsioRunner::Start(int threads, const ThreadOptions& options) {
     contexts_.push_back(std::make_unique<boost::asio::io_context>(1));
     guards_.push_back(boost::asio::make_work_guard(*contexts_.back()));
   }
-  std::latch ready(threads);
-  threads_.reserve(threads);
-  for (int k = 0; k < threads; ++k) {
-    auto thread = StartThread(
-        options.stack_kib,
-        [&ready, ctx = contexts_[k].get(), hook = options.on_thread_start] {
-          if (hook) RunGuarded(hook, "on_thread_start");
-          ready.count_down();
-          // A handler that throws unwinds out of run(); log it and keep the loop going.
-          bool finished = false;
-          while (!finished) {
-            RunGuarded([&] {
-              ctx->run();
-              finished = true;
-            }, "an asio handler");
-          }
-        },
-        absl::StrCat(options.name_prefix, "-", k));
-    if (!thread.ok()) {
-      ready.count_down(threads - k);
-      ready.wait();
-      Stop();
-      return thread.status();
-    }
-    threads_.push_back(*std::move(thread));
+  // `contexts_` is not resized until Stop has joined these threads.
+  absl::Status started = StartWorkerThreads(
+      threads, options,
+      [this](int k) {
+        boost::asio::io_context* ctx = contexts_[k].get();
+        // A handler that throws unwinds out of run(); log it and keep the loop going.
+        bool finished = false;
+        while (!finished) {
+          RunGuarded([&] {
+            ctx->run();
+            finished = true;
+          }, "an asio handler");
+        }
+      },
+      threads_);
+  if (!started.ok()) {
+    Stop();  // stops the contexts and joins the threads already started
+    return started;
   }
-  ready.wait();
   running_.store(true);
   return absl::OkStatus();
 }

@@ -1,10 +1,10 @@
 #include "engine/strategies/executors/thread_pool.h"
 
-#include <latch>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "engine/strategies/executors/run_guarded.h"
+#include "engine/strategies/executors/worker_threads.h"
 
 namespace fleetmark::engine {
 
@@ -23,28 +23,10 @@ absl::Status ThreadPool::Start(int threads, const ThreadOptions& options) {
     }
     running_ = true;
   }
-  std::latch ready(threads);
-  threads_.reserve(threads);
-  for (int k = 0; k < threads; ++k) {
-    auto thread = StartThread(
-        options.stack_kib,
-        [this, &ready, hook = options.on_thread_start] {
-          if (hook) RunGuarded(hook, "on_thread_start");
-          ready.count_down();
-          WorkerLoop();
-        },
-        absl::StrCat(options.name_prefix, "-", k));
-    if (!thread.ok()) {
-      // Release the workers already waiting on `ready`, then join them.
-      ready.count_down(threads - k);
-      ready.wait();
-      Stop();
-      return thread.status();
-    }
-    threads_.push_back(*std::move(thread));
-  }
-  ready.wait();
-  return absl::OkStatus();
+  absl::Status started =
+      StartWorkerThreads(threads, options, [this](int) { WorkerLoop(); }, threads_);
+  if (!started.ok()) Stop();  // joins the workers already started
+  return started;
 }
 
 absl::Status ThreadPool::Submit(std::function<void()> fn) {
