@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
-#include "engine/runner/child.h"
+#include "engine/scenarios/child_case.h"
 #include "engine/scenarios/resource_limits.h"
 #include "engine/strategies/executors/os_thread.h"
 
@@ -42,31 +42,11 @@ absl::Status RunFanoutCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
     result->set_message(absl::StrCat("skipped: ", fits.message()));
     return absl::OkStatus();
   }
-  absl::StatusOr<std::string> response =
-      RunInChild(kFanoutChildKind, spec.SerializeAsString(),
+  RunCaseInChild(kFanoutChildKind, spec,
                  {.executable = ctx.child_executable,
                   .timeout = ChildTimeout(config),
-                  .cancelled = ctx.cancelled});
-  if (!response.ok()) {
-    const absl::Status& s = response.status();
-    result->set_status(absl::IsResourceExhausted(s)  ? v1::CASE_STATUS_RESOURCE_EXHAUSTED
-                       : absl::IsDeadlineExceeded(s) ? v1::CASE_STATUS_TIMEOUT
-                       : absl::IsCancelled(s)        ? v1::CASE_STATUS_CANCELLED
-                                                     : v1::CASE_STATUS_FAILED);
-    result->set_message(absl::StrCat("child process: ", s.message()));
-    return absl::OkStatus();
-  }
-  v1::CaseResult child;
-  if (!child.ParseFromString(*response)) {
-    result->set_status(v1::CASE_STATUS_FAILED);
-    result->set_message("child process: response is not a CaseResult");
-    return absl::OkStatus();
-  }
-  result->set_status(child.status());
-  result->set_message(child.message());
-  result->set_threads_used(child.threads_used());
-  *result->mutable_counters() = child.counters();
-  if (child.has_fanout()) *result->mutable_fanout() = child.fanout();
+                  .cancelled = ctx.cancelled},
+                 result);
   return absl::OkStatus();
 }
 

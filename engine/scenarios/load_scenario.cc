@@ -9,6 +9,8 @@
 #include "engine/measure/process_stats.h"
 #include "engine/measure/thread_sampler.h"
 #include "engine/runner/child.h"
+#include "engine/scenarios/case_status.h"
+#include "engine/scenarios/child_case.h"
 #include "engine/scenarios/load_client.h"
 #include "engine/scenarios/load_server.h"
 #include "engine/scenarios/params.h"
@@ -40,14 +42,6 @@ absl::Status CheckLoadFits(const LoadConfig& c) {
   return CheckThreadsFit(c.server_threads + c.client_threads + 2);
 }
 
-v1::CaseStatus StatusFor(const absl::Status& s) {
-  if (absl::IsResourceExhausted(s)) return v1::CASE_STATUS_RESOURCE_EXHAUSTED;
-  if (absl::IsDeadlineExceeded(s)) return v1::CASE_STATUS_TIMEOUT;
-  if (absl::IsCancelled(s)) return v1::CASE_STATUS_CANCELLED;
-  if (absl::IsUnimplemented(s)) return v1::CASE_STATUS_UNSUPPORTED;
-  return v1::CASE_STATUS_FAILED;
-}
-
 }  // namespace
 
 absl::Status RunLoadInProcess(const v1::CaseSpec& spec, v1::CaseResult* result) {
@@ -55,7 +49,7 @@ absl::Status RunLoadInProcess(const v1::CaseSpec& spec, v1::CaseResult* result) 
   absl::StatusOr<std::unique_ptr<LoadServer>> server =
       MakeLoadServer(spec.strategy().name(), spec.io_mode() == "suspending", config);
   if (!server.ok()) {
-    result->set_status(StatusFor(server.status()));
+    result->set_status(CaseStatusForError(server.status()));
     result->set_message(std::string(server.status().message()));
     return absl::OkStatus();
   }
@@ -65,7 +59,7 @@ absl::Status RunLoadInProcess(const v1::CaseSpec& spec, v1::CaseResult* result) 
     return absl::OkStatus();
   }
   if (absl::Status fits = CheckLoadFits(config); !fits.ok()) {
-    result->set_status(StatusFor(fits));
+    result->set_status(CaseStatusForError(fits));
     result->set_message(std::string(fits.message()));
     return absl::OkStatus();
   }
@@ -79,7 +73,7 @@ absl::Status RunLoadInProcess(const v1::CaseSpec& spec, v1::CaseResult* result) 
   sampler.Stop();
   if (!started.ok() || !report.ok()) {
     const absl::Status& s = started.ok() ? report.status() : started;
-    result->set_status(StatusFor(s));
+    result->set_status(CaseStatusForError(s));
     result->set_message(absl::StrCat(started.ok() ? "load generator: " : "server: ", s.message()));
     return absl::OkStatus();
   }
@@ -134,31 +128,15 @@ absl::Status RunLoadCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
                          v1::CaseResult* result) {
   FLEETMARK_ASSIGN_OR_RETURN(LoadConfig config, ResolveLoadConfig(spec));
   if (absl::Status fits = CheckLoadFits(config); !fits.ok()) {
-    result->set_status(StatusFor(fits));
+    result->set_status(CaseStatusForError(fits));
     result->set_message(absl::StrCat("skipped: ", fits.message()));
     return absl::OkStatus();
   }
   const absl::Duration timeout =
       config.ramp + config.hold + config.request_timeout + config.think + absl::Seconds(60);
-  absl::StatusOr<std::string> response =
-      RunInChild(kLoadChildKind, spec.SerializeAsString(),
-                 {.executable = ctx.child_executable, .timeout = timeout, .cancelled = ctx.cancelled});
-  if (!response.ok()) {
-    result->set_status(StatusFor(response.status()));
-    result->set_message(absl::StrCat("child process: ", response.status().message()));
-    return absl::OkStatus();
-  }
-  v1::CaseResult child;
-  if (!child.ParseFromString(*response)) {
-    result->set_status(v1::CASE_STATUS_FAILED);
-    result->set_message("child process: response is not a CaseResult");
-    return absl::OkStatus();
-  }
-  result->set_status(child.status());
-  result->set_message(child.message());
-  result->set_threads_used(child.threads_used());
-  *result->mutable_counters() = child.counters();
-  if (child.has_load()) *result->mutable_load() = child.load();
+  RunCaseInChild(kLoadChildKind, spec,
+                 {.executable = ctx.child_executable, .timeout = timeout, .cancelled = ctx.cancelled},
+                 result);
   return absl::OkStatus();
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/common/status_macros.h"
 #include "engine/runner/child.h"
+#include "engine/scenarios/case_status.h"
 #include "engine/scenarios/least_squares.h"
 #include "engine/scenarios/params.h"
 #include "engine/scenarios/resource_limits.h"
@@ -43,14 +44,6 @@ v1::MemoryPoint SkippedPoint(uint32_t n, const absl::Status& why) {
   return point;
 }
 
-v1::CaseStatus StatusForChildError(const absl::Status& status) {
-  if (absl::IsResourceExhausted(status)) return v1::CASE_STATUS_RESOURCE_EXHAUSTED;
-  if (absl::IsDeadlineExceeded(status)) return v1::CASE_STATUS_TIMEOUT;
-  if (absl::IsCancelled(status)) return v1::CASE_STATUS_CANCELLED;
-  if (absl::IsUnimplemented(status)) return v1::CASE_STATUS_UNSUPPORTED;
-  return v1::CASE_STATUS_FAILED;
-}
-
 // Runs one point in a child. Never fails: errors become the point's status.
 v1::MemoryPoint RunPoint(const v1::CaseSpec& spec, uint32_t n, const MemoryConfig& config,
                          const ScenarioContext& ctx) {
@@ -78,7 +71,7 @@ v1::MemoryPoint RunPoint(const v1::CaseSpec& spec, uint32_t n, const MemoryConfi
   v1::MemoryPoint point;
   if (!response.ok()) {
     point.set_tasks(n);
-    point.set_status(StatusForChildError(response.status()));
+    point.set_status(CaseStatusForError(response.status()));
     point.set_message(absl::StrCat("child process: ", response.status().message()));
     return point;
   }

@@ -1,0 +1,45 @@
+#include "engine/scenarios/child_case.h"
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "engine/scenarios/case_status.h"
+
+namespace fleetmark::engine {
+
+void RunCaseInChild(std::string_view child_kind, const v1::CaseSpec& spec,
+                    const ChildOptions& options, v1::CaseResult* result) {
+  absl::StatusOr<std::string> response =
+      RunInChild(child_kind, spec.SerializeAsString(), options);
+  if (!response.ok()) {
+    result->set_status(CaseStatusForError(response.status()));
+    result->set_message(absl::StrCat("child process: ", response.status().message()));
+    return;
+  }
+  v1::CaseResult child;
+  if (!child.ParseFromString(*response)) {
+    result->set_status(v1::CASE_STATUS_FAILED);
+    result->set_message("child process: response is not a CaseResult");
+    return;
+  }
+  result->set_status(child.status());
+  result->set_message(child.message());
+  result->set_threads_used(child.threads_used());
+  *result->mutable_counters() = child.counters();
+  switch (child.scenario_result_case()) {
+    case v1::CaseResult::kMemory:
+      *result->mutable_memory() = child.memory();
+      break;
+    case v1::CaseResult::kFanout:
+      *result->mutable_fanout() = child.fanout();
+      break;
+    case v1::CaseResult::kLoad:
+      *result->mutable_load() = child.load();
+      break;
+    case v1::CaseResult::SCENARIO_RESULT_NOT_SET:
+      break;
+  }
+}
+
+}  // namespace fleetmark::engine
