@@ -99,37 +99,32 @@ class ServerBase : public LoadServer {
   std::atomic<uint64_t> rejected_{0};
 };
 
-// ---- event_loop: Beast callbacks ----
-
-class CallbackSession : public std::enable_shared_from_this<CallbackSession> {
+// One keep-alive HTTP/1.1 connection driven by Beast callbacks, shared by the
+// event_loop and dispatch sessions: Read() reads a request into request_ and calls
+// Derived::OnRequest(); the derived session answers with Write(response), which counts
+// the written response (`written`) and reads the next request unless the response
+// closes the connection. A read or write error closes the socket. Owned by the
+// shared_ptrs in its pending handlers; all of it runs on the socket's io_context.
+template <typename Derived>
+class HttpSession : public std::enable_shared_from_this<Derived> {
  public:
-  CallbackSession(tcp::socket socket, const LoadConfig& config,
-                  bool suspending, std::function<void(const Response&)> written)
-      : socket_(std::move(socket)), timer_(socket_.get_executor()), config_(config),
-        suspending_(suspending), written_(std::move(written)) {}
-
   void Read() {
     request_ = {};
     http::async_read(socket_, buffer_, request_,
-                     [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                     [self = this->shared_from_this()](boost::system::error_code ec, size_t) {
                        if (ec) return self->Close();
-                       self->Wait();
+                       self->OnRequest();
                      });
   }
 
- private:
-  void Wait() {
-    if (!suspending_) {
-      std::this_thread::sleep_for(absl::ToChronoNanoseconds(config_.db_wait));
-      return Respond();
-    }
-    timer_.expires_after(absl::ToChronoNanoseconds(config_.db_wait));
-    timer_.async_wait([self = shared_from_this()](boost::system::error_code) { self->Respond(); });
-  }
-  void Respond() {
-    response_ = MakeResponse(request_, http::status::ok, BuildLoadResponseBody(config_.objects));
+ protected:
+  HttpSession(tcp::socket socket, std::function<void(const Response&)> written)
+      : socket_(std::move(socket)), written_(std::move(written)) {}
+
+  void Write(std::shared_ptr<Response> response) {
+    response_ = std::move(response);
     http::async_write(socket_, *response_,
-                      [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                      [self = this->shared_from_this()](boost::system::error_code ec, size_t) {
                         if (ec) return self->Close();
                         self->written_(*self->response_);
                         if (!self->response_->keep_alive()) return self->Close();
@@ -143,13 +138,40 @@ class CallbackSession : public std::enable_shared_from_this<CallbackSession> {
   }
 
   tcp::socket socket_;
-  asio::steady_timer timer_;
   boost::beast::flat_buffer buffer_;
   Request request_;
   std::shared_ptr<Response> response_;
+  std::function<void(const Response&)> written_;
+};
+
+// ---- event_loop: Beast callbacks ----
+
+class CallbackSession : public HttpSession<CallbackSession> {
+ public:
+  CallbackSession(tcp::socket socket, const LoadConfig& config,
+                  bool suspending, std::function<void(const Response&)> written)
+      : HttpSession(std::move(socket), std::move(written)), timer_(socket_.get_executor()),
+        config_(config), suspending_(suspending) {}
+
+ private:
+  friend class HttpSession<CallbackSession>;
+
+  // The database wait, then the response.
+  void OnRequest() {
+    if (!suspending_) {
+      std::this_thread::sleep_for(absl::ToChronoNanoseconds(config_.db_wait));
+      return Respond();
+    }
+    timer_.expires_after(absl::ToChronoNanoseconds(config_.db_wait));
+    timer_.async_wait([self = shared_from_this()](boost::system::error_code) { self->Respond(); });
+  }
+  void Respond() {
+    Write(MakeResponse(request_, http::status::ok, BuildLoadResponseBody(config_.objects)));
+  }
+
+  asio::steady_timer timer_;
   const LoadConfig& config_;
   bool suspending_;
-  std::function<void(const Response&)> written_;
 };
 
 // ---- coroutine: one C++20 coroutine per connection ----
@@ -232,27 +254,22 @@ class AsioServer final : public ServerBase {
 
 // ---- fixed_pool and fiber: a poller thread reads, a handler executor answers ----
 
-class DispatchSession : public std::enable_shared_from_this<DispatchSession> {
+class DispatchSession : public HttpSession<DispatchSession> {
  public:
   // Runs `job` on the handler executor; returns false when it refused (queue full).
   using Dispatch = std::function<bool(std::function<void()> job)>;
 
   DispatchSession(tcp::socket socket, const LoadConfig& config, Dispatch dispatch,
                   std::function<void()> db_wait, std::function<void(const Response&)> written)
-      : socket_(std::move(socket)), config_(config), dispatch_(std::move(dispatch)),
-        db_wait_(std::move(db_wait)), written_(std::move(written)) {}
-
-  void Read() {
-    request_ = {};
-    http::async_read(socket_, buffer_, request_,
-                     [self = shared_from_this()](boost::system::error_code ec, size_t) {
-                       if (ec) return self->Close();
-                       self->Handle();
-                     });
-  }
+      : HttpSession(std::move(socket), std::move(written)), config_(config),
+        dispatch_(std::move(dispatch)), db_wait_(std::move(db_wait)) {}
 
  private:
-  void Handle() {
+  friend class HttpSession<DispatchSession>;
+
+  // The database wait and the response on the handler executor; the write back on
+  // the poller.
+  void OnRequest() {
     auto self = shared_from_this();
     const bool accepted = dispatch_([self] {
       self->db_wait_();
@@ -265,30 +282,9 @@ class DispatchSession : public std::enable_shared_from_this<DispatchSession> {
                          R"({"error":"request queue full"})"));
     }
   }
-  void Write(std::shared_ptr<Response> response) {
-    response_ = std::move(response);
-    http::async_write(socket_, *response_,
-                      [self = shared_from_this()](boost::system::error_code ec, size_t) {
-                        if (ec) return self->Close();
-                        self->written_(*self->response_);
-                        if (!self->response_->keep_alive()) return self->Close();
-                        self->Read();
-                      });
-  }
-  void Close() {
-    boost::system::error_code ignored;
-    socket_.shutdown(tcp::socket::shutdown_both, ignored);
-    socket_.close(ignored);
-  }
-
-  tcp::socket socket_;
-  boost::beast::flat_buffer buffer_;
-  Request request_;
-  std::shared_ptr<Response> response_;
   const LoadConfig& config_;
   Dispatch dispatch_;
   std::function<void()> db_wait_;
-  std::function<void(const Response&)> written_;
 };
 
 class DispatchServer final : public ServerBase {
