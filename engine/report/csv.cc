@@ -24,6 +24,21 @@ std::string Num(double v) { return ShortestDouble(v); }
 std::string Int(uint64_t v) { return absl::StrCat(v); }
 std::string SInt(int64_t v) { return absl::StrCat(v); }
 
+using Render = std::function<std::string(const CaseResult&)>;
+
+// Empty unless the result has timing statistics / resource counters / is a batch case:
+// a memory, fanout or load case (or one that failed before measuring) has none, and a
+// 0 there would read as a measurement.
+Render IfStats(Render f) {
+  return [f](const CaseResult& r) { return r.has_stats() ? f(r) : std::string(); };
+}
+Render IfCounters(Render f) {
+  return [f](const CaseResult& r) { return r.has_counters() ? f(r) : std::string(); };
+}
+Render IfBatch(Render f) {
+  return [f](const CaseResult& r) { return BatchTasks(r.spec()) > 0 ? f(r) : std::string(); };
+}
+
 const std::vector<CsvColumn>& Columns() {
   static const auto* const columns = new std::vector<CsvColumn>{
       {"result_id", [](const CaseResult& r) { return r.result_id(); }},
@@ -38,43 +53,43 @@ const std::vector<CsvColumn>& Columns() {
       {"strategy_label", [](const CaseResult& r) { return StrategyLabel(r.spec()); }},
       {"threads_requested", [](const CaseResult& r) { return Int(r.spec().strategy().threads()); }},
       {"threads_used", [](const CaseResult& r) { return Int(r.threads_used()); }},
-      {"tasks", [](const CaseResult& r) { return Int(BatchTasks(r.spec())); }},
+      {"tasks", IfBatch([](const CaseResult& r) { return Int(BatchTasks(r.spec())); })},
       {"status", [](const CaseResult& r) { return StatusWord(r.status()); }},
       {"message", [](const CaseResult& r) { return r.message(); }},
-      {"stop_reason", [](const CaseResult& r) { return StopReasonWord(r.stop_reason()); }},
-      {"count", [](const CaseResult& r) { return Int(r.stats().count()); }},
-      {"min_ns", [](const CaseResult& r) { return Num(r.stats().min_ns()); }},
-      {"median_ns", [](const CaseResult& r) { return Num(r.stats().median_ns()); }},
-      {"max_ns", [](const CaseResult& r) { return Num(r.stats().max_ns()); }},
-      {"mean_ns", [](const CaseResult& r) { return Num(r.stats().mean_ns()); }},
-      {"stddev_ns", [](const CaseResult& r) { return Num(r.stats().stddev_ns()); }},
-      {"mad_ns", [](const CaseResult& r) { return Num(r.stats().mad_ns()); }},
-      {"ci_low_ns", [](const CaseResult& r) { return Num(r.stats().ci_low_ns()); }},
-      {"ci_high_ns", [](const CaseResult& r) { return Num(r.stats().ci_high_ns()); }},
+      {"stop_reason", IfBatch([](const CaseResult& r) { return StopReasonWord(r.stop_reason()); })},
+      {"count", IfStats([](const CaseResult& r) { return Int(r.stats().count()); })},
+      {"min_ns", IfStats([](const CaseResult& r) { return Num(r.stats().min_ns()); })},
+      {"median_ns", IfStats([](const CaseResult& r) { return Num(r.stats().median_ns()); })},
+      {"max_ns", IfStats([](const CaseResult& r) { return Num(r.stats().max_ns()); })},
+      {"mean_ns", IfStats([](const CaseResult& r) { return Num(r.stats().mean_ns()); })},
+      {"stddev_ns", IfStats([](const CaseResult& r) { return Num(r.stats().stddev_ns()); })},
+      {"mad_ns", IfStats([](const CaseResult& r) { return Num(r.stats().mad_ns()); })},
+      {"ci_low_ns", IfStats([](const CaseResult& r) { return Num(r.stats().ci_low_ns()); })},
+      {"ci_high_ns", IfStats([](const CaseResult& r) { return Num(r.stats().ci_high_ns()); })},
       {"ci_half_width_percent",
-       [](const CaseResult& r) { return Num(r.stats().ci_half_width_percent()); }},
-      {"outliers", [](const CaseResult& r) { return Int(r.stats().outliers()); }},
-      {"repetitions", [](const CaseResult& r) { return Int(r.counters().repetitions()); }},
-      {"cpu_user_seconds", [](const CaseResult& r) { return Num(r.counters().cpu_user_seconds()); }},
+       IfStats([](const CaseResult& r) { return Num(r.stats().ci_half_width_percent()); })},
+      {"outliers", IfStats([](const CaseResult& r) { return Int(r.stats().outliers()); })},
+      {"repetitions", IfCounters([](const CaseResult& r) { return Int(r.counters().repetitions()); })},
+      {"cpu_user_seconds", IfCounters([](const CaseResult& r) { return Num(r.counters().cpu_user_seconds()); })},
       {"cpu_system_seconds",
-       [](const CaseResult& r) { return Num(r.counters().cpu_system_seconds()); }},
+       IfCounters([](const CaseResult& r) { return Num(r.counters().cpu_system_seconds()); })},
       {"voluntary_context_switches",
-       [](const CaseResult& r) { return SInt(r.counters().voluntary_context_switches()); }},
+       IfCounters([](const CaseResult& r) { return SInt(r.counters().voluntary_context_switches()); })},
       {"involuntary_context_switches",
-       [](const CaseResult& r) { return SInt(r.counters().involuntary_context_switches()); }},
+       IfCounters([](const CaseResult& r) { return SInt(r.counters().involuntary_context_switches()); })},
       {"allocations_per_repetition",
-       [](const CaseResult& r) {
+       IfCounters([](const CaseResult& r) {
          return r.counters().allocations_counted() ? Int(r.counters().allocations())
                                                    : std::string();
-       }},
+       })},
       {"allocated_bytes_per_repetition",
-       [](const CaseResult& r) {
+       IfCounters([](const CaseResult& r) {
          return r.counters().allocations_counted() ? Int(r.counters().allocated_bytes())
                                                    : std::string();
-       }},
-      {"peak_threads", [](const CaseResult& r) { return Int(r.counters().peak_threads()); }},
-      {"rss_delta_bytes", [](const CaseResult& r) { return SInt(r.counters().rss_delta_bytes()); }},
-      {"peak_rss_bytes", [](const CaseResult& r) { return Int(r.counters().peak_rss_bytes()); }},
+       })},
+      {"peak_threads", IfCounters([](const CaseResult& r) { return Int(r.counters().peak_threads()); })},
+      {"rss_delta_bytes", IfCounters([](const CaseResult& r) { return SInt(r.counters().rss_delta_bytes()); })},
+      {"peak_rss_bytes", IfCounters([](const CaseResult& r) { return Int(r.counters().peak_rss_bytes()); })},
       {"peak_in_flight", [](const CaseResult& r) { return Int(r.peak_in_flight()); }},
       {"throttled", [](const CaseResult& r) { return std::string(r.throttled() ? "true" : "false"); }},
       {"memory_slope_kib_per_task",

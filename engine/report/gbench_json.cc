@@ -91,10 +91,26 @@ std::string FormatGbenchJson(const fleetmark::v1::RunReport& report,
   Json benchmarks = Json::array();
   int family = 0;
   for (const CaseResult& r : report.results()) {
-    if (r.status() != fleetmark::v1::CASE_STATUS_OK || r.samples_ns_size() == 0) continue;
     const std::string name = CaseKey(r.spec());
-    const int64_t n = r.samples_ns_size();
     const int threads = std::max<int>(1, static_cast<int>(r.threads_used()));
+    if (r.status() != fleetmark::v1::CASE_STATUS_OK || r.samples_ns_size() == 0) {
+      // No times to report: say why in Google Benchmark's own error fields (what it
+      // writes for a benchmark that called SkipWithError), so no case goes missing.
+      Json e = EntryHead(name, name, family++, "iteration", 1, threads);
+      e["repetition_index"] = 0;
+      e["error_occurred"] = true;
+      e["error_message"] =
+          r.status() == fleetmark::v1::CASE_STATUS_OK
+              ? r.spec().scenario() + " case: no per-repetition times (see --format json or csv)"
+              : StatusWord(r.status()) + (r.message().empty() ? "" : ": " + r.message());
+      e["iterations"] = 0;
+      e["real_time"] = 0.0;
+      e["cpu_time"] = 0.0;
+      e["time_unit"] = unit;
+      benchmarks.push_back(std::move(e));
+      continue;
+    }
+    const int64_t n = r.samples_ns_size();
     const auto& c = r.counters();
     const double cpu_ns =
         c.repetitions() > 0

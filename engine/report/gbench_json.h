@@ -9,8 +9,10 @@
 // sample, cpu_time = the case's mean CPU time per repetition, since CPU is measured
 // per case, not per sample), followed by "aggregate" entries mean, median, stddev
 // and cv like benchmark's own --benchmark_repetitions output. Non-OK cases and
-// results without samples (memory, fanout, load) have no gbench counterpart and are
-// left out. Context: date, host_name, executable, num_cpus, mhz_per_cpu (max core
+// results without samples (memory, fanout, load) are one "iteration" entry each with
+// Google Benchmark's error fields (error_occurred: true, error_message: "<status>:
+// <message>"; iterations and times 0), as benchmark writes for SkipWithError, so no
+// case is silently missing; compare.py still compares the others. Context: date, host_name, executable, num_cpus, mhz_per_cpu (max core
 // frequency), cpu_scaling_enabled (governor is not "performance"), caches, load_avg,
 // library_build_type.
 #pragma once

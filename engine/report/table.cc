@@ -83,6 +83,16 @@ std::string GroupTitle(const CaseResult& r, Kind kind) {
 
 bool IsOk(const CaseResult& r) { return r.status() == fleetmark::v1::CASE_STATUS_OK; }
 
+// Threads the case used, with what the plan requested when that differs ("4 of 100"),
+// or only the request ("100 req.") / "-" when nothing ran (unsupported, failed early).
+std::string ThreadsCell(const CaseResult& r) {
+  const uint32_t requested = r.spec().strategy().threads();
+  const uint32_t used = r.threads_used();
+  if (!IsOk(r) && used == 0) return requested > 0 ? absl::StrCat(requested, " req.") : "-";
+  if (requested > 0 && requested != used) return absl::StrCat(used, " of ", requested);
+  return absl::StrCat(used);
+}
+
 // "ok", "ok (rep cap)", "unsupported: reason", with " [throttled]" when flagged.
 std::string StatusCell(const CaseResult& r, bool with_stop_reason) {
   std::string cell = StatusWord(r.status());
@@ -143,8 +153,7 @@ std::string BatchTable(const std::vector<const CaseResult*>& group, const TableO
   for (const CaseResult* r : rows) {
     const auto& st = r->stats();
     const bool measured = IsOk(*r) && st.count() > 0;
-    std::vector<std::string> cells = {StrategyLabel(r->spec()),
-                                      absl::StrCat(r->threads_used())};
+    std::vector<std::string> cells = {StrategyLabel(r->spec()), ThreadsCell(*r)};
     if (measured) {
       cells.push_back(FormatNanos(st.median_ns()));
       cells.push_back(absl::StrCat("[", FormatNanos(st.ci_low_ns()), ", ",
@@ -197,7 +206,7 @@ std::string MemoryTable(const std::vector<const CaseResult*>& group) {
       points.push_back(absl::StrCat(p.tasks(), ":", Fixed(kib, 0)));
     }
     const bool ok = IsOk(*r) && r->has_memory();
-    table.AddRow({StrategyLabel(r->spec()), absl::StrCat(r->threads_used()),
+    table.AddRow({StrategyLabel(r->spec()), ThreadsCell(*r),
                   !m.stack_source().empty() ? m.stack_source()
                   : m.stack_kib() > 0       ? absl::StrCat(m.stack_kib(), " KiB")
                                             : "default",
@@ -224,11 +233,11 @@ std::string FanoutTable(const std::vector<const CaseResult*>& group) {
     const auto& f = r->fanout();
     const bool ok = IsOk(*r) && r->has_fanout();
     if (!ok) {
-      table.AddRow({StrategyLabel(r->spec()), absl::StrCat(r->threads_used()), "-", "-", "-",
+      table.AddRow({StrategyLabel(r->spec()), ThreadsCell(*r), "-", "-", "-",
                     "-", "-", "-", "-", "-", "-", StatusCell(*r, false)});
       continue;
     }
-    table.AddRow({StrategyLabel(r->spec()), absl::StrCat(r->threads_used()),
+    table.AddRow({StrategyLabel(r->spec()), ThreadsCell(*r),
                   Millis(f.total_ms()), FormatCount(static_cast<double>(f.successes())),
                   FormatCount(static_cast<double>(f.timeouts())),
                   FormatCount(static_cast<double>(f.failures())), Millis(f.latency_p50_ms()),
@@ -252,7 +261,7 @@ std::string LoadTable(const std::vector<const CaseResult*>& group) {
     const auto& l = r->load();
     const bool ok = IsOk(*r) && r->has_load();
     if (!ok) {
-      table.AddRow({StrategyLabel(r->spec()), absl::StrCat(r->threads_used()), "-", "-", "-",
+      table.AddRow({StrategyLabel(r->spec()), ThreadsCell(*r), "-", "-", "-",
                     "-", "-", "-", "-", "-", "-", StatusCell(*r, false)});
       continue;
     }
@@ -320,8 +329,11 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
         "median: wall time of one batch of n tasks. 95% CI: distribution-free confidence\n"
         "interval of the median (order statistics); ±%: its half-width, \"-\" below 6\n"
         "samples (the CI shown is then [min, max]). n: samples. ratio: median / fastest\n"
-        "median of the group. (rep cap) / (time cap): the CI missed its target before\n"
-        "that cap. [throttled]: the CPU was throttled during the case.\n";
+        "median of the group. CPU/rep, allocs/rep: CPU time and operator new calls per\n"
+        "repetition, counted over the timed repetitions only. threads: worker threads\n"
+        "used (0: the caller's; \"4 of 100\": fewer than requested; \"req.\": nothing ran).\n"
+        "(rep cap) / (time cap): the CI missed its target before that cap. [throttled]:\n"
+        "the CPU was throttled during the case.\n";
   }
   return out;
 }

@@ -155,6 +155,12 @@ TEST(CsvTest, ParsesBackOneRowPerCase) {
   EXPECT_EQ(rows[4][col("message")], "line one\r\nline \"two\", with comma");
   EXPECT_EQ(rows[6][col("strategy_label")], "fixed_pool_cpu, small");
   EXPECT_EQ(rows[7][col("memory_slope_kib_per_task")], "64");
+  // A memory case has no timing statistics nor batch size: empty, not 0.
+  for (const char* empty : {"median_ns", "count", "min_ns", "ci_half_width_percent", "tasks",
+                            "stop_reason"}) {
+    EXPECT_EQ(rows[7][col(empty)], "") << empty;
+  }
+  EXPECT_EQ(rows[4][col("median_ns")], "");  // unsupported: nothing measured
   EXPECT_EQ(rows[9][col("fanout_timeouts")], "5");
   EXPECT_EQ(rows[10][col("load_throughput_rps")], "1834.25");
 }
@@ -175,9 +181,22 @@ TEST(GbenchJsonTest, StructureFollowsGoogleBenchmark) {
   EXPECT_EQ(ctx.at("caches")[0].at("size"), 32768);
   EXPECT_EQ(ctx.at("load_avg")[0], 0.5);
 
-  // 5 OK batch cases × (10 samples + 4 aggregates); unsupported/memory/fanout/load out.
+  // 5 OK batch cases × (10 samples + 4 aggregates); the unsupported, memory, fanout and
+  // load cases one error entry each (Google Benchmark's error_occurred/error_message).
   const auto& b = doc.at("benchmarks");
-  ASSERT_EQ(b.size(), 5u * 14);
+  ASSERT_EQ(b.size(), 5u * 14 + 5);
+  int errors = 0;
+  for (const auto& e : b) {
+    if (!e.value("error_occurred", false)) continue;
+    ++errors;
+    EXPECT_FALSE(e.at("error_message").get<std::string>().empty()) << e.dump();
+    EXPECT_EQ(e.at("iterations"), 0);
+    EXPECT_EQ(e.at("run_type"), "iteration");
+  }
+  EXPECT_EQ(errors, 5);
+  EXPECT_EQ(b[42].at("error_occurred"), true);
+  EXPECT_EQ(b[42].at("name"), "batch/arithmetic/blocking/fiber/any");
+  EXPECT_EQ(b[42].at("error_message").get<std::string>().rfind("unsupported: ", 0), 0u);
   const auto& first = b[0];
   EXPECT_EQ(first.at("name"), "batch/arithmetic/blocking/fixed_pool/any");
   EXPECT_EQ(first.at("run_name"), first.at("name"));
@@ -204,7 +223,7 @@ TEST(GbenchJsonTest, StructureFollowsGoogleBenchmark) {
 
   const std::string aggregates_only =
       FormatGbenchJson(report, GbenchOptions{.per_sample_entries = false});
-  EXPECT_EQ(nlohmann::json::parse(aggregates_only).at("benchmarks").size(), 5u * 4);
+  EXPECT_EQ(nlohmann::json::parse(aggregates_only).at("benchmarks").size(), 5u * 4 + 5);
 }
 
 TEST(GbenchJsonTest, EmptyReportIsStillValid) {

@@ -103,6 +103,26 @@ TEST(GbenchCompareTest, ComparePyReadsTwoExportsAndSeesTheSlowdown) {
   rmdir(dir.c_str());
 }
 
+// Failed and non-batch cases are error entries; compare.py still compares the rest.
+TEST(GbenchCompareTest, ErrorEntriesDoNotBreakComparePy) {
+  ASSERT_EQ(access(kComparePy, R_OK), 0) << kComparePy << " is missing";
+  const std::string dir = TempDir();
+  ASSERT_FALSE(dir.empty());
+  const std::string a = dir + "/A.json";
+  fleetmark::v1::RunReport report = Scaled(1);
+  fleetmark::v1::CaseResult failed = testing::BatchCase("fiber", 2, "network", 1000, 0);
+  failed.set_status(fleetmark::v1::CASE_STATUS_RESOURCE_EXHAUSTED);
+  failed.set_message("killed");
+  *report.add_results() = failed;
+  WriteFile(a, FormatGbenchJson(report));
+  const CommandResult r =
+      RunCommand(absl::StrCat(kPython, " ", kComparePy, " --no-color benchmarks ", a, " ", a));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("batch/arithmetic/blocking/fixed_pool/any"), std::string::npos) << r.output;
+  std::remove(a.c_str());
+  rmdir(dir.c_str());
+}
+
 TEST(GbenchCompareTest, IdenticalExportsShowNoChange) {
   ASSERT_EQ(access(kComparePy, R_OK), 0) << kComparePy << " is missing";
   const std::string dir = TempDir();

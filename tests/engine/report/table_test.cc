@@ -83,6 +83,25 @@ TEST(TableTest, BatchGroupsRankedByMedianWithRatios) {
   EXPECT_NE(text.find("ratio: median / fastest"), std::string::npos);
 }
 
+// The threads column says what ran against what was asked, never a bare 0 for a case
+// that did not run.
+TEST(TableTest, ThreadsShowRequestedWhenDifferentOrNotRun) {
+  fleetmark::v1::RunReport report;
+  auto pool = testing::BatchCase("elastic_pool", 64, "arithmetic", 1000);
+  pool.set_threads_used(10);
+  *report.add_results() = pool;
+  auto unsupported = testing::BatchCase("fiber", 4, "arithmetic", 1000, 0);
+  unsupported.set_status(fleetmark::v1::CASE_STATUS_UNSUPPORTED);
+  unsupported.set_threads_used(0);  // nothing ran
+  *report.add_results() = unsupported;
+  auto direct = testing::BatchCase("direct", 0, "arithmetic", 900);
+  *report.add_results() = direct;
+  const std::string text = FormatTable(report);
+  EXPECT_NE(text.find("10 of 64"), std::string::npos) << text;
+  EXPECT_NE(text.find("4 req."), std::string::npos) << text;
+  EXPECT_NE(text.find("counted over the timed repetitions only"), std::string::npos) << text;
+}
+
 TEST(TableTest, ColumnsAreAligned) {
   const std::string text = FormatTable(testing::SampleReport());
   const std::vector<std::string> lines = absl::StrSplit(text, '\n');
