@@ -4,9 +4,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include "absl/strings/str_cat.h"
 #include "engine/strategies/executors/run_guarded.h"
-#include "engine/strategies/executors/thread_pool.h"
 #include "engine/strategies/executors/worker_threads.h"
 
 namespace fleetmark::engine {
@@ -14,11 +12,7 @@ namespace fleetmark::engine {
 AsioRunner::~AsioRunner() { Stop(); }
 
 absl::Status AsioRunner::Start(int threads, const ThreadOptions& options) {
-  if (threads < 1 || threads > ThreadPool::kMaxThreads) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "threads: 1 <= threads <= ", ThreadPool::kMaxThreads, ", got ", threads));
-  }
-  if (absl::Status s = ValidateStackKib(options.stack_kib); !s.ok()) return s;
+  if (absl::Status s = ValidateExecutorStart(threads, options); !s.ok()) return s;
   if (running_.load() || !threads_.empty()) {
     return absl::FailedPreconditionError("asio runner: already started");
   }

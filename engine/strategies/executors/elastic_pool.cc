@@ -4,18 +4,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/strategies/executors/run_guarded.h"
-#include "engine/strategies/executors/thread_pool.h"
+#include "engine/strategies/executors/worker_threads.h"
 
 namespace fleetmark::engine {
 
 ElasticPool::~ElasticPool() { Stop(); }
 
 absl::Status ElasticPool::Start(int max_threads, const ThreadOptions& options) {
-  if (max_threads < 1 || max_threads > ThreadPool::kMaxThreads) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "threads: 1 <= threads <= ", ThreadPool::kMaxThreads, ", got ", max_threads));
-  }
-  if (absl::Status s = ValidateStackKib(options.stack_kib); !s.ok()) return s;
+  if (absl::Status s = ValidateExecutorStart(max_threads, options); !s.ok()) return s;
   std::lock_guard lock(mu_);
   if (running_ || !threads_.empty()) {
     return absl::FailedPreconditionError("elastic pool: already started");

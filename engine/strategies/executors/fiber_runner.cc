@@ -15,7 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/strategies/executors/run_guarded.h"
-#include "engine/strategies/executors/thread_pool.h"
+#include "engine/strategies/executors/worker_threads.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -110,11 +110,7 @@ FiberRunner::FiberRunner() : shared_(std::make_shared<Shared>()) {}
 FiberRunner::~FiberRunner() { Stop(); }
 
 absl::Status FiberRunner::Start(int threads, const ThreadOptions& options) {
-  if (threads < 1 || threads > ThreadPool::kMaxThreads) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "threads: 1 <= threads <= ", ThreadPool::kMaxThreads, ", got ", threads));
-  }
-  if (absl::Status s = ValidateStackKib(options.stack_kib); !s.ok()) return s;
+  if (absl::Status s = ValidateExecutorStart(threads, options); !s.ok()) return s;
   if (running_ || !os_threads_.empty()) {
     return absl::FailedPreconditionError("fiber runner: already started");
   }

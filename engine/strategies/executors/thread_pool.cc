@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "engine/strategies/executors/run_guarded.h"
 #include "engine/strategies/executors/worker_threads.h"
 
@@ -11,11 +10,7 @@ namespace fleetmark::engine {
 ThreadPool::~ThreadPool() { Stop(); }
 
 absl::Status ThreadPool::Start(int threads, const ThreadOptions& options) {
-  if (threads < 1 || threads > kMaxThreads) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "threads: 1 <= threads <= ", kMaxThreads, ", got ", threads));
-  }
-  if (absl::Status s = ValidateStackKib(options.stack_kib); !s.ok()) return s;
+  if (absl::Status s = ValidateExecutorStart(threads, options); !s.ok()) return s;
   {
     std::lock_guard lock(mu_);
     if (running_ || !threads_.empty()) {

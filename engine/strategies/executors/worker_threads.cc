@@ -5,8 +5,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/strategies/executors/run_guarded.h"
+#include "engine/strategies/executors/thread_pool.h"
 
 namespace fleetmark::engine {
+
+absl::Status ValidateExecutorStart(int threads, const ThreadOptions& options) {
+  if (threads < 1 || threads > ThreadPool::kMaxThreads) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "threads: 1 <= threads <= ", ThreadPool::kMaxThreads, ", got ", threads));
+  }
+  return ValidateStackKib(options.stack_kib);
+}
 
 absl::Status StartWorkerThreads(int threads, const ThreadOptions& options,
                                 const std::function<void(int k)>& body,

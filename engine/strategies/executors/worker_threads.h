@@ -1,6 +1,6 @@
-// StartWorkerThreads: the thread start-up the fixed-size executors (ThreadPool,
-// AsioRunner) share — N named OS threads that each run the on_thread_start hook, then
-// their loop, with the caller waiting until every hook has run.
+// Executor start-up shared by the executors: ValidateExecutorStart (the argument
+// checks of every executor's Start) and StartWorkerThreads (the fixed-size executors'
+// N named OS threads, each running the on_thread_start hook, then its loop).
 #pragma once
 
 #include <functional>
@@ -12,7 +12,11 @@
 
 namespace fleetmark::engine {
 
-// Starts `threads` (>= 1, already range-checked by the caller) threads with
+// OK if 1 <= threads <= ThreadPool::kMaxThreads and options.stack_kib is valid
+// (ValidateStackKib); else InvalidArgument naming the field, the value and the range.
+absl::Status ValidateExecutorStart(int threads, const ThreadOptions& options);
+
+// Starts `threads` (>= 1, already checked by ValidateExecutorStart) threads with
 // options.stack_kib and names "<options.name_prefix>-<k>", appending them to `started`.
 // Thread k runs options.on_thread_start (if set; an exception is logged, RunGuarded),
 // then `body(k)`. Returns once every thread has run its hook. `body` is copied into
