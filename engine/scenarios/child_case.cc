@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
 #include "engine/scenarios/case_status.h"
 
 namespace fleetmark::engine {
@@ -40,6 +40,18 @@ void RunCaseInChild(std::string_view child_kind, const v1::CaseSpec& spec,
     case v1::CaseResult::SCENARIO_RESULT_NOT_SET:
       break;
   }
+}
+
+absl::StatusOr<std::string> ServeCaseInChild(
+    std::string_view request, std::string_view scenario,
+    absl::Status (*run_in_process)(const v1::CaseSpec& spec, v1::CaseResult* result)) {
+  v1::CaseSpec spec;
+  if (!spec.ParseFromArray(request.data(), static_cast<int>(request.size()))) {
+    return absl::InvalidArgumentError(absl::StrCat(std::string(scenario), ": request is not a CaseSpec"));
+  }
+  v1::CaseResult result;
+  FLEETMARK_RETURN_IF_ERROR(run_in_process(spec, &result));
+  return result.SerializeAsString();
 }
 
 }  // namespace fleetmark::engine

@@ -51,13 +51,7 @@ absl::Status RunFanoutCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
 }
 
 absl::StatusOr<std::string> FanoutChild(std::string_view request) {
-  v1::CaseSpec spec;
-  if (!spec.ParseFromArray(request.data(), static_cast<int>(request.size()))) {
-    return absl::InvalidArgumentError("fanout: request is not a CaseSpec");
-  }
-  v1::CaseResult result;
-  FLEETMARK_RETURN_IF_ERROR(RunFanoutInProcess(spec, &result));
-  return result.SerializeAsString();
+  return ServeCaseInChild(request, "fanout", RunFanoutInProcess);
 }
 
 }  // namespace fleetmark::engine

@@ -141,13 +141,7 @@ absl::Status RunLoadCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
 }
 
 absl::StatusOr<std::string> LoadChild(std::string_view request) {
-  v1::CaseSpec spec;
-  if (!spec.ParseFromArray(request.data(), static_cast<int>(request.size()))) {
-    return absl::InvalidArgumentError("load: request is not a CaseSpec");
-  }
-  v1::CaseResult result;
-  FLEETMARK_RETURN_IF_ERROR(RunLoadInProcess(spec, &result));
-  return result.SerializeAsString();
+  return ServeCaseInChild(request, "load", RunLoadInProcess);
 }
 
 }  // namespace fleetmark::engine
