@@ -5,10 +5,12 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "engine/measure/process_stats.h"
+#include "engine/scenarios/meminfo.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -34,14 +36,8 @@ int64_t SystemThreads() {
 
 // "MemAvailable:  123 kB" in bytes, or -1.
 int64_t MemAvailableBytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key, unit;
-  int64_t kib = 0;
-  while (in >> key >> kib) {
-    std::getline(in, unit);
-    if (key == "MemAvailable:") return kib * 1024;
-  }
-  return -1;
+  const std::optional<uint64_t> bytes = ReadMeminfoBytes("MemAvailable:");
+  return bytes ? static_cast<int64_t>(*bytes) : -1;
 }
 
 }  // namespace

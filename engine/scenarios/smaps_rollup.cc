@@ -1,6 +1,7 @@
 #include "engine/scenarios/smaps_rollup.h"
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "engine/measure/process_stats.h"
+#include "engine/scenarios/meminfo.h"
 
 namespace fleetmark::engine {
 
@@ -40,14 +42,9 @@ absl::StatusOr<MemoryFootprint> ParseSmapsRollup(absl::string_view text) {
 }
 
 absl::StatusOr<uint64_t> ReadKernelStackBytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key, rest;
-  uint64_t kib = 0;
-  while (in >> key >> kib) {
-    std::getline(in, rest);
-    if (key == "KernelStack:") return kib * 1024;
-  }
-  return absl::InternalError("/proc/meminfo has no KernelStack line");
+  const std::optional<uint64_t> bytes = ReadMeminfoBytes("KernelStack:");
+  if (!bytes) return absl::InternalError("/proc/meminfo has no KernelStack line");
+  return *bytes;
 }
 
 absl::StatusOr<MemoryFootprint> ReadMemoryFootprint() {
