@@ -38,7 +38,7 @@ struct Command {
   std::string usage;
   // Flags accepted besides those named in `usage` (set by the registry: see
   // SetCommonFlags).
-  std::vector<std::string> common_flags;
+  std::vector<std::string> common_flags = {};
   // Receives the positional arguments after the command's words (flags already parsed)
   // and returns a process exit code. Prints its own errors to stderr.
   std::function<int(const std::vector<std::string>& args)> run;

@@ -22,7 +22,9 @@ int ValidateCommand(const std::vector<std::string>& args) {
     std::cerr << "fleetmark plan validate: " << plan.status().message() << "\n";
     return kExitUsage;
   }
-  std::cout << absl::StrFormat("%s: valid plan \"%s\": %d cases (%d with --quick)\n", args[0],
+  const std::string source =
+      args[0] == engine::kStdinPlanPath ? std::string(engine::kStdinSourceName) : args[0];
+  std::cout << absl::StrFormat("%s: valid plan \"%s\": %d cases (%d with --quick)\n", source,
                                plan->name(), engine::ExpandCases(*plan, false).size(),
                                engine::ExpandCases(*plan, true).size());
   return kExitOk;
@@ -33,7 +35,7 @@ int ValidateCommand(const std::vector<std::string>& args) {
 void RegisterPlanCommands(CommandRegistry& registry) {
   registry.Add({.name = "plan validate",
                 .summary = "check a plan (names, ranges; line:column of errors) without running it",
-                .usage = "fleetmark plan validate PLAN",
+                .usage = "fleetmark plan validate PLAN|-",
                 .run = ValidateCommand});
 }
 

@@ -49,7 +49,8 @@ absl::StatusOr<ResultOutput> ResultOutput::Open(const std::string& out,
   }
   const std::filesystem::path target(out);
   const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
-  std::string temp = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
+  const std::string temp =
+      (dir / absl::StrCat(".", target.filename().string(), ".XXXXXX")).string();
   std::vector<char> name(temp.begin(), temp.end());
   name.push_back('\0');
   const int fd = ::mkstemp(name.data());

@@ -66,11 +66,6 @@ std::string HumanDuration(absl::Duration d) {
   return absl::StrFormat("%dh%02dm", whole / 3600, (whole / 60) % 60);
 }
 
-bool IsFailure(v1::CaseStatus status) {
-  return status != v1::CASE_STATUS_OK && status != v1::CASE_STATUS_UNSUPPORTED &&
-         status != v1::CASE_STATUS_CANCELLED;
-}
-
 // Everything the main thread and the interrupt watcher share.
 class RunSession {
  public:

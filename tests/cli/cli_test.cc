@@ -113,6 +113,16 @@ TEST_F(CliTest, ValidatesTheS1Plan) {
   EXPECT_THAT(r.out, HasSubstr("130 cases"));
 }
 
+// The README describes the markers the table really prints.
+TEST_F(CliTest, ReadmeMatchesTheTableLegend) {
+  const std::string readme = ReadFile(fs::path(FLEETMARK_SOURCE_DIR) / "README.md");
+  for (const char* marker : {"(rep cap)", "(time cap)", "[throttled]", "130", "RE2"}) {
+    EXPECT_THAT(readme, HasSubstr(marker)) << marker;
+  }
+  EXPECT_THAT(readme, Not(HasSubstr("`~` marks")));
+  EXPECT_THAT(readme, Not(HasSubstr("`!` a throttled")));
+}
+
 TEST_F(CliTest, ListsEveryName) {
   CliResult r = Cli("list");
   EXPECT_EQ(r.exit_code, 0);
