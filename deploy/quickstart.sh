@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/install-deps.sh
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-ninja -C build/release -j"$(nproc)"
+# Only the product (the test command builds the tests).
+ninja -C build/release -j"$(nproc)" fleetmark fleetmark-coordinator fleetmark-agent fleetmark_web
 deploy/stack.sh up .fleetmark
 eval "$(deploy/stack.sh env .fleetmark)"
 status=0
