@@ -234,6 +234,14 @@ void AgentServiceImpl::HandleHello(const SessionPtr& session, const v1::Hello& h
       return;
     }
     if (!token.ok()) return db_refusal(token.status());
+    // An enrollment takes a name only if no other connection holds it: a second agent
+    // started with the same --name must not take over the first one's identity.
+    if (registry_.FindOnlineByName(hello.agent_name()) != nullptr) {
+      Refuse(session, grpc::StatusCode::ALREADY_EXISTS,
+             absl::StrCat("agent name '", hello.agent_name(), "' is already connected; choose another --name"),
+             false);
+      return;
+    }
     token_id = *token;
     credential = RandomToken();
     credential_sha256 = Sha256Hex(credential);

@@ -24,6 +24,7 @@ namespace fleetmark::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::UnorderedElementsAre;
 
 // 4 quick cases: direct/fixed_pool x arithmetic/collections.
@@ -384,6 +385,44 @@ TEST_F(FleetTest, BadOrRevokedTokenIsRefusedWithAClearExit) {
   ASSERT_TRUE(late_exit.ok());
   EXPECT_EQ(late_exit->exit_code, kExitRefused);
   EXPECT_THAT(late->Log(), HasSubstr("enrollment token revoked"));
+}
+
+TEST_F(FleetTest, SecondAgentWithAnOnlineNameIsRefusedAndTheFirstKeepsItsIdentity) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({}));
+  constexpr int kExitRefused = 3;
+  AgentProcess* first = StartAgent("vm", "");
+  ASSERT_NE(first, nullptr);
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok()) << first->Log();
+
+  // Another machine (own spool, new token) started with the same --name.
+  auto token = control_->CreateToken("second machine");
+  ASSERT_TRUE(token.ok()) << token.status();
+  AgentConfig config;
+  config.name = "vm";
+  config.token = token->token();
+  auto second = AgentProcess::Start(dir_ + "/second-machine", coordinator_->address(), config);
+  ASSERT_TRUE(second.ok()) << second.status();
+  auto exit = (*second)->process()->Wait(absl::Seconds(30));
+  ASSERT_TRUE(exit.ok()) << "a refused agent must exit, not retry: " << (*second)->Log();
+  EXPECT_EQ(exit->exit_code, kExitRefused);
+  EXPECT_THAT((*second)->Log(), HasSubstr("agent name 'vm' is already connected; choose another --name"));
+
+  // The first agent was never replaced and still holds its credential: a reconnect
+  // with it (after a crash) is welcomed as the same agent.
+  auto agents = control_->ListAgents();
+  ASSERT_TRUE(agents.ok()) << agents.status();
+  ASSERT_EQ(agents->size(), 1u);
+  const std::string agent_id = agents->front().agent_id();
+  EXPECT_EQ(agents->front().state(), "online");
+  first->Kill9();
+  ASSERT_TRUE(first->Restart().ok());
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok()) << first->Log();
+  agents = control_->ListAgents();
+  ASSERT_TRUE(agents.ok()) << agents.status();
+  ASSERT_EQ(agents->size(), 1u);
+  EXPECT_EQ(agents->front().agent_id(), agent_id);
+  EXPECT_THAT(first->Log(), Not(HasSubstr("refused")));
+  EXPECT_THAT(first->Log(), Not(HasSubstr("replaced by a newer connection")));
 }
 
 // Opens a raw agent stream, writes `messages`, and returns the refusal reason the
