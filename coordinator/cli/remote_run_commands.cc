@@ -12,6 +12,7 @@
 #include "coordinator/cli/remote_commands.h"
 #include "coordinator/cli/remote_render.h"
 #include "coordinator/cli/run_flags.h"
+#include "coordinator/service/run_cases.h"
 #include "engine/report/text_table.h"
 
 namespace fleetmark::cli {
@@ -67,7 +68,7 @@ int WaitAndShow(ControlClient& client, const std::string& run_id) {
 }
 
 int Submit(const std::vector<std::string>& args) {
-  static const char kUsage[] = "fleetmark submit PLAN --select EXPR [--quick] [--filter REGEX] [--wait]";
+  static const char kUsage[] = "fleetmark submit PLAN [--select EXPR] [--quick] [--filter REGEX] [--wait]";
   if (args.size() != 1) return RemoteUsageError(kUsage, "submit takes exactly one plan file");
   if (absl::Status select = CheckSelectFlag(); !select.ok()) {
     return RemoteUsageError(kUsage, std::string(select.message()));
@@ -75,6 +76,14 @@ int Submit(const std::vector<std::string>& args) {
   absl::StatusOr<v1::Plan> plan = LoadValidPlan(args[0]);
   if (!plan.ok()) {
     std::cerr << "fleetmark: " << plan.status().message() << "\n";
+    return kExitUsage;
+  }
+  // The filter must compile and match a case before anything is sent (the coordinator
+  // checks it again): a run no agent can execute is a usage error.
+  if (absl::StatusOr<uint32_t> cases =
+          service::CountSelectedCases(*plan, absl::GetFlag(FLAGS_quick), absl::GetFlag(FLAGS_filter));
+      !cases.ok()) {
+    std::cerr << "fleetmark: " << cases.status().message() << "\n";
     return kExitUsage;
   }
   int code = 0;
@@ -171,7 +180,7 @@ int RunsCancel(const std::vector<std::string>& args) {
 void RegisterRunRemoteCommands(CommandRegistry& registry) {
   registry.Add({.name = "submit",
                 .summary = "schedule a plan on the coordinator's agents (live progress with --wait)",
-                .usage = "fleetmark submit PLAN --select EXPR [--quick] [--filter REGEX] [--wait] [--coordinator ADDR]",
+                .usage = "fleetmark submit PLAN [--select EXPR] [--quick] [--filter REGEX] [--wait] [--coordinator ADDR]",
                 .run = Submit});
   registry.Add({.name = "runs list", .summary = "list the newest runs", .usage = "fleetmark runs list [--limit N]",
                 .run = RunsList});

@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/scheduler/cron.h"
+#include "coordinator/service/run_cases.h"
 #include "coordinator/service/secrets.h"
 #include "coordinator/service/selector.h"
 #include "engine/common/status_macros.h"
@@ -22,6 +23,7 @@ absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan
                                        uint32_t max_attempts) {
   absl::Status valid = engine::ValidatePlan(plan);
   if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("plan refused: ", valid.message()));
+  FLEETMARK_ASSIGN_OR_RETURN(const uint32_t cases_total, CountSelectedCases(plan, quick, filter));
   FLEETMARK_ASSIGN_OR_RETURN(Selector parsed, Selector::Parse(selector));
   FLEETMARK_ASSIGN_OR_RETURN(std::vector<store::AgentSummary> agents, store.ListAgentSummaries());
   store::NewRun run;
@@ -41,7 +43,7 @@ absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan
   run.filter = filter;
   run.submitted_by = submitted_by;
   run.max_attempts = max_attempts;
-  run.cases_total = static_cast<uint32_t>(engine::ExpandCases(plan, quick).size());
+  run.cases_total = cases_total;  // after --quick and --filter
   return run;
 }
 

@@ -203,4 +203,19 @@ TEST_F(CliTest, CronAndSelectorsAreCheckedBeforeConnecting) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
 }
 
+// submit checks --filter like `fleetmark run`: it must compile (RE2) and match a case
+// of the (quick) plan, before any connection (port 1: connecting would be exit 1).
+TEST_F(CliTest, SubmitFilterIsCheckedBeforeConnecting) {
+  const fs::path plan = Write("tiny.txtpb", kTinyPlan);
+  for (const std::string filter : {"((", "nomatch", "(a)\\1"}) {
+    CliResult r = Cli("submit " + plan.string() + " --filter '" + filter + "' --coordinator 127.0.0.1:1");
+    EXPECT_EQ(r.exit_code, 2) << filter << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--filter")) << filter;
+    EXPECT_THAT(r.err, Not(HasSubstr("connect"))) << filter;
+  }
+  // A matching filter does try to connect (and fails: nothing listens).
+  CliResult r = Cli("submit " + plan.string() + " --filter '.' --coordinator 127.0.0.1:1");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+}
+
 }  // namespace

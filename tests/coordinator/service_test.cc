@@ -292,6 +292,26 @@ TEST_F(ServiceTest, ControlNeedsAdminTokenAndValidatesInput) {
     EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
     EXPECT_NE(status.error_message().find("no online agent"), std::string::npos) << status.error_message();
   }
+  // The coordinator checks --filter before creating a run (even with no agent online):
+  // malformed RE2, a backreference RE2 lacks, or no matching case is InvalidArgument.
+  for (const std::string filter : {"((", "nomatch", "(a)\\1"}) {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::SubmitRunRequest submit;
+    *submit.mutable_plan() = SmallPlan();
+    submit.set_filter(filter);
+    v1::SubmitRunResponse response;
+    grpc::Status status = control_->SubmitRun(&context, submit, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << filter << ": " << status.error_message();
+    EXPECT_NE(status.error_message().find("--filter"), std::string::npos) << status.error_message();
+  }
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::ListRunsResponse runs;
+    ASSERT_TRUE(control_->ListRuns(&context, v1::ListRunsRequest(), &runs).ok());
+    EXPECT_EQ(runs.runs_size(), 0);
+  }
   {
     grpc::ClientContext context;
     Authorize(&context);

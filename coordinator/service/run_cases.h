@@ -1,0 +1,23 @@
+// The cases a fleet run measures: the plan's expanded cases (after --quick) whose
+// case id matches the run's --filter, with the same RE2 rules as `fleetmark run`
+// (engine/runner/case_filter.h). Both the CLI (before any network call) and the
+// coordinator (before creating a run) check a submission with it.
+//
+// Thread-safety: a pure function.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "fleetmark/v1/plan.pb.h"
+
+namespace fleetmark::service {
+
+// How many of `plan`'s cases (after `quick`) match `filter` ("" matches all).
+// InvalidArgument naming --filter if the pattern is malformed (RE2 syntax, over
+// engine::kMaxFilterLength bytes, NUL bytes) or matches none of the plan's cases.
+// `plan` must already be valid (engine::ValidatePlan).
+absl::StatusOr<uint32_t> CountSelectedCases(const v1::Plan& plan, bool quick, const std::string& filter);
+
+}  // namespace fleetmark::service
