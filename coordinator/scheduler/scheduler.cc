@@ -23,6 +23,9 @@ absl::StatusOr<std::vector<v1::RunInfo>> ScheduleRunner::Tick() {
     absl::Duration horizon = std::min(options_.catch_up, now - created);
     std::optional<absl::Time> slot;
     if (horizon >= absl::ZeroDuration()) slot = cron->LatestAtOrBefore(now, horizon);
+    // Only slots strictly after the creation fire: one created at 14:16:12 with
+    // "16 * * * *" first fires at 15:16, as `schedules create` announced.
+    if (slot && *slot <= created) slot.reset();
     if (slot) {
       store::NewRun run;
       absl::StatusOr<store::NewRun> built = build_run_(schedule);

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
 #include "coordinator/scheduler/clock.h"
 #include "tests/coordinator/test_database.h"
 
@@ -95,6 +99,61 @@ TEST(ScheduleRunnerTest, SlotFiresOnceAcrossRunnersAndSkipsStaleSlots) {
   auto runs = store1->ListRuns(10);
   ASSERT_TRUE(runs.ok());
   EXPECT_EQ(runs->size(), 2u);
+}
+
+
+// Created at 14:16:12 with "16 * * * *": the 14:16 slot is before the creation and
+// never fires; the first run is the 15:16 slot, as announced. (The store stamps the
+// creation time, so the cron minute is the minute of that stamp.)
+TEST(ScheduleRunnerTest, SlotOfTheCreationMinuteDoesNotFire) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri(), "c1");
+  ASSERT_NE(store, nullptr);
+  store::AgentRegistration reg;
+  reg.name = "board";
+  reg.session_id = "s";
+  auto agent = store->RegisterAgent(reg);
+  ASSERT_TRUE(agent.ok()) << agent.status();
+
+  const absl::CivilMinute now_minute = absl::ToCivilMinute(absl::Now(), absl::UTCTimeZone());
+  v1::Schedule schedule;
+  schedule.set_name("hourly");
+  schedule.set_cron(absl::StrCat(now_minute.minute(), " * * * *"));
+  schedule.mutable_plan()->set_name("hourly");
+  auto stored = store->CreateSchedule(schedule, absl::Now() + absl::Hours(1));
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  const absl::Time created = absl::FromUnixNanos(stored->created_unix_ns());
+  const absl::CivilMinute created_minute = absl::ToCivilMinute(created, absl::UTCTimeZone());
+  if (created_minute != now_minute) GTEST_SKIP() << "the minute turned during CreateSchedule; rerun";
+  const absl::Time minute_start = absl::FromCivil(created_minute, absl::UTCTimeZone());
+
+  RunBuilder build = [&](const v1::Schedule& s) -> absl::StatusOr<store::NewRun> {
+    store::NewRun run;
+    run.plan = s.plan();
+    run.agent_ids = {*agent};
+    run.submitted_by = "schedule:" + s.name();
+    run.cases_total = 1;
+    return run;
+  };
+  // Still within the creation minute, after the creation.
+  FakeClock clock(std::max(created, minute_start + absl::Milliseconds(59999)));
+  ScheduleRunner runner(*store, clock, build, {.catch_up = absl::Minutes(10)});
+  auto fired = runner.Tick();
+  ASSERT_TRUE(fired.ok()) << fired.status();
+  EXPECT_TRUE(fired->empty()) << "the slot of the creation minute fired although it precedes the creation";
+  auto listed = store->ListSchedules();
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].next_fire_unix_ns(), absl::ToUnixNanos(minute_start + absl::Hours(1)));
+
+  clock.Set(minute_start + absl::Hours(1) + absl::Seconds(30));
+  fired = runner.Tick();
+  ASSERT_TRUE(fired.ok()) << fired.status();
+  EXPECT_EQ(fired->size(), 1u);
+  auto last = store->LastFiredSlot("hourly");
+  ASSERT_TRUE(last.ok());
+  ASSERT_TRUE(last->has_value());
+  EXPECT_EQ(**last, minute_start + absl::Hours(1));
 }
 
 }  // namespace
