@@ -72,7 +72,10 @@ std::optional<v1::RunInfo> LoadRun(pqxx::work& txn, const std::string& run_id) {
   pqxx::result r = txn.exec_params(
       "SELECT r.run_id::text, r.plan_name, r.status, r.selector, r.submitted_by, " +
           UnixNs("r.created_at") + ", coalesce(" + UnixNs("r.finished_at") +
-          ", 0), r.quick, (SELECT count(*) FROM case_results c WHERE c.run_id = r.run_id) "
+          ", 0), r.quick, "
+          // Cases with a result, not attempts: a requeued job's cases count once.
+          "(SELECT count(*) FROM (SELECT DISTINCT c.job_id, c.case_id FROM case_results c "
+          "WHERE c.run_id = r.run_id) cases) "
           "FROM runs r WHERE r.run_id = $1::uuid",
       run_id);
   if (r.empty()) return std::nullopt;

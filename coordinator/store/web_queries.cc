@@ -361,10 +361,12 @@ class PgWebReader final : public WebReader {
     pool_->AddPreparedStatement(kGetResult, absl::StrCat(
         "SELECT ", ResultColumns(), ", c.result FROM case_results c "
         "JOIN agents a ON a.agent_id = c.agent_id WHERE c.result_id = $1::uuid"));
-    // Newest run first (runs_created), probing case_results_run per run.
+    // The newest finished ('done') run, else the newest run at all (a cancelled or
+    // running run holds only part of the cases): probing case_results_run per run.
     pool_->AddPreparedStatement(kLatestRun,
         "SELECT r.run_id::text FROM runs r WHERE EXISTS (SELECT 1 FROM case_results c "
-        "WHERE c.run_id = r.run_id AND c.agent_id = $1::uuid) ORDER BY r.created_at DESC LIMIT 1");
+        "WHERE c.run_id = r.run_id AND c.agent_id = $1::uuid) "
+        "ORDER BY (r.status = 'done') DESC, r.created_at DESC LIMIT 1");
     pool_->AddPreparedStatement(kCaseIds,
         "SELECT DISTINCT c.case_id FROM case_results c WHERE c.run_id = $1::uuid "
         "AND c.agent_id = $2::uuid ORDER BY 1");

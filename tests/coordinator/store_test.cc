@@ -182,7 +182,15 @@ TEST(StoreTest, ResultInsertIsIdempotent) {
     if (r.spec().case_id() == r1.spec().case_id()) EXPECT_EQ(r.stats().median_ns(), 300);
   }
   EXPECT_EQ(exported->hosts().count("a1"), 1u);
-  EXPECT_EQ(exported->run().results(), 3u);
+  // RunInfo.results counts cases with a result (newest per job and case), not attempts.
+  EXPECT_EQ(exported->run().results(), 2u);
+  auto got = store->GetRun(run->run_id());
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->results(), 2u);
+  auto listed = store->ListRuns(10);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].results(), 2u);
 }
 
 TEST(StoreTest, ClaimSkipsLockedRowsAcrossConnections) {
