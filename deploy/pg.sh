@@ -3,7 +3,7 @@
 # run as an unprivileged user (initdb/postgres refuse root).
 #
 #   deploy/pg.sh start DIR   # initdb if needed, start, print the connection URI
-#   deploy/pg.sh uri DIR     # print the URI of a running instance
+#   deploy/pg.sh uri DIR     # print the URI of a running instance (exit 1 if stopped)
 #   deploy/pg.sh stop DIR
 #
 # DIR must be writable by the chosen user (created and chowned when run as root).
@@ -53,7 +53,14 @@ case "$cmd" in
       "${as_user[@]}" "$bindir/createdb" -h 127.0.0.1 -p "$port" -U "$pguser" fleetmark
     fi
     uri ;;
-  uri) uri ;;
+  uri)
+    # Only a running instance has an address (exit 1 and a message otherwise).
+    if [ -f "$data/PG_VERSION" ] && [ -f "$dir/port" ] && \
+        "${as_user[@]}" "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+      uri
+    else
+      echo "pg.sh: PostgreSQL in $dir is not running" >&2; exit 1
+    fi ;;
   stop)
     [ -f "$data/PG_VERSION" ] || exit 0
     "${as_user[@]}" "$bindir/pg_ctl" -D "$data" -m fast -w stop >/dev/null 2>&1 || true ;;

@@ -3,6 +3,8 @@
 # a private PostgreSQL (deploy/pg.sh: its own data directory and port, run as an
 # unprivileged user), the coordinator (gRPC on loopback + the web view) and one local
 # agent. State lives in DIR (default .fleetmark): data, tokens, ports, logs, pid files.
+# The first `up` also installs a schedule "nightly" (plans/nightly.txtpb, 02:00 UTC);
+# `fleetmark schedules delete nightly` removes it for good.
 # Re-running `up` reuses everything that already exists and is running.
 #
 #   deploy/stack.sh up [DIR]       # start what is not running; print the addresses
@@ -54,10 +56,15 @@ case "$cmd" in
     http_port=$(keep http.port free_port)
     uri=$(deploy/pg.sh start "$dir/pg")
     if ! running coordinator; then
+      # The "nightly" schedule is installed on the stack's first start only (marker
+      # DIR/nightly_installed): once deleted (`fleetmark schedules delete nightly`) it
+      # stays deleted across down/up.
+      nightly=()
+      [ -f "$dir/nightly_installed" ] || nightly=(--nightly_plan="$root/plans/nightly.txtpb")
       "$build/coordinator/fleetmark-coordinator" \
         --database_uri="$uri" --listen_address="127.0.0.1:$grpc_port" --http_address="127.0.0.1:$http_port" \
         --admin_token_file="$dir/admin_token" --enrollment_token_file="$dir/enrollment_token" \
-        --nightly_plan="$root/plans/nightly.txtpb" >>"$dir/coordinator.log" 2>&1 &
+        "${nightly[@]}" >>"$dir/coordinator.log" 2>&1 &
       echo $! > "$dir/coordinator.pid"
     fi
     if ! running agent; then
@@ -74,6 +81,7 @@ case "$cmd" in
       [ "$i" -lt 120 ] || { echo "stack.sh: no agent online after 60 s (logs in $dir)" >&2; exit 1; }
       sleep 0.5
     done
+    touch "$dir/nightly_installed"
     echo "PostgreSQL   $uri" >&2
     echo "coordinator  127.0.0.1:$grpc_port (admin token in $dir/admin_token)" >&2
     echo "web view     http://127.0.0.1:$http_port/" >&2
@@ -86,7 +94,11 @@ case "$cmd" in
     for p in coordinator agent; do
       if running $p; then echo "$p: running (pid $(cat "$dir/$p.pid"))"; else echo "$p: stopped"; fi
     done
-    if [ -f "$dir/pg/port" ]; then echo "postgresql: $(deploy/pg.sh uri "$dir/pg")"; fi ;;
+    if pg_uri=$(deploy/pg.sh uri "$dir/pg" 2>/dev/null); then
+      echo "postgresql: running ($pg_uri)"
+    else
+      echo "postgresql: stopped"
+    fi ;;
   env)
     echo "export FLEETMARK_COORDINATOR=127.0.0.1:$(cat "$dir/coordinator.port")"
     echo "export FLEETMARK_ADMIN_TOKEN_FILE=$dir/admin_token"
