@@ -1,4 +1,5 @@
 // `fleetmark submit`, `runs list|show|cancel`.
+#include <pwd.h>
 #include <unistd.h>
 
 #include <iostream>
@@ -67,6 +68,17 @@ int WaitAndShow(ControlClient& client, const std::string& run_id) {
   return exported.run().status() == "done" ? kExitOk : kExitFailure;
 }
 
+// Who submits: $USER, else the effective user's login name, else the host name.
+std::string Submitter() {
+  if (const char* user = std::getenv("USER"); user != nullptr && *user != '\0') return user;
+  if (const passwd* entry = getpwuid(geteuid()); entry != nullptr && entry->pw_name != nullptr) {
+    return entry->pw_name;
+  }
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0') return absl::StrCat("@", host);
+  return "unknown";
+}
+
 int Submit(const std::vector<std::string>& args) {
   static const char kUsage[] = "fleetmark submit PLAN [--select EXPR] [--quick] [--filter REGEX] [--wait]";
   if (args.size() != 1) return RemoteUsageError(kUsage, "submit takes exactly one plan file");
@@ -94,8 +106,7 @@ int Submit(const std::vector<std::string>& args) {
   request.set_selector(absl::GetFlag(FLAGS_select));
   request.set_quick(absl::GetFlag(FLAGS_quick));
   request.set_filter(absl::GetFlag(FLAGS_filter));
-  const char* user = std::getenv("USER");
-  request.set_submitted_by(absl::StrCat("cli:", user != nullptr ? user : "unknown"));
+  request.set_submitted_by(absl::StrCat("cli:", Submitter()));
   v1::SubmitRunResponse response;
   auto context = client->Context();
   grpc::Status status = client->stub().SubmitRun(context.get(), request, &response);
