@@ -92,6 +92,12 @@ absl::StatusOr<Selector> Selector::Parse(absl::string_view text) {
     term.value = std::string(absl::StripAsciiWhitespace(term_text.substr(pos + found->text.size())));
     if (term.key.empty()) return error("missing key before the operator");
     if (term.value.empty()) return error("missing value after the operator");
+    if (absl::string_view("=!<>").find(term.value.front()) != absl::string_view::npos) {
+      // "arch==x86_64" would otherwise compare with the value "=x86_64" and match nothing.
+      const size_t end = term_text.find_first_not_of("=!<> ", pos);
+      return error(absl::StrCat("malformed operator \"", term_text.substr(pos, end - pos),
+                                "\"; operators: = != < <= > >="));
+    }
     const bool is_label = absl::StartsWith(term.key, "label:");
     if (is_label && term.key.size() == 6) return error("label: needs a label name, e.g. label:rack=b");
     const bool known = is_label || IsNumericKey(term.key) || term.key == "arch" || term.key == "kind" ||

@@ -75,6 +75,17 @@ TEST(SelectorTest, MalformedTermsAreErrors) {
   }
 }
 
+TEST(SelectorTest, MalformedOperatorsNameTheAllowedOnes) {
+  for (const char* bad : {"arch==x86_64", "cores=>8", "name=!vm", "cores<>4", "label:rack==b"}) {
+    auto s = Selector::Parse(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(s.status().message().find("malformed operator"), std::string::npos) << s.status();
+    EXPECT_NE(s.status().message().find("= != < <= > >="), std::string::npos) << s.status();
+  }
+  EXPECT_TRUE(Selector::Parse("arch!=x86_64,cores>=8,threads<=64").ok());
+}
+
 TEST(SelectorTest, NormalizeArch) {
   EXPECT_EQ(NormalizeArch("AArch64"), "arm64");
   EXPECT_EQ(NormalizeArch("amd64"), "x86_64");
