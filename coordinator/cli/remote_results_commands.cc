@@ -142,6 +142,9 @@ int Compare(const std::vector<std::string>& args) {
   if (agents.size() != 2) {
     return RemoteUsageError(kUsage, absl::StrCat("--agents: two agent names A,B, got \"", absl::GetFlag(FLAGS_agents), "\""));
   }
+  if (agents[0] == agents[1]) {
+    return RemoteUsageError(kUsage, absl::StrCat("--agents: two different agents, got \"", agents[0], "\" twice"));
+  }
   int code = 0;
   std::optional<ControlClient> client = ClientFromFlags(&code);
   if (!client) return code;

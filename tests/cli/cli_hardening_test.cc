@@ -218,4 +218,10 @@ TEST_F(CliTest, SubmitFilterIsCheckedBeforeConnecting) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
 }
 
+TEST_F(CliTest, CompareTheSameAgentTwiceIsAUsageError) {
+  CliResult r = Cli("compare 00000000-0000-4000-8000-000000000000 --agents vm,vm --coordinator 127.0.0.1:1");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("two different agents"));
+}
+
 }  // namespace
