@@ -1,13 +1,18 @@
 // `fleetmark submit`, `runs list|show|cancel`.
 #include <pwd.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <iostream>
 #include <optional>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "coordinator/cli/plan_loader.h"
 #include "coordinator/cli/remote_client.h"
 #include "coordinator/cli/remote_commands.h"
@@ -24,9 +29,39 @@ std::string Bar(uint32_t done, uint32_t total, int width = 20) {
   return absl::StrCat("[", std::string(filled, '#'), std::string(width - filled, ' '), "]");
 }
 
+// What Ctrl-C (or SIGTERM) while waiting prints: the run goes on without us. Written
+// by the signal handler with write(2) only (async-signal-safe), then _exit(130).
+char g_detach_message[512];
+size_t g_detach_length = 0;
+
+void DetachOnSignal(int) {
+  if (write(STDERR_FILENO, g_detach_message, g_detach_length) < 0) {
+    // Nothing to do: the process exits either way.
+  }
+  _exit(130);
+}
+
+void InstallDetachMessage(const std::string& run_id) {
+  const std::string message =
+      absl::StrCat("\nrun ", run_id, " continues on the fleet; follow it with `fleetmark runs show ", run_id,
+                   "`; cancel with `fleetmark runs cancel ", run_id, "`\n");
+  g_detach_length = std::min(message.size(), sizeof(g_detach_message));
+  std::memcpy(g_detach_message, message.data(), g_detach_length);
+  struct sigaction action = {};
+  action.sa_handler = DetachOnSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// Without a terminal, a progress line is printed only when a job's or the run's state
+// changes, or at most every this often (a log gets no line per result).
+constexpr absl::Duration kPlainProgressInterval = absl::Seconds(10);
+
 // Live progress per agent until the run ends; then its results tables. Exit code 0 if
 // the run is done, 1 if it failed or was cancelled.
 int WaitAndShow(ControlClient& client, const std::string& run_id) {
+  InstallDetachMessage(run_id);
   auto context = client.Context(std::chrono::seconds(0));
   v1::WatchRunRequest request;
   request.set_run_id(run_id);
@@ -35,8 +70,18 @@ int WaitAndShow(ControlClient& client, const std::string& run_id) {
   size_t drawn = 0;
   v1::RunInfo run;
   bool any = false;
+  std::string last_states;
+  absl::Time last_printed = absl::InfinitePast();
   while (reader->Read(&run)) {
     any = true;
+    if (!tty) {
+      std::string states = run.status();
+      for (const v1::JobInfo& job : run.jobs()) absl::StrAppend(&states, "|", job.status(), ":", job.attempts());
+      const absl::Time now = absl::Now();
+      if (states == last_states && now - last_printed < kPlainProgressInterval) continue;
+      last_states = std::move(states);
+      last_printed = now;
+    }
     std::string lines;
     for (const v1::JobInfo& job : run.jobs()) {
       absl::StrAppend(&lines, "  ", job.agent_name(), "  ", job.status(), "  ", Bar(job.cases_done(), job.cases_total()),
