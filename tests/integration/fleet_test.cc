@@ -181,6 +181,8 @@ TEST_F(FleetTest, ReducedS1OnThreeAgentsLandsExactlyTheExpectedRows) {
   EXPECT_EQ(Sql("SELECT count(*)" + where + " AND r.status <> 'ok'"), 0);
   EXPECT_EQ(Sql("SELECT count(*)" + where + " AND r.sample_count < 3"), 0);
   EXPECT_EQ(Sql("SELECT count(*)" + where + " AND cardinality(r.samples_ns) = r.sample_count"), 12);
+  // The agent links the counting operator new: the collections workload allocates.
+  EXPECT_EQ(Sql("SELECT count(*)" + where + " AND r.workload = 'collections' AND r.allocations > 0"), 6);
 }
 
 TEST_F(FleetTest, SelectorPicksTheRightAgents) {
