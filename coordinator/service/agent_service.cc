@@ -46,6 +46,13 @@ grpc::ServerBidiReactor<v1::AgentMessage, v1::CoordinatorMessage>* AgentServiceI
       absl::StrCat(RandomToken().substr(0, 16), "-", next_session_.fetch_add(1)), context->peer());
   AgentSession::Handlers handlers;
   handlers.on_message = [this](SessionPtr s, v1::AgentMessage m) {
+    // A result of a welcomed agent only queues for the ingestor and reads on: handled
+    // here on the gRPC thread (no executor hand-off per result). Everything else may
+    // touch the database and goes to the executor.
+    if (m.msg_case() == v1::AgentMessage::kResult && !s->state().agent_id.empty()) {
+      Handle(s, std::move(m));
+      return;
+    }
     executor_.Post([this, s = std::move(s), m = std::move(m)]() mutable { Handle(s, std::move(m)); });
   };
   handlers.on_done = [this](SessionPtr s) { executor_.Post([this, s = std::move(s)] { OnStreamDone(s); }); };

@@ -1,6 +1,7 @@
 #include "coordinator/service/control_service.h"
 
 #include <memory>
+#include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -94,8 +95,15 @@ grpc::ServerUnaryReactor* ControlServiceImpl::SubmitRun(grpc::CallbackServerCont
     absl::StatusOr<store::Store::CreatedRun> created =
         store_.CreateRunAndClaim(run, dispatcher_.IdleLocal(run.agent_ids), options_.job_lease);
     std::string run_id;
+    std::vector<std::string> unassigned = run.agent_ids;
     if (created.ok()) {
       run_id = created->run_id;
+      std::set<std::string> assigned;
+      for (const store::ClaimedJob& job : created->claimed) assigned.insert(job.agent_id);
+      unassigned.clear();
+      for (const std::string& id : run.agent_ids) {
+        if (assigned.count(id) == 0) unassigned.push_back(id);
+      }
       dispatcher_.Deliver(std::move(created->claimed));
     } else if (absl::IsAlreadyExists(created.status())) {
       FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo info, store_.CreateRun(run));
@@ -103,7 +111,7 @@ grpc::ServerUnaryReactor* ControlServiceImpl::SubmitRun(grpc::CallbackServerCont
     } else {
       return created.status();
     }
-    dispatcher_.Wake(run.agent_ids);
+    dispatcher_.Wake(unassigned);
     FLEETMARK_ASSIGN_OR_RETURN(*response->mutable_run(), store_.GetRun(run_id));
     return absl::OkStatus();
   });

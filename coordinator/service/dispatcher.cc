@@ -60,27 +60,46 @@ std::vector<std::string> Dispatcher::IdleLocal(const std::vector<std::string>& a
 }
 
 void Dispatcher::Deliver(std::vector<store::ClaimedJob> jobs) {
+  // Mark every agent busy first, so a Wake running meanwhile does not try to claim
+  // for agents whose assignment is about to be pushed.
+  std::vector<std::shared_ptr<AgentSession>> sessions;
+  sessions.reserve(jobs.size());
+  for (const store::ClaimedJob& job : jobs) {
+    std::shared_ptr<AgentSession> session = registry_.Find(job.agent_id);
+    // A session that vanished meanwhile leaves the job assigned: its lease expires and
+    // the sweep re-queues it.
+    if (session != nullptr) {
+      session->UpdateState([&](AgentSession::AgentState& s) {
+        s.running_job = job.assignment.job_id();
+        s.cancel_sent.clear();
+      });
+    }
+    sessions.push_back(std::move(session));
+  }
+  Push(std::move(jobs), std::move(sessions));
+}
+
+void Dispatcher::Push(std::vector<store::ClaimedJob> jobs, std::vector<std::shared_ptr<AgentSession>> sessions) {
   // A large fan-out (one run to many agents) is pushed by several executor threads:
   // each push copies and serialises the plan.
   constexpr size_t kChunk = 128;
   while (jobs.size() > kChunk) {
-    std::vector<store::ClaimedJob> chunk(std::make_move_iterator(jobs.end() - kChunk),
+    const size_t from = jobs.size() - kChunk;
+    std::vector<store::ClaimedJob> chunk(std::make_move_iterator(jobs.begin() + from),
                                          std::make_move_iterator(jobs.end()));
-    jobs.resize(jobs.size() - kChunk);
-    executor_.Post([this, chunk = std::move(chunk)]() mutable { Deliver(std::move(chunk)); });
-  }
-  for (store::ClaimedJob& job : jobs) {
-    std::shared_ptr<AgentSession> session = registry_.Find(job.agent_id);
-    // A session that vanished meanwhile leaves the job assigned: its lease expires and
-    // the sweep re-queues it.
-    if (session == nullptr) continue;
-    session->UpdateState([&](AgentSession::AgentState& s) {
-      s.running_job = job.assignment.job_id();
-      s.cancel_sent.clear();
+    std::vector<std::shared_ptr<AgentSession>> chunk_sessions(std::make_move_iterator(sessions.begin() + from),
+                                                              std::make_move_iterator(sessions.end()));
+    jobs.resize(from);
+    sessions.resize(from);
+    executor_.Post([this, chunk = std::move(chunk), chunk_sessions = std::move(chunk_sessions)]() mutable {
+      Push(std::move(chunk), std::move(chunk_sessions));
     });
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (sessions[i] == nullptr) continue;
     v1::CoordinatorMessage message;
-    *message.mutable_assignment() = std::move(job.assignment);
-    session->Send(std::move(message));
+    *message.mutable_assignment() = std::move(jobs[i].assignment);
+    sessions[i]->Send(std::move(message));
   }
 }
 

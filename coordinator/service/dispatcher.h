@@ -31,12 +31,15 @@ class Dispatcher {
 
   // Of `agent_ids`, those connected here with no job.
   std::vector<std::string> IdleLocal(const std::vector<std::string>& agent_ids) const;
-  // Marks each job's agent busy and pushes its assignment (jobs of agents no longer
-  // connected stay assigned; their leases expire).
+  // Marks each job's agent busy (before returning) and pushes its assignment (jobs of
+  // agents no longer connected stay assigned; their leases expire).
   void Deliver(std::vector<store::ClaimedJob> jobs);
 
  private:
   void Run();
+  // Sends jobs[i] to sessions[i] (null: skipped); large batches are split over the
+  // executor's threads.
+  void Push(std::vector<store::ClaimedJob> jobs, std::vector<std::shared_ptr<AgentSession>> sessions);
 
   store::Store& store_;
   AgentRegistry& registry_;

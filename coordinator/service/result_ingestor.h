@@ -1,6 +1,7 @@
 // Result ingestion with group commit: case results from all agent streams are queued
-// and written in batches (one transaction, INSERT ... ON CONFLICT (result_id) DO
-// NOTHING); each result's callback runs only after its batch committed, so an ack
+// and written in batches (one transaction each, Store::InsertResults: COPY of the new
+// ids, replays reported as duplicates); each result's callback runs only after its
+// batch committed, so an ack
 // never precedes the commit. While the database is unavailable batches are retried
 // with backoff (agents keep their spool meanwhile); a batch failing for another reason
 // is split so that only the bad result is rejected.

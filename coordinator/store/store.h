@@ -228,8 +228,10 @@ class Store {
   absl::StatusOr<std::vector<ExpiredJob>> ReleaseAgentJobs(const std::string& agent_id,
                                                            const std::string& keep_job_id);
 
-  // Stores `results` of agent `agent_id` in one transaction (INSERT ... ON CONFLICT
-  // (result_id) DO NOTHING); returns one outcome per input, same order. Results whose
+  // Stores `results` in one transaction (ids already stored are skipped, the rest is
+  // COPY'd; a batch racing another writer of the same ids is redone with INSERT ...
+  // ON CONFLICT (result_id) DO NOTHING); returns one outcome per input, same order:
+  // the first occurrence of a new id is stored, replays are duplicates. Results whose
   // id is not a UUID, or whose job is not this agent's, are rejected (not stored).
   // Unavailable/Aborted: nothing was committed; the caller retries and must not ack.
   struct AgentResult {

@@ -189,10 +189,10 @@ absl::Status Store::MarkJobRunning(const std::string& job_id, const std::string&
                                    absl::Duration lease) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("job_id", job_id));
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", agent_id));
+  // No run refresh: an assigned job already counts as active and started, so its run
+  // is 'running' (set when the job was claimed) and stays so.
   return InTransaction(*pool_, "job accepted", [&](pqxx::work& txn) {
-           pqxx::result r = txn.exec_prepared("fm_job_running", job_id, agent_id,
-                                              internal::IntervalParam(lease));
-           if (!r.empty()) internal::RefreshRun(txn, r[0][0].as<std::string>());
+           txn.exec_prepared("fm_job_running", job_id, agent_id, internal::IntervalParam(lease));
            return true;
          })
       .status();
@@ -271,62 +271,99 @@ struct JobOwner {
   std::string run_id;
 };
 
-// Inserts rows `indices` of `results`; returns the stored result ids.
+// Streams rows `indices` of `results` into `table` with COPY.
+void CopyRows(pqxx::work& txn, const std::string& table, const std::vector<Store::AgentResult>& results,
+              const std::vector<size_t>& indices, const std::map<std::string, JobOwner>& owners) {
+  pqxx::stream_to stream(txn, table, internal::ResultColumnNames());
+  for (size_t index : indices) {
+    const v1::CaseResult& result = *results[index].result;
+    const JobOwner& owner = owners.at(result.job_id());
+    const auto fields = internal::ResultCopyFields(result, owner.run_id, owner.agent_id);
+    std::array<const char*, internal::kResultColumnCount> row;  // nullptr = NULL
+    for (size_t i = 0; i < fields.size(); ++i) row[i] = fields[i] ? fields[i]->c_str() : nullptr;
+    stream << row;
+  }
+  stream.complete();
+}
+
+// How InsertRows writes a batch.
+enum class InsertPath {
+  // Ids already stored are looked up and skipped, the rest is COPY'd straight into
+  // case_results: one pass over the rows. A concurrent writer storing one of the ids
+  // meanwhile makes the COPY fail with a unique violation (the caller then retries
+  // the batch with kStaged).
+  kDirect,
+  // COPY into a per-session staging table (emptied at commit), then INSERT ... SELECT
+  // ... ON CONFLICT (result_id) DO NOTHING: idempotent under any concurrency, but every
+  // row is written twice.
+  kStaged,
+};
+
+// Inserts rows `indices` of `results` (already checked: valid ids, this agent's
+// jobs); returns the ids stored now (lower case).
 std::set<std::string> InsertRows(pqxx::work& txn, const std::vector<Store::AgentResult>& results,
                                  const std::vector<size_t>& indices,
-                                 const std::map<std::string, JobOwner>& owners) {
-  // COPY the batch into a per-session staging table (emptied at commit), then move it
-  // over with ON CONFLICT (result_id) DO NOTHING: COPY speed, idempotent inserts.
-  txn.exec("SET LOCAL client_min_messages = warning");
-  txn.exec(
-      "CREATE TEMP TABLE IF NOT EXISTS fm_stage_results (LIKE case_results INCLUDING DEFAULTS) "
-      "ON COMMIT DELETE ROWS");
-  {
-    pqxx::stream_to stream(txn, "fm_stage_results", internal::ResultColumnNames());
-    for (size_t index : indices) {
-      const v1::CaseResult& result = *results[index].result;
-      const JobOwner& owner = owners.at(result.job_id());
-      const auto fields = internal::ResultCopyFields(result, owner.run_id, owner.agent_id);
-      std::array<const char*, internal::kResultColumnCount> row;  // nullptr = NULL
-      for (size_t i = 0; i < fields.size(); ++i) row[i] = fields[i] ? fields[i]->c_str() : nullptr;
-      stream << row;
-    }
-    stream.complete();
-  }
+                                 const std::map<std::string, JobOwner>& owners, InsertPath path) {
   std::set<std::string> stored;
-  for (const auto& row : txn.exec("INSERT INTO case_results SELECT * FROM fm_stage_results "
-                                  "ON CONFLICT (result_id) DO NOTHING RETURNING result_id::text")) {
-    stored.insert(row[0].as<std::string>());
+  if (path == InsertPath::kStaged) {
+    txn.exec("SET LOCAL client_min_messages = warning");
+    txn.exec(
+        "CREATE TEMP TABLE IF NOT EXISTS fm_stage_results (LIKE case_results INCLUDING DEFAULTS) "
+        "ON COMMIT DELETE ROWS");
+    CopyRows(txn, "fm_stage_results", results, indices, owners);
+    for (const auto& row : txn.exec("INSERT INTO case_results SELECT * FROM fm_stage_results "
+                                    "ORDER BY result_id ON CONFLICT (result_id) DO NOTHING "
+                                    "RETURNING result_id::text")) {
+      stored.insert(row[0].as<std::string>());
+    }
+    return stored;
   }
+  // First occurrence of each id in the batch, unless already stored; in id order, so
+  // that batches sharing ids wait for each other in one order (no deadlock).
+  std::map<std::string, size_t> first;
+  for (size_t index : indices) first.emplace(absl::AsciiStrToLower(results[index].result->result_id()), index);
+  std::vector<std::string> ids;
+  for (const auto& [id, index] : first) ids.push_back(id);
+  std::set<std::string> existing;
+  for (const auto& row : txn.exec_prepared("fm_existing_results", internal::UuidArray(ids))) {
+    existing.insert(row[0].as<std::string>());
+  }
+  std::vector<size_t> fresh;
+  for (const auto& [id, index] : first) {
+    if (existing.count(id) > 0) continue;
+    fresh.push_back(index);
+    stored.insert(id);
+  }
+  if (!fresh.empty()) CopyRows(txn, "case_results", results, fresh, owners);
   return stored;
 }
 
 }  // namespace
 
 absl::StatusOr<std::vector<ResultOutcome>> Store::InsertResults(const std::vector<AgentResult>& results) {
-  std::vector<ResultOutcome> outcomes(results.size());
+  std::vector<ResultOutcome> checked(results.size());
   std::vector<std::string> job_ids;
   for (size_t i = 0; i < results.size(); ++i) {
     const v1::CaseResult& r = *results[i].result;
-    outcomes[i].result_id = r.result_id();
+    checked[i].result_id = r.result_id();
     if (absl::Status s = internal::CheckUuid("result.result_id", r.result_id()); !s.ok()) {
-      outcomes[i].rejected = true;
-      outcomes[i].message = std::string(s.message());
+      checked[i].rejected = true;
+      checked[i].message = std::string(s.message());
     } else if (absl::Status s = internal::CheckUuid("result.job_id", r.job_id()); !s.ok()) {
-      outcomes[i].rejected = true;
-      outcomes[i].message = std::string(s.message());
+      checked[i].rejected = true;
+      checked[i].message = std::string(s.message());
     } else {
       job_ids.push_back(absl::AsciiStrToLower(r.job_id()));
     }
   }
-  if (job_ids.empty()) return outcomes;
-  return InTransaction(*pool_, "insert results", [&](pqxx::work& txn) {
+  if (job_ids.empty()) return checked;
+  auto insert = [&](pqxx::work& txn, InsertPath path) {
+    std::vector<ResultOutcome> outcomes = checked;
     std::map<std::string, JobOwner> owners;
     for (const auto& row : txn.exec_prepared("fm_jobs_owner", internal::UuidArray(job_ids))) {
       owners[row[0].as<std::string>()] = {row[1].as<std::string>(), row[2].as<std::string>()};
     }
     std::vector<size_t> rows;
-    std::set<std::string> seen;
     for (size_t i = 0; i < results.size(); ++i) {
       if (outcomes[i].rejected) continue;
       const v1::CaseResult& r = *results[i].result;
@@ -345,7 +382,8 @@ absl::StatusOr<std::vector<ResultOutcome>> Store::InsertResults(const std::vecto
       by_given_id[given] = owners[absl::AsciiStrToLower(given)];
     }
     std::set<std::string> stored;
-    if (!rows.empty()) stored = InsertRows(txn, results, rows, by_given_id);
+    if (!rows.empty()) stored = InsertRows(txn, results, rows, by_given_id, path);
+    std::set<std::string> seen;
     for (size_t i : rows) {
       const std::string id = absl::AsciiStrToLower(results[i].result->result_id());
       // The first occurrence of an id in the batch is the stored one.
@@ -356,7 +394,16 @@ absl::StatusOr<std::vector<ResultOutcome>> Store::InsertResults(const std::vecto
       }
     }
     return outcomes;
-  });
+  };
+  absl::StatusOr<std::vector<ResultOutcome>> inserted = InTransaction(
+      *pool_, "insert results", [&](pqxx::work& txn) { return insert(txn, InsertPath::kDirect); });
+  // AlreadyExists: another writer stored one of the ids between the lookup and the
+  // COPY (an agent's replay racing its original); nothing was committed.
+  if (absl::IsAlreadyExists(inserted.status())) {
+    inserted = InTransaction(*pool_, "insert results",
+                             [&](pqxx::work& txn) { return insert(txn, InsertPath::kStaged); });
+  }
+  return inserted;
 }
 
 absl::StatusOr<v1::ExportResultsResponse> Store::ExportResults(const std::string& run_id,

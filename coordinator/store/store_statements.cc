@@ -78,6 +78,8 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
        " finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() ELSE NULL END "
        "FROM expired, agents a WHERE j.job_id = expired.job_id AND a.agent_id = j.agent_id "
        "RETURNING j.job_id::text, j.run_id::text, j.agent_id::text, j.status, j.attempts"},
+      {"fm_existing_results",
+       "SELECT result_id::text FROM case_results WHERE result_id = ANY($1::uuid[])"},
       {"fm_jobs_owner",
        "SELECT job_id::text, agent_id::text, run_id::text FROM jobs WHERE job_id = ANY($1::uuid[])"},
   };
