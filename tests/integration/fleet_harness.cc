@@ -444,7 +444,11 @@ v1::Plan ReducedS1Plan(const std::vector<std::string>& strategies,
   for (const std::string& s : strategies) {
     v1::StrategySpec* spec = matrix->add_strategies();
     spec->set_name(s);
-    if (s != "direct" && s != "single_thread") spec->set_threads(2);
+    // Only strategies that use `threads` may set it (direct, single_thread,
+    // thread_per_task and async ignore it; validation refuses a value there).
+    if (s != "direct" && s != "single_thread" && s != "thread_per_task" && s != "async") {
+      spec->set_threads(2);
+    }
   }
   for (const std::string& w : workloads) matrix->add_workloads(w);
   matrix->add_io_modes("blocking");
