@@ -8,12 +8,13 @@
 // FLEETMARK_NODE_MODULES, FLEETMARK_SCREENSHOTS. Exits 77 (skipped) without a
 // database unless FLEETMARK_TEST_REQUIRE_PG=1.
 import assert from 'node:assert/strict';
-import {spawn, spawnSync} from 'node:child_process';
+import {spawnSync} from 'node:child_process';
 import {mkdirSync, mkdtempSync, rmSync} from 'node:fs';
 import {createRequire} from 'node:module';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {after, before, test} from 'node:test';
+import {psql, startWebServer, stopWebServer} from './web_process.mjs';
 
 const env = process.env;
 const pgUri = env.FLEETMARK_TEST_PG_URI || '';
@@ -38,38 +39,17 @@ const dbUri = (() => {
   return u.toString();
 })();
 
-function psql(uri, sql) {
-  const r = spawnSync('psql', [uri, '-v', 'ON_ERROR_STOP=1', '-qtA', '-c', sql], {encoding: 'utf8'});
-  if (r.status !== 0) throw new Error(`psql failed: ${r.stderr}`);
-  return r.stdout;
-}
-
 let server;
 let baseUrl;
 let context;
 let manifest;
 const userDataDir = mkdtempSync(join(tmpdir(), 'fleetmark-chromium-'));
 
-function startServer() {
+async function startServer() {
   const args = env.FLEETMARK_WEB_SERVER_KIND === 'coordinator' ?
     [`--database_uri=${dbUri}`, '--listen_address=127.0.0.1:0', '--http_address=127.0.0.1:0'] :
     [`--database_uri=${dbUri}`, '--http_address=127.0.0.1:0'];
-  server = spawn(env.FLEETMARK_WEB_SERVER, args, {stdio: ['ignore', 'inherit', 'pipe']});
-  return new Promise((resolve, reject) => {
-    let log = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start in 60 s:\n${log}`)), 60000);
-    server.stderr.on('data', (chunk) => {
-      log += chunk;
-      process.stderr.write(chunk);
-      const m = log.match(/web view at (http:\/\/\S+)/);
-      if (m && !baseUrl) {
-        clearTimeout(timer);
-        baseUrl = m[1].replace(/\/$/, '');
-        resolve();
-      }
-    });
-    server.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${log}`)));
-  });
+  ({server, baseUrl} = await startWebServer(env.FLEETMARK_WEB_SERVER, args, {echo: true}));
 }
 
 before(async () => {
@@ -95,12 +75,7 @@ before(async () => {
 
 after(async () => {
   if (context) await context.close();
-  if (server && server.exitCode === null) {
-    const exited = new Promise((resolve) => server.on('exit', resolve));
-    server.kill('SIGTERM');
-    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10000))]);
-    if (server.exitCode === null) server.kill('SIGKILL');
-  }
+  await stopWebServer(server);
   rmSync(userDataDir, {recursive: true, force: true});
   try {
     psql(pgUri, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);

@@ -7,11 +7,12 @@
 // FLEETMARK_TEST_REQUIRE_PG, FLEETMARK_COORDINATOR. Exits 77 (skipped) without a
 // database unless FLEETMARK_TEST_REQUIRE_PG=1.
 import assert from 'node:assert/strict';
-import {spawn, spawnSync} from 'node:child_process';
+import {spawnSync} from 'node:child_process';
 import {mkdtempSync, rmSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {after, before, test} from 'node:test';
+import {psql, startWebServer, stopWebServer} from './web_process.mjs';
 
 const env = process.env;
 const pgUri = env.FLEETMARK_TEST_PG_URI || '';
@@ -35,12 +36,6 @@ const kToken = 'web-T0ken_with.symbols~+/=';
 const tokenFile = join(dir, 'http_token');
 writeFileSync(tokenFile, `${kToken}\n`, {mode: 0o600});
 
-function psql(uri, sql) {
-  const r = spawnSync('psql', [uri, '-v', 'ON_ERROR_STOP=1', '-qtA', '-c', sql], {encoding: 'utf8'});
-  if (r.status !== 0) throw new Error(`psql failed: ${r.stderr}`);
-  return r.stdout;
-}
-
 const baseArgs = () => [`--database_uri=${dbUri}`, '--listen_address=127.0.0.1:0'];
 
 // Runs the coordinator expecting it to refuse its flags: returns {status, stderr}.
@@ -54,31 +49,12 @@ let baseUrl;
 
 before(async () => {
   psql(pgUri, `CREATE DATABASE ${dbName}`);
-  server = spawn(coordinator, [...baseArgs(), '--http_address=127.0.0.1:0', `--http_token_file=${tokenFile}`],
-    {stdio: ['ignore', 'inherit', 'pipe']});
-  await new Promise((resolve, reject) => {
-    let log = '';
-    const timer = setTimeout(() => reject(new Error(`coordinator did not start in 60 s:\n${log}`)), 60000);
-    server.stderr.on('data', (chunk) => {
-      log += chunk;
-      const m = log.match(/web view at (http:\/\/\S+)/);
-      if (m && !baseUrl) {
-        clearTimeout(timer);
-        baseUrl = m[1].replace(/\/$/, '');
-        resolve();
-      }
-    });
-    server.on('exit', (code) => reject(new Error(`coordinator exited with ${code}:\n${log}`)));
-  });
+  ({server, baseUrl} = await startWebServer(
+      coordinator, [...baseArgs(), '--http_address=127.0.0.1:0', `--http_token_file=${tokenFile}`]));
 });
 
 after(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((resolve) => server.on('exit', resolve));
-    server.kill('SIGTERM');
-    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10000))]);
-    if (server.exitCode === null) server.kill('SIGKILL');
-  }
+  await stopWebServer(server);
   rmSync(dir, {recursive: true, force: true});
   try {
     psql(pgUri, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
