@@ -14,18 +14,10 @@ import {createRequire} from 'node:module';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {after, before, test} from 'node:test';
-import {psql, startWebServer, stopWebServer} from './web_process.mjs';
+import {psql, startWebServer, stopWebServer, testPgUriOrExit} from './web_process.mjs';
 
 const env = process.env;
-const pgUri = env.FLEETMARK_TEST_PG_URI || '';
-if (!pgUri) {
-  if (env.FLEETMARK_TEST_REQUIRE_PG === '1') {
-    console.error('FLEETMARK_TEST_PG_URI is not set but FLEETMARK_TEST_REQUIRE_PG=1');
-    process.exit(1);
-  }
-  console.error('skipped: FLEETMARK_TEST_PG_URI is not set');
-  process.exit(77);
-}
+const pgUri = testPgUriOrExit();
 const require = createRequire(join(env.FLEETMARK_NODE_MODULES, 'noop.js'));
 const {chromium} = require('playwright-core');
 const shots = env.FLEETMARK_SCREENSHOTS;

@@ -12,18 +12,10 @@ import {mkdtempSync, rmSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {after, before, test} from 'node:test';
-import {psql, startWebServer, stopWebServer} from './web_process.mjs';
+import {psql, startWebServer, stopWebServer, testPgUriOrExit} from './web_process.mjs';
 
 const env = process.env;
-const pgUri = env.FLEETMARK_TEST_PG_URI || '';
-if (!pgUri) {
-  if (env.FLEETMARK_TEST_REQUIRE_PG === '1') {
-    console.error('FLEETMARK_TEST_PG_URI is not set but FLEETMARK_TEST_REQUIRE_PG=1');
-    process.exit(1);
-  }
-  console.error('skipped: FLEETMARK_TEST_PG_URI is not set');
-  process.exit(77);
-}
+const pgUri = testPgUriOrExit();
 const coordinator = env.FLEETMARK_COORDINATOR;
 const dbName = `fleetmark_token_${process.pid}_${Date.now()}`;
 const dbUri = (() => {

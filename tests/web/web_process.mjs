@@ -39,3 +39,18 @@ export async function stopWebServer(server) {
   await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10000))]);
   if (server.exitCode === null) server.kill('SIGKILL');
 }
+
+// The PostgreSQL URI of the test run (FLEETMARK_TEST_PG_URI). Without one the test
+// exits 77 (skipped) — or 1 when FLEETMARK_TEST_REQUIRE_PG=1, as under the test command.
+export function testPgUriOrExit() {
+  const uri = process.env.FLEETMARK_TEST_PG_URI || '';
+  if (!uri) {
+    if (process.env.FLEETMARK_TEST_REQUIRE_PG === '1') {
+      console.error('FLEETMARK_TEST_PG_URI is not set but FLEETMARK_TEST_REQUIRE_PG=1');
+      process.exit(1);
+    }
+    console.error('skipped: FLEETMARK_TEST_PG_URI is not set');
+    process.exit(77);
+  }
+  return uri;
+}
