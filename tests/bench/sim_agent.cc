@@ -112,12 +112,30 @@ void SimAgent::OnAssignment(const v1::JobAssignment& job) {
     Send(std::move(message));
   }
   if (plan.results_per_job == 0) {
-    v1::AgentMessage finished;
-    finished.mutable_job_finished()->set_job_id(job.job_id());
-    finished.mutable_job_finished()->set_ok(true);
-    Send(std::move(finished));
-    fleet_->jobs_finished.fetch_add(1);
+    if (plan.hold_finish) {
+      absl::MutexLock lock(&mu_);
+      held_job_id_ = job.job_id();
+    } else {
+      SendFinished(job.job_id());
+    }
   }
+}
+
+void SimAgent::SendFinished(const std::string& job_id) {
+  v1::AgentMessage finished;
+  finished.mutable_job_finished()->set_job_id(job_id);
+  finished.mutable_job_finished()->set_ok(true);
+  Send(std::move(finished));
+  fleet_->jobs_finished.fetch_add(1);
+}
+
+void SimAgent::FinishHeldJob() {
+  std::string job_id;
+  {
+    absl::MutexLock lock(&mu_);
+    job_id.swap(held_job_id_);
+  }
+  if (!job_id.empty()) SendFinished(job_id);
 }
 
 void SimAgent::OnReadDone(bool ok) {
@@ -141,13 +159,7 @@ void SimAgent::OnReadDone(bool ok) {
         absl::MutexLock lock(&mu_);
         if (unacked_ > 0 && --unacked_ == 0) finish_job = job_id_;
       }
-      if (!finish_job.empty()) {
-        v1::AgentMessage finished;
-        finished.mutable_job_finished()->set_job_id(finish_job);
-        finished.mutable_job_finished()->set_ok(true);
-        Send(std::move(finished));
-        fleet_->jobs_finished.fetch_add(1);
-      }
+      if (!finish_job.empty()) SendFinished(finish_job);
       break;
     }
     default:
@@ -214,6 +226,10 @@ void SimFleet::HeartbeatRound(absl::Duration period) {
     const absl::Duration wait = next - absl::Now();
     if (wait > absl::ZeroDuration()) absl::SleepFor(wait);
   }
+}
+
+void SimFleet::FinishHeldJobs() {
+  for (auto& a : agents_) a->FinishHeldJob();
 }
 
 void SimFleet::StopAll() {

@@ -26,6 +26,10 @@ namespace fleetmark::bench {
 struct JobPlan {
   int results_per_job = 0;      // synthetic results to send before JobFinished
   int samples_per_result = 100; // raw samples per result (row size)
+  // With no results: hold JobFinished until SimFleet::FinishHeldJobs(), as a real job
+  // runs for a while after JobAccepted (a finish at once would load the coordinator
+  // with job ends while it is still pushing the other assignments of a fan-out).
+  bool hold_finish = false;
 };
 
 class SimFleet;
@@ -39,6 +43,8 @@ class SimAgent : public grpc::ClientBidiReactor<v1::AgentMessage, v1::Coordinato
   // Queues a message (thread-safe).
   void Send(v1::AgentMessage message);
   void SendHeartbeat();
+  // Sends JobFinished for a job held by JobPlan::hold_finish (no-op if none).
+  void FinishHeldJob();
   // Cancels the stream.
   void Stop() { context_.TryCancel(); }
 
@@ -54,6 +60,7 @@ class SimAgent : public grpc::ClientBidiReactor<v1::AgentMessage, v1::Coordinato
 
  private:
   void OnAssignment(const v1::JobAssignment& job);
+  void SendFinished(const std::string& job_id);
   // Moves the next queued message to out_; false (and not writing) if none.
   bool PrepareNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -73,6 +80,7 @@ class SimAgent : public grpc::ClientBidiReactor<v1::AgentMessage, v1::Coordinato
   v1::AgentMessage out_;  // owned by the one write in flight
   absl::Time assignment_time_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::string job_id_ ABSL_GUARDED_BY(mu_);
+  std::string held_job_id_ ABSL_GUARDED_BY(mu_);  // JobFinished not sent yet
   int unacked_ ABSL_GUARDED_BY(mu_) = 0;
   grpc::Status status_ ABSL_GUARDED_BY(mu_);
 
@@ -98,6 +106,8 @@ class SimFleet {
   size_t open_streams() const;   // welcomed and not done
   // Sends one heartbeat per welcomed agent, spread over `period`. Blocks for `period`.
   void HeartbeatRound(absl::Duration period);
+  // Every agent sends JobFinished for its held job (JobPlan::hold_finish).
+  void FinishHeldJobs();
   void StopAll();
   // Waits for every stream's OnDone (after StopAll).
   bool WaitAllDone(absl::Duration timeout);
