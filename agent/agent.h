@@ -4,6 +4,21 @@
 // sending it and replays the spool after every reconnect; reconnects with exponential
 // backoff and full jitter (agent/backoff.h).
 //
+// A job's end is as durable as its results: the JobFinished report is spooled (fsync)
+// after the job's last result and before it is sent, and dropped only on the
+// coordinator's JobFinishedAck (or a JobCancellation of that job). Rules for an
+// unconfirmed report (after a reconnect or a restart with the same spool_dir):
+//   - The hello names its job as running_job_id, so the coordinator keeps the job this
+//     agent's (ResumeJob) instead of re-queuing it, or answers with a cancellation if
+//     the job ended meanwhile (the report is then dropped).
+//   - After the Welcome the spooled results are replayed first, then the report; the
+//     coordinator finishes the job only after those results are committed.
+//   - The coordinator assigns no other job while this one is live. An assignment of the
+//     same job is answered with the report again (the job is not re-run); an assignment
+//     of another job means the reported job is no longer live for this agent (it ended,
+//     or its lease expired and it was re-queued), so the report is dropped as stale and
+//     the new job runs.
+//
 // Identity: the first session presents the enrollment token (read from `token_file` at
 // each attempt); the credential from the Welcome is stored in the state directory
 // (agent/credential_store.h) and presented afterwards. A refused credential is dropped
@@ -62,6 +77,10 @@ struct AgentOptions {
   // gRPC HTTP/2 keepalive pings (detect a dead path behind NAT).
   absl::Duration keepalive_time = absl::Seconds(20);
   absl::Duration keepalive_timeout = absl::Seconds(10);
+  // Test hook (integration tests only; keep 0 in production): after a job's JobFinished
+  // is spooled, wait this long before sending it, so that a test can kill the agent
+  // between the two. 0 <= finish_send_delay <= 1h.
+  absl::Duration finish_send_delay = absl::ZeroDuration();
 };
 
 // Checks every field; InvalidArgument naming the field, value and allowed form.
@@ -89,6 +108,7 @@ struct AgentStats {
   uint64_t acks = 0;              // ResultAcks received
   uint64_t jobs_started = 0;
   uint64_t jobs_finished = 0;
+  uint64_t finishes_confirmed = 0;  // JobFinishedAcks received for a pending report
 };
 
 class Agent {
@@ -134,6 +154,10 @@ class Agent {
   void OnAssignment(Session* session, const fleetmark::v1::JobAssignment& job);
   void OnCancellation(const fleetmark::v1::JobCancellation& cancellation);
   void OnAck(const fleetmark::v1::ResultAck& ack);
+  void OnFinishedAck(const fleetmark::v1::JobFinishedAck& ack);
+  // Forgets the unconfirmed report of `job_id` (memory and spool), if any; returns
+  // whether there was one.
+  bool DropFinishReport(const std::string& job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Job events (job thread).
   void OnJobResult(const fleetmark::v1::JobAssignment& job,
@@ -158,7 +182,8 @@ class Agent {
   mutable absl::Mutex mu_;
   Session* session_ ABSL_GUARDED_BY(mu_) = nullptr;  // welcomed session, if any
   Session* dialing_ ABSL_GUARDED_BY(mu_) = nullptr;  // current session, welcomed or not
-  // Last finished job not yet known to be received; resent after each reconnect.
+  // Newest finished job whose report is not confirmed yet (also spooled, unless the
+  // spool failed); resent after each reconnect. Restored from the spool by Create.
   std::optional<fleetmark::v1::JobFinished> pending_finish_ ABSL_GUARDED_BY(mu_);
   AgentStats stats_ ABSL_GUARDED_BY(mu_);
 };

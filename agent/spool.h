@@ -1,17 +1,25 @@
-// The agent's result spool: a crash-safe local log of case results not yet acked.
+// The agent's spool: a crash-safe local log of what the coordinator has not confirmed
+// yet — case results and the JobFinished reports of jobs.
 //
 // Every case result is appended and fsync'ed *before* it is sent; it leaves the spool
-// only when the coordinator acks it (after committing its row). After a reconnect or a
-// restart the agent replays Pending(). Result ids are UUIDs, so a replay of an already
-// stored result is acknowledged as a duplicate and never stored twice.
+// only when the coordinator acks it (after committing its row). A job's JobFinished is
+// spooled the same way after the job's last result, and leaves only on the
+// coordinator's JobFinishedAck (sent after FinishJob committed, or for a stale report).
+// After a reconnect or a restart the agent replays PendingIds(), then
+// PendingFinished(). Result ids are UUIDs, so a replay of an already stored result is
+// acknowledged as a duplicate and never stored twice; a replayed JobFinished of a job
+// that already ended is acknowledged without changing it.
 //
 // File format (`<dir>/results.spool`): an 8-byte header "FMSPOOL1", then records
 //   [u32 type][u32 payload length][u32 CRC-32 of type, length and payload][payload]
-// (little endian; CRC-32 as in zlib). Type 1 = a serialized CaseResult, type 2 = the
-// result id of an ack. Records are only appended; an ack makes its result dead. When
-// dead records outnumber live ones (and exceed `compact_min_dead`), the spool rewrites
-// the live results to a temporary file, fsyncs it and renames it over the log
-// (atomic on POSIX), then fsyncs the directory.
+// (little endian; CRC-32 as in zlib). Types: 1 = a case result
+// ([u32 id length][result id][serialized CaseResult]), 2 = the result id of an ack,
+// 3 = a serialized JobFinished, 4 = the job id of a JobFinishedAck. Records are only
+// appended; an ack makes its record dead. When dead records outnumber live ones (and
+// exceed `compact_min_dead`), the spool rewrites the live records, in append order, to
+// a temporary file, fsyncs it and renames it over the log (atomic on POSIX), then
+// fsyncs the directory. (Agent builds from before types 3 and 4 existed treat such a
+// record as a corrupt tail: do not downgrade an agent over a non-empty spool.)
 //
 // Recovery: Open() reads records in order and stops at the first truncated or
 // corrupt record (a crash in the middle of an append); that tail is cut off with
@@ -22,20 +30,24 @@
 //   FLEETMARK_RETURN_IF_ERROR(spool->Append(result));   // durable when this returns
 //   ... send result ...
 //   FLEETMARK_RETURN_IF_ERROR(spool->Ack(result.result_id()));
+//   FLEETMARK_RETURN_IF_ERROR(spool->AppendFinished(finished));  // after the last result
+//   ... send JobFinished, receive JobFinishedAck ...
+//   FLEETMARK_RETURN_IF_ERROR(spool->AckFinished(finished.job_id()));
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "fleetmark/v1/agent.pb.h"
 #include "fleetmark/v1/result.pb.h"
 
 namespace fleetmark::agent {
@@ -51,6 +63,7 @@ struct SpoolOptions {
 struct SpoolRecovery {
   uint64_t records_read = 0;     // valid records
   uint64_t pending = 0;          // live results
+  uint64_t pending_finished = 0; // live JobFinished reports
   uint64_t truncated_bytes = 0;  // bytes of a torn/corrupt tail that were cut off
   std::string tail_error;        // why the tail was cut ("" if nothing was cut)
 };
@@ -89,7 +102,20 @@ class Spool {
   // Number of live results.
   size_t pending() const;
 
-  // Rewrites the file with only the live results (see above). Called automatically.
+  // Appends a job's final report and fsyncs (fdatasync) before returning. Its job_id
+  // must be 1 to 256 bytes (InvalidArgument otherwise) and have no report pending
+  // (AlreadyExists). Internal for write/fsync errors (the spool stays usable).
+  absl::Status AppendFinished(const fleetmark::v1::JobFinished& finished);
+
+  // Marks the report of `job_id` confirmed. Unknown ids return OK. Like Ack, the
+  // record is appended without fsync (losing it only replays a report the coordinator
+  // acknowledges again). May compact. Internal on I/O errors.
+  absl::Status AckFinished(absl::string_view job_id);
+
+  // The live JobFinished reports, in append order (reports are small: held in memory).
+  std::vector<fleetmark::v1::JobFinished> PendingFinished() const;
+
+  // Rewrites the file with only the live records (see above). Called automatically.
   absl::Status Compact();
 
   // Current file size in bytes.
@@ -105,11 +131,18 @@ class Spool {
     uint32_t length;    // payload bytes
   };
 
+  struct Finished {
+    uint64_t sequence;  // append order, shared with results
+    fleetmark::v1::JobFinished report;
+  };
+
   Spool(std::string dir, std::string path, int fd, SpoolOptions options);
   absl::Status Recover();
   absl::Status AppendRecord(uint32_t type, absl::string_view payload, bool sync,
                             uint64_t* payload_offset) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CompactLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts `dead` more dead records and compacts when they dominate.
+  absl::Status AddDeadLocked(uint64_t dead) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string dir_;
   const std::string path_;
@@ -121,7 +154,8 @@ class Spool {
   uint64_t size_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t dead_records_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::flat_hash_map<std::string, Location> live_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, Location> live_ ABSL_GUARDED_BY(mu_);  // by result id
+  absl::flat_hash_map<std::string, Finished> finished_ ABSL_GUARDED_BY(mu_);  // by job id
 };
 
 }  // namespace fleetmark::agent

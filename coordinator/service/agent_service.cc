@@ -152,6 +152,13 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
               session->UpdateState([&](AgentSession::AgentState& s) {
                 if (s.running_job == f.job_id()) s.running_job.clear();
               });
+              if (status.ok()) {
+                // Recorded (or stale: FinishJob changed nothing): the agent may drop
+                // its spooled report. Sent before Wake, so it precedes a new assignment.
+                v1::CoordinatorMessage ack;
+                ack.mutable_job_finished_ack()->set_job_id(f.job_id());
+                session->Send(std::move(ack));
+              }
               continue_or_close(status);
               if (status.ok()) dispatcher_.Wake({agent_id});
             },
