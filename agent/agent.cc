@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <deque>
 #include <thread>
 #include <utility>
@@ -208,6 +209,12 @@ absl::Status ValidateAgentOptions(const AgentOptions& options) {
           field, ": 10ms <= ", field, " <= 1h, got ", absl::FormatDuration(value)));
     }
   }
+  if (options.finish_send_delay < absl::ZeroDuration() ||
+      options.finish_send_delay > absl::Hours(1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("finish_send_delay: 0 <= finish_send_delay <= 1h, got ",
+                     absl::FormatDuration(options.finish_send_delay)));
+  }
   return absl::OkStatus();
 }
 
@@ -238,9 +245,10 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentOptions options,
         absl::StrCat("spool ", spool->path(), ": cut ", recovery.truncated_bytes,
                      " bytes of an interrupted append (", recovery.tail_error, ")"));
   }
-  if (recovery.pending > 0) {
+  if (recovery.pending > 0 || recovery.pending_finished > 0) {
     Log(LogLevel::kInfo, absl::StrCat("spool ", spool->path(), ": ", recovery.pending,
-                                      " results to replay"));
+                                      " results and ", recovery.pending_finished,
+                                      " job reports to replay"));
   }
   return std::unique_ptr<Agent>(
       new Agent(std::move(options), std::move(identity), std::move(executor), std::move(spool)));
@@ -258,6 +266,10 @@ Agent::Agent(AgentOptions options, AgentIdentity identity, std::unique_ptr<JobEx
   events.on_progress = [this](const fleetmark::v1::JobProgress& p) { OnJobProgress(p); };
   events.on_finished = [this](const fleetmark::v1::JobFinished& f) { OnJobFinished(f); };
   runner_ = std::make_unique<JobRunner>(executor_.get(), std::move(events));
+  // An unconfirmed report from before a restart: the newest names the job in the hello.
+  std::vector<fleetmark::v1::JobFinished> spooled = spool_->PendingFinished();
+  absl::MutexLock lock(&mu_);
+  if (!spooled.empty()) pending_finish_ = spooled.back();
 }
 
 Agent::~Agent() {
@@ -326,6 +338,7 @@ absl::Status Agent::Run() {
     absl::MutexLock lock(&wait_mu_);
     wait_mu_.AwaitWithTimeout(absl::Condition(&stop_requested_), delay);
   }
+  stopping_.store(true);  // the job cancelled below is not reported (OnJobFinished)
   runner_->CancelAndWait();
   return result;
 }
@@ -439,6 +452,8 @@ Agent::SessionOutcome Agent::RunSession() {
         OnCancellation(message.cancellation());
       } else if (message.has_ack()) {
         OnAck(message.ack());
+      } else if (message.has_job_finished_ack()) {
+        OnFinishedAck(message.job_finished_ack());
       }
     }
   }
@@ -476,16 +491,29 @@ void Agent::OnWelcome(Session* session, const fleetmark::v1::Welcome& welcome) {
                                       ? absl::Milliseconds(welcome.heartbeat_interval_ms())
                                       : options_.default_heartbeat_interval;
   std::vector<std::string> pending = spool_->PendingIds();
+  absl::MutexLock lock(&mu_);
+  // Results first, then the job reports (the coordinator ends a job only after the
+  // results sent before its report are committed). Spooled reports are re-read under
+  // mu_, so a report spooled concurrently is sent once, here or by OnJobFinished.
+  std::vector<fleetmark::v1::JobFinished> reports = spool_->PendingFinished();
+  if (pending_finish_.has_value() &&
+      std::none_of(reports.begin(), reports.end(), [&](const fleetmark::v1::JobFinished& r) {
+        return r.job_id() == pending_finish_->job_id();
+      })) {
+    reports.push_back(*pending_finish_);  // the spool failed: held in memory only
+  }
   Log(LogLevel::kInfo, absl::StrCat("welcomed as agent ", welcome.agent_id(), " (", options_.name,
                                     "), heartbeat every ", absl::FormatDuration(interval),
-                                    ", replaying ", pending.size(), " spooled results"));
-  absl::MutexLock lock(&mu_);
+                                    ", replaying ", pending.size(), " spooled results and ",
+                                    reports.size(), " job reports"));
   ++stats_.welcomes;
   session->SetWelcomed(interval);
   for (std::string& id : pending) session->Enqueue(std::move(id));
-  if (pending_finish_.has_value() && runner_->running_job_id() != pending_finish_->job_id()) {
+  const std::string running = runner_->running_job_id();
+  for (fleetmark::v1::JobFinished& report : reports) {
+    if (report.job_id() == running) continue;  // never report a job that runs here
     AgentMessage message;
-    *message.mutable_job_finished() = *pending_finish_;
+    *message.mutable_job_finished() = std::move(report);
     session->Enqueue(std::move(message));
   }
   session_ = session;
@@ -507,7 +535,14 @@ void Agent::OnAssignment(Session* session, const fleetmark::v1::JobAssignment& j
       session->Enqueue(std::move(finished));
       return;
     }
-    pending_finish_.reset();
+    // The coordinator assigns a job only to an agent with no live job: the reported
+    // job has ended or was re-queued, and its report is stale.
+    if (pending_finish_.has_value()) {
+      const std::string stale = pending_finish_->job_id();
+      DropFinishReport(stale);
+      Log(LogLevel::kInfo, absl::StrCat("dropped the unconfirmed report of job ", stale,
+                                        ": the coordinator assigned job ", job.job_id()));
+    }
   }
   Log(LogLevel::kInfo, absl::StrCat("job ", job.job_id(), " (run ", job.run_id(), ", plan \"",
                                     job.plan().name(), "\", attempt ", job.attempt(),
@@ -534,10 +569,7 @@ void Agent::OnCancellation(const fleetmark::v1::JobCancellation& cancellation) {
   bool was_unconfirmed = false;
   {
     absl::MutexLock lock(&mu_);
-    if (pending_finish_.has_value() && pending_finish_->job_id() == job_id) {
-      pending_finish_.reset();  // ended on the coordinator's side already
-      was_unconfirmed = true;
-    }
+    was_unconfirmed = DropFinishReport(job_id);  // ended on the coordinator's side already
   }
   Log(LogLevel::kInfo,
       absl::StrCat("cancellation of job ", job_id, " (", cancellation.reason(), ")",
@@ -553,6 +585,30 @@ void Agent::OnAck(const fleetmark::v1::ResultAck& ack) {
   if (!status.ok()) Log(LogLevel::kError, absl::StrCat("spool: ", status.message()));
   absl::MutexLock lock(&mu_);
   ++stats_.acks;
+}
+
+void Agent::OnFinishedAck(const fleetmark::v1::JobFinishedAck& ack) {
+  absl::MutexLock lock(&mu_);
+  if (DropFinishReport(ack.job_id())) {
+    ++stats_.finishes_confirmed;
+    Log(LogLevel::kInfo, absl::StrCat("coordinator confirmed the report of job ", ack.job_id()));
+  }
+}
+
+bool Agent::DropFinishReport(const std::string& job_id) {
+  bool had = false;
+  if (pending_finish_.has_value() && pending_finish_->job_id() == job_id) {
+    pending_finish_.reset();
+    had = true;
+  }
+  for (const fleetmark::v1::JobFinished& report : spool_->PendingFinished()) {
+    if (report.job_id() != job_id) continue;
+    had = true;
+    if (absl::Status status = spool_->AckFinished(job_id); !status.ok()) {
+      Log(LogLevel::kError, absl::StrCat("spool: ", status.message()));
+    }
+  }
+  return had;
 }
 
 void Agent::OnJobResult(const fleetmark::v1::JobAssignment& job,
@@ -593,16 +649,48 @@ void Agent::OnJobProgress(const fleetmark::v1::JobProgress& progress) {
 }
 
 void Agent::OnJobFinished(const fleetmark::v1::JobFinished& finished) {
+  if (finished.cancelled() && stopping_.load()) {
+    // Stopped by this agent's own shutdown, not by the coordinator: reporting it would
+    // cancel the job for good. Unreported, the coordinator re-queues it when this agent
+    // comes back (or its lease expires).
+    Log(LogLevel::kInfo, absl::StrCat("job ", finished.job_id(),
+                                      " interrupted by the shutdown; not reported"));
+    return;
+  }
   Log(LogLevel::kInfo,
       absl::StrCat("job ", finished.job_id(),
                    finished.cancelled() ? " cancelled" : (finished.ok() ? " done" : " failed"),
                    finished.message().empty() ? "" : ": ", finished.message()));
   AgentMessage message;
   *message.mutable_job_finished() = finished;
+  {
+    absl::MutexLock lock(&mu_);
+    // Durable before it is sent, like a result (results of this job were spooled first).
+    if (absl::Status spooled = spool_->AppendFinished(finished); !spooled.ok()) {
+      Log(LogLevel::kError, absl::StrCat("spool append failed (", spooled.message(),
+                                         "); the report of job ", finished.job_id(),
+                                         " is held in memory only"));
+    }
+    pending_finish_ = finished;
+    ++stats_.jobs_finished;
+    if (options_.finish_send_delay == absl::ZeroDuration()) {
+      if (session_ != nullptr) session_->Enqueue(std::move(message));
+      return;
+    }
+  }
+  Log(LogLevel::kWarning,
+      absl::StrCat("test hook: report of job ", finished.job_id(), " spooled; holding it for ",
+                   absl::FormatDuration(options_.finish_send_delay), " before sending"));
+  {
+    absl::MutexLock lock(&wait_mu_);
+    wait_mu_.AwaitWithTimeout(absl::Condition(&stop_requested_), options_.finish_send_delay);
+  }
   absl::MutexLock lock(&mu_);
-  pending_finish_ = finished;
-  ++stats_.jobs_finished;
-  if (session_ != nullptr) session_->Enqueue(std::move(message));
+  // Not if confirmed or dropped meanwhile (a reconnect replays it from the spool).
+  if (session_ != nullptr && pending_finish_.has_value() &&
+      pending_finish_->job_id() == finished.job_id()) {
+    session_->Enqueue(std::move(message));
+  }
 }
 
 void Agent::SendIfConnected(AgentMessage message) {

@@ -20,6 +20,8 @@ namespace {
 constexpr absl::string_view kHeader = "FMSPOOL1";
 constexpr uint32_t kResultRecord = 1;
 constexpr uint32_t kAckRecord = 2;
+constexpr uint32_t kFinishedRecord = 3;
+constexpr uint32_t kFinishedAckRecord = 4;
 constexpr size_t kRecordHeaderBytes = 12;  // type, length, crc
 constexpr size_t kMaxIdBytes = 256;
 
@@ -74,6 +76,22 @@ absl::StatusOr<bool> PreadExact(int fd, uint64_t offset, size_t length, char* ou
   }
   return true;
 }
+
+absl::Status CheckId(absl::string_view field, absl::string_view id) {
+  if (id.empty() || id.size() > kMaxIdBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": 1 to ", kMaxIdBytes, " bytes, got ", id.size()));
+  }
+  return absl::OkStatus();
+}
+
+// A live record in append order, for compaction.
+struct LiveRecord {
+  uint64_t sequence;
+  bool finished;     // a JobFinished report, else a case result
+  std::string id;    // result id or job id
+  bool operator<(const LiveRecord& other) const { return sequence < other.sequence; }
+};
 
 absl::Status PwriteAll(int fd, uint64_t offset, absl::string_view data, const std::string& path) {
   while (!data.empty()) {
@@ -145,7 +163,7 @@ absl::Status Spool::Recover() {
     const uint32_t length = complete ? Get32(record_header + 4) : 0;
     if (!complete) {
       error = "torn record header";
-    } else if (type != kResultRecord && type != kAckRecord) {
+    } else if (type < kResultRecord || type > kFinishedAckRecord) {
       error = absl::StrCat("unknown record type ", type);
     } else if (length > options_.max_record_bytes) {
       error = absl::StrCat("record length ", length, " > max_record_bytes ",
@@ -169,9 +187,21 @@ absl::Status Spool::Recover() {
         live_[id] = Location{next_sequence_++, offset + kRecordHeaderBytes + 4 + id_length,
                              length - 4 - id_length};
       }
-    } else if (error.empty()) {
+    } else if (error.empty() && type == kFinishedRecord) {
+      fleetmark::v1::JobFinished report;
+      if (!report.ParseFromString(payload) || !CheckId("job_id", report.job_id()).ok()) {
+        error = "malformed job-finished record";
+      } else {
+        const std::string job_id = report.job_id();
+        if (finished_.contains(job_id)) ++dead_records_;  // replaced; cannot happen via the API
+        finished_[job_id] = Finished{next_sequence_++, std::move(report)};
+      }
+    } else if (error.empty() && type == kAckRecord) {
       if (live_.erase(payload) > 0) ++dead_records_;
       ++dead_records_;  // the ack record itself
+    } else if (error.empty()) {  // kFinishedAckRecord
+      if (finished_.erase(payload) > 0) ++dead_records_;
+      ++dead_records_;
     }
     if (!error.empty()) {
       recovery_.truncated_bytes = file_size - offset;
@@ -187,6 +217,7 @@ absl::Status Spool::Recover() {
   }
   size_ = offset;
   recovery_.pending = live_.size();
+  recovery_.pending_finished = finished_.size();
   return absl::OkStatus();
 }
 
@@ -210,10 +241,7 @@ absl::Status Spool::AppendRecord(uint32_t type, absl::string_view payload, bool 
 
 absl::Status Spool::Append(const fleetmark::v1::CaseResult& result) {
   const std::string& id = result.result_id();
-  if (id.empty() || id.size() > kMaxIdBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "result.result_id: 1 to ", kMaxIdBytes, " bytes, got ", id.size()));
-  }
+  FLEETMARK_RETURN_IF_ERROR(CheckId("result.result_id", id));
   std::string proto;
   if (!result.SerializeToString(&proto)) {
     return absl::InternalError(absl::StrCat("result ", id, ": serialization failed"));
@@ -241,11 +269,62 @@ absl::Status Spool::Ack(absl::string_view result_id) {
   if (it == live_.end()) return absl::OkStatus();
   FLEETMARK_RETURN_IF_ERROR(AppendRecord(kAckRecord, result_id, /*sync=*/false, nullptr));
   live_.erase(it);
-  dead_records_ += 2;  // the result and its ack
-  if (dead_records_ > options_.compact_min_dead && dead_records_ > live_.size()) {
+  return AddDeadLocked(2);  // the result and its ack
+}
+
+absl::Status Spool::AddDeadLocked(uint64_t dead) {
+  dead_records_ += dead;
+  if (dead_records_ > options_.compact_min_dead &&
+      dead_records_ > live_.size() + finished_.size()) {
     return CompactLocked();
   }
   return absl::OkStatus();
+}
+
+absl::Status Spool::AppendFinished(const fleetmark::v1::JobFinished& finished) {
+  FLEETMARK_RETURN_IF_ERROR(CheckId("job_finished.job_id", finished.job_id()));
+  std::string payload;
+  if (!finished.SerializeToString(&payload)) {
+    return absl::InternalError(
+        absl::StrCat("job ", finished.job_id(), ": JobFinished serialization failed"));
+  }
+  if (payload.size() > options_.max_record_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "job ", finished.job_id(), ": JobFinished of ", payload.size(),
+        " bytes > spool max_record_bytes ", options_.max_record_bytes));
+  }
+  absl::MutexLock lock(&mu_);
+  if (finished_.contains(finished.job_id())) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("the JobFinished of job ", finished.job_id(), " is already spooled"));
+  }
+  FLEETMARK_RETURN_IF_ERROR(AppendRecord(kFinishedRecord, payload, /*sync=*/true, nullptr));
+  finished_[finished.job_id()] = Finished{next_sequence_++, finished};
+  return absl::OkStatus();
+}
+
+absl::Status Spool::AckFinished(absl::string_view job_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = finished_.find(job_id);
+  if (it == finished_.end()) return absl::OkStatus();
+  FLEETMARK_RETURN_IF_ERROR(AppendRecord(kFinishedAckRecord, job_id, /*sync=*/false, nullptr));
+  finished_.erase(it);
+  return AddDeadLocked(2);  // the report and its ack
+}
+
+std::vector<fleetmark::v1::JobFinished> Spool::PendingFinished() const {
+  std::vector<std::pair<uint64_t, fleetmark::v1::JobFinished>> ordered;
+  {
+    absl::MutexLock lock(&mu_);
+    ordered.reserve(finished_.size());
+    for (const auto& [job_id, entry] : finished_) ordered.emplace_back(entry.sequence, entry.report);
+  }
+  std::sort(ordered.begin(), ordered.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<fleetmark::v1::JobFinished> reports;
+  reports.reserve(ordered.size());
+  for (auto& [sequence, report] : ordered) reports.push_back(std::move(report));
+  return reports;
 }
 
 std::vector<std::string> Spool::PendingIds() const {
@@ -294,9 +373,10 @@ absl::Status Spool::Compact() {
 }
 
 absl::Status Spool::CompactLocked() {
-  std::vector<std::pair<uint64_t, std::string>> ordered;
-  ordered.reserve(live_.size());
-  for (const auto& [id, location] : live_) ordered.emplace_back(location.sequence, id);
+  std::vector<LiveRecord> ordered;
+  ordered.reserve(live_.size() + finished_.size());
+  for (const auto& [id, location] : live_) ordered.push_back({location.sequence, false, id});
+  for (const auto& [id, entry] : finished_) ordered.push_back({entry.sequence, true, id});
   std::sort(ordered.begin(), ordered.end());
 
   const std::string tmp = absl::StrCat(path_, ".compact");
@@ -311,8 +391,16 @@ absl::Status Spool::CompactLocked() {
   };
   absl::Status status = write(kHeader);
   std::string proto;
-  for (const auto& [sequence, id] : ordered) {
+  for (const auto& [sequence, finished, id] : ordered) {
     if (!status.ok()) break;
+    if (finished) {
+      if (!finished_.at(id).report.SerializeToString(&proto)) {
+        status = absl::InternalError(absl::StrCat("job ", id, ": JobFinished serialization failed"));
+        break;
+      }
+      status = write(EncodeRecord(kFinishedRecord, proto));
+      continue;
+    }
     const Location& from = live_.at(id);
     proto.resize(from.length);
     absl::StatusOr<bool> complete = PreadExact(fd_, from.offset, from.length, proto.data(), path_);

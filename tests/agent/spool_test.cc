@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -34,6 +35,21 @@ class SpoolTest : public ::testing::Test {
     result.mutable_spec()->set_case_id(absl::StrCat("batch/arithmetic/blocking/direct/", id));
     for (int i = 0; i < samples; ++i) result.add_samples_ns(1000 + i);
     return result;
+  }
+
+  static v1::JobFinished Finished(const std::string& job_id, bool ok = true,
+                                  const std::string& message = "") {
+    v1::JobFinished finished;
+    finished.set_job_id(job_id);
+    finished.set_ok(ok);
+    finished.set_message(message);
+    return finished;
+  }
+
+  static std::vector<std::string> JobIds(const std::vector<v1::JobFinished>& reports) {
+    std::vector<std::string> ids;
+    for (const v1::JobFinished& report : reports) ids.push_back(report.job_id());
+    return ids;
   }
 
   std::string path() const { return absl::StrCat(dir_, "/", Spool::kFileName); }
@@ -195,6 +211,142 @@ TEST_F(SpoolTest, FullyAckedSpoolCompactsToHeaderOnly) {
   ASSERT_TRUE((*spool)->Append(Result("only")).ok());
   ASSERT_TRUE((*spool)->Ack("only").ok());
   EXPECT_EQ((*spool)->pending(), 0u);
+  EXPECT_EQ(FileSize(), 8u);  // just the header
+}
+
+TEST_F(SpoolTest, FinishedReportIsWrittenDurablyAndReplaysAfterItsResults) {
+  {
+    auto spool = Spool::Open(dir_, {});
+    ASSERT_TRUE(spool.ok());
+    ASSERT_TRUE((*spool)->Append(Result("r1")).ok());
+    ASSERT_TRUE((*spool)->Append(Result("r2")).ok());
+    const uint64_t before = FileSize();
+    ASSERT_TRUE((*spool)->AppendFinished(Finished("job-1", false, "case crashed")).ok());
+    EXPECT_GT(FileSize(), before);  // on disk when AppendFinished returns
+    EXPECT_EQ((*spool)->pending(), 2u);  // pending() counts results only
+  }
+  // As after a kill -9: nothing but the file survives.
+  auto reopened = Spool::Open(dir_, {});
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_EQ((*reopened)->recovery().pending, 2u);
+  EXPECT_EQ((*reopened)->recovery().pending_finished, 1u);
+  EXPECT_EQ((*reopened)->recovery().truncated_bytes, 0u);
+  EXPECT_THAT((*reopened)->PendingIds(), ElementsAre("r1", "r2"));
+  std::vector<v1::JobFinished> reports = (*reopened)->PendingFinished();
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].job_id(), "job-1");
+  EXPECT_FALSE(reports[0].ok());
+  EXPECT_EQ(reports[0].message(), "case crashed");
+}
+
+TEST_F(SpoolTest, FinishedReportsKeepAppendOrderAcrossReopenAndCompaction) {
+  auto spool = Spool::Open(dir_, {.compact_min_dead = 4, .max_record_bytes = 1 << 20});
+  ASSERT_TRUE(spool.ok());
+  ASSERT_TRUE((*spool)->Append(Result("a1")).ok());
+  ASSERT_TRUE((*spool)->AppendFinished(Finished("job-b")).ok());
+  ASSERT_TRUE((*spool)->Append(Result("a2")).ok());
+  ASSERT_TRUE((*spool)->AppendFinished(Finished("job-a")).ok());
+  EXPECT_THAT(JobIds((*spool)->PendingFinished()), ElementsAre("job-b", "job-a"));
+  // Enough acked results to compact: the reports move to the new file, in order.
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE((*spool)->Append(Result(absl::StrCat("x", i))).ok());
+  const uint64_t before = (*spool)->file_bytes();
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE((*spool)->Ack(absl::StrCat("x", i)).ok());
+  EXPECT_LT((*spool)->file_bytes(), before);
+  EXPECT_EQ((*spool)->file_bytes(), FileSize());
+  EXPECT_THAT(JobIds((*spool)->PendingFinished()), ElementsAre("job-b", "job-a"));
+  spool->reset();
+  auto reopened = Spool::Open(dir_, {});
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_THAT((*reopened)->PendingIds(), ElementsAre("a1", "a2"));
+  EXPECT_THAT(JobIds((*reopened)->PendingFinished()), ElementsAre("job-b", "job-a"));
+  EXPECT_EQ((*reopened)->recovery().truncated_bytes, 0u);
+}
+
+TEST_F(SpoolTest, AckFinishedRemovesTheReportAndSurvivesReopen) {
+  {
+    auto spool = Spool::Open(dir_, {});
+    ASSERT_TRUE(spool.ok());
+    ASSERT_TRUE((*spool)->Append(Result("r1")).ok());
+    ASSERT_TRUE((*spool)->AppendFinished(Finished("job-1")).ok());
+    EXPECT_TRUE(absl::IsAlreadyExists((*spool)->AppendFinished(Finished("job-1"))));
+    EXPECT_TRUE(absl::IsInvalidArgument((*spool)->AppendFinished(Finished(""))));
+    ASSERT_TRUE((*spool)->Ack("r1").ok());
+    ASSERT_TRUE((*spool)->AckFinished("job-1").ok());
+    ASSERT_TRUE((*spool)->AckFinished("job-1").ok());         // a second ack: ignored
+    ASSERT_TRUE((*spool)->AckFinished("never-spooled").ok());  // ignored
+    EXPECT_THAT((*spool)->PendingFinished(), IsEmpty());
+    // Acked, the job may report again (e.g. a later attempt).
+    ASSERT_TRUE((*spool)->AppendFinished(Finished("job-2")).ok());
+  }
+  auto reopened = Spool::Open(dir_, {});
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_THAT((*reopened)->PendingIds(), IsEmpty());
+  EXPECT_THAT(JobIds((*reopened)->PendingFinished()), ElementsAre("job-2"));
+}
+
+TEST_F(SpoolTest, TornFinishedRecordAfterACrashIsCutAndResultsReplay) {
+  {
+    auto spool = Spool::Open(dir_, {});
+    ASSERT_TRUE(spool.ok());
+    ASSERT_TRUE((*spool)->Append(Result("last-result")).ok());
+  }
+  const uint64_t good_size = FileSize();
+  {
+    auto spool = Spool::Open(dir_, {});
+    ASSERT_TRUE(spool.ok());
+    ASSERT_TRUE((*spool)->AppendFinished(Finished("job-1", true, std::string(200, 'm'))).ok());
+  }
+  // A crash in the middle of writing the report: it was never sent, so it may go.
+  const uint64_t full_size = FileSize();
+  ASSERT_EQ(truncate(path().c_str(), static_cast<off_t>(good_size + (full_size - good_size) / 2)),
+            0);
+  auto recovered = Spool::Open(dir_, {});
+  ASSERT_TRUE(recovered.ok()) << recovered.status();
+  EXPECT_THAT((*recovered)->PendingIds(), ElementsAre("last-result"));
+  EXPECT_THAT((*recovered)->PendingFinished(), IsEmpty());
+  EXPECT_THAT((*recovered)->recovery().tail_error, ::testing::HasSubstr("torn"));
+  EXPECT_EQ(FileSize(), good_size);
+  // The job finishes again after the restart (e.g. the report is rebuilt): it lands
+  // behind the cut and survives.
+  ASSERT_TRUE((*recovered)->AppendFinished(Finished("job-1")).ok());
+  recovered->reset();
+  auto again = Spool::Open(dir_, {});
+  ASSERT_TRUE(again.ok());
+  EXPECT_THAT(JobIds((*again)->PendingFinished()), ElementsAre("job-1"));
+  EXPECT_EQ((*again)->recovery().truncated_bytes, 0u);
+}
+
+TEST_F(SpoolTest, TornFinishedAckKeepsTheReportPendingForAnotherReplay) {
+  {
+    auto spool = Spool::Open(dir_, {});
+    ASSERT_TRUE(spool.ok());
+    ASSERT_TRUE((*spool)->AppendFinished(Finished("job-1")).ok());
+  }
+  const uint64_t good_size = FileSize();
+  {
+    auto spool = Spool::Open(dir_, {});
+    ASSERT_TRUE(spool.ok());
+    ASSERT_TRUE((*spool)->AckFinished("job-1").ok());
+  }
+  ASSERT_GT(FileSize(), good_size);
+  ASSERT_EQ(truncate(path().c_str(), static_cast<off_t>(FileSize() - 2)), 0);
+  auto recovered = Spool::Open(dir_, {});
+  ASSERT_TRUE(recovered.ok()) << recovered.status();
+  // The coordinator acknowledges a replayed report again; nothing is lost.
+  EXPECT_THAT(JobIds((*recovered)->PendingFinished()), ElementsAre("job-1"));
+  EXPECT_EQ(FileSize(), good_size);
+}
+
+TEST_F(SpoolTest, FullyAckedResultsAndReportCompactToHeaderOnly) {
+  auto spool = Spool::Open(dir_, {.compact_min_dead = 1, .max_record_bytes = 1 << 20});
+  ASSERT_TRUE(spool.ok());
+  ASSERT_TRUE((*spool)->Append(Result("only")).ok());
+  ASSERT_TRUE((*spool)->AppendFinished(Finished("job-1")).ok());
+  ASSERT_TRUE((*spool)->Ack("only").ok());
+  // 2 dead records, 1 live report: compacted, the report kept.
+  EXPECT_THAT(JobIds((*spool)->PendingFinished()), ElementsAre("job-1"));
+  ASSERT_TRUE((*spool)->AckFinished("job-1").ok());
+  EXPECT_THAT((*spool)->PendingFinished(), IsEmpty());
   EXPECT_EQ(FileSize(), 8u);  // just the header
 }
 
