@@ -120,7 +120,8 @@ grpc::ServerUnaryReactor* ControlServiceImpl::SubmitRun(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* ControlServiceImpl::GetRun(grpc::CallbackServerContext* context,
                                                      const v1::GetRunRequest* request, v1::RunInfo* response) {
   return Async(context, [this, request, response]() -> absl::Status {
-    FLEETMARK_ASSIGN_OR_RETURN(*response, store_.GetRun(request->run_id()));
+    FLEETMARK_ASSIGN_OR_RETURN(const std::string run_id, store_.ResolveRunId(request->run_id()));
+    FLEETMARK_ASSIGN_OR_RETURN(*response, store_.GetRun(run_id));
     return absl::OkStatus();
   });
 }
@@ -142,8 +143,9 @@ bool Terminal(const std::string& status) {
   return status == "done" || status == "failed" || status == "cancelled";
 }
 
-// Streams a run's state whenever it changes, until it ends. Exactly one of "a write in
-// flight" or "a poll scheduled" exists at any time, so Finish never races a write.
+// Streams a run's state whenever it changes, until it ends. The requested id (or
+// prefix) is resolved on the first poll. Exactly one of "a write in flight" or "a poll
+// scheduled" exists at any time, so Finish never races a write.
 class RunWatcher : public grpc::ServerWriteReactor<v1::RunInfo> {
  public:
   RunWatcher(store::Store& store, Executor& executor, std::string run_id, absl::Duration poll)
@@ -171,7 +173,8 @@ class RunWatcher : public grpc::ServerWriteReactor<v1::RunInfo> {
         : store(s), executor(e), run_id(std::move(id)), poll(p) {}
     store::Store& store;
     Executor& executor;
-    const std::string run_id;
+    std::string run_id;  // as requested until resolved
+    bool resolved = false;
     const absl::Duration poll;
     RunWatcher* reactor = nullptr;
     std::atomic<bool> cancelled{false};
@@ -182,13 +185,22 @@ class RunWatcher : public grpc::ServerWriteReactor<v1::RunInfo> {
   static void Schedule(std::shared_ptr<State> state, absl::Duration delay) {
     state->executor.PostAfter(delay, [state] { Poll(state); });
   }
+  // The run, its id (or prefix) resolved on the first call.
+  static absl::StatusOr<v1::RunInfo> Load(State& state) {
+    if (!state.resolved) {
+      FLEETMARK_ASSIGN_OR_RETURN(std::string run_id, state.store.ResolveRunId(state.run_id));
+      state.run_id = std::move(run_id);
+      state.resolved = true;
+    }
+    return state.store.GetRun(state.run_id);
+  }
   static void Poll(const std::shared_ptr<State>& state) {
     RunWatcher* reactor = state->reactor;
     if (state->cancelled) {
       reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "watch cancelled"));
       return;
     }
-    absl::StatusOr<v1::RunInfo> run = state->store.GetRun(state->run_id);
+    absl::StatusOr<v1::RunInfo> run = Load(*state);
     if (!run.ok()) {
       if (absl::IsUnavailable(run.status()) && ++state->failures < 100) {
         Schedule(state, state->poll * 3);
@@ -228,7 +240,8 @@ grpc::ServerWriteReactor<v1::RunInfo>* ControlServiceImpl::WatchRun(grpc::Callba
 grpc::ServerUnaryReactor* ControlServiceImpl::CancelRun(grpc::CallbackServerContext* context,
                                                         const v1::CancelRunRequest* request, v1::RunInfo* response) {
   return Async(context, [this, request, response]() -> absl::Status {
-    FLEETMARK_ASSIGN_OR_RETURN(store::CancelledRun cancelled, store_.CancelRun(request->run_id()));
+    FLEETMARK_ASSIGN_OR_RETURN(const std::string run_id, store_.ResolveRunId(request->run_id()));
+    FLEETMARK_ASSIGN_OR_RETURN(store::CancelledRun cancelled, store_.CancelRun(run_id));
     for (const auto& [agent_id, job_id] : cancelled.agent_jobs) {
       std::shared_ptr<AgentSession> session = registry_.Find(agent_id);
       if (session == nullptr) continue;
@@ -316,7 +329,18 @@ grpc::ServerUnaryReactor* ControlServiceImpl::ExportResults(grpc::CallbackServer
                                                             const v1::ExportResultsRequest* request,
                                                             v1::ExportResultsResponse* response) {
   return Async(context, [this, request, response]() -> absl::Status {
-    FLEETMARK_ASSIGN_OR_RETURN(*response, store_.ExportResults(request->run_id(), request->agent_name()));
+    FLEETMARK_ASSIGN_OR_RETURN(const std::string run_id, store_.ResolveRunId(request->run_id()));
+    FLEETMARK_ASSIGN_OR_RETURN(*response, store_.ExportResults(run_id, request->agent_name()));
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::ListTokens(grpc::CallbackServerContext* context,
+                                                         const v1::ListTokensRequest*,
+                                                         v1::ListTokensResponse* response) {
+  return Async(context, [this, response]() -> absl::Status {
+    FLEETMARK_ASSIGN_OR_RETURN(std::vector<v1::TokenInfo> tokens, store_.ListEnrollmentTokens());
+    for (v1::TokenInfo& token : tokens) *response->add_tokens() = std::move(token);
     return absl::OkStatus();
   });
 }

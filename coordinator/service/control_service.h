@@ -1,11 +1,16 @@
 // ControlService: what the CLI (and people's scripts) ask of the coordinator — submit,
-// get/list/watch/cancel runs, list agents, schedules, enrollment tokens, export. Every
-// call must carry "authorization: Bearer <admin token>" (compared in constant time);
-// the work runs on the coordinator's executor, never on gRPC threads.
+// get/list/watch/cancel runs, list agents, schedules, enrollment tokens (create, list,
+// revoke), export. Every call must carry "authorization: Bearer <admin token>"
+// (compared in constant time); the work runs on the coordinator's executor, never on
+// gRPC threads.
+//
+// Every call taking a run id (GetRun, WatchRun, CancelRun, ExportResults) also accepts
+// a unique prefix of it with at least 6 hex digits (Store::ResolveRunId).
 //
 // Errors map absl codes 1:1 onto gRPC codes: InvalidArgument for a bad plan, selector,
-// cron or id (the message names the field), NotFound, FailedPrecondition (no online
-// agent matches), Unauthenticated (missing/wrong token), Unavailable (database down).
+// cron or id (the message names the field) or an ambiguous run id prefix, NotFound,
+// FailedPrecondition (no online agent matches; a token already revoked),
+// Unauthenticated (missing/wrong token), Unavailable (database down).
 #pragma once
 
 #include <string>
@@ -67,6 +72,8 @@ class ControlServiceImpl final : public v1::ControlService::CallbackService {
                                         v1::Empty*) override;
   grpc::ServerUnaryReactor* ExportResults(grpc::CallbackServerContext*, const v1::ExportResultsRequest*,
                                           v1::ExportResultsResponse*) override;
+  grpc::ServerUnaryReactor* ListTokens(grpc::CallbackServerContext*, const v1::ListTokensRequest*,
+                                       v1::ListTokensResponse*) override;
 
  private:
   grpc::Status Authorize(grpc::CallbackServerContext* context) const;

@@ -203,7 +203,18 @@ class CoordinatorImpl : public Coordinator {
     *schedule.mutable_plan() = parsed->plan;
     schedule.set_selector(options_.nightly_selector);
     FLEETMARK_RETURN_IF_ERROR(Selector::Parse(schedule.selector()).status());
-    return store_->UpsertSchedule(schedule, cron.NextAfter(absl::Now()).value_or(absl::InfiniteFuture()));
+    // Seeded once per database: a user's `schedules delete nightly` survives restarts.
+    FLEETMARK_ASSIGN_OR_RETURN(
+        store::Store::SeedOutcome outcome,
+        store_->SeedDefaultSchedule(schedule, cron.NextAfter(absl::Now()).value_or(absl::InfiniteFuture())));
+    if (outcome == store::Store::SeedOutcome::kLeftDeleted) {
+      std::cerr << "fleetmark-coordinator: schedule \"nightly\" was deleted from this database, so --nightly_plan "
+                << "does not re-create it; to have it again: fleetmark schedules create nightly "
+                << options_.nightly_plan_file << " --cron '" << options_.nightly_cron << "'"
+                << (options_.nightly_selector.empty() ? "" : " --select '" + options_.nightly_selector + "'")
+                << "\n";
+    }
+    return absl::OkStatus();
   }
 
   // Liveness flush + heartbeat timeouts, lease expiry, schedules, periodic dispatch.

@@ -161,10 +161,14 @@ class Store {
   // Inserts the token unless a token with this hash exists (seeding from a file).
   absl::Status EnsureEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
                                      const std::string& description);
-  // NotFound if unknown; OK if already revoked.
+  // NotFound naming the id if unknown; FailedPrecondition saying when if it was
+  // already revoked (nothing changes).
   absl::Status RevokeEnrollmentToken(const std::string& token_id);
   // The token id for a hash; NotFound if unknown, PermissionDenied if revoked.
   absl::StatusOr<std::string> FindEnrollmentToken(const std::string& sha256_hex);
+  // Every token, oldest first, with the number of agents enrolled with it. Neither the
+  // secret nor its hash is returned.
+  absl::StatusOr<std::vector<v1::TokenInfo>> ListEnrollmentTokens();
 
   // --- agents ---
   absl::StatusOr<AgentIdentity> FindAgentByName(const std::string& name);
@@ -196,6 +200,14 @@ class Store {
   absl::StatusOr<CreatedRun> CreateRunAndClaim(const NewRun& run, const std::vector<std::string>& idle_agent_ids,
                                                absl::Duration lease);
   absl::StatusOr<v1::RunInfo> GetRun(const std::string& run_id);
+  // The full run id that `id_or_prefix` names (every entry point taking a run id from a
+  // person resolves it here first): a full UUID (any case) is returned lower-cased
+  // without a lookup (an unknown one is then NotFound where it is used); otherwise a
+  // prefix of the id's text form with at least 6 hex digits, case-insensitive, matching
+  // exactly one run. InvalidArgument naming the field `run_id` for a short or non-hex
+  // prefix or a prefix matching several runs (naming two of them); NotFound if no run
+  // matches. At most two rows are read.
+  absl::StatusOr<std::string> ResolveRunId(const std::string& id_or_prefix);
   // Newest first; limit 1..1000.
   absl::StatusOr<std::vector<v1::RunInfo>> ListRuns(int limit);
   // Cancels queued/assigned/running jobs; FailedPrecondition if the run already ended.
@@ -248,8 +260,14 @@ class Store {
   // --- schedules ---
   // AlreadyExists if the name is taken. `next_fire` is stored for display.
   absl::StatusOr<v1::Schedule> CreateSchedule(const v1::Schedule& schedule, absl::Time next_fire);
-  // Creates or replaces the schedule (used for the default nightly schedule).
-  absl::Status UpsertSchedule(const v1::Schedule& schedule, absl::Time next_fire);
+  // Installs a default schedule (the coordinator's --nightly_plan) once per database,
+  // remembered in seeded_defaults: if a schedule of that name exists it is updated
+  // (cron, plan, selector, quick, next fire); else, if this default was seeded before
+  // (and so deleted by a user since), nothing changes; else it is created. Coordinators
+  // seeding at once are serialised on the seeded_defaults row: one creates, the others
+  // update. InvalidArgument for a bad name or empty cron.
+  enum class SeedOutcome { kCreated, kUpdated, kLeftDeleted };
+  absl::StatusOr<SeedOutcome> SeedDefaultSchedule(const v1::Schedule& schedule, absl::Time next_fire);
   absl::StatusOr<std::vector<v1::Schedule>> ListSchedules();
   absl::Status DeleteSchedule(const std::string& name);
   absl::Status SetScheduleNextFire(const std::string& name, absl::Time next_fire);

@@ -1,5 +1,7 @@
+// Store: the run helpers of store_runs.h, and Store::ResolveRunId (run id prefixes).
 #include "coordinator/store/store_runs.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/store/store_internal.h"
 #include "google/protobuf/text_format.h"
@@ -114,3 +116,56 @@ void RefreshRun(pqxx::work& txn, const std::string& run_id) {
 }
 
 }  // namespace fleetmark::store::internal
+
+namespace fleetmark::store {
+namespace {
+
+// The canonical text form of a UUID: '-' at these offsets, hex digits elsewhere.
+constexpr char kUuidZero[] = "00000000-0000-0000-0000-000000000000";
+constexpr char kUuidMax[] = "ffffffff-ffff-ffff-ffff-ffffffffffff";
+constexpr int kMinRunIdPrefixDigits = 6;
+
+absl::Status BadRunIdPrefix(const std::string& given, const std::string& why) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("run_id: a run id (UUID) or a unique prefix of it with at least ", kMinRunIdPrefixDigits,
+                   " hex digits (0-9, a-f), got \"", given.substr(0, 64), "\" (", why, ")"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> Store::ResolveRunId(const std::string& id_or_prefix) {
+  const std::string prefix = absl::AsciiStrToLower(id_or_prefix);
+  if (internal::IsUuid(prefix)) return prefix;
+  if (prefix.size() > sizeof(kUuidZero) - 1) return BadRunIdPrefix(id_or_prefix, "too long");
+  int digits = 0;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    if (kUuidZero[i] == '-') {
+      if (prefix[i] != '-') return BadRunIdPrefix(id_or_prefix, absl::StrCat("expected '-' at offset ", i));
+    } else if (absl::ascii_isxdigit(static_cast<unsigned char>(prefix[i]))) {
+      ++digits;
+    } else {
+      return BadRunIdPrefix(id_or_prefix, absl::StrCat("not a hex digit at offset ", i));
+    }
+  }
+  if (digits < kMinRunIdPrefixDigits) {
+    return BadRunIdPrefix(id_or_prefix, absl::StrCat(digits, " hex digits"));
+  }
+  // `run_id::text LIKE prefix || '%'` written as the range of UUIDs with that prefix, so
+  // the primary key index answers it.
+  const std::string low = prefix + (kUuidZero + prefix.size());
+  const std::string high = prefix + (kUuidMax + prefix.size());
+  return internal::InTransactionOr(*pool_, "resolve run id", [&](pqxx::work& txn) -> absl::StatusOr<std::string> {
+    pqxx::result r = txn.exec_params(
+        "SELECT run_id::text FROM runs WHERE run_id BETWEEN $1::uuid AND $2::uuid ORDER BY run_id LIMIT 2", low,
+        high);
+    if (r.empty()) return absl::NotFoundError(absl::StrCat("no run with id prefix ", id_or_prefix));
+    if (r.size() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat("run id prefix ", id_or_prefix, " is ambiguous (matches ",
+                                                     r[0][0].as<std::string>(), ", ", r[1][0].as<std::string>(),
+                                                     ", ...): give more characters"));
+    }
+    return r[0][0].as<std::string>();
+  });
+}
+
+}  // namespace fleetmark::store

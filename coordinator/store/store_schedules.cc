@@ -47,20 +47,32 @@ absl::StatusOr<v1::Schedule> Store::CreateSchedule(const v1::Schedule& schedule,
   return created;
 }
 
-absl::Status Store::UpsertSchedule(const v1::Schedule& schedule, absl::Time next_fire) {
+absl::StatusOr<Store::SeedOutcome> Store::SeedDefaultSchedule(const v1::Schedule& schedule,
+                                                               absl::Time next_fire) {
   FLEETMARK_RETURN_IF_ERROR(CheckSchedule(schedule));
-  return InTransaction(*pool_, absl::StrCat("upsert schedule ", schedule.name()), [&](pqxx::work& txn) {
-           const std::string plan_id = internal::InsertPlan(txn, schedule.plan());
-           txn.exec_params(
-               "INSERT INTO schedules (schedule_id, name, cron, plan_id, selector, quick, next_fire_at) "
-               "VALUES (gen_random_uuid(), $1, $2, $3::uuid, $4, $5, $6::timestamptz) "
-               "ON CONFLICT (name) DO UPDATE SET cron = EXCLUDED.cron, plan_id = EXCLUDED.plan_id,"
-               " selector = EXCLUDED.selector, quick = EXCLUDED.quick, next_fire_at = EXCLUDED.next_fire_at",
-               schedule.name(), schedule.cron(), plan_id, schedule.selector(), schedule.quick(),
-               internal::TimeParam(next_fire));
-           return true;
-         })
-      .status();
+  const std::string seed_name = absl::StrCat("schedule:", schedule.name());
+  return InTransactionOr(*pool_, absl::StrCat("seed schedule ", schedule.name()),
+                         [&](pqxx::work& txn) -> absl::StatusOr<SeedOutcome> {
+    // A coordinator seeding at the same moment holds this key until it commits; then
+    // the conflict is seen here and the schedule it created is updated below.
+    const bool first_seed = !txn.exec_params(
+                                    "INSERT INTO seeded_defaults (name, seeded_by) VALUES ($1, $2) "
+                                    "ON CONFLICT (name) DO NOTHING RETURNING 1",
+                                    seed_name, options_.coordinator_id)
+                                 .empty();
+    const bool exists =
+        !txn.exec_params("SELECT 1 FROM schedules WHERE name = $1 FOR UPDATE", schedule.name()).empty();
+    if (!exists && !first_seed) return SeedOutcome::kLeftDeleted;
+    const std::string plan_id = internal::InsertPlan(txn, schedule.plan());
+    txn.exec_params(
+        "INSERT INTO schedules (schedule_id, name, cron, plan_id, selector, quick, next_fire_at) "
+        "VALUES (gen_random_uuid(), $1, $2, $3::uuid, $4, $5, $6::timestamptz) "
+        "ON CONFLICT (name) DO UPDATE SET cron = EXCLUDED.cron, plan_id = EXCLUDED.plan_id,"
+        " selector = EXCLUDED.selector, quick = EXCLUDED.quick, next_fire_at = EXCLUDED.next_fire_at",
+        schedule.name(), schedule.cron(), plan_id, schedule.selector(), schedule.quick(),
+        internal::TimeParam(next_fire));
+    return exists ? SeedOutcome::kUpdated : SeedOutcome::kCreated;
+  });
 }
 
 absl::StatusOr<std::vector<v1::Schedule>> Store::ListSchedules() {
