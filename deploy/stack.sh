@@ -3,8 +3,9 @@
 # a private PostgreSQL (deploy/pg.sh: its own data directory and port, run as an
 # unprivileged user), the coordinator (gRPC on loopback + the web view) and one local
 # agent. State lives in DIR (default .fleetmark): data, tokens, ports, logs, pid files.
-# The first `up` also installs a schedule "nightly" (plans/nightly.txtpb, 02:00 UTC);
-# `fleetmark schedules delete nightly` removes it for good.
+# The coordinator is started with --nightly_plan=plans/nightly.txtpb: the database gets
+# a schedule "nightly" (02:00 UTC) once; `fleetmark schedules delete nightly` removes it
+# for good (the database remembers it was seeded, so no later `up` re-creates it).
 # Re-running `up` reuses everything that already exists and is running.
 #
 #   deploy/stack.sh up [DIR]       # start what is not running; print the addresses
@@ -56,15 +57,10 @@ case "$cmd" in
     http_port=$(keep http.port free_port)
     uri=$(deploy/pg.sh start "$dir/pg")
     if ! running coordinator; then
-      # The "nightly" schedule is installed on the stack's first start only (marker
-      # DIR/nightly_installed): once deleted (`fleetmark schedules delete nightly`) it
-      # stays deleted across down/up.
-      nightly=()
-      [ -f "$dir/nightly_installed" ] || nightly=(--nightly_plan="$root/plans/nightly.txtpb")
       "$build/coordinator/fleetmark-coordinator" \
         --database_uri="$uri" --listen_address="127.0.0.1:$grpc_port" --http_address="127.0.0.1:$http_port" \
         --admin_token_file="$dir/admin_token" --enrollment_token_file="$dir/enrollment_token" \
-        "${nightly[@]}" >>"$dir/coordinator.log" 2>&1 &
+        --nightly_plan="$root/plans/nightly.txtpb" >>"$dir/coordinator.log" 2>&1 &
       echo $! > "$dir/coordinator.pid"
     fi
     if ! running agent; then
@@ -81,7 +77,6 @@ case "$cmd" in
       [ "$i" -lt 120 ] || { echo "stack.sh: no agent online after 60 s (logs in $dir)" >&2; exit 1; }
       sleep 0.5
     done
-    touch "$dir/nightly_installed"
     echo "PostgreSQL   $uri" >&2
     echo "coordinator  127.0.0.1:$grpc_port (admin token in $dir/admin_token)" >&2
     echo "web view     http://127.0.0.1:$http_port/" >&2

@@ -1,4 +1,4 @@
-// `fleetmark agents list`, `schedules create|list|delete`, `tokens create|revoke`.
+// `fleetmark agents list`, `schedules create|list|delete`, `tokens create|list|revoke`.
 #include <iostream>
 #include <optional>
 
@@ -159,8 +159,33 @@ int TokensRevoke(const std::vector<std::string>& args) {
   v1::Empty empty;
   auto context = client->Context();
   grpc::Status status = client->stub().RevokeToken(context.get(), request, &empty);
-  if (!status.ok()) return client->Fail("tokens revoke", status);
+  if (!status.ok()) {
+    const int exit_code = client->Fail(absl::StrCat("tokens revoke ", args[0]), status);
+    if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
+      std::cerr << "  (`fleetmark tokens list` shows the token ids)\n";
+    }
+    return exit_code;
+  }
   std::cout << "revoked " << args[0] << " (agents enrolled with it are refused from now on)\n";
+  return kExitOk;
+}
+
+int TokensList(const std::vector<std::string>& args) {
+  if (!args.empty()) return RemoteUsageError("fleetmark tokens list", "tokens list takes no arguments");
+  int code = 0;
+  std::optional<ControlClient> client = ClientFromFlags(&code);
+  if (!client) return code;
+  v1::ListTokensResponse response;
+  auto context = client->Context();
+  grpc::Status status = client->stub().ListTokens(context.get(), v1::ListTokensRequest(), &response);
+  if (!status.ok()) return client->Fail("tokens list", status);
+  report::TextTable table({{"id"}, {"description"}, {"created"}, {"revoked"}, {"agents", report::Align::kRight}});
+  for (const v1::TokenInfo& token : response.tokens()) {
+    table.AddRow({token.token_id(), token.description().empty() ? "-" : token.description(),
+                  FormatUnixNs(token.created_unix_ns()), FormatUnixNs(token.revoked_unix_ns()),
+                  absl::StrCat(token.agents())});
+  }
+  std::cout << table.Render();
   return kExitOk;
 }
 
@@ -180,6 +205,9 @@ void RegisterFleetRemoteCommands(CommandRegistry& registry) {
                 .usage = "fleetmark schedules delete NAME", .run = SchedulesDelete});
   registry.Add({.name = "tokens create", .summary = "create an agent enrollment token (printed once)",
                 .usage = "fleetmark tokens create [--description TEXT]", .run = TokensCreate});
+  registry.Add({.name = "tokens list",
+                .summary = "list enrollment tokens: id, description, created, revoked, agents enrolled",
+                .usage = "fleetmark tokens list", .run = TokensList});
   registry.Add({.name = "tokens revoke", .summary = "revoke an enrollment token and the agents enrolled with it",
                 .usage = "fleetmark tokens revoke TOKEN_ID", .run = TokensRevoke});
 }

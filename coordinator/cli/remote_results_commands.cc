@@ -98,7 +98,8 @@ int Export(const std::vector<std::string>& args) {
       if (reports.size() > 1) {
         std::vector<std::string> names;
         for (const auto& [name, report] : reports) names.push_back(name);
-        return RemoteUsageError(kUsage, absl::StrCat("gbench-json holds one host: pass --agents NAME (run ", args[0],
+        return RemoteUsageError(kUsage, absl::StrCat("gbench-json holds one host: pass --agents NAME (run ",
+                                                     exported->run().run_id(),
                                                      " has ", absl::StrJoin(names, ", "), ")"));
       }
       text = reports.empty() ? report::FormatReport(v1::RunReport(), options->format)
@@ -155,7 +156,8 @@ int Compare(const std::vector<std::string>& args) {
     if (reports.count(name) == 0) {
       std::vector<std::string> names;
       for (const auto& [n, r] : reports) names.push_back(n);
-      std::cerr << "fleetmark: --agents: agent \"" << name << "\" has no results in run " << args[0] << " (agents with results: "
+      std::cerr << "fleetmark: --agents: agent \"" << name << "\" has no results in run " << exported->run().run_id()
+                << " (agents with results: "
                 << (names.empty() ? "none" : absl::StrJoin(names, ", ")) << ")\n";
       return kExitUsage;
     }

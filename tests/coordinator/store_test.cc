@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <thread>
 
@@ -438,6 +439,190 @@ TEST(StoreTest, AgentsListAndOfflineOnlyFromOwnSession) {
   ASSERT_TRUE(identity.ok());
   EXPECT_EQ(identity->credential_sha256, "hash-pixel-7");
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM host_snapshots"), 1);
+}
+
+TEST(StoreTest, TokensListedWithoutSecretsAndRevokingTwiceSaysSo) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->CreateEnrollmentToken("tok-lab", "hash-lab-0123456789", "lab boards").ok());
+  ASSERT_TRUE(store->CreateEnrollmentToken("tok-phones", "hash-phones-0123456789", "").ok());
+  AgentRegistration reg;
+  reg.name = "board-1";
+  reg.credential_sha256 = "cred";
+  reg.token_id = "tok-lab";
+  reg.session_id = "s1";
+  ASSERT_TRUE(store->RegisterAgent(reg).ok());
+  reg.name = "board-2";
+  ASSERT_TRUE(store->RegisterAgent(reg).ok());
+
+  auto tokens = store->ListEnrollmentTokens();
+  ASSERT_TRUE(tokens.ok()) << tokens.status();
+  ASSERT_EQ(tokens->size(), 2u);
+  EXPECT_EQ((*tokens)[0].token_id(), "tok-lab");  // oldest first
+  EXPECT_EQ((*tokens)[0].description(), "lab boards");
+  EXPECT_EQ((*tokens)[0].agents(), 2u);
+  EXPECT_EQ((*tokens)[1].token_id(), "tok-phones");
+  EXPECT_EQ((*tokens)[1].agents(), 0u);
+  for (const v1::TokenInfo& token : *tokens) {
+    EXPECT_EQ(token.revoked_unix_ns(), 0);
+    EXPECT_LT(std::abs(absl::ToDoubleSeconds(absl::FromUnixNanos(token.created_unix_ns()) - absl::Now())), 600);
+    EXPECT_EQ(token.DebugString().find("hash-"), std::string::npos) << token.DebugString();
+  }
+
+  ASSERT_TRUE(store->RevokeEnrollmentToken("tok-lab").ok());
+  tokens = store->ListEnrollmentTokens();
+  ASSERT_TRUE(tokens.ok()) << tokens.status();
+  EXPECT_GE((*tokens)[0].revoked_unix_ns(), (*tokens)[0].created_unix_ns());
+  EXPECT_EQ((*tokens)[1].revoked_unix_ns(), 0);
+  // A second revoke is not a silent success, and changes nothing.
+  const int64_t revoked_at = (*tokens)[0].revoked_unix_ns();
+  absl::Status again = store->RevokeEnrollmentToken("tok-lab");
+  EXPECT_EQ(again.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(again.message().find("\"tok-lab\" was already revoked at 20"), std::string::npos) << again;
+  EXPECT_EQ((*store->ListEnrollmentTokens())[0].revoked_unix_ns(), revoked_at);
+  absl::Status unknown = store->RevokeEnrollmentToken("tok-nope");
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(unknown.message().find("\"tok-nope\""), std::string::npos) << unknown;
+}
+
+TEST(StoreTest, RunIdPrefixesResolveToOneRun) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string a = Agent(*store, "a1");
+  auto run = store->CreateRun(MakeRun({a}));
+  ASSERT_TRUE(run.ok()) << run.status();
+  // Runs with chosen ids (sharing the first run's plan) to make prefixes collide.
+  const std::string one = "abcdef01-1111-4111-8111-111111111111";
+  const std::string two = "abcdef02-2222-4222-8222-222222222222";
+  {
+    pqxx::connection conn(db.uri());
+    pqxx::work txn(conn);
+    for (const std::string& id : {one, two}) {
+      txn.exec_params("INSERT INTO runs (run_id, plan_id, plan_name) SELECT $1::uuid, plan_id, plan_name FROM runs "
+                      "WHERE run_id = $2::uuid",
+                      id, run->run_id());
+    }
+    txn.commit();
+  }
+  EXPECT_EQ(*store->ResolveRunId(run->run_id().substr(0, 8)), run->run_id());
+  EXPECT_EQ(*store->ResolveRunId(run->run_id()), run->run_id());
+  EXPECT_EQ(*store->ResolveRunId("abcdef01"), one);
+  EXPECT_EQ(*store->ResolveRunId("ABCDEF02-22"), two);  // any case, dashes where the id has them
+  EXPECT_EQ(*store->ResolveRunId("ABCDEF01-1111-4111-8111-111111111111"), one);
+  // A full UUID is not looked up: an unknown one is NotFound where it is used.
+  EXPECT_EQ(*store->ResolveRunId("00000000-0000-4000-8000-000000000000"), "00000000-0000-4000-8000-000000000000");
+
+  auto ambiguous = store->ResolveRunId("abcdef");
+  EXPECT_EQ(ambiguous.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(ambiguous.status().message().find("run id prefix abcdef is ambiguous (matches " + one + ", " + two),
+            std::string::npos)
+      << ambiguous.status();
+  EXPECT_NE(ambiguous.status().message().find("give more characters"), std::string::npos);
+
+  auto none = store->ResolveRunId("123456");
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(none.status().message(), "no run with id prefix 123456");
+
+  for (const std::string bad : {"", "abcde", "abcdeg", "abcdef011", "abcdef'%", "abcdef01-1111-4111-8111-1111111111111"}) {
+    auto refused = store->ResolveRunId(bad);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(refused.status().message().find("run_id: a run id (UUID) or a unique prefix of it with at least 6 hex"),
+              std::string::npos)
+        << refused.status();
+  }
+  EXPECT_NE(store->ResolveRunId("abcde").status().message().find("(5 hex digits)"), std::string::npos);
+  EXPECT_NE(store->ResolveRunId("abcdef011").status().message().find("expected '-' at offset 8"), std::string::npos);
+}
+
+v1::Schedule Nightly(const std::string& cron) {
+  v1::Schedule schedule;
+  schedule.set_name("nightly");
+  schedule.set_cron(cron);
+  *schedule.mutable_plan() = SmallPlan();
+  return schedule;
+}
+
+TEST(StoreTest, DefaultScheduleSeededOncePerDatabase) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store1 = OpenStore(db.uri(), "c1");
+  auto store2 = OpenStore(db.uri(), "c2");
+  ASSERT_NE(store1, nullptr);
+  ASSERT_NE(store2, nullptr);
+  // Coordinators starting together: one creates it, the others update it, none fails.
+  std::atomic<int> created{0}, updated{0}, failed{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      auto outcome = (i % 2 == 0 ? *store1 : *store2).SeedDefaultSchedule(Nightly("0 2 * * *"), absl::Now());
+      if (!outcome.ok()) {
+        ADD_FAILURE() << outcome.status();
+        ++failed;
+      } else if (*outcome == Store::SeedOutcome::kCreated) {
+        ++created;
+      } else if (*outcome == Store::SeedOutcome::kUpdated) {
+        ++updated;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(created.load(), 1);
+  EXPECT_EQ(updated.load(), 3);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM schedules"), 1);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM seeded_defaults WHERE name = 'schedule:nightly'"), 1);
+
+  // A restart with other flags updates it.
+  auto outcome = store2->SeedDefaultSchedule(Nightly("30 3 * * 1"), absl::Now());
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(*outcome, Store::SeedOutcome::kUpdated);
+  auto listed = store1->ListSchedules();
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].cron(), "30 3 * * 1");
+
+  // Deleted by a user: later starts leave it deleted.
+  ASSERT_TRUE(store1->DeleteSchedule("nightly").ok());
+  for (int restart = 0; restart < 2; ++restart) {
+    outcome = store1->SeedDefaultSchedule(Nightly("0 2 * * *"), absl::Now());
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    EXPECT_EQ(*outcome, Store::SeedOutcome::kLeftDeleted);
+  }
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM schedules"), 0);
+
+  // Re-created by a user: the flags update it again.
+  ASSERT_TRUE(store1->CreateSchedule(Nightly("0 4 * * *"), absl::Now()).ok());
+  outcome = store2->SeedDefaultSchedule(Nightly("0 2 * * *"), absl::Now());
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(*outcome, Store::SeedOutcome::kUpdated);
+  EXPECT_EQ((*store1->ListSchedules())[0].cron(), "0 2 * * *");
+  EXPECT_EQ(store1->SeedDefaultSchedule(Nightly(""), absl::Now()).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(StoreTest, SeededDefaultsMigrationCountsAnExistingNightlyAsSeeded) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  const std::vector<Migration>& all = EmbeddedMigrations();
+  auto seeded = std::find_if(all.begin(), all.end(), [](const Migration& m) {
+    return std::string(m.name) == "0002_seeded_defaults";
+  });
+  ASSERT_NE(seeded, all.end());
+  {  // A database from before the migration, whose nightly schedule exists.
+    pqxx::connection conn(db.uri());
+    ASSERT_TRUE(ApplyMigrations(conn, std::vector<Migration>(all.begin(), seeded)).ok());
+  }
+  StoreOptions options;
+  options.connection.uri = db.uri();
+  auto store = Store::Open(options);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->CreateSchedule(Nightly("0 2 * * *"), absl::Now()).ok());
+  ASSERT_TRUE((*store)->Migrate().ok());
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM seeded_defaults WHERE name = 'schedule:nightly'"), 1);
+  // So deleting it after the upgrade sticks.
+  ASSERT_TRUE((*store)->DeleteSchedule("nightly").ok());
+  auto outcome = (*store)->SeedDefaultSchedule(Nightly("0 2 * * *"), absl::Now());
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(*outcome, Store::SeedOutcome::kLeftDeleted);
 }
 
 }  // namespace
