@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <set>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "fleetmark/v1/agent.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -550,6 +552,112 @@ TEST_F(FleetTest, MutualTlsAdmitsOnlyAgentsWithAClientCertificate) {
   EXPECT_TRUE(no_cert->process()->Running());
   EXPECT_TRUE(plaintext->process()->Running());
   EXPECT_THAT(no_cert->Log(), HasSubstr("reconnecting in"));
+}
+
+// The agent's credential as stored in its spool directory (agent/credential_store.h).
+std::string StoredAgentCredential(const std::string& spool_dir) {
+  std::ifstream in(spool_dir + "/credential");
+  std::string line;
+  while (std::getline(in, line)) {
+    absl::string_view value = line;
+    if (absl::ConsumePrefix(&value, "credential ")) return std::string(value);
+  }
+  return "";
+}
+
+// Issue 3: the JobFinished report survives a kill -9 between being spooled and being
+// recorded. The agent holds the spooled report (test hook), is killed, restarts with the
+// same spool: the job is kept (not re-queued), the report replays, the job ends done on
+// its first attempt with each case stored once. A replay of the report of the ended job
+// is then acknowledged without changing it.
+TEST_F(FleetTest, AgentKilledAfterSpoolingJobFinishedEndsTheJobWithoutARerun) {
+  CoordinatorConfig config;
+  config.job_lease = absl::Seconds(60);  // outlives the kill and the restart
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(config));
+  AgentProcess* agent = StartAgent("finisher", "", "", {"--test_finish_send_delay=300s"});
+  ASSERT_NE(agent, nullptr);
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
+
+  const v1::Plan plan = QuickPlan();
+  auto run = control_->Submit(plan, "name=finisher");
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(run->jobs_size(), 1);
+  const std::string job_id = run->jobs(0).job_id();
+  const std::string held = absl::StrCat("test hook: report of job ", job_id, " spooled");
+  ASSERT_TRUE(WaitUntil([&] { return agent->Log().find(held) != std::string::npos; },
+                        absl::Seconds(180)));
+  agent->Kill9();
+
+  // The coordinator never got the report: the job is still live, first attempt.
+  auto at_kill = control_->GetRun(run->run_id());
+  ASSERT_TRUE(at_kill.ok()) << at_kill.status();
+  EXPECT_THAT(at_kill->jobs(0).status(), ::testing::AnyOf("assigned", "running"))
+      << at_kill->ShortDebugString();
+  EXPECT_EQ(at_kill->jobs(0).attempts(), 1u);
+
+  ASSERT_TRUE(agent->Restart().ok());
+  auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(120));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "done") << ended->ShortDebugString();
+  EXPECT_EQ(ended->jobs(0).status(), "done");
+  EXPECT_EQ(ended->jobs(0).attempts(), 1u) << "the job was re-run";
+  ExpectExactlyOnce(run->run_id(), CaseCount(plan));
+  EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM case_results WHERE job_id = '", job_id, "'")),
+            CaseCount(plan));
+  // It was the spooled report that ended the job, and the agent dropped it on the ack.
+  EXPECT_THAT(agent->Log(), HasSubstr("results and 1 job reports to replay"));
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return agent->Log().find("coordinator confirmed the report of job " + job_id) !=
+               std::string::npos;
+      },
+      absl::Seconds(30)))
+      << Tail(agent->Log());
+
+  // A late replay of that report (as after a lost ack) is acknowledged and harmless.
+  agent->Kill9();
+  const std::string credential = StoredAgentCredential(agent->spool_dir());
+  ASSERT_FALSE(credential.empty());
+  auto stub = v1::AgentService::NewStub(
+      grpc::CreateChannel(coordinator_->address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  auto stream = stub->Connect(&context);
+  v1::AgentMessage hello = Hello("finisher", "");
+  hello.mutable_hello()->set_agent_credential(credential);
+  hello.mutable_hello()->set_running_job_id(job_id);
+  ASSERT_TRUE(stream->Write(hello));
+  bool cancelled = false, welcomed = false, acked = false;
+  v1::CoordinatorMessage reply;
+  while (!acked && stream->Read(&reply)) {
+    if (reply.has_cancellation() && reply.cancellation().job_id() == job_id) cancelled = true;
+    if (reply.has_refusal()) ADD_FAILURE() << "refused: " << reply.refusal().reason();
+    if (reply.has_job_finished_ack()) {
+      EXPECT_EQ(reply.job_finished_ack().job_id(), job_id);
+      acked = true;
+    }
+    if (reply.has_welcome() && !welcomed) {
+      welcomed = true;
+      v1::AgentMessage replay;
+      replay.mutable_job_finished()->set_job_id(job_id);
+      replay.mutable_job_finished()->set_ok(false);
+      replay.mutable_job_finished()->set_message("stale replay");
+      ASSERT_TRUE(stream->Write(replay));
+    }
+  }
+  context.TryCancel();
+  while (stream->Read(&reply)) {
+  }
+  (void)stream->Finish();
+  EXPECT_TRUE(cancelled) << "the hello named an ended job: it must be cancelled";
+  EXPECT_TRUE(acked) << "a replayed JobFinished of an ended job must be acknowledged";
+  auto after = control_->GetRun(run->run_id());
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->status(), "done");
+  EXPECT_EQ(after->jobs(0).status(), "done");
+  EXPECT_EQ(after->jobs(0).attempts(), 1u);
+  EXPECT_THAT(after->jobs(0).message(), Not(HasSubstr("stale replay")));
+  ExpectExactlyOnce(run->run_id(), CaseCount(plan));
 }
 
 }  // namespace
