@@ -18,6 +18,8 @@
 //     of another job means the reported job is no longer live for this agent (it ended,
 //     or its lease expired and it was re-queued), so the report is dropped as stale and
 //     the new job runs.
+//   - A job this agent cancels for its own shutdown (not on the coordinator's word) is
+//     not reported: the coordinator re-queues it when the agent is back, as before.
 //
 // Identity: the first session presents the enrollment token (read from `token_file` at
 // each attempt); the credential from the Welcome is stored in the state directory
