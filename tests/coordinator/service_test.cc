@@ -1,16 +1,22 @@
 // The coordinator's services over real gRPC on loopback (port 0) and a real PostgreSQL
 // (FLEETMARK_TEST_PG_URI): hello refusals, a malformed message refused while other
-// agents keep being served, dispatch, idempotent result acks, control auth.
+// agents keep being served, dispatch, idempotent result acks, control auth, tokens
+// list/revoke, run id prefixes, the nightly schedule seeded once per database.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "coordinator/service/agent_service.h"
 #include "coordinator/service/coordinator.h"
 #include "fleetmark/v1/agent.grpc.pb.h"
 #include "fleetmark/v1/control.grpc.pb.h"
+#include "google/protobuf/text_format.h"
 #include "tests/coordinator/test_database.h"
 
 namespace fleetmark::service {
@@ -79,7 +85,8 @@ class ServiceTest : public ::testing::Test {
     }
     StartCoordinator(db_->uri());
   }
-  void StartCoordinator(const std::string& uri) {
+  // Options of the coordinators under test (on `uri`).
+  static CoordinatorOptions Options(const std::string& uri) {
     CoordinatorOptions options;
     options.listen_address = "127.0.0.1:0";
     options.database_uri = uri;
@@ -90,6 +97,10 @@ class ServiceTest : public ::testing::Test {
     options.sweep_interval = absl::Milliseconds(200);
     options.executor_threads = 2;
     options.db_pool_size = 6;
+    return options;
+  }
+  void StartCoordinator(const std::string& uri) { StartCoordinator(Options(uri)); }
+  void StartCoordinator(const CoordinatorOptions& options) {
     auto coordinator = Coordinator::Start(options);
     ASSERT_TRUE(coordinator.ok()) << coordinator.status();
     coordinator_ = *std::move(coordinator);
@@ -373,6 +384,230 @@ TEST_F(ServiceTest, TokensCredentialsAndRevocation) {
     EXPECT_NE(reason.find("revoked"), std::string::npos) << reason;
     EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
   }
+  // Revoking it again says so; an unknown id is NotFound naming it.
+  for (const std::string id : {token.token_id(), std::string("tok-unknown")}) {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::RevokeTokenRequest request;
+    request.set_token_id(id);
+    v1::Empty empty;
+    grpc::Status status = control_->RevokeToken(&context, request, &empty);
+    if (id == token.token_id()) {
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << status.error_message();
+      EXPECT_NE(status.error_message().find("already revoked at"), std::string::npos) << status.error_message();
+    } else {
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND) << status.error_message();
+      EXPECT_NE(status.error_message().find("\"tok-unknown\""), std::string::npos) << status.error_message();
+    }
+  }
+}
+
+TEST_F(ServiceTest, ListTokensShowsIdsDatesAndAgentsButNoSecret) {
+  {
+    grpc::ClientContext context;  // no admin token
+    v1::ListTokensResponse response;
+    EXPECT_EQ(control_->ListTokens(&context, v1::ListTokensRequest(), &response).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+  }
+  v1::CreateTokenResponse created;
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::CreateTokenRequest request;
+    request.set_description("lab phones");
+    ASSERT_TRUE(control_->CreateToken(&context, request, &created).ok());
+  }
+  {
+    TestAgent agent(channel_);
+    ASSERT_TRUE(agent.Send(TestAgent::Hello("agent-l", 1, created.token())));
+    v1::CoordinatorMessage welcome;
+    ASSERT_TRUE(agent.Read(&welcome));
+    ASSERT_TRUE(welcome.has_welcome()) << welcome.DebugString();
+    agent.Finish();
+  }
+  grpc::ClientContext context;
+  Authorize(&context);
+  v1::ListTokensResponse response;
+  grpc::Status status = control_->ListTokens(&context, v1::ListTokensRequest(), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.tokens_size(), 2);  // the seeded one, then the created one
+  EXPECT_EQ(response.tokens(0).token_id().rfind("seed-", 0), 0u) << response.tokens(0).token_id();
+  EXPECT_EQ(response.tokens(0).description(), "seeded at start");
+  EXPECT_EQ(response.tokens(0).agents(), 0u);
+  EXPECT_EQ(response.tokens(1).token_id(), created.token_id());
+  EXPECT_EQ(response.tokens(1).description(), "lab phones");
+  EXPECT_EQ(response.tokens(1).agents(), 1u);
+  EXPECT_EQ(response.tokens(1).revoked_unix_ns(), 0);
+  EXPECT_GT(response.tokens(1).created_unix_ns(), 0);
+  EXPECT_EQ(response.DebugString().find(created.token()), std::string::npos);
+  EXPECT_EQ(response.DebugString().find(kEnrollToken), std::string::npos);
+}
+
+TEST_F(ServiceTest, RunIdPrefixesAcceptedByEveryRunCall) {
+  TestAgent agent(channel_);
+  ASSERT_TRUE(agent.Send(TestAgent::Hello("agent-p", 1, kEnrollToken)));
+  v1::CoordinatorMessage welcome;
+  ASSERT_TRUE(agent.Read(&welcome));
+  ASSERT_TRUE(welcome.has_welcome()) << welcome.DebugString();
+  v1::SubmitRunResponse submitted;
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::SubmitRunRequest submit;
+    *submit.mutable_plan() = SmallPlan();
+    grpc::Status status = control_->SubmitRun(&context, submit, &submitted);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  const std::string run_id = submitted.run().run_id();
+  std::string upper_prefix = run_id.substr(0, 8);
+  for (char& c : upper_prefix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::GetRunRequest request;
+    request.set_run_id(run_id.substr(0, 8));
+    v1::RunInfo run;
+    grpc::Status status = control_->GetRun(&context, request, &run);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(run.run_id(), run_id);
+  }
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::CancelRunRequest request;
+    request.set_run_id(upper_prefix);
+    v1::RunInfo run;
+    grpc::Status status = control_->CancelRun(&context, request, &run);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(run.run_id(), run_id);
+    EXPECT_EQ(run.status(), "cancelled");
+  }
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::ExportResultsRequest request;
+    request.set_run_id(run_id.substr(0, 6));
+    v1::ExportResultsResponse exported;
+    grpc::Status status = control_->ExportResults(&context, request, &exported);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(exported.run().run_id(), run_id);
+  }
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::WatchRunRequest request;
+    request.set_run_id(run_id.substr(0, 13));
+    auto reader = control_->WatchRun(&context, request);
+    v1::RunInfo info, last;
+    while (reader->Read(&info)) last = info;
+    grpc::Status status = reader->Finish();
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(last.run_id(), run_id);
+    EXPECT_EQ(last.status(), "cancelled");
+  }
+  // Bad prefixes: too short or not hex is InvalidArgument naming run_id, also for a watch.
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::GetRunRequest request;
+    request.set_run_id(run_id.substr(0, 5));
+    v1::RunInfo run;
+    grpc::Status status = control_->GetRun(&context, request, &run);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(status.error_message().find("run_id: "), std::string::npos) << status.error_message();
+  }
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::WatchRunRequest request;
+    request.set_run_id("zzzzzzzz");
+    auto reader = control_->WatchRun(&context, request);
+    v1::RunInfo info;
+    EXPECT_FALSE(reader->Read(&info));
+    grpc::Status status = reader->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(status.error_message().find("not a hex digit"), std::string::npos) << status.error_message();
+  }
+  {  // No run has this prefix (the only run's id starts differently).
+    const std::string other = run_id[0] == 'f' ? "eeeeee" : "ffffff";
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::CancelRunRequest request;
+    request.set_run_id(other);
+    v1::RunInfo run;
+    grpc::Status status = control_->CancelRun(&context, request, &run);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+    EXPECT_EQ(status.error_message(), "no run with id prefix " + other);
+  }
+  agent.Finish();
+}
+
+TEST_F(ServiceTest, NightlyScheduleSeededOncePerDatabase) {
+  const std::string plan_file =
+      (std::filesystem::temp_directory_path() / ("fleetmark_nightly_" + std::to_string(::getpid()) + ".txtpb"))
+          .string();
+  {
+    std::string text;
+    ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(SmallPlan(), &text));
+    std::ofstream(plan_file) << text;
+  }
+  auto schedules = [&]() {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::ListSchedulesResponse response;
+    grpc::Status status = control_->ListSchedules(&context, v1::ListSchedulesRequest(), &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response;
+  };
+  CoordinatorOptions options = Options(db_->uri());
+  options.nightly_plan_file = plan_file;
+  auto restart = [&](const std::string& cron) {
+    coordinator_.reset();
+    options.nightly_cron = cron;
+    StartCoordinator(options);
+  };
+
+  restart("0 2 * * *");
+  ASSERT_EQ(schedules().schedules_size(), 1);
+  EXPECT_EQ(schedules().schedules(0).name(), "nightly");
+  EXPECT_EQ(schedules().schedules(0).plan().name(), "small");
+  restart("30 3 * * *");  // flags changed: the schedule follows them
+  ASSERT_EQ(schedules().schedules_size(), 1);
+  EXPECT_EQ(schedules().schedules(0).cron(), "30 3 * * *");
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::DeleteScheduleRequest request;
+    request.set_name("nightly");
+    v1::Empty empty;
+    ASSERT_TRUE(control_->DeleteSchedule(&context, request, &empty).ok());
+  }
+  // A user's delete survives the next start, which says how to re-create it.
+  ::testing::internal::CaptureStderr();
+  restart("30 3 * * *");
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(schedules().schedules_size(), 0);
+  EXPECT_NE(log.find("schedule \"nightly\" was deleted from this database"), std::string::npos) << log;
+  EXPECT_NE(log.find("fleetmark schedules create nightly " + plan_file + " --cron '30 3 * * *'"), std::string::npos)
+      << log;
+
+  // Two coordinators starting at once on a fresh database: both start, one schedule.
+  testing::TestDatabase fresh;
+  ASSERT_FALSE(fresh.uri().empty()) << fresh.error();
+  CoordinatorOptions fresh_options = Options(fresh.uri());
+  fresh_options.nightly_plan_file = plan_file;
+  std::vector<absl::StatusOr<std::unique_ptr<Coordinator>>> started(2);
+  std::vector<std::thread> threads;
+  for (auto& slot : started) threads.emplace_back([&slot, &fresh_options] { slot = Coordinator::Start(fresh_options); });
+  for (auto& t : threads) t.join();
+  for (const auto& c : started) ASSERT_TRUE(c.ok()) << c.status();
+  started.clear();
+  coordinator_.reset();
+  StartCoordinator(Options(fresh.uri()));
+  ASSERT_EQ(schedules().schedules_size(), 1);
+  EXPECT_EQ(schedules().schedules(0).cron(), "0 2 * * *");
+  coordinator_.reset();  // before `fresh` is dropped
+  std::remove(plan_file.c_str());
 }
 
 }  // namespace
