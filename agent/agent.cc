@@ -512,6 +512,7 @@ void Agent::OnWelcome(Session* session, const fleetmark::v1::Welcome& welcome) {
   const std::string running = runner_->running_job_id();
   for (fleetmark::v1::JobFinished& report : reports) {
     if (report.job_id() == running) continue;  // never report a job that runs here
+    if (report.job_id() == held_finish_job_id_) continue;  // test hook: sent after the hold
     AgentMessage message;
     *message.mutable_job_finished() = std::move(report);
     session->Enqueue(std::move(message));
@@ -677,6 +678,7 @@ void Agent::OnJobFinished(const fleetmark::v1::JobFinished& finished) {
       if (session_ != nullptr) session_->Enqueue(std::move(message));
       return;
     }
+    held_finish_job_id_ = finished.job_id();  // not replayed by a reconnect meanwhile
   }
   Log(LogLevel::kWarning,
       absl::StrCat("test hook: report of job ", finished.job_id(), " spooled; holding it for ",
@@ -686,7 +688,8 @@ void Agent::OnJobFinished(const fleetmark::v1::JobFinished& finished) {
     wait_mu_.AwaitWithTimeout(absl::Condition(&stop_requested_), options_.finish_send_delay);
   }
   absl::MutexLock lock(&mu_);
-  // Not if confirmed or dropped meanwhile (a reconnect replays it from the spool).
+  held_finish_job_id_.clear();
+  // Not if dropped meanwhile (a cancellation of the job).
   if (session_ != nullptr && pending_finish_.has_value() &&
       pending_finish_->job_id() == finished.job_id()) {
     session_->Enqueue(std::move(message));

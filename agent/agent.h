@@ -187,6 +187,8 @@ class Agent {
   // Newest finished job whose report is not confirmed yet (also spooled, unless the
   // spool failed); resent after each reconnect. Restored from the spool by Create.
   std::optional<fleetmark::v1::JobFinished> pending_finish_ ABSL_GUARDED_BY(mu_);
+  // Job whose report the finish_send_delay test hook holds back ("" = none).
+  std::string held_finish_job_id_ ABSL_GUARDED_BY(mu_);
   AgentStats stats_ ABSL_GUARDED_BY(mu_);
 };
 
