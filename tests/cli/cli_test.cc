@@ -1,17 +1,22 @@
 // `fleetmark` end to end: bad input exits 2 with one clear message naming the field;
-// a tiny plan runs in every output format and each parses back.
+// a tiny plan runs in every output format and each parses back; the fleet commands
+// (tokens list/revoke, run id prefixes) against a real fleetmark-coordinator on a real
+// PostgreSQL (FLEETMARK_TEST_PG_URI).
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
 #include "tests/cli/cli_fixture.h"
+#include "tests/integration/fleet_harness.h"
 #include "engine/report/csv.h"
 #include "engine/report/json.h"
 #include "gmock/gmock.h"
@@ -197,6 +202,136 @@ TEST_F(CliTest, GbenchExportsCompareWithGoogleBenchmarksTool) {
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;
   EXPECT_THAT(text, HasSubstr("batch/arithmetic/blocking/direct/any"));
   EXPECT_THAT(text, HasSubstr("batch/storage/blocking/fixed_pool_2/any"));
+}
+
+// A real coordinator on a fresh database; Fleet(args) runs `fleetmark args` against it.
+class CliFleetTest : public CliTest {
+ protected:
+  void SetUp() override {
+    CliTest::SetUp();
+    const std::string server = fleetmark::testing::TestPgUri();
+    if (server.empty()) {
+      if (fleetmark::testing::PgRequired()) GTEST_FAIL() << "FLEETMARK_TEST_PG_URI is not set";
+      GTEST_SKIP() << "FLEETMARK_TEST_PG_URI is not set";
+    }
+    auto db = fleetmark::testing::TestDatabase::Create(server);
+    ASSERT_TRUE(db.ok()) << db.status();
+    db_ = *std::move(db);
+    fleetmark::testing::CoordinatorConfig config;
+    config.database_uri = db_->uri();
+    auto coordinator = fleetmark::testing::CoordinatorProcess::Start(dir_.string(), config);
+    ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+    coordinator_ = *std::move(coordinator);
+  }
+  void TearDown() override {
+    coordinator_.reset();  // killed before its database is dropped
+    db_.reset();
+    CliTest::TearDown();
+  }
+  CliResult Fleet(const std::string& args) {
+    return Cli(args + " --coordinator " + coordinator_->address() + " --admin_token_file " +
+               (dir_ / "admin_token").string());
+  }
+  std::unique_ptr<fleetmark::testing::TestDatabase> db_;
+  std::unique_ptr<fleetmark::testing::CoordinatorProcess> coordinator_;
+};
+
+TEST_F(CliFleetTest, TokensListAndRevoke) {
+  CliResult r = Fleet("tokens create --description 'lab boards'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string secret(absl::StripAsciiWhitespace(r.out));
+  ASSERT_EQ(secret.size(), 64u) << r.out;
+  const size_t id_at = r.err.find("tok-");
+  ASSERT_NE(id_at, std::string::npos) << r.err;
+  const std::string id = r.err.substr(id_at, r.err.find(' ', id_at) - id_at);
+
+  r = Fleet("tokens list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_GE(lines.size(), 3u) << r.out;  // header, the seeded token, the created one
+  for (const char* column : {"id", "description", "created", "revoked", "agents"}) {
+    EXPECT_THAT(lines[0], HasSubstr(column));
+  }
+  EXPECT_THAT(r.out, HasSubstr("seed-"));
+  EXPECT_THAT(r.out, HasSubstr("seeded at start"));
+  std::string row;
+  for (const std::string& line : lines) {
+    if (line.find(id) != std::string::npos) row = line;
+  }
+  EXPECT_THAT(row, HasSubstr("lab boards"));
+  EXPECT_THAT(row, HasSubstr(" UTC "));
+  EXPECT_THAT(row, testing::ContainsRegex("UTC +- +0 *$")) << row;  // not revoked, no agent yet
+  EXPECT_THAT(r.out, Not(HasSubstr(secret)));
+  EXPECT_THAT(r.out, Not(HasSubstr(coordinator_->config().enrollment_token)));
+
+  r = Fleet("tokens revoke " + id);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("revoked " + id));
+  r = Fleet("tokens list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (absl::string_view line : absl::StrSplit(r.out, '\n')) {
+    if (line.find(id) != absl::string_view::npos) {
+      EXPECT_THAT(std::string(line), testing::ContainsRegex("UTC +20[0-9-]+ [0-9:]+ UTC +0 *$")) << line;
+    }
+  }
+  // A second revoke is not a silent success.
+  r = Fleet("tokens revoke " + id);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("was already revoked at 20"));
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  r = Fleet("tokens revoke tok-nope");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("enrollment token \"tok-nope\" not found"));
+  EXPECT_THAT(r.err, HasSubstr("fleetmark tokens list"));
+  r = Fleet("tokens list extra");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("tokens list takes no arguments"));
+}
+
+TEST_F(CliFleetTest, RunCommandsAcceptUniqueIdPrefixes) {
+  // Two runs (no jobs) whose ids share the prefix "abcdef0".
+  const std::string one = "abcdef01-1111-4111-8111-111111111111";
+  const std::string two = "abcdef02-2222-4222-8222-222222222222";
+  auto inserted = fleetmark::testing::Psql(
+      db_->uri(), "INSERT INTO plans (plan_id, name, plan, plan_text) VALUES "
+                  "('00000000-0000-4000-8000-0000000000aa', 'tiny', ''::bytea, ''); "
+                  "INSERT INTO runs (run_id, plan_id, plan_name) VALUES "
+                  "('" + one + "', '00000000-0000-4000-8000-0000000000aa', 'tiny'), "
+                  "('" + two + "', '00000000-0000-4000-8000-0000000000aa', 'tiny')");
+  ASSERT_TRUE(inserted.ok()) << inserted.status();
+
+  CliResult r = Fleet("runs show abcdef01");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("run " + one + "  plan tiny"));
+  r = Fleet("export ABCDEF02 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["run"]["run_id"], two);
+  r = Fleet("compare abcdef01-11 --agents a,b");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("has no results in run " + one));
+  r = Fleet("runs cancel abcdef02");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("run " + two + "  plan tiny  cancelled"));
+
+  r = Fleet("runs show abcdef");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("run id prefix abcdef is ambiguous (matches " + one + ", " + two));
+  EXPECT_THAT(r.err, HasSubstr("give more characters"));
+  r = Fleet("runs cancel 123456");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("no run with id prefix 123456"));
+  for (const char* bad : {"abcde", "abcdefgh", "abc%ef01"}) {
+    r = Fleet(std::string("export ") + bad + " --format csv");
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_THAT(r.err, HasSubstr("run_id: a run id (UUID) or a unique prefix of it with at least 6 hex digits"));
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  // A full id still works, and an unknown full id is NotFound (exit 2).
+  r = Fleet("runs show " + one);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = Fleet("runs show 00000000-0000-4000-8000-000000000000");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("not found"));
 }
 
 }  // namespace
