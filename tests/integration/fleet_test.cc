@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -565,11 +566,35 @@ std::string StoredAgentCredential(const std::string& spool_dir) {
   return "";
 }
 
+// Runs QuickPlan on a new agent "finisher" that holds its spooled JobFinished report
+// (--test_finish_send_delay) and SIGKILLs it right after the report was spooled. The
+// coordinator then still has the job live on its first attempt. Returns the run.
+absl::StatusOr<v1::RunInfo> RunAndKillWithTheReportSpooled(ControlClient& control,
+                                                           AgentProcess& agent) {
+  auto run = control.Submit(QuickPlan(), "name=finisher");
+  if (!run.ok()) return run.status();
+  if (run->jobs_size() != 1) return absl::InternalError(run->ShortDebugString());
+  const std::string held =
+      absl::StrCat("test hook: report of job ", run->jobs(0).job_id(), " spooled");
+  if (!WaitUntil([&] { return agent.Log().find(held) != std::string::npos; },
+                 absl::Seconds(180))) {
+    return absl::DeadlineExceededError("the agent never spooled the job's report");
+  }
+  agent.Kill9();
+  auto at_kill = control.GetRun(run->run_id());
+  if (!at_kill.ok()) return at_kill.status();
+  const v1::JobInfo& job = at_kill->jobs(0);
+  if ((job.status() != "assigned" && job.status() != "running") || job.attempts() != 1) {
+    return absl::InternalError(absl::StrCat("the report reached the coordinator before the kill: ",
+                                            at_kill->ShortDebugString()));
+  }
+  return *run;
+}
+
 // Issue 3: the JobFinished report survives a kill -9 between being spooled and being
-// recorded. The agent holds the spooled report (test hook), is killed, restarts with the
-// same spool: the job is kept (not re-queued), the report replays, the job ends done on
-// its first attempt with each case stored once. A replay of the report of the ended job
-// is then acknowledged without changing it.
+// recorded. The agent restarts with the same spool: the job is kept (not re-queued),
+// the report replays, the job ends done on its first attempt with each case stored
+// once. A replay of the report of the ended job is then acknowledged without changing it.
 TEST_F(FleetTest, AgentKilledAfterSpoolingJobFinishedEndsTheJobWithoutARerun) {
   CoordinatorConfig config;
   config.job_lease = absl::Seconds(60);  // outlives the kill and the restart
@@ -577,23 +602,10 @@ TEST_F(FleetTest, AgentKilledAfterSpoolingJobFinishedEndsTheJobWithoutARerun) {
   AgentProcess* agent = StartAgent("finisher", "", "", {"--test_finish_send_delay=300s"});
   ASSERT_NE(agent, nullptr);
   ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
-
   const v1::Plan plan = QuickPlan();
-  auto run = control_->Submit(plan, "name=finisher");
+  auto run = RunAndKillWithTheReportSpooled(*control_, *agent);
   ASSERT_TRUE(run.ok()) << run.status();
-  ASSERT_EQ(run->jobs_size(), 1);
   const std::string job_id = run->jobs(0).job_id();
-  const std::string held = absl::StrCat("test hook: report of job ", job_id, " spooled");
-  ASSERT_TRUE(WaitUntil([&] { return agent->Log().find(held) != std::string::npos; },
-                        absl::Seconds(180)));
-  agent->Kill9();
-
-  // The coordinator never got the report: the job is still live, first attempt.
-  auto at_kill = control_->GetRun(run->run_id());
-  ASSERT_TRUE(at_kill.ok()) << at_kill.status();
-  EXPECT_THAT(at_kill->jobs(0).status(), ::testing::AnyOf("assigned", "running"))
-      << at_kill->ShortDebugString();
-  EXPECT_EQ(at_kill->jobs(0).attempts(), 1u);
 
   ASSERT_TRUE(agent->Restart().ok());
   auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(120));
@@ -658,6 +670,54 @@ TEST_F(FleetTest, AgentKilledAfterSpoolingJobFinishedEndsTheJobWithoutARerun) {
   EXPECT_EQ(after->jobs(0).attempts(), 1u);
   EXPECT_THAT(after->jobs(0).message(), Not(HasSubstr("stale replay")));
   ExpectExactlyOnce(run->run_id(), CaseCount(plan));
+}
+
+// The same kill, but the agent stays away until the job's lease expired and the job
+// was re-queued: the report is stale. On its return the agent names the job in its
+// hello, the coordinator takes the queued job back (one more attempt, as for any
+// resumed job) and the replayed report ends it: the cases are not measured again.
+TEST_F(FleetTest, AgentBackAfterItsJobWasRequeuedEndsItWithTheSpooledReport) {
+  CoordinatorConfig config;
+  config.job_lease = absl::Seconds(2);
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(config));
+  AgentProcess* agent = StartAgent("finisher", "", "", {"--test_finish_send_delay=300s"});
+  ASSERT_NE(agent, nullptr);
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
+  const v1::Plan plan = QuickPlan();
+  auto run = RunAndKillWithTheReportSpooled(*control_, *agent);
+  ASSERT_TRUE(run.ok()) << run.status();
+  const std::string job_id = run->jobs(0).job_id();
+  absl::StatusOr<v1::RunInfo> requeued;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        requeued = control_->GetRun(run->run_id());
+        return requeued.ok() && requeued->jobs(0).status() == "queued";
+      },
+      absl::Seconds(60)));
+
+  ASSERT_TRUE(agent->Restart().ok());
+  auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(120));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "done") << ended->ShortDebugString();
+  EXPECT_EQ(ended->jobs(0).status(), "done");
+  EXPECT_EQ(ended->jobs(0).attempts(), 2u);
+  ExpectExactlyOnce(run->run_id(), CaseCount(plan));
+  // No case ran a second time: the agent never started the job again.
+  EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM case_results WHERE job_id = '", job_id, "'")),
+            CaseCount(plan));
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return agent->Log().find("coordinator confirmed the report of job " + job_id) !=
+               std::string::npos;
+      },
+      absl::Seconds(30)))
+      << Tail(agent->Log());
+  const std::vector<std::string> lines = absl::StrSplit(agent->Log(), '\n');
+  const std::string assigned = absl::StrCat("job ", job_id, " (run ");
+  EXPECT_EQ(std::count_if(lines.begin(), lines.end(),
+                          [&](const std::string& line) { return absl::StrContains(line, assigned); }),
+            1)
+      << "the job was assigned to the agent a second time";
 }
 
 }  // namespace
