@@ -204,9 +204,9 @@ class Store {
   // person resolves it here first): a full UUID (any case) is returned lower-cased
   // without a lookup (an unknown one is then NotFound where it is used); otherwise a
   // prefix of the id's text form with at least 6 hex digits, case-insensitive, matching
-  // exactly one run. InvalidArgument naming the field `run_id` for a short or non-hex
-  // prefix or a prefix matching several runs (naming two of them); NotFound if no run
-  // matches. At most two rows are read.
+  // exactly one run. InvalidArgument naming the field `run_id` and the rule for a short
+  // or non-hex prefix; InvalidArgument naming two of the runs for a prefix matching
+  // several; NotFound if no run matches. At most two rows are read.
   absl::StatusOr<std::string> ResolveRunId(const std::string& id_or_prefix);
   // Newest first; limit 1..1000.
   absl::StatusOr<std::vector<v1::RunInfo>> ListRuns(int limit);
