@@ -32,12 +32,13 @@ const char* MessageKind(const v1::AgentMessage& m) {
 
 AgentServiceImpl::AgentServiceImpl(store::Store& store, Executor& executor, AgentRegistry& registry,
                                    Dispatcher& dispatcher, ResultIngestor& ingestor,
-                                   AgentServiceOptions options)
+                                   JobUpdateQueue& job_updates, AgentServiceOptions options)
     : store_(store),
       executor_(executor),
       registry_(registry),
       dispatcher_(dispatcher),
       ingestor_(ingestor),
+      job_updates_(job_updates),
       options_(options) {}
 
 grpc::ServerBidiReactor<v1::AgentMessage, v1::CoordinatorMessage>* AgentServiceImpl::Connect(
@@ -99,7 +100,6 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
   const std::string& agent_id = state.agent_id;
   // Any message shows the agent is alive.
   session->UpdateState([](AgentSession::AgentState& s) { s.last_heartbeat = absl::Now(); });
-  const absl::Time deadline = absl::Now() + options_.db_retry_limit;
   auto continue_or_close = [this, session](const absl::Status& status) {
     if (absl::IsInvalidArgument(status) || absl::IsNotFound(status)) {
       Refuse(session, grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat("malformed message: ", status.message()),
@@ -122,22 +122,19 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
       session->ReadNext();
       return;
     }
-    case v1::AgentMessage::kJobAccepted: {
-      const std::string job_id = message.job_accepted().job_id();
-      WithRetry(
-          session, [=, this] { return store_.MarkJobRunning(job_id, agent_id, options_.job_lease); },
-          continue_or_close, deadline);
+    // Accepted and progress are group-committed with other agents' (job_updates.h);
+    // the queue retries while the database is away.
+    case v1::AgentMessage::kJobAccepted:
+      job_updates_.Submit({.job_id = message.job_accepted().job_id(), .agent_id = agent_id}, continue_or_close);
       return;
-    }
     case v1::AgentMessage::kJobProgress: {
-      const v1::JobProgress p = message.job_progress();
-      WithRetry(
-          session,
-          [=, this] {
-            return store_.UpdateJobProgress(p.job_id(), agent_id, p.cases_done(), p.cases_total(),
-                                            options_.job_lease);
-          },
-          continue_or_close, deadline);
+      const v1::JobProgress& p = message.job_progress();
+      job_updates_.Submit({.job_id = p.job_id(),
+                           .agent_id = agent_id,
+                           .has_progress = true,
+                           .cases_done = p.cases_done(),
+                           .cases_total = p.cases_total()},
+                          continue_or_close);
       return;
     }
     case v1::AgentMessage::kJobFinished: {

@@ -5,7 +5,8 @@
 //                 registration, Welcome (with a new credential after token enrollment),
 //                 resumption of a job still running across a reconnect, dispatch;
 //   heartbeat     liveness (flushed to the database in batches by the sweeper);
-//   job_*         job state and progress (leases renewed);
+//   job_accepted, job_progress  group-committed job state (JobUpdateQueue, leases renewed);
+//   job_finished  ends the job once its results are committed;
 //   result        handed to the ResultIngestor; acked after commit.
 // A refusal (bad version, bad token, malformed or out-of-order message) is sent as a
 // Refusal and the stream is finished; other agents are unaffected.
@@ -23,6 +24,7 @@
 #include "coordinator/service/agent_registry.h"
 #include "coordinator/service/dispatcher.h"
 #include "coordinator/service/executor.h"
+#include "coordinator/service/job_updates.h"
 #include "coordinator/service/result_ingestor.h"
 #include "coordinator/store/store.h"
 #include "fleetmark/v1/agent.grpc.pb.h"
@@ -47,7 +49,8 @@ class AgentServiceImpl final : public v1::AgentService::CallbackService {
  public:
   // All references must outlive the service (and the gRPC server using it).
   AgentServiceImpl(store::Store& store, Executor& executor, AgentRegistry& registry,
-                   Dispatcher& dispatcher, ResultIngestor& ingestor, AgentServiceOptions options);
+                   Dispatcher& dispatcher, ResultIngestor& ingestor, JobUpdateQueue& job_updates,
+                   AgentServiceOptions options);
 
   grpc::ServerBidiReactor<v1::AgentMessage, v1::CoordinatorMessage>* Connect(
       grpc::CallbackServerContext* context) override;
@@ -74,6 +77,7 @@ class AgentServiceImpl final : public v1::AgentService::CallbackService {
   AgentRegistry& registry_;
   Dispatcher& dispatcher_;
   ResultIngestor& ingestor_;
+  JobUpdateQueue& job_updates_;
   const AgentServiceOptions options_;
   std::atomic<uint64_t> next_session_{1};
 };

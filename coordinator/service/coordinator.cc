@@ -21,6 +21,7 @@
 #include "coordinator/service/control_service.h"
 #include "coordinator/service/dispatcher.h"
 #include "coordinator/service/executor.h"
+#include "coordinator/service/job_updates.h"
 #include "coordinator/service/result_ingestor.h"
 #include "coordinator/service/secrets.h"
 #include "coordinator/service/selector.h"
@@ -105,12 +106,13 @@ class CoordinatorImpl : public Coordinator {
 
     executor_ = std::make_unique<Executor>(options_.executor_threads);
     ingestor_ = std::make_unique<ResultIngestor>(*store_, ResultIngestorOptions{});
+    job_updates_ = MakeJobUpdateQueue(*store_, options_.job_lease);
     dispatcher_ = std::make_unique<Dispatcher>(*store_, registry_, *executor_, options_.job_lease);
     AgentServiceOptions agent_options;
     agent_options.heartbeat_interval = options_.heartbeat_interval;
     agent_options.job_lease = options_.job_lease;
     agent_service_ = std::make_unique<AgentServiceImpl>(*store_, *executor_, registry_, *dispatcher_, *ingestor_,
-                                                        agent_options);
+                                                        *job_updates_, agent_options);
     ControlServiceOptions control_options;
     control_options.admin_token = options_.admin_token;
     control_options.max_attempts = static_cast<uint32_t>(options_.max_attempts);
@@ -173,6 +175,7 @@ class CoordinatorImpl : public Coordinator {
     if (server_ != nullptr) server_->Shutdown(absl::ToChronoTime(absl::Now() + options_.shutdown_grace));
     if (executor_ != nullptr) executor_->Shutdown();
     ingestor_.reset();
+    job_updates_.reset();
   }
 
  private:
@@ -343,6 +346,7 @@ class CoordinatorImpl : public Coordinator {
   AgentRegistry registry_;
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<ResultIngestor> ingestor_;
+  std::unique_ptr<JobUpdateQueue> job_updates_;
   std::unique_ptr<Dispatcher> dispatcher_;
   std::unique_ptr<AgentServiceImpl> agent_service_;
   std::unique_ptr<ControlServiceImpl> control_service_;

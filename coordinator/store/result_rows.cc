@@ -82,6 +82,30 @@ std::array<std::optional<std::string>, kResultColumnCount> ResultCopyFields(cons
           absl::StrCat("\\x", absl::BytesToHexString(r.SerializeAsString()))};
 }
 
+void AppendCopyLine(const std::array<std::optional<std::string>, kResultColumnCount>& fields,
+                    std::string* line) {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) line->push_back('\t');
+    if (!fields[i]) {
+      line->append("\\N");
+      continue;
+    }
+    absl::string_view rest = *fields[i];
+    while (!rest.empty()) {
+      const size_t special = rest.find_first_of("\\\t\n\r");
+      line->append(rest.data(), std::min(special, rest.size()));
+      if (special == absl::string_view::npos) break;
+      switch (rest[special]) {
+        case '\t': line->append("\\t"); break;
+        case '\n': line->append("\\n"); break;
+        case '\r': line->append("\\r"); break;
+        default: line->append("\\\\"); break;
+      }
+      rest.remove_prefix(special + 1);
+    }
+  }
+}
+
 std::string CaseStatusName(v1::CaseStatus status) {
   std::string name = v1::CaseStatus_Name(status);
   if (name.empty()) return absl::StrCat(static_cast<int>(status));

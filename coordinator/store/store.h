@@ -222,6 +222,22 @@ class Store {
   // (ended, cancelled, or re-queued and claimed elsewhere) — the agent must stop it.
   absl::StatusOr<bool> ResumeJob(const std::string& job_id, const std::string& agent_id,
                                  absl::Duration lease);
+  // What an agent said about its job: accepted it (no progress) or finished cases.
+  struct JobUpdate {
+    std::string job_id;
+    std::string agent_id;
+    bool has_progress = false;
+    uint32_t cases_done = 0;   // with has_progress; <= cases_total
+    uint32_t cases_total = 0;
+  };
+  // Marks the jobs running, records progress and renews their leases to now + `lease`,
+  // in one statement and one transaction (group commit of many agents' messages).
+  // Updates naming a job that is not the agent's live job (ended, re-queued) change
+  // nothing. Several updates of one job: the last progress wins. InvalidArgument
+  // (nothing written) naming the field if an id is not a UUID or cases_done >
+  // cases_total.
+  absl::Status UpdateJobs(const std::vector<JobUpdate>& updates, absl::Duration lease);
+  // One-job forms of UpdateJobs.
   absl::Status MarkJobRunning(const std::string& job_id, const std::string& agent_id,
                               absl::Duration lease);
   absl::Status UpdateJobProgress(const std::string& job_id, const std::string& agent_id,

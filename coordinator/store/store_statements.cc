@@ -35,15 +35,13 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
       {"fm_job_assignment_data",
        "SELECT r.run_id::text, r.quick, r.filter, p.plan FROM runs r JOIN plans p ON p.plan_id = r.plan_id "
        "WHERE r.run_id = ANY($1::uuid[])"},
-      {"fm_job_running",
-       "UPDATE jobs SET status = 'running', lease_expires_at = now() + $3::interval, updated_at = now() "
-       "WHERE job_id = $1::uuid AND agent_id = $2::uuid AND status IN ('assigned', 'running') "
-       "RETURNING run_id::text"},
-      {"fm_job_progress",
-       "UPDATE jobs SET status = 'running', cases_done = $3, cases_total = $4,"
+      {"fm_jobs_update",
+       "UPDATE jobs j SET status = 'running',"
+       " cases_done = CASE WHEN v.total >= 0 THEN v.done ELSE j.cases_done END,"
+       " cases_total = CASE WHEN v.total >= 0 THEN v.total ELSE j.cases_total END,"
        " lease_expires_at = now() + $5::interval, updated_at = now() "
-       "WHERE job_id = $1::uuid AND agent_id = $2::uuid AND status IN ('assigned', 'running') "
-       "RETURNING run_id::text"},
+       "FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::int[]) AS v(job, agent, done, total) "
+       "WHERE j.job_id = v.job AND j.agent_id = v.agent AND j.status IN ('assigned', 'running')"},
       {"fm_job_finish",
        "UPDATE jobs SET status = $3, failure_kind = $4, message = $5, lease_expires_at = NULL,"
        " finished_at = now(), updated_at = now(),"

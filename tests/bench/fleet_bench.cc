@@ -168,6 +168,9 @@ void MeasureDispatch(SimFleet& fleet, ControlClient& control, int fanout_agents,
     const absl::Time at = fleet.agent(i)->assignment_time();
     if (at >= t0) fanout_ms.push_back(absl::ToDoubleMilliseconds(at - t0));
   }
+  if (fleet.refusals.load() > 0) {
+    report.Add(absl::StrCat("refusals: ", fleet.refusals.load(), ", first: ", fleet.first_refusal()));
+  }
   report.Add(absl::StrFormat(
       "dispatch fan-out (1 run -> %d agents, %zu connected): %zu assignments%s, submit RPC %.1f ms, "
       "latency p50 %.1f ms, p99 %.1f ms, max %.1f ms",

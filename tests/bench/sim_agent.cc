@@ -145,7 +145,7 @@ void SimAgent::OnReadDone(bool ok) {
       welcomed_.store(true);
       break;
     case v1::CoordinatorMessage::kRefusal:
-      fleet_->refusals.fetch_add(1);
+      if (fleet_->refusals.fetch_add(1) == 0) fleet_->set_first_refusal(in_.refusal().reason());
       break;
     case v1::CoordinatorMessage::kAssignment:
       OnAssignment(in_.assignment());

@@ -101,6 +101,8 @@ class SimFleet {
   JobPlan job_plan() const { absl::MutexLock lock(&mu_); return job_plan_; }
 
   size_t size() const { return agents_.size(); }
+  void set_first_refusal(std::string reason) { absl::MutexLock lock(&mu_); first_refusal_ = std::move(reason); }
+  std::string first_refusal() const { absl::MutexLock lock(&mu_); return first_refusal_; }
   SimAgent* agent(size_t i) { return agents_[i].get(); }
   size_t welcomed() const;
   size_t open_streams() const;   // welcomed and not done
@@ -127,6 +129,7 @@ class SimFleet {
   const std::string token_;
   mutable absl::Mutex mu_;
   JobPlan job_plan_ ABSL_GUARDED_BY(mu_);
+  std::string first_refusal_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<SimAgent>> agents_;
 };
 

@@ -385,7 +385,7 @@ TEST_F(ServiceTest, TokensCredentialsAndRevocation) {
     EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
   }
   // Revoking it again says so; an unknown id is NotFound naming it.
-  for (const std::string id : {token.token_id(), std::string("tok-unknown")}) {
+  for (const std::string& id : {token.token_id(), std::string("tok-unknown")}) {
     grpc::ClientContext context;
     Authorize(&context);
     v1::RevokeTokenRequest request;

@@ -153,6 +153,10 @@ TEST(StoreTest, ResultInsertIsIdempotent) {
   const std::string id2 = "22222222-2222-4222-8222-222222222222";
   v1::CaseResult r1 = Result(id1, job_a, 100), r2 = Result(id2, job_a, 200), r1_again = Result(id1, job_a, 999);
   r2.mutable_spec()->set_case_id("batch/collections/blocking/direct/any");
+  // COPY's text format escapes: every special character survives the round trip.
+  const std::string awkward = "tab\there\nnew line\\back\\\\slashes\rCR \\N \\x41";
+  r2.set_message(awkward);
+  r2.set_engine_version("v\\1\t2");
   v1::CaseResult bad_id = Result("not-a-uuid", job_a, 1);
   v1::CaseResult foreign = Result("33333333-3333-4333-8333-333333333333", job_a, 1);
   auto first = store->InsertResults({{a, &r1}, {a, &r2}, {a, &r1_again}, {a, &bad_id}, {b, &foreign}});
@@ -182,8 +186,15 @@ TEST(StoreTest, ResultInsertIsIdempotent) {
   ASSERT_TRUE(exported.ok()) << exported.status();
   ASSERT_EQ(exported->results_size(), 2);
   for (const auto& r : exported->results()) {
-    if (r.spec().case_id() == r1.spec().case_id()) EXPECT_EQ(r.stats().median_ns(), 300);
+    if (r.spec().case_id() == r1.spec().case_id()) {
+      EXPECT_EQ(r.stats().median_ns(), 300);
+    }
   }
+  // The same text as a PostgreSQL E'' literal.
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results WHERE message = E'" +
+                                std::string("tab\\there\\nnew line\\\\back\\\\\\\\slashes\\rCR \\\\N \\\\x41") +
+                                "' AND engine_version = E'v\\\\1\\t2'"),
+            1);
   EXPECT_EQ(exported->hosts().count("a1"), 1u);
   // RunInfo.results counts cases with a result (newest per job and case), not attempts.
   EXPECT_EQ(exported->run().results(), 2u);
@@ -371,6 +382,53 @@ TEST(StoreTest, JobLifecycleAndRestartRelease) {
   ASSERT_EQ(runs->size(), 1u);
   EXPECT_EQ(store->GetRun("bad").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store->GetRun("00000000-0000-4000-8000-000000000000").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(StoreTest, JobUpdatesInOneBatch) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string a = Agent(*store, "ua");
+  const std::string b = Agent(*store, "ub");
+  auto run = store->CreateRun(MakeRun({a, b}));
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto claimed = store->ClaimJobs({a, b}, absl::Seconds(30));
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  ASSERT_EQ(claimed->size(), 2u);
+  std::string job_a, job_b;
+  for (const auto& c : *claimed) (c.agent_id == a ? job_a : job_b) = c.assignment.job_id();
+  using Update = Store::JobUpdate;
+  // Accepts and progress of two agents in one statement; a's last progress wins and a
+  // later accept keeps it; agent a naming b's job changes nothing.
+  ASSERT_TRUE(store
+                  ->UpdateJobs({Update{.job_id = job_a, .agent_id = a},
+                                Update{.job_id = job_a, .agent_id = a, .has_progress = true, .cases_done = 1,
+                                       .cases_total = 3},
+                                Update{.job_id = job_b, .agent_id = b},
+                                Update{.job_id = job_b, .agent_id = a, .has_progress = true, .cases_done = 3,
+                                       .cases_total = 3},
+                                Update{.job_id = job_a, .agent_id = a, .has_progress = true, .cases_done = 2,
+                                       .cases_total = 3},
+                                Update{.job_id = job_a, .agent_id = a}},
+                               absl::Seconds(30))
+                  .ok());
+  EXPECT_EQ(Count(db.uri(), "SELECT cases_done FROM jobs WHERE job_id = '" + job_a + "'"), 2);
+  EXPECT_EQ(Count(db.uri(), "SELECT cases_done FROM jobs WHERE job_id = '" + job_b + "'"), 0);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM jobs WHERE status = 'running'"), 2);
+  // One bad update refuses the batch, naming the field; nothing of it is written.
+  absl::Status bad = store->UpdateJobs(
+      {Update{.job_id = job_a, .agent_id = a, .has_progress = true, .cases_done = 3, .cases_total = 3},
+       Update{.job_id = job_b, .agent_id = b, .has_progress = true, .cases_done = 4, .cases_total = 3}},
+      absl::Seconds(30));
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("cases_done"), std::string::npos) << bad;
+  EXPECT_EQ(Count(db.uri(), "SELECT cases_done FROM jobs WHERE job_id = '" + job_a + "'"), 2);
+  EXPECT_EQ(store->UpdateJobs({Update{.job_id = "nope", .agent_id = a}}, absl::Seconds(30)).code(),
+            absl::StatusCode::kInvalidArgument);
+  // A job that ended ignores late updates.
+  ASSERT_TRUE(store->FinishJob(job_b, b, JobOutcome{true, false, ""}).ok());
+  ASSERT_TRUE(store->UpdateJobs({Update{.job_id = job_b, .agent_id = b}}, absl::Seconds(30)).ok());
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM jobs WHERE job_id = '" + job_b + "' AND status = 'done'"), 1);
 }
 
 TEST(StoreTest, ScheduleSlotFiresOnceWithTwoCoordinators) {
