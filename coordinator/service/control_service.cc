@@ -94,10 +94,9 @@ grpc::ServerUnaryReactor* ControlServiceImpl::SubmitRun(grpc::CallbackServerCont
     // goes through the dispatcher.
     absl::StatusOr<store::Store::CreatedRun> created =
         store_.CreateRunAndClaim(run, dispatcher_.IdleLocal(run.agent_ids), options_.job_lease);
-    std::string run_id;
     std::vector<std::string> unassigned = run.agent_ids;
     if (created.ok()) {
-      run_id = created->run_id;
+      *response->mutable_run() = std::move(created->run);
       std::set<std::string> assigned;
       for (const store::ClaimedJob& job : created->claimed) assigned.insert(job.agent_id);
       unassigned.clear();
@@ -106,13 +105,11 @@ grpc::ServerUnaryReactor* ControlServiceImpl::SubmitRun(grpc::CallbackServerCont
       }
       dispatcher_.Deliver(std::move(created->claimed));
     } else if (absl::IsAlreadyExists(created.status())) {
-      FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo info, store_.CreateRun(run));
-      run_id = info.run_id();
+      FLEETMARK_ASSIGN_OR_RETURN(*response->mutable_run(), store_.CreateRun(run));
     } else {
       return created.status();
     }
     dispatcher_.Wake(unassigned);
-    FLEETMARK_ASSIGN_OR_RETURN(*response->mutable_run(), store_.GetRun(run_id));
     return absl::OkStatus();
   });
 }

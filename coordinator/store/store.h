@@ -193,8 +193,11 @@ class Store {
   // can be pushed right after the commit without another round trip. Returns the run
   // id and the claimed jobs. AlreadyExists if another coordinator claimed a job for one
   // of these agents at the same moment (nothing is stored; use CreateRun then).
+  // The RunInfo is built from the inserted rows: no read-back, so submitting to a
+  // thousand agents does not query the run while its assignments are being pushed.
   struct CreatedRun {
     std::string run_id;
+    v1::RunInfo run;  // as GetRun returns it right after the commit
     std::vector<ClaimedJob> claimed;
   };
   absl::StatusOr<CreatedRun> CreateRunAndClaim(const NewRun& run, const std::vector<std::string>& idle_agent_ids,

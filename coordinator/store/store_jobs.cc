@@ -64,6 +64,7 @@ absl::StatusOr<Store::CreatedRun> Store::CreateRunAndClaim(const NewRun& run,
         internal::InsertRun(txn, run, idle_agent_ids, lease, options_.coordinator_id);
     CreatedRun created;
     created.run_id = inserted.run_id;
+    created.run = std::move(inserted.info);
     v1::JobAssignment assignment;
     assignment.set_run_id(created.run_id);
     *assignment.mutable_plan() = run.plan;

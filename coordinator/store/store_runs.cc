@@ -31,40 +31,57 @@ absl::Status ValidateNewRun(const NewRun& run) {
   return absl::OkStatus();
 }
 
-v1::RunInfo CreateRunInTxn(pqxx::work& txn, const NewRun& run) {
-  return *LoadRun(txn, InsertRun(txn, run).run_id);
-}
+v1::RunInfo CreateRunInTxn(pqxx::work& txn, const NewRun& run) { return InsertRun(txn, run).info; }
 
 InsertedRun InsertRun(pqxx::work& txn, const NewRun& run, const std::vector<std::string>& assign_to,
                       absl::Duration lease, const std::string& coordinator_id) {
   const std::string plan_id = InsertPlan(txn, run.plan);
   pqxx::result r = txn.exec_params(
       "INSERT INTO runs (run_id, plan_id, plan_name, selector, quick, filter, submitted_by) "
-      "VALUES (gen_random_uuid(), $1::uuid, $2, $3, $4, $5, $6) RETURNING run_id::text",
+      "VALUES (gen_random_uuid(), $1::uuid, $2, $3, $4, $5, $6) RETURNING run_id::text, status, " +
+          UnixNs("created_at"),
       plan_id, run.plan.name(), run.selector, run.quick, run.filter, run.submitted_by);
   const std::string run_id = r[0][0].as<std::string>();
-  // One insert: jobs of idle agents start assigned, the others queued.
+  InsertedRun inserted;
+  inserted.run_id = run_id;
+  v1::RunInfo& info = inserted.info;
+  info.set_run_id(run_id);
+  info.set_plan_name(run.plan.name());
+  info.set_status(r[0][1].as<std::string>());
+  info.set_selector(run.selector);
+  info.set_submitted_by(run.submitted_by);
+  info.set_created_unix_ns(r[0][2].as<int64_t>());
+  info.set_quick(run.quick);
+  // One insert: jobs of idle agents start assigned, the others queued; the rows come
+  // back with their agents' names for the RunInfo.
   pqxx::result jobs = txn.exec_params(
       "WITH t AS (SELECT a AS agent_id, (a = ANY($5::uuid[]) AND NOT EXISTS ("
       "    SELECT 1 FROM jobs b WHERE b.agent_id = a AND b.status IN ('assigned', 'running'))) AS now"
-      "  FROM unnest($2::uuid[]) AS a) "
-      "INSERT INTO jobs (job_id, run_id, agent_id, max_attempts, cases_total, status, attempts,"
+      "  FROM unnest($2::uuid[]) AS a), "
+      "i AS (INSERT INTO jobs (job_id, run_id, agent_id, max_attempts, cases_total, status, attempts,"
       "                  lease_expires_at, coordinator_id) "
       "SELECT gen_random_uuid(), $1::uuid, t.agent_id, $3, $4,"
       "  CASE WHEN t.now THEN 'assigned' ELSE 'queued' END, CASE WHEN t.now THEN 1 ELSE 0 END,"
       "  CASE WHEN t.now THEN now() + $6::interval END, CASE WHEN t.now THEN $7 ELSE '' END FROM t "
-      "RETURNING job_id::text, agent_id::text, status",
+      "RETURNING job_id, agent_id, status, attempts, cases_total) "
+      "SELECT i.job_id::text, i.agent_id::text, i.status, a.name, i.attempts, i.cases_total "
+      "FROM i JOIN agents a ON a.agent_id = i.agent_id ORDER BY a.name",
       run_id, UuidArray(run.agent_ids), static_cast<int64_t>(run.max_attempts),
       static_cast<int64_t>(run.cases_total), UuidArray(assign_to), IntervalParam(lease), coordinator_id);
-  InsertedRun inserted;
-  inserted.run_id = run_id;
   for (const auto& row : jobs) {
     if (row[2].as<std::string>() == kJobAssigned) {
       inserted.assigned.emplace_back(row[0].as<std::string>(), row[1].as<std::string>());
     }
+    v1::JobInfo* job = info.add_jobs();
+    job->set_job_id(row[0].as<std::string>());
+    job->set_agent_name(row[3].as<std::string>());
+    job->set_status(row[2].as<std::string>());
+    job->set_attempts(row[4].as<uint32_t>());
+    job->set_cases_total(row[5].as<uint32_t>());
   }
   if (!inserted.assigned.empty()) {
     txn.exec_params("UPDATE runs SET status = 'running' WHERE run_id = $1::uuid", run_id);
+    info.set_status("running");
   }
   return inserted;
 }

@@ -18,10 +18,12 @@ std::string InsertPlan(pqxx::work& txn, const v1::Plan& plan);
 // Inserts the plan, the run and one job per agent: queued, or already assigned
 // (attempt 1, lease now + `lease`, claimed by `coordinator_id`) for the agents in
 // `assign_to` that have no assigned/running job. Returns the run id and the
-// (job_id, agent_id) pairs assigned.
+// (job_id, agent_id) pairs assigned, and the run as LoadRun would return it (built from
+// the inserted rows, without reading them back).
 struct InsertedRun {
   std::string run_id;
   std::vector<std::pair<std::string, std::string>> assigned;
+  v1::RunInfo info;
 };
 InsertedRun InsertRun(pqxx::work& txn, const NewRun& run, const std::vector<std::string>& assign_to = {},
                       absl::Duration lease = absl::ZeroDuration(), const std::string& coordinator_id = "");

@@ -40,6 +40,7 @@
 
 ABSL_FLAG(int, agents, 2000, "simulated agents to hold connected with heartbeats");
 ABSL_FLAG(int, dispatch_agents, 1000, "agents connected during the dispatch measurements");
+ABSL_FLAG(int, fanout_rounds, 5, "fan-outs (one run to every dispatch agent) measured");
 ABSL_FLAG(int, single_dispatches, 200, "single-agent runs submitted one after another");
 ABSL_FLAG(int, ingest_agents, 100, "agents sending results in the ingestion phase");
 ABSL_FLAG(int, results_per_agent, 200, "results each ingesting agent sends");
@@ -148,18 +149,17 @@ void MeasureRealAgent(const std::string& dir, CoordinatorProcess& coordinator,
   (void)(*agent)->process()->Wait(absl::Seconds(10));
 }
 
-void MeasureDispatch(SimFleet& fleet, ControlClient& control, int fanout_agents, Report& report) {
-  fleet.set_job_plan({.results_per_job = 0, .hold_finish = true});
-  const v1::Plan plan = testing::ReducedS1Plan({"direct"}, {"arithmetic"}, 10, 2);
-
-  // Fan-out: one run to every dispatch agent.
+// One run to every dispatch agent: submit -> assignment received, per agent (ms).
+// Empty on a failed submit (reported).
+std::vector<double> FanOutRound(SimFleet& fleet, ControlClient& control, const v1::Plan& plan, int fanout_agents,
+                                int round, Report& report) {
   const uint64_t before = fleet.assignments.load();
   const absl::Time t0 = absl::Now();
   auto run = control.Submit(plan, "label:d=1");
   const absl::Time submitted = absl::Now();
   if (!run.ok()) {
     report.Add(absl::StrCat("dispatch fan-out: submit failed: ", run.status().ToString()));
-    return;
+    return {};
   }
   const bool all = Wait([&] { return fleet.assignments.load() - before >= static_cast<uint64_t>(fanout_agents); },
                         absl::Seconds(300));
@@ -172,13 +172,34 @@ void MeasureDispatch(SimFleet& fleet, ControlClient& control, int fanout_agents,
     report.Add(absl::StrCat("refusals: ", fleet.refusals.load(), ", first: ", fleet.first_refusal()));
   }
   report.Add(absl::StrFormat(
-      "dispatch fan-out (1 run -> %d agents, %zu connected): %zu assignments%s, submit RPC %.1f ms, "
+      "dispatch fan-out round %d (1 run -> %d agents, %zu connected): %zu assignments%s, submit RPC %.1f ms, "
       "latency p50 %.1f ms, p99 %.1f ms, max %.1f ms",
-      fanout_agents, fleet.open_streams(), fanout_ms.size(), all ? "" : " (INCOMPLETE)",
-      absl::ToDoubleMilliseconds(submitted - t0), Percentile(fanout_ms, 50),
-      Percentile(fanout_ms, 99), Percentile(fanout_ms, 100)));
+      round, fanout_agents, fleet.open_streams(), fanout_ms.size(), all ? "" : " (INCOMPLETE)",
+      absl::ToDoubleMilliseconds(submitted - t0), Percentile(fanout_ms, 50), Percentile(fanout_ms, 99),
+      Percentile(fanout_ms, 100)));
   fleet.FinishHeldJobs();
   (void)control.WaitRunEnded(run->run_id(), absl::Seconds(300));
+  return fanout_ms;
+}
+
+void MeasureDispatch(SimFleet& fleet, ControlClient& control, int fanout_agents, Report& report) {
+  fleet.set_job_plan({.results_per_job = 0, .hold_finish = true});
+  const v1::Plan plan = testing::ReducedS1Plan({"direct"}, {"arithmetic"}, 10, 2);
+  // Several fan-outs: one round on a shared 2-core machine is one draw of its noise.
+  // Summary: the median over rounds of each round's p50 and p99.
+  std::vector<double> p50s, p99s;
+  for (int round = 1; round <= absl::GetFlag(FLAGS_fanout_rounds); ++round) {
+    const std::vector<double> ms = FanOutRound(fleet, control, plan, fanout_agents, round, report);
+    if (ms.empty()) break;
+    p50s.push_back(Percentile(ms, 50));
+    p99s.push_back(Percentile(ms, 99));
+    absl::SleepFor(absl::Seconds(1));  // let the job ends settle
+  }
+  if (!p99s.empty()) {
+    report.Add(absl::StrFormat(
+        "dispatch fan-out over %zu rounds: median p50 %.1f ms, median p99 %.1f ms (p99 min %.1f, max %.1f)",
+        p99s.size(), Percentile(p50s, 50), Percentile(p99s, 50), Percentile(p99s, 0), Percentile(p99s, 100)));
+  }
   fleet.set_job_plan({.results_per_job = 0});
 
   // Single-agent runs, one after another (the agents are idle again).

@@ -384,6 +384,39 @@ TEST(StoreTest, JobLifecycleAndRestartRelease) {
   EXPECT_EQ(store->GetRun("00000000-0000-4000-8000-000000000000").status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST(StoreTest, CreatedRunInfoMatchesReadBack) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string busy = Agent(*store, "c-busy");
+  const std::string idle = Agent(*store, "a-idle");
+  const std::string other = Agent(*store, "b-other");
+  // c-busy runs a job already: its job in the new run stays queued.
+  ASSERT_TRUE(store->CreateRunAndClaim(MakeRun({busy}), {busy}, absl::Seconds(30)).ok());
+  NewRun run = MakeRun({busy, idle, other});
+  run.quick = true;
+  run.selector = "label:rack=b";
+  auto created = store->CreateRunAndClaim(run, {busy, idle}, absl::Seconds(30));
+  ASSERT_TRUE(created.ok()) << created.status();
+  ASSERT_EQ(created->claimed.size(), 1u);
+  EXPECT_EQ(created->claimed[0].agent_id, idle);
+  auto read = store->GetRun(created->run_id);
+  ASSERT_TRUE(read.ok()) << read.status();
+  // The RunInfo built from the inserted rows is what GetRun reads back.
+  EXPECT_EQ(created->run.SerializeAsString(), read->SerializeAsString())
+      << "built:\n" << created->run.DebugString() << "read:\n" << read->DebugString();
+  EXPECT_EQ(created->run.status(), "running");
+  ASSERT_EQ(created->run.jobs_size(), 3);
+  EXPECT_EQ(created->run.jobs(0).agent_name(), "a-idle");
+  EXPECT_EQ(created->run.jobs(0).status(), "assigned");
+  EXPECT_EQ(created->run.jobs(2).status(), "queued");
+  // No idle agent: the run stays queued.
+  auto queued = store->CreateRunAndClaim(MakeRun({busy}), {}, absl::Seconds(30));
+  ASSERT_TRUE(queued.ok()) << queued.status();
+  EXPECT_EQ(queued->run.SerializeAsString(), store->GetRun(queued->run_id)->SerializeAsString());
+  EXPECT_EQ(queued->run.status(), "queued");
+}
+
 TEST(StoreTest, JobUpdatesInOneBatch) {
   FLEETMARK_TEST_DATABASE_OR_SKIP(db);
   auto store = OpenStore(db.uri());
