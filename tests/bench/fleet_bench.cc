@@ -43,6 +43,7 @@ ABSL_FLAG(int, dispatch_agents, 1000, "agents connected during the dispatch meas
 ABSL_FLAG(int, fanout_rounds, 5, "fan-outs (one run to every dispatch agent) measured");
 ABSL_FLAG(int, single_dispatches, 200, "single-agent runs submitted one after another");
 ABSL_FLAG(int, ingest_agents, 100, "agents sending results in the ingestion phase");
+ABSL_FLAG(int, ingest_rounds, 3, "ingestion rounds (and COPY rounds) measured");
 ABSL_FLAG(int, results_per_agent, 200, "results each ingesting agent sends");
 ABSL_FLAG(int, samples_per_result, 100, "raw samples per result (row size)");
 ABSL_FLAG(absl::Duration, hold, absl::Seconds(30), "how long the agents are held connected");
@@ -254,8 +255,10 @@ std::string WriteCopyCsv(const std::string& path, int rows, int samples, const s
          "engine_version, result";
 }
 
-void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFleet& fleet,
-                      ControlClient& control, Report& report) {
+// One ingestion round: every ingest agent sends its results for one run; returns
+// results/s from the first result written to the last ack (0 on failure, reported).
+double IngestRound(const std::string& db_uri, SimFleet& fleet, ControlClient& control, int round, Report& report,
+                   std::string* run_id) {
   const int agents = absl::GetFlag(FLAGS_ingest_agents);
   const int per_agent = absl::GetFlag(FLAGS_results_per_agent);
   const int samples = absl::GetFlag(FLAGS_samples_per_result);
@@ -266,32 +269,49 @@ void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFlee
   auto run = control.Submit(testing::ReducedS1Plan({"direct"}, {"arithmetic"}, 10, 2), "label:i=1");
   if (!run.ok()) {
     report.Add(absl::StrCat("ingestion: submit failed: ", run.status().ToString()));
-    return;
+    return 0;
   }
+  *run_id = run->run_id();
   const bool all = Wait([&] { return fleet.acks.load() - acks_before >= expected; }, absl::Seconds(900));
-  const double seconds =
-      (fleet.last_ack_ns.load() - fleet.first_result_ns.load()) / 1e9;
+  const double seconds = (fleet.last_ack_ns.load() - fleet.first_result_ns.load()) / 1e9;
   const uint64_t acked = fleet.acks.load() - acks_before;
   auto rows = testing::PsqlInt(
       db_uri, absl::StrCat("SELECT count(*) FROM case_results WHERE run_id = '", run->run_id(), "'"));
   const double rate = acked / seconds;
   report.Add(absl::StrFormat(
-      "ingestion via coordinator: %llu results from %d agents (%d samples each) acked in %.2f s = "
+      "ingestion round %d via coordinator: %llu results from %d agents (%d samples each) acked in %.2f s = "
       "%.0f results/s%s; rows in PostgreSQL %s; rejected acks %llu",
-      static_cast<unsigned long long>(acked), agents, samples, seconds, rate,
-      all ? "" : " (INCOMPLETE)", rows.ok() ? absl::StrCat(*rows) : rows.status().ToString(),
+      round, static_cast<unsigned long long>(acked), agents, samples, seconds, rate, all ? "" : " (INCOMPLETE)",
+      rows.ok() ? absl::StrCat(*rows) : rows.status().ToString(),
       static_cast<unsigned long long>(fleet.rejected_acks.load())));
-  fleet.set_job_plan({.results_per_job = 0});
+  (void)control.WaitRunEnded(run->run_id(), absl::Seconds(300));
+  return all ? rate : 0;
+}
 
-  // The same number of rows with COPY via psql into a copy of case_results.
+void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFleet& fleet,
+                      ControlClient& control, Report& report) {
+  const int rounds = absl::GetFlag(FLAGS_ingest_rounds);
+  const uint64_t expected =
+      static_cast<uint64_t>(absl::GetFlag(FLAGS_ingest_agents)) * absl::GetFlag(FLAGS_results_per_agent);
+  std::vector<double> rates;
+  std::string run_id;
+  for (int round = 1; round <= rounds; ++round) {
+    const double rate = IngestRound(db_uri, fleet, control, round, report, &run_id);
+    if (rate <= 0) break;
+    rates.push_back(rate);
+  }
+  fleet.set_job_plan({.results_per_job = 0});
+  if (rates.empty()) return;
+
+  // The same number of rows with COPY via psql into a copy of case_results, as many
+  // times (emptied in between); both sides summarised by their median.
   auto ids = testing::Psql(db_uri, absl::StrCat("SELECT run_id || ',' || job_id || ',' || agent_id "
-                                                "FROM jobs WHERE run_id = '", run->run_id(),
-                                                "' LIMIT 1"));
+                                                "FROM jobs WHERE run_id = '", run_id, "' LIMIT 1"));
   std::vector<std::string> id_parts = absl::StrSplit(ids.value_or(",,"), ',');
   if (id_parts.size() != 3) return;
   const std::string csv = dir + "/copy_rows.csv";
-  const std::string columns =
-      WriteCopyCsv(csv, static_cast<int>(expected), samples, id_parts[0], id_parts[1], id_parts[2]);
+  const std::string columns = WriteCopyCsv(csv, static_cast<int>(expected), absl::GetFlag(FLAGS_samples_per_result),
+                                           id_parts[0], id_parts[1], id_parts[2]);
   auto created = testing::Psql(db_uri,
                                "DROP TABLE IF EXISTS copy_bench; CREATE TABLE copy_bench "
                                "(LIKE case_results INCLUDING DEFAULTS INCLUDING INDEXES)");
@@ -299,18 +319,26 @@ void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFlee
     report.Add(absl::StrCat("COPY: ", created.status().ToString()));
     return;
   }
-  const absl::Time c0 = absl::Now();
-  auto copied = testing::Psql(
-      db_uri, absl::StrCat("\\copy copy_bench (", columns, ") FROM '", csv, "' WITH (FORMAT csv)"));
-  const double copy_seconds = absl::ToDoubleSeconds(absl::Now() - c0);
-  if (!copied.ok()) {
-    report.Add(absl::StrCat("COPY failed: ", copied.status().ToString()));
-    return;
+  std::vector<double> copy_rates;
+  for (int round = 1; round <= rounds; ++round) {
+    if (round > 1 && !testing::Psql(db_uri, "TRUNCATE copy_bench").ok()) break;
+    const absl::Time c0 = absl::Now();
+    auto copied = testing::Psql(
+        db_uri, absl::StrCat("\\copy copy_bench (", columns, ") FROM '", csv, "' WITH (FORMAT csv)"));
+    const double copy_seconds = absl::ToDoubleSeconds(absl::Now() - c0);
+    if (!copied.ok()) {
+      report.Add(absl::StrCat("COPY failed: ", copied.status().ToString()));
+      return;
+    }
+    copy_rates.push_back(expected / copy_seconds);
+    report.Add(absl::StrFormat("COPY round %d via psql: %llu rows in %.2f s = %.0f rows/s", round,
+                               static_cast<unsigned long long>(expected), copy_seconds, copy_rates.back()));
   }
-  const double copy_rate = expected / copy_seconds;
+  const double rate = Percentile(rates, 50), copy_rate = Percentile(copy_rates, 50);
   report.Add(absl::StrFormat(
-      "COPY via psql: %llu rows in %.2f s = %.0f rows/s; coordinator ingestion = %.0f%% of COPY",
-      static_cast<unsigned long long>(expected), copy_seconds, copy_rate, 100.0 * rate / copy_rate));
+      "ingestion: median %.0f results/s over %zu rounds; COPY median %.0f rows/s; coordinator ingestion = %.0f%% "
+      "of COPY",
+      rate, rates.size(), copy_rate, 100.0 * rate / copy_rate));
 }
 
 void HoldAgents(SimFleet& fleet, ControlClient& control, pid_t coordinator_pid, Report& report) {

@@ -36,7 +36,7 @@ TEST_F(CliTest, PlanPathsThatAreNotRegularFilesAreRefusedAtOnce) {
   ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
   for (const std::string& path : {std::string("/dev/zero"), std::string("/dev/urandom"),
                                   dir_.string(), (dir_ / "fifo").string()}) {
-    for (const std::string& command : {"plan validate ", "run "}) {
+    for (const std::string command : {"plan validate ", "run "}) {
       CliResult r = Cli(command + path);
       EXPECT_EQ(r.exit_code, 2) << command << path << ": " << r.err;
       EXPECT_THAT(r.err, HasSubstr(path + ": ")) << command << path;

@@ -146,7 +146,7 @@ absl::Status RunJob(Store& store, const v1::RunInfo& run, const Device& device, 
   const uint32_t total = finish ? results.size() : results.size() * 3;
   FLEETMARK_RETURN_IF_ERROR(
       store.UpdateJobProgress(job_id, device.agent_id, results.size(), total, absl::Hours(24)));
-  if (finish) FLEETMARK_RETURN_IF_ERROR(store.FinishJob(job_id, device.agent_id, {.ok = true}));
+  if (finish) FLEETMARK_RETURN_IF_ERROR(store.FinishJob(job_id, device.agent_id, {.ok = true, .cancelled = false, .message = ""}));
   return absl::OkStatus();
 }
 

@@ -161,7 +161,9 @@ TEST(MemoryScenarioTest, NoiseIsNotReportedAsACost) {
   EXPECT_EQ(r.memory().kernel_stack_slope_kib_per_task(), 0.0);
   EXPECT_DOUBLE_EQ(r.memory().total_slope_kib_per_task(), r.memory().slope_kib_per_task());
   EXPECT_THAT(r.message(), HasSubstr("only 2 points fitted"));
-  if (r.memory().slope_kib_per_task() < 0) EXPECT_THAT(r.message(), HasSubstr("< 0"));
+  if (r.memory().slope_kib_per_task() < 0) {
+    EXPECT_THAT(r.message(), HasSubstr("< 0"));
+  }
   // Threads: the kernel-stack cost counts, never below zero, so total >= RSS-only.
   const v1::CaseResult threads = RunCase(MemorySpec("thread_per_task", "blocking", {1, 10, 50}));
   ASSERT_EQ(threads.status(), v1::CASE_STATUS_OK) << threads.message();
