@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -169,6 +170,11 @@ class Store {
   // Every token, oldest first, with the number of agents enrolled with it. Neither the
   // secret nor its hash is returned.
   absl::StatusOr<std::vector<v1::TokenInfo>> ListEnrollmentTokens();
+  // Of `agent_ids` (connected agents), those whose enrollment token is revoked, as
+  // (agent_id, token_id) pairs, ordered by agent id. One statement. InvalidArgument
+  // naming `agent_ids[]` if an id is not a UUID.
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> AgentsWithRevokedToken(
+      const std::vector<std::string>& agent_ids);
 
   // --- agents ---
   absl::StatusOr<AgentIdentity> FindAgentByName(const std::string& name);
@@ -181,7 +187,8 @@ class Store {
   // Records liveness of connected agents and renews the leases of their
   // assigned/running jobs to now + `lease`. One statement for the whole batch.
   absl::Status RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease);
-  // Every agent (online state computed with options.online_window), ordered by name.
+  // Every agent (online state computed with options.online_window), ordered by name. An
+  // agent whose enrollment token is revoked is never online (its stream is being ended).
   absl::StatusOr<std::vector<AgentSummary>> ListAgentSummaries();
   absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents();
 
@@ -209,7 +216,8 @@ class Store {
   // prefix of the id's text form with at least 6 hex digits, case-insensitive, matching
   // exactly one run. InvalidArgument naming the field `run_id` and the rule for a short
   // or non-hex prefix; InvalidArgument naming two of the runs for a prefix matching
-  // several; NotFound if no run matches. At most two rows are read.
+  // several ("..." after them only when there are more than two); NotFound if no run
+  // matches. At most three rows are read.
   absl::StatusOr<std::string> ResolveRunId(const std::string& id_or_prefix);
   // Newest first; limit 1..1000.
   absl::StatusOr<std::vector<v1::RunInfo>> ListRuns(int limit);
@@ -277,7 +285,10 @@ class Store {
                                                           const std::string& agent_name);
 
   // --- schedules ---
-  // AlreadyExists if the name is taken. `next_fire` is stored for display.
+  // Schedule names are 1 to 64 characters from [A-Za-z0-9._-], as agent names
+  // (InvalidArgument naming `schedule.name` otherwise).
+  // AlreadyExists if the name is taken (the message says to delete it first to replace
+  // it). `next_fire` is stored for display.
   absl::StatusOr<v1::Schedule> CreateSchedule(const v1::Schedule& schedule, absl::Time next_fire);
   // Installs a default schedule (the coordinator's --nightly_plan) once per database,
   // remembered in seeded_defaults: if a schedule of that name exists it is updated
@@ -287,16 +298,20 @@ class Store {
   // update. InvalidArgument for a bad name or empty cron.
   enum class SeedOutcome { kCreated, kUpdated, kLeftDeleted };
   absl::StatusOr<SeedOutcome> SeedDefaultSchedule(const v1::Schedule& schedule, absl::Time next_fire);
+  // Ordered by name, each with its latest fire (last_fire_slot_unix_ns, last_fire_outcome:
+  // "run <run id>" or why no run was created, e.g. "skipped: no online agent matches ...").
   absl::StatusOr<std::vector<v1::Schedule>> ListSchedules();
   absl::Status DeleteSchedule(const std::string& name);
   absl::Status SetScheduleNextFire(const std::string& name, absl::Time next_fire);
   // Fires `schedule_name` for `slot` exactly once across coordinators: inserts
   // (schedule, slot) into schedule_fires and creates `run` in the same transaction.
   // Returns the run, or nullopt if that slot already fired. With no agent in
-  // `run.agent_ids` the slot is still recorded (it fired, matching nobody) and the
-  // returned RunInfo has an empty run_id.
+  // `run.agent_ids` the slot is still recorded (it fired, matching nobody; `skipped`
+  // says why and is shown as the schedule's last_fire_outcome) and the returned RunInfo
+  // has an empty run_id.
   absl::StatusOr<std::optional<v1::RunInfo>> FireSchedule(const std::string& schedule_name,
-                                                           absl::Time slot, const NewRun& run);
+                                                           absl::Time slot, const NewRun& run,
+                                                           const std::string& skipped = "");
   // The latest fired slot of a schedule, or nullopt if it never fired.
   absl::StatusOr<std::optional<absl::Time>> LastFiredSlot(const std::string& schedule_name);
 
