@@ -237,6 +237,8 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentOptions options,
   FLEETMARK_RETURN_IF_ERROR(ValidateAgentOptions(options));
   if (executor == nullptr) return absl::InvalidArgumentError("executor: null");
   FLEETMARK_RETURN_IF_ERROR(MakeDirectories(options.spool_dir));
+  FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<SpoolLock> spool_lock,
+                             SpoolLock::Acquire(options.spool_dir));
   FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<Spool> spool,
                              Spool::Open(options.spool_dir, options.spool));
   const SpoolRecovery& recovery = spool->recovery();
@@ -250,15 +252,17 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentOptions options,
                                       " results and ", recovery.pending_finished,
                                       " job reports to replay"));
   }
-  return std::unique_ptr<Agent>(
-      new Agent(std::move(options), std::move(identity), std::move(executor), std::move(spool)));
+  return std::unique_ptr<Agent>(new Agent(std::move(options), std::move(identity),
+                                          std::move(executor), std::move(spool_lock),
+                                          std::move(spool)));
 }
 
 Agent::Agent(AgentOptions options, AgentIdentity identity, std::unique_ptr<JobExecutor> executor,
-             std::unique_ptr<Spool> spool)
+             std::unique_ptr<SpoolLock> spool_lock, std::unique_ptr<Spool> spool)
     : options_(std::move(options)),
       identity_(std::move(identity)),
       executor_(std::move(executor)),
+      spool_lock_(std::move(spool_lock)),
       spool_(std::move(spool)) {
   JobEvents events;
   events.on_result = [this](const fleetmark::v1::JobAssignment& job,

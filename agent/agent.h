@@ -49,6 +49,7 @@
 #include "agent/job_executor.h"
 #include "agent/job_runner.h"
 #include "agent/spool.h"
+#include "agent/spool_lock.h"
 #include "fleetmark/v1/agent.pb.h"
 #include "fleetmark/v1/host.pb.h"
 
@@ -115,9 +116,11 @@ struct AgentStats {
 
 class Agent {
  public:
-  // Validates options, creates the spool directory, opens (recovers) the spool.
-  // `executor` runs the jobs. Errors: InvalidArgument for options, I/O errors of the
-  // spool (agent/spool.h).
+  // Validates options, creates the spool directory, locks it for this Agent's life
+  // (agent/spool_lock.h), opens (recovers) the spool. `executor` runs the jobs. Errors:
+  // InvalidArgument for options; FailedPrecondition "spool dir X is in use by another
+  // fleetmark-agent (pid N)" when another agent (process or Agent object) holds the
+  // spool directory; I/O errors of the lock file and the spool (agent/spool.h).
   static absl::StatusOr<std::unique_ptr<Agent>> Create(AgentOptions options,
                                                        AgentIdentity identity,
                                                        std::unique_ptr<JobExecutor> executor);
@@ -148,7 +151,7 @@ class Agent {
   };
 
   Agent(AgentOptions options, AgentIdentity identity, std::unique_ptr<JobExecutor> executor,
-        std::unique_ptr<Spool> spool);
+        std::unique_ptr<SpoolLock> spool_lock, std::unique_ptr<Spool> spool);
 
   SessionOutcome RunSession();
   absl::StatusOr<fleetmark::v1::AgentMessage> MakeHello(bool* used_credential);
@@ -173,6 +176,7 @@ class Agent {
   const AgentOptions options_;
   const AgentIdentity identity_;
   std::unique_ptr<JobExecutor> executor_;
+  std::unique_ptr<SpoolLock> spool_lock_;  // held until destruction (declared first: freed last)
   std::unique_ptr<Spool> spool_;
   std::unique_ptr<JobRunner> runner_;
   absl::BitGen gen_;

@@ -18,6 +18,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/agent.h"
@@ -71,6 +73,14 @@ int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "fleetmark-agent --coordinator=HOST:PORT --token_file=FILE [--name=N] "
       "[--labels=k=v,...] [--spool_dir=DIR] [--tls_ca=PEM [--tls_cert=PEM --tls_key=PEM]]");
+  // --help and --helpshort list this file's flags (Abseil's default matches only files
+  // named after the program, so they printed "No flags matched"); --helpfull lists all.
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "agent/main.cc");
+  };
+  usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage_config);
   absl::ParseCommandLine(argc, argv);
 
   // SIGINT/SIGTERM are taken by a dedicated thread (sigwait), so every other thread,
