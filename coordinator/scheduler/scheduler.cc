@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "absl/strings/str_cat.h"
 #include "coordinator/scheduler/cron.h"
 
 namespace fleetmark::scheduler {
@@ -26,18 +27,26 @@ absl::StatusOr<std::vector<v1::RunInfo>> ScheduleRunner::Tick() {
     // Only slots strictly after the creation fire: one created at 14:16:12 with
     // "16 * * * *" first fires at 15:16, as `schedules create` announced.
     if (slot && *slot <= created) slot.reset();
+    // A slot that already fired (here or on another coordinator) is not built again:
+    // building selects agents and would repeat its outcome every tick of the minute.
+    if (slot && absl::ToUnixNanos(*slot) <= schedule.last_fire_slot_unix_ns()) slot.reset();
     if (slot) {
       store::NewRun run;
+      std::string skipped;
       absl::StatusOr<store::NewRun> built = build_run_(schedule);
       if (built.ok()) {
         run = *std::move(built);
       } else {
-        std::cerr << "fleetmark-coordinator: schedule \"" << schedule.name()
-                  << "\": " << built.status().message() << "\n";
+        skipped = absl::StrCat("skipped: ", built.status().message());
       }
       run.max_attempts = run.max_attempts == 0 ? options_.max_attempts : run.max_attempts;
-      auto result = store_.FireSchedule(schedule.name(), *slot, run);
+      auto result = store_.FireSchedule(schedule.name(), *slot, run, skipped);
       if (!result.ok()) return result.status();
+      // Logged by the coordinator whose fire was recorded: once per slot.
+      if (result->has_value() && !skipped.empty()) {
+        std::cerr << "fleetmark-coordinator: schedule \"" << schedule.name() << "\" slot "
+                  << absl::FormatTime("%Y-%m-%d %H:%M UTC", *slot, absl::UTCTimeZone()) << " " << skipped << "\n";
+      }
       if (result->has_value() && !(*result)->run_id().empty()) fired.push_back(**result);
     }
     if (std::optional<absl::Time> next = cron->NextAfter(now);

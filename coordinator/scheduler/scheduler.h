@@ -28,7 +28,10 @@ struct ScheduleRunnerOptions {
 };
 
 // Builds the run of a fired schedule: agents matching the selector and the plan's
-// case count. Errors (a bad selector) are logged and the slot is recorded as fired.
+// case count. Errors (no online agent matches, a bad selector) are logged once per slot
+// (by the coordinator that records the fire) and the slot is recorded as fired with
+// "skipped: <error>" as its outcome (Schedule.last_fire_outcome). A slot already
+// recorded is not built again.
 using RunBuilder = std::function<absl::StatusOr<store::NewRun>(const v1::Schedule& schedule)>;
 
 class ScheduleRunner {

@@ -62,11 +62,7 @@ grpc::ServerBidiReactor<v1::AgentMessage, v1::CoordinatorMessage>* AgentServiceI
 
 void AgentServiceImpl::Refuse(const SessionPtr& session, grpc::StatusCode code, const std::string& reason,
                               bool retryable) {
-  v1::CoordinatorMessage message;
-  message.mutable_refusal()->set_reason(reason);
-  message.mutable_refusal()->set_retryable(retryable);
-  session->Send(std::move(message));
-  session->Close(grpc::Status(code, reason));
+  session->Refuse(code, reason, retryable);
 }
 
 void AgentServiceImpl::WithRetry(const SessionPtr& session, std::function<absl::Status()> op,

@@ -31,6 +31,14 @@ void AgentSession::Close(const grpc::Status& status) {
   Pump();
 }
 
+void AgentSession::Refuse(grpc::StatusCode code, const std::string& reason, bool retryable) {
+  v1::CoordinatorMessage message;
+  message.mutable_refusal()->set_reason(reason);
+  message.mutable_refusal()->set_retryable(retryable);
+  Send(std::move(message));
+  Close(grpc::Status(code, reason));
+}
+
 void AgentSession::ReadNext() {
   {
     std::lock_guard<std::mutex> lock(mu_);

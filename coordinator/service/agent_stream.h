@@ -45,6 +45,9 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   // Ends the stream with `status` after the queued messages are written. Idempotent:
   // the first status wins.
   void Close(const grpc::Status& status);
+  // Sends a Refusal (`reason`, `retryable`), then ends the stream with `code` and the
+  // same reason.
+  void Refuse(grpc::StatusCode code, const std::string& reason, bool retryable);
   // Starts reading the next inbound message.
   void ReadNext();
   bool closing() const;

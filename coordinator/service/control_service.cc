@@ -1,11 +1,14 @@
 #include "coordinator/service/control_service.h"
 
+#include <iostream>
 #include <memory>
 #include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "coordinator/scheduler/cron.h"
+#include "coordinator/service/revocation.h"
 #include "coordinator/service/run_cases.h"
 #include "coordinator/service/secrets.h"
 #include "coordinator/service/selector.h"
@@ -319,7 +322,18 @@ grpc::ServerUnaryReactor* ControlServiceImpl::CreateToken(grpc::CallbackServerCo
 
 grpc::ServerUnaryReactor* ControlServiceImpl::RevokeToken(grpc::CallbackServerContext* context,
                                                           const v1::RevokeTokenRequest* request, v1::Empty*) {
-  return Async(context, [this, request] { return store_.RevokeEnrollmentToken(request->token_id()); });
+  return Async(context, [this, request]() -> absl::Status {
+    FLEETMARK_RETURN_IF_ERROR(store_.RevokeEnrollmentToken(request->token_id()));
+    // This coordinator's agents enrolled with it are disconnected now; other
+    // coordinators' at their next liveness flush. A database error here leaves it to
+    // the sweeper: the revocation itself is committed.
+    absl::StatusOr<std::vector<std::string>> ended = EndRevokedAgentStreams(store_, registry_);
+    if (ended.ok() && !ended->empty()) {
+      std::cerr << "fleetmark-coordinator: enrollment token " << request->token_id() << " revoked: disconnected "
+                << absl::StrJoin(*ended, ", ") << "\n";
+    }
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerUnaryReactor* ControlServiceImpl::ExportResults(grpc::CallbackServerContext* context,

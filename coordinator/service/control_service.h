@@ -4,6 +4,9 @@
 // (compared in constant time); the work runs on the coordinator's executor, never on
 // gRPC threads.
 //
+// RevokeToken also ends the streams of this coordinator's agents enrolled with the
+// token (revocation.h); other coordinators do at their next liveness flush.
+//
 // Every call taking a run id (GetRun, WatchRun, CancelRun, ExportResults) also accepts
 // a unique prefix of it with at least 6 hex digits (Store::ResolveRunId).
 //

@@ -13,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "coordinator/scheduler/clock.h"
 #include "coordinator/scheduler/cron.h"
 #include "coordinator/scheduler/scheduler.h"
@@ -23,6 +24,7 @@
 #include "coordinator/service/executor.h"
 #include "coordinator/service/job_updates.h"
 #include "coordinator/service/result_ingestor.h"
+#include "coordinator/service/revocation.h"
 #include "coordinator/service/secrets.h"
 #include "coordinator/service/selector.h"
 #include "coordinator/store/store.h"
@@ -220,7 +222,7 @@ class CoordinatorImpl : public Coordinator {
     return absl::OkStatus();
   }
 
-  // Liveness flush + heartbeat timeouts, lease expiry, schedules, periodic dispatch.
+  // Liveness flush + heartbeat timeouts, revoked tokens, lease expiry, schedules, periodic dispatch.
   void SweepLoop() {
     absl::Time next_flush = absl::Now();
     bool flushed = false;
@@ -234,7 +236,10 @@ class CoordinatorImpl : public Coordinator {
       if (now >= next_flush || !flushed) {
         flushed = FlushLiveness(now);
         next_flush = now + options_.heartbeat_interval;
-        if (flushed) last_db_ok = now;
+        if (flushed) {
+          last_db_ok = now;
+          EndRevokedAgents();
+        }
       }
       if (!flushed && now - last_db_ok > options_.db_outage_grace) EndStreamsForOutage(now - last_db_ok);
       // Expire leases only with fresh renewals in the database, and after a (re)start
@@ -250,6 +255,15 @@ class CoordinatorImpl : public Coordinator {
       dispatcher_->WakeAllIdle();
       lock.lock();
       cv_.wait_for(lock, absl::ToChronoMilliseconds(options_.sweep_interval), [this] { return stopping_; });
+    }
+  }
+
+  // Agents whose enrollment token was revoked (possibly through another coordinator).
+  void EndRevokedAgents() {
+    absl::StatusOr<std::vector<std::string>> ended = EndRevokedAgentStreams(*store_, registry_);
+    if (ended.ok() && !ended->empty()) {
+      std::cerr << "fleetmark-coordinator: disconnected agents whose enrollment token is revoked: "
+                << absl::StrJoin(*ended, ", ") << "\n";
     }
   }
 

@@ -93,8 +93,11 @@ absl::Status Store::RecordLiveness(const std::vector<AgentLiveness>& batch, absl
 absl::StatusOr<std::vector<AgentSummary>> Store::ListAgentSummaries() {
   return InTransaction(*pool_, "list agents", [&](pqxx::work& txn) {
     std::vector<AgentSummary> agents;
+    // A revoked token's agent is being disconnected (revocation.h): never selected.
     pqxx::result r = txn.exec_params(
-        "SELECT a.agent_id::text, a.name, (a.state = 'online' AND a.last_seen > now() - $1::interval),"
+        "SELECT a.agent_id::text, a.name, (a.state = 'online' AND a.last_seen > now() - $1::interval"
+        "  AND NOT EXISTS (SELECT 1 FROM enrollment_tokens t WHERE t.token_id = a.token_id"
+        "                  AND t.revoked_at IS NOT NULL)),"
         " a.host, a.labels::text FROM agents a ORDER BY a.name",
         internal::IntervalParam(options_.online_window));
     for (const auto& row : r) {

@@ -32,6 +32,12 @@ std::string TimeParam(absl::Time t) {
   return absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", t, absl::UTCTimeZone());
 }
 
+std::string ResultCountSql(std::string_view run_id_column) {
+  return absl::StrCat(
+      "(SELECT count(*) FROM (SELECT DISTINCT c.job_id, c.case_id FROM case_results c WHERE c.run_id = ",
+      std::string(run_id_column), " AND c.status <> 'cancelled') counted_cases)");
+}
+
 std::string IntervalParam(absl::Duration d) {
   return absl::StrCat(absl::ToInt64Microseconds(d), " microseconds");
 }

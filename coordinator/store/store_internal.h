@@ -29,6 +29,12 @@ std::string UnixNs(std::string_view column);
 // absl::Time as a PostgreSQL timestamptz literal parameter (RFC 3339, UTC, µs).
 std::string TimeParam(absl::Time t);
 
+// SQL expression counting a run's results as RunInfo.results (CLI, web API): cases
+// (job_id, case_id) with a real result, i.e. a row whose status is not 'cancelled'
+// (the placeholders a cancelled job reports for its unmeasured cases do not count); a
+// case measured again by a re-run job counts once. `run_id_column` names the run.
+std::string ResultCountSql(std::string_view run_id_column);
+
 // Interval parameter "<n> microseconds" for `d`.
 std::string IntervalParam(absl::Duration d);
 

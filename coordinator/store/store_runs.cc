@@ -91,11 +91,10 @@ std::optional<v1::RunInfo> LoadRun(pqxx::work& txn, const std::string& run_id) {
   pqxx::result r = txn.exec_params(
       "SELECT r.run_id::text, r.plan_name, r.status, r.selector, r.submitted_by, " +
           UnixNs("r.created_at") + ", coalesce(" + UnixNs("r.finished_at") +
-          ", 0), r.quick, "
-          // Cases with a result, not attempts: a requeued job's cases count once.
-          "(SELECT count(*) FROM (SELECT DISTINCT c.job_id, c.case_id FROM case_results c "
-          "WHERE c.run_id = r.run_id) cases) "
-          "FROM runs r WHERE r.run_id = $1::uuid",
+          ", 0), r.quick, " +
+          // Cases with a real result, not attempts: a requeued job's cases count once.
+          ResultCountSql("r.run_id") +
+          " FROM runs r WHERE r.run_id = $1::uuid",
       run_id);
   if (r.empty()) return std::nullopt;
   v1::RunInfo info;
@@ -173,13 +172,14 @@ absl::StatusOr<std::string> Store::ResolveRunId(const std::string& id_or_prefix)
   const std::string high = prefix + (kUuidMax + prefix.size());
   return internal::InTransactionOr(*pool_, "resolve run id", [&](pqxx::work& txn) -> absl::StatusOr<std::string> {
     pqxx::result r = txn.exec_params(
-        "SELECT run_id::text FROM runs WHERE run_id BETWEEN $1::uuid AND $2::uuid ORDER BY run_id LIMIT 2", low,
+        "SELECT run_id::text FROM runs WHERE run_id BETWEEN $1::uuid AND $2::uuid ORDER BY run_id LIMIT 3", low,
         high);
     if (r.empty()) return absl::NotFoundError(absl::StrCat("no run with id prefix ", id_or_prefix));
     if (r.size() > 1) {
+      // A third row means there may be more: "..." only then.
       return absl::InvalidArgumentError(absl::StrCat("run id prefix ", id_or_prefix, " is ambiguous (matches ",
                                                      r[0][0].as<std::string>(), ", ", r[1][0].as<std::string>(),
-                                                     ", ...): give more characters"));
+                                                     r.size() > 2 ? ", ..." : "", "): give more characters"));
     }
     return r[0][0].as<std::string>();
   });

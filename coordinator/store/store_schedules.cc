@@ -1,6 +1,10 @@
 // Store: schedules and their fires (one per schedule and slot across coordinators).
+#include <algorithm>
+
 #include <pqxx/pqxx>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/store/store.h"
 #include "coordinator/store/store_internal.h"
@@ -14,10 +18,20 @@ using internal::InTransactionOr;
 
 namespace {
 
+// Schedule names follow the agent name rule (agent_service.cc): they appear in
+// commands (`schedules delete NAME`) and in runs' submitted_by ("schedule:NAME").
+constexpr size_t kMaxScheduleName = 64;
+
+bool ScheduleNameChar(char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'; }
+
 absl::Status CheckSchedule(const v1::Schedule& schedule) {
-  if (schedule.name().empty() || schedule.name().size() > 128) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("schedule.name: 1 to 128 characters, got ", schedule.name().size()));
+  const std::string& name = schedule.name();
+  if (name.empty() || name.size() > kMaxScheduleName || !std::all_of(name.begin(), name.end(), ScheduleNameChar)) {
+    return absl::InvalidArgumentError(absl::StrCat("schedule.name: 1 to ", kMaxScheduleName,
+                                                   " characters from [A-Za-z0-9._-], got \"",
+                                                   absl::CHexEscape(name.substr(0, 80)), "\"",
+                                                   name.size() > 80 ? "..." : "", " (", name.size(),
+                                                   " characters)"));
   }
   if (schedule.cron().empty()) return absl::InvalidArgumentError("schedule.cron: must not be empty");
   return absl::OkStatus();
@@ -42,7 +56,10 @@ absl::StatusOr<v1::Schedule> Store::CreateSchedule(const v1::Schedule& schedule,
     return out;
   });
   if (absl::IsAlreadyExists(created.status())) {
-    return absl::AlreadyExistsError(absl::StrCat("schedule \"", schedule.name(), "\" already exists"));
+    return absl::AlreadyExistsError(absl::StrCat("schedule \"", schedule.name(),
+                                                 "\" already exists; to replace it, delete it first: "
+                                                 "fleetmark schedules delete ",
+                                                 schedule.name()));
   }
   return created;
 }
@@ -78,10 +95,15 @@ absl::StatusOr<Store::SeedOutcome> Store::SeedDefaultSchedule(const v1::Schedule
 absl::StatusOr<std::vector<v1::Schedule>> Store::ListSchedules() {
   return InTransaction(*pool_, "list schedules", [&](pqxx::work& txn) {
     std::vector<v1::Schedule> schedules;
+    // The latest fire per schedule: the newest entry of schedule_fires' primary key.
     pqxx::result r = txn.exec(
         "SELECT s.name, s.cron, p.plan, s.selector, s.quick, " + internal::UnixNs("s.created_at") +
-        ", coalesce(" + internal::UnixNs("s.next_fire_at") +
-        ", 0) FROM schedules s JOIN plans p ON p.plan_id = s.plan_id ORDER BY s.name");
+        ", coalesce(" + internal::UnixNs("s.next_fire_at") + ", 0), coalesce(" + internal::UnixNs("f.slot") +
+        ", 0), f.run_id::text, coalesce(f.note, '') "
+        "FROM schedules s JOIN plans p ON p.plan_id = s.plan_id "
+        "LEFT JOIN LATERAL (SELECT slot, run_id, note FROM schedule_fires WHERE schedule_id = s.schedule_id"
+        "                   ORDER BY slot DESC LIMIT 1) f ON true "
+        "ORDER BY s.name");
     for (const auto& row : r) {
       v1::Schedule& s = schedules.emplace_back();
       s.set_name(row[0].as<std::string>());
@@ -91,6 +113,14 @@ absl::StatusOr<std::vector<v1::Schedule>> Store::ListSchedules() {
       s.set_quick(row[4].as<bool>());
       s.set_created_unix_ns(row[5].as<int64_t>());
       s.set_next_fire_unix_ns(row[6].as<int64_t>());
+      s.set_last_fire_slot_unix_ns(row[7].as<int64_t>());
+      if (!row[8].is_null()) {
+        s.set_last_fire_outcome(absl::StrCat("run ", row[8].as<std::string>()));
+      } else if (s.last_fire_slot_unix_ns() != 0) {
+        // No run: skipped (the note says why), or its run was deleted since.
+        const std::string note = row[9].as<std::string>();
+        s.set_last_fire_outcome(note.empty() ? "no run" : note);
+      }
     }
     return schedules;
   });
@@ -114,7 +144,8 @@ absl::Status Store::SetScheduleNextFire(const std::string& name, absl::Time next
 }
 
 absl::StatusOr<std::optional<v1::RunInfo>> Store::FireSchedule(const std::string& schedule_name,
-                                                               absl::Time slot, const NewRun& run) {
+                                                               absl::Time slot, const NewRun& run,
+                                                               const std::string& skipped) {
   if (!run.agent_ids.empty()) FLEETMARK_RETURN_IF_ERROR(internal::ValidateNewRun(run));
   return InTransactionOr(*pool_, absl::StrCat("fire schedule ", schedule_name),
                          [&](pqxx::work& txn) -> absl::StatusOr<std::optional<v1::RunInfo>> {
@@ -122,9 +153,12 @@ absl::StatusOr<std::optional<v1::RunInfo>> Store::FireSchedule(const std::string
     if (s.empty()) return absl::NotFoundError(absl::StrCat("schedule \"", schedule_name, "\" not found"));
     const std::string schedule_id = s[0][0].as<std::string>();
     pqxx::result fired = txn.exec_params(
-        "INSERT INTO schedule_fires (schedule_id, slot, coordinator_id) VALUES ($1::uuid, $2::timestamptz, $3) "
+        "INSERT INTO schedule_fires (schedule_id, slot, coordinator_id, note)"
+        " VALUES ($1::uuid, $2::timestamptz, $3, $4) "
         "ON CONFLICT (schedule_id, slot) DO NOTHING RETURNING 1",
-        schedule_id, internal::TimeParam(slot), options_.coordinator_id);
+        schedule_id, internal::TimeParam(slot), options_.coordinator_id,
+        run.agent_ids.empty() ? (skipped.empty() ? std::string("skipped: no agent selected") : skipped)
+                              : std::string());
     if (fired.empty()) return std::optional<v1::RunInfo>();
     if (run.agent_ids.empty()) return std::optional<v1::RunInfo>(v1::RunInfo());
     v1::RunInfo info = internal::CreateRunInTxn(txn, run);

@@ -1,4 +1,8 @@
 // Store: enrollment tokens (only SHA-256 hashes of the secrets are stored).
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
@@ -85,6 +89,23 @@ absl::StatusOr<std::vector<v1::TokenInfo>> Store::ListEnrollmentTokens() {
       token.set_agents(row[4].as<uint32_t>());
     }
     return tokens;
+  });
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> Store::AgentsWithRevokedToken(
+    const std::vector<std::string>& agent_ids) {
+  std::vector<std::pair<std::string, std::string>> revoked;
+  if (agent_ids.empty()) return revoked;
+  for (const std::string& id : agent_ids) {
+    if (absl::Status status = internal::CheckUuid("agent_ids[]", id); !status.ok()) return status;
+  }
+  return InTransaction(*pool_, "agents with a revoked token", [&](pqxx::work& txn) {
+    pqxx::result r = txn.exec_params(
+        "SELECT a.agent_id::text, a.token_id FROM agents a JOIN enrollment_tokens t ON t.token_id = a.token_id "
+        "WHERE a.agent_id = ANY($1::uuid[]) AND t.revoked_at IS NOT NULL ORDER BY a.agent_id",
+        internal::UuidArray(agent_ids));
+    for (const auto& row : r) revoked.emplace_back(row[0].as<std::string>(), row[1].as<std::string>());
+    return revoked;
   });
 }
 

@@ -42,14 +42,12 @@ constexpr char kHistory[] = "fm_web_history";
 constexpr char kNewestPerJobCase[] =
     "c.job_id, c.case_id, c.finished_at DESC NULLS LAST, c.received_at DESC, c.result_id DESC";
 
-// Columns of a run row (order matters: see RunFromRow). `results` counts cases, not
-// attempts: one per (job_id, case_id).
+// Columns of a run row (order matters: see RunFromRow). `results` counts cases with a
+// real result, not attempts, as the store's RunInfo.results (internal::ResultCountSql).
 std::string RunColumns() {
-  return absl::StrCat(
-      "r.run_id::text, r.plan_name, r.status, r.selector, r.submitted_by, r.quick, ",
-      UnixNs("r.created_at"), ", ", UnixNs("r.finished_at"),
-      ", (SELECT count(*) FROM (SELECT DISTINCT c.job_id, c.case_id FROM case_results c "
-      "WHERE c.run_id = r.run_id) cases)");
+  return absl::StrCat("r.run_id::text, r.plan_name, r.status, r.selector, r.submitted_by, r.quick, ",
+                      UnixNs("r.created_at"), ", ", UnixNs("r.finished_at"), ", ",
+                      internal::ResultCountSql("r.run_id"));
 }
 
 // Columns of a result row (order matters: see ResultFromRow). The stored proto is read

@@ -1,0 +1,33 @@
+#include "coordinator/service/revocation.h"
+
+#include <map>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+
+namespace fleetmark::service {
+
+absl::StatusOr<std::vector<std::string>> EndRevokedAgentStreams(store::Store& store, AgentRegistry& registry) {
+  std::map<std::string, std::shared_ptr<AgentSession>> by_agent;
+  for (const std::shared_ptr<AgentSession>& session : registry.All()) {
+    const std::string agent_id = session->state().agent_id;
+    if (!agent_id.empty() && !session->closing()) by_agent[agent_id] = session;
+  }
+  std::vector<std::string> ended;
+  if (by_agent.empty()) return ended;
+  std::vector<std::string> ids;
+  ids.reserve(by_agent.size());
+  for (const auto& [agent_id, session] : by_agent) ids.push_back(agent_id);
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> revoked = store.AgentsWithRevokedToken(ids);
+  if (!revoked.ok()) return revoked.status();
+  for (const auto& [agent_id, token_id] : *revoked) {
+    const std::shared_ptr<AgentSession>& session = by_agent[agent_id];
+    if (session->closing()) continue;
+    ended.push_back(session->state().name);
+    session->Refuse(grpc::StatusCode::PERMISSION_DENIED, absl::StrCat("enrollment token ", token_id, " revoked"),
+                    false);
+  }
+  return ended;
+}
+
+}  // namespace fleetmark::service
