@@ -79,7 +79,12 @@ TEST(ScheduleRunnerTest, SlotFiresOnceAcrossRunnersAndSkipsStaleSlots) {
   auto c = runner1.Tick();
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
   EXPECT_EQ(a->size() + b->size() + c->size(), 1u);  // exactly one run for the slot
+  EXPECT_EQ(built, 1);                                // built by the runner that fired it
   const v1::RunInfo& run = a->empty() ? (*b)[0] : (*a)[0];
+  auto with_fire = store1->ListSchedules();
+  ASSERT_TRUE(with_fire.ok());
+  EXPECT_EQ((*with_fire)[0].last_fire_slot_unix_ns(), absl::ToUnixNanos(slot));
+  EXPECT_EQ((*with_fire)[0].last_fire_outcome(), "run " + run.run_id());
   EXPECT_EQ(run.submitted_by(), "schedule:nightly");
   EXPECT_EQ(run.jobs_size(), 1);
 
@@ -154,6 +159,72 @@ TEST(ScheduleRunnerTest, SlotOfTheCreationMinuteDoesNotFire) {
   ASSERT_TRUE(last.ok());
   ASSERT_TRUE(last->has_value());
   EXPECT_EQ(**last, minute_start + absl::Hours(1));
+}
+
+// A slot whose run matches no online agent is built (and logged) once, not at every
+// tick of its minute, by whichever runner records the fire; `schedules list` shows the
+// outcome. The nightly 02:00 with no agent online behaves the same.
+TEST(ScheduleRunnerTest, SlotMatchingNobodyIsBuiltAndLoggedOnce) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store1 = OpenStore(db.uri(), "c1");
+  auto store2 = OpenStore(db.uri(), "c2");
+  ASSERT_NE(store1, nullptr);
+  ASSERT_NE(store2, nullptr);
+  v1::Schedule schedule;
+  schedule.set_name("nightly");
+  schedule.set_cron("0 2 * * *");
+  schedule.set_selector("name=nobody");
+  schedule.mutable_plan()->set_name("nightly");
+  ASSERT_TRUE(store1->CreateSchedule(schedule, absl::Now()).ok());
+
+  const absl::Time base = absl::Now() + absl::Hours(24 * 400);
+  const absl::CivilDay day = absl::ToCivilDay(base, absl::UTCTimeZone()) + 1;
+  const absl::Time slot = Utc(day.year(), day.month(), day.day(), 2, 0);
+  FakeClock clock(slot + absl::Seconds(1));
+  int built = 0;
+  RunBuilder build = [&](const v1::Schedule& s) -> absl::StatusOr<store::NewRun> {
+    ++built;
+    return absl::FailedPreconditionError(
+        absl::StrCat("no online agent matches selector \"", s.selector(), "\" (0 agents known, 0 online)"));
+  };
+  ScheduleRunner runner1(*store1, clock, build, {.catch_up = absl::Minutes(10)});
+  ScheduleRunner runner2(*store2, clock, build, {.catch_up = absl::Minutes(10)});
+  ::testing::internal::CaptureStderr();
+  for (int second = 1; second < 60; second += 5) {  // the sweeper's ticks in that minute
+    clock.Set(slot + absl::Seconds(second));
+    auto a = runner1.Tick();
+    auto b = runner2.Tick();
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_TRUE(a->empty() && b->empty());
+  }
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(built, 1);
+  size_t lines = 0;
+  for (size_t at = log.find("no online agent matches"); at != std::string::npos;
+       at = log.find("no online agent matches", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1u) << log;
+  EXPECT_NE(log.find("schedule \"nightly\" slot "), std::string::npos) << log;
+
+  auto listed = store1->ListSchedules();
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].last_fire_slot_unix_ns(), absl::ToUnixNanos(slot));
+  EXPECT_EQ((*listed)[0].last_fire_outcome(),
+            "skipped: no online agent matches selector \"name=nobody\" (0 agents known, 0 online)");
+  auto runs = store1->ListRuns(10);
+  ASSERT_TRUE(runs.ok());
+  EXPECT_TRUE(runs->empty());
+
+  // The next night is a new slot: built (and recorded) again, once.
+  clock.Set(slot + absl::Hours(24) + absl::Seconds(3));
+  ASSERT_TRUE(runner2.Tick().ok());
+  ASSERT_TRUE(runner1.Tick().ok());
+  EXPECT_EQ(built, 2);
+  listed = store2->ListSchedules();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ((*listed)[0].last_fire_slot_unix_ns(), absl::ToUnixNanos(slot + absl::Hours(24)));
 }
 
 }  // namespace
