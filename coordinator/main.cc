@@ -31,7 +31,9 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "absl/synchronization/mutex.h"
@@ -99,6 +101,14 @@ int main(int argc, char** argv) {
   // ~5% of a fan-out's CPU in the fleet benchmark. Lock order is checked in the tests.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::SetProgramUsageMessage("fleetmark-coordinator --database_uri=URI [flags]");
+  // --help and --helpshort list this file's flags (Abseil's default matches only files
+  // named after the program, so they printed "No flags matched"); --helpfull lists all.
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "coordinator/main.cc");
+  };
+  usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage_config);
   absl::ParseCommandLine(argc, argv);
 
   fleetmark::service::CoordinatorOptions options;
