@@ -57,7 +57,7 @@ struct WebRun {
   bool quick = false;
   int64_t created_unix_ns = 0;
   int64_t finished_unix_ns = 0;  // 0 = not finished
-  uint64_t results = 0;          // stored case results
+  uint64_t results = 0;          // cases with a real result (not cancelled), as RunInfo.results
   std::vector<WebJob> jobs;
 };
 

@@ -6,12 +6,15 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <thread>
 
 #include <gtest/gtest.h>
 #include <pqxx/pqxx>
 
+#include "absl/strings/str_format.h"
 #include "coordinator/store/migrations.h"
+#include "coordinator/store/web_reader.h"
 #include "tests/coordinator/test_database.h"
 
 namespace fleetmark::store {
@@ -607,10 +610,22 @@ TEST(StoreTest, RunIdPrefixesResolveToOneRun) {
 
   auto ambiguous = store->ResolveRunId("abcdef");
   EXPECT_EQ(ambiguous.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(ambiguous.status().message().find("run id prefix abcdef is ambiguous (matches " + one + ", " + two),
-            std::string::npos)
+  // Exactly two matches: both named, no "..." (there are no more).
+  EXPECT_EQ(ambiguous.status().message(),
+            "run id prefix abcdef is ambiguous (matches " + one + ", " + two + "): give more characters")
       << ambiguous.status();
-  EXPECT_NE(ambiguous.status().message().find("give more characters"), std::string::npos);
+  {
+    pqxx::connection conn(db.uri());
+    pqxx::work txn(conn);
+    txn.exec_params("INSERT INTO runs (run_id, plan_id, plan_name) SELECT $1::uuid, plan_id, plan_name FROM runs "
+                    "WHERE run_id = $2::uuid",
+                    std::string("abcdef03-3333-4333-8333-333333333333"), run->run_id());
+    txn.commit();
+  }
+  ambiguous = store->ResolveRunId("abcdef");
+  EXPECT_EQ(ambiguous.status().message(),
+            "run id prefix abcdef is ambiguous (matches " + one + ", " + two + ", ...): give more characters")
+      << ambiguous.status();
 
   auto none = store->ResolveRunId("123456");
   EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
@@ -714,6 +729,139 @@ TEST(StoreTest, SeededDefaultsMigrationCountsAnExistingNightlyAsSeeded) {
   auto outcome = (*store)->SeedDefaultSchedule(Nightly("0 2 * * *"), absl::Now());
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(*outcome, Store::SeedOutcome::kLeftDeleted);
+}
+
+// A cancelled job reports its unmeasured cases as `cancelled` placeholders: they are
+// not results. RunInfo.results (GetRun, ListRuns) and the web API count the same cases.
+TEST(StoreTest, CancelledPlaceholdersAreNotCountedAsResults) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string a = Agent(*store, "a1");
+  const std::string b = Agent(*store, "b1");
+  auto run = store->CreateRun(MakeRun({a, b}));
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto claimed = store->ClaimJobs({a, b}, absl::Seconds(30));
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  ASSERT_EQ(claimed->size(), 2u);
+  std::map<std::string, std::string> job_of;
+  for (const ClaimedJob& c : *claimed) job_of[c.agent_id] = c.assignment.job_id();
+  std::vector<v1::CaseResult> rows;
+  auto add = [&](const std::string& agent, int n, v1::CaseStatus status) {
+    v1::CaseResult r = Result(absl::StrFormat("%08d-0000-4000-8000-000000000000", rows.size() + 1), job_of[agent], 1);
+    r.mutable_spec()->set_case_id(absl::StrCat("case-", n));
+    r.set_status(status);
+    rows.push_back(r);
+  };
+  add(a, 1, v1::CASE_STATUS_OK);
+  add(a, 2, v1::CASE_STATUS_FAILED);  // a real result: measured and failed
+  add(a, 3, v1::CASE_STATUS_CANCELLED);
+  add(a, 4, v1::CASE_STATUS_CANCELLED);
+  add(b, 1, v1::CASE_STATUS_CANCELLED);
+  std::vector<Store::AgentResult> batch;
+  for (const v1::CaseResult& r : rows) batch.push_back({r.job_id() == job_of[a] ? a : b, &r});
+  auto stored = store->InsertResults(batch);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  for (const ResultOutcome& o : *stored) EXPECT_TRUE(o.stored) << o.message;
+
+  auto got = store->GetRun(run->run_id());
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->results(), 2u);
+  auto listed = store->ListRuns(10);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].results(), 2u);
+  auto cancelled = store->CancelRun(run->run_id());
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status();
+  EXPECT_EQ(cancelled->run.results(), 2u);
+
+  auto reader = OpenPgWebReader({.uri = db.uri(), .pool_size = 2});
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  auto web_run = (*reader)->GetRun(run->run_id());
+  ASSERT_TRUE(web_run.ok()) << web_run.status();
+  EXPECT_EQ(web_run->results, 2u);
+  auto web_runs = (*reader)->ListRuns(10);
+  ASSERT_TRUE(web_runs.ok()) << web_runs.status();
+  ASSERT_EQ(web_runs->size(), 1u);
+  EXPECT_EQ((*web_runs)[0].results, 2u);
+}
+
+TEST(StoreTest, ScheduleNamesFollowTheAgentNameRule) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  v1::Schedule schedule;
+  schedule.set_cron("0 2 * * *");
+  *schedule.mutable_plan() = SmallPlan();
+  for (const std::string bad : {std::string("bad name!"), std::string(""), std::string(65, 'x'),
+                                std::string("sched/1"), std::string("caf\xc3\xa9")}) {
+    schedule.set_name(bad);
+    auto created = store->CreateSchedule(schedule, absl::Now());
+    EXPECT_EQ(created.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(created.status().message().find("schedule.name: 1 to 64 characters from [A-Za-z0-9._-]"),
+              std::string::npos)
+        << created.status();
+  }
+  schedule.set_name("bad name!");
+  EXPECT_NE(store->CreateSchedule(schedule, absl::Now()).status().message().find("got \"bad name!\""),
+            std::string::npos);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM schedules"), 0);
+
+  for (const std::string good : {std::string("nightly.v2_arm-64"), std::string(64, 'y')}) {
+    schedule.set_name(good);
+    auto created = store->CreateSchedule(schedule, absl::Now());
+    EXPECT_TRUE(created.ok()) << created.status();
+  }
+  schedule.set_name("nightly.v2_arm-64");
+  auto again = store->CreateSchedule(schedule, absl::Now());
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(again.status().message(),
+            "schedule \"nightly.v2_arm-64\" already exists; to replace it, delete it first: "
+            "fleetmark schedules delete nightly.v2_arm-64");
+}
+
+// Agents enrolled with a revoked token: found among connected ones (so their streams
+// can be ended) and never online for selection, whatever their state column says.
+TEST(StoreTest, AgentsWithRevokedTokenAreFoundAndNotSelectable) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->CreateEnrollmentToken("tok-a", "hash-a", "").ok());
+  ASSERT_TRUE(store->CreateEnrollmentToken("tok-b", "hash-b", "").ok());
+  auto enroll = [&](const std::string& name, const std::string& token) {
+    AgentRegistration reg;
+    reg.name = name;
+    reg.credential_sha256 = "cred-" + name;
+    reg.token_id = token;
+    reg.session_id = "s-" + name;
+    auto id = store->RegisterAgent(reg);
+    EXPECT_TRUE(id.ok()) << id.status();
+    return id.ok() ? *id : "";
+  };
+  const std::string a = enroll("box-a", "tok-a");
+  const std::string b = enroll("box-b", "tok-b");
+  const std::string c = enroll("box-c", "");  // enrolled before tokens were recorded
+  auto none = store->AgentsWithRevokedToken({a, b, c});
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->empty());
+
+  ASSERT_TRUE(store->RevokeEnrollmentToken("tok-a").ok());
+  auto revoked = store->AgentsWithRevokedToken({a, b, c});
+  ASSERT_TRUE(revoked.ok()) << revoked.status();
+  ASSERT_EQ(revoked->size(), 1u);
+  EXPECT_EQ((*revoked)[0].first, a);
+  EXPECT_EQ((*revoked)[0].second, "tok-a");
+  auto empty = store->AgentsWithRevokedToken({});
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->empty());
+  auto bad = store->AgentsWithRevokedToken({a, "box-a"});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("agent_ids[]"), std::string::npos) << bad.status();
+
+  auto summaries = store->ListAgentSummaries();
+  ASSERT_TRUE(summaries.ok()) << summaries.status();
+  ASSERT_EQ(summaries->size(), 3u);
+  for (const AgentSummary& s : *summaries) EXPECT_EQ(s.online, s.agent_id != a) << s.name;
 }
 
 }  // namespace
