@@ -13,7 +13,7 @@ ninja -C build/release -j"$(nproc)" fleetmark fleetmark-coordinator fleetmark-ag
 deploy/stack.sh up .fleetmark
 eval "$(deploy/stack.sh env .fleetmark)"
 status=0
-build/release/coordinator/cli/fleetmark submit plans/s1-frameworks.txtpb --quick --wait \
+build/release/coordinator/cli/fleetmark submit plans/s1-frameworks.txtpb --select all --quick --wait \
   --coordinator="$FLEETMARK_COORDINATOR" --admin_token_file="$FLEETMARK_ADMIN_TOKEN_FILE" || status=$?
 echo
 echo "web view: $FLEETMARK_WEB   (stop everything: deploy/stack.sh down)"

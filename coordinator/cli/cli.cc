@@ -129,6 +129,11 @@ int ParseFlags(int argc, char** argv, ParsedArgs& parsed) {
     if (flag == nullptr || flag->IsRetired()) {
       return UsageError(absl::StrCat("unknown flag ", arg));
     }
+    // Abseil keeps the last value of a repeated flag; `--select a --select b` would
+    // silently mean b only.
+    if (std::find(parsed.flags_set.begin(), parsed.flags_set.end(), name) != parsed.flags_set.end()) {
+      return UsageError(absl::StrCat("--", name, " is given twice; give it once"));
+    }
     std::string error;
     if (!flag->ParseFrom(value, &error)) {
       return UsageError(absl::StrCat("--", name, ": ", error));

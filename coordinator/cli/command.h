@@ -71,8 +71,8 @@ class CommandRegistry {
   std::vector<std::string> common_flags_;
 };
 
-// Parses flags (exit 2 with a one-line error on an unknown flag, a bad flag value, or a
-// flag the command does not take), finds the command in the remaining arguments and
+// Parses flags (exit 2 with a one-line error on an unknown flag, a bad flag value, a
+// flag given twice, or a flag the command does not take), finds the command in the remaining arguments and
 // runs it. Unknown command: one error line, exit 2; no command: usage on stderr, exit 2.
 // `fleetmark --help` prints the command listing and every flag; `fleetmark COMMAND
 // --help` and `fleetmark help COMMAND` print that command's usage and flags.

@@ -17,7 +17,12 @@ ControlClient::ControlClient(const RemoteOptions& options) : options_(options) {
     ssl.pem_private_key = options_.tls_key_pem;
     credentials = grpc::SslCredentials(ssl);
   }
-  channel_ = grpc::CreateChannel(options_.coordinator, credentials);
+  // gRPC's reconnect backoff grows to 120 s by default; `submit --wait` retries a
+  // restarted coordinator every <= 10 s (run_watch.h), so the channel must too.
+  grpc::ChannelArguments arguments;
+  arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 1000);
+  arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  channel_ = grpc::CreateCustomChannel(options_.coordinator, credentials, arguments);
   stub_ = v1::ControlService::NewStub(channel_);
 }
 
@@ -28,15 +33,40 @@ std::unique_ptr<grpc::ClientContext> ControlClient::Context(std::chrono::seconds
   return context;
 }
 
+bool ControlClient::IsTransportError(const grpc::Status& status) const {
+  if (status.error_code() != grpc::StatusCode::UNAVAILABLE &&
+      status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return false;
+  }
+  return channel_->GetState(/*try_to_connect=*/false) != GRPC_CHANNEL_READY;
+}
+
 int ControlClient::Fail(const std::string& what, const grpc::Status& status) const {
   std::cerr << "fleetmark: " << what << ": " << status.error_message() << "\n";
+  const std::string& address = options_.coordinator;
   switch (status.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:
     case grpc::StatusCode::DEADLINE_EXCEEDED:
-      std::cerr << "  (is a coordinator running at " << options_.coordinator << "? see --coordinator)\n";
+      if (IsTransportError(status)) {
+        std::cerr << "  (is a coordinator running at " << address << " (" << options_.coordinator_source
+                  << ")? pass --coordinator HOST:PORT; for the local stack: eval \"$(deploy/stack.sh env)\")\n";
+      } else if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+        std::cerr << "  (the coordinator at " << address
+                  << " answered, but its database is unavailable: see the coordinator's log)\n";
+      } else {
+        std::cerr << "  (the coordinator at " << address << " did not answer in time)\n";
+      }
       return kExitFailure;
     case grpc::StatusCode::UNAUTHENTICATED:
-      if (options_.admin_token.empty()) std::cerr << "  (no admin token: pass --admin_token_file)\n";
+      if (options_.admin_token.empty()) {
+        std::cerr << "  (no admin token: pass --admin_token_file FILE or set $FLEETMARK_ADMIN_TOKEN_FILE; "
+                  << "for the local stack: eval \"$(deploy/stack.sh env)\", or run from the directory holding "
+                  << kStackAdminTokenFile << ")\n";
+      } else {
+        std::cerr << "  (the admin token was read from \"" << options_.admin_token_file << "\" ("
+                  << options_.admin_token_source << "); the coordinator's is in the file its --admin_token_file "
+                  << "names; the local stack's is " << kStackAdminTokenFile << ")\n";
+      }
       return kExitUsage;
     case grpc::StatusCode::INVALID_ARGUMENT:
     case grpc::StatusCode::NOT_FOUND:

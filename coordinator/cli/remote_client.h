@@ -20,12 +20,22 @@ class ControlClient {
   explicit ControlClient(const RemoteOptions& options);
 
   v1::ControlService::Stub& stub() { return *stub_; }
+  const RemoteOptions& options() const { return options_; }
   // A context carrying the admin token, with a deadline `timeout` from now (0 = none).
   std::unique_ptr<grpc::ClientContext> Context(std::chrono::seconds timeout = std::chrono::seconds(60)) const;
 
-  // Prints "fleetmark: <what>: <message>" (with a hint for unreachable coordinators and
-  // auth failures) and returns the exit code: 2 for InvalidArgument/NotFound/
-  // FailedPrecondition/Unauthenticated (bad input), 1 otherwise.
+  // True when a failed call's `status` came from the transport (the coordinator could
+  // not be reached, or the connection broke), false when the coordinator itself returned
+  // it. gRPC gives both the same codes (UNAVAILABLE, DEADLINE_EXCEEDED), so this looks at
+  // the channel: a coordinator that answered leaves it READY. Call right after the call.
+  bool IsTransportError(const grpc::Status& status) const;
+
+  // Prints "fleetmark: <what>: <message>" and a hint, and returns the exit code: 2 for
+  // InvalidArgument/NotFound/FailedPrecondition/AlreadyExists/Unauthenticated (bad input),
+  // 1 otherwise. Hints: for a transport error, the address, where it came from and how to
+  // point the CLI at the local stack (`deploy/stack.sh env`); for UNAVAILABLE returned by
+  // the coordinator, that its database is unavailable; for a refused admin token, the
+  // file it was read from and where the coordinator's token lives.
   int Fail(const std::string& what, const grpc::Status& status) const;
 
  private:

@@ -1,46 +1,134 @@
 #include "coordinator/cli/remote_flags.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/scheduler/cron.h"
 #include "coordinator/service/selector.h"
+#include "engine/common/status_macros.h"
 
-ABSL_FLAG(std::string, coordinator, "127.0.0.1:7443",
-          "coordinator gRPC address host:port (remote commands; default: $FLEETMARK_COORDINATOR if set)");
+ABSL_FLAG(std::string, coordinator, "",
+          "coordinator gRPC address host:port (remote commands; default: $FLEETMARK_COORDINATOR, else "
+          "127.0.0.1 and the port in .fleetmark/coordinator.port (the local stack's), else 127.0.0.1:7443)");
 ABSL_FLAG(std::string, admin_token_file, "",
           "file holding the coordinator's admin token (default: $FLEETMARK_ADMIN_TOKEN_FILE, "
           "else .fleetmark/admin_token if it exists)");
 ABSL_FLAG(std::string, tls_ca_file, "", "CA (PEM) to verify the coordinator's TLS certificate; empty = plaintext");
 ABSL_FLAG(std::string, tls_cert_file, "", "client certificate (PEM) for mutual TLS");
 ABSL_FLAG(std::string, tls_key_file, "", "client private key (PEM) for mutual TLS");
-ABSL_FLAG(std::string, select, "", "agent selector, e.g. 'arch=arm64,cores>=8' (submit, agents list, schedules create)");
-ABSL_FLAG(bool, wait, false, "submit: show live progress per agent, then the results table");
+ABSL_FLAG(std::string, select, "",
+          "agent selector, e.g. 'arch=arm64,cores>=8', or 'all' for every agent (required by submit and "
+          "schedules create; agents list: optional filter)");
+ABSL_FLAG(bool, wait, false,
+          "submit: show live progress per agent, then the results table (keeps watching through a "
+          "coordinator restart)");
 ABSL_FLAG(std::string, agents, "", "compare: two agent names A,B; export: only this agent");
 ABSL_FLAG(int, limit, 20, "runs list: how many runs (1..1000)");
 ABSL_FLAG(std::string, cron, "", "schedules create: 5-field cron expression, UTC");
 ABSL_FLAG(std::string, description, "", "tokens create: what the token is for");
+ABSL_FLAG(absl::Duration, timeout, absl::InfiniteDuration(),
+          "submit --wait: stop waiting after this long (e.g. 30m, 2h) and exit 1 with the run's state; "
+          "the run goes on (default: wait until it ends)");
 
 namespace fleetmark::cli {
 namespace {
 
-absl::StatusOr<std::string> ReadFlagFile(const std::string& flag, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot read \"", path, "\""));
+constexpr char kDefaultCoordinator[] = "127.0.0.1:7443";
+
+// The text of the file at `path`. `what` names where the path came from (a flag
+// "--x", an environment variable, a default file) for the errors: InvalidArgument for
+// a missing or unreadable path (with strerror), a directory or another non-file.
+absl::StatusOr<std::string> ReadNamedFile(const std::string& what, const std::string& path) {
+  auto error = [&](absl::string_view problem) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": \"", path, "\": ", problem));
+  };
+  struct stat st = {};
+  if (::stat(path.c_str(), &st) != 0) return error(std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return error("is a directory, not a file");
+  if (!S_ISREG(st.st_mode)) return error("is not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return error(std::strerror(errno));
   std::stringstream buffer;
   buffer << in.rdbuf();
+  if (in.bad()) return error(std::strerror(errno));
   return buffer.str();
+}
+
+absl::Status ResolveCoordinator(RemoteOptions& options) {
+  options.coordinator = absl::GetFlag(FLAGS_coordinator);
+  options.coordinator_source = "--coordinator";
+  if (!options.coordinator.empty()) return absl::OkStatus();
+  if (const char* env = std::getenv("FLEETMARK_COORDINATOR"); env != nullptr && *env != '\0') {
+    options.coordinator = env;
+    options.coordinator_source = "$FLEETMARK_COORDINATOR";
+    return absl::OkStatus();
+  }
+  struct stat st = {};
+  if (::stat(kStackPortFile, &st) == 0) {
+    FLEETMARK_ASSIGN_OR_RETURN(std::string text, ReadNamedFile("coordinator port file", kStackPortFile));
+    const absl::string_view port_text = absl::StripAsciiWhitespace(text);
+    int port = 0;
+    if (!absl::SimpleAtoi(port_text, &port) || port < 1 || port > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("coordinator port file \"", kStackPortFile, "\": a port 1..65535, got \"",
+                       port_text.substr(0, 40), "\" (pass --coordinator HOST:PORT)"));
+    }
+    options.coordinator = absl::StrCat("127.0.0.1:", port);
+    options.coordinator_source = kStackPortFile;
+    return absl::OkStatus();
+  }
+  options.coordinator = kDefaultCoordinator;
+  options.coordinator_source = "the default";
+  return absl::OkStatus();
+}
+
+absl::Status ResolveAdminToken(RemoteOptions& options) {
+  std::string file = absl::GetFlag(FLAGS_admin_token_file);
+  std::string source = "--admin_token_file";
+  if (file.empty()) {
+    if (const char* env = std::getenv("FLEETMARK_ADMIN_TOKEN_FILE"); env != nullptr && *env != '\0') {
+      file = env;
+      source = "$FLEETMARK_ADMIN_TOKEN_FILE";
+    }
+  }
+  struct stat st = {};
+  if (file.empty() && ::stat(kStackAdminTokenFile, &st) == 0) {
+    file = kStackAdminTokenFile;
+    source = "the default admin token file";
+  }
+  if (file.empty()) return absl::OkStatus();
+  FLEETMARK_ASSIGN_OR_RETURN(std::string token, ReadNamedFile(source, file));
+  options.admin_token = std::string(absl::StripAsciiWhitespace(token));
+  if (options.admin_token.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": \"", file, "\" is empty; it must hold the coordinator's admin token (the file "
+                     "the coordinator's --admin_token_file names; the local stack's is ", kStackAdminTokenFile, ")"));
+  }
+  options.admin_token_file = file;
+  options.admin_token_source = source;
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::Status CheckSelectFlag() {
+absl::Status CheckSelectFlag(bool required) {
   const std::string select = absl::GetFlag(FLAGS_select);
-  if (select.empty()) return absl::OkStatus();
+  if (absl::StripAsciiWhitespace(select).empty()) {
+    if (!required) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--select is required", select.empty() ? "" : absl::StrCat(" and must not be blank, got \"", select, "\""),
+        ": which agents, e.g. --select 'arch=x86_64' or --select name=box2; --select ", service::Selector::kAll,
+        " for every online agent"));
+  }
   absl::StatusOr<service::Selector> selector = service::Selector::Parse(select);
   if (selector.ok()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat("--select: ", selector.status().message()));
@@ -54,28 +142,21 @@ absl::Status CheckCronFlag() {
   return absl::InvalidArgumentError(absl::StrCat("--cron: ", schedule.status().message()));
 }
 
+absl::StatusOr<absl::Duration> TimeoutFromFlag() {
+  const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
+  if (timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--timeout: a duration > 0 such as 30s, 10m or 2h, got ", absl::FormatDuration(timeout)));
+  }
+  return timeout;
+}
+
 absl::StatusOr<RemoteOptions> RemoteOptionsFromFlags() {
   RemoteOptions options;
-  options.coordinator = absl::GetFlag(FLAGS_coordinator);
-  if (const char* env = std::getenv("FLEETMARK_COORDINATOR");
-      env != nullptr && *env != '\0' && options.coordinator == "127.0.0.1:7443") {
-    options.coordinator = env;
-  }
-  if (options.coordinator.empty()) return absl::InvalidArgumentError("--coordinator: must not be empty");
-  std::string token_file = absl::GetFlag(FLAGS_admin_token_file);
-  if (token_file.empty()) {
-    if (const char* env = std::getenv("FLEETMARK_ADMIN_TOKEN_FILE"); env != nullptr) token_file = env;
-  }
-  if (token_file.empty() && std::ifstream(".fleetmark/admin_token").good()) token_file = ".fleetmark/admin_token";
-  if (!token_file.empty()) {
-    absl::StatusOr<std::string> token = ReadFlagFile("admin_token_file", token_file);
-    if (!token.ok()) return token.status();
-    options.admin_token = std::string(absl::StripAsciiWhitespace(*token));
-  }
+  FLEETMARK_RETURN_IF_ERROR(ResolveCoordinator(options));
+  FLEETMARK_RETURN_IF_ERROR(ResolveAdminToken(options));
   if (const std::string ca = absl::GetFlag(FLAGS_tls_ca_file); !ca.empty()) {
-    absl::StatusOr<std::string> pem = ReadFlagFile("tls_ca_file", ca);
-    if (!pem.ok()) return pem.status();
-    options.tls_ca_pem = *pem;
+    FLEETMARK_ASSIGN_OR_RETURN(options.tls_ca_pem, ReadNamedFile("--tls_ca_file", ca));
   }
   const std::string cert = absl::GetFlag(FLAGS_tls_cert_file), key = absl::GetFlag(FLAGS_tls_key_file);
   if (cert.empty() != key.empty()) {
@@ -85,12 +166,8 @@ absl::StatusOr<RemoteOptions> RemoteOptionsFromFlags() {
     if (options.tls_ca_pem.empty()) {
       return absl::InvalidArgumentError("--tls_cert_file: mutual TLS also needs --tls_ca_file");
     }
-    absl::StatusOr<std::string> c = ReadFlagFile("tls_cert_file", cert);
-    if (!c.ok()) return c.status();
-    absl::StatusOr<std::string> k = ReadFlagFile("tls_key_file", key);
-    if (!k.ok()) return k.status();
-    options.tls_cert_pem = *c;
-    options.tls_key_pem = *k;
+    FLEETMARK_ASSIGN_OR_RETURN(options.tls_cert_pem, ReadNamedFile("--tls_cert_file", cert));
+    FLEETMARK_ASSIGN_OR_RETURN(options.tls_key_pem, ReadNamedFile("--tls_key_file", key));
   }
   return options;
 }

@@ -8,6 +8,7 @@
 #include "absl/flags/declare.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 ABSL_DECLARE_FLAG(std::string, coordinator);
 ABSL_DECLARE_FLAG(std::string, admin_token_file);
@@ -20,25 +21,46 @@ ABSL_DECLARE_FLAG(std::string, agents);
 ABSL_DECLARE_FLAG(int, limit);
 ABSL_DECLARE_FLAG(std::string, cron);
 ABSL_DECLARE_FLAG(std::string, description);
+ABSL_DECLARE_FLAG(absl::Duration, timeout);
 
 namespace fleetmark::cli {
 
+// Files deploy/stack.sh writes in its state directory (relative to the working
+// directory), used as defaults when no flag or environment variable says otherwise.
+inline constexpr char kStackAdminTokenFile[] = ".fleetmark/admin_token";
+inline constexpr char kStackPortFile[] = ".fleetmark/coordinator.port";
+
 struct RemoteOptions {
-  std::string coordinator;       // host:port
-  std::string admin_token;       // read from --admin_token_file (or $FLEETMARK_ADMIN_TOKEN)
+  // host:port. From --coordinator, else $FLEETMARK_COORDINATOR, else 127.0.0.1 and the
+  // port in .fleetmark/coordinator.port (the local stack's), else 127.0.0.1:7443.
+  std::string coordinator;
+  std::string coordinator_source;  // for messages: "--coordinator", "$FLEETMARK_COORDINATOR", ...
+  // The admin token (whitespace stripped), "" = none, read from `admin_token_file`:
+  // --admin_token_file, else $FLEETMARK_ADMIN_TOKEN_FILE, else .fleetmark/admin_token if
+  // it exists. `admin_token_source` names which one, for messages.
+  std::string admin_token;
+  std::string admin_token_file;
+  std::string admin_token_source;
   std::string tls_ca_pem;        // "" = plaintext
   std::string tls_cert_pem, tls_key_pem;  // client certificate for mutual TLS
 };
 
-// Reads the connection flags. InvalidArgument naming the flag for an unreadable file or
-// an inconsistent TLS set-up (exit code 2).
+// Reads the connection flags. InvalidArgument naming the flag (or environment variable,
+// or default file), the path and the problem (a directory, empty, unreadable: strerror)
+// for a bad token or TLS file, a malformed .fleetmark/coordinator.port, or an
+// inconsistent TLS set-up (exit code 2). Reads files only; no connection.
 absl::StatusOr<RemoteOptions> RemoteOptionsFromFlags();
 
 // --select checked with the coordinator's own selector parser (coordinator/service/
-// selector.h; "" = every agent) and --cron with its cron parser (coordinator/scheduler/
-// cron.h; required), so a typo is exit 2 before any connection. InvalidArgument naming
-// the flag.
-absl::Status CheckSelectFlag();
+// selector.h) and --cron with its cron parser (coordinator/scheduler/cron.h; required),
+// so a typo is exit 2 before any connection. InvalidArgument naming the flag. With
+// `required` (submit, schedules create), an empty or blank --select is refused (the
+// whole fleet is `--select all`); otherwise "" means every agent (agents list).
+absl::Status CheckSelectFlag(bool required);
 absl::Status CheckCronFlag();
+
+// --timeout of `submit --wait`: InfiniteDuration when not given (wait until the run
+// ends); InvalidArgument naming the flag for a value <= 0.
+absl::StatusOr<absl::Duration> TimeoutFromFlag();
 
 }  // namespace fleetmark::cli

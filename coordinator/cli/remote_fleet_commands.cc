@@ -41,7 +41,7 @@ std::string Ago(int64_t unix_ns) {
 
 int AgentsList(const std::vector<std::string>& args) {
   if (!args.empty()) return RemoteUsageError("fleetmark agents list [--select EXPR]", "agents list takes no arguments");
-  if (absl::Status select = CheckSelectFlag(); !select.ok()) {
+  if (absl::Status select = CheckSelectFlag(/*required=*/false); !select.ok()) {
     return RemoteUsageError("fleetmark agents list [--select EXPR]", std::string(select.message()));
   }
   int code = 0;
@@ -66,12 +66,12 @@ int AgentsList(const std::vector<std::string>& args) {
 }
 
 int SchedulesCreate(const std::vector<std::string>& args) {
-  static const char kUsage[] = "fleetmark schedules create NAME PLAN --cron 'M H DOM MON DOW' [--select EXPR] [--quick]";
+  static const char kUsage[] = "fleetmark schedules create NAME PLAN --cron 'M H DOM MON DOW' --select EXPR|all [--quick]";
   if (args.size() != 2) return RemoteUsageError(kUsage, "schedules create takes a name and a plan file");
   if (absl::Status cron = CheckCronFlag(); !cron.ok()) {
     return RemoteUsageError(kUsage, std::string(cron.message()));
   }
-  if (absl::Status select = CheckSelectFlag(); !select.ok()) {
+  if (absl::Status select = CheckSelectFlag(/*required=*/true); !select.ok()) {
     return RemoteUsageError(kUsage, std::string(select.message()));
   }
   absl::StatusOr<v1::Plan> plan = LoadValidPlan(args[1]);
@@ -197,7 +197,7 @@ void RegisterFleetRemoteCommands(CommandRegistry& registry) {
                 .usage = "fleetmark agents list [--select EXPR]",
                 .run = AgentsList});
   registry.Add({.name = "schedules create", .summary = "run a plan on a cron schedule (UTC)",
-                .usage = "fleetmark schedules create NAME PLAN --cron 'M H DOM MON DOW' [--select EXPR] [--quick]",
+                .usage = "fleetmark schedules create NAME PLAN --cron 'M H DOM MON DOW' --select EXPR|all [--quick]",
                 .run = SchedulesCreate});
   registry.Add({.name = "schedules list", .summary = "list schedules and their next fire time",
                 .usage = "fleetmark schedules list", .run = SchedulesList});

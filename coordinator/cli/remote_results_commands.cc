@@ -1,6 +1,5 @@
 // `fleetmark export` and `fleetmark compare`.
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -13,6 +12,7 @@
 #include "coordinator/cli/remote_client.h"
 #include "coordinator/cli/remote_commands.h"
 #include "coordinator/cli/remote_render.h"
+#include "coordinator/cli/result_output.h"
 #include "coordinator/cli/run_flags.h"
 #include "engine/report/report.h"
 #include "engine/report/text_table.h"
@@ -70,6 +70,13 @@ int Export(const std::vector<std::string>& args) {
   }
   const std::string agent = absl::GetFlag(FLAGS_agents);
   if (agent.find(',') != std::string::npos) return RemoteUsageError(kUsage, "export: --agents takes one agent name");
+  // --out is checked (created as a temporary file beside it) before connecting: an
+  // unwritable path is bad input (exit 2) with the system's reason.
+  absl::StatusOr<ResultOutput> output = ResultOutput::Open(options->out, "");
+  if (!output.ok()) {
+    std::cerr << "fleetmark: " << output.status().message() << "\n";
+    return kExitUsage;
+  }
   int code = 0;
   std::optional<ControlClient> client = ClientFromFlags(&code);
   if (!client) return code;
@@ -111,17 +118,13 @@ int Export(const std::vector<std::string>& args) {
     std::cerr << "fleetmark: export: " << text.status().message() << "\n";
     return kExitFailure;
   }
-  if (options->out.empty()) {
-    std::cout << *text;
-    return kExitOk;
-  }
-  std::ofstream out(options->out, std::ios::binary | std::ios::trunc);
-  out << *text;
-  if (!out) {
-    std::cerr << "fleetmark: --out: cannot write \"" << options->out << "\"\n";
+  if (absl::Status written = output->WriteAll(*text); !written.ok()) {
+    std::cerr << "fleetmark: export: " << written.message() << "\n";
     return kExitFailure;
   }
-  std::cerr << "wrote " << exported->results_size() << " results to " << options->out << "\n";
+  if (!options->out.empty()) {
+    std::cerr << "wrote " << exported->results_size() << " results to " << options->out << "\n";
+  }
   return kExitOk;
 }
 

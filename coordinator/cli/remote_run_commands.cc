@@ -1,108 +1,40 @@
 // `fleetmark submit`, `runs list|show|cancel`.
 #include <pwd.h>
-#include <signal.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cstring>
 #include <iostream>
 #include <optional>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "coordinator/cli/plan_loader.h"
 #include "coordinator/cli/remote_client.h"
 #include "coordinator/cli/remote_commands.h"
 #include "coordinator/cli/remote_render.h"
 #include "coordinator/cli/run_flags.h"
+#include "coordinator/cli/run_watch.h"
 #include "coordinator/service/run_cases.h"
 #include "engine/report/text_table.h"
 
 namespace fleetmark::cli {
 namespace {
 
-std::string Bar(uint32_t done, uint32_t total, int width = 20) {
-  const int filled = total == 0 ? 0 : static_cast<int>(static_cast<uint64_t>(done) * width / total);
-  return absl::StrCat("[", std::string(filled, '#'), std::string(width - filled, ' '), "]");
-}
+constexpr char kSubmitUsage[] =
+    "fleetmark submit PLAN --select EXPR|all [--quick] [--filter REGEX] [--wait [--timeout DURATION]]";
 
-// What Ctrl-C (or SIGTERM) while waiting prints: the run goes on without us. Written
-// by the signal handler with write(2) only (async-signal-safe), then _exit(130).
-char g_detach_message[512];
-size_t g_detach_length = 0;
-
-void DetachOnSignal(int) {
-  if (write(STDERR_FILENO, g_detach_message, g_detach_length) < 0) {
-    // Nothing to do: the process exits either way.
-  }
-  _exit(130);
-}
-
-void InstallDetachMessage(const std::string& run_id) {
-  const std::string message =
-      absl::StrCat("\nrun ", run_id, " continues on the fleet; follow it with `fleetmark runs show ", run_id,
-                   "`; cancel with `fleetmark runs cancel ", run_id, "`\n");
-  g_detach_length = std::min(message.size(), sizeof(g_detach_message));
-  std::memcpy(g_detach_message, message.data(), g_detach_length);
-  struct sigaction action = {};
-  action.sa_handler = DetachOnSignal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
-
-// Without a terminal, a progress line is printed only when a job's or the run's state
-// changes, or at most every this often (a log gets no line per result).
-constexpr absl::Duration kPlainProgressInterval = absl::Seconds(10);
-
-// Live progress per agent until the run ends; then its results tables. Exit code 0 if
-// the run is done, 1 if it failed or was cancelled.
-int WaitAndShow(ControlClient& client, const std::string& run_id) {
-  InstallDetachMessage(run_id);
-  auto context = client.Context(std::chrono::seconds(0));
-  v1::WatchRunRequest request;
-  request.set_run_id(run_id);
-  auto reader = client.stub().WatchRun(context.get(), request);
-  const bool tty = isatty(STDERR_FILENO) != 0;
-  size_t drawn = 0;
-  v1::RunInfo run;
-  bool any = false;
-  std::string last_states;
-  absl::Time last_printed = absl::InfinitePast();
-  while (reader->Read(&run)) {
-    any = true;
-    if (!tty) {
-      std::string states = run.status();
-      for (const v1::JobInfo& job : run.jobs()) absl::StrAppend(&states, "|", job.status(), ":", job.attempts());
-      const absl::Time now = absl::Now();
-      if (states == last_states && now - last_printed < kPlainProgressInterval) continue;
-      last_states = std::move(states);
-      last_printed = now;
-    }
-    std::string lines;
-    for (const v1::JobInfo& job : run.jobs()) {
-      absl::StrAppend(&lines, "  ", job.agent_name(), "  ", job.status(), "  ", Bar(job.cases_done(), job.cases_total()),
-                      " ", job.cases_done(), "/", job.cases_total(), job.attempts() > 1
-                          ? absl::StrCat("  attempt ", job.attempts()) : "",
-                      job.message().empty() ? "" : absl::StrCat("  ", job.message()), "\n");
-    }
-    if (tty) {
-      for (size_t i = 0; i < drawn; ++i) std::cerr << "\x1b[1A\x1b[2K";
-      drawn = static_cast<size_t>(run.jobs_size()) + 1;
-    }
-    std::cerr << "run " << run.run_id() << ": " << run.status() << ", " << run.results() << " results\n" << lines;
-  }
-  grpc::Status status = reader->Finish();
-  if (!status.ok()) return client.Fail(absl::StrCat("watching run ", run_id), status);
-  if (!any) return kExitFailure;
+// Live progress per agent until the run ends (through coordinator restarts, up to
+// `timeout`); then its results tables. Exit code 0 if the run is done, 1 if it failed,
+// was cancelled, or the watch gave up (the reason printed).
+int WaitAndShow(ControlClient& client, const std::string& run_id, absl::Duration timeout) {
+  WatchResult watched = WatchRunUntilEnded(client, run_id, {.timeout = timeout});
+  if (!watched.ended) return watched.exit_code;
   v1::ExportResultsRequest export_request;
   export_request.set_run_id(run_id);
   v1::ExportResultsResponse exported;
   auto export_context = client.Context(std::chrono::seconds(120));
-  status = client.stub().ExportResults(export_context.get(), export_request, &exported);
+  const grpc::Status status = client.stub().ExportResults(export_context.get(), export_request, &exported);
   if (!status.ok()) return client.Fail("fetching results", status);
   absl::StatusOr<std::string> tables = ResultTables(exported);
   if (!tables.ok()) {
@@ -125,10 +57,14 @@ std::string Submitter() {
 }
 
 int Submit(const std::vector<std::string>& args) {
-  static const char kUsage[] = "fleetmark submit PLAN [--select EXPR] [--quick] [--filter REGEX] [--wait]";
-  if (args.size() != 1) return RemoteUsageError(kUsage, "submit takes exactly one plan file");
-  if (absl::Status select = CheckSelectFlag(); !select.ok()) {
-    return RemoteUsageError(kUsage, std::string(select.message()));
+  if (args.size() != 1) return RemoteUsageError(kSubmitUsage, "submit takes exactly one plan file");
+  if (absl::Status select = CheckSelectFlag(/*required=*/true); !select.ok()) {
+    return RemoteUsageError(kSubmitUsage, std::string(select.message()));
+  }
+  absl::StatusOr<absl::Duration> timeout = TimeoutFromFlag();
+  if (!timeout.ok()) return RemoteUsageError(kSubmitUsage, std::string(timeout.status().message()));
+  if (*timeout != absl::InfiniteDuration() && !absl::GetFlag(FLAGS_wait)) {
+    return RemoteUsageError(kSubmitUsage, "--timeout applies to --wait: add --wait, or drop --timeout");
   }
   absl::StatusOr<v1::Plan> plan = LoadValidPlan(args[0]);
   if (!plan.ok()) {
@@ -164,7 +100,7 @@ int Submit(const std::vector<std::string>& args) {
     std::cout << response.run().run_id() << "\n";
     return kExitOk;
   }
-  return WaitAndShow(*client, response.run().run_id());
+  return WaitAndShow(*client, response.run().run_id(), *timeout);
 }
 
 int RunsList(const std::vector<std::string>& args) {
@@ -236,7 +172,7 @@ int RunsCancel(const std::vector<std::string>& args) {
 void RegisterRunRemoteCommands(CommandRegistry& registry) {
   registry.Add({.name = "submit",
                 .summary = "schedule a plan on the coordinator's agents (live progress with --wait)",
-                .usage = "fleetmark submit PLAN [--select EXPR] [--quick] [--filter REGEX] [--wait] [--coordinator ADDR]",
+                .usage = kSubmitUsage,
                 .run = Submit});
   registry.Add({.name = "runs list", .summary = "list the newest runs", .usage = "fleetmark runs list [--limit N]",
                 .run = RunsList});

@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <array>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -67,8 +68,9 @@ std::string NormalizeArch(absl::string_view arch) {
 absl::StatusOr<Selector> Selector::Parse(absl::string_view text) {
   Selector selector;
   if (absl::StripAsciiWhitespace(text).empty()) return selector;
+  const std::vector<absl::string_view> raw_terms = absl::StrSplit(text, ',');
   int index = 0;
-  for (absl::string_view raw : absl::StrSplit(text, ',')) {
+  for (absl::string_view raw : raw_terms) {
     ++index;
     const absl::string_view term_text = absl::StripAsciiWhitespace(raw);
     auto error = [&](absl::string_view what) {
@@ -76,6 +78,11 @@ absl::StatusOr<Selector> Selector::Parse(absl::string_view text) {
           absl::StrCat("selector term ", index, " \"", term_text, "\": ", what));
     };
     if (term_text.empty()) return error("empty term (two commas, or a trailing comma?)");
+    if (absl::EqualsIgnoreCase(term_text, kAll)) {
+      if (raw_terms.size() == 1) return selector;
+      return error(absl::StrCat("\"", kAll, "\" selects every agent and stands alone; "
+                                "drop it (comma means and: the other terms already select)"));
+    }
     size_t pos = absl::string_view::npos;
     const OpText* found = nullptr;
     for (const OpText& op : kOps) {
@@ -85,7 +92,7 @@ absl::StatusOr<Selector> Selector::Parse(absl::string_view text) {
         found = &op;
       }
     }
-    if (found == nullptr) return error("expected KEY=VALUE (operators: = != < <= > >=)");
+    if (found == nullptr) return error("expected KEY=VALUE (operators: = != < <= > >=), or `all` alone");
     Term term;
     term.key = std::string(absl::StripAsciiWhitespace(term_text.substr(0, pos)));
     term.op = found->op;

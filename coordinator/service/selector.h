@@ -7,9 +7,14 @@
 //                       name such as performance / efficiency
 //   label:rack=b        an agent label
 //   name=pixel-7        the agent name; '*' and '?' are wildcards (name=pixel-*)
-// Operators: = and != for every key; <, <=, >, >= for the numeric keys. The empty
-// selector matches every agent. Unknown keys are errors naming the key and the allowed
-// keys.
+// Operators: = and != for every key; <, <=, >, >= for the numeric keys. Unknown keys
+// are errors naming the key and the allowed keys.
+//
+// `all` matches every agent. It stands alone: `all` with other terms is refused (comma
+// means "and", so `all,arch=arm64` would just be `arch=arm64`: say that instead). The
+// empty (or blank) selector also matches every agent: stored schedules and runs from
+// before `all` existed use it; the CLI asks for `all` explicitly so that an unset shell
+// variable does not silently select the whole fleet.
 //
 //   FLEETMARK_ASSIGN_OR_RETURN(Selector s, Selector::Parse("arch=arm64,cores>=8"));
 //   if (s.Matches(name, host, labels)) ...
@@ -41,13 +46,18 @@ class Selector {
   // The keys a term may use (for error messages and help).
   static constexpr char kAllowedKeys[] = "arch, cores, threads, memory_gib, kind, name, label:<key>";
 
+  // The word that selects every agent (case-insensitive).
+  static constexpr char kAll[] = "all";
+
   // InvalidArgument naming the term and what is wrong, e.g.
   //   "selector term 2 \"coers>=8\": unknown key \"coers\"; allowed keys: arch, cores, ..."
+  // "", blank and `all` give a selector with no terms (matches every agent).
   static absl::StatusOr<Selector> Parse(absl::string_view text);
 
   bool Matches(const std::string& name, const v1::HostInfo& host,
                const std::map<std::string, std::string>& labels) const;
 
+  // True when it matches every agent ("", blank or `all`).
   bool empty() const { return terms_.empty(); }
   const std::vector<Term>& terms() const { return terms_; }
 

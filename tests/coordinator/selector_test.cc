@@ -24,6 +24,32 @@ TEST(SelectorTest, EmptyMatchesEverything) {
   EXPECT_TRUE(s->Matches("any", Host("x86_64", 4, 8, 1, true), {}));
 }
 
+TEST(SelectorTest, AllAloneMatchesEverything) {
+  for (const char* all : {"all", " all ", "ALL"}) {
+    auto s = Selector::Parse(all);
+    ASSERT_TRUE(s.ok()) << all << ": " << s.status();
+    EXPECT_TRUE(s->empty()) << all;
+    EXPECT_TRUE(s->Matches("any", Host("aarch64", 2, 2, 1, false), {})) << all;
+    EXPECT_TRUE(s->Matches("other", Host("x86_64", 64, 128, 2, true), {{"rack", "b"}})) << all;
+  }
+  // Blank selectors stay "every agent" (stored schedules and runs use "").
+  EXPECT_TRUE(Selector::Parse(" \t")->empty());
+}
+
+TEST(SelectorTest, AllWithOtherTermsIsRefused) {
+  for (const char* bad : {"all,arch=arm64", "arch=arm64, all", "all,all"}) {
+    auto s = Selector::Parse(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(s.status().message().find("\"all\" selects every agent and stands alone"), std::string::npos)
+        << s.status();
+  }
+  // A key named like it is still a key error, and a lone word hints at `all`.
+  auto word = Selector::Parse("everything");
+  ASSERT_FALSE(word.ok());
+  EXPECT_NE(word.status().message().find("or `all` alone"), std::string::npos) << word.status();
+}
+
 TEST(SelectorTest, ArchAliasesAndCommaIsAnd) {
   auto s = Selector::Parse("arch=arm64, cores>=8");
   ASSERT_TRUE(s.ok()) << s.status();
