@@ -402,6 +402,114 @@ TEST_F(ServiceTest, TokensCredentialsAndRevocation) {
   }
 }
 
+// Revoking a token ends the streams of the agents enrolled with it that are connected
+// now: at once on the coordinator that revoked it, at its next liveness flush on another
+// coordinator of the same database. They get no new job; the job one was running is
+// handled like a lost agent's (lease expiry, re-queued). Agents of other tokens stay.
+TEST_F(ServiceTest, RevokingATokenDisconnectsItsAgentsOnEveryCoordinator) {
+  CoordinatorOptions second_options = Options(db_->uri());
+  second_options.coordinator_id = "coordinator-2";
+  auto second = Coordinator::Start(second_options);
+  ASSERT_TRUE(second.ok()) << second.status();
+  auto second_channel = grpc::CreateChannel("127.0.0.1:" + std::to_string((*second)->port()),
+                                            grpc::InsecureChannelCredentials());
+  v1::CreateTokenResponse revoked_token, kept_token;
+  for (v1::CreateTokenResponse* token : {&revoked_token, &kept_token}) {
+    grpc::ClientContext context;
+    Authorize(&context);
+    ASSERT_TRUE(control_->CreateToken(&context, v1::CreateTokenRequest(), token).ok());
+  }
+  auto welcome = [](TestAgent& agent) {
+    v1::CoordinatorMessage m;
+    return agent.Read(&m) && m.has_welcome();
+  };
+  TestAgent here(channel_), there(second_channel), kept(channel_);
+  ASSERT_TRUE(here.Send(TestAgent::Hello("box-here", 1, revoked_token.token())));
+  ASSERT_TRUE(welcome(here));
+  ASSERT_TRUE(there.Send(TestAgent::Hello("box-there", 1, revoked_token.token())));
+  ASSERT_TRUE(welcome(there));
+  ASSERT_TRUE(kept.Send(TestAgent::Hello("box-kept", 1, kept_token.token())));
+  ASSERT_TRUE(welcome(kept));
+
+  // box-here runs a job when its token is revoked.
+  v1::SubmitRunResponse running;
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::SubmitRunRequest submit;
+    *submit.mutable_plan() = SmallPlan();
+    submit.set_selector("name=box-here");
+    ASSERT_TRUE(control_->SubmitRun(&context, submit, &running).ok());
+  }
+  v1::CoordinatorMessage assignment;
+  ASSERT_TRUE(here.Read(&assignment));
+  ASSERT_TRUE(assignment.has_assignment()) << assignment.DebugString();
+  v1::AgentMessage accepted;
+  accepted.mutable_job_accepted()->set_job_id(assignment.assignment().job_id());
+  ASSERT_TRUE(here.Send(accepted));
+
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::RevokeTokenRequest request;
+    request.set_token_id(revoked_token.token_id());
+    v1::Empty empty;
+    grpc::Status status = control_->RevokeToken(&context, request, &empty);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  const std::string expected = "enrollment token " + revoked_token.token_id() + " revoked";
+  const absl::Time revoked_at = absl::Now();
+  for (TestAgent* agent : {&here, &there}) {
+    auto [reason, status] = agent->ReadRefusal();
+    EXPECT_EQ(reason, expected);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << status.error_message();
+  }
+  // Heartbeats every second: both streams end within seconds (generous bound), not at
+  // the test agents' 60 s deadline.
+  EXPECT_LT(absl::Now() - revoked_at, absl::Seconds(20));
+
+  // Submissions reach only the agent of the other token.
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::SubmitRunRequest submit;
+    *submit.mutable_plan() = SmallPlan();
+    v1::SubmitRunResponse submitted;
+    ASSERT_TRUE(control_->SubmitRun(&context, submit, &submitted).ok());
+    ASSERT_EQ(submitted.run().jobs_size(), 1);
+    EXPECT_EQ(submitted.run().jobs(0).agent_name(), "box-kept");
+  }
+  for (const std::string name : {"box-here", "box-there"}) {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::SubmitRunRequest submit;
+    *submit.mutable_plan() = SmallPlan();
+    submit.set_selector("name=" + name);
+    v1::SubmitRunResponse submitted;
+    EXPECT_EQ(control_->SubmitRun(&context, submit, &submitted).error_code(), grpc::StatusCode::FAILED_PRECONDITION)
+        << name;
+  }
+  // The interrupted job is re-queued once its lease (10 s) expires, as for a lost agent.
+  std::string job_status;
+  uint32_t attempts = 0;
+  for (absl::Time deadline = absl::Now() + absl::Seconds(60); absl::Now() < deadline;) {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::GetRunRequest request;
+    request.set_run_id(running.run().run_id());
+    v1::RunInfo run;
+    ASSERT_TRUE(control_->GetRun(&context, request, &run).ok());
+    ASSERT_EQ(run.jobs_size(), 1);
+    job_status = run.jobs(0).status();
+    attempts = run.jobs(0).attempts();
+    if (job_status == "queued") break;
+    absl::SleepFor(absl::Milliseconds(300));
+  }
+  EXPECT_EQ(job_status, "queued");
+  EXPECT_EQ(attempts, 1u);
+  kept.Finish();
+}
+
 TEST_F(ServiceTest, ListTokensShowsIdsDatesAndAgentsButNoSecret) {
   {
     grpc::ClientContext context;  // no admin token
