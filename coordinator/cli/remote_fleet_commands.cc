@@ -107,10 +107,15 @@ int SchedulesList(const std::vector<std::string>& args) {
   auto context = client->Context();
   grpc::Status status = client->stub().ListSchedules(context.get(), v1::ListSchedulesRequest(), &response);
   if (!status.ok()) return client->Fail("schedules list", status);
-  report::TextTable table({{"name"}, {"cron (UTC)"}, {"plan"}, {"quick"}, {"next fire"}, {"selector"}});
+  report::TextTable table(
+      {{"name"}, {"cron (UTC)"}, {"plan"}, {"quick"}, {"next fire"}, {"selector"}, {"last fire"}});
   for (const v1::Schedule& s : response.schedules()) {
+    // The last fire: its slot and outcome ("run <id>" or why it was skipped).
+    const std::string last = s.last_fire_slot_unix_ns() == 0
+                                 ? "-"
+                                 : absl::StrCat(FormatUnixNs(s.last_fire_slot_unix_ns()), " ", s.last_fire_outcome());
     table.AddRow({s.name(), s.cron(), s.plan().name(), s.quick() ? "yes" : "no", FormatUnixNs(s.next_fire_unix_ns()),
-                  s.selector().empty() ? "(all online)" : s.selector()});
+                  s.selector().empty() ? "(all online)" : s.selector(), last});
   }
   std::cout << table.Render();
   return kExitOk;
@@ -166,7 +171,8 @@ int TokensRevoke(const std::vector<std::string>& args) {
     }
     return exit_code;
   }
-  std::cout << "revoked " << args[0] << " (agents enrolled with it are refused from now on)\n";
+  std::cout << "revoked " << args[0]
+            << " (agents enrolled with it are disconnected now and refused from now on)\n";
   return kExitOk;
 }
 
