@@ -392,6 +392,23 @@ TEST_F(FleetTest, BadOrRevokedTokenIsRefusedWithAClearExit) {
   EXPECT_THAT(late->Log(), HasSubstr("enrollment token revoked"));
 }
 
+// The review's case: an agent connected when its token is revoked is disconnected at
+// once (no restart needed), refused when it reconnects, and exits as refused.
+TEST_F(FleetTest, RevokingATokenStopsItsConnectedAgentWithoutARestart) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({}));
+  constexpr int kExitRefused = 3;
+  auto token = control_->CreateToken("revoked while connected");
+  ASSERT_TRUE(token.ok()) << token.status();
+  AgentProcess* box = StartAgent("box3", "", token->token());
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok()) << box->Log();
+  ASSERT_TRUE(control_->RevokeToken(token->token_id()).ok());
+  auto exit = box->process()->Wait(absl::Seconds(60));
+  ASSERT_TRUE(exit.ok()) << "the agent kept running after its token was revoked:\n" << box->Log();
+  EXPECT_TRUE(exit->exited);
+  EXPECT_EQ(exit->exit_code, kExitRefused) << box->Log();
+  EXPECT_THAT(box->Log(), HasSubstr("enrollment token " + token->token_id() + " revoked"));
+}
+
 TEST_F(FleetTest, SecondAgentWithAnOnlineNameIsRefusedAndTheFirstKeepsItsIdentity) {
   ASSERT_NO_FATAL_FAILURE(StartCoordinator({}));
   constexpr int kExitRefused = 3;
