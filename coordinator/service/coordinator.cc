@@ -216,7 +216,7 @@ class CoordinatorImpl : public Coordinator {
       std::cerr << "fleetmark-coordinator: schedule \"nightly\" was deleted from this database, so --nightly_plan "
                 << "does not re-create it; to have it again: fleetmark schedules create nightly "
                 << options_.nightly_plan_file << " --cron '" << options_.nightly_cron << "'"
-                << (options_.nightly_selector.empty() ? "" : " --select '" + options_.nightly_selector + "'")
+                << " --select '" << (options_.nightly_selector.empty() ? "all" : options_.nightly_selector) << "'"
                 << "\n";
     }
     return absl::OkStatus();

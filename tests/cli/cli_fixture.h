@@ -48,11 +48,15 @@ class CliTest : public ::testing::Test {
   }
 
   // Runs `fleetmark <args>` (args are shell words, already quoted as needed) with stdin
-  // from /dev/null and stdout/stderr captured, unless `args` redirects them itself.
-  CliResult Cli(const std::string& args, const std::string& redirects = "") {
+  // from /dev/null and stdout/stderr captured, unless `args` redirects them itself. With
+  // `cwd`, in that directory and without $FLEETMARK_COORDINATOR/_ADMIN_TOKEN_FILE (so
+  // the defaults from .fleetmark/ apply).
+  CliResult Cli(const std::string& args, const std::string& redirects = "", const fs::path& cwd = {}) {
     const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
     // `timeout` turns a hang into a failed test (exit 124) rather than a stuck one.
-    const std::string command =
+    const std::string prefix =
+        cwd.empty() ? "" : "cd '" + cwd.string() + "' && env -u FLEETMARK_COORDINATOR -u FLEETMARK_ADMIN_TOKEN_FILE ";
+    const std::string command = prefix +
         "timeout -s KILL 300 " + std::string(FLEETMARK_CLI) + " " + args + " </dev/null >" + out.string() + " 2>" +
         err.string() + " " + redirects;
     const int status = std::system(command.c_str());

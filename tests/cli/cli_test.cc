@@ -16,6 +16,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
 #include "tests/cli/cli_fixture.h"
+#include "tests/cli/cli_fleet_fixture.h"
 #include "tests/integration/fleet_harness.h"
 #include "engine/report/csv.h"
 #include "engine/report/json.h"
@@ -203,38 +204,6 @@ TEST_F(CliTest, GbenchExportsCompareWithGoogleBenchmarksTool) {
   EXPECT_THAT(text, HasSubstr("batch/arithmetic/blocking/direct/any"));
   EXPECT_THAT(text, HasSubstr("batch/storage/blocking/fixed_pool_2/any"));
 }
-
-// A real coordinator on a fresh database; Fleet(args) runs `fleetmark args` against it.
-class CliFleetTest : public CliTest {
- protected:
-  void SetUp() override {
-    CliTest::SetUp();
-    const std::string server = fleetmark::testing::TestPgUri();
-    if (server.empty()) {
-      if (fleetmark::testing::PgRequired()) GTEST_FAIL() << "FLEETMARK_TEST_PG_URI is not set";
-      GTEST_SKIP() << "FLEETMARK_TEST_PG_URI is not set";
-    }
-    auto db = fleetmark::testing::TestDatabase::Create(server);
-    ASSERT_TRUE(db.ok()) << db.status();
-    db_ = *std::move(db);
-    fleetmark::testing::CoordinatorConfig config;
-    config.database_uri = db_->uri();
-    auto coordinator = fleetmark::testing::CoordinatorProcess::Start(dir_.string(), config);
-    ASSERT_TRUE(coordinator.ok()) << coordinator.status();
-    coordinator_ = *std::move(coordinator);
-  }
-  void TearDown() override {
-    coordinator_.reset();  // killed before its database is dropped
-    db_.reset();
-    CliTest::TearDown();
-  }
-  CliResult Fleet(const std::string& args) {
-    return Cli(args + " --coordinator " + coordinator_->address() + " --admin_token_file " +
-               (dir_ / "admin_token").string());
-  }
-  std::unique_ptr<fleetmark::testing::TestDatabase> db_;
-  std::unique_ptr<fleetmark::testing::CoordinatorProcess> coordinator_;
-};
 
 TEST_F(CliFleetTest, TokensListAndRevoke) {
   CliResult r = Fleet("tokens create --description 'lab boards'");

@@ -1,0 +1,279 @@
+// The fleet commands' input checks and failure messages, through the real binary:
+// repeated flags, a required --select (and `all`), admin token files, --out, --timeout
+// (all before any connection: nothing listens on 127.0.0.1:1, so connecting would be
+// exit 1), and against a real coordinator, agent and PostgreSQL: the stack's default
+// address file, a refused token, transport errors versus a coordinator whose database
+// is down, `submit --wait` through a coordinator restart and its --timeout.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/cli/cli_fixture.h"
+#include "tests/cli/cli_fleet_fixture.h"
+#include "tests/integration/fleet_harness.h"
+#include "tests/integration/subprocess.h"
+
+namespace {
+
+using namespace fleetmark_cli_test;  // NOLINT: the fixture of this test folder
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kNowhere[] = " --coordinator 127.0.0.1:1";
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(CliTest, AFlagGivenTwiceIsRefused) {
+  const fs::path plan = Write("tiny.txtpb", kTinyPlan);
+  CliResult r = Cli("submit " + plan.string() + " --select name=vm --select name=box2" + kNowhere);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--select is given twice"));
+  r = Cli("runs list --limit 5 --limit=6" + std::string(kNowhere));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--limit is given twice"));
+  r = Cli("run " + plan.string() + " --quick --noquick");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--quick is given twice"));
+}
+
+TEST_F(CliTest, SubmitAndSchedulesNeedASelectorAndAllIsExplicit) {
+  const fs::path plan = Write("tiny.txtpb", kTinyPlan);
+  for (const std::string select : {"", " --select ''", " --select ' '"}) {
+    for (const std::string& command : {"submit " + plan.string(),
+                                      "schedules create n " + plan.string() + " --cron '0 3 * * *'"}) {
+      CliResult r = Cli(command + select + kNowhere);
+      EXPECT_EQ(r.exit_code, 2) << command << select << ": " << r.err;
+      EXPECT_THAT(r.err, HasSubstr("--select is required")) << command << select;
+      EXPECT_THAT(r.err, HasSubstr("--select all for every online agent")) << command << select;
+      EXPECT_THAT(r.err, HasSubstr("--select EXPR|all")) << command << select;  // the usage line
+    }
+  }
+  CliResult r = Cli("submit " + plan.string() + " --select 'all,arch=x86_64'" + kNowhere);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("stands alone"));
+  // `all` is a valid selector: the command goes on to connect (and fails: nothing listens).
+  r = Cli("submit " + plan.string() + " --select all" + kNowhere);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  // agents list still takes no selector (every agent).
+  r = Cli(std::string("agents list") + kNowhere);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+}
+
+TEST_F(CliTest, AdminTokenFileProblemsNameTheFileBeforeConnecting) {
+  const fs::path empty = Write("empty_token", " \n");
+  const fs::path unreadable = dir_ / "missing_token";
+  for (const auto& [path, problem] :
+       {std::pair<std::string, std::string>{dir_.string(), "is a directory"},
+        {empty.string(), "is empty"},
+        {unreadable.string(), "No such file or directory"}}) {
+    CliResult r = Cli("runs list --admin_token_file " + path + kNowhere);
+    EXPECT_EQ(r.exit_code, 2) << path << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--admin_token_file: \"" + path + "\"")) << path;
+    EXPECT_THAT(r.err, HasSubstr(problem)) << path;
+    EXPECT_THAT(r.err, Not(HasSubstr("missing authorization"))) << path;
+    EXPECT_THAT(r.err, Not(HasSubstr("is a coordinator running"))) << path;
+  }
+  // From the environment: the variable is named.
+  const std::string env_command =
+      "env FLEETMARK_ADMIN_TOKEN_FILE=" + empty.string() + " " + std::string(FLEETMARK_CLI) + " runs list" +
+      kNowhere + " 2>" + (dir_ / "env_err").string();
+  const int status = std::system(env_command.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+  EXPECT_THAT(ReadFile(dir_ / "env_err"), HasSubstr("$FLEETMARK_ADMIN_TOKEN_FILE: \"" + empty.string() + "\" is empty"));
+}
+
+TEST_F(CliTest, ExportOutProblemsCarryTheSystemErrorBeforeConnecting) {
+  const std::string run = " 00000000-0000-4000-8000-000000000000";
+  CliResult r = Cli("export" + run + " --format csv --out " + dir_.string() + kNowhere);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--out: " + dir_.string() + ": is a directory"));
+  r = Cli("export" + run + " --format csv --out /nonexistent/dir/x.csv" + kNowhere);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--out: cannot write /nonexistent/dir/x.csv: No such file or directory"));
+}
+
+TEST_F(CliTest, TimeoutIsForWaitAndPositive) {
+  const fs::path plan = Write("tiny.txtpb", kTinyPlan);
+  CliResult r = Cli("submit " + plan.string() + " --select all --timeout 5m" + kNowhere);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--timeout applies to --wait"));
+  r = Cli("submit " + plan.string() + " --select all --wait --timeout 0s" + kNowhere);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--timeout: a duration > 0"));
+  r = Cli("submit " + plan.string() + " --select all --wait --timeout soon" + kNowhere);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--timeout"));
+}
+
+TEST_F(CliTest, UnreachableCoordinatorHintNamesTheAddressSourceAndStackEnv) {
+  fs::create_directories(dir_ / ".fleetmark");
+  Write(".fleetmark/coordinator.port", "1\n");
+  CliResult r = Cli("runs list", "", dir_);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("is a coordinator running at 127.0.0.1:1 (.fleetmark/coordinator.port)"));
+  EXPECT_THAT(r.err, HasSubstr("eval \"$(deploy/stack.sh env)\""));
+  Write(".fleetmark/coordinator.port", "http\n");
+  r = Cli("runs list", "", dir_);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(".fleetmark/coordinator.port\": a port 1..65535, got \"http\""));
+}
+
+// The local stack's files (.fleetmark/coordinator.port, .fleetmark/admin_token) are
+// found from the working directory without flags or environment variables.
+TEST_F(CliFleetTest, StackFilesAreTheDefaultConnection) {
+  fs::create_directories(dir_ / "stack" / ".fleetmark");
+  Write("stack/.fleetmark/coordinator.port", std::to_string(coordinator_->port()) + "\n");
+  Write("stack/.fleetmark/admin_token", coordinator_->config().admin_token + "\n");
+  CliResult r = Cli("schedules list", "", dir_ / "stack");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("next fire"));
+}
+
+TEST_F(CliFleetTest, ARefusedTokenNamesItsFileAndWhereTheCoordinatorsIs) {
+  const fs::path wrong = Write("wrong_token", "not-the-token\n");
+  CliResult r = Cli("runs list --coordinator " + coordinator_->address() + " --admin_token_file " + wrong.string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("runs list: admin token refused"));
+  EXPECT_THAT(r.err, HasSubstr("read from \"" + wrong.string() + "\" (--admin_token_file)"));
+  EXPECT_THAT(r.err, HasSubstr(".fleetmark/admin_token"));
+}
+
+TEST_F(CliFleetTest, TransportErrorsGetTheConnectHintServerErrorsDoNot) {
+  auto postgres = fleetmark::testing::PrivatePostgres::Start();
+  ASSERT_TRUE(postgres.ok()) << postgres.status();
+  fleetmark::testing::CoordinatorConfig config;
+  config.database_uri = (*postgres)->uri();
+  fs::create_directories(dir_ / "own");
+  auto own = fleetmark::testing::CoordinatorProcess::Start((dir_ / "own").string(), config);
+  ASSERT_TRUE(own.ok()) << own.status();
+  const std::string flags =
+      " --coordinator " + (*own)->address() + " --admin_token_file " + (dir_ / "own" / "admin_token").string();
+  CliResult r = Cli("runs list" + flags);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  ASSERT_TRUE((*postgres)->Stop().ok());
+  r = Cli("runs list" + flags);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("database"));
+  EXPECT_THAT(r.err, HasSubstr("answered, but its database is unavailable"));
+  EXPECT_THAT(r.err, Not(HasSubstr("is a coordinator running")));
+
+  (*own)->Kill9();
+  r = Cli("runs list" + flags);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("is a coordinator running at " + (*own)->address() + " (--coordinator)"));
+  EXPECT_THAT(r.err, Not(HasSubstr("database is unavailable")));
+  own->reset();
+  ASSERT_TRUE((*postgres)->StartAgain().ok());  // the destructor stops it cleanly
+}
+
+// A plan of a few seconds on one agent: network waits of 0..59 ms per repetition.
+constexpr char kSecondsPlan[] = R"pb(name: "seconds"
+matrix { strategies { name: "direct" } workloads: "network" batch { tasks: 60 } }
+measurement { warmup_seconds: 0 min_repetitions: 3 max_repetitions: 3 rounds: 2 }
+)pb";
+
+// A plan of minutes (~45 s per repetition).
+constexpr char kMinutesPlan[] = R"pb(name: "minutes"
+matrix { strategies { name: "direct" } workloads: "network" batch { tasks: 300 } }
+measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5 rounds: 1 }
+)pb";
+
+class CliWaitTest : public CliFleetTest {
+ protected:
+  void StartAgent() {
+    fleetmark::testing::AgentConfig config;
+    config.name = "w1";
+    config.token = coordinator_->config().enrollment_token;
+    auto agent = fleetmark::testing::AgentProcess::Start(dir_.string(), coordinator_->address(), config);
+    ASSERT_TRUE(agent.ok()) << agent.status();
+    agent_ = *std::move(agent);
+    fleetmark::testing::ControlClient control(coordinator_->address(), coordinator_->config().admin_token);
+    ASSERT_TRUE(control.WaitOnline(1, absl::Seconds(60)).ok());
+  }
+  // `fleetmark submit PLAN --select all --wait EXTRA...` in the background.
+  void StartSubmit(const fs::path& plan, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {FLEETMARK_CLI, "submit", plan.string(), "--select", "all", "--wait",
+                                     "--coordinator", coordinator_->address(), "--admin_token_file",
+                                     (dir_ / "admin_token").string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto cli = fleetmark::testing::Subprocess::Start(argv, (dir_ / "submit.log").string());
+    ASSERT_TRUE(cli.ok()) << cli.status();
+    cli_ = *std::move(cli);
+  }
+  // The run id the CLI printed ("submitted run <id> ..."), once it did.
+  std::string RunId() {
+    std::string id;
+    fleetmark::testing::WaitUntil(
+        [&] {
+          const std::string log = cli_->Log();
+          const size_t at = log.find("submitted run ");
+          if (at == std::string::npos) return false;
+          id = log.substr(at + 14, 36);
+          return true;
+        },
+        absl::Seconds(60));
+    return id;
+  }
+  bool JobRunning(const std::string& run_id) {
+    fleetmark::testing::ControlClient control(coordinator_->address(), coordinator_->config().admin_token);
+    absl::StatusOr<fleetmark::v1::RunInfo> run = control.GetRun(run_id);
+    return run.ok() && run->jobs_size() == 1 && run->jobs(0).status() == "running";
+  }
+
+  std::unique_ptr<fleetmark::testing::AgentProcess> agent_;
+  std::unique_ptr<fleetmark::testing::Subprocess> cli_;
+};
+
+TEST_F(CliWaitTest, WaitKeepsWatchingThroughACoordinatorRestart) {
+  ASSERT_NO_FATAL_FAILURE(StartAgent());
+  ASSERT_NO_FATAL_FAILURE(StartSubmit(Write("seconds.txtpb", kSecondsPlan)));
+  const std::string run_id = RunId();
+  ASSERT_FALSE(run_id.empty()) << cli_->Log();
+  ASSERT_TRUE(fleetmark::testing::WaitUntil([&] { return JobRunning(run_id); }, absl::Seconds(60))) << cli_->Log();
+  coordinator_->Kill9();
+  absl::SleepFor(absl::Seconds(3));
+  ASSERT_TRUE(cli_->Running()) << "gave up at once: " << cli_->Log();
+  ASSERT_TRUE(coordinator_->Restart().ok());
+
+  absl::StatusOr<fleetmark::testing::ExitInfo> exit = cli_->Wait(absl::Seconds(240));
+  ASSERT_TRUE(exit.ok()) << exit.status() << "\n" << cli_->Log();
+  const std::string log = cli_->Log();
+  EXPECT_TRUE(exit->exited && exit->exit_code == 0) << log;
+  EXPECT_EQ(Count(log, "coordinator unreachable, retrying (run continues on the agents)"), 1u) << log;
+  EXPECT_THAT(log, HasSubstr("coordinator reachable again; watching run " + run_id));
+  EXPECT_THAT(log, HasSubstr("run " + run_id + "  plan seconds  done"));  // the summary
+  EXPECT_THAT(log, HasSubstr("== agent w1"));                             // and the results table
+}
+
+TEST_F(CliWaitTest, TimeoutPrintsTheStateAndHowToFollow) {
+  ASSERT_NO_FATAL_FAILURE(StartAgent());
+  ASSERT_NO_FATAL_FAILURE(StartSubmit(Write("minutes.txtpb", kMinutesPlan), {"--timeout", "10s"}));
+  const std::string run_id = RunId();
+  ASSERT_FALSE(run_id.empty()) << cli_->Log();
+  ASSERT_TRUE(fleetmark::testing::WaitUntil([&] { return JobRunning(run_id); }, absl::Seconds(8))) << cli_->Log();
+  agent_->Kill9();  // its job stays unfinished: the state names the agent offline
+  const absl::Time start = absl::Now();
+  absl::StatusOr<fleetmark::testing::ExitInfo> exit = cli_->Wait(absl::Seconds(60));
+  ASSERT_TRUE(exit.ok()) << exit.status() << "\n" << cli_->Log();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+  const std::string log = cli_->Log();
+  EXPECT_TRUE(exit->exited && exit->exit_code == 1) << log;
+  EXPECT_THAT(log, HasSubstr("--timeout 10s expired: run " + run_id + " "));
+  EXPECT_THAT(log, HasSubstr("job on w1 "));
+  EXPECT_THAT(log, HasSubstr("agent w1 offline"));
+  EXPECT_THAT(log, HasSubstr("follow it with `fleetmark runs show " + run_id + "`"));
+}
+
+}  // namespace
