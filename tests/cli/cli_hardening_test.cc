@@ -208,16 +208,16 @@ TEST_F(CliTest, CronAndSelectorsAreCheckedBeforeConnecting) {
 TEST_F(CliTest, SubmitFilterIsCheckedBeforeConnecting) {
   const fs::path plan = Write("tiny.txtpb", kTinyPlan);
   for (const std::string filter : {"((", "nomatch", "(a)\\1"}) {
-    CliResult r = Cli("submit " + plan.string() + " --filter '" + filter + "' --coordinator 127.0.0.1:1");
+    CliResult r = Cli("submit " + plan.string() + " --select all --filter '" + filter + "' --coordinator 127.0.0.1:1");
     EXPECT_EQ(r.exit_code, 2) << filter << ": " << r.err;
     EXPECT_THAT(r.err, HasSubstr("--filter")) << filter;
     EXPECT_THAT(r.err, Not(HasSubstr("connect"))) << filter;
   }
   // A matching filter does try to connect (and fails: nothing listens).
-  CliResult r = Cli("submit " + plan.string() + " --filter '.' --coordinator 127.0.0.1:1");
+  CliResult r = Cli("submit " + plan.string() + " --select all --filter '.' --coordinator 127.0.0.1:1");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   // Schedules do not carry a filter: the flag is refused, not silently ignored.
-  r = Cli("schedules create n " + plan.string() + " --cron '0 3 * * *' --filter x --coordinator 127.0.0.1:1");
+  r = Cli("schedules create n " + plan.string() + " --cron '0 3 * * *' --select all --filter x --coordinator 127.0.0.1:1");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--filter does not apply"));
   r = Cli("runs show 00000000-0000-4000-8000-000000000000 --format json --coordinator 127.0.0.1:1");
