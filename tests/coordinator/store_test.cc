@@ -793,7 +793,7 @@ TEST(StoreTest, ScheduleNamesFollowTheAgentNameRule) {
   v1::Schedule schedule;
   schedule.set_cron("0 2 * * *");
   *schedule.mutable_plan() = SmallPlan();
-  for (const std::string bad : {std::string("bad name!"), std::string(""), std::string(65, 'x'),
+  for (const std::string& bad : {std::string("bad name!"), std::string(""), std::string(65, 'x'),
                                 std::string("sched/1"), std::string("caf\xc3\xa9")}) {
     schedule.set_name(bad);
     auto created = store->CreateSchedule(schedule, absl::Now());
@@ -807,7 +807,7 @@ TEST(StoreTest, ScheduleNamesFollowTheAgentNameRule) {
             std::string::npos);
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM schedules"), 0);
 
-  for (const std::string good : {std::string("nightly.v2_arm-64"), std::string(64, 'y')}) {
+  for (const std::string& good : {std::string("nightly.v2_arm-64"), std::string(64, 'y')}) {
     schedule.set_name(good);
     auto created = store->CreateSchedule(schedule, absl::Now());
     EXPECT_TRUE(created.ok()) << created.status();
