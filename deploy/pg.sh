@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A private PostgreSQL 15 for fleetmark: its own data directory, its own free port,
-# run as an unprivileged user (initdb/postgres refuse root).
+# run as an unprivileged user (initdb/postgres refuse root). The port is kept in
+# DIR/port: a restart reuses it while it is free (so clients' URIs stay valid) and picks
+# a new free one only when another program has taken it (then the URI changes).
 #
 #   deploy/pg.sh start DIR   # initdb if needed, start, print the connection URI
 #   deploy/pg.sh uri DIR     # print the URI of a running instance (exit 1 if stopped)
@@ -32,6 +34,18 @@ free_port() {
   /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# True if nothing listens on (or holds without SO_REUSEADDR) 127.0.0.1:$1. SO_REUSEADDR
+# as PostgreSQL binds, so connections in TIME_WAIT from the last run do not count.
+port_free() {
+  /usr/bin/python3 -c 'import socket,sys
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen()' "$1" 2>/dev/null
+}
+pg_start() {  # pg_start PORT
+  "${as_user[@]}" "$bindir/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 \
+    -o "-p $1 -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on" start >/dev/null
+}
+
 uri() { echo "postgresql://$pguser@127.0.0.1:$(cat "$dir/port")/fleetmark"; }
 
 case "$cmd" in
@@ -43,11 +57,22 @@ case "$cmd" in
     if "${as_user[@]}" "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1; then
       uri; exit 0
     fi
-    port=$(free_port)
-    echo "$port" > "$dir/port"
-    "${as_user[@]}" "$bindir/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 \
-      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on" start >/dev/null \
-      || { tail -20 "$dir/server.log" >&2; exit 1; }
+    port=$(cat "$dir/port" 2>/dev/null || true)
+    if ! [[ "$port" =~ ^[0-9]+$ ]] || ! port_free "$port"; then
+      [ -z "$port" ] || echo "pg.sh: port $port (from $dir/port) is in use; starting on a new port" >&2
+      port=$(free_port)
+      echo "$port" > "$dir/port"
+    fi
+    log_start=$(stat -c %s "$dir/server.log" 2>/dev/null || echo 0)
+    if ! pg_start "$port"; then
+      # Taken between the check and the start? Once more on a fresh port.
+      tail -c +"$((log_start + 1))" "$dir/server.log" 2>/dev/null | grep -q "could not bind" \
+        || { tail -20 "$dir/server.log" >&2; exit 1; }
+      echo "pg.sh: port $port was taken while starting; starting on a new port" >&2
+      port=$(free_port)
+      echo "$port" > "$dir/port"
+      pg_start "$port" || { tail -20 "$dir/server.log" >&2; exit 1; }
+    fi
     if ! "${as_user[@]}" "$bindir/psql" -h 127.0.0.1 -p "$port" -U "$pguser" -d postgres -tAc \
         "SELECT 1 FROM pg_database WHERE datname='fleetmark'" | grep -q 1; then
       "${as_user[@]}" "$bindir/createdb" -h 127.0.0.1 -p "$port" -U "$pguser" fleetmark

@@ -1,0 +1,281 @@
+// deploy/stack.sh and deploy/pg.sh as a user runs them: each test brings up its own
+// stack (private PostgreSQL, real fleetmark-coordinator, real fleetmark-agent and the
+// fleetmark CLI from this build) in a fresh directory and takes it down at the end.
+// Also the binaries' --help and the agent's spool directory lock, end to end.
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/integration/fleet_harness.h"
+#include "tests/integration/subprocess.h"
+
+namespace fleetmark::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kStack[] = FLEETMARK_SOURCE_DIR "/deploy/stack.sh";
+constexpr char kPg[] = FLEETMARK_SOURCE_DIR "/deploy/pg.sh";
+constexpr char kCli[] = FLEETMARK_BUILD_DIR "/coordinator/cli/fleetmark";
+
+struct Outcome {
+  int exit_code = -1;  // -1: killed or timed out
+  std::string output;  // stdout and stderr, interleaved
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string Trimmed(const std::string& path) {
+  return std::string(absl::StripAsciiWhitespace(Slurp(path)));
+}
+
+bool PostgresInstalled() {
+  return RunCommand({"/bin/sh", "-c", "ls /usr/lib/postgresql/*/bin/initdb"}).ok();
+}
+
+// The NUL-separated command line of `pid` ("" if it is gone).
+std::string CmdLine(pid_t pid) { return Slurp(absl::StrCat("/proc/", pid, "/cmdline")); }
+
+class StackTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!PostgresInstalled()) {
+      if (PgRequired()) FAIL() << "PostgreSQL server not installed (deploy/install-deps.sh)";
+      GTEST_SKIP() << "PostgreSQL server not installed";
+    }
+    dir_ = MakeTempDir("fleetmark-stack-test");
+    ASSERT_FALSE(dir_.empty());
+  }
+  void TearDown() override {
+    if (dir_.empty()) return;
+    const Outcome down = Run({kStack, "down", dir_});
+    EXPECT_EQ(down.exit_code, 0) << down.output;
+    RemoveTree(dir_);
+  }
+
+  // Runs argv (with the stack's environment) to completion; up to 3 minutes.
+  Outcome Run(const std::vector<std::string>& argv) {
+    const std::string log = absl::StrCat(dir_, "/command.", ++commands_, ".log");
+    absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(
+        argv, log,
+        {absl::StrCat("FLEETMARK_BUILD=", FLEETMARK_BUILD_DIR), "FLEETMARK_AGENT_NAME=stack-test"});
+    if (!process.ok()) return {-1, process.status().ToString()};
+    absl::StatusOr<ExitInfo> exit = (*process)->Wait(absl::Minutes(3));
+    Outcome outcome;
+    outcome.output = (*process)->Log();
+    if (exit.ok() && exit->exited) outcome.exit_code = exit->exit_code;
+    return outcome;
+  }
+  Outcome Stack(const std::string& command) { return Run({kStack, command, dir_}); }
+
+  pid_t Pid(const std::string& name) {
+    int pid = 0;
+    return absl::SimpleAtoi(Trimmed(absl::StrCat(dir_, "/", name, ".pid")), &pid) ? pid : 0;
+  }
+  std::string PgPort() { return Trimmed(dir_ + "/pg/port"); }
+  std::vector<std::string> CliFlags() {
+    return {absl::StrCat("--coordinator=127.0.0.1:", Trimmed(dir_ + "/coordinator.port")),
+            absl::StrCat("--admin_token_file=", dir_, "/admin_token")};
+  }
+
+  void Up() {
+    const Outcome up = Stack("up");
+    ASSERT_EQ(up.exit_code, 0) << up.output;
+    ASSERT_GT(Pid("coordinator"), 0);
+    ASSERT_GT(Pid("agent"), 0);
+  }
+
+  std::string dir_;
+  int commands_ = 0;
+};
+
+TEST(BinaryHelpTest, HelpListsEachBinarysOwnFlags) {
+  for (const auto& [binary, flags] :
+       {std::pair<std::string, std::vector<std::string>>{
+            FLEETMARK_AGENT_BIN, {"--coordinator", "--token_file", "--spool_dir", "--labels"}},
+        {FLEETMARK_COORDINATOR_BIN, {"--database_uri", "--listen_address", "--admin_token_file"}}}) {
+    const std::string dir = MakeTempDir("fleetmark-help-test");
+    absl::StatusOr<std::unique_ptr<Subprocess>> process =
+        Subprocess::Start({binary, "--help"}, dir + "/help.log");
+    ASSERT_TRUE(process.ok()) << process.status();
+    ASSERT_TRUE((*process)->Wait(absl::Seconds(30)).ok());
+    const std::string help = (*process)->Log();
+    RemoveTree(dir);
+    EXPECT_THAT(help, Not(HasSubstr("No flags matched"))) << binary;
+    for (const std::string& flag : flags) EXPECT_THAT(help, HasSubstr(flag)) << binary;
+    // Only the binary's own flags: gRPC/Abseil internals are for --helpfull.
+    EXPECT_THAT(help, Not(HasSubstr("--flagfile"))) << binary;
+  }
+}
+
+TEST_F(StackTest, StatusAndDownSayWhatRunsAndWhatStopped) {
+  ASSERT_NO_FATAL_FAILURE(Up());
+  const Outcome status = Stack("status");
+  EXPECT_EQ(status.exit_code, 0) << status.output;
+  EXPECT_THAT(status.output, HasSubstr(absl::StrCat("coordinator: running (pid ",
+                                                    Pid("coordinator"))));
+  EXPECT_THAT(status.output, HasSubstr(absl::StrCat("agent: running (pid ", Pid("agent"), ")")));
+  EXPECT_THAT(status.output, HasSubstr(absl::StrCat("postgresql: running (postgresql://")));
+
+  const pid_t agent = Pid("agent"), coordinator = Pid("coordinator");
+  const Outcome down = Stack("down");
+  EXPECT_EQ(down.exit_code, 0) << down.output;
+  EXPECT_THAT(down.output, HasSubstr(absl::StrCat("agent: stopped (pid ", agent, ")")));
+  EXPECT_THAT(down.output,
+              HasSubstr(absl::StrCat("coordinator: stopped (pid ", coordinator, ")")));
+  EXPECT_THAT(down.output, HasSubstr("postgresql: stopped"));
+
+  const Outcome stopped = Stack("status");
+  EXPECT_EQ(stopped.exit_code, 3) << stopped.output;
+  for (const char* part : {"coordinator: stopped", "agent: stopped", "postgresql: stopped"}) {
+    EXPECT_THAT(stopped.output, HasSubstr(part));
+  }
+  const Outcome again = Stack("down");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_THAT(again.output, HasSubstr("agent: not running"));
+  EXPECT_THAT(again.output, HasSubstr("postgresql: not running"));
+}
+
+TEST_F(StackTest, KilledOrReusedPidIsStoppedAndUpRestartsIt) {
+  ASSERT_NO_FATAL_FAILURE(Up());
+  const pid_t coordinator = Pid("coordinator");
+  ASSERT_EQ(kill(coordinator, SIGKILL), 0);
+  // Right away: the process may not be reaped yet (a zombie still answers kill -0).
+  const Outcome killed = Stack("status");
+  EXPECT_EQ(killed.exit_code, 3) << killed.output;
+  EXPECT_THAT(killed.output, HasSubstr("coordinator: stopped"));
+  EXPECT_THAT(killed.output, HasSubstr("agent: running"));
+
+  // A pid file naming a live process that is not ours (here: this test).
+  {
+    std::ofstream(dir_ + "/coordinator.pid") << getpid() << "\n";
+  }
+  const Outcome reused = Stack("status");
+  EXPECT_EQ(reused.exit_code, 3) << reused.output;
+  EXPECT_THAT(reused.output, HasSubstr("coordinator: stopped"));
+
+  ASSERT_NO_FATAL_FAILURE(Up());
+  EXPECT_NE(Pid("coordinator"), getpid());
+  EXPECT_THAT(CmdLine(Pid("coordinator")), HasSubstr("fleetmark-coordinator"));
+  EXPECT_EQ(Stack("status").exit_code, 0);
+}
+
+TEST_F(StackTest, PostgresRestartKeepsItsPortOrTheCoordinatorIsRestarted) {
+  ASSERT_NO_FATAL_FAILURE(Up());
+  const std::string port = PgPort();
+  const pid_t coordinator = Pid("coordinator");
+
+  // PostgreSQL stopped under a running coordinator: `up` brings it back on its port.
+  ASSERT_TRUE(RunCommand({kPg, "stop", dir_ + "/pg"}, absl::Seconds(60)).ok());
+  EXPECT_EQ(Stack("status").exit_code, 3);
+  ASSERT_NO_FATAL_FAILURE(Up());
+  EXPECT_EQ(PgPort(), port);
+  EXPECT_EQ(Pid("coordinator"), coordinator);
+
+  // Its port taken meanwhile: PostgreSQL moves, and `up` restarts the coordinator on
+  // the new URI instead of leaving it on the old one.
+  ASSERT_TRUE(RunCommand({kPg, "stop", dir_ + "/pg"}, absl::Seconds(60)).ok());
+  const int blocker = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(blocker, 0);
+  const int one = 1;
+  setsockopt(blocker, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_in address = {};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int port_number = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(port, &port_number));
+  address.sin_port = htons(static_cast<uint16_t>(port_number));
+  ASSERT_EQ(bind(blocker, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0)
+      << strerror(errno);
+  ASSERT_EQ(listen(blocker, 1), 0);
+  const Outcome up = Stack("up");
+  close(blocker);
+  ASSERT_EQ(up.exit_code, 0) << up.output;
+  const std::string new_port = PgPort();
+  EXPECT_NE(new_port, port);
+  EXPECT_THAT(up.output, HasSubstr(absl::StrCat("port ", port)));
+  EXPECT_THAT(up.output, HasSubstr("restarting the coordinator"));
+  EXPECT_NE(Pid("coordinator"), coordinator);
+  EXPECT_THAT(CmdLine(Pid("coordinator")),
+              HasSubstr(absl::StrCat("--database_uri=postgresql://postgres@127.0.0.1:",
+                                     new_port, "/")));
+  const Outcome status = Stack("status");
+  EXPECT_EQ(status.exit_code, 0) << status.output;
+}
+
+TEST_F(StackTest, SecondAgentOnTheStacksSpoolDirIsRefused) {
+  ASSERT_NO_FATAL_FAILURE(Up());
+  const std::string credential = Slurp(dir_ + "/agent/credential");
+  ASSERT_FALSE(credential.empty());
+  const Outcome second =
+      Run({FLEETMARK_AGENT_BIN, absl::StrCat("--coordinator=127.0.0.1:",
+                                             Trimmed(dir_ + "/coordinator.port")),
+           absl::StrCat("--token_file=", dir_, "/enrollment_token"), "--name=box6",
+           absl::StrCat("--spool_dir=", dir_, "/agent")});
+  EXPECT_EQ(second.exit_code, 2) << second.output;
+  EXPECT_THAT(second.output,
+              HasSubstr(absl::StrCat("spool dir ", dir_, "/agent is in use by another "
+                                     "fleetmark-agent (pid ", Pid("agent"), ")")));
+  EXPECT_EQ(Slurp(dir_ + "/agent/credential"), credential);  // not overwritten
+}
+
+TEST_F(StackTest, RevokedSeedTokenNamesTheRecoveryWhichWorks) {
+  ASSERT_NO_FATAL_FAILURE(Up());
+  std::vector<std::string> list = {kCli, "tokens", "list"};
+  for (const std::string& flag : CliFlags()) list.push_back(flag);
+  absl::StatusOr<std::string> tokens = RunCommand(list);
+  ASSERT_TRUE(tokens.ok()) << tokens.status();
+  std::string seed;
+  for (absl::string_view line : absl::StrSplit(*tokens, '\n')) {
+    if (absl::StartsWith(line, "seed-")) seed = std::string(line.substr(0, line.find(' ')));
+  }
+  ASSERT_FALSE(seed.empty()) << *tokens;
+  std::vector<std::string> revoke = {kCli, "tokens", "revoke", seed};
+  for (const std::string& flag : CliFlags()) revoke.push_back(flag);
+  ASSERT_TRUE(RunCommand(revoke).ok());
+  ASSERT_EQ(Stack("down").exit_code, 0);
+
+  const Outcome refused = Stack("up");
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_THAT(refused.output, HasSubstr(absl::StrCat("the enrollment token in ", dir_,
+                                                     "/enrollment_token is revoked")));
+  // The printed steps, run as printed (the indented lines).
+  std::string steps;
+  for (absl::string_view line : absl::StrSplit(refused.output, '\n')) {
+    if (absl::ConsumePrefix(&line, "  ")) absl::StrAppend(&steps, line, "\n");
+  }
+  ASSERT_THAT(steps, HasSubstr("tokens create"));
+  ASSERT_THAT(steps, HasSubstr("deploy/stack.sh up"));
+  const Outcome recovered = Run({"/bin/bash", "-euc",
+                                 absl::StrCat("cd ", FLEETMARK_SOURCE_DIR, "\n", steps)});
+  EXPECT_EQ(recovered.exit_code, 0) << steps << recovered.output;
+  EXPECT_EQ(Stack("status").exit_code, 0);
+  // The new token survives a full restart (the coordinator seeds the same file again).
+  ASSERT_EQ(Stack("down").exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(Up());
+}
+
+}  // namespace
+}  // namespace fleetmark::testing
