@@ -362,7 +362,7 @@ void HoldAgents(SimFleet& fleet, ControlClient& control, pid_t coordinator_pid, 
   const absl::Duration interval = absl::GetFlag(FLAGS_heartbeat_interval);
   const double cpu0 = CpuSeconds(coordinator_pid);
   const absl::Time t0 = absl::Now();
-  while (absl::Now() - t0 < hold) fleet.HeartbeatRound(interval);
+  absl::SleepFor(hold);  // the fleet's heartbeat thread keeps every agent alive
   const double wall = absl::ToDoubleSeconds(absl::Now() - t0);
   const double cpu = CpuSeconds(coordinator_pid) - cpu0;
   size_t online = 0;
@@ -433,6 +433,7 @@ int Main() {
   const int dispatch = std::min(total, absl::GetFlag(FLAGS_dispatch_agents));
   const int ingest = std::min(dispatch, absl::GetFlag(FLAGS_ingest_agents));
   const absl::Time c0 = absl::Now();
+  fleet.StartHeartbeats(absl::GetFlag(FLAGS_heartbeat_interval));
   fleet.Add(ingest, "simi", {{"fleet", "sim"}, {"d", "1"}, {"i", "1"}});
   fleet.Add(dispatch - ingest, "simd", {{"fleet", "sim"}, {"d", "1"}});
   const bool connected = Wait([&] { return fleet.welcomed() >= static_cast<size_t>(dispatch); },

@@ -1,5 +1,6 @@
 #include "tests/bench/sim_agent.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -194,51 +195,80 @@ SimFleet::~SimFleet() {
 void SimFleet::Add(int count, const std::string& prefix,
                    const std::map<std::string, std::string>& labels) {
   for (int i = 0; i < count; ++i) {
-    const int index = static_cast<int>(agents_.size());
-    agents_.push_back(std::make_unique<SimAgent>(
-        this, index, absl::StrCat(prefix, "-", absl::Dec(i, absl::kZeroPad5)), labels));
-    agents_.back()->Start(target_, token_);
+    SimAgent* agent = nullptr;
+    {
+      absl::MutexLock lock(&agents_mu_);
+      const int index = static_cast<int>(agents_.size());
+      agents_.push_back(std::make_unique<SimAgent>(
+          this, index, absl::StrCat(prefix, "-", absl::Dec(i, absl::kZeroPad5)), labels));
+      agent = agents_.back().get();
+    }
+    agent->Start(target_, token_);
   }
+}
+
+size_t SimFleet::size() const {
+  absl::MutexLock lock(&agents_mu_);
+  return agents_.size();
+}
+
+SimAgent* SimFleet::agent(size_t i) {
+  absl::MutexLock lock(&agents_mu_);
+  return agents_[i].get();
+}
+
+std::vector<SimAgent*> SimFleet::Snapshot() const {
+  absl::MutexLock lock(&agents_mu_);
+  std::vector<SimAgent*> agents;
+  agents.reserve(agents_.size());
+  for (const auto& a : agents_) agents.push_back(a.get());
+  return agents;
 }
 
 size_t SimFleet::welcomed() const {
   size_t n = 0;
-  for (const auto& a : agents_) n += a->welcomed();
+  for (const SimAgent* a : Snapshot()) n += a->welcomed();
   return n;
 }
 
 size_t SimFleet::open_streams() const {
   size_t n = 0;
-  for (const auto& a : agents_) n += a->welcomed() && !a->done();
+  for (const SimAgent* a : Snapshot()) n += a->welcomed() && !a->done();
   return n;
 }
 
-void SimFleet::HeartbeatRound(absl::Duration period) {
-  if (agents_.empty()) {
-    absl::SleepFor(period);
-    return;
-  }
-  const absl::Duration step = period / static_cast<double>(agents_.size());
-  const absl::Time start = absl::Now();
-  for (size_t i = 0; i < agents_.size(); ++i) {
-    agents_[i]->SendHeartbeat();
-    const absl::Time next = start + step * static_cast<double>(i + 1);
-    const absl::Duration wait = next - absl::Now();
-    if (wait > absl::ZeroDuration()) absl::SleepFor(wait);
+void SimFleet::StartHeartbeats(absl::Duration period) {
+  heartbeats_ = std::thread([this, period] { HeartbeatLoop(period); });
+}
+
+void SimFleet::HeartbeatLoop(absl::Duration period) {
+  while (!stop_heartbeats_.load()) {
+    const std::vector<SimAgent*> agents = Snapshot();
+    const absl::Time start = absl::Now();
+    const absl::Duration step = period / static_cast<double>(std::max<size_t>(1, agents.size()));
+    for (size_t i = 0; i < agents.size() && !stop_heartbeats_.load(); ++i) {
+      agents[i]->SendHeartbeat();
+      const absl::Duration wait = start + step * static_cast<double>(i + 1) - absl::Now();
+      if (wait > absl::ZeroDuration()) absl::SleepFor(wait);
+    }
+    const absl::Duration rest = start + period - absl::Now();
+    if (agents.empty() && rest > absl::ZeroDuration()) absl::SleepFor(rest);
   }
 }
 
 void SimFleet::FinishHeldJobs() {
-  for (auto& a : agents_) a->FinishHeldJob();
+  for (SimAgent* a : Snapshot()) a->FinishHeldJob();
 }
 
 void SimFleet::StopAll() {
-  for (auto& a : agents_) a->Stop();
+  stop_heartbeats_.store(true);
+  if (heartbeats_.joinable()) heartbeats_.join();
+  for (SimAgent* a : Snapshot()) a->Stop();
 }
 
 bool SimFleet::WaitAllDone(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
-  for (auto& a : agents_) {
+  for (SimAgent* a : Snapshot()) {
     while (!a->done()) {
       if (absl::Now() >= deadline) return false;
       absl::SleepFor(absl::Milliseconds(10));

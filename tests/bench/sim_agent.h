@@ -14,6 +14,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -100,14 +101,17 @@ class SimFleet {
   void set_job_plan(JobPlan plan) { absl::MutexLock lock(&mu_); job_plan_ = plan; }
   JobPlan job_plan() const { absl::MutexLock lock(&mu_); return job_plan_; }
 
-  size_t size() const { return agents_.size(); }
+  size_t size() const;
   void set_first_refusal(std::string reason) { absl::MutexLock lock(&mu_); first_refusal_ = std::move(reason); }
   std::string first_refusal() const { absl::MutexLock lock(&mu_); return first_refusal_; }
-  SimAgent* agent(size_t i) { return agents_[i].get(); }
+  SimAgent* agent(size_t i);  // stable for the fleet's life
   size_t welcomed() const;
   size_t open_streams() const;   // welcomed and not done
   // Sends one heartbeat per welcomed agent, spread over `period`. Blocks for `period`.
-  void HeartbeatRound(absl::Duration period);
+  // Starts a thread sending, every `period`, one heartbeat per welcomed agent spread over
+  // the period (as real agents do all the time: a coordinator ends streams silent for
+  // 3 heartbeat intervals + 5 s). Agents added later are included. Call once.
+  void StartHeartbeats(absl::Duration period);
   // Every agent sends JobFinished for its held job (JobPlan::hold_finish).
   void FinishHeldJobs();
   void StopAll();
@@ -130,7 +134,13 @@ class SimFleet {
   mutable absl::Mutex mu_;
   JobPlan job_plan_ ABSL_GUARDED_BY(mu_);
   std::string first_refusal_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::unique_ptr<SimAgent>> agents_;
+  // The agents (pointers stable); Add runs while the heartbeat thread reads.
+  std::vector<SimAgent*> Snapshot() const;
+  void HeartbeatLoop(absl::Duration period);
+  mutable absl::Mutex agents_mu_;
+  std::vector<std::unique_ptr<SimAgent>> agents_ ABSL_GUARDED_BY(agents_mu_);
+  std::atomic<bool> stop_heartbeats_{false};
+  std::thread heartbeats_;
 };
 
 // A synthetic case result of realistic size (statistics, counters, `samples` samples).
