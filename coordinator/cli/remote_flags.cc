@@ -10,6 +10,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/scheduler/cron.h"
@@ -63,14 +64,37 @@ absl::StatusOr<std::string> ReadNamedFile(const std::string& what, const std::st
   return buffer.str();
 }
 
+namespace {
+
+// A HOST:PORT address (not a gRPC target such as dns:/// or unix:) needs a port in
+// 1..65535: gRPC would otherwise wrap 99999 round to another port.
+absl::Status CheckCoordinatorPort(const RemoteOptions& options) {
+  const std::string& address = options.coordinator;
+  if (address.find("://") != std::string::npos) return absl::OkStatus();
+  for (absl::string_view scheme : {"ipv4:", "ipv6:", "dns:", "unix:", "unix-abstract:", "vsock:"}) {
+    if (absl::StartsWith(address, scheme)) return absl::OkStatus();
+  }
+  const size_t colon = address.rfind(':');
+  const absl::string_view port_text =
+      colon == std::string::npos ? absl::string_view() : absl::string_view(address).substr(colon + 1);
+  int port = 0;
+  if (!absl::SimpleAtoi(port_text, &port) || port < 1 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(options.coordinator_source, ": \"", address.substr(0, 80),
+                                                   "\": expected HOST:PORT with a port 1..65535"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ResolveCoordinator(RemoteOptions& options) {
   options.coordinator = absl::GetFlag(FLAGS_coordinator);
   options.coordinator_source = "--coordinator";
-  if (!options.coordinator.empty()) return absl::OkStatus();
+  if (!options.coordinator.empty()) return CheckCoordinatorPort(options);
   if (const char* env = std::getenv("FLEETMARK_COORDINATOR"); env != nullptr && *env != '\0') {
     options.coordinator = env;
     options.coordinator_source = "$FLEETMARK_COORDINATOR";
-    return absl::OkStatus();
+    return CheckCoordinatorPort(options);
   }
   struct stat st = {};
   if (::stat(kStackPortFile, &st) == 0) {

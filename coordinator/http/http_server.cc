@@ -57,6 +57,12 @@ class HttpServerImpl final : public HttpServer {
     // Headers and a large body go out in separate writes: without TCP_NODELAY, Nagle
     // plus the client's delayed ACK adds ~40 ms to every big response.
     server_.set_tcp_nodelay(true);
+    // cpp-httplib sets SO_REUSEPORT by default: a second coordinator could then share the
+    // port. SO_REUSEADDR only (a restart still binds at once past TIME_WAIT).
+    server_.set_socket_options([](socket_t sock) {
+      int yes = 1;
+      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    });
     server_.set_default_headers({{"X-Content-Type-Options", "nosniff"},
                                  {"Content-Security-Policy", kSecurityPolicy},
                                  {"Referrer-Policy", "no-referrer"},

@@ -134,6 +134,9 @@ class CoordinatorImpl : public Coordinator {
     FLEETMARK_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials, Credentials());
     grpc::ServerBuilder builder;
     builder.AddListeningPort(options_.listen_address, credentials, &port_);
+    // gRPC sets SO_REUSEPORT on Linux by default: a second coordinator on the same port
+    // would then share it silently (agents and CLI calls landing on either). Refuse.
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.RegisterService(agent_service_.get());
     builder.RegisterService(control_service_.get());
     // Keepalive: ping idle connections so dead agents are noticed; accept agents'

@@ -38,6 +38,21 @@ void ConnectionPool::AddPreparedStatement(std::string name, std::string sql) {
   prepared_.emplace_back(std::move(name), std::move(sql));
 }
 
+namespace {
+
+// `uri` with libpq's connect_timeout (10 s) unless it sets one: without it a database
+// address held by a process that accepts and never answers blocks a connect (and the
+// coordinator's shutdown) for good. URI and keyword=value forms (libpq docs, 34.1.1).
+std::string WithConnectTimeout(const std::string& uri) {
+  if (uri.find("connect_timeout") != std::string::npos) return uri;
+  if (absl::StartsWith(uri, "postgresql://") || absl::StartsWith(uri, "postgres://")) {
+    return absl::StrCat(uri, uri.find('?') == std::string::npos ? "?" : "&", "connect_timeout=10");
+  }
+  return absl::StrCat(uri, uri.empty() ? "" : " ", "connect_timeout=10");
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Open() {
   std::vector<std::pair<std::string, std::string>> prepared;
   {
@@ -45,7 +60,7 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Open() {
     prepared = prepared_;
   }
   try {
-    auto conn = std::make_unique<pqxx::connection>(options_.uri);
+    auto conn = std::make_unique<pqxx::connection>(WithConnectTimeout(options_.uri));
     {
       pqxx::nontransaction txn(*conn);
       txn.exec(absl::StrCat("SET application_name = ", txn.quote(options_.application_name)));

@@ -59,6 +59,10 @@ TEST_F(CredentialStoreTest, SecretFilesAreTrimmedAndChecked) {
   auto missing = ReadSecretFile(dir_ + "/missing");
   EXPECT_TRUE(absl::IsNotFound(missing.status()));
   EXPECT_NE(missing.status().message().find("/missing"), std::string::npos);
+  // A directory is a configuration error (the agent exits), not a retryable read error.
+  auto directory = ReadSecretFile(dir_);
+  EXPECT_TRUE(absl::IsInvalidArgument(directory.status())) << directory.status();
+  EXPECT_NE(directory.status().message().find("a directory"), std::string::npos) << directory.status();
 }
 
 }  // namespace

@@ -61,6 +61,11 @@ TEST_F(CliTest, UnknownCommandOrFlagExits2) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("unknown flag --no_such_flag=1"));
 
+  // A port out of range is refused before dialling (gRPC would wrap it round).
+  r = Cli("agents list --coordinator 127.0.0.1:99999");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("1..65535"));
+
   r = Cli("run " + plan.string() + " --format=xml");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--format"));

@@ -2,6 +2,11 @@
 // per test.
 #include "coordinator/store/store.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -13,6 +18,7 @@
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "coordinator/store/migrations.h"
 #include "coordinator/store/web_reader.h"
 #include "tests/coordinator/test_database.h"
@@ -93,6 +99,30 @@ int64_t Count(const std::string& uri, const std::string& sql) {
   pqxx::connection conn(uri);
   pqxx::work txn(conn);
   return txn.exec(sql)[0][0].as<int64_t>();
+}
+
+TEST(StoreTest, ConnectingToASilentServerTimesOut) {
+  // A listener that completes TCP handshakes and never answers (a port taken by
+  // another program): without libpq's connect_timeout a connect would block for good.
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in address = {};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  StoreOptions options;
+  options.connection.uri = absl::StrFormat("postgresql://nobody@127.0.0.1:%d/none", ntohs(address.sin_port));
+  options.connection.pool_size = 1;
+  const absl::Time start = absl::Now();
+  absl::Status status = absl::OkStatus();
+  auto store = Store::Open(options);
+  status = store.ok() ? (*store)->Migrate() : store.status();
+  EXPECT_FALSE(status.ok());
+  EXPECT_LT(absl::Now() - start, absl::Seconds(60)) << status;
+  ::close(listener);
 }
 
 TEST(StoreTest, MigrationsApplyOnceEvenConcurrently) {

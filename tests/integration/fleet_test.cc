@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -186,6 +187,20 @@ TEST_F(FleetTest, ReducedS1OnThreeAgentsLandsExactlyTheExpectedRows) {
   EXPECT_EQ(Sql("SELECT count(*)" + where + " AND cardinality(r.samples_ns) = r.sample_count"), 12);
   // The agent links the counting operator new: the collections workload allocates.
   EXPECT_EQ(Sql("SELECT count(*)" + where + " AND r.workload = 'collections' AND r.allocations > 0"), 6);
+}
+
+TEST_F(FleetTest, SecondCoordinatorOnAPortInUseIsRefused) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({}));
+  // gRPC sets SO_REUSEPORT by default; with it a second coordinator would share the port.
+  CoordinatorConfig second = coordinator_->config();
+  second.extra_flags = {absl::StrCat("--listen_address=127.0.0.1:", coordinator_->port())};
+  const std::string dir = dir_ + "/second";
+  std::filesystem::create_directories(dir);
+  auto refused = CoordinatorProcess::Start(dir, second);
+  ASSERT_FALSE(refused.ok()) << "a second coordinator listens on port " << coordinator_->port();
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("cannot listen"));
+  // The first one keeps serving.
+  EXPECT_TRUE(control_->ListAgents().ok());
 }
 
 TEST_F(FleetTest, SelectorPicksTheRightAgents) {
