@@ -25,6 +25,7 @@
 #include "agent/agent.h"
 #include "agent/labels.h"
 #include "agent/log.h"
+#include "engine/common/command_line.h"
 #include "engine/runner/child.h"
 #include "engine/topology/host.h"
 
@@ -81,7 +82,14 @@ int Main(int argc, char** argv) {
   };
   usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
   absl::SetFlagsUsageConfig(usage_config);
-  absl::ParseCommandLine(argc, argv);
+  if (absl::Status repeated = fleetmark::RefuseRepeatedFlags(argc, argv); !repeated.ok()) {
+    std::fprintf(stderr, "fleetmark-agent: %s\n", std::string(repeated.message()).c_str());
+    return 2;
+  }
+  if (absl::Status stray = fleetmark::RefusePositionalArguments(absl::ParseCommandLine(argc, argv)); !stray.ok()) {
+    std::fprintf(stderr, "fleetmark-agent: %s\n", std::string(stray.message()).c_str());
+    return 2;
+  }
 
   // SIGINT/SIGTERM are taken by a dedicated thread (sigwait), so every other thread,
   // including gRPC's, must block them: set the mask before any thread starts.

@@ -20,6 +20,7 @@
 //
 // Exits 2 on bad flags, 1 if it cannot start; SIGINT/SIGTERM shut it down cleanly.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -40,6 +41,7 @@
 #include "coordinator/service/coordinator.h"
 #if FLEETMARK_WITH_HTTP
 #include "coordinator/http/http_server.h"
+#include "engine/common/command_line.h"
 #endif
 
 ABSL_FLAG(std::string, listen_address, "127.0.0.1:7443", "gRPC listen address host:port (port 0 = any)");
@@ -72,6 +74,12 @@ namespace {
 
 // Reads a one-line secret file; errors name the flag.
 bool ReadSecret(const std::string& flag, const std::string& path, std::string* out) {
+  struct stat st = {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    std::cerr << "fleetmark-coordinator: --" << flag << ": " << path << " is not a regular file"
+              << (S_ISDIR(st.st_mode) ? " (a directory)" : "") << "; give the file holding the token\n";
+    return false;
+  }
   std::ifstream in(path);
   if (!in) {
     std::cerr << "fleetmark-coordinator: --" << flag << ": cannot read " << path << "\n";
@@ -109,7 +117,14 @@ int main(int argc, char** argv) {
   };
   usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
   absl::SetFlagsUsageConfig(usage_config);
-  absl::ParseCommandLine(argc, argv);
+  if (absl::Status repeated = fleetmark::RefuseRepeatedFlags(argc, argv); !repeated.ok()) {
+    std::cerr << "fleetmark-coordinator: " << repeated.message() << "\n";
+    return 2;
+  }
+  if (absl::Status stray = fleetmark::RefusePositionalArguments(absl::ParseCommandLine(argc, argv)); !stray.ok()) {
+    std::cerr << "fleetmark-coordinator: " << stray.message() << "\n";
+    return 2;
+  }
 
   fleetmark::service::CoordinatorOptions options;
   options.listen_address = absl::GetFlag(FLAGS_listen_address);

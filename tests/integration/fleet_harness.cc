@@ -177,6 +177,7 @@ absl::Status PrivatePostgres::StartAgain() {
 absl::StatusOr<std::unique_ptr<CoordinatorProcess>> CoordinatorProcess::Start(
     const std::string& dir, CoordinatorConfig config) {
   std::unique_ptr<CoordinatorProcess> coordinator(new CoordinatorProcess(dir, std::move(config)));
+  coordinator->port_ = coordinator->config_.listen_port;
   FLEETMARK_RETURN_IF_ERROR(WriteFile(dir + "/admin_token", coordinator->config_.admin_token));
   FLEETMARK_RETURN_IF_ERROR(
       WriteFile(dir + "/enrollment_token", coordinator->config_.enrollment_token));

@@ -78,7 +78,8 @@ struct CoordinatorConfig {
   absl::Duration job_lease = absl::Seconds(5);
   absl::Duration sweep_interval = absl::Milliseconds(200);
   int max_attempts = 3;
-  std::vector<std::string> extra_flags;  // e.g. "--executor_threads=8"
+  int listen_port = 0;                   // first start's port (0 = a free one)
+  std::vector<std::string> extra_flags;  // e.g. "--executor_threads=8" (each flag once)
 };
 
 // A fleetmark-coordinator process on 127.0.0.1 (first start on a free port; restarts

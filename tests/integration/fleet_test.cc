@@ -193,7 +193,7 @@ TEST_F(FleetTest, SecondCoordinatorOnAPortInUseIsRefused) {
   ASSERT_NO_FATAL_FAILURE(StartCoordinator({}));
   // gRPC sets SO_REUSEPORT by default; with it a second coordinator would share the port.
   CoordinatorConfig second = coordinator_->config();
-  second.extra_flags = {absl::StrCat("--listen_address=127.0.0.1:", coordinator_->port())};
+  second.listen_port = coordinator_->port();
   const std::string dir = dir_ + "/second";
   std::filesystem::create_directories(dir);
   auto refused = CoordinatorProcess::Start(dir, second);

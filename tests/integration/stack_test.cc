@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -128,6 +129,32 @@ TEST(BinaryHelpTest, HelpListsEachBinarysOwnFlags) {
     // Only the binary's own flags: gRPC/Abseil internals are for --helpfull.
     EXPECT_THAT(help, Not(HasSubstr("--flagfile"))) << binary;
   }
+}
+
+TEST(BinaryFlagsTest, RepeatedFlagsAndStrayArgumentsExit2) {
+  const std::string dir = MakeTempDir("fleetmark-flags-test");
+  const std::string token_dir = dir + "/token-dir";
+  ASSERT_EQ(::mkdir(token_dir.c_str(), 0700), 0);
+  struct Case {
+    std::vector<std::string> argv;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{FLEETMARK_AGENT_BIN, "--name", "y", "--name=z", "--coordinator=127.0.0.1:1"}, "--name is given twice"},
+      {{FLEETMARK_AGENT_BIN, "--coordinator=127.0.0.1:1", "extra_arg"}, "unexpected argument \"extra_arg\""},
+      {{FLEETMARK_COORDINATOR_BIN, "--database_uri=a", "--database_uri=b"}, "--database_uri is given twice"},
+      {{FLEETMARK_COORDINATOR_BIN, "--database_uri=postgresql://x@127.0.0.1:1/x", "--admin_token_file=" + token_dir},
+       "(a directory)"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(c.argv, dir + "/flags.log");
+    ASSERT_TRUE(process.ok()) << process.status();
+    absl::StatusOr<ExitInfo> exit = (*process)->Wait(absl::Seconds(30));
+    ASSERT_TRUE(exit.ok()) << exit.status();
+    EXPECT_TRUE(exit->exited && exit->exit_code == 2) << c.argv[1] << ": " << (*process)->Log();
+    EXPECT_THAT((*process)->Log(), HasSubstr(c.says)) << c.argv[0];
+  }
+  RemoveTree(dir);
 }
 
 TEST_F(StackTest, StatusAndDownSayWhatRunsAndWhatStopped) {
