@@ -17,10 +17,12 @@
 #include <gtest/gtest.h>
 #include <pqxx/pqxx>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "coordinator/store/migrations.h"
 #include "coordinator/store/web_reader.h"
+#include "engine/common/status_macros.h"
 #include "tests/coordinator/test_database.h"
 
 namespace fleetmark::store {
@@ -93,6 +95,23 @@ v1::CaseResult Result(const std::string& result_id, const std::string& job_id, d
   r.set_started_unix_ns(1'700'000'000'000'000'000);
   r.set_finished_unix_ns(1'700'000'001'000'000'000);
   return r;
+}
+
+// A run on `agents` (MakeRun) with every agent's job claimed: the run as created and
+// each agent's job id.
+struct ClaimedRun {
+  v1::RunInfo run;
+  std::map<std::string, std::string> job_of;  // agent id -> job id
+};
+absl::StatusOr<ClaimedRun> CreateAndClaim(Store& store, const std::vector<std::string>& agents) {
+  ClaimedRun created;
+  FLEETMARK_ASSIGN_OR_RETURN(created.run, store.CreateRun(MakeRun(agents)));
+  FLEETMARK_ASSIGN_OR_RETURN(std::vector<ClaimedJob> claimed, store.ClaimJobs(agents, absl::Seconds(30)));
+  for (const ClaimedJob& c : claimed) created.job_of[c.agent_id] = c.assignment.job_id();
+  if (created.job_of.size() != agents.size()) {
+    return absl::InternalError(absl::StrCat(claimed.size(), " jobs claimed for ", agents.size(), " agents"));
+  }
+  return created;
 }
 
 int64_t Count(const std::string& uri, const std::string& sql) {
@@ -172,16 +191,11 @@ TEST(StoreTest, ResultInsertIsIdempotent) {
   ASSERT_NE(store, nullptr);
   const std::string a = Agent(*store, "a1");
   const std::string b = Agent(*store, "b1");
-  auto run = store->CreateRun(MakeRun({a, b}));
-  ASSERT_TRUE(run.ok()) << run.status();
-  ASSERT_EQ(run->jobs_size(), 2);
-  auto claimed = store->ClaimJobs({a, b}, absl::Seconds(30));
+  auto claimed = CreateAndClaim(*store, {a, b});
   ASSERT_TRUE(claimed.ok()) << claimed.status();
-  ASSERT_EQ(claimed->size(), 2u);
-  std::string job_a;
-  for (const auto& c : *claimed) {
-    if (c.agent_id == a) job_a = c.assignment.job_id();
-  }
+  const v1::RunInfo& run = claimed->run;
+  ASSERT_EQ(run.jobs_size(), 2);
+  const std::string job_a = claimed->job_of.at(a);
   const std::string id1 = "11111111-1111-4111-8111-111111111111";
   const std::string id2 = "22222222-2222-4222-8222-222222222222";
   v1::CaseResult r1 = Result(id1, job_a, 100), r2 = Result(id2, job_a, 200), r1_again = Result(id1, job_a, 999);
@@ -215,7 +229,7 @@ TEST(StoreTest, ResultInsertIsIdempotent) {
   rerun.set_finished_unix_ns(1'700'000'900'000'000'000);
   ASSERT_TRUE(store->InsertResults({{a, &rerun}}).ok());
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results"), 3);
-  auto exported = store->ExportResults(run->run_id(), "a1");
+  auto exported = store->ExportResults(run.run_id(), "a1");
   ASSERT_TRUE(exported.ok()) << exported.status();
   ASSERT_EQ(exported->results_size(), 2);
   for (const auto& r : exported->results()) {
@@ -231,7 +245,7 @@ TEST(StoreTest, ResultInsertIsIdempotent) {
   EXPECT_EQ(exported->hosts().count("a1"), 1u);
   // RunInfo.results counts cases with a result (newest per job and case), not attempts.
   EXPECT_EQ(exported->run().results(), 2u);
-  auto got = store->GetRun(run->run_id());
+  auto got = store->GetRun(run.run_id());
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(got->results(), 2u);
   auto listed = store->ListRuns(10);
@@ -456,13 +470,9 @@ TEST(StoreTest, JobUpdatesInOneBatch) {
   ASSERT_NE(store, nullptr);
   const std::string a = Agent(*store, "ua");
   const std::string b = Agent(*store, "ub");
-  auto run = store->CreateRun(MakeRun({a, b}));
-  ASSERT_TRUE(run.ok()) << run.status();
-  auto claimed = store->ClaimJobs({a, b}, absl::Seconds(30));
+  auto claimed = CreateAndClaim(*store, {a, b});
   ASSERT_TRUE(claimed.ok()) << claimed.status();
-  ASSERT_EQ(claimed->size(), 2u);
-  std::string job_a, job_b;
-  for (const auto& c : *claimed) (c.agent_id == a ? job_a : job_b) = c.assignment.job_id();
+  const std::string job_a = claimed->job_of.at(a), job_b = claimed->job_of.at(b);
   using Update = Store::JobUpdate;
   // Accepts and progress of two agents in one statement; a's last progress wins and a
   // later accept keeps it; agent a naming b's job changes nothing.
@@ -769,13 +779,10 @@ TEST(StoreTest, CancelledPlaceholdersAreNotCountedAsResults) {
   ASSERT_NE(store, nullptr);
   const std::string a = Agent(*store, "a1");
   const std::string b = Agent(*store, "b1");
-  auto run = store->CreateRun(MakeRun({a, b}));
-  ASSERT_TRUE(run.ok()) << run.status();
-  auto claimed = store->ClaimJobs({a, b}, absl::Seconds(30));
+  auto claimed = CreateAndClaim(*store, {a, b});
   ASSERT_TRUE(claimed.ok()) << claimed.status();
-  ASSERT_EQ(claimed->size(), 2u);
-  std::map<std::string, std::string> job_of;
-  for (const ClaimedJob& c : *claimed) job_of[c.agent_id] = c.assignment.job_id();
+  const v1::RunInfo& run = claimed->run;
+  std::map<std::string, std::string> job_of = claimed->job_of;
   std::vector<v1::CaseResult> rows;
   auto add = [&](const std::string& agent, int n, v1::CaseStatus status) {
     v1::CaseResult r = Result(absl::StrFormat("%08d-0000-4000-8000-000000000000", rows.size() + 1), job_of[agent], 1);
@@ -794,20 +801,20 @@ TEST(StoreTest, CancelledPlaceholdersAreNotCountedAsResults) {
   ASSERT_TRUE(stored.ok()) << stored.status();
   for (const ResultOutcome& o : *stored) EXPECT_TRUE(o.stored) << o.message;
 
-  auto got = store->GetRun(run->run_id());
+  auto got = store->GetRun(run.run_id());
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(got->results(), 2u);
   auto listed = store->ListRuns(10);
   ASSERT_TRUE(listed.ok()) << listed.status();
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_EQ((*listed)[0].results(), 2u);
-  auto cancelled = store->CancelRun(run->run_id());
+  auto cancelled = store->CancelRun(run.run_id());
   ASSERT_TRUE(cancelled.ok()) << cancelled.status();
   EXPECT_EQ(cancelled->run.results(), 2u);
 
   auto reader = OpenPgWebReader({.uri = db.uri(), .pool_size = 2});
   ASSERT_TRUE(reader.ok()) << reader.status();
-  auto web_run = (*reader)->GetRun(run->run_id());
+  auto web_run = (*reader)->GetRun(run.run_id());
   ASSERT_TRUE(web_run.ok()) << web_run.status();
   EXPECT_EQ(web_run->results, 2u);
   auto web_runs = (*reader)->ListRuns(10);
