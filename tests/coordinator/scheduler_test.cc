@@ -19,6 +19,13 @@ absl::Time Utc(int y, int mo, int d, int h, int mi, int s = 0) {
   return absl::FromCivil(absl::CivilSecond(y, mo, d, h, mi, s), absl::UTCTimeZone());
 }
 
+// A 02:00 UTC slot ~400 days ahead: after any schedule created "now" (wall clock),
+// for a fake clock to run into.
+absl::Time FutureNightlySlot() {
+  const absl::CivilDay day = absl::ToCivilDay(absl::Now() + absl::Hours(24 * 400), absl::UTCTimeZone()) + 1;
+  return Utc(day.year(), day.month(), day.day(), 2, 0);
+}
+
 std::unique_ptr<store::Store> OpenStore(const std::string& uri, const std::string& id) {
   store::StoreOptions options;
   options.connection.uri = uri;
@@ -49,9 +56,7 @@ TEST(ScheduleRunnerTest, SlotFiresOnceAcrossRunnersAndSkipsStaleSlots) {
   ASSERT_TRUE(store1->CreateSchedule(schedule, absl::Now()).ok());
 
   // The schedule was created "now" (wall clock); the fake clock runs after that.
-  const absl::Time base = absl::Now() + absl::Hours(24 * 400);
-  const absl::CivilDay day = absl::ToCivilDay(base, absl::UTCTimeZone()) + 1;
-  const absl::Time slot = Utc(day.year(), day.month(), day.day(), 2, 0);
+  const absl::Time slot = FutureNightlySlot();
   FakeClock clock(slot - absl::Minutes(1));
   int built = 0;
   RunBuilder build = [&](const v1::Schedule& s) -> absl::StatusOr<store::NewRun> {
@@ -177,9 +182,7 @@ TEST(ScheduleRunnerTest, SlotMatchingNobodyIsBuiltAndLoggedOnce) {
   schedule.mutable_plan()->set_name("nightly");
   ASSERT_TRUE(store1->CreateSchedule(schedule, absl::Now()).ok());
 
-  const absl::Time base = absl::Now() + absl::Hours(24 * 400);
-  const absl::CivilDay day = absl::ToCivilDay(base, absl::UTCTimeZone()) + 1;
-  const absl::Time slot = Utc(day.year(), day.month(), day.day(), 2, 0);
+  const absl::Time slot = FutureNightlySlot();
   FakeClock clock(slot + absl::Seconds(1));
   int built = 0;
   RunBuilder build = [&](const v1::Schedule& s) -> absl::StatusOr<store::NewRun> {
