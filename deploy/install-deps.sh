@@ -12,6 +12,7 @@ packages=(
   libpqxx-dev libpq-dev postgresql-15 postgresql-client-15
   libre2-dev libgtest-dev libgmock-dev libbenchmark-dev libbenchmark-tools python3-scipy
   chromium bzip2 procps util-linux iproute2 openssl
+  crossbuild-essential-arm64 qemu-user-static
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 

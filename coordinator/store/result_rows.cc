@@ -59,7 +59,8 @@ const std::vector<std::string>& ResultColumnNames() {
 
 std::array<std::optional<std::string>, kResultColumnCount> ResultCopyFields(const v1::CaseResult& r,
                                                                            const std::string& run_id,
-                                                                           const std::string& agent_id) {
+                                                                           const std::string& agent_id,
+                                                                           bool emulated) {
   const v1::CaseSpec& spec = r.spec();
   const v1::Statistics& st = r.stats();
   const v1::Counters& c = r.counters();
@@ -79,7 +80,7 @@ std::array<std::optional<std::string>, kResultColumnCount> ResultCopyFields(cons
           absl::StrCat(c.rss_delta_bytes()), std::string(r.throttled() ? "t" : "f"),
           absl::StrCat("{", absl::StrJoin(r.samples_ns(), ","), "}"), CopyTimestamp(r.started_unix_ns()),
           CopyTimestamp(r.finished_unix_ns()), NoNul(r.engine_version()),
-          absl::StrCat("\\x", absl::BytesToHexString(r.SerializeAsString()))};
+          absl::StrCat("\\x", absl::BytesToHexString(r.SerializeAsString())), std::string(emulated ? "t" : "f")};
 }
 
 void AppendCopyLine(const std::array<std::optional<std::string>, kResultColumnCount>& fields,
@@ -119,7 +120,7 @@ const std::string& ResultColumns() {
       " median_ns, max_ns, mean_ns, stddev_ns, mad_ns, ci_low_ns, ci_high_ns, ci_half_width_percent,"
       " outliers, threads_used, peak_in_flight, cpu_user_seconds, cpu_system_seconds, allocations,"
       " allocated_bytes, peak_threads, rss_delta_bytes, throttled, samples_ns, started_at,"
-      " finished_at, engine_version, result)");
+      " finished_at, engine_version, result, emulated)");
   return *kColumns;
 }
 

@@ -33,9 +33,9 @@ absl::StatusOr<std::string> Store::RegisterAgent(const AgentRegistration& reg) {
     pqxx::result r = txn.exec_params(
         "INSERT INTO agents (agent_id, name, credential_sha256, token_id, host, arch, cpu_model,"
         " logical_cpus, physical_cores, labels, engine_version, strategies, workloads, scenarios,"
-        " state, coordinator_id, session_id, last_seen) "
+        " state, coordinator_id, session_id, last_seen, emulated) "
         "VALUES (gen_random_uuid(), $1, $2, NULLIF($3, ''), $4, $5, $6, $7, $8, $9::jsonb, $10,"
-        " $11::text[], $12::text[], $13::text[], 'online', $14, $15, now()) "
+        " $11::text[], $12::text[], $13::text[], 'online', $14, $15, now(), $16) "
         "ON CONFLICT (name) DO UPDATE SET"
         " credential_sha256 = CASE WHEN EXCLUDED.credential_sha256 = '' THEN agents.credential_sha256"
         "                          ELSE EXCLUDED.credential_sha256 END,"
@@ -44,13 +44,14 @@ absl::StatusOr<std::string> Store::RegisterAgent(const AgentRegistration& reg) {
         " physical_cores = EXCLUDED.physical_cores, labels = EXCLUDED.labels,"
         " engine_version = EXCLUDED.engine_version, strategies = EXCLUDED.strategies,"
         " workloads = EXCLUDED.workloads, scenarios = EXCLUDED.scenarios, state = 'online',"
-        " coordinator_id = EXCLUDED.coordinator_id, session_id = EXCLUDED.session_id, last_seen = now() "
+        " coordinator_id = EXCLUDED.coordinator_id, session_id = EXCLUDED.session_id, last_seen = now(),"
+        " emulated = EXCLUDED.emulated "
         "RETURNING agent_id::text",
         reg.name, reg.credential_sha256, reg.token_id, pqxx::binarystring(host_bytes), reg.host.arch(),
         reg.host.cpu_model(), static_cast<int64_t>(reg.host.logical_cpus()),
         static_cast<int64_t>(reg.host.physical_cores()), internal::LabelsJson(reg.labels),
         reg.engine_version, internal::TextArray(reg.strategies), internal::TextArray(reg.workloads),
-        internal::TextArray(reg.scenarios), options_.coordinator_id, reg.session_id);
+        internal::TextArray(reg.scenarios), options_.coordinator_id, reg.session_id, reg.host.emulated());
     std::string agent_id = r[0][0].as<std::string>();
     if (host_changed) {
       txn.exec_params("INSERT INTO host_snapshots (agent_id, host) VALUES ($1::uuid, $2)", agent_id,

@@ -294,6 +294,7 @@ namespace {
 struct JobOwner {
   std::string agent_id;
   std::string run_id;
+  bool emulated = false;  // the agent's HostInfo.emulated now, stored with each result
 };
 
 // Streams rows `indices` of `results` into `table` with COPY, one raw text line per
@@ -311,7 +312,7 @@ void CopyRows(pqxx::work& txn, const std::string& table, const std::vector<Store
     const v1::CaseResult& result = *results[index].result;
     const JobOwner& owner = owners.at(result.job_id());
     line.clear();
-    internal::AppendCopyLine(internal::ResultCopyFields(result, owner.run_id, owner.agent_id), &line);
+    internal::AppendCopyLine(internal::ResultCopyFields(result, owner.run_id, owner.agent_id, owner.emulated), &line);
     writer.write_raw_line(line);
   }
   writer.complete();
@@ -392,7 +393,8 @@ absl::StatusOr<std::vector<ResultOutcome>> Store::InsertResults(const std::vecto
     std::vector<ResultOutcome> outcomes = checked;
     std::map<std::string, JobOwner> owners;
     for (const auto& row : txn.exec_prepared("fm_jobs_owner", internal::UuidArray(job_ids))) {
-      owners[row[0].as<std::string>()] = {row[1].as<std::string>(), row[2].as<std::string>()};
+      owners[row[0].as<std::string>()] = {row[1].as<std::string>(), row[2].as<std::string>(),
+                                          row[3].as<bool>()};
     }
     std::vector<size_t> rows;
     for (size_t i = 0; i < results.size(); ++i) {

@@ -79,7 +79,8 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
       {"fm_existing_results",
        "SELECT result_id::text FROM case_results WHERE result_id = ANY($1::uuid[])"},
       {"fm_jobs_owner",
-       "SELECT job_id::text, agent_id::text, run_id::text FROM jobs WHERE job_id = ANY($1::uuid[])"},
+       "SELECT j.job_id::text, j.agent_id::text, j.run_id::text, a.emulated FROM jobs j"
+       " JOIN agents a ON a.agent_id = j.agent_id WHERE j.job_id = ANY($1::uuid[])"},
   };
   return *kStatements;
 }

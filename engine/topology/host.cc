@@ -9,6 +9,7 @@
 #include "engine/topology/core_classes.h"
 #include "engine/topology/cpu_facts.h"
 #include "engine/topology/cpuinfo.h"
+#include "engine/topology/emulation.h"
 #include "engine/topology/host_identity.h"
 #include "engine/topology/sysfs.h"
 #include "engine/topology/topology_view.h"
@@ -174,6 +175,15 @@ absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
 
   FillFrequencyPolicy(facts, host);
   topology_internal::FillIdentity(reader, cpuinfo, host);
+  if (options.fsroot.empty() || !options.running_arch.empty()) {
+    // Live: uname(2) is the binary's view (qemu-user fakes it), host.arch() holds it.
+    const topology_internal::EmulationVerdict verdict = topology_internal::DetectEmulation(
+        reader, cpuinfo,
+        options.fsroot.empty() ? topology_internal::BinaryArch() : options.running_arch,
+        host.arch());
+    host.set_emulated(verdict.emulated);
+    host.set_emulation_evidence(verdict.evidence);
+  }
   host.set_engine_version(FLEETMARK_ENGINE_VERSION);
   return host;
 }

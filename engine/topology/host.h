@@ -23,6 +23,11 @@ struct HostOptions {
   std::string fsroot;
   // Use hwloc when it loads; false = sysfs only (also the fallback when hwloc fails).
   bool use_hwloc = true;
+  // With fsroot: the architecture of the binary that would run on the recorded machine
+  // ("aarch64"), to judge emulation against the tree's /proc; "" = not judged (a
+  // recorded tree is not the machine this binary runs on). Ignored without fsroot,
+  // where the running binary's own architecture and uname(2) are used.
+  std::string running_arch = "";
 };
 
 // Detects the host. Core kinds are hwloc's (may split one microarchitecture by small
@@ -30,6 +35,8 @@ struct HostOptions {
 // max frequency, named by rank: one class = "performance"; two = "performance",
 // "efficiency"; three = "performance", "mid", "efficiency" (more: "mid1", "mid2", ...).
 // Every CPU belongs to exactly one class; HostInfo.cores lists every physical core.
+// HostInfo.emulated says whether this binary runs under user-mode emulation (qemu-user:
+// see engine/topology/emulation.h), with what was seen in emulation_evidence.
 // Frequencies in kHz, memory in bytes. Whatever cannot be read is left empty/0 and
 // explained in HostInfo.notes.
 //

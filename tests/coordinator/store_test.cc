@@ -254,6 +254,45 @@ TEST(StoreTest, ResultInsertIsIdempotent) {
   EXPECT_EQ((*listed)[0].results(), 2u);
 }
 
+TEST(StoreTest, EmulatedAgentAndTheResultsItMeasuredAreMarked) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  AgentRegistration reg;
+  reg.name = "qemu1";
+  reg.credential_sha256 = "hash-qemu1";
+  reg.host.set_arch("aarch64");
+  reg.host.set_emulated(true);
+  reg.host.set_emulation_evidence("binary aarch64, uname aarch64, /proc/cpuinfo x86 (vendor_id X)");
+  reg.session_id = "s-qemu1";
+  auto a = store->RegisterAgent(reg);
+  ASSERT_TRUE(a.ok()) << a.status();
+  const std::string native = Agent(*store, "native1");
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM agents WHERE emulated"), 1);
+  auto claimed = CreateAndClaim(*store, {*a, native});
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  v1::CaseResult emulated = Result("66666666-6666-4666-8666-666666666666", claimed->job_of.at(*a), 100);
+  v1::CaseResult hardware = Result("77777777-7777-4777-8777-777777777777", claimed->job_of.at(native), 100);
+  ASSERT_TRUE(store->InsertResults({{*a, &emulated}, {native, &hardware}}).ok());
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results WHERE emulated AND result_id = '"
+                                "66666666-6666-4666-8666-666666666666'"),
+            1);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results WHERE NOT emulated AND result_id = '"
+                                "77777777-7777-4777-8777-777777777777'"),
+            1);
+  // The agent comes back natively: it is no longer marked, what it measured under
+  // emulation stays marked; the evidence stays in the host snapshots.
+  reg.host.set_emulated(false);
+  reg.host.clear_emulation_evidence();
+  ASSERT_TRUE(store->RegisterAgent(reg).ok());
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM agents WHERE emulated"), 0);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results WHERE emulated"), 1);
+  auto agents = store->ListAgents();
+  ASSERT_TRUE(agents.ok()) << agents.status();
+  for (const auto& agent : *agents) EXPECT_FALSE(agent.host().emulated()) << agent.name();
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM host_snapshots"), 3);
+}
+
 TEST(StoreTest, ConcurrentReplaysStoreEachResultOnce) {
   // Batches racing on the same ids (an agent's replay next to its original, two
   // coordinators): every id is stored by exactly one batch, the others see duplicates,

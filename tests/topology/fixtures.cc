@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 
@@ -57,6 +58,26 @@ std::string FixtureRoot(const std::string& name) {
   const std::string root = (dir / name).string();
   (*roots)[name] = root;
   return root;
+}
+
+std::string ScratchRoot(const std::string& name) {
+  const std::filesystem::path root = UnpackDir::Get().path() / "scratch" / name;
+  std::error_code error;
+  std::filesystem::remove_all(root, error);
+  std::filesystem::create_directories(root, error);
+  EXPECT_FALSE(error) << root << ": " << error.message();
+  return root.string();
+}
+
+void WriteTreeFile(const std::string& root, const std::string& path, const std::string& text) {
+  const std::filesystem::path file = std::filesystem::path(root + path);
+  std::error_code error;
+  std::filesystem::create_directories(file.parent_path(), error);
+  ASSERT_FALSE(error) << file << ": " << error.message();
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  ASSERT_TRUE(out) << file << ": cannot write";
 }
 
 }  // namespace fleetmark::engine::testing

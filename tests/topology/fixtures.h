@@ -11,4 +11,12 @@ namespace fleetmark::engine::testing {
 // Fails the current test (and returns "") if the archive cannot be unpacked.
 std::string FixtureRoot(const std::string& name);
 
+// A fresh empty directory under the per-process unpack directory (removed at exit),
+// for trees a test writes itself; `name` must be unique within the test program.
+std::string ScratchRoot(const std::string& name);
+
+// Writes `text` to root + `path` ("/proc/cpuinfo"), creating parent directories.
+// Fails the current test if it cannot.
+void WriteTreeFile(const std::string& root, const std::string& path, const std::string& text);
+
 }  // namespace fleetmark::engine::testing
