@@ -11,6 +11,12 @@
 //  * Workers belong to TBB's global pool, not the arena; Start warms them up (every
 //    slot occupied once, so thread creation stays out of the timed batches), and Stop
 //    calls tbb::finalize with a task_scheduler_handle so the workers are joined.
+//  * Stop finalizes *before* it drops the global_control. When the process may use one
+//    CPU (taskset, cpusets, a single-core board), TBB's own limit is 1, i.e. zero
+//    workers; dropping our raised limit back to zero while workers are still leaving
+//    the just-destroyed arena leaves that arena's references held for good in oneTBB
+//    2021.8, and finalize's blocking terminate then waits for them forever
+//    (sched_yield at 100 % of a core). Joined first, no worker is left to strand.
 //  * on_thread_start runs via a task_scheduler_observer on the arena, the first time
 //    each worker enters it, before that worker runs any task.
 #include <algorithm>
@@ -126,12 +132,13 @@ class WorkStealingStrategy final : public StrategyBase {
   void DoStop() override {
     observer_.reset();
     arena_.reset();
-    stack_.reset();
-    parallelism_.reset();
     if (handle_) {
-      // Joins TBB's worker threads unless another part of the process still uses TBB.
+      // Joins TBB's worker threads unless another part of the process still uses TBB;
+      // with our limits still in force (see the header comment).
       (void)tbb::finalize(handle_, std::nothrow);
     }
+    stack_.reset();
+    parallelism_.reset();
   }
 
  private:
