@@ -72,6 +72,22 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Open() {
   }
 }
 
+namespace {
+
+// Whether an idle connection is still usable, without a round trip: reads whatever the
+// server sent meanwhile (PQconsumeInput through get_notifs), which fails, or leaves the
+// connection bad, when the server closed it (a restart, pg_terminate_backend).
+bool StillOpen(pqxx::connection& conn) {
+  try {
+    conn.get_notifs();
+    return conn.is_open();
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<ConnectionPool::Lease> ConnectionPool::Acquire() {
   std::unique_lock<std::mutex> lock(mu_);
   const auto deadline = absl::ToChronoTime(absl::Now() + options_.acquire_timeout);
@@ -83,10 +99,12 @@ absl::StatusOr<ConnectionPool::Lease> ConnectionPool::Acquire() {
                        " (pool_size ", options_.pool_size, ")"));
     }
   }
-  if (!idle_.empty()) {
+  while (!idle_.empty()) {
     std::unique_ptr<pqxx::connection> conn = std::move(idle_.back());
     idle_.pop_back();
-    return Lease(this, std::move(conn));
+    if (StillOpen(*conn)) return Lease(this, std::move(conn));
+    --open_;
+    Close(std::move(conn));
   }
   ++open_;
   lock.unlock();
@@ -100,6 +118,24 @@ absl::StatusOr<ConnectionPool::Lease> ConnectionPool::Acquire() {
   return Lease(this, std::move(*conn));
 }
 
+void ConnectionPool::Close(std::unique_ptr<pqxx::connection> conn) {
+  try {
+    conn.reset();
+  } catch (...) {
+  }
+}
+
+void ConnectionPool::DiscardIdle() {
+  std::vector<std::unique_ptr<pqxx::connection>> closing;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closing.swap(idle_);
+    open_ -= static_cast<int>(closing.size());
+    cv_.notify_all();
+  }
+  for (auto& conn : closing) Close(std::move(conn));
+}
+
 void ConnectionPool::Return(std::unique_ptr<pqxx::connection> conn, bool discard) {
   bool usable = !discard;
   if (usable) {
@@ -109,12 +145,7 @@ void ConnectionPool::Return(std::unique_ptr<pqxx::connection> conn, bool discard
       usable = false;
     }
   }
-  if (!usable) {
-    try {
-      conn.reset();
-    } catch (...) {
-    }
-  }
+  if (!usable) Close(std::move(conn));
   std::lock_guard<std::mutex> lock(mu_);
   if (usable) {
     idle_.push_back(std::move(conn));

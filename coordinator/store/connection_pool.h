@@ -73,8 +73,14 @@ class ConnectionPool {
   // before the first Acquire.
   void AddPreparedStatement(std::string name, std::string sql);
 
-  // A connection for exclusive use by the calling thread (see errors above).
+  // A connection for exclusive use by the calling thread (see errors above). Idle
+  // connections the server closed are dropped here, not handed out.
   absl::StatusOr<Lease> Acquire();
+
+  // Closes every idle connection (leased ones are unaffected), so the next Acquire
+  // opens a fresh one. Call after a connection broke: after a server restart all the
+  // idle ones are dead too, and a check that reads no reply cannot always tell.
+  void DiscardIdle();
 
   const ConnectionOptions& options() const { return options_; }
 
@@ -82,6 +88,8 @@ class ConnectionPool {
   explicit ConnectionPool(ConnectionOptions options) : options_(std::move(options)) {}
   absl::StatusOr<std::unique_ptr<pqxx::connection>> Open();
   void Return(std::unique_ptr<pqxx::connection> conn, bool discard);
+  // Closes `conn` (which may be broken) without throwing.
+  static void Close(std::unique_ptr<pqxx::connection> conn);
 
   const ConnectionOptions options_;
   std::mutex mu_;

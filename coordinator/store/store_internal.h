@@ -45,6 +45,15 @@ bool ParseProtoField(const pqxx::field& field, google::protobuf::Message* messag
 // PostgreSQL array literal of UUIDs ('{a,b}'); the ids must be validated UUIDs.
 std::string UuidArray(const std::vector<std::string>& ids);
 
+// After `status` (from StatusFromPqxx) ended a transaction on `lease`: a connection
+// that may be unusable (Unavailable, Internal) is closed instead of returned, and on a
+// broken connection (Unavailable) the idle ones are dropped too, since a server
+// restart breaks them all (the next call opens a fresh connection).
+inline void DiscardIfBroken(ConnectionPool& pool, ConnectionPool::Lease& lease, const absl::Status& status) {
+  if (absl::IsUnavailable(status) || absl::IsInternal(status)) lease.Discard();
+  if (absl::IsUnavailable(status)) pool.DiscardIdle();
+}
+
 // Runs `fn(txn)` in a read-write transaction on a pooled connection and commits.
 // Maps libpqxx exceptions with `context` (discarding the connection if it broke).
 template <typename Fn>
@@ -59,7 +68,7 @@ auto InTransaction(ConnectionPool& pool, std::string_view context, Fn&& fn)
     return value;
   } catch (const std::exception& e) {
     absl::Status status = StatusFromPqxx(e, context);
-    if (absl::IsUnavailable(status) || absl::IsInternal(status)) lease->Discard();
+    DiscardIfBroken(pool, *lease, status);
     return status;
   }
 }
@@ -88,7 +97,7 @@ auto InTransactionOr(ConnectionPool& pool, std::string_view context, Fn&& fn)
     return value;
   } catch (const std::exception& e) {
     absl::Status status = StatusFromPqxx(e, context);
-    if (absl::IsUnavailable(status) || absl::IsInternal(status)) lease->Discard();
+    DiscardIfBroken(pool, *lease, status);
     return Result(status);
   }
 }

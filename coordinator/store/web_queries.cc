@@ -172,20 +172,28 @@ WebResult ResultFromRow(const pqxx::row& row) {
 }
 
 // Runs `fn(txn)` on a pooled connection in autocommit mode: the web view's queries are
-// single reads, so BEGIN/COMMIT would only add two round trips per request.
+// single reads, so BEGIN/COMMIT would only add two round trips per request. A read that
+// failed because its connection was broken (Unavailable: the server restarted or
+// closed it) is retried once on a freshly opened connection, after every idle one was
+// dropped too (a restart breaks them all): the first request after a PostgreSQL
+// restart is answered. Reads change nothing, so running one twice is harmless.
 template <typename Fn>
 auto Read(ConnectionPool& pool, std::string_view context, Fn&& fn) -> decltype(fn(std::declval<pqxx::nontransaction&>())) {
   using Result = decltype(fn(std::declval<pqxx::nontransaction&>()));
-  auto lease = pool.Acquire();
-  if (!lease.ok()) return Result(lease.status());
-  try {
-    pqxx::nontransaction txn(**lease);
-    return fn(txn);
-  } catch (const std::exception& e) {
-    absl::Status status = StatusFromPqxx(e, context);
-    if (absl::IsUnavailable(status) || absl::IsInternal(status)) lease->Discard();
-    return Result(status);
+  absl::Status status;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto lease = pool.Acquire();
+    if (!lease.ok()) return Result(lease.status());
+    try {
+      pqxx::nontransaction txn(**lease);
+      return fn(txn);
+    } catch (const std::exception& e) {
+      status = StatusFromPqxx(e, context);
+      internal::DiscardIfBroken(pool, *lease, status);
+      if (!absl::IsUnavailable(status)) return Result(status);
+    }
   }
+  return Result(status);
 }
 
 absl::Status NotFound(std::string_view what, std::string_view id) {

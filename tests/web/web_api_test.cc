@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -179,6 +180,37 @@ TEST_F(WebApiTest, BearerTokenGuardsTheApiOnly) {
   ASSERT_TRUE(page);
   EXPECT_EQ(page->status, 200);
   EXPECT_NE(page->get_header_value("Content-Security-Policy").find("script-src 'self'"), std::string::npos);
+}
+
+// Issue 10, item 10: a PostgreSQL restart ends every backend, so every pooled
+// connection of the web view is dead; the first request afterwards must be answered
+// (the broken connection is replaced and the read retried), not fail with "Could not
+// obtain client encoding: not connected" until later requests used up the dead ones.
+// The server side of a restart is what pg_terminate_backend does to each session.
+TEST_F(WebApiTest, FirstRequestsAfterTheServerEndedEveryConnectionSucceed) {
+  // Several pooled connections: concurrent requests open one each.
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 4; ++i) clients.emplace_back([] { Get("/api/v1/runs?limit=5"); });
+  for (std::thread& t : clients) t.join();
+  auto psql = [&](const std::string& sql) {
+    return testing::RunCommand({"psql", db_->uri(), "-v", "ON_ERROR_STOP=1", "-qtA", "-c", sql});
+  };
+  const std::string sessions =
+      "FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'fleetmark-web'";
+  auto ended = psql("SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) " + sessions);
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  ASSERT_GE(std::stoi(*ended), 1) << "the web view held no connection";
+  // pg_terminate_backend only signals: wait until the sessions are gone.
+  for (int i = 0; i < 100; ++i) {
+    auto left = psql("SELECT count(*) " + sessions);
+    ASSERT_TRUE(left.ok()) << left.status();
+    if (*left == "0") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (const char* path : {"/api/v1/runs", "/api/v1/agents", "/api/v1/runs", "/api/v1/agents"}) {
+    auto [status, body] = Get(path);
+    EXPECT_EQ(status, 200) << path << ": " << body.dump();
+  }
 }
 
 // A job whose lease expired (agent lost) is re-queued and runs again: both attempts'
