@@ -27,7 +27,7 @@ absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan
                                        uint32_t max_attempts) {
   absl::Status valid = engine::ValidatePlan(plan);
   if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("plan refused: ", valid.message()));
-  FLEETMARK_ASSIGN_OR_RETURN(const uint32_t cases_total, CountSelectedCases(plan, quick, filter));
+  FLEETMARK_ASSIGN_OR_RETURN(std::vector<std::string> case_ids, SelectedCaseIds(plan, quick, filter));
   FLEETMARK_ASSIGN_OR_RETURN(Selector parsed, Selector::Parse(selector));
   FLEETMARK_ASSIGN_OR_RETURN(std::vector<store::AgentSummary> agents, store.ListAgentSummaries());
   store::NewRun run;
@@ -47,7 +47,8 @@ absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan
   run.filter = filter;
   run.submitted_by = submitted_by;
   run.max_attempts = max_attempts;
-  run.cases_total = cases_total;  // after --quick and --filter
+  run.cases_total = static_cast<uint32_t>(case_ids.size());  // after --quick and --filter
+  run.case_ids = std::move(case_ids);
   return run;
 }
 

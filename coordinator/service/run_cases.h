@@ -8,16 +8,21 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "fleetmark/v1/plan.pb.h"
 
 namespace fleetmark::service {
 
-// How many of `plan`'s cases (after `quick`) match `filter` ("" matches all).
-// InvalidArgument naming --filter if the pattern is malformed (RE2 syntax, over
-// engine::kMaxFilterLength bytes, NUL bytes) or matches none of the plan's cases.
-// `plan` must already be valid (engine::ValidatePlan).
+// The case ids of `plan`'s cases (after `quick`) that match `filter` ("" matches all),
+// in expansion order. InvalidArgument naming --filter if the pattern is malformed (RE2
+// syntax, over engine::kMaxFilterLength bytes, NUL bytes) or matches none of the
+// plan's cases. `plan` must already be valid (engine::ValidatePlan).
+absl::StatusOr<std::vector<std::string>> SelectedCaseIds(const v1::Plan& plan, bool quick,
+                                                         const std::string& filter);
+
+// How many cases SelectedCaseIds selects (same errors).
 absl::StatusOr<uint32_t> CountSelectedCases(const v1::Plan& plan, bool quick, const std::string& filter);
 
 }  // namespace fleetmark::service

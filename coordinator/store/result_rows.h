@@ -10,9 +10,19 @@
 
 #include <pqxx/pqxx>
 
+#include "absl/status/status.h"
+
 #include "fleetmark/v1/result.pb.h"
 
 namespace fleetmark::store::internal {
+
+// InvalidArgument naming the field (e.g. `result.stats.median_ns: a finite number >= 0,
+// got nan`) unless `result`'s measured values are plausible: every floating-point
+// field of its statistics, counters and scenario result (memory, fanout, load) is
+// finite (except stats.ci_half_width_percent, +Infinity while the CI is not achieved),
+// the statistics (ns, percent) are >= 0, and every raw sample is >= 0 ns. The
+// environment snapshots are not checked (a sensor's reading is context, not a result).
+absl::Status CheckResultValues(const v1::CaseResult& result);
 
 // "(result_id, run_id, job_id, agent_id, case_id, ...)", the order of ResultCopyFields.
 const std::string& ResultColumns();

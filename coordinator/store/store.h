@@ -103,6 +103,9 @@ struct NewRun {
   std::vector<std::string> agent_ids;  // one job each; must be non-empty
   uint32_t max_attempts = 3;           // 1..100
   uint32_t cases_total = 0;            // per job, from ExpandCases
+  // The case ids each job measures (after --quick and --filter); results for other case
+  // ids are rejected. Empty: not recorded, results are not checked against the plan.
+  std::vector<std::string> case_ids;
 };
 
 // A job claimed for an agent: what goes down the stream as a JobAssignment.
@@ -271,7 +274,10 @@ class Store {
   // COPY'd; a batch racing another writer of the same ids is redone with INSERT ...
   // ON CONFLICT (result_id) DO NOTHING); returns one outcome per input, same order:
   // the first occurrence of a new id is stored, replays are duplicates. Results whose
-  // id is not a UUID, or whose job is not this agent's, are rejected (not stored).
+  // id is not a UUID, whose job is not this agent's, whose case id is not one of the
+  // run's (NewRun::case_ids), or whose values are implausible (NaN/Infinity statistics,
+  // negative samples: internal::CheckResultValues) are rejected (not stored), with a
+  // message naming the field.
   // Unavailable/Aborted: nothing was committed; the caller retries and must not ack.
   struct AgentResult {
     std::string agent_id;

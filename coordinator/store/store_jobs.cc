@@ -370,6 +370,39 @@ std::set<std::string> InsertRows(pqxx::work& txn, const std::vector<Store::Agent
   return stored;
 }
 
+bool IsPrintableAscii(const std::string& text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+}
+
+// Rejects the results among `rows` whose case id is not one of their run's (a case the
+// job's plan does not have), and removes them from `rows`. One statement.
+void RejectUnknownCases(pqxx::work& txn, const std::vector<Store::AgentResult>& results, std::vector<size_t>& rows,
+                        std::vector<ResultOutcome>& outcomes) {
+  if (rows.empty()) return;
+  std::vector<std::string> jobs, cases;
+  for (size_t i : rows) {
+    jobs.push_back(absl::AsciiStrToLower(results[i].result->job_id()));
+    cases.push_back(results[i].result->spec().case_id());
+  }
+  std::set<size_t> unknown;  // indices into `rows`
+  for (const auto& row : txn.exec_prepared("fm_unknown_cases", internal::UuidArray(jobs), internal::TextArray(cases))) {
+    unknown.insert(row[0].as<size_t>() - 1);
+  }
+  if (unknown.empty()) return;
+  std::vector<size_t> kept;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    if (unknown.count(k) == 0) {
+      kept.push_back(rows[k]);
+      continue;
+    }
+    ResultOutcome& outcome = outcomes[rows[k]];
+    outcome.rejected = true;
+    outcome.message = absl::StrCat("result.spec.case_id: \"", cases[k].substr(0, 200), "\" is not a case of job ",
+                                   jobs[k], "'s plan");
+  }
+  rows = std::move(kept);
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<ResultOutcome>> Store::InsertResults(const std::vector<AgentResult>& results) {
@@ -382,6 +415,12 @@ absl::StatusOr<std::vector<ResultOutcome>> Store::InsertResults(const std::vecto
       checked[i].rejected = true;
       checked[i].message = std::string(s.message());
     } else if (absl::Status s = internal::CheckUuid("result.job_id", r.job_id()); !s.ok()) {
+      checked[i].rejected = true;
+      checked[i].message = std::string(s.message());
+    } else if (!IsPrintableAscii(r.spec().case_id())) {
+      checked[i].rejected = true;  // no plan has such a case id (they are ASCII)
+      checked[i].message = "result.spec.case_id: not a case of the job's plan (bytes outside printable ASCII)";
+    } else if (absl::Status s = internal::CheckResultValues(r); !s.ok()) {
       checked[i].rejected = true;
       checked[i].message = std::string(s.message());
     } else {
@@ -408,6 +447,7 @@ absl::StatusOr<std::vector<ResultOutcome>> Store::InsertResults(const std::vecto
       }
       rows.push_back(i);
     }
+    RejectUnknownCases(txn, results, rows, outcomes);
     // Job ids in `owners` are lower case; key the results' lookup the same way.
     std::map<std::string, JobOwner> by_given_id;
     for (size_t i : rows) {

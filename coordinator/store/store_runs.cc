@@ -37,10 +37,11 @@ InsertedRun InsertRun(pqxx::work& txn, const NewRun& run, const std::vector<std:
                       absl::Duration lease, const std::string& coordinator_id) {
   const std::string plan_id = InsertPlan(txn, run.plan);
   pqxx::result r = txn.exec_params(
-      "INSERT INTO runs (run_id, plan_id, plan_name, selector, quick, filter, submitted_by) "
-      "VALUES (gen_random_uuid(), $1::uuid, $2, $3, $4, $5, $6) RETURNING run_id::text, status, " +
+      "INSERT INTO runs (run_id, plan_id, plan_name, selector, quick, filter, submitted_by, case_ids) "
+      "VALUES (gen_random_uuid(), $1::uuid, $2, $3, $4, $5, $6, NULLIF($7::text[], '{}')) "
+      "RETURNING run_id::text, status, " +
           UnixNs("created_at"),
-      plan_id, run.plan.name(), run.selector, run.quick, run.filter, run.submitted_by);
+      plan_id, run.plan.name(), run.selector, run.quick, run.filter, run.submitted_by, TextArray(run.case_ids));
   const std::string run_id = r[0][0].as<std::string>();
   InsertedRun inserted;
   inserted.run_id = run_id;

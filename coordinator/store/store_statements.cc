@@ -38,6 +38,7 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
       {"fm_jobs_update",
        "UPDATE jobs j SET status = 'running',"
        " cases_done = CASE WHEN v.total >= 0 THEN v.done ELSE j.cases_done END,"
+
        " cases_total = CASE WHEN v.total >= 0 THEN v.total ELSE j.cases_total END,"
        " lease_expires_at = now() + $5::interval, updated_at = now() "
        "FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::int[]) AS v(job, agent, done, total) "
@@ -78,6 +79,13 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
        "RETURNING j.job_id::text, j.run_id::text, j.agent_id::text, j.status, j.attempts"},
       {"fm_existing_results",
        "SELECT result_id::text FROM case_results WHERE result_id = ANY($1::uuid[])"},
+      // Of the (job, case id) pairs of a batch, the 1-based positions of those whose case
+      // id is not among the run's case ids (runs from before migration 0005 have none).
+      {"fm_unknown_cases",
+       "SELECT v.i FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS v(job, case_id, i) "
+       "JOIN jobs j ON j.job_id = v.job JOIN runs r ON r.run_id = j.run_id "
+       "WHERE r.case_ids IS NOT NULL AND NOT (v.case_id = ANY(r.case_ids))"},
+
       {"fm_jobs_owner",
        "SELECT j.job_id::text, j.agent_id::text, j.run_id::text, a.emulated FROM jobs j"
        " JOIN agents a ON a.agent_id = j.agent_id WHERE j.job_id = ANY($1::uuid[])"},

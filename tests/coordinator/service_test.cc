@@ -9,6 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <vector>
+#include <limits>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -236,6 +239,36 @@ TEST_F(ServiceTest, MalformedMessageRefusedOthersKeepBeingServed) {
     EXPECT_EQ(ack.ack().result_id(), r->result_id());
     EXPECT_EQ(ack.ack().duplicate(), i == 1);
     EXPECT_FALSE(ack.ack().rejected());
+  }
+  // Issue 10, item 8: results the plan cannot have produced are acked rejected, with a
+  // message naming the field, and not stored (the run keeps one result, its plan's one
+  // case): a case id outside the plan, a NaN statistic, a negative sample.
+  struct Bad {
+    const char* result_id;
+    std::function<void(v1::CaseResult&)> change;
+    const char* field;
+  };
+  const std::vector<Bad> bad = {
+      {"44444444-4444-4444-8444-000000000001",
+       [](v1::CaseResult& b) { b.mutable_spec()->set_case_id("batch/arithmetic/blocking/fiber/any"); },
+       "result.spec.case_id"},
+      {"44444444-4444-4444-8444-000000000002",
+       [](v1::CaseResult& b) { b.mutable_stats()->set_median_ns(std::numeric_limits<double>::quiet_NaN()); },
+       "result.stats.median_ns"},
+      {"44444444-4444-4444-8444-000000000003", [](v1::CaseResult& b) { b.add_samples_ns(-1); },
+       "result.samples_ns[0]"},
+  };
+  for (const Bad& b : bad) {
+    v1::AgentMessage message = result;
+    message.mutable_result()->set_result_id(b.result_id);
+    b.change(*message.mutable_result());
+    ASSERT_TRUE(good.Send(message));
+    v1::CoordinatorMessage ack;
+    ASSERT_TRUE(good.Read(&ack));
+    ASSERT_TRUE(ack.has_ack()) << ack.DebugString();
+    EXPECT_EQ(ack.ack().result_id(), b.result_id);
+    EXPECT_TRUE(ack.ack().rejected()) << ack.DebugString();
+    EXPECT_EQ(ack.ack().message().rfind(b.field, 0), 0u) << ack.ack().message();
   }
   v1::AgentMessage finished;
   finished.mutable_job_finished()->set_job_id(job_id);

@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <limits>
+#include <functional>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -860,6 +862,71 @@ TEST(StoreTest, CancelledPlaceholdersAreNotCountedAsResults) {
   ASSERT_TRUE(web_runs.ok()) << web_runs.status();
   ASSERT_EQ(web_runs->size(), 1u);
   EXPECT_EQ((*web_runs)[0].results, 2u);
+}
+
+// Issue 10, item 8: results are checked before they are stored. A case id the run's
+// plan does not have, NaN/Infinity statistics and negative samples are rejected with a
+// message naming the field (the agent drops them: do not retry); the rest of the batch
+// is stored. +Infinity in ci_half_width_percent is the engine's "CI not achieved".
+TEST(StoreTest, ResultsForUnknownCasesOrWithImplausibleValuesAreRejected) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string a = Agent(*store, "checked");
+  NewRun new_run = MakeRun({a});
+  const std::string kCase = "batch/arithmetic/blocking/direct/any";
+  new_run.case_ids = {kCase};
+  auto run = store->CreateRun(new_run);
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto claimed = store->ClaimJobs({a}, absl::Seconds(30));
+  ASSERT_TRUE(claimed.ok() && claimed->size() == 1u);
+  const std::string job = (*claimed)[0].assignment.job_id();
+  std::vector<v1::CaseResult> rows;
+  auto add = [&](const std::function<void(v1::CaseResult&)>& change) {
+    v1::CaseResult r = Result(absl::StrFormat("%08d-0000-4000-8000-00000000000c", rows.size() + 1), job, 100);
+    change(r);
+    rows.push_back(r);
+  };
+  constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  add([](v1::CaseResult&) {});                                                           // 1 fine
+  add([](v1::CaseResult& r) { r.mutable_stats()->set_ci_half_width_percent(kInf); });    // 2 fine
+  add([](v1::CaseResult& r) { r.mutable_spec()->set_case_id("batch/arithmetic/blocking/fiber/any"); });
+  add([](v1::CaseResult& r) { r.mutable_stats()->set_median_ns(kNan); });
+  add([](v1::CaseResult& r) { r.mutable_stats()->set_mean_ns(kInf); });
+  add([](v1::CaseResult& r) { r.mutable_stats()->set_min_ns(-kInf); });
+  add([](v1::CaseResult& r) { r.mutable_stats()->set_ci_half_width_percent(kNan); });
+  add([](v1::CaseResult& r) { r.set_samples_ns(1, -5); });
+  add([](v1::CaseResult& r) { r.mutable_counters()->set_cpu_user_seconds(kNan); });
+  add([](v1::CaseResult& r) { r.mutable_memory()->set_slope_kib_per_task(kInf); });
+  add([](v1::CaseResult& r) { r.mutable_spec()->set_case_id(std::string("batch/arith\0metic", 17)); });
+  const std::vector<std::string> expected_field = {
+      "", "", "result.spec.case_id", "result.stats.median_ns", "result.stats.mean_ns", "result.stats.min_ns",
+      "result.stats.ci_half_width_percent", "result.samples_ns[1]", "result.counters.cpu_user_seconds",
+      "result.memory.slope_kib_per_task", "result.spec.case_id"};
+  std::vector<Store::AgentResult> batch;
+  for (const v1::CaseResult& r : rows) batch.push_back({a, &r});
+  auto outcomes = store->InsertResults(batch);
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  ASSERT_EQ(outcomes->size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ResultOutcome& o = (*outcomes)[i];
+    if (expected_field[i].empty()) {
+      EXPECT_TRUE(o.stored) << i << ": " << o.message;
+      continue;
+    }
+    EXPECT_TRUE(o.rejected) << i;
+    EXPECT_FALSE(o.stored) << i;
+    EXPECT_EQ(o.message.rfind(expected_field[i], 0), 0u) << i << ": " << o.message;
+  }
+  EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM case_results WHERE job_id = '", job, "'")), 2);
+  auto got = store->GetRun(run->run_id());
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->results(), 1u);  // one case of a one-case plan
+  // A replay of a rejected result is rejected again, never stored.
+  auto again = store->InsertResults({batch[2]});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE((*again)[0].rejected);
 }
 
 TEST(StoreTest, ScheduleNamesFollowTheAgentNameRule) {

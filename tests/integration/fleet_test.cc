@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
@@ -23,6 +24,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/fleet_harness.h"
+#include "agent/spool.h"
 
 namespace fleetmark::testing {
 namespace {
@@ -750,6 +752,60 @@ TEST_F(FleetTest, AgentBackAfterItsJobWasRequeuedEndsItWithTheSpooledReport) {
                           [&](const std::string& line) { return absl::StrContains(line, assigned); }),
             1)
       << "the job was assigned to the agent a second time";
+}
+
+// Issue 10, item 8: results the coordinator rejects (a case id the job's plan does not
+// have, a NaN statistic, a negative sample) are dropped from the agent's spool and
+// logged, never replayed again, and not stored. They are planted in the spool of a real
+// agent, which replays them on its next start.
+TEST_F(FleetTest, RejectedResultsAreDroppedFromTheAgentsSpool) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(CoordinatorConfig{}));
+  AgentProcess* agent = StartAgent("planted", "");
+  ASSERT_NE(agent, nullptr);
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
+  auto run = control_->Submit(TinyPlan(), "name=planted");
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto done = control_->WaitRunEnded(run->run_id(), absl::Seconds(120));
+  ASSERT_TRUE(done.ok()) << done.status();
+  ASSERT_EQ(done->status(), "done");
+  const std::string job_id = run->jobs(0).job_id();
+  agent->Kill9();
+
+  const std::vector<std::string> ids = {"0000bad0-0000-4000-8000-000000000001", "0000bad0-0000-4000-8000-000000000002",
+                                        "0000bad0-0000-4000-8000-000000000003"};
+  {
+    auto spool = agent::Spool::Open(agent->spool_dir(), {});
+    ASSERT_TRUE(spool.ok()) << spool.status();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      v1::CaseResult r;
+      r.set_result_id(ids[i]);
+      r.set_run_id(run->run_id());
+      r.set_job_id(job_id);
+      r.mutable_spec()->set_case_id(i == 0 ? "batch/arithmetic/blocking/fiber/any"
+                                           : "batch/arithmetic/blocking/direct/any");
+      r.set_status(v1::CASE_STATUS_OK);
+      if (i == 1) r.mutable_stats()->set_median_ns(std::numeric_limits<double>::quiet_NaN());
+      r.add_samples_ns(i == 2 ? -7 : 100);
+      ASSERT_TRUE((*spool)->Append(r).ok());
+    }
+  }
+  ASSERT_TRUE(agent->Restart().ok());
+  for (const std::string& id : ids) {
+    EXPECT_TRUE(WaitUntil(
+        [&] { return agent->Log().find("coordinator rejected result " + id) != std::string::npos; },
+        absl::Seconds(60)))
+        << id << "\n"
+        << Tail(agent->Log());
+  }
+  EXPECT_THAT(agent->Log(), HasSubstr("result.spec.case_id"));
+  EXPECT_THAT(agent->Log(), HasSubstr("result.stats.median_ns"));
+  EXPECT_THAT(agent->Log(), HasSubstr("result.samples_ns[0]"));
+  EXPECT_EQ(Sql("SELECT count(*) FROM case_results WHERE result_id::text LIKE '0000bad0-%'"), 0);
+  EXPECT_EQ(Rows(run->run_id()), CaseCount(TinyPlan()));
+  agent->Kill9();
+  auto spool = agent::Spool::Open(agent->spool_dir(), {});
+  ASSERT_TRUE(spool.ok()) << spool.status();
+  EXPECT_EQ((*spool)->pending(), 0u) << "rejected results stay spooled (replayed forever)";
 }
 
 }  // namespace
