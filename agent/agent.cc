@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <set>
+#include <string>
 #include <thread>
 #include <utility>
 #include <variant>
@@ -549,11 +551,17 @@ void Agent::OnAssignment(Session* session, const fleetmark::v1::JobAssignment& j
                                         ": the coordinator assigned job ", job.job_id()));
     }
   }
+  fleetmark::v1::JobAssignment to_run = job;
+  const int stored = to_run.stored_case_ids_size();
+  const int spooled = AddSpooledCases(to_run);
   Log(LogLevel::kInfo, absl::StrCat("job ", job.job_id(), " (run ", job.run_id(), ", plan \"",
                                     job.plan().name(), "\", attempt ", job.attempt(),
-                                    job.quick() ? ", quick" : "", ") assigned"));
+                                    job.quick() ? ", quick" : "", ") assigned",
+                                    stored + spooled == 0 ? ""
+                                                          : absl::StrCat("; skipping ", stored, " stored and ", spooled,
+                                                                         " spooled cases of an earlier attempt")));
   session->Enqueue(std::move(accepted));
-  absl::Status started = runner_->Start(job);
+  absl::Status started = runner_->Start(std::move(to_run));
   if (!started.ok()) {
     Log(LogLevel::kWarning, std::string(started.message()));
     AgentMessage finished;
@@ -566,6 +574,22 @@ void Agent::OnAssignment(Session* session, const fleetmark::v1::JobAssignment& j
   }
   absl::MutexLock lock(&mu_);
   ++stats_.jobs_started;
+}
+
+int Agent::AddSpooledCases(fleetmark::v1::JobAssignment& job) {
+  if (job.attempt() <= 1) return 0;  // a first attempt has no earlier results
+  std::set<std::string> skip(job.stored_case_ids().begin(), job.stored_case_ids().end());
+  int added = 0;
+  for (const std::string& id : spool_->PendingIds()) {
+    absl::StatusOr<fleetmark::v1::CaseResult> result = spool_->Read(id);
+    if (!result.ok() || result->job_id() != job.job_id()) continue;
+    if (result->status() == fleetmark::v1::CASE_STATUS_CANCELLED) continue;  // a placeholder
+    if (skip.insert(result->spec().case_id()).second) {
+      job.add_stored_case_ids(result->spec().case_id());
+      ++added;
+    }
+  }
+  return added;
 }
 
 void Agent::OnCancellation(const fleetmark::v1::JobCancellation& cancellation) {

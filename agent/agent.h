@@ -157,6 +157,10 @@ class Agent {
   absl::StatusOr<fleetmark::v1::AgentMessage> MakeHello(bool* used_credential);
   void OnWelcome(Session* session, const fleetmark::v1::Welcome& welcome);
   void OnAssignment(Session* session, const fleetmark::v1::JobAssignment& job);
+  // Adds to `job.stored_case_ids` the cases of `job` (a repeated attempt) whose results
+  // wait in the spool (measured before a restart, not yet stored when the coordinator
+  // claimed the job again), so they are not measured twice. Returns how many it added.
+  int AddSpooledCases(fleetmark::v1::JobAssignment& job);
   void OnCancellation(const fleetmark::v1::JobCancellation& cancellation);
   void OnAck(const fleetmark::v1::ResultAck& ack);
   void OnFinishedAck(const fleetmark::v1::JobFinishedAck& ack);

@@ -21,6 +21,8 @@ class EngineJobExecutor final : public JobExecutor {
     options.child_executable = child_executable_;
     options.run_id = job.run_id();
     options.job_id = job.job_id();
+    // Cases an earlier attempt of this job already delivered are not measured again.
+    options.skip_case_ids.insert(job.stored_case_ids().begin(), job.stored_case_ids().end());
     if (callbacks.on_progress) {
       options.on_progress = [&callbacks](const engine::RunProgress& progress) {
         callbacks.on_progress(static_cast<uint32_t>(progress.cases_done),

@@ -229,6 +229,9 @@ class Store {
 
   // Claims, for each agent in `agent_ids` that has no assigned/running job, its oldest
   // queued job (FOR UPDATE SKIP LOCKED): status assigned, attempts + 1, lease now + `lease`.
+  // A job claimed again (attempt > 1) carries the case ids of its stored results
+  // (JobAssignment.stored_case_ids; `cancelled` placeholders do not count), so the
+  // agent measures only the rest.
   absl::StatusOr<std::vector<ClaimedJob>> ClaimJobs(const std::vector<std::string>& agent_ids,
                                                      absl::Duration lease);
   // An agent reconnected saying it still runs `job_id`: keeps it (status running,

@@ -156,12 +156,25 @@ absl::StatusOr<std::vector<ClaimedJob>> Store::ClaimJobs(const std::vector<std::
       a.set_filter(row[2].as<std::string>());
       internal::ParseProtoField(row[3], a.mutable_plan());
     }
+    std::vector<std::string> again;  // claimed before: they may have stored results
     for (const auto& row : r) {
       ClaimedJob& job = claimed.emplace_back();
       job.agent_id = row[2].as<std::string>();
       job.assignment = templates[row[1].as<std::string>()];
       job.assignment.set_job_id(row[0].as<std::string>());
       job.assignment.set_attempt(row[3].as<uint32_t>());
+      if (job.assignment.attempt() > 1) again.push_back(job.assignment.job_id());
+    }
+    if (!again.empty()) {
+      std::map<std::string, std::vector<std::string>> stored;
+      for (const auto& row : txn.exec_prepared("fm_stored_case_ids", internal::UuidArray(again))) {
+        stored[row[0].as<std::string>()].push_back(row[1].as<std::string>());
+      }
+      for (ClaimedJob& job : claimed) {
+        for (std::string& case_id : stored[job.assignment.job_id()]) {
+          job.assignment.add_stored_case_ids(std::move(case_id));
+        }
+      }
     }
     for (const std::string& run_id : run_ids) internal::RefreshRun(txn, run_id);
     return claimed;

@@ -37,8 +37,9 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
        "WHERE r.run_id = ANY($1::uuid[])"},
       {"fm_jobs_update",
        "UPDATE jobs j SET status = 'running',"
-       " cases_done = CASE WHEN v.total >= 0 THEN v.done ELSE j.cases_done END,"
-
+       // Never backwards: a new attempt reports from its skipped (stored) cases up, and
+       // a late report of an earlier moment must not undo a later one.
+       " cases_done = CASE WHEN v.total >= 0 THEN greatest(j.cases_done, v.done) ELSE j.cases_done END,"
        " cases_total = CASE WHEN v.total >= 0 THEN v.total ELSE j.cases_total END,"
        " lease_expires_at = now() + $5::interval, updated_at = now() "
        "FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::int[]) AS v(job, agent, done, total) "
@@ -85,7 +86,12 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
        "SELECT v.i FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS v(job, case_id, i) "
        "JOIN jobs j ON j.job_id = v.job JOIN runs r ON r.run_id = j.run_id "
        "WHERE r.case_ids IS NOT NULL AND NOT (v.case_id = ANY(r.case_ids))"},
-
+      // The case ids of each job's stored results (not the cancelled placeholders), for a
+      // job claimed again: case_results_run (run_id, agent_id) narrows to the job's rows.
+      {"fm_stored_case_ids",
+       "SELECT DISTINCT j.job_id::text, c.case_id FROM jobs j JOIN case_results c"
+       " ON c.run_id = j.run_id AND c.agent_id = j.agent_id AND c.job_id = j.job_id "
+       "WHERE j.job_id = ANY($1::uuid[]) AND c.status <> 'cancelled' ORDER BY 1, 2"},
       {"fm_jobs_owner",
        "SELECT j.job_id::text, j.agent_id::text, j.run_id::text, a.emulated FROM jobs j"
        " JOIN agents a ON a.agent_id = j.agent_id WHERE j.job_id = ANY($1::uuid[])"},

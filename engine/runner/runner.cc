@@ -59,11 +59,15 @@ class PlanRunner {
     FLEETMARK_ASSIGN_OR_RETURN(const CaseFilter filter, CaseFilter::Compile(options_.filter));
     for (v1::CaseSpec& spec : specs) {
       if (!filter.Matches(spec.case_id())) continue;
+      if (options_.skip_case_ids.count(spec.case_id()) > 0) {
+        ++summary_.skipped;
+        continue;
+      }
       CaseState state;
       *state.result.mutable_spec() = std::move(spec);
       cases_.push_back(std::move(state));
     }
-    if (cases_.empty()) {
+    if (cases_.empty() && summary_.skipped == 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--filter: \"", absl::CEscape(options_.filter), "\" matches none of the plan's ", specs.size(),
           " case ids"));
@@ -76,7 +80,8 @@ class PlanRunner {
     std::mt19937_64 rng(settings_.shuffle_seed() != 0 ? settings_.shuffle_seed()
                                                       : std::random_device{}());
     start_ = absl::Now();
-    progress_.cases_total = static_cast<int>(cases_.size());
+    progress_.cases_total = static_cast<int>(cases_.size()) + summary_.skipped;
+    progress_.cases_done = summary_.skipped;
     progress_.rounds = rounds;
     for (const CaseState& c : cases_) progress_.slices_total += IsBatch(c.result.spec()) ? rounds : 1;
     for (int round = 1; round <= rounds; ++round) {

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 
 #include "absl/status/status.h"
@@ -31,8 +32,8 @@ namespace fleetmark::engine {
 
 // Progress of a run; reported after every slice (one case's share of one round).
 struct RunProgress {
-  int cases_total = 0;
-  int cases_done = 0;        // cases whose final result was delivered
+  int cases_total = 0;       // selected cases, skipped ones included
+  int cases_done = 0;        // cases whose final result was delivered, plus the skipped
   int slices_total = 0;      // estimate: cases × rounds
   int slices_done = 0;
   int round = 0;             // 1-based current round
@@ -57,6 +58,11 @@ struct RunOptions {
   // Copied into every result (empty for local runs).
   std::string run_id;
   std::string job_id;
+  // Case ids not to measure (a fleet job's cases whose results an earlier attempt
+  // stored): they get no result and count as done from the start. Ids that are not
+  // among the selected cases are ignored; skipping every selected case is not an error
+  // (nothing runs, the summary is empty).
+  std::set<std::string> skip_case_ids;
   ProgressCallback on_progress;  // may be empty
 };
 
@@ -66,6 +72,7 @@ struct RunSummary {
   int unsupported = 0;
   int failed = 0;            // any other non-OK status (resource exhausted, timeout, ...)
   int cancelled = 0;
+  int skipped = 0;           // selected cases in RunOptions::skip_case_ids (not in `cases`)
 };
 
 // Validates `plan` (ValidatePlan) and measures its cases, calling `on_result` with each

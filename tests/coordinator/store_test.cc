@@ -929,6 +929,55 @@ TEST(StoreTest, ResultsForUnknownCasesOrWithImplausibleValuesAreRejected) {
   EXPECT_TRUE((*again)[0].rejected);
 }
 
+// Issue 10, item 9: a job claimed again (its agent restarted) carries the case ids of
+// its stored results, so they are not measured twice; its progress never goes back.
+TEST(StoreTest, AJobClaimedAgainCarriesItsStoredCasesAndProgressNeverGoesBack) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string a = Agent(*store, "restarter");
+  NewRun new_run = MakeRun({a});
+  new_run.case_ids = {"case-1", "case-2", "case-3"};
+  new_run.cases_total = 3;
+  auto run = store->CreateRun(new_run);
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto claimed = store->ClaimJobs({a}, absl::Seconds(30));
+  ASSERT_TRUE(claimed.ok() && claimed->size() == 1u);
+  const std::string job = (*claimed)[0].assignment.job_id();
+  EXPECT_EQ((*claimed)[0].assignment.stored_case_ids_size(), 0);
+  std::vector<v1::CaseResult> rows;
+  for (auto [n, status] : {std::pair{1, v1::CASE_STATUS_OK}, std::pair{2, v1::CASE_STATUS_FAILED},
+                           std::pair{3, v1::CASE_STATUS_CANCELLED}}) {
+    v1::CaseResult r = Result(absl::StrFormat("%08d-0000-4000-8000-00000000000d", n), job, 1);
+    r.mutable_spec()->set_case_id(absl::StrCat("case-", n));
+    r.set_status(status);
+    rows.push_back(r);
+  }
+  std::vector<Store::AgentResult> batch;
+  for (const v1::CaseResult& r : rows) batch.push_back({a, &r});
+  ASSERT_TRUE(store->InsertResults(batch).ok());
+  ASSERT_TRUE(store->UpdateJobProgress(job, a, 2, 3, absl::Seconds(30)).ok());
+  ASSERT_EQ(store->ReleaseAgentJobs(a, "")->size(), 1u);  // the agent restarted
+  claimed = store->ClaimJobs({a}, absl::Seconds(30));
+  ASSERT_TRUE(claimed.ok() && claimed->size() == 1u);
+  const v1::JobAssignment& again = (*claimed)[0].assignment;
+  EXPECT_EQ(again.attempt(), 2u);
+  // The measured cases (ok and failed alike), not the cancelled placeholder.
+  EXPECT_EQ(std::vector<std::string>(again.stored_case_ids().begin(), again.stored_case_ids().end()),
+            (std::vector<std::string>{"case-1", "case-2"}));
+  auto progress = [&] {
+    auto got = store->GetRun(run->run_id());
+    EXPECT_TRUE(got.ok()) << got.status();
+    return got.ok() ? got->jobs(0).cases_done() : 0u;
+  };
+  EXPECT_EQ(progress(), 2u);
+  ASSERT_TRUE(store->MarkJobRunning(job, a, absl::Seconds(30)).ok());
+  ASSERT_TRUE(store->UpdateJobProgress(job, a, 1, 3, absl::Seconds(30)).ok());  // a late, older report
+  EXPECT_EQ(progress(), 2u);
+  ASSERT_TRUE(store->UpdateJobProgress(job, a, 3, 3, absl::Seconds(30)).ok());
+  EXPECT_EQ(progress(), 3u);
+}
+
 TEST(StoreTest, ScheduleNamesFollowTheAgentNameRule) {
   FLEETMARK_TEST_DATABASE_OR_SKIP(db);
   auto store = OpenStore(db.uri());

@@ -754,6 +754,72 @@ TEST_F(FleetTest, AgentBackAfterItsJobWasRequeuedEndsItWithTheSpooledReport) {
       << "the job was assigned to the agent a second time";
 }
 
+// Issue 10, item 9: an agent killed mid-job and restarted measures only the cases
+// whose results are not stored yet (the assignment of attempt 2 names the stored ones,
+// the agent adds those still in its spool), so every case has exactly one row; and the
+// job's progress, polled all along, never goes backwards. Before, attempt 2 ran the
+// whole plan again from 0.
+TEST_F(FleetTest, AgentRestartedMidJobMeasuresOnlyTheRemainingCases) {
+  CoordinatorConfig config;
+  config.job_lease = absl::Seconds(60);  // the restart, not the lease, re-queues the job
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(config));
+  AgentProcess* agent = StartAgent("resumer", "");
+  ASSERT_NE(agent, nullptr);
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
+
+  const v1::Plan plan = SlowPlan();
+  auto run = control_->Submit(plan, "name=resumer");
+  ASSERT_TRUE(run.ok()) << run.status();
+  const std::string job_id = run->jobs(0).job_id();
+  std::vector<uint32_t> progress;
+  auto poll = [&]() -> std::optional<v1::RunInfo> {
+    auto now = control_->GetRun(run->run_id());
+    if (!now.ok()) return std::nullopt;
+    progress.push_back(now->jobs(0).cases_done());
+    return *now;
+  };
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        poll();
+        return Rows(run->run_id()) >= 3;
+      },
+      absl::Seconds(180)));
+  agent->Kill9();
+  const int64_t at_kill = Rows(run->run_id());
+  ASSERT_LT(at_kill, CaseCount(plan)) << "the job ended before the kill; plan too short";
+  poll();
+  ASSERT_TRUE(agent->Restart().ok());
+  std::optional<v1::RunInfo> ended;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        ended = poll();
+        return ended && (ended->status() == "done" || ended->status() == "failed");
+      },
+      absl::Seconds(300), absl::Milliseconds(200)));
+  EXPECT_EQ(ended->status(), "done") << ended->ShortDebugString();
+  EXPECT_EQ(ended->jobs(0).attempts(), 2u);
+  EXPECT_EQ(ended->jobs(0).cases_done(), static_cast<uint32_t>(CaseCount(plan)));
+  // Each case measured once over both attempts.
+  ExpectExactlyOnce(run->run_id(), CaseCount(plan));
+  // Attempt 2 skipped the cases stored (or spooled) before the kill and measured only
+  // the others: the agent's log says how many it skipped.
+  const std::string skipping = absl::StrCat("job ", job_id, " (run ");
+  int64_t skipped = -1;
+  for (absl::string_view line : absl::StrSplit(agent->Log(), '\n')) {
+    const size_t at = line.find("; skipping ");
+    if (!absl::StrContains(line, skipping) || at == absl::string_view::npos) continue;
+    std::vector<std::string> words = absl::StrSplit(line.substr(at + 11), ' ');
+    // "<stored> stored and <spooled> spooled cases of an earlier attempt"
+    ASSERT_GE(words.size(), 4u) << line;
+    skipped = std::stoll(words[0]) + std::stoll(words[3]);
+  }
+  EXPECT_GE(skipped, at_kill) << "attempt 2 did not skip the stored cases:\n" << Tail(agent->Log());
+  const int64_t measured_on_attempt_2 = CaseCount(plan) - skipped;
+  EXPECT_LE(measured_on_attempt_2, CaseCount(plan) - at_kill);
+  EXPECT_TRUE(std::is_sorted(progress.begin(), progress.end()))
+      << "progress went backwards: " << absl::StrJoin(progress, " ");
+}
+
 // Issue 10, item 8: results the coordinator rejects (a case id the job's plan does not
 // have, a NaN statistic, a negative sample) are dropped from the agent's spool and
 // logged, never replayed again, and not stored. They are planted in the spool of a real

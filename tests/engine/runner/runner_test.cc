@@ -234,6 +234,43 @@ TEST(RunnerTest, FilterSelectsCasesAndRejectsBadInput) {
   EXPECT_TRUE(o.results.empty());
 }
 
+// Issue 10, item 9: a fleet job's next attempt skips the cases whose results an
+// earlier attempt stored; progress starts at the skipped count and never goes back.
+TEST(RunnerTest, SkippedCasesAreNotMeasuredAndCountAsDone) {
+  const v1::Plan plan = PlanFrom(R"pb(
+    matrix { strategies { name: "direct" } strategies { name: "single_thread" }
+             workloads: ["arithmetic", "collections"] batch { tasks: 2 } }
+    measurement { warmup_seconds: 0.001 max_repetitions: 2 rounds: 2 })pb");
+  std::vector<std::string> ids;
+  for (const v1::CaseSpec& spec : ExpandCases(plan, false)) ids.push_back(spec.case_id());
+  ASSERT_EQ(ids.size(), 4u);
+  RunOptions options;
+  options.skip_case_ids = {ids[0], ids[2], "batch/not/a/case/of/this/plan"};
+  Outcome o = RunCases(plan, options);
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  EXPECT_EQ(o.summary->skipped, 2);
+  EXPECT_EQ(o.summary->cases, 2);
+  std::set<std::string> measured;
+  for (const v1::CaseResult& r : o.results) measured.insert(r.spec().case_id());
+  EXPECT_EQ(measured, (std::set<std::string>{ids[1], ids[3]}));
+  ASSERT_FALSE(o.progress.empty());
+  int last = 2;
+  for (const RunProgress& p : o.progress) {
+    EXPECT_EQ(p.cases_total, 4);
+    EXPECT_GE(p.cases_done, last);
+    last = p.cases_done;
+  }
+  EXPECT_EQ(last, 4);
+
+  // Everything already stored: nothing runs, and that is not an error.
+  options.skip_case_ids = {ids.begin(), ids.end()};
+  o = RunCases(plan, options);
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  EXPECT_EQ(o.summary->skipped, 4);
+  EXPECT_EQ(o.summary->cases, 0);
+  EXPECT_TRUE(o.results.empty());
+}
+
 // std::regex recursed once per character and overflowed the stack on these (SIGSEGV).
 TEST(RunnerTest, HugeOrDeeplyNestedFiltersAreErrorsNotCrashes) {
   const v1::Plan plan = PlanFrom(R"pb(
