@@ -5,6 +5,7 @@
 #include <map>
 #include <iostream>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -230,6 +231,10 @@ class CoordinatorImpl : public Coordinator {
     absl::Time next_flush = absl::Now();
     bool flushed = false;
     absl::Time last_db_ok = absl::Now();
+    // Since when this coordinator has been writing to the database without a failure
+    // (its start, or the end of its last outage).
+    absl::Time reachable_since = started_;
+    bool db_failed = false;  // a flush failed since the last successful one
     std::unique_lock<std::mutex> lock(mu_);
     while (!stopping_) {
       lock.unlock();
@@ -239,15 +244,23 @@ class CoordinatorImpl : public Coordinator {
       if (now >= next_flush || !flushed) {
         flushed = FlushLiveness(now);
         next_flush = now + options_.heartbeat_interval;
+        if (!flushed) db_failed = true;
         if (flushed) {
+          if (db_failed) reachable_since = now;  // an outage just ended
+          db_failed = false;
           last_db_ok = now;
           EndRevokedAgents();
         }
       }
       if (!flushed && now - last_db_ok > options_.db_outage_grace) EndStreamsForOutage(now - last_db_ok);
-      // Expire leases only with fresh renewals in the database, and after a (re)start
-      // only once agents had one lease to reconnect and resume their jobs.
-      if (flushed && now - started_ >= options_.job_lease) ExpireLeases();
+      // Leases do not run out for time this coordinator could not record renewals in:
+      // it expires leases only with fresh renewals in the database, and after a (re)start
+      // or a database outage only once every job had a full lease of reachable database
+      // time (the renewals that failed meanwhile were recorded by the first flush after
+      // it: FlushLiveness), so agents whose streams the outage ended can reconnect and
+      // resume their jobs. An agent really lost is found one lease later at most. Other
+      // coordinators on the same database had the same outage and hold off likewise.
+      if (flushed && now - reachable_since >= options_.job_lease) ExpireLeases();
       if (auto fired = schedules_->Tick(); fired.ok()) {
         for (const v1::RunInfo& run : *fired) {
           std::cerr << "fleetmark-coordinator: schedule fired run " << run.run_id() << " (" << run.submitted_by()
@@ -279,7 +292,10 @@ class CoordinatorImpl : public Coordinator {
     }
   }
 
-  // Returns whether the database took the batch.
+  // Returns whether the database took the batch. The agents of a batch that failed are
+  // remembered until a flush succeeds, which renews their jobs' leases too: their
+  // renewals could not be recorded meanwhile, and the outage may have ended their
+  // streams (they are no longer in the registry when it is over).
   bool FlushLiveness(absl::Time now) {
     std::vector<store::AgentLiveness> batch;
     const absl::Duration silence_limit = 3 * options_.heartbeat_interval + absl::Seconds(5);
@@ -295,9 +311,19 @@ class CoordinatorImpl : public Coordinator {
       }
       batch.push_back({s.agent_id, s.last_heartbeat, s.rss_bytes, s.cpu_seconds});
     }
-    absl::Status status = store_->RecordLiveness(batch, options_.job_lease);
-    if (!status.ok()) std::cerr << "fleetmark-coordinator: liveness flush: " << status.message() << "\n";
-    return status.ok();
+    std::vector<std::string> unrecorded(unrecorded_agents_.begin(), unrecorded_agents_.end());
+    absl::Status status = store_->RecordLiveness(batch, options_.job_lease, unrecorded);
+    if (!status.ok()) {
+      std::cerr << "fleetmark-coordinator: liveness flush: " << status.message() << "\n";
+      for (const store::AgentLiveness& a : batch) unrecorded_agents_.insert(a.agent_id);
+      return false;
+    }
+    if (!unrecorded.empty()) {
+      std::cerr << "fleetmark-coordinator: database reachable again; renewed the job leases of " << unrecorded.size()
+                << " agents whose renewals failed meanwhile\n";
+    }
+    unrecorded_agents_.clear();
+    return true;
   }
 
   // Jobs of local agents that ended elsewhere (cancelled through another coordinator,
@@ -371,6 +397,9 @@ class CoordinatorImpl : public Coordinator {
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   absl::Time started_;
+  // Agents whose lease renewals failed (database unreachable) since the last successful
+  // flush. Sweeper thread only.
+  std::set<std::string> unrecorded_agents_;
   std::thread sweeper_;
   std::mutex mu_;
   std::condition_variable cv_;

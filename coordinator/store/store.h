@@ -188,8 +188,13 @@ class Store {
   // reconnect may already have replaced it).
   absl::Status SetAgentOffline(const std::string& agent_id, const std::string& session_id);
   // Records liveness of connected agents and renews the leases of their
-  // assigned/running jobs to now + `lease`. One statement for the whole batch.
-  absl::Status RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease);
+  // assigned/running jobs to now + `lease`; also renews the leases of `renew_also`
+  // (agents whose renewals the caller could not record while the database was
+  // unreachable, without touching their liveness). One transaction, run even when both
+  // are empty: an OK status says the database took a write just now. InvalidArgument
+  // naming the field if an id is not a UUID.
+  absl::Status RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease,
+                              const std::vector<std::string>& renew_also = {});
   // Every agent (online state computed with options.online_window), ordered by name. An
   // agent whose enrollment token is revoked is never online (its stream is being ended).
   absl::StatusOr<std::vector<AgentSummary>> ListAgentSummaries();

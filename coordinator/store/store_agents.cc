@@ -70,8 +70,9 @@ absl::Status Store::SetAgentOffline(const std::string& agent_id, const std::stri
       .status();
 }
 
-absl::Status Store::RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease) {
-  if (batch.empty()) return absl::OkStatus();
+absl::Status Store::RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease,
+                                   const std::vector<std::string>& renew_also) {
+  for (const std::string& id : renew_also) FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("renew_also[]", id));
   std::vector<std::string> ids, seen, rss, cpu;
   for (const AgentLiveness& a : batch) {
     FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", a.agent_id));
@@ -81,11 +82,21 @@ absl::Status Store::RecordLiveness(const std::vector<AgentLiveness>& batch, absl
     cpu.push_back(absl::StrFormat("%.6f", a.cpu_seconds));
   }
   const std::string id_array = internal::UuidArray(ids);
+  std::vector<std::string> leases = ids;
+  leases.insert(leases.end(), renew_also.begin(), renew_also.end());
+  // Even with nothing to write, one round trip: the caller learns whether the database
+  // is reachable (an idle coordinator must notice an outage, to hold off lease expiry).
   return InTransaction(*pool_, "record liveness", [&](pqxx::work& txn) {
-           txn.exec_prepared("fm_liveness_agents", id_array, internal::TextArray(seen),
-                             absl::StrCat("{", absl::StrJoin(rss, ","), "}"),
-                             absl::StrCat("{", absl::StrJoin(cpu, ","), "}"));
-           txn.exec_prepared("fm_liveness_leases", id_array, internal::IntervalParam(lease));
+           if (!ids.empty()) {
+             txn.exec_prepared("fm_liveness_agents", id_array, internal::TextArray(seen),
+                               absl::StrCat("{", absl::StrJoin(rss, ","), "}"),
+                               absl::StrCat("{", absl::StrJoin(cpu, ","), "}"));
+           }
+           if (!leases.empty()) {
+             txn.exec_prepared("fm_liveness_leases", internal::UuidArray(leases), internal::IntervalParam(lease));
+           } else {
+             txn.exec("SELECT 1");
+           }
            return true;
          })
       .status();

@@ -978,6 +978,26 @@ TEST(StoreTest, AJobClaimedAgainCarriesItsStoredCasesAndProgressNeverGoesBack) {
   EXPECT_EQ(progress(), 3u);
 }
 
+// Issue 10, item 5: the first flush after a database outage renews the leases of the
+// agents whose renewals failed meanwhile (their streams may have ended), and a flush
+// with nothing to record still reaches the database.
+TEST(StoreTest, LivenessFlushRenewsLeasesOfAgentsItCouldNotRecord) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string a = Agent(*store, "cut-off");
+  ASSERT_TRUE(store->CreateRun(MakeRun({a}, /*max_attempts=*/1)).ok());
+  auto claimed = store->ClaimJobs({a}, absl::Milliseconds(1));
+  ASSERT_TRUE(claimed.ok() && claimed->size() == 1u);
+  absl::SleepFor(absl::Milliseconds(20));  // the lease ran out (the outage)
+  ASSERT_TRUE(store->RecordLiveness({}, absl::Seconds(30), {a}).ok());
+  auto expired = store->ExpireLeases();
+  ASSERT_TRUE(expired.ok()) << expired.status();
+  EXPECT_TRUE(expired->empty());
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM jobs WHERE lease_expires_at > now() + interval '20 seconds'"), 1);
+  EXPECT_EQ(store->RecordLiveness({}, absl::Seconds(30), {"not-a-uuid"}).code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(StoreTest, ScheduleNamesFollowTheAgentNameRule) {
   FLEETMARK_TEST_DATABASE_OR_SKIP(db);
   auto store = OpenStore(db.uri());

@@ -754,6 +754,54 @@ TEST_F(FleetTest, AgentBackAfterItsJobWasRequeuedEndsItWithTheSpooledReport) {
       << "the job was assigned to the agent a second time";
 }
 
+// Issue 10, item 5: a database outage longer than the job lease costs no attempt. The
+// outage ends the agents' streams; when the database is back the first flush renews
+// the leases whose renewals failed and the sweep waits one lease of reachable database
+// time, so the agent reconnects and resumes its job. Before, the sweep expired the job
+// ("lost (lease expired)") before the agent's backoff brought it back, and with
+// max_attempts = 1 the healthy agent's job failed.
+TEST_F(FleetTest, DatabaseOutageLongerThanTheLeaseCostsNoAttempt) {
+  auto postgres = PrivatePostgres::Start();
+  ASSERT_TRUE(postgres.ok()) << postgres.status();
+  CoordinatorConfig config;
+  config.job_lease = absl::Seconds(4);  // the outage lasts 10 s
+  config.max_attempts = 1;
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(config, (*postgres)->uri()));
+  StartAgent("outlast", "");
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
+
+  // Two cases of one ~5 s repetition each (network waits 0..99 ms in a row), one round:
+  // the outage starts inside the first slice, so no progress or result of the job waits
+  // in the coordinator's queues to renew its lease when the database is back (a retried
+  // progress update did that by chance before, hiding the bug).
+  const v1::Plan plan = ReducedS1Plan({"direct", "single_thread"}, {"network"}, 100, 3, 1);
+  auto run = control_->Submit(plan, "name=outlast");
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto now = control_->GetRun(run->run_id());
+        return now.ok() && now->jobs(0).status() == "running";
+      },
+      absl::Seconds(60)));
+  absl::SleepFor(absl::Seconds(1));
+  ASSERT_EQ(Rows(run->run_id()), 0) << "the first case ended before the outage";
+  ASSERT_TRUE((*postgres)->Stop().ok());
+  absl::SleepFor(absl::Seconds(10));
+  ASSERT_TRUE((*postgres)->StartAgain().ok());
+
+  auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(300));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "done") << ended->ShortDebugString();
+  ASSERT_EQ(ended->jobs_size(), 1);
+  EXPECT_EQ(ended->jobs(0).status(), "done") << ended->jobs(0).message();
+  EXPECT_EQ(ended->jobs(0).attempts(), 1u);
+  EXPECT_THAT(ended->jobs(0).message(), Not(HasSubstr("lost")));
+  ExpectExactlyOnce(run->run_id(), CaseCount(plan));
+  EXPECT_THAT(coordinator_->Log(), HasSubstr("database reachable again; renewed the job leases of 1 agents"));
+  agents_.clear();
+  coordinator_.reset();
+}
+
 // Issue 10, item 9: an agent killed mid-job and restarted measures only the cases
 // whose results are not stored yet (the assignment of attempt 2 names the stored ones,
 // the agent adds those still in its spool), so every case has exactly one row; and the
