@@ -4,7 +4,10 @@
 // exit 1), and against a real coordinator, agent and PostgreSQL: the stack's default
 // address file, a refused token, transport errors versus a coordinator whose database
 // is down, `submit --wait` through a coordinator restart and its --timeout.
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <memory>
@@ -147,6 +150,39 @@ TEST_F(CliFleetTest, ARefusedTokenNamesItsFileAndWhereTheCoordinatorsIs) {
   EXPECT_THAT(r.err, HasSubstr("runs list: admin token refused"));
   EXPECT_THAT(r.err, HasSubstr("read from \"" + wrong.string() + "\" (--admin_token_file)"));
   EXPECT_THAT(r.err, HasSubstr(".fleetmark/admin_token"));
+}
+
+// export --out uses run's writer (tests/cli/cli_hardening_test.cc has every case): a
+// symbolic link is followed and kept, a device is written through (ENOSPC is exit 1).
+TEST_F(CliFleetTest, ExportOutFollowsSymlinksAndWritesThroughDevices) {
+  const std::string run = "abcdef01-1111-4111-8111-111111111111";
+  auto inserted = fleetmark::testing::Psql(
+      db_->uri(), "INSERT INTO plans (plan_id, name, plan, plan_text) VALUES "
+                  "('00000000-0000-4000-8000-0000000000aa', 'tiny', ''::bytea, ''); "
+                  "INSERT INTO runs (run_id, plan_id, plan_name) VALUES "
+                  "('" + run + "', '00000000-0000-4000-8000-0000000000aa', 'tiny')");
+  ASSERT_TRUE(inserted.ok()) << inserted.status();
+  const fs::path target = Write("real.json", "old");
+  const fs::path link = dir_ / "link.json";
+  fs::create_symlink("real.json", link);
+  CliResult r = Fleet("export " + run + " --format json --out " + link.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_THAT(ReadFile(target), HasSubstr(run));
+  r = Fleet("export " + run + " --format json --out /dev/fd/1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(run));
+  // A copy of /dev/full's node (as root), else /dev/full itself (which a non-root
+  // process could not replace even if this regressed).
+  fs::path full = "/dev/full";
+  if (::geteuid() == 0) {
+    full = dir_ / "full";
+    ASSERT_EQ(::mknod(full.c_str(), S_IFCHR | 0666, makedev(1, 7)), 0);
+  }
+  r = Fleet("export " + run + " --format json --out " + full.string());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("No space left on device"));
+  EXPECT_EQ(fs::symlink_status(full).type(), fs::file_type::character);
 }
 
 TEST_F(CliFleetTest, TransportErrorsGetTheConnectHintServerErrorsDoNot) {
