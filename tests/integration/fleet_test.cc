@@ -2,6 +2,8 @@
 // real fleetmark-agent processes on loopback, driven through ControlService and checked
 // with SQL on the database the coordinator writes.
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/client_unary_call.h>
+#include <grpcpp/support/sync_stream.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -585,6 +587,70 @@ TEST_F(FleetTest, MutualTlsAdmitsOnlyAgentsWithAClientCertificate) {
   EXPECT_TRUE(no_cert->process()->Running());
   EXPECT_TRUE(plaintext->process()->Running());
   EXPECT_THAT(no_cert->Log(), HasSubstr("reconnecting in"));
+}
+
+// Issue 10: a request the coordinator cannot parse gets INVALID_ARGUMENT naming the
+// request type (was gRPC's bare UNIMPLEMENTED), after the admin token check; an unknown
+// method stays UNIMPLEMENTED. protobuf's log line per unparseable message is rate-limited.
+TEST_F(FleetTest, UnparseableRequestsAreInvalidArgumentAndTheirLogLinesRateLimited) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({}));
+  auto channel = grpc::CreateChannel(coordinator_->address(), grpc::InsecureChannelCredentials());
+  const std::string admin = coordinator_->config().admin_token;
+  // SubmitRunRequest{plan{name: "\303\050"}}: a proto3 string that is not UTF-8.
+  const std::string bad_utf8("\x0a\x04\x0a\x02\xc3\x28", 6);
+  const std::string truncated("\x0a\x10\x0a", 3);  // a length past the end
+  auto call = [&](const std::string& method, const std::string& bytes, const std::string& token) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    if (!token.empty()) context.AddMetadata("authorization", "Bearer " + token);
+    grpc::Slice slice(bytes);
+    grpc::ByteBuffer request(&slice, 1), response;
+    return grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+        channel.get(), grpc::internal::RpcMethod(method.c_str(), grpc::internal::RpcMethod::NORMAL_RPC),
+        &context, request, &response);
+  };
+  grpc::Status status = call("/fleetmark.v1.ControlService/SubmitRun", bad_utf8, admin);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("the request is not a valid fleetmark.v1.SubmitRunRequest"));
+  status = call("/fleetmark.v1.ControlService/GetRun", truncated, admin);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("fleetmark.v1.GetRunRequest"));
+  // Server streaming too.
+  {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + admin);
+    grpc::Slice slice(truncated);
+    grpc::ByteBuffer request(&slice, 1), response;
+    std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(
+        grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
+            channel.get(), grpc::internal::RpcMethod("/fleetmark.v1.ControlService/WatchRun",
+                                                     grpc::internal::RpcMethod::SERVER_STREAMING),
+            &context, request));
+    while (reader->Read(&response)) {}
+    status = reader->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  }
+  // The token is checked first: without it, nothing about the request is said.
+  status = call("/fleetmark.v1.ControlService/SubmitRun", bad_utf8, "");
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << status.error_message();
+  status = call("/fleetmark.v1.ControlService/SubmitRun", bad_utf8, "wrong");
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << status.error_message();
+  status = call("/fleetmark.v1.ControlService/NoSuchMethod", bad_utf8, admin);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED) << status.error_message();
+
+  // 1 500 unparseable requests (each makes protobuf log one ERROR line): the log gets the
+  // first few, and the coordinator keeps serving.
+  for (int i = 0; i < 1500; ++i) {
+    ASSERT_EQ(call("/fleetmark.v1.ControlService/SubmitRun", bad_utf8, admin).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT) << i;
+  }
+  const std::string log = coordinator_->Log();
+  size_t lines = 0;
+  for (size_t at = log.find("[libprotobuf "); at != std::string::npos; at = log.find("[libprotobuf ", at + 1)) ++lines;
+  EXPECT_GE(lines, 1u) << log.substr(0, 2000);
+  EXPECT_LE(lines, 12u) << log.substr(0, 2000);
+  EXPECT_THAT(log, HasSubstr("invalid UTF-8"));
+  EXPECT_TRUE(control_->ListAgents().ok());
 }
 
 // The agent's credential as stored in its spool directory (agent/credential_store.h).
