@@ -94,6 +94,18 @@ class FleetTest : public ::testing::Test {
                                                tls_ ? &*tls_ : nullptr);
   }
 
+  // A coordinator with mutual TLS (--tls_client_ca_file); its PKI (MakeTestPki in
+  // dir_) is tls_, which control_ uses.
+  void StartMutualTlsCoordinator() {
+    auto pki = MakeTestPki(dir_);
+    ASSERT_TRUE(pki.ok()) << pki.status();
+    tls_ = *pki;
+    CoordinatorConfig config;
+    config.extra_flags = {"--tls_cert_file=" + pki->server_cert, "--tls_key_file=" + pki->server_key,
+                          "--tls_client_ca_file=" + pki->ca};
+    ASSERT_NO_FATAL_FAILURE(StartCoordinator(config));
+  }
+
   AgentProcess* StartAgent(const std::string& name, const std::string& labels,
                            std::string token = "", std::vector<std::string> flags = {}) {
     AgentConfig config;
@@ -557,13 +569,8 @@ TEST_F(FleetTest, MalformedMessagesAndPlansAreRefusedWhileOthersAreServed) {
 }
 
 TEST_F(FleetTest, MutualTlsAdmitsOnlyAgentsWithAClientCertificate) {
-  auto pki = MakeTestPki(dir_);
-  ASSERT_TRUE(pki.ok()) << pki.status();
-  tls_ = *pki;
-  CoordinatorConfig config;
-  config.extra_flags = {"--tls_cert_file=" + pki->server_cert, "--tls_key_file=" + pki->server_key,
-                        "--tls_client_ca_file=" + pki->ca};
-  ASSERT_NO_FATAL_FAILURE(StartCoordinator(config));
+  ASSERT_NO_FATAL_FAILURE(StartMutualTlsCoordinator());
+  const TlsFiles* pki = &*tls_;
 
   StartAgent("tls-member", "", "",
              {"--tls_ca=" + pki->ca, "--tls_cert=" + pki->client_cert, "--tls_key=" + pki->client_key});
@@ -587,6 +594,58 @@ TEST_F(FleetTest, MutualTlsAdmitsOnlyAgentsWithAClientCertificate) {
   EXPECT_TRUE(no_cert->process()->Running());
   EXPECT_TRUE(plaintext->process()->Running());
   EXPECT_THAT(no_cert->Log(), HasSubstr("reconnecting in"));
+}
+
+// Issue 10: an agent whose TLS set-up does not match the coordinator's says what is wrong,
+// as a configuration error, on every attempt (it keeps retrying at backoff pace: the
+// coordinator's side may be what gets fixed); files that cannot work (a key that does not
+// belong to its certificate) end it at once with the configuration exit code.
+TEST_F(FleetTest, AgentsNameTheirTlsMismatchAsAConfigurationError) {
+  ASSERT_NO_FATAL_FAILURE(StartMutualTlsCoordinator());
+  const TlsFiles* pki = &*tls_;
+  ASSERT_TRUE(RunCommand({"mkdir", "-p", dir_ + "/other"}).ok());
+  auto other = MakeTestPki(dir_ + "/other");  // a second CA, unrelated to the coordinator's
+  ASSERT_TRUE(other.ok()) << other.status();
+
+  AgentProcess* plaintext = StartAgent("plain", "");
+  AgentProcess* no_cert = StartAgent("no-cert", "", "", {"--tls_ca=" + pki->ca});
+  AgentProcess* wrong_ca = StartAgent("wrong-ca", "", "",
+                                      {"--tls_ca=" + other->ca, "--tls_cert=" + pki->client_cert,
+                                       "--tls_key=" + pki->client_key});
+  AgentProcess* foreign_cert = StartAgent("foreign-cert", "", "",
+                                          {"--tls_ca=" + pki->ca, "--tls_cert=" + other->client_cert,
+                                           "--tls_key=" + other->client_key});
+  AgentProcess* wrong_key = StartAgent("wrong-key", "", "",
+                                       {"--tls_ca=" + pki->ca, "--tls_cert=" + pki->client_cert,
+                                        "--tls_key=" + other->client_key});
+  ASSERT_NE(wrong_key, nullptr);
+  const std::string address = coordinator_->address();
+  const std::vector<std::pair<AgentProcess*, std::string>> expected = {
+      {plaintext, "configuration error: TLS: the coordinator at " + address +
+                      " uses TLS and this client connects in plaintext: pass --tls_ca"},
+      {no_cert, "configuration error: TLS: the coordinator at " + address +
+                    " requires a client certificate (mutual TLS"},
+      {wrong_ca, "configuration error: TLS: the certificate of the coordinator at " + address +
+                     " is not trusted with --tls_ca"},
+      {foreign_cert, "configuration error: TLS: the coordinator at " + address + " refused this client certificate"},
+  };
+  for (const auto& [agent, line] : expected) {
+    ASSERT_NE(agent, nullptr);
+    // Twice: the line repeats on each attempt, the agent keeps running.
+    EXPECT_TRUE(WaitUntil([&] {
+      const std::string log = agent->Log();
+      const size_t first = log.find(line);
+      return first != std::string::npos && log.find(line, first + 1) != std::string::npos;
+    }, absl::Seconds(90))) << agent->name() << ":\n" << agent->Log();
+    EXPECT_TRUE(agent->process()->Running()) << agent->name();
+  }
+  auto exited = wrong_key->process()->Wait(absl::Seconds(30));
+  ASSERT_TRUE(exited.ok()) << exited.status();
+  EXPECT_EQ(exited->exit_code, 2);
+  EXPECT_THAT(wrong_key->Log(), HasSubstr("--tls_key: this private key does not belong to the certificate in --tls_cert"));
+  auto agents = control_->ListAgents();
+  ASSERT_TRUE(agents.ok()) << agents.status();
+  EXPECT_TRUE(agents->empty());
 }
 
 // Issue 10: a request the coordinator cannot parse gets INVALID_ARGUMENT naming the
