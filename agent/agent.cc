@@ -18,6 +18,7 @@
 #include "agent/target.h"
 #include "agent/uuid.h"
 #include "engine/common/status_macros.h"
+#include "engine/common/tls_probe.h"
 #include "engine/measure/process_stats.h"
 #include "engine/plan/registry.h"
 #include "fleetmark/v1/agent.grpc.pb.h"
@@ -47,15 +48,33 @@ std::string GrpcStatusText(const grpc::Status& status) {
                       status.error_message());
 }
 
+// The agent's TLS flags, as tls_probe.h names them in messages.
+const TlsFlagNames kAgentTlsFlags{"--tls_ca", "--tls_cert", "--tls_key"};
+
+// The PEM text of the TLS files ("" where none is configured).
+absl::StatusOr<TlsClientFiles> ReadTlsFiles(const TlsOptions& tls) {
+  TlsClientFiles files;
+  files.server_name = tls.server_name_override;
+  if (tls.ca_file.empty()) return files;
+  FLEETMARK_ASSIGN_OR_RETURN(files.ca_pem, ReadWholeFile(tls.ca_file, 1 << 20));
+  if (!tls.cert_file.empty()) {
+    FLEETMARK_ASSIGN_OR_RETURN(files.cert_pem, ReadWholeFile(tls.cert_file, 1 << 20));
+    FLEETMARK_ASSIGN_OR_RETURN(files.key_pem, ReadWholeFile(tls.key_file, 1 << 20));
+  }
+  return files;
+}
+
+// InvalidArgument (a configuration error: the agent exits) for TLS files that are not
+// PEM or a key that does not belong to its certificate.
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeCredentials(
     const TlsOptions& tls) {
   if (tls.ca_file.empty()) return grpc::InsecureChannelCredentials();
+  FLEETMARK_ASSIGN_OR_RETURN(TlsClientFiles files, ReadTlsFiles(tls));
+  FLEETMARK_RETURN_IF_ERROR(CheckTlsClientFiles(files, kAgentTlsFlags));
   grpc::SslCredentialsOptions ssl;
-  FLEETMARK_ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadWholeFile(tls.ca_file, 1 << 20));
-  if (!tls.cert_file.empty()) {
-    FLEETMARK_ASSIGN_OR_RETURN(ssl.pem_cert_chain, ReadWholeFile(tls.cert_file, 1 << 20));
-    FLEETMARK_ASSIGN_OR_RETURN(ssl.pem_private_key, ReadWholeFile(tls.key_file, 1 << 20));
-  }
+  ssl.pem_root_certs = files.ca_pem;
+  ssl.pem_cert_chain = files.cert_pem;
+  ssl.pem_private_key = files.key_pem;
   return grpc::SslCredentials(ssl);
 }
 
@@ -338,9 +357,22 @@ absl::Status Agent::Run() {
       break;
     }
     const absl::Duration delay = backoff.NextDelay();
-    Log(LogLevel::kInfo, absl::StrCat("session ended (", outcome.status.message(),
-                                      "); reconnecting in ", absl::FormatDuration(delay),
-                                      " (attempt ", backoff.attempt(), ")"));
+    // A TLS mismatch looks like any transport failure to gRPC. It is a configuration
+    // error, but one the coordinator's side may fix (a renewed certificate, a CA
+    // bundle), so the agent keeps retrying at backoff pace, saying so on every attempt.
+    std::string tls_problem;
+    if (outcome.never_connected) {
+      absl::StatusOr<TlsClientFiles> files = ReadTlsFiles(options_.tls);
+      if (files.ok()) tls_problem = DiagnoseTlsConnection(options_.coordinator, *files, kAgentTlsFlags);
+    }
+    if (!tls_problem.empty()) {
+      Log(LogLevel::kError, absl::StrCat("configuration error: TLS: ", tls_problem, "; reconnecting in ",
+                                         absl::FormatDuration(delay), " (attempt ", backoff.attempt(), ")"));
+    } else {
+      Log(LogLevel::kInfo, absl::StrCat("session ended (", outcome.status.message(),
+                                        "); reconnecting in ", absl::FormatDuration(delay),
+                                        " (attempt ", backoff.attempt(), ")"));
+    }
     absl::MutexLock lock(&wait_mu_);
     wait_mu_.AwaitWithTimeout(absl::Condition(&stop_requested_), delay);
   }
@@ -479,6 +511,7 @@ Agent::SessionOutcome Agent::RunSession() {
       outcome.status = absl::UnavailableError(status.error_message());
     } else {
       outcome.status = absl::UnavailableError(GrpcStatusText(status));
+      outcome.never_connected = !outcome.welcomed && status.error_code() == grpc::StatusCode::UNAVAILABLE;
     }
   }
   return outcome;

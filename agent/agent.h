@@ -147,6 +147,7 @@ class Agent {
     bool welcomed = false;
     bool refused = false;         // non-retryable Refusal (or auth status) received
     bool used_credential = false;
+    bool never_connected = false;  // not welcomed, no refusal, the transport failed
     absl::Status status;          // why the session ended
   };
 

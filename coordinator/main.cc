@@ -39,6 +39,7 @@
 #include "absl/time/time.h"
 #include "absl/synchronization/mutex.h"
 #include "coordinator/service/coordinator.h"
+#include "coordinator/service/protobuf_log.h"
 #if FLEETMARK_WITH_HTTP
 #include "coordinator/http/http_server.h"
 #include "engine/common/command_line.h"
@@ -108,6 +109,9 @@ int main(int argc, char** argv) {
   // them too) would run deadlock-cycle detection (GraphCycles) on each acquisition:
   // ~5% of a fan-out's CPU in the fleet benchmark. Lock order is checked in the tests.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // protobuf logs one ERROR line per unparseable message (e.g. a string that is not
+  // UTF-8): rate-limited, so a fuzzer or a broken client cannot flood the log.
+  fleetmark::service::InstallRateLimitedProtobufLog();
   absl::SetProgramUsageMessage("fleetmark-coordinator --database_uri=URI [flags]");
   // --help and --helpshort list this file's flags (Abseil's default matches only files
   // named after the program, so they printed "No flags matched"); --helpfull lists all.

@@ -48,9 +48,17 @@ int ControlClient::Fail(const std::string& what, const grpc::Status& status) con
     case grpc::StatusCode::UNAVAILABLE:
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       if (IsTransportError(status)) {
+        // Something may answer at the address with another TLS set-up: say what differs.
+        if (const std::string tls = DiagnoseTlsConnection(address, TlsFiles(options_), kTlsFlagNames);
+            !tls.empty()) {
+          std::cerr << "  (TLS: " << tls << ")\n";
+          return kExitUsage;
+        }
         std::cerr << "  (is a coordinator running at " << address << " (" << options_.coordinator_source
                   << ")? pass --coordinator HOST:PORT; for the local stack: eval \"$(deploy/stack.sh env)\")\n";
-      } else if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+        return kExitFailure;
+      }
+      if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
         std::cerr << "  (the coordinator at " << address
                   << " answered, but its database is unavailable: see the coordinator's log)\n";
       } else {

@@ -193,7 +193,14 @@ absl::StatusOr<RemoteOptions> RemoteOptionsFromFlags() {
     FLEETMARK_ASSIGN_OR_RETURN(options.tls_cert_pem, ReadNamedFile("--tls_cert_file", cert));
     FLEETMARK_ASSIGN_OR_RETURN(options.tls_key_pem, ReadNamedFile("--tls_key_file", key));
   }
+  // Unusable TLS files are bad input, found before connecting (gRPC would only say
+  // "empty address list" or fail the handshake).
+  FLEETMARK_RETURN_IF_ERROR(CheckTlsClientFiles(TlsFiles(options), kTlsFlagNames));
   return options;
+}
+
+TlsClientFiles TlsFiles(const RemoteOptions& options) {
+  return {options.tls_ca_pem, options.tls_cert_pem, options.tls_key_pem, ""};
 }
 
 }  // namespace fleetmark::cli

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "engine/common/tls_probe.h"
 
 ABSL_DECLARE_FLAG(std::string, coordinator);
 ABSL_DECLARE_FLAG(std::string, admin_token_file);
@@ -48,8 +49,15 @@ struct RemoteOptions {
 // Reads the connection flags. InvalidArgument naming the flag (or environment variable,
 // or default file), the path and the problem (a directory, empty, unreadable: strerror)
 // for a bad token or TLS file, a malformed .fleetmark/coordinator.port, or an
-// inconsistent TLS set-up (exit code 2). Reads files only; no connection.
+// inconsistent TLS set-up (a file that is not PEM, a key that does not belong to its
+// certificate: CheckTlsClientFiles) (exit code 2). Reads files only; no connection.
 absl::StatusOr<RemoteOptions> RemoteOptionsFromFlags();
+
+// The CLI's TLS flags, as tls_probe.h names them in messages.
+inline const TlsFlagNames kTlsFlagNames{"--tls_ca_file", "--tls_cert_file", "--tls_key_file"};
+
+// The TLS material of `options`, for tls_probe.h.
+TlsClientFiles TlsFiles(const RemoteOptions& options);
 
 // --select checked with the coordinator's own selector parser (coordinator/service/
 // selector.h) and --cron with its cron parser (coordinator/scheduler/cron.h; required),

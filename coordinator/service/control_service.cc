@@ -56,12 +56,12 @@ ControlServiceImpl::ControlServiceImpl(store::Store& store, Executor& executor, 
                                        AgentRegistry& registry, ControlServiceOptions options)
     : store_(store), executor_(executor), dispatcher_(dispatcher), registry_(registry), options_(options) {}
 
-grpc::Status ControlServiceImpl::Authorize(grpc::CallbackServerContext* context) const {
+grpc::Status ControlServiceImpl::Authorize(const grpc::ServerContextBase& context) const {
   if (options_.admin_token.empty()) {
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                         "control calls are disabled: the coordinator was started without --admin_token_file");
   }
-  const auto& metadata = context->client_metadata();
+  const auto& metadata = context.client_metadata();
   auto it = metadata.find("authorization");
   if (it == metadata.end()) {
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
@@ -77,7 +77,7 @@ grpc::Status ControlServiceImpl::Authorize(grpc::CallbackServerContext* context)
 grpc::ServerUnaryReactor* ControlServiceImpl::Async(grpc::CallbackServerContext* context,
                                                     std::function<absl::Status()> work) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (grpc::Status auth = Authorize(context); !auth.ok()) {
+  if (grpc::Status auth = Authorize(*context); !auth.ok()) {
     reactor->Finish(auth);
     return reactor;
   }
@@ -227,7 +227,7 @@ class RunWatcher : public grpc::ServerWriteReactor<v1::RunInfo> {
 
 grpc::ServerWriteReactor<v1::RunInfo>* ControlServiceImpl::WatchRun(grpc::CallbackServerContext* context,
                                                                     const v1::WatchRunRequest* request) {
-  if (grpc::Status auth = Authorize(context); !auth.ok()) {
+  if (grpc::Status auth = Authorize(*context); !auth.ok()) {
     class Refused : public grpc::ServerWriteReactor<v1::RunInfo> {
      public:
       explicit Refused(grpc::Status status) { Finish(status); }

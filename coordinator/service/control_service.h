@@ -78,8 +78,11 @@ class ControlServiceImpl final : public v1::ControlService::CallbackService {
   grpc::ServerUnaryReactor* ListTokens(grpc::CallbackServerContext*, const v1::ListTokensRequest*,
                                        v1::ListTokensResponse*) override;
 
+  // OK if the call carries the admin token, else UNAUTHENTICATED saying what is wrong.
+  // Thread-safe; also used for requests that fail to parse (parse_errors.h).
+  grpc::Status Authorize(const grpc::ServerContextBase& context) const;
+
  private:
-  grpc::Status Authorize(grpc::CallbackServerContext* context) const;
   // Authorizes, then runs `work` on the executor and finishes with its status.
   grpc::ServerUnaryReactor* Async(grpc::CallbackServerContext* context, std::function<absl::Status()> work);
 

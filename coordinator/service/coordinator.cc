@@ -24,6 +24,7 @@
 #include "coordinator/service/dispatcher.h"
 #include "coordinator/service/executor.h"
 #include "coordinator/service/job_updates.h"
+#include "coordinator/service/parse_errors.h"
 #include "coordinator/service/result_ingestor.h"
 #include "coordinator/service/revocation.h"
 #include "coordinator/service/secrets.h"
@@ -140,6 +141,13 @@ class CoordinatorImpl : public Coordinator {
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.RegisterService(agent_service_.get());
     builder.RegisterService(control_service_.get());
+    // A request that fails to parse: INVALID_ARGUMENT with a reason (after the admin
+    // token check for control calls) instead of gRPC's bare UNIMPLEMENTED.
+    builder.experimental().SetInterceptorCreators(MakeParseErrorInterceptors(
+        [control = control_service_.get()](const std::string& method, const grpc::ServerContextBase& context) {
+          if (absl::StartsWith(method, "/fleetmark.v1.ControlService/")) return control->Authorize(context);
+          return grpc::Status::OK;
+        }));
     // Keepalive: ping idle connections so dead agents are noticed; accept agents'
     // pings every 10 s without counting strikes.
     builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);

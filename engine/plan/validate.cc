@@ -7,8 +7,12 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "absl/strings/ascii.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
+#include "google/protobuf/stubs/common.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -115,6 +119,9 @@ class Validator {
       : source_map_(source_map), source_name_(source_name) {}
 
   absl::Status CheckPlan(const v1::Plan& plan) {
+    // First, so no other message quotes invalid text, and so a plan that protobuf's
+    // binary parser would refuse (proto3 strings are UTF-8) is never accepted to be sent.
+    FLEETMARK_RETURN_IF_ERROR(CheckUtf8(plan, {}));
     FLEETMARK_RETURN_IF_ERROR(CheckText({{"name"}}, plan.name(), kMaxPlanNameBytes, false));
     FLEETMARK_RETURN_IF_ERROR(
         CheckText({{"description"}}, plan.description(), kMaxPlanDescriptionBytes, true));
@@ -164,6 +171,39 @@ class Validator {
       return Error(path, absl::StrCat("printable text only (no control characters",
                                       allow_newlines ? " other than newline and tab" : "",
                                       "), got \"", absl::CEscape(text), "\""));
+    }
+    return absl::OkStatus();
+  }
+
+  // Every string field of `message` (at `path`), recursively, is valid UTF-8: the first
+  // that is not is named, its bytes escaped.
+  absl::Status CheckUtf8(const google::protobuf::Message& message, const FieldPath& path) const {
+    const google::protobuf::Reflection* reflection = message.GetReflection();
+    std::vector<const google::protobuf::FieldDescriptor*> fields;
+    reflection->ListFields(message, &fields);
+    for (const google::protobuf::FieldDescriptor* field : fields) {
+      const bool repeated = field->is_repeated();
+      const int count = repeated ? reflection->FieldSize(message, field) : 1;
+      for (int i = 0; i < count; ++i) {
+        const FieldPath at = Append(path, field->name(), repeated ? i : -1);
+        if (field->type() == google::protobuf::FieldDescriptor::TYPE_STRING) {
+          std::string scratch;
+          const std::string& text =
+              repeated ? reflection->GetRepeatedStringReference(message, field, i, &scratch)
+                       : reflection->GetStringReference(message, field, &scratch);
+          // protobuf's own check, the one its binary parser applies to proto3 strings.
+          if (!google::protobuf::internal::IsStructurallyValidUTF8(text.data(),
+                                                                   static_cast<int>(text.size()))) {
+            return Error(at, absl::StrCat("valid UTF-8 text only, got \"",
+                                          absl::CEscape(text.substr(0, 200)), "\""));
+          }
+        } else if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
+          FLEETMARK_RETURN_IF_ERROR(CheckUtf8(
+              repeated ? reflection->GetRepeatedMessage(message, field, i)
+                       : reflection->GetMessage(message, field),
+              at));
+        }
+      }
     }
     return absl::OkStatus();
   }

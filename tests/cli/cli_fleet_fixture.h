@@ -26,10 +26,14 @@ class CliFleetTest : public CliTest {
     db_ = *std::move(db);
     fleetmark::testing::CoordinatorConfig config;
     config.database_uri = db_->uri();
+    ASSERT_NO_FATAL_FAILURE(Configure(config));
     auto coordinator = fleetmark::testing::CoordinatorProcess::Start(dir_.string(), config);
     ASSERT_TRUE(coordinator.ok()) << coordinator.status();
     coordinator_ = *std::move(coordinator);
   }
+  // Adds to the coordinator's configuration before it starts (e.g. TLS flags).
+  virtual void Configure(fleetmark::testing::CoordinatorConfig& /*config*/) {}
+
   void TearDown() override {
     coordinator_.reset();  // killed before its database is dropped
     db_.reset();

@@ -2,11 +2,17 @@
 // arguments and plan files, signals, unwritable output. Each must end in one clear error
 // line and a documented exit code, never a crash, a hang or a silent success.
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -121,6 +127,126 @@ TEST_F(CliTest, OutputErrorsAreReportedNotSwallowed) {
   r = Cli("run " + plan.string() + " --out " + dir_.string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("is a directory"));
+}
+
+// Runs `fleetmark run PLAN --format csv --out OUT` (one case) with a reader of the FIFO
+// `fifo` started first (`cat`, killed after 120 s as a hang guard); returns the exit code
+// and what the reader got.
+std::pair<int, std::string> RunIntoFifo(const fs::path& dir, const fs::path& plan, const fs::path& fifo) {
+  const fs::path got = dir / "fifo_got", status = dir / "fifo_status";
+  const std::string script = "timeout -s KILL 120 cat " + fifo.string() + " >" + got.string() + " & " +
+                             std::string(FLEETMARK_CLI) + " run " + plan.string() +
+                             " --filter arithmetic/blocking/direct --format csv --out " + fifo.string() +
+                             " </dev/null >/dev/null 2>" + (dir / "stderr").string() + "; echo $? >" +
+                             status.string() + "; wait";
+  EXPECT_EQ(std::system(("sh -c '" + script + "'").c_str()), 0);
+  return {std::stoi(ReadFile(status)), ReadFile(got)};
+}
+
+bool IsCharDevice(const fs::path& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+// --out writes through what is not a regular file (a FIFO, a device, a descriptor of
+// the process) instead of renaming a temporary file over it, and follows symbolic links
+// to the regular file they name (the link stays). Each step that would replace a node in
+// /dev if it regressed is only taken after the same path was proven on a copy in the
+// test directory.
+TEST_F(CliTest, OutWritesThroughSpecialFilesAndFollowsSymlinks) {
+  const fs::path plan = Write("tiny.txtpb", kTinyPlan);
+  const std::string run = "run " + plan.string() + " --filter arithmetic/blocking/direct --format csv --out ";
+  const std::string kCase = "arithmetic/blocking/direct";
+
+  // A FIFO with a reader: the reader gets the results, the FIFO stays a FIFO.
+  const fs::path fifo = dir_ / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto [fifo_code, fifo_got] = RunIntoFifo(dir_, plan, fifo);
+  EXPECT_EQ(fifo_code, 0) << ReadFile(dir_ / "stderr");
+  EXPECT_THAT(fifo_got, HasSubstr(kCase));
+  EXPECT_EQ(fs::symlink_status(fifo).type(), fs::file_type::fifo);
+
+  // A relative symbolic link in another directory: resolved against the link's own
+  // directory; the link is kept, the target replaced whole, its mode bits kept.
+  fs::create_directories(dir_ / "links");
+  fs::create_directories(dir_ / "data");
+  const fs::path target = Write("data/real.csv", "old contents\n");
+  fs::permissions(target, fs::perms::owner_read | fs::perms::owner_write);
+  const fs::path link = dir_ / "links" / "link.csv";
+  fs::create_symlink("../data/real.csv", link);
+  const fs::path link2 = dir_ / "link2.csv";  // a chain: link2 -> links/link.csv -> real
+  fs::create_symlink("links/link.csv", link2);
+  for (const fs::path& out : {link, link2}) {
+    Write("data/real.csv", "old contents\n");
+    CliResult r = Cli(run + out.string());
+    EXPECT_EQ(r.exit_code, 0) << out << ": " << r.err;
+    EXPECT_TRUE(fs::is_symlink(out)) << out;
+    EXPECT_THAT(ReadFile(target), HasSubstr(kCase)) << out;
+    EXPECT_THAT(ReadFile(target), Not(HasSubstr("old contents"))) << out;
+    EXPECT_EQ(fs::status(target).permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write) << out;
+  }
+  EXPECT_EQ(fs::read_symlink(link), "../data/real.csv");
+  for (const auto& entry : fs::directory_iterator(dir_ / "data")) {
+    EXPECT_EQ(entry.path().filename(), "real.csv") << "left behind: " << entry.path();
+  }
+
+  // A dangling link and a loop are errors before anything runs; nothing is created.
+  const fs::path dangling = dir_ / "dangling.csv";
+  fs::create_symlink("missing.csv", dangling);
+  CliResult r = Cli(run + dangling.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--out: " + dangling.string() + " is a symbolic link to " +
+                               (dir_ / "missing.csv").string() + ", which does not exist"));
+  EXPECT_FALSE(fs::exists(dir_ / "missing.csv"));
+  EXPECT_TRUE(fs::is_symlink(dangling));
+  fs::create_symlink("loop_b", dir_ / "loop_a");
+  fs::create_symlink("loop_a", dir_ / "loop_b");
+  r = Cli(run + (dir_ / "loop_a").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("too many levels of symbolic links"));
+  EXPECT_TRUE(fs::is_symlink(dir_ / "loop_a"));
+
+  // Descriptors of the process: a link to /dev/stdout and /proc/self/fd/1 (safe even if
+  // this regressed: /proc/self/fd takes no new files), then /dev/stdout itself.
+  fs::create_symlink("/dev/stdout", dir_ / "to_stdout");
+  for (const std::string& out : std::vector<std::string>{(dir_ / "to_stdout").string(), "/proc/self/fd/1",
+                                                         "/dev/fd/1"}) {
+    r = Cli(run + out);
+    ASSERT_EQ(r.exit_code, 0) << out << ": " << r.err;
+    ASSERT_THAT(r.out, HasSubstr(kCase)) << out;
+  }
+  EXPECT_TRUE(fs::is_symlink(dir_ / "to_stdout"));
+  r = Cli(run + "/dev/stdout");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(kCase));
+  EXPECT_TRUE(fs::is_symlink("/dev/stdout"));
+  // Standard output a pipe: written through too.
+  const fs::path piped = dir_ / "piped";
+  EXPECT_EQ(std::system(("sh -c '" + std::string(FLEETMARK_CLI) + " " + run + "/dev/stdout </dev/null 2>/dev/null | cat >" +
+                         piped.string() + "'").c_str()), 0);
+  EXPECT_THAT(ReadFile(piped), HasSubstr(kCase));
+
+  // A full device: ENOSPC is exit 1 and the node stays a device. As root, first on a
+  // copy of /dev/full's node in the test directory (mknod), so a regression replaces
+  // only the copy; without root /dev/full cannot be replaced at all.
+  std::vector<fs::path> full;
+  if (::geteuid() == 0) {
+    const fs::path copy = dir_ / "full";
+    ASSERT_EQ(::mknod(copy.c_str(), S_IFCHR | 0666, makedev(1, 7)), 0) << std::strerror(errno);
+    full.push_back(copy);
+  }
+  full.push_back("/dev/full");
+  ASSERT_TRUE(IsCharDevice("/dev/full"));
+  for (const fs::path& device : full) {
+    r = Cli(run + device.string());
+    ASSERT_EQ(r.exit_code, 1) << device << ": " << r.err;
+    ASSERT_THAT(r.err, HasSubstr("writing results to " + device.string() + " failed: No space left on device"));
+    ASSERT_TRUE(IsCharDevice(device)) << device << " was replaced";
+  }
+  r = Cli(run + "/dev/null");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(IsCharDevice("/dev/null"));
 }
 
 TEST_F(CliTest, FailedCasesExit3AndTheSummaryHasUnits) {

@@ -4,7 +4,10 @@
 // exit 1), and against a real coordinator, agent and PostgreSQL: the stack's default
 // address file, a refused token, transport errors versus a coordinator whose database
 // is down, `submit --wait` through a coordinator restart and its --timeout.
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <memory>
@@ -147,6 +150,107 @@ TEST_F(CliFleetTest, ARefusedTokenNamesItsFileAndWhereTheCoordinatorsIs) {
   EXPECT_THAT(r.err, HasSubstr("runs list: admin token refused"));
   EXPECT_THAT(r.err, HasSubstr("read from \"" + wrong.string() + "\" (--admin_token_file)"));
   EXPECT_THAT(r.err, HasSubstr(".fleetmark/admin_token"));
+}
+
+// A coordinator with mutual TLS (its PKI in dir_), and an unrelated second PKI in
+// dir_/other for the mismatches.
+class CliTlsTest : public CliFleetTest {
+ protected:
+  void Configure(fleetmark::testing::CoordinatorConfig& config) override {
+    auto pki = fleetmark::testing::MakeTestPki(dir_.string());
+    ASSERT_TRUE(pki.ok()) << pki.status();
+    fs::create_directories(dir_ / "other");
+    auto other = fleetmark::testing::MakeTestPki((dir_ / "other").string());
+    ASSERT_TRUE(other.ok()) << other.status();
+    pki_ = *pki;
+    other_ = *other;
+    config.extra_flags = {"--tls_cert_file=" + pki_.server_cert, "--tls_key_file=" + pki_.server_key,
+                          "--tls_client_ca_file=" + pki_.ca};
+  }
+  static std::string Tls(const std::string& ca, const std::string& cert = "", const std::string& key = "") {
+    std::string flags = " --tls_ca_file " + ca;
+    if (!cert.empty()) flags += " --tls_cert_file " + cert + " --tls_key_file " + key;
+    return flags;
+  }
+  fleetmark::testing::TlsFiles pki_, other_;
+};
+
+// Issue 10: each TLS mismatch is named (was "Socket closed ... is a coordinator
+// running?" or "empty address list"), exit 2 (the set-up is wrong, not the coordinator).
+TEST_F(CliTlsTest, TlsMismatchesSayWhatIsWrong) {
+  const std::string at = "the coordinator at " + coordinator_->address();
+  struct Case {
+    std::string flags, expected;
+  };
+  const std::vector<Case> cases = {
+      {"", "TLS: " + at + " uses TLS and this client connects in plaintext: pass --tls_ca_file"},
+      {Tls(pki_.ca), "TLS: " + at + " requires a client certificate (mutual TLS"},
+      {Tls(other_.ca, pki_.client_cert, pki_.client_key),
+       "TLS: the certificate of " + at + " is not trusted with --tls_ca_file"},
+      {Tls(pki_.ca, other_.client_cert, other_.client_key), "TLS: " + at + " refused this client certificate"},
+  };
+  for (const Case& c : cases) {
+    CliResult r = Fleet("runs list" + c.flags);
+    EXPECT_EQ(r.exit_code, 2) << c.flags << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.expected)) << c.flags;
+    EXPECT_THAT(r.err, Not(HasSubstr("is a coordinator running"))) << c.flags;
+  }
+  // Files that cannot work are refused before connecting.
+  CliResult r = Fleet("runs list" + Tls(pki_.ca, pki_.client_cert, other_.client_key));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--tls_key_file: this private key does not belong to the certificate in --tls_cert_file"));
+  r = Fleet("runs list" + Tls(pki_.client_key));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--tls_ca_file: no PEM certificate in it"));
+  // The right set-up works.
+  r = Fleet("runs list" + Tls(pki_.ca, pki_.client_cert, pki_.client_key));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST_F(CliFleetTest, ATlsClientOfAPlaintextCoordinatorIsTold) {
+  fs::create_directories(dir_ / "pki");
+  auto pki = fleetmark::testing::MakeTestPki((dir_ / "pki").string());
+  ASSERT_TRUE(pki.ok()) << pki.status();
+  CliResult r = Fleet("runs list --tls_ca_file " + pki->ca);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("TLS: the coordinator at " + coordinator_->address() + " does not speak TLS"));
+  // Nothing listening stays the "is a coordinator running" case.
+  r = Cli("runs list --tls_ca_file " + pki->ca + kNowhere);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("is a coordinator running"));
+}
+
+// export --out uses run's writer (tests/cli/cli_hardening_test.cc has every case): a
+// symbolic link is followed and kept, a device is written through (ENOSPC is exit 1).
+TEST_F(CliFleetTest, ExportOutFollowsSymlinksAndWritesThroughDevices) {
+  const std::string run = "abcdef01-1111-4111-8111-111111111111";
+  auto inserted = fleetmark::testing::Psql(
+      db_->uri(), "INSERT INTO plans (plan_id, name, plan, plan_text) VALUES "
+                  "('00000000-0000-4000-8000-0000000000aa', 'tiny', ''::bytea, ''); "
+                  "INSERT INTO runs (run_id, plan_id, plan_name) VALUES "
+                  "('" + run + "', '00000000-0000-4000-8000-0000000000aa', 'tiny')");
+  ASSERT_TRUE(inserted.ok()) << inserted.status();
+  const fs::path target = Write("real.json", "old");
+  const fs::path link = dir_ / "link.json";
+  fs::create_symlink("real.json", link);
+  CliResult r = Fleet("export " + run + " --format json --out " + link.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_THAT(ReadFile(target), HasSubstr(run));
+  r = Fleet("export " + run + " --format json --out /dev/fd/1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(run));
+  // A copy of /dev/full's node (as root), else /dev/full itself (which a non-root
+  // process could not replace even if this regressed).
+  fs::path full = "/dev/full";
+  if (::geteuid() == 0) {
+    full = dir_ / "full";
+    ASSERT_EQ(::mknod(full.c_str(), S_IFCHR | 0666, makedev(1, 7)), 0);
+  }
+  r = Fleet("export " + run + " --format json --out " + full.string());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("No space left on device"));
+  EXPECT_EQ(fs::symlink_status(full).type(), fs::file_type::character);
 }
 
 TEST_F(CliFleetTest, TransportErrorsGetTheConnectHintServerErrorsDoNot) {

@@ -2,6 +2,8 @@
 // real fleetmark-agent processes on loopback, driven through ControlService and checked
 // with SQL on the database the coordinator writes.
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/client_unary_call.h>
+#include <grpcpp/support/sync_stream.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -92,6 +94,18 @@ class FleetTest : public ::testing::Test {
     coordinator_ = *std::move(coordinator);
     control_ = std::make_unique<ControlClient>(coordinator_->address(), config.admin_token,
                                                tls_ ? &*tls_ : nullptr);
+  }
+
+  // A coordinator with mutual TLS (--tls_client_ca_file); its PKI (MakeTestPki in
+  // dir_) is tls_, which control_ uses.
+  void StartMutualTlsCoordinator() {
+    auto pki = MakeTestPki(dir_);
+    ASSERT_TRUE(pki.ok()) << pki.status();
+    tls_ = *pki;
+    CoordinatorConfig config;
+    config.extra_flags = {"--tls_cert_file=" + pki->server_cert, "--tls_key_file=" + pki->server_key,
+                          "--tls_client_ca_file=" + pki->ca};
+    ASSERT_NO_FATAL_FAILURE(StartCoordinator(config));
   }
 
   AgentProcess* StartAgent(const std::string& name, const std::string& labels,
@@ -557,13 +571,8 @@ TEST_F(FleetTest, MalformedMessagesAndPlansAreRefusedWhileOthersAreServed) {
 }
 
 TEST_F(FleetTest, MutualTlsAdmitsOnlyAgentsWithAClientCertificate) {
-  auto pki = MakeTestPki(dir_);
-  ASSERT_TRUE(pki.ok()) << pki.status();
-  tls_ = *pki;
-  CoordinatorConfig config;
-  config.extra_flags = {"--tls_cert_file=" + pki->server_cert, "--tls_key_file=" + pki->server_key,
-                        "--tls_client_ca_file=" + pki->ca};
-  ASSERT_NO_FATAL_FAILURE(StartCoordinator(config));
+  ASSERT_NO_FATAL_FAILURE(StartMutualTlsCoordinator());
+  const TlsFiles* pki = &*tls_;
 
   StartAgent("tls-member", "", "",
              {"--tls_ca=" + pki->ca, "--tls_cert=" + pki->client_cert, "--tls_key=" + pki->client_key});
@@ -587,6 +596,122 @@ TEST_F(FleetTest, MutualTlsAdmitsOnlyAgentsWithAClientCertificate) {
   EXPECT_TRUE(no_cert->process()->Running());
   EXPECT_TRUE(plaintext->process()->Running());
   EXPECT_THAT(no_cert->Log(), HasSubstr("reconnecting in"));
+}
+
+// Issue 10: an agent whose TLS set-up does not match the coordinator's says what is wrong,
+// as a configuration error, on every attempt (it keeps retrying at backoff pace: the
+// coordinator's side may be what gets fixed); files that cannot work (a key that does not
+// belong to its certificate) end it at once with the configuration exit code.
+TEST_F(FleetTest, AgentsNameTheirTlsMismatchAsAConfigurationError) {
+  ASSERT_NO_FATAL_FAILURE(StartMutualTlsCoordinator());
+  const TlsFiles* pki = &*tls_;
+  ASSERT_TRUE(RunCommand({"mkdir", "-p", dir_ + "/other"}).ok());
+  auto other = MakeTestPki(dir_ + "/other");  // a second CA, unrelated to the coordinator's
+  ASSERT_TRUE(other.ok()) << other.status();
+
+  AgentProcess* plaintext = StartAgent("plain", "");
+  AgentProcess* no_cert = StartAgent("no-cert", "", "", {"--tls_ca=" + pki->ca});
+  AgentProcess* wrong_ca = StartAgent("wrong-ca", "", "",
+                                      {"--tls_ca=" + other->ca, "--tls_cert=" + pki->client_cert,
+                                       "--tls_key=" + pki->client_key});
+  AgentProcess* foreign_cert = StartAgent("foreign-cert", "", "",
+                                          {"--tls_ca=" + pki->ca, "--tls_cert=" + other->client_cert,
+                                           "--tls_key=" + other->client_key});
+  AgentProcess* wrong_key = StartAgent("wrong-key", "", "",
+                                       {"--tls_ca=" + pki->ca, "--tls_cert=" + pki->client_cert,
+                                        "--tls_key=" + other->client_key});
+  ASSERT_NE(wrong_key, nullptr);
+  const std::string address = coordinator_->address();
+  const std::vector<std::pair<AgentProcess*, std::string>> expected = {
+      {plaintext, "configuration error: TLS: the coordinator at " + address +
+                      " uses TLS and this client connects in plaintext: pass --tls_ca"},
+      {no_cert, "configuration error: TLS: the coordinator at " + address +
+                    " requires a client certificate (mutual TLS"},
+      {wrong_ca, "configuration error: TLS: the certificate of the coordinator at " + address +
+                     " is not trusted with --tls_ca"},
+      {foreign_cert, "configuration error: TLS: the coordinator at " + address + " refused this client certificate"},
+  };
+  for (const auto& [agent, line] : expected) {
+    ASSERT_NE(agent, nullptr);
+    // Twice: the line repeats on each attempt, the agent keeps running.
+    EXPECT_TRUE(WaitUntil([&] {
+      const std::string log = agent->Log();
+      const size_t first = log.find(line);
+      return first != std::string::npos && log.find(line, first + 1) != std::string::npos;
+    }, absl::Seconds(90))) << agent->name() << ":\n" << agent->Log();
+    EXPECT_TRUE(agent->process()->Running()) << agent->name();
+  }
+  auto exited = wrong_key->process()->Wait(absl::Seconds(30));
+  ASSERT_TRUE(exited.ok()) << exited.status();
+  EXPECT_EQ(exited->exit_code, 2);
+  EXPECT_THAT(wrong_key->Log(), HasSubstr("--tls_key: this private key does not belong to the certificate in --tls_cert"));
+  auto agents = control_->ListAgents();
+  ASSERT_TRUE(agents.ok()) << agents.status();
+  EXPECT_TRUE(agents->empty());
+}
+
+// Issue 10: a request the coordinator cannot parse gets INVALID_ARGUMENT naming the
+// request type (was gRPC's bare UNIMPLEMENTED), after the admin token check; an unknown
+// method stays UNIMPLEMENTED. protobuf's log line per unparseable message is rate-limited.
+TEST_F(FleetTest, UnparseableRequestsAreInvalidArgumentAndTheirLogLinesRateLimited) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({}));
+  auto channel = grpc::CreateChannel(coordinator_->address(), grpc::InsecureChannelCredentials());
+  const std::string admin = coordinator_->config().admin_token;
+  // SubmitRunRequest{plan{name: "\303\050"}}: a proto3 string that is not UTF-8.
+  const std::string bad_utf8("\x0a\x04\x0a\x02\xc3\x28", 6);
+  const std::string truncated("\x0a\x10\x0a", 3);  // a length past the end
+  auto call = [&](const std::string& method, const std::string& bytes, const std::string& token) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    if (!token.empty()) context.AddMetadata("authorization", "Bearer " + token);
+    grpc::Slice slice(bytes);
+    grpc::ByteBuffer request(&slice, 1), response;
+    return grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+        channel.get(), grpc::internal::RpcMethod(method.c_str(), grpc::internal::RpcMethod::NORMAL_RPC),
+        &context, request, &response);
+  };
+  grpc::Status status = call("/fleetmark.v1.ControlService/SubmitRun", bad_utf8, admin);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("the request is not a valid fleetmark.v1.SubmitRunRequest"));
+  status = call("/fleetmark.v1.ControlService/GetRun", truncated, admin);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("fleetmark.v1.GetRunRequest"));
+  // Server streaming too.
+  {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + admin);
+    grpc::Slice slice(truncated);
+    grpc::ByteBuffer request(&slice, 1), response;
+    std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(
+        grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
+            channel.get(), grpc::internal::RpcMethod("/fleetmark.v1.ControlService/WatchRun",
+                                                     grpc::internal::RpcMethod::SERVER_STREAMING),
+            &context, request));
+    while (reader->Read(&response)) {}
+    status = reader->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  }
+  // The token is checked first: without it, nothing about the request is said.
+  status = call("/fleetmark.v1.ControlService/SubmitRun", bad_utf8, "");
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << status.error_message();
+  status = call("/fleetmark.v1.ControlService/SubmitRun", bad_utf8, "wrong");
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << status.error_message();
+  status = call("/fleetmark.v1.ControlService/NoSuchMethod", bad_utf8, admin);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED) << status.error_message();
+
+  // 1 500 unparseable requests (each makes protobuf log one ERROR line): the log gets the
+  // first few, and the coordinator keeps serving.
+  for (int i = 0; i < 1500; ++i) {
+    ASSERT_EQ(call("/fleetmark.v1.ControlService/SubmitRun", bad_utf8, admin).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT) << i;
+  }
+  const std::string log = coordinator_->Log();
+  size_t lines = 0;
+  for (size_t at = log.find("[libprotobuf "); at != std::string::npos; at = log.find("[libprotobuf ", at + 1)) ++lines;
+  EXPECT_GE(lines, 1u) << log.substr(0, 2000);
+  EXPECT_LE(lines, 12u) << log.substr(0, 2000);
+  EXPECT_THAT(log, HasSubstr("invalid UTF-8"));
+  EXPECT_TRUE(control_->ListAgents().ok());
 }
 
 // The agent's credential as stored in its spool directory (agent/credential_store.h).

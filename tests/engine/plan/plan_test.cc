@@ -464,6 +464,23 @@ TEST(ValidatePlanTest, NameAndDescriptionArePrintableAndBounded) {
   EXPECT_TRUE(ValidateText("name: \"s1 – études\" description: \"two\\nlines\\tok\"\n" + body).ok());
 }
 
+// Every string field must be UTF-8 (proto3's rule, which the coordinator's and the
+// agent's parsers enforce): an invalid byte sequence is named, not sent to fail there.
+TEST(ValidatePlanTest, EveryStringFieldIsValidUtf8) {
+  const std::string body = WithStrategy("name: 'direct'");
+  EXPECT_THAT(ValidateText("name: \"\\303\\050\"\n" + body).message(),
+              HasSubstr("p.txtpb:1:1: plan.name: valid UTF-8 text only, got \"\\303(\""));
+  EXPECT_THAT(ValidateText("description: \"ok \\377\"\n" + body).message(),
+              HasSubstr("plan.description: valid UTF-8 text only"));
+  // Nested and repeated fields, including ones checked against the registry later, and
+  // a label (which has no other check that would catch it first).
+  EXPECT_THAT(ValidateText(WithStrategy("name: 'direct' label: \"x\\300\\200\"")).message(),
+              HasSubstr("plan.matrix[0].strategies[0].label: valid UTF-8 text only"));
+  EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } workloads: ['arithmetic', \"\\355\\240\\200\"] batch {} }").message(),
+              HasSubstr("plan.matrix[0].workloads[1]: valid UTF-8 text only"));  // a surrogate
+  EXPECT_TRUE(ValidateText("name: \"\\303\\251tudes \\360\\237\\232\\200\"\n" + body).ok());
+}
+
 TEST(ValidatePlanTest, ChecksTheQuickFormToo) {
   absl::Status s = ValidateText(WithStrategy("name: 'direct'") +
                                 "quick_matrix { strategies { name: 'nope' } workloads: "

@@ -1,0 +1,60 @@
+#include "coordinator/service/protobuf_log.h"
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "google/protobuf/stubs/logging.h"
+
+namespace fleetmark::service {
+namespace {
+
+LogRateLimiter* limiter = nullptr;  // set once by InstallRateLimitedProtobufLog
+
+const char* LevelName(google::protobuf::LogLevel level) {
+  switch (level) {
+    case google::protobuf::LOGLEVEL_INFO: return "INFO";
+    case google::protobuf::LOGLEVEL_WARNING: return "WARNING";
+    case google::protobuf::LOGLEVEL_ERROR: return "ERROR";
+    default: return "FATAL";
+  }
+}
+
+void Handler(google::protobuf::LogLevel level, const char* filename, int line, const std::string& message) {
+  // protobuf's default format: "[libprotobuf ERROR file:line] message".
+  const std::string text = absl::StrCat("[libprotobuf ", LevelName(level), " ", filename, ":", line, "] ", message);
+  if (level >= google::protobuf::LOGLEVEL_FATAL) {
+    std::fprintf(stderr, "%s\n", text.c_str());
+    std::fflush(stderr);
+    return;
+  }
+  if (std::optional<std::string> admitted = limiter->Admit(absl::Now(), text)) {
+    std::fprintf(stderr, "%s\n", admitted->c_str());
+    std::fflush(stderr);
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> LogRateLimiter::Admit(absl::Time now, const std::string& line) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (printed_ >= burst_ && now - last_printed_ < interval_) {
+    ++suppressed_;
+    return std::nullopt;
+  }
+  ++printed_;
+  last_printed_ = now;
+  if (suppressed_ == 0) return line;
+  std::string out = absl::StrCat("(", suppressed_, " more protobuf log line", suppressed_ == 1 ? "" : "s",
+                                 " suppressed) ", line);
+  suppressed_ = 0;
+  return out;
+}
+
+void InstallRateLimitedProtobufLog(int burst, absl::Duration interval) {
+  static LogRateLimiter instance(burst, interval);
+  limiter = &instance;
+  google::protobuf::SetLogHandler(&Handler);
+}
+
+}  // namespace fleetmark::service
