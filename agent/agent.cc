@@ -17,6 +17,7 @@
 #include "agent/log.h"
 #include "agent/target.h"
 #include "agent/uuid.h"
+#include "engine/common/message_limits.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/tls_probe.h"
 #include "engine/measure/process_stats.h"
@@ -44,8 +45,13 @@ bool IsRefusalCode(grpc::StatusCode code) {
 }
 
 std::string GrpcStatusText(const grpc::Status& status) {
-  return absl::StrCat("gRPC status ", static_cast<int>(status.error_code()), " ",
-                      status.error_message());
+  std::string text = absl::StrCat("gRPC status ", static_cast<int>(status.error_code()), " ",
+                                  status.error_message());
+  if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+    absl::StrAppend(&text, " (this agent sends and receives messages of at most ",
+                    FormatMessageLimit(kAgentMaxMessageBytes), ")");
+  }
+  return text;
 }
 
 // The agent's TLS flags, as tls_probe.h names them in messages.
@@ -445,6 +451,10 @@ Agent::SessionOutcome Agent::RunSession() {
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+  // A job assignment carries its whole plan: gRPC's 4 MiB receive default is too small
+  // for plans the coordinator accepts (engine/common/message_limits.h).
+  args.SetMaxReceiveMessageSize(kAgentMaxMessageBytes);
+  args.SetMaxSendMessageSize(kAgentMaxMessageBytes);
   if (!options_.tls.server_name_override.empty()) {
     args.SetSslTargetNameOverride(options_.tls.server_name_override);
   }

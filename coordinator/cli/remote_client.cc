@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "coordinator/cli/command.h"
+#include "engine/common/message_limits.h"
 
 namespace fleetmark::cli {
 
@@ -22,6 +23,9 @@ ControlClient::ControlClient(const RemoteOptions& options) : options_(options) {
   grpc::ChannelArguments arguments;
   arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 1000);
   arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  // Explicit both ways (gRPC receives 4 MiB by default): engine/common/message_limits.h.
+  arguments.SetMaxReceiveMessageSize(kCliMaxMessageBytes);
+  arguments.SetMaxSendMessageSize(kCliMaxMessageBytes);
   channel_ = grpc::CreateCustomChannel(options_.coordinator, credentials, arguments);
   stub_ = v1::ControlService::NewStub(channel_);
 }
@@ -31,6 +35,30 @@ std::unique_ptr<grpc::ClientContext> ControlClient::Context(std::chrono::seconds
   if (!options_.admin_token.empty()) context->AddMetadata("authorization", "Bearer " + options_.admin_token);
   if (timeout.count() > 0) context->set_deadline(std::chrono::system_clock::now() + timeout);
   return context;
+}
+
+grpc::Status ControlClient::FetchResults(const std::string& run_id, const std::string& agent_name,
+                                         std::chrono::seconds timeout, v1::ExportResultsResponse* out) const {
+  v1::ExportResultsRequest request;
+  request.set_run_id(run_id);
+  request.set_agent_name(agent_name);
+  out->Clear();
+  auto context = Context(timeout);
+  std::unique_ptr<grpc::ClientReader<v1::ExportResultsResponse>> reader = stub_->StreamResults(context.get(), request);
+  v1::ExportResultsResponse page;
+  bool any = false;
+  while (reader->Read(&page)) {
+    out->MergeFrom(page);  // the first page carries the run and hosts, every page results
+    any = true;
+  }
+  grpc::Status status = reader->Finish();
+  if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED && !any) {
+    auto unary = Context(timeout);
+    out->Clear();
+    status = stub_->ExportResults(unary.get(), request, out);
+  }
+  if (!status.ok()) out->Clear();
+  return status;
 }
 
 bool ControlClient::IsTransportError(const grpc::Status& status) const {
@@ -76,6 +104,11 @@ int ControlClient::Fail(const std::string& what, const grpc::Status& status) con
                   << "names; the local stack's is " << kStackAdminTokenFile << ")\n";
       }
       return kExitUsage;
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      std::cerr << "  (a message over a size limit: this CLI sends and receives at most "
+                << FormatMessageLimit(kCliMaxMessageBytes) << " per message, the coordinator "
+                << FormatMessageLimit(kCoordinatorMaxMessageBytes) << ")\n";
+      return kExitFailure;
     case grpc::StatusCode::INVALID_ARGUMENT:
     case grpc::StatusCode::NOT_FOUND:
     case grpc::StatusCode::FAILED_PRECONDITION:

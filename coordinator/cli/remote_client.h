@@ -24,6 +24,13 @@ class ControlClient {
   // A context carrying the admin token, with a deadline `timeout` from now (0 = none).
   std::unique_ptr<grpc::ClientContext> Context(std::chrono::seconds timeout = std::chrono::seconds(60)) const;
 
+  // The results of run `run_id` (a full id or a unique prefix; of agent `agent_name`
+  // only, unless ""), read page by page with StreamResults and merged, so a run of any
+  // size reads back; from a coordinator without StreamResults (UNIMPLEMENTED), with its
+  // unary ExportResults. `timeout` bounds the whole transfer. On error, the call's status.
+  grpc::Status FetchResults(const std::string& run_id, const std::string& agent_name,
+                            std::chrono::seconds timeout, v1::ExportResultsResponse* out) const;
+
   // True when a failed call's `status` came from the transport (the coordinator could
   // not be reached, or the connection broke), false when the coordinator itself returned
   // it. gRPC gives both the same codes (UNAVAILABLE, DEADLINE_EXCEEDED), so this looks at
@@ -35,7 +42,8 @@ class ControlClient {
   // 1 otherwise. Hints: for a transport error, the address, where it came from and how to
   // point the CLI at the local stack (`deploy/stack.sh env`); for UNAVAILABLE returned by
   // the coordinator, that its database is unavailable; for a refused admin token, the
-  // file it was read from and where the coordinator's token lives.
+  // file it was read from and where the coordinator's token lives; for a message over a
+  // size limit (RESOURCE_EXHAUSTED), the CLI's and the coordinator's limits.
   int Fail(const std::string& what, const grpc::Status& status) const;
 
  private:

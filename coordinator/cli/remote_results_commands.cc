@@ -25,12 +25,8 @@ namespace {
 // Fetches the run's results (optionally of one agent); prints errors.
 std::optional<v1::ExportResultsResponse> Fetch(ControlClient& client, const std::string& run_id,
                                                const std::string& agent, int* exit_code) {
-  v1::ExportResultsRequest request;
-  request.set_run_id(run_id);
-  request.set_agent_name(agent);
   v1::ExportResultsResponse response;
-  auto context = client.Context(std::chrono::seconds(300));
-  grpc::Status status = client.stub().ExportResults(context.get(), request, &response);
+  grpc::Status status = client.FetchResults(run_id, agent, std::chrono::seconds(300), &response);
   if (!status.ok()) {
     *exit_code = client.Fail(absl::StrCat("results of run ", run_id), status);
     return std::nullopt;

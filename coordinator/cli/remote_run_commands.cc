@@ -30,11 +30,8 @@ constexpr char kSubmitUsage[] =
 int WaitAndShow(ControlClient& client, const std::string& run_id, absl::Duration timeout) {
   WatchResult watched = WatchRunUntilEnded(client, run_id, {.timeout = timeout});
   if (!watched.ended) return watched.exit_code;
-  v1::ExportResultsRequest export_request;
-  export_request.set_run_id(run_id);
   v1::ExportResultsResponse exported;
-  auto export_context = client.Context(std::chrono::seconds(120));
-  const grpc::Status status = client.stub().ExportResults(export_context.get(), export_request, &exported);
+  const grpc::Status status = client.FetchResults(run_id, "", std::chrono::seconds(120), &exported);
   if (!status.ok()) return client.Fail("fetching results", status);
   absl::StatusOr<std::string> tables = ResultTables(exported);
   if (!tables.ok()) {
@@ -136,11 +133,8 @@ int RunsShow(const std::vector<std::string>& args) {
   int code = 0;
   std::optional<ControlClient> client = ClientFromFlags(&code);
   if (!client) return code;
-  v1::ExportResultsRequest request;
-  request.set_run_id(args[0]);
   v1::ExportResultsResponse exported;
-  auto context = client->Context(std::chrono::seconds(120));
-  grpc::Status status = client->stub().ExportResults(context.get(), request, &exported);
+  grpc::Status status = client->FetchResults(args[0], "", std::chrono::seconds(120), &exported);
   if (!status.ok()) return client->Fail(absl::StrCat("runs show ", args[0]), status);
   std::cout << RunSummary(exported.run()) << "\n\n" << JobsTable(exported.run()) << "\n";
   absl::StatusOr<std::string> tables = ResultTables(exported);

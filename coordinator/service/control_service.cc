@@ -1,6 +1,8 @@
 #include "coordinator/service/control_service.h"
 
+#include <algorithm>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <set>
 
@@ -12,8 +14,10 @@
 #include "coordinator/service/run_cases.h"
 #include "coordinator/service/secrets.h"
 #include "coordinator/service/selector.h"
+#include "engine/common/message_limits.h"
 #include "engine/common/status_macros.h"
 #include "engine/plan/plan.h"
+#include "google/protobuf/io/coded_stream.h"
 
 namespace fleetmark::service {
 
@@ -22,11 +26,63 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
+namespace {
+
+// Bytes a length-delimited field of `length` bytes takes in its message (field numbers
+// below 16: a one-byte tag).
+size_t FieldBytes(size_t length) {
+  return 1 + google::protobuf::io::CodedOutputStream::VarintSize64(length) + length;
+}
+
+}  // namespace
+
+size_t JobAssignmentBytes(const v1::Plan& plan, bool quick, const std::string& filter) {
+  // The assignment without its plan (ids are UUIDs, 36 characters), then the plan's
+  // field added by size: a plan of up to 64 MiB is not copied to be measured.
+  v1::JobAssignment assignment;
+  assignment.set_job_id(std::string(36, 'f'));
+  assignment.set_run_id(std::string(36, 'f'));
+  assignment.set_quick(quick);
+  assignment.set_filter(filter);
+  assignment.set_attempt(std::numeric_limits<uint32_t>::max());
+  const size_t assignment_bytes = assignment.ByteSizeLong() + FieldBytes(plan.ByteSizeLong());
+  return FieldBytes(assignment_bytes);  // CoordinatorMessage.assignment
+}
+
+size_t MaxJobAssignmentBytes() {
+  return static_cast<size_t>(std::min(kCoordinatorMaxMessageBytes, kAgentMaxMessageBytes));
+}
+
+absl::Status CheckPlanDeliverable(const v1::Plan& plan, bool quick, const std::string& filter,
+                                  const std::string& field, size_t limit_bytes) {
+  const size_t bytes = JobAssignmentBytes(plan, quick, filter);
+  if (bytes <= limit_bytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      field, ": a job of this plan is ", bytes, " bytes serialized, over the agent stream's message limit of ",
+      FormatMessageLimit(limit_bytes), " (", limit_bytes, " bytes): no agent could receive it; split the plan"));
+}
+
+std::vector<ResultPage> PageResults(const store::ResultExportIndex& index, size_t page_bytes) {
+  std::vector<ResultPage> pages(1);
+  size_t bytes = 0;
+  for (size_t i = 0; i < index.results.size(); ++i) {
+    const size_t result_bytes = FieldBytes(index.results[i].bytes);
+    if (pages.back().end > pages.back().begin && bytes + result_bytes > page_bytes) {
+      pages.push_back({i, i});
+      bytes = 0;
+    }
+    pages.back().end = i + 1;
+    bytes += result_bytes;
+  }
+  return pages;
+}
+
 absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan, const std::string& selector,
                                        bool quick, const std::string& filter, const std::string& submitted_by,
                                        uint32_t max_attempts) {
   absl::Status valid = engine::ValidatePlan(plan);
   if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("plan refused: ", valid.message()));
+  FLEETMARK_RETURN_IF_ERROR(CheckPlanDeliverable(plan, quick, filter, "plan refused: plan"));
   FLEETMARK_ASSIGN_OR_RETURN(std::vector<std::string> case_ids, SelectedCaseIds(plan, quick, filter));
   FLEETMARK_ASSIGN_OR_RETURN(Selector parsed, Selector::Parse(selector));
   FLEETMARK_ASSIGN_OR_RETURN(std::vector<store::AgentSummary> agents, store.ListAgentSummaries());
@@ -144,6 +200,14 @@ bool Terminal(const std::string& status) {
   return status == "done" || status == "failed" || status == "cancelled";
 }
 
+// A server stream ended at once with `status` (a refused token).
+template <typename Message>
+class RefusedWriter : public grpc::ServerWriteReactor<Message> {
+ public:
+  explicit RefusedWriter(grpc::Status status) { this->Finish(status); }
+  void OnDone() override { delete this; }
+};
+
 // Streams a run's state whenever it changes, until it ends. The requested id (or
 // prefix) is resolved on the first poll. Exactly one of "a write in flight" or "a poll
 // scheduled" exists at any time, so Finish never races a write.
@@ -227,14 +291,7 @@ class RunWatcher : public grpc::ServerWriteReactor<v1::RunInfo> {
 
 grpc::ServerWriteReactor<v1::RunInfo>* ControlServiceImpl::WatchRun(grpc::CallbackServerContext* context,
                                                                     const v1::WatchRunRequest* request) {
-  if (grpc::Status auth = Authorize(*context); !auth.ok()) {
-    class Refused : public grpc::ServerWriteReactor<v1::RunInfo> {
-     public:
-      explicit Refused(grpc::Status status) { Finish(status); }
-      void OnDone() override { delete this; }
-    };
-    return new Refused(auth);
-  }
+  if (grpc::Status auth = Authorize(*context); !auth.ok()) return new RefusedWriter<v1::RunInfo>(auth);
   return new RunWatcher(store_, executor_, request->run_id(), options_.watch_poll);
 }
 
@@ -282,6 +339,8 @@ grpc::ServerUnaryReactor* ControlServiceImpl::CreateSchedule(grpc::CallbackServe
     FLEETMARK_ASSIGN_OR_RETURN(scheduler::CronSchedule cron, scheduler::CronSchedule::Parse(schedule.cron()));
     absl::Status plan = engine::ValidatePlan(schedule.plan());
     if (!plan.ok()) return absl::InvalidArgumentError(absl::StrCat("schedule.plan refused: ", plan.message()));
+    FLEETMARK_RETURN_IF_ERROR(
+        CheckPlanDeliverable(schedule.plan(), schedule.quick(), "", "schedule.plan refused: schedule.plan"));
     FLEETMARK_RETURN_IF_ERROR(Selector::Parse(schedule.selector()).status());
     std::optional<absl::Time> next = cron.NextAfter(absl::Now());
     if (!next) {
@@ -337,14 +396,127 @@ grpc::ServerUnaryReactor* ControlServiceImpl::RevokeToken(grpc::CallbackServerCo
   });
 }
 
+namespace {
+
+// Loads the results [page.begin, page.end) of `index` into `out` (after what it holds).
+absl::Status LoadPage(store::Store& store, const store::ResultExportIndex& index, ResultPage page,
+                      v1::ExportResultsResponse* out) {
+  std::vector<std::string> ids;
+  ids.reserve(page.end - page.begin);
+  for (size_t i = page.begin; i < page.end; ++i) ids.push_back(index.results[i].result_id);
+  FLEETMARK_ASSIGN_OR_RETURN(std::vector<v1::CaseResult> results, store.LoadResults(ids));
+  out->mutable_results()->Reserve(out->results_size() + static_cast<int>(results.size()));
+  for (v1::CaseResult& result : results) *out->add_results() = std::move(result);
+  return absl::OkStatus();
+}
+
+// The run and its hosts: what the first (or only) message of an export carries.
+void SetHeader(const store::ResultExportIndex& index, v1::ExportResultsResponse* out) {
+  *out->mutable_run() = index.run;
+  for (const auto& [name, host] : index.hosts) (*out->mutable_hosts())[name] = host;
+}
+
+// StreamResults: the run's index first (resolving the id), then one page per write,
+// each loaded on the executor after the previous write completed. As RunWatcher,
+// exactly one of "a write in flight" or "a load posted" exists at any time, so Finish
+// never races a write.
+class ResultStreamer : public grpc::ServerWriteReactor<v1::ExportResultsResponse> {
+ public:
+  ResultStreamer(store::Store& store, Executor& executor, std::string run_id, std::string agent_name)
+      : state_(std::make_shared<State>(store, executor, std::move(run_id), std::move(agent_name))) {
+    state_->reactor = this;
+    state_->executor.Post([state = state_] { Start(state); });
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "write failed"));
+      return;
+    }
+    if (state_->next_page >= state_->pages.size()) {
+      Finish(grpc::Status::OK);
+      return;
+    }
+    state_->executor.Post([state = state_] { WriteNextPage(state); });
+  }
+  void OnCancel() override { state_->cancelled = true; }
+  void OnDone() override { delete this; }
+
+ private:
+  struct State {
+    State(store::Store& s, Executor& e, std::string id, std::string agent)
+        : store(s), executor(e), run_id(std::move(id)), agent_name(std::move(agent)) {}
+    store::Store& store;
+    Executor& executor;
+    const std::string run_id;  // as requested
+    const std::string agent_name;
+    ResultStreamer* reactor = nullptr;
+    std::atomic<bool> cancelled{false};
+    store::ResultExportIndex index;
+    std::vector<ResultPage> pages;
+    size_t next_page = 0;
+    v1::ExportResultsResponse out;  // the message being written
+  };
+  static void Start(const std::shared_ptr<State>& state) {
+    absl::Status indexed = [&]() -> absl::Status {
+      FLEETMARK_ASSIGN_OR_RETURN(const std::string run_id, state->store.ResolveRunId(state->run_id));
+      FLEETMARK_ASSIGN_OR_RETURN(state->index, state->store.ListExportResults(run_id, state->agent_name));
+      return absl::OkStatus();
+    }();
+    if (!indexed.ok()) {
+      state->reactor->Finish(ToGrpcStatus(indexed));
+      return;
+    }
+    state->pages = PageResults(state->index, kResultPageBytes);
+    WriteNextPage(state);
+  }
+  static void WriteNextPage(const std::shared_ptr<State>& state) {
+    if (state->cancelled) {
+      state->reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "export cancelled"));
+      return;
+    }
+    state->out.Clear();
+    if (state->next_page == 0) SetHeader(state->index, &state->out);
+    if (absl::Status loaded = LoadPage(state->store, state->index, state->pages[state->next_page], &state->out);
+        !loaded.ok()) {
+      state->reactor->Finish(ToGrpcStatus(loaded));
+      return;
+    }
+    ++state->next_page;
+    state->reactor->StartWrite(&state->out);
+  }
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace
+
 grpc::ServerUnaryReactor* ControlServiceImpl::ExportResults(grpc::CallbackServerContext* context,
                                                             const v1::ExportResultsRequest* request,
                                                             v1::ExportResultsResponse* response) {
   return Async(context, [this, request, response]() -> absl::Status {
     FLEETMARK_ASSIGN_OR_RETURN(const std::string run_id, store_.ResolveRunId(request->run_id()));
-    FLEETMARK_ASSIGN_OR_RETURN(*response, store_.ExportResults(run_id, request->agent_name()));
-    return absl::OkStatus();
+    FLEETMARK_ASSIGN_OR_RETURN(store::ResultExportIndex index,
+                               store_.ListExportResults(run_id, request->agent_name()));
+    // The answer's size from the index, before loading anything.
+    SetHeader(index, response);
+    size_t bytes = response->ByteSizeLong();
+    for (const store::ResultExportIndex::Entry& entry : index.results) bytes += FieldBytes(entry.bytes);
+    if (bytes > static_cast<size_t>(kCoordinatorMaxMessageBytes)) {
+      response->Clear();
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "run ", run_id, ": its results take ", bytes, " bytes, over the ",
+          FormatMessageLimit(kCoordinatorMaxMessageBytes), " limit of one ExportResults answer (",
+          kCoordinatorMaxMessageBytes, " bytes); read them with StreamResults, as fleetmark export does"));
+    }
+    return LoadPage(store_, index, {0, index.results.size()}, response);
   });
+}
+
+grpc::ServerWriteReactor<v1::ExportResultsResponse>* ControlServiceImpl::StreamResults(
+    grpc::CallbackServerContext* context, const v1::ExportResultsRequest* request) {
+  if (grpc::Status auth = Authorize(*context); !auth.ok()) {
+    return new RefusedWriter<v1::ExportResultsResponse>(auth);
+  }
+  return new ResultStreamer(store_, executor_, request->run_id(), request->agent_name());
 }
 
 grpc::ServerUnaryReactor* ControlServiceImpl::ListTokens(grpc::CallbackServerContext* context,

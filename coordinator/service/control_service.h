@@ -7,16 +7,25 @@
 // RevokeToken also ends the streams of this coordinator's agents enrolled with the
 // token (revocation.h); other coordinators do at their next liveness flush.
 //
-// Every call taking a run id (GetRun, WatchRun, CancelRun, ExportResults) also accepts
-// a unique prefix of it with at least 6 hex digits (Store::ResolveRunId).
+// Every call taking a run id (GetRun, WatchRun, CancelRun, ExportResults,
+// StreamResults) also accepts a unique prefix of it with at least 6 hex digits
+// (Store::ResolveRunId).
+//
+// Results read back at any run size through StreamResults (pages of about
+// kResultPageBytes, each loaded from the store only when the previous one was
+// written); the unary ExportResults answers only runs that fit one message
+// (engine/common/message_limits.h).
 //
 // Errors map absl codes 1:1 onto gRPC codes: InvalidArgument for a bad plan, selector,
-// cron or id (the message names the field) or an ambiguous run id prefix, NotFound,
+// cron or id (the message names the field) or an ambiguous run id prefix, or a plan
+// too large to deliver to an agent (naming its size and the limit), NotFound,
 // FailedPrecondition (no online agent matches; a token already revoked),
-// Unauthenticated (missing/wrong token), Unavailable (database down).
+// Unauthenticated (missing/wrong token), Unavailable (database down),
+// ResourceExhausted (an ExportResults answer over the message limit, naming it).
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -38,8 +47,32 @@ struct ControlServiceOptions {
 // absl::Status → grpc::Status (same numeric codes).
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
+// Bytes of the CoordinatorMessage that delivers a job of `plan` (with `quick` and
+// `filter`) to an agent, with the longest ids and attempt number a job can have.
+size_t JobAssignmentBytes(const v1::Plan& plan, bool quick, const std::string& filter);
+
+// The largest job assignment the agent stream carries: the smaller of the
+// coordinator's and the agent's message limits (engine/common/message_limits.h).
+size_t MaxJobAssignmentBytes();
+
+// OK if a job of `plan` fits `limit_bytes` (JobAssignmentBytes); else InvalidArgument
+// naming `field`, the assignment's size and the limit: a plan accepted is a plan every
+// agent of this version can receive.
+absl::Status CheckPlanDeliverable(const v1::Plan& plan, bool quick, const std::string& filter,
+                                  const std::string& field, size_t limit_bytes = MaxJobAssignmentBytes());
+
+// A run's export cut into pages for StreamResults: [begin, end) ranges of
+// `index.results`, each of at most `page_bytes` of serialized results (a single larger
+// result alone). At least one page (empty for a run without results), so the first
+// page always carries the run and its hosts.
+struct ResultPage {
+  size_t begin = 0, end = 0;
+};
+std::vector<ResultPage> PageResults(const store::ResultExportIndex& index, size_t page_bytes);
+
 // The run a SubmitRun request (or a schedule) creates: validates the plan and the
-// selector, selects the online matching agents. InvalidArgument for a bad plan or
+// selector, checks the plan can be delivered (CheckPlanDeliverable), selects the
+// online matching agents. InvalidArgument for a bad or undeliverable plan or a bad
 // selector, FailedPrecondition if no online agent matches.
 absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan, const std::string& selector,
                                        bool quick, const std::string& filter, const std::string& submitted_by,
@@ -77,6 +110,8 @@ class ControlServiceImpl final : public v1::ControlService::CallbackService {
                                           v1::ExportResultsResponse*) override;
   grpc::ServerUnaryReactor* ListTokens(grpc::CallbackServerContext*, const v1::ListTokensRequest*,
                                        v1::ListTokensResponse*) override;
+  grpc::ServerWriteReactor<v1::ExportResultsResponse>* StreamResults(grpc::CallbackServerContext*,
+                                                                     const v1::ExportResultsRequest*) override;
 
   // OK if the call carries the admin token, else UNAUTHENTICATED saying what is wrong.
   // Thread-safe; also used for requests that fail to parse (parse_errors.h).

@@ -30,6 +30,7 @@
 #include "coordinator/service/secrets.h"
 #include "coordinator/service/selector.h"
 #include "coordinator/store/store.h"
+#include "engine/common/message_limits.h"
 #include "engine/common/status_macros.h"
 #include "engine/plan/plan.h"
 
@@ -156,7 +157,9 @@ class CoordinatorImpl : public Coordinator {
     builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
     builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
     builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
-    builder.SetMaxReceiveMessageSize(64 << 20);
+    // Explicit both ways (gRPC receives 4 MiB by default): engine/common/message_limits.h.
+    builder.SetMaxReceiveMessageSize(kCoordinatorMaxMessageBytes);
+    builder.SetMaxSendMessageSize(kCoordinatorMaxMessageBytes);
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || port_ == 0) {
       return absl::UnavailableError(absl::StrCat("listen_address \"", options_.listen_address,

@@ -145,6 +145,20 @@ struct CancelledRun {
   std::vector<std::pair<std::string, std::string>> agent_jobs;  // (agent_id, job_id) that were assigned/running
 };
 
+// What an export of a run holds, without the results' contents: the run, its agents'
+// hosts (by agent name) and, in export order (agent name, case id), each result's id
+// and the size of its stored serialized CaseResult, so a reader can cut byte-bounded
+// pages and load them one at a time (Store::LoadResults).
+struct ResultExportIndex {
+  struct Entry {
+    std::string result_id;
+    size_t bytes = 0;
+  };
+  v1::RunInfo run;
+  std::map<std::string, v1::HostInfo> hosts;
+  std::vector<Entry> results;
+};
+
 class Store {
  public:
   // Opens the connection pool (checks the database is reachable). Does not migrate.
@@ -295,8 +309,16 @@ class Store {
 
   // A run with its results (optionally of one agent) and the hosts of its agents. A
   // case measured again by a re-run job (after a lost agent) appears once: its newest result.
+  // NotFound for an unknown run, or an agent with no job in it. The whole run in memory:
+  // for large runs use ListExportResults and LoadResults.
   absl::StatusOr<v1::ExportResultsResponse> ExportResults(const std::string& run_id,
                                                           const std::string& agent_name);
+  // The index of what ExportResults(run_id, agent_name) returns (same rows, same order,
+  // same errors), reading no result's contents.
+  absl::StatusOr<ResultExportIndex> ListExportResults(const std::string& run_id, const std::string& agent_name);
+  // The stored results `result_ids` (UUIDs), in that order. NotFound naming an id that
+  // is not stored (results are never deleted: an id from ListExportResults is).
+  absl::StatusOr<std::vector<v1::CaseResult>> LoadResults(const std::vector<std::string>& result_ids);
 
   // --- schedules ---
   // Schedule names are 1 to 64 characters from [A-Za-z0-9._-], as agent names

@@ -492,36 +492,103 @@ absl::StatusOr<std::vector<ResultOutcome>> Store::InsertResults(const std::vecto
   return inserted;
 }
 
+namespace {
+
+// ListExportResults in `txn`.
+absl::StatusOr<ResultExportIndex> ExportIndexInTxn(pqxx::work& txn, const std::string& run_id,
+                                                   const std::string& agent_name) {
+  std::optional<v1::RunInfo> run = internal::LoadRun(txn, run_id);
+  if (!run) return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
+  ResultExportIndex index;
+  index.run = *std::move(run);
+  pqxx::result hosts = txn.exec_params(
+      "SELECT DISTINCT a.name, a.host FROM jobs j JOIN agents a ON a.agent_id = j.agent_id "
+      "WHERE j.run_id = $1::uuid AND ($2 = '' OR a.name = $2)",
+      run_id, agent_name);
+  if (hosts.empty() && !agent_name.empty()) {
+    return absl::NotFoundError(absl::StrCat("agent \"", agent_name, "\" has no job in run ", run_id));
+  }
+  for (const auto& row : hosts) internal::ParseProtoField(row[1], &index.hosts[row[0].as<std::string>()]);
+  // A job re-run after its agent was lost measures its cases again: export the newest
+  // result of each case per job (all rows stay stored). octet_length reads the stored
+  // size without the contents.
+  pqxx::result r = txn.exec_params(
+      "SELECT result_id::text, bytes FROM (SELECT DISTINCT ON (c.job_id, c.case_id) a.name, c.case_id,"
+      "  c.result_id, octet_length(c.result) AS bytes"
+      "  FROM case_results c JOIN agents a ON a.agent_id = c.agent_id"
+      "  WHERE c.run_id = $1::uuid AND ($2 = '' OR a.name = $2)"
+      "  ORDER BY c.job_id, c.case_id, c.finished_at DESC NULLS LAST, c.received_at DESC) latest "
+      "ORDER BY name, case_id, result_id",
+      run_id, agent_name);
+  index.results.reserve(r.size());
+  for (const auto& row : r) index.results.push_back({row[0].as<std::string>(), row[1].as<size_t>()});
+  return index;
+}
+
+// LoadResults in `txn`; the ids are checked UUIDs.
+absl::StatusOr<std::vector<v1::CaseResult>> LoadResultsInTxn(pqxx::work& txn,
+                                                             const std::vector<std::string>& result_ids) {
+  std::vector<v1::CaseResult> results(result_ids.size());
+  if (result_ids.empty()) return results;
+  std::map<std::string, std::vector<size_t>> slots;  // lower-case id -> positions
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < result_ids.size(); ++i) {
+    auto [it, inserted] = slots.try_emplace(absl::AsciiStrToLower(result_ids[i]));
+    if (inserted) ids.push_back(it->first);
+    it->second.push_back(i);
+  }
+  pqxx::result r = txn.exec_params(
+      "SELECT result_id::text, result FROM case_results WHERE result_id = ANY($1::uuid[])", internal::UuidArray(ids));
+  std::set<std::string> found;
+  for (const auto& row : r) {
+    const std::string id = row[0].as<std::string>();
+    auto it = slots.find(id);
+    if (it == slots.end()) continue;
+    found.insert(id);
+    internal::ParseProtoField(row[1], &results[it->second.front()]);
+    for (size_t k = 1; k < it->second.size(); ++k) results[it->second[k]] = results[it->second.front()];
+  }
+  for (const std::string& id : ids) {
+    if (found.count(id) == 0) return absl::NotFoundError(absl::StrCat("result ", id, " not found"));
+  }
+  return results;
+}
+
+}  // namespace
+
 absl::StatusOr<v1::ExportResultsResponse> Store::ExportResults(const std::string& run_id,
                                                                const std::string& agent_name) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("run_id", run_id));
   return InTransactionOr(*pool_, "export results",
                          [&](pqxx::work& txn) -> absl::StatusOr<v1::ExportResultsResponse> {
-    std::optional<v1::RunInfo> run = internal::LoadRun(txn, run_id);
-    if (!run) return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
+    FLEETMARK_ASSIGN_OR_RETURN(ResultExportIndex index, ExportIndexInTxn(txn, run_id, agent_name));
+    std::vector<std::string> ids;
+    ids.reserve(index.results.size());
+    for (const ResultExportIndex::Entry& entry : index.results) ids.push_back(entry.result_id);
+    FLEETMARK_ASSIGN_OR_RETURN(std::vector<v1::CaseResult> results, LoadResultsInTxn(txn, ids));
     v1::ExportResultsResponse response;
-    *response.mutable_run() = *run;
-    pqxx::result hosts = txn.exec_params(
-        "SELECT DISTINCT a.name, a.host FROM jobs j JOIN agents a ON a.agent_id = j.agent_id "
-        "WHERE j.run_id = $1::uuid AND ($2 = '' OR a.name = $2)",
-        run_id, agent_name);
-    if (hosts.empty() && !agent_name.empty()) {
-      return absl::NotFoundError(absl::StrCat("agent \"", agent_name, "\" has no job in run ", run_id));
-    }
-    for (const auto& row : hosts) {
-      internal::ParseProtoField(row[1], &(*response.mutable_hosts())[row[0].as<std::string>()]);
-    }
-    // A job re-run after its agent was lost measures its cases again: export the newest
-    // result of each case per job (all rows stay stored).
-    pqxx::result r = txn.exec_params(
-        "SELECT result FROM (SELECT DISTINCT ON (c.job_id, c.case_id) a.name, c.case_id, c.result"
-        "  FROM case_results c JOIN agents a ON a.agent_id = c.agent_id"
-        "  WHERE c.run_id = $1::uuid AND ($2 = '' OR a.name = $2)"
-        "  ORDER BY c.job_id, c.case_id, c.finished_at DESC NULLS LAST, c.received_at DESC) latest "
-        "ORDER BY name, case_id",
-        run_id, agent_name);
-    for (const auto& row : r) internal::ParseProtoField(row[0], response.add_results());
+    *response.mutable_run() = std::move(index.run);
+    for (auto& [name, host] : index.hosts) (*response.mutable_hosts())[name] = std::move(host);
+    response.mutable_results()->Reserve(static_cast<int>(results.size()));
+    for (v1::CaseResult& result : results) *response.add_results() = std::move(result);
     return response;
+  });
+}
+
+absl::StatusOr<ResultExportIndex> Store::ListExportResults(const std::string& run_id,
+                                                           const std::string& agent_name) {
+  FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("run_id", run_id));
+  return InTransactionOr(*pool_, "export results", [&](pqxx::work& txn) {
+    return ExportIndexInTxn(txn, run_id, agent_name);
+  });
+}
+
+absl::StatusOr<std::vector<v1::CaseResult>> Store::LoadResults(const std::vector<std::string>& result_ids) {
+  for (size_t i = 0; i < result_ids.size(); ++i) {
+    FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid(absl::StrCat("result_ids[", i, "]"), result_ids[i]));
+  }
+  return InTransactionOr(*pool_, "load results", [&](pqxx::work& txn) {
+    return LoadResultsInTxn(txn, result_ids);
   });
 }
 

@@ -3,21 +3,27 @@
 // (all before any connection: nothing listens on 127.0.0.1:1, so connecting would be
 // exit 1), and against a real coordinator, agent and PostgreSQL: the stack's default
 // address file, a refused token, transport errors versus a coordinator whose database
-// is down, `submit --wait` through a coordinator restart and its --timeout.
+// is down, `submit --wait` through a coordinator restart and its --timeout, a run with
+// more results than gRPC's 4 MiB default message (submit --wait, runs show, export) and
+// a plan larger than that (delivered to the agent and run).
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "coordinator/store/store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/cli/cli_fixture.h"
 #include "tests/cli/cli_fleet_fixture.h"
 #include "tests/integration/fleet_harness.h"
@@ -378,6 +384,131 @@ TEST_F(CliWaitTest, TimeoutPrintsTheStateAndHowToFollow) {
   EXPECT_THAT(log, HasSubstr("job on w1 "));
   EXPECT_THAT(log, HasSubstr("agent w1 offline"));
   EXPECT_THAT(log, HasSubstr("follow it with `fleetmark runs show " + run_id + "`"));
+}
+
+// Two cases of several seconds each: while the real agent measures them, the test
+// stores a result of 1 000 000 samples (3 MB) for each case of the job through the store
+// (newer than what the agent sends, so the export shows them), as an agent at the
+// repetition cap would: 6 MB of results, past gRPC's 4 MiB default message limit (the
+// CLI used to fail "Received message larger than max (... vs. 4194304)").
+constexpr char kTwoSlowCasesPlan[] = R"pb(name: "big"
+matrix { strategies { name: "direct" } strategies { name: "single_thread" } workloads: "network" batch { tasks: 60 } }
+measurement { warmup_seconds: 0 min_repetitions: 3 max_repetitions: 3 rounds: 2 }
+)pb";
+
+TEST_F(CliWaitTest, RunsOverFourMiBOfResultsReadBack) {
+  ASSERT_NO_FATAL_FAILURE(StartAgent());
+  ASSERT_NO_FATAL_FAILURE(StartSubmit(Write("big.txtpb", kTwoSlowCasesPlan), {"--timeout", "240s"}));
+  const std::string run_id = RunId();
+  ASSERT_FALSE(run_id.empty()) << cli_->Log();
+  ASSERT_TRUE(fleetmark::testing::WaitUntil([&] { return JobRunning(run_id); }, absl::Seconds(60))) << cli_->Log();
+
+  fleetmark::store::StoreOptions options;
+  options.connection.uri = db_->uri();
+  options.connection.pool_size = 1;
+  absl::StatusOr<std::unique_ptr<fleetmark::store::Store>> store = fleetmark::store::Store::Open(options);
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::StatusOr<fleetmark::store::AgentIdentity> agent = (*store)->FindAgentByName("w1");
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  fleetmark::testing::ControlClient control(coordinator_->address(), coordinator_->config().admin_token);
+  absl::StatusOr<fleetmark::v1::RunInfo> run = control.GetRun(run_id);
+  ASSERT_TRUE(run.ok()) << run.status();
+  std::map<std::string, std::string> seeded;  // case id -> its samples joined by ','
+  std::vector<fleetmark::v1::CaseResult> results(2);
+  for (int i = 0; i < 2; ++i) {
+    fleetmark::v1::CaseResult& r = results[i];
+    r.set_result_id(absl::StrFormat("6666666%d-6666-4666-8666-666666666666", i));
+    r.set_run_id(run_id);
+    r.set_job_id(run->jobs(0).job_id());
+    r.mutable_spec()->set_case_id(i == 0 ? "batch/network/blocking/direct/any" : "batch/network/blocking/single_thread/any");
+    r.mutable_spec()->set_scenario("batch");
+    r.mutable_spec()->set_workload("network");
+    r.mutable_spec()->set_io_mode("blocking");
+    r.mutable_spec()->set_placement("any");
+    r.mutable_spec()->mutable_strategy()->set_name(i == 0 ? "direct" : "single_thread");
+    r.set_status(fleetmark::v1::CASE_STATUS_OK);
+    r.set_stop_reason(fleetmark::v1::STOP_REASON_MAX_REPETITIONS);
+    std::string& joined = seeded[r.spec().case_id()];
+    for (int64_t k = 0; k < 1'000'000; ++k) {
+      const int64_t sample = 1'770'000 + (k * 7919 + i) % 200'000;
+      r.add_samples_ns(sample);
+      absl::StrAppend(&joined, k == 0 ? "" : ",", sample);
+    }
+    r.mutable_stats()->set_count(1'000'000);
+    r.mutable_stats()->set_min_ns(1'770'000);
+    r.mutable_stats()->set_median_ns(1'870'000);
+    r.mutable_stats()->set_max_ns(1'969'999);
+    r.mutable_counters()->set_repetitions(1'000'000);
+    r.set_finished_unix_ns(absl::ToUnixNanos(absl::Now() + absl::Hours(24)));  // the newest of its case
+  }
+  absl::StatusOr<std::vector<fleetmark::store::ResultOutcome>> stored =
+      (*store)->InsertResults({{agent->agent_id, &results[0]}, {agent->agent_id, &results[1]}});
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  for (const auto& outcome : *stored) ASSERT_TRUE(outcome.stored) << outcome.message;
+
+  // submit --wait: the run ends, its results tables follow.
+  absl::StatusOr<fleetmark::testing::ExitInfo> exit = cli_->Wait(absl::Seconds(300));
+  ASSERT_TRUE(exit.ok()) << exit.status() << "\n" << cli_->Log();
+  const std::string log = cli_->Log();
+  EXPECT_TRUE(exit->exited && exit->exit_code == 0) << log;
+  EXPECT_THAT(log, HasSubstr("run " + run_id + "  plan big  done  2 results"));
+  EXPECT_THAT(log, HasSubstr("== agent w1"));
+  EXPECT_EQ(Count(log, " 1000000 "), 2u) << log;  // n: both seeded results in the table
+  const std::string in_run = " FROM case_results WHERE run_id = '" + run_id + "'";
+  absl::StatusOr<int64_t> bytes = fleetmark::testing::PsqlInt(db_->uri(), "SELECT sum(octet_length(result))" + in_run);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_GT(*bytes, int64_t{5} << 20);
+
+  CliResult show = Fleet("runs show " + run_id.substr(0, 8));
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("run " + run_id + "  plan big  done  2 results"));
+  EXPECT_THAT(show.out, HasSubstr("== agent w1"));
+  EXPECT_EQ(Count(show.out, " 1000000 "), 2u) << show.out;
+
+  // Every row, every sample as stored.
+  CliResult json = Fleet("export " + run_id + " --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json exported = nlohmann::json::parse(json.out);
+  ASSERT_EQ(exported["results"].size(), 2u) << json.out.substr(0, 2000);
+  for (const nlohmann::json& result : exported["results"]) {
+    const std::string case_id = result["spec"]["case_id"];
+    std::string samples;
+    for (const nlohmann::json& sample : result["samples_ns"]) {
+      if (!samples.empty()) samples += ",";
+      samples += sample.get<std::string>();  // int64 as a JSON string (protobuf's mapping)
+    }
+    EXPECT_EQ(result["samples_ns"].size(), 1'000'000u) << case_id;
+    EXPECT_TRUE(samples == seeded[case_id]) << case_id << ": the exported samples differ from the stored ones";
+  }
+  CliResult csv = Fleet("export " + run_id + " --format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(Count(csv.out, "\n"), 3u) << csv.out.substr(0, 2000);  // the header and the two cases
+}
+
+// A valid plan of ~5 MiB (70 000 strategies, one case selected): delivered to the agent
+// and run. Its job assignment used to exceed the agent's 4 MiB receive default: the
+// agent reconnected in a loop and the job failed as "agent restarted".
+TEST_F(CliWaitTest, APlanOverFourMiBIsDeliveredAndRuns) {
+  ASSERT_NO_FATAL_FAILURE(StartAgent());
+  std::string plan = "name: \"wide\"\nmatrix {\n";
+  for (int i = 0; i < 70000; ++i) {
+    plan += absl::StrFormat("  strategies { name: \"direct\" label: \"s%06d_%s\" }\n", i, std::string(52, 'x'));
+  }
+  plan += "  workloads: \"arithmetic\"\n  batch { tasks: 1 }\n}\n"
+          "measurement { warmup_seconds: 0 min_repetitions: 3 max_repetitions: 3 rounds: 1 }\n";
+  ASSERT_NO_FATAL_FAILURE(StartSubmit(
+      Write("wide.txtpb", plan),
+      {"--filter", absl::StrFormat("^batch/arithmetic/blocking/s000007_%s/any$", std::string(52, 'x')),
+       "--timeout", "120s"}));
+  const std::string run_id = RunId();
+  ASSERT_FALSE(run_id.empty()) << cli_->Log();
+  absl::StatusOr<fleetmark::testing::ExitInfo> exit = cli_->Wait(absl::Seconds(180));
+  ASSERT_TRUE(exit.ok()) << exit.status() << "\n" << cli_->Log();
+  const std::string log = cli_->Log();
+  EXPECT_TRUE(exit->exited && exit->exit_code == 0) << log << "\nagent:\n" << agent_->Log();
+  EXPECT_THAT(log, HasSubstr("run " + run_id + "  plan wide  done  1 results"));
+  EXPECT_THAT(log, HasSubstr("\ns000007_" + std::string(52, 'x') + " "));  // its row in the table
+  EXPECT_THAT(agent_->Log(), Not(HasSubstr("larger than max")));
 }
 
 }  // namespace

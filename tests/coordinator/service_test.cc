@@ -8,15 +8,21 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <memory>
-#include <vector>
 #include <limits>
+#include <map>
+#include <memory>
 #include <functional>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "absl/strings/str_format.h"
 #include "coordinator/service/agent_service.h"
+#include "coordinator/service/control_service.h"
 #include "coordinator/service/coordinator.h"
+#include "engine/common/message_limits.h"
+#include "engine/plan/plan.h"
 #include "fleetmark/v1/agent.grpc.pb.h"
 #include "fleetmark/v1/control.grpc.pb.h"
 #include "google/protobuf/text_format.h"
@@ -679,6 +685,221 @@ TEST_F(ServiceTest, RunIdPrefixesAcceptedByEveryRunCall) {
     grpc::Status status = control_->CancelRun(&context, request, &run);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
     EXPECT_EQ(status.error_message(), "no run with id prefix " + other);
+  }
+  agent.Finish();
+}
+
+// A plan of `strategies` direct cases (labels of 60 characters) on arithmetic: about 74
+// bytes serialized per strategy.
+v1::Plan WidePlan(int strategies) {
+  v1::Plan plan;
+  plan.set_name("wide");
+  v1::Matrix* m = plan.add_matrix();
+  for (int i = 0; i < strategies; ++i) {
+    v1::StrategySpec* s = m->add_strategies();
+    s->set_name("direct");
+    s->set_label(absl::StrFormat("s%06d_%s", i, std::string(52, 'x')));
+  }
+  m->add_workloads("arithmetic");
+  m->mutable_batch()->set_tasks(1);
+  return plan;
+}
+
+TEST(JobAssignmentBytesTest, IsTheSizeOfTheLargestAssignmentMessage) {
+  for (const v1::Plan& plan : {SmallPlan(), WidePlan(1000), WidePlan(70000)}) {
+    for (const std::string& filter : {std::string(), std::string(1000, 'f')}) {
+      v1::CoordinatorMessage message;
+      v1::JobAssignment* a = message.mutable_assignment();
+      a->set_job_id("ffffffff-ffff-4fff-bfff-ffffffffffff");
+      a->set_run_id("ffffffff-ffff-4fff-bfff-ffffffffffff");
+      *a->mutable_plan() = plan;
+      a->set_quick(true);
+      a->set_filter(filter);
+      a->set_attempt(std::numeric_limits<uint32_t>::max());
+      EXPECT_EQ(JobAssignmentBytes(plan, true, filter), message.ByteSizeLong()) << plan.matrix(0).strategies_size();
+    }
+  }
+}
+
+TEST(CheckPlanDeliverableTest, RefusesAnAssignmentOverTheLimitNamingSizeAndLimit) {
+  const v1::Plan plan = WidePlan(70000);  // ~5 MiB: over gRPC's 4 MiB default
+  const size_t bytes = JobAssignmentBytes(plan, false, "");
+  ASSERT_GT(bytes, size_t{4} << 20);
+  EXPECT_TRUE(CheckPlanDeliverable(plan, false, "", "plan").ok());  // the agent stream's real limit
+  EXPECT_TRUE(CheckPlanDeliverable(plan, false, "", "plan", bytes).ok());
+  absl::Status refused = CheckPlanDeliverable(plan, false, "", "plan", size_t{4} << 20);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.message(),
+            absl::StrCat("plan: a job of this plan is ", bytes, " bytes serialized, over the agent stream's message "
+                         "limit of 4 MiB (4194304 bytes): no agent could receive it; split the plan"));
+  refused = CheckPlanDeliverable(plan, false, "", "plan", bytes - 1);
+  EXPECT_NE(refused.message().find(absl::StrCat(bytes - 1, " bytes)")), std::string::npos) << refused;
+  // Both ends of the agent stream carry what the check lets through.
+  EXPECT_EQ(MaxJobAssignmentBytes(),
+            static_cast<size_t>(std::min(kCoordinatorMaxMessageBytes, kAgentMaxMessageBytes)));
+}
+
+TEST(MessageLimitsTest, TheLargestResultFitsEveryEnd) {
+  // A result at the repetition cap, every sample at the widest varint, and generous
+  // strings: what an agent may send, the coordinator store and the CLI read back.
+  v1::AgentMessage message;
+  v1::CaseResult* r = message.mutable_result();
+  r->set_result_id(std::string(36, 'f'));
+  r->set_run_id(std::string(36, 'f'));
+  r->set_job_id(std::string(36, 'f'));
+  r->set_message(std::string(64 << 10, 'm'));
+  for (int64_t i = 0; i < 1'000'000; ++i) r->add_samples_ns(std::numeric_limits<int64_t>::min());
+  for (uint32_t cpu = 0; cpu < 4096; ++cpu) r->add_cpus_used(cpu);
+  const size_t bytes = message.ByteSizeLong();
+  EXPECT_LT(bytes, static_cast<size_t>(kAgentMaxMessageBytes) / 4);
+  EXPECT_LT(bytes, static_cast<size_t>(kCoordinatorMaxMessageBytes) / 4);
+  EXPECT_LT(bytes, static_cast<size_t>(kCliMaxMessageBytes) / 4);
+  EXPECT_EQ(FormatMessageLimit(64 << 20), "64 MiB");
+  EXPECT_EQ(FormatMessageLimit(1000), "1000 bytes");
+}
+
+TEST(PageResultsTest, PagesAreBoundedByBytesAndALargerResultTravelsAlone) {
+  store::ResultExportIndex index;
+  EXPECT_EQ(PageResults(index, 1000).size(), 1u);  // no results: one page (run and hosts)
+  EXPECT_EQ(PageResults(index, 1000)[0].end, 0u);
+  for (size_t bytes : {400, 400, 400, 5000, 10, 990}) index.results.push_back({"id", bytes});
+  const std::vector<ResultPage> pages = PageResults(index, 1000);
+  ASSERT_EQ(pages.size(), 5u);
+  // 400 + 400 (+3 bytes of tag and length each) fit 1000; a third does not.
+  EXPECT_EQ(pages[0].begin, 0u);
+  EXPECT_EQ(pages[0].end, 2u);
+  EXPECT_EQ(pages[1].begin, 2u);
+  EXPECT_EQ(pages[1].end, 3u);
+  EXPECT_EQ(pages[2].begin, 3u);  // 5000 alone
+  EXPECT_EQ(pages[2].end, 4u);
+  EXPECT_EQ(pages[3].begin, 4u);  // 10 + 990 + tags > 1000
+  EXPECT_EQ(pages[3].end, 5u);
+  EXPECT_EQ(pages[4].begin, 5u);
+  EXPECT_EQ(pages[4].end, 6u);
+}
+
+// A run with ~13 MB of results (each of 4 large results beyond gRPC's 4 MiB-default
+// client's reach in one message together), sent through the agent stream, reads back
+// through StreamResults in pages that each fit a default client, byte-identical.
+TEST_F(ServiceTest, ResultsOverFourMiBReadBackInPages) {
+  TestAgent agent(channel_);
+  ASSERT_TRUE(agent.Send(TestAgent::Hello("agent-big", 1, kEnrollToken)));
+  v1::CoordinatorMessage welcome;
+  ASSERT_TRUE(agent.Read(&welcome));
+  ASSERT_TRUE(welcome.has_welcome()) << welcome.DebugString();
+  v1::Plan plan = SmallPlan();
+  plan.mutable_matrix(0)->add_strategies()->set_name("single_thread");
+  plan.mutable_matrix(0)->add_workloads("collections");
+  plan.mutable_matrix(0)->add_workloads("storage");
+  const std::vector<v1::CaseSpec> cases = engine::ExpandCases(plan, false);
+  ASSERT_EQ(cases.size(), 6u);
+  v1::SubmitRunResponse submitted;
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::SubmitRunRequest submit;
+    *submit.mutable_plan() = plan;
+    submit.set_selector("name=agent-big");
+    grpc::Status status = control_->SubmitRun(&context, submit, &submitted);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  v1::CoordinatorMessage assignment;
+  ASSERT_TRUE(agent.Read(&assignment));
+  ASSERT_TRUE(assignment.has_assignment()) << assignment.DebugString();
+  const std::string job_id = assignment.assignment().job_id();
+  v1::AgentMessage accepted;
+  accepted.mutable_job_accepted()->set_job_id(job_id);
+  ASSERT_TRUE(agent.Send(accepted));
+  // Four cases at the repetition cap (3 MB each: samples of 1-2 ms), the two storage
+  // cases small (adjacent in export order in any collation).
+  std::map<std::string, std::string> sent;  // case id -> serialized result
+  for (size_t i = 0; i < cases.size(); ++i) {
+    v1::AgentMessage message;
+    v1::CaseResult* r = message.mutable_result();
+    r->set_result_id(absl::StrFormat("5555555%d-5555-4555-8555-555555555555", static_cast<int>(i)));
+    r->set_run_id(submitted.run().run_id());
+    r->set_job_id(job_id);
+    *r->mutable_spec() = cases[i];
+    r->set_status(v1::CASE_STATUS_OK);
+    const int samples = cases[i].workload() == "storage" ? 100 : 1'000'000;
+    for (int64_t k = 0; k < samples; ++k) r->add_samples_ns(1'000'000 + (k * 7919 + static_cast<int64_t>(i)) % 1'000'000);
+    r->mutable_stats()->set_count(samples);
+    r->mutable_stats()->set_min_ns(1'000'000);
+    r->mutable_stats()->set_median_ns(1'500'000);
+    r->mutable_stats()->set_max_ns(1'999'999);
+    ASSERT_TRUE(agent.Send(message));
+    v1::CoordinatorMessage ack;
+    ASSERT_TRUE(agent.Read(&ack));
+    ASSERT_TRUE(ack.has_ack()) << ack.DebugString();
+    ASSERT_FALSE(ack.ack().rejected()) << ack.ack().message();
+    sent[cases[i].case_id()] = r->SerializeAsString();
+  }
+  size_t total = 0;
+  for (const auto& [id, bytes] : sent) total += bytes.size();
+  ASSERT_GT(total, size_t{11} << 20);
+
+  // The stream, on this test's channel (gRPC's default 4 MiB receive limit).
+  grpc::ClientContext context;
+  Authorize(&context);
+  v1::ExportResultsRequest request;
+  request.set_run_id(submitted.run().run_id().substr(0, 8));
+  auto reader = control_->StreamResults(&context, request);
+  v1::ExportResultsResponse page, merged;
+  int pages = 0;
+  while (reader->Read(&page)) {
+    EXPECT_EQ(page.has_run(), pages == 0) << "page " << pages;
+    EXPECT_EQ(page.hosts_size(), pages == 0 ? 1 : 0) << "page " << pages;
+    EXPECT_GE(page.results_size(), 1) << "page " << pages;
+    // Pages of small results stay under the page size; a large result travels alone.
+    if (page.results_size() > 1) EXPECT_LE(page.ByteSizeLong(), kResultPageBytes + 4096);
+    merged.MergeFrom(page);
+    ++pages;
+  }
+  grpc::Status status = reader->Finish();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(pages, 5);  // four large results alone, the two small ones together
+  EXPECT_EQ(merged.run().run_id(), submitted.run().run_id());
+  EXPECT_EQ(merged.hosts().count("agent-big"), 1u);
+  ASSERT_EQ(merged.results_size(), 6);
+  std::set<std::string> seen;
+  for (const v1::CaseResult& r : merged.results()) {
+    EXPECT_TRUE(seen.insert(r.spec().case_id()).second) << r.spec().case_id();
+    EXPECT_EQ(r.SerializeAsString(), sent[r.spec().case_id()]) << r.spec().case_id();
+  }
+
+  // The unary ExportResults answers the same in one message, to a client that accepts it.
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(kCliMaxMessageBytes);
+  auto large = v1::ControlService::NewStub(grpc::CreateCustomChannel(
+      "127.0.0.1:" + std::to_string(coordinator_->port()), grpc::InsecureChannelCredentials(), arguments));
+  v1::ExportResultsResponse exported;
+  {
+    grpc::ClientContext unary;
+    Authorize(&unary);
+    status = large->ExportResults(&unary, request, &exported);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  EXPECT_EQ(exported.SerializeAsString(), merged.SerializeAsString());
+
+  // One stored result grown past the coordinator's message limit (in the database: no
+  // agent could send it): the unary answer is refused naming the limit, from the stored
+  // sizes (the grown blob is no CaseResult; it is not loaded).
+  {
+    pqxx::connection conn(db_->uri());
+    pqxx::work txn(conn);
+    txn.exec_params("UPDATE case_results SET result = convert_to(repeat('x', $1), 'UTF8') WHERE result_id = $2::uuid",
+                    kCoordinatorMaxMessageBytes, "55555550-5555-4555-8555-555555555555");
+    txn.commit();
+  }
+  {
+    grpc::ClientContext unary;
+    Authorize(&unary);
+    status = large->ExportResults(&unary, request, &exported);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_NE(status.error_message().find("over the 64 MiB limit of one ExportResults answer (67108864 bytes); "
+                                          "read them with StreamResults"),
+              std::string::npos)
+        << status.error_message();
   }
   agent.Finish();
 }
