@@ -302,6 +302,16 @@ TEST_F(ServiceTest, AgentBackWithAnEndedJobStillRunningGetsNoJobUntilItReportsIt
     request.set_selector("name=agent-busy");
     return control_->SubmitRun(&context, request, submitted);
   };
+  // The job `agents list` shows for the agent ("" = idle).
+  auto listed_job = [&]() -> std::string {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::ListAgentsRequest request;
+    request.set_selector("name=agent-busy");
+    v1::ListAgentsResponse response;
+    EXPECT_TRUE(control_->ListAgents(&context, request, &response).ok());
+    return response.agents_size() == 1 ? response.agents(0).running_job_id() : "(no agent)";
+  };
   std::string credential, first_job;
   v1::SubmitRunResponse first, second;
   {
@@ -327,6 +337,9 @@ TEST_F(ServiceTest, AgentBackWithAnEndedJobStillRunningGetsNoJobUntilItReportsIt
     v1::RunInfo cancelled;
     ASSERT_TRUE(control_->CancelRun(&context, cancel, &cancelled).ok());
     EXPECT_EQ(cancelled.status(), "cancelled");
+    ASSERT_TRUE(agent.Read(&m));
+    ASSERT_TRUE(m.has_cancellation()) << m.DebugString();
+    EXPECT_EQ(listed_job(), first_job);  // not idle: it has not said the job stopped
     agent.Finish();  // gone before it could stop the job or report it
   }
   ASSERT_EQ(second.run().jobs_size(), 1);
@@ -342,6 +355,7 @@ TEST_F(ServiceTest, AgentBackWithAnEndedJobStillRunningGetsNoJobUntilItReportsIt
   ASSERT_TRUE(back.Read(&m));
   ASSERT_TRUE(m.has_cancellation()) << m.DebugString();
   EXPECT_EQ(m.cancellation().job_id(), first_job);
+  EXPECT_EQ(listed_job(), first_job);
   // The job stops; only its report frees the agent for the queued job.
   v1::AgentMessage finished;
   finished.mutable_job_finished()->set_job_id(first_job);
