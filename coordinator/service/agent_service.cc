@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <map>
+#include <optional>
 #include <regex>
 
 #include "absl/strings/str_cat.h"
@@ -269,16 +270,21 @@ void AgentServiceImpl::HandleHello(const SessionPtr& session, const v1::Hello& h
   if (!agent_id.ok()) return db_refusal(agent_id.status());
 
   // Resume a job the agent still runs; any other job it held is released at once.
-  std::string running_job;
+  std::string running_job;  // live job the agent runs or has just finished
+  std::string ended_job;    // job that ended here while the agent may still run it
+  std::optional<v1::CoordinatorMessage> cancel;
   if (!hello.running_job_id().empty()) {
     absl::StatusOr<bool> resumed = store_.ResumeJob(hello.running_job_id(), *agent_id, options_.job_lease);
     if (resumed.ok() && *resumed) {
       running_job = hello.running_job_id();
     } else if (resumed.ok() || absl::IsInvalidArgument(resumed.status())) {
-      v1::CoordinatorMessage cancel;
-      cancel.mutable_cancellation()->set_job_id(hello.running_job_id());
-      cancel.mutable_cancellation()->set_reason("the job is no longer assigned to this agent");
-      session->Send(std::move(cancel));
+      // Ended (cancelled, failed, re-queued) while the agent was away, which may still
+      // be running it: it stays busy (no other job is pushed onto it) until it reports
+      // the job finished, as after any cancellation. A malformed id cannot be reported.
+      if (resumed.ok()) ended_job = hello.running_job_id();
+      cancel.emplace();
+      cancel->mutable_cancellation()->set_job_id(hello.running_job_id());
+      cancel->mutable_cancellation()->set_reason("the job is no longer assigned to this agent");
     } else {
       return db_refusal(resumed.status());
     }
@@ -291,7 +297,8 @@ void AgentServiceImpl::HandleHello(const SessionPtr& session, const v1::Hello& h
   session->UpdateState([&](AgentSession::AgentState& s) {
     s.agent_id = *agent_id;
     s.name = hello.agent_name();
-    s.running_job = running_job;
+    s.running_job = running_job.empty() ? ended_job : running_job;
+    s.cancel_sent = ended_job;
     s.last_heartbeat = absl::Now();
   });
   if (SessionPtr previous = registry_.Add(*agent_id, session); previous != nullptr && previous != session) {
@@ -304,8 +311,12 @@ void AgentServiceImpl::HandleHello(const SessionPtr& session, const v1::Hello& h
       static_cast<uint32_t>(absl::ToInt64Milliseconds(options_.heartbeat_interval)));
   welcome.mutable_welcome()->set_protocol_version(kMaxProtocolVersion);
   session->Send(std::move(welcome));
+  // After the Welcome, which makes the agent replay its spooled reports first: a job
+  // that finished here unconfirmed is then reported (clearing it) before the
+  // cancellation makes the agent drop that report.
+  if (cancel.has_value()) session->Send(*std::move(cancel));
   session->ReadNext();
-  if (running_job.empty()) dispatcher_.Wake({*agent_id});
+  if (running_job.empty() && ended_job.empty()) dispatcher_.Wake({*agent_id});
 }
 
 void AgentServiceImpl::HandleResult(const SessionPtr& session, v1::CaseResult result) {

@@ -324,6 +324,13 @@ grpc::ServerUnaryReactor* ControlServiceImpl::ListAgents(grpc::CallbackServerCon
     FLEETMARK_ASSIGN_OR_RETURN(Selector selector, Selector::Parse(request->selector()));
     FLEETMARK_ASSIGN_OR_RETURN(std::vector<v1::AgentInfo> agents, store_.ListAgents());
     for (v1::AgentInfo& agent : agents) {
+      // A job that ended (cancelled) is still the agent's until it reports it stopped:
+      // an agent connected here is not shown idle while it may still run one.
+      if (agent.running_job_id().empty()) {
+        if (std::shared_ptr<AgentSession> session = registry_.Find(agent.agent_id()); session != nullptr) {
+          agent.set_running_job_id(session->state().running_job);
+        }
+      }
       std::map<std::string, std::string> labels(agent.labels().begin(), agent.labels().end());
       if (selector.Matches(agent.name(), agent.host(), labels)) *response->add_agents() = std::move(agent);
     }

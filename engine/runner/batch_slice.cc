@@ -37,6 +37,11 @@ absl::StatusOr<std::unique_ptr<Strategy>> StartStrategy(const v1::StrategySpec& 
   return strategy;
 }
 
+RepetitionHook& TestRepetitionHook() {
+  static RepetitionHook hook = nullptr;
+  return hook;
+}
+
 // Re-checks the stop rule every `CheckStride(n)` repetitions: each check sorts all n
 // samples, so checking after every repetition of a microsecond case would cost more than
 // the case; about 50 checks per doubling keeps the overshoot below ~2% of n.
@@ -102,6 +107,10 @@ class SliceRunner {
     return absl::OkStatus();
   }
 
+  void RunTestHook() const {
+    if (RepetitionHook hook = TestRepetitionHook(); hook != nullptr) hook(spec_);
+  }
+
   // One repetition: the batch (plus construction and teardown with include_setup).
   absl::Status RunOnce() {
     if (!request_.include_setup()) return strategy_->RunBatch(*workload_, tasks_, io_mode_);
@@ -122,6 +131,7 @@ class SliceRunner {
                            std::chrono::duration<double>(request_.warmup_seconds()));
     do {
       if (Cancelled()) return absl::CancelledError("cancelled during warm-up");
+      RunTestHook();
       FLEETMARK_RETURN_IF_ERROR(RunOnce());
     } while (Clock::now() < warm_end);
     hooks_->ResetSeen();
@@ -149,6 +159,7 @@ class SliceRunner {
         status = absl::CancelledError("cancelled");
         break;
       }
+      RunTestHook();  // outside the timed span
       const Clock::time_point t0 = Clock::now();
       status = RunOnce();
       const Clock::time_point t1 = Clock::now();
@@ -235,6 +246,6 @@ runner::SliceResponse RunBatchSliceInChild(const runner::SliceRequest& request,
   return response;
 }
 
-bool NeedsChildProcess(const v1::CaseSpec& spec) { return spec.strategy().name() == "fiber"; }
+void SetRepetitionHookForTesting(RepetitionHook hook) { TestRepetitionHook() = hook; }
 
 }  // namespace fleetmark::engine

@@ -21,16 +21,23 @@ inline constexpr char kBatchSliceChildKind[] = "runner.batch_slice";
 runner::SliceResponse RunBatchSlice(const runner::SliceRequest& request,
                                     const std::atomic<bool>* cancelled);
 
-// Runs the slice in a child process (for strategies that need a process of their own,
-// such as fiber). Child failures become statuses: killed by SIGKILL ->
-// RESOURCE_EXHAUSTED, crash -> FAILED, over `timeout` -> TIMEOUT.
+// Runs the slice in a child process: what runs there can always be abandoned (a hung
+// repetition, Boost.Fiber's once-per-process scheduler, a strategy that corrupts the
+// process). Child failures become statuses: killed by SIGKILL -> RESOURCE_EXHAUSTED,
+// crash -> FAILED, over `timeout` -> TIMEOUT (the child is killed), `*cancelled`
+// (polled every ~20 ms) -> CANCELLED (the child is killed). Returns only once the
+// child has exited and been reaped, so nothing of the slice runs on afterwards.
 runner::SliceResponse RunBatchSliceInChild(const runner::SliceRequest& request,
                                            const std::string& executable,
                                            absl::Duration timeout,
                                            const std::atomic<bool>* cancelled);
 
-// True for the strategies whose cases must run in a child process: Boost.Fiber's
-// work-stealing scheduler keeps process-wide state and can exist once per process.
-bool NeedsChildProcess(const v1::CaseSpec& spec);
+// TEST HOOK, for test executables only (production binaries never call it): `hook`
+// runs in the process measuring a slice before every repetition (warm-up and timed)
+// with the case's spec; a hook that never returns is a hung repetition. Set it during
+// static initialisation (a namespace-scope object in a test-only source file), before
+// main starts any slice; nullptr removes it. Not thread-safe.
+using RepetitionHook = void (*)(const v1::CaseSpec& spec);
+void SetRepetitionHookForTesting(RepetitionHook hook);
 
 }  // namespace fleetmark::engine

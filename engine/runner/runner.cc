@@ -27,8 +27,6 @@
 namespace fleetmark::engine {
 namespace {
 
-// A child slice may take its time quota plus warm-up; beyond this margin it is hung.
-constexpr absl::Duration kChildTimeoutMargin = absl::Seconds(60);
 
 // Everything known about one case while its rounds run.
 struct CaseState {
@@ -100,8 +98,15 @@ class PlanRunner {
       }
       if (Cancelled()) break;
     }
+    // Only a cancellation leaves cases unfinished. A case whose samples already meet
+    // its stop rule (CI target, repetition or time cap) was finished: it keeps them.
     for (CaseState& c : cases_) {
-      if (!c.done) Finish(c, v1::CASE_STATUS_CANCELLED, "cancelled before the case finished");
+      if (c.done) continue;
+      if (MeetsStopRule(c)) {
+        Finish(c, v1::CASE_STATUS_OK, "");
+      } else {
+        Finish(c, v1::CASE_STATUS_CANCELLED, "cancelled before the case finished");
+      }
     }
     return summary_;
   }
@@ -133,10 +138,16 @@ class PlanRunner {
     runner::SliceRequest request = SliceRequestFor(c, round, rounds);
     runner::SliceResponse response;
     for (uint32_t attempt = 0;; ++attempt) {
-      response = NeedsChildProcess(r.spec())
-                     ? RunBatchSliceInChild(request, options_.child_executable,
-                                            ChildTimeout(request), cancelled_)
-                     : RunBatchSlice(request, cancelled_);
+      // In a child process, always: a hung repetition cannot be abandoned in-process.
+      const absl::Duration watchdog = SliceWatchdog(request);
+      response = RunBatchSliceInChild(request, options_.child_executable, watchdog, cancelled_);
+      if (response.status() == v1::CASE_STATUS_TIMEOUT) {
+        response.set_message(absl::StrCat(
+            "watchdog: the slice did not end within ", absl::FormatDuration(watchdog),
+            " (warm-up + time quota + 3 x the ", absl::FormatDuration(RepetitionBound()),
+            " bound on one repetition), so it is taken as hung and abandoned (its child "
+            "process was killed): ", response.message()));
+      }
       const v1::EnvSnapshot after = TakeEnvSnapshot();
       *r.mutable_env_after() = after;
       const ThrottleVerdict verdict = Throttled(before, after, ThisHost());
@@ -153,7 +164,9 @@ class PlanRunner {
       r.set_cooldown_seconds(r.cooldown_seconds() + settings_.cooldown_seconds());
     }
     Merge(c, response);
-    if (response.status() != v1::CASE_STATUS_OK) {
+    if (response.status() == v1::CASE_STATUS_CANCELLED) {
+      return;  // Run() decides, from the samples so far (a cancellation ends the run)
+    } else if (response.status() != v1::CASE_STATUS_OK) {
       Finish(c, response.status(), response.message());
     } else if (round == rounds) {
       Finish(c, v1::CASE_STATUS_OK, "");
@@ -186,9 +199,36 @@ class PlanRunner {
     return request;
   }
 
-  absl::Duration ChildTimeout(const runner::SliceRequest& request) const {
-    return absl::Seconds(request.warmup_seconds() + request.max_seconds()) * 2 +
-           kChildTimeoutMargin;
+  // The longest one repetition may take: the bound plan validation guarantees is
+  // reachable, max(max_seconds_per_case, kMaxRepetitionOverrunSeconds), unless the
+  // caller set one.
+  absl::Duration RepetitionBound() const {
+    if (options_.repetition_bound > absl::ZeroDuration()) return options_.repetition_bound;
+    return absl::Seconds(
+        std::max(settings_.max_seconds_per_case(), kMaxRepetitionOverrunSeconds));
+  }
+
+  // A slice runs its warm-up and its time quota, each of which may end with one
+  // repetition over it, plus starting and stopping the strategy and the process (also
+  // given one bound). Past that it is hung.
+  absl::Duration SliceWatchdog(const runner::SliceRequest& request) const {
+    return absl::Seconds(request.warmup_seconds() + request.max_seconds()) +
+           3 * RepetitionBound();
+  }
+
+  // Whether the case's samples so far meet its whole stop rule (not a slice's share).
+  bool MeetsStopRule(const CaseState& c) const {
+    if (c.samples.empty()) return false;
+    return DecideStop(c.samples, CaseStopRule(), absl::Seconds(c.measured_seconds)).stop;
+  }
+
+  StopRuleOptions CaseStopRule() const {
+    StopRuleOptions rule;
+    rule.target_ci_percent = settings_.target_ci_percent();
+    rule.min_repetitions = settings_.min_repetitions();
+    rule.max_repetitions = settings_.max_repetitions();
+    rule.max_time = absl::Seconds(settings_.max_seconds_per_case());
+    return rule;
   }
 
   void Merge(CaseState& c, const runner::SliceResponse& response) {
@@ -263,12 +303,7 @@ class PlanRunner {
   // CI_TARGET if the merged samples meet the target; otherwise the cap that ended the
   // last slice (its repetition or time quota, the case's budget split over rounds).
   v1::StopReason FinalStopReason(const CaseState& c) const {
-    StopRuleOptions rule;
-    rule.target_ci_percent = settings_.target_ci_percent();
-    rule.min_repetitions = settings_.min_repetitions();
-    rule.max_repetitions = settings_.max_repetitions();
-    rule.max_time = absl::Seconds(settings_.max_seconds_per_case());
-    StopDecision d = DecideStop(c.samples, rule, absl::Seconds(c.measured_seconds));
+    StopDecision d = DecideStop(c.samples, CaseStopRule(), absl::Seconds(c.measured_seconds));
     if (d.stop) return d.reason;
     return c.last_slice_stop == v1::STOP_REASON_MAX_REPETITIONS
                ? v1::STOP_REASON_MAX_REPETITIONS

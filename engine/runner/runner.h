@@ -7,8 +7,10 @@
 // median's 95% CI half-width is within the target (and it has its minimum repetitions)
 // or when its repetition/time budget is spent; the result says which (stop_reason).
 // Batch cases are measured here; memory/fanout/load go to RunScenarioCase
-// (engine/scenarios/scenario.h). Fibre cases and resource-hungry scenarios run in a
-// child process (engine/runner/child.h), so a crash or OOM kill becomes a result status.
+// (engine/scenarios/scenario.h). Every batch slice and the resource-hungry scenarios run
+// in a child process (engine/runner/child.h), so a crash, an OOM kill or a hung
+// repetition (RunOptions::repetition_bound) becomes a result status, and a cancellation
+// kills the work instead of waiting for it.
 // Both the `fleetmark run` CLI and the agent call RunPlan.
 //
 //   RunOptions options{.quick = true, .filter = "arithmetic"};
@@ -64,6 +66,11 @@ struct RunOptions {
   // (nothing runs, the summary is empty).
   std::set<std::string> skip_case_ids;
   ProgressCallback on_progress;  // may be empty
+  // Watchdog of batch cases, which run each slice in a child process: the longest one
+  // repetition may take. A slice still running after its warm-up + time quota + 3 x
+  // this bound is taken as hung: its child is killed and the case ends as TIMEOUT.
+  // 0 = the bound plan validation guarantees, max(max_seconds_per_case, 60 s).
+  absl::Duration repetition_bound = absl::ZeroDuration();
 };
 
 struct RunSummary {
@@ -79,8 +86,9 @@ struct RunSummary {
 // case's final result (result_id left empty: the caller assigns ids). Returns
 // InvalidArgument for an invalid plan, a malformed filter, or a filter matching no case
 // (nothing runs then). Benchmark failures are result statuses, not errors. If
-// `*cancelled` becomes true, the current slice is abandoned, unfinished cases are
-// reported with status CANCELLED and RunPlan returns a summary (not an error).
+// `*cancelled` becomes true, the current slice is abandoned (its child killed within
+// ~20 ms), cases whose samples already meet their stop rule are reported OK, the other
+// unfinished ones with status CANCELLED, and RunPlan returns a summary (not an error).
 // `cancelled` may be null. Runs on the calling thread; one RunPlan per process at a
 // time (strategies create threads and timing needs the machine).
 absl::StatusOr<RunSummary> RunPlan(const v1::Plan& plan, const RunOptions& options,

@@ -2,6 +2,7 @@
 // a tiny plan runs in every output format and each parses back; the fleet commands
 // (tokens list/revoke, run id prefixes) against a real fleetmark-coordinator on a real
 // PostgreSQL (FLEETMARK_TEST_PG_URI).
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -191,6 +192,36 @@ TEST_F(CliTest, RunsATinyPlanInEveryFormat) {
   std::set<std::string> names;
   for (const auto& b : doc["benchmarks"]) names.insert(b["run_name"].get<std::string>());
   EXPECT_EQ(names.size(), 4u);
+}
+
+// `taskset -c N fleetmark run` with work_stealing: it hung for good in oneTBB's
+// finalize when the process could use one CPU (issue 10). This thread is pinned for the
+// call, so the shell and fleetmark inherit the mask; Cli's `timeout` is the hang guard.
+TEST_F(CliTest, RunsWorkStealingWhenOneCpuIsAllowed) {
+  const fs::path plan = Write("ws.txtpb", R"pb(name: "ws"
+matrix {
+  strategies { name: "work_stealing" }
+  strategies { name: "work_stealing" threads: 1 }
+  strategies { name: "work_stealing" threads: 2 }
+  workloads: ["arithmetic"]
+  batch { tasks: 20 }
+}
+measurement { warmup_seconds: 0.01 max_repetitions: 5 rounds: 1 }
+)pb");
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &allowed)) ++cpu;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  CliResult r = Cli("run " + plan.string() + " --format csv");
+  ASSERT_EQ(sched_setaffinity(0, sizeof(allowed), &allowed), 0);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines = absl::StrSplit(r.out, "\r\n", absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 4u) << r.out;  // header + 3 cases
+  for (size_t i = 1; i < lines.size(); ++i) EXPECT_THAT(lines[i], HasSubstr(",ok,")) << lines[i];
 }
 
 TEST_F(CliTest, GbenchExportsCompareWithGoogleBenchmarksTool) {

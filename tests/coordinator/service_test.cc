@@ -295,6 +295,87 @@ TEST_F(ServiceTest, MalformedMessageRefusedOthersKeepBeingServed) {
   ASSERT_TRUE(good.Finish().ok() || true);
 }
 
+// An agent that comes back still running a job which ended meanwhile (cancelled while
+// it was away) is busy until it reports that job finished: the cancellation comes after
+// the Welcome, and its queued job is pushed only after the report (issue 10: it was
+// shown idle and handed a job it refused as busy).
+TEST_F(ServiceTest, AgentBackWithAnEndedJobStillRunningGetsNoJobUntilItReportsIt) {
+  auto submit = [&](v1::SubmitRunResponse* submitted) {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::SubmitRunRequest request;
+    *request.mutable_plan() = SmallPlan();
+    request.set_selector("name=agent-busy");
+    return control_->SubmitRun(&context, request, submitted);
+  };
+  // The job `agents list` shows for the agent ("" = idle).
+  auto listed_job = [&]() -> std::string {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::ListAgentsRequest request;
+    request.set_selector("name=agent-busy");
+    v1::ListAgentsResponse response;
+    EXPECT_TRUE(control_->ListAgents(&context, request, &response).ok());
+    return response.agents_size() == 1 ? response.agents(0).running_job_id() : "(no agent)";
+  };
+  std::string credential, first_job;
+  v1::SubmitRunResponse first, second;
+  {
+    TestAgent agent(channel_);
+    ASSERT_TRUE(agent.Send(TestAgent::Hello("agent-busy", 1, kEnrollToken)));
+    v1::CoordinatorMessage m;
+    ASSERT_TRUE(agent.Read(&m));
+    ASSERT_TRUE(m.has_welcome()) << m.DebugString();
+    credential = m.welcome().agent_credential();
+    ASSERT_TRUE(submit(&first).ok());
+    ASSERT_TRUE(agent.Read(&m));
+    ASSERT_TRUE(m.has_assignment()) << m.DebugString();
+    first_job = m.assignment().job_id();
+    v1::AgentMessage accepted;
+    accepted.mutable_job_accepted()->set_job_id(first_job);
+    ASSERT_TRUE(agent.Send(accepted));
+    // Queued behind the running job.
+    ASSERT_TRUE(submit(&second).ok());
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::CancelRunRequest cancel;
+    cancel.set_run_id(first.run().run_id());
+    v1::RunInfo cancelled;
+    ASSERT_TRUE(control_->CancelRun(&context, cancel, &cancelled).ok());
+    EXPECT_EQ(cancelled.status(), "cancelled");
+    ASSERT_TRUE(agent.Read(&m));
+    ASSERT_TRUE(m.has_cancellation()) << m.DebugString();
+    EXPECT_EQ(listed_job(), first_job);  // not idle: it has not said the job stopped
+    agent.Finish();  // gone before it could stop the job or report it
+  }
+  ASSERT_EQ(second.run().jobs_size(), 1);
+  const std::string second_job = second.run().jobs(0).job_id();
+
+  TestAgent back(channel_);
+  v1::AgentMessage hello = TestAgent::Hello("agent-busy", 1, "", credential);
+  hello.mutable_hello()->set_running_job_id(first_job);  // still running here
+  ASSERT_TRUE(back.Send(hello));
+  v1::CoordinatorMessage m;
+  ASSERT_TRUE(back.Read(&m));
+  ASSERT_TRUE(m.has_welcome()) << m.DebugString();
+  ASSERT_TRUE(back.Read(&m));
+  ASSERT_TRUE(m.has_cancellation()) << m.DebugString();
+  EXPECT_EQ(m.cancellation().job_id(), first_job);
+  EXPECT_EQ(listed_job(), first_job);
+  // The job stops; only its report frees the agent for the queued job.
+  v1::AgentMessage finished;
+  finished.mutable_job_finished()->set_job_id(first_job);
+  finished.mutable_job_finished()->set_cancelled(true);
+  ASSERT_TRUE(back.Send(finished));
+  ASSERT_TRUE(back.Read(&m));
+  ASSERT_TRUE(m.has_job_finished_ack()) << m.DebugString();
+  EXPECT_EQ(m.job_finished_ack().job_id(), first_job);
+  ASSERT_TRUE(back.Read(&m));
+  ASSERT_TRUE(m.has_assignment()) << m.DebugString();
+  EXPECT_EQ(m.assignment().job_id(), second_job);
+  back.Finish();
+}
+
 TEST_F(ServiceTest, ControlNeedsAdminTokenAndValidatesInput) {
   {
     grpc::ClientContext context;

@@ -261,7 +261,7 @@ absl::StatusOr<std::unique_ptr<AgentProcess>> AgentProcess::Start(const std::str
 
 absl::Status AgentProcess::Launch() {
   ++launches_;
-  std::vector<std::string> argv = {FLEETMARK_AGENT_BIN,
+  std::vector<std::string> argv = {config_.binary,
                                    absl::StrCat("--coordinator=", coordinator_),
                                    absl::StrCat("--name=", config_.name),
                                    absl::StrCat("--labels=", config_.labels),
@@ -354,13 +354,27 @@ absl::StatusOr<v1::RunInfo> ControlClient::Submit(const v1::Plan& plan,
   return response.run();
 }
 
-absl::StatusOr<v1::RunInfo> ControlClient::GetRun(const std::string& run_id) {
-  v1::GetRunRequest request;
+// A call taking a run id and answering RunInfo: `rpc(context, request, response)`.
+template <typename Request, typename Rpc>
+absl::StatusOr<v1::RunInfo> ControlClient::RunCall(const std::string& run_id, Rpc rpc) {
+  Request request;
   request.set_run_id(run_id);
   v1::RunInfo response;
   auto context = Context();
-  FLEETMARK_RETURN_IF_ERROR(FromGrpc(stub_->GetRun(context.get(), request, &response)));
+  FLEETMARK_RETURN_IF_ERROR(FromGrpc(rpc(context.get(), request, &response)));
   return response;
+}
+
+absl::StatusOr<v1::RunInfo> ControlClient::GetRun(const std::string& run_id) {
+  return RunCall<v1::GetRunRequest>(run_id, [this](auto* context, const auto& request, auto* response) {
+    return stub_->GetRun(context, request, response);
+  });
+}
+
+absl::StatusOr<v1::RunInfo> ControlClient::CancelRun(const std::string& run_id) {
+  return RunCall<v1::CancelRunRequest>(run_id, [this](auto* context, const auto& request, auto* response) {
+    return stub_->CancelRun(context, request, response);
+  });
 }
 
 absl::StatusOr<std::vector<v1::AgentInfo>> ControlClient::ListAgents(const std::string& selector) {

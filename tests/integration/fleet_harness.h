@@ -112,6 +112,9 @@ struct AgentConfig {
   std::string labels;       // --labels
   std::string token;        // written to the agent's token file; "" = no --token_file
   std::vector<std::string> extra_flags;
+  // FLEETMARK_AGENT_BIN by default; FLEETMARK_HANG_AGENT_BIN is the same agent whose
+  // cases labelled "test_hang" hang (tests/engine/runner/hang_hook.h).
+  std::string binary = FLEETMARK_AGENT_BIN;
 };
 
 // A fleetmark-agent process with its own spool directory (kept across restarts).
@@ -159,6 +162,7 @@ class ControlClient {
   absl::StatusOr<v1::RunInfo> Submit(const v1::Plan& plan, const std::string& selector,
                                      bool quick = false);
   absl::StatusOr<v1::RunInfo> GetRun(const std::string& run_id);
+  absl::StatusOr<v1::RunInfo> CancelRun(const std::string& run_id);
   absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents(const std::string& selector = "");
   absl::StatusOr<v1::CreateTokenResponse> CreateToken(const std::string& description);
   absl::Status RevokeToken(const std::string& token_id);
@@ -169,6 +173,8 @@ class ControlClient {
 
  private:
   std::unique_ptr<grpc::ClientContext> Context() const;
+  template <typename Request, typename Rpc>
+  absl::StatusOr<v1::RunInfo> RunCall(const std::string& run_id, Rpc rpc);
   std::unique_ptr<v1::ControlService::Stub> stub_;
   std::string admin_token_;
 };

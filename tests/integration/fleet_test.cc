@@ -301,6 +301,69 @@ TEST_F(FleetTest, AgentKilledMidJobIsRequeuedAndFinishedWhenItReturns) {
             CaseCount(plan));
 }
 
+// Child processes of `pid` (all its threads), from /proc.
+std::vector<std::string> ChildrenOf(pid_t pid) {
+  std::vector<std::string> children;
+  std::error_code error;
+  for (const auto& task :
+       std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/task"), error)) {
+    std::ifstream in(task.path() / "children");
+    std::string child;
+    while (in >> child) children.push_back(child);
+  }
+  return children;
+}
+
+// A job hung in a repetition (the test agent's hang hook) is stopped by `runs cancel`:
+// the agent kills the case's child process, reports the job cancelled and takes the
+// run queued behind it (issue 10: it kept spinning, and the next run stayed queued).
+TEST_F(FleetTest, CancellingAHungJobStopsItAndTheAgentTakesTheNextJob) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(CoordinatorConfig{}));
+  AgentConfig config;
+  config.name = "hangs";
+  config.token = coordinator_->config().enrollment_token;
+  config.binary = FLEETMARK_HANG_AGENT_BIN;
+  auto started = AgentProcess::Start(dir_, coordinator_->address(), config);
+  ASSERT_TRUE(started.ok()) << started.status();
+  agents_.push_back(*std::move(started));
+  AgentProcess* agent = agents_.back().get();
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
+
+  auto hung_plan = PlanFromText(R"pb(name: "hung"
+    matrix { strategies { name: "direct" label: "test_hang" } workloads: "arithmetic"
+             batch { tasks: 10 } }
+    measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5 rounds: 1 })pb");
+  ASSERT_TRUE(hung_plan.ok()) << hung_plan.status();
+  auto hung = control_->Submit(*hung_plan, "name=hangs");
+  ASSERT_TRUE(hung.ok()) << hung.status();
+  // Running (the case hangs in its third repetition, a few milliseconds in).
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto info = control_->GetRun(hung->run_id());
+        return info.ok() && info->jobs(0).status() == "running";
+      },
+      absl::Seconds(60)));
+  absl::SleepFor(absl::Seconds(1));
+  auto next = control_->Submit(TinyPlan(), "name=hangs");
+  ASSERT_TRUE(next.ok()) << next.status();
+  auto queued = control_->GetRun(next->run_id());
+  ASSERT_TRUE(queued.ok());
+  EXPECT_EQ(queued->jobs(0).status(), "queued");  // the agent is busy
+
+  ASSERT_TRUE(control_->CancelRun(hung->run_id()).ok());
+  // Far below the case's watchdog (3 x 60 s): only the cancellation can end it this soon.
+  auto next_ended = control_->WaitRunEnded(next->run_id(), absl::Seconds(120));
+  ASSERT_TRUE(next_ended.ok()) << next_ended.status();
+  EXPECT_EQ(next_ended->status(), "done") << next_ended->ShortDebugString();
+  EXPECT_EQ(next_ended->jobs(0).attempts(), 1u);
+  auto hung_ended = control_->GetRun(hung->run_id());
+  ASSERT_TRUE(hung_ended.ok());
+  EXPECT_EQ(hung_ended->status(), "cancelled");
+  EXPECT_TRUE(agent->process()->Running());
+  EXPECT_TRUE(ChildrenOf(agent->process()->pid()).empty());
+  EXPECT_THAT(agent->Log(), HasSubstr(absl::StrCat("job ", hung->jobs(0).job_id(), " cancelled")));
+}
+
 TEST_F(FleetTest, AgentLostForGoodFailsItsJobAsInfrastructure) {
   CoordinatorConfig config;
   config.job_lease = absl::Seconds(2);

@@ -2,9 +2,14 @@
 // cases, cancellation. Timings are order-of-magnitude only (shared, noisy machine).
 #include "engine/runner/runner.h"
 
+#include <dirent.h>
+
+#include <fstream>
+#include <atomic>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -13,9 +18,12 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "tests/engine/runner/hang_hook.h"
 
 namespace fleetmark::engine {
 namespace {
+
+using ::fleetmark::testing::kHangLabel;
 
 using ::testing::HasSubstr;
 
@@ -327,6 +335,102 @@ TEST(RunnerTest, CancelReportsUnfinishedCasesAsCancelled) {
   EXPECT_EQ(results.size(), 4u);
   EXPECT_EQ(summary->cancelled, 4);
   for (const v1::CaseResult& r : results) EXPECT_EQ(r.status(), v1::CASE_STATUS_CANCELLED);
+}
+
+// A cancellation keeps what was finished: cases whose samples meet their stop rule
+// (here the CI target after round 1 of 2) are OK, not CANCELLED (they were, issue 10).
+TEST(RunnerTest, CancelKeepsCasesThatMetTheirStopRule) {
+  const v1::Plan plan = PlanFrom(R"pb(
+    matrix { strategies { name: "direct" } strategies { name: "single_thread" }
+             workloads: "arithmetic" batch { tasks: 2 } }
+    measurement { warmup_seconds: 0.001 target_ci_percent: 100 min_repetitions: 6
+                  max_repetitions: 100000 max_seconds_per_case: 20 rounds: 2 })pb");
+  std::atomic<bool> cancelled{false};
+  std::vector<v1::CaseResult> results;
+  RunOptions options;
+  options.on_progress = [&](const RunProgress& p) {
+    if (p.slices_done == 2) cancelled = true;  // round 1 done, round 2 not started
+  };
+  absl::StatusOr<RunSummary> summary = RunPlan(
+      plan, options, [&](const v1::CaseResult& r) { results.push_back(r); }, &cancelled);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(summary->cancelled, 0);
+  EXPECT_EQ(summary->ok, 2);
+  for (const v1::CaseResult& r : results) {
+    EXPECT_EQ(r.status(), v1::CASE_STATUS_OK) << r.spec().case_id() << ": " << r.message();
+    EXPECT_EQ(r.stop_reason(), v1::STOP_REASON_CI_TARGET);
+    EXPECT_GE(r.samples_ns_size(), 6);
+  }
+}
+
+// Child processes of this process (all threads), from /proc.
+std::vector<std::string> ChildPids() {
+  std::vector<std::string> pids;
+  DIR* tasks = ::opendir("/proc/self/task");
+  if (tasks == nullptr) return pids;
+  while (dirent* e = ::readdir(tasks)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream in(absl::StrCat("/proc/self/task/", e->d_name, "/children"));
+    std::string pid;
+    while (in >> pid) pids.push_back(pid);
+  }
+  ::closedir(tasks);
+  return pids;
+}
+
+// A repetition that never returns (hang_hook.h) is abandoned by the watchdog: its case
+// ends as TIMEOUT, its child process is gone, and the other cases run on.
+TEST(RunnerTest, WatchdogAbandonsAHungRepetitionAsTimeout) {
+  const v1::Plan plan = PlanFrom(absl::StrCat(R"pb(
+    matrix { strategies { name: "direct" label: ")pb", kHangLabel, R"pb(" }
+             strategies { name: "single_thread" }
+             workloads: "arithmetic" batch { tasks: 2 } }
+    measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5
+                  max_seconds_per_case: 1 rounds: 1 })pb"));
+  RunOptions options;
+  options.repetition_bound = absl::Seconds(2);  // the watchdog fires after 1 s + 3 x 2 s
+  const absl::Time start = absl::Now();
+  Outcome o = RunCases(plan, options);
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  EXPECT_LT(absl::Now() - start, absl::Minutes(2));  // hang guard only
+  ASSERT_EQ(o.results.size(), 2u);
+  std::map<std::string, v1::CaseResult> by_label;
+  for (const v1::CaseResult& r : o.results) by_label[r.spec().strategy().label()] = r;
+  const v1::CaseResult& hung = by_label[kHangLabel];
+  EXPECT_EQ(hung.status(), v1::CASE_STATUS_TIMEOUT) << hung.message();
+  EXPECT_THAT(hung.message(), HasSubstr("watchdog"));
+  EXPECT_THAT(hung.message(), HasSubstr("hung"));
+  EXPECT_EQ(by_label["single_thread"].status(), v1::CASE_STATUS_OK)
+      << by_label["single_thread"].message();
+  EXPECT_EQ(by_label["single_thread"].samples_ns_size(), 5);
+  EXPECT_EQ(o.summary->failed, 1);
+  EXPECT_TRUE(ChildPids().empty());
+}
+
+// A cancellation stops a hung repetition at once (its child is killed), long before the
+// watchdog (here 3 x 60 s) would.
+TEST(RunnerTest, CancelStopsAHungRepetition) {
+  const v1::Plan plan = PlanFrom(absl::StrCat(R"pb(
+    matrix { strategies { name: "direct" label: ")pb", kHangLabel, R"pb(" }
+             workloads: "arithmetic" batch { tasks: 2 } }
+    measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5 rounds: 1 })pb"));
+  std::atomic<bool> cancelled{false};
+  std::thread canceller([&] {
+    // Once the slice's child exists (it hangs in its third repetition).
+    const absl::Time give_up = absl::Now() + absl::Seconds(30);
+    while (ChildPids().empty() && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(10));
+    absl::SleepFor(absl::Milliseconds(300));
+    cancelled = true;
+  });
+  const absl::Time start = absl::Now();
+  Outcome o = RunCases(plan, {}, &cancelled);
+  canceller.join();
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(90));  // hang guard: the watchdog is 180 s
+  ASSERT_EQ(o.results.size(), 1u);
+  EXPECT_EQ(o.results[0].status(), v1::CASE_STATUS_CANCELLED) << o.results[0].message();
+  EXPECT_TRUE(ChildPids().empty());
 }
 
 TEST(RunnerTest, IncludeSetupTimesConstruction) {
