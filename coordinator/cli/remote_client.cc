@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "coordinator/cli/command.h"
+#include "engine/common/text.h"
 
 namespace fleetmark::cli {
 
@@ -42,7 +43,7 @@ bool ControlClient::IsTransportError(const grpc::Status& status) const {
 }
 
 int ControlClient::Fail(const std::string& what, const grpc::Status& status) const {
-  std::cerr << "fleetmark: " << what << ": " << status.error_message() << "\n";
+  std::cerr << "fleetmark: " << what << ": " << EscapeForTerminal(status.error_message()) << "\n";
   const std::string& address = options_.coordinator;
   switch (status.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:

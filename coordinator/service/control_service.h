@@ -77,6 +77,8 @@ class ControlServiceImpl final : public v1::ControlService::CallbackService {
                                           v1::ExportResultsResponse*) override;
   grpc::ServerUnaryReactor* ListTokens(grpc::CallbackServerContext*, const v1::ListTokensRequest*,
                                        v1::ListTokensResponse*) override;
+  grpc::ServerUnaryReactor* RemoveAgent(grpc::CallbackServerContext*, const v1::RemoveAgentRequest*,
+                                        v1::RemoveAgentResponse*) override;
 
  private:
   grpc::Status Authorize(grpc::CallbackServerContext* context) const;
