@@ -16,13 +16,16 @@ using google::protobuf::Reflection;
 
 // The problem with `text` under `rule`, or nullopt.
 std::optional<std::string> Problem(const std::string& text, const TextRule& rule) {
-  if (text.size() > rule.max_bytes) return absl::StrCat("at most ", rule.max_bytes, " bytes, got ", text.size());
+  if (text.size() > rule.max_bytes) return absl::StrCat(text.size(), " bytes");
   return TextProblem(text, rule.allow_newlines);
 }
 
-absl::Status Invalid(const std::string& path, const std::string& problem) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(path, ": printable UTF-8 text only (no control characters), ", problem));
+// "<path>: at most 63 bytes of printable UTF-8 (no control characters), got 10000 bytes".
+absl::Status Invalid(const std::string& path, const TextRule& rule, const std::string& problem) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": at most ", rule.max_bytes,
+                                                 " bytes of printable UTF-8 (no control characters",
+                                                 rule.allow_newlines ? " but newline and tab" : "", "), got ",
+                                                 problem));
 }
 
 absl::Status CheckFields(const Message& message, const std::string& path, const MessageTextRules& rules) {
@@ -34,7 +37,9 @@ absl::Status CheckFields(const Message& message, const std::string& path, const 
     const TextRule& rule = rules.For(field->full_name());
     if (!field->is_repeated()) {
       if (field->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
-        if (auto problem = Problem(reflection->GetString(message, field), rule)) return Invalid(field_path, *problem);
+        if (auto problem = Problem(reflection->GetString(message, field), rule)) {
+          return Invalid(field_path, rule, *problem);
+        }
       } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
         if (absl::Status s = CheckFields(reflection->GetMessage(message, field), field_path, rules); !s.ok()) return s;
       }
@@ -48,7 +53,7 @@ absl::Status CheckFields(const Message& message, const std::string& path, const 
     for (int i = 0; i < size; ++i) {
       if (field->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
         if (auto problem = Problem(reflection->GetRepeatedString(message, field, i), rule)) {
-          return Invalid(absl::StrCat(field_path, "[", i, "]"), *problem);
+          return Invalid(absl::StrCat(field_path, "[", i, "]"), rule, *problem);
         }
       } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && field->is_map()) {
         // A map entry: its key first (named by position), then the value by its key.
@@ -60,14 +65,16 @@ absl::Status CheckFields(const Message& message, const std::string& path, const 
                                    : "";
         const std::string shown_key = absl::StrCat("\"", EscapeForTerminal(key_text, 64), "\"");
         if (key->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
-          if (auto problem = Problem(key_text, rules.For(key->full_name()))) {
-            return Invalid(absl::StrCat(field_path, " key ", shown_key), *problem);
+          const TextRule& key_rule = rules.For(key->full_name());
+          if (auto problem = Problem(key_text, key_rule)) {
+            return Invalid(absl::StrCat(field_path, " key ", shown_key), key_rule, *problem);
           }
         }
         const std::string value_path = absl::StrCat(field_path, "[", shown_key, "]");
         if (value->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
-          if (auto problem = Problem(entry.GetReflection()->GetString(entry, value), rules.For(value->full_name()))) {
-            return Invalid(value_path, *problem);
+          const TextRule& value_rule = rules.For(value->full_name());
+          if (auto problem = Problem(entry.GetReflection()->GetString(entry, value), value_rule)) {
+            return Invalid(value_path, value_rule, *problem);
           }
         } else if (value->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
           const Message& nested = entry.GetReflection()->GetMessage(entry, value);

@@ -41,9 +41,10 @@ struct MessageTextRules {
 // included) satisfies its rule. Otherwise InvalidArgument naming the first offending
 // field by its path from `root` — "hello.host.core_kinds[2].name",
 // `hello.labels["rack"]` for a map value, `hello.labels key "r\x1bk"` for a map key —
-// and what is wrong: "at most 256 bytes, got 10000", "invalid UTF-8 at byte 3",
-// "control character U+001B at byte 0", "at most 64 entries, got 65". Values are never
-// quoted (a field may hold a secret); map keys are, escaped and cut to 64 bytes.
+// the rule and what is wrong: "hello.host.os: at most 256 bytes of printable UTF-8 (no
+// control characters), got 10000 bytes" (or "got invalid UTF-8 at byte 3", "got control
+// character U+001B at byte 0"); "hello.labels: at most 64 entries, got 65". Values are
+// never quoted (a field may hold a secret); map keys are, escaped and cut to 64 bytes.
 absl::Status CheckMessageText(const google::protobuf::Message& message, std::string_view root,
                               const MessageTextRules& rules);
 
