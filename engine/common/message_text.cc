@@ -157,6 +157,7 @@ const MessageTextRules& HelloTextRules() {
         {"fleetmark.v1.Hello.LabelsEntry.key", {.max_bytes = kMaxAgentLabelKeyBytes}},
         {"fleetmark.v1.Hello.LabelsEntry.value", {.max_bytes = kMaxAgentLabelValueBytes}},
         {"fleetmark.v1.HostInfo.notes", {.max_bytes = 1024}},
+        {"fleetmark.v1.HostInfo.emulation_evidence", {.max_bytes = 1024}},
     };
     return rules;
   }();

@@ -62,7 +62,8 @@ inline constexpr size_t kMaxAgentLabelValueBytes = 63;
 
 // The rules of an agent's hello (fleetmark.v1.Hello): every string at most 256 bytes
 // of printable UTF-8; agent_name 64; the enrollment token and credential 4096 bytes;
-// labels as above; HostInfo.notes (what the host detection could not read) 1024.
+// labels as above; HostInfo.notes (what the host detection could not read) and
+// emulation_evidence 1024.
 const MessageTextRules& HelloTextRules();
 
 }  // namespace fleetmark

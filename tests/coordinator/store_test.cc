@@ -284,6 +284,7 @@ TEST(StoreTest, EmulatedAgentAndTheResultsItMeasuredAreMarked) {
   // emulation stays marked; the evidence stays in the host snapshots.
   reg.host.set_emulated(false);
   reg.host.clear_emulation_evidence();
+  reg.agent_id = *a;  // its reconnect with its credential (a new enrollment of the name is refused)
   ASSERT_TRUE(store->RegisterAgent(reg).ok());
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM agents WHERE emulated"), 0);
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results WHERE emulated"), 1);
