@@ -18,6 +18,7 @@
 #include "agent/target.h"
 #include "agent/uuid.h"
 #include "engine/common/message_limits.h"
+#include "engine/common/message_text.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/tls_probe.h"
 #include "engine/measure/process_stats.h"
@@ -40,6 +41,7 @@ bool IsNameChar(char c) {
 bool IsRefusalCode(grpc::StatusCode code) {
   return code == grpc::StatusCode::UNAUTHENTICATED ||
          code == grpc::StatusCode::PERMISSION_DENIED ||
+         code == grpc::StatusCode::ALREADY_EXISTS ||
          code == grpc::StatusCode::FAILED_PRECONDITION ||
          code == grpc::StatusCode::INVALID_ARGUMENT;
 }
@@ -249,6 +251,12 @@ AgentIdentity BuildIdentity(fleetmark::v1::HostInfo host) {
   AgentIdentity identity;
   identity.engine_version = FLEETMARK_ENGINE_VERSION;
   if (host.engine_version().empty()) host.set_engine_version(identity.engine_version);
+  // Detected text the coordinator would refuse (a control character in a device-tree
+  // string, an over-long CPU model) is escaped and cut rather than stop the agent.
+  if (const int changed = SanitizeMessageText(&host, HelloTextRules()); changed > 0) {
+    host.add_notes(absl::StrCat(changed, " detected host strings were not printable UTF-8 within their limits "
+                                "and were escaped or cut"));
+  }
   identity.host = std::move(host);
   for (const auto& strategy : engine::kStrategies) {
     identity.strategies.emplace_back(strategy.name);
@@ -415,6 +423,7 @@ absl::StatusOr<AgentMessage> Agent::MakeHello(bool* used_credential) {
   } else if (stored->has_value()) {
     hello->set_agent_credential((*stored)->credential);
     *used_credential = true;
+    FLEETMARK_RETURN_IF_ERROR(CheckHello(*hello));
     return message;
   }
   *used_credential = false;
@@ -425,7 +434,16 @@ absl::StatusOr<AgentMessage> Agent::MakeHello(bool* used_credential) {
   }
   FLEETMARK_ASSIGN_OR_RETURN(std::string token, ReadSecretFile(options_.token_file));
   hello->set_enrollment_token(std::move(token));
+  FLEETMARK_RETURN_IF_ERROR(CheckHello(*hello));
   return message;
+}
+
+absl::Status Agent::CheckHello(const fleetmark::v1::Hello& hello) {
+  // The coordinator's own rules: a hello it would refuse is a local configuration
+  // error (InvalidArgument: exit 2), not something to retry.
+  absl::Status text = CheckMessageText(hello, "hello", HelloTextRules());
+  if (text.ok()) return text;
+  return absl::InvalidArgumentError(absl::StrCat(text.message(), " (the coordinator would refuse this hello)"));
 }
 
 Agent::SessionOutcome Agent::RunSession() {

@@ -156,6 +156,9 @@ class Agent {
 
   SessionOutcome RunSession();
   absl::StatusOr<fleetmark::v1::AgentMessage> MakeHello(bool* used_credential);
+  // OK if the coordinator's text rules (HelloTextRules) admit `hello`; else
+  // InvalidArgument naming the field.
+  static absl::Status CheckHello(const fleetmark::v1::Hello& hello);
   void OnWelcome(Session* session, const fleetmark::v1::Welcome& welcome);
   void OnAssignment(Session* session, const fleetmark::v1::JobAssignment& job);
   // Adds to `job.stored_case_ids` the cases of `job` (a repeated attempt) whose results

@@ -8,13 +8,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "engine/common/message_text.h"
 
 namespace fleetmark::agent {
 namespace {
 
-constexpr size_t kMaxLabels = 64;
-constexpr size_t kMaxKeyLength = 63;
-constexpr size_t kMaxValueLength = 63;
+// The limits the coordinator applies to a hello's labels too.
+constexpr size_t kMaxLabels = kMaxAgentLabels;
+constexpr size_t kMaxKeyLength = kMaxAgentLabelKeyBytes;
+constexpr size_t kMaxValueLength = kMaxAgentLabelValueBytes;
 
 bool IsKeyChar(char c) {
   return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||

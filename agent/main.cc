@@ -5,7 +5,8 @@
 //       --tls_ca=/etc/fleetmark/ca.pem
 //
 // Exit codes: 0 stopped by SIGINT/SIGTERM; 2 bad flags or local configuration (token
-// file, TLS files, spool directory); 3 refused by the coordinator (bad or revoked token,
+// file, TLS files, spool directory, a hello the coordinator's text rules would refuse);
+// 3 refused by the coordinator (bad or revoked token, a name enrolled by another agent,
 // protocol version); 1 anything else.
 #include <pthread.h>
 #include <signal.h>

@@ -106,8 +106,10 @@ agent_exited() {
   if grep -q "token revoked\|token it was issued under is revoked" <<<"$output"; then
     cat >&2 <<EOF
 stack.sh: the agent was refused: the enrollment token in $dir/enrollment_token is revoked
-($dir/agent.log). Give the local agent a new token, then start it again:
+($dir/agent.log). Give the local agent a new token, remove the agent of the revoked
+one (its results are kept; the name then enrolls as a new agent), then start it again:
   (umask 077 && $build/coordinator/cli/fleetmark tokens create --description local-agent --coordinator=127.0.0.1:$grpc_port --admin_token_file=$dir/admin_token > $dir/enrollment_token.new) && mv $dir/enrollment_token.new $dir/enrollment_token
+  $build/coordinator/cli/fleetmark agents remove $agent_name --coordinator=127.0.0.1:$grpc_port --admin_token_file=$dir/admin_token
   deploy/stack.sh up $dir_arg
 EOF
   else

@@ -4,6 +4,7 @@
 
 #include "coordinator/cli/command.h"
 #include "engine/common/message_limits.h"
+#include "engine/common/text.h"
 
 namespace fleetmark::cli {
 
@@ -70,7 +71,7 @@ bool ControlClient::IsTransportError(const grpc::Status& status) const {
 }
 
 int ControlClient::Fail(const std::string& what, const grpc::Status& status) const {
-  std::cerr << "fleetmark: " << what << ": " << status.error_message() << "\n";
+  std::cerr << "fleetmark: " << what << ": " << EscapeForTerminal(status.error_message()) << "\n";
   const std::string& address = options_.coordinator;
   switch (status.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:

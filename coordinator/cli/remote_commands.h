@@ -1,5 +1,5 @@
 // The `fleetmark` commands that talk to a coordinator's ControlService (with the admin
-// token): submit, runs list|show|cancel, agents list, schedules create|list|delete,
+// token): submit, runs list|show|cancel, agents list|remove, schedules create|list|delete,
 // tokens create|list|revoke, export, compare. A RUN argument is a run id or a unique
 // prefix of it with at least 6 hex digits (resolved by the coordinator).
 #pragma once
@@ -10,7 +10,7 @@ namespace fleetmark::cli {
 
 // submit, runs list, runs show, runs cancel (remote_run_commands.cc).
 void RegisterRunRemoteCommands(CommandRegistry& registry);
-// agents list, schedules create|list|delete, tokens create|list|revoke (remote_fleet_commands.cc).
+// agents list|remove, schedules create|list|delete, tokens create|list|revoke (remote_fleet_commands.cc).
 void RegisterFleetRemoteCommands(CommandRegistry& registry);
 // export, compare (remote_results_commands.cc).
 void RegisterResultsRemoteCommands(CommandRegistry& registry);

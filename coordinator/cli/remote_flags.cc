@@ -36,6 +36,7 @@ ABSL_FLAG(std::string, agents, "", "compare: two agent names A,B; export: only t
 ABSL_FLAG(int, limit, 20, "runs list: how many runs (1..1000)");
 ABSL_FLAG(std::string, cron, "", "schedules create: 5-field cron expression, UTC");
 ABSL_FLAG(std::string, description, "", "tokens create: what the token is for");
+ABSL_FLAG(bool, all, false, "agents list: also the agents removed by `agents remove`");
 ABSL_FLAG(absl::Duration, timeout, absl::InfiniteDuration(),
           "submit --wait: stop waiting after this long (e.g. 30m, 2h) and exit 1 with the run's state; "
           "the run goes on (default: wait until it ends)");

@@ -22,6 +22,7 @@ ABSL_DECLARE_FLAG(std::string, agents);
 ABSL_DECLARE_FLAG(int, limit);
 ABSL_DECLARE_FLAG(std::string, cron);
 ABSL_DECLARE_FLAG(std::string, description);
+ABSL_DECLARE_FLAG(bool, all);
 ABSL_DECLARE_FLAG(absl::Duration, timeout);
 
 namespace fleetmark::cli {

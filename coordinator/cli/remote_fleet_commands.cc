@@ -1,4 +1,4 @@
-// `fleetmark agents list`, `schedules create|list|delete`, `tokens create|list|revoke`.
+// `fleetmark agents list|remove`, `schedules create|list|delete`, `tokens create|list|revoke`.
 #include <iostream>
 #include <optional>
 
@@ -12,6 +12,7 @@
 #include "coordinator/cli/remote_commands.h"
 #include "coordinator/cli/remote_render.h"
 #include "coordinator/cli/run_flags.h"
+#include "engine/common/text.h"
 #include "engine/report/text_table.h"
 
 namespace fleetmark::cli {
@@ -39,29 +40,55 @@ std::string Ago(int64_t unix_ns) {
   return FormatUnixNs(unix_ns);
 }
 
+constexpr char kAgentsListUsage[] = "fleetmark agents list [--select EXPR] [--all]";
+
 int AgentsList(const std::vector<std::string>& args) {
-  if (!args.empty()) return RemoteUsageError("fleetmark agents list [--select EXPR]", "agents list takes no arguments");
+  if (!args.empty()) return RemoteUsageError(kAgentsListUsage, "agents list takes no arguments");
   if (absl::Status select = CheckSelectFlag(/*required=*/false); !select.ok()) {
-    return RemoteUsageError("fleetmark agents list [--select EXPR]", std::string(select.message()));
+    return RemoteUsageError(kAgentsListUsage, std::string(select.message()));
   }
   int code = 0;
   std::optional<ControlClient> client = ClientFromFlags(&code);
   if (!client) return code;
   v1::ListAgentsRequest request;
   request.set_selector(absl::GetFlag(FLAGS_select));
+  request.set_include_removed(absl::GetFlag(FLAGS_all));
   v1::ListAgentsResponse response;
   auto context = client->Context();
   grpc::Status status = client->stub().ListAgents(context.get(), request, &response);
   if (!status.ok()) return client->Fail("agents list", status);
   report::TextTable table({{"name"}, {"state"}, {"arch"}, {"cpu model"}, {"cores/threads", report::Align::kRight},
                            {"core kinds"}, {"last seen"}, {"job"}});
+  // Cells come from agents' hellos: the table escapes control characters (TextTable).
   for (const v1::AgentInfo& agent : response.agents()) {
     const v1::HostInfo& host = agent.host();
-    table.AddRow({agent.name(), agent.state(), host.arch(), host.cpu_model(),
+    const std::string state =
+        agent.removed_unix_ns() > 0 ? absl::StrCat("removed ", FormatUnixNs(agent.removed_unix_ns())) : agent.state();
+    table.AddRow({agent.name(), state, host.arch(), host.cpu_model(),
                   absl::StrCat(host.physical_cores(), "/", host.logical_cpus()), CoreKinds(host),
                   Ago(agent.last_seen_unix_ns()), agent.running_job_id().empty() ? "-" : agent.running_job_id()});
   }
   std::cout << table.Render();
+  return kExitOk;
+}
+
+int AgentsRemove(const std::vector<std::string>& args) {
+  static const char kUsage[] = "fleetmark agents remove NAME";
+  if (args.size() != 1) return RemoteUsageError(kUsage, "agents remove takes one agent name");
+  int code = 0;
+  std::optional<ControlClient> client = ClientFromFlags(&code);
+  if (!client) return code;
+  v1::RemoveAgentRequest request;
+  request.set_name(args[0]);
+  v1::RemoveAgentResponse response;
+  auto context = client->Context();
+  grpc::Status status = client->stub().RemoveAgent(context.get(), request, &response);
+  if (!status.ok()) return client->Fail(absl::StrCat("agents remove ", EscapeForTerminal(args[0])), status);
+  std::cout << "removed agent " << EscapeForTerminal(args[0]) << " (" << response.agent_id()
+            << "): its results are kept (`agents list --all` still shows it), its credential no longer works, and "
+               "the name may be enrolled again as a new agent";
+  if (response.failed_jobs_size() > 0) std::cout << "; " << response.failed_jobs_size() << " unfinished jobs failed";
+  std::cout << "\n";
   return kExitOk;
 }
 
@@ -199,9 +226,13 @@ int TokensList(const std::vector<std::string>& args) {
 
 void RegisterFleetRemoteCommands(CommandRegistry& registry) {
   registry.Add({.name = "agents list",
-                .summary = "list agents: state, arch, CPU, cores/threads, core kinds, last seen",
-                .usage = "fleetmark agents list [--select EXPR]",
+                .summary = "list agents: state, arch, CPU, cores/threads, core kinds, last seen (--all: removed too)",
+                .usage = kAgentsListUsage,
                 .run = AgentsList});
+  registry.Add({.name = "agents remove",
+                .summary = "remove an agent (results kept; its credential stops working; the name may enroll again)",
+                .usage = "fleetmark agents remove NAME",
+                .run = AgentsRemove});
   registry.Add({.name = "schedules create", .summary = "run a plan on a cron schedule (UTC)",
                 .usage = "fleetmark schedules create NAME PLAN --cron 'M H DOM MON DOW' --select EXPR|all [--quick]",
                 .run = SchedulesCreate});

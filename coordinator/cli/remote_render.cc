@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "engine/common/text.h"
 #include "engine/report/report.h"
 #include "engine/report/text_table.h"
 
@@ -14,11 +15,11 @@ std::string FormatUnixNs(int64_t unix_ns) {
 }
 
 std::string RunSummary(const v1::RunInfo& run) {
-  return absl::StrCat("run ", run.run_id(), "  plan ", run.plan_name(), "  ", run.status(), "  ", run.results(),
+  return EscapeForTerminal(absl::StrCat("run ", run.run_id(), "  plan ", run.plan_name(), "  ", run.status(), "  ", run.results(),
                       " results", run.quick() ? "  quick" : "", "  selector '", run.selector(), "'  by ",
                       run.submitted_by(), "  created ", FormatUnixNs(run.created_unix_ns()),
                       run.finished_unix_ns() > 0 ? absl::StrCat("  finished ", FormatUnixNs(run.finished_unix_ns()))
-                                                 : "");
+                                                 : ""));
 }
 
 std::string JobsTable(const v1::RunInfo& run) {
@@ -55,8 +56,11 @@ absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& export
   for (const auto& [agent, report] : ReportsByAgent(exported)) {
     absl::StatusOr<std::string> table = report::FormatReport(report, report::ReportFormat::kTable);
     if (!table.ok()) return table.status();
-    absl::StrAppend(&out, "== agent ", agent, " (", report.host().cpu_model().empty() ? "?" : report.host().cpu_model(),
-                    ", ", report.host().arch(), ")\n", *table, "\n");
+    absl::StrAppend(&out,
+                    EscapeForTerminal(absl::StrCat("== agent ", agent, " (",
+                                                   report.host().cpu_model().empty() ? "?" : report.host().cpu_model(),
+                                                   ", ", report.host().arch(), ")")),
+                    "\n", *table, "\n");
   }
   return out;
 }

@@ -1,5 +1,7 @@
 // Text rendering shared by the remote commands: run summaries, job tables, per-agent
-// result tables (engine/report's table format, one per agent), times.
+// result tables (engine/report's table format, one per agent), times. Text that came
+// from agents (names, host fields, messages) is written as EscapeForTerminal
+// (engine/common/text.h) does: never a raw control character.
 #pragma once
 
 #include <cstdint>

@@ -18,6 +18,7 @@
 #include "engine/report/text_table.h"
 #include "engine/report/units.h"
 #include "google/protobuf/util/json_util.h"
+#include "engine/common/text.h"
 
 namespace fleetmark::cli {
 namespace {
@@ -155,9 +156,9 @@ int Compare(const std::vector<std::string>& args) {
     if (reports.count(name) == 0) {
       std::vector<std::string> names;
       for (const auto& [n, r] : reports) names.push_back(n);
-      std::cerr << "fleetmark: --agents: agent \"" << name << "\" has no results in run " << exported->run().run_id()
-                << " (agents with results: "
-                << (names.empty() ? "none" : absl::StrJoin(names, ", ")) << ")\n";
+      std::cerr << "fleetmark: --agents: agent \"" << EscapeForTerminal(name) << "\" has no results in run "
+                << exported->run().run_id() << " (agents with results: "
+                << (names.empty() ? "none" : EscapeForTerminal(absl::StrJoin(names, ", "))) << ")\n";
       return kExitUsage;
     }
   }

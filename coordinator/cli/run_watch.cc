@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "coordinator/cli/command.h"
+#include "engine/common/text.h"
 
 namespace fleetmark::cli {
 namespace {
@@ -80,10 +81,10 @@ class ProgressView {
     }
     std::string lines;
     for (const v1::JobInfo& job : run.jobs()) {
-      absl::StrAppend(&lines, "  ", job.agent_name(), "  ", job.status(), "  ",
+      absl::StrAppend(&lines, "  ", EscapeForTerminal(job.agent_name()), "  ", job.status(), "  ",
                       Bar(job.cases_done(), job.cases_total()), " ", job.cases_done(), "/", job.cases_total(),
                       job.attempts() > 1 ? absl::StrCat("  attempt ", job.attempts()) : "",
-                      job.message().empty() ? "" : absl::StrCat("  ", job.message()), "\n");
+                      job.message().empty() ? "" : absl::StrCat("  ", EscapeForTerminal(job.message())), "\n");
     }
     if (tty_) {
       for (size_t i = 0; i < drawn_; ++i) std::cerr << "\x1b[1A\x1b[2K";

@@ -25,14 +25,6 @@ std::shared_ptr<AgentSession> AgentRegistry::Find(const std::string& agent_id) c
   return it == sessions_.end() ? nullptr : it->second;
 }
 
-std::shared_ptr<AgentSession> AgentRegistry::FindOnlineByName(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [id, session] : sessions_) {
-    if (!session->closing() && session->state().name == name) return session;
-  }
-  return nullptr;
-}
-
 std::vector<std::shared_ptr<AgentSession>> AgentRegistry::All() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::shared_ptr<AgentSession>> all;

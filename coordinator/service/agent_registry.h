@@ -24,8 +24,6 @@ class AgentRegistry {
   // Removes `agent_id` if it maps to `session`; returns whether it did.
   bool Remove(const std::string& agent_id, const AgentSession* session);
   std::shared_ptr<AgentSession> Find(const std::string& agent_id) const;
-  // The live (not closing) session welcomed under agent name `name`, or null.
-  std::shared_ptr<AgentSession> FindOnlineByName(const std::string& name) const;
   std::vector<std::shared_ptr<AgentSession>> All() const;
   size_t size() const;
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/service/secrets.h"
+#include "engine/common/message_text.h"
 
 namespace fleetmark::service {
 namespace {
@@ -193,6 +194,12 @@ void AgentServiceImpl::HandleHello(const SessionPtr& session, const v1::Hello& h
            false);
     return;
   }
+  // Every string of the hello (labels, host fields, ...): UTF-8, length, no control
+  // characters. Found by reflection, so fields added later are checked too.
+  if (absl::Status text = CheckMessageText(hello, "hello", HelloTextRules()); !text.ok()) {
+    Refuse(session, grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat("hello refused: ", text.message()), false);
+    return;
+  }
   if (!ValidAgentName(hello.agent_name())) {
     Refuse(session, grpc::StatusCode::INVALID_ARGUMENT,
            absl::StrCat("hello.agent_name: must match [A-Za-z0-9._-]{1,64}, got \"",
@@ -204,9 +211,19 @@ void AgentServiceImpl::HandleHello(const SessionPtr& session, const v1::Hello& h
   std::string credential_sha256;  // new credential's hash, "" = keep
   std::string credential;         // what Welcome carries
   std::string token_id;
+  std::string agent_id_known;     // the agent its credential authenticated, "" = new enrollment
+  // The database failed: retryable. Only an outage is described; anything else is
+  // logged here, never sent (it may quote SQL).
   auto db_refusal = [&](const absl::Status& status) {
+    if (absl::IsUnavailable(status) || absl::IsAborted(status) || absl::IsDeadlineExceeded(status) ||
+        absl::IsResourceExhausted(status)) {
+      Refuse(session, grpc::StatusCode::UNAVAILABLE,
+             absl::StrCat("coordinator database unavailable, retry later: ", status.message()), true);
+      return;
+    }
+    std::cerr << "fleetmark-coordinator: hello of agent " << hello.agent_name() << ": " << status << "\n";
     Refuse(session, grpc::StatusCode::UNAVAILABLE,
-           absl::StrCat("coordinator database unavailable, retry later: ", status.message()), true);
+           "coordinator error while registering the agent (details in the coordinator's log), retry later", true);
   };
   bool authenticated = false;
   if (!hello.agent_credential().empty()) {
@@ -220,6 +237,7 @@ void AgentServiceImpl::HandleHello(const SessionPtr& session, const v1::Hello& h
       }
       authenticated = true;
       credential = hello.agent_credential();
+      agent_id_known = identity->agent_id;
     } else if (hello.enrollment_token().empty()) {
       Refuse(session, grpc::StatusCode::UNAUTHENTICATED,
              absl::StrCat("agent credential refused for agent \"", hello.agent_name(), "\""), false);
@@ -242,20 +260,15 @@ void AgentServiceImpl::HandleHello(const SessionPtr& session, const v1::Hello& h
       return;
     }
     if (!token.ok()) return db_refusal(token.status());
-    // An enrollment takes a name only if no other connection holds it: a second agent
-    // started with the same --name must not take over the first one's identity.
-    if (registry_.FindOnlineByName(hello.agent_name()) != nullptr) {
-      Refuse(session, grpc::StatusCode::ALREADY_EXISTS,
-             absl::StrCat("agent name '", hello.agent_name(), "' is already connected; choose another --name"),
-             false);
-      return;
-    }
+    // A name belongs to its credential: an enrollment under the name of an agent that
+    // exists, online or not, on any coordinator, is refused by RegisterAgent.
     token_id = *token;
     credential = RandomToken();
     credential_sha256 = Sha256Hex(credential);
   }
 
   store::AgentRegistration reg;
+  reg.agent_id = agent_id_known;
   reg.name = hello.agent_name();
   reg.credential_sha256 = credential_sha256;
   reg.token_id = token_id;
@@ -267,6 +280,14 @@ void AgentServiceImpl::HandleHello(const SessionPtr& session, const v1::Hello& h
   reg.scenarios.assign(hello.scenarios().begin(), hello.scenarios().end());
   reg.session_id = session->session_id();
   absl::StatusOr<std::string> agent_id = store_.RegisterAgent(reg);
+  if (absl::IsAlreadyExists(agent_id.status())) {
+    Refuse(session, grpc::StatusCode::ALREADY_EXISTS, std::string(agent_id.status().message()), false);
+    return;
+  }
+  if (absl::IsNotFound(agent_id.status())) {  // removed between the credential check and now
+    Refuse(session, grpc::StatusCode::PERMISSION_DENIED, store::kAgentRemovedReason, false);
+    return;
+  }
   if (!agent_id.ok()) return db_refusal(agent_id.status());
 
   // Resume a job the agent still runs; any other job it held is released at once.

@@ -322,7 +322,7 @@ grpc::ServerUnaryReactor* ControlServiceImpl::ListAgents(grpc::CallbackServerCon
                                                          v1::ListAgentsResponse* response) {
   return Async(context, [this, request, response]() -> absl::Status {
     FLEETMARK_ASSIGN_OR_RETURN(Selector selector, Selector::Parse(request->selector()));
-    FLEETMARK_ASSIGN_OR_RETURN(std::vector<v1::AgentInfo> agents, store_.ListAgents());
+    FLEETMARK_ASSIGN_OR_RETURN(std::vector<v1::AgentInfo> agents, store_.ListAgents(request->include_removed()));
     for (v1::AgentInfo& agent : agents) {
       // A job that ended (cancelled) is still the agent's until it reports it stopped:
       // an agent connected here is not shown idle while it may still run one.
@@ -532,6 +532,23 @@ grpc::ServerUnaryReactor* ControlServiceImpl::ListTokens(grpc::CallbackServerCon
   return Async(context, [this, response]() -> absl::Status {
     FLEETMARK_ASSIGN_OR_RETURN(std::vector<v1::TokenInfo> tokens, store_.ListEnrollmentTokens());
     for (v1::TokenInfo& token : tokens) *response->add_tokens() = std::move(token);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::RemoveAgent(grpc::CallbackServerContext* context,
+                                                          const v1::RemoveAgentRequest* request,
+                                                          v1::RemoveAgentResponse* response) {
+  return Async(context, [this, request, response]() -> absl::Status {
+    FLEETMARK_ASSIGN_OR_RETURN(store::RemovedAgent removed, store_.RemoveAgent(request->name()));
+    response->set_agent_id(removed.agent_id);
+    for (const std::string& job : removed.failed_jobs) response->add_failed_jobs(job);
+    // Its stream here ends now; on another coordinator at its next liveness flush. A
+    // database error here leaves it to the sweeper: the removal itself is committed.
+    absl::StatusOr<std::vector<std::string>> ended = EndRevokedAgentStreams(store_, registry_);
+    if (ended.ok() && !ended->empty()) {
+      std::cerr << "fleetmark-coordinator: agent " << request->name() << " removed: disconnected\n";
+    }
     return absl::OkStatus();
   });
 }

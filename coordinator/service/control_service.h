@@ -116,6 +116,8 @@ class ControlServiceImpl final : public v1::ControlService::CallbackService {
   // OK if the call carries the admin token, else UNAUTHENTICATED saying what is wrong.
   // Thread-safe; also used for requests that fail to parse (parse_errors.h).
   grpc::Status Authorize(const grpc::ServerContextBase& context) const;
+  grpc::ServerUnaryReactor* RemoveAgent(grpc::CallbackServerContext*, const v1::RemoveAgentRequest*,
+                                        v1::RemoveAgentResponse*) override;
 
  private:
   // Authorizes, then runs `work` on the executor and finishes with its status.

@@ -285,11 +285,12 @@ class CoordinatorImpl : public Coordinator {
     }
   }
 
-  // Agents whose enrollment token was revoked (possibly through another coordinator).
+  // Agents whose enrollment token was revoked, or that were removed (possibly through
+  // another coordinator).
   void EndRevokedAgents() {
     absl::StatusOr<std::vector<std::string>> ended = EndRevokedAgentStreams(*store_, registry_);
     if (ended.ok() && !ended->empty()) {
-      std::cerr << "fleetmark-coordinator: disconnected agents whose enrollment token is revoked: "
+      std::cerr << "fleetmark-coordinator: disconnected agents removed or whose enrollment token is revoked: "
                 << absl::StrJoin(*ended, ", ") << "\n";
     }
   }

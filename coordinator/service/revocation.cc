@@ -18,14 +18,13 @@ absl::StatusOr<std::vector<std::string>> EndRevokedAgentStreams(store::Store& st
   std::vector<std::string> ids;
   ids.reserve(by_agent.size());
   for (const auto& [agent_id, session] : by_agent) ids.push_back(agent_id);
-  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> revoked = store.AgentsWithRevokedToken(ids);
-  if (!revoked.ok()) return revoked.status();
-  for (const auto& [agent_id, token_id] : *revoked) {
-    const std::shared_ptr<AgentSession>& session = by_agent[agent_id];
+  absl::StatusOr<std::vector<store::Store::Disconnect>> found = store.AgentsToDisconnect(ids);
+  if (!found.ok()) return found.status();
+  for (const store::Store::Disconnect& agent : *found) {
+    const std::shared_ptr<AgentSession>& session = by_agent[agent.agent_id];
     if (session->closing()) continue;
     ended.push_back(session->state().name);
-    session->Refuse(grpc::StatusCode::PERMISSION_DENIED, absl::StrCat("enrollment token ", token_id, " revoked"),
-                    false);
+    session->Refuse(grpc::StatusCode::PERMISSION_DENIED, agent.reason, false);
   }
   return ended;
 }

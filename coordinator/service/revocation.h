@@ -1,12 +1,15 @@
-// Token revocation for connected agents: ends the streams of this coordinator's agents
-// whose enrollment token is revoked, so they get no new job. Called by RevokeToken (the
-// coordinator that revoked) and by the sweeper at every liveness flush (coordinators
-// sharing the database notice within one heartbeat interval).
+// Token revocation and agent removal for connected agents: ends the streams of this
+// coordinator's agents whose enrollment token is revoked or that were removed
+// (`fleetmark agents remove`), so they get no new job. Called by RevokeToken and
+// RemoveAgent (on the coordinator that served them) and by the sweeper at every
+// liveness flush (coordinators sharing the database notice within one heartbeat
+// interval).
 //
-// Each such stream gets a Refusal "enrollment token <id> revoked" (not retryable) and
-// ends with PERMISSION_DENIED; the agent's reconnect is then refused at hello. A job it
-// was running is handled like a lost agent's: its lease expires and it is re-queued or
-// failed (Store::ExpireLeases).
+// Each such stream gets a Refusal (not retryable) — "enrollment token <id> revoked" or
+// store::kAgentRemovedReason — and ends with PERMISSION_DENIED; the agent's reconnect
+// with its credential is then refused at hello. A job a revoked agent was running is
+// handled like a lost agent's: its lease expires and it is re-queued or failed
+// (Store::ExpireLeases); a removed agent's jobs failed when it was removed.
 //
 // Thread-safety: safe from any thread; one database statement per call.
 #pragma once

@@ -55,12 +55,18 @@ inline constexpr char kJobCancelled[] = "cancelled";
 // Prefix of the message of a job failed because its agent was lost (vs a benchmark failure).
 inline constexpr char kInfrastructurePrefix[] = "infrastructure: ";
 
+// Why the stream of an agent removed by `fleetmark agents remove` is ended.
+inline constexpr char kAgentRemovedReason[] =
+    "agent removed by an operator (fleetmark agents remove); its credential is no longer valid";
+
 // What an agent's hello registers.
 struct AgentRegistration {
+  // "" for a new enrollment; else the agent id its credential authenticated.
+  std::string agent_id;
   std::string name;
-  // SHA-256 (hex) of the credential issued in Welcome; "" keeps the stored one.
+  // SHA-256 (hex) of the credential issued in Welcome (new enrollments only).
   std::string credential_sha256;
-  std::string token_id;  // the enrollment token used; "" keeps the stored one
+  std::string token_id;  // the enrollment token used (new enrollments only)
   v1::HostInfo host;
   std::map<std::string, std::string> labels;
   std::string engine_version;
@@ -84,6 +90,12 @@ struct AgentSummary {
   bool online = false;
   v1::HostInfo host;
   std::map<std::string, std::string> labels;
+};
+
+// What `agents remove` did.
+struct RemovedAgent {
+  std::string agent_id;
+  std::vector<std::string> failed_jobs;  // its unfinished jobs, now failed
 };
 
 // Liveness reported by a connected agent since the last flush.
@@ -187,17 +199,33 @@ class Store {
   // Every token, oldest first, with the number of agents enrolled with it. Neither the
   // secret nor its hash is returned.
   absl::StatusOr<std::vector<v1::TokenInfo>> ListEnrollmentTokens();
-  // Of `agent_ids` (connected agents), those whose enrollment token is revoked, as
-  // (agent_id, token_id) pairs, ordered by agent id. One statement. InvalidArgument
-  // naming `agent_ids[]` if an id is not a UUID.
-  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> AgentsWithRevokedToken(
-      const std::vector<std::string>& agent_ids);
+  // Of `agent_ids` (connected agents), those that must be disconnected: removed
+  // (`agents remove`, reason kAgentRemovedReason) or enrolled with a revoked token
+  // (reason "enrollment token <id> revoked"), ordered by agent id. One statement.
+  // InvalidArgument naming `agent_ids[]` if an id is not a UUID.
+  struct Disconnect {
+    std::string agent_id;
+    std::string reason;
+  };
+  absl::StatusOr<std::vector<Disconnect>> AgentsToDisconnect(const std::vector<std::string>& agent_ids);
 
   // --- agents ---
+  // The agent (not removed) named `name`; NotFound if none.
   absl::StatusOr<AgentIdentity> FindAgentByName(const std::string& name);
-  // Creates or updates the agent `registration.name`, marks it online (owned by this
-  // coordinator), records a host snapshot when the host changed; returns its agent id.
+  // Registers a hello: with registration.agent_id empty, a new enrollment, which gets a
+  // new agent id, or AlreadyExists (naming `fleetmark agents remove NAME`) if an agent
+  // (not removed) has the name — atomic across coordinators (a unique index); else the
+  // reconnect of that agent (authenticated by its credential by the caller), NotFound
+  // if it was removed meanwhile. Marks it online (owned by this coordinator), records a
+  // host snapshot when the host changed; returns its agent id.
   absl::StatusOr<std::string> RegisterAgent(const AgentRegistration& registration);
+  // `fleetmark agents remove NAME`: marks the agent (not removed) named `name` removed.
+  // Its results, jobs and host snapshots stay; its credential stops working
+  // (FindAgentByName no longer finds it), it is never selected, listed only with
+  // include_removed, and its name may be enrolled again (a new agent id). Its queued,
+  // assigned and running jobs fail as infrastructure ("agent NAME removed"), and their
+  // runs are updated. NotFound if no such agent (or it was removed already).
+  absl::StatusOr<RemovedAgent> RemoveAgent(const std::string& name);
   // Marks the agent offline if `session_id` is still its registered stream (a
   // reconnect may already have replaced it).
   absl::Status SetAgentOffline(const std::string& agent_id, const std::string& session_id);
@@ -211,8 +239,11 @@ class Store {
                               const std::vector<std::string>& renew_also = {});
   // Every agent (online state computed with options.online_window), ordered by name. An
   // agent whose enrollment token is revoked is never online (its stream is being ended).
+  // Removed agents are not listed.
   absl::StatusOr<std::vector<AgentSummary>> ListAgentSummaries();
-  absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents();
+  // Agents ordered by name, state "online" | "offline" | "removed" (removed agents only
+  // with `include_removed`, after the agent holding the name now).
+  absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents(bool include_removed = false);
 
   // --- runs and jobs ---
   // Stores the plan, the run and one queued job per agent in one transaction.

@@ -1,4 +1,6 @@
 // Store: agents (registration, liveness, listing).
+#include <set>
+
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_format.h"
@@ -6,6 +8,7 @@
 #include "engine/common/status_macros.h"
 #include "coordinator/store/store.h"
 #include "coordinator/store/store_internal.h"
+#include "coordinator/store/store_runs.h"
 
 namespace fleetmark::store {
 
@@ -26,38 +29,97 @@ absl::StatusOr<AgentIdentity> Store::FindAgentByName(const std::string& name) {
 }
 
 absl::StatusOr<std::string> Store::RegisterAgent(const AgentRegistration& reg) {
-  return InTransaction(*pool_, absl::StrCat("register agent ", reg.name), [&](pqxx::work& txn) {
+  if (!reg.agent_id.empty()) FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", reg.agent_id));
+  return InTransactionOr(*pool_, absl::StrCat("register agent ", reg.name), [&](pqxx::work& txn)
+                                                                               -> absl::StatusOr<std::string> {
     const std::string host_bytes = reg.host.SerializeAsString();
-    pqxx::result old = txn.exec_params("SELECT host FROM agents WHERE name = $1 FOR UPDATE", reg.name);
-    bool host_changed = old.empty() || pqxx::binarystring(old[0][0]).str() != host_bytes;
-    pqxx::result r = txn.exec_params(
-        "INSERT INTO agents (agent_id, name, credential_sha256, token_id, host, arch, cpu_model,"
-        " logical_cpus, physical_cores, labels, engine_version, strategies, workloads, scenarios,"
-        " state, coordinator_id, session_id, last_seen, emulated) "
-        "VALUES (gen_random_uuid(), $1, $2, NULLIF($3, ''), $4, $5, $6, $7, $8, $9::jsonb, $10,"
-        " $11::text[], $12::text[], $13::text[], 'online', $14, $15, now(), $16) "
-        "ON CONFLICT (name) DO UPDATE SET"
-        " credential_sha256 = CASE WHEN EXCLUDED.credential_sha256 = '' THEN agents.credential_sha256"
-        "                          ELSE EXCLUDED.credential_sha256 END,"
-        " token_id = coalesce(EXCLUDED.token_id, agents.token_id), host = EXCLUDED.host,"
-        " arch = EXCLUDED.arch, cpu_model = EXCLUDED.cpu_model, logical_cpus = EXCLUDED.logical_cpus,"
-        " physical_cores = EXCLUDED.physical_cores, labels = EXCLUDED.labels,"
-        " engine_version = EXCLUDED.engine_version, strategies = EXCLUDED.strategies,"
-        " workloads = EXCLUDED.workloads, scenarios = EXCLUDED.scenarios, state = 'online',"
-        " coordinator_id = EXCLUDED.coordinator_id, session_id = EXCLUDED.session_id, last_seen = now(),"
-        " emulated = EXCLUDED.emulated "
-        "RETURNING agent_id::text",
-        reg.name, reg.credential_sha256, reg.token_id, pqxx::binarystring(host_bytes), reg.host.arch(),
-        reg.host.cpu_model(), static_cast<int64_t>(reg.host.logical_cpus()),
-        static_cast<int64_t>(reg.host.physical_cores()), internal::LabelsJson(reg.labels),
-        reg.engine_version, internal::TextArray(reg.strategies), internal::TextArray(reg.workloads),
-        internal::TextArray(reg.scenarios), options_.coordinator_id, reg.session_id, reg.host.emulated());
-    std::string agent_id = r[0][0].as<std::string>();
+    std::string agent_id;
+    bool host_changed = true;
+    if (reg.agent_id.empty()) {
+      // A new enrollment takes the name only if no agent holds it (agents_name_active):
+      // atomic across coordinators, as the insert waits for a concurrent one of the same
+      // name and then does nothing.
+      pqxx::result r = txn.exec_params(
+          "INSERT INTO agents (agent_id, name, credential_sha256, token_id, host, arch, cpu_model,"
+          " logical_cpus, physical_cores, labels, engine_version, strategies, workloads, scenarios,"
+          " state, coordinator_id, session_id, last_seen, emulated) "
+          "VALUES (gen_random_uuid(), $1, $2, NULLIF($3, ''), $4, $5, $6, $7, $8, $9::jsonb, $10,"
+          " $11::text[], $12::text[], $13::text[], 'online', $14, $15, now(), $16) "
+          "ON CONFLICT (name) WHERE removed_at IS NULL DO NOTHING RETURNING agent_id::text",
+          reg.name, reg.credential_sha256, reg.token_id, pqxx::binarystring(host_bytes), reg.host.arch(),
+          reg.host.cpu_model(), static_cast<int64_t>(reg.host.logical_cpus()),
+          static_cast<int64_t>(reg.host.physical_cores()), internal::LabelsJson(reg.labels),
+          reg.engine_version, internal::TextArray(reg.strategies), internal::TextArray(reg.workloads),
+          internal::TextArray(reg.scenarios), options_.coordinator_id, reg.session_id, reg.host.emulated());
+      if (r.empty()) {
+        pqxx::result held = txn.exec_params(
+            "SELECT agent_id::text FROM agents WHERE name = $1 AND removed_at IS NULL", reg.name);
+        return absl::AlreadyExistsError(absl::StrCat(
+            "agent name \"", reg.name, "\" is taken by enrolled agent ",
+            held.empty() ? std::string("?") : held[0][0].as<std::string>(),
+            " (a name belongs to the agent holding its credential): choose another --name, or, if that "
+            "agent is gone or lost its credential, remove it first with: fleetmark agents remove ",
+            reg.name));
+      }
+      agent_id = r[0][0].as<std::string>();
+    } else {
+      pqxx::result old = txn.exec_params(
+          "SELECT host FROM agents WHERE agent_id = $1::uuid AND removed_at IS NULL FOR UPDATE", reg.agent_id);
+      if (old.empty()) {
+        return absl::NotFoundError(absl::StrCat("agent ", reg.agent_id, " (\"", reg.name, "\") was removed"));
+      }
+      host_changed = pqxx::binarystring(old[0][0]).str() != host_bytes;
+      txn.exec_params(
+          "UPDATE agents SET host = $2, arch = $3, cpu_model = $4, logical_cpus = $5, physical_cores = $6,"
+          " labels = $7::jsonb, engine_version = $8, strategies = $9::text[], workloads = $10::text[],"
+          " scenarios = $11::text[], state = 'online', coordinator_id = $12, session_id = $13, last_seen = now(),"
+          " emulated = $14 "
+          "WHERE agent_id = $1::uuid",
+          reg.agent_id, pqxx::binarystring(host_bytes), reg.host.arch(), reg.host.cpu_model(),
+          static_cast<int64_t>(reg.host.logical_cpus()), static_cast<int64_t>(reg.host.physical_cores()),
+          internal::LabelsJson(reg.labels), reg.engine_version, internal::TextArray(reg.strategies),
+          internal::TextArray(reg.workloads), internal::TextArray(reg.scenarios), options_.coordinator_id,
+          reg.session_id, reg.host.emulated());
+      agent_id = reg.agent_id;
+    }
     if (host_changed) {
       txn.exec_params("INSERT INTO host_snapshots (agent_id, host) VALUES ($1::uuid, $2)", agent_id,
                       pqxx::binarystring(host_bytes));
     }
     return agent_id;
+  });
+}
+
+absl::StatusOr<RemovedAgent> Store::RemoveAgent(const std::string& name) {
+  return InTransactionOr(*pool_, absl::StrCat("remove agent ", name), [&](pqxx::work& txn)
+                                                                           -> absl::StatusOr<RemovedAgent> {
+    pqxx::result r = txn.exec_params(
+        "UPDATE agents SET removed_at = now(), state = 'offline' WHERE name = $1 AND removed_at IS NULL "
+        "RETURNING agent_id::text",
+        name);
+    if (r.empty()) {
+      pqxx::result removed = txn.exec_params("SELECT 1 FROM agents WHERE name = $1 LIMIT 1", name);
+      return absl::NotFoundError(absl::StrCat("agent \"", name, "\" ",
+                                              removed.empty() ? "not found" : "was already removed",
+                                              " (`fleetmark agents list --all` lists every agent)"));
+    }
+    RemovedAgent agent;
+    agent.agent_id = r[0][0].as<std::string>();
+    // Its unfinished jobs end now (it will never run them), so their runs can end.
+    pqxx::result jobs = txn.exec_params(
+        "UPDATE jobs SET status = 'failed', failure_kind = 'infrastructure',"
+        " message = 'infrastructure: agent ' || $2 || ' removed (fleetmark agents remove)',"
+        " lease_expires_at = NULL, finished_at = now(), updated_at = now() "
+        "WHERE agent_id = $1::uuid AND status IN ('queued', 'assigned', 'running') "
+        "RETURNING job_id::text, run_id::text",
+        agent.agent_id, name);
+    std::set<std::string> runs;
+    for (const auto& row : jobs) {
+      agent.failed_jobs.push_back(row[0].as<std::string>());
+      runs.insert(row[1].as<std::string>());
+    }
+    for (const std::string& run_id : runs) internal::RefreshRun(txn, run_id);
+    return agent;
   });
 }
 
@@ -110,7 +172,7 @@ absl::StatusOr<std::vector<AgentSummary>> Store::ListAgentSummaries() {
         "SELECT a.agent_id::text, a.name, (a.state = 'online' AND a.last_seen > now() - $1::interval"
         "  AND NOT EXISTS (SELECT 1 FROM enrollment_tokens t WHERE t.token_id = a.token_id"
         "                  AND t.revoked_at IS NOT NULL)),"
-        " a.host, a.labels::text FROM agents a ORDER BY a.name",
+        " a.host, a.labels::text FROM agents a WHERE a.removed_at IS NULL ORDER BY a.name",
         internal::IntervalParam(options_.online_window));
     for (const auto& row : r) {
       AgentSummary& a = agents.emplace_back();
@@ -124,7 +186,7 @@ absl::StatusOr<std::vector<AgentSummary>> Store::ListAgentSummaries() {
   });
 }
 
-absl::StatusOr<std::vector<v1::AgentInfo>> Store::ListAgents() {
+absl::StatusOr<std::vector<v1::AgentInfo>> Store::ListAgents(bool include_removed) {
   return InTransaction(*pool_, "list agents", [&](pqxx::work& txn) {
     std::vector<v1::AgentInfo> agents;
     pqxx::result r = txn.exec_params(
@@ -132,14 +194,17 @@ absl::StatusOr<std::vector<v1::AgentInfo>> Store::ListAgents() {
         " a.host, a.labels::text, " +
             internal::UnixNs("a.last_seen") +
             ", coalesce((SELECT j.job_id::text FROM jobs j WHERE j.agent_id = a.agent_id"
-            "  AND j.status IN ('assigned', 'running') LIMIT 1), ''), a.rss_bytes, a.cpu_seconds "
-            "FROM agents a ORDER BY a.name",
-        internal::IntervalParam(options_.online_window));
+            "  AND j.status IN ('assigned', 'running') LIMIT 1), ''), a.rss_bytes, a.cpu_seconds, " +
+            internal::UnixNs("a.removed_at") +
+            " FROM agents a WHERE $2 OR a.removed_at IS NULL ORDER BY a.name, a.removed_at NULLS FIRST",
+        internal::IntervalParam(options_.online_window), include_removed);
     for (const auto& row : r) {
       v1::AgentInfo& a = agents.emplace_back();
       a.set_agent_id(row[0].as<std::string>());
       a.set_name(row[1].as<std::string>());
-      a.set_state(row[2].as<bool>() ? "online" : "offline");
+      const bool removed = !row[9].is_null();
+      a.set_state(removed ? "removed" : row[2].as<bool>() ? "online" : "offline");
+      a.set_removed_unix_ns(removed ? row[9].as<int64_t>() : 0);
       internal::ParseProtoField(row[3], a.mutable_host());
       for (const auto& [k, v] : internal::ParseLabelsJson(row[4].as<std::string>())) {
         (*a.mutable_labels())[k] = v;

@@ -8,7 +8,8 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
        "SELECT token_id, revoked_at FROM enrollment_tokens WHERE token_sha256 = $1"},
       {"fm_find_agent",
        "SELECT a.agent_id::text, a.name, a.credential_sha256, coalesce(t.revoked_at IS NOT NULL, false) "
-       "FROM agents a LEFT JOIN enrollment_tokens t ON t.token_id = a.token_id WHERE a.name = $1"},
+       "FROM agents a LEFT JOIN enrollment_tokens t ON t.token_id = a.token_id "
+       "WHERE a.name = $1 AND a.removed_at IS NULL"},
       {"fm_agent_offline",
        "UPDATE agents SET state = 'offline', last_seen = now() "
        "WHERE agent_id = $1::uuid AND session_id = $2"},

@@ -92,20 +92,26 @@ absl::StatusOr<std::vector<v1::TokenInfo>> Store::ListEnrollmentTokens() {
   });
 }
 
-absl::StatusOr<std::vector<std::pair<std::string, std::string>>> Store::AgentsWithRevokedToken(
-    const std::vector<std::string>& agent_ids) {
-  std::vector<std::pair<std::string, std::string>> revoked;
-  if (agent_ids.empty()) return revoked;
+absl::StatusOr<std::vector<Store::Disconnect>> Store::AgentsToDisconnect(const std::vector<std::string>& agent_ids) {
+  std::vector<Disconnect> found;
+  if (agent_ids.empty()) return found;
   for (const std::string& id : agent_ids) {
     if (absl::Status status = internal::CheckUuid("agent_ids[]", id); !status.ok()) return status;
   }
-  return InTransaction(*pool_, "agents with a revoked token", [&](pqxx::work& txn) {
+  return InTransaction(*pool_, "agents to disconnect", [&](pqxx::work& txn) {
     pqxx::result r = txn.exec_params(
-        "SELECT a.agent_id::text, a.token_id FROM agents a JOIN enrollment_tokens t ON t.token_id = a.token_id "
-        "WHERE a.agent_id = ANY($1::uuid[]) AND t.revoked_at IS NOT NULL ORDER BY a.agent_id",
+        "SELECT a.agent_id::text, a.removed_at IS NOT NULL, coalesce(a.token_id, '') "
+        "FROM agents a LEFT JOIN enrollment_tokens t ON t.token_id = a.token_id "
+        "WHERE a.agent_id = ANY($1::uuid[]) AND (a.removed_at IS NOT NULL OR t.revoked_at IS NOT NULL) "
+        "ORDER BY a.agent_id",
         internal::UuidArray(agent_ids));
-    for (const auto& row : r) revoked.emplace_back(row[0].as<std::string>(), row[1].as<std::string>());
-    return revoked;
+    for (const auto& row : r) {
+      const bool removed = row[1].as<bool>();
+      found.push_back({.agent_id = row[0].as<std::string>(),
+                       .reason = removed ? kAgentRemovedReason
+                                         : absl::StrCat("enrollment token ", row[2].as<std::string>(), " revoked")});
+    }
+    return found;
   });
 }
 

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/common/status_macros.h"
+#include "engine/common/text.h"
 #include "engine/plan/expand_internal.h"
 #include "engine/plan/plan.h"
 #include "engine/measure/stop_rule.h"
@@ -62,23 +63,6 @@ bool Contains(const Table& table, std::string_view name) {
 bool IsLabelChar(char c) {
   return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
          c == '.' || c == '+' || c == ':';
-}
-
-// Whether `text` is printable: no C0 control bytes, DEL or C1 controls (U+0080..U+009F,
-// UTF-8 C2 80..C2 9F), which would drive a terminal when echoed; `allow_newlines`
-// admits \n and \t.
-bool IsPrintableText(std::string_view text, bool allow_newlines) {
-  for (size_t i = 0; i < text.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (allow_newlines && (c == '\n' || c == '\t')) continue;
-    if (c < 0x20 || c == 0x7f) return false;
-    if (c == 0xc2 && i + 1 < text.size() &&
-        static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
-        static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
-      return false;
-    }
-  }
-  return true;
 }
 
 // Strategies whose `threads` is ignored (engine/strategies/strategy.h): a non-zero

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/common/text.h"
 #include "engine/report/case_names.h"
 #include "engine/report/text_table.h"
 #include "engine/report/units.h"
@@ -304,7 +305,8 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
   if (!host.cpu_model().empty()) heading.push_back(host.cpu_model());
   if (host.logical_cpus() > 0) heading.push_back(absl::StrCat(host.logical_cpus(), " CPUs"));
   if (!host.hostname().empty()) heading.push_back(host.hostname());
-  if (!heading.empty()) absl::StrAppend(&out, absl::StrJoin(heading, " · "), "\n\n");
+  // Host text comes from agents: never raw control characters on a terminal.
+  if (!heading.empty()) absl::StrAppend(&out, EscapeForTerminal(absl::StrJoin(heading, " · ")), "\n\n");
   if (groups.empty()) {
     out += "(no results)\n";
     return out;
@@ -312,7 +314,7 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
 
   bool any_batch = false;
   for (const Group& g : groups) {
-    absl::StrAppend(&out, "== ", g.title, " ==\n");
+    absl::StrAppend(&out, "== ", EscapeForTerminal(g.title), " ==\n");
     switch (g.kind) {
       case Kind::kBatch:
         out += BatchTable(g.rows, options);

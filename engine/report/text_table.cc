@@ -3,14 +3,18 @@
 #include <algorithm>
 #include <utility>
 
+#include "engine/common/text.h"
 #include "engine/report/units.h"
 
 namespace fleetmark::report {
 
-TextTable::TextTable(std::vector<Column> columns) : columns_(std::move(columns)) {}
+TextTable::TextTable(std::vector<Column> columns) : columns_(std::move(columns)) {
+  for (Column& column : columns_) column.header = EscapeForTerminal(column.header);
+}
 
 void TextTable::AddRow(std::vector<std::string> cells) {
   cells.resize(columns_.size());
+  for (std::string& cell : cells) cell = EscapeForTerminal(cell);
   rows_.push_back(std::move(cells));
 }
 

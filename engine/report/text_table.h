@@ -22,7 +22,9 @@ class TextTable {
   explicit TextTable(std::vector<Column> columns);
 
   // Adds a row; missing cells are empty, extra cells are dropped. The last column is
-  // never padded (it may hold long messages).
+  // never padded (it may hold long messages). Cells and headers are kept as
+  // EscapeForTerminal (engine/common/text.h) writes them: a table never carries a raw
+  // control character (cells often hold agent-provided text).
   void AddRow(std::vector<std::string> cells);
 
   // Header, a rule of '-', then the rows; columns separated by two spaces; each line

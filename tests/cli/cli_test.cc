@@ -340,3 +340,49 @@ TEST_F(CliFleetTest, RunCommandsAcceptUniqueIdPrefixes) {
 }
 
 }  // namespace
+
+// Issue 10 item 7: text an agent sent (here a host stored before hellos were checked)
+// never reaches the operator's terminal as raw control characters; and item 6's
+// `agents remove` / `agents list --all`.
+TEST_F(CliFleetTest, AgentsListEscapesAgentTextAndRemoveHidesTheAgent) {
+  fleetmark::v1::HostInfo host;
+  host.set_cpu_model("\x1b]0;pwned\x07\x1b[1A");
+  host.set_arch("x86\xc2\x9b" "2J");  // C1 control CSI (U+009B)
+  host.set_logical_cpus(4);
+  std::string hex;
+  for (unsigned char c : host.SerializeAsString()) {
+    static const char kDigits[] = "0123456789abcdef";
+    hex += kDigits[c >> 4];
+    hex += kDigits[c & 15];
+  }
+  auto inserted = fleetmark::testing::Psql(
+      db_->uri(), "INSERT INTO agents (agent_id, name, credential_sha256, host, state, last_seen) VALUES "
+                  "(gen_random_uuid(), 'old-box', 'x', decode('" + hex + "', 'hex'), 'offline', now())");
+  ASSERT_TRUE(inserted.ok()) << inserted.status();
+
+  CliResult r = Fleet("agents list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << "raw ESC in the output";
+  EXPECT_EQ(r.out.find('\x07'), std::string::npos) << "raw BEL in the output";
+  EXPECT_EQ(r.out.find("\xc2\x9b"), std::string::npos) << "raw C1 control in the output";
+  EXPECT_THAT(r.out, HasSubstr("\\x1b]0;pwned\\x07\\x1b[1A"));
+  EXPECT_THAT(r.out, HasSubstr("x86\\xc2\\x9b2J"));
+  EXPECT_THAT(r.out, HasSubstr("old-box"));
+
+  r = Fleet("agents remove old-box");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("removed agent old-box"));
+  r = Fleet("agents list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("old-box")));
+  r = Fleet("agents list --all");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("old-box"));
+  EXPECT_THAT(r.out, HasSubstr("removed 20"));
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+  r = Fleet("agents remove old-box");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("already removed"));
+  r = Fleet("agents remove");
+  EXPECT_EQ(r.exit_code, 2);
+}

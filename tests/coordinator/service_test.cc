@@ -60,6 +60,34 @@ class TestAgent {
     return {reason, stream_->Finish()};
   }
 
+  // The welcome (agent id, credential), or the refusal (reason, retryable) and status.
+  struct Answer {
+    std::string agent_id, credential;
+    std::string refusal;
+    bool retryable = true;
+    grpc::Status status;
+  };
+  // Sends `hello` and reads the first answer; after a refusal, reads to the end.
+  Answer Greet(const v1::AgentMessage& hello) {
+    Answer answer;
+    v1::CoordinatorMessage m;
+    if (!Send(hello) || !Read(&m)) {
+      answer.status = stream_->Finish();
+      return answer;
+    }
+    if (m.has_welcome()) {
+      answer.agent_id = m.welcome().agent_id();
+      answer.credential = m.welcome().agent_credential();
+      return answer;
+    }
+    answer.refusal = m.refusal().reason();
+    answer.retryable = m.refusal().retryable();
+    while (stream_->Read(&m)) {
+    }
+    answer.status = stream_->Finish();
+    return answer;
+  }
+
   static v1::AgentMessage Hello(const std::string& name, uint32_t version, const std::string& token,
                                 const std::string& credential = "") {
     v1::AgentMessage m;
@@ -120,6 +148,24 @@ class ServiceTest : public ::testing::Test {
   void Authorize(grpc::ClientContext* context) {
     context->AddMetadata("authorization", std::string("Bearer ") + kAdminToken);
     context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  }
+  // Agents as ListAgents returns them (removed ones too with `all`).
+  std::vector<v1::AgentInfo> Agents(bool all = false) {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::ListAgentsRequest request;
+    request.set_include_removed(all);
+    v1::ListAgentsResponse response;
+    grpc::Status status = control_->ListAgents(&context, request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return {response.agents().begin(), response.agents().end()};
+  }
+  grpc::Status RemoveAgent(const std::string& name, v1::RemoveAgentResponse* response) {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::RemoveAgentRequest request;
+    request.set_name(name);
+    return control_->RemoveAgent(&context, request, response);
   }
   std::unique_ptr<testing::TestDatabase> db_;
   std::unique_ptr<Coordinator> coordinator_;
@@ -1051,6 +1097,267 @@ TEST_F(ServiceTest, NightlyScheduleSeededOncePerDatabase) {
   EXPECT_EQ(schedules().schedules(0).cron(), "0 2 * * *");
   coordinator_.reset();  // before `fresh` is dropped
   std::remove(plan_file.c_str());
+}
+
+// Issue 10 item 6: a name belongs to its credential. With two coordinators on one
+// database, an enrollment under the name of an agent online on the other one, or
+// offline, is refused (not retryable, naming `agents remove`); the agent itself keeps
+// its id and reconnects with its credential through either coordinator.
+TEST_F(ServiceTest, EnrollingATakenNameIsRefusedThroughEveryCoordinatorOnlineOrOffline) {
+  CoordinatorOptions second_options = Options(db_->uri());
+  second_options.coordinator_id = "coordinator-2";
+  auto second = Coordinator::Start(second_options);
+  ASSERT_TRUE(second.ok()) << second.status();
+  auto second_channel = grpc::CreateChannel("127.0.0.1:" + std::to_string((*second)->port()),
+                                            grpc::InsecureChannelCredentials());
+  auto real = std::make_unique<TestAgent>(channel_);
+  const TestAgent::Answer enrolled = real->Greet(TestAgent::Hello("rel-a2", 1, kEnrollToken));
+  ASSERT_FALSE(enrolled.agent_id.empty()) << enrolled.refusal;
+  auto expect_refused = [&](const std::shared_ptr<grpc::Channel>& channel, const std::string& when) {
+    TestAgent intruder(channel);
+    const TestAgent::Answer answer = intruder.Greet(TestAgent::Hello("rel-a2", 1, kEnrollToken));
+    EXPECT_TRUE(answer.agent_id.empty()) << when << ": welcomed as " << answer.agent_id;
+    EXPECT_FALSE(answer.retryable) << when;
+    EXPECT_EQ(answer.status.error_code(), grpc::StatusCode::ALREADY_EXISTS) << when;
+    EXPECT_NE(answer.refusal.find("agent name \"rel-a2\" is taken by enrolled agent " + enrolled.agent_id),
+              std::string::npos)
+        << when << ": " << answer.refusal;
+    EXPECT_NE(answer.refusal.find("fleetmark agents remove rel-a2"), std::string::npos) << when;
+  };
+  expect_refused(second_channel, "online on the other coordinator");
+  expect_refused(channel_, "online on this coordinator");
+  std::vector<v1::AgentInfo> agents = Agents();
+  ASSERT_EQ(agents.size(), 1u);
+  EXPECT_EQ(agents[0].agent_id(), enrolled.agent_id);
+  EXPECT_EQ(agents[0].state(), "online");
+
+  real->Finish();
+  real.reset();
+  for (absl::Time deadline = absl::Now() + absl::Seconds(30); absl::Now() < deadline;) {
+    if (Agents()[0].state() == "offline") break;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  ASSERT_EQ(Agents()[0].state(), "offline");
+  expect_refused(second_channel, "offline");
+  expect_refused(channel_, "offline");
+
+  // The real agent's restart (its stored credential) is the same agent, anywhere.
+  for (const auto& channel : {second_channel, channel_}) {
+    TestAgent back(channel);
+    const TestAgent::Answer again = back.Greet(TestAgent::Hello("rel-a2", 1, "", enrolled.credential));
+    EXPECT_EQ(again.agent_id, enrolled.agent_id) << again.refusal;
+    EXPECT_EQ(again.credential, enrolled.credential);
+    back.Finish();
+  }
+  EXPECT_EQ(Agents().size(), 1u);
+}
+
+// An agent enrolled under a token that is then revoked cannot come back by enrolling
+// its name again under another token: refused until an operator removes it; then the
+// enrollment is a new agent (new id) and the old credential stays refused.
+TEST_F(ServiceTest, RevokedTokensAgentCannotReEnrollUntilRemoved) {
+  v1::CreateTokenResponse first, second;
+  for (v1::CreateTokenResponse* token : {&first, &second}) {
+    grpc::ClientContext context;
+    Authorize(&context);
+    ASSERT_TRUE(control_->CreateToken(&context, v1::CreateTokenRequest(), token).ok());
+  }
+  TestAgent::Answer enrolled;
+  {
+    TestAgent box(channel_);
+    enrolled = box.Greet(TestAgent::Hello("rev-box", 1, first.token()));
+    ASSERT_FALSE(enrolled.agent_id.empty()) << enrolled.refusal;
+    box.Finish();
+  }
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::RevokeTokenRequest request;
+    request.set_token_id(first.token_id());
+    v1::Empty empty;
+    ASSERT_TRUE(control_->RevokeToken(&context, request, &empty).ok());
+  }
+  {
+    TestAgent box(channel_);
+    const TestAgent::Answer answer = box.Greet(TestAgent::Hello("rev-box", 1, second.token()));
+    EXPECT_TRUE(answer.agent_id.empty()) << "came back as " << answer.agent_id << " despite the revocation";
+    EXPECT_EQ(answer.status.error_code(), grpc::StatusCode::ALREADY_EXISTS);
+    EXPECT_FALSE(answer.retryable);
+    EXPECT_NE(answer.refusal.find("fleetmark agents remove rev-box"), std::string::npos) << answer.refusal;
+  }
+  v1::RemoveAgentResponse removed;
+  grpc::Status status = RemoveAgent("rev-box", &removed);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(removed.agent_id(), enrolled.agent_id);
+  {
+    TestAgent box(channel_);
+    const TestAgent::Answer answer = box.Greet(TestAgent::Hello("rev-box", 1, "", enrolled.credential));
+    EXPECT_TRUE(answer.agent_id.empty());
+    EXPECT_EQ(answer.status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << answer.refusal;
+  }
+  {
+    TestAgent box(channel_);
+    const TestAgent::Answer answer = box.Greet(TestAgent::Hello("rev-box", 1, second.token()));
+    EXPECT_FALSE(answer.agent_id.empty()) << answer.refusal;
+    EXPECT_NE(answer.agent_id, enrolled.agent_id);
+    box.Finish();
+  }
+}
+
+// `agents remove` on a connected agent that has results: its stream is ended (not
+// retryable), its credential refused, its unfinished job failed; the results stay
+// readable; it is listed only with include_removed and never selected; the name
+// enrolls again as a new agent. Removing an unknown name is NOT_FOUND.
+TEST_F(ServiceTest, RemovedAgentIsDisconnectedKeepsItsResultsAndItsNameEnrollsAgain) {
+  TestAgent gone(channel_);
+  const TestAgent::Answer enrolled = gone.Greet(TestAgent::Hello("gone", 1, kEnrollToken));
+  ASSERT_FALSE(enrolled.agent_id.empty()) << enrolled.refusal;
+  v1::SubmitRunResponse submitted;
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::SubmitRunRequest submit;
+    *submit.mutable_plan() = SmallPlan();
+    submit.set_selector("name=gone");
+    ASSERT_TRUE(control_->SubmitRun(&context, submit, &submitted).ok());
+  }
+  v1::CoordinatorMessage assignment;
+  ASSERT_TRUE(gone.Read(&assignment));
+  ASSERT_TRUE(assignment.has_assignment()) << assignment.DebugString();
+  const std::string job_id = assignment.assignment().job_id();
+  v1::AgentMessage accepted;
+  accepted.mutable_job_accepted()->set_job_id(job_id);
+  ASSERT_TRUE(gone.Send(accepted));
+  v1::AgentMessage result;
+  v1::CaseResult* r = result.mutable_result();
+  r->set_result_id("77777777-7777-4777-8777-777777777777");
+  r->set_job_id(job_id);
+  r->mutable_spec()->set_case_id("batch/arithmetic/blocking/direct/any");
+  r->mutable_stats()->set_median_ns(1000);
+  ASSERT_TRUE(gone.Send(result));
+  v1::CoordinatorMessage ack;
+  ASSERT_TRUE(gone.Read(&ack));
+  ASSERT_TRUE(ack.has_ack()) << ack.DebugString();
+  ASSERT_FALSE(ack.ack().rejected()) << ack.ack().message();
+
+  v1::RemoveAgentResponse removed;
+  grpc::Status status = RemoveAgent("gone", &removed);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(removed.agent_id(), enrolled.agent_id);
+  ASSERT_EQ(removed.failed_jobs_size(), 1);
+  EXPECT_EQ(removed.failed_jobs(0), job_id);
+  std::string refusal;
+  bool retryable = true;
+  v1::CoordinatorMessage m;
+  while (gone.Read(&m)) {
+    if (m.has_refusal()) {
+      refusal = m.refusal().reason();
+      retryable = m.refusal().retryable();
+    }
+  }
+  EXPECT_EQ(refusal, store::kAgentRemovedReason);
+  EXPECT_FALSE(retryable);
+  EXPECT_EQ(RemoveAgent("gone", &removed).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(RemoveAgent("never-was", &removed).error_code(), grpc::StatusCode::NOT_FOUND);
+  {
+    TestAgent back(channel_);
+    const TestAgent::Answer answer = back.Greet(TestAgent::Hello("gone", 1, "", enrolled.credential));
+    EXPECT_TRUE(answer.agent_id.empty()) << "a removed agent's credential still works";
+    EXPECT_FALSE(answer.retryable);
+  }
+  EXPECT_TRUE(Agents().empty());
+  std::vector<v1::AgentInfo> all = Agents(/*all=*/true);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].state(), "removed");
+  {  // Never selected.
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::SubmitRunRequest submit;
+    *submit.mutable_plan() = SmallPlan();
+    v1::SubmitRunResponse none;
+    EXPECT_EQ(control_->SubmitRun(&context, submit, &none).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  }
+  {  // Its run ended (the job failed as infrastructure) and its result is kept.
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::ExportResultsRequest request;
+    request.set_run_id(submitted.run().run_id());
+    v1::ExportResultsResponse exported;
+    ASSERT_TRUE(control_->ExportResults(&context, request, &exported).ok());
+    EXPECT_EQ(exported.run().status(), "failed");
+    ASSERT_EQ(exported.results_size(), 1);
+    EXPECT_EQ(exported.results(0).result_id(), r->result_id());
+    ASSERT_EQ(exported.run().jobs_size(), 1);
+    EXPECT_EQ(exported.run().jobs(0).agent_name(), "gone");
+    EXPECT_NE(exported.run().jobs(0).message().find("removed"), std::string::npos);
+  }
+  TestAgent reborn(channel_);
+  const TestAgent::Answer again = reborn.Greet(TestAgent::Hello("gone", 1, kEnrollToken));
+  ASSERT_FALSE(again.agent_id.empty()) << again.refusal;
+  EXPECT_NE(again.agent_id, enrolled.agent_id);
+  all = Agents(/*all=*/true);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].agent_id(), again.agent_id);
+  EXPECT_EQ(all[1].agent_id(), enrolled.agent_id);
+  reborn.Finish();
+}
+
+// Issue 10 item 7: every string of a hello is checked (UTF-8, length, control
+// characters), nested host fields and map entries included, with a refusal that names
+// the field and is not retryable — never "database unavailable, retry later".
+TEST_F(ServiceTest, HelloStringsAreCheckedAndRefusalsNameTheField) {
+  struct Case {
+    std::string what;
+    std::function<void(v1::Hello*)> mutate;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {"NUL in a label", [](v1::Hello* h) { (*h->mutable_labels())["rack"] = std::string("a\0b", 3); },
+       "hello.labels[\"rack\"]"},
+      {"escape sequence in the CPU model",
+       [](v1::Hello* h) { h->mutable_host()->set_cpu_model("\x1b]0;pwned\x07\x1b[1A"); }, "hello.host.cpu_model"},
+      {"NUL in the CPU model", [](v1::Hello* h) { h->mutable_host()->set_cpu_model(std::string("Xeon\0evil", 9)); },
+       "hello.host.cpu_model"},
+      {"10000-character label", [](v1::Hello* h) { (*h->mutable_labels())["rack"] = std::string(10000, 'x'); },
+       "hello.labels[\"rack\"]: at most 63 bytes of printable UTF-8 (no control characters), got 10000 bytes"},
+      {"10000-character host field", [](v1::Hello* h) { h->mutable_host()->set_os(std::string(10000, 'x')); },
+       "hello.host.os"},
+      {"control character in a label key", [](v1::Hello* h) { (*h->mutable_labels())["r\x1bk"] = "a"; },
+       "hello.labels key \"r\\x1bk\""},
+      {"C1 control in a core kind", [](v1::Hello* h) { h->mutable_host()->add_core_kinds()->set_name("P\xc2\x9b"); },
+       "hello.host.core_kinds[0].name"},
+      {"newline in the engine version", [](v1::Hello* h) { h->set_engine_version("0.1\n"); }, "hello.engine_version"},
+      {"too many labels",
+       [](v1::Hello* h) {
+         for (int i = 0; i < 64; ++i) (*h->mutable_labels())["k" + std::to_string(i)] = "v";
+       },
+       "hello.labels: at most 64 entries, got 65"},  // with "rack"
+  };
+  for (const Case& c : cases) {
+    v1::AgentMessage hello = TestAgent::Hello("checked", 1, kEnrollToken);
+    c.mutate(hello.mutable_hello());
+    TestAgent agent(channel_);
+    const TestAgent::Answer answer = agent.Greet(hello);
+    EXPECT_TRUE(answer.agent_id.empty()) << c.what << ": welcomed";
+    EXPECT_EQ(answer.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.what << ": " << answer.refusal;
+    EXPECT_FALSE(answer.retryable) << c.what;
+    EXPECT_NE(answer.refusal.find("hello refused: " + c.field), std::string::npos) << c.what << ": " << answer.refusal;
+    EXPECT_EQ(answer.refusal.find("unavailable"), std::string::npos) << c.what << ": " << answer.refusal;
+    for (char ch : answer.refusal) EXPECT_TRUE(ch >= 0x20 && ch != 0x7f) << c.what << ": raw control in the refusal";
+  }
+  EXPECT_TRUE(Agents(/*all=*/true).empty()) << "a refused hello registered an agent";
+  // HTML is text like any other: stored as sent (the web view escapes it), and a host
+  // with every field at its limit is welcome.
+  v1::AgentMessage fine = TestAgent::Hello("fine", 1, kEnrollToken);
+  fine.mutable_hello()->mutable_host()->set_cpu_model("<b>Cortex</b> & \"A76\" µ");
+  fine.mutable_hello()->mutable_host()->set_os(std::string(256, 'o'));
+  (*fine.mutable_hello()->mutable_labels())[std::string(63, 'k')] = std::string(63, 'v');
+  TestAgent agent(channel_);
+  const TestAgent::Answer welcomed = agent.Greet(fine);
+  EXPECT_FALSE(welcomed.agent_id.empty()) << welcomed.refusal;
+  ASSERT_EQ(Agents().size(), 1u);
+  EXPECT_EQ(Agents()[0].host().cpu_model(), "<b>Cortex</b> & \"A76\" µ");
+  agent.Finish();
 }
 
 }  // namespace

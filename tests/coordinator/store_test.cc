@@ -286,6 +286,7 @@ TEST(StoreTest, EmulatedAgentAndTheResultsItMeasuredAreMarked) {
   // emulation stays marked; the evidence stays in the host snapshots.
   reg.host.set_emulated(false);
   reg.host.clear_emulation_evidence();
+  reg.agent_id = *a;  // its reconnect with its credential (a new enrollment of the name is refused)
   ASSERT_TRUE(store->RegisterAgent(reg).ok());
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM agents WHERE emulated"), 0);
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results WHERE emulated"), 1);
@@ -1032,9 +1033,10 @@ TEST(StoreTest, ScheduleNamesFollowTheAgentNameRule) {
             "fleetmark schedules delete nightly.v2_arm-64");
 }
 
-// Agents enrolled with a revoked token: found among connected ones (so their streams
-// can be ended) and never online for selection, whatever their state column says.
-TEST(StoreTest, AgentsWithRevokedTokenAreFoundAndNotSelectable) {
+// Agents enrolled with a revoked token, and removed agents: found among connected ones
+// (so their streams can be ended) and never online for selection, whatever their state
+// column says.
+TEST(StoreTest, AgentsToDisconnectAreFoundAndNotSelectable) {
   FLEETMARK_TEST_DATABASE_OR_SKIP(db);
   auto store = OpenStore(db.uri());
   ASSERT_NE(store, nullptr);
@@ -1053,27 +1055,167 @@ TEST(StoreTest, AgentsWithRevokedTokenAreFoundAndNotSelectable) {
   const std::string a = enroll("box-a", "tok-a");
   const std::string b = enroll("box-b", "tok-b");
   const std::string c = enroll("box-c", "");  // enrolled before tokens were recorded
-  auto none = store->AgentsWithRevokedToken({a, b, c});
+  const std::string d = enroll("box-d", "tok-b");
+  auto none = store->AgentsToDisconnect({a, b, c, d});
   ASSERT_TRUE(none.ok()) << none.status();
   EXPECT_TRUE(none->empty());
 
   ASSERT_TRUE(store->RevokeEnrollmentToken("tok-a").ok());
-  auto revoked = store->AgentsWithRevokedToken({a, b, c});
-  ASSERT_TRUE(revoked.ok()) << revoked.status();
-  ASSERT_EQ(revoked->size(), 1u);
-  EXPECT_EQ((*revoked)[0].first, a);
-  EXPECT_EQ((*revoked)[0].second, "tok-a");
-  auto empty = store->AgentsWithRevokedToken({});
+  ASSERT_TRUE(store->RemoveAgent("box-d").ok());
+  auto found = store->AgentsToDisconnect({a, b, c, d});
+  ASSERT_TRUE(found.ok()) << found.status();
+  std::map<std::string, std::string> reasons;
+  for (const Store::Disconnect& x : *found) reasons[x.agent_id] = x.reason;
+  ASSERT_EQ(reasons.size(), 2u);
+  EXPECT_EQ(reasons[a], "enrollment token tok-a revoked");
+  EXPECT_EQ(reasons[d], kAgentRemovedReason);
+  auto empty = store->AgentsToDisconnect({});
   ASSERT_TRUE(empty.ok());
   EXPECT_TRUE(empty->empty());
-  auto bad = store->AgentsWithRevokedToken({a, "box-a"});
+  auto bad = store->AgentsToDisconnect({a, "box-a"});
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("agent_ids[]"), std::string::npos) << bad.status();
 
   auto summaries = store->ListAgentSummaries();
   ASSERT_TRUE(summaries.ok()) << summaries.status();
-  ASSERT_EQ(summaries->size(), 3u);
+  ASSERT_EQ(summaries->size(), 3u);  // box-d is removed: not even listed
   for (const AgentSummary& s : *summaries) EXPECT_EQ(s.online, s.agent_id != a) << s.name;
+}
+
+// A name belongs to the agent holding its credential: a second enrollment under it is
+// refused (online or offline, through any store on the database), naming the command
+// that frees it; a reconnect of the agent itself (by id) keeps its id.
+TEST(StoreTest, EnrollingATakenNameIsRefusedAcrossCoordinators) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store1 = OpenStore(db.uri(), "c1");
+  auto store2 = OpenStore(db.uri(), "c2");
+  ASSERT_NE(store1, nullptr);
+  ASSERT_NE(store2, nullptr);
+  const std::string id = Agent(*store1, "rel-a2");
+  ASSERT_FALSE(id.empty());
+  AgentRegistration intruder;
+  intruder.name = "rel-a2";
+  intruder.credential_sha256 = "intruder-hash";
+  intruder.session_id = "s-intruder";
+  for (bool offline : {false, true}) {
+    if (offline) ASSERT_TRUE(store1->SetAgentOffline(id, "s-rel-a2").ok());
+    for (Store* store : {store1.get(), store2.get()}) {
+      auto taken = store->RegisterAgent(intruder);
+      EXPECT_EQ(taken.status().code(), absl::StatusCode::kAlreadyExists) << taken.status();
+      EXPECT_NE(taken.status().message().find("fleetmark agents remove rel-a2"), std::string::npos)
+          << taken.status();
+      EXPECT_NE(taken.status().message().find(id), std::string::npos) << taken.status();
+    }
+  }
+  auto identity = store2->FindAgentByName("rel-a2");
+  ASSERT_TRUE(identity.ok()) << identity.status();
+  EXPECT_EQ(identity->agent_id, id);
+  EXPECT_EQ(identity->credential_sha256, "hash-rel-a2");  // never replaced
+
+  // Enrollments racing for one new name through two stores: exactly one wins.
+  std::vector<absl::StatusOr<std::string>> outcomes(8, absl::UnknownError("not run"));
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    threads.emplace_back([&, i] {
+      AgentRegistration reg;
+      reg.name = "raced";
+      reg.credential_sha256 = absl::StrCat("hash-", i);
+      reg.session_id = absl::StrCat("s-", i);
+      outcomes[i] = (i % 2 == 0 ? store1 : store2)->RegisterAgent(reg);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  int won = 0;
+  for (const auto& outcome : outcomes) {
+    if (outcome.ok()) {
+      ++won;
+    } else {
+      EXPECT_EQ(outcome.status().code(), absl::StatusCode::kAlreadyExists) << outcome.status();
+    }
+  }
+  EXPECT_EQ(won, 1);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM agents WHERE name = 'raced'"), 1);
+
+  // The agent's own reconnect (authenticated by the caller) updates it in place.
+  AgentRegistration again;
+  again.agent_id = id;
+  again.name = "rel-a2";
+  again.host.set_arch("aarch64");
+  again.session_id = "s-again";
+  auto same = store2->RegisterAgent(again);
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_EQ(*same, id);
+  auto listed = store2->ListAgents();
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  for (const v1::AgentInfo& agent : *listed) {
+    if (agent.name() == "rel-a2") EXPECT_EQ(agent.host().arch(), "aarch64");
+  }
+  EXPECT_EQ(store2->FindAgentByName("rel-a2")->credential_sha256, "hash-rel-a2");
+}
+
+// `agents remove`: the agent's history stays readable, its unfinished jobs fail (their
+// runs end), its credential is no longer found, it is listed only on request and never
+// selected, and its name can be enrolled again as a new agent; its own reconnect is
+// refused (NotFound).
+TEST(StoreTest, RemovedAgentKeepsItsHistoryAndFreesItsName) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string old_id = Agent(*store, "board");
+  auto claimed = CreateAndClaim(*store, {old_id});
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  const std::string job = claimed->job_of.at(old_id);
+  v1::CaseResult result = Result("66666666-6666-4666-8666-666666666666", job, 123);
+  ASSERT_TRUE(store->InsertResults({{old_id, &result}}).ok());
+  auto queued = store->CreateRun(MakeRun({old_id}));  // waits behind the first job
+  ASSERT_TRUE(queued.ok()) << queued.status();
+
+  auto removed = store->RemoveAgent("board");
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_EQ(removed->agent_id, old_id);
+  EXPECT_EQ(removed->failed_jobs.size(), 2u);
+  for (const std::string& run_id : {claimed->run.run_id(), queued->run_id()}) {
+    auto run = store->GetRun(run_id);
+    ASSERT_TRUE(run.ok()) << run.status();
+    EXPECT_EQ(run->status(), "failed") << run_id;
+    ASSERT_EQ(run->jobs_size(), 1);
+    EXPECT_EQ(run->jobs(0).message(), "infrastructure: agent board removed (fleetmark agents remove)");
+  }
+  auto again = store->RemoveAgent("board");
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(again.status().message().find("already removed"), std::string::npos) << again.status();
+  EXPECT_EQ(store->RemoveAgent("nobody").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store->FindAgentByName("board").status().code(), absl::StatusCode::kNotFound);
+  AgentRegistration reconnect;
+  reconnect.agent_id = old_id;
+  reconnect.name = "board";
+  EXPECT_EQ(store->RegisterAgent(reconnect).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(store->ListAgents()->empty());
+  EXPECT_TRUE(store->ListAgentSummaries()->empty());
+
+  const std::string new_id = Agent(*store, "board");
+  ASSERT_FALSE(new_id.empty());
+  EXPECT_NE(new_id, old_id);
+  auto listed = store->ListAgents();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].agent_id(), new_id);
+  auto all = store->ListAgents(/*include_removed=*/true);
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].agent_id(), new_id);  // the current holder of the name first
+  EXPECT_EQ((*all)[1].agent_id(), old_id);
+  EXPECT_EQ((*all)[1].state(), "removed");
+  EXPECT_GT((*all)[1].removed_unix_ns(), 0);
+  EXPECT_EQ((*all)[0].removed_unix_ns(), 0);
+  auto summaries = store->ListAgentSummaries();
+  ASSERT_EQ(summaries->size(), 1u);
+  EXPECT_EQ((*summaries)[0].agent_id, new_id);
+
+  // The old agent's results are still read back with its run.
+  auto exported = store->ExportResults(claimed->run.run_id(), "");
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  ASSERT_EQ(exported->results_size(), 1);
+  EXPECT_EQ(exported->results(0).result_id(), result.result_id());
+  EXPECT_EQ(exported->run().jobs(0).agent_name(), "board");
 }
 
 }  // namespace

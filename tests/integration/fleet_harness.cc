@@ -403,6 +403,15 @@ absl::Status ControlClient::RevokeToken(const std::string& token_id) {
   return FromGrpc(stub_->RevokeToken(context.get(), request, &response));
 }
 
+absl::StatusOr<v1::RemoveAgentResponse> ControlClient::RemoveAgent(const std::string& name) {
+  v1::RemoveAgentRequest request;
+  request.set_name(name);
+  v1::RemoveAgentResponse response;
+  auto context = Context();
+  FLEETMARK_RETURN_IF_ERROR(FromGrpc(stub_->RemoveAgent(context.get(), request, &response)));
+  return response;
+}
+
 absl::StatusOr<v1::RunInfo> ControlClient::WaitRunEnded(const std::string& run_id,
                                                         absl::Duration timeout) {
   absl::StatusOr<v1::RunInfo> run;

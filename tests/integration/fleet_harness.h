@@ -166,6 +166,8 @@ class ControlClient {
   absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents(const std::string& selector = "");
   absl::StatusOr<v1::CreateTokenResponse> CreateToken(const std::string& description);
   absl::Status RevokeToken(const std::string& token_id);
+  // `fleetmark agents remove NAME`.
+  absl::StatusOr<v1::RemoveAgentResponse> RemoveAgent(const std::string& name);
   // Polls GetRun until the run is done, failed or cancelled.
   absl::StatusOr<v1::RunInfo> WaitRunEnded(const std::string& run_id, absl::Duration timeout);
   // Polls ListAgents until at least `count` agents are online.

@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -521,7 +522,8 @@ TEST_F(FleetTest, SecondAgentWithAnOnlineNameIsRefusedAndTheFirstKeepsItsIdentit
   auto exit = (*second)->process()->Wait(absl::Seconds(30));
   ASSERT_TRUE(exit.ok()) << "a refused agent must exit, not retry: " << (*second)->Log();
   EXPECT_EQ(exit->exit_code, kExitRefused);
-  EXPECT_THAT((*second)->Log(), HasSubstr("agent name 'vm' is already connected; choose another --name"));
+  EXPECT_THAT((*second)->Log(), HasSubstr("agent name \"vm\" is taken by enrolled agent"));
+  EXPECT_THAT((*second)->Log(), HasSubstr("choose another --name"));
 
   // The first agent was never replaced and still holds its credential: a reconnect
   // with it (after a crash) is welcomed as the same agent.
@@ -539,6 +541,77 @@ TEST_F(FleetTest, SecondAgentWithAnOnlineNameIsRefusedAndTheFirstKeepsItsIdentit
   EXPECT_EQ(agents->front().agent_id(), agent_id);
   EXPECT_THAT(first->Log(), Not(HasSubstr("refused")));
   EXPECT_THAT(first->Log(), Not(HasSubstr("replaced by a newer connection")));
+}
+
+// Issue 10 item 6, the legit recovery: an agent whose credential file was lost is
+// refused when it enrolls again under its name (exit 3, naming `agents remove`, no
+// retry loop); after `agents remove` it enrolls as a new agent id, and the old agent's
+// results stay stored and readable with its run.
+TEST_F(FleetTest, AgentThatLostItsCredentialIsRefusedUntilRemovedThenEnrollsAnew) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({}));
+  constexpr int kExitRefused = 3;
+  AgentProcess* lab = StartAgent("lab-1", "");
+  ASSERT_NE(lab, nullptr);
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok()) << lab->Log();
+  auto agents = control_->ListAgents();
+  ASSERT_TRUE(agents.ok()) << agents.status();
+  const std::string old_id = agents->front().agent_id();
+  auto run = control_->Submit(QuickPlan(), "name=lab-1");
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(240));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  ASSERT_EQ(ended->status(), "done");
+  const int64_t rows = Rows(run->run_id());
+  ASSERT_GT(rows, 0);
+
+  lab->Kill9();
+  ASSERT_EQ(std::remove((lab->spool_dir() + "/credential").c_str()), 0);
+  ASSERT_TRUE(lab->Restart().ok());
+  auto exit = lab->process()->Wait(absl::Seconds(30));
+  ASSERT_TRUE(exit.ok()) << "a refused enrollment must end the agent, not retry:\n" << lab->Log();
+  EXPECT_EQ(exit->exit_code, kExitRefused);
+  EXPECT_THAT(lab->Log(), HasSubstr("fleetmark agents remove lab-1"));
+
+  auto removed = control_->RemoveAgent("lab-1");
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_EQ(removed->agent_id(), old_id);
+  ASSERT_TRUE(lab->Restart().ok());
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok()) << lab->Log();
+  agents = control_->ListAgents();
+  ASSERT_TRUE(agents.ok()) << agents.status();
+  ASSERT_EQ(agents->size(), 1u);
+  EXPECT_NE(agents->front().agent_id(), old_id);
+  EXPECT_EQ(agents->front().name(), "lab-1");
+
+  // The old agent's run and results are kept; a new run goes to the new agent.
+  auto old_run = control_->GetRun(run->run_id());
+  ASSERT_TRUE(old_run.ok()) << old_run.status();
+  EXPECT_EQ(old_run->status(), "done");
+  EXPECT_EQ(Rows(run->run_id()), rows);
+  EXPECT_EQ(Sql("SELECT count(*) FROM case_results WHERE agent_id = '" + old_id + "'"), rows);
+  auto next = control_->Submit(QuickPlan(), "name=lab-1");
+  ASSERT_TRUE(next.ok()) << next.status();
+  auto next_ended = control_->WaitRunEnded(next->run_id(), absl::Seconds(240));
+  ASSERT_TRUE(next_ended.ok()) << next_ended.status();
+  EXPECT_EQ(next_ended->status(), "done");
+  EXPECT_EQ(Sql("SELECT count(DISTINCT agent_id) FROM case_results WHERE run_id = '" + next->run_id() + "' AND agent_id = '" +
+                agents->front().agent_id() + "'"),
+            1);
+}
+
+// Issue 10 item 7 on the real agent: a hello the coordinator would refuse (here an
+// enrollment token holding a control character) is a configuration error: the agent
+// exits 2 naming the field at once instead of retrying.
+TEST_F(FleetTest, AgentWhoseHelloWouldBeRefusedExitsNamingTheField) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({}));
+  constexpr int kExitConfig = 2;
+  AgentProcess* odd = StartAgent("odd", "", std::string("tok\x1b[1Aen"));
+  ASSERT_NE(odd, nullptr);
+  auto exit = odd->process()->Wait(absl::Seconds(30));
+  ASSERT_TRUE(exit.ok()) << "the agent kept retrying a hello that cannot pass:\n" << odd->Log();
+  EXPECT_EQ(exit->exit_code, kExitConfig);
+  EXPECT_THAT(odd->Log(), HasSubstr("hello.enrollment_token: at most 4096 bytes of printable UTF-8"));
+  EXPECT_THAT(odd->Log(), Not(HasSubstr("\x1b[1A")));
 }
 
 // Opens a raw agent stream, writes `messages`, and returns the refusal reason the

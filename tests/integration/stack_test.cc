@@ -294,6 +294,7 @@ TEST_F(StackTest, RevokedSeedTokenNamesTheRecoveryWhichWorks) {
     if (absl::ConsumePrefix(&line, "  ")) absl::StrAppend(&steps, line, "\n");
   }
   ASSERT_THAT(steps, HasSubstr("tokens create"));
+  ASSERT_THAT(steps, HasSubstr("agents remove"));  // a name belongs to its credential
   ASSERT_THAT(steps, HasSubstr("deploy/stack.sh up"));
   const Outcome recovered = Run({"/bin/bash", "-euc",
                                  absl::StrCat("cd ", FLEETMARK_SOURCE_DIR, "\n", steps)});

@@ -1,0 +1,103 @@
+#include "engine/common/text.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace fleetmark {
+namespace {
+
+// Length (1..4) of the well-formed UTF-8 sequence at text[i], its code point in *cp;
+// 0 if the bytes there are not one.
+size_t DecodeUtf8(std::string_view text, size_t i, char32_t* cp) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  }
+  size_t length = 0;
+  char32_t value = 0, min = 0;
+  if (c >= 0xc2 && c <= 0xdf) {
+    length = 2, value = c & 0x1f, min = 0x80;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    length = 3, value = c & 0x0f, min = 0x800;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    length = 4, value = c & 0x07, min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return 0;
+    value = (value << 6) | (byte(i + k) & 0x3f);
+  }
+  if (value < min || value > 0x10ffff || (value >= 0xd800 && value <= 0xdfff)) return 0;
+  *cp = value;
+  return length;
+}
+
+bool IsControl(char32_t cp, bool allow_newlines) {
+  if (allow_newlines && (cp == '\n' || cp == '\t')) return false;
+  return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f);
+}
+
+}  // namespace
+
+bool IsValidUtf8(std::string_view text) {
+  char32_t cp = 0;
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = DecodeUtf8(text, i, &cp);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+bool IsPrintableText(std::string_view text, bool allow_newlines) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80 && IsControl(c, allow_newlines)) return false;
+    if (c == 0xc2 && i + 1 < text.size()) {
+      const unsigned char next = static_cast<unsigned char>(text[i + 1]);
+      if (next >= 0x80 && next <= 0x9f) return false;  // C2 80..C2 9F: a C1 control
+    }
+  }
+  return true;
+}
+
+std::optional<std::string> TextProblem(std::string_view text, bool allow_newlines) {
+  char32_t cp = 0;
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = DecodeUtf8(text, i, &cp);
+    if (n == 0) return absl::StrCat("invalid UTF-8 at byte ", i);
+    if (IsControl(cp, allow_newlines)) {
+      return absl::StrFormat("control character U+%04X at byte %d", static_cast<uint32_t>(cp), i);
+    }
+    i += n;
+  }
+  return std::nullopt;
+}
+
+std::string EscapeForTerminal(std::string_view text, size_t max_bytes) {
+  std::string out;
+  out.reserve(text.size());
+  char32_t cp = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t n = DecodeUtf8(text, i, &cp);
+    if (max_bytes > 0 && i + (n == 0 ? 1 : n) > max_bytes) break;
+    if (n == 0 || IsControl(cp, false)) {
+      for (size_t k = 0; k < (n == 0 ? 1 : n); ++k) {
+        absl::StrAppend(&out, "\\x", absl::Hex(static_cast<unsigned char>(text[i + k]), absl::kZeroPad2));
+      }
+      i += n == 0 ? 1 : n;
+      continue;
+    }
+    out.append(text.substr(i, n));
+    i += n;
+  }
+  if (i < text.size()) out += "...";
+  return out;
+}
+
+}  // namespace fleetmark

@@ -1,0 +1,40 @@
+// Text taken from outside (plans, agent hellos) and text printed to a terminal: the
+// one definition of well-formed UTF-8, of a control character, and of how the CLI
+// escapes what it did not write itself.
+//
+//   if (!IsPrintableText(name, /*allow_newlines=*/false)) ...    // refuse it
+//   std::cout << EscapeForTerminal(agent.host().cpu_model());    // print it safely
+//
+// Pure functions; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fleetmark {
+
+// Whether `text` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates,
+// nothing above U+10FFFF).
+bool IsValidUtf8(std::string_view text);
+
+// Whether `text` holds no control character: no C0 control byte (0x00..0x1F), DEL
+// (0x7F) or C1 control (U+0080..U+009F, UTF-8 C2 80..C2 9F), any of which drives a
+// terminal when echoed. `allow_newlines` admits \n and \t. Bytes that are not UTF-8
+// are not judged here (IsValidUtf8).
+bool IsPrintableText(std::string_view text, bool allow_newlines);
+
+// The first reason `text` is not valid printable UTF-8, e.g. "invalid UTF-8 at byte
+// 5" or "control character U+001B at byte 0"; nullopt when it is. `allow_newlines` as
+// for IsPrintableText.
+std::optional<std::string> TextProblem(std::string_view text, bool allow_newlines);
+
+// `text` as it may be written to a terminal: control characters (as IsPrintableText
+// defines them, newline and tab included) and bytes that are not UTF-8 become \xNN
+// (a C1 control: its two UTF-8 bytes), every other character is kept, so
+// `^[]0;pwned^G` prints as the text "\x1b]0;pwned\x07". `max_bytes` (0 = no limit) cuts
+// the input first, at a character boundary, and appends "...".
+std::string EscapeForTerminal(std::string_view text, size_t max_bytes = 0);
+
+}  // namespace fleetmark

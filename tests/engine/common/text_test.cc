@@ -1,0 +1,152 @@
+// engine/common/text.h and message_text.h: UTF-8 validity, control characters, the
+// terminal escaping every printer of agent text uses, and the hello's field checks by
+// reflection (the coordinator's refusal and the agent's own check).
+#include "engine/common/text.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "engine/common/message_text.h"
+#include "engine/report/report.h"
+#include "engine/report/text_table.h"
+#include "fleetmark/v1/agent.pb.h"
+
+namespace fleetmark {
+namespace {
+
+TEST(TextTest, Utf8Validity) {
+  EXPECT_TRUE(IsValidUtf8(""));
+  EXPECT_TRUE(IsValidUtf8("plain ascii"));
+  EXPECT_TRUE(IsValidUtf8("µs ± 2% × 3 · 😀"));
+  EXPECT_FALSE(IsValidUtf8("\xc3\x28"));          // bad continuation
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));      // surrogate U+D800
+  EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // above U+10FFFF
+  EXPECT_FALSE(IsValidUtf8("abc\xe2\x82"));       // cut short
+  EXPECT_FALSE(IsValidUtf8("\x9b"));              // lone continuation byte
+}
+
+TEST(TextTest, ControlCharactersAndProblems) {
+  EXPECT_TRUE(IsPrintableText("Cortex-A76 <b>&amp;</b> µ", false));
+  EXPECT_FALSE(IsPrintableText(std::string("a\0b", 3), false));
+  EXPECT_FALSE(IsPrintableText("a\x1b[1A", false));
+  EXPECT_FALSE(IsPrintableText("del\x7f", false));
+  EXPECT_FALSE(IsPrintableText("c1 \xc2\x9b", false));
+  EXPECT_FALSE(IsPrintableText("line\n", false));
+  EXPECT_TRUE(IsPrintableText("line\n\ttab", true));
+  EXPECT_EQ(TextProblem("fine µ", false), std::nullopt);
+  EXPECT_EQ(TextProblem("ab\x1b", false), "control character U+001B at byte 2");
+  EXPECT_EQ(TextProblem("\xc2\x85", false), "control character U+0085 at byte 0");
+  EXPECT_EQ(TextProblem("ok\xff", false), "invalid UTF-8 at byte 2");
+  EXPECT_EQ(TextProblem("a\nb", true), std::nullopt);
+}
+
+TEST(TextTest, EscapeForTerminalKeepsTextAndEscapesControls) {
+  EXPECT_EQ(EscapeForTerminal("\x1b]0;pwned\x07\x1b[1A"), "\\x1b]0;pwned\\x07\\x1b[1A");
+  EXPECT_EQ(EscapeForTerminal("µs <b> ok"), "µs <b> ok");
+  EXPECT_EQ(EscapeForTerminal("a\nb\tc"), "a\\x0ab\\x09c");
+  EXPECT_EQ(EscapeForTerminal("csi \xc2\x9b" "2J"), "csi \\xc2\\x9b2J");
+  EXPECT_EQ(EscapeForTerminal("bad \xff\xfe"), "bad \\xff\\xfe");
+  EXPECT_EQ(EscapeForTerminal(std::string("nul\0", 4)), "nul\\x00");
+  EXPECT_EQ(EscapeForTerminal("abcdef", 3), "abc...");
+  EXPECT_EQ(EscapeForTerminal("ab\xc2\xb5", 3), "ab...");  // never cuts a character in two
+  for (int c = 0; c < 256; ++c) {
+    const std::string out = EscapeForTerminal(std::string(1, static_cast<char>(c)) + "x");
+    for (unsigned char o : out) EXPECT_TRUE(o >= 0x20 && o < 0x7f) << "byte " << c << " -> " << out;
+  }
+}
+
+TEST(TextTest, TablesEscapeTheirCells) {
+  report::TextTable table({{"name"}, {"cpu \x1b[2J"}});
+  table.AddRow({"box", "\x1b]0;pwned\x07"});
+  const std::string out = table.Render();
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_NE(out.find("\\x1b]0;pwned\\x07"), std::string::npos) << out;
+  // Columns align on the escaped text.
+  EXPECT_EQ(out, "name  cpu \\x1b[2J\n-----------------\nbox   \\x1b]0;pwned\\x07\n");
+}
+
+TEST(TextTest, ReportHeadingEscapesHostText) {
+  v1::RunReport report;
+  report.mutable_host()->set_cpu_model("evil\x1b[1A");
+  report.mutable_host()->set_hostname("h\x07");
+  v1::CaseResult* r = report.add_results();
+  r->mutable_spec()->set_workload("arith\x1b");
+  r->mutable_spec()->mutable_strategy()->set_name("direct");
+  auto text = report::FormatReport(report, report::ReportFormat::kTable);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(text->find('\x1b'), std::string::npos) << *text;
+  EXPECT_EQ(text->find('\x07'), std::string::npos) << *text;
+  EXPECT_NE(text->find("evil\\x1b[1A"), std::string::npos) << *text;
+}
+
+v1::Hello GoodHello() {
+  v1::Hello hello;
+  hello.set_agent_name("pixel-7");
+  hello.set_enrollment_token(std::string(64, 'a'));
+  hello.mutable_host()->set_cpu_model("Cortex-X3 <b>&</b>");
+  hello.mutable_host()->add_core_kinds()->set_name("performance");
+  hello.mutable_host()->add_notes(std::string(1024, 'n'));
+  hello.add_strategies("fiber");
+  (*hello.mutable_labels())["rack"] = "b";
+  return hello;
+}
+
+std::string HelloProblem(const v1::Hello& hello) {
+  absl::Status status = CheckMessageText(hello, "hello", HelloTextRules());
+  return status.ok() ? "" : std::string(status.message());
+}
+
+TEST(MessageTextTest, EveryStringOfAHelloIsCheckedAndNamed) {
+  EXPECT_EQ(HelloProblem(GoodHello()), "");
+  v1::Hello h = GoodHello();
+  h.mutable_host()->set_cpu_model(std::string("Xeon\0x", 6));
+  EXPECT_EQ(HelloProblem(h),
+            "hello.host.cpu_model: at most 256 bytes of printable UTF-8 (no control characters), got control "
+            "character U+0000 at byte 4");
+  h = GoodHello();
+  h.mutable_host()->mutable_core_kinds(0)->set_microarchitecture("\xff");  // set without a parse: not checked
+  EXPECT_EQ(HelloProblem(h),
+            "hello.host.core_kinds[0].microarchitecture: at most 256 bytes of printable UTF-8 (no control "
+            "characters), got invalid UTF-8 at byte 0");
+  h = GoodHello();
+  h.add_strategies(std::string(257, 's'));
+  EXPECT_EQ(HelloProblem(h),
+            "hello.strategies[1]: at most 256 bytes of printable UTF-8 (no control characters), got 257 bytes");
+  h = GoodHello();
+  h.mutable_host()->add_notes(std::string(1025, 'n'));
+  EXPECT_EQ(HelloProblem(h),
+            "hello.host.notes[1]: at most 1024 bytes of printable UTF-8 (no control characters), got 1025 bytes");
+  h = GoodHello();
+  (*h.mutable_labels())["rack"] = std::string(64, 'v');
+  EXPECT_EQ(HelloProblem(h),
+            "hello.labels[\"rack\"]: at most 63 bytes of printable UTF-8 (no control characters), got 64 bytes");
+  h = GoodHello();
+  (*h.mutable_labels())["k\x1b"] = "v";
+  EXPECT_EQ(HelloProblem(h),
+            "hello.labels key \"k\\x1b\": at most 63 bytes of printable UTF-8 (no control characters), got control "
+            "character U+001B at byte 1");
+  h = GoodHello();
+  h.set_enrollment_token("secret\x01value");
+  const std::string problem = HelloProblem(h);
+  EXPECT_NE(problem.find("hello.enrollment_token: at most 4096 bytes"), std::string::npos) << problem;
+  EXPECT_EQ(problem.find("secret"), std::string::npos) << "a secret was quoted: " << problem;
+}
+
+TEST(MessageTextTest, SanitizeMakesDetectedHostTextPass) {
+  v1::Hello h = GoodHello();
+  h.mutable_host()->set_device_model(std::string("Raspberry Pi\0", 13));
+  h.mutable_host()->set_os(std::string(5000, 'o'));
+  h.mutable_host()->mutable_core_kinds(0)->set_microarchitecture("A76\x1b[2J");
+  EXPECT_EQ(SanitizeMessageText(h.mutable_host(), HelloTextRules()), 3);
+  EXPECT_EQ(HelloProblem(h), "");
+  EXPECT_EQ(h.host().device_model(), "Raspberry Pi\\x00");
+  EXPECT_EQ(h.host().core_kinds(0).microarchitecture(), "A76\\x1b[2J");
+  EXPECT_LE(h.host().os().size(), 256u);
+  EXPECT_EQ(h.host().cpu_model(), "Cortex-X3 <b>&</b>");  // fine text is left alone
+  EXPECT_EQ(SanitizeMessageText(h.mutable_host(), HelloTextRules()), 0);
+}
+
+}  // namespace
+}  // namespace fleetmark
