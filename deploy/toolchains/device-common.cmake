@@ -28,6 +28,10 @@ if(FLEETMARK_CROSS)
   set(CMAKE_C_FLAGS_INIT "${_fm_inc}")
   set(CMAKE_CXX_FLAGS_INIT "${_fm_inc}")
   set(CMAKE_EXE_LINKER_FLAGS_INIT "-L${FLEETMARK_DEPS_ROOT}/usr/lib/${FLEETMARK_TRIPLE}")
+  # pkg-config (RE2 through gRPC's Findre2) reads the root's .pc files, never the host's.
+  set(ENV{PKG_CONFIG_LIBDIR}
+      "${FLEETMARK_DEPS_ROOT}/usr/lib/${FLEETMARK_TRIPLE}/pkgconfig:${FLEETMARK_DEPS_ROOT}/usr/share/pkgconfig")
+  set(ENV{PKG_CONFIG_SYSROOT_DIR} "${FLEETMARK_DEPS_ROOT}")
 else()
   # Native (x86_64): the build machine's own static archives, plus the static oneTBB.
   set(CMAKE_PREFIX_PATH "${FLEETMARK_DEPS_ROOT}/usr")
@@ -43,4 +47,8 @@ set(Boost_USE_STATIC_LIBS ON)
 set(OPENSSL_USE_STATIC_LIBS ON)
 set(ZLIB_USE_STATIC_LIBS ON)
 set(CMAKE_EXE_LINKER_FLAGS_INIT "${CMAKE_EXE_LINKER_FLAGS_INIT} -static")
+# CMake brackets -l items with -Wl,-Bstatic ... -Wl,-Bdynamic; ending dynamic would make
+# the implicit -lc shared (a dynamic executable with an interpreter): keep it static.
+set(CMAKE_LINK_SEARCH_START_STATIC ON)
+set(CMAKE_LINK_SEARCH_END_STATIC ON)
 set(FLEETMARK_DEVICE_BUILD ON CACHE BOOL "device build (deploy/dist.sh)" FORCE)
