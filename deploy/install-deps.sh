@@ -12,7 +12,10 @@ packages=(
   libpqxx-dev libpq-dev postgresql-15 postgresql-client-15
   libre2-dev libgtest-dev libgmock-dev libbenchmark-dev libbenchmark-tools python3-scipy
   chromium bzip2 procps util-linux iproute2 openssl
-  crossbuild-essential-arm64 qemu-user-static
+  # Device builds (deploy/dist.sh): cross compilers, qemu-user to run their binaries,
+  # file/dpkg-dev to check and unpack them. The arm64/armhf -dev packages are unpacked
+  # by deploy/cross-deps.sh, never installed (that would upgrade amd64 libraries).
+  crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user-static file dpkg-dev
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 
@@ -20,13 +23,32 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if ((${#missing[@]})); then
-  echo "install-deps: installing ${missing[*]}" >&2
+# deploy/cross-deps.sh needs the arm64/armhf package lists (apt-get download) and
+# Debian's source lists (apt-get source onetbb): the foreign architectures are added
+# and a deb-src twin of each deb822 source written (same archives, Types: deb-src).
+src_list=/etc/apt/sources.list.d/fleetmark-deb-src.sources
+apt_setup=()
+for a in arm64 armhf; do
+  dpkg --print-foreign-architectures | grep -x "$a" >/dev/null || apt_setup+=("architecture $a")
+done
+[ -f "$src_list" ] || apt_setup+=("deb-src lists")
+
+if ((${#missing[@]} + ${#apt_setup[@]})); then
+  echo "install-deps: installing ${missing[*]} ${apt_setup[*]}" >&2
   if [ "$(id -u)" -ne 0 ]; then
     echo "install-deps: missing packages and not root; run as root: $0" >&2
     exit 1
   fi
+  for a in arm64 armhf; do dpkg --add-architecture "$a"; done
+  if [ ! -f "$src_list" ]; then
+    { echo "# Written by fleetmark deploy/install-deps.sh: source packages (oneTBB)."
+      cat /etc/apt/sources.list.d/*.sources 2>/dev/null | sed 's/^Types: deb$/Types: deb-src/'
+    } > "$src_list.tmp" && mv "$src_list.tmp" "$src_list"
+    if [ -f /etc/apt/sources.list ]; then
+      sed -n 's/^deb /deb-src /p' /etc/apt/sources.list > /etc/apt/sources.list.d/fleetmark-deb-src.list
+    fi
+  fi
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  ((${#missing[@]} == 0)) || apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

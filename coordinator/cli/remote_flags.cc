@@ -18,7 +18,9 @@
 #include "engine/common/status_macros.h"
 
 ABSL_FLAG(std::string, coordinator, "",
-          "coordinator gRPC address host:port (remote commands; default: $FLEETMARK_COORDINATOR, else "
+          "coordinator gRPC address IP:PORT, HOST:PORT or a gRPC target such as "
+          "dns://DNS_SERVER_IP/HOST:PORT (devices without /etc/resolv.conf) (remote commands; "
+          "default: $FLEETMARK_COORDINATOR, else "
           "127.0.0.1 and the port in .fleetmark/coordinator.port (the local stack's), else 127.0.0.1:7443)");
 ABSL_FLAG(std::string, admin_token_file, "",
           "file holding the coordinator's admin token (default: $FLEETMARK_ADMIN_TOKEN_FILE, "

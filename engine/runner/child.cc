@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -144,6 +145,19 @@ absl::Status DecodeHandlerError(const std::string& payload, std::string_view kin
 
 }  // namespace
 
+std::vector<std::string> ChildCommand(const std::string& executable) {
+  const char* emulator = std::getenv(kChildEmulatorVariable);
+  if (emulator == nullptr || *emulator == '\0') return {executable};
+  std::string binary = executable;
+  if (binary == "/proc/self/exe") {
+    // Under qemu-user this names the emulated binary, which the emulator must be given.
+    char path[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path);
+    if (n > 0 && static_cast<size_t>(n) < sizeof path) binary.assign(path, static_cast<size_t>(n));
+  }
+  return {emulator, binary};
+}
+
 void RegisterChildHandler(std::string kind, ChildHandler handler) {
   std::lock_guard<std::mutex> lock(RegistryMutex());
   Registry()[std::move(kind)] = std::move(handler);
@@ -165,12 +179,15 @@ absl::StatusOr<std::string> RunInChild(std::string_view kind, std::string_view r
   posix_spawn_file_actions_adddup2(&actions, in.fd[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, out.fd[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err.fd[1], STDERR_FILENO);
-  std::vector<char*> argv = {const_cast<char*>(executable.c_str()),
-                             const_cast<char*>(child_arg.c_str()),
-                             const_cast<char*>(kind_arg.c_str()), nullptr};
+  std::vector<std::string> args = ChildCommand(executable);
+  args.push_back(child_arg);
+  args.push_back(kind_arg);
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
   pid_t pid = -1;
   const int spawn_error =
-      ::posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), environ);
+      ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawn_error != 0) return SpawnError(spawn_error, kind);
   in.Close(0);

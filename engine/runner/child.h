@@ -21,6 +21,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -35,6 +36,17 @@ inline constexpr std::string_view kChildArgument = "__fleetmark_child";
 // (its code and message travel back to the parent). May throw std::bad_alloc (reported
 // as ResourceExhausted).
 using ChildHandler = std::function<absl::StatusOr<std::string>(std::string_view request)>;
+
+// Environment variable naming an emulator that child processes must run under:
+// an agent under user-mode emulation (qemu-user) where the kernel has no binfmt_misc
+// handler for the binary's architecture (a chroot or a container) cannot exec itself,
+// so it runs `$FLEETMARK_CHILD_EMULATOR BINARY __fleetmark_child KIND` instead.
+// Unset or empty (the normal case, and on real devices) = exec the binary directly.
+inline constexpr char kChildEmulatorVariable[] = "FLEETMARK_CHILD_EMULATOR";
+
+// The command line that starts `executable` as a child ("/proc/self/exe" resolved to
+// the binary's path when an emulator is named): {executable}, or {emulator, binary}.
+std::vector<std::string> ChildCommand(const std::string& executable);
 
 // Registers `handler` for `kind` (process-wide; thread-safe). A second registration of
 // the same kind replaces the first. Usually done by a namespace-scope

@@ -14,6 +14,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -261,16 +262,24 @@ absl::StatusOr<std::unique_ptr<AgentProcess>> AgentProcess::Start(const std::str
 
 absl::Status AgentProcess::Launch() {
   ++launches_;
-  std::vector<std::string> argv = {config_.binary,
-                                   absl::StrCat("--coordinator=", coordinator_),
-                                   absl::StrCat("--name=", config_.name),
-                                   absl::StrCat("--labels=", config_.labels),
-                                   absl::StrCat("--spool_dir=", spool_dir_),
-                                   "--reconnect_initial_delay=200ms",
-                                   "--reconnect_max_delay=2s"};
-  if (!config_.token.empty()) argv.push_back(absl::StrCat("--token_file=", dir_, "/token"));
+  std::vector<std::string> argv;
+  for (const std::string& arg : config_.command) {
+    argv.push_back(absl::StrReplaceAll(arg, {{"{dir}", dir_}}));
+  }
+  if (argv.empty()) argv.push_back(config_.binary);
+  const std::string inside = config_.chroot_into_dir ? "" : dir_;  // the dir as the agent sees it
+  for (std::string flag : {absl::StrCat("--coordinator=", coordinator_),
+                           absl::StrCat("--name=", config_.name),
+                           absl::StrCat("--labels=", config_.labels),
+                           absl::StrCat("--spool_dir=", inside, "/spool"),
+                           std::string("--reconnect_initial_delay=200ms"),
+                           std::string("--reconnect_max_delay=2s")}) {
+    argv.push_back(std::move(flag));
+  }
+  if (!config_.token.empty()) argv.push_back(absl::StrCat("--token_file=", inside, "/token"));
   for (const std::string& flag : config_.extra_flags) argv.push_back(flag);
-  FLEETMARK_ASSIGN_OR_RETURN(process_, Subprocess::Start(argv, dir_ + "/agent.log"));
+  FLEETMARK_ASSIGN_OR_RETURN(process_,
+                             Subprocess::Start(argv, dir_ + "/agent.log", config_.extra_env));
   return absl::OkStatus();
 }
 

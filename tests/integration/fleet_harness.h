@@ -113,11 +113,20 @@ struct AgentConfig {
   std::string token;        // written to the agent's token file; "" = no --token_file
   std::vector<std::string> extra_flags;
   // FLEETMARK_AGENT_BIN by default; FLEETMARK_HANG_AGENT_BIN is the same agent whose
-  // cases labelled "test_hang" hang (tests/engine/runner/hang_hook.h).
+  // cases labelled "test_hang" hang (tests/engine/runner/hang_hook.h). Used when
+  // `command` is empty.
   std::string binary = FLEETMARK_AGENT_BIN;
+  // The command that starts the agent, flags appended (default: {binary});
+  // "{dir}" in an element is replaced by the agent's directory (base_dir/agent-NAME).
+  std::vector<std::string> command;
+  // True when `command` chroots into the agent's directory: the spool and token file
+  // are then passed as /spool and /token (their paths inside that root).
+  bool chroot_into_dir = false;
+  std::vector<std::string> extra_env;  // "K=V" added to the agent's environment
 };
 
-// A fleetmark-agent process with its own spool directory (kept across restarts).
+// A fleetmark-agent process with its own directory base_dir/agent-NAME holding its spool
+// (kept across restarts), token file and log.
 class AgentProcess {
  public:
   static absl::StatusOr<std::unique_ptr<AgentProcess>> Start(const std::string& base_dir,

@@ -115,7 +115,10 @@ class StackTest : public ::testing::Test {
 TEST(BinaryHelpTest, HelpListsEachBinarysOwnFlags) {
   for (const auto& [binary, flags] :
        {std::pair<std::string, std::vector<std::string>>{
-            FLEETMARK_AGENT_BIN, {"--coordinator", "--token_file", "--spool_dir", "--labels"}},
+            FLEETMARK_AGENT_BIN,
+            {"--coordinator", "--token_file", "--spool_dir", "--labels",
+             // static device builds have no NSS: the help names gRPC's DNS-server form
+             "dns://DNS_SERVER_IP/HOST:PORT"}},
         {FLEETMARK_COORDINATOR_BIN, {"--database_uri", "--listen_address", "--admin_token_file"}}}) {
     const std::string dir = MakeTempDir("fleetmark-help-test");
     absl::StatusOr<std::unique_ptr<Subprocess>> process =

@@ -4,9 +4,12 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -144,6 +147,45 @@ TEST(ChildTest, SeveralChildrenAtOnce) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), 4);
+}
+
+// $FLEETMARK_CHILD_EMULATOR (an agent under qemu-user without binfmt_misc): the child is
+// started through the named program, given this binary's resolved path. The stand-in
+// emulator is a shell script that records its arguments and runs them.
+TEST(ChildTest, RunsChildrenThroughTheNamedEmulator) {
+  char dir_template[] = "/tmp/fleetmark-child-emulator.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string emulator = dir + "/emulator", seen = dir + "/argv";
+  {
+    std::FILE* f = std::fopen(emulator.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fprintf(f, "#!/bin/sh\necho \"$@\" > %s\nexec \"$@\"\n", seen.c_str());
+    std::fclose(f);
+    ASSERT_EQ(::chmod(emulator.c_str(), 0755), 0);
+  }
+  char self[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  ASSERT_GT(n, 0);
+  self[n] = '\0';
+
+  ::setenv(kChildEmulatorVariable, emulator.c_str(), 1);
+  EXPECT_THAT(ChildCommand("/proc/self/exe"), ::testing::ElementsAre(emulator, std::string(self)));
+  absl::StatusOr<std::string> r = RunInChild("test.echo", "via emulator");
+  ::unsetenv(kChildEmulatorVariable);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r, "echo:via emulator");
+  std::string argv_line;
+  if (std::FILE* f = std::fopen(seen.c_str(), "r")) {
+    char buf[8192];
+    argv_line.assign(buf, std::fread(buf, 1, sizeof buf, f));
+    std::fclose(f);
+  }
+  EXPECT_EQ(argv_line, absl::StrCat(self, " __fleetmark_child test.echo\n"));
+  EXPECT_THAT(ChildCommand("/proc/self/exe"), ::testing::ElementsAre("/proc/self/exe"));
+  std::remove(emulator.c_str());
+  std::remove(seen.c_str());
+  ::rmdir(dir.c_str());
 }
 
 }  // namespace

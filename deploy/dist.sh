@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds the self-contained device artifact of one architecture:
+#   deploy/dist.sh ARCH      (ARCH = x86_64, arm64, armhf)
+# -> dist/fleetmark-VERSION-linux-ARCH.tar.gz with fleetmark-agent and the fleetmark CLI
+#    (static, stripped: they run in an empty root, no library or /etc needed), plans/ and
+#    a README. Cross-compiles on Debian 12 with deploy/toolchains/*.cmake over the
+#    dependency root of deploy/cross-deps.sh; build folder build/device-ARCH (ccache).
+# Prints the tarball's path. FLEETMARK_JOBS (default 2) = ninja -j.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+arch=${1:?usage: deploy/dist.sh x86_64|arm64|armhf}
+case "$arch" in
+  x86_64) triple=x86_64-linux-gnu machine='x86-64' strip=strip ;;
+  arm64) triple=aarch64-linux-gnu machine='ARM aarch64' strip=aarch64-linux-gnu-strip ;;
+  armhf) triple=arm-linux-gnueabihf machine='ARM, EABI5' strip=arm-linux-gnueabihf-strip ;;
+  *) echo "dist: ARCH must be x86_64, arm64 or armhf (got '$arch')" >&2; exit 2 ;;
+esac
+jobs=${FLEETMARK_JOBS:-2}
+version=$(sed -n 's/^project(fleetmark VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+
+deps=$(deploy/cross-deps.sh "$arch")
+build=build/device-$arch
+echo "dist($arch): building in $build" >&2
+FLEETMARK_DEPS_ROOT=$deps cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_TOOLCHAIN_FILE="$root/deploy/toolchains/$triple.cmake" >/dev/null
+FLEETMARK_DEPS_ROOT=$deps ninja -C "$build" -j"$jobs" fleetmark-agent fleetmark
+
+name=fleetmark-$version-linux-$arch
+stage=dist/$name
+rm -rf "$stage" && mkdir -p "$stage"
+for bin in agent/fleetmark-agent coordinator/cli/fleetmark; do
+  "$strip" -o "$stage/$(basename "$bin")" "$build/$bin"
+  out=$(file -b "$stage/$(basename "$bin")")
+  case "$out" in
+    *"$machine"*"statically linked"*) ;;
+    *) echo "dist($arch): $bin is not a static $machine executable: $out" >&2; exit 1 ;;
+  esac
+done
+cp -r plans "$stage/plans"
+cat > "$stage/README" <<EOF
+fleetmark $version for Linux $arch ($triple): static executables, no libraries needed.
+
+  ./fleetmark run plans/s1-frameworks.txtpb --quick   # a plan, no coordinator needed
+  ./fleetmark-agent --coordinator=IP:PORT --token_file=token --spool_dir=./spool
+
+--coordinator takes an IP literal (IP:PORT, [IPv6]:PORT) or a gRPC target; for a
+host name on a device without /etc/resolv.conf name the DNS server:
+dns://DNS_SERVER_IP/HOST:PORT (these static builds do not use NSS).
+Boards with systemd: deploy/install-agent.sh; Android phones: deploy/android.sh
+(README, "Agents on phones and boards", in the source tree).
+EOF
+tar -C dist -czf "dist/$name.tar.gz" "$name"
+echo "dist($arch): $(du -h "dist/$name.tar.gz" | cut -f1) dist/$name.tar.gz" >&2
+echo "$root/dist/$name.tar.gz"

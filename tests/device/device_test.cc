@@ -1,0 +1,197 @@
+// The device artifacts of deploy/dist.sh (dist/fleetmark-VERSION-linux-ARCH.tar.gz),
+// one test suite per foreign architecture (DEVICE_ARCH), run under qemu-user:
+//  * the binaries are static executables for the right machine (no interpreter),
+//    at most 25 MiB stripped;
+//  * in an empty root (tests/device/empty_root.sh: a new mount namespace, only the
+//    artifact, the qemu binary and bind-mounted /proc, /sys, /dev/null, /dev/urandom)
+//    the agent enrolls with the x86_64 coordinator on loopback by IP, runs a reduced S1
+//    plan (work_stealing, fiber, coroutine, event_loop), survives a kill -9 mid-job and
+//    a restart on its spool, and every case lands once in PostgreSQL with its
+//    architecture and emulated = true;
+//  * `fleetmark run` of the same plan works in that root.
+// The artifacts are built by deploy/test.sh (deploy/dist.sh ARCH) before ctest.
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "tests/integration/fleet_harness.h"
+
+namespace fleetmark::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kArch = DEVICE_ARCH;               // arm64 | armhf
+const std::string kUnameMachine = DEVICE_UNAME;      // aarch64 | armv7l
+const std::string kFileMachine = DEVICE_FILE_MACHINE;  // `file` wording
+const std::string kQemu = DEVICE_QEMU;               // host path of qemu-*-static
+constexpr int64_t kMaxBinaryBytes = 25 << 20;
+
+std::string Tarball() {
+  return absl::StrCat(FLEETMARK_SOURCE_DIR, "/dist/fleetmark-", FLEETMARK_VERSION, "-linux-",
+                      kArch, ".tar.gz");
+}
+
+std::string Tail(const std::string& text) {
+  return text.size() > 4000 ? text.substr(text.size() - 4000) : text;
+}
+
+// The reduced S1 plan of the issue: the four strategies a device build must carry.
+v1::Plan DevicePlan() {
+  return ReducedS1Plan({"work_stealing", "fiber", "coroutine", "event_loop"},
+                       {"arithmetic", "mixed"}, 16, 3);
+}
+
+class DeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(std::filesystem::exists(Tarball()))
+        << Tarball() << " missing: run deploy/dist.sh " << kArch << " (deploy/test.sh does)";
+    dir_ = MakeTempDir("fleetmark-device");
+    // The agent's directory is the empty root (AgentConfig.chroot_into_dir).
+    root_ = dir_ + "/agent-dev-" + kArch;
+    std::filesystem::create_directories(root_);
+    auto unpacked = RunCommand({"/bin/tar", "-xzf", Tarball(), "-C", root_,
+                                "--strip-components=1", "--wildcards", "*/fleetmark-agent",
+                                "*/fleetmark"});
+    ASSERT_TRUE(unpacked.ok()) << unpacked.status();
+    std::filesystem::copy_file(kQemu, root_ + "/qemu", std::filesystem::copy_options::overwrite_existing);
+  }
+
+  void TearDown() override {
+    if (HasFailure()) {
+      if (coordinator_) std::cerr << "---- coordinator log\n" << Tail(coordinator_->Log()) << "\n";
+      if (agent_) std::cerr << "---- agent log\n" << Tail(agent_->Log()) << "\n";
+    }
+    agent_.reset();
+    coordinator_.reset();
+    database_.reset();
+    RemoveTree(dir_);
+  }
+
+  int64_t Sql(const std::string& query) {
+    absl::StatusOr<int64_t> value = PsqlInt(database_->uri(), query);
+    EXPECT_TRUE(value.ok()) << value.status();
+    return value.ok() ? *value : -1;
+  }
+
+  std::string dir_, root_;
+  std::unique_ptr<TestDatabase> database_;
+  std::unique_ptr<CoordinatorProcess> coordinator_;
+  std::unique_ptr<AgentProcess> agent_;
+};
+
+TEST_F(DeviceTest, BinariesAreStaticExecutablesOfTheRightMachine) {
+  for (const std::string name : {"fleetmark-agent", "fleetmark"}) {
+    const std::string path = root_ + "/" + name;
+    auto file = RunCommand({"/usr/bin/file", "-b", path});
+    ASSERT_TRUE(file.ok()) << file.status();
+    EXPECT_THAT(*file, HasSubstr(kFileMachine)) << name;
+    EXPECT_THAT(*file, HasSubstr("statically linked")) << name;
+    auto headers = RunCommand({"/usr/bin/readelf", "-lW", path});
+    ASSERT_TRUE(headers.ok()) << headers.status();
+    EXPECT_THAT(*headers, Not(HasSubstr("INTERP"))) << name << " asks for a dynamic loader";
+    auto dynamic = RunCommand({"/usr/bin/readelf", "-dW", path});
+    ASSERT_TRUE(dynamic.ok()) << dynamic.status();
+    EXPECT_THAT(*dynamic, Not(HasSubstr("NEEDED"))) << name << " needs shared libraries";
+    const int64_t size = static_cast<int64_t>(std::filesystem::file_size(path));
+    EXPECT_LE(size, kMaxBinaryBytes) << name;
+    std::cout << "[ size ] " << kArch << " " << name << " " << size << " bytes\n";
+  }
+}
+
+TEST_F(DeviceTest, LocalRunInTheEmptyRoot) {
+  std::string text;
+  ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(DevicePlan(), &text));
+  {
+    std::ofstream(root_ + "/plan.txtpb") << text;
+  }
+  auto out = RunCommand({FLEETMARK_EMPTY_ROOT_SH, root_, "/qemu", "/fleetmark", "run",
+                         "/plan.txtpb", "--format=csv"},
+                        absl::Minutes(15));
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (const char* strategy : {"work_stealing", "fiber", "coroutine", "event_loop"}) {
+    EXPECT_THAT(*out, HasSubstr(strategy)) << Tail(*out);
+  }
+  // One CSV row per case, plus the header.
+  const std::vector<std::string> lines = absl::StrSplit(*out, '\n', absl::SkipEmpty());
+  EXPECT_EQ(static_cast<int>(lines.size()), CaseCount(DevicePlan()) + 1) << Tail(*out);
+}
+
+TEST_F(DeviceTest, EmptyRootAgentRunsThePlanOnceAcrossAKill) {
+  if (TestPgUri().empty()) {
+    if (PgRequired()) FAIL() << "FLEETMARK_TEST_REQUIRE_PG is set but FLEETMARK_TEST_PG_URI is not";
+    GTEST_SKIP() << "FLEETMARK_TEST_PG_URI not set";
+  }
+  auto database = TestDatabase::Create(TestPgUri());
+  ASSERT_TRUE(database.ok()) << database.status();
+  database_ = *std::move(database);
+  CoordinatorConfig config;
+  config.database_uri = database_->uri();
+  config.job_lease = absl::Seconds(10);  // the killed attempt's job is requeued soon
+  auto coordinator = CoordinatorProcess::Start(dir_, config);
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+  coordinator_ = *std::move(coordinator);
+  ControlClient control(coordinator_->address(), config.admin_token);
+
+  AgentConfig agent;
+  agent.name = "dev-" + kArch;
+  agent.labels = "device=" + kArch;
+  agent.token = config.enrollment_token;
+  agent.command = {FLEETMARK_EMPTY_ROOT_SH, "{dir}", "/qemu", "/fleetmark-agent"};
+  agent.chroot_into_dir = true;
+  // No binfmt_misc handler here: the agent's case children (fiber) run through qemu too.
+  agent.extra_env = {"FLEETMARK_CHILD_EMULATOR=/qemu"};
+  // By IP: the static binary has no NSS, and the root no /etc.
+  auto started = AgentProcess::Start(dir_, absl::StrCat("127.0.0.1:", coordinator_->port()), agent);
+  ASSERT_TRUE(started.ok()) << started.status();
+  agent_ = *std::move(started);
+  ASSERT_TRUE(control.WaitOnline(1, absl::Seconds(180)).ok());
+  auto agents = control.ListAgents();
+  ASSERT_TRUE(agents.ok()) << agents.status();
+  ASSERT_EQ(agents->size(), 1u);
+  EXPECT_EQ((*agents)[0].host().arch(), kUnameMachine);
+  EXPECT_TRUE((*agents)[0].host().emulated()) << (*agents)[0].host().ShortDebugString();
+
+  const v1::Plan plan = DevicePlan();
+  auto run = control.Submit(plan, "name=" + agent.name);
+  ASSERT_TRUE(run.ok()) << run.status();
+  const std::string where = absl::StrCat(" FROM case_results WHERE run_id = '", run->run_id(), "'");
+  ASSERT_TRUE(WaitUntil([&] { return Sql("SELECT count(*)" + where) >= 1; }, absl::Seconds(600)));
+  agent_->Kill9();
+  auto at_kill = control.GetRun(run->run_id());
+  ASSERT_TRUE(at_kill.ok()) << at_kill.status();
+  ASSERT_NE(at_kill->status(), "done") << "the run ended before the kill; plan too short";
+  ASSERT_TRUE(agent_->Restart().ok());
+
+  auto ended = control.WaitRunEnded(run->run_id(), absl::Seconds(1200));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "done") << ended->ShortDebugString();
+  // Nothing lost: every case has a result. Nothing duplicated: no spooled result is
+  // stored twice by the replay after the restart (the job's second attempt measures
+  // the cases the first had not reported, as for native agents: fleet_test).
+  const int64_t cases = CaseCount(plan);
+  const int64_t rows = Sql("SELECT count(*)" + where);
+  EXPECT_EQ(Sql("SELECT count(DISTINCT case_id)" + where), cases);
+  EXPECT_EQ(Sql("SELECT count(DISTINCT result_id)" + where), rows);
+  // Every row measured by the emulated aarch64/armv7l agent, and marked so.
+  EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM case_results r JOIN agents a USING (agent_id) "
+                             "WHERE r.run_id = '", run->run_id(), "' AND a.arch = '",
+                             kUnameMachine, "' AND a.emulated AND r.emulated")),
+            rows);
+}
+
+}  // namespace
+}  // namespace fleetmark::testing
