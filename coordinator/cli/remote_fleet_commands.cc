@@ -57,7 +57,7 @@ int AgentsList(const std::vector<std::string>& args) {
                            {"core kinds"}, {"last seen"}, {"job"}});
   for (const v1::AgentInfo& agent : response.agents()) {
     const v1::HostInfo& host = agent.host();
-    table.AddRow({agent.name(), agent.state(), host.arch(), host.cpu_model(),
+    table.AddRow({agent.name(), agent.state(), ArchCell(host), host.cpu_model(),
                   absl::StrCat(host.physical_cores(), "/", host.logical_cpus()), CoreKinds(host),
                   Ago(agent.last_seen_unix_ns()), agent.running_job_id().empty() ? "-" : agent.running_job_id()});
   }

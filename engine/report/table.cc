@@ -304,6 +304,9 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
   if (!host.cpu_model().empty()) heading.push_back(host.cpu_model());
   if (host.logical_cpus() > 0) heading.push_back(absl::StrCat(host.logical_cpus(), " CPUs"));
   if (!host.hostname().empty()) heading.push_back(host.hostname());
+  if (host.emulated()) {
+    heading.push_back("EMULATED (qemu-user): the emulator's numbers, not hardware numbers");
+  }
   if (!heading.empty()) absl::StrAppend(&out, absl::StrJoin(heading, " · "), "\n\n");
   if (groups.empty()) {
     out += "(no results)\n";
