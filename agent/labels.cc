@@ -70,6 +70,27 @@ absl::StatusOr<std::map<std::string, std::string>> ParseLabels(absl::string_view
   return labels;
 }
 
+std::map<std::string, std::string> AutomaticLabels(const fleetmark::v1::HostInfo& host) {
+  std::map<std::string, std::string> labels;
+  if (!host.has_android()) return labels;
+  labels["os"] = "android";
+  const std::string& model = host.android().model();
+  if (!model.empty() && model != "unknown") {
+    std::string value = model.substr(0, kMaxValueLength);
+    for (char& c : value) {
+      if (!IsValueChar(c)) c = '_';
+    }
+    labels["model"] = value;
+  }
+  return labels;
+}
+
+std::map<std::string, std::string> WithAutomaticLabels(
+    std::map<std::string, std::string> user, const std::map<std::string, std::string>& automatic) {
+  for (const auto& [key, value] : automatic) user.emplace(key, value);
+  return user;
+}
+
 std::string FormatLabels(const std::map<std::string, std::string>& labels) {
   return absl::StrJoin(labels, ",", absl::PairFormatter("="));
 }

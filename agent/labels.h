@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "fleetmark/v1/host.pb.h"
 
 namespace fleetmark::agent {
 
@@ -21,5 +22,15 @@ absl::StatusOr<std::map<std::string, std::string>> ParseLabels(absl::string_view
 
 // Formats labels back as `k=v,k=v` (sorted by key). Pure function.
 std::string FormatLabels(const std::map<std::string, std::string>& labels);
+
+// Labels the agent adds from its host: on Android `os=android` and `model=<model>`
+// (ro.product.model with every character outside the value alphabet as '_', at most 63;
+// none when unknown). Pure function.
+std::map<std::string, std::string> AutomaticLabels(const fleetmark::v1::HostInfo& host);
+
+// `user` plus every automatic label whose key the user did not give (user labels win).
+// Pure function.
+std::map<std::string, std::string> WithAutomaticLabels(
+    std::map<std::string, std::string> user, const std::map<std::string, std::string>& automatic);
 
 }  // namespace fleetmark::agent

@@ -139,6 +139,12 @@ int Main(int argc, char** argv) {
                                          "); registering without host details"));
     host = v1::HostInfo();
   }
+  options.labels = WithAutomaticLabels(std::move(options.labels), AutomaticLabels(*host));
+  if (host->emulated()) {
+    Log(LogLevel::kWarning, absl::StrCat("running under user-mode emulation (",
+                                         host->emulation_evidence(),
+                                         "): results are marked emulated, not hardware numbers"));
+  }
   absl::StatusOr<std::unique_ptr<Agent>> agent =
       Agent::Create(options, BuildIdentity(*std::move(host)), MakeEngineJobExecutor());
   if (!agent.ok()) {

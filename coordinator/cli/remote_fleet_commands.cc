@@ -64,7 +64,7 @@ int AgentsList(const std::vector<std::string>& args) {
     const v1::HostInfo& host = agent.host();
     const std::string state =
         agent.removed_unix_ns() > 0 ? absl::StrCat("removed ", FormatUnixNs(agent.removed_unix_ns())) : agent.state();
-    table.AddRow({agent.name(), state, host.arch(), host.cpu_model(),
+    table.AddRow({agent.name(), state, ArchCell(host), host.cpu_model(),
                   absl::StrCat(host.physical_cores(), "/", host.logical_cpus()), CoreKinds(host),
                   Ago(agent.last_seen_unix_ns()), agent.running_job_id().empty() ? "-" : agent.running_job_id()});
   }

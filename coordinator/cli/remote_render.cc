@@ -51,6 +51,23 @@ std::map<std::string, v1::RunReport> ReportsByAgent(const v1::ExportResultsRespo
   return reports;
 }
 
+std::string ArchCell(const v1::HostInfo& host) {
+  return host.emulated() ? absl::StrCat(host.arch(), " (emulated)") : host.arch();
+}
+
+int EmulatedResults(const v1::RunReport& report) {
+  int emulated = 0;
+  for (const v1::CaseResult& r : report.results()) emulated += r.emulated() ? 1 : 0;
+  return emulated;
+}
+
+std::string EmulatedNote(const v1::RunReport& report) {
+  const int emulated = EmulatedResults(report);
+  if (emulated == 0) return "";
+  return absl::StrCat(" EMULATED (qemu-user): ", emulated, " of ", report.results_size(),
+                      " results are the emulator's numbers, not hardware numbers");
+}
+
 absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& exported) {
   std::string out;
   for (const auto& [agent, report] : ReportsByAgent(exported)) {
@@ -60,7 +77,7 @@ absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& export
                     EscapeForTerminal(absl::StrCat("== agent ", agent, " (",
                                                    report.host().cpu_model().empty() ? "?" : report.host().cpu_model(),
                                                    ", ", report.host().arch(), ")")),
-                    "\n", *table, "\n");
+                    EmulatedNote(report), "\n", *table, "\n");
   }
   return out;
 }

@@ -27,7 +27,18 @@ std::string JobsTable(const v1::RunInfo& run);
 // One RunReport per agent (by the run's job → agent map), keyed and ordered by agent name.
 std::map<std::string, v1::RunReport> ReportsByAgent(const v1::ExportResultsResponse& exported);
 
-// "== agent <name> (<cpu model>, <arch>)\n<table>" for each agent with results.
+// "== agent <name> (<cpu model>, <arch>)\n<table>" for each agent with results; the
+// header of an agent with results measured under emulation says so (EmulatedNote).
 absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& exported);
+
+// "aarch64", or "aarch64 (emulated)" for a host under user-mode emulation.
+std::string ArchCell(const v1::HostInfo& host);
+
+// "" when no result of `report` was measured under emulation, else
+// " EMULATED (qemu-user): N of M results are the emulator's numbers, not hardware numbers".
+std::string EmulatedNote(const v1::RunReport& report);
+
+// The results of `report` measured under emulation (CaseResult.emulated).
+int EmulatedResults(const v1::RunReport& report);
 
 }  // namespace fleetmark::cli

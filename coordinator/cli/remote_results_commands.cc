@@ -35,7 +35,8 @@ std::optional<v1::ExportResultsResponse> Fetch(ControlClient& client, const std:
   return response;
 }
 
-// CSV of every agent, with a leading "agent" column.
+// CSV of every agent, with a leading "agent" column (and engine/report's "emulated"
+// column per result).
 absl::StatusOr<std::string> CsvByAgent(const v1::ExportResultsResponse& exported) {
   std::string out;
   bool header_done = false;
@@ -137,7 +138,7 @@ std::string MedianWithCi(const v1::CaseResult* r) {
 }
 
 int Compare(const std::vector<std::string>& args) {
-  static const char kUsage[] = "fleetmark compare RUN --agents A,B";
+  static const char kUsage[] = "fleetmark compare RUN --agents A,B [--include_emulated]";
   if (args.size() != 1) return RemoteUsageError(kUsage, "compare takes one run id");
   std::vector<std::string> agents = absl::StrSplit(absl::GetFlag(FLAGS_agents), ',', absl::SkipEmpty());
   if (agents.size() != 2) {
@@ -152,7 +153,28 @@ int Compare(const std::vector<std::string>& args) {
   std::optional<v1::ExportResultsResponse> exported = Fetch(*client, args[0], "", &code);
   if (!exported) return code;
   std::map<std::string, v1::RunReport> reports = ReportsByAgent(*exported);
+  const bool include_emulated = absl::GetFlag(FLAGS_include_emulated);
   for (const std::string& name : agents) {
+    auto report = reports.find(name);
+    const int emulated = report == reports.end() ? 0 : EmulatedResults(report->second);
+    if (emulated > 0 && !include_emulated) {
+      // Emulated numbers are never compared as hardware numbers: leave them out.
+      v1::RunReport kept = report->second;
+      kept.clear_results();
+      for (const v1::CaseResult& r : report->second.results()) {
+        if (!r.emulated()) *kept.add_results() = r;
+      }
+      if (kept.results_size() == 0) {
+        std::cerr << "fleetmark: --agents: agent \"" << name << "\" measured its results in run "
+                  << exported->run().run_id()
+                  << " under user-mode emulation (qemu-user): they are the emulator's numbers, not "
+                     "hardware numbers; compare them anyway with --include_emulated\n";
+        return kExitUsage;
+      }
+      std::cerr << "fleetmark: compare: left out " << emulated << " of " << report->second.results_size()
+                << " results of \"" << name << "\" measured under emulation (--include_emulated keeps them)\n";
+      report->second = std::move(kept);
+    }
     if (reports.count(name) == 0) {
       std::vector<std::string> names;
       for (const auto& [n, r] : reports) names.push_back(n);
@@ -172,9 +194,13 @@ int Compare(const std::vector<std::string>& args) {
       (side == 0 ? it->second.first : it->second.second) = &r;
     }
   }
+  // With --include_emulated an emulated side is named so in its column.
+  auto side_name = [&](const std::string& name) {
+    return EmulatedResults(reports[name]) > 0 ? absl::StrCat(name, " (emulated)") : name;
+  };
   report::TextTable table({{"case"},
-                           {absl::StrCat(agents[0], " median [95% CI]"), report::Align::kRight},
-                           {absl::StrCat(agents[1], " median [95% CI]"), report::Align::kRight},
+                           {absl::StrCat(side_name(agents[0]), " median [95% CI]"), report::Align::kRight},
+                           {absl::StrCat(side_name(agents[1]), " median [95% CI]"), report::Align::kRight},
                            {absl::StrCat(agents[1], "/", agents[0]), report::Align::kRight}});
   for (const std::string& case_id : order) {
     const auto& [a, b] = cases[case_id];
@@ -198,7 +224,7 @@ void RegisterResultsRemoteCommands(CommandRegistry& registry) {
                 .run = Export});
   registry.Add({.name = "compare",
                 .summary = "compare two agents of a run side by side: medians with CIs and their ratio",
-                .usage = "fleetmark compare RUN --agents A,B",
+                .usage = "fleetmark compare RUN --agents A,B [--include_emulated]",
                 .run = Compare});
 }
 

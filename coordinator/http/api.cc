@@ -129,6 +129,8 @@ ApiResponse Api::Compare(const std::map<std::string, std::string>& query) const 
     return Error(400, absl::StrCat("runs: one run id (or empty) per agent: ", agent_ids.size(), " agents, ",
                                    run_ids.size(), " runs"));
   }
+  // Emulated numbers are the emulator's, not the hardware's: left out unless asked.
+  const bool include_emulated = Param(query, "include_emulated") == "1";
   auto agents = reader_->ListAgents();
   if (!agents.ok()) return FromStatus(agents.status());
   std::vector<DeviceResults> devices;
@@ -142,6 +144,7 @@ ApiResponse Api::Compare(const std::map<std::string, std::string>& query) const 
     device.agent_id = agent->agent_id;
     device.name = agent->name;
     device.run_id = run_ids[i];
+    device.emulated = agent->host.emulated();
     if (device.run_id.empty()) {
       auto latest = reader_->LatestRunWithResults(agent->agent_id);
       if (absl::IsNotFound(latest.status())) continue;  // no results yet: an empty column
@@ -150,7 +153,16 @@ ApiResponse Api::Compare(const std::map<std::string, std::string>& query) const 
     }
     auto results = reader_->RunResults(device.run_id, device.agent_id);
     if (!results.ok()) return FromStatus(results.status());
-    device.results = std::move(*results);
+    for (store::WebResult& r : *results) {
+      if (r.result.emulated()) {
+        device.emulated = true;
+        if (!include_emulated) {
+          ++device.emulated_left_out;
+          continue;
+        }
+      }
+      device.results.push_back(std::move(r));
+    }
   }
   return {200, ComparisonJson(devices, CompareDevices(devices))};
 }

@@ -27,6 +27,10 @@ struct DeviceResults {
   std::string name;
   std::string run_id;
   std::vector<store::WebResult> results;  // only OK results with samples are used
+  // The agent runs under user-mode emulation, or some of `results` were measured so.
+  bool emulated = false;
+  // Results measured under emulation that were left out (the API's default).
+  int emulated_left_out = 0;
 };
 
 struct CellValue {

@@ -47,7 +47,8 @@ json HostJson(const fleetmark::v1::HostInfo& host) {
           {"kernel", host.kernel()},           {"device_model", host.device_model()},
           {"soc", host.soc()},                 {"governor", host.governor()},
           {"clocks_locked", host.clocks_locked()}, {"engine_version", host.engine_version()},
-          {"numa_nodes", host.numa_nodes()}};
+          {"numa_nodes", host.numa_nodes()}, {"emulated", host.emulated()},
+          {"emulation_evidence", host.emulation_evidence()}};
 }
 
 json EnvJson(const fleetmark::v1::EnvSnapshot& env) {
@@ -148,6 +149,7 @@ json ResultJson(const store::WebResult& wr, bool full) {
   out["message"] = r.message();
   out["stop_reason"] = StopReasonName(r.stop_reason());
   out["throttled"] = r.throttled();
+  out["emulated"] = r.emulated();
   out["threads_used"] = r.threads_used();
   out["peak_in_flight"] = r.peak_in_flight();
   out["finished_unix_ms"] = Ms(r.finished_unix_ns());
@@ -191,7 +193,8 @@ json ComparisonJson(const std::vector<DeviceResults>& devices, const Comparison&
   json out;
   out["devices"] = json::array();
   for (const DeviceResults& d : devices) {
-    out["devices"].push_back({{"agent_id", d.agent_id}, {"name", d.name}, {"run_id", d.run_id}});
+    out["devices"].push_back({{"agent_id", d.agent_id}, {"name", d.name}, {"run_id", d.run_id},
+                              {"emulated", d.emulated}, {"emulated_left_out", d.emulated_left_out}});
   }
   out["workloads"] = json::array();
   for (const WorkloadColumn& w : c.workloads) out["workloads"].push_back({{"key", w.key}, {"label", w.label}});

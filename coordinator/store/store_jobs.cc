@@ -538,7 +538,8 @@ absl::StatusOr<std::vector<v1::CaseResult>> LoadResultsInTxn(pqxx::work& txn,
     it->second.push_back(i);
   }
   pqxx::result r = txn.exec_params(
-      "SELECT result_id::text, result FROM case_results WHERE result_id = ANY($1::uuid[])", internal::UuidArray(ids));
+      "SELECT result_id::text, result, emulated FROM case_results WHERE result_id = ANY($1::uuid[])",
+      internal::UuidArray(ids));
   std::set<std::string> found;
   for (const auto& row : r) {
     const std::string id = row[0].as<std::string>();
@@ -546,6 +547,8 @@ absl::StatusOr<std::vector<v1::CaseResult>> LoadResultsInTxn(pqxx::work& txn,
     if (it == slots.end()) continue;
     found.insert(id);
     internal::ParseProtoField(row[1], &results[it->second.front()]);
+    // Measured under emulation is the coordinator's record, not the agent's claim.
+    results[it->second.front()].set_emulated(row[2].as<bool>());
     for (size_t k = 1; k < it->second.size(); ++k) results[it->second[k]] = results[it->second.front()];
   }
   for (const std::string& id : ids) {

@@ -61,7 +61,7 @@ std::string ResultColumns() {
       "c.outliers, c.threads_used, c.peak_in_flight, c.cpu_user_seconds, c.cpu_system_seconds, ",
       "c.allocations, c.allocated_bytes, c.peak_threads, c.rss_delta_bytes, c.throttled, ",
       UnixNs("c.started_at"), ", ", UnixNs("c.finished_at"), ", c.engine_version, ",
-      "CASE WHEN c.scenario IN ('memory', 'load', 'fanout') THEN c.result END");
+      "CASE WHEN c.scenario IN ('memory', 'load', 'fanout') THEN c.result END, c.emulated");
 }
 
 template <typename T>
@@ -157,6 +157,7 @@ WebResult ResultFromRow(const pqxx::row& row) {
   r.set_started_unix_ns(Or<int64_t>(row[36], 0));
   r.set_finished_unix_ns(Or<int64_t>(row[37], 0));
   r.set_engine_version(Text(row[38]));
+  r.set_emulated(Or<bool>(row[40], false));
   if (!row[39].is_null()) {
     v1::CaseResult full;
     if (internal::ParseProtoField(row[39], &full)) {
@@ -276,10 +277,12 @@ class PgWebReader final : public WebReader {
       if (rows.empty()) return NotFound("result", result_id);
       WebResult out = ResultFromRow(rows[0]);
       v1::CaseResult full;
-      if (!internal::ParseProtoField(rows[0][40], &full)) {
+      if (!internal::ParseProtoField(rows[0][41], &full)) {
         return absl::DataLossError(absl::StrCat("result ", std::string(result_id), ": stored proto does not parse"));
       }
-      // The stored proto is the agent's original, with samples and environment.
+      // The stored proto is the agent's original, with samples and environment; whether
+      // it was measured under emulation is the coordinator's record, not the agent's.
+      full.set_emulated(out.result.emulated());
       out.result = std::move(full);
       return out;
     });

@@ -113,6 +113,8 @@ const std::vector<CsvColumn>& Columns() {
       {"started_unix_ns", [](const CaseResult& r) { return SInt(r.started_unix_ns()); }},
       {"finished_unix_ns", [](const CaseResult& r) { return SInt(r.finished_unix_ns()); }},
       {"engine_version", [](const CaseResult& r) { return r.engine_version(); }},
+      // Measured under user-mode emulation (qemu-user): not a hardware number.
+      {"emulated", [](const CaseResult& r) { return std::string(r.emulated() ? "true" : "false"); }},
   };
   return *columns;
 }

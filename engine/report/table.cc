@@ -305,6 +305,9 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
   if (!host.cpu_model().empty()) heading.push_back(host.cpu_model());
   if (host.logical_cpus() > 0) heading.push_back(absl::StrCat(host.logical_cpus(), " CPUs"));
   if (!host.hostname().empty()) heading.push_back(host.hostname());
+  if (host.emulated()) {
+    heading.push_back("EMULATED (qemu-user): the emulator's numbers, not hardware numbers");
+  }
   // Host text comes from agents: never raw control characters on a terminal.
   if (!heading.empty()) absl::StrAppend(&out, EscapeForTerminal(absl::StrJoin(heading, " · ")), "\n\n");
   if (groups.empty()) {

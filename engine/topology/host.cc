@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/topology/core_classes.h"
 #include "engine/topology/cpu_facts.h"
+#include "engine/topology/device_info.h"
 #include "engine/topology/cpuinfo.h"
 #include "engine/topology/emulation.h"
 #include "engine/topology/host_identity.h"
@@ -175,6 +176,7 @@ absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
 
   FillFrequencyPolicy(facts, host);
   topology_internal::FillIdentity(reader, cpuinfo, host);
+  topology_internal::FillPowerAndThermal(reader, host);
   if (options.fsroot.empty() || !options.running_arch.empty()) {
     // Live: uname(2) is the binary's view (qemu-user fakes it), host.arch() holds it.
     const topology_internal::EmulationVerdict verdict = topology_internal::DetectEmulation(

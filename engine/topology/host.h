@@ -3,9 +3,10 @@
 //
 // Sources: hwloc 2.9 (cores, PUs, caches, NUMA, hwloc_cpukinds_*), Linux sysfs (cpufreq,
 // cpu_capacity, SMT siblings, /sys/devices/cpu_core|cpu_atom/cpus), /proc/cpuinfo
-// (model, ARM "CPU part"), /proc/meminfo, /etc/os-release, uname(2) and, on Android,
-// getprop. With HostOptions::fsroot everything is read from a recorded /sys + /proc tree
-// (hwloc through HWLOC_FSROOT) and uname/getprop/hostname are not used.
+// (model, ARM "CPU part"), /proc/meminfo, /etc/os-release, uname(2), sys/class/
+// power_supply and thermal, and on Android getprop or build.prop. With HostOptions::fsroot
+// everything is read from a recorded tree (hwloc through HWLOC_FSROOT; an Android-like
+// root's own system/bin/getprop is run) and uname/hostname are not used.
 //
 //   FLEETMARK_ASSIGN_OR_RETURN(v1::HostInfo host, DetectHost({}));
 #pragma once
@@ -35,6 +36,10 @@ struct HostOptions {
 // max frequency, named by rank: one class = "performance"; two = "performance",
 // "efficiency"; three = "performance", "mid", "efficiency" (more: "mid1", "mid2", ...).
 // Every CPU belongs to exactly one class; HostInfo.cores lists every physical core.
+// On Android (system/bin/getprop or system/build.prop below the root) HostInfo.android
+// holds model, manufacturer, SoC/board, release, API level, fingerprint; batteries and
+// thermal_zones are read on every host. Missing or denied files are "unknown" (noted),
+// never an error.
 // HostInfo.emulated says whether this binary runs under user-mode emulation (qemu-user:
 // see engine/topology/emulation.h), with what was seen in emulation_evidence.
 // Frequencies in kHz, memory in bytes. Whatever cannot be read is left empty/0 and

@@ -3,10 +3,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <map>
-#include <memory>
 #include <optional>
 #include "absl/strings/string_view.h"
 
@@ -16,11 +13,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "engine/topology/device_info.h"
 
 namespace fleetmark::engine::topology_internal {
 namespace {
-
-constexpr absl::string_view kGetprop = "/system/bin/getprop";
 
 // "Key: value" lines (hwloc-nofile-info) or KEY="value" lines (os-release).
 std::map<std::string, std::string> ParseKeyValues(absl::string_view text, char separator) {
@@ -37,18 +33,6 @@ std::map<std::string, std::string> ParseKeyValues(absl::string_view text, char s
     values[std::string(key)] = std::string(value);
   }
   return values;
-}
-
-// Android system property `key` via getprop; "" when absent. `key` is one of the
-// constant names below (never user input), so running it through popen is safe.
-std::string GetProp(absl::string_view key) {
-  const std::string command = absl::StrCat(kGetprop, " ", key, " 2>/dev/null");
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), &pclose);
-  if (!pipe) return "";
-  std::array<char, 256> buffer{};
-  std::string out;
-  while (fgets(buffer.data(), buffer.size(), pipe.get()) != nullptr) out += buffer.data();
-  return std::string(absl::StripAsciiWhitespace(out));
 }
 
 // "2x Cortex-A76 + 6x Cortex-A55", "Cortex-A9" (all the same), or "" if no part known.
@@ -114,16 +98,11 @@ void FillIdentity(const SysfsReader& reader, const CpuInfo& cpuinfo, v1::HostInf
     if (words.size() >= 3 && words[1] == "version") host.set_kernel(std::string(words[2]));
   }
 
-  const bool android = !recorded && access(std::string(kGetprop).c_str(), X_OK) == 0;
-  if (android) {
-    host.set_os(absl::StrCat("Android ", GetProp("ro.build.version.release")));
-    std::string manufacturer = GetProp("ro.product.manufacturer");
-    std::string model = GetProp("ro.product.model");
-    host.set_device_model(manufacturer.empty() ? model : absl::StrCat(manufacturer, " ", model));
-    std::string soc_maker = GetProp("ro.soc.manufacturer");
-    std::string soc = GetProp("ro.soc.model");
-    if (soc.empty()) soc = GetProp("ro.board.platform");
-    host.set_soc(soc_maker.empty() ? soc : absl::StrCat(soc_maker, " ", soc));
+  // Android: getprop below the root (a fixture's stand-in in tests), else build.prop.
+  std::string android_source;
+  if (std::optional<std::map<std::string, std::string>> props =
+          ReadAndroidProperties(reader, &android_source)) {
+    FillAndroid(*props, android_source, host);
   } else {
     std::map<std::string, std::string> os_release =
         ParseKeyValues(reader.Read("/etc/os-release").value_or(""), '=');

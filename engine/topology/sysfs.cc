@@ -81,6 +81,18 @@ std::vector<int> SysfsReader::ListNumbered(absl::string_view dir,
   return numbers;
 }
 
+std::vector<std::string> SysfsReader::ListEntries(absl::string_view dir) const {
+  std::vector<std::string> names;
+  std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(Resolve(dir).c_str()), &closedir);
+  if (!d) return names;
+  while (dirent* entry = readdir(d.get())) {
+    absl::string_view name = entry->d_name;
+    if (name != "." && name != "..") names.emplace_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 bool SysfsReader::Exists(absl::string_view path) const {
   struct stat st;
   return stat(Resolve(path).c_str(), &st) == 0;

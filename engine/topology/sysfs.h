@@ -28,6 +28,8 @@ class SysfsReader {
   // Entry names of a directory starting with `prefix` and followed only by digits,
   // returned as the numbers, ascending ("cpu" -> cpu0, cpu12 -> {0, 12}).
   std::vector<int> ListNumbered(absl::string_view dir, absl::string_view prefix) const;
+  // Entry names of a directory (not "." or ".."), sorted; empty if unreadable.
+  std::vector<std::string> ListEntries(absl::string_view dir) const;
   bool Exists(absl::string_view path) const;
 
   const std::string& fsroot() const { return fsroot_; }

@@ -65,3 +65,26 @@ TEST(LabelsTest, TooManyLabelsAreRefused) {
 
 }  // namespace
 }  // namespace fleetmark::agent
+
+namespace fleetmark::agent {
+namespace {
+
+using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
+
+TEST(AutomaticLabelsTest, AndroidGetsOsAndModelAndUserLabelsWin) {
+  v1::HostInfo host;
+  EXPECT_TRUE(AutomaticLabels(host).empty());  // not Android
+  host.mutable_android()->set_model("Pixel 7 Pro (5G)");
+  const auto automatic = AutomaticLabels(host);
+  EXPECT_THAT(automatic, UnorderedElementsAre(Pair("os", "android"), Pair("model", "Pixel_7_Pro__5G_")));
+  // The result is a valid label set.
+  EXPECT_TRUE(ParseLabels(FormatLabels(automatic)).ok());
+  auto merged = WithAutomaticLabels({{"model", "mine"}, {"rack", "b"}}, automatic);
+  EXPECT_THAT(merged, UnorderedElementsAre(Pair("os", "android"), Pair("model", "mine"), Pair("rack", "b")));
+  host.mutable_android()->set_model("unknown");
+  EXPECT_THAT(AutomaticLabels(host), UnorderedElementsAre(Pair("os", "android")));
+}
+
+}  // namespace
+}  // namespace fleetmark::agent

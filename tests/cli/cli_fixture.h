@@ -15,6 +15,13 @@
 
 namespace fleetmark_cli_test {
 
+// How many times `what` occurs in `text` (overlapping occurrences counted).
+inline size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 namespace fs = std::filesystem;
 
 struct CliResult {

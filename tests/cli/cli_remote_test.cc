@@ -37,12 +37,6 @@ using ::testing::Not;
 
 constexpr char kNowhere[] = " --coordinator 127.0.0.1:1";
 
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 TEST_F(CliTest, AFlagGivenTwiceIsRefused) {
   const fs::path plan = Write("tiny.txtpb", kTinyPlan);
   CliResult r = Cli("submit " + plan.string() + " --select name=vm --select name=box2" + kNowhere);

@@ -365,6 +365,54 @@ TEST_F(WebApiReRunTest, OnlyTheNewestAttemptOfACaseShows) {
   }
 }
 
+TEST_F(WebApiReRunTest, EmulatedResultsAreMarkedAndLeftOutOfCompareUnlessAsked) {
+  // The board comes back under qemu-user: its host and what it measures are marked.
+  store::AgentRegistration reg;
+  reg.name = "flaky-board";
+  reg.credential_sha256 = std::string(64, 'f');
+  reg.host.set_arch("aarch64");
+  reg.host.set_emulated(true);
+  reg.host.set_emulation_evidence("binary aarch64, uname aarch64, /proc/cpuinfo x86 (vendor_id GenuineIntel)");
+  ASSERT_TRUE(store_->RegisterAgent(reg).ok());
+  store::NewRun new_run;
+  new_run.plan.set_name("emulated");
+  new_run.agent_ids = {agent_id_};
+  new_run.cases_total = 2;
+  auto run = store_->CreateRun(new_run);
+  ASSERT_TRUE(run.ok()) << run.status();
+  run_id_ = run->run_id();
+  job_id_ = run->jobs(0).job_id();
+  const int64_t t0 = 1700000000000000000;
+  ASSERT_NO_FATAL_FAILURE(RunAttempt(absl::Hours(1), {Result(kOldA, kCaseA, 100e3, t0),
+                                                       Result(kOnlyB, kCaseB, 9e3, t0)}));
+
+  auto [agents_status, agents] = Get("/api/v1/agents");
+  ASSERT_EQ(agents_status, 200);
+  ASSERT_EQ(agents["agents"].size(), 1u);
+  EXPECT_EQ(agents["agents"][0]["host"]["emulated"], true);
+  EXPECT_NE(agents["agents"][0]["host"]["emulation_evidence"].get<std::string>().find("GenuineIntel"),
+            std::string::npos);
+  auto [results_status, results] = Get("/api/v1/runs/" + run_id_ + "/results");
+  ASSERT_EQ(results_status, 200);
+  ASSERT_EQ(results["results"].size(), 2u);
+  for (const auto& r : results["results"]) EXPECT_EQ(r["emulated"], true) << r.dump();
+  auto [one_status, one] = Get(std::string("/api/v1/results/") + kOldA);
+  ASSERT_EQ(one_status, 200);
+  EXPECT_EQ(one["result"]["emulated"], true) << one.dump();
+
+  // Compare leaves emulated numbers out unless asked.
+  auto [left_status, left] = Get("/api/v1/compare?agents=" + agent_id_);
+  ASSERT_EQ(left_status, 200);
+  EXPECT_EQ(left["cells"].size(), 0u) << left.dump();
+  EXPECT_EQ(left["devices"][0]["emulated"], true);
+  EXPECT_EQ(left["devices"][0]["emulated_left_out"], 2);
+  auto [kept_status, kept] = Get("/api/v1/compare?agents=" + agent_id_ + "&include_emulated=1");
+  ASSERT_EQ(kept_status, 200);
+  EXPECT_EQ(kept["cells"].size(), 2u) << kept.dump();
+  EXPECT_EQ(kept["devices"][0]["emulated"], true);
+  EXPECT_EQ(kept["devices"][0]["emulated_left_out"], 0);
+}
+
 TEST(WebServerOptionsTest, RefusesRemoteWithoutTokenAndBadInput) {
   HttpServerOptions options;
   options.address = "0.0.0.0:0";

@@ -98,10 +98,20 @@ export async function renderCompare(root, params) {
     return;
   }
   const runParam = chosenRuns.some((r) => r) ? chosen.map((_, i) => chosenRuns[i] || '').join(',') : undefined;
-  const data = await getJson('compare', {agents: chosen.join(','), runs: runParam});
+  // Results measured under emulation (qemu-user) are left out unless this is ticked.
+  const includeEmulated = params.get('include_emulated') === '1';
+  root.appendChild(h('label', {class: 'pick'}, h('input', {type: 'checkbox', id: 'include-emulated',
+    checked: includeEmulated, onchange: (e) => updateQuery({include_emulated: e.target.checked ? '1' : null})}),
+  ' include results measured under emulation (the emulator\'s numbers, not hardware numbers)'));
+  const data = await getJson('compare', {agents: chosen.join(','), runs: runParam,
+    include_emulated: includeEmulated ? '1' : undefined});
   const {devices, workloads, strategies} = data;
-  root.appendChild(h('p', {class: 'muted'}, devices.map((d, i) => h('span', {class: 'device'},
-    h('b', {}, `${String.fromCharCode(65 + i)}: `), d.name, ` (run ${shortId(d.run_id)})  `))));
+  const emulatedNote = (d) => {
+    if (d.emulated_left_out > 0) return h('span', {class: 'emulated'}, ` emulated: ${d.emulated_left_out} results left out`);
+    return d.emulated ? h('span', {class: 'emulated'}, ' (emulated)') : null;
+  };
+  root.appendChild(h('p', {class: 'muted'}, devices.map((d, i) => h('span', {class: 'device', dataset: {emulated: d.emulated ? '1' : '0'}},
+    h('b', {}, `${String.fromCharCode(65 + i)}: `), d.name, ` (run ${shortId(d.run_id)})`, emulatedNote(d), '  '))));
   if (strategies.length === 0) {
     root.appendChild(h('p', {}, 'No timed results for these devices.'));
     return;

@@ -46,6 +46,8 @@ function metricTable(results) {
     ['RSS delta', (r) => formatBytes(r.counters.rss_delta_bytes), 'num'],
   ];
   if (results.some((r) => r.throttled)) columns.push(['throttled', (r) => (r.throttled ? 'yes' : '')]);
+  // Measured under user-mode emulation (qemu-user): the emulator's numbers, not hardware's.
+  if (results.some((r) => r.emulated)) columns.push(['emulated', (r) => (r.emulated ? 'emulated' : '')]);
   const sorted = [...results].sort((a, b) => a.agent_name.localeCompare(b.agent_name) ||
     (hasTiming(b) - hasTiming(a)) || (a.stats.median_ns - b.stats.median_ns));
   return h('div', {class: 'table-scroll'}, h('table', {class: 'grid metrics'},
