@@ -121,6 +121,9 @@ absl::Status ResolveCoordinator(RemoteOptions& options) {
   return absl::OkStatus();
 }
 
+// An admin token is a header value: printable ASCII, well under gRPC's 8 KiB metadata limit.
+constexpr size_t kMaxAdminTokenBytes = 4096;
+
 absl::Status ResolveAdminToken(RemoteOptions& options) {
   std::string file = absl::GetFlag(FLAGS_admin_token_file);
   std::string source = "--admin_token_file";
@@ -142,6 +145,21 @@ absl::Status ResolveAdminToken(RemoteOptions& options) {
     return absl::InvalidArgumentError(
         absl::StrCat(source, ": \"", file, "\" is empty; it must hold the coordinator's admin token (the file "
                      "the coordinator's --admin_token_file names; the local stack's is ", kStackAdminTokenFile, ")"));
+  }
+  // The token travels as an HTTP/2 header value: gRPC aborts the process on a byte it
+  // cannot send there, and the server refuses headers past its metadata limit (8 KiB).
+  if (options.admin_token.size() > kMaxAdminTokenBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": \"", file, "\" holds ", options.admin_token.size(),
+                                                   " bytes; an admin token is at most ", kMaxAdminTokenBytes,
+                                                   " bytes of printable ASCII"));
+  }
+  for (size_t i = 0; i < options.admin_token.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(options.admin_token[i]);
+    if (c < 0x21 || c > 0x7e) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ": \"", file, "\" holds byte 0x",
+                                                     absl::Hex(c, absl::kZeroPad2), " at offset ", i,
+                                                     "; an admin token is printable ASCII without spaces (0x21..0x7e)"));
+    }
   }
   options.admin_token_file = file;
   options.admin_token_source = source;

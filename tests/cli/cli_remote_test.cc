@@ -76,9 +76,17 @@ TEST_F(CliTest, SubmitAndSchedulesNeedASelectorAndAllIsExplicit) {
 TEST_F(CliTest, AdminTokenFileProblemsNameTheFileBeforeConnecting) {
   const fs::path empty = Write("empty_token", " \n");
   const fs::path unreadable = dir_ / "missing_token";
+  // Bytes gRPC cannot send as a header value (it aborted the CLI, exit 134), and a
+  // token past the server's metadata limit.
+  const fs::path non_ascii = Write("non_ascii_token", "caf\xc3\xa9\n");
+  const fs::path escape = Write("escape_token", "ab\x1b[2Jcd");
+  const fs::path huge = Write("huge_token", std::string(20000, 'a'));
   for (const auto& [path, problem] :
        {std::pair<std::string, std::string>{dir_.string(), "is a directory"},
         {empty.string(), "is empty"},
+        {non_ascii.string(), "byte 0xc3 at offset 3"},
+        {escape.string(), "byte 0x1b at offset 2"},
+        {huge.string(), "holds 20000 bytes"},
         {unreadable.string(), "No such file or directory"}}) {
     CliResult r = Cli("runs list --admin_token_file " + path + kNowhere);
     EXPECT_EQ(r.exit_code, 2) << path << ": " << r.err;

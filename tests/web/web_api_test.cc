@@ -373,7 +373,9 @@ TEST_F(WebApiReRunTest, EmulatedResultsAreMarkedAndLeftOutOfCompareUnlessAsked) 
   reg.host.set_arch("aarch64");
   reg.host.set_emulated(true);
   reg.host.set_emulation_evidence("binary aarch64, uname aarch64, /proc/cpuinfo x86 (vendor_id GenuineIntel)");
-  ASSERT_TRUE(store_->RegisterAgent(reg).ok());
+  reg.agent_id = agent_id_;  // its reconnect with its credential (a new enrollment of the name is refused)
+  auto registered = store_->RegisterAgent(reg);
+  ASSERT_TRUE(registered.ok()) << registered.status();
   store::NewRun new_run;
   new_run.plan.set_name("emulated");
   new_run.agent_ids = {agent_id_};
