@@ -56,6 +56,23 @@ class ControlClient {
 // error (then `*exit_code` is 2).
 std::optional<ControlClient> ClientFromFlags(int* exit_code);
 
+// One unary ControlService call on the client the connection flags configure (a context
+// with the admin token and ControlClient::Context's deadline): returns 0 (kExitOk) with
+// `*response` filled, else the exit code after printing the error: 2 for bad connection
+// flags (ClientFromFlags), otherwise ControlClient::Fail(what, status). For commands that
+// need the client after the call, use ClientFromFlags directly.
+template <typename Request, typename Response>
+int CallControl(grpc::Status (v1::ControlService::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+                const Request& request, Response* response, const std::string& what) {
+  int code = 0;
+  std::optional<ControlClient> client = ClientFromFlags(&code);
+  if (!client) return code;
+  std::unique_ptr<grpc::ClientContext> context = client->Context();
+  grpc::Status status = (client->stub().*method)(context.get(), request, response);
+  if (!status.ok()) return client->Fail(what, status);
+  return 0;
+}
+
 // Prints "fleetmark: <message>" and the usage line; returns 2.
 int RemoteUsageError(const std::string& usage, const std::string& message);
 

@@ -47,16 +47,14 @@ int AgentsList(const std::vector<std::string>& args) {
   if (absl::Status select = CheckSelectFlag(/*required=*/false); !select.ok()) {
     return RemoteUsageError(kAgentsListUsage, std::string(select.message()));
   }
-  int code = 0;
-  std::optional<ControlClient> client = ClientFromFlags(&code);
-  if (!client) return code;
   v1::ListAgentsRequest request;
   request.set_selector(absl::GetFlag(FLAGS_select));
   request.set_include_removed(absl::GetFlag(FLAGS_all));
   v1::ListAgentsResponse response;
-  auto context = client->Context();
-  grpc::Status status = client->stub().ListAgents(context.get(), request, &response);
-  if (!status.ok()) return client->Fail("agents list", status);
+  if (int code = CallControl(&v1::ControlService::Stub::ListAgents, request, &response, "agents list");
+      code != kExitOk) {
+    return code;
+  }
   report::TextTable table({{"name"}, {"state"}, {"arch"}, {"cpu model"}, {"cores/threads", report::Align::kRight},
                            {"core kinds"}, {"last seen"}, {"job"}});
   // Cells come from agents' hellos: the table escapes control characters (TextTable).
@@ -75,15 +73,14 @@ int AgentsList(const std::vector<std::string>& args) {
 int AgentsRemove(const std::vector<std::string>& args) {
   static const char kUsage[] = "fleetmark agents remove NAME";
   if (args.size() != 1) return RemoteUsageError(kUsage, "agents remove takes one agent name");
-  int code = 0;
-  std::optional<ControlClient> client = ClientFromFlags(&code);
-  if (!client) return code;
   v1::RemoveAgentRequest request;
   request.set_name(args[0]);
   v1::RemoveAgentResponse response;
-  auto context = client->Context();
-  grpc::Status status = client->stub().RemoveAgent(context.get(), request, &response);
-  if (!status.ok()) return client->Fail(absl::StrCat("agents remove ", EscapeForTerminal(args[0])), status);
+  if (int code = CallControl(&v1::ControlService::Stub::RemoveAgent, request, &response,
+                             absl::StrCat("agents remove ", EscapeForTerminal(args[0])));
+      code != kExitOk) {
+    return code;
+  }
   std::cout << "removed agent " << EscapeForTerminal(args[0]) << " (" << response.agent_id()
             << "): its results are kept (`agents list --all` still shows it), its credential no longer works, and "
                "the name may be enrolled again as a new agent";
@@ -106,9 +103,6 @@ int SchedulesCreate(const std::vector<std::string>& args) {
     std::cerr << "fleetmark: " << plan.status().message() << "\n";
     return kExitUsage;
   }
-  int code = 0;
-  std::optional<ControlClient> client = ClientFromFlags(&code);
-  if (!client) return code;
   v1::CreateScheduleRequest request;
   v1::Schedule* schedule = request.mutable_schedule();
   schedule->set_name(args[0]);
@@ -117,9 +111,10 @@ int SchedulesCreate(const std::vector<std::string>& args) {
   schedule->set_selector(absl::GetFlag(FLAGS_select));
   schedule->set_quick(absl::GetFlag(FLAGS_quick));
   v1::Schedule created;
-  auto context = client->Context();
-  grpc::Status status = client->stub().CreateSchedule(context.get(), request, &created);
-  if (!status.ok()) return client->Fail("schedules create", status);
+  if (int code = CallControl(&v1::ControlService::Stub::CreateSchedule, request, &created, "schedules create");
+      code != kExitOk) {
+    return code;
+  }
   std::cout << "schedule " << created.name() << " (" << created.cron() << " UTC) next fires "
             << FormatUnixNs(created.next_fire_unix_ns()) << "\n";
   return kExitOk;
@@ -127,13 +122,12 @@ int SchedulesCreate(const std::vector<std::string>& args) {
 
 int SchedulesList(const std::vector<std::string>& args) {
   if (!args.empty()) return RemoteUsageError("fleetmark schedules list", "schedules list takes no arguments");
-  int code = 0;
-  std::optional<ControlClient> client = ClientFromFlags(&code);
-  if (!client) return code;
   v1::ListSchedulesResponse response;
-  auto context = client->Context();
-  grpc::Status status = client->stub().ListSchedules(context.get(), v1::ListSchedulesRequest(), &response);
-  if (!status.ok()) return client->Fail("schedules list", status);
+  if (int code = CallControl(&v1::ControlService::Stub::ListSchedules, v1::ListSchedulesRequest(), &response,
+                             "schedules list");
+      code != kExitOk) {
+    return code;
+  }
   report::TextTable table(
       {{"name"}, {"cron (UTC)"}, {"plan"}, {"quick"}, {"next fire"}, {"selector"}, {"last fire"}});
   for (const v1::Schedule& s : response.schedules()) {
@@ -150,30 +144,26 @@ int SchedulesList(const std::vector<std::string>& args) {
 
 int SchedulesDelete(const std::vector<std::string>& args) {
   if (args.size() != 1) return RemoteUsageError("fleetmark schedules delete NAME", "schedules delete takes one name");
-  int code = 0;
-  std::optional<ControlClient> client = ClientFromFlags(&code);
-  if (!client) return code;
   v1::DeleteScheduleRequest request;
   request.set_name(args[0]);
   v1::Empty empty;
-  auto context = client->Context();
-  grpc::Status status = client->stub().DeleteSchedule(context.get(), request, &empty);
-  if (!status.ok()) return client->Fail("schedules delete", status);
+  if (int code = CallControl(&v1::ControlService::Stub::DeleteSchedule, request, &empty, "schedules delete");
+      code != kExitOk) {
+    return code;
+  }
   std::cout << "deleted schedule " << args[0] << "\n";
   return kExitOk;
 }
 
 int TokensCreate(const std::vector<std::string>& args) {
   if (!args.empty()) return RemoteUsageError("fleetmark tokens create [--description TEXT]", "tokens create takes no arguments");
-  int code = 0;
-  std::optional<ControlClient> client = ClientFromFlags(&code);
-  if (!client) return code;
   v1::CreateTokenRequest request;
   request.set_description(absl::GetFlag(FLAGS_description));
   v1::CreateTokenResponse response;
-  auto context = client->Context();
-  grpc::Status status = client->stub().CreateToken(context.get(), request, &response);
-  if (!status.ok()) return client->Fail("tokens create", status);
+  if (int code = CallControl(&v1::ControlService::Stub::CreateToken, request, &response, "tokens create");
+      code != kExitOk) {
+    return code;
+  }
   std::cerr << "enrollment token " << response.token_id()
             << " (shown once; give it to agents with --token_file, revoke with `fleetmark tokens revoke "
             << response.token_id() << "`):\n";
@@ -205,13 +195,11 @@ int TokensRevoke(const std::vector<std::string>& args) {
 
 int TokensList(const std::vector<std::string>& args) {
   if (!args.empty()) return RemoteUsageError("fleetmark tokens list", "tokens list takes no arguments");
-  int code = 0;
-  std::optional<ControlClient> client = ClientFromFlags(&code);
-  if (!client) return code;
   v1::ListTokensResponse response;
-  auto context = client->Context();
-  grpc::Status status = client->stub().ListTokens(context.get(), v1::ListTokensRequest(), &response);
-  if (!status.ok()) return client->Fail("tokens list", status);
+  if (int code = CallControl(&v1::ControlService::Stub::ListTokens, v1::ListTokensRequest(), &response, "tokens list");
+      code != kExitOk) {
+    return code;
+  }
   report::TextTable table({{"id"}, {"description"}, {"created"}, {"revoked"}, {"agents", report::Align::kRight}});
   for (const v1::TokenInfo& token : response.tokens()) {
     table.AddRow({token.token_id(), token.description().empty() ? "-" : token.description(),

@@ -107,15 +107,12 @@ int RunsList(const std::vector<std::string>& args) {
     std::cerr << "fleetmark: --limit: 1 <= limit <= 1000, got " << limit << "\n";
     return kExitUsage;
   }
-  int code = 0;
-  std::optional<ControlClient> client = ClientFromFlags(&code);
-  if (!client) return code;
   v1::ListRunsRequest request;
   request.set_limit(static_cast<uint32_t>(limit));
   v1::ListRunsResponse response;
-  auto context = client->Context();
-  grpc::Status status = client->stub().ListRuns(context.get(), request, &response);
-  if (!status.ok()) return client->Fail("runs list", status);
+  if (int code = CallControl(&v1::ControlService::Stub::ListRuns, request, &response, "runs list"); code != kExitOk) {
+    return code;
+  }
   report::TextTable table({{"run"}, {"plan"}, {"status"}, {"jobs", report::Align::kRight},
                            {"results", report::Align::kRight}, {"created"}, {"selector"}});
   for (const v1::RunInfo& run : response.runs()) {
@@ -148,15 +145,14 @@ int RunsShow(const std::vector<std::string>& args) {
 
 int RunsCancel(const std::vector<std::string>& args) {
   if (args.size() != 1) return RemoteUsageError("fleetmark runs cancel RUN", "runs cancel takes one run id");
-  int code = 0;
-  std::optional<ControlClient> client = ClientFromFlags(&code);
-  if (!client) return code;
   v1::CancelRunRequest request;
   request.set_run_id(args[0]);
   v1::RunInfo run;
-  auto context = client->Context();
-  grpc::Status status = client->stub().CancelRun(context.get(), request, &run);
-  if (!status.ok()) return client->Fail(absl::StrCat("runs cancel ", args[0]), status);
+  if (int code =
+          CallControl(&v1::ControlService::Stub::CancelRun, request, &run, absl::StrCat("runs cancel ", args[0]));
+      code != kExitOk) {
+    return code;
+  }
   std::cout << RunSummary(run) << "\n";
   return kExitOk;
 }
