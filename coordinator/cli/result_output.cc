@@ -221,11 +221,16 @@ absl::Status ResultOutput::WriteAll(const std::string& text) {
     owns_fd_ = false;
   }
   if (temp_path_.empty()) return status;  // written in place
-  if (status.ok() && ::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-    status = absl::InternalError(
-        absl::StrCat("--out: cannot replace ", name_, ": ", std::strerror(errno)));
+  if (!status.ok()) {  // an incomplete file: nothing in it to keep
+    ::unlink(temp_path_.c_str());
+    temp_path_.clear();
+    return status;
   }
-  if (!status.ok()) ::unlink(temp_path_.c_str());
+  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+    // The results are complete and on disk: keep them where they are and say where.
+    status = absl::InternalError(absl::StrCat("--out: cannot replace ", name_, ": ", std::strerror(errno),
+                                              "; the complete results are kept in ", temp_path_));
+  }
   temp_path_.clear();
   return status;
 }

@@ -13,7 +13,10 @@
 //    as a shell redirection does);
 //  - /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N (also reached through a
 //    link) write to that descriptor of this process, at its current offset.
-// Write errors (a full disk or /dev/full, a closed stdout) are reported with their errno text, never dropped. Not thread-safe: one writer at a
+// Write errors (a full disk or /dev/full, a closed stdout) are reported with their errno
+// text, never dropped. If the complete temporary file cannot be renamed over the path
+// (the path became a directory, an immutable file), the temporary file is kept and the
+// error names it: finished results are never deleted. Not thread-safe: one writer at a
 // time (run_command.cc serializes).
 #pragma once
 
@@ -37,7 +40,8 @@ class ResultOutput {
   ~ResultOutput();  // closes what it opened; removes an uncommitted temporary file
 
   // Writes `text` and commits it (for a replaced file: flush, fsync and rename). Internal
-  // error with the errno text if any step fails (ENOSPC on /dev/full). Call once.
+  // error with the errno text if any step fails (ENOSPC on /dev/full); when only the
+  // rename fails, the message names the kept temporary file. Call once.
   absl::Status WriteAll(const std::string& text);
 
   // "stdout" or the --out path, for messages.

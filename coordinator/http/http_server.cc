@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include <arpa/inet.h>
 #include <httplib.h>
 
 #include "absl/strings/ascii.h"
@@ -68,6 +69,17 @@ class HttpServerImpl final : public HttpServer {
                                  {"Referrer-Policy", "no-referrer"},
                                  {"X-Frame-Options", "DENY"}});
     server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      if (options_.bearer_token.empty() && !IsAllowedHostHeader(req.get_header_value("Host"))) {
+        // DNS rebinding: a page of another site whose name now resolves to this
+        // loopback address would read the token-less API as its own origin.
+        res.status = 403;
+        res.set_content(Dump({{"error", absl::StrCat("Host ", req.get_header_value("Host"),
+                                                     " is not allowed: without a bearer token the web view answers "
+                                                     "only localhost and IP addresses (set --http_token_file to "
+                                                     "serve a host name)")}}),
+                        "application/json");
+        return httplib::Server::HandlerResponse::Handled;
+      }
       if (options_.bearer_token.empty() || !absl::StartsWith(req.path, "/api/")) {
         return httplib::Server::HandlerResponse::Unhandled;
       }
@@ -105,6 +117,17 @@ class HttpServerImpl final : public HttpServer {
       Page(res, run.ok() ? 200 : absl::IsNotFound(run.status()) ? 404 : 503);
     });
     server_.Get(R"(/.*)", [this](const httplib::Request&, httplib::Response& res) { Page(res, 404); });
+    // Read-only: every other method is 405 with the methods that are allowed (RFC 9110 15.5.6).
+    const auto read_only = [](const httplib::Request& req, httplib::Response& res) {
+      res.status = 405;
+      res.set_header("Allow", "GET, HEAD");
+      res.set_content(Dump({{"error", absl::StrCat(req.method, " is not allowed: the web view is read-only (GET, HEAD)")}}),
+                      "application/json");
+    };
+    server_.Post(R"(/.*)", read_only);
+    server_.Put(R"(/.*)", read_only);
+    server_.Patch(R"(/.*)", read_only);
+    server_.Delete(R"(/.*)", read_only);
     server_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
       res.status = 500;
       res.set_content(Dump({{"error", "internal error"}}), "application/json");
@@ -184,6 +207,24 @@ absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view addre
 bool IsLoopbackHost(std::string_view host_view) {
   const absl::string_view host(host_view.data(), host_view.size());
   return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+}
+
+bool IsAllowedHostHeader(std::string_view header_view) {
+  const absl::string_view header(header_view.data(), header_view.size());
+  if (header.empty()) return true;  // HTTP/1.0 without Host: not a browser
+  if (absl::StartsWith(header, "[")) {  // [IPv6] or [IPv6]:port
+    const size_t close = header.find(']');
+    if (close == absl::string_view::npos) return false;
+    const std::string literal(header.substr(1, close - 1));
+    in6_addr address6;
+    return ::inet_pton(AF_INET6, literal.c_str(), &address6) == 1 &&
+           (close + 1 == header.size() || header[close + 1] == ':');
+  }
+  absl::string_view host = header;
+  if (const size_t colon = header.rfind(':'); colon != absl::string_view::npos) host = header.substr(0, colon);
+  const std::string name = absl::AsciiStrToLower(host);
+  in_addr address4;
+  return name == "localhost" || ::inet_pton(AF_INET, name.c_str(), &address4) == 1;
 }
 
 absl::Status ValidateHttpServerOptions(const HttpServerOptions& options) {

@@ -10,9 +10,11 @@
 //   std::cout << (*server)->url() << "\n";       // http://127.0.0.1:8080/
 //   // ~HttpServer() (or Stop()) stops listening and joins the server threads.
 //
-// Security: every endpoint is read-only (GET/HEAD). When `bearer_token` is set, the
-// API requires `Authorization: Bearer <token>`; a non-loopback address without a token
-// is refused unless `allow_insecure_remote` is set.
+// Security: every endpoint is read-only (GET/HEAD; other methods get 405). When
+// `bearer_token` is set, the API requires `Authorization: Bearer <token>`; a non-loopback
+// address without a token is refused unless `allow_insecure_remote` is set. Without a
+// token, a request whose Host header is not localhost or an IP literal gets 403 (DNS
+// rebinding: another site's name pointed at 127.0.0.1 must not read the API).
 #pragma once
 
 #include <memory>
@@ -57,6 +59,12 @@ absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view addre
 
 // True for "localhost", "::1" and 127.0.0.0/8 hosts (as returned by ParseHostPort).
 bool IsLoopbackHost(std::string_view host);
+
+// True when `host_header` (a Host header value, with or without ":port") may reach a
+// server without a bearer token: "" (no header), "localhost" (any case), an IPv4
+// literal or a bracketed IPv6 literal. Host names are refused: a browser sends the name
+// it resolved, and an attacker's name can resolve to a loopback address.
+bool IsAllowedHostHeader(std::string_view host_header);
 
 // The checks StartHttpServer makes before touching the network or the database, for
 // callers that want to refuse bad flags early: the address form, the thread count, and

@@ -182,6 +182,44 @@ TEST_F(WebApiTest, BearerTokenGuardsTheApiOnly) {
   EXPECT_NE(page->get_header_value("Content-Security-Policy").find("script-src 'self'"), std::string::npos);
 }
 
+// DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1 sends
+// "Host: evil.example"; the token-less server must not answer it, neither the API nor a
+// page. localhost and IP literals (what a user types) are answered.
+TEST_F(WebApiTest, WithoutATokenOnlyLocalhostAndIpHostHeadersAreAnswered) {
+  httplib::Client client("127.0.0.1", server_->port());
+  const std::string port = std::to_string(server_->port());
+  for (const std::string& host : std::vector<std::string>{"evil.example", "evil.example:" + port, "LOCALHOST.evil.example:" + port,
+                                 "127.0.0.1.evil.example", "[::1", "[::1]x"}) {
+    auto res = client.Get("/api/v1/agents", {{"Host", host}});
+    ASSERT_TRUE(res) << host;
+    EXPECT_EQ(res->status, 403) << host;
+    EXPECT_NE(res->body.find("is not allowed"), std::string::npos) << host << ": " << res->body;
+    auto page = client.Get("/fleet", {{"Host", host}});
+    ASSERT_TRUE(page) << host;
+    EXPECT_EQ(page->status, 403) << host;
+  }
+  for (const std::string& host : std::vector<std::string>{"127.0.0.1:" + port, "localhost:" + port, "LocalHost", "[::1]:" + port, "10.1.2.3"}) {
+    auto res = client.Get("/api/v1/agents", {{"Host", host}});
+    ASSERT_TRUE(res) << host;
+    EXPECT_EQ(res->status, 200) << host;
+  }
+}
+
+TEST_F(WebApiTest, OtherMethodsThanGetAre405WithAllow) {
+  httplib::Client client("127.0.0.1", server_->port());
+  httplib::Result results[] = {client.Post("/api/v1/runs", "{}", "application/json"),
+                               client.Put("/fleet", "x", "text/plain"), client.Delete("/api/v1/agents"),
+                               client.Patch("/api/v1/agents", "{}", "application/json")};
+  for (const httplib::Result& res : results) {
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 405);
+    EXPECT_EQ(res->get_header_value("Allow"), "GET, HEAD");
+  }
+  auto head = client.Head("/api/v1/agents");
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+}
+
 // Issue 10, item 10: a PostgreSQL restart ends every backend, so every pooled
 // connection of the web view is dead; the first request afterwards must be answered
 // (the broken connection is replaced and the read retried), not fail with "Could not
