@@ -343,7 +343,8 @@ class PgWebReader final : public WebReader {
   void Prepare() {
     pool_->AddPreparedStatement(kListAgents, absl::StrCat(
         "SELECT a.agent_id::text, a.name, "
-        "CASE WHEN a.state = 'online' AND a.last_seen > now() - make_interval(secs => $1) "
+        "CASE WHEN a.removed_at IS NOT NULL THEN 'removed' "
+        "WHEN a.state = 'online' AND a.last_seen > now() - make_interval(secs => $1) "
         "THEN 'online' ELSE 'offline' END, ", UnixNs("a.last_seen"), ", a.host, a.labels::text, "
         "(SELECT j.job_id::text FROM jobs j WHERE j.agent_id = a.agent_id "
         " AND j.status IN ('assigned', 'running') LIMIT 1) "

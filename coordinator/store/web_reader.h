@@ -29,7 +29,7 @@ namespace fleetmark::store {
 struct WebAgent {
   std::string agent_id;
   std::string name;
-  std::string state;                          // online | offline
+  std::string state;                          // online | offline | removed (`agents remove`)
   fleetmark::v1::HostInfo host;               // as sent in the agent's hello
   std::map<std::string, std::string> labels;  // agent-provided; untrusted text
   int64_t last_seen_unix_ns = 0;              // 0 = never

@@ -403,6 +403,28 @@ TEST_F(WebApiReRunTest, OnlyTheNewestAttemptOfACaseShows) {
   }
 }
 
+// `fleetmark agents remove`: the Fleet page must not list a removed agent as offline
+// (it would look like a device to fix); it says "removed", and its results stay.
+TEST_F(WebApiReRunTest, ARemovedAgentIsListedAsRemovedAndItsResultsStay) {
+  store::NewRun new_run;
+  new_run.plan.set_name("before-removal");
+  new_run.agent_ids = {agent_id_};
+  new_run.cases_total = 1;
+  auto run = store_->CreateRun(new_run);
+  ASSERT_TRUE(run.ok()) << run.status();
+  run_id_ = run->run_id();
+  job_id_ = run->jobs(0).job_id();
+  ASSERT_NO_FATAL_FAILURE(RunAttempt(absl::Minutes(5), {Result(kOnlyB, kCaseB, 100e3, 1700000000000000000)}));
+  auto removed = store_->RemoveAgent("flaky-board");
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  auto [status, body] = Get("/api/v1/agents");
+  ASSERT_EQ(status, 200);
+  ASSERT_EQ(body["agents"].size(), 1u) << body.dump();
+  EXPECT_EQ(body["agents"][0]["state"], "removed") << body.dump();
+  auto [result_status, result_body] = Get(std::string("/api/v1/results/") + kOnlyB);
+  EXPECT_EQ(result_status, 200) << result_body.dump();
+}
+
 TEST_F(WebApiReRunTest, EmulatedResultsAreMarkedAndLeftOutOfCompareUnlessAsked) {
   // The board comes back under qemu-user: its host and what it measures are marked.
   store::AgentRegistration reg;

@@ -18,8 +18,10 @@ export async function renderFleet(root) {
   document.title = 'Fleet · fleetmark';
   const {agents} = await getJson('agents');
   const online = agents.filter((a) => a.state === 'online').length;
+  const removed = agents.filter((a) => a.state === 'removed').length;
   root.appendChild(h('h1', {}, 'Fleet'));
-  root.appendChild(h('p', {class: 'muted'}, `${agents.length} agents, ${online} online.`));
+  root.appendChild(h('p', {class: 'muted'}, `${agents.length - removed} agents, ${online} online` +
+    (removed ? `; ${removed} removed (their results are kept).` : '.')));
   if (agents.length === 0) {
     root.appendChild(h('p', {}, 'No agent has enrolled yet.'));
     return;
@@ -29,7 +31,7 @@ export async function renderFleet(root) {
   const rows = agents.map((a) => {
     const host = a.host || {};
     return h('tr', {dataset: {agent: a.agent_id}},
-      h('td', {}, h('span', {class: `state ${a.state === 'online' ? 'online' : 'offline'}`}, a.state)),
+      h('td', {}, h('span', {class: `state ${['online', 'removed'].includes(a.state) ? a.state : 'offline'}`}, a.state)),
       h('td', {class: 'name'}, a.name, host.device_model ? h('div', {class: 'muted'}, host.device_model) : null),
       h('td', {}, host.arch || '–', host.emulated ? h('div', {class: 'emulated', title: host.emulation_evidence || ''},
         'emulated: not hardware numbers') : null),
