@@ -15,6 +15,7 @@
 #include "coordinator/service/secrets.h"
 #include "coordinator/service/selector.h"
 #include "engine/common/message_limits.h"
+#include "engine/common/message_text.h"
 #include "engine/common/status_macros.h"
 #include "engine/plan/plan.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -378,6 +379,9 @@ grpc::ServerUnaryReactor* ControlServiceImpl::CreateToken(grpc::CallbackServerCo
                                                           const v1::CreateTokenRequest* request,
                                                           v1::CreateTokenResponse* response) {
   return Async(context, [this, request, response]() -> absl::Status {
+    // The description is listed by `tokens list` and the web view: one line of at most
+    // 256 bytes of printable UTF-8 (message_text.h's default rule).
+    FLEETMARK_RETURN_IF_ERROR(CheckMessageText(*request, "token", MessageTextRules{}));
     const std::string token_id = absl::StrCat("tok-", RandomToken().substr(0, 12));
     const std::string token = RandomToken();
     FLEETMARK_RETURN_IF_ERROR(store_.CreateEnrollmentToken(token_id, Sha256Hex(token), request->description()));

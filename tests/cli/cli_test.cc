@@ -241,6 +241,22 @@ TEST_F(CliTest, GbenchExportsCompareWithGoogleBenchmarksTool) {
   EXPECT_THAT(text, HasSubstr("batch/storage/blocking/fixed_pool_2/any"));
 }
 
+// A token description is one printable line of at most 256 bytes (it is listed by
+// `tokens list`): longer or with control characters is exit 2 naming the field, and no
+// token is created.
+TEST_F(CliFleetTest, TokenDescriptionsAreBoundedPrintableText) {
+  const CliResult before = Fleet("tokens list");
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  for (const std::string& description : {std::string(257, 'd'), std::string("lab\x1b]0;pwned\x07")}) {
+    CliResult r = Fleet("tokens create --description \"$(printf '" + description + "')\"");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("token.description: at most 256 bytes of printable UTF-8"));
+    EXPECT_TRUE(r.out.empty()) << "no secret printed: " << r.out;
+  }
+  EXPECT_EQ(Fleet("tokens list").out, before.out) << "no token was created";
+  EXPECT_EQ(Fleet("tokens create --description '" + std::string(256, 'd') + "'").exit_code, 0);
+}
+
 TEST_F(CliFleetTest, TokensListAndRevoke) {
   CliResult r = Fleet("tokens create --description 'lab boards'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
