@@ -9,7 +9,7 @@
 
 namespace fleetmark::engine {
 
-// "work_stealing: oneTBB 2021.8.0 (shared, Debian libtbb12)" or "... (static, built
+// "work_stealing: oneTBB 2021.8 (shared, Debian libtbb12)" or "... (static, built
 // from the Debian onetbb source, device build)"; the version is the running library's
 // (TBB_runtime_version). Thread-safe.
 std::string WorkStealingImplementationNote();
