@@ -29,6 +29,7 @@
 #include "agent/log.h"
 #include "engine/common/command_line.h"
 #include "engine/runner/child.h"
+#include "engine/strategies/work_stealing_implementation.h"
 #include "engine/topology/host.h"
 
 ABSL_FLAG(std::string, coordinator, "127.0.0.1:7443",
@@ -139,6 +140,7 @@ int Main(int argc, char** argv) {
                                          "); registering without host details"));
     host = v1::HostInfo();
   }
+  host->add_notes(engine::WorkStealingImplementationNote());
   options.labels = WithAutomaticLabels(std::move(options.labels), AutomaticLabels(*host));
   if (host->emulated()) {
     Log(LogLevel::kWarning, absl::StrCat("running under user-mode emulation (",

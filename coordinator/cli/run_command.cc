@@ -33,6 +33,7 @@
 #include "engine/report/report.h"
 #include "engine/runner/case_filter.h"
 #include "engine/runner/runner.h"
+#include "engine/strategies/work_stealing_implementation.h"
 #include "engine/topology/host.h"
 
 namespace fleetmark::cli {
@@ -115,7 +116,13 @@ class RunSession {
                        return plan_order[a.spec().case_id()] < plan_order[b.spec().case_id()];
                      });
     absl::StatusOr<v1::HostInfo> host = engine::DetectHost();
-    if (host.ok()) *report_.mutable_host() = *host;
+    if (host.ok()) {
+      host->add_notes(engine::WorkStealingImplementationNote());
+      // Under user-mode emulation every number is the emulator's (as the coordinator
+      // marks an emulated agent's results): CSV/JSON say so per result.
+      for (v1::CaseResult& r : *report_.mutable_results()) r.set_emulated(host->emulated());
+      *report_.mutable_host() = *std::move(host);
+    }
     report::ReportOptions report_options;
     report_options.now = absl::Now();
     absl::StatusOr<std::string> text =

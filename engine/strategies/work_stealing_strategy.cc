@@ -33,12 +33,14 @@
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 #include <oneapi/tbb/task_scheduler_observer.h>
+#include <oneapi/tbb/version.h>
 
 #include "absl/strings/str_cat.h"
 #include "engine/strategies/adapters.h"
 #include "engine/strategies/executors/run_guarded.h"
 #include "engine/strategies/executors/os_thread.h"
 #include "engine/strategies/strategy_base.h"
+#include "engine/strategies/work_stealing_implementation.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -190,6 +192,10 @@ class WorkStealingStrategy final : public StrategyBase {
 
 std::unique_ptr<Strategy> NewWorkStealingStrategy() {
   return std::make_unique<WorkStealingStrategy>();
+}
+
+std::string WorkStealingImplementationNote() {
+  return absl::StrCat("work_stealing: oneTBB ", TBB_runtime_version(), " (", FLEETMARK_TBB_LINKAGE, ")");
 }
 
 }  // namespace fleetmark::engine
