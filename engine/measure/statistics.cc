@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 namespace fleetmark::engine {
@@ -41,6 +42,36 @@ double ApproximateCoverage(int64_t n, int64_t l) {
   const double z = (static_cast<double>(l) - 0.5 - static_cast<double>(n) / 2) /
                    (std::sqrt(static_cast<double>(n)) / 2);
   return 1.0 - 2.0 * NormalCdf(z);
+}
+
+// [begin, end) offsets of each non-empty process (see ComputeHierarchicalStatistics).
+std::vector<std::pair<size_t, size_t>> ProcessRanges(size_t n,
+                                                     absl::Span<const uint32_t> sizes) {
+  std::vector<std::pair<size_t, size_t>> ranges;
+  size_t at = 0;
+  for (uint32_t size : sizes) {
+    const size_t end = std::min(n, at + size);
+    if (end > at) ranges.emplace_back(at, end);
+    at = end;
+  }
+  if (at < n) ranges.emplace_back(at, n);
+  return ranges;
+}
+
+// Median of `values` (reordered); n >= 1.
+double MedianInPlace(std::vector<double>& values) {
+  const size_t half = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + half, values.end());
+  const double upper = values[half];
+  if (values.size() % 2 == 1) return upper;
+  const double lower = *std::max_element(values.begin(), values.begin() + half);
+  return lower / 2 + upper / 2;
+}
+
+// Uniform index in [0, n) from one 64-bit draw (multiply-shift; the same on every
+// platform, unlike std::uniform_int_distribution).
+size_t DrawIndex(std::mt19937_64& rng, size_t n) {
+  return static_cast<size_t>((static_cast<unsigned __int128>(rng()) * n) >> 64);
 }
 
 }  // namespace
@@ -142,6 +173,101 @@ fleetmark::v1::Statistics ComputeStatistics(absl::Span<const int64_t> samples_ns
 fleetmark::v1::Statistics ComputeStatistics(
     const google::protobuf::RepeatedField<int64_t>& samples_ns) {
   return ComputeStatistics(absl::MakeConstSpan(samples_ns.data(), samples_ns.size()));
+}
+
+}  // namespace fleetmark::engine
+
+namespace fleetmark::engine {
+
+fleetmark::v1::Statistics ComputeHierarchicalStatistics(absl::Span<const int64_t> samples_ns,
+                                                        absl::Span<const uint32_t> process_sizes,
+                                                        uint64_t seed) {
+  fleetmark::v1::Statistics stats = ComputeStatistics(samples_ns);
+  const auto ranges = ProcessRanges(samples_ns.size(), process_sizes);
+  if (ranges.size() < 2) return stats;
+  const size_t n = samples_ns.size();
+  std::mt19937_64 rng(seed);
+  std::vector<double> replicate;
+  replicate.reserve(n + n / 2);
+  std::vector<double> medians(kBootstrapReplicates);
+  for (double& median : medians) {
+    replicate.clear();
+    for (size_t drawn = 0; drawn < ranges.size(); ++drawn) {
+      const auto [begin, end] = ranges[DrawIndex(rng, ranges.size())];
+      for (size_t i = begin; i < end; ++i) {
+        replicate.push_back(static_cast<double>(samples_ns[begin + DrawIndex(rng, end - begin)]));
+      }
+    }
+    median = MedianInPlace(replicate);
+  }
+  std::sort(medians.begin(), medians.end());
+  // Percentile interval: the 2.5% and 97.5% order statistics of the replicates.
+  const size_t b = medians.size();
+  const double low = medians[static_cast<size_t>(std::floor(0.025 * (b - 1)))];
+  const double high = medians[static_cast<size_t>(std::ceil(0.975 * (b - 1)))];
+  // The interval always holds the pooled median (a skewed bootstrap can miss it).
+  const double median = stats.median_ns();
+  stats.set_ci_low_ns(std::min(low, median));
+  stats.set_ci_high_ns(std::max(high, median));
+  double half_width_percent = kInfinity;
+  if (n >= 6 && median > 0) {
+    half_width_percent =
+        100.0 * std::max(median - stats.ci_low_ns(), stats.ci_high_ns() - median) / median;
+  }
+  stats.set_ci_half_width_percent(half_width_percent);
+  return stats;
+}
+
+size_t ProcessCount(size_t n, absl::Span<const uint32_t> process_sizes) {
+  return ProcessRanges(n, process_sizes).size();
+}
+
+std::vector<double> ProcessMedians(absl::Span<const int64_t> samples_ns,
+                                   absl::Span<const uint32_t> process_sizes) {
+  std::vector<double> out;
+  for (const auto [begin, end] : ProcessRanges(samples_ns.size(), process_sizes)) {
+    std::vector<double> values(samples_ns.begin() + begin, samples_ns.begin() + end);
+    out.push_back(MedianInPlace(values));
+  }
+  return out;
+}
+
+double BetweenProcessShare(absl::Span<const int64_t> samples_ns,
+                           absl::Span<const uint32_t> process_sizes) {
+  const auto ranges = ProcessRanges(samples_ns.size(), process_sizes);
+  const size_t k = ranges.size();
+  const size_t n_total = samples_ns.size();
+  if (k < 2 || n_total <= k) return 0.0;
+  // Shifted by the first sample, as ComputeStatistics does, to keep precision.
+  const double shift = static_cast<double>(samples_ns[0]);
+  double grand_sum = 0, squared_sizes = 0, ss_within = 0;
+  std::vector<double> means(k);
+  for (size_t g = 0; g < k; ++g) {
+    const auto [begin, end] = ranges[g];
+    double sum = 0;
+    for (size_t i = begin; i < end; ++i) sum += static_cast<double>(samples_ns[i]) - shift;
+    const double size = static_cast<double>(end - begin);
+    means[g] = sum / size;
+    grand_sum += sum;
+    squared_sizes += size * size;
+    for (size_t i = begin; i < end; ++i) {
+      const double d = static_cast<double>(samples_ns[i]) - shift - means[g];
+      ss_within += d * d;
+    }
+  }
+  const double nd = static_cast<double>(n_total), kd = static_cast<double>(k);
+  const double grand_mean = grand_sum / nd;
+  double ss_between = 0;
+  for (size_t g = 0; g < k; ++g) {
+    const double d = means[g] - grand_mean;
+    ss_between += static_cast<double>(ranges[g].second - ranges[g].first) * d * d;
+  }
+  const double ms_between = ss_between / (kd - 1);
+  const double ms_within = ss_within / (nd - kd);
+  const double n0 = (nd - squared_sizes / nd) / (kd - 1);
+  const double between = n0 > 0 ? std::max(0.0, (ms_between - ms_within) / n0) : 0.0;
+  const double total = between + ms_within;
+  return total > 0 ? between / total : 0.0;
 }
 
 }  // namespace fleetmark::engine

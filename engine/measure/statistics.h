@@ -17,9 +17,22 @@
 // pair of order statistics reaches 95% (even [x(1), x(n)] covers 1 - 2^(1-n) < 95%):
 // the interval is then reported as [min, max] and the half-width as +infinity, so a
 // stop rule never accepts it.
+//
+// Samples from several processes (hierarchical data: fresh processes differ in memory
+// layout, ASLR, allocator and frequency state; Kalibera & Jones, "Rigorous benchmarking
+// in reasonable time", ISMM 2013): the CI of the pooled median comes from a two-stage
+// (hierarchical) bootstrap — resample the processes with replacement, then each drawn
+// process's samples with replacement, take the pooled median of each replicate and the
+// 2.5% / 97.5% percentiles of the replicates (Davison & Hinkley, "Bootstrap Methods and
+// their Application", 1997, §3.8 "hierarchical data", both stages with replacement;
+// Ren et al., "Nonparametric bootstrapping for hierarchical data", J. Applied
+// Statistics 37, 2010). The between-process share of the variance is the one-way ANOVA
+// variance-components estimate with the unbalanced n0 (Searle, Casella & McCulloch,
+// "Variance Components", 1992, §3.5-3.6).
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/types/span.h"
 #include "fleetmark/v1/result.pb.h"
@@ -59,5 +72,35 @@ fleetmark::v1::Statistics ComputeStatistics(absl::Span<const int64_t> samples_ns
 // Same, from the repeated field of a CaseResult.
 fleetmark::v1::Statistics ComputeStatistics(
     const google::protobuf::RepeatedField<int64_t>& samples_ns);
+
+// Bootstrap replicates of ComputeHierarchicalStatistics.
+inline constexpr int kBootstrapReplicates = 1000;
+
+// `samples_ns` cut into consecutive processes of `process_sizes[i]` samples each (zero
+// sizes are skipped; samples past the sizes' sum form one more process, sizes past the
+// end are cut short). With two or more processes, every field is ComputeStatistics's
+// except ci_low/ci_high/ci_half_width_percent, which come from the two-stage bootstrap
+// above (kBootstrapReplicates replicates, std::mt19937_64 seeded with `seed`: the same
+// input and seed give the same CI on every platform); the half-width is +infinity
+// below 6 samples. With one process it equals ComputeStatistics(samples_ns).
+// Pure, thread-safe; O(kBootstrapReplicates · n) time, O(n) extra memory.
+fleetmark::v1::Statistics ComputeHierarchicalStatistics(absl::Span<const int64_t> samples_ns,
+                                                        absl::Span<const uint32_t> process_sizes,
+                                                        uint64_t seed);
+
+// The number of non-empty processes `n` samples are cut into (same cutting as above).
+size_t ProcessCount(size_t n, absl::Span<const uint32_t> process_sizes);
+
+// The median of each process (same cutting as above), in order; empty for no samples.
+std::vector<double> ProcessMedians(absl::Span<const int64_t> samples_ns,
+                                   absl::Span<const uint32_t> process_sizes);
+
+// Between-process share of the variance, sigma_b^2 / (sigma_b^2 + sigma_w^2) in [0, 1]
+// (an intraclass correlation), from the one-way ANOVA estimates sigma_w^2 = MSW and
+// sigma_b^2 = max(0, (MSB - MSW) / n0), n0 = (N - sum n_i^2 / N) / (k - 1). 0 when it
+// cannot be estimated: fewer than two processes, N - k < 1, or no variance at all.
+// Pure, thread-safe; O(n).
+double BetweenProcessShare(absl::Span<const int64_t> samples_ns,
+                           absl::Span<const uint32_t> process_sizes);
 
 }  // namespace fleetmark::engine

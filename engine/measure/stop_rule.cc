@@ -49,17 +49,27 @@ absl::StatusOr<StopRuleOptions> StopRuleOptionsFromSettings(
   }
   options.max_time =
       absl::Seconds(max_seconds == 0 ? kDefaultMaxSecondsPerCase : max_seconds);
+  const uint32_t processes = settings.processes();
+  if (processes > kMaxProcesses) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field_prefix, ".processes: 1 <= processes <= ", kMaxProcesses, " (0 = ",
+        kDefaultProcesses, "), got ", processes));
+  }
+  options.processes = processes == 0 ? kDefaultProcesses : processes;
   return options;
 }
 
-StopDecision DecideStop(absl::Span<const int64_t> samples_ns,
-                        const StopRuleOptions& options, absl::Duration elapsed) {
+namespace {
+
+// The rule of both DecideStop overloads, on statistics already computed.
+StopDecision Decide(fleetmark::v1::Statistics stats, bool enough_processes,
+                    const StopRuleOptions& options, absl::Duration elapsed) {
   StopDecision decision;
-  decision.stats = ComputeStatistics(samples_ns);
-  const int64_t count = static_cast<int64_t>(samples_ns.size());
+  decision.stats = std::move(stats);
   const fleetmark::v1::Statistics& s = decision.stats;
+  const int64_t count = static_cast<int64_t>(s.count());
   // ci_half_width_percent is +infinity until the CI is achieved (n >= 6).
-  if (options.target_ci_percent > 0 && count >= options.min_repetitions &&
+  if (options.target_ci_percent > 0 && enough_processes && count >= options.min_repetitions &&
       std::isfinite(s.ci_half_width_percent()) &&
       s.ci_half_width_percent() <= options.target_ci_percent) {
     decision.stop = true;
@@ -72,6 +82,24 @@ StopDecision DecideStop(absl::Span<const int64_t> samples_ns,
     decision.reason = fleetmark::v1::STOP_REASON_MAX_TIME;
   }
   return decision;
+}
+
+}  // namespace
+
+StopDecision DecideStop(absl::Span<const int64_t> samples_ns,
+                        const StopRuleOptions& options, absl::Duration elapsed) {
+  return Decide(ComputeStatistics(samples_ns), true, options, elapsed);
+}
+
+StopDecision DecideStop(absl::Span<const int64_t> samples_ns,
+                        absl::Span<const uint32_t> process_sizes,
+                        const StopRuleOptions& options, absl::Duration elapsed) {
+  if (options.processes <= 1) return DecideStop(samples_ns, options, elapsed);
+  const int64_t processes =
+      static_cast<int64_t>(ProcessCount(samples_ns.size(), process_sizes));
+  return Decide(
+      ComputeHierarchicalStatistics(samples_ns, process_sizes, options.bootstrap_seed),
+      processes >= options.processes, options, elapsed);
 }
 
 }  // namespace fleetmark::engine

@@ -28,6 +28,10 @@ struct StopRuleOptions {
   int64_t min_repetitions = 10;    // no CI stop before this many samples
   int64_t max_repetitions = 1000;  // stop at this many samples (>= 1)
   absl::Duration max_time = absl::Seconds(10);  // stop once elapsed >= this
+  // measurement.processes: with >= 2 the CI is the hierarchical one over the samples'
+  // processes (statistics.h) and CI_TARGET needs at least this many processes.
+  int64_t processes = 1;
+  uint64_t bootstrap_seed = 0;  // seed of the hierarchical bootstrap
 };
 
 // Documented defaults and caps of MeasurementSettings (plan.proto).
@@ -37,13 +41,15 @@ inline constexpr int64_t kDefaultMaxRepetitions = 1000;
 inline constexpr int64_t kMaxRepetitionsCap = 1000000;
 inline constexpr double kDefaultMaxSecondsPerCase = 10.0;
 inline constexpr double kMaxSecondsPerCaseCap = 86400.0;
+inline constexpr uint32_t kDefaultProcesses = 3;  // 1 under --quick (engine/plan ApplyQuick)
+inline constexpr uint32_t kMaxProcesses = 64;
 
 // Builds options from a plan's settings, applying the defaults for zero fields.
 // InvalidArgument naming the field, value and allowed range for: a negative or
 // non-finite target_ci_percent or one above 100, max_repetitions above 1 000 000,
 // an explicit min_repetitions > max_repetitions (the default minimum is lowered to
 // an explicit smaller maximum instead), a negative, non-finite or > 86400
-// max_seconds_per_case. Field names are prefixed with `field_prefix`
+// max_seconds_per_case, processes above kMaxProcesses. Field names are prefixed with `field_prefix`
 // (e.g. "plan.measurement"). Pure, thread-safe.
 absl::StatusOr<StopRuleOptions> StopRuleOptionsFromSettings(
     const fleetmark::v1::MeasurementSettings& settings,
@@ -67,6 +73,15 @@ struct StopDecision {
 // With no samples it always continues unless max_repetitions <= 0 (then it stops
 // with MAX_REPETITIONS). Computes the statistics once (O(n log n)); pure, thread-safe.
 StopDecision DecideStop(absl::Span<const int64_t> samples_ns,
+                        const StopRuleOptions& options, absl::Duration elapsed);
+
+// Same, for samples measured in consecutive processes of `process_sizes` samples
+// (statistics.h's cutting). With options.processes <= 1 it is DecideStop above (one
+// pool). Otherwise the statistics are ComputeHierarchicalStatistics(samples_ns,
+// process_sizes, options.bootstrap_seed), and CI_TARGET also needs at least
+// options.processes non-empty processes. Pure, thread-safe; O(kBootstrapReplicates · n).
+StopDecision DecideStop(absl::Span<const int64_t> samples_ns,
+                        absl::Span<const uint32_t> process_sizes,
                         const StopRuleOptions& options, absl::Duration elapsed);
 
 }  // namespace fleetmark::engine

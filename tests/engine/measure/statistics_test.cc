@@ -155,5 +155,116 @@ TEST(MedianRanksTest, TooFewSamplesAndOddInputs) {
   EXPECT_LT(MedianConfidenceRanks(100, 0.99).lower, 40);
 }
 
+// Samples of consecutive processes: process p has `per_process` samples around
+// means[p], spread by a deterministic ±`noise` pattern (no random source).
+std::vector<int64_t> ProcessSamples(const std::vector<int64_t>& means, int per_process,
+                                    int64_t noise, std::vector<uint32_t>* sizes) {
+  std::vector<int64_t> v;
+  for (int64_t mean : means) {
+    for (int i = 0; i < per_process; ++i) v.push_back(mean + (i * 7919) % (2 * noise + 1) - noise);
+    sizes->push_back(static_cast<uint32_t>(per_process));
+  }
+  return v;
+}
+
+TEST(HierarchicalStatisticsTest, BetweenProcessEffectWidensTheCiToCoverTheProcesses) {
+  // Three processes whose levels differ far more than their samples do: 1000, 1010 and
+  // 1200 ns, each ±5 ns. Their mean, 1070 ns, is what another run's processes scatter
+  // around; the pooled order-statistic CI sits tightly at the pooled median (~1010)
+  // and covers neither it nor the outer processes.
+  std::vector<uint32_t> sizes;
+  const std::vector<int64_t> v = ProcessSamples({1000, 1010, 1200}, 200, 5, &sizes);
+  const v1::Statistics pooled = ComputeStatistics(v);
+  const v1::Statistics hier = ComputeHierarchicalStatistics(v, sizes, 42);
+  const double process_mean = (1000.0 + 1010.0 + 1200.0) / 3;
+  EXPECT_GT(pooled.ci_low_ns(), 1000);
+  EXPECT_LT(pooled.ci_high_ns(), process_mean);
+  EXPECT_LE(hier.ci_low_ns(), 1005);       // covers the lowest process ...
+  EXPECT_GE(hier.ci_high_ns(), 1195);      // ... and the highest
+  EXPECT_LE(hier.ci_low_ns(), process_mean);
+  EXPECT_GE(hier.ci_high_ns(), process_mean);
+  EXPECT_GT(hier.ci_half_width_percent(), 5 * pooled.ci_half_width_percent());
+  // Only the CI differs: the median and the other fields are the pooled samples'.
+  EXPECT_EQ(hier.median_ns(), pooled.median_ns());
+  EXPECT_EQ(hier.count(), pooled.count());
+  EXPECT_EQ(hier.mad_ns(), pooled.mad_ns());
+  EXPECT_EQ(hier.stddev_ns(), pooled.stddev_ns());
+  EXPECT_GT(BetweenProcessShare(v, sizes), 0.95);
+  const std::vector<double> medians = ProcessMedians(v, sizes);
+  ASSERT_EQ(medians.size(), 3u);
+  EXPECT_NEAR(medians[0], 1000, 5);
+  EXPECT_NEAR(medians[1], 1010, 5);
+  EXPECT_NEAR(medians[2], 1200, 5);
+}
+
+TEST(HierarchicalStatisticsTest, NoBetweenProcessEffectKeepsTheCiNarrow) {
+  // The same level in every process: the hierarchical CI stays within the target a
+  // pooled CI would reach (±1%), and the between-process share is about 0.
+  std::vector<uint32_t> sizes;
+  const std::vector<int64_t> v = ProcessSamples({1000, 1000, 1000}, 200, 5, &sizes);
+  const v1::Statistics hier = ComputeHierarchicalStatistics(v, sizes, 7);
+  EXPECT_LT(hier.ci_half_width_percent(), 1.0);
+  EXPECT_LE(hier.ci_low_ns(), hier.median_ns());
+  EXPECT_GE(hier.ci_high_ns(), hier.median_ns());
+  EXPECT_LT(BetweenProcessShare(v, sizes), 0.05);
+}
+
+TEST(HierarchicalStatisticsTest, OneProcessFallsBackToThePooledCi) {
+  const std::vector<int64_t> v = {5, 1, 4, 2, 3, 9, 7, 8, 6, 10, 12, 11};
+  const v1::Statistics pooled = ComputeStatistics(v);
+  for (const std::vector<uint32_t>& sizes :
+       {std::vector<uint32_t>{}, std::vector<uint32_t>{12}, std::vector<uint32_t>{0, 12, 0},
+        std::vector<uint32_t>{40}}) {
+    const v1::Statistics s = ComputeHierarchicalStatistics(v, sizes, 1);
+    EXPECT_EQ(s.SerializeAsString(), pooled.SerializeAsString());
+    EXPECT_EQ(BetweenProcessShare(v, sizes), 0.0);
+    EXPECT_EQ(ProcessCount(v.size(), sizes), 1u);
+  }
+  EXPECT_EQ(ComputeHierarchicalStatistics({}, {3, 4}, 1).count(), 0u);
+  EXPECT_TRUE(std::isinf(ComputeHierarchicalStatistics({}, {3, 4}, 1).ci_half_width_percent()));
+}
+
+TEST(HierarchicalStatisticsTest, CutsSamplesByTheSizes) {
+  // Zero sizes are skipped, samples past the sizes' sum are one more process, sizes
+  // past the end are cut short.
+  EXPECT_EQ(ProcessCount(10, {3, 0, 3}), 3u);
+  EXPECT_EQ(ProcessCount(10, {3, 100}), 2u);
+  const std::vector<int64_t> v = {1, 2, 3, 10, 20, 30, 40};
+  EXPECT_EQ(ProcessMedians(v, {3, 0}), (std::vector<double>{2, 25}));
+  EXPECT_TRUE(ProcessMedians({}, {3}).empty());
+  // Under 6 samples no CI is claimed, whatever the processes.
+  EXPECT_TRUE(std::isinf(ComputeHierarchicalStatistics({1, 2, 3, 4, 5}, {2, 3}, 1)
+                             .ci_half_width_percent()));
+}
+
+TEST(HierarchicalStatisticsTest, DeterministicGivenTheSeed) {
+  std::vector<uint32_t> sizes;
+  const std::vector<int64_t> v = ProcessSamples({1000, 1040, 1090, 1020}, 37, 30, &sizes);
+  const v1::Statistics a = ComputeHierarchicalStatistics(v, sizes, 12345);
+  const v1::Statistics b = ComputeHierarchicalStatistics(v, sizes, 12345);
+  EXPECT_EQ(a.SerializeAsString(), b.SerializeAsString());
+  // Another seed draws other replicates (the interval moves a little, not the median).
+  bool some_differ = false;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    const v1::Statistics c = ComputeHierarchicalStatistics(v, sizes, seed);
+    EXPECT_EQ(c.median_ns(), a.median_ns());
+    some_differ |= c.ci_low_ns() != a.ci_low_ns() || c.ci_high_ns() != a.ci_high_ns();
+  }
+  EXPECT_TRUE(some_differ);
+}
+
+TEST(HierarchicalStatisticsTest, BetweenProcessShareHandComputed) {
+  // Processes {1, 3} and {5, 7}: MSB = 16, MSW = 2, n0 = 2, sigma_b^2 = 7, share 7/9.
+  EXPECT_NEAR(BetweenProcessShare({1, 3, 5, 7}, {2, 2}), 7.0 / 9.0, 1e-12);
+  // No within-process samples to estimate sigma_w from: not estimable.
+  EXPECT_EQ(BetweenProcessShare({1, 5}, {1, 1}), 0.0);
+  // Identical samples: no variance at all.
+  EXPECT_EQ(BetweenProcessShare({4, 4, 4, 4}, {2, 2}), 0.0);
+  // Large values keep precision (shifted sums).
+  const int64_t big = int64_t{1} << 50;
+  EXPECT_NEAR(BetweenProcessShare({big + 1, big + 3, big + 5, big + 7}, {2, 2}), 7.0 / 9.0,
+              1e-9);
+}
+
 }  // namespace
 }  // namespace fleetmark::engine

@@ -124,5 +124,44 @@ TEST(StopRuleOptionsTest, ErrorsNameFieldValueAndRange) {
   EXPECT_FALSE(StopRuleOptionsFromSettings(s).ok());
 }
 
+TEST(StopRuleTest, HierarchicalRuleNeedsItsProcessesBeforeTheCiTarget) {
+  StopRuleOptions rule = Rule(2, 10, 100000, 100);
+  rule.processes = 3;
+  rule.bootstrap_seed = 9;
+  // Two tight processes at the same level: the CI would do, but there are only two.
+  std::vector<int64_t> v = Samples(40, 5);
+  StopDecision d = DecideStop(v, std::vector<uint32_t>{20, 20}, rule, absl::Seconds(1));
+  EXPECT_FALSE(d.stop);
+  // A third one: it stops on the CI target.
+  v = Samples(60, 5);
+  d = DecideStop(v, std::vector<uint32_t>{20, 20, 20}, rule, absl::Seconds(1));
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(d.reason, v1::STOP_REASON_CI_TARGET);
+  // Three processes 10% apart: each is tight, but the case's CI is not.
+  std::vector<int64_t> apart;
+  for (int64_t level : {1000, 1100, 1200}) {
+    for (int64_t x : Samples(20, 5)) apart.push_back(x - 1000 + level);
+  }
+  d = DecideStop(apart, std::vector<uint32_t>{20, 20, 20}, rule, absl::Seconds(1));
+  EXPECT_FALSE(d.stop);
+  EXPECT_GT(d.stats.ci_half_width_percent(), 2);
+  // The pooled rule (processes 1) would have stopped on the same samples.
+  rule.processes = 1;
+  d = DecideStop(apart, std::vector<uint32_t>{20, 20, 20}, rule, absl::Seconds(1));
+  EXPECT_EQ(d.reason, v1::STOP_REASON_CI_TARGET);
+  EXPECT_EQ(d.stats.SerializeAsString(), DecideStop(apart, rule, absl::Seconds(1)).stats.SerializeAsString());
+}
+
+TEST(StopRuleTest, ProcessesSetting) {
+  v1::MeasurementSettings s;
+  EXPECT_EQ(StopRuleOptionsFromSettings(s)->processes, kDefaultProcesses);
+  s.set_processes(64);
+  EXPECT_EQ(StopRuleOptionsFromSettings(s)->processes, 64);
+  s.set_processes(65);
+  const absl::Status st = StopRuleOptionsFromSettings(s, "plan.measurement").status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(), "plan.measurement.processes: 1 <= processes <= 64 (0 = 3), got 65");
+}
+
 }  // namespace
 }  // namespace fleetmark::engine
