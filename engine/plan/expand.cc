@@ -117,6 +117,8 @@ v1::Plan ApplyQuick(const v1::Plan& plan) {
   // proto3 MergeFrom copies exactly the fields `quick` sets (non-zero), replacing
   // `measurement`'s.
   out.mutable_measurement()->MergeFrom(plan.quick());
+  // One process per case under --quick unless `quick` asks for more.
+  if (plan.quick().processes() == 0) out.mutable_measurement()->set_processes(1);
   if (plan.quick_matrix_size() > 0) *out.mutable_matrix() = plan.quick_matrix();
   out.clear_quick();
   out.clear_quick_matrix();
@@ -134,6 +136,7 @@ v1::MeasurementSettings ResolveMeasurement(const v1::MeasurementSettings& settin
   }
   if (out.max_seconds_per_case() == 0) out.set_max_seconds_per_case(kDefaultMaxSecondsPerCase);
   if (out.rounds() == 0) out.set_rounds(kDefaultRounds);
+  if (out.processes() == 0) out.set_processes(kDefaultProcesses);
   return out;
 }
 

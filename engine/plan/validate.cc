@@ -388,6 +388,11 @@ class Validator {
     FLEETMARK_RETURN_IF_ERROR(CheckSeconds(Append(path, "max_seconds_per_case"),
                                            s.max_seconds_per_case(), kMaxSecondsPerCaseCap));
     FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(path, "rounds"), s.rounds(), kMaxRounds));
+    if (s.processes() > kMaxProcesses) {
+      return Error(Append(path, "processes"),
+                   absl::StrCat("1 <= processes <= ", kMaxProcesses, " (0 = default ",
+                                kDefaultProcesses, ", 1 under --quick), got ", s.processes()));
+    }
     FLEETMARK_RETURN_IF_ERROR(
         CheckMax(Append(path, "cooldown_retries"), s.cooldown_retries(), kMaxCooldownRetries));
     return CheckSeconds(Append(path, "cooldown_seconds"), s.cooldown_seconds(),

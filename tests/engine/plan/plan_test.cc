@@ -81,6 +81,7 @@ TEST(ParsePlanTest, FillsDefaults) {
   EXPECT_EQ(m.max_repetitions(), 1000u);
   EXPECT_EQ(m.max_seconds_per_case(), 10.0);
   EXPECT_EQ(m.rounds(), kDefaultRounds);
+  EXPECT_EQ(m.processes(), 3u);  // kDefaultProcesses
 }
 
 TEST(ParsePlanTest, SyntaxErrorNamesLineAndColumn) {
@@ -332,6 +333,28 @@ TEST(ValidatePlanTest, RejectsNegativeAndNonFiniteDurations) {
               HasSubstr("<= 86400"));
   EXPECT_THAT(ValidateText(base + "measurement { target_ci_percent: 150 }").message(),
               HasSubstr("plan.measurement.target_ci_percent"));
+}
+
+TEST(ValidatePlanTest, ProcessesNamesTheFieldAndItsRange) {
+  const std::string base = WithStrategy("name: 'direct'");
+  EXPECT_TRUE(ValidateText(base + "measurement { processes: 64 } quick { processes: 1 }").ok());
+  absl::Status s = ValidateText(base + "measurement { processes: 65 }");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(),
+              HasSubstr("plan.measurement.processes: 1 <= processes <= 64 (0 = default 3, 1 "
+                        "under --quick), got 65"));
+  EXPECT_THAT(ValidateText(base + "quick { processes: 1000 }").message(),
+              HasSubstr("plan.quick.processes: 1 <= processes <= 64"));
+}
+
+TEST(ApplyQuickTest, OneProcessUnlessQuickSetsIt) {
+  absl::StatusOr<ParsedPlan> parsed = ParsePlan(
+      WithStrategy("name: 'direct'") + "measurement { processes: 5 }", PlanFormat::kText);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(ResolveMeasurement(parsed->plan.measurement()).processes(), 5u);
+  EXPECT_EQ(ResolveMeasurement(ApplyQuick(parsed->plan).measurement()).processes(), 1u);
+  parsed->plan.mutable_quick()->set_processes(2);
+  EXPECT_EQ(ResolveMeasurement(ApplyQuick(parsed->plan).measurement()).processes(), 2u);
 }
 
 TEST(ValidatePlanTest, RejectsIncoherentPlans) {
