@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
 #include "engine/measure/counter_collector.h"
+#include "engine/measure/statistics.h"
 #include "engine/measure/stop_rule.h"
 #include "engine/plan/plan.h"
 #include "engine/runner/child.h"
@@ -46,6 +47,9 @@ RepetitionHook& TestRepetitionHook() {
 // samples, so checking after every repetition of a microsecond case would cost more than
 // the case; about 50 checks per doubling keeps the overshoot below ~2% of n.
 size_t CheckStride(size_t n) { return std::max<size_t>(1, n / 50); }
+// The hierarchical CI costs kBootstrapReplicates medians per check: about 10 checks per
+// doubling (an overshoot below ~10% of n).
+size_t HierarchicalCheckStride(size_t n) { return std::max<size_t>(1, n / 10); }
 
 class SliceRunner {
  public:
@@ -144,6 +148,19 @@ class SliceRunner {
     rule.min_repetitions = request_.min_samples();
     rule.max_repetitions = std::numeric_limits<int64_t>::max();
     rule.max_time = absl::InfiniteDuration();
+    // measurement.processes >= 2: this slice is process `sizes.size()` (0-based) of the
+    // case. Before the case has its `processes`, the slice measures itself to the target
+    // (its own samples' CI) and ends; from then on the case's hierarchical CI decides.
+    const bool hierarchical = request_.processes() >= 2;
+    std::vector<uint32_t> sizes(request_.previous_process_sizes().begin(),
+                                request_.previous_process_sizes().end());
+    const bool own_ci_only = hierarchical && sizes.size() + 1 < request_.processes();
+    rule.processes = hierarchical ? request_.processes() : 1;
+    rule.bootstrap_seed = request_.bootstrap_seed();
+    StopRuleOptions own_rule = rule;
+    own_rule.processes = 1;
+    own_rule.min_repetitions = request_.min_process_samples();
+    sizes.push_back(0);  // this process's count, updated before each check
     const uint32_t quota = std::max<uint32_t>(1, request_.max_repetitions());
     // Room for the whole quota now, so recording a sample never allocates while the
     // counters run (capped: a time-limited slice rarely takes a million samples).
@@ -175,11 +192,18 @@ class SliceRunner {
         break;
       }
       if (samples.size() >= next_check) {
-        next_check = samples.size() + CheckStride(samples.size());
+        const bool case_ci = hierarchical && !own_ci_only;
+        next_check = samples.size() +
+                     (case_ci ? HierarchicalCheckStride(samples.size()) : CheckStride(samples.size()));
         // The stop rule copies and sorts the samples: the runner's cost, not the case's.
         (void)collector.Pause();
-        const bool target_met = DecideStop(samples, rule, absl::ZeroDuration()).reason ==
-                                v1::STOP_REASON_CI_TARGET;
+        sizes.back() = static_cast<uint32_t>(taken);
+        const absl::Span<const int64_t> all(samples);
+        const StopDecision decision =
+            own_ci_only ? DecideStop(all.subspan(previous), own_rule, absl::ZeroDuration())
+            : case_ci   ? DecideStop(all, sizes, rule, absl::ZeroDuration())
+                        : DecideStop(all, rule, absl::ZeroDuration());
+        const bool target_met = decision.reason == v1::STOP_REASON_CI_TARGET;
         (void)collector.Resume();
         if (target_met) {
           response_.set_stop_reason(v1::STOP_REASON_CI_TARGET);

@@ -32,6 +32,7 @@ namespace {
 struct CaseState {
   v1::CaseResult result;            // spec, env, timing; statistics filled at the end
   std::vector<int64_t> samples;
+  std::vector<uint32_t> process_sizes;  // samples of each slice's process, in order
   double measured_seconds = 0;      // timed repetitions so far
   bool done = false;
   v1::StopReason last_slice_stop = v1::STOP_REASON_UNSPECIFIED;
@@ -40,6 +41,14 @@ struct CaseState {
 };
 
 int64_t UnixNanosNow() { return absl::ToUnixNanos(absl::Now()); }
+
+// The hierarchical bootstrap's seed of a case: FNV-1a of its id, mixed with the plan's
+// shuffle seed, so the same plan, seed and samples give the same CI in every run.
+uint64_t BootstrapSeed(const std::string& case_id, uint64_t shuffle_seed) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char ch : case_id) hash = (hash ^ ch) * 1099511628211ull;
+  return hash ^ shuffle_seed;
+}
 
 bool IsBatch(const v1::CaseSpec& spec) { return spec.scenario() == "batch"; }
 
@@ -50,6 +59,8 @@ class PlanRunner {
       : options_(options), on_result_(on_result), cancelled_(cancelled) {
     const v1::Plan effective = options.quick ? ApplyQuick(plan) : plan;
     settings_ = ResolveMeasurement(effective.measurement());
+    // Each round's slice of a batch case runs in a fresh process: at least `processes`.
+    settings_.set_rounds(std::max(settings_.rounds(), settings_.processes()));
   }
 
   absl::Status Init(const v1::Plan& plan) {
@@ -168,19 +179,25 @@ class PlanRunner {
       return;  // Run() decides, from the samples so far (a cancellation ends the run)
     } else if (response.status() != v1::CASE_STATUS_OK) {
       Finish(c, response.status(), response.message());
-    } else if (round == rounds) {
+    } else if (round == rounds || (Hierarchical() && MeetsCiTarget(c))) {
+      // With processes >= 2, a case whose hierarchical CI met its target needs no more
+      // processes (one more would add a process of one sample).
       Finish(c, v1::CASE_STATUS_OK, "");
     }
   }
+
+  bool Hierarchical() const { return settings_.processes() >= 2; }
 
   runner::SliceRequest SliceRequestFor(const CaseState& c, int round, int rounds) const {
     runner::SliceRequest request;
     *request.mutable_spec() = c.result.spec();
     request.mutable_previous_samples_ns()->Assign(c.samples.begin(), c.samples.end());
-    // The first slice warms up fully; later slices start a fresh strategy, so they warm
-    // up again, for a round's share of the warm-up time.
-    request.set_warmup_seconds(round == 1 ? settings_.warmup_seconds()
-                                          : settings_.warmup_seconds() / rounds);
+    // The first `processes` slices are the case's fresh processes, each with the whole
+    // warm-up; later slices start a fresh strategy (and process) too, so they warm up
+    // again, for a round's share of the warm-up time.
+    request.set_warmup_seconds(round <= static_cast<int>(settings_.processes())
+                                   ? settings_.warmup_seconds()
+                                   : settings_.warmup_seconds() / rounds);
     const int rounds_left = rounds - round + 1;
     const int64_t reps_left =
         std::max<int64_t>(1, static_cast<int64_t>(settings_.max_repetitions()) -
@@ -196,6 +213,14 @@ class PlanRunner {
     request.set_min_samples(static_cast<uint32_t>(
         std::ceil(static_cast<double>(settings_.min_repetitions()) * round / rounds)));
     request.set_include_setup(settings_.include_setup());
+    if (Hierarchical()) {
+      request.set_processes(settings_.processes());
+      request.mutable_previous_process_sizes()->Assign(c.process_sizes.begin(),
+                                                       c.process_sizes.end());
+      request.set_min_process_samples(static_cast<uint32_t>(
+          (settings_.min_repetitions() + settings_.processes() - 1) / settings_.processes()));
+      request.set_bootstrap_seed(BootstrapSeed(c.result.spec().case_id(), settings_.shuffle_seed()));
+    }
     return request;
   }
 
@@ -219,7 +244,19 @@ class PlanRunner {
   // Whether the case's samples so far meet its whole stop rule (not a slice's share).
   bool MeetsStopRule(const CaseState& c) const {
     if (c.samples.empty()) return false;
-    return DecideStop(c.samples, CaseStopRule(), absl::Seconds(c.measured_seconds)).stop;
+    return CaseDecision(c).stop;
+  }
+
+  bool MeetsCiTarget(const CaseState& c) const {
+    return !c.samples.empty() && CaseDecision(c).reason == v1::STOP_REASON_CI_TARGET;
+  }
+
+  // The case's stop rule over all its samples (the hierarchical CI with processes >= 2).
+  StopDecision CaseDecision(const CaseState& c) const {
+    StopRuleOptions rule = CaseStopRule();
+    rule.processes = settings_.processes();
+    rule.bootstrap_seed = BootstrapSeed(c.result.spec().case_id(), settings_.shuffle_seed());
+    return DecideStop(c.samples, c.process_sizes, rule, absl::Seconds(c.measured_seconds));
   }
 
   StopRuleOptions CaseStopRule() const {
@@ -234,6 +271,9 @@ class PlanRunner {
   void Merge(CaseState& c, const runner::SliceResponse& response) {
     v1::CaseResult& r = c.result;
     c.samples.insert(c.samples.end(), response.samples_ns().begin(), response.samples_ns().end());
+    if (response.samples_ns_size() > 0) {
+      c.process_sizes.push_back(static_cast<uint32_t>(response.samples_ns_size()));
+    }
     c.measured_seconds += response.measured_seconds();
     MergeCounters(response.counters(), *r.mutable_counters());
     r.set_threads_used(std::max(r.threads_used(), response.threads_used()));
@@ -284,7 +324,16 @@ class PlanRunner {
     r.mutable_samples_ns()->Assign(c.samples.begin(), c.samples.end());
     r.clear_cpus_used();
     for (uint32_t cpu : c.cpus_used) r.add_cpus_used(cpu);
-    if (!c.samples.empty()) *r.mutable_stats() = ComputeStatistics(c.samples);
+    if (!c.samples.empty() && (!IsBatch(r.spec()) || !Hierarchical())) {
+      *r.mutable_stats() = ComputeStatistics(c.samples);
+    } else if (!c.samples.empty()) {
+      *r.mutable_stats() = ComputeHierarchicalStatistics(
+          c.samples, c.process_sizes,
+          BootstrapSeed(r.spec().case_id(), settings_.shuffle_seed()));
+      for (double m : ProcessMedians(c.samples, c.process_sizes)) r.add_process_medians_ns(m);
+      r.mutable_process_sample_counts()->Assign(c.process_sizes.begin(), c.process_sizes.end());
+      r.set_between_process_share(BetweenProcessShare(c.samples, c.process_sizes));
+    }
     if (IsBatch(r.spec()) && !c.samples.empty()) r.set_stop_reason(FinalStopReason(c));
     if (r.throttled() && status == v1::CASE_STATUS_OK && r.message().empty()) {
       r.set_message(absl::StrCat("throttled: ", c.throttle_reason));
@@ -303,7 +352,7 @@ class PlanRunner {
   // CI_TARGET if the merged samples meet the target; otherwise the cap that ended the
   // last slice (its repetition or time quota, the case's budget split over rounds).
   v1::StopReason FinalStopReason(const CaseState& c) const {
-    StopDecision d = DecideStop(c.samples, CaseStopRule(), absl::Seconds(c.measured_seconds));
+    StopDecision d = CaseDecision(c);
     if (d.stop) return d.reason;
     return c.last_slice_stop == v1::STOP_REASON_MAX_REPETITIONS
                ? v1::STOP_REASON_MAX_REPETITIONS

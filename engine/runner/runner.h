@@ -6,6 +6,13 @@
 // rounds, so drift (heat, other load) spreads over all cases. A case stops when its
 // median's 95% CI half-width is within the target (and it has its minimum repetitions)
 // or when its repetition/time budget is spent; the result says which (stop_reason).
+// Each round's slice of a batch case is a fresh process; a case gets at least
+// measurement.processes of them (rounds = max(rounds, processes)), the first that many
+// with the whole warm-up. With processes >= 2 the CI is the hierarchical one over the
+// processes and their samples (engine/measure/statistics.h): a slice before the case's
+// processes are complete measures itself to the target and ends, a case cannot stop on
+// its CI target with fewer processes, one that reaches it after that needs no more
+// rounds, and the result keeps each process's median and the between-process share.
 // Batch cases are measured here; memory/fanout/load go to RunScenarioCase
 // (engine/scenarios/scenario.h). Every batch slice and the resource-hungry scenarios run
 // in a child process (engine/runner/child.h), so a crash, an OOM kill or a hung

@@ -70,6 +70,52 @@ TEST(RunnerTest, StopsWhenTheCiReachesItsTarget) {
   EXPECT_GE(r.finished_unix_ns(), r.started_unix_ns());
 }
 
+TEST(RunnerTest, MeasuresEachCaseInItsProcessesAndKeepsTheirMedians) {
+  // One round asked for, but three processes: three slices, each a fresh child, each
+  // measured to the (loose) target on its own before the case's hierarchical CI
+  // may stop it.
+  const v1::Plan plan = PlanFrom(R"pb(
+    matrix { strategies { name: "direct" } workloads: "arithmetic" batch { tasks: 10 } }
+    measurement { warmup_seconds: 0.01 target_ci_percent: 50 min_repetitions: 12
+                  max_repetitions: 100000 max_seconds_per_case: 30 rounds: 1
+                  processes: 3 shuffle_seed: 5 })pb");
+  Outcome o = RunCases(plan);
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 1u);
+  const v1::CaseResult& r = o.results[0];
+  EXPECT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
+  EXPECT_EQ(r.stop_reason(), v1::STOP_REASON_CI_TARGET);
+  ASSERT_FALSE(o.progress.empty());
+  EXPECT_EQ(o.progress.back().rounds, 3);
+  ASSERT_EQ(r.process_sample_counts_size(), 3);
+  ASSERT_EQ(r.process_medians_ns_size(), 3);
+  uint32_t total = 0;
+  for (uint32_t n : r.process_sample_counts()) {
+    EXPECT_GE(n, 6u);  // each process reached a CI of its own (>= 6 samples)
+    total += n;
+  }
+  EXPECT_EQ(total, static_cast<uint32_t>(r.samples_ns_size()));
+  EXPECT_GE(r.samples_ns_size(), 12);
+  for (double m : r.process_medians_ns()) {
+    EXPECT_GE(m, r.stats().min_ns());
+    EXPECT_LE(m, r.stats().max_ns());
+  }
+  EXPECT_GE(r.between_process_share(), 0.0);
+  EXPECT_LE(r.between_process_share(), 1.0);
+  EXPECT_LE(r.stats().ci_low_ns(), r.stats().median_ns());
+  EXPECT_GE(r.stats().ci_high_ns(), r.stats().median_ns());
+
+  // --quick: one process (one round, no per-process fields), as before.
+  RunOptions quick;
+  quick.quick = true;
+  Outcome q = RunCases(plan, quick);
+  ASSERT_TRUE(q.summary.ok()) << q.summary.status();
+  ASSERT_EQ(q.results.size(), 1u);
+  EXPECT_EQ(q.progress.back().rounds, 1);
+  EXPECT_EQ(q.results[0].process_sample_counts_size(), 0);
+  EXPECT_EQ(q.results[0].between_process_share(), 0.0);
+}
+
 TEST(RunnerTest, StopsAtMaxRepetitionsSplitOverRounds) {
   // A 0.5 ms sleep, not arithmetic: a few-ns arithmetic batch can give identical
   // samples, whose CI half-width is 0 and so meets any target.
@@ -340,11 +386,13 @@ TEST(RunnerTest, CancelReportsUnfinishedCasesAsCancelled) {
 // A cancellation keeps what was finished: cases whose samples meet their stop rule
 // (here the CI target after round 1 of 2) are OK, not CANCELLED (they were, issue 10).
 TEST(RunnerTest, CancelKeepsCasesThatMetTheirStopRule) {
+  // processes: 1 (one pool): round 1 alone can meet the stop rule.
   const v1::Plan plan = PlanFrom(R"pb(
     matrix { strategies { name: "direct" } strategies { name: "single_thread" }
              workloads: "arithmetic" batch { tasks: 2 } }
     measurement { warmup_seconds: 0.001 target_ci_percent: 100 min_repetitions: 6
-                  max_repetitions: 100000 max_seconds_per_case: 20 rounds: 2 })pb");
+                  max_repetitions: 100000 max_seconds_per_case: 20 rounds: 2
+                  processes: 1 })pb");
   std::atomic<bool> cancelled{false};
   std::vector<v1::CaseResult> results;
   RunOptions options;
@@ -362,6 +410,29 @@ TEST(RunnerTest, CancelKeepsCasesThatMetTheirStopRule) {
     EXPECT_EQ(r.stop_reason(), v1::STOP_REASON_CI_TARGET);
     EXPECT_GE(r.samples_ns_size(), 6);
   }
+}
+
+// With processes: 2 one round's process cannot meet the CI target, however tight its
+// samples: cancelled after round 1, the cases are CANCELLED.
+TEST(RunnerTest, CancelBeforeTheCaseHasItsProcessesIsCancelled) {
+  const v1::Plan plan = PlanFrom(R"pb(
+    matrix { strategies { name: "direct" } workloads: "arithmetic" batch { tasks: 2 } }
+    measurement { warmup_seconds: 0.001 target_ci_percent: 100 min_repetitions: 6
+                  max_repetitions: 100000 max_seconds_per_case: 20 rounds: 2
+                  processes: 2 })pb");
+  std::atomic<bool> cancelled{false};
+  std::vector<v1::CaseResult> results;
+  RunOptions options;
+  options.on_progress = [&](const RunProgress& p) {
+    if (p.slices_done == 1) cancelled = true;
+  };
+  absl::StatusOr<RunSummary> summary = RunPlan(
+      plan, options, [&](const v1::CaseResult& r) { results.push_back(r); }, &cancelled);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(summary->cancelled, 1);
+  EXPECT_EQ(results[0].status(), v1::CASE_STATUS_CANCELLED);
+  EXPECT_GE(results[0].samples_ns_size(), 6);
 }
 
 // Child processes of this process (all threads), from /proc.
