@@ -132,11 +132,19 @@ std::string Ratio(double value, double best) {
   return Fixed(value / best, 2, "×");
 }
 
+// Whether some row was measured in several processes (measurement.processes >= 2).
+bool AnyProcesses(const std::vector<const CaseResult*>& rows) {
+  return std::any_of(rows.begin(), rows.end(),
+                     [](const CaseResult* r) { return r->process_medians_ns_size() >= 2; });
+}
+
 std::string BatchTable(const std::vector<const CaseResult*>& group, const TableOptions& options) {
   std::vector<Column> columns = {{"strategy"}, {"threads", Align::kRight},
                                  {"median", Align::kRight}, {"95% CI", Align::kRight},
                                  {"±%", Align::kRight}, {"n", Align::kRight},
                                  {"ratio", Align::kRight}};
+  const bool processes = AnyProcesses(group);
+  if (processes) columns.push_back({"btw", Align::kRight});
   if (options.counters) {
     columns.push_back({"CPU/rep", Align::kRight});
     columns.push_back({"allocs/rep", Align::kRight});
@@ -164,6 +172,11 @@ std::string BatchTable(const std::vector<const CaseResult*>& group, const TableO
       cells.push_back(Ratio(st.median_ns(), fastest));
     } else {
       cells.insert(cells.end(), {"-", "-", "-", "-", "-"});
+    }
+    if (processes) {
+      cells.push_back(measured && r->process_medians_ns_size() >= 2
+                          ? Fixed(100 * r->between_process_share(), 0, "%")
+                          : "-");
     }
     if (options.counters) {
       const auto& c = r->counters();
@@ -316,12 +329,14 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
   }
 
   bool any_batch = false;
+  bool any_processes = false;
   for (const Group& g : groups) {
     absl::StrAppend(&out, "== ", EscapeForTerminal(g.title), " ==\n");
     switch (g.kind) {
       case Kind::kBatch:
         out += BatchTable(g.rows, options);
         any_batch = true;
+        any_processes = any_processes || AnyProcesses(g.rows);
         break;
       case Kind::kMemory: out += MemoryTable(g.rows); break;
       case Kind::kFanout: out += FanoutTable(g.rows); break;
@@ -339,6 +354,12 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
         "used (0: the caller's; \"4 of 100\": fewer than requested; \"req.\": nothing ran).\n"
         "(rep cap) / (time cap): the CI missed its target before that cap. [throttled]:\n"
         "the CPU was throttled during the case.\n";
+  }
+  if (any_processes) {
+    out +=
+        "Several processes per case (measurement.processes): the 95% CI covers the\n"
+        "variation between processes too (hierarchical bootstrap); btw: the between-\n"
+        "process share of the variance (ANOVA variance components).\n";
   }
   return out;
 }

@@ -102,6 +102,23 @@ TEST(TableTest, ThreadsShowRequestedWhenDifferentOrNotRun) {
   EXPECT_NE(text.find("counted over the timed repetitions only"), std::string::npos) << text;
 }
 
+// Cases measured in several processes show the between-process share in one short
+// column; a report without them has no such column.
+TEST(TableTest, BetweenProcessShareColumnOnlyWithSeveralProcesses) {
+  fleetmark::v1::RunReport report;
+  auto pooled = testing::BatchCase("direct", 0, "arithmetic", 900);
+  *report.add_results() = pooled;
+  EXPECT_EQ(FormatTable(report).find("btw"), std::string::npos) << FormatTable(report);
+  auto multi = testing::BatchCase("fixed_pool", 4, "arithmetic", 1000);
+  for (double m : {990.0, 1000.0, 1030.0}) multi.add_process_medians_ns(m);
+  multi.set_between_process_share(0.62);
+  *report.add_results() = multi;
+  const std::string text = FormatTable(report);
+  EXPECT_NE(text.find("btw"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 62%"), std::string::npos) << text;
+  EXPECT_NE(text.find("hierarchical bootstrap"), std::string::npos) << text;
+}
+
 TEST(TableTest, ColumnsAreAligned) {
   const std::string text = FormatTable(testing::SampleReport());
   const std::vector<std::string> lines = absl::StrSplit(text, '\n');
