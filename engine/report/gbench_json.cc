@@ -39,7 +39,12 @@ Json Context(const fleetmark::v1::RunReport& report, const GbenchOptions& option
   context["date"] = absl::FormatTime("%Y-%m-%dT%H:%M:%S+00:00", options.now, absl::UTCTimeZone());
   context["host_name"] = host.hostname();
   context["executable"] = options.executable;
-  context["num_cpus"] = host.logical_cpus();
+  context["num_cpus"] = host.logical_cpus();  // min(allowed, ceil(CPU quota))
+  if (host.has_limits()) {
+    context["fleetmark_allowed_cpus"] = host.limits().allowed_cpus();
+    context["fleetmark_machine_cpus"] = host.limits().machine_cpus();
+    if (host.limits().cpu_quota() > 0) context["fleetmark_cpu_quota"] = host.limits().cpu_quota();
+  }
   uint64_t max_khz = 0;
   for (const auto& kind : host.core_kinds()) max_khz = std::max(max_khz, kind.max_frequency_khz());
   for (const auto& kind : host.core_classes()) max_khz = std::max(max_khz, kind.max_frequency_khz());

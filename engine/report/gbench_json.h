@@ -12,7 +12,9 @@
 // results without samples (memory, fanout, load) are one "iteration" entry each with
 // Google Benchmark's error fields (error_occurred: true, error_message: "<status>:
 // <message>"; iterations and times 0), as benchmark writes for SkipWithError, so no
-// case is silently missing; compare.py still compares the others. Context: date, host_name, executable, num_cpus, mhz_per_cpu (max core
+// case is silently missing; compare.py still compares the others. Context: date, host_name, executable, num_cpus (the logical CPUs the process
+// may use: min(allowed, ceil(CPU quota)); fleetmark_allowed_cpus, fleetmark_machine_cpus
+// and fleetmark_cpu_quota beside it), mhz_per_cpu (max core
 // frequency), cpu_scaling_enabled (governor is not "performance"), caches, load_avg,
 // library_build_type.
 #pragma once

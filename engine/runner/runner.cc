@@ -21,6 +21,7 @@
 #include "engine/runner/case_filter.h"
 #include "engine/runner/counters_merge.h"
 #include "engine/runner/this_host.h"
+#include "engine/topology/host.h"
 #include "engine/scenarios/scenario.h"
 #include "engine/topology/environment.h"
 
@@ -279,6 +280,7 @@ class PlanRunner {
     r.set_run_id(options_.run_id);
     r.set_job_id(options_.job_id);
     r.set_engine_version(FLEETMARK_ENGINE_VERSION);
+    *r.mutable_limits() = DetectResourceLimits("", ThisHost().limits().machine_cpus());
     r.set_finished_unix_ns(UnixNanosNow());
     if (r.started_unix_ns() == 0) r.set_started_unix_ns(r.finished_unix_ns());
     r.mutable_samples_ns()->Assign(c.samples.begin(), c.samples.end());
