@@ -35,6 +35,9 @@ Render IfStats(Render f) {
 Render IfCounters(Render f) {
   return [f](const CaseResult& r) { return r.has_counters() ? f(r) : std::string(); };
 }
+Render IfLimits(Render f) {
+  return [f](const CaseResult& r) { return r.has_limits() ? f(r) : std::string(); };
+}
 Render IfBatch(Render f) {
   return [f](const CaseResult& r) { return BatchTasks(r.spec()) > 0 ? f(r) : std::string(); };
 }
@@ -113,6 +116,17 @@ const std::vector<CsvColumn>& Columns() {
       {"started_unix_ns", [](const CaseResult& r) { return SInt(r.started_unix_ns()); }},
       {"finished_unix_ns", [](const CaseResult& r) { return SInt(r.finished_unix_ns()); }},
       {"engine_version", [](const CaseResult& r) { return r.engine_version(); }},
+      // The CPU and memory limits the case ran under (empty when not recorded).
+      {"logical_cpus", IfLimits([](const CaseResult& r) { return Int(r.limits().effective_cpus()); })},
+      {"allowed_cpus", IfLimits([](const CaseResult& r) { return Int(r.limits().allowed_cpus()); })},
+      {"machine_cpus", IfLimits([](const CaseResult& r) { return Int(r.limits().machine_cpus()); })},
+      {"cpu_quota", IfLimits([](const CaseResult& r) {
+         return r.limits().cpu_quota() > 0 ? Num(r.limits().cpu_quota()) : std::string();
+       })},
+      {"memory_limit_bytes", IfLimits([](const CaseResult& r) {
+         return r.limits().memory_limit_bytes() > 0 ? Int(r.limits().memory_limit_bytes())
+                                                    : std::string();
+       })},
       // Measured under user-mode emulation (qemu-user): not a hardware number.
       {"emulated", [](const CaseResult& r) { return std::string(r.emulated() ? "true" : "false"); }},
   };

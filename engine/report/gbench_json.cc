@@ -39,7 +39,12 @@ Json Context(const fleetmark::v1::RunReport& report, const GbenchOptions& option
   context["date"] = absl::FormatTime("%Y-%m-%dT%H:%M:%S+00:00", options.now, absl::UTCTimeZone());
   context["host_name"] = host.hostname();
   context["executable"] = options.executable;
-  context["num_cpus"] = host.logical_cpus();
+  context["num_cpus"] = host.logical_cpus();  // min(allowed, ceil(CPU quota))
+  if (host.has_limits()) {
+    context["fleetmark_allowed_cpus"] = host.limits().allowed_cpus();
+    context["fleetmark_machine_cpus"] = host.limits().machine_cpus();
+    if (host.limits().cpu_quota() > 0) context["fleetmark_cpu_quota"] = host.limits().cpu_quota();
+  }
   uint64_t max_khz = 0;
   for (const auto& kind : host.core_kinds()) max_khz = std::max(max_khz, kind.max_frequency_khz());
   for (const auto& kind : host.core_classes()) max_khz = std::max(max_khz, kind.max_frequency_khz());
@@ -82,6 +87,22 @@ Json EntryHead(const std::string& name, const std::string& run_name, int family_
   return e;
 }
 
+struct SampleSummary {
+  double mean, median, stddev;  // stddev: sample (n - 1)
+};
+
+SampleSummary Summarize(std::vector<double> sorted) {
+  const auto n = static_cast<int64_t>(sorted.size());
+  if (n == 0) return {0, 0, 0};
+  std::sort(sorted.begin(), sorted.end());
+  double mean = 0;
+  for (double x : sorted) mean += x / static_cast<double>(n);
+  double ss = 0;
+  for (double x : sorted) ss += (x - mean) * (x - mean);
+  return {mean, n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2,
+          n > 1 ? std::sqrt(ss / static_cast<double>(n - 1)) : 0.0};
+}
+
 }  // namespace
 
 std::string FormatGbenchJson(const fleetmark::v1::RunReport& report,
@@ -117,26 +138,24 @@ std::string FormatGbenchJson(const fleetmark::v1::RunReport& report,
             ? (c.cpu_user_seconds() + c.cpu_system_seconds()) * 1e9 /
                   static_cast<double>(c.repetitions())
             : 0.0;
-    const double cpu = cpu_ns / per_unit;
-
     // Aggregates from the samples themselves (the case's Statistics may be absent).
-    std::vector<double> sorted(r.samples_ns().begin(), r.samples_ns().end());
-    std::sort(sorted.begin(), sorted.end());
-    double mean = 0;
-    for (double x : sorted) mean += x / static_cast<double>(n);
-    double ss = 0;
-    for (double x : sorted) ss += (x - mean) * (x - mean);
-    const double stddev = n > 1 ? std::sqrt(ss / static_cast<double>(n - 1)) : 0.0;
-    const double median =
-        n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    const SampleSummary real = Summarize({r.samples_ns().begin(), r.samples_ns().end()});
+    const double mean = real.mean, median = real.median, stddev = real.stddev;
+    // CPU per repetition when it was measured per repetition; else only its mean.
+    const bool per_rep_cpu = r.cpu_samples_ns_size() == n;
+    SampleSummary cpu{cpu_ns, cpu_ns, 0.0};
+    if (per_rep_cpu) cpu = Summarize({r.cpu_samples_ns().begin(), r.cpu_samples_ns().end()});
 
-    if (options.per_sample_entries) {
+    // Without a per-repetition CPU time there are no iteration entries (compare.py needs
+    // cpu_time in each): only the aggregates, so its U test is not run on one CPU value
+    // copied n times as if it were n measurements.
+    if (options.per_sample_entries && per_rep_cpu) {
       for (int64_t i = 0; i < n; ++i) {
         Json e = EntryHead(name, name, family, "iteration", n, threads);
         e["repetition_index"] = i;
         e["iterations"] = 1;
         e["real_time"] = static_cast<double>(r.samples_ns(i)) / per_unit;
-        e["cpu_time"] = cpu;
+        e["cpu_time"] = static_cast<double>(r.cpu_samples_ns(i)) / per_unit;
         e["time_unit"] = unit;
         benchmarks.push_back(std::move(e));
       }
@@ -148,10 +167,10 @@ std::string FormatGbenchJson(const fleetmark::v1::RunReport& report,
       bool percentage;
     };
     const Aggregate aggregates[] = {
-        {"mean", mean, cpu_ns, false},
-        {"median", median, cpu_ns, false},
-        {"stddev", stddev, 0.0, false},
-        {"cv", mean > 0 ? stddev / mean : 0.0, 0.0, true},
+        {"mean", mean, cpu.mean, false},
+        {"median", median, cpu.median, false},
+        {"stddev", stddev, cpu.stddev, false},
+        {"cv", mean > 0 ? stddev / mean : 0.0, cpu.mean > 0 ? cpu.stddev / cpu.mean : 0.0, true},
     };
     for (const Aggregate& a : aggregates) {
       Json e = EntryHead(name + "_" + a.name, name, family, "aggregate", n, threads);

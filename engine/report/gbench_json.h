@@ -6,13 +6,17 @@
 // Mapping: one benchmark family per OK batch case, named by its case_id (e.g.
 // "batch/arithmetic/blocking/fixed_pool/any"); each raw sample becomes a run_type
 // "iteration" entry (iterations = 1, repetition_index = sample index, real_time = the
-// sample, cpu_time = the case's mean CPU time per repetition, since CPU is measured
-// per case, not per sample), followed by "aggregate" entries mean, median, stddev
+// sample, cpu_time = that repetition's process CPU time (CaseResult.cpu_samples_ns);
+// a result without per-repetition CPU times has no iteration entries, only the
+// aggregates, so compare.py cannot run its U test on one value copied n times),
+// followed by "aggregate" entries mean, median, stddev
 // and cv like benchmark's own --benchmark_repetitions output. Non-OK cases and
 // results without samples (memory, fanout, load) are one "iteration" entry each with
 // Google Benchmark's error fields (error_occurred: true, error_message: "<status>:
 // <message>"; iterations and times 0), as benchmark writes for SkipWithError, so no
-// case is silently missing; compare.py still compares the others. Context: date, host_name, executable, num_cpus, mhz_per_cpu (max core
+// case is silently missing; compare.py still compares the others. Context: date, host_name, executable, num_cpus (the logical CPUs the process
+// may use: min(allowed, ceil(CPU quota)); fleetmark_allowed_cpus, fleetmark_machine_cpus
+// and fleetmark_cpu_quota beside it), mhz_per_cpu (max core
 // frequency), cpu_scaling_enabled (governor is not "performance"), caches, load_avg,
 // library_build_type.
 #pragma once

@@ -316,7 +316,20 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
   std::vector<std::string> heading;
   if (!report.plan_name().empty()) heading.push_back(absl::StrCat("plan ", report.plan_name()));
   if (!host.cpu_model().empty()) heading.push_back(host.cpu_model());
-  if (host.logical_cpus() > 0) heading.push_back(absl::StrCat(host.logical_cpus(), " CPUs"));
+  if (host.logical_cpus() > 0) {
+    std::string cpus = absl::StrCat(host.logical_cpus(), " CPUs");
+    if (host.has_limits()) {
+      // What the defaults followed, and what limited it (taskset, a cgroup quota).
+      const auto& limits = host.limits();
+      absl::StrAppend(&cpus, " (allowed ", limits.allowed_cpus(), " of ",
+                      limits.machine_cpus(), " machine CPUs");
+      if (limits.cpu_quota() > 0) {
+        absl::StrAppend(&cpus, ", CPU quota ", Fixed(limits.cpu_quota(), 2));
+      }
+      absl::StrAppend(&cpus, ")");
+    }
+    heading.push_back(std::move(cpus));
+  }
   if (!host.hostname().empty()) heading.push_back(host.hostname());
   if (host.emulated()) {
     heading.push_back("EMULATED (qemu-user): the emulator's numbers, not hardware numbers");

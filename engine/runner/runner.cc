@@ -21,6 +21,8 @@
 #include "engine/runner/case_filter.h"
 #include "engine/runner/counters_merge.h"
 #include "engine/runner/this_host.h"
+#include "engine/topology/host.h"
+#include "engine/scenarios/case_status.h"
 #include "engine/scenarios/scenario.h"
 #include "engine/topology/environment.h"
 
@@ -33,6 +35,7 @@ struct CaseState {
   v1::CaseResult result;            // spec, env, timing; statistics filled at the end
   std::vector<int64_t> samples;
   std::vector<uint32_t> process_sizes;  // samples of each slice's process, in order
+  std::vector<int64_t> cpu_samples;  // per repetition; kept only while it matches `samples`
   double measured_seconds = 0;      // timed repetitions so far
   bool done = false;
   v1::StopReason last_slice_stop = v1::STOP_REASON_UNSPECIFIED;
@@ -274,6 +277,8 @@ class PlanRunner {
     if (response.samples_ns_size() > 0) {
       c.process_sizes.push_back(static_cast<uint32_t>(response.samples_ns_size()));
     }
+    c.cpu_samples.insert(c.cpu_samples.end(), response.cpu_samples_ns().begin(),
+                         response.cpu_samples_ns().end());
     c.measured_seconds += response.measured_seconds();
     MergeCounters(response.counters(), *r.mutable_counters());
     r.set_threads_used(std::max(r.threads_used(), response.threads_used()));
@@ -304,6 +309,7 @@ class PlanRunner {
     merged.set_started_unix_ns(c.result.started_unix_ns());
     merged.set_throttled(merged.throttled() || verdict.throttled);
     if (merged.status() == v1::CASE_STATUS_UNSPECIFIED) merged.set_status(v1::CASE_STATUS_OK);
+    MarkUnmeasured(merged);  // zero completions: not OK, no median
     const v1::CaseStatus status = merged.status();
     const std::string message = merged.message();
     c.result = std::move(merged);
@@ -319,9 +325,14 @@ class PlanRunner {
     r.set_run_id(options_.run_id);
     r.set_job_id(options_.job_id);
     r.set_engine_version(FLEETMARK_ENGINE_VERSION);
+    *r.mutable_limits() = DetectResourceLimits("", ThisHost().limits().machine_cpus());
     r.set_finished_unix_ns(UnixNanosNow());
     if (r.started_unix_ns() == 0) r.set_started_unix_ns(r.finished_unix_ns());
     r.mutable_samples_ns()->Assign(c.samples.begin(), c.samples.end());
+    r.clear_cpu_samples_ns();
+    if (c.cpu_samples.size() == c.samples.size()) {
+      r.mutable_cpu_samples_ns()->Assign(c.cpu_samples.begin(), c.cpu_samples.end());
+    }
     r.clear_cpus_used();
     for (uint32_t cpu : c.cpus_used) r.add_cpus_used(cpu);
     if (!c.samples.empty() && (!IsBatch(r.spec()) || !Hierarchical())) {

@@ -13,4 +13,12 @@ namespace fleetmark::engine {
 // -> FAILED. Pure; thread-safe.
 v1::CaseStatus CaseStatusForError(const absl::Status& error);
 
+// A load or fan-out result with status OK that measured nothing -- no response
+// completed in the load's measured window, no fan-out request succeeded -- is not a
+// measurement: its status becomes TIMEOUT when what ended the requests were timeouts
+// (every call timed out), else FAILED; its latencies, throughput and total time are
+// cleared (no median of nothing), and the message says why. Other results are left
+// as they are. Returns whether it changed `result`. Pure; thread-safe.
+bool MarkUnmeasured(v1::CaseResult& result);
+
 }  // namespace fleetmark::engine

@@ -47,7 +47,8 @@ inline constexpr int kMaxBatchTasks = 1000000;      // RunBatch's n
 //   async             ignored; one std::async thread per task (threads_used = n)
 //   coroutine, event_loop  io_contexts, one thread each [CPUs]
 //   fiber             fibre carrier threads [CPUs]; stack_kib sizes the fibres
-// "Logical CPUs" = the CPUs this process may run on (sched_getaffinity).
+// "Logical CPUs" = min(the CPUs this process may run on (sched_getaffinity), its cgroup
+// CPU quota rounded up): LogicalCpuCount(), engine/topology/cpu_limits.h.
 struct StrategyOptions {
   int threads = 0;      // worker threads; 0 = the strategy's default
   int stack_kib = 0;    // stack of threads/fibres it creates; 0 = system default

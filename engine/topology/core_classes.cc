@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "engine/topology/cpuinfo.h"
 
 namespace fleetmark::engine::topology_internal {
 namespace {
@@ -107,16 +108,44 @@ CoreClasses GroupCoreClasses(std::vector<CoreTraits> cores) {
     }
   }
 
+  // Ranking criteria per class, each used only when every class knows it.
+  struct Key {
+    double capacity, frequency, efficiency, rank, l2, l1d;
+  };
+  std::vector<Key> keys;
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    Key k{static_cast<double>(classes[i].capacity()),
+          static_cast<double>(classes[i].max_frequency_khz()),
+          static_cast<double>(classes[i].efficiency()),
+          static_cast<double>(CoreRank(classes[i].microarchitecture())), 0, 0};
+    for (int core : members[i]) {
+      k.l2 = std::max(k.l2, static_cast<double>(cores[core].l2_share_bytes));
+      k.l1d = std::max(k.l1d, static_cast<double>(cores[core].l1d_bytes));
+    }
+    keys.push_back(k);
+  }
+  auto mask = [&](double Key::*field, double unknown) {
+    const bool all = std::all_of(keys.begin(), keys.end(),
+                                 [&](const Key& k) { return k.*field > unknown; });
+    if (!all) {
+      for (Key& k : keys) k.*field = 0;
+    }
+  };
+  mask(&Key::capacity, 0);
+  mask(&Key::frequency, 0);
+  mask(&Key::efficiency, -1);
+  mask(&Key::rank, 0);
+  mask(&Key::l2, 0);
+  mask(&Key::l1d, 0);
   std::vector<int> order(classes.size());
   for (int i = 0; i < static_cast<int>(order.size()); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](int a, int b) {
-    const v1::CoreKind& x = classes[a];
-    const v1::CoreKind& y = classes[b];
-    const auto key = [](const v1::CoreKind& k) {
-      return std::tuple(k.capacity(), k.max_frequency_khz(), k.efficiency(),
-                        -static_cast<int64_t>(k.cpus_size() > 0 ? k.cpus(0) : 0));
+    const auto key = [&](int i) {
+      const Key& k = keys[i];
+      return std::tuple(k.capacity, k.frequency, k.efficiency, k.rank, k.l2, k.l1d);
     };
-    return key(x) > key(y);
+    if (key(a) != key(b)) return key(a) > key(b);
+    return classes[a].microarchitecture() < classes[b].microarchitecture();
   });
 
   CoreClasses result;

@@ -26,6 +26,10 @@ struct CoreTraits {
   uint64_t max_khz = 0;           // 0 = unknown
   uint32_t capacity = 0;          // 0 = unknown
   int hwloc_efficiency = -1;      // -1 = unknown
+  // Per-core share of its L2 (size / CPUs sharing it, times the core's threads) and its
+  // L1 data cache, bytes; 0 = unknown.
+  uint64_t l2_share_bytes = 0;
+  uint64_t l1d_bytes = 0;
 };
 
 struct CoreClasses {
@@ -35,8 +39,13 @@ struct CoreClasses {
 };
 
 // Groups `cores` into classes. A core with unknown max frequency takes the highest
-// known one of its microarchitecture. Classes are ranked by capacity, then max
-// frequency, then hwloc efficiency (higher first) and named: 1 -> performance;
+// known one of its microarchitecture. Classes are ranked, higher first, by capacity,
+// then max frequency, then hwloc efficiency, then the core's documented rank
+// (CoreRank in cpuinfo.h: Cortex-X > A7xx > A5xx, IntelCore > IntelAtom, ...), then
+// its L2 share, then its L1d size -- each criterion counting only when every class
+// knows it (a value known for some classes only is not compared with "unknown").
+// Never by CPU order: classes equal on all of these are ordered by microarchitecture
+// name, so the labels follow the cores whichever CPU numbers they have. Named: 1 -> performance;
 // 2 -> performance, efficiency; 3 -> performance, mid, efficiency; n > 3 ->
 // performance, mid1 .. mid<n-2>, efficiency. CoreKind.efficiency is the rank from the
 // bottom (0 = efficiency class), like hwloc's; CoreKind.max_frequency_khz is the value

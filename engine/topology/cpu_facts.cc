@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "engine/topology/sensor_range.h"
 
 namespace fleetmark::engine::topology_internal {
 namespace {
@@ -18,25 +19,31 @@ struct FreqFacts {
   std::string governor;
 };
 
-std::optional<FreqFacts> ReadFreqDir(const SysfsReader& reader, const std::string& dir) {
-  std::optional<uint64_t> max_khz = reader.ReadUint(absl::StrCat(dir, "/cpuinfo_max_freq"));
+std::optional<FreqFacts> ReadFreqDir(const SysfsReader& reader, const std::string& dir,
+                                     std::vector<std::string>* notes) {
+  const std::string max_path = absl::StrCat(dir, "/cpuinfo_max_freq");
   std::optional<std::string> governor = reader.Read(absl::StrCat(dir, "/scaling_governor"));
-  if (!max_khz && !governor) return std::nullopt;
+  if (!reader.Exists(max_path) && !governor) return std::nullopt;
+  auto khz = [&](const std::string& path) {
+    return static_cast<uint64_t>(
+        ReadSensor(reader, path, kFrequencyRange, 1, path, notes).value_or(0));
+  };
   FreqFacts facts;
-  facts.max_khz = max_khz.value_or(0);
-  facts.scaling_min_khz = reader.ReadUint(absl::StrCat(dir, "/scaling_min_freq")).value_or(0);
-  facts.scaling_max_khz = reader.ReadUint(absl::StrCat(dir, "/scaling_max_freq")).value_or(0);
+  facts.max_khz = khz(max_path);
+  facts.scaling_min_khz = khz(absl::StrCat(dir, "/scaling_min_freq"));
+  facts.scaling_max_khz = khz(absl::StrCat(dir, "/scaling_max_freq"));
   facts.governor = governor.value_or("");
   return facts;
 }
 
 // CPU -> cpufreq facts of the policy directories that list it in related_cpus.
-std::map<int, FreqFacts> ReadPolicies(const SysfsReader& reader) {
+std::map<int, FreqFacts> ReadPolicies(const SysfsReader& reader,
+                                      std::vector<std::string>* notes) {
   std::map<int, FreqFacts> by_cpu;
   const std::string policies = absl::StrCat(kCpuDir, "/cpufreq");
   for (int policy : reader.ListNumbered(policies, "policy")) {
     const std::string dir = absl::StrCat(policies, "/policy", policy);
-    std::optional<FreqFacts> facts = ReadFreqDir(reader, dir);
+    std::optional<FreqFacts> facts = ReadFreqDir(reader, dir, notes);
     if (!facts) continue;
     std::optional<std::string> related = reader.Read(absl::StrCat(dir, "/related_cpus"));
     if (!related) related = reader.Read(absl::StrCat(dir, "/affected_cpus"));
@@ -94,8 +101,8 @@ CpuSet ReadOnlineCpus(const SysfsReader& reader, const CpuInfo& cpuinfo) {
 }
 
 std::vector<CpuFacts> ReadCpuFacts(const SysfsReader& reader, const CpuInfo& cpuinfo,
-                                   const CpuSet& cpus) {
-  const std::map<int, FreqFacts> policies = ReadPolicies(reader);
+                                   const CpuSet& cpus, std::vector<std::string>* notes) {
+  const std::map<int, FreqFacts> policies = ReadPolicies(reader, notes);
   const std::map<int, std::string> hybrid = ReadIntelHybridTypes(reader);
   std::vector<CpuFacts> all;
   all.reserve(cpus.size());
@@ -103,7 +110,7 @@ std::vector<CpuFacts> ReadCpuFacts(const SysfsReader& reader, const CpuInfo& cpu
     CpuFacts facts;
     facts.cpu = cpu;
     const std::string dir = absl::StrCat(kCpuDir, "/cpu", cpu);
-    std::optional<FreqFacts> freq = ReadFreqDir(reader, absl::StrCat(dir, "/cpufreq"));
+    std::optional<FreqFacts> freq = ReadFreqDir(reader, absl::StrCat(dir, "/cpufreq"), notes);
     if (!freq) {
       auto it = policies.find(cpu);
       if (it != policies.end()) freq = it->second;
@@ -114,12 +121,13 @@ std::vector<CpuFacts> ReadCpuFacts(const SysfsReader& reader, const CpuInfo& cpu
       facts.scaling_max_khz = freq->scaling_max_khz;
       facts.governor = freq->governor;
     }
+    const std::string capacity = absl::StrCat(dir, "/cpu_capacity");
     facts.capacity = static_cast<uint32_t>(
-        reader.ReadUint(absl::StrCat(dir, "/cpu_capacity")).value_or(0));
+        ReadSensor(reader, capacity, kCapacityRange, 1, capacity, notes).value_or(0));
     if (auto it = hybrid.find(cpu); it != hybrid.end()) {
       facts.microarchitecture = it->second;
     } else if (auto entry = cpuinfo.cpus.find(cpu); entry != cpuinfo.cpus.end()) {
-      facts.microarchitecture = ArmCoreName(entry->second.implementer, entry->second.part);
+      facts.microarchitecture = ArmCoreLabel(entry->second.implementer, entry->second.part);
     }
     all.push_back(std::move(facts));
   }

@@ -30,8 +30,10 @@ CpuSet ReadOnlineCpus(const SysfsReader& reader, const CpuInfo& cpuinfo);
 
 // Facts for each of `cpus`, same order. cpufreq is read from cpu<N>/cpufreq or, when a
 // CPU lacks that directory, from the cpufreq policy whose related_cpus lists it.
+// Frequencies and capacities outside their plausible range (sensor_range.h) are
+// unknown (0), with a note appended to `notes` when it is not null.
 std::vector<CpuFacts> ReadCpuFacts(const SysfsReader& reader, const CpuInfo& cpuinfo,
-                                   const CpuSet& cpus);
+                                   const CpuSet& cpus, std::vector<std::string>* notes = nullptr);
 
 // Parses a space- or comma-separated list of CPU numbers or ranges ("0 1", "0-3").
 CpuSet ParseLooseCpuList(absl::string_view text);

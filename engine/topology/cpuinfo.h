@@ -33,6 +33,23 @@ CpuInfo ParseCpuInfo(absl::string_view text);
 // util-linux lscpu-arm.c.
 std::string ArmCoreName(absl::string_view implementer, absl::string_view part);
 
+// ArmCoreName, or for a part missing from the table "ARM implementer 0x99 part 0x001"
+// (so unknown parts still tell cores apart and never print as "(unknown)"); "" when the
+// entry has no implementer or part (x86).
+std::string ArmCoreLabel(absl::string_view implementer, absl::string_view part);
+
+// The documented rank of a known core (by the name ArmCoreName gives, or "IntelCore" /
+// "IntelAtom"), for ordering core classes when neither cpufreq nor cpu_capacity says
+// which is faster; 0 = unknown. Scale (higher = faster per core):
+//   40-49  prime / flagship cores: Cortex-X1..X925, Apple Firestorm/Avalanche, Oryon
+//   25-39  big out-of-order cores: Cortex-A57..A725, Neoverse N/V, Kryo Gold, Intel
+//          P-cores (IntelCore, 35), ThunderX2, A64FX, TaiShan, Ampere-1, 32-bit A12/A15/A17
+//   19-24  older cores found alone or as the bigger of two: Cortex-A8/A9, Krait, Scorpion
+//    5-18  little in-order / efficiency cores: Cortex-A5/A7/A32/A35/A53/A55/A510/A520,
+//          Neoverse-E1, Kryo Silver, Apple Icestorm/Blizzard, Intel E-cores (IntelAtom, 12)
+// Within a tier, a later generation ranks higher (A715 37 > A710 36). Table in cpuinfo.cc.
+int CoreRank(absl::string_view microarchitecture);
+
 // "x86_64", "i686", "aarch64", "armv7l", ... guessed from an entry (for recorded
 // trees, where uname is not the recorded machine's); "" if unknown.
 std::string GuessArch(const CpuInfoEntry& entry);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <initializer_list>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "engine/topology/sensor_range.h"
 
 extern char** environ;
 
@@ -199,19 +201,26 @@ void FillPowerAndThermal(const SysfsReader& reader, v1::HostInfo& host) {
     if (type ? *type != "Battery" : name != "battery") continue;
     v1::BatteryInfo& battery = *host.add_batteries();
     battery.set_name(name);
-    std::optional<int64_t> level = reader.ReadInt(absl::StrCat(dir, "/capacity"));
-    battery.set_level_percent(level && *level >= 0 && *level <= 100 ? static_cast<int32_t>(*level) : -1);
-    if (battery.level_percent() < 0) unreadable.push_back(absl::StrCat(dir, "/capacity"));
+    std::vector<std::string> notes;
+    const std::string level_path = absl::StrCat(dir, "/capacity");
+    std::optional<double> level =
+        ReadSensor(reader, level_path, kBatteryLevelRange, 1, level_path, &notes);
+    battery.set_level_percent(level ? static_cast<int32_t>(std::lround(*level)) : -1);
+    if (!level && notes.empty()) unreadable.push_back(level_path);  // missing or denied
     std::optional<std::string> status = reader.Read(absl::StrCat(dir, "/status"));
     battery.set_status(status && !status->empty() ? *status : kUnknown);
     if (!status) unreadable.push_back(absl::StrCat(dir, "/status"));
     battery.set_charging(battery.status() == "Charging");
-    if (std::optional<int64_t> tenths = reader.ReadInt(absl::StrCat(dir, "/temp"))) {
-      battery.set_temperature_c(static_cast<double>(*tenths) / 10.0);
+    const std::string temp_path = absl::StrCat(dir, "/temp");
+    const std::size_t noted = notes.size();
+    if (std::optional<double> celsius =
+            ReadSensor(reader, temp_path, kTemperatureRange, 0.1, temp_path, &notes)) {
+      battery.set_temperature_c(*celsius);
       battery.set_temperature_known(true);
-    } else {
-      unreadable.push_back(absl::StrCat(dir, "/temp"));
+    } else if (notes.size() == noted) {
+      unreadable.push_back(temp_path);  // missing or denied (implausible: noted)
     }
+    for (std::string& note : notes) host.add_notes(std::move(note));
   }
   for (int zone : reader.ListNumbered(kThermalDir, "thermal_zone")) {
     const std::string dir = absl::StrCat(kThermalDir, "/thermal_zone", zone);
@@ -220,12 +229,17 @@ void FillPowerAndThermal(const SysfsReader& reader, v1::HostInfo& host) {
     std::optional<std::string> type = reader.Read(absl::StrCat(dir, "/type"));
     info.set_type(type && !type->empty() ? *type : kUnknown);
     if (!type) unreadable.push_back(absl::StrCat(dir, "/type"));
-    if (std::optional<int64_t> milli_c = reader.ReadInt(absl::StrCat(dir, "/temp"))) {
-      info.set_temperature_c(static_cast<double>(*milli_c) / 1000.0);
+    const std::string temp_path = absl::StrCat(dir, "/temp");
+    std::vector<std::string> notes;
+    if (std::optional<double> celsius =
+            ReadSensor(reader, temp_path, kTemperatureRange, 1e-3,
+                       absl::StrCat("thermal_zone", zone, " (", info.type(), ")"), &notes)) {
+      info.set_temperature_c(*celsius);
       info.set_temperature_known(true);
-    } else {
-      unreadable.push_back(absl::StrCat(dir, "/temp"));
+    } else if (notes.empty()) {
+      unreadable.push_back(temp_path);
     }
+    for (std::string& note : notes) host.add_notes(std::move(note));
   }
   if (!unreadable.empty()) {
     host.add_notes(absl::StrCat("unknown (missing or denied): ", absl::StrJoin(unreadable, ", ")));

@@ -1,6 +1,7 @@
 #include "engine/topology/environment.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -11,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "engine/topology/cpu_facts.h"
+#include "engine/topology/sensor_range.h"
 #include "engine/topology/sysfs.h"
 
 namespace fleetmark::engine {
@@ -27,10 +29,15 @@ void ReadFrequencies(const SysfsReader& reader, const CpuSet& cpus, v1::EnvSnaps
   bool any = false;
   for (int cpu : cpus) {
     const std::string dir = absl::StrCat(kCpuDir, "/cpu", cpu, "/cpufreq");
-    std::optional<uint64_t> cur = reader.ReadUint(absl::StrCat(dir, "/scaling_cur_freq"));
-    if (!cur) cur = reader.ReadUint(absl::StrCat(dir, "/cpuinfo_cur_freq"));
+    std::vector<std::string> notes;
+    std::string path = absl::StrCat(dir, "/scaling_cur_freq");
+    if (!reader.Exists(path)) path = absl::StrCat(dir, "/cpuinfo_cur_freq");
+    std::optional<double> cur =
+        topology_internal::ReadSensor(reader, path, topology_internal::kFrequencyRange, 1,
+                                      path, &notes);
+    for (std::string& note : notes) snap.add_notes(std::move(note));
     if (cur) {
-      khz[static_cast<std::size_t>(cpu)] = *cur;
+      khz[static_cast<std::size_t>(cpu)] = static_cast<uint64_t>(*cur);
       any = true;
     }
   }
@@ -42,10 +49,16 @@ void ReadFrequencies(const SysfsReader& reader, const CpuSet& cpus, v1::EnvSnaps
 void ReadThermalZones(const SysfsReader& reader, v1::EnvSnapshot& snap) {
   for (int zone : reader.ListNumbered(kThermalDir, "thermal_zone")) {
     const std::string dir = absl::StrCat(kThermalDir, "/thermal_zone", zone);
-    std::optional<int64_t> milli_c = reader.ReadInt(absl::StrCat(dir, "/temp"));
-    if (!milli_c) continue;  // disabled zones fail to read
-    snap.add_temperatures_c(static_cast<double>(*milli_c) / 1000.0);
-    snap.add_thermal_zone_types(reader.Read(absl::StrCat(dir, "/type")).value_or(""));
+    const std::string type = reader.Read(absl::StrCat(dir, "/type")).value_or("");
+    std::vector<std::string> notes;
+    std::optional<double> celsius = topology_internal::ReadSensor(
+        reader, absl::StrCat(dir, "/temp"), topology_internal::kTemperatureRange, 1e-3,
+        absl::StrCat("thermal_zone", zone, " (", type, ")"), &notes);
+    for (std::string& note : notes) snap.add_notes(std::move(note));
+    if (!celsius) continue;  // disabled zones fail to read; implausible ones are noted
+    const int64_t milli_c = static_cast<int64_t>(std::llround(*celsius * 1000));
+    snap.add_temperatures_c(*celsius);
+    snap.add_thermal_zone_types(type);
     for (int trip = 0;; ++trip) {
       std::optional<std::string> type =
           reader.Read(absl::StrCat(dir, "/trip_point_", trip, "_type"));
@@ -53,7 +66,7 @@ void ReadThermalZones(const SysfsReader& reader, v1::EnvSnapshot& snap) {
       if (*type != "passive" && *type != "hot" && *type != "critical") continue;
       std::optional<int64_t> trip_milli_c =
           reader.ReadInt(absl::StrCat(dir, "/trip_point_", trip, "_temp"));
-      if (trip_milli_c && *trip_milli_c > 0 && *milli_c >= *trip_milli_c) {
+      if (trip_milli_c && *trip_milli_c > 0 && milli_c >= *trip_milli_c) {
         snap.set_trip_point_crossed(true);
       }
     }

@@ -26,7 +26,9 @@ inline constexpr double kThrottleFrequencyDropFraction = 0.15;
 // 0 for a CPU without it; empty when no CPU has it), every
 // sys/class/thermal/thermal_zone<N>/{temp,type} (milli-°C -> °C), whether a zone is at
 // or above one of its "passive", "hot" or "critical" trip points, proc/loadavg, and the
-// x86 thermal_throttle event counters. Never fails: unreadable parts stay empty/0.
+// x86 thermal_throttle event counters. Readings outside their plausible range
+// (sensor_range.h: -40..150 °C, 10 MHz..10 GHz) are left out, each with a line in
+// `notes`. Never fails: unreadable parts stay empty/0.
 // Thread-safe; takes well under a millisecond per CPU.
 v1::EnvSnapshot TakeEnvSnapshot(std::string_view fsroot = "");
 

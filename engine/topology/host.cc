@@ -1,6 +1,7 @@
 #include "engine/topology/host.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -8,10 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "engine/topology/core_classes.h"
 #include "engine/topology/cpu_facts.h"
+#include "engine/topology/cpu_limits.h"
 #include "engine/topology/device_info.h"
 #include "engine/topology/cpuinfo.h"
 #include "engine/topology/emulation.h"
 #include "engine/topology/host_identity.h"
+#include "engine/topology/sensor_range.h"
 #include "engine/topology/sysfs.h"
 #include "engine/topology/topology_view.h"
 
@@ -83,6 +86,33 @@ void FillFrequencyPolicy(const std::vector<CpuFacts>& facts, v1::HostInfo& host)
 
 }  // namespace
 
+v1::ResourceLimits DetectResourceLimits(std::string_view fsroot, uint32_t machine_cpus,
+                                        std::vector<std::string>* notes) {
+  const CpuLimits limits = ReadCpuLimits(fsroot);
+  if (machine_cpus == 0) {
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    machine_cpus = online > 0 ? static_cast<uint32_t>(online) : 1;
+  }
+  v1::ResourceLimits out;
+  out.set_machine_cpus(machine_cpus);
+  if (limits.allowed.empty()) {
+    out.set_allowed_cpus(machine_cpus);  // unknown: all of them
+  } else {
+    out.set_allowed_cpus(static_cast<uint32_t>(limits.allowed.size()));
+    for (int cpu : limits.allowed) out.add_allowed_cpu_ids(static_cast<uint32_t>(cpu));
+  }
+  out.set_cpu_quota(limits.quota_cpus);
+  out.set_cpu_quota_us(limits.quota_us);
+  out.set_cpu_period_us(limits.period_us);
+  out.set_cpu_quota_source(limits.quota_source);
+  out.set_memory_limit_bytes(limits.memory_limit_bytes);
+  out.set_memory_limit_source(limits.memory_source);
+  out.set_effective_cpus(
+      static_cast<uint32_t>(limits.EffectiveCpus(static_cast<int>(machine_cpus))));
+  if (notes != nullptr) notes->insert(notes->end(), limits.notes.begin(), limits.notes.end());
+  return out;
+}
+
 absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
   if (!options.fsroot.empty()) {
     struct stat st;
@@ -129,11 +159,37 @@ absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
     host.add_notes(absl::StrCat("cpus: ", cpus.size(), " of ", online.size(),
                                 " online CPUs usable by this process (cgroup/affinity)"));
   }
-  const std::vector<CpuFacts> facts = topology_internal::ReadCpuFacts(reader, cpuinfo, cpus);
+  std::vector<std::string> sensor_notes;
+  const std::vector<CpuFacts> facts =
+      topology_internal::ReadCpuFacts(reader, cpuinfo, cpus, &sensor_notes);
+  bool implausible_kind = false;
+  for (KindView& kind : view->kinds) {
+    // hwloc reads cpuinfo_max_freq itself: the same range applies.
+    if (kind.max_khz != 0 &&
+        !topology_internal::InSensorRange(static_cast<double>(kind.max_khz),
+                                          topology_internal::kFrequencyRange,
+                                          "hwloc cpu kind FrequencyMaxMHz", &sensor_notes)) {
+      kind.max_khz = 0;
+      implausible_kind = true;
+    }
+  }
+  // hwloc ranked its kinds by that frequency: their efficiency ranks mean nothing then.
+  if (implausible_kind) {
+    for (KindView& kind : view->kinds) kind.efficiency = -1;
+  }
+  for (std::string& note : sensor_notes) host.add_notes(std::move(note));
   std::map<int, CpuFacts> facts_by_cpu;
   for (const CpuFacts& f : facts) facts_by_cpu[f.cpu] = f;
 
-  host.set_logical_cpus(static_cast<uint32_t>(cpus.size()));
+  std::vector<std::string> limit_notes;
+  *host.mutable_limits() = DetectResourceLimits(
+      options.fsroot, static_cast<uint32_t>(online.empty() ? cpus.size() : online.size()),
+      &limit_notes);
+  for (std::string& note : limit_notes) host.add_notes(std::move(note));
+  // "Logical CPUs" = what this process may use (the view's CPUs when a cpuset cgroup
+  // already hid some from hwloc).
+  host.set_logical_cpus(std::min<uint32_t>(static_cast<uint32_t>(cpus.size()),
+                                           host.limits().effective_cpus()));
   host.set_physical_cores(static_cast<uint32_t>(view->cores.size()));
   host.set_packages(static_cast<uint32_t>(view->packages));
   host.set_numa_nodes(static_cast<uint32_t>(view->numa_nodes));
@@ -149,6 +205,19 @@ absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
       t.max_khz = std::max(t.max_khz, f.max_khz);
       t.capacity = std::max(t.capacity, f.capacity);
       if (t.microarchitecture.empty()) t.microarchitecture = f.microarchitecture;
+    }
+    for (const v1::CacheInfo& cache : view->caches) {
+      if (cache.cpus_size() == 0 ||
+          std::find(cache.cpus().begin(), cache.cpus().end(),
+                    static_cast<uint32_t>(core.cpus[0])) == cache.cpus().end()) {
+        continue;
+      }
+      if (cache.level() == 2 && cache.type() != "instruction") {
+        t.l2_share_bytes = cache.size_bytes() * core.cpus.size() /
+                           static_cast<uint64_t>(cache.cpus_size());
+      } else if (cache.level() == 1 && cache.type() == "data") {
+        t.l1d_bytes = cache.size_bytes();
+      }
     }
     if (const KindView* kind = KindOf(view->kinds, core.cpus[0])) {
       t.hwloc_efficiency = kind->efficiency;

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "fleetmark/v1/host.pb.h"
@@ -52,5 +54,12 @@ struct HostOptions {
 // per-topology fsroot API), so other threads must not call setenv/getenv("HWLOC_*")
 // concurrently. Takes ~10-100 ms on the live machine.
 absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options = {});
+
+// This process's CPU and memory limits now (engine/topology/cpu_limits.h) as recorded
+// in HostInfo.limits and CaseResult.limits: `machine_cpus` is the machine's online CPU
+// count (HostInfo.limits.machine_cpus; 0 = sysconf's). `fsroot` as in HostOptions.
+// Unreadable parts go to `notes` when it is not null. Never fails; thread-safe.
+v1::ResourceLimits DetectResourceLimits(std::string_view fsroot = "", uint32_t machine_cpus = 0,
+                                        std::vector<std::string>* notes = nullptr);
 
 }  // namespace fleetmark::engine

@@ -39,7 +39,7 @@ std::map<std::string, std::string> ParseKeyValues(absl::string_view text, char s
 std::string ArmCoreSummary(const CpuInfo& cpuinfo) {
   std::vector<std::pair<std::string, int>> counts;
   for (const auto& [id, entry] : cpuinfo.cpus) {
-    std::string name = ArmCoreName(entry.implementer, entry.part);
+    std::string name = ArmCoreLabel(entry.implementer, entry.part);
     if (name.empty()) return "";
     auto it = std::find_if(counts.begin(), counts.end(),
                            [&](const auto& c) { return c.first == name; });

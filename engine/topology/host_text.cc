@@ -50,6 +50,26 @@ std::string CacheName(const v1::CacheInfo& cache) {
 
 }  // namespace
 
+std::string FormatLimits(const v1::ResourceLimits& limits) {
+  std::string out = absl::StrCat("allowed ", limits.allowed_cpus(), " of ",
+                                 limits.machine_cpus(), " machine CPUs");
+  if (limits.allowed_cpu_ids_size() > 0 && limits.allowed_cpus() < limits.machine_cpus()) {
+    absl::StrAppend(&out, " (cpus ", CpuList(limits.allowed_cpu_ids()), ")");
+  }
+  if (limits.cpu_quota() > 0) {
+    absl::StrAppend(&out, absl::StrFormat(", CPU quota %.2f CPUs (%d/%d us, %s)",
+                                          limits.cpu_quota(), limits.cpu_quota_us(),
+                                          limits.cpu_period_us(), limits.cpu_quota_source()));
+  } else {
+    absl::StrAppend(&out, ", no CPU quota");
+  }
+  absl::StrAppend(&out, limits.memory_limit_bytes() > 0
+                            ? absl::StrCat(", memory limit ", Bytes(limits.memory_limit_bytes()))
+                            : ", no memory limit");
+  absl::StrAppend(&out, " -> ", limits.effective_cpus(), " logical");
+  return out;
+}
+
 std::string FormatHostText(const v1::HostInfo& host) {
   std::string out;
   auto row = [&out](const char* label, const std::string& value) {
@@ -65,6 +85,7 @@ std::string FormatHostText(const v1::HostInfo& host) {
                               host.logical_cpus(), host.physical_cores(), host.packages(),
                               host.packages() == 1 ? "" : "s", host.numa_nodes(),
                               host.numa_nodes() == 1 ? "" : "s"));
+  if (host.has_limits()) row("limits", FormatLimits(host.limits()));
   row("smt", host.smt() ? absl::StrCat("yes (cpu 0 siblings: ",
                                        CpuList(host.smt_siblings_of_cpu0()), ")")
                         : "no");

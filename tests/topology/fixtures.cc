@@ -69,6 +69,28 @@ std::string ScratchRoot(const std::string& name) {
   return root.string();
 }
 
+std::string CopyFixture(const std::string& name, const std::string& copy) {
+  const std::string from = FixtureRoot(name);
+  if (from.empty()) return "";
+  const std::string to = ScratchRoot(copy);
+  std::error_code error;
+  std::filesystem::copy(from, to,
+                        std::filesystem::copy_options::recursive |
+                            std::filesystem::copy_options::copy_symlinks,
+                        error);
+  if (error) {
+    ADD_FAILURE() << "cannot copy " << from << " to " << to << ": " << error.message();
+    return "";
+  }
+  return to;
+}
+
+void RemoveTreePath(const std::string& root, const std::string& path) {
+  std::error_code error;
+  std::filesystem::remove_all(std::filesystem::path(root + path), error);
+  EXPECT_FALSE(error) << root << path << ": " << error.message();
+}
+
 void WriteTreeFile(const std::string& root, const std::string& path, const std::string& text) {
   const std::filesystem::path file = std::filesystem::path(root + path);
   std::error_code error;

@@ -15,6 +15,14 @@ std::string FixtureRoot(const std::string& name);
 // for trees a test writes itself; `name` must be unique within the test program.
 std::string ScratchRoot(const std::string& name);
 
+// A writable copy of the recorded tree `name` in ScratchRoot(`copy`), for tests that
+// strip or change files of a recording. Fails the current test (and returns "") if the
+// copy fails.
+std::string CopyFixture(const std::string& name, const std::string& copy);
+
+// Removes root + `path` (a file or a whole directory); absent is fine.
+void RemoveTreePath(const std::string& root, const std::string& path);
+
 // Writes `text` to root + `path` ("/proc/cpuinfo"), creating parent directories.
 // Fails the current test if it cannot.
 void WriteTreeFile(const std::string& root, const std::string& path, const std::string& text);

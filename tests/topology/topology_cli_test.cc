@@ -1,10 +1,18 @@
 // `fleetmark topology` as users run it: the real binary on the recorded trees and on
 // this machine, its JSON read back as the HostInfo agents send.
+#include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "fleetmark/v1/host.pb.h"
+#include "fleetmark/v1/result.pb.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
@@ -21,8 +29,10 @@ struct Output {
   std::string text;
 };
 
-Output RunFleetmark(const std::string& args) {
-  const std::string command = std::string(FLEETMARK_CLI_BINARY) + " " + args + " 2>&1";
+// Runs `[launcher] fleetmark <args>` (launcher: e.g. "taskset -c 0", shell words).
+Output RunFleetmark(const std::string& args, const std::string& launcher = "") {
+  const std::string command =
+      launcher + (launcher.empty() ? "" : " ") + std::string(FLEETMARK_CLI_BINARY) + " " + args + " 2>&1";
   Output out;
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), &pclose);
   if (!pipe) return out;
@@ -81,6 +91,150 @@ TEST(TopologyCliTest, LiveMachineAndBadInput) {
   Output missing = RunFleetmark("topology --fsroot /nonexistent/fleetmark-root");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.text, HasSubstr("/nonexistent/fleetmark-root"));
+}
+
+// A plan whose pools take their default size ("logical CPUs").
+constexpr char kDefaultPoolsPlan[] = R"pb(name: "limits"
+matrix {
+  strategies { name: "fixed_pool" }
+  strategies { name: "work_stealing" }
+  workloads: ["arithmetic"]
+  batch { tasks: 20 }
+}
+measurement { warmup_seconds: 0.01 max_repetitions: 5 rounds: 1 }
+)pb";
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class LimitsCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::ScratchRoot(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    plan_ = dir_ + "/limits.txtpb";
+    std::ofstream(plan_) << kDefaultPoolsPlan;
+  }
+
+  // `fleetmark run` under `launcher` as JSON, CSV and gbench-json: every one must say
+  // `logical` CPUs, `allowed` of the machine's; the pools defaulted to `logical`.
+  void ExpectRunUnder(const std::string& launcher, uint32_t logical, uint32_t allowed,
+                      double quota) {
+    const std::string json = dir_ + "/run.json";
+    Output run = RunFleetmark("run " + plan_ + " --format json --out " + json, launcher);
+    ASSERT_EQ(run.exit_code, 0) << run.text;
+    v1::RunReport report;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(Slurp(json), &report).ok());
+    const long machine = sysconf(_SC_NPROCESSORS_ONLN);
+    EXPECT_EQ(report.host().logical_cpus(), logical);
+    EXPECT_EQ(report.host().limits().allowed_cpus(), allowed);
+    EXPECT_EQ(report.host().limits().machine_cpus(), static_cast<uint32_t>(machine));
+    EXPECT_DOUBLE_EQ(report.host().limits().cpu_quota(), quota);
+    ASSERT_EQ(report.results_size(), 2);
+    for (const v1::CaseResult& r : report.results()) {
+      EXPECT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
+      EXPECT_EQ(r.threads_used(), logical) << r.spec().case_id();
+      EXPECT_EQ(r.limits().effective_cpus(), logical);
+      EXPECT_EQ(r.limits().allowed_cpus(), allowed);
+      EXPECT_DOUBLE_EQ(r.limits().cpu_quota(), quota);
+    }
+    Output table = RunFleetmark("run " + plan_, launcher);
+    ASSERT_EQ(table.exit_code, 0) << table.text;
+    EXPECT_THAT(table.text, HasSubstr(std::to_string(logical) + " CPUs (allowed " +
+                                      std::to_string(allowed) + " of " +
+                                      std::to_string(machine) + " machine CPUs"));
+    Output csv = RunFleetmark("run " + plan_ + " --format csv", launcher);
+    ASSERT_EQ(csv.exit_code, 0) << csv.text;
+    EXPECT_THAT(csv.text, HasSubstr("logical_cpus,allowed_cpus,machine_cpus,cpu_quota"));
+    const std::string gbench = dir_ + "/gbench.json";
+    Output g = RunFleetmark("run " + plan_ + " --format gbench-json --out " + gbench, launcher);
+    ASSERT_EQ(g.exit_code, 0) << g.text;
+    const std::string doc = Slurp(gbench);
+    EXPECT_THAT(doc, HasSubstr("\"num_cpus\": " + std::to_string(logical) + ","));
+    EXPECT_THAT(doc, HasSubstr("\"fleetmark_allowed_cpus\": " + std::to_string(allowed) + ","));
+    EXPECT_THAT(doc, HasSubstr("\"fleetmark_machine_cpus\": " + std::to_string(machine)));
+  }
+
+  std::string dir_;
+  std::string plan_;
+};
+
+// Under `taskset -c N` (issue 13: topology, JSON, header and num_cpus said 2).
+TEST_F(LimitsCliTest, TasksetOneCpu) {
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &set)) ++cpu;
+  const std::string launcher = "taskset -c " + std::to_string(cpu);
+  Output topology = RunFleetmark("topology --format json", launcher);
+  ASSERT_EQ(topology.exit_code, 0) << topology.text;
+  v1::HostInfo host = ParseHost(topology.text);
+  EXPECT_EQ(host.logical_cpus(), 1u);
+  EXPECT_EQ(host.limits().allowed_cpus(), 1u);
+  EXPECT_THAT(host.limits().allowed_cpu_ids(), ElementsAre(static_cast<uint32_t>(cpu)));
+  EXPECT_EQ(host.limits().machine_cpus(), static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_ONLN)));
+  ExpectRunUnder(launcher, 1, 1, 0);
+}
+
+// In a child cgroup with cpu.max "50000 100000" (v2) or cfs_quota_us 50000 /
+// cfs_period_us 100000 (v1): half a CPU, so every default pool has 1 thread. Needs a
+// writable cgroup CPU controller (root); skipped, saying why, without one.
+TEST_F(LimitsCliTest, CgroupHalfCpuQuota) {
+  const std::string name = "fleetmark-limits-test-" + std::to_string(getpid());
+  std::string dir;
+  std::string why;
+  auto writes = [](const std::string& path, const std::string& value) {
+    std::ofstream out(path);
+    out << value << std::flush;
+    return static_cast<bool>(out);
+  };
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists("/sys/fs/cgroup/cgroup.controllers")) {
+    const std::string controllers = Slurp("/sys/fs/cgroup/cgroup.controllers");
+    if (controllers.find("cpu") == std::string::npos) {
+      why = "cgroup v2 without the cpu controller";
+    } else {
+      writes("/sys/fs/cgroup/cgroup.subtree_control", "+cpu");
+      dir = "/sys/fs/cgroup/" + name;
+      if (!fs::create_directory(dir, ec) || !writes(dir + "/cpu.max", "50000 100000")) {
+        why = "cannot create " + dir + " with cpu.max: " + ec.message();
+      }
+    }
+  } else {
+    for (const char* mount : {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"}) {
+      if (!fs::exists(std::string(mount) + "/cpu.cfs_quota_us")) continue;
+      dir = std::string(mount) + "/" + name;
+      if (!fs::create_directory(dir, ec) || !writes(dir + "/cpu.cfs_period_us", "100000") ||
+          !writes(dir + "/cpu.cfs_quota_us", "50000")) {
+        why = "cannot create " + dir + " with cfs_quota_us: " + ec.message();
+      }
+      break;
+    }
+    if (dir.empty()) why = "no cgroup v2 and no cgroup v1 cpu controller mounted";
+  }
+  if (!why.empty()) {
+    if (!dir.empty()) fs::remove(dir, ec);
+    std::printf("[  SKIPPED ] cgroup half: %s\n", why.c_str());
+    GTEST_SKIP() << why;
+  }
+  // Each fleetmark process moves itself into the cgroup, then execs.
+  const std::string launcher = "sh -c 'echo $$ > " + dir + "/cgroup.procs && exec \"$0\" \"$@\"'";
+  Output topology = RunFleetmark("topology --format json", launcher);
+  EXPECT_EQ(topology.exit_code, 0) << topology.text;
+  v1::HostInfo host = ParseHost(topology.text);
+  EXPECT_EQ(host.logical_cpus(), 1u);
+  EXPECT_DOUBLE_EQ(host.limits().cpu_quota(), 0.5);
+  EXPECT_EQ(host.limits().cpu_quota_us(), 50000);
+  EXPECT_EQ(host.limits().cpu_period_us(), 100000);
+  EXPECT_THAT(host.limits().cpu_quota_source(), HasSubstr(name));
+  const uint32_t allowed = host.limits().allowed_cpus();
+  ExpectRunUnder(launcher, 1, allowed, 0.5);
+  // Every process has exited: the cgroup is empty and can go.
+  EXPECT_TRUE(fs::remove(dir, ec)) << dir << ": " << ec.message();
 }
 
 }  // namespace

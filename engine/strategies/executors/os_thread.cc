@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/strategies/executors/run_guarded.h"
+#include "engine/topology/cpu_limits.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -40,16 +41,7 @@ absl::Status ValidateStackKib(int stack_kib, std::string_view field) {
                                                  kMaxStackKib, " KiB, got ", stack_kib));
 }
 
-int LogicalCpuCount() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    const int n = CPU_COUNT(&set);
-    if (n > 0) return n;
-  }
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw > 0 ? static_cast<int>(hw) : 1;
-}
+int LogicalCpuCount() { return EffectiveCpuCount(); }
 
 OsThread::OsThread(OsThread&& other) noexcept
     : handle_(other.handle_), started_(std::exchange(other.started_, false)) {}

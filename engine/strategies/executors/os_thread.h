@@ -28,8 +28,8 @@ inline constexpr int kMaxStackKib = 1 << 20;  // 1 GiB
 // InvalidArgument naming `field` (e.g. "stack_kib"), the value and the range.
 absl::Status ValidateStackKib(int stack_kib, std::string_view field = "stack_kib");
 
-// Logical CPUs this process may run on (sched_getaffinity; falls back to
-// std::thread::hardware_concurrency, then 1). Always >= 1. Thread-safe.
+// Logical CPUs this process may use: min(CPUs it may run on (sched_getaffinity), the
+// cgroup CPU quota rounded up) -- engine/topology/cpu_limits.h. Always >= 1. Thread-safe.
 int LogicalCpuCount();
 
 // A started, joinable OS thread. Move-only. Destroying a still-joinable OsThread joins

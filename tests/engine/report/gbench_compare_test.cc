@@ -123,6 +123,58 @@ TEST(GbenchCompareTest, ErrorEntriesDoNotBreakComparePy) {
   rmdir(dir.c_str());
 }
 
+// Issue 13: every repetition carried the case's mean CPU time, so compare.py's CPU
+// U test compared 12 copies of one number with 12 copies of another: p = 0.0000 for
+// every case. Without per-repetition CPU times the export gives none, and compare.py
+// claims no significance for CPU (nor tests anything on copies).
+TEST(GbenchCompareTest, NoPerRepetitionCpuMeansNoCpuUTest) {
+  ASSERT_EQ(access(kComparePy, R_OK), 0) << kComparePy << " is missing";
+  const std::string dir = TempDir();
+  ASSERT_FALSE(dir.empty());
+  const std::string a = dir + "/A.json", b = dir + "/B.json", dump = dir + "/diff.json";
+  fleetmark::v1::RunReport ra = Scaled(1), rb = Scaled(1);
+  for (auto* report : {&ra, &rb}) {
+    for (auto& r : *report->mutable_results()) r.clear_cpu_samples_ns();
+  }
+  // Same wall times; B's mean CPU 10% higher.
+  for (auto& r : *rb.mutable_results()) {
+    r.mutable_counters()->set_cpu_user_seconds(r.counters().cpu_user_seconds() * 1.1);
+  }
+  WriteFile(a, FormatGbenchJson(ra));
+  WriteFile(b, FormatGbenchJson(rb));
+  const CommandResult r = RunCommand(
+      absl::StrCat(kPython, " ", kComparePy, " --no-color -d ", dump, " benchmarks ", a, " ", b));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(dump);
+  const nlohmann::json diff = nlohmann::json::parse(in);
+  for (const auto& entry : diff) {
+    if (!entry.contains("utest") || entry.at("utest").empty()) continue;
+    const auto& utest = entry.at("utest");
+    if (utest.contains("cpu_pvalue") && !utest.at("cpu_pvalue").is_null()) {
+      EXPECT_GE(utest.at("cpu_pvalue").get<double>(), 0.05) << entry.dump() << "\n" << r.output;
+    }
+  }
+  EXPECT_EQ(r.output.find("0.0000      U Test"), std::string::npos) << r.output;
+
+  // With per-repetition CPU times the U test runs on them: the same data, no change.
+  WriteFile(a, FormatGbenchJson(Scaled(1)));
+  WriteFile(b, FormatGbenchJson(Scaled(1)));
+  const CommandResult same = RunCommand(
+      absl::StrCat(kPython, " ", kComparePy, " --no-color -d ", dump, " benchmarks ", a, " ", b));
+  ASSERT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find("U Test"), std::string::npos) << same.output;
+  std::ifstream in2(dump);
+  bool tested = false;
+  for (const auto& entry : nlohmann::json::parse(in2)) {
+    if (!entry.contains("utest") || entry.at("utest").empty()) continue;
+    tested = true;
+    EXPECT_GE(entry.at("utest").at("cpu_pvalue").get<double>(), 0.05) << entry.dump();
+  }
+  EXPECT_TRUE(tested) << same.output;
+  for (const std::string& f : {a, b, dump}) std::remove(f.c_str());
+  rmdir(dir.c_str());
+}
+
 TEST(GbenchCompareTest, IdenticalExportsShowNoChange) {
   ASSERT_EQ(access(kComparePy, R_OK), 0) << kComparePy << " is missing";
   const std::string dir = TempDir();

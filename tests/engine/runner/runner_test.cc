@@ -221,6 +221,14 @@ TEST(RunnerTest, CountsAllocationsAndCpu) {
   EXPECT_GE(r.peak_in_flight(), 1u);
   EXPECT_LE(r.peak_in_flight(), 2u);
   EXPECT_FALSE(r.cpus_used().empty());
+  // CPU time per repetition (issue 13: gbench-json had one averaged value for all).
+  ASSERT_EQ(r.cpu_samples_ns_size(), r.samples_ns_size());
+  int64_t cpu_total = 0;
+  for (int64_t cpu : r.cpu_samples_ns()) {
+    EXPECT_GE(cpu, 0);
+    cpu_total += cpu;
+  }
+  EXPECT_GT(cpu_total, 0);
 }
 
 // CPU and allocations per repetition are the workload's: the samples vector and the
@@ -531,6 +539,44 @@ TEST(RunnerTest, DelegatesOtherScenariosOnce) {
   EXPECT_EQ(r.fanout().successes(), 4u);
   EXPECT_GT(r.env_before().unix_time_ns(), 0);
   EXPECT_EQ(o.progress.size(), 1u);  // one run, not one per round
+}
+
+// Issue 13: a fan-out case whose every call timed out was stored as `ok` with a 0 median.
+TEST(RunnerTest, FanoutWhereEveryCallTimedOutIsNotOk) {
+  Outcome o = RunCases(PlanFrom(R"pb(
+    matrix { strategies { name: "fixed_pool" threads: 2 }
+             fanout { requests: 2 calls_per_request: 2 delay_ms: 300 timeout_ms: 5 } })pb"));
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 1u);
+  const v1::CaseResult& r = o.results[0];
+  EXPECT_EQ(r.status(), v1::CASE_STATUS_TIMEOUT) << r.message();
+  EXPECT_THAT(r.message(), HasSubstr("no measurement: 0 requests succeeded"));
+  ASSERT_TRUE(r.has_fanout());
+  EXPECT_EQ(r.fanout().successes(), 0u);
+  EXPECT_EQ(r.fanout().timeouts(), 2u);
+  EXPECT_EQ(r.fanout().latency_p50_ms(), 0);
+  EXPECT_EQ(r.fanout().total_ms(), 0);
+  EXPECT_FALSE(r.has_stats());
+  EXPECT_EQ(o.summary->ok, 0);
+  EXPECT_EQ(o.summary->failed, 1);
+}
+
+// Issue 13: a load case with zero completed responses was `ok` at 0 req/s.
+TEST(RunnerTest, LoadWithZeroCompletionsIsNotOk) {
+  Outcome o = RunCases(PlanFrom(R"pb(
+    matrix { strategies { name: "fixed_pool" threads: 2 }
+             load { users: 1 ramp_seconds: 1 hold_seconds: 1 think_ms: 10 objects: 1
+                    db_wait_us: 100000 request_timeout_ms: 20 } })pb"));
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 1u);
+  const v1::CaseResult& r = o.results[0];
+  EXPECT_EQ(r.status(), v1::CASE_STATUS_TIMEOUT) << r.message();
+  EXPECT_THAT(r.message(), HasSubstr("no measurement: 0 responses completed"));
+  ASSERT_TRUE(r.has_load());
+  EXPECT_GT(r.load().errors_timeout(), 0u);
+  EXPECT_EQ(r.load().throughput_rps(), 0);
+  EXPECT_EQ(r.load().latency_p50_ms(), 0);
+  EXPECT_EQ(o.summary->ok, 0);
 }
 
 TEST(RunnerTest, PinsToThePlacementsCpus) {
