@@ -1,12 +1,15 @@
-// The names a plan may use: strategies, workloads, scenarios, io modes.
+// The names a plan may use: workloads, scenarios, io modes, and (from
+// engine/strategies/registry.h, with their traits) strategies.
 //
-// This table is the single source of names: the engine's factories implement exactly
-// these, and the coordinator validates plans against it without linking the engine's
+// These tables are the single source of names: the engine's factories implement exactly
+// these, and the coordinator validates plans against them without linking the engine's
 // strategies (DESIGN.md, "Components").
 #pragma once
 
 #include <array>
 #include <string_view>
+
+#include "engine/strategies/registry.h"
 
 namespace fleetmark::engine {
 
@@ -14,26 +17,6 @@ struct NameInfo {
   std::string_view name;
   std::string_view description;  // one line, for `fleetmark list`
 };
-
-struct StrategyNameInfo {
-  std::string_view name;
-  std::string_view description;
-  bool suspending;  // has a suspending (non-blocking) wait
-};
-
-inline constexpr std::array<StrategyNameInfo, 11> kStrategies = {{
-    {"direct", "call each task inline on the caller's thread", false},
-    {"single_thread", "one worker thread with a FIFO queue", false},
-    {"fixed_pool", "N threads sharing one FIFO queue (N = logical CPUs by default)", false},
-    {"work_stealing", "N workers with per-worker deques and stealing (oneTBB task_arena)", false},
-    {"limited", "a shared pool capped to N tasks in flight at once", false},
-    {"elastic_pool", "cached pool: reuses idle threads, grows up to a cap (default 64)", false},
-    {"thread_per_task", "a new OS thread for every task", false},
-    {"async", "std::async(std::launch::async) per task", false},
-    {"coroutine", "C++20 coroutines on Asio io_contexts run by N threads", true},
-    {"fiber", "Boost.Fiber on N threads with the work-stealing scheduler", true},
-    {"event_loop", "Asio io_contexts run by N threads, plain callbacks", true},
-}};
 
 inline constexpr std::array<NameInfo, 5> kWorkloads = {{
     {"arithmetic", "(float)i raised to the power (float)i, converted to int"},

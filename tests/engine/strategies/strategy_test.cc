@@ -36,16 +36,7 @@ class StrategyContractTest : public ::testing::TestWithParam<std::string_view> {
   // more than one thread run `body` in a child process (exit code 0 = no failure).
   template <typename Body>
   void Isolated(Body body) {
-    if (GetParam() != "fiber") {
-      body();
-      return;
-    }
-    EXPECT_EXIT(
-        {
-          body();
-          std::_Exit(::testing::Test::HasFailure() ? 1 : 0);
-        },
-        ::testing::ExitedWithCode(0), "");
+    ::fleetmark::engine::testing::RunIsolatedIf(GetParam() == "fiber", body);
   }
 };
 
