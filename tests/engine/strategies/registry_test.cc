@@ -70,7 +70,9 @@ TEST_P(RegistryTraitsTest, FactoryBuildsTheNamedStrategyWithItsSuspendingTrait) 
   EXPECT_EQ((traits.needs & kNeedsIoContext) != 0, IsAsio(traits.carrier));
   EXPECT_EQ((traits.needs & kNeedsFiberScheduler) != 0, traits.carrier == Carrier::kFiber);
   // Only strategies that ignore threads may pin a fixed number of them.
-  if (!traits.ignores_threads) EXPECT_EQ(traits.fixed_threads, 0);
+  if (!traits.ignores_threads) {
+    EXPECT_EQ(traits.fixed_threads, 0);
+  }
 }
 
 TEST_P(RegistryTraitsTest, ThreadsTraitMatchesWhatTheStrategyDoes) {
@@ -82,7 +84,9 @@ TEST_P(RegistryTraitsTest, ThreadsTraitMatchesWhatTheStrategyDoes) {
     if (traits.ignores_threads) {
       // Really ignored: the same threads either way, and the fixed count if it has one.
       EXPECT_EQ(with_three.threads_used, RunBatchWith(traits, 0).threads_used) << traits.name;
-      if (traits.fixed_threads > 0) EXPECT_EQ(with_three.threads_used, traits.fixed_threads);
+      if (traits.fixed_threads > 0) {
+        EXPECT_EQ(with_three.threads_used, traits.fixed_threads);
+      }
     } else {
       // Used: never more than 3 tasks at once with blocking waits (3 carriers, 3
       // workers, a cap of 3 in flight or 3 threads at most).
