@@ -22,7 +22,8 @@
 #include "engine/common/status_macros.h"
 #include "engine/common/tls_probe.h"
 #include "engine/measure/process_stats.h"
-#include "engine/plan/registry.h"
+#include "engine/common/registry.h"
+#include "engine/strategies/registry.h"
 #include "fleetmark/v1/agent.grpc.pb.h"
 
 namespace fleetmark::agent {

@@ -6,7 +6,8 @@
 
 #include "absl/strings/str_format.h"
 #include "coordinator/cli/local_commands.h"
-#include "engine/plan/registry.h"
+#include "engine/common/registry.h"
+#include "engine/strategies/registry.h"
 
 namespace fleetmark::cli {
 namespace {

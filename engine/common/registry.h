@@ -1,5 +1,5 @@
-// The names a plan may use: workloads, scenarios, io modes, and (from
-// engine/strategies/registry.h, with their traits) strategies.
+// The names a plan may use: workloads, scenarios, io modes. Strategies, with their
+// traits, are engine/strategies/registry.h's.
 //
 // These tables are the single source of names: the engine's factories implement exactly
 // these, and the coordinator validates plans against them without linking the engine's
@@ -8,8 +8,6 @@
 
 #include <array>
 #include <string_view>
-
-#include "engine/strategies/registry.h"
 
 namespace fleetmark::engine {
 

@@ -1,7 +1,7 @@
 // Plans: loading, validating and expanding a fleetmark plan (proto/fleetmark/v1/plan.proto).
 //
 // A plan is parsed by protobuf itself (text format or JSON), validated against the
-// registry (engine/plan/registry.h) and the documented caps, then expanded into the
+// registry (engine/common/registry.h) and the documented caps, then expanded into the
 // list of cases the runner measures. Depends only on the generated protos and Abseil,
 // so the coordinator can validate plans without linking the engine's strategies.
 //
@@ -94,7 +94,7 @@ absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format,
 // FIFO without a writer cannot block), is larger than kMaxPlanBytes, or is malformed.
 absl::StatusOr<ParsedPlan> LoadPlanFile(const std::string& path);
 
-// Checks names against engine/plan/registry.h and every number against its documented
+// Checks names against engine/common/registry.h and every number against its documented
 // range. Returns OK or InvalidArgument whose message names the field path, the allowed
 // range and the value, e.g.
 //   "s1.txtpb:7:38: plan.matrix[0].strategies[2].threads: 0 <= threads <= 10000, got 20000"

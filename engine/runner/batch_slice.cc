@@ -11,7 +11,7 @@
 #include "engine/measure/counter_collector.h"
 #include "engine/measure/stop_rule.h"
 #include "engine/plan/plan.h"
-#include "engine/runner/child.h"
+#include "engine/child/child.h"
 #include "engine/runner/runner.h"
 #include "engine/runner/this_host.h"
 #include "engine/strategies/registry.h"

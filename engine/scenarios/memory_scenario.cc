@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/common/status_macros.h"
-#include "engine/runner/child.h"
+#include "engine/child/child.h"
 #include "engine/scenarios/case_status.h"
 #include "engine/scenarios/least_squares.h"
 #include "engine/scenarios/params.h"

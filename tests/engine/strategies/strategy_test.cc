@@ -7,7 +7,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/plan/registry.h"
+#include "engine/common/registry.h"
+#include "engine/strategies/registry.h"
 #include "engine/strategies/executors/os_thread.h"
 #include "gtest/gtest.h"
 #include "tests/engine/strategies/test_support.h"
