@@ -19,10 +19,12 @@
 #include "agent/uuid.h"
 #include "engine/common/message_limits.h"
 #include "engine/common/message_text.h"
+#include "engine/common/name_rule.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/tls_probe.h"
 #include "engine/measure/process_stats.h"
-#include "engine/plan/registry.h"
+#include "engine/common/registry.h"
+#include "engine/strategies/registry.h"
 #include "fleetmark/v1/agent.grpc.pb.h"
 
 namespace fleetmark::agent {
@@ -30,11 +32,6 @@ namespace {
 
 using fleetmark::v1::AgentMessage;
 using fleetmark::v1::CoordinatorMessage;
-
-bool IsNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '.' || c == '_' || c == '-';
-}
 
 // gRPC codes with which a coordinator can refuse a hello outright; retrying them
 // unchanged cannot succeed.
@@ -214,8 +211,7 @@ void Agent::Session::WriterLoop() {
 
 absl::Status ValidateAgentOptions(const AgentOptions& options) {
   FLEETMARK_RETURN_IF_ERROR(CoordinatorTarget(options.coordinator).status());
-  if (options.name.empty() || options.name.size() > 64 ||
-      !std::all_of(options.name.begin(), options.name.end(), IsNameChar)) {
+  if (!IsName(options.name)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "name: 1 to 64 characters of [A-Za-z0-9._-], got \"", options.name, "\""));
   }

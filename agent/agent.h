@@ -99,7 +99,7 @@ struct AgentIdentity {
 };
 
 // The identity of this build: engine version and the registry's names
-// (engine/plan/registry.h), with `host` as given.
+// (engine/common/registry.h), with `host` as given.
 AgentIdentity BuildIdentity(fleetmark::v1::HostInfo host);
 
 // Counters for logs and tests. All monotonic since Create.

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "engine/common/message_text.h"
+#include "engine/common/name_rule.h"
 
 namespace fleetmark::agent {
 namespace {
@@ -18,12 +19,11 @@ constexpr size_t kMaxLabels = kMaxAgentLabels;
 constexpr size_t kMaxKeyLength = kMaxAgentLabelKeyBytes;
 constexpr size_t kMaxValueLength = kMaxAgentLabelValueBytes;
 
-bool IsKeyChar(char c) {
+// A value: the name characters (kNameCharacters) and : / +.
+bool IsValueChar(char c) {
   return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
-         c == '-';
+         c == '-' || c == ':' || c == '/' || c == '+';
 }
-
-bool IsValueChar(char c) { return IsKeyChar(c) || c == ':' || c == '/' || c == '+'; }
 
 template <typename Pred>
 bool AllOf(absl::string_view text, Pred pred) {
@@ -52,10 +52,10 @@ absl::StatusOr<std::map<std::string, std::string>> ParseLabels(absl::string_view
     }
     absl::string_view key = absl::StripAsciiWhitespace(item.substr(0, eq));
     absl::string_view value = absl::StripAsciiWhitespace(item.substr(eq + 1));
-    if (key.empty() || key.size() > kMaxKeyLength || !AllOf(key, IsKeyChar)) {
+    if (!IsName(std::string_view(key.data(), key.size()), kMaxKeyLength)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "labels[", i, "].key: 1 to ", kMaxKeyLength,
-          " characters of [A-Za-z0-9._-], got \"", key, "\""));
+          "labels[", i, "].key: 1 to ", kMaxKeyLength, " characters of ",
+          std::string(kNameCharacters), ", got \"", key, "\""));
     }
     if (value.size() > kMaxValueLength || !AllOf(value, IsValueChar)) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -28,7 +28,7 @@
 #include "agent/labels.h"
 #include "agent/log.h"
 #include "engine/common/command_line.h"
-#include "engine/runner/child.h"
+#include "engine/child/child.h"
 #include "engine/strategies/work_stealing_implementation.h"
 #include "engine/topology/host.h"
 

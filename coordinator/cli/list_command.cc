@@ -6,7 +6,8 @@
 
 #include "absl/strings/str_format.h"
 #include "coordinator/cli/local_commands.h"
-#include "engine/plan/registry.h"
+#include "engine/common/registry.h"
+#include "engine/strategies/registry.h"
 
 namespace fleetmark::cli {
 namespace {
@@ -27,7 +28,7 @@ int ListCommand(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   std::cout << "strategies:\n";
-  for (const engine::StrategyNameInfo& s : engine::kStrategies) {
+  for (const engine::StrategyTraits& s : engine::kStrategies) {
     std::cout << absl::StrFormat("  %-16s %s%s\n", std::string(s.name), std::string(s.description),
                                  s.suspending ? " [suspending waits]" : "");
   }
@@ -36,8 +37,10 @@ int ListCommand(const std::vector<std::string>& args) {
   PrintSection("scenarios", engine::kScenarios);
   std::cout << "io modes:\n"
                "  blocking         waits park the carrier OS thread\n"
-               "  suspending       waits use the strategy's own timer (coroutine, fiber, "
-               "event_loop only)\n\n"
+            << "  suspending       waits use the strategy's own timer ("
+            << engine::StrategyNames([](const engine::StrategyTraits& s) { return s.suspending; },
+                                     ", ")
+            << " only)\n\n"
                "placements:\n"
                "  any              no pinning\n"
                "  class:<name>     the CPUs of one core class (performance, mid, efficiency)\n"

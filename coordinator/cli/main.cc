@@ -5,7 +5,7 @@
 #include "coordinator/cli/local_commands.h"
 #include "coordinator/cli/remote_commands.h"
 #include "coordinator/cli/topology_command.h"
-#include "engine/runner/child.h"
+#include "engine/child/child.h"
 
 int main(int argc, char** argv) {
   // Debian's Abseil is built without NDEBUG, so every absl::Mutex (gRPC locks with

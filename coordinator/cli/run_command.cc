@@ -31,7 +31,7 @@
 #include "coordinator/cli/run_flags.h"
 #include "engine/plan/plan.h"
 #include "engine/report/report.h"
-#include "engine/runner/case_filter.h"
+#include "engine/plan/case_filter.h"
 #include "engine/runner/runner.h"
 #include "engine/strategies/work_stealing_implementation.h"
 #include "engine/topology/host.h"

@@ -18,7 +18,7 @@ namespace fleetmark::cli {
 struct RunCommandOptions {
   report::ReportFormat format = report::ReportFormat::kTable;
   std::string out;     // "" = stdout
-  std::string filter;  // RE2 regex on case ids (engine/runner/case_filter.h); "" = all
+  std::string filter;  // RE2 regex on case ids (engine/plan/case_filter.h); "" = all
   bool quick = false;
 };
 

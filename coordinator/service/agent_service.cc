@@ -3,19 +3,16 @@
 #include <iostream>
 #include <map>
 #include <optional>
-#include <regex>
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/service/secrets.h"
 #include "engine/common/message_text.h"
+#include "engine/common/name_rule.h"
 
 namespace fleetmark::service {
 namespace {
 
-bool ValidAgentName(const std::string& name) {
-  static const std::regex kName("[A-Za-z0-9._-]{1,64}");
-  return std::regex_match(name, kName);
-}
+bool ValidAgentName(const std::string& name) { return IsName(name); }
 
 const char* MessageKind(const v1::AgentMessage& m) {
   switch (m.msg_case()) {

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
 #include "engine/plan/plan.h"
-#include "engine/runner/case_filter.h"
+#include "engine/plan/case_filter.h"
 
 namespace fleetmark::service {
 

@@ -1,6 +1,6 @@
 // The cases a fleet run measures: the plan's expanded cases (after --quick) whose
 // case id matches the run's --filter, with the same RE2 rules as `fleetmark run`
-// (engine/runner/case_filter.h). Both the CLI (before any network call) and the
+// (engine/plan/case_filter.h). Both the CLI (before any network call) and the
 // coordinator (before creating a run) check a submission with it.
 //
 // Thread-safety: a pure function.

@@ -9,6 +9,7 @@
 #include "coordinator/store/store.h"
 #include "coordinator/store/store_internal.h"
 #include "coordinator/store/store_runs.h"
+#include "engine/common/name_rule.h"
 #include "engine/common/status_macros.h"
 
 namespace fleetmark::store {
@@ -22,11 +23,9 @@ namespace {
 // commands (`schedules delete NAME`) and in runs' submitted_by ("schedule:NAME").
 constexpr size_t kMaxScheduleName = 64;
 
-bool ScheduleNameChar(char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'; }
-
 absl::Status CheckSchedule(const v1::Schedule& schedule) {
   const std::string& name = schedule.name();
-  if (name.empty() || name.size() > kMaxScheduleName || !std::all_of(name.begin(), name.end(), ScheduleNameChar)) {
+  if (!IsName(name, kMaxScheduleName)) {
     return absl::InvalidArgumentError(absl::StrCat("schedule.name: 1 to ", kMaxScheduleName,
                                                    " characters from [A-Za-z0-9._-], got \"",
                                                    absl::CHexEscape(name.substr(0, 80)), "\"",

@@ -1,7 +1,7 @@
 // Plans: loading, validating and expanding a fleetmark plan (proto/fleetmark/v1/plan.proto).
 //
 // A plan is parsed by protobuf itself (text format or JSON), validated against the
-// registry (engine/plan/registry.h) and the documented caps, then expanded into the
+// registry (engine/common/registry.h) and the documented caps, then expanded into the
 // list of cases the runner measures. Depends only on the generated protos and Abseil,
 // so the coordinator can validate plans without linking the engine's strategies.
 //
@@ -28,19 +28,15 @@ namespace fleetmark::engine {
 // Caps enforced by ValidatePlan (DESIGN.md, "Security and reliability"). The caps and
 // defaults of the repetition loop (kMaxRepetitionsCap, kMaxSecondsPerCaseCap,
 // kDefaultTargetCiPercent, ...) are engine/measure/stop_rule.h's, and those of the
-// memory/fanout/load parameters engine/scenarios/params.h's (header-only constants).
-inline constexpr uint32_t kMaxThreads = 10'000;
-inline constexpr uint32_t kMaxTasks = 1'000'000;
-inline constexpr uint32_t kMaxStackKib = 1u << 20;          // 1 GiB per thread/fibre
+// memory/fanout/load parameters engine/scenarios/param_rules.h's (header-only rules),
+// and threads, batch tasks and stack sizes engine/strategies/limits.h's (kMaxThreads,
+// kMaxBatchTasks, kMinStackKib, kMaxStackKib), which the strategies enforce again.
 inline constexpr double kMaxWarmupSeconds = 3'600;
 inline constexpr double kMaxCooldownSeconds = 3'600;
 inline constexpr uint32_t kMaxRounds = 1'000;
 inline constexpr uint32_t kMaxCooldownRetries = 100;
 inline constexpr uint32_t kMaxCases = 100'000;               // after expansion
 inline constexpr size_t kMaxPlanBytes = size_t{16} << 20;    // plan text, 16 MiB
-// Smallest explicit stack: os_thread.h's ValidateStackKib (below it threads fail to
-// start); 0 means the system default.
-inline constexpr uint32_t kMinStackKib = 16;
 // Plan name and description: printable text (no control characters; the description
 // may also hold newlines and tabs), at most this many bytes.
 inline constexpr size_t kMaxPlanNameBytes = 128;
@@ -98,7 +94,7 @@ absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format,
 // FIFO without a writer cannot block), is larger than kMaxPlanBytes, or is malformed.
 absl::StatusOr<ParsedPlan> LoadPlanFile(const std::string& path);
 
-// Checks names against engine/plan/registry.h and every number against its documented
+// Checks names against engine/common/registry.h and every number against its documented
 // range. Returns OK or InvalidArgument whose message names the field path, the allowed
 // range and the value, e.g.
 //   "s1.txtpb:7:38: plan.matrix[0].strategies[2].threads: 0 <= threads <= 10000, got 20000"

@@ -21,9 +21,11 @@
 #include "engine/plan/expand_internal.h"
 #include "engine/plan/plan.h"
 #include "engine/measure/stop_rule.h"
-#include "engine/plan/registry.h"
+#include "engine/common/registry.h"
+#include "engine/strategies/registry.h"
+#include "engine/strategies/limits.h"
 #include "engine/plan/source_map.h"
-#include "engine/scenarios/params.h"
+#include "engine/scenarios/param_rules.h"
 #include "engine/topology/placement_spec.h"
 #include "engine/workloads/workload.h"
 
@@ -65,22 +67,15 @@ bool IsLabelChar(char c) {
          c == '.' || c == '+' || c == ':';
 }
 
-// Strategies whose `threads` is ignored (engine/strategies/strategy.h): a non-zero
-// value would only change the case's label.
-bool IgnoresThreads(std::string_view name) {
-  return name == "direct" || name == "single_thread" || name == "thread_per_task" ||
-         name == "async";
-}
-
 // An upper bound on how many of a batch's tasks wait at once under `strategy` (its
 // threads, or all `tasks` when the strategy or a default we cannot know here allows it).
 uint64_t MaxConcurrentTasks(const v1::StrategySpec& strategy, std::string_view io_mode,
                             uint32_t tasks) {
-  const std::string_view name = strategy.name();
-  if (name == "direct" || name == "single_thread") return 1;
-  if (name == "thread_per_task" || name == "async" || strategy.threads() == 0) return tasks;
-  const bool suspends = io_mode == "suspending" &&
-                        (name == "coroutine" || name == "fiber" || name == "event_loop");
+  const StrategyTraits* traits = FindStrategy(strategy.name());
+  if (traits == nullptr) return tasks;  // reported by CheckStrategy
+  if (traits->concurrency == Concurrency::kOne) return 1;
+  if (traits->concurrency == Concurrency::kPerTask || strategy.threads() == 0) return tasks;
+  const bool suspends = io_mode == "suspending" && traits->suspending;
   return suspends ? tasks : std::min<uint64_t>(strategy.threads(), tasks);
 }
 
@@ -274,7 +269,7 @@ class Validator {
                                                       "\""));
     }
     FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(path, "threads"), s.threads(), kMaxThreads));
-    if (IgnoresThreads(s.name()) && s.threads() != 0) {
+    if (FindStrategy(s.name())->ignores_threads && s.threads() != 0) {
       return Error(Append(path, "threads"),
                    absl::StrCat("must be 0 for ", s.name(), " (it ignores threads; see `fleetmark "
                                 "list`), got ", s.threads()));
@@ -304,7 +299,7 @@ class Validator {
   absl::Status CheckScenario(const v1::Matrix& m, const FieldPath& path) const {
     if (m.has_batch()) {
       FieldPath p = Append(path, "batch");
-      return CheckMax(Append(p, "tasks"), m.batch().tasks(), kMaxTasks);
+      return CheckMax(Append(p, "tasks"), m.batch().tasks(), kMaxBatchTasks);
     }
     if (m.has_memory()) {
       FieldPath p = Append(path, "memory");
@@ -313,8 +308,7 @@ class Validator {
         FLEETMARK_RETURN_IF_ERROR(
             CheckRange(Append(p, "task_counts", i), mem.task_counts(i), 1, kMaxMemoryTasks));
       }
-      FLEETMARK_RETURN_IF_ERROR(
-          CheckMax(Append(p, "touch_stack_kib"), mem.touch_stack_kib(), kMaxTouchStackKib));
+      FLEETMARK_RETURN_IF_ERROR(CheckRules(p, kMemoryRules, mem));
       if (mem.task_counts_size() > kMaxMemoryPoints) {
         return Error(Append(p, "task_counts"),
                      absl::StrCat("at most ", kMaxMemoryPoints, " points, got ",
@@ -336,41 +330,32 @@ class Validator {
                                     mem.touch_stack_kib()));
         }
       }
-      FLEETMARK_RETURN_IF_ERROR(
-          CheckMax(Append(p, "max_memory_mib"), mem.max_memory_mib(), kMaxMemoryMib));
-      return CheckMax(Append(p, "point_timeout_seconds"), mem.point_timeout_seconds(),
-                      kMaxPointTimeoutSeconds);
+      return absl::OkStatus();
     }
     if (m.has_fanout()) {
       FieldPath p = Append(path, "fanout");
       const v1::FanoutParams& f = m.fanout();
-      FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(p, "requests"), f.requests(), kMaxFanoutRequests));
-      FLEETMARK_RETURN_IF_ERROR(
-          CheckMax(Append(p, "calls_per_request"), f.calls_per_request(), kMaxFanoutCalls));
-      const uint64_t total = uint64_t{std::max(f.requests(), 1u)} *
-                             uint64_t{f.calls_per_request() == 0 ? 5u : f.calls_per_request()};
+      FLEETMARK_RETURN_IF_ERROR(CheckRules(p, kFanoutRules, f));
+      const uint64_t total =
+          uint64_t{RuleValue(kFanoutRequests, f)} * uint64_t{RuleValue(kFanoutCalls, f)};
       if (total > kMaxFanoutTotalCalls) {
         return Error(Append(p, "calls_per_request"),
                      absl::StrCat("requests x calls_per_request <= ", kMaxFanoutTotalCalls,
                                   ", got ", total));
       }
-      FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(p, "delay_ms"), f.delay_ms(), kMaxFanoutDelayMs));
-      return CheckMax(Append(p, "timeout_ms"), f.timeout_ms(), kMaxFanoutTimeoutMs);
+      return absl::OkStatus();
     }
-    FieldPath p = Append(path, "load");
-    const v1::LoadParams& l = m.load();
-    FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(p, "users"), l.users(), kMaxLoadUsers));
-    FLEETMARK_RETURN_IF_ERROR(
-        CheckMax(Append(p, "ramp_seconds"), l.ramp_seconds(), kMaxLoadRampSeconds));
-    FLEETMARK_RETURN_IF_ERROR(
-        CheckMax(Append(p, "hold_seconds"), l.hold_seconds(), kMaxLoadHoldSeconds));
-    FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(p, "think_ms"), l.think_ms(), kMaxLoadThinkMs));
-    FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(p, "objects"), l.objects(), kMaxLoadObjects));
-    FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(p, "db_wait_us"), l.db_wait_us(), kMaxLoadDbWaitUs));
-    FLEETMARK_RETURN_IF_ERROR(
-        CheckMax(Append(p, "client_threads"), l.client_threads(), kMaxLoadClientThreads));
-    return CheckMax(Append(p, "request_timeout_ms"), l.request_timeout_ms(),
-                    kMaxLoadRequestTimeoutMs);
+    return CheckRules(Append(path, "load"), kLoadRules, m.load());
+  }
+
+  // The first of `rules` (engine/scenarios/param_rules.h) that `params` at `path` breaks.
+  template <typename Params, size_t N>
+  absl::Status CheckRules(const FieldPath& path, const ParamRule<Params> (&rules)[N],
+                          const Params& params) const {
+    if (auto broken = FirstBrokenRule(rules, params, RuleForm::kPlan)) {
+      return Error(Append(path, broken->field), broken->detail);
+    }
+    return absl::OkStatus();
   }
 
   absl::Status CheckMeasurement(const v1::MeasurementSettings& s, const FieldPath& path) const {

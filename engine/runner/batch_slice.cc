@@ -14,9 +14,10 @@
 #include "engine/measure/statistics.h"
 #include "engine/measure/stop_rule.h"
 #include "engine/plan/plan.h"
-#include "engine/runner/child.h"
+#include "engine/child/child.h"
 #include "engine/runner/runner.h"
 #include "engine/runner/this_host.h"
+#include "engine/strategies/registry.h"
 #include "engine/strategies/strategy.h"
 #include "engine/topology/placement.h"
 #include "engine/workloads/workload.h"
@@ -107,8 +108,10 @@ class SliceRunner {
     options_.stack_kib = static_cast<int>(spec_.strategy().stack_kib());
     options_.limit = static_cast<int>(spec_.strategy().limit());
     hooks_->Install(options_);
-    // `direct` runs tasks on this thread, which no on_thread_start hook sees.
-    if (!cpus.empty() && spec_.strategy().name() == "direct") {
+    // A strategy running tasks on the caller (direct) runs them on this thread, which
+    // no on_thread_start hook sees.
+    const StrategyTraits* traits = FindStrategy(spec_.strategy().name());
+    if (!cpus.empty() && traits != nullptr && traits->carrier == Carrier::kCaller) {
       caller_affinity_.emplace(cpus);
       FLEETMARK_RETURN_IF_ERROR(caller_affinity_->status());
     }

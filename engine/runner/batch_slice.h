@@ -11,7 +11,7 @@
 
 namespace fleetmark::engine {
 
-// The child-process kind (engine/runner/child.h) that runs RunBatchSlice.
+// The child-process kind (engine/child/child.h) that runs RunBatchSlice.
 inline constexpr char kBatchSliceChildKind[] = "runner.batch_slice";
 
 // Runs the slice in this process. Never fails: problems are the response's status

@@ -1,6 +1,6 @@
 // main() for test binaries that link the runner: child-process mode first
-// (engine/runner/child.h), then GoogleTest.
-#include "engine/runner/child.h"
+// (engine/child/child.h), then GoogleTest.
+#include "engine/child/child.h"
 #include "gtest/gtest.h"
 
 int main(int argc, char** argv) {

@@ -18,7 +18,7 @@
 #include "engine/measure/stop_rule.h"
 #include "engine/plan/plan.h"
 #include "engine/runner/batch_slice.h"
-#include "engine/runner/case_filter.h"
+#include "engine/plan/case_filter.h"
 #include "engine/runner/counters_merge.h"
 #include "engine/runner/this_host.h"
 #include "engine/topology/host.h"

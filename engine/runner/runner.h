@@ -15,7 +15,7 @@
 // rounds, and the result keeps each process's median and the between-process share.
 // Batch cases are measured here; memory/fanout/load go to RunScenarioCase
 // (engine/scenarios/scenario.h). Every batch slice and the resource-hungry scenarios run
-// in a child process (engine/runner/child.h), so a crash, an OOM kill or a hung
+// in a child process (engine/child/child.h), so a crash, an OOM kill or a hung
 // repetition (RunOptions::repetition_bound) becomes a result status, and a cancellation
 // kills the work instead of waiting for it.
 // Both the `fleetmark run` CLI and the agent call RunPlan.
@@ -59,7 +59,7 @@ using ProgressCallback = std::function<void(const RunProgress&)>;
 
 struct RunOptions {
   bool quick = false;        // run ApplyQuick(plan)
-  // RE2 regex (engine/runner/case_filter.h, at most kMaxFilterLength bytes); a case runs
+  // RE2 regex (engine/plan/case_filter.h, at most kMaxFilterLength bytes); a case runs
   // if it matches anywhere in its case_id. "" = all.
   std::string filter;
   // Executable accepting the hidden child argument (child.h); "" = /proc/self/exe.

@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "engine/runner/child.h"
+#include "engine/child/child.h"
 #include "fleetmark/v1/result.pb.h"
 
 namespace fleetmark::engine {

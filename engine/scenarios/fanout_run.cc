@@ -19,8 +19,6 @@
 #include <boost/fiber/condition_variable.hpp>
 #include <boost/fiber/mutex.hpp>
 #include <boost/fiber/operations.hpp>
-#include <oneapi/tbb/global_control.h>
-#include <oneapi/tbb/task_arena.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -30,10 +28,11 @@
 #include "engine/measure/thread_sampler.h"
 #include "engine/scenarios/fanout_scenario.h"
 #include "engine/scenarios/latency_histogram.h"
+#include "engine/strategies/carrier.h"
 #include "engine/strategies/executors/asio_runner.h"
 #include "engine/strategies/executors/fiber_runner.h"
 #include "engine/strategies/executors/os_thread.h"
-#include "engine/strategies/executors/thread_pool.h"
+#include "engine/strategies/registry.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -154,48 +153,43 @@ void BlockingCall(Ledger& ledger, uint32_t r, uint32_t j) {
 
 // ---- thread-carried requests: direct, fixed_pool, work_stealing, thread_per_task ----
 
-// Runs request r's D calls from its own thread, through `strategy`.
+// Runs request r's D calls from its own thread, through the strategy's carrier.
 class ThreadRequests {
  public:
-  ThreadRequests(Ledger& ledger, std::string strategy, int threads, uint32_t stack_kib)
-      : ledger_(ledger), strategy_(std::move(strategy)), threads_(threads), stack_kib_(stack_kib) {}
+  ThreadRequests(Ledger& ledger, const StrategyTraits& strategy, int threads, uint32_t stack_kib)
+      : ledger_(ledger), strategy_(strategy), threads_(threads), stack_kib_(stack_kib) {}
 
+  // One executor for every request: a shared pool of `threads` (kPool with threads
+  // set), or a oneTBB arena of k slots (kWorkStealing). kPool with threads 0 starts a
+  // pool of D per request instead (as S4 did).
   absl::Status Prepare() {
-    if (strategy_ == "fixed_pool" && threads_ > 0) {
-      return shared_pool_.Start(threads_, ScenarioThreadOptions(stack_kib_));
-    }
-    if (strategy_ == "work_stealing") {
-      // Adapter over oneTBB (the strategies' executors have no closure-submitting
-      // work-stealing pool): an arena of k slots, none reserved for external threads,
-      // and the process-wide worker cap (default CPUs - 1 workers) raised to k + 1 while
-      // the case runs, as engine/strategies/work_stealing_strategy.cc does.
-      const int k = threads_ > 0 ? threads_ : LogicalCpuCount();
-      parallelism_ = std::make_unique<tbb::global_control>(
-          tbb::global_control::max_allowed_parallelism, static_cast<size_t>(k) + 1);
-      if (stack_kib_ != 0) {
-        stack_ = std::make_unique<tbb::global_control>(tbb::global_control::thread_stack_size,
-                                                       size_t{stack_kib_} * 1024);
-      }
-      arena_ = std::make_unique<tbb::task_arena>(k, 0);
-      arena_->initialize();
-    }
+    const bool shared_pool = strategy_.carrier == Carrier::kPool && threads_ > 0;
+    if (!shared_pool && strategy_.carrier != Carrier::kWorkStealing) return absl::OkStatus();
+    const int k = threads_ > 0 ? threads_ : LogicalCpuCount();
+    absl::StatusOr<std::unique_ptr<StrategyCarrier>> carrier =
+        StartCarrier(strategy_, k, ScenarioThreadOptions(stack_kib_));
+    if (!carrier.ok()) return carrier.status();
+    shared_ = *std::move(carrier);
     return absl::OkStatus();
   }
 
   std::string Describe() const {
     const uint32_t d = ledger_.config().calls;
-    if (strategy_ == "direct") return "one OS thread per request, calls in sequence";
-    if (strategy_ == "fixed_pool" && threads_ == 0) {
-      return absl::StrCat("one OS thread per request with its own pool of D = ", d, " threads");
+    switch (strategy_.carrier) {
+      case Carrier::kCaller:
+        return "one OS thread per request, calls in sequence";
+      case Carrier::kPool:
+        if (shared_ == nullptr) {
+          return absl::StrCat("one OS thread per request with its own pool of D = ", d, " threads");
+        }
+        return absl::StrCat("one OS thread per request, calls on a shared pool of ", threads_,
+                            " threads");
+      case Carrier::kWorkStealing:
+        return absl::StrCat("one OS thread per request, calls on a oneTBB arena of ",
+                            shared_->threads(), " workers");
+      default:
+        return "one OS thread per request and one per call";
     }
-    if (strategy_ == "fixed_pool") {
-      return absl::StrCat("one OS thread per request, calls on a shared pool of ", threads_, " threads");
-    }
-    if (strategy_ == "work_stealing") {
-      return absl::StrCat("one OS thread per request, calls on a oneTBB arena of ",
-                          arena_->max_concurrency(), " workers");
-    }
-    return "one OS thread per request and one per call";
   }
 
   void IssueAll() {
@@ -216,15 +210,15 @@ class ThreadRequests {
   void Finish() {
     for (OsThread& t : request_threads_) t.Join();
     request_threads_.clear();
-    shared_pool_.Stop();
+    if (shared_ != nullptr) shared_->Stop();
   }
 
  private:
   void Request(uint32_t r) {
     const uint32_t d = ledger_.config().calls;
-    if (strategy_ == "direct") {
+    if (strategy_.carrier == Carrier::kCaller) {
       for (uint32_t j = 0; j < d; ++j) BlockingCall(ledger_, r, j);
-    } else if (strategy_ == "thread_per_task") {
+    } else if (strategy_.carrier == Carrier::kThreadPerTask) {
       std::vector<OsThread> calls;
       calls.reserve(d);
       for (uint32_t j = 0; j < d; ++j) {
@@ -243,30 +237,26 @@ class ThreadRequests {
     ledger_.RequestDone(r);
   }
 
-  // fixed_pool and work_stealing: D calls on an executor, joined by a latch.
+  // Pool and work-stealing carriers: D calls on an executor, joined by a latch.
   void SubmitAndWait(uint32_t r, uint32_t d) {
     std::latch done(d);
     auto call = [this, r, &done](uint32_t j) {
       BlockingCall(ledger_, r, j);
       done.count_down();
     };
-    if (strategy_ == "work_stealing") {
-      for (uint32_t j = 0; j < d; ++j) arena_->enqueue([call, j] { call(j); });
-      done.wait();
-      return;
-    }
-    ThreadPool own_pool;
-    Executor* pool = &shared_pool_;
-    if (threads_ == 0) {
-      absl::Status started = own_pool.Start(static_cast<int>(d), ScenarioThreadOptions(stack_kib_));
+    std::unique_ptr<StrategyCarrier> own;
+    if (shared_ == nullptr) {
+      absl::StatusOr<std::unique_ptr<StrategyCarrier>> started =
+          StartCarrier(strategy_, static_cast<int>(d), ScenarioThreadOptions(stack_kib_));
       if (!started.ok()) {
-        ledger_.CallsFailed(r, d, started);
+        ledger_.CallsFailed(r, d, started.status());
         return;
       }
-      pool = &own_pool;
+      own = *std::move(started);
     }
+    Executor& executor = own != nullptr ? own->executor() : shared_->executor();
     for (uint32_t j = 0; j < d; ++j) {
-      absl::Status submitted = pool->Submit([call, j] { call(j); });
+      absl::Status submitted = executor.Submit([call, j] { call(j); });
       if (!submitted.ok()) {
         ledger_.CallsFailed(r, d - j, submitted);
         done.count_down(d - j);
@@ -274,17 +264,14 @@ class ThreadRequests {
       }
     }
     done.wait();
-    own_pool.Stop();
+    if (own != nullptr) own->Stop();
   }
 
   Ledger& ledger_;
-  std::string strategy_;
+  const StrategyTraits& strategy_;
   int threads_;
   uint32_t stack_kib_;
-  ThreadPool shared_pool_;
-  std::unique_ptr<tbb::global_control> parallelism_;
-  std::unique_ptr<tbb::global_control> stack_;
-  std::unique_ptr<tbb::task_arena> arena_;
+  std::unique_ptr<StrategyCarrier> shared_;  // see Prepare
   std::vector<OsThread> request_threads_;
 };
 
@@ -402,11 +389,17 @@ void CallbackRequest(Ledger& ledger, AsioRunner& runner, uint32_t r, bool suspen
   }
 }
 
-bool IsThreadCarried(std::string_view s) {
-  return s == "direct" || s == "fixed_pool" || s == "work_stealing" || s == "thread_per_task";
+bool FanoutSupports(const StrategyTraits& s) {
+  return IsFanoutThreadCarried(s) || s.carrier == Carrier::kFiber || IsAsio(s.carrier);
 }
 
 }  // namespace
+
+bool IsFanoutThreadCarried(const StrategyTraits& s) {
+  return s.carrier == Carrier::kCaller || s.carrier == Carrier::kWorkStealing ||
+         s.carrier == Carrier::kThreadPerTask ||
+         (s.carrier == Carrier::kPool && !s.ignores_threads);
+}
 
 absl::Duration FanoutCallDelay(const FanoutConfig& config, uint32_t request, uint32_t call) {
   if (!config.random_delay) return config.delay;
@@ -420,15 +413,15 @@ absl::Status RunFanoutInProcess(const v1::CaseSpec& spec, v1::CaseResult* result
   FLEETMARK_ASSIGN_OR_RETURN(FanoutConfig config, ResolveFanoutConfig(spec));
   const std::string& name = spec.strategy().name();
   const bool suspending = spec.io_mode() == "suspending";
-  const bool asio_based = name == "coroutine" || name == "event_loop";
-  if (!IsThreadCarried(name) && name != "fiber" && !asio_based) {
+  const StrategyTraits* strategy = FindStrategy(name);
+  if (strategy == nullptr || !FanoutSupports(*strategy)) {
     result->set_status(v1::CASE_STATUS_UNSUPPORTED);
-    result->set_message(absl::StrCat(
-        "fanout supports direct, fixed_pool, work_stealing, thread_per_task, fiber, "
-        "coroutine and event_loop; got ", name));
+    result->set_message(
+        absl::StrCat("fanout supports ", StrategyNames(FanoutSupports), "; got ", name));
     return absl::OkStatus();
   }
-  if (IsThreadCarried(name) && suspending) {
+  const bool thread_carried = IsFanoutThreadCarried(*strategy);
+  if (thread_carried && suspending) {
     result->set_status(v1::CASE_STATUS_UNSUPPORTED);
     result->set_message(absl::StrCat(name, " has no suspending wait: its calls block an OS thread"));
     return absl::OkStatus();
@@ -443,10 +436,10 @@ absl::Status RunFanoutInProcess(const v1::CaseSpec& spec, v1::CaseResult* result
   absl::Status setup;
 
   std::unique_ptr<ThreadRequests> thread_requests;
-  FiberRunner fibres;
-  AsioRunner asio_runner;
-  if (IsThreadCarried(name)) {
-    thread_requests = std::make_unique<ThreadRequests>(ledger, name, config.threads, config.stack_kib);
+  std::unique_ptr<StrategyCarrier> carrier;
+  if (thread_carried) {
+    thread_requests =
+        std::make_unique<ThreadRequests>(ledger, *strategy, config.threads, config.stack_kib);
     setup = thread_requests->Prepare();
     if (setup.ok()) {
       executor = thread_requests->Describe();
@@ -456,26 +449,33 @@ absl::Status RunFanoutInProcess(const v1::CaseSpec& spec, v1::CaseResult* result
     }
     thread_requests->Finish();
     result->set_threads_used(static_cast<uint32_t>(sampling ? sampler.peak_threads() : 0));
-  } else if (name == "fiber") {
-    setup = fibres.Start(carriers, ScenarioThreadOptions(config.stack_kib));
+  } else if (strategy->carrier == Carrier::kFiber) {
+    absl::StatusOr<std::unique_ptr<StrategyCarrier>> started =
+        StartCarrier(*strategy, carriers, ScenarioThreadOptions(config.stack_kib));
+    setup = started.status();
     if (setup.ok()) {
+      carrier = *std::move(started);
       executor = absl::StrCat("fibres on ", carriers, " threads (",
                               suspending ? "this_fiber::sleep_for" : "blocking sleep", ")");
       ledger.Start();
-      setup = RunFibres(ledger, fibres, suspending);
+      setup = RunFibres(ledger, *carrier->fibres(), suspending);
       if (setup.ok()) ledger.WaitAll();
+      carrier->Stop();
     }
-    fibres.Stop();
     result->set_threads_used(static_cast<uint32_t>(carriers));
   } else {
-    setup = asio_runner.Start(carriers);
+    absl::StatusOr<std::unique_ptr<StrategyCarrier>> started = StartCarrier(*strategy, carriers);
+    setup = started.status();
     if (setup.ok()) {
-      executor = absl::StrCat(name == "coroutine" ? "C++20 coroutines" : "callbacks", " on ",
+      carrier = *std::move(started);
+      AsioRunner& asio_runner = *carrier->asio();
+      const bool coroutines = strategy->carrier == Carrier::kAsioCoroutine;
+      executor = absl::StrCat(coroutines ? "C++20 coroutines" : "callbacks", " on ",
                               carriers, " io_contexts (", suspending ? "steady_timer" : "blocking sleep", ")");
       ledger.Start();
       for (uint32_t r = 0; r < config.requests; ++r) {
         asio::io_context& ctx = asio_runner.context(static_cast<int>(r % asio_runner.size()));
-        if (name == "coroutine") {
+        if (coroutines) {
           asio::co_spawn(ctx, CoroutineRequest(ledger, asio_runner, r, suspending), asio::detached);
         } else {
           asio::post(ctx, [&ledger, &asio_runner, r, suspending] {
@@ -484,8 +484,8 @@ absl::Status RunFanoutInProcess(const v1::CaseSpec& spec, v1::CaseResult* result
         }
       }
       ledger.WaitAll();
+      carrier->Stop();
     }
-    asio_runner.Stop();
     result->set_threads_used(static_cast<uint32_t>(carriers));
   }
   sampler.Stop();

@@ -14,14 +14,17 @@ namespace {
 
 // Threads the case needs at its peak (all R requests are issued at once and each
 // lives at least one delay).
-int64_t PeakThreadsNeeded(std::string_view strategy, const FanoutConfig& c) {
+int64_t PeakThreadsNeeded(std::string_view name, const FanoutConfig& c) {
   const int64_t r = c.requests, d = c.calls;
   const int64_t k = c.threads > 0 ? c.threads : LogicalCpuCount();
-  if (strategy == "direct") return r;
-  if (strategy == "fixed_pool") return c.threads > 0 ? r + k : r * (1 + d);
-  if (strategy == "work_stealing") return r + k;
-  if (strategy == "thread_per_task") return r * (1 + d);
-  return k;
+  const StrategyTraits* strategy = FindStrategy(name);
+  if (strategy == nullptr || !IsFanoutThreadCarried(*strategy)) return k;
+  switch (strategy->carrier) {
+    case Carrier::kCaller: return r;
+    case Carrier::kPool: return c.threads > 0 ? r + k : r * (1 + d);
+    case Carrier::kWorkStealing: return r + k;
+    default: return r * (1 + d);  // a thread per request and one per call
+  }
 }
 
 // Wall-clock limit of the child: the worst case is every call waited in sequence.

@@ -31,6 +31,7 @@
 #include "absl/time/time.h"
 #include "engine/scenarios/params.h"
 #include "engine/scenarios/scenario.h"
+#include "engine/strategies/registry.h"
 #include "fleetmark/v1/result.pb.h"
 
 namespace fleetmark::engine {
@@ -54,5 +55,9 @@ absl::Status RunFanoutInProcess(const v1::CaseSpec& spec, v1::CaseResult* result
 // "Fast splittable pseudorandom number generators", OOPSLA 2014) seeded with
 // (seed, request, call). Pure.
 absl::Duration FanoutCallDelay(const FanoutConfig& config, uint32_t request, uint32_t call);
+
+// True for the strategies whose requests run on OS threads (blocking waits only):
+// the caller, pool (sized by threads), work-stealing and thread-per-task carriers.
+bool IsFanoutThreadCarried(const StrategyTraits& strategy);
 
 }  // namespace fleetmark::engine

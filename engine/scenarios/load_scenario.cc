@@ -8,7 +8,7 @@
 #include "engine/common/status_macros.h"
 #include "engine/measure/process_stats.h"
 #include "engine/measure/thread_sampler.h"
-#include "engine/runner/child.h"
+#include "engine/child/child.h"
 #include "engine/scenarios/case_status.h"
 #include "engine/scenarios/child_case.h"
 #include "engine/scenarios/load_client.h"

@@ -23,9 +23,10 @@
 #include "absl/time/clock.h"
 #include "engine/common/status_macros.h"
 #include "engine/scenarios/executor_options.h"
+#include "engine/strategies/carrier.h"
 #include "engine/strategies/executors/asio_runner.h"
 #include "engine/strategies/executors/fiber_runner.h"
-#include "engine/strategies/executors/thread_pool.h"
+#include "engine/strategies/registry.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -206,21 +207,25 @@ asio::awaitable<void> CoroutineSession(tcp::socket socket, LoadConfig config, bo
 // event_loop and coroutine: N io_contexts; connections are spread round-robin.
 class AsioServer final : public ServerBase {
  public:
-  AsioServer(const LoadConfig& config, bool suspending, bool coroutines)
-      : ServerBase(config, suspending), coroutines_(coroutines) {}
+  AsioServer(const StrategyTraits& strategy, const LoadConfig& config, bool suspending)
+      : ServerBase(config, suspending), strategy_(strategy),
+        coroutines_(strategy.carrier == Carrier::kAsioCoroutine) {}
   ~AsioServer() override { Stop(); }
 
   absl::Status Start() override {
-    FLEETMARK_RETURN_IF_ERROR(runner_.Start(config_.server_threads,
-                                            ScenarioThreadOptions(config_.stack_kib, "fm-server")));
-    FLEETMARK_RETURN_IF_ERROR(Listen(runner_.context(0)));
-    asio::post(runner_.context(0), [this] { Accept(); });
+    FLEETMARK_ASSIGN_OR_RETURN(
+        carrier_, StartCarrier(strategy_, config_.server_threads,
+                               ScenarioThreadOptions(config_.stack_kib, "fm-server")));
+    runner_ = carrier_->asio();
+    FLEETMARK_RETURN_IF_ERROR(Listen(runner_->context(0)));
+    asio::post(runner_->context(0), [this] { Accept(); });
     return absl::OkStatus();
   }
   void Stop() override {
-    if (runner_.size() == 0) return;
-    CloseAcceptor(runner_.context(0));
-    runner_.Stop();
+    if (runner_ == nullptr) return;
+    CloseAcceptor(runner_->context(0));
+    carrier_->Stop();
+    runner_ = nullptr;
   }
   int threads() const override { return config_.server_threads; }
   std::string Describe() const override {
@@ -231,7 +236,7 @@ class AsioServer final : public ServerBase {
 
  private:
   void Accept() {
-    acceptor_->async_accept(runner_.Next(), [this](boost::system::error_code ec, tcp::socket socket) {
+    acceptor_->async_accept(runner_->Next(), [this](boost::system::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !acceptor_->is_open()) return;
       if (!ec) {
         socket.set_option(tcp::no_delay(true), ec);
@@ -248,8 +253,10 @@ class AsioServer final : public ServerBase {
     });
   }
 
+  const StrategyTraits& strategy_;
   bool coroutines_;
-  AsioRunner runner_;
+  std::unique_ptr<StrategyCarrier> carrier_;
+  AsioRunner* runner_ = nullptr;  // carrier_'s, while started
 };
 
 // ---- fixed_pool and fiber: a poller thread reads, a handler executor answers ----
@@ -289,18 +296,16 @@ class DispatchSession : public HttpSession<DispatchSession> {
 
 class DispatchServer final : public ServerBase {
  public:
-  DispatchServer(const LoadConfig& config, bool suspending, bool fibres)
-      : ServerBase(config, suspending), fibres_(fibres) {}
+  DispatchServer(const StrategyTraits& strategy, const LoadConfig& config, bool suspending)
+      : ServerBase(config, suspending), strategy_(strategy),
+        fibres_(strategy.carrier == Carrier::kFiber) {}
   ~DispatchServer() override { Stop(); }
 
   absl::Status Start() override {
     FLEETMARK_RETURN_IF_ERROR(poller_.Start(1, ScenarioThreadOptions(0, "fm-poller")));
-    const ThreadOptions options = ScenarioThreadOptions(config_.stack_kib, "fm-server");
-    if (fibres_) {
-      FLEETMARK_RETURN_IF_ERROR(fibre_runner_.Start(config_.server_threads, options));
-    } else {
-      FLEETMARK_RETURN_IF_ERROR(pool_.Start(config_.server_threads, options));
-    }
+    FLEETMARK_ASSIGN_OR_RETURN(
+        handlers_, StartCarrier(strategy_, config_.server_threads,
+                                ScenarioThreadOptions(config_.stack_kib, "fm-server")));
     started_ = true;
     FLEETMARK_RETURN_IF_ERROR(Listen(poller_.context(0)));
     asio::post(poller_.context(0), [this] { Accept(); });
@@ -311,11 +316,7 @@ class DispatchServer final : public ServerBase {
     started_ = false;
     CloseAcceptor(poller_.context(0));
     // Handlers still running post their writes to the poller: stop them first.
-    if (fibres_) {
-      fibre_runner_.Stop();
-    } else {
-      pool_.Stop();
-    }
+    handlers_->Stop();
     poller_.Stop();
   }
   int threads() const override { return config_.server_threads + 1; }
@@ -331,12 +332,12 @@ class DispatchServer final : public ServerBase {
 
  private:
   bool Dispatch(std::function<void()> job) {
-    if (fibres_) return fibre_runner_.Submit(std::move(job)).ok();
+    if (fibres_) return handlers_->executor().Submit(std::move(job)).ok();
     if (queued_.fetch_add(1) >= config_.queue_capacity) {
       queued_.fetch_sub(1);
       return false;
     }
-    const bool ok = pool_.Submit([this, job = std::move(job)] {
+    const bool ok = handlers_->executor().Submit([this, job = std::move(job)] {
                            queued_.fetch_sub(1);
                            job();
                          }).ok();
@@ -364,11 +365,11 @@ class DispatchServer final : public ServerBase {
     });
   }
 
+  const StrategyTraits& strategy_;
   bool fibres_;
   bool started_ = false;
   AsioRunner poller_;
-  ThreadPool pool_;
-  FiberRunner fibre_runner_;
+  std::unique_ptr<StrategyCarrier> handlers_;  // the pool or fibre runner, once started
   std::atomic<int> queued_{0};
 };
 
@@ -385,22 +386,25 @@ std::string BuildLoadResponseBody(uint32_t objects) {
   return items.dump();
 }
 
-absl::StatusOr<std::unique_ptr<LoadServer>> MakeLoadServer(std::string_view strategy,
+bool IsLoadServer(const StrategyTraits& s) {
+  return IsAsio(s.carrier) || s.carrier == Carrier::kFiber ||
+         (s.carrier == Carrier::kPool && !s.ignores_threads);
+}
+
+absl::StatusOr<std::unique_ptr<LoadServer>> MakeLoadServer(std::string_view name,
                                                            bool suspending,
                                                            const LoadConfig& config) {
-  if (strategy == "event_loop" || strategy == "coroutine") {
-    return std::make_unique<AsioServer>(config, suspending, strategy == "coroutine");
+  const StrategyTraits* strategy = FindStrategy(name);
+  if (strategy == nullptr || !IsLoadServer(*strategy)) {
+    return absl::UnimplementedError(absl::StrCat("load servers are ", StrategyNames(IsLoadServer),
+                                                 "; got ", std::string(name)));
   }
-  if (strategy == "fiber") return std::make_unique<DispatchServer>(config, suspending, true);
-  if (strategy == "fixed_pool") {
-    if (suspending) {
-      return absl::UnimplementedError(
-          "fixed_pool has no suspending wait: its handler threads block on the database read");
-    }
-    return std::make_unique<DispatchServer>(config, suspending, false);
+  if (IsAsio(strategy->carrier)) return std::make_unique<AsioServer>(*strategy, config, suspending);
+  if (suspending && !strategy->suspending) {
+    return absl::UnimplementedError(absl::StrCat(
+        std::string(name), " has no suspending wait: its handler threads block on the database read"));
   }
-  return absl::UnimplementedError(absl::StrCat(
-      "load servers are fixed_pool, fiber, coroutine and event_loop; got ", std::string(strategy)));
+  return std::make_unique<DispatchServer>(*strategy, config, suspending);
 }
 
 }  // namespace fleetmark::engine

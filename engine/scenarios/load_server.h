@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "engine/scenarios/params.h"
+#include "engine/strategies/registry.h"
 
 namespace fleetmark::engine {
 
@@ -56,6 +57,11 @@ class LoadServer {
 absl::StatusOr<std::unique_ptr<LoadServer>> MakeLoadServer(std::string_view strategy,
                                                            bool suspending,
                                                            const LoadConfig& config);
+
+// True for the strategies a load server is built on: the Asio carriers (coroutine,
+// event_loop: one io_context per thread), fibres, and a pool sized by threads
+// (fixed_pool). Thread-safe.
+bool IsLoadServer(const StrategyTraits& strategy);
 
 // The response body for `objects` objects: a JSON array serialised by nlohmann-json.
 // Pure; thread-safe.

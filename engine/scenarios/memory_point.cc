@@ -28,10 +28,11 @@
 #include "engine/scenarios/params.h"
 #include "engine/scenarios/resource_limits.h"
 #include "engine/scenarios/smaps_rollup.h"
+#include "engine/strategies/carrier.h"
 #include "engine/strategies/executors/asio_runner.h"
 #include "engine/strategies/executors/fiber_runner.h"
 #include "engine/strategies/executors/os_thread.h"
-#include "engine/strategies/executors/thread_pool.h"
+#include "engine/strategies/registry.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -116,15 +117,18 @@ class ThreadHolder final : public TaskHolder {
   std::vector<OsThread> threads_;
 };
 
+// A pool of N threads (the strategy's carrier, sized per point), one task each.
 class PoolHolder final : public TaskHolder {
  public:
-  PoolHolder(uint32_t stack_kib, uint32_t touch_kib) : stack_kib_(stack_kib), touch_kib_(touch_kib) {}
+  PoolHolder(const StrategyTraits& strategy, uint32_t stack_kib, uint32_t touch_kib)
+      : strategy_(strategy), stack_kib_(stack_kib), touch_kib_(touch_kib) {}
   ~PoolHolder() override { Release(); }
   absl::Status Start(int64_t n, const std::function<absl::Status()>& check) override {
-    FLEETMARK_RETURN_IF_ERROR(pool_.Start(static_cast<int>(n), ScenarioThreadOptions(stack_kib_)));
+    FLEETMARK_ASSIGN_OR_RETURN(
+        pool_, StartCarrier(strategy_, static_cast<int>(n), ScenarioThreadOptions(stack_kib_)));
     FLEETMARK_RETURN_IF_ERROR(check());
     for (int64_t i = 0; i < n; ++i) {
-      FLEETMARK_RETURN_IF_ERROR(pool_.Submit([this] {
+      FLEETMARK_RETURN_IF_ERROR(pool_->executor().Submit([this] {
         TouchStack(touch_kib_);
         progress.started.fetch_add(1);
         progress.BlockUntilReleased();
@@ -135,24 +139,26 @@ class PoolHolder final : public TaskHolder {
   }
   void Release() override {
     progress.Release();
-    pool_.Stop();
+    if (pool_ != nullptr) pool_->Stop();
   }
 
  private:
+  const StrategyTraits& strategy_;
   uint32_t stack_kib_, touch_kib_;
-  ThreadPool pool_;
+  std::unique_ptr<StrategyCarrier> pool_;
 };
 
 class FiberHolder final : public TaskHolder {
  public:
-  FiberHolder(int threads, uint32_t stack_kib, uint32_t touch_kib)
-      : threads_(threads), stack_kib_(stack_kib), touch_kib_(touch_kib) {}
+  FiberHolder(const StrategyTraits& strategy, int threads, uint32_t stack_kib, uint32_t touch_kib)
+      : strategy_(strategy), threads_(threads), stack_kib_(stack_kib), touch_kib_(touch_kib) {}
   ~FiberHolder() override { Release(); }
   absl::Status Start(int64_t n, const std::function<absl::Status()>& check) override {
-    FLEETMARK_RETURN_IF_ERROR(runner_.Start(threads_, ScenarioThreadOptions(stack_kib_)));
+    FLEETMARK_ASSIGN_OR_RETURN(carrier_,
+                               StartCarrier(strategy_, threads_, ScenarioThreadOptions(stack_kib_)));
     started_runner_ = true;
     FLEETMARK_RETURN_IF_ERROR(check());
-    return runner_.Launch(static_cast<int>(n), [this](int) {
+    return carrier_->fibres()->Launch(static_cast<int>(n), [this](int) {
       TouchStack(touch_kib_);
       progress.started.fetch_add(1);
       std::unique_lock<boost::fibers::mutex> lock(mu_);
@@ -164,7 +170,7 @@ class FiberHolder final : public TaskHolder {
   void Release() override {
     if (started_runner_) {
       // The gate is a fibre mutex: open it from a fibre of the runner.
-      absl::Status s = runner_.Submit([this] {
+      absl::Status s = carrier_->executor().Submit([this] {
         std::lock_guard<boost::fibers::mutex> lock(mu_);
         released_ = true;
         cv_.notify_all();
@@ -172,13 +178,14 @@ class FiberHolder final : public TaskHolder {
       (void)s;  // not running: there is nothing to release
       started_runner_ = false;
     }
-    runner_.Stop();
+    if (carrier_ != nullptr) carrier_->Stop();
   }
 
  private:
+  const StrategyTraits& strategy_;
   int threads_;
   uint32_t stack_kib_, touch_kib_;
-  FiberRunner runner_;
+  std::unique_ptr<StrategyCarrier> carrier_;
   bool started_runner_ = false;
   boost::fibers::mutex mu_;
   boost::fibers::condition_variable cv_;
@@ -189,18 +196,21 @@ class FiberHolder final : public TaskHolder {
 // io_context; Release cancels the timers, which completes every wait.
 class AsioHolder final : public TaskHolder {
  public:
-  AsioHolder(int threads, bool coroutines) : threads_(threads), coroutines_(coroutines) {}
+  AsioHolder(const StrategyTraits& strategy, int threads)
+      : strategy_(strategy), threads_(threads),
+        coroutines_(strategy.carrier == Carrier::kAsioCoroutine) {}
   ~AsioHolder() override { Release(); }
   absl::Status Start(int64_t n, const std::function<absl::Status()>& check) override {
-    FLEETMARK_RETURN_IF_ERROR(runner_.Start(threads_));
-    for (int k = 0; k < runner_.size(); ++k) {
+    FLEETMARK_ASSIGN_OR_RETURN(carrier_, StartCarrier(strategy_, threads_));
+    runner_ = carrier_->asio();
+    for (int k = 0; k < runner_->size(); ++k) {
       gates_.push_back(std::make_unique<asio::steady_timer>(
-          runner_.context(k), asio::steady_timer::time_point::max()));
+          runner_->context(k), asio::steady_timer::time_point::max()));
     }
     for (int64_t i = 0; i < n; ++i) {
       if (i % 4096 == 4095) FLEETMARK_RETURN_IF_ERROR(check());
       asio::steady_timer& gate = *gates_[i % gates_.size()];
-      asio::io_context& ctx = runner_.context(static_cast<int>(i % gates_.size()));
+      asio::io_context& ctx = runner_->context(static_cast<int>(i % gates_.size()));
       if (coroutines_) {
         asio::co_spawn(ctx, Hold(gate), asio::detached);
       } else {
@@ -215,8 +225,9 @@ class AsioHolder final : public TaskHolder {
     return absl::OkStatus();
   }
   void Release() override {
+    if (runner_ == nullptr) return;
     for (size_t k = 0; k < gates_.size(); ++k) {
-      asio::post(runner_.context(static_cast<int>(k)), [gate = gates_[k].get()] { gate->cancel(); });
+      asio::post(runner_->context(static_cast<int>(k)), [gate = gates_[k].get()] { gate->cancel(); });
     }
     // Stop drops handlers not yet run: let the released waits finish first.
     const absl::Time deadline = absl::Now() + absl::Seconds(30);
@@ -226,14 +237,15 @@ class AsioHolder final : public TaskHolder {
     // A timer must die before its io_context: destroy each on its own thread.
     std::atomic<size_t> destroyed{0};
     for (size_t k = 0; k < gates_.size(); ++k) {
-      asio::post(runner_.context(static_cast<int>(k)), [this, k, &destroyed] {
+      asio::post(runner_->context(static_cast<int>(k)), [this, k, &destroyed] {
         gates_[k].reset();
         destroyed.fetch_add(1);
       });
     }
     // No deadline: the runner's threads run nothing else, so these handlers do run.
     while (destroyed.load() < gates_.size()) absl::SleepFor(absl::Milliseconds(1));
-    runner_.Stop();
+    carrier_->Stop();
+    runner_ = nullptr;
     gates_.clear();
   }
 
@@ -245,9 +257,11 @@ class AsioHolder final : public TaskHolder {
     progress.finished.fetch_add(1);
   }
 
+  const StrategyTraits& strategy_;
   int threads_;
   bool coroutines_;
-  AsioRunner runner_;
+  std::unique_ptr<StrategyCarrier> carrier_;
+  AsioRunner* runner_ = nullptr;  // carrier_'s, while started
   std::vector<std::unique_ptr<asio::steady_timer>> gates_;
 };
 
@@ -256,35 +270,38 @@ absl::StatusOr<std::unique_ptr<TaskHolder>> MakeHolder(const v1::CaseSpec& spec,
   const std::string& name = spec.strategy().name();
   const bool suspending = spec.io_mode() == "suspending";
   const int carriers = config.threads > 0 ? config.threads : LogicalCpuCount();
-  if (name == "thread_per_task" || name == "fixed_pool") {
+  const StrategyTraits* strategy = FindStrategy(name);
+  if (strategy != nullptr && IsMemoryThreadPerTask(*strategy)) {
     if (suspending) {
       return absl::UnimplementedError(absl::StrCat(
           name, " has no suspending wait: its tasks can only block their OS thread"));
     }
-    if (name == "fixed_pool" && config.threads != 0) {
-      return absl::UnimplementedError(
-          "memory keeps N tasks blocked at once, so fixed_pool is sized N per point "
-          "(S2's pooled threads): leave strategy.threads at 0");
+    if (strategy->carrier == Carrier::kPool && config.threads != 0) {
+      return absl::UnimplementedError(absl::StrCat(
+          "memory keeps N tasks blocked at once, so ", name, " is sized N per point "
+          "(S2's pooled threads): leave strategy.threads at 0"));
     }
-    if (name == "thread_per_task") {
+    if (strategy->carrier == Carrier::kThreadPerTask) {
       return std::make_unique<ThreadHolder>(config.stack_kib, config.touch_stack_kib);
     }
-    return std::make_unique<PoolHolder>(config.stack_kib, config.touch_stack_kib);
+    return std::make_unique<PoolHolder>(*strategy, config.stack_kib, config.touch_stack_kib);
   }
-  if (name == "fiber" || name == "coroutine" || name == "event_loop") {
+  if (strategy != nullptr && strategy->suspending) {
     if (!suspending) {
       return absl::UnimplementedError(absl::StrCat(
           "memory with blocking waits on ", name, " would park its ", carriers,
           " carrier threads after ", carriers, " tasks; use io_mode suspending"));
     }
-    if (name == "fiber") {
-      return std::make_unique<FiberHolder>(carriers, config.stack_kib, config.touch_stack_kib);
+    if (strategy->carrier == Carrier::kFiber) {
+      return std::make_unique<FiberHolder>(*strategy, carriers, config.stack_kib,
+                                           config.touch_stack_kib);
     }
-    return std::make_unique<AsioHolder>(carriers, name == "coroutine");
+    return std::make_unique<AsioHolder>(*strategy, carriers);
   }
   return absl::UnimplementedError(absl::StrCat(
-      "memory supports thread_per_task, fixed_pool (blocking) and fiber, coroutine, "
-      "event_loop (suspending); ", name, " never holds N tasks waiting at once"));
+      "memory supports ", StrategyNames(IsMemoryThreadPerTask), " (blocking) and ",
+      StrategyNames([](const StrategyTraits& s) { return s.suspending; }, ", "),
+      " (suspending); ", name, " never holds N tasks waiting at once"));
 }
 
 v1::MemoryPoint FailedPoint(uint32_t n, const absl::Status& status, v1::CaseStatus code) {
@@ -360,17 +377,19 @@ absl::StatusOr<std::string> MemoryPointChild(std::string_view request) {
   return point.SerializeAsString();
 }
 
-TaskStack DescribeTaskStack(std::string_view strategy, uint32_t stack_kib) {
+TaskStack DescribeTaskStack(std::string_view name, uint32_t stack_kib) {
   TaskStack stack;
-  if (strategy == "fiber") {
+  const StrategyTraits* strategy = FindStrategy(name);
+  const Carrier carrier = strategy != nullptr ? strategy->carrier : Carrier::kThreadPerTask;
+  if (carrier == Carrier::kFiber) {
     stack.kib = stack_kib != 0
                     ? stack_kib
                     : static_cast<uint32_t>(boost::context::stack_traits::default_size() / 1024);
     stack.source = absl::StrCat("Boost.Fiber stack allocator, ", stack.kib, " KiB",
                                 stack_kib == 0 ? " (Boost default)" : " (strategy.stack_kib)");
-  } else if (strategy == "coroutine") {
+  } else if (carrier == Carrier::kAsioCoroutine) {
     stack.source = "stackless C++20 coroutine frame on the heap (no stack per task)";
-  } else if (strategy == "event_loop") {
+  } else if (carrier == Carrier::kAsioCallback) {
     stack.source = "pending Asio callback on the heap (no stack per task)";
   } else {
     if (stack_kib != 0) {

@@ -7,19 +7,21 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/common/status_macros.h"
-#include "engine/runner/child.h"
+#include "engine/child/child.h"
 #include "engine/scenarios/case_status.h"
 #include "engine/scenarios/least_squares.h"
 #include "engine/scenarios/params.h"
 #include "engine/scenarios/resource_limits.h"
 #include "engine/strategies/executors/os_thread.h"
-#include "engine/strategies/executors/thread_pool.h"
+#include "engine/strategies/limits.h"
+#include "engine/strategies/registry.h"
 
 namespace fleetmark::engine {
 namespace {
 
-bool UsesThreadPerTask(std::string_view strategy) {
-  return strategy == "thread_per_task" || strategy == "fixed_pool";
+bool UsesThreadPerTask(std::string_view name) {
+  const StrategyTraits* strategy = FindStrategy(name);
+  return strategy != nullptr && IsMemoryThreadPerTask(*strategy);
 }
 
 // Fewer OK points than this make a line that fits exactly (R^2 = 1 by construction).
@@ -32,7 +34,9 @@ uint64_t EstimateBytes(std::string_view strategy, uint32_t n, const MemoryConfig
   const uint64_t touched = uint64_t{config.touch_stack_kib} * 1024;
   uint64_t per_task = 1024;
   if (UsesThreadPerTask(strategy)) per_task = touched + 32 * 1024;
-  if (strategy == "fiber") per_task = touched + 16 * 1024;
+  if (const StrategyTraits* s = FindStrategy(strategy); s != nullptr && s->carrier == Carrier::kFiber) {
+    per_task = touched + 16 * 1024;
+  }
   return per_task * n;
 }
 
@@ -48,10 +52,11 @@ v1::MemoryPoint SkippedPoint(uint32_t n, const absl::Status& why) {
 v1::MemoryPoint RunPoint(const v1::CaseSpec& spec, uint32_t n, const MemoryConfig& config,
                          const ScenarioContext& ctx) {
   const std::string& name = spec.strategy().name();
-  if (name == "fixed_pool" && n > static_cast<uint32_t>(ThreadPool::kMaxThreads)) {
+  const StrategyTraits* strategy = FindStrategy(name);
+  if (strategy != nullptr && strategy->carrier == Carrier::kPool &&
+      n > static_cast<uint32_t>(kMaxThreads)) {
     return SkippedPoint(n, absl::ResourceExhaustedError(absl::StrCat(
-        "fixed_pool is sized N per point and holds at most ", ThreadPool::kMaxThreads,
-        " threads")));
+        name, " is sized N per point and holds at most ", kMaxThreads, " threads")));
   }
   if (UsesThreadPerTask(name)) {
     if (absl::Status fits = CheckThreadsFit(n); !fits.ok()) return SkippedPoint(n, fits);
@@ -84,6 +89,11 @@ v1::MemoryPoint RunPoint(const v1::CaseSpec& spec, uint32_t n, const MemoryConfi
 }
 
 }  // namespace
+
+bool IsMemoryThreadPerTask(const StrategyTraits& strategy) {
+  return strategy.carrier == Carrier::kThreadPerTask ||
+         (strategy.carrier == Carrier::kPool && !strategy.ignores_threads);
+}
 
 absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
                            v1::CaseResult* result) {

@@ -25,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/scenarios/scenario.h"
+#include "engine/strategies/registry.h"
 #include "fleetmark/v1/result.pb.h"
 
 namespace fleetmark::engine {
@@ -48,5 +49,9 @@ struct TaskStack {
   std::string source;
 };
 TaskStack DescribeTaskStack(std::string_view strategy, uint32_t stack_kib);
+
+// True for the strategies that hold each waiting task on an OS thread of its own in
+// this scenario (blocking waits only): thread-per-task, and a pool sized N per point.
+bool IsMemoryThreadPerTask(const StrategyTraits& strategy);
 
 }  // namespace fleetmark::engine

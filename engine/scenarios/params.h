@@ -1,6 +1,7 @@
 // Scenario parameters with defaults applied and ranges checked (plan.proto's
 // MemoryParams / FanoutParams / LoadParams plus the strategy's threads, stack and
-// queue). RunScenarioCase resolves its spec through these first, so a spec outside the
+// queue). The ranges and defaults are param_rules.h's, which the plan validator
+// checks too. RunScenarioCase resolves its spec through these first, so a spec outside the
 // documented ranges is refused with the field, the allowed range and the value, e.g.
 //   "fanout.requests: 1 <= requests <= 100000, got 200000".
 // Pure functions; safe from any thread.
@@ -12,18 +13,12 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "engine/scenarios/param_rules.h"
 #include "fleetmark/v1/result.pb.h"
 
 namespace fleetmark::engine {
 
 // ---- memory (S2) ----
-inline constexpr uint32_t kMaxMemoryTasks = 1'000'000;     // per point
-inline constexpr int kMaxMemoryPoints = 64;
-inline constexpr uint32_t kMaxTouchStackKib = 1u << 20;    // and < the stack size
-inline constexpr uint32_t kDefaultMaxMemoryMib = 1024;
-inline constexpr uint32_t kMaxMemoryMib = 1u << 20;        // 1 TiB
-inline constexpr uint32_t kDefaultPointTimeoutSeconds = 120;
-inline constexpr uint32_t kMaxPointTimeoutSeconds = 3600;
 
 struct MemoryConfig {
   std::vector<uint32_t> task_counts;  // default {1, 10, 100, 1000, 10000}
@@ -36,11 +31,6 @@ struct MemoryConfig {
 };
 
 // ---- fanout (S4) ----
-inline constexpr uint32_t kMaxFanoutRequests = 100'000;
-inline constexpr uint32_t kMaxFanoutCalls = 100'000;
-inline constexpr uint64_t kMaxFanoutTotalCalls = 10'000'000;  // requests × calls
-inline constexpr uint32_t kMaxFanoutDelayMs = 60'000;
-inline constexpr uint32_t kMaxFanoutTimeoutMs = 600'000;
 
 struct FanoutConfig {
   uint32_t requests = 1;        // R
@@ -54,14 +44,6 @@ struct FanoutConfig {
 };
 
 // ---- load (S3) ----
-inline constexpr uint32_t kMaxLoadUsers = 100'000;
-inline constexpr uint32_t kMaxLoadRampSeconds = 3600;
-inline constexpr uint32_t kMaxLoadHoldSeconds = 3600;
-inline constexpr uint32_t kMaxLoadThinkMs = 600'000;
-inline constexpr uint32_t kMaxLoadObjects = 100'000;
-inline constexpr uint32_t kMaxLoadDbWaitUs = 10'000'000;
-inline constexpr uint32_t kMaxLoadRequestTimeoutMs = 600'000;
-inline constexpr uint32_t kMaxLoadClientThreads = 64;
 inline constexpr int kDefaultPoolServerThreads = 100;   // S3's thread pool
 inline constexpr int kDefaultPoolServerQueue = 100;     // S3's queue
 

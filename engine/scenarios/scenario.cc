@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "engine/runner/child.h"
+#include "engine/child/child.h"
 #include "engine/scenarios/fanout_scenario.h"
 #include "engine/scenarios/load_scenario.h"
 #include "engine/scenarios/memory_scenario.h"

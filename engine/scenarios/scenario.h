@@ -4,7 +4,7 @@
 //
 // Isolation: the calling process never holds the scenario's tasks, servers or users.
 // Every memory point, every fanout case and every load case runs in a fresh child
-// process (engine/runner/child.h, kinds below), so the parent's heap history does not
+// process (engine/child/child.h, kinds below), so the parent's heap history does not
 // leak into a memory figure and a case that exhausts threads, memory or descriptors
 // kills only its child. The handlers are registered by this library's scenario.cc,
 // which every binary calling RunScenarioCase links; such a binary must call
@@ -22,7 +22,7 @@
 
 namespace fleetmark::engine {
 
-// Child kinds (engine/runner/child.h) registered by this library. Request and response
+// Child kinds (engine/child/child.h) registered by this library. Request and response
 // are serialized protos: memory point = CaseSpec with memory.task_counts = [N] ->
 // MemoryPoint (+ stack_source); fanout/load = CaseSpec -> CaseResult.
 inline constexpr std::string_view kMemoryPointChildKind = "scenarios.memory_point";
@@ -36,7 +36,7 @@ struct ScenarioContext {
   std::function<void()> on_thread_start;
   std::function<void(int task)> on_task_start;
   // Path of an executable that accepts the hidden child-mode argument (see
-  // engine/runner/child.h); "" = /proc/self/exe.
+  // engine/child/child.h); "" = /proc/self/exe.
   std::string child_executable;
 };
 

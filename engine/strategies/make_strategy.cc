@@ -1,38 +1,56 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "engine/plan/registry.h"
 #include "engine/strategies/adapters.h"
+#include "engine/strategies/registry.h"
 #include "engine/strategies/strategy.h"
 
 namespace fleetmark::engine {
+namespace {
+
+// The constructor of each registry entry, in registry order (checked below).
+struct Factory {
+  std::string_view name;
+  std::unique_ptr<Strategy> (*make)();
+};
+constexpr Factory kFactories[] = {
+    {"direct", &NewDirectStrategy},
+    {"single_thread", &NewSingleThreadStrategy},
+    {"fixed_pool", &NewFixedPoolStrategy},
+    {"work_stealing", &NewWorkStealingStrategy},
+    {"limited", &NewLimitedStrategy},
+    {"elastic_pool", &NewElasticPoolStrategy},
+    {"thread_per_task", &NewThreadPerTaskStrategy},
+    {"async", &NewAsyncStrategy},
+    {"coroutine", &NewCoroutineStrategy},
+    {"fiber", &NewFiberStrategy},
+    {"event_loop", &NewEventLoopStrategy},
+};
+
+constexpr bool FactoriesFollowTheRegistry() {
+  if (std::size(kFactories) != kStrategies.size()) return false;
+  for (size_t i = 0; i < kStrategies.size(); ++i) {
+    if (kFactories[i].name != kStrategies[i].name) return false;
+  }
+  return true;
+}
+static_assert(FactoriesFollowTheRegistry(),
+              "kFactories must name every kStrategies entry, in registry order");
+
+}  // namespace
+
+std::unique_ptr<Strategy> MakeStrategy(const StrategyTraits& traits) {
+  return kFactories[&traits - kStrategies.data()].make();
+}
 
 absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name) {
-  using Factory = std::unique_ptr<Strategy> (*)();
-  static constexpr std::pair<std::string_view, Factory> kFactories[] = {
-      {"direct", &NewDirectStrategy},
-      {"single_thread", &NewSingleThreadStrategy},
-      {"fixed_pool", &NewFixedPoolStrategy},
-      {"work_stealing", &NewWorkStealingStrategy},
-      {"limited", &NewLimitedStrategy},
-      {"elastic_pool", &NewElasticPoolStrategy},
-      {"thread_per_task", &NewThreadPerTaskStrategy},
-      {"async", &NewAsyncStrategy},
-      {"coroutine", &NewCoroutineStrategy},
-      {"fiber", &NewFiberStrategy},
-      {"event_loop", &NewEventLoopStrategy},
-  };
-  static_assert(std::size(kFactories) == kStrategies.size(),
-                "every registry strategy needs a factory");
-  for (const auto& [factory_name, factory] : kFactories) {
-    if (factory_name == name) return factory();
+  const StrategyTraits* traits = FindStrategy(name);
+  if (traits == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("strategy: unknown name \"", std::string(name), "\"; allowed: ",
+                     StrategyNames([](const StrategyTraits&) { return true; }, ", ")));
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "strategy: unknown name \"", std::string(name), "\"; allowed: ",
-      absl::StrJoin(kStrategies, ", ", [](std::string* out, const StrategyNameInfo& s) {
-        out->append(s.name);
-      })));
+  return MakeStrategy(*traits);
 }
 
 }  // namespace fleetmark::engine

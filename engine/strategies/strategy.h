@@ -20,6 +20,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "engine/strategies/limits.h"
+#include "engine/strategies/registry.h"
 #include "engine/workloads/workload.h"
 
 namespace fleetmark::engine {
@@ -30,10 +32,9 @@ enum class IoMode { kBlocking, kSuspending };
 absl::StatusOr<IoMode> ParseIoMode(std::string_view text);
 std::string_view IoModeName(IoMode mode);
 
-// Ranges every strategy enforces (DESIGN.md "Plans are bounded"; the plan validator
-// enforces the same caps before anything runs).
-inline constexpr int kMaxStrategyThreads = 10000;   // StrategyOptions::threads, limit
-inline constexpr int kMaxBatchTasks = 1000000;      // RunBatch's n
+// The ranges every strategy enforces (threads and limit <= kMaxThreads, RunBatch's
+// n <= kMaxBatchTasks, stack_kib) are engine/strategies/limits.h's; the plan validator
+// enforces the same caps before anything runs.
 
 // What `threads` means per strategy (0 = the default in brackets):
 //   direct            ignored; tasks run on the caller (threads_used = 0)
@@ -91,8 +92,10 @@ class Strategy {
   virtual int peak_in_flight() const = 0;
 };
 
-// Returns a new, unstarted strategy `name` (one of engine/plan/registry.h's
-// kStrategies) or InvalidArgument naming the allowed set.
+// Returns a new, unstarted strategy `name` (one of engine/strategies/registry.h's
+// kStrategies) or InvalidArgument naming the allowed set. Thread-safe.
 absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name);
+// The same for a registry entry (`traits` must point into kStrategies). Thread-safe.
+std::unique_ptr<Strategy> MakeStrategy(const StrategyTraits& traits);
 
 }  // namespace fleetmark::engine

@@ -26,14 +26,14 @@ absl::Status StrategyBase::Start(const StrategyOptions& options) {
     return absl::FailedPreconditionError(
         absl::StrCat(name_, ": Start was already called (a strategy starts once)"));
   }
-  if (options.threads < 0 || options.threads > kMaxStrategyThreads) {
+  if (options.threads < 0 || options.threads > kMaxThreads) {
     return absl::InvalidArgumentError(absl::StrCat(
-        name_, ": threads: 0 (default) <= threads <= ", kMaxStrategyThreads, ", got ",
+        name_, ": threads: 0 (default) <= threads <= ", kMaxThreads, ", got ",
         options.threads));
   }
-  if (options.limit < 0 || options.limit > kMaxStrategyThreads) {
+  if (options.limit < 0 || options.limit > kMaxThreads) {
     return absl::InvalidArgumentError(absl::StrCat(
-        name_, ": limit: 0 (default) <= limit <= ", kMaxStrategyThreads, ", got ",
+        name_, ": limit: 0 (default) <= limit <= ", kMaxThreads, ", got ",
         options.limit));
   }
   if (absl::Status s = ValidateStackKib(options.stack_kib); !s.ok()) {

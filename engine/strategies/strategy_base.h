@@ -30,7 +30,7 @@ class StrategyBase : public Strategy {
 
   // Validate (threads, stack_kib, limit; once only), then DoStart.
   absl::Status Start(const StrategyOptions& options) final;
-  // Validate (started, 0 <= n <= kMaxTasks, io mode), then DoRunBatch; a task that
+  // Validate (started, 0 <= n <= kMaxBatchTasks, io mode), then DoRunBatch; a task that
   // failed (e.g. out of memory) turns into the batch's error.
   absl::Status RunBatch(const Workload& workload, int n, IoMode mode) final;
   // Calls DoStop once. Derived destructors must call Stop() (virtual calls do not

@@ -7,7 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/plan/registry.h"
+#include "engine/common/registry.h"
 #include "engine/workloads/task_values.h"
 
 namespace fleetmark::engine {

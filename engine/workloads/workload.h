@@ -32,7 +32,7 @@ class Workload {
   virtual absl::Duration Wait(int i) const = 0;
 };
 
-// Returns the workload `name` (one of engine/plan/registry.h's kWorkloads) or
+// Returns the workload `name` (one of engine/common/registry.h's kWorkloads) or
 // InvalidArgument naming the allowed set.
 absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(std::string_view name);
 

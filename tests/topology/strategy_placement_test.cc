@@ -4,7 +4,8 @@
 #include <memory>
 #include <string>
 
-#include "engine/plan/registry.h"
+#include "engine/common/registry.h"
+#include "engine/strategies/registry.h"
 #include "engine/strategies/strategy.h"
 #include "engine/topology/host.h"
 #include "engine/topology/placement.h"

@@ -36,7 +36,7 @@ class AsioRunner final : public Executor {
   // Creates `threads` io_contexts (concurrency hint 1) and one thread running each;
   // returns once every thread has run `options.on_thread_start`. Idle threads block in
   // the reactor (epoll_wait), never spin. Errors: InvalidArgument (threads outside
-  // 1..10000, bad stack), FailedPrecondition (started), ResourceExhausted (thread).
+  // 1..kMaxThreads, bad stack), FailedPrecondition (started), ResourceExhausted (thread).
   absl::Status Start(int threads, const ThreadOptions& options = {});
 
   // The next io_context in round-robin order. Valid until Stop. Thread-safe.

@@ -31,7 +31,7 @@ class ElasticPool final : public Executor {
   ~ElasticPool() override;  // calls Stop()
 
   // Makes the pool accept tasks; creates no thread yet. `max_threads` in
-  // 1..ThreadPool::kMaxThreads. Errors: InvalidArgument, FailedPrecondition (started).
+  // 1..kMaxThreads (limits.h). Errors: InvalidArgument, FailedPrecondition (started).
   absl::Status Start(int max_threads, const ThreadOptions& options = {});
 
   // Runs `fn` on an idle thread, a new thread (below the cap) or queues it. Returns

@@ -37,7 +37,7 @@ class FiberRunner final : public Executor {
   FiberRunner& operator=(const FiberRunner&) = delete;
   ~FiberRunner() override;  // calls Stop()
 
-  // Starts `threads` (1..10000) OS threads with their fibre schedulers; returns once
+  // Starts `threads` (1..kMaxThreads) OS threads with their fibre schedulers; returns once
   // every thread has run `options.on_thread_start` and joined the scheduler group.
   // `options.stack_kib` is the stack of each fibre (0 = Boost's default, 128 KiB; the
   // OS threads keep the system default). Errors: InvalidArgument; FailedPrecondition

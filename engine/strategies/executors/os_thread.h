@@ -16,15 +16,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "engine/strategies/limits.h"
 
 namespace fleetmark::engine {
 
-// Allowed `stack_kib` values: 0 (the system default, usually 8 MiB) or
-// kMinStackKib..kMaxStackKib. The minimum is glibc's PTHREAD_STACK_MIN (16 KiB).
-inline constexpr int kMinStackKib = 16;
-inline constexpr int kMaxStackKib = 1 << 20;  // 1 GiB
-
-// Returns OK if `stack_kib` is 0 or within [kMinStackKib, kMaxStackKib], else
+// Returns OK if `stack_kib` is 0 or within [kMinStackKib, kMaxStackKib] (limits.h), else
 // InvalidArgument naming `field` (e.g. "stack_kib"), the value and the range.
 absl::Status ValidateStackKib(int stack_kib, std::string_view field = "stack_kib");
 

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "engine/strategies/executors/executor.h"
 #include "engine/strategies/executors/os_thread.h"
+#include "engine/strategies/limits.h"
 
 namespace fleetmark::engine {
 
@@ -26,7 +27,7 @@ class ThreadPool final : public Executor {
   ThreadPool& operator=(const ThreadPool&) = delete;
   ~ThreadPool() override;  // calls Stop()
 
-  // Creates `threads` workers (1..kMaxThreads) and waits until each has run
+  // Creates `threads` workers (1..kMaxThreads, limits.h) and waits until each has run
   // `options.on_thread_start`. Errors: InvalidArgument (threads or stack out of range),
   // FailedPrecondition (already started), ResourceExhausted (a thread could not be
   // created; the ones already created are joined and the pool stays stopped).
@@ -40,8 +41,6 @@ class ThreadPool final : public Executor {
   void Stop();
 
   int size() const { return static_cast<int>(threads_.size()); }
-
-  static constexpr int kMaxThreads = 10000;
 
  private:
   void WorkerLoop();

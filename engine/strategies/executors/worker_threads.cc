@@ -10,9 +10,9 @@
 namespace fleetmark::engine {
 
 absl::Status ValidateExecutorStart(int threads, const ThreadOptions& options) {
-  if (threads < 1 || threads > ThreadPool::kMaxThreads) {
+  if (threads < 1 || threads > kMaxThreads) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "threads: 1 <= threads <= ", ThreadPool::kMaxThreads, ", got ", threads));
+        "threads: 1 <= threads <= ", kMaxThreads, ", got ", threads));
   }
   return ValidateStackKib(options.stack_kib);
 }

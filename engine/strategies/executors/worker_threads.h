@@ -12,7 +12,7 @@
 
 namespace fleetmark::engine {
 
-// OK if 1 <= threads <= ThreadPool::kMaxThreads and options.stack_kib is valid
+// OK if 1 <= threads <= kMaxThreads (limits.h) and options.stack_kib is valid
 // (ValidateStackKib); else InvalidArgument naming the field, the value and the range.
 absl::Status ValidateExecutorStart(int threads, const ThreadOptions& options);
 

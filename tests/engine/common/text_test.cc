@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/common/message_text.h"
+#include "engine/common/name_rule.h"
 #include "engine/report/report.h"
 #include "engine/report/text_table.h"
 #include "fleetmark/v1/agent.pb.h"
@@ -146,6 +147,19 @@ TEST(MessageTextTest, SanitizeMakesDetectedHostTextPass) {
   EXPECT_LE(h.host().os().size(), 256u);
   EXPECT_EQ(h.host().cpu_model(), "Cortex-X3 <b>&</b>");  // fine text is left alone
   EXPECT_EQ(SanitizeMessageText(h.mutable_host(), HelloTextRules()), 0);
+}
+
+// The one name rule of agents, schedules and label keys (engine/common/name_rule.h).
+TEST(NameRuleTest, LettersDigitsDotUnderscoreDashOneTo64) {
+  EXPECT_TRUE(IsName("board-7.rack_2"));
+  EXPECT_TRUE(IsName(std::string(64, 'a')));
+  EXPECT_FALSE(IsName(std::string(65, 'a')));
+  EXPECT_FALSE(IsName(""));
+  for (const char* bad : {"a b", "a/b", "a:b", "\xc3\xa9t\xc3\xa9", "a\nb", "x+y"}) {
+    EXPECT_FALSE(IsName(bad)) << bad;
+  }
+  EXPECT_TRUE(IsName(std::string(63, 'k'), 63));
+  EXPECT_FALSE(IsName(std::string(64, 'k'), 63));
 }
 
 }  // namespace

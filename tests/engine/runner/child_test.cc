@@ -1,6 +1,6 @@
 // Child processes: request/response round trip, error codes, and children that crash,
 // get SIGKILLed, run out of memory or hang — the parent (this test) must survive all.
-#include "engine/runner/child.h"
+#include "engine/child/child.h"
 
 #include <signal.h>
 #include <sys/resource.h>

@@ -7,7 +7,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/plan/registry.h"
+#include "engine/common/registry.h"
+#include "engine/strategies/registry.h"
 #include "engine/strategies/executors/os_thread.h"
 #include "gtest/gtest.h"
 #include "tests/engine/strategies/test_support.h"
@@ -36,16 +37,7 @@ class StrategyContractTest : public ::testing::TestWithParam<std::string_view> {
   // more than one thread run `body` in a child process (exit code 0 = no failure).
   template <typename Body>
   void Isolated(Body body) {
-    if (GetParam() != "fiber") {
-      body();
-      return;
-    }
-    EXPECT_EXIT(
-        {
-          body();
-          std::_Exit(::testing::Test::HasFailure() ? 1 : 0);
-        },
-        ::testing::ExitedWithCode(0), "");
+    ::fleetmark::engine::testing::RunIsolatedIf(GetParam() == "fiber", body);
   }
 };
 

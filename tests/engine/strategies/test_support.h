@@ -152,4 +152,21 @@ inline bool UnderAddressSanitizer() {
 #endif
 }
 
+// Runs `body` here, or, when `isolate`, in a death-test child process that must exit
+// with 0 (no test failure inside): a fibre work-stealing group can be built once per
+// process. Set death_test_style "threadsafe" in the suite.
+template <typename Body>
+void RunIsolatedIf(bool isolate, Body body) {
+  if (!isolate) {
+    body();
+    return;
+  }
+  EXPECT_EXIT(
+      {
+        body();
+        std::_Exit(::testing::Test::HasFailure() ? 1 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
 }  // namespace fleetmark::engine::testing

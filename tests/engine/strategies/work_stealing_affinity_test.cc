@@ -9,7 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "engine/runner/child.h"
+#include "engine/child/child.h"
 #include "engine/strategies/strategy.h"
 #include "engine/workloads/workload.h"
 #include "gtest/gtest.h"

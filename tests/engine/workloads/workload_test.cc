@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/plan/registry.h"
+#include "engine/common/registry.h"
 #include "engine/workloads/task_values.h"
 #include "gtest/gtest.h"
 

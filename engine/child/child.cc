@@ -1,6 +1,6 @@
 // RunInChild / MaybeRunChild: posix_spawn of /proc/self/exe, request on stdin, response
 // on stdout, exit status and signals mapped to absl::Status.
-#include "engine/runner/child.h"
+#include "engine/child/child.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "engine/runner/case_filter.h"
+#include "engine/plan/case_filter.h"
 
 #include <algorithm>
 

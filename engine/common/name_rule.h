@@ -1,0 +1,19 @@
+// The name rule of agent names, schedule names and agent label keys, in one place:
+// 1 to `max_bytes` characters, each a letter, digit, '.', '_' or '-'. Messages quote
+// kNameCharacters, e.g. "name: 1 to 64 characters of [A-Za-z0-9._-], got \"a b\"".
+// Pure; thread-safe. Part of fleetmark_text (engine/common), which the agent, the
+// coordinator and the CLI link.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace fleetmark {
+
+inline constexpr size_t kMaxNameBytes = 64;
+inline constexpr std::string_view kNameCharacters = "[A-Za-z0-9._-]";
+
+// Whether `text` follows the name rule with at most `max_bytes` characters.
+bool IsName(std::string_view text, size_t max_bytes = kMaxNameBytes);
+
+}  // namespace fleetmark

@@ -1,0 +1,36 @@
+// The names a plan may use: workloads, scenarios, io modes. Strategies, with their
+// traits, are engine/strategies/registry.h's.
+//
+// These tables are the single source of names: the engine's factories implement exactly
+// these, and the coordinator validates plans against them without linking the engine's
+// strategies (DESIGN.md, "Components").
+#pragma once
+
+#include <array>
+#include <string_view>
+
+namespace fleetmark::engine {
+
+struct NameInfo {
+  std::string_view name;
+  std::string_view description;  // one line, for `fleetmark list`
+};
+
+inline constexpr std::array<NameInfo, 5> kWorkloads = {{
+    {"arithmetic", "(float)i raised to the power (float)i, converted to int"},
+    {"collections", "list 0..i-1, map to float +0.3, key by decimal string, square, keep > 5"},
+    {"storage", "wait 500 + 10*i us (a small file or database access)"},
+    {"network", "wait i ms (a remote call)"},
+    {"mixed", "i%5==0 network, else i%3==0 storage, else i%2==0 collections, else arithmetic"},
+}};
+
+inline constexpr std::array<NameInfo, 4> kScenarios = {{
+    {"batch", "wall time to run all n tasks and wait for all (study S1)"},
+    {"memory", "resident memory vs live waiting tasks, KiB/task by least squares (study S2)"},
+    {"fanout", "R requests each calling a dependency D times with delay and timeout (study S4)"},
+    {"load", "closed-loop virtual users against an in-process HTTP server (study S3)"},
+}};
+
+inline constexpr std::array<std::string_view, 2> kIoModes = {"blocking", "suspending"};
+
+}  // namespace fleetmark::engine
