@@ -20,6 +20,7 @@
 #include "engine/common/message_limits.h"
 #include "engine/common/message_text.h"
 #include "engine/common/status_macros.h"
+#include "engine/common/text.h"
 #include "engine/common/tls_probe.h"
 #include "engine/measure/process_stats.h"
 #include "engine/plan/registry.h"
@@ -217,7 +218,7 @@ absl::Status ValidateAgentOptions(const AgentOptions& options) {
   if (options.name.empty() || options.name.size() > 64 ||
       !std::all_of(options.name.begin(), options.name.end(), IsNameChar)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "name: 1 to 64 characters of [A-Za-z0-9._-], got \"", options.name, "\""));
+        "name: 1 to 64 characters of [A-Za-z0-9._-], got \"", EscapeForTerminal(options.name, 80), "\""));
   }
   if (options.spool_dir.empty()) return absl::InvalidArgumentError("spool_dir: empty");
   if (options.tls.cert_file.empty() != options.tls.key_file.empty()) {

@@ -164,4 +164,19 @@ const MessageTextRules& HelloTextRules() {
   return *kRules;
 }
 
+bool IsAgentLabelKeyChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+         c == '-';
+}
+
+bool IsAgentLabelValueChar(char c) { return IsAgentLabelKeyChar(c) || c == ':' || c == '/' || c == '+'; }
+
+bool IsAgentLabelKey(std::string_view key) {
+  if (key.empty() || key.size() > kMaxAgentLabelKeyBytes) return false;
+  for (char c : key) {
+    if (!IsAgentLabelKeyChar(c)) return false;
+  }
+  return true;
+}
+
 }  // namespace fleetmark
