@@ -19,6 +19,7 @@
 #include "agent/uuid.h"
 #include "engine/common/message_limits.h"
 #include "engine/common/message_text.h"
+#include "engine/common/secret_file.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/text.h"
 #include "engine/common/tls_probe.h"
@@ -433,7 +434,7 @@ absl::StatusOr<AgentMessage> Agent::MakeHello(bool* used_credential) {
         "token_file: no stored credential in ", options_.spool_dir,
         " and no --token_file to enroll with"));
   }
-  FLEETMARK_ASSIGN_OR_RETURN(std::string token, ReadSecretFile(options_.token_file));
+  FLEETMARK_ASSIGN_OR_RETURN(std::string token, ReadSecretFile("token_file", options_.token_file));
   hello->set_enrollment_token(std::move(token));
   FLEETMARK_RETURN_IF_ERROR(CheckHello(*hello));
   return message;
