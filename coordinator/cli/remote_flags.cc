@@ -142,6 +142,9 @@ absl::Status ResolveAdminToken(RemoteOptions& options) {
       ReadSecretFile(source, file,
                      absl::StrCat("the coordinator's admin token (the file the coordinator's --admin_token_file "
                                   "names; the local stack's is ", kStackAdminTokenFile, ")")));
+  // The token travels as an HTTP/2 header value: gRPC aborts the process on a byte it
+  // cannot send there.
+  FLEETMARK_RETURN_IF_ERROR(CheckSecretText(absl::StrCat(source, ": \"", file, "\""), options.admin_token));
   options.admin_token_file = file;
   options.admin_token_source = source;
   return absl::OkStatus();

@@ -10,7 +10,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
 
 namespace fleetmark {
 namespace {
@@ -88,7 +87,13 @@ absl::StatusOr<std::string> ReadSecretFile(std::string_view what, const std::str
     return absl::InvalidArgumentError(absl::StrCat(named, " holds more than ", kReadCap,
                                                    " bytes; a token is at most ", kMaxSecretBytes, " bytes"));
   }
-  FLEETMARK_RETURN_IF_ERROR(CheckSecretText(named, secret, holds));
+  // What the bytes may be depends on where the token goes (CheckSecretText for a
+  // header value; the agent's hello has its own text rules): only presence and size here.
+  if (secret.empty()) return absl::InvalidArgumentError(absl::StrCat(named, " is empty; it must hold ", holds));
+  if (secret.size() > kMaxSecretBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(named, " holds ", secret.size(), " bytes; a token is at most ", kMaxSecretBytes, " bytes"));
+  }
   return secret;
 }
 

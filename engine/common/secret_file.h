@@ -1,7 +1,7 @@
 // The one reader of secret (token) files: the coordinator's --admin_token_file,
 // --enrollment_token_file and --http_token_file, the CLI's admin token file and the
-// agent's --token_file. A token travels as an HTTP/2 header value or inside a hello,
-// so the file must hold printable ASCII.
+// agent's --token_file; and the one check of a token sent as an HTTP/2 header value
+// (the CLI's admin token, the web view's bearer token): visible ASCII.
 //
 //   FLEETMARK_ASSIGN_OR_RETURN(std::string token, ReadSecretFile("--token_file", path));
 //
@@ -30,7 +30,9 @@ absl::Status CheckSecretText(std::string_view named, std::string_view secret, st
 // error message starts `<what>: "<path>"` (`what` names where the path came from: a
 // flag, an environment variable, a default file) and says what is wrong:
 //   NotFound / PermissionDenied (else InvalidArgument): "cannot read: <strerror>";
-//   InvalidArgument: a directory or another non-regular file, and CheckSecretText's.
+//   InvalidArgument: a directory or another non-regular file; "is empty; it must hold
+//   <holds>"; "holds N bytes; ..." past kMaxSecretBytes. The bytes are not judged here
+//   (CheckSecretText for a header value; the agent's hello applies its text rules).
 absl::StatusOr<std::string> ReadSecretFile(std::string_view what, const std::string& path,
                                            std::string_view holds = "the token");
 
