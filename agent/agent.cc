@@ -20,7 +20,9 @@
 #include "engine/common/message_limits.h"
 #include "engine/common/message_text.h"
 #include "engine/common/name_rule.h"
+#include "engine/common/secret_file.h"
 #include "engine/common/status_macros.h"
+#include "engine/common/text.h"
 #include "engine/common/tls_probe.h"
 #include "engine/measure/process_stats.h"
 #include "engine/common/registry.h"
@@ -213,7 +215,7 @@ absl::Status ValidateAgentOptions(const AgentOptions& options) {
   FLEETMARK_RETURN_IF_ERROR(CoordinatorTarget(options.coordinator).status());
   if (!IsName(options.name)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "name: 1 to 64 characters of [A-Za-z0-9._-], got \"", options.name, "\""));
+        "name: 1 to 64 characters of [A-Za-z0-9._-], got \"", EscapeForTerminal(options.name, 80), "\""));
   }
   if (options.spool_dir.empty()) return absl::InvalidArgumentError("spool_dir: empty");
   if (options.tls.cert_file.empty() != options.tls.key_file.empty()) {
@@ -428,7 +430,7 @@ absl::StatusOr<AgentMessage> Agent::MakeHello(bool* used_credential) {
         "token_file: no stored credential in ", options_.spool_dir,
         " and no --token_file to enroll with"));
   }
-  FLEETMARK_ASSIGN_OR_RETURN(std::string token, ReadSecretFile(options_.token_file));
+  FLEETMARK_ASSIGN_OR_RETURN(std::string token, ReadSecretFile("token_file", options_.token_file));
   hello->set_enrollment_token(std::move(token));
   FLEETMARK_RETURN_IF_ERROR(CheckHello(*hello));
   return message;

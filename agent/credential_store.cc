@@ -69,18 +69,4 @@ absl::Status ForgetCredential(const std::string& state_dir) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
-  struct stat st = {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a regular file", S_ISDIR(st.st_mode) ? " (a directory)" : "",
-                     "; give the file holding the token"));
-  }
-  absl::StatusOr<std::string> text = ReadWholeFile(path, kMaxSecretBytes);
-  if (!text.ok()) return text.status();
-  std::string secret(absl::StripAsciiWhitespace(*text));
-  if (secret.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": empty"));
-  return secret;
-}
-
 }  // namespace fleetmark::agent

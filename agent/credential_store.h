@@ -27,9 +27,4 @@ absl::Status SaveCredential(const std::string& state_dir, const StoredCredential
 // Removes the stored credential (e.g. after the coordinator refused it). OK if absent.
 absl::Status ForgetCredential(const std::string& state_dir);
 
-// Reads a secret file (enrollment token, admin token): its content with surrounding
-// whitespace trimmed. NotFound / PermissionDenied naming the path; InvalidArgument if
-// empty or larger than 4 KiB.
-absl::StatusOr<std::string> ReadSecretFile(const std::string& path);
-
 }  // namespace fleetmark::agent

@@ -1,5 +1,6 @@
 #include "agent/labels.h"
 
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -9,21 +10,18 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "engine/common/message_text.h"
-#include "engine/common/name_rule.h"
+#include "engine/common/text.h"
 
 namespace fleetmark::agent {
 namespace {
 
 // The limits the coordinator applies to a hello's labels too.
 constexpr size_t kMaxLabels = kMaxAgentLabels;
-constexpr size_t kMaxKeyLength = kMaxAgentLabelKeyBytes;
 constexpr size_t kMaxValueLength = kMaxAgentLabelValueBytes;
 
-// A value: the name characters (kNameCharacters) and : / +.
-bool IsValueChar(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
-         c == '-' || c == ':' || c == '/' || c == '+';
-}
+bool IsValueChar(char c) { return IsAgentLabelValueChar(c); }
+
+std::string_view Std(absl::string_view text) { return std::string_view(text.data(), text.size()); }
 
 template <typename Pred>
 bool AllOf(absl::string_view text, Pred pred) {
@@ -48,19 +46,18 @@ absl::StatusOr<std::map<std::string, std::string>> ParseLabels(absl::string_view
     const size_t eq = item.find('=');
     if (eq == absl::string_view::npos) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "labels[", i, "]: expected key=value, got \"", item, "\""));
+          "labels[", i, "]: expected key=value, got \"", EscapeForTerminal(Std(item), 80), "\""));
     }
     absl::string_view key = absl::StripAsciiWhitespace(item.substr(0, eq));
     absl::string_view value = absl::StripAsciiWhitespace(item.substr(eq + 1));
-    if (!IsName(std::string_view(key.data(), key.size()), kMaxKeyLength)) {
+    if (!IsAgentLabelKey(Std(key))) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "labels[", i, "].key: 1 to ", kMaxKeyLength, " characters of ",
-          std::string(kNameCharacters), ", got \"", key, "\""));
+          "labels[", i, "].key: ", kAgentLabelKeyForm, ", got \"", EscapeForTerminal(Std(key), 80), "\""));
     }
     if (value.size() > kMaxValueLength || !AllOf(value, IsValueChar)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "labels[", i, "].value (key \"", key, "\"): 0 to ", kMaxValueLength,
-          " characters of [A-Za-z0-9._:/+-], got \"", value, "\""));
+          "labels[", i, "].value (key \"", key, "\"): ", kAgentLabelValueForm, ", got \"",
+          EscapeForTerminal(Std(value), 80), "\""));
     }
     if (!labels.emplace(std::string(key), std::string(value)).second) {
       return absl::InvalidArgumentError(

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/text.h"
 
 namespace fleetmark::agent {
 
@@ -37,15 +38,6 @@ absl::StatusOr<std::string> NewUuidV4() {
   return out;
 }
 
-bool IsUuid(absl::string_view text) {
-  if (text.size() != 36) return false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? text[i] != '-' : !absl::ascii_isxdigit(static_cast<unsigned char>(text[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
+bool IsUuid(absl::string_view text) { return fleetmark::IsUuid(std::string_view(text.data(), text.size())); }
 
 }  // namespace fleetmark::agent

@@ -40,6 +40,7 @@
 #include "absl/synchronization/mutex.h"
 #include "coordinator/service/coordinator.h"
 #include "coordinator/service/protobuf_log.h"
+#include "engine/common/secret_file.h"
 #if FLEETMARK_WITH_HTTP
 #include "coordinator/http/http_server.h"
 #include "engine/common/command_line.h"
@@ -73,26 +74,14 @@ ABSL_FLAG(std::string, nightly_selector, "", "agent selector of the nightly sche
 
 namespace {
 
-// Reads a one-line secret file; errors name the flag.
+// Reads a token file (engine/common/secret_file.h); errors name the flag.
 bool ReadSecret(const std::string& flag, const std::string& path, std::string* out) {
-  struct stat st = {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    std::cerr << "fleetmark-coordinator: --" << flag << ": " << path << " is not a regular file"
-              << (S_ISDIR(st.st_mode) ? " (a directory)" : "") << "; give the file holding the token\n";
+  absl::StatusOr<std::string> secret = fleetmark::ReadSecretFile(absl::StrCat("--", flag), path);
+  if (!secret.ok()) {
+    std::cerr << "fleetmark-coordinator: " << secret.status().message() << "\n";
     return false;
   }
-  std::ifstream in(path);
-  if (!in) {
-    std::cerr << "fleetmark-coordinator: --" << flag << ": cannot read " << path << "\n";
-    return false;
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  *out = std::string(absl::StripAsciiWhitespace(buffer.str()));
-  if (out->empty()) {
-    std::cerr << "fleetmark-coordinator: --" << flag << ": " << path << " is empty\n";
-    return false;
-  }
+  *out = *std::move(secret);
   return true;
 }
 

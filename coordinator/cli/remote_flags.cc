@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "coordinator/scheduler/cron.h"
 #include "coordinator/service/selector.h"
+#include "engine/common/secret_file.h"
 #include "engine/common/status_macros.h"
 
 ABSL_FLAG(std::string, coordinator, "",
@@ -121,9 +122,6 @@ absl::Status ResolveCoordinator(RemoteOptions& options) {
   return absl::OkStatus();
 }
 
-// An admin token is a header value: printable ASCII, well under gRPC's 8 KiB metadata limit.
-constexpr size_t kMaxAdminTokenBytes = 4096;
-
 absl::Status ResolveAdminToken(RemoteOptions& options) {
   std::string file = absl::GetFlag(FLAGS_admin_token_file);
   std::string source = "--admin_token_file";
@@ -139,28 +137,14 @@ absl::Status ResolveAdminToken(RemoteOptions& options) {
     source = "the default admin token file";
   }
   if (file.empty()) return absl::OkStatus();
-  FLEETMARK_ASSIGN_OR_RETURN(std::string token, ReadNamedFile(source, file));
-  options.admin_token = std::string(absl::StripAsciiWhitespace(token));
-  if (options.admin_token.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ": \"", file, "\" is empty; it must hold the coordinator's admin token (the file "
-                     "the coordinator's --admin_token_file names; the local stack's is ", kStackAdminTokenFile, ")"));
-  }
+  FLEETMARK_ASSIGN_OR_RETURN(
+      options.admin_token,
+      ReadSecretFile(source, file,
+                     absl::StrCat("the coordinator's admin token (the file the coordinator's --admin_token_file "
+                                  "names; the local stack's is ", kStackAdminTokenFile, ")")));
   // The token travels as an HTTP/2 header value: gRPC aborts the process on a byte it
-  // cannot send there, and the server refuses headers past its metadata limit (8 KiB).
-  if (options.admin_token.size() > kMaxAdminTokenBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": \"", file, "\" holds ", options.admin_token.size(),
-                                                   " bytes; an admin token is at most ", kMaxAdminTokenBytes,
-                                                   " bytes of printable ASCII"));
-  }
-  for (size_t i = 0; i < options.admin_token.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(options.admin_token[i]);
-    if (c < 0x21 || c > 0x7e) {
-      return absl::InvalidArgumentError(absl::StrCat(source, ": \"", file, "\" holds byte 0x",
-                                                     absl::Hex(c, absl::kZeroPad2), " at offset ", i,
-                                                     "; an admin token is printable ASCII without spaces (0x21..0x7e)"));
-    }
-  }
+  // cannot send there.
+  FLEETMARK_RETURN_IF_ERROR(CheckSecretText(absl::StrCat(source, ": \"", file, "\""), options.admin_token));
   options.admin_token_file = file;
   options.admin_token_source = source;
   return absl::OkStatus();

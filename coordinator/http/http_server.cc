@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/http/api.h"
+#include "engine/common/secret_file.h"
 #include "engine/common/status_macros.h"
 
 #ifndef FLEETMARK_WEB_DIST
@@ -233,18 +234,7 @@ absl::Status ValidateHttpServerOptions(const HttpServerOptions& options) {
     return absl::InvalidArgumentError(absl::StrCat("http threads: 1..256, got ", options.threads));
   }
   const std::string& token = options.bearer_token;
-  if (token.size() > 4096) {
-    return absl::InvalidArgumentError(absl::StrCat("http bearer token: 1..4096 characters, got ", token.size()));
-  }
-  for (size_t i = 0; i < token.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(token[i]);
-    if (c < 0x21 || c > 0x7e) {
-      // The token itself is never echoed.
-      return absl::InvalidArgumentError(absl::StrCat(
-          "http bearer token: only visible ASCII characters (0x21..0x7e) are allowed, byte ", i,
-          " is 0x", absl::Hex(c, absl::kZeroPad2)));
-    }
-  }
+  if (!token.empty()) FLEETMARK_RETURN_IF_ERROR(CheckSecretText("http bearer token", token));  // "" = none
   if (!IsLoopbackHost(host_port.first) && token.empty() && !options.allow_insecure_remote) {
     return absl::InvalidArgumentError(absl::StrCat(
         "http address ", options.address, " is not loopback: set a bearer token (or allow_insecure_remote)"));

@@ -16,7 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "coordinator/scheduler/clock.h"
+#include "engine/common/clock.h"
 #include "coordinator/store/store.h"
 
 namespace fleetmark::scheduler {

@@ -4,7 +4,7 @@ namespace fleetmark::service {
 
 std::shared_ptr<AgentSession> AgentRegistry::Add(const std::string& agent_id,
                                                  std::shared_ptr<AgentSession> session) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::shared_ptr<AgentSession>& slot = sessions_[agent_id];
   std::shared_ptr<AgentSession> previous = std::move(slot);
   slot = std::move(session);
@@ -12,7 +12,7 @@ std::shared_ptr<AgentSession> AgentRegistry::Add(const std::string& agent_id,
 }
 
 bool AgentRegistry::Remove(const std::string& agent_id, const AgentSession* session) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = sessions_.find(agent_id);
   if (it == sessions_.end() || it->second.get() != session) return false;
   sessions_.erase(it);
@@ -20,13 +20,13 @@ bool AgentRegistry::Remove(const std::string& agent_id, const AgentSession* sess
 }
 
 std::shared_ptr<AgentSession> AgentRegistry::Find(const std::string& agent_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = sessions_.find(agent_id);
   return it == sessions_.end() ? nullptr : it->second;
 }
 
 std::vector<std::shared_ptr<AgentSession>> AgentRegistry::All() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<std::shared_ptr<AgentSession>> all;
   all.reserve(sessions_.size());
   for (const auto& [id, session] : sessions_) all.push_back(session);
@@ -34,7 +34,7 @@ std::vector<std::shared_ptr<AgentSession>> AgentRegistry::All() const {
 }
 
 size_t AgentRegistry::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return sessions_.size();
 }
 

@@ -8,11 +8,12 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "coordinator/service/agent_stream.h"
 
 namespace fleetmark::service {
@@ -28,8 +29,8 @@ class AgentRegistry {
   size_t size() const;
 
  private:
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<AgentSession>> sessions_;
+  mutable absl::Mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<AgentSession>> sessions_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace fleetmark::service

@@ -5,14 +5,12 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/service/hello_check.h"
 #include "coordinator/service/secrets.h"
 #include "engine/common/message_text.h"
-#include "engine/common/name_rule.h"
 
 namespace fleetmark::service {
 namespace {
-
-bool ValidAgentName(const std::string& name) { return IsName(name); }
 
 const char* MessageKind(const v1::AgentMessage& m) {
   switch (m.msg_case()) {
@@ -31,16 +29,17 @@ const char* MessageKind(const v1::AgentMessage& m) {
 
 AgentServiceImpl::AgentServiceImpl(store::Store& store, Executor& executor, AgentRegistry& registry,
                                    Dispatcher& dispatcher, ResultIngestor& ingestor,
-                                   JobUpdateQueue& job_updates, AgentServiceOptions options)
+                                   JobUpdateQueue& job_updates, AgentServiceOptions options, const Clock& clock)
     : store_(store),
       executor_(executor),
       registry_(registry),
       dispatcher_(dispatcher),
       ingestor_(ingestor),
       job_updates_(job_updates),
-      options_(options) {}
+      options_(options),
+      clock_(clock) {}
 
-grpc::ServerBidiReactor<v1::AgentMessage, v1::CoordinatorMessage>* AgentServiceImpl::Connect(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* AgentServiceImpl::Connect(
     grpc::CallbackServerContext* context) {
   auto session = std::make_shared<AgentSession>(
       absl::StrCat(RandomToken().substr(0, 16), "-", next_session_.fetch_add(1)), context->peer());
@@ -69,7 +68,7 @@ void AgentServiceImpl::WithRetry(const SessionPtr& session, std::function<absl::
                                  absl::Duration backoff) {
   absl::Status status = op();
   if ((absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status) || absl::IsAborted(status)) &&
-      !session->closing() && absl::Now() + backoff < deadline) {
+      !session->closing() && clock_.Now() + backoff < deadline) {
     executor_.PostAfter(backoff, [this, session, op = std::move(op), then = std::move(then), deadline,
                                   backoff]() mutable {
       WithRetry(session, std::move(op), std::move(then), deadline, std::min(backoff * 2, absl::Seconds(5)));
@@ -94,7 +93,7 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
   }
   const std::string& agent_id = state.agent_id;
   // Any message shows the agent is alive.
-  session->UpdateState([](AgentSession::AgentState& s) { s.last_heartbeat = absl::Now(); });
+  session->UpdateState([this](AgentSession::AgentState& s) { s.last_heartbeat = clock_.Now(); });
   auto continue_or_close = [this, session](const absl::Status& status) {
     if (absl::IsInvalidArgument(status) || absl::IsNotFound(status)) {
       Refuse(session, grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat("malformed message: ", status.message()),
@@ -110,7 +109,7 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
     case v1::AgentMessage::kHeartbeat: {
       const v1::Heartbeat& hb = message.heartbeat();
       session->UpdateState([&](AgentSession::AgentState& s) {
-        s.last_heartbeat = absl::Now();
+        s.last_heartbeat = clock_.Now();
         s.rss_bytes = hb.rss_bytes();
         s.cpu_seconds = hb.cpu_seconds();
       });
@@ -154,7 +153,7 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
               continue_or_close(status);
               if (status.ok()) dispatcher_.Wake({agent_id});
             },
-            absl::Now() + options_.db_retry_limit);
+            clock_.Now() + options_.db_retry_limit);
       });
       return;
     }
@@ -182,148 +181,127 @@ void AgentServiceImpl::AfterAcks(const SessionPtr& session, std::function<void()
 }
 
 void AgentServiceImpl::HandleHello(const SessionPtr& session, const v1::Hello& hello) {
-  if (hello.protocol_version() < kMinProtocolVersion || hello.protocol_version() > kMaxProtocolVersion) {
-    const bool too_old = hello.protocol_version() < kMinProtocolVersion;
-    Refuse(session, grpc::StatusCode::FAILED_PRECONDITION,
-           absl::StrCat("protocol version ", hello.protocol_version(), " not in [", kMinProtocolVersion, ", ",
-                        kMaxProtocolVersion, "]: ", too_old ? "agent too old, upgrade the agent"
-                                                            : "agent too new, upgrade the coordinator"),
-           false);
+  absl::Status refusal = CheckHello(hello);
+  absl::StatusOr<HelloIdentity> identity = refusal.ok() ? Authenticate(hello) : refusal;
+  absl::StatusOr<std::string> agent_id = identity.ok() ? Register(*session, hello, *identity) : identity.status();
+  absl::StatusOr<Resumption> resumption =
+      agent_id.ok() ? ResumeJobs(*agent_id, hello) : absl::StatusOr<Resumption>(agent_id.status());
+  if (!resumption.ok()) {
+    // Only a database outage (Unavailable) is worth retrying unchanged.
+    Refuse(session, static_cast<grpc::StatusCode>(resumption.status().code()),
+           std::string(resumption.status().message()), absl::IsUnavailable(resumption.status()));
     return;
   }
-  // Every string of the hello (labels, host fields, ...): UTF-8, length, no control
-  // characters. Found by reflection, so fields added later are checked too.
-  if (absl::Status text = CheckMessageText(hello, "hello", HelloTextRules()); !text.ok()) {
-    Refuse(session, grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat("hello refused: ", text.message()), false);
-    return;
-  }
-  if (!ValidAgentName(hello.agent_name())) {
-    Refuse(session, grpc::StatusCode::INVALID_ARGUMENT,
-           absl::StrCat("hello.agent_name: must match [A-Za-z0-9._-]{1,64}, got \"",
-                        hello.agent_name().substr(0, 80), "\""),
-           false);
-    return;
-  }
-  // Authenticate: a credential issued earlier, else an enrollment token.
-  std::string credential_sha256;  // new credential's hash, "" = keep
-  std::string credential;         // what Welcome carries
-  std::string token_id;
-  std::string agent_id_known;     // the agent its credential authenticated, "" = new enrollment
-  // The database failed: retryable. Only an outage is described; anything else is
-  // logged here, never sent (it may quote SQL).
-  auto db_refusal = [&](const absl::Status& status) {
-    if (absl::IsUnavailable(status) || absl::IsAborted(status) || absl::IsDeadlineExceeded(status) ||
-        absl::IsResourceExhausted(status)) {
-      Refuse(session, grpc::StatusCode::UNAVAILABLE,
-             absl::StrCat("coordinator database unavailable, retry later: ", status.message()), true);
-      return;
-    }
-    std::cerr << "fleetmark-coordinator: hello of agent " << hello.agent_name() << ": " << status << "\n";
-    Refuse(session, grpc::StatusCode::UNAVAILABLE,
-           "coordinator error while registering the agent (details in the coordinator's log), retry later", true);
-  };
-  bool authenticated = false;
-  if (!hello.agent_credential().empty()) {
-    absl::StatusOr<store::AgentIdentity> identity = store_.FindAgentByName(hello.agent_name());
-    if (!identity.ok() && !absl::IsNotFound(identity.status())) return db_refusal(identity.status());
-    if (identity.ok() && ConstantTimeEquals(identity->credential_sha256, Sha256Hex(hello.agent_credential()))) {
-      if (identity->token_revoked) {
-        Refuse(session, grpc::StatusCode::PERMISSION_DENIED,
-               "agent credential refused: the enrollment token it was issued under is revoked", false);
-        return;
-      }
-      authenticated = true;
-      credential = hello.agent_credential();
-      agent_id_known = identity->agent_id;
-    } else if (hello.enrollment_token().empty()) {
-      Refuse(session, grpc::StatusCode::UNAUTHENTICATED,
-             absl::StrCat("agent credential refused for agent \"", hello.agent_name(), "\""), false);
-      return;
-    }
-  }
-  if (!authenticated) {
-    if (hello.enrollment_token().empty()) {
-      Refuse(session, grpc::StatusCode::UNAUTHENTICATED,
-             "hello needs an enrollment_token (first contact) or an agent_credential", false);
-      return;
-    }
-    absl::StatusOr<std::string> token = store_.FindEnrollmentToken(Sha256Hex(hello.enrollment_token()));
-    if (absl::IsNotFound(token.status())) {
-      Refuse(session, grpc::StatusCode::UNAUTHENTICATED, "enrollment token unknown", false);
-      return;
-    }
-    if (absl::IsPermissionDenied(token.status())) {
-      Refuse(session, grpc::StatusCode::PERMISSION_DENIED, "enrollment token revoked", false);
-      return;
-    }
-    if (!token.ok()) return db_refusal(token.status());
-    // A name belongs to its credential: an enrollment under the name of an agent that
-    // exists, online or not, on any coordinator, is refused by RegisterAgent.
-    token_id = *token;
-    credential = RandomToken();
-    credential_sha256 = Sha256Hex(credential);
-  }
+  Welcome(session, hello, *agent_id, identity->credential, *resumption);
+}
 
+absl::Status AgentServiceImpl::DatabaseRefusal(const v1::Hello& hello, const absl::Status& status) {
+  // Only an outage is described; anything else is logged here, never sent (it may quote SQL).
+  if (absl::IsUnavailable(status) || absl::IsAborted(status) || absl::IsDeadlineExceeded(status) ||
+      absl::IsResourceExhausted(status)) {
+    return absl::UnavailableError(absl::StrCat("coordinator database unavailable, retry later: ", status.message()));
+  }
+  std::cerr << "fleetmark-coordinator: hello of agent " << hello.agent_name() << ": " << status << "\n";
+  return absl::UnavailableError(
+      "coordinator error while registering the agent (details in the coordinator's log), retry later");
+}
+
+absl::StatusOr<AgentServiceImpl::HelloIdentity> AgentServiceImpl::Authenticate(const v1::Hello& hello) {
+  // A credential issued earlier, else an enrollment token.
+  HelloIdentity identity;
+  if (!hello.agent_credential().empty()) {
+    absl::StatusOr<store::AgentIdentity> known = store_.FindAgentByName(hello.agent_name());
+    if (!known.ok() && !absl::IsNotFound(known.status())) return DatabaseRefusal(hello, known.status());
+    if (known.ok() && ConstantTimeEquals(known->credential_sha256, Sha256Hex(hello.agent_credential()))) {
+      if (known->token_revoked) {
+        return absl::PermissionDeniedError(
+            "agent credential refused: the enrollment token it was issued under is revoked");
+      }
+      identity.credential = hello.agent_credential();
+      identity.agent_id = known->agent_id;
+      return identity;
+    }
+    if (hello.enrollment_token().empty()) {
+      return absl::UnauthenticatedError(
+          absl::StrCat("agent credential refused for agent \"", hello.agent_name(), "\""));
+    }
+  }
+  if (hello.enrollment_token().empty()) {
+    return absl::UnauthenticatedError("hello needs an enrollment_token (first contact) or an agent_credential");
+  }
+  absl::StatusOr<std::string> token = store_.FindEnrollmentToken(Sha256Hex(hello.enrollment_token()));
+  if (absl::IsNotFound(token.status())) return absl::UnauthenticatedError("enrollment token unknown");
+  if (absl::IsPermissionDenied(token.status())) return absl::PermissionDeniedError("enrollment token revoked");
+  if (!token.ok()) return DatabaseRefusal(hello, token.status());
+  // A name belongs to its credential: an enrollment under the name of an agent that
+  // exists, online or not, on any coordinator, is refused by RegisterAgent.
+  identity.token_id = *token;
+  identity.credential = RandomToken();
+  identity.credential_sha256 = Sha256Hex(identity.credential);
+  return identity;
+}
+
+absl::StatusOr<std::string> AgentServiceImpl::Register(const AgentSession& session, const v1::Hello& hello,
+                                                       const HelloIdentity& identity) {
   store::AgentRegistration reg;
-  reg.agent_id = agent_id_known;
+  reg.agent_id = identity.agent_id;
   reg.name = hello.agent_name();
-  reg.credential_sha256 = credential_sha256;
-  reg.token_id = token_id;
+  reg.credential_sha256 = identity.credential_sha256;
+  reg.token_id = identity.token_id;
   reg.host = hello.host();
   reg.labels = std::map<std::string, std::string>(hello.labels().begin(), hello.labels().end());
   reg.engine_version = hello.engine_version();
   reg.strategies.assign(hello.strategies().begin(), hello.strategies().end());
   reg.workloads.assign(hello.workloads().begin(), hello.workloads().end());
   reg.scenarios.assign(hello.scenarios().begin(), hello.scenarios().end());
-  reg.session_id = session->session_id();
+  reg.session_id = session.session_id();
   absl::StatusOr<std::string> agent_id = store_.RegisterAgent(reg);
-  if (absl::IsAlreadyExists(agent_id.status())) {
-    Refuse(session, grpc::StatusCode::ALREADY_EXISTS, std::string(agent_id.status().message()), false);
-    return;
-  }
+  if (absl::IsAlreadyExists(agent_id.status())) return agent_id.status();
   if (absl::IsNotFound(agent_id.status())) {  // removed between the credential check and now
-    Refuse(session, grpc::StatusCode::PERMISSION_DENIED, store::kAgentRemovedReason, false);
-    return;
+    return absl::PermissionDeniedError(store::kAgentRemovedReason);
   }
-  if (!agent_id.ok()) return db_refusal(agent_id.status());
+  if (!agent_id.ok()) return DatabaseRefusal(hello, agent_id.status());
+  return agent_id;
+}
 
+absl::StatusOr<AgentServiceImpl::Resumption> AgentServiceImpl::ResumeJobs(const std::string& agent_id,
+                                                                          const v1::Hello& hello) {
   // Resume a job the agent still runs; any other job it held is released at once.
-  std::string running_job;  // live job the agent runs or has just finished
-  std::string ended_job;    // job that ended here while the agent may still run it
-  std::optional<v1::CoordinatorMessage> cancel;
-  if (!hello.running_job_id().empty()) {
-    absl::StatusOr<bool> resumed = store_.ResumeJob(hello.running_job_id(), *agent_id, options_.job_lease);
-    if (resumed.ok() && *resumed) {
-      running_job = hello.running_job_id();
-    } else if (resumed.ok() || absl::IsInvalidArgument(resumed.status())) {
+  Resumption resumption;
+  if (!hello.running_job_id().empty()) {  // a UUID (CheckHello)
+    absl::StatusOr<bool> resumed = store_.ResumeJob(hello.running_job_id(), agent_id, options_.job_lease);
+    if (!resumed.ok()) return DatabaseRefusal(hello, resumed.status());
+    if (*resumed) {
+      resumption.running_job = hello.running_job_id();
+    } else {
       // Ended (cancelled, failed, re-queued) while the agent was away, which may still
       // be running it: it stays busy (no other job is pushed onto it) until it reports
-      // the job finished, as after any cancellation. A malformed id cannot be reported.
-      if (resumed.ok()) ended_job = hello.running_job_id();
-      cancel.emplace();
-      cancel->mutable_cancellation()->set_job_id(hello.running_job_id());
-      cancel->mutable_cancellation()->set_reason("the job is no longer assigned to this agent");
-    } else {
-      return db_refusal(resumed.status());
+      // the job finished, as after any cancellation.
+      resumption.ended_job = hello.running_job_id();
     }
   }
-  if (absl::StatusOr<std::vector<store::ExpiredJob>> released = store_.ReleaseAgentJobs(*agent_id, running_job);
+  if (absl::StatusOr<std::vector<store::ExpiredJob>> released =
+          store_.ReleaseAgentJobs(agent_id, resumption.running_job);
       !released.ok()) {
-    return db_refusal(released.status());
+    return DatabaseRefusal(hello, released.status());
   }
+  return resumption;
+}
 
+void AgentServiceImpl::Welcome(const SessionPtr& session, const v1::Hello& hello, const std::string& agent_id,
+                               const std::string& credential, const Resumption& resumption) {
   session->UpdateState([&](AgentSession::AgentState& s) {
-    s.agent_id = *agent_id;
+    s.agent_id = agent_id;
     s.name = hello.agent_name();
-    s.running_job = running_job.empty() ? ended_job : running_job;
-    s.cancel_sent = ended_job;
-    s.last_heartbeat = absl::Now();
+    s.running_job = resumption.running_job.empty() ? resumption.ended_job : resumption.running_job;
+    s.cancel_sent = resumption.ended_job;
+    s.last_heartbeat = clock_.Now();
   });
-  if (SessionPtr previous = registry_.Add(*agent_id, session); previous != nullptr && previous != session) {
+  if (SessionPtr previous = registry_.Add(agent_id, session); previous != nullptr && previous != session) {
     previous->Close(grpc::Status(grpc::StatusCode::ABORTED, "replaced by a newer connection of this agent"));
   }
   v1::CoordinatorMessage welcome;
-  welcome.mutable_welcome()->set_agent_id(*agent_id);
+  welcome.mutable_welcome()->set_agent_id(agent_id);
   welcome.mutable_welcome()->set_agent_credential(credential);
   welcome.mutable_welcome()->set_heartbeat_interval_ms(
       static_cast<uint32_t>(absl::ToInt64Milliseconds(options_.heartbeat_interval)));
@@ -332,9 +310,14 @@ void AgentServiceImpl::HandleHello(const SessionPtr& session, const v1::Hello& h
   // After the Welcome, which makes the agent replay its spooled reports first: a job
   // that finished here unconfirmed is then reported (clearing it) before the
   // cancellation makes the agent drop that report.
-  if (cancel.has_value()) session->Send(*std::move(cancel));
+  if (!resumption.ended_job.empty()) {
+    v1::CoordinatorMessage cancel;
+    cancel.mutable_cancellation()->set_job_id(resumption.ended_job);
+    cancel.mutable_cancellation()->set_reason("the job is no longer assigned to this agent");
+    session->Send(std::move(cancel));
+  }
   session->ReadNext();
-  if (running_job.empty() && ended_job.empty()) dispatcher_.Wake({*agent_id});
+  if (resumption.running_job.empty() && resumption.ended_job.empty()) dispatcher_.Wake({agent_id});
 }
 
 void AgentServiceImpl::HandleResult(const SessionPtr& session, v1::CaseResult result) {

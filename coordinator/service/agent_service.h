@@ -1,9 +1,11 @@
 // AgentService: the agents' side of the coordinator. Each Connect stream gets an
 // AgentStream reactor; its messages are handled on the coordinator's executor, one at
 // a time per stream:
-//   hello         protocol version check, enrollment token or credential check, agent
-//                 registration, Welcome (with a new credential after token enrollment),
-//                 resumption of a job still running across a reconnect, dispatch;
+//   hello         in steps: CheckHello (hello_check.h: version, text, name, labels,
+//                 running_job_id), Authenticate (credential or enrollment token),
+//                 Register (the store), ResumeJobs (a job still running across a
+//                 reconnect is kept, others are released), Welcome (with a new
+//                 credential after token enrollment) and dispatch;
 //   heartbeat     liveness (flushed to the database in batches by the sweeper);
 //   job_accepted, job_progress  group-committed job state (JobUpdateQueue, leases renewed);
 //   job_finished  ends the job once its results are committed;
@@ -24,16 +26,14 @@
 #include "coordinator/service/agent_registry.h"
 #include "coordinator/service/dispatcher.h"
 #include "coordinator/service/executor.h"
+#include "coordinator/service/hello_check.h"
 #include "coordinator/service/job_updates.h"
 #include "coordinator/service/result_ingestor.h"
 #include "coordinator/store/store.h"
+#include "engine/common/clock.h"
 #include "fleetmark/v1/agent.grpc.pb.h"
 
 namespace fleetmark::service {
-
-// Protocol versions this coordinator speaks (agent.proto, ProtocolVersion).
-inline constexpr uint32_t kMinProtocolVersion = 1;
-inline constexpr uint32_t kMaxProtocolVersion = 1;
 
 struct AgentServiceOptions {
   absl::Duration heartbeat_interval = absl::Seconds(5);
@@ -45,20 +45,45 @@ struct AgentServiceOptions {
   uint32_t max_pending_acks = 1024;
 };
 
-class AgentServiceImpl final : public v1::AgentService::CallbackService {
+// Connect is registered raw (bytes): AgentStream parses each message itself, so an
+// unparseable one gets a Refusal instead of an OK end of stream (agent_stream.h).
+class AgentServiceImpl final
+    : public v1::AgentService::WithRawCallbackMethod_Connect<v1::AgentService::Service> {
  public:
-  // All references must outlive the service (and the gRPC server using it).
+  // All references must outlive the service (and the gRPC server using it). `clock`
+  // times heartbeats (AgentState::last_heartbeat) and database retry deadlines.
   AgentServiceImpl(store::Store& store, Executor& executor, AgentRegistry& registry,
                    Dispatcher& dispatcher, ResultIngestor& ingestor, JobUpdateQueue& job_updates,
-                   AgentServiceOptions options);
+                   AgentServiceOptions options, const Clock& clock = SystemClock());
 
-  grpc::ServerBidiReactor<v1::AgentMessage, v1::CoordinatorMessage>* Connect(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Connect(
       grpc::CallbackServerContext* context) override;
 
  private:
   using SessionPtr = std::shared_ptr<AgentSession>;
   void Handle(const SessionPtr& session, v1::AgentMessage message);
   void HandleHello(const SessionPtr& session, const v1::Hello& hello);
+  // The steps of a hello. Each returns the refusal as a status: its code is the
+  // stream's, and only Unavailable (a database outage) is retryable.
+  struct HelloIdentity {
+    std::string agent_id;           // the agent its credential authenticated; "" = new enrollment
+    std::string credential;         // what Welcome carries
+    std::string credential_sha256;  // of a new credential; "" = keep the stored one
+    std::string token_id;           // the enrollment token used (new enrollments)
+  };
+  struct Resumption {
+    std::string running_job;  // live job the agent runs (or has just finished)
+    std::string ended_job;    // job that ended here while the agent may still run it
+  };
+  absl::StatusOr<HelloIdentity> Authenticate(const v1::Hello& hello);
+  absl::StatusOr<std::string> Register(const AgentSession& session, const v1::Hello& hello,
+                                       const HelloIdentity& identity);
+  absl::StatusOr<Resumption> ResumeJobs(const std::string& agent_id, const v1::Hello& hello);
+  void Welcome(const SessionPtr& session, const v1::Hello& hello, const std::string& agent_id,
+               const std::string& credential, const Resumption& resumption);
+  // A database error during a hello as the agent is told it (retryable Unavailable;
+  // details other than an outage go to the log only).
+  static absl::Status DatabaseRefusal(const v1::Hello& hello, const absl::Status& status);
   void HandleResult(const SessionPtr& session, v1::CaseResult result);
   void OnStreamDone(const SessionPtr& session);
   // Runs `then` once the session has no result waiting for its commit (polling on the
@@ -79,6 +104,7 @@ class AgentServiceImpl final : public v1::AgentService::CallbackService {
   ResultIngestor& ingestor_;
   JobUpdateQueue& job_updates_;
   const AgentServiceOptions options_;
+  const Clock& clock_;
   std::atomic<uint64_t> next_session_{1};
 };
 

@@ -1,12 +1,20 @@
 #include "coordinator/service/agent_stream.h"
 
+#include "absl/strings/str_cat.h"
+#include "coordinator/service/parse_errors.h"
+
 namespace fleetmark::service {
+namespace {
+
+constexpr char kConnectMethod[] = "/fleetmark.v1.AgentService/Connect";
+
+}  // namespace
 
 AgentSession::AgentSession(std::string session_id, std::string peer)
     : session_id_(std::move(session_id)), peer_(std::move(peer)) {}
 
 void AgentSession::Attach(AgentStream* reactor, Handlers handlers) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   reactor_ = reactor;
   handlers_ = std::move(handlers);
   want_read_ = true;
@@ -14,7 +22,7 @@ void AgentSession::Attach(AgentStream* reactor, Handlers handlers) {
 
 void AgentSession::Send(v1::CoordinatorMessage message) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (finish_requested_) return;
     outbound_.push_back(std::move(message));
   }
@@ -23,7 +31,7 @@ void AgentSession::Send(v1::CoordinatorMessage message) {
 
 void AgentSession::Close(const grpc::Status& status) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (finish_requested_) return;
     finish_requested_ = true;
     finish_status_ = status;
@@ -41,32 +49,33 @@ void AgentSession::Refuse(grpc::StatusCode code, const std::string& reason, bool
 
 void AgentSession::ReadNext() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     want_read_ = true;
   }
   Pump();
 }
 
 bool AgentSession::closing() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return finish_requested_;
 }
 
 AgentSession::AgentState AgentSession::state() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return agent_;
 }
 
 void AgentSession::UpdateState(const std::function<void(AgentState&)>& update) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   update(agent_);
 }
 
 void AgentSession::OnReadDone(bool ok) {
   v1::AgentMessage message;
   std::function<void(std::shared_ptr<AgentSession>, v1::AgentMessage)> handler;
+  bool unparseable = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     reading_ = false;
     if (!ok) {
       // The agent half-closed or the stream broke: end our side too.
@@ -75,10 +84,15 @@ void AgentSession::OnReadDone(bool ok) {
         finish_status_ = grpc::Status::OK;
       }
     } else if (!finish_requested_) {
-      message = std::move(in_);
-      in_.Clear();
-      handler = handlers_.on_message;
+      unparseable = !grpc::SerializationTraits<v1::AgentMessage>::Deserialize(&in_, &message).ok();
+      if (!unparseable) handler = handlers_.on_message;
     }
+    in_.Clear();
+  }
+  if (unparseable) {
+    const grpc::Status status = ParseErrorStatus(kConnectMethod);
+    Refuse(grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat("malformed message: ", status.error_message()), false);
+    return;
   }
   if (handler) handler(shared_from_this(), std::move(message));
   Pump();
@@ -86,7 +100,7 @@ void AgentSession::OnReadDone(bool ok) {
 
 void AgentSession::OnWriteDone(bool ok) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     writing_ = false;
     if (!ok) {
       write_failed_ = true;
@@ -102,7 +116,7 @@ void AgentSession::OnWriteDone(bool ok) {
 void AgentSession::OnDone() {
   std::function<void(std::shared_ptr<AgentSession>)> on_done;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     reactor_ = nullptr;
     finish_requested_ = finish_issued_ = true;
     outbound_.clear();
@@ -113,9 +127,10 @@ void AgentSession::OnDone() {
 }
 
 void AgentSession::Pump() {
-  std::unique_lock<std::mutex> lock(mu_);
+  mu_.Lock();
   if (pumping_) {
     repump_ = true;
+    mu_.Unlock();
     return;
   }
   pumping_ = true;
@@ -124,33 +139,49 @@ void AgentSession::Pump() {
     if (finish_issued_ || reactor_ == nullptr) break;
     AgentStream* reactor = reactor_;
     if (!writing_ && !write_failed_ && !outbound_.empty()) {
-      current_write_ = std::move(outbound_.front());
+      v1::CoordinatorMessage next = std::move(outbound_.front());
       outbound_.pop_front();
       writing_ = true;
-      lock.unlock();
-      reactor->StartWrite(&current_write_);
-      lock.lock();
+      mu_.Unlock();
+      // Serialised here, off the lock (only the pumping thread touches current_write_).
+      bool own_buffer = false;
+      current_write_.Clear();  // the previous write is done (writing_ was false)
+      grpc::Status serialized =
+          grpc::SerializationTraits<v1::CoordinatorMessage>::Serialize(next, &current_write_, &own_buffer);
+      if (serialized.ok()) {
+        reactor->StartWrite(&current_write_);
+        mu_.Lock();
+      } else {  // cannot happen for a message we built; end the stream rather than hang
+        mu_.Lock();
+        writing_ = false;
+        write_failed_ = true;
+        if (!finish_requested_) {
+          finish_requested_ = true;
+          finish_status_ = grpc::Status(grpc::StatusCode::INTERNAL, "cannot serialise a message to the agent");
+        }
+      }
       continue;
     }
     if (want_read_ && !reading_ && !finish_requested_) {
       want_read_ = false;
       reading_ = true;
-      lock.unlock();
+      mu_.Unlock();
       reactor->StartRead(&in_);
-      lock.lock();
+      mu_.Lock();
       continue;
     }
     if (finish_requested_ && !writing_ && (outbound_.empty() || write_failed_)) {
       finish_issued_ = true;
       const grpc::Status status = finish_status_;
-      lock.unlock();
+      mu_.Unlock();
       reactor->Finish(status);  // the reactor may be gone after this returns
-      lock.lock();
+      mu_.Lock();
       break;
     }
     if (!repump_) break;
   }
   pumping_ = false;
+  mu_.Unlock();
 }
 
 AgentStream::AgentStream(std::shared_ptr<AgentSession> session, AgentSession::Handlers handlers)

@@ -12,16 +12,22 @@
 //     (a reaction may run inline inside StartWrite/StartRead), and never after Finish.
 // The next read starts only when the handler asks for it (ReadNext), so each agent's
 // messages are handled in order, one at a time, off the gRPC threads.
+// The stream carries raw bytes (AgentService's Connect is registered raw): messages are
+// parsed and serialised here, so an inbound message protobuf cannot parse is told
+// apart from the agent closing its side. It is refused (Refusal, INVALID_ARGUMENT
+// naming fleetmark.v1.AgentMessage); gRPC's typed reactor reported both as a failed
+// read, and the stream ended with OK and no reason.
 #pragma once
 
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "fleetmark/v1/agent.grpc.pb.h"
 
@@ -84,21 +90,25 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
 
   const std::string session_id_;
   const std::string peer_;
-  mutable std::mutex mu_;
-  AgentStream* reactor_ = nullptr;  // valid until Finish is issued
-  Handlers handlers_;
-  v1::AgentMessage in_;
-  v1::CoordinatorMessage current_write_;
-  std::deque<v1::CoordinatorMessage> outbound_;
-  bool reading_ = false, want_read_ = false;
-  bool writing_ = false, write_failed_ = false;
-  bool finish_requested_ = false, finish_issued_ = false;
-  grpc::Status finish_status_;
-  bool pumping_ = false, repump_ = false;
-  AgentState agent_;
+  mutable absl::Mutex mu_;
+  AgentStream* reactor_ ABSL_GUARDED_BY(mu_) = nullptr;  // valid until Finish is issued
+  Handlers handlers_ ABSL_GUARDED_BY(mu_);
+  grpc::ByteBuffer in_;
+  grpc::ByteBuffer current_write_;
+  std::deque<v1::CoordinatorMessage> outbound_ ABSL_GUARDED_BY(mu_);
+  bool reading_ ABSL_GUARDED_BY(mu_) = false;
+  bool want_read_ ABSL_GUARDED_BY(mu_) = false;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool write_failed_ ABSL_GUARDED_BY(mu_) = false;
+  bool finish_requested_ ABSL_GUARDED_BY(mu_) = false;
+  bool finish_issued_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::Status finish_status_ ABSL_GUARDED_BY(mu_);
+  bool pumping_ ABSL_GUARDED_BY(mu_) = false;
+  bool repump_ ABSL_GUARDED_BY(mu_) = false;
+  AgentState agent_ ABSL_GUARDED_BY(mu_);
 };
 
-class AgentStream : public grpc::ServerBidiReactor<v1::AgentMessage, v1::CoordinatorMessage> {
+class AgentStream : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   // Starts reading at once. Deletes itself in OnDone.
   AgentStream(std::shared_ptr<AgentSession> session, AgentSession::Handlers handlers);

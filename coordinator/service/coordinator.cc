@@ -1,10 +1,8 @@
 #include "coordinator/service/coordinator.h"
 
-#include <condition_variable>
 #include <fstream>
 #include <map>
 #include <iostream>
-#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -12,10 +10,12 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/security/server_credentials.h>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "coordinator/scheduler/clock.h"
+#include "absl/synchronization/mutex.h"
+#include "engine/common/clock.h"
 #include "coordinator/scheduler/cron.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/service/agent_registry.h"
@@ -89,7 +89,8 @@ absl::Status CheckOptions(const CoordinatorOptions& o) {
 
 class CoordinatorImpl : public Coordinator {
  public:
-  explicit CoordinatorImpl(const CoordinatorOptions& options) : options_(options) {}
+  explicit CoordinatorImpl(const CoordinatorOptions& options)
+      : options_(options), clock_(options.clock != nullptr ? *options.clock : SystemClock()) {}
 
   ~CoordinatorImpl() override { Shutdown(); }
 
@@ -117,7 +118,7 @@ class CoordinatorImpl : public Coordinator {
     agent_options.heartbeat_interval = options_.heartbeat_interval;
     agent_options.job_lease = options_.job_lease;
     agent_service_ = std::make_unique<AgentServiceImpl>(*store_, *executor_, registry_, *dispatcher_, *ingestor_,
-                                                        *job_updates_, agent_options);
+                                                        *job_updates_, agent_options, clock_);
     ControlServiceOptions control_options;
     control_options.admin_token = options_.admin_token;
     control_options.max_attempts = static_cast<uint32_t>(options_.max_attempts);
@@ -165,7 +166,7 @@ class CoordinatorImpl : public Coordinator {
       return absl::UnavailableError(absl::StrCat("listen_address \"", options_.listen_address,
                                                  "\": cannot listen (port in use or bad address?)"));
     }
-    started_ = absl::Now();
+    started_ = clock_.Now();
     sweeper_ = std::thread([this] { SweepLoop(); });
     return absl::OkStatus();
   }
@@ -173,22 +174,22 @@ class CoordinatorImpl : public Coordinator {
   int port() const override { return port_; }
 
   void Wait() override {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return stopping_; });
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(&stopping_));
   }
 
   void Shutdown() override {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (shut_down_) return;
       stopping_ = shut_down_ = true;
     }
-    cv_.notify_all();
     if (sweeper_.joinable()) sweeper_.join();
     // Close agent streams so the server's shutdown does not wait for them.
     for (const auto& session : registry_.All()) {
       session->Close(grpc::Status(grpc::StatusCode::UNAVAILABLE, "coordinator shutting down"));
     }
+    // gRPC's deadline is in real time, whatever clock the coordinator runs on.
     if (server_ != nullptr) server_->Shutdown(absl::ToChronoTime(absl::Now() + options_.shutdown_grace));
     if (executor_ != nullptr) executor_->Shutdown();
     ingestor_.reset();
@@ -226,7 +227,7 @@ class CoordinatorImpl : public Coordinator {
     // Seeded once per database: a user's `schedules delete nightly` survives restarts.
     FLEETMARK_ASSIGN_OR_RETURN(
         store::Store::SeedOutcome outcome,
-        store_->SeedDefaultSchedule(schedule, cron.NextAfter(absl::Now()).value_or(absl::InfiniteFuture())));
+        store_->SeedDefaultSchedule(schedule, cron.NextAfter(clock_.Now()).value_or(absl::InfiniteFuture())));
     if (outcome == store::Store::SeedOutcome::kLeftDeleted) {
       std::cerr << "fleetmark-coordinator: schedule \"nightly\" was deleted from this database, so --nightly_plan "
                 << "does not re-create it; to have it again: fleetmark schedules create nightly "
@@ -239,17 +240,19 @@ class CoordinatorImpl : public Coordinator {
 
   // Liveness flush + heartbeat timeouts, revoked tokens, lease expiry, schedules, periodic dispatch.
   void SweepLoop() {
-    absl::Time next_flush = absl::Now();
+    absl::Time next_flush = clock_.Now();
     bool flushed = false;
-    absl::Time last_db_ok = absl::Now();
+    absl::Time last_db_ok = clock_.Now();
     // Since when this coordinator has been writing to the database without a failure
     // (its start, or the end of its last outage).
     absl::Time reachable_since = started_;
     bool db_failed = false;  // a flush failed since the last successful one
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stopping_) {
-      lock.unlock();
-      const absl::Time now = absl::Now();
+    for (;;) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (stopping_) return;
+      }
+      const absl::Time now = clock_.Now();
       // Flush every heartbeat interval, and at every sweep while the database fails,
       // so leases of connected agents are renewed as soon as it is back.
       if (now >= next_flush || !flushed) {
@@ -280,8 +283,9 @@ class CoordinatorImpl : public Coordinator {
       }
       StopEndedJobs();
       dispatcher_->WakeAllIdle();
-      lock.lock();
-      cv_.wait_for(lock, absl::ToChronoMilliseconds(options_.sweep_interval), [this] { return stopping_; });
+      // The pause between sweeps is real time (a fake clock moves only when told to).
+      absl::MutexLock lock(&mu_);
+      mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.sweep_interval);
     }
   }
 
@@ -396,7 +400,7 @@ class CoordinatorImpl : public Coordinator {
   }
 
   const CoordinatorOptions options_;
-  scheduler::RealClock clock_;
+  const Clock& clock_;
   std::unique_ptr<store::Store> store_;
   AgentRegistry registry_;
   std::unique_ptr<Executor> executor_;
@@ -413,10 +417,9 @@ class CoordinatorImpl : public Coordinator {
   // flush. Sweeper thread only.
   std::set<std::string> unrecorded_agents_;
   std::thread sweeper_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
-  bool shut_down_ = false;
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace

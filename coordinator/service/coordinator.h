@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "engine/common/clock.h"
 
 namespace fleetmark::service {
 
@@ -66,6 +67,9 @@ struct CoordinatorOptions {
   std::string nightly_selector;
   // Grace period for in-flight RPCs at shutdown.
   absl::Duration shutdown_grace = absl::Seconds(5);
+  // What the sweeper, leases, heartbeat timeouts, outage grace and schedules read the
+  // time from; null = the real clock. Not owned; must outlive the coordinator (tests).
+  const Clock* clock = nullptr;
 };
 
 class Coordinator {

@@ -12,7 +12,7 @@ void Dispatcher::Wake(const std::vector<std::string>& agent_ids) {
   if (agent_ids.empty()) return;
   bool schedule = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     pending_.insert(agent_ids.begin(), agent_ids.end());
     if (!scheduled_) schedule = scheduled_ = true;
   }
@@ -31,7 +31,7 @@ void Dispatcher::WakeAllIdle() {
 void Dispatcher::Run() {
   std::set<std::string> agents;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     agents.swap(pending_);
     scheduled_ = false;
   }

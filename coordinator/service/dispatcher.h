@@ -8,11 +8,12 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "coordinator/service/agent_registry.h"
 #include "coordinator/service/executor.h"
@@ -45,9 +46,9 @@ class Dispatcher {
   AgentRegistry& registry_;
   Executor& executor_;
   const absl::Duration lease_;
-  std::mutex mu_;
-  std::set<std::string> pending_;
-  bool scheduled_ = false;
+  absl::Mutex mu_;
+  std::set<std::string> pending_ ABSL_GUARDED_BY(mu_);  // agents to claim for at the next Run
+  bool scheduled_ ABSL_GUARDED_BY(mu_) = false;         // a Run is posted and has not started
 };
 
 }  // namespace fleetmark::service

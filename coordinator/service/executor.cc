@@ -15,56 +15,56 @@ void Executor::Post(std::function<void()> task) { PostAfter(absl::ZeroDuration()
 
 void Executor::PostAfter(absl::Duration delay, std::function<void()> task) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stop_) return;
     queue_.push(Item{absl::Now() + delay, seq_++, std::move(task)});
   }
-  cv_.notify_one();
 }
 
 void Executor::Shutdown() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stop_ && threads_.empty()) return;
     stop_ = true;
   }
-  cv_.notify_all();
   for (std::thread& t : threads_) {
     if (t.joinable()) t.join();
   }
   threads_.clear();
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> drop;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     drop.swap(queue_);
   }
 }
 
 size_t Executor::pending() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return queue_.size();
 }
 
 void Executor::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
+  // absl::Mutex re-evaluates conditions when the holder unlocks: no notify needed.
+  auto has_work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || !queue_.empty(); };
   while (!stop_) {
-    if (queue_.empty()) {
-      cv_.wait(lock);
-      continue;
-    }
+    mu_.Await(absl::Condition(&has_work));
+    if (stop_) break;
     const absl::Time due = queue_.top().due;
     if (due > absl::Now()) {
-      cv_.wait_until(lock, absl::ToChronoTime(due));
+      // Wakes at `due`, at a stop, or when an earlier item is queued.
+      auto earlier = [this, due]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stop_ || queue_.empty() || queue_.top().due < due;
+      };
+      mu_.AwaitWithDeadline(absl::Condition(&earlier), due);
       continue;
     }
     std::function<void()> task = std::move(const_cast<Item&>(queue_.top()).task);
     queue_.pop();
-    // Another thread may pick up the next due item meanwhile.
-    if (!queue_.empty()) cv_.notify_one();
-    lock.unlock();
+    mu_.Unlock();
     task();
     task = nullptr;
-    lock.lock();
+    mu_.Lock();
   }
 }
 

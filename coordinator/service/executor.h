@@ -10,14 +10,14 @@
 // from tasks. Tasks run in FIFO order of their due time, possibly concurrently.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <queue>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace fleetmark::service {
@@ -49,12 +49,11 @@ class Executor {
   };
   void Loop();
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue_;
-  uint64_t seq_ = 0;
-  bool stop_ = false;
-  std::vector<std::thread> threads_;
+  mutable absl::Mutex mu_;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue_ ABSL_GUARDED_BY(mu_);
+  uint64_t seq_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;  // set by the constructor, joined by Shutdown
 };
 
 }  // namespace fleetmark::service

@@ -17,18 +17,18 @@
 #pragma once
 
 #include <algorithm>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <iostream>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace fleetmark::service {
@@ -65,10 +65,9 @@ class GroupCommitQueue {
 
   ~GroupCommitQueue() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       stop_ = true;
     }
-    cv_.notify_all();
     for (std::thread& t : threads_) t.join();
   }
 
@@ -77,16 +76,15 @@ class GroupCommitQueue {
 
   void Submit(Item item, Callback done) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (stop_) return;
       queue_.push_back(Entry{std::move(item), std::move(done)});
     }
-    cv_.notify_one();
   }
 
   // Items queued or being written.
   size_t pending() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return queue_.size() + in_flight_;
   }
 
@@ -98,9 +96,10 @@ class GroupCommitQueue {
 
   void Loop() {
     absl::Duration backoff = absl::Milliseconds(50);
-    std::unique_lock<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
+    auto has_work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || !queue_.empty(); };
     while (true) {
-      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      mu_.Await(absl::Condition(&has_work));
       if (stop_) return;
       std::vector<Entry> batch;
       while (!queue_.empty() && batch.size() < options_.max_batch) {
@@ -108,9 +107,9 @@ class GroupCommitQueue {
         queue_.pop_front();
       }
       in_flight_ += batch.size();
-      lock.unlock();
+      mu_.Unlock();
       const bool written = Write(batch);
-      lock.lock();
+      mu_.Lock();
       in_flight_ -= batch.size();
       if (written) {
         backoff = absl::Milliseconds(50);
@@ -118,7 +117,7 @@ class GroupCommitQueue {
       }
       // Database unavailable: put the batch back in front and wait before retrying.
       for (auto it = batch.rbegin(); it != batch.rend(); ++it) queue_.push_front(std::move(*it));
-      cv_.wait_for(lock, absl::ToChronoMilliseconds(backoff), [this] { return stop_; });
+      mu_.AwaitWithTimeout(absl::Condition(&stop_), backoff);
       backoff = std::min(backoff * 2, options_.max_backoff);
     }
   }
@@ -145,7 +144,7 @@ class GroupCommitQueue {
         one.push_back(std::move(entry));
         while (!Write(one)) {
           std::this_thread::sleep_for(std::chrono::milliseconds(200));
-          std::lock_guard<std::mutex> lock(mu_);
+          absl::MutexLock lock(&mu_);
           if (stop_) return true;
         }
       }
@@ -164,11 +163,10 @@ class GroupCommitQueue {
   const std::string what_;
   const Ops ops_;
   const GroupCommitOptions options_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Entry> queue_;
-  size_t in_flight_ = 0;
-  bool stop_ = false;
+  mutable absl::Mutex mu_;
+  std::deque<Entry> queue_ ABSL_GUARDED_BY(mu_);
+  size_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;  // last: started after the members they use
 };
 

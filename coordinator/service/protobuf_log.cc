@@ -37,7 +37,7 @@ void Handler(google::protobuf::LogLevel level, const char* filename, int line, c
 }  // namespace
 
 std::optional<std::string> LogRateLimiter::Admit(absl::Time now, const std::string& line) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (printed_ >= burst_ && now - last_printed_ < interval_) {
     ++suppressed_;
     return std::nullopt;

@@ -9,10 +9,11 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace fleetmark::service {
@@ -30,10 +31,10 @@ class LogRateLimiter {
  private:
   const int burst_;
   const absl::Duration interval_;
-  std::mutex mu_;
-  int printed_ = 0;
-  absl::Time last_printed_ = absl::InfinitePast();
-  int64_t suppressed_ = 0;
+  absl::Mutex mu_;
+  int printed_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time last_printed_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  int64_t suppressed_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // Installs a protobuf log handler (google::protobuf::SetLogHandler) writing to stderr

@@ -27,20 +27,10 @@
 #include <pqxx/pqxx>
 
 #include "absl/status/statusor.h"
+#include "coordinator/store/connection_options.h"
 #include "absl/time/time.h"
 
 namespace fleetmark::store {
-
-struct ConnectionOptions {
-  // libpq URI or key=value string, e.g. "postgresql://postgres@127.0.0.1:5433/fleetmark".
-  std::string uri;
-  // Connections opened at most (1..256). One per thread that talks to the database.
-  int pool_size = 4;
-  // How long Acquire() waits for a free connection.
-  absl::Duration acquire_timeout = absl::Seconds(30);
-  // PostgreSQL application_name, shown in pg_stat_activity.
-  std::string application_name = "fleetmark-coordinator";
-};
 
 class ConnectionPool {
  public:

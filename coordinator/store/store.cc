@@ -1,6 +1,6 @@
-// Store: opening and migrations. Enrollment tokens, agents, jobs/results and schedules
+// PgStore: opening and migrations. Enrollment tokens, agents, jobs/results and schedules
 // live in store_tokens.cc, store_agents.cc, store_jobs.cc and store_schedules.cc.
-#include "coordinator/store/store.h"
+#include "coordinator/store/pg_store.h"
 
 #include "coordinator/store/migrations.h"
 #include "coordinator/store/store_internal.h"
@@ -10,21 +10,27 @@ namespace fleetmark::store {
 
 using internal::InTransaction;
 
-Store::Store(StoreOptions options, std::unique_ptr<ConnectionPool> pool)
+PgStore::PgStore(StoreOptions options, std::unique_ptr<ConnectionPool> pool)
     : options_(std::move(options)), pool_(std::move(pool)) {}
 
-Store::~Store() = default;
+PgStore::~PgStore() = default;
 
-absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
+absl::StatusOr<std::unique_ptr<PgStore>> PgStore::Open(const StoreOptions& options) {
   auto pool = ConnectionPool::Create(options.connection);
   if (!pool.ok()) return pool.status();
   for (const auto& [name, sql] : internal::PreparedStatements()) {
     (*pool)->AddPreparedStatement(name, sql);
   }
-  return std::unique_ptr<Store>(new Store(options, std::move(*pool)));
+  return std::unique_ptr<PgStore>(new PgStore(options, std::move(*pool)));
 }
 
-absl::Status Store::Migrate() {
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
+  absl::StatusOr<std::unique_ptr<PgStore>> store = PgStore::Open(options);
+  if (!store.ok()) return store.status();
+  return std::unique_ptr<Store>(*std::move(store));
+}
+
+absl::Status PgStore::Migrate() {
   auto lease = pool_->Acquire();
   if (!lease.ok()) return lease.status();
   absl::Status status = ApplyMigrations(**lease, EmbeddedMigrations());
@@ -33,7 +39,7 @@ absl::Status Store::Migrate() {
   return status;
 }
 
-absl::StatusOr<std::vector<int>> Store::AppliedMigrations() {
+absl::StatusOr<std::vector<int>> PgStore::AppliedMigrations() {
   return InTransaction(*pool_, "schema_migrations", [](pqxx::work& txn) {
     std::vector<int> versions;
     pqxx::result exists = txn.exec("SELECT to_regclass('schema_migrations') IS NOT NULL");

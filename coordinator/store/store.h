@@ -9,7 +9,10 @@
 //   FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::Open(options));
 //   FLEETMARK_RETURN_IF_ERROR(store->Migrate());
 //
-// The interface has no libpqxx types (only coordinator/store/ includes <pqxx/...>).
+// Store is the interface the services use; it has no libpqxx types (only
+// coordinator/store/ includes <pqxx/...>). Store::Open returns the PostgreSQL
+// implementation (coordinator/store/pg_store.h); unit tests may implement the part of it
+// they exercise over memory.
 // Thread-safety: every method may be called from any thread; each call borrows one
 // pooled connection for its duration. Errors: Unavailable when the database is down
 // (callers retry), NotFound for unknown ids/names, InvalidArgument for malformed ids,
@@ -28,7 +31,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "coordinator/store/connection_pool.h"
+#include "coordinator/store/connection_options.h"
 #include "fleetmark/v1/agent.pb.h"
 #include "fleetmark/v1/control.pb.h"
 #include "fleetmark/v1/host.pb.h"
@@ -175,30 +178,30 @@ class Store {
  public:
   // Opens the connection pool (checks the database is reachable). Does not migrate.
   static absl::StatusOr<std::unique_ptr<Store>> Open(const StoreOptions& options);
-  ~Store();
+  virtual ~Store() = default;
 
   // Applies the embedded migrations (coordinator/store/migrations/NNNN_*.sql) not yet
   // recorded in schema_migrations, in order, each in its own transaction, under a
   // PostgreSQL advisory lock so concurrent coordinators do not race. Idempotent.
-  absl::Status Migrate();
+  virtual absl::Status Migrate() = 0;
   // Versions recorded in schema_migrations, ascending.
-  absl::StatusOr<std::vector<int>> AppliedMigrations();
+  virtual absl::StatusOr<std::vector<int>> AppliedMigrations() = 0;
 
   // --- enrollment tokens (only hashes are stored) ---
   // AlreadyExists if `token_id` exists.
-  absl::Status CreateEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
-                                     const std::string& description);
+  virtual absl::Status CreateEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
+                                     const std::string& description) = 0;
   // Inserts the token unless a token with this hash exists (seeding from a file).
-  absl::Status EnsureEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
-                                     const std::string& description);
+  virtual absl::Status EnsureEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
+                                     const std::string& description) = 0;
   // NotFound naming the id if unknown; FailedPrecondition saying when if it was
   // already revoked (nothing changes).
-  absl::Status RevokeEnrollmentToken(const std::string& token_id);
+  virtual absl::Status RevokeEnrollmentToken(const std::string& token_id) = 0;
   // The token id for a hash; NotFound if unknown, PermissionDenied if revoked.
-  absl::StatusOr<std::string> FindEnrollmentToken(const std::string& sha256_hex);
+  virtual absl::StatusOr<std::string> FindEnrollmentToken(const std::string& sha256_hex) = 0;
   // Every token, oldest first, with the number of agents enrolled with it. Neither the
   // secret nor its hash is returned.
-  absl::StatusOr<std::vector<v1::TokenInfo>> ListEnrollmentTokens();
+  virtual absl::StatusOr<std::vector<v1::TokenInfo>> ListEnrollmentTokens() = 0;
   // Of `agent_ids` (connected agents), those that must be disconnected: removed
   // (`agents remove`, reason kAgentRemovedReason) or enrolled with a revoked token
   // (reason "enrollment token <id> revoked"), ordered by agent id. One statement.
@@ -207,47 +210,47 @@ class Store {
     std::string agent_id;
     std::string reason;
   };
-  absl::StatusOr<std::vector<Disconnect>> AgentsToDisconnect(const std::vector<std::string>& agent_ids);
+  virtual absl::StatusOr<std::vector<Disconnect>> AgentsToDisconnect(const std::vector<std::string>& agent_ids) = 0;
 
   // --- agents ---
   // The agent (not removed) named `name`; NotFound if none.
-  absl::StatusOr<AgentIdentity> FindAgentByName(const std::string& name);
+  virtual absl::StatusOr<AgentIdentity> FindAgentByName(const std::string& name) = 0;
   // Registers a hello: with registration.agent_id empty, a new enrollment, which gets a
   // new agent id, or AlreadyExists (naming `fleetmark agents remove NAME`) if an agent
   // (not removed) has the name — atomic across coordinators (a unique index); else the
   // reconnect of that agent (authenticated by its credential by the caller), NotFound
   // if it was removed meanwhile. Marks it online (owned by this coordinator), records a
   // host snapshot when the host changed; returns its agent id.
-  absl::StatusOr<std::string> RegisterAgent(const AgentRegistration& registration);
+  virtual absl::StatusOr<std::string> RegisterAgent(const AgentRegistration& registration) = 0;
   // `fleetmark agents remove NAME`: marks the agent (not removed) named `name` removed.
   // Its results, jobs and host snapshots stay; its credential stops working
   // (FindAgentByName no longer finds it), it is never selected, listed only with
   // include_removed, and its name may be enrolled again (a new agent id). Its queued,
   // assigned and running jobs fail as infrastructure ("agent NAME removed"), and their
   // runs are updated. NotFound if no such agent (or it was removed already).
-  absl::StatusOr<RemovedAgent> RemoveAgent(const std::string& name);
+  virtual absl::StatusOr<RemovedAgent> RemoveAgent(const std::string& name) = 0;
   // Marks the agent offline if `session_id` is still its registered stream (a
   // reconnect may already have replaced it).
-  absl::Status SetAgentOffline(const std::string& agent_id, const std::string& session_id);
+  virtual absl::Status SetAgentOffline(const std::string& agent_id, const std::string& session_id) = 0;
   // Records liveness of connected agents and renews the leases of their
   // assigned/running jobs to now + `lease`; also renews the leases of `renew_also`
   // (agents whose renewals the caller could not record while the database was
   // unreachable, without touching their liveness). One transaction, run even when both
   // are empty: an OK status says the database took a write just now. InvalidArgument
   // naming the field if an id is not a UUID.
-  absl::Status RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease,
-                              const std::vector<std::string>& renew_also = {});
+  virtual absl::Status RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease,
+                              const std::vector<std::string>& renew_also = {}) = 0;
   // Every agent (online state computed with options.online_window), ordered by name. An
   // agent whose enrollment token is revoked is never online (its stream is being ended).
   // Removed agents are not listed.
-  absl::StatusOr<std::vector<AgentSummary>> ListAgentSummaries();
+  virtual absl::StatusOr<std::vector<AgentSummary>> ListAgentSummaries() = 0;
   // Agents ordered by name, state "online" | "offline" | "removed" (removed agents only
   // with `include_removed`, after the agent holding the name now).
-  absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents(bool include_removed = false);
+  virtual absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents(bool include_removed = false) = 0;
 
   // --- runs and jobs ---
   // Stores the plan, the run and one queued job per agent in one transaction.
-  absl::StatusOr<v1::RunInfo> CreateRun(const NewRun& run);
+  virtual absl::StatusOr<v1::RunInfo> CreateRun(const NewRun& run) = 0;
   // CreateRun, and in the same transaction assigns the new jobs of `idle_agent_ids`
   // (agents this coordinator knows to be connected and idle) as ClaimJobs would, so they
   // can be pushed right after the commit without another round trip. Returns the run
@@ -260,9 +263,9 @@ class Store {
     v1::RunInfo run;  // as GetRun returns it right after the commit
     std::vector<ClaimedJob> claimed;
   };
-  absl::StatusOr<CreatedRun> CreateRunAndClaim(const NewRun& run, const std::vector<std::string>& idle_agent_ids,
-                                               absl::Duration lease);
-  absl::StatusOr<v1::RunInfo> GetRun(const std::string& run_id);
+  virtual absl::StatusOr<CreatedRun> CreateRunAndClaim(const NewRun& run, const std::vector<std::string>& idle_agent_ids,
+                                               absl::Duration lease) = 0;
+  virtual absl::StatusOr<v1::RunInfo> GetRun(const std::string& run_id) = 0;
   // The full run id that `id_or_prefix` names (every entry point taking a run id from a
   // person resolves it here first): a full UUID (any case) is returned lower-cased
   // without a lookup (an unknown one is then NotFound where it is used); otherwise a
@@ -271,24 +274,24 @@ class Store {
   // or non-hex prefix; InvalidArgument naming two of the runs for a prefix matching
   // several ("..." after them only when there are more than two); NotFound if no run
   // matches. At most three rows are read.
-  absl::StatusOr<std::string> ResolveRunId(const std::string& id_or_prefix);
+  virtual absl::StatusOr<std::string> ResolveRunId(const std::string& id_or_prefix) = 0;
   // Newest first; limit 1..1000.
-  absl::StatusOr<std::vector<v1::RunInfo>> ListRuns(int limit);
+  virtual absl::StatusOr<std::vector<v1::RunInfo>> ListRuns(int limit) = 0;
   // Cancels queued/assigned/running jobs; FailedPrecondition if the run already ended.
-  absl::StatusOr<CancelledRun> CancelRun(const std::string& run_id);
+  virtual absl::StatusOr<CancelledRun> CancelRun(const std::string& run_id) = 0;
 
   // Claims, for each agent in `agent_ids` that has no assigned/running job, its oldest
   // queued job (FOR UPDATE SKIP LOCKED): status assigned, attempts + 1, lease now + `lease`.
   // A job claimed again (attempt > 1) carries the case ids of its stored results
   // (JobAssignment.stored_case_ids; `cancelled` placeholders do not count), so the
   // agent measures only the rest.
-  absl::StatusOr<std::vector<ClaimedJob>> ClaimJobs(const std::vector<std::string>& agent_ids,
-                                                     absl::Duration lease);
+  virtual absl::StatusOr<std::vector<ClaimedJob>> ClaimJobs(const std::vector<std::string>& agent_ids,
+                                                     absl::Duration lease) = 0;
   // An agent reconnected saying it still runs `job_id`: keeps it (status running,
   // lease renewed) and returns true; false if the job is not this agent's live job
   // (ended, cancelled, or re-queued and claimed elsewhere) — the agent must stop it.
-  absl::StatusOr<bool> ResumeJob(const std::string& job_id, const std::string& agent_id,
-                                 absl::Duration lease);
+  virtual absl::StatusOr<bool> ResumeJob(const std::string& job_id, const std::string& agent_id,
+                                 absl::Duration lease) = 0;
   // What an agent said about its job: accepted it (no progress) or finished cases.
   struct JobUpdate {
     std::string job_id;
@@ -303,25 +306,25 @@ class Store {
   // nothing. Several updates of one job: the last progress wins. InvalidArgument
   // (nothing written) naming the field if an id is not a UUID or cases_done >
   // cases_total.
-  absl::Status UpdateJobs(const std::vector<JobUpdate>& updates, absl::Duration lease);
+  virtual absl::Status UpdateJobs(const std::vector<JobUpdate>& updates, absl::Duration lease) = 0;
   // One-job forms of UpdateJobs.
-  absl::Status MarkJobRunning(const std::string& job_id, const std::string& agent_id,
-                              absl::Duration lease);
-  absl::Status UpdateJobProgress(const std::string& job_id, const std::string& agent_id,
-                                 uint32_t cases_done, uint32_t cases_total, absl::Duration lease);
+  virtual absl::Status MarkJobRunning(const std::string& job_id, const std::string& agent_id,
+                              absl::Duration lease) = 0;
+  virtual absl::Status UpdateJobProgress(const std::string& job_id, const std::string& agent_id,
+                                 uint32_t cases_done, uint32_t cases_total, absl::Duration lease) = 0;
   // Ends a job (done / failed as a benchmark failure / cancelled) and updates its run.
-  absl::Status FinishJob(const std::string& job_id, const std::string& agent_id,
-                         const JobOutcome& outcome);
+  virtual absl::Status FinishJob(const std::string& job_id, const std::string& agent_id,
+                         const JobOutcome& outcome) = 0;
   // Of `job_ids`, those that ended (done, failed, cancelled) — e.g. cancelled through
   // another coordinator — so their agents can be told to stop.
-  absl::StatusOr<std::vector<std::string>> EndedJobs(const std::vector<std::string>& job_ids);
+  virtual absl::StatusOr<std::vector<std::string>> EndedJobs(const std::vector<std::string>& job_ids) = 0;
   // Handles jobs whose lease expired: re-queued while attempts < max_attempts, else
   // failed with "infrastructure: agent <name> lost ...". Updates the runs.
-  absl::StatusOr<std::vector<ExpiredJob>> ExpireLeases();
+  virtual absl::StatusOr<std::vector<ExpiredJob>> ExpireLeases() = 0;
   // The agent (re)connected and runs nothing but `keep_job_id` ("" = nothing): its
   // other assigned/running jobs are handled like expired leases at once.
-  absl::StatusOr<std::vector<ExpiredJob>> ReleaseAgentJobs(const std::string& agent_id,
-                                                           const std::string& keep_job_id);
+  virtual absl::StatusOr<std::vector<ExpiredJob>> ReleaseAgentJobs(const std::string& agent_id,
+                                                           const std::string& keep_job_id) = 0;
 
   // Stores `results` in one transaction (ids already stored are skipped, the rest is
   // COPY'd; a batch racing another writer of the same ids is redone with INSERT ...
@@ -336,27 +339,27 @@ class Store {
     std::string agent_id;
     const v1::CaseResult* result;
   };
-  absl::StatusOr<std::vector<ResultOutcome>> InsertResults(const std::vector<AgentResult>& results);
+  virtual absl::StatusOr<std::vector<ResultOutcome>> InsertResults(const std::vector<AgentResult>& results) = 0;
 
   // A run with its results (optionally of one agent) and the hosts of its agents. A
   // case measured again by a re-run job (after a lost agent) appears once: its newest result.
   // NotFound for an unknown run, or an agent with no job in it. The whole run in memory:
   // for large runs use ListExportResults and LoadResults.
-  absl::StatusOr<v1::ExportResultsResponse> ExportResults(const std::string& run_id,
-                                                          const std::string& agent_name);
+  virtual absl::StatusOr<v1::ExportResultsResponse> ExportResults(const std::string& run_id,
+                                                          const std::string& agent_name) = 0;
   // The index of what ExportResults(run_id, agent_name) returns (same rows, same order,
   // same errors), reading no result's contents.
-  absl::StatusOr<ResultExportIndex> ListExportResults(const std::string& run_id, const std::string& agent_name);
+  virtual absl::StatusOr<ResultExportIndex> ListExportResults(const std::string& run_id, const std::string& agent_name) = 0;
   // The stored results `result_ids` (UUIDs), in that order. NotFound naming an id that
   // is not stored (results are never deleted: an id from ListExportResults is).
-  absl::StatusOr<std::vector<v1::CaseResult>> LoadResults(const std::vector<std::string>& result_ids);
+  virtual absl::StatusOr<std::vector<v1::CaseResult>> LoadResults(const std::vector<std::string>& result_ids) = 0;
 
   // --- schedules ---
   // Schedule names are 1 to 64 characters from [A-Za-z0-9._-], as agent names
   // (InvalidArgument naming `schedule.name` otherwise).
   // AlreadyExists if the name is taken (the message says to delete it first to replace
   // it). `next_fire` is stored for display.
-  absl::StatusOr<v1::Schedule> CreateSchedule(const v1::Schedule& schedule, absl::Time next_fire);
+  virtual absl::StatusOr<v1::Schedule> CreateSchedule(const v1::Schedule& schedule, absl::Time next_fire) = 0;
   // Installs a default schedule (the coordinator's --nightly_plan) once per database,
   // remembered in seeded_defaults: if a schedule of that name exists it is updated
   // (cron, plan, selector, quick, next fire); else, if this default was seeded before
@@ -364,31 +367,23 @@ class Store {
   // seeding at once are serialised on the seeded_defaults row: one creates, the others
   // update. InvalidArgument for a bad name or empty cron.
   enum class SeedOutcome { kCreated, kUpdated, kLeftDeleted };
-  absl::StatusOr<SeedOutcome> SeedDefaultSchedule(const v1::Schedule& schedule, absl::Time next_fire);
+  virtual absl::StatusOr<SeedOutcome> SeedDefaultSchedule(const v1::Schedule& schedule, absl::Time next_fire) = 0;
   // Ordered by name, each with its latest fire (last_fire_slot_unix_ns, last_fire_outcome:
   // "run <run id>" or why no run was created, e.g. "skipped: no online agent matches ...").
-  absl::StatusOr<std::vector<v1::Schedule>> ListSchedules();
-  absl::Status DeleteSchedule(const std::string& name);
-  absl::Status SetScheduleNextFire(const std::string& name, absl::Time next_fire);
+  virtual absl::StatusOr<std::vector<v1::Schedule>> ListSchedules() = 0;
+  virtual absl::Status DeleteSchedule(const std::string& name) = 0;
+  virtual absl::Status SetScheduleNextFire(const std::string& name, absl::Time next_fire) = 0;
   // Fires `schedule_name` for `slot` exactly once across coordinators: inserts
   // (schedule, slot) into schedule_fires and creates `run` in the same transaction.
   // Returns the run, or nullopt if that slot already fired. With no agent in
   // `run.agent_ids` the slot is still recorded (it fired, matching nobody; `skipped`
   // says why and is shown as the schedule's last_fire_outcome) and the returned RunInfo
   // has an empty run_id.
-  absl::StatusOr<std::optional<v1::RunInfo>> FireSchedule(const std::string& schedule_name,
+  virtual absl::StatusOr<std::optional<v1::RunInfo>> FireSchedule(const std::string& schedule_name,
                                                            absl::Time slot, const NewRun& run,
-                                                           const std::string& skipped = "");
+                                                           const std::string& skipped = "") = 0;
   // The latest fired slot of a schedule, or nullopt if it never fired.
-  absl::StatusOr<std::optional<absl::Time>> LastFiredSlot(const std::string& schedule_name);
-
-  ConnectionPool& pool() { return *pool_; }
-  const StoreOptions& options() const { return options_; }
-
- private:
-  Store(StoreOptions options, std::unique_ptr<ConnectionPool> pool);
-  StoreOptions options_;
-  std::unique_ptr<ConnectionPool> pool_;
+  virtual absl::StatusOr<std::optional<absl::Time>> LastFiredSlot(const std::string& schedule_name) = 0;
 };
 
 }  // namespace fleetmark::store

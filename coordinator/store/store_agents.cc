@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "engine/common/status_macros.h"
-#include "coordinator/store/store.h"
+#include "coordinator/store/pg_store.h"
 #include "coordinator/store/store_internal.h"
 #include "coordinator/store/store_runs.h"
 
@@ -15,7 +15,7 @@ namespace fleetmark::store {
 using internal::InTransaction;
 using internal::InTransactionOr;
 
-absl::StatusOr<AgentIdentity> Store::FindAgentByName(const std::string& name) {
+absl::StatusOr<AgentIdentity> PgStore::FindAgentByName(const std::string& name) {
   return InTransactionOr(*pool_, "find agent", [&](pqxx::work& txn) -> absl::StatusOr<AgentIdentity> {
     pqxx::result r = txn.exec_prepared("fm_find_agent", name);
     if (r.empty()) return absl::NotFoundError(absl::StrCat("agent \"", name, "\" not found"));
@@ -28,7 +28,7 @@ absl::StatusOr<AgentIdentity> Store::FindAgentByName(const std::string& name) {
   });
 }
 
-absl::StatusOr<std::string> Store::RegisterAgent(const AgentRegistration& reg) {
+absl::StatusOr<std::string> PgStore::RegisterAgent(const AgentRegistration& reg) {
   if (!reg.agent_id.empty()) FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", reg.agent_id));
   return InTransactionOr(*pool_, absl::StrCat("register agent ", reg.name), [&](pqxx::work& txn)
                                                                                -> absl::StatusOr<std::string> {
@@ -90,7 +90,7 @@ absl::StatusOr<std::string> Store::RegisterAgent(const AgentRegistration& reg) {
   });
 }
 
-absl::StatusOr<RemovedAgent> Store::RemoveAgent(const std::string& name) {
+absl::StatusOr<RemovedAgent> PgStore::RemoveAgent(const std::string& name) {
   return InTransactionOr(*pool_, absl::StrCat("remove agent ", name), [&](pqxx::work& txn)
                                                                            -> absl::StatusOr<RemovedAgent> {
     pqxx::result r = txn.exec_params(
@@ -123,7 +123,7 @@ absl::StatusOr<RemovedAgent> Store::RemoveAgent(const std::string& name) {
   });
 }
 
-absl::Status Store::SetAgentOffline(const std::string& agent_id, const std::string& session_id) {
+absl::Status PgStore::SetAgentOffline(const std::string& agent_id, const std::string& session_id) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", agent_id));
   return InTransaction(*pool_, "agent offline", [&](pqxx::work& txn) {
            txn.exec_prepared("fm_agent_offline", agent_id, session_id);
@@ -132,7 +132,7 @@ absl::Status Store::SetAgentOffline(const std::string& agent_id, const std::stri
       .status();
 }
 
-absl::Status Store::RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease,
+absl::Status PgStore::RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease,
                                    const std::vector<std::string>& renew_also) {
   for (const std::string& id : renew_also) FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("renew_also[]", id));
   std::vector<std::string> ids, seen, rss, cpu;
@@ -164,7 +164,7 @@ absl::Status Store::RecordLiveness(const std::vector<AgentLiveness>& batch, absl
       .status();
 }
 
-absl::StatusOr<std::vector<AgentSummary>> Store::ListAgentSummaries() {
+absl::StatusOr<std::vector<AgentSummary>> PgStore::ListAgentSummaries() {
   return InTransaction(*pool_, "list agents", [&](pqxx::work& txn) {
     std::vector<AgentSummary> agents;
     // A revoked token's agent is being disconnected (revocation.h): never selected.
@@ -186,7 +186,7 @@ absl::StatusOr<std::vector<AgentSummary>> Store::ListAgentSummaries() {
   });
 }
 
-absl::StatusOr<std::vector<v1::AgentInfo>> Store::ListAgents(bool include_removed) {
+absl::StatusOr<std::vector<v1::AgentInfo>> PgStore::ListAgents(bool include_removed) {
   return InTransaction(*pool_, "list agents", [&](pqxx::work& txn) {
     std::vector<v1::AgentInfo> agents;
     pqxx::result r = txn.exec_params(

@@ -2,20 +2,11 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
+#include "engine/common/text.h"
 
 namespace fleetmark::store::internal {
 
-bool IsUuid(std::string_view id) {
-  if (id.size() != 36) return false;
-  for (size_t i = 0; i < id.size(); ++i) {
-    if (i == 8 || i == 13 || i == 18 || i == 23) {
-      if (id[i] != '-') return false;
-    } else if (!absl::ascii_isxdigit(static_cast<unsigned char>(id[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
+bool IsUuid(std::string_view id) { return fleetmark::IsUuid(id); }
 
 absl::Status CheckUuid(std::string_view field, std::string_view id) {
   if (IsUuid(id)) return absl::OkStatus();

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/store/result_rows.h"
-#include "coordinator/store/store.h"
+#include "coordinator/store/pg_store.h"
 #include "coordinator/store/store_internal.h"
 #include "coordinator/store/store_runs.h"
 #include "engine/common/status_macros.h"
@@ -48,13 +48,13 @@ std::vector<ExpiredJob> ExpireInTxn(pqxx::work& txn, bool release, const std::st
 
 }  // namespace
 
-absl::StatusOr<v1::RunInfo> Store::CreateRun(const NewRun& run) {
+absl::StatusOr<v1::RunInfo> PgStore::CreateRun(const NewRun& run) {
   FLEETMARK_RETURN_IF_ERROR(internal::ValidateNewRun(run));
   return InTransaction(*pool_, "create run",
                        [&](pqxx::work& txn) { return internal::CreateRunInTxn(txn, run); });
 }
 
-absl::StatusOr<Store::CreatedRun> Store::CreateRunAndClaim(const NewRun& run,
+absl::StatusOr<PgStore::CreatedRun> PgStore::CreateRunAndClaim(const NewRun& run,
                                                             const std::vector<std::string>& idle_agent_ids,
                                                             absl::Duration lease) {
   FLEETMARK_RETURN_IF_ERROR(internal::ValidateNewRun(run));
@@ -81,7 +81,7 @@ absl::StatusOr<Store::CreatedRun> Store::CreateRunAndClaim(const NewRun& run,
   });
 }
 
-absl::StatusOr<v1::RunInfo> Store::GetRun(const std::string& run_id) {
+absl::StatusOr<v1::RunInfo> PgStore::GetRun(const std::string& run_id) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("run_id", run_id));
   return InTransactionOr(*pool_, "get run", [&](pqxx::work& txn) -> absl::StatusOr<v1::RunInfo> {
     std::optional<v1::RunInfo> run = internal::LoadRun(txn, run_id);
@@ -90,7 +90,7 @@ absl::StatusOr<v1::RunInfo> Store::GetRun(const std::string& run_id) {
   });
 }
 
-absl::StatusOr<std::vector<v1::RunInfo>> Store::ListRuns(int limit) {
+absl::StatusOr<std::vector<v1::RunInfo>> PgStore::ListRuns(int limit) {
   if (limit < 1 || limit > 1000) {
     return absl::InvalidArgumentError(absl::StrCat("limit: 1 <= limit <= 1000, got ", limit));
   }
@@ -105,7 +105,7 @@ absl::StatusOr<std::vector<v1::RunInfo>> Store::ListRuns(int limit) {
   });
 }
 
-absl::StatusOr<CancelledRun> Store::CancelRun(const std::string& run_id) {
+absl::StatusOr<CancelledRun> PgStore::CancelRun(const std::string& run_id) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("run_id", run_id));
   return InTransactionOr(*pool_, "cancel run", [&](pqxx::work& txn) -> absl::StatusOr<CancelledRun> {
     pqxx::result r = txn.exec_params("SELECT status FROM runs WHERE run_id = $1::uuid FOR UPDATE", run_id);
@@ -134,7 +134,7 @@ absl::StatusOr<CancelledRun> Store::CancelRun(const std::string& run_id) {
   });
 }
 
-absl::StatusOr<std::vector<ClaimedJob>> Store::ClaimJobs(const std::vector<std::string>& agent_ids,
+absl::StatusOr<std::vector<ClaimedJob>> PgStore::ClaimJobs(const std::vector<std::string>& agent_ids,
                                                          absl::Duration lease) {
   std::vector<ClaimedJob> claimed;
   if (agent_ids.empty()) return claimed;
@@ -181,7 +181,7 @@ absl::StatusOr<std::vector<ClaimedJob>> Store::ClaimJobs(const std::vector<std::
   });
 }
 
-absl::StatusOr<bool> Store::ResumeJob(const std::string& job_id, const std::string& agent_id,
+absl::StatusOr<bool> PgStore::ResumeJob(const std::string& job_id, const std::string& agent_id,
                                       absl::Duration lease) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("running_job_id", job_id));
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", agent_id));
@@ -203,7 +203,7 @@ absl::StatusOr<bool> Store::ResumeJob(const std::string& job_id, const std::stri
   });
 }
 
-absl::Status Store::UpdateJobs(const std::vector<JobUpdate>& updates, absl::Duration lease) {
+absl::Status PgStore::UpdateJobs(const std::vector<JobUpdate>& updates, absl::Duration lease) {
   // Last update per (job, agent), in job id order (a fixed lock order). An agent
   // naming another's job keeps its own row, which matches nothing.
   std::map<std::pair<std::string, std::string>, JobUpdate> last;
@@ -240,12 +240,12 @@ absl::Status Store::UpdateJobs(const std::vector<JobUpdate>& updates, absl::Dura
       .status();
 }
 
-absl::Status Store::MarkJobRunning(const std::string& job_id, const std::string& agent_id,
+absl::Status PgStore::MarkJobRunning(const std::string& job_id, const std::string& agent_id,
                                    absl::Duration lease) {
   return UpdateJobs({JobUpdate{.job_id = job_id, .agent_id = agent_id}}, lease);
 }
 
-absl::Status Store::UpdateJobProgress(const std::string& job_id, const std::string& agent_id,
+absl::Status PgStore::UpdateJobProgress(const std::string& job_id, const std::string& agent_id,
                                       uint32_t cases_done, uint32_t cases_total, absl::Duration lease) {
   return UpdateJobs({JobUpdate{.job_id = job_id,
                                .agent_id = agent_id,
@@ -255,7 +255,7 @@ absl::Status Store::UpdateJobProgress(const std::string& job_id, const std::stri
                     lease);
 }
 
-absl::Status Store::FinishJob(const std::string& job_id, const std::string& agent_id,
+absl::Status PgStore::FinishJob(const std::string& job_id, const std::string& agent_id,
                               const JobOutcome& outcome) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("job_id", job_id));
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", agent_id));
@@ -277,7 +277,7 @@ absl::Status Store::FinishJob(const std::string& job_id, const std::string& agen
   });
 }
 
-absl::StatusOr<std::vector<std::string>> Store::EndedJobs(const std::vector<std::string>& job_ids) {
+absl::StatusOr<std::vector<std::string>> PgStore::EndedJobs(const std::vector<std::string>& job_ids) {
   std::vector<std::string> ended;
   if (job_ids.empty()) return ended;
   for (const std::string& id : job_ids) FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("job_id", id));
@@ -290,12 +290,12 @@ absl::StatusOr<std::vector<std::string>> Store::EndedJobs(const std::vector<std:
   });
 }
 
-absl::StatusOr<std::vector<ExpiredJob>> Store::ExpireLeases() {
+absl::StatusOr<std::vector<ExpiredJob>> PgStore::ExpireLeases() {
   return InTransaction(*pool_, "expire leases",
                        [&](pqxx::work& txn) { return ExpireInTxn(txn, false, kNoAgent, ""); });
 }
 
-absl::StatusOr<std::vector<ExpiredJob>> Store::ReleaseAgentJobs(const std::string& agent_id,
+absl::StatusOr<std::vector<ExpiredJob>> PgStore::ReleaseAgentJobs(const std::string& agent_id,
                                                                 const std::string& keep_job_id) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", agent_id));
   return InTransaction(*pool_, "release agent jobs",
@@ -314,7 +314,7 @@ struct JobOwner {
 // row (internal::AppendCopyLine escapes). libpqxx 6.4's only public raw-line writer is
 // tablewriter, deprecated in favour of stream_to, whose write_raw_line is private and
 // whose per-character escaper cost ~10% of the coordinator's CPU while ingesting.
-void CopyRows(pqxx::work& txn, const std::string& table, const std::vector<Store::AgentResult>& results,
+void CopyRows(pqxx::work& txn, const std::string& table, const std::vector<PgStore::AgentResult>& results,
               const std::vector<size_t>& indices, const std::map<std::string, JobOwner>& owners) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -346,7 +346,7 @@ enum class InsertPath {
 
 // Inserts rows `indices` of `results` (already checked: valid ids, this agent's
 // jobs); returns the ids stored now (lower case).
-std::set<std::string> InsertRows(pqxx::work& txn, const std::vector<Store::AgentResult>& results,
+std::set<std::string> InsertRows(pqxx::work& txn, const std::vector<PgStore::AgentResult>& results,
                                  const std::vector<size_t>& indices,
                                  const std::map<std::string, JobOwner>& owners, InsertPath path) {
   std::set<std::string> stored;
@@ -389,7 +389,7 @@ bool IsPrintableAscii(const std::string& text) {
 
 // Rejects the results among `rows` whose case id is not one of their run's (a case the
 // job's plan does not have), and removes them from `rows`. One statement.
-void RejectUnknownCases(pqxx::work& txn, const std::vector<Store::AgentResult>& results, std::vector<size_t>& rows,
+void RejectUnknownCases(pqxx::work& txn, const std::vector<PgStore::AgentResult>& results, std::vector<size_t>& rows,
                         std::vector<ResultOutcome>& outcomes) {
   if (rows.empty()) return;
   std::vector<std::string> jobs, cases;
@@ -418,7 +418,7 @@ void RejectUnknownCases(pqxx::work& txn, const std::vector<Store::AgentResult>& 
 
 }  // namespace
 
-absl::StatusOr<std::vector<ResultOutcome>> Store::InsertResults(const std::vector<AgentResult>& results) {
+absl::StatusOr<std::vector<ResultOutcome>> PgStore::InsertResults(const std::vector<AgentResult>& results) {
   std::vector<ResultOutcome> checked(results.size());
   std::vector<std::string> job_ids;
   for (size_t i = 0; i < results.size(); ++i) {
@@ -559,7 +559,7 @@ absl::StatusOr<std::vector<v1::CaseResult>> LoadResultsInTxn(pqxx::work& txn,
 
 }  // namespace
 
-absl::StatusOr<v1::ExportResultsResponse> Store::ExportResults(const std::string& run_id,
+absl::StatusOr<v1::ExportResultsResponse> PgStore::ExportResults(const std::string& run_id,
                                                                const std::string& agent_name) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("run_id", run_id));
   return InTransactionOr(*pool_, "export results",
@@ -578,7 +578,7 @@ absl::StatusOr<v1::ExportResultsResponse> Store::ExportResults(const std::string
   });
 }
 
-absl::StatusOr<ResultExportIndex> Store::ListExportResults(const std::string& run_id,
+absl::StatusOr<ResultExportIndex> PgStore::ListExportResults(const std::string& run_id,
                                                            const std::string& agent_name) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("run_id", run_id));
   return InTransactionOr(*pool_, "export results", [&](pqxx::work& txn) {
@@ -586,7 +586,7 @@ absl::StatusOr<ResultExportIndex> Store::ListExportResults(const std::string& ru
   });
 }
 
-absl::StatusOr<std::vector<v1::CaseResult>> Store::LoadResults(const std::vector<std::string>& result_ids) {
+absl::StatusOr<std::vector<v1::CaseResult>> PgStore::LoadResults(const std::vector<std::string>& result_ids) {
   for (size_t i = 0; i < result_ids.size(); ++i) {
     FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid(absl::StrCat("result_ids[", i, "]"), result_ids[i]));
   }

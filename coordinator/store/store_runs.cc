@@ -1,5 +1,7 @@
-// Store: the run helpers of store_runs.h, and Store::ResolveRunId (run id prefixes).
+// The run helpers of store_runs.h, and PgStore::ResolveRunId (run id prefixes).
 #include "coordinator/store/store_runs.h"
+
+#include "coordinator/store/pg_store.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -150,7 +152,7 @@ absl::Status BadRunIdPrefix(const std::string& given, const std::string& why) {
 
 }  // namespace
 
-absl::StatusOr<std::string> Store::ResolveRunId(const std::string& id_or_prefix) {
+absl::StatusOr<std::string> PgStore::ResolveRunId(const std::string& id_or_prefix) {
   const std::string prefix = absl::AsciiStrToLower(id_or_prefix);
   if (internal::IsUuid(prefix)) return prefix;
   if (prefix.size() > sizeof(kUuidZero) - 1) return BadRunIdPrefix(id_or_prefix, "too long");

@@ -6,7 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "coordinator/store/store.h"
+#include "coordinator/store/pg_store.h"
 #include "coordinator/store/store_internal.h"
 #include "coordinator/store/store_runs.h"
 #include "engine/common/name_rule.h"
@@ -38,7 +38,7 @@ absl::Status CheckSchedule(const v1::Schedule& schedule) {
 
 }  // namespace
 
-absl::StatusOr<v1::Schedule> Store::CreateSchedule(const v1::Schedule& schedule, absl::Time next_fire) {
+absl::StatusOr<v1::Schedule> PgStore::CreateSchedule(const v1::Schedule& schedule, absl::Time next_fire) {
   FLEETMARK_RETURN_IF_ERROR(CheckSchedule(schedule));
   auto created = InTransactionOr(*pool_, absl::StrCat("create schedule ", schedule.name()),
                                  [&](pqxx::work& txn) -> absl::StatusOr<v1::Schedule> {
@@ -63,7 +63,7 @@ absl::StatusOr<v1::Schedule> Store::CreateSchedule(const v1::Schedule& schedule,
   return created;
 }
 
-absl::StatusOr<Store::SeedOutcome> Store::SeedDefaultSchedule(const v1::Schedule& schedule,
+absl::StatusOr<PgStore::SeedOutcome> PgStore::SeedDefaultSchedule(const v1::Schedule& schedule,
                                                                absl::Time next_fire) {
   FLEETMARK_RETURN_IF_ERROR(CheckSchedule(schedule));
   const std::string seed_name = absl::StrCat("schedule:", schedule.name());
@@ -91,7 +91,7 @@ absl::StatusOr<Store::SeedOutcome> Store::SeedDefaultSchedule(const v1::Schedule
   });
 }
 
-absl::StatusOr<std::vector<v1::Schedule>> Store::ListSchedules() {
+absl::StatusOr<std::vector<v1::Schedule>> PgStore::ListSchedules() {
   return InTransaction(*pool_, "list schedules", [&](pqxx::work& txn) {
     std::vector<v1::Schedule> schedules;
     // The latest fire per schedule: the newest entry of schedule_fires' primary key.
@@ -125,7 +125,7 @@ absl::StatusOr<std::vector<v1::Schedule>> Store::ListSchedules() {
   });
 }
 
-absl::Status Store::DeleteSchedule(const std::string& name) {
+absl::Status PgStore::DeleteSchedule(const std::string& name) {
   return InTransactionOr(*pool_, "delete schedule", [&](pqxx::work& txn) -> absl::Status {
     pqxx::result r = txn.exec_params("DELETE FROM schedules WHERE name = $1", name);
     if (r.affected_rows() == 0) return absl::NotFoundError(absl::StrCat("schedule \"", name, "\" not found"));
@@ -133,7 +133,7 @@ absl::Status Store::DeleteSchedule(const std::string& name) {
   });
 }
 
-absl::Status Store::SetScheduleNextFire(const std::string& name, absl::Time next_fire) {
+absl::Status PgStore::SetScheduleNextFire(const std::string& name, absl::Time next_fire) {
   return InTransaction(*pool_, "schedule next fire", [&](pqxx::work& txn) {
            txn.exec_params("UPDATE schedules SET next_fire_at = $2::timestamptz WHERE name = $1", name,
                            internal::TimeParam(next_fire));
@@ -142,7 +142,7 @@ absl::Status Store::SetScheduleNextFire(const std::string& name, absl::Time next
       .status();
 }
 
-absl::StatusOr<std::optional<v1::RunInfo>> Store::FireSchedule(const std::string& schedule_name,
+absl::StatusOr<std::optional<v1::RunInfo>> PgStore::FireSchedule(const std::string& schedule_name,
                                                                absl::Time slot, const NewRun& run,
                                                                const std::string& skipped) {
   if (!run.agent_ids.empty()) FLEETMARK_RETURN_IF_ERROR(internal::ValidateNewRun(run));
@@ -167,7 +167,7 @@ absl::StatusOr<std::optional<v1::RunInfo>> Store::FireSchedule(const std::string
   });
 }
 
-absl::StatusOr<std::optional<absl::Time>> Store::LastFiredSlot(const std::string& schedule_name) {
+absl::StatusOr<std::optional<absl::Time>> PgStore::LastFiredSlot(const std::string& schedule_name) {
   return InTransaction(*pool_, "last fired slot", [&](pqxx::work& txn) {
     pqxx::result r = txn.exec_params(
         "SELECT " + internal::UnixNs("max(f.slot)") +

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "coordinator/store/store.h"
+#include "coordinator/store/pg_store.h"
 #include "coordinator/store/store_internal.h"
 
 namespace fleetmark::store {
@@ -15,7 +15,7 @@ namespace fleetmark::store {
 using internal::InTransaction;
 using internal::InTransactionOr;
 
-absl::Status Store::CreateEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
+absl::Status PgStore::CreateEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
                                           const std::string& description) {
   auto done = InTransaction(*pool_, absl::StrCat("create token ", token_id), [&](pqxx::work& txn) {
     txn.exec_params(
@@ -26,7 +26,7 @@ absl::Status Store::CreateEnrollmentToken(const std::string& token_id, const std
   return done.status();
 }
 
-absl::Status Store::EnsureEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
+absl::Status PgStore::EnsureEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
                                           const std::string& description) {
   auto done = InTransaction(*pool_, "seed enrollment token", [&](pqxx::work& txn) {
     txn.exec_params(
@@ -38,7 +38,7 @@ absl::Status Store::EnsureEnrollmentToken(const std::string& token_id, const std
   return done.status();
 }
 
-absl::Status Store::RevokeEnrollmentToken(const std::string& token_id) {
+absl::Status PgStore::RevokeEnrollmentToken(const std::string& token_id) {
   return InTransactionOr(*pool_, absl::StrCat("revoke token ", token_id), [&](pqxx::work& txn) -> absl::Status {
     // The row lock makes a second revoke running at the same moment see the first one.
     pqxx::result r = txn.exec_params(
@@ -59,7 +59,7 @@ absl::Status Store::RevokeEnrollmentToken(const std::string& token_id) {
   });
 }
 
-absl::StatusOr<std::string> Store::FindEnrollmentToken(const std::string& sha256_hex) {
+absl::StatusOr<std::string> PgStore::FindEnrollmentToken(const std::string& sha256_hex) {
   return InTransactionOr(*pool_, "find enrollment token",
                          [&](pqxx::work& txn) -> absl::StatusOr<std::string> {
                            pqxx::result r = txn.exec_prepared("fm_find_token", sha256_hex);
@@ -72,7 +72,7 @@ absl::StatusOr<std::string> Store::FindEnrollmentToken(const std::string& sha256
                          });
 }
 
-absl::StatusOr<std::vector<v1::TokenInfo>> Store::ListEnrollmentTokens() {
+absl::StatusOr<std::vector<v1::TokenInfo>> PgStore::ListEnrollmentTokens() {
   return InTransaction(*pool_, "list enrollment tokens", [&](pqxx::work& txn) {
     std::vector<v1::TokenInfo> tokens;
     pqxx::result r = txn.exec(
@@ -92,7 +92,7 @@ absl::StatusOr<std::vector<v1::TokenInfo>> Store::ListEnrollmentTokens() {
   });
 }
 
-absl::StatusOr<std::vector<Store::Disconnect>> Store::AgentsToDisconnect(const std::vector<std::string>& agent_ids) {
+absl::StatusOr<std::vector<PgStore::Disconnect>> PgStore::AgentsToDisconnect(const std::vector<std::string>& agent_ids) {
   std::vector<Disconnect> found;
   if (agent_ids.empty()) return found;
   for (const std::string& id : agent_ids) {

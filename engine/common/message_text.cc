@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/name_rule.h"
 #include "engine/common/text.h"
 #include "google/protobuf/descriptor.h"
 
@@ -163,5 +164,11 @@ const MessageTextRules& HelloTextRules() {
   }();
   return *kRules;
 }
+
+bool IsAgentLabelKeyChar(char c) { return IsNameChar(c); }
+
+bool IsAgentLabelValueChar(char c) { return IsAgentLabelKeyChar(c) || c == ':' || c == '/' || c == '+'; }
+
+bool IsAgentLabelKey(std::string_view key) { return IsName(key, kMaxAgentLabelKeyBytes); }
 
 }  // namespace fleetmark

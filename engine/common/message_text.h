@@ -59,6 +59,15 @@ int SanitizeMessageText(google::protobuf::Message* message, const MessageTextRul
 inline constexpr size_t kMaxAgentLabels = 64;
 inline constexpr size_t kMaxAgentLabelKeyBytes = 63;
 inline constexpr size_t kMaxAgentLabelValueBytes = 63;
+// The allowed form of a label key (messages quote it) and of a value's characters.
+inline constexpr char kAgentLabelKeyForm[] = "1 to 63 characters of [A-Za-z0-9._-]";
+inline constexpr char kAgentLabelValueForm[] = "0 to 63 characters of [A-Za-z0-9._:/+-]";
+// Whether `key` is a label key of kAgentLabelKeyForm (the agent's --labels and the
+// coordinator's hello check both ask here).
+bool IsAgentLabelKey(std::string_view key);
+// Whether `c` may appear in a label key ([A-Za-z0-9._-]) / a label value ([A-Za-z0-9._:/+-]).
+bool IsAgentLabelKeyChar(char c);
+bool IsAgentLabelValueChar(char c);
 
 // The rules of an agent's hello (fleetmark.v1.Hello): every string at most 256 bytes
 // of printable UTF-8; agent_name 64; the enrollment token and credential 4096 bytes;

@@ -13,6 +13,9 @@ namespace fleetmark {
 inline constexpr size_t kMaxNameBytes = 64;
 inline constexpr std::string_view kNameCharacters = "[A-Za-z0-9._-]";
 
+// Whether `c` is one of kNameCharacters.
+bool IsNameChar(char c);
+
 // Whether `text` follows the name rule with at most `max_bytes` characters.
 bool IsName(std::string_view text, size_t max_bytes = kMaxNameBytes);
 

@@ -1,5 +1,8 @@
 #include "engine/common/text.h"
 
+#include <utility>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -41,6 +44,24 @@ bool IsControl(char32_t cp, bool allow_newlines) {
   return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f);
 }
 
+// Unicode general category Cf (format characters), Unicode 15: invisible, and some
+// (bidirectional overrides and isolates, U+202A..U+202E, U+2066..U+2069) reorder the
+// text printed after them.
+bool IsFormatCharacter(char32_t cp) {
+  static constexpr std::pair<char32_t, char32_t> kRanges[] = {
+      {0x00ad, 0x00ad},   {0x0600, 0x0605},   {0x061c, 0x061c},   {0x06dd, 0x06dd},
+      {0x070f, 0x070f},   {0x0890, 0x0891},   {0x08e2, 0x08e2},   {0x180e, 0x180e},
+      {0x200b, 0x200f},   {0x202a, 0x202e},   {0x2060, 0x2064},   {0x2066, 0x206f},
+      {0xfeff, 0xfeff},   {0xfff9, 0xfffb},   {0x110bd, 0x110bd}, {0x110cd, 0x110cd},
+      {0x13430, 0x1343f}, {0x1bca0, 0x1bca3}, {0x1d173, 0x1d17a}, {0xe0001, 0xe0001},
+      {0xe0020, 0xe007f},
+  };
+  for (const auto& [first, last] : kRanges) {
+    if (cp >= first && cp <= last) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool IsValidUtf8(std::string_view text) {
@@ -78,6 +99,18 @@ std::optional<std::string> TextProblem(std::string_view text, bool allow_newline
   return std::nullopt;
 }
 
+bool IsUuid(std::string_view text) {
+  if (text.size() != 36) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (text[i] != '-') return false;
+    } else if (!absl::ascii_isxdigit(static_cast<unsigned char>(text[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::string EscapeForTerminal(std::string_view text, size_t max_bytes) {
   std::string out;
   out.reserve(text.size());
@@ -93,7 +126,11 @@ std::string EscapeForTerminal(std::string_view text, size_t max_bytes) {
       i += n == 0 ? 1 : n;
       continue;
     }
-    out.append(text.substr(i, n));
+    if (IsFormatCharacter(cp)) {
+      absl::StrAppend(&out, "\\u", absl::Hex(static_cast<uint32_t>(cp), absl::kZeroPad4));
+    } else {
+      out.append(text.substr(i, n));
+    }
     i += n;
   }
   if (i < text.size()) out += "...";

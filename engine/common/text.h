@@ -30,11 +30,18 @@ bool IsPrintableText(std::string_view text, bool allow_newlines);
 // for IsPrintableText.
 std::optional<std::string> TextProblem(std::string_view text, bool allow_newlines);
 
+// Whether `text` is a UUID in its text form: 8-4-4-4-12 hex digits (either case), any
+// version (ids of agents, runs, jobs, results).
+bool IsUuid(std::string_view text);
+
 // `text` as it may be written to a terminal: control characters (as IsPrintableText
 // defines them, newline and tab included) and bytes that are not UTF-8 become \xNN
-// (a C1 control: its two UTF-8 bytes), every other character is kept, so
-// `^[]0;pwned^G` prints as the text "\x1b]0;pwned\x07". `max_bytes` (0 = no limit) cuts
-// the input first, at a character boundary, and appends "...".
+// (a C1 control: its two UTF-8 bytes), Unicode format characters (category Cf:
+// invisible, and the bidirectional overrides U+202A..U+202E and isolates
+// U+2066..U+2069 reorder what follows) become \uXXXX (lower-case hex, at least four
+// digits: U+202E is "\u202e"), every other character is kept, so `^[]0;pwned^G` prints
+// as the text "\x1b]0;pwned\x07". `max_bytes` (0 = no limit) cuts the input first, at a
+// character boundary, and appends "...".
 std::string EscapeForTerminal(std::string_view text, size_t max_bytes = 0);
 
 }  // namespace fleetmark

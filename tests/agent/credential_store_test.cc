@@ -49,21 +49,5 @@ TEST_F(CredentialStoreTest, MalformedFilesAndValuesAreErrors) {
   EXPECT_TRUE(absl::IsInternal(LoadCredential(dir_).status()));
 }
 
-TEST_F(CredentialStoreTest, SecretFilesAreTrimmedAndChecked) {
-  std::ofstream(dir_ + "/token") << "  tok-123 \n";
-  auto token = ReadSecretFile(dir_ + "/token");
-  ASSERT_TRUE(token.ok());
-  EXPECT_EQ(*token, "tok-123");
-  std::ofstream(dir_ + "/empty") << "\n";
-  EXPECT_TRUE(absl::IsInvalidArgument(ReadSecretFile(dir_ + "/empty").status()));
-  auto missing = ReadSecretFile(dir_ + "/missing");
-  EXPECT_TRUE(absl::IsNotFound(missing.status()));
-  EXPECT_NE(missing.status().message().find("/missing"), std::string::npos);
-  // A directory is a configuration error (the agent exits), not a retryable read error.
-  auto directory = ReadSecretFile(dir_);
-  EXPECT_TRUE(absl::IsInvalidArgument(directory.status())) << directory.status();
-  EXPECT_NE(directory.status().message().find("a directory"), std::string::npos) << directory.status();
-}
-
 }  // namespace
 }  // namespace fleetmark::agent

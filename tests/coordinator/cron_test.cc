@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "coordinator/scheduler/clock.h"
+#include "engine/common/clock.h"
 
 namespace fleetmark::scheduler {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 
-#include "coordinator/scheduler/clock.h"
+#include "engine/common/clock.h"
 #include "tests/coordinator/test_database.h"
 
 namespace fleetmark::scheduler {

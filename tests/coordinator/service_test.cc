@@ -217,6 +217,25 @@ TEST_F(ServiceTest, HelloRefusals) {
     auto [reason, status] = agent.ReadRefusal();
     EXPECT_NE(reason.find("hello.agent_name"), std::string::npos) << reason;
   }
+  // A trial found these welcomed: label keys no --labels can give (empty,
+  // whitespace-only, markup) and a running_job_id that is not a UUID.
+  const std::vector<std::pair<std::function<void(v1::Hello*)>, std::string>> fields = {
+      {[](v1::Hello* h) { (*h->mutable_labels())[""] = "x"; }, "hello.labels key \"\": 1 to 63 characters of"},
+      {[](v1::Hello* h) { (*h->mutable_labels())["   "] = "x"; }, "hello.labels key \"   \": 1 to 63 characters of"},
+      {[](v1::Hello* h) { (*h->mutable_labels())["<img src=x>"] = "x"; }, "hello.labels key \"<img src=x>\""},
+      {[](v1::Hello* h) { h->set_running_job_id("job-1"); }, "hello.running_job_id: empty or a UUID"},
+  };
+  for (const auto& [mutate, field] : fields) {
+    v1::AgentMessage hello = TestAgent::Hello("agent-a", 1, kEnrollToken);
+    mutate(hello.mutable_hello());
+    TestAgent agent(channel_);
+    const TestAgent::Answer answer = agent.Greet(hello);
+    EXPECT_TRUE(answer.agent_id.empty()) << field << ": welcomed";
+    EXPECT_NE(answer.refusal.find(field), std::string::npos) << answer.refusal;
+    EXPECT_FALSE(answer.retryable) << field;
+    EXPECT_EQ(answer.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << answer.refusal;
+  }
+  EXPECT_TRUE(Agents(/*all=*/true).empty()) << "a refused hello registered an agent";
 }
 
 TEST_F(ServiceTest, MalformedMessageRefusedOthersKeepBeingServed) {
@@ -244,6 +263,30 @@ TEST_F(ServiceTest, MalformedMessageRefusedOthersKeepBeingServed) {
     auto [reason, status] = bad.ReadRefusal();
     EXPECT_NE(reason.find("malformed message"), std::string::npos) << reason;
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  // A message protobuf cannot parse (a string field that is not UTF-8; the client's
+  // protobuf logs and sends it anyway), first or after the Welcome: a Refusal naming
+  // the problem and INVALID_ARGUMENT. Before, the stream ended with OK and no reason.
+  {
+    TestAgent bad(channel_);
+    ASSERT_TRUE(bad.Send(TestAgent::Hello("agent-\xff", 1, kEnrollToken)));
+    auto [reason, status] = bad.ReadRefusal();
+    EXPECT_NE(reason.find("malformed message"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("not a valid fleetmark.v1.AgentMessage"), std::string::npos) << reason;
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  }
+  {
+    TestAgent bad(channel_);
+    ASSERT_TRUE(bad.Send(TestAgent::Hello("agent-bad3", 1, kEnrollToken)));
+    v1::CoordinatorMessage w;
+    ASSERT_TRUE(bad.Read(&w));
+    ASSERT_TRUE(w.has_welcome());
+    v1::AgentMessage m;
+    m.mutable_job_accepted()->set_job_id("\xc3\x28 not UTF-8");
+    ASSERT_TRUE(bad.Send(m));
+    auto [reason, status] = bad.ReadRefusal();
+    EXPECT_NE(reason.find("not a valid fleetmark.v1.AgentMessage"), std::string::npos) << reason;
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
   }
   {  // A job message naming a job id that is not a UUID.
     TestAgent bad(channel_);

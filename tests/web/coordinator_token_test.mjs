@@ -89,7 +89,7 @@ test('unusable token files are refused, the token never echoed', () => {
   const spaced = join(dir, 'spaced');
   writeFileSync(spaced, 'two secret-words\n');
   const cases = [
-    [['--http_address=127.0.0.1:0', `--http_token_file=${join(dir, 'missing')}`], /--http_token_file: cannot read/],
+    [['--http_address=127.0.0.1:0', `--http_token_file=${join(dir, 'missing')}`], /--http_token_file: ".*": cannot read/],
     [['--http_address=127.0.0.1:0', `--http_token_file=${empty}`], /--http_token_file: .* is empty/],
     [['--http_address=127.0.0.1:0', `--http_token_file=${spaced}`], /visible ASCII/],
     [[`--http_token_file=${tokenFile}`], /--http_token_file needs --http_address/],

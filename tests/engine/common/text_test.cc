@@ -58,6 +58,29 @@ TEST(TextTest, EscapeForTerminalKeepsTextAndEscapesControls) {
   }
 }
 
+// A trial found `fleetmark-agent --name $'\u202egnp.exe'` echoed raw: U+202E (right-to-
+// left override) reverses what the terminal prints after it. Format characters are
+// escaped; other non-ASCII text is kept.
+TEST(TextTest, EscapeForTerminalEscapesFormatCharacters) {
+  EXPECT_EQ(EscapeForTerminal("a\u202e" "exe.txt"), "a\\u202eexe.txt");
+  EXPECT_EQ(EscapeForTerminal("\u2066x\u2069"), "\\u2066x\\u2069");     // isolates
+  EXPECT_EQ(EscapeForTerminal("zero\u200bwidth"), "zero\\u200bwidth");   // zero-width space
+  EXPECT_EQ(EscapeForTerminal("\ufeffbom"), "\\ufeffbom");
+  EXPECT_EQ(EscapeForTerminal("tag\U000e0041"), "tag\\ue0041");
+  EXPECT_EQ(EscapeForTerminal("soft\u00adhyphen"), "soft\\u00adhyphen");
+  EXPECT_EQ(EscapeForTerminal("µs é 中 \u2013"), "µs é 中 \u2013");       // not format characters
+}
+
+TEST(TextTest, IsUuid) {
+  EXPECT_TRUE(IsUuid("44444444-4444-4444-8444-444444444444"));
+  EXPECT_TRUE(IsUuid("ABCDEF01-2345-6789-abcd-ef0123456789"));
+  EXPECT_FALSE(IsUuid(""));
+  EXPECT_FALSE(IsUuid("44444444-4444-4444-8444-44444444444"));
+  EXPECT_FALSE(IsUuid("44444444x4444-4444-8444-444444444444"));
+  EXPECT_FALSE(IsUuid("4444444g-4444-4444-8444-444444444444"));
+  EXPECT_FALSE(IsUuid("'; DROP TABLE jobs; --"));
+}
+
 TEST(TextTest, TablesEscapeTheirCells) {
   report::TextTable table({{"name"}, {"cpu \x1b[2J"}});
   table.AddRow({"box", "\x1b]0;pwned\x07"});

@@ -1,5 +1,6 @@
-// A clock injected into time-dependent coordinator logic (schedules, leases) so tests
-// control time (Envoy's TimeSource pattern).
+// A clock injected into time-dependent logic (the coordinator's sweeps, leases,
+// heartbeat timeouts and schedules; the agent's session) so tests control time
+// (Envoy's TimeSource pattern). Header-only; no dependency beyond Abseil.
 //
 //   RealClock clock;                 // production
 //   FakeClock fake(absl::FromUnixSeconds(0)); fake.Advance(absl::Minutes(5));   // tests
@@ -7,44 +8,52 @@
 // Thread-safety: both implementations are safe to call from any thread.
 #pragma once
 
-#include <mutex>
-
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
-namespace fleetmark::scheduler {
+namespace fleetmark {
 
 class Clock {
  public:
   virtual ~Clock() = default;
+  // The current time (UTC).
   virtual absl::Time Now() const = 0;
 };
 
+// absl::Now().
 class RealClock : public Clock {
  public:
   absl::Time Now() const override { return absl::Now(); }
 };
+
+// The process-wide real clock, for defaults (never destroyed).
+inline const Clock& SystemClock() {
+  static const RealClock* const kClock = new RealClock();
+  return *kClock;
+}
 
 // A clock that moves only when told to.
 class FakeClock : public Clock {
  public:
   explicit FakeClock(absl::Time start) : now_(start) {}
   absl::Time Now() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return now_;
   }
   void Set(absl::Time t) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     now_ = t;
   }
   void Advance(absl::Duration d) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     now_ += d;
   }
 
  private:
-  mutable std::mutex mu_;
-  absl::Time now_;
+  mutable absl::Mutex mu_;
+  absl::Time now_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace fleetmark::scheduler
+}  // namespace fleetmark
