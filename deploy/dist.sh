@@ -5,17 +5,35 @@
 #    (static, stripped: they run in an empty root, no library or /etc needed), plans/ and
 #    a README. Cross-compiles on Debian 12 with deploy/toolchains/*.cmake over the
 #    dependency root of deploy/cross-deps.sh; build folder build/device-ARCH (ccache).
-# Prints the tarball's path. FLEETMARK_JOBS (default 2) = ninja -j.
+# Prints the tarball's path. FLEETMARK_JOBS (default 2) = ninja -j. Two runs of one
+# ARCH take turns (flock on dist/.dist-ARCH.lock): the second waits, at most
+# FLEETMARK_DIST_LOCK_TIMEOUT seconds (default: as long as it takes), else exits 1.
+# Exit codes: 0 built; 1 failed; 2 usage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-arch=${1:?usage: deploy/dist.sh x86_64|arm64|armhf}
+# shellcheck source=deploy/lib/args.sh
+. "$root/deploy/lib/args.sh"
+if [ $# -ne 1 ]; then echo "usage: deploy/dist.sh x86_64|arm64|armhf" >&2; exit 2; fi
+arch=$1
 case "$arch" in
   x86_64) triple=x86_64-linux-gnu machine='x86-64' strip=strip ;;
   arm64) triple=aarch64-linux-gnu machine='ARM aarch64' strip=aarch64-linux-gnu-strip ;;
   armhf) triple=arm-linux-gnueabihf machine='ARM, EABI5' strip=arm-linux-gnueabihf-strip ;;
-  *) echo "dist: ARCH must be x86_64, arm64 or armhf (got '$arch')" >&2; exit 2 ;;
+  *) echo "dist: ARCH must be x86_64, arm64 or armhf (got $(shown "$arch"))" >&2; exit 2 ;;
 esac
+# One run per ARCH at a time: they share build/device-ARCH and dist/NAME (rm -rf below).
+mkdir -p dist
+lock=dist/.dist-$arch.lock
+exec 9>"$lock"
+if ! flock -n 9; then
+  echo "dist($arch): another deploy/dist.sh $arch is running (it holds $lock); waiting" >&2
+  timeout=${FLEETMARK_DIST_LOCK_TIMEOUT:-}
+  if ! flock ${timeout:+-w "$timeout"} 9; then
+    echo "dist($arch): another deploy/dist.sh $arch is running (it holds $lock): gave up after $timeout s" >&2
+    exit 1
+  fi
+fi
 jobs=${FLEETMARK_JOBS:-2}
 version=$(sed -n 's/^project(fleetmark VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 

@@ -12,11 +12,11 @@
 #
 #   deploy/stack.sh up [DIR]       # start what is not running; print the addresses
 #   deploy/stack.sh down [DIR]     # stop agent, coordinator and PostgreSQL (data kept)
-#   deploy/stack.sh status [DIR]   # exit 0 if all three run, 3 if any is stopped
+#   deploy/stack.sh status [DIR]   # exit 0 if all three run, 3 if any is stopped (or no DIR)
 #   deploy/stack.sh env [DIR]      # print "export FLEETMARK_..." lines for `eval`
 #
 # Exit codes: 0 done; 1 `up` failed (the message says why and what to do); 2 usage;
-# 3 `status` found a part stopped. A pid file counts only while its process is alive
+# 3 `status` found a part stopped, or no stack at DIR (only `up` creates DIR). A pid file counts only while its process is alive
 # and runs the expected binary (/proc/PID/cmdline), so a dead or reused pid is "stopped".
 #
 # Binaries come from $FLEETMARK_BUILD (default build/release). Extra agents:
@@ -29,7 +29,17 @@ cmd=${1:-}; dir_arg=${2:-.fleetmark}
 usage() { echo "usage: $0 up|down|status|env [DIR]" >&2; exit 2; }
 case "$cmd" in up|down|status|env) ;; *) usage ;; esac
 build=${FLEETMARK_BUILD:-$root/build/release}
-mkdir -p "$dir_arg"
+# shellcheck source=deploy/lib/pid.sh
+. "$root/deploy/lib/pid.sh"
+# Only `up` creates DIR; the others report on what is there.
+if [ ! -d "$dir_arg" ]; then
+  case "$cmd" in
+    up) mkdir -p "$dir_arg" ;;
+    status) echo "no stack at $dir_arg (deploy/stack.sh up $dir_arg starts one)"; exit 3 ;;
+    down) echo "no stack at $dir_arg: nothing to stop"; exit 0 ;;
+    env) echo "stack.sh: no stack in $dir_arg yet: run deploy/stack.sh up $dir_arg" >&2; exit 1 ;;
+  esac
+fi
 dir=$(cd "$dir_arg" && pwd)
 
 free_port() {
@@ -44,17 +54,13 @@ keep() {
 secret() { od -An -N32 -tx1 /dev/urandom | tr -d ' \n'; echo; }
 
 binary_of() { echo "fleetmark-$1"; }  # coordinator | agent
-# Prints the pid in DIR/NAME.pid if that process is alive and runs our binary: kill -0
-# alone would accept a killed process not reaped yet (a zombie: empty cmdline) or a pid
-# the kernel has given to another program since.
+# Prints the pid in DIR/NAME.pid if that process is alive and runs our binary
+# (pid_runs, deploy/lib/pid.sh: not a zombie, not a reused pid).
 live_pid() {
-  local file="$dir/$1.pid" pid exe=""
+  local file="$dir/$1.pid" pid
   [ -s "$file" ] || return 1
   pid=$(cat "$file")
-  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  kill -0 "$pid" 2>/dev/null || return 1
-  IFS= read -r -d '' exe 2>/dev/null < "/proc/$pid/cmdline" || true
-  [ -n "$exe" ] && [ "$(basename -- "$exe")" = "$(binary_of "$1")" ] || return 1
+  pid_runs "$pid" "$(binary_of "$1")" || return 1
   echo "$pid"
 }
 running() { live_pid "$1" >/dev/null; }

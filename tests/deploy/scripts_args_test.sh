@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The deploy scripts' argument handling, no build: deploy/dist.sh's usage, extra
+# arguments, an escaped hostile ARCH and its lock (a second dist.sh of one ARCH waits,
+# then fails clearly, while the first holds dist/.dist-ARCH.lock); deploy/stack.sh status
+# of a folder that does not exist (not created, exit 3); deploy/lib/pid.sh on a zombie.
+#   scripts_args_test.sh
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+tmp=$(mktemp -d)
+holder=""
+cleanup() {
+  [ -z "$holder" ] || kill "$holder" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass=0
+ok() { echo "ok: $*"; pass=$((pass + 1)); }
+esc=$'\x1b'
+
+# dist.sh: no ARCH, an extra argument, a hostile ARCH: exit 2, one clean line.
+code=0; "$repo/deploy/dist.sh" 2> "$tmp/err" || code=$?
+[ "$code" -eq 2 ] && grep -qx 'usage: deploy/dist.sh x86_64|arm64|armhf' "$tmp/err" || fail "no ARCH: $code $(cat "$tmp/err")"
+code=0; "$repo/deploy/dist.sh" arm64 extra 2> "$tmp/err" || code=$?
+[ "$code" -eq 2 ] && grep -q 'usage: deploy/dist.sh' "$tmp/err" || fail "extra argument: $code $(cat "$tmp/err")"
+code=0; "$repo/deploy/dist.sh" "${esc}[31mred" 2> "$tmp/err" || code=$?
+[ "$code" -eq 2 ] && grep -qF 'ARCH must be x86_64, arm64 or armhf' "$tmp/err" || fail "bad ARCH: $code $(cat "$tmp/err")"
+if grep -q "$esc" "$tmp/err"; then fail "raw ESC echoed: $(od -c "$tmp/err")"; fi
+grep -qF '\E[31mred' "$tmp/err" || fail "ARCH not shown escaped: $(cat "$tmp/err")"
+ok "dist.sh arguments"
+
+# dist.sh's lock: held (by us, or by a real dist.sh arm64 running now), a second run
+# gives up after FLEETMARK_DIST_LOCK_TIMEOUT seconds, saying why, without building.
+mkdir -p "$repo/dist"
+lock=$repo/dist/.dist-arm64.lock
+flock -n "$lock" sleep 120 &
+holder=$!
+sleep 0.5
+code=0
+FLEETMARK_DIST_LOCK_TIMEOUT=1 "$repo/deploy/dist.sh" arm64 > "$tmp/out" 2> "$tmp/err" || code=$?
+[ "$code" -eq 1 ] && grep -q 'another deploy/dist.sh arm64 is running' "$tmp/err" ||
+  fail "second dist.sh: $code $(cat "$tmp/err")"
+if grep -q 'building in' "$tmp/err"; then fail "second dist.sh built: $(cat "$tmp/err")"; fi
+kill "$holder" 2>/dev/null || true
+wait "$holder" 2>/dev/null || true
+holder=""
+ok "dist.sh lock"
+
+# stack.sh status of no stack: exit 3, says so, creates nothing.
+code=0
+"$repo/deploy/stack.sh" status "$tmp/nostack" > "$tmp/out" 2>&1 || code=$?
+[ "$code" -eq 3 ] && grep -q "no stack at $tmp/nostack" "$tmp/out" || fail "status: $code $(cat "$tmp/out")"
+[ ! -e "$tmp/nostack" ] || fail "status created $tmp/nostack"
+ok "stack.sh status without a stack"
+
+# pid_runs: a live process of the binary yes; a zombie, another binary, junk no.
+# shellcheck source=deploy/lib/pid.sh
+. "$repo/deploy/lib/pid.sh"
+sleep 60 &
+live=$!
+pid_runs "$live" sleep || fail "live sleep not running"
+if pid_runs "$live" fleetmark-agent; then fail "sleep taken for fleetmark-agent"; fi
+kill "$live"; wait "$live" 2>/dev/null || true
+# A zombie: the child's parent (exec'd into sleep) never waits for it.
+bash -c 'sleep 0.2 & echo $! > "$1"; exec sleep 30' _ "$tmp/zpid" &
+parent=$!
+for _ in $(seq 50); do [ -s "$tmp/zpid" ] && break; sleep 0.1; done
+zombie=$(cat "$tmp/zpid")
+for _ in $(seq 50); do [ "$(ps -o stat= -p "$zombie" | cut -c1)" = Z ] && break; sleep 0.1; done
+[ "$(ps -o stat= -p "$zombie" | cut -c1)" = Z ] || fail "no zombie made"
+kill -0 "$zombie" || fail "kill -0 refuses the zombie (test premise)"
+if pid_runs "$zombie" sleep; then fail "zombie $zombie counted as running"; fi
+kill "$parent"; wait "$parent" 2>/dev/null || true
+if pid_runs "12x" sleep || pid_runs "" sleep; then fail "junk pid accepted"; fi
+ok "pid_runs"
+
+echo "$pass passed, 0 failed"
