@@ -17,14 +17,10 @@ check_name() {  # FLAG VALUE
 # --labels: the agent's rule (agent/labels.h): key=value[,key=value...], keys
 # [A-Za-z0-9._-]{1,63}, values [A-Za-z0-9._:/+-]{0,63}; empty = no labels.
 check_labels() {  # FLAG VALUE
-  local item
-  [ -n "$2" ] || return 0
-  local IFS=,
-  for item in $2,; do
-    [[ "$item" =~ ^[A-Za-z0-9._-]{1,63}=[A-Za-z0-9._:/+-]{0,63}$ ]] ||
-      bad "$1: key=value[,key=value...] (keys A-Z a-z 0-9 . _ -; values also : / +), got $(shown "$2")"
-  done
-  [[ "$2" != *, ]] || bad "$1: key=value[,key=value...], got $(shown "$2") (trailing comma)"
+  local item='[A-Za-z0-9._-]{1,63}=[A-Za-z0-9._:/+-]{0,63}'
+  local re="^($item(,$item)*)?\$"
+  [[ "$2" =~ $re ]] ||
+    bad "$1: key=value[,key=value...] (keys A-Z a-z 0-9 . _ -; values also : / +), got $(shown "$2")"
 }
 
 # --coordinator: HOST:PORT, IP:PORT, [IPv6]:PORT or dns:[//DNS_SERVER_IP]/HOST:PORT,

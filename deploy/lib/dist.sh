@@ -38,5 +38,9 @@ dist_binaries() {
   dirname "$agent"
 }
 
-# Single-quotes a word for sh.
-sh_quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+# A word for sh: itself if it holds only characters sh takes literally, else
+# single-quoted (a ' inside as '\'').
+sh_quote() {
+  if [[ "$1" =~ ^[A-Za-z0-9._/:=,+@%-]+$ ]]; then printf '%s' "$1"; return; fi
+  printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
+}
