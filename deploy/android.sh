@@ -15,8 +15,12 @@
 # folder holding fleetmark-agent and fleetmark. start's default name is android-SERIALNO
 # (ro.serialno). run pushes PLAN, runs it in local mode on the phone (`fleetmark run`,
 # no coordinator) and pulls the JSON results to --out (default ./android-results).
-# Exit codes: 0 ok; 1 failed; 2 bad usage; 3 status: agent not running.
-# $ADB names the adb binary (default: adb on PATH).
+# --coordinator HOST:PORT, IP:PORT, [IPv6]:PORT or dns:///HOST:PORT; --name
+# [A-Za-z0-9._-]{1,64}; --labels key=value[,key=value]: checked here before anything is
+# pushed. The agent counts as running while its pid is alive and runs fleetmark-agent
+# (not a zombie, not a reused pid: deploy/lib/pid.sh).
+# Exit codes: 0 ok; 1 failed (also: no adb); 2 bad usage; 3 status: agent not running.
+# $ADB names the adb binary (default: adb on PATH; Debian package adb).
 set -euo pipefail
 
 ADB=${ADB:-adb}
@@ -27,11 +31,14 @@ usage() {
   sed -n '5,10p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
+help() { sed -n '5,/^# \$ADB/p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
 die() { echo "android.sh: $*" >&2; exit 1; }
 bad() { echo "android.sh: $*" >&2; exit 2; }
 
 # shellcheck source=deploy/lib/dist.sh
 . "$repo/deploy/lib/dist.sh"
+# shellcheck source=deploy/lib/args.sh
+. "$repo/deploy/lib/args.sh"
 
 serial_args=()
 if [ "${1:-}" = "-s" ]; then
@@ -42,6 +49,9 @@ fi
 [ $# -ge 1 ] || usage
 command=$1
 shift
+case "$command" in -h|--help|help) help ;; esac
+command -v "$ADB" >/dev/null 2>&1 ||
+  die "$(shown "$ADB") not found on PATH (install the Debian package adb, or Android's platform-tools; \$ADB names another)"
 
 adb_() { "$ADB" "${serial_args[@]}" "$@"; }
 # Runs a command line on the phone; its exit status is the command's (adb >= 7).
@@ -64,9 +74,10 @@ cmd_push() {
     case "$1" in
       --dist) [ $# -ge 2 ] || bad "--dist needs a path"; dist=$2; shift 2 ;;
       --dist=*) dist=${1#--dist=}; shift ;;
-      *) bad "push: unknown argument $1" ;;
+      *) bad "push: unknown argument $(shown "$1")" ;;
     esac
   done
+  [ -e "$dist" ] || bad "--dist: no tarball or folder at $(shown "$dist")"
   local abi arch
   abi=$(prop ro.product.cpu.abi) || die "cannot reach the phone (adb ${serial_args[*]} shell)"
   arch=$(arch_of_abi "$abi") || die "ro.product.cpu.abi: arm64-v8a, armeabi-v7a or x86_64 expected, got \"$abi\""
@@ -84,9 +95,11 @@ cmd_push() {
   echo "pushed $arch binaries ($abi) to $DEVICE_DIR"
 }
 
-# "running PID" or "stopped", from the pid file.
+# "running PID" or "stopped", from the pid file (pid_runs of deploy/lib/pid.sh, run on
+# the phone).
 agent_state() {
-  on_phone "cd $DEVICE_DIR 2>/dev/null && [ -f agent.pid ] && kill -0 \$(cat agent.pid) 2>/dev/null && echo running \$(cat agent.pid) || echo stopped" | tr -d '\r'
+  on_phone "$(sed "/^#/d" "$repo/deploy/lib/pid.sh")
+cd $DEVICE_DIR 2>/dev/null && [ -f agent.pid ] && p=\$(cat agent.pid) && pid_runs \"\$p\" fleetmark-agent && echo running \$p || echo stopped" | tr -d '\r'
 }
 
 cmd_start() {
@@ -102,10 +115,14 @@ cmd_start() {
         esac
         shift 2 ;;
       --) shift; extra=("$@"); break ;;
-      *) bad "start: unknown argument $1 (agent flags go after --)" ;;
+      *) bad "start: unknown argument $(shown "$1") (agent flags go after --)" ;;
     esac
   done
   [ -n "$coordinator" ] || bad "start: --coordinator IP:PORT is required"
+  check_coordinator --coordinator "$coordinator"
+  [ -z "$name" ] || check_name --name "$name"
+  check_labels --labels "$labels"
+  [ -z "$token_file" ] || [ -r "$token_file" ] || bad "--token_file: cannot read $(shown "$token_file")"
   local state
   state=$(agent_state)
   if [ "${state%% *}" = running ]; then
@@ -219,6 +236,5 @@ case "$command" in
   status) cmd_status "$@" ;;
   logs) cmd_logs "$@" ;;
   run) cmd_run "$@" ;;
-  -h|--help|help) usage ;;
-  *) bad "unknown command \"$command\" (push, start, stop, status, logs, run)" ;;
+  *) bad "unknown command $(shown "$command") (push, start, stop, status, logs, run; --help)" ;;
 esac

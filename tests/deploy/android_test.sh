@@ -86,6 +86,44 @@ ok "push by ABI"
 if "$repo/deploy/android.sh" -s OTHER status 2> "$tmp/err"; then fail "status on a missing device succeeded"; fi
 ok "-s selects the device"
 
+# Usage and bad input, checked on the host before adb is asked anything.
+"$repo/deploy/android.sh" --help > "$tmp/out" || fail "--help exit $?"
+grep -q 'android.sh \[-s SERIAL\] push' "$tmp/out" || fail "--help said: $(cat "$tmp/out")"
+code=0
+ADB=fleetmark-test-no-adb "$repo/deploy/android.sh" status 2> "$tmp/err" || code=$?
+[ "$code" -eq 1 ] && grep -q 'fleetmark-test-no-adb not found on PATH (install the Debian package adb' "$tmp/err" ||
+  fail "no adb: $code $(cat "$tmp/err")"
+esc=$'\x1b'
+expect_bad() {  # PATTERN ARGS...: exit 2, PATTERN on stderr, no raw ESC, adb not called
+  local pattern=$1 code=0
+  shift
+  : > "$tmp/adb.log"
+  "$repo/deploy/android.sh" "$@" > "$tmp/out" 2> "$tmp/err" || code=$?
+  [ "$code" -eq 2 ] && grep -qF -- "$pattern" "$tmp/err" || fail "$*: exit $code, $(cat "$tmp/err" "$tmp/out")"
+  if grep -q "$esc" "$tmp/err" "$tmp/out"; then fail "$*: raw ESC echoed: $(od -c "$tmp/err")"; fi
+  [ ! -s "$tmp/adb.log" ] || fail "$*: adb called: $(cat "$tmp/adb.log")"
+}
+# -s OTHER: the phone is unreachable, --dist is checked first.
+expect_bad "--dist: no tarball or folder at $tmp/nonexistent" -s OTHER push --dist "$tmp/nonexistent"
+expect_bad '--coordinator: HOST:PORT' -s R5CT1234 start --coordinator foo
+expect_bad '--coordinator: HOST:PORT' -s R5CT1234 start --coordinator 'h:1;reboot'
+expect_bad '--name: 1-64 characters' -s R5CT1234 start --coordinator 127.0.0.1:9 --name $'a\x1b[31mb'
+grep -qF "\$'a\\E[31mb'" "$tmp/err" || fail "hostile name not shown escaped: $(cat "$tmp/err")"
+expect_bad '--labels: key=value' -s R5CT1234 start --coordinator 127.0.0.1:9 --labels 'k=v;x'
+expect_bad 'unknown command' -s R5CT1234 $'\x1b[2Jwipe'
+ok "usage and bad input"
+
+# start: an agent that exits at once is "exited", not "running", though its pid is
+# still a zombie (here: its parent is a subreaper that does not reap it, as a
+# container's init may be).
+code=0
+/usr/bin/python3 -c 'import ctypes, subprocess, sys
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER; waits for its child only
+sys.exit(subprocess.call(sys.argv[1:]))' "$repo/deploy/android.sh" -s R5CT1234 start --coordinator 127.0.0.1:9 \
+  -- --no_such_agent_flag > "$tmp/out" 2> "$tmp/err" || code=$?
+[ "$code" -eq 1 ] && grep -q 'the agent exited at once' "$tmp/err" || fail "dead agent: $code $(cat "$tmp/out" "$tmp/err")"
+ok "start: an agent that died is not running"
+
 # start: detached, as this user, spool and log in the folder; a second start says so.
 echo "fm_enroll_secret" > "$tmp/token"
 android start --coordinator 127.0.0.1:9 --token_file "$tmp/token" --labels rack=b \
