@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the deploy scripts (sourced, bash): checking flag values before anything is
 # installed or pushed, and showing a user's value in a message without its control
 # characters. The checkers call the sourcing script's `bad MESSAGE` (exit 2).

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # pid_runs PID BINARY: true if process PID is alive and runs BINARY (the basename of its
 # argv[0], from /proc/PID/cmdline). kill -0 alone accepts a process that has exited but
 # is not reaped yet (a zombie: its cmdline is empty) and a pid the kernel has given to
