@@ -8,9 +8,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 tmp=$(mktemp -d)
-holder=""
+parent=""
 cleanup() {
-  [ -z "$holder" ] || kill "$holder" 2>/dev/null || true
+  [ -z "$parent" ] || kill "$parent" 2>/dev/null || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -34,17 +34,15 @@ ok "dist.sh arguments"
 # gives up after FLEETMARK_DIST_LOCK_TIMEOUT seconds, saying why, without building.
 mkdir -p "$repo/dist"
 lock=$repo/dist/.dist-arm64.lock
-flock -n "$lock" sleep 120 &
-holder=$!
-sleep 0.5
+# Held by this shell's fd 8 (dist.sh opens its own, so flock sees two holders).
+exec 8> "$lock"
+flock -n 8 || true
 code=0
 FLEETMARK_DIST_LOCK_TIMEOUT=1 "$repo/deploy/dist.sh" arm64 > "$tmp/out" 2> "$tmp/err" || code=$?
 [ "$code" -eq 1 ] && grep -q 'another deploy/dist.sh arm64 is running' "$tmp/err" ||
   fail "second dist.sh: $code $(cat "$tmp/err")"
 if grep -q 'building in' "$tmp/err"; then fail "second dist.sh built: $(cat "$tmp/err")"; fi
-kill "$holder" 2>/dev/null || true
-wait "$holder" 2>/dev/null || true
-holder=""
+exec 8>&-
 ok "dist.sh lock"
 
 # stack.sh status of no stack: exit 3, says so, creates nothing.
@@ -57,13 +55,13 @@ ok "stack.sh status without a stack"
 # pid_runs: a live process of the binary yes; a zombie, another binary, junk no.
 # shellcheck source=deploy/lib/pid.sh
 . "$repo/deploy/lib/pid.sh"
-sleep 60 &
+sleep 60 > /dev/null 2>&1 &
 live=$!
 pid_runs "$live" sleep || fail "live sleep not running"
 if pid_runs "$live" fleetmark-agent; then fail "sleep taken for fleetmark-agent"; fi
 kill "$live"; wait "$live" 2>/dev/null || true
 # A zombie: the child's parent (exec'd into sleep) never waits for it.
-bash -c 'sleep 0.2 & echo $! > "$1"; exec sleep 30' _ "$tmp/zpid" &
+bash -c 'sleep 0.2 & echo $! > "$1"; exec sleep 30' _ "$tmp/zpid" > /dev/null 2>&1 &
 parent=$!
 for _ in $(seq 50); do [ -s "$tmp/zpid" ] && break; sleep 0.1; done
 zombie=$(cat "$tmp/zpid")
@@ -72,6 +70,7 @@ for _ in $(seq 50); do [ "$(ps -o stat= -p "$zombie" | cut -c1)" = Z ] && break;
 kill -0 "$zombie" || fail "kill -0 refuses the zombie (test premise)"
 if pid_runs "$zombie" sleep; then fail "zombie $zombie counted as running"; fi
 kill "$parent"; wait "$parent" 2>/dev/null || true
+parent=""
 if pid_runs "12x" sleep || pid_runs "" sleep; then fail "junk pid accepted"; fi
 ok "pid_runs"
 
