@@ -14,6 +14,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 # shellcheck source=deploy/lib/args.sh
 . "$root/deploy/lib/args.sh"
+case "${1:-}" in -h|--help) sed -n '2,/^# Exit codes/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 if [ $# -ne 1 ]; then echo "usage: deploy/dist.sh x86_64|arm64|armhf" >&2; exit 2; fi
 arch=$1
 case "$arch" in

@@ -28,6 +28,8 @@ code=0; "$repo/deploy/dist.sh" "${esc}[31mred" 2> "$tmp/err" || code=$?
 [ "$code" -eq 2 ] && grep -qF 'ARCH must be x86_64, arm64 or armhf' "$tmp/err" || fail "bad ARCH: $code $(cat "$tmp/err")"
 if grep -q "$esc" "$tmp/err"; then fail "raw ESC echoed: $(od -c "$tmp/err")"; fi
 grep -qF '\E[31mred' "$tmp/err" || fail "ARCH not shown escaped: $(cat "$tmp/err")"
+"$repo/deploy/dist.sh" --help > "$tmp/out" || fail "dist.sh --help exit $?"
+grep -q 'deploy/dist.sh ARCH' "$tmp/out" || fail "dist.sh --help said: $(cat "$tmp/out")"
 ok "dist.sh arguments"
 
 # dist.sh's lock: held (by us, or by a real dist.sh arm64 running now), a second run
