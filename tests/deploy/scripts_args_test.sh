@@ -59,6 +59,8 @@ ok "stack.sh status without a stack"
 . "$repo/deploy/lib/pid.sh"
 sleep 60 > /dev/null 2>&1 &
 live=$!
+# Until the forked shell has exec'd sleep, its cmdline is still bash's.
+for _ in $(seq 100); do pid_runs "$live" sleep && break; sleep 0.1; done
 pid_runs "$live" sleep || fail "live sleep not running"
 if pid_runs "$live" fleetmark-agent; then fail "sleep taken for fleetmark-agent"; fi
 kill "$live"; wait "$live" 2>/dev/null || true
