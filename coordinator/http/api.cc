@@ -95,19 +95,24 @@ ApiResponse Api::Runs(const std::map<std::string, std::string>& query) const {
   return Ok("runs", std::move(list));
 }
 
-ApiResponse Api::Run(std::string_view run_id) const {
-  auto run = reader_->GetRun(run_id);
+ApiResponse Api::Run(std::string_view id_or_prefix) const {
+  auto run_id = reader_->ResolveRunId(id_or_prefix);
+  if (!run_id.ok()) return FromStatus(run_id.status());
+  auto run = reader_->GetRun(*run_id);
   if (!run.ok()) return FromStatus(run.status());
   return {200, json{{"run", RunJson(*run)}}};
 }
 
-ApiResponse Api::RunResults(std::string_view run_id, const std::map<std::string, std::string>& query) const {
+ApiResponse Api::RunResults(std::string_view id_or_prefix, const std::map<std::string, std::string>& query) const {
+  auto resolved = reader_->ResolveRunId(id_or_prefix);
+  if (!resolved.ok()) return FromStatus(resolved.status());
+  const std::string& run_id = *resolved;
   auto results = reader_->RunResults(run_id, Param(query, "agent"));
   if (!results.ok()) return FromStatus(results.status());
   json list = json::array();
   for (const auto& r : *results) list.push_back(ResultJson(r, /*full=*/false));
   ApiResponse response = Ok("results", std::move(list));
-  response.body["run_id"] = std::string(run_id);
+  response.body["run_id"] = run_id;
   return response;
 }
 
@@ -198,6 +203,7 @@ ApiResponse Api::History(const std::map<std::string, std::string>& query) const 
       point["ci_low_ns"] = ok ? json(p.ci_low_ns) : json(nullptr);
       point["ci_high_ns"] = ok ? json(p.ci_high_ns) : json(nullptr);
       point["status"] = CaseStatusName(p.status);
+      point["emulated"] = p.emulated;
       list.push_back(std::move(point));
     }
     json entry = json::object();
@@ -217,6 +223,9 @@ ApiResponse Api::History(const std::map<std::string, std::string>& query) const 
 }
 
 ApiResponse Api::Cases(const std::map<std::string, std::string>& query) const {
+  if (Param(query, "agent").empty()) {
+    return Error(400, "agent: required, an agent id (UUID), e.g. /api/v1/cases?agent=<agent_id>");
+  }
   auto ids = reader_->CaseIds(Param(query, "agent"));
   if (!ids.ok()) return FromStatus(ids.status());
   return {200, json{{"agent_id", Param(query, "agent")}, {"case_ids", *ids}}};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <optional>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -45,6 +46,40 @@ std::string Dump(const nlohmann::json& body) {
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+constexpr int kWorkersPerConnection = 4;
+constexpr time_t kReadTimeoutSeconds = 5;
+constexpr time_t kKeepAliveTimeoutSeconds = 2;
+constexpr size_t kMaxBodyBytes = 64 * 1024;
+
+// Read-only: every other method than GET and HEAD is 405 with the methods that are
+// allowed (RFC 9110 15.5.6).
+void ReadOnly(const httplib::Request& req, httplib::Response& res) {
+  res.status = 405;
+  res.set_header("Allow", "GET, HEAD");
+  res.set_content(Dump({{"error", absl::StrCat(req.method, " is not allowed: the web view is read-only (GET, HEAD)")}}),
+                  "application/json");
+}
+
+// Why the request's headers are malformed (RFC 9112 3.2: exactly one Host; 6.3: a
+// Content-Length of decimal digits), or nullopt.
+std::optional<std::string> RequestFramingProblem(const httplib::Request& req) {
+  if (req.get_header_value_count("Host") > 1) return "Host: exactly one Host header is allowed (RFC 9112 3.2)";
+  if (req.has_header("Host") && !HasValidHostPort(req.get_header_value("Host"))) {
+    return absl::StrCat("Host: expected host or host:port with port 1..65535, got \"",
+                        req.get_header_value("Host"), "\"");
+  }
+  const size_t lengths = req.get_header_value_count("Content-Length");
+  for (size_t i = 0; i < lengths; ++i) {
+    const std::string value = req.get_header_value("Content-Length", i);
+    uint64_t length = 0;
+    if (value.empty() || value.size() > 18 || !std::all_of(value.begin(), value.end(), absl::ascii_isdigit) ||
+        !absl::SimpleAtoi(value, &length) || value != req.get_header_value("Content-Length", 0)) {
+      return absl::StrCat("Content-Length: one decimal number of bytes, got \"", value, "\"");
+    }
+  }
+  return std::nullopt;
+}
+
 class HttpServerImpl final : public HttpServer {
  public:
   HttpServerImpl(const HttpServerOptions& options, std::string host, std::string index_html,
@@ -54,8 +89,16 @@ class HttpServerImpl final : public HttpServer {
   ~HttpServerImpl() override { Stop(); }
 
   absl::Status Start(int port) {
-    const int threads = options_.threads;
-    server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    // A worker is held by its socket for as long as the client keeps it (a request
+    // sent slowly, an idle keep-alive connection), not only while it reads the
+    // database: more workers than database connections, so a handful of slow or idle
+    // clients cannot leave none for the next request.
+    const int workers = kWorkersPerConnection * options_.threads;
+    server_.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
+    server_.set_read_timeout(kReadTimeoutSeconds);
+    server_.set_keep_alive_timeout(kKeepAliveTimeoutSeconds);
+    // The API takes no body: a request's body is read only to be refused.
+    server_.set_payload_max_length(kMaxBodyBytes);
     // Headers and a large body go out in separate writes: without TCP_NODELAY, Nagle
     // plus the client's delayed ACK adds ~40 ms to every big response.
     server_.set_tcp_nodelay(true);
@@ -70,6 +113,20 @@ class HttpServerImpl final : public HttpServer {
                                  {"Referrer-Policy", "no-referrer"},
                                  {"X-Frame-Options", "DENY"}});
     server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      // Runs before httplib reads a body.
+      if (std::optional<std::string> problem = RequestFramingProblem(req)) {
+        res.status = 400;
+        res.set_header("Connection", "close");
+        res.set_content(Dump({{"error", *problem}}), "application/json");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      if (req.method != "GET" && req.method != "HEAD" && !req.has_header("Content-Length") &&
+          !req.has_header("Transfer-Encoding")) {
+        // No body (RFC 9112 6.3): answer now; httplib would wait for the client to
+        // close the connection to find the body's end.
+        ReadOnly(req, res);
+        return httplib::Server::HandlerResponse::Handled;
+      }
       if (options_.bearer_token.empty() && !IsAllowedHostHeader(req.get_header_value("Host"))) {
         // DNS rebinding: a page of another site whose name now resolves to this
         // loopback address would read the token-less API as its own origin.
@@ -114,17 +171,14 @@ class HttpServerImpl final : public HttpServer {
       Page(res, 200);
     });
     server_.Get(R"(/runs/([^/]+)/?)", [this](const httplib::Request& req, httplib::Response& res) {
-      auto run = api_.reader().GetRun(req.matches[1].str());
-      Page(res, run.ok() ? 200 : absl::IsNotFound(run.status()) ? 404 : 503);
+      auto run_id = api_.reader().ResolveRunId(req.matches[1].str());
+      absl::Status status = run_id.status();
+      if (run_id.ok()) status = api_.reader().GetRun(*run_id).status();
+      Page(res, status.ok() ? 200 : absl::IsNotFound(status) ? 404 : absl::IsInvalidArgument(status) ? 400 : 503);
     });
     server_.Get(R"(/.*)", [this](const httplib::Request&, httplib::Response& res) { Page(res, 404); });
     // Read-only: every other method is 405 with the methods that are allowed (RFC 9110 15.5.6).
-    const auto read_only = [](const httplib::Request& req, httplib::Response& res) {
-      res.status = 405;
-      res.set_header("Allow", "GET, HEAD");
-      res.set_content(Dump({{"error", absl::StrCat(req.method, " is not allowed: the web view is read-only (GET, HEAD)")}}),
-                      "application/json");
-    };
+    const auto read_only = [](const httplib::Request& req, httplib::Response& res) { ReadOnly(req, res); };
     server_.Post(R"(/.*)", read_only);
     server_.Put(R"(/.*)", read_only);
     server_.Patch(R"(/.*)", read_only);
@@ -226,6 +280,25 @@ bool IsAllowedHostHeader(std::string_view header_view) {
   const std::string name = absl::AsciiStrToLower(host);
   in_addr address4;
   return name == "localhost" || ::inet_pton(AF_INET, name.c_str(), &address4) == 1;
+}
+
+bool HasValidHostPort(std::string_view header_view) {
+  const absl::string_view header(header_view.data(), header_view.size());
+  size_t colon = absl::string_view::npos;
+  if (absl::StartsWith(header, "[")) {
+    const size_t close = header.find(']');
+    if (close == absl::string_view::npos) return false;
+    if (close + 1 == header.size()) return true;
+    if (header[close + 1] != ':') return false;
+    colon = close + 1;
+  } else {
+    colon = header.rfind(':');
+    if (colon == absl::string_view::npos) return true;
+  }
+  const absl::string_view port = header.substr(colon + 1);
+  int value = 0;
+  return !port.empty() && port.size() <= 5 && std::all_of(port.begin(), port.end(), absl::ascii_isdigit) &&
+         absl::SimpleAtoi(port, &value) && value >= 1 && value <= 65535;
 }
 
 absl::Status ValidateHttpServerOptions(const HttpServerOptions& options) {

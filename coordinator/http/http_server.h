@@ -38,7 +38,9 @@ struct HttpServerOptions {
   // allow_insecure_remote).
   std::string bearer_token;
   bool allow_insecure_remote = false;
-  // Server worker threads (1..256) = database connections opened on demand.
+  // Database connections opened on demand (1..256). The server runs 4 worker threads
+  // per connection: a worker is held by its socket (a slow request, an idle keep-alive
+  // connection, up to 5 s read / 2 s keep-alive timeout), not only by the database.
   int threads = 8;
 };
 
@@ -65,6 +67,10 @@ bool IsLoopbackHost(std::string_view host);
 // literal or a bracketed IPv6 literal. Host names are refused: a browser sends the name
 // it resolved, and an attacker's name can resolve to a loopback address.
 bool IsAllowedHostHeader(std::string_view host_header);
+
+// True when the port part of `host_header` (after the last ':' or after "]:") is 1..5
+// digits with a value 1..65535, or there is none. The form of the host is not judged.
+bool HasValidHostPort(std::string_view host_header);
 
 // The checks StartHttpServer makes before touching the network or the database, for
 // callers that want to refuse bad flags early: the address form, the thread count, and

@@ -20,6 +20,10 @@ namespace fleetmark::store::internal {
 // True for the canonical 8-4-4-4-12 hex form.
 bool IsUuid(std::string_view id);
 
+// The rule of Store::ResolveRunId (a UUID, or a unique prefix of at least 6 hex
+// digits), read in `txn`; the web reader resolves the web API's run ids with it too.
+absl::StatusOr<std::string> ResolveRunId(pqxx::transaction_base& txn, const std::string& id_or_prefix);
+
 // InvalidArgument naming `field` unless `id` is a UUID.
 absl::Status CheckUuid(std::string_view field, std::string_view id);
 

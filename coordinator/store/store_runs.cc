@@ -152,7 +152,9 @@ absl::Status BadRunIdPrefix(const std::string& given, const std::string& why) {
 
 }  // namespace
 
-absl::StatusOr<std::string> PgStore::ResolveRunId(const std::string& id_or_prefix) {
+namespace internal {
+
+absl::StatusOr<std::string> ResolveRunId(pqxx::transaction_base& txn, const std::string& id_or_prefix) {
   const std::string prefix = absl::AsciiStrToLower(id_or_prefix);
   if (internal::IsUuid(prefix)) return prefix;
   if (prefix.size() > sizeof(kUuidZero) - 1) return BadRunIdPrefix(id_or_prefix, "too long");
@@ -173,18 +175,25 @@ absl::StatusOr<std::string> PgStore::ResolveRunId(const std::string& id_or_prefi
   // the primary key index answers it.
   const std::string low = prefix + (kUuidZero + prefix.size());
   const std::string high = prefix + (kUuidMax + prefix.size());
-  return internal::InTransactionOr(*pool_, "resolve run id", [&](pqxx::work& txn) -> absl::StatusOr<std::string> {
-    pqxx::result r = txn.exec_params(
-        "SELECT run_id::text FROM runs WHERE run_id BETWEEN $1::uuid AND $2::uuid ORDER BY run_id LIMIT 3", low,
-        high);
-    if (r.empty()) return absl::NotFoundError(absl::StrCat("no run with id prefix ", id_or_prefix));
-    if (r.size() > 1) {
-      // A third row means there may be more: "..." only then.
-      return absl::InvalidArgumentError(absl::StrCat("run id prefix ", id_or_prefix, " is ambiguous (matches ",
-                                                     r[0][0].as<std::string>(), ", ", r[1][0].as<std::string>(),
-                                                     r.size() > 2 ? ", ..." : "", "): give more characters"));
-    }
-    return r[0][0].as<std::string>();
+  pqxx::result r = txn.exec_params(
+      "SELECT run_id::text FROM runs WHERE run_id BETWEEN $1::uuid AND $2::uuid ORDER BY run_id LIMIT 3", low,
+      high);
+  if (r.empty()) return absl::NotFoundError(absl::StrCat("no run with id prefix ", id_or_prefix));
+  if (r.size() > 1) {
+    // A third row means there may be more: "..." only then.
+    return absl::InvalidArgumentError(absl::StrCat("run id prefix ", id_or_prefix, " is ambiguous (matches ",
+                                                   r[0][0].as<std::string>(), ", ", r[1][0].as<std::string>(),
+                                                   r.size() > 2 ? ", ..." : "", "): give more characters"));
+  }
+  return r[0][0].as<std::string>();
+}
+
+}  // namespace internal
+
+absl::StatusOr<std::string> PgStore::ResolveRunId(const std::string& id_or_prefix) {
+  if (const std::string lower = absl::AsciiStrToLower(id_or_prefix); internal::IsUuid(lower)) return lower;
+  return internal::InTransactionOr(*pool_, "resolve run id", [&](pqxx::work& txn) {
+    return internal::ResolveRunId(txn, id_or_prefix);
   });
 }
 

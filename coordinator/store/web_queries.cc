@@ -225,6 +225,12 @@ class PgWebReader final : public WebReader {
     });
   }
 
+  absl::StatusOr<std::string> ResolveRunId(std::string_view id_or_prefix) override {
+    return Read(*pool_, "resolve run id", [&](pqxx::nontransaction& txn) {
+      return internal::ResolveRunId(txn, std::string(id_or_prefix));
+    });
+  }
+
   absl::StatusOr<std::vector<WebRun>> ListRuns(int limit) override {
     if (limit < 1 || limit > 1000) {
       return absl::InvalidArgumentError(absl::StrCat("limit: 1 <= limit <= 1000, got ", limit));
@@ -334,6 +340,7 @@ class PgWebReader final : public WebReader {
         p.ci_low_ns = Or<double>(row[6], 0);
         p.ci_high_ns = Or<double>(row[7], 0);
         p.status = StatusFromText(Text(row[8]));
+        p.emulated = Or<bool>(row[9], false);
       }
       return points;
     });
@@ -381,15 +388,16 @@ class PgWebReader final : public WebReader {
         "SELECT DISTINCT c.case_id FROM case_results c WHERE c.run_id = $1::uuid "
         "AND c.agent_id = $2::uuid ORDER BY 1");
     // Per agent, the newest $4 runs holding the case, one point per job (its newest
-    // attempt): an index-only scan of case_results_web_history_latest + runs pkey.
+    // attempt): case_results_web_history_latest + runs pkey (`emulated`, not in that
+    // index, is read from the heap for the kept rows).
     pool_->AddPreparedStatement(kHistory, absl::StrCat(
         "SELECT x.agent_id::text, a.name, x.run_id::text, x.result_id::text, x.created_ns, "
-        "x.median_ns, x.ci_low_ns, x.ci_high_ns, x.status "
+        "x.median_ns, x.ci_low_ns, x.ci_high_ns, x.status, x.emulated "
         "FROM unnest($2::uuid[]) WITH ORDINALITY AS wanted(agent_id, ord) "
         "JOIN agents a ON a.agent_id = wanted.agent_id "
         "CROSS JOIN LATERAL (SELECT * FROM ("
         "  SELECT DISTINCT ON (c.job_id, c.case_id) c.agent_id, c.run_id, c.result_id, c.median_ns, "
-        "    c.ci_low_ns, c.ci_high_ns, c.status, r.created_at, ", UnixNs("r.created_at"), " AS created_ns "
+        "    c.ci_low_ns, c.ci_high_ns, c.status, c.emulated, r.created_at, ", UnixNs("r.created_at"), " AS created_ns "
         "  FROM case_results c JOIN runs r ON r.run_id = c.run_id "
         "  WHERE c.case_id = $1 AND c.agent_id = wanted.agent_id "
         "    AND (NOT $3::boolean OR r.submitted_by LIKE 'schedule:%') "

@@ -81,6 +81,7 @@ struct HistoryPoint {
   double ci_low_ns = 0;
   double ci_high_ns = 0;
   fleetmark::v1::CaseStatus status = fleetmark::v1::CASE_STATUS_UNSPECIFIED;
+  bool emulated = false;  // measured under an emulator (e.g. qemu-user): not the device's speed
 };
 
 class WebReader {
@@ -92,6 +93,11 @@ class WebReader {
 
   // The newest `limit` runs (1..1000), newest first, each with its jobs.
   virtual absl::StatusOr<std::vector<WebRun>> ListRuns(int limit) = 0;
+
+  // The full run id `id_or_prefix` names, as Store::ResolveRunId (and the CLI) accept
+  // it: a UUID, or a prefix with at least 6 hex digits matching exactly one run.
+  // InvalidArgument for a malformed or ambiguous prefix, NotFound if none matches.
+  virtual absl::StatusOr<std::string> ResolveRunId(std::string_view id_or_prefix) = 0;
 
   // One run with its jobs; NotFound if `run_id` is unknown or not a UUID.
   virtual absl::StatusOr<WebRun> GetRun(std::string_view run_id) = 0;

@@ -64,6 +64,10 @@ bool IsFormatCharacter(char32_t cp) {
 
 }  // namespace
 
+bool IsBidiControl(char32_t cp) {
+  return cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
 bool IsValidUtf8(std::string_view text) {
   char32_t cp = 0;
   for (size_t i = 0; i < text.size();) {
@@ -75,13 +79,15 @@ bool IsValidUtf8(std::string_view text) {
 }
 
 bool IsPrintableText(std::string_view text, bool allow_newlines) {
-  for (size_t i = 0; i < text.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c < 0x80 && IsControl(c, allow_newlines)) return false;
-    if (c == 0xc2 && i + 1 < text.size()) {
-      const unsigned char next = static_cast<unsigned char>(text[i + 1]);
-      if (next >= 0x80 && next <= 0x9f) return false;  // C2 80..C2 9F: a C1 control
+  char32_t cp = 0;
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = DecodeUtf8(text, i, &cp);
+    if (n == 0) {  // not UTF-8: judged by IsValidUtf8
+      ++i;
+      continue;
     }
+    if (IsControl(cp, allow_newlines) || IsBidiControl(cp)) return false;
+    i += n;
   }
   return true;
 }
@@ -93,6 +99,9 @@ std::optional<std::string> TextProblem(std::string_view text, bool allow_newline
     if (n == 0) return absl::StrCat("invalid UTF-8 at byte ", i);
     if (IsControl(cp, allow_newlines)) {
       return absl::StrFormat("control character U+%04X at byte %d", static_cast<uint32_t>(cp), i);
+    }
+    if (IsBidiControl(cp)) {
+      return absl::StrFormat("bidirectional control U+%04X at byte %d", static_cast<uint32_t>(cp), i);
     }
     i += n;
   }

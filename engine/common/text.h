@@ -19,14 +19,21 @@ namespace fleetmark {
 // nothing above U+10FFFF).
 bool IsValidUtf8(std::string_view text);
 
+// Whether `cp` is one of the Unicode bidirectional controls (U+200E, U+200F,
+// U+202A..U+202E, U+2066..U+2069): invisible, they reorder the text shown after them
+// (e.g. U+202E makes "ab\u202ecd" display as "abdc").
+bool IsBidiControl(char32_t cp);
+
 // Whether `text` holds no control character: no C0 control byte (0x00..0x1F), DEL
 // (0x7F) or C1 control (U+0080..U+009F, UTF-8 C2 80..C2 9F), any of which drives a
-// terminal when echoed. `allow_newlines` admits \n and \t. Bytes that are not UTF-8
+// terminal when echoed, and no bidirectional control (IsBidiControl), which makes the
+// text display as other text. `allow_newlines` admits \n and \t. Bytes that are not UTF-8
 // are not judged here (IsValidUtf8).
 bool IsPrintableText(std::string_view text, bool allow_newlines);
 
 // The first reason `text` is not valid printable UTF-8, e.g. "invalid UTF-8 at byte
-// 5" or "control character U+001B at byte 0"; nullopt when it is. `allow_newlines` as
+// 5", "control character U+001B at byte 0" or "bidirectional control U+202E at byte
+// 2"; nullopt when it is. `allow_newlines` as
 // for IsPrintableText.
 std::optional<std::string> TextProblem(std::string_view text, bool allow_newlines);
 

@@ -147,9 +147,11 @@ class Validator {
       return Error(path, absl::StrCat("at most ", max_bytes, " bytes, got ", text.size()));
     }
     if (!IsPrintableText(text, allow_newlines)) {
+      const std::optional<std::string> problem = TextProblem(text, allow_newlines);
       return Error(path, absl::StrCat("printable text only (no control characters",
                                       allow_newlines ? " other than newline and tab" : "",
-                                      "), got \"", absl::CEscape(text), "\""));
+                                      ", no bidirectional controls), got \"", absl::CEscape(text), "\"",
+                                      problem ? ": " : "", problem ? *problem : ""));
     }
     return absl::OkStatus();
   }

@@ -43,6 +43,20 @@ TEST(TextTest, ControlCharactersAndProblems) {
   EXPECT_EQ(TextProblem("a\nb", true), std::nullopt);
 }
 
+// Bidirectional controls are invisible and reorder what follows ("ab\u202ecd" shows
+// as "abdc"): refused like control characters, the code point named.
+TEST(TextTest, BidiControlsAreNotPrintable) {
+  for (const char* bidi : {"\u200e", "\u200f", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066",
+                           "\u2067", "\u2068", "\u2069"}) {
+    EXPECT_FALSE(IsPrintableText(std::string("ab") + bidi + "cd", true)) << bidi;
+  }
+  EXPECT_EQ(TextProblem("ab\u202e" "cd", false), "bidirectional control U+202E at byte 2");
+  EXPECT_EQ(TextProblem("\u2066", true), "bidirectional control U+2066 at byte 0");
+  // Their neighbours stay printable: zero-width joiner, en dash, U+2070.
+  EXPECT_TRUE(IsPrintableText("\u200d \u2013 \u2070 \u2065", false));
+  EXPECT_EQ(TextProblem("\u200dx", false), std::nullopt);
+}
+
 TEST(TextTest, EscapeForTerminalKeepsTextAndEscapesControls) {
   EXPECT_EQ(EscapeForTerminal("\x1b]0;pwned\x07\x1b[1A"), "\\x1b]0;pwned\\x07\\x1b[1A");
   EXPECT_EQ(EscapeForTerminal("µs <b> ok"), "µs <b> ok");

@@ -485,6 +485,11 @@ TEST(ValidatePlanTest, NameAndDescriptionArePrintableAndBounded) {
   EXPECT_THAT(ValidateText("name: \"a\\xc2\\x9bb\"\n" + body).message(),  // C1 CSI
               HasSubstr("plan.name"));
   EXPECT_TRUE(ValidateText("name: \"s1 – études\" description: \"two\\nlines\\tok\"\n" + body).ok());
+  // A right-to-left override (U+202E, UTF-8 E2 80 AE) shows "ab\u202ecd" as "abdc".
+  EXPECT_THAT(ValidateText("name: \"ab\\342\\200\\256cd\"\n" + body).message(),
+              HasSubstr("plan.name: printable text only"));
+  EXPECT_THAT(ValidateText("description: \"x\\342\\201\\247y\"\n" + body).message(),  // U+2067
+              HasSubstr("bidirectional control U+2067 at byte 1"));
 }
 
 // Every string field must be UTF-8 (proto3's rule, which the coordinator's and the

@@ -42,6 +42,11 @@ export async function renderHistory(root, params) {
   }
   const data = await getJson('history', {case: caseId, agents: chosen.join(','), nightly: nightly ? 1 : 0});
   root.appendChild(h('p', {class: 'muted small'}, `Change points: ${data.method}`));
+  const emulated = data.series.filter((s) => s.points.some((p) => p.emulated)).map((s) => s.name);
+  if (emulated.length) {
+    root.appendChild(h('p', {class: 'warning', id: 'history-emulated'},
+      `Measured under emulation (not the device's own speed): some points of ${emulated.join(', ')}.`));
+  }
   const series = data.series.map((s) => ({
     name: s.name,
     changes: s.change_points,
