@@ -185,5 +185,10 @@ int Main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   fleetmark::engine::MaybeRunChild(argc, argv);
+  // A set but unusable FLEETMARK_CHILD_EMULATOR would fail every case: refuse at once.
+  if (const absl::Status emulator = fleetmark::engine::CheckChildEmulator(); !emulator.ok()) {
+    std::fprintf(stderr, "%s: %s\n", "fleetmark-agent", std::string(emulator.message()).c_str());
+    return 2;
+  }
   return fleetmark::agent::Main(argc, argv);
 }

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +22,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 
 extern char** environ;
@@ -31,6 +34,29 @@ namespace {
 constexpr int kExitHandlerError = 3;
 constexpr int kExitBadArguments = 4;
 constexpr size_t kStderrTailBytes = 4096;
+// posix_spawn's child exits 127 when the exec fails after the fork (qemu-user
+// emulates the vfork as a fork, so the spawn itself succeeds).
+constexpr int kExitExecFailed = 127;
+
+// qemu's name for this binary's architecture (qemu-ARCH-static).
+#if defined(__aarch64__)
+constexpr char kBinaryArch[] = "aarch64";
+#elif defined(__arm__)
+constexpr char kBinaryArch[] = "arm";
+#elif defined(__x86_64__)
+constexpr char kBinaryArch[] = "x86_64";
+#elif defined(__i386__)
+constexpr char kBinaryArch[] = "i386";
+#elif defined(__riscv) && __riscv_xlen == 64
+constexpr char kBinaryArch[] = "riscv64";
+#else
+constexpr char kBinaryArch[] = "ARCH";
+#endif
+
+bool ChildEmulatorSet() {
+  const char* value = std::getenv(kChildEmulatorVariable);
+  return value != nullptr && *value != '\0';
+}
 
 std::mutex& RegistryMutex() {
   static std::mutex mu;
@@ -145,9 +171,50 @@ absl::Status DecodeHandlerError(const std::string& payload, std::string_view kin
 
 }  // namespace
 
+namespace {
+
+// The emulator's path: a value with a '/' as given, a bare name looked up on $PATH.
+// "" when unset or empty. InvalidArgument naming the variable when it is not an
+// executable regular file.
+absl::StatusOr<std::string> ResolveChildEmulator() {
+  const char* value = std::getenv(kChildEmulatorVariable);
+  if (value == nullptr || *value == '\0') return std::string();
+  const std::string name = value;
+  auto usable = [](const std::string& path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(path.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) {
+    if (usable(name)) return name;
+    return absl::InvalidArgumentError(absl::StrCat(
+        kChildEmulatorVariable, "=", name,
+        " is not an executable file; set it to the user-mode emulator for this binary "
+        "(e.g. /usr/bin/qemu-", kBinaryArch, "-static) or unset it"));
+  }
+  const char* path = std::getenv("PATH");
+  for (absl::string_view dir : absl::StrSplit(path == nullptr ? "" : path, ':')) {
+    if (dir.empty()) continue;
+    std::string candidate = absl::StrCat(dir, "/", name);
+    if (usable(candidate)) return candidate;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      kChildEmulatorVariable, "=", name, " names no executable file on PATH; set it to the "
+      "user-mode emulator for this binary (e.g. /usr/bin/qemu-", kBinaryArch,
+      "-static) or unset it"));
+}
+
+}  // namespace
+
+absl::Status CheckChildEmulator() { return ResolveChildEmulator().status(); }
+
 std::vector<std::string> ChildCommand(const std::string& executable) {
-  const char* emulator = std::getenv(kChildEmulatorVariable);
-  if (emulator == nullptr || *emulator == '\0') return {executable};
+  absl::StatusOr<std::string> resolved = ResolveChildEmulator();
+  // An unusable value is refused at start-up (CheckChildEmulator); should it change
+  // later, it is passed as given and the spawn reports the failure.
+  const std::string emulator =
+      resolved.ok() ? *resolved : std::string(std::getenv(kChildEmulatorVariable));
+  if (emulator.empty()) return {executable};
   std::string binary = executable;
   if (binary == "/proc/self/exe") {
     // Under qemu-user this names the emulated binary, which the emulator must be given.
@@ -290,8 +357,16 @@ absl::StatusOr<std::string> RunInChild(std::string_view kind, std::string_view r
     return absl::InternalError(absl::StrCat("child \"", kind_arg, "\" refused to start",
                                             Tail(child_stderr)));
   }
+  std::string hint;
+  if (code == kExitExecFailed && !ChildEmulatorSet()) {
+    // The kernel could not exec this binary: under user-mode emulation without a
+    // binfmt_misc handler (a chroot, a container) children need the emulator named.
+    hint = absl::StrCat("; the child could not be executed: if this binary runs under "
+                        "user-mode emulation, set ", kChildEmulatorVariable,
+                        "=/path/to/qemu-", kBinaryArch, "-static");
+  }
   return absl::InternalError(absl::StrCat("child \"", kind_arg, "\" exited with code ", code,
-                                          Tail(child_stderr)));
+                                          hint, Tail(child_stderr)));
 }
 
 void MaybeRunChild(int argc, char** argv) {

@@ -44,8 +44,16 @@ using ChildHandler = std::function<absl::StatusOr<std::string>(std::string_view 
 // Unset or empty (the normal case, and on real devices) = exec the binary directly.
 inline constexpr char kChildEmulatorVariable[] = "FLEETMARK_CHILD_EMULATOR";
 
+// Checks $FLEETMARK_CHILD_EMULATOR: OK when unset or empty, or when it names an
+// executable regular file (a value with a '/' as given, a bare name looked up on
+// $PATH). Otherwise InvalidArgument naming the variable and its value. Mains that
+// serve children call it at start-up and refuse to run (exit 2) on an error, so a
+// wrong value is not one failed case per case. Thread-safe (reads the environment).
+absl::Status CheckChildEmulator();
+
 // The command line that starts `executable` as a child ("/proc/self/exe" resolved to
-// the binary's path when an emulator is named): {executable}, or {emulator, binary}.
+// the binary's path when an emulator is named): {executable}, or {emulator, binary}
+// with a bare emulator name resolved on $PATH.
 std::vector<std::string> ChildCommand(const std::string& executable);
 
 // Registers `handler` for `kind` (process-wide; thread-safe). A second registration of

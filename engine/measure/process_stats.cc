@@ -139,11 +139,39 @@ absl::StatusOr<int64_t> ReadThreadCount() {
   if (ReadSmallFile(kPath, buf, sizeof buf) < 0) {
     return absl::NotFoundError(absl::StrCat(kPath, ": ", std::strerror(errno)));
   }
-  const int64_t threads = ParseStatThreadCount(buf);
+  char status[4096];
+  status[0] = '\0';
+  if (ParseStatThreadCount(buf) == 0) {
+    // qemu-user fakes /proc/self/stat with num_threads 0; its /proc/self/status is the
+    // kernel's (the emulator process: the guest's threads plus the emulator's own).
+    (void)ReadSmallFile("/proc/self/status", status, sizeof status);
+  }
+  const int64_t threads = ThreadCountFromProc(buf, status);
   if (threads <= 0) {
-    return absl::InternalError(absl::StrCat(kPath, ": no num_threads field"));
+    return absl::InternalError(
+        absl::StrCat(kPath, ": no num_threads field (nor a Threads line in /proc/self/status)"));
   }
   return threads;
+}
+
+int64_t ThreadCountFromProc(const char* stat, const char* status) {
+  const int64_t threads = ParseStatThreadCount(stat);
+  return threads == 0 ? ParseStatusThreadCount(status) : threads;
+}
+
+int64_t ParseStatusThreadCount(const char* status) {
+  const char* p = std::strstr(status, "\nThreads:");
+  if (p == nullptr) return -1;
+  p += std::strlen("\nThreads:");
+  while (*p == ' ' || *p == '\t') ++p;
+  int64_t value = 0;
+  bool any = false;
+  while (*p >= '0' && *p <= '9') {
+    value = value * 10 + (*p - '0');
+    ++p;
+    any = true;
+  }
+  return any ? value : -1;
 }
 
 int64_t ParseStatThreadCount(const char* stat) {

@@ -47,8 +47,19 @@ absl::StatusOr<ProcessStatus> ReadProcessStatus();
 absl::StatusOr<uint64_t> ReadRssBytes();
 
 // Current number of threads of this process from /proc/self/stat (field 20,
-// num_threads). Thread-safe; does not allocate.
+// num_threads), or from /proc/self/status's "Threads:" line where stat says 0
+// (qemu-user fakes /proc/self/stat; there the count is the emulator process's: the
+// guest's threads plus the emulator's own). Thread-safe; does not allocate.
 absl::StatusOr<int64_t> ReadThreadCount();
+
+// The thread count from the texts of /proc/<pid>/stat and /proc/<pid>/status: stat's
+// num_threads, or status's Threads line where stat's is 0 (qemu-user); <= 0 if
+// neither has one. Does not allocate; thread-safe.
+int64_t ThreadCountFromProc(const char* stat, const char* status);
+
+// Parses the "Threads:" line of /proc/<pid>/status text (NUL-terminated, the line not
+// first); -1 if there is none. Does not allocate; thread-safe.
+int64_t ParseStatusThreadCount(const char* status);
 
 // Parses num_threads (field 20) from the text of /proc/<pid>/stat (NUL-terminated);
 // -1 if it is malformed. Handles a command name with spaces or parentheses. Does not

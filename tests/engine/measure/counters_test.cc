@@ -164,6 +164,27 @@ TEST(ProcessStatsTest, ParseStatThreadCountHandlesOddCommandNames) {
   EXPECT_EQ(ParseStatThreadCount("1 (a) S 1 2"), -1);
 }
 
+// qemu-user (Debian 12's qemu-aarch64-static 7.2) fakes /proc/self/stat: pid, comm,
+// ppid, starttime and startstack set, every other field 0, num_threads included; its
+// /proc/self/status is the kernel's. Captured from a static arm64 program under qemu.
+// Before the status fallback, the counters of every case under qemu were lost (the
+// collector's Begin failed on "no num_threads field").
+TEST(ProcessStatsTest, ThreadCountUnderQemuComesFromStatus) {
+  const char qemu_stat[] =
+      "14486 (s) 0 14477 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1768471 0 0 0 0 0 "
+      "365080610800 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0";
+  const char qemu_status[] =
+      "Name:\tqemu-aarch64-st\nUmask:\t0022\nState:\tR (running)\nTgid:\t14486\n"
+      "VmHWM:\t   12112 kB\nVmRSS:\t   12112 kB\nThreads:\t3\nSigQ:\t0/63448\n";
+  EXPECT_EQ(ParseStatThreadCount(qemu_stat), 0);
+  EXPECT_EQ(ThreadCountFromProc(qemu_stat, qemu_status), 3);
+  EXPECT_EQ(ParseStatusThreadCount(qemu_status), 3);
+  EXPECT_LE(ThreadCountFromProc(qemu_stat, "Name:\tx\n"), 0);
+  // A native stat wins over status.
+  const char stat[] = "1 (a) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 7 0 1 2 3";
+  EXPECT_EQ(ThreadCountFromProc(stat, qemu_status), 7);
+}
+
 TEST(ProcessStatsTest, ResetPeakRssLowersTheHighWaterMark) {
   constexpr std::size_t kBytes = 128u << 20;
   {

@@ -188,5 +188,57 @@ TEST(ChildTest, RunsChildrenThroughTheNamedEmulator) {
   ::rmdir(dir.c_str());
 }
 
+// A set but unusable FLEETMARK_CHILD_EMULATOR is refused with one error naming it
+// (the mains exit 2 on it) instead of every case failing with "exited with code 127".
+// A bare name is looked up on PATH, as a shell would.
+TEST(ChildTest, UnusableEmulatorIsRefusedAndBareNamesAreLookedUpOnPath) {
+  char file_template[] = "/tmp/fleetmark-child-plain.XXXXXX";
+  const int fd = ::mkstemp(file_template);
+  ASSERT_GE(fd, 0);
+  ::close(fd);  // a regular file, not executable (mode 0600)
+  for (const std::string value :
+       {"/nonexistent", "/tmp", std::string(file_template), "no-such-emulator-xyz"}) {
+    ::setenv(kChildEmulatorVariable, value.c_str(), 1);
+    const absl::Status status = CheckChildEmulator();
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << value << ": " << status;
+    EXPECT_THAT(status.message(), HasSubstr(absl::StrCat("FLEETMARK_CHILD_EMULATOR=", value)));
+  }
+  ::setenv(kChildEmulatorVariable, "sh", 1);
+  EXPECT_TRUE(CheckChildEmulator().ok());
+  const std::vector<std::string> command = ChildCommand("/some/binary");
+  ASSERT_EQ(command.size(), 2u);
+  EXPECT_NE(command[0], "sh");
+  EXPECT_THAT(command[0], ::testing::EndsWith("/sh"));
+  EXPECT_EQ(::access(command[0].c_str(), X_OK), 0);
+  ::unsetenv(kChildEmulatorVariable);
+  EXPECT_TRUE(CheckChildEmulator().ok());
+  std::remove(file_template);
+}
+
+// A child the kernel cannot exec (an emulated binary without binfmt_misc, posix_spawn's
+// child exiting 127) says how to name the emulator. The stand-in executable exits 127.
+TEST(ChildTest, ExecFailureWithoutEmulatorSaysToSetTheVariable) {
+  char dir_template[] = "/tmp/fleetmark-child-127.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string binary = std::string(dir_template) + "/binary";
+  {
+    std::FILE* f = std::fopen(binary.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fprintf(f, "#!/bin/sh\necho 'Exec format error' >&2\nexit 127\n");
+    std::fclose(f);
+    ASSERT_EQ(::chmod(binary.c_str(), 0755), 0);
+  }
+  ::unsetenv(kChildEmulatorVariable);
+  ChildOptions options;
+  options.executable = binary;
+  absl::StatusOr<std::string> r = RunInChild("test.echo", "x", options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("exited with code 127"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("set FLEETMARK_CHILD_EMULATOR=/path/to/qemu-"));
+  std::remove(binary.c_str());
+  ::rmdir(dir_template);
+}
+
 }  // namespace
 }  // namespace fleetmark::engine
