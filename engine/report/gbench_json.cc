@@ -67,6 +67,14 @@ Json Context(const fleetmark::v1::RunReport& report, const GbenchOptions& option
       break;
     }
   }
+  // Emulated results (qemu-user) measure the emulator, not the hardware: say so where
+  // compare.py's users look first (Google Benchmark ignores keys it does not know).
+  bool emulated = host.emulated();
+  for (const CaseResult& r : report.results()) emulated = emulated || r.emulated();
+  context["fleetmark_emulated"] = emulated;
+  if (emulated && !host.emulation_evidence().empty()) {
+    context["fleetmark_emulation_evidence"] = host.emulation_evidence();
+  }
   context["library_build_type"] = "release";
   context["fleetmark_plan"] = report.plan_name();
   if (!host.cpu_model().empty()) context["fleetmark_cpu_model"] = host.cpu_model();
@@ -114,6 +122,15 @@ std::string FormatGbenchJson(const fleetmark::v1::RunReport& report,
   for (const CaseResult& r : report.results()) {
     const std::string name = CaseKey(r.spec());
     const int threads = std::max<int>(1, static_cast<int>(r.threads_used()));
+    // Every entry of an emulated case carries Google Benchmark's own "label" field
+    // ("emulated") and fleetmark_emulated: true.
+    auto push = [&benchmarks, &r](Json e) {
+      if (r.emulated()) {
+        e["label"] = "emulated";
+        e["fleetmark_emulated"] = true;
+      }
+      benchmarks.push_back(std::move(e));
+    };
     if (r.status() != fleetmark::v1::CASE_STATUS_OK || r.samples_ns_size() == 0) {
       // No times to report: say why in Google Benchmark's own error fields (what it
       // writes for a benchmark that called SkipWithError), so no case goes missing.
@@ -128,7 +145,7 @@ std::string FormatGbenchJson(const fleetmark::v1::RunReport& report,
       e["real_time"] = 0.0;
       e["cpu_time"] = 0.0;
       e["time_unit"] = unit;
-      benchmarks.push_back(std::move(e));
+      push(std::move(e));
       continue;
     }
     const int64_t n = r.samples_ns_size();
@@ -157,7 +174,7 @@ std::string FormatGbenchJson(const fleetmark::v1::RunReport& report,
         e["real_time"] = static_cast<double>(r.samples_ns(i)) / per_unit;
         e["cpu_time"] = static_cast<double>(r.cpu_samples_ns(i)) / per_unit;
         e["time_unit"] = unit;
-        benchmarks.push_back(std::move(e));
+        push(std::move(e));
       }
     }
     struct Aggregate {
@@ -180,7 +197,7 @@ std::string FormatGbenchJson(const fleetmark::v1::RunReport& report,
       e["real_time"] = a.percentage ? a.real_ns : a.real_ns / per_unit;
       e["cpu_time"] = a.percentage ? a.cpu_ns : a.cpu_ns / per_unit;
       e["time_unit"] = unit;
-      benchmarks.push_back(std::move(e));
+      push(std::move(e));
     }
     ++family;
   }

@@ -18,7 +18,9 @@
 // may use: min(allowed, ceil(CPU quota)); fleetmark_allowed_cpus, fleetmark_machine_cpus
 // and fleetmark_cpu_quota beside it), mhz_per_cpu (max core
 // frequency), cpu_scaling_enabled (governor is not "performance"), caches, load_avg,
-// library_build_type.
+// library_build_type, fleetmark_emulated (true when the host or any result ran under
+// user-mode emulation) with fleetmark_emulation_evidence. Every entry of an emulated
+// result (CaseResult.emulated) has "label": "emulated" and "fleetmark_emulated": true.
 #pragma once
 
 #include <string>

@@ -103,6 +103,45 @@ TEST(GbenchCompareTest, ComparePyReadsTwoExportsAndSeesTheSlowdown) {
   rmdir(dir.c_str());
 }
 
+// Emulated results (qemu-user) are marked in the context and on every entry, so an
+// emulated export compared with a native one is visibly not hardware vs hardware; the
+// marks keep compare.py working. Before, `grep -i emul` found nothing in the export.
+TEST(GbenchCompareTest, EmulatedResultsAreMarkedAndComparePyStillReadsThem) {
+  ASSERT_EQ(access(kComparePy, R_OK), 0) << kComparePy << " is missing";
+  const std::string dir = TempDir();
+  ASSERT_FALSE(dir.empty());
+  const std::string a = dir + "/A.json", b = dir + "/B.json";
+  fleetmark::v1::RunReport emulated = Scaled(2);
+  emulated.mutable_host()->set_emulated(true);
+  emulated.mutable_host()->set_emulation_evidence("binary aarch64, /proc/cpuinfo x86");
+  for (auto& r : *emulated.mutable_results()) r.set_emulated(true);
+  const std::string text = FormatGbenchJson(emulated);
+  const nlohmann::json doc = nlohmann::json::parse(text);
+  EXPECT_EQ(doc.at("context").at("fleetmark_emulated"), true);
+  EXPECT_EQ(doc.at("context").at("fleetmark_emulation_evidence"),
+            "binary aarch64, /proc/cpuinfo x86");
+  ASSERT_FALSE(doc.at("benchmarks").empty());
+  for (const auto& e : doc.at("benchmarks")) {
+    EXPECT_EQ(e.at("label"), "emulated") << e.dump();
+    EXPECT_EQ(e.at("fleetmark_emulated"), true) << e.dump();
+  }
+  const nlohmann::json native = nlohmann::json::parse(FormatGbenchJson(Scaled(1)));
+  EXPECT_EQ(native.at("context").at("fleetmark_emulated"), false);
+  for (const auto& e : native.at("benchmarks")) EXPECT_FALSE(e.contains("label")) << e.dump();
+
+  WriteFile(a, FormatGbenchJson(Scaled(1)));
+  WriteFile(b, text);
+  const CommandResult r =
+      RunCommand(absl::StrCat(kPython, " ", kComparePy, " --no-color benchmarks ", a, " ", b));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("batch/arithmetic/blocking/fixed_pool/any"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("+1.0000"), std::string::npos) << r.output;
+  std::remove(a.c_str());
+  std::remove(b.c_str());
+  rmdir(dir.c_str());
+}
+
 // Failed and non-batch cases are error entries; compare.py still compares the rest.
 TEST(GbenchCompareTest, ErrorEntriesDoNotBreakComparePy) {
   ASSERT_EQ(access(kComparePy, R_OK), 0) << kComparePy << " is missing";
