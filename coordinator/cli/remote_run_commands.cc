@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "coordinator/cli/case_outcomes.h"
 #include "coordinator/cli/plan_loader.h"
 #include "coordinator/cli/remote_client.h"
 #include "coordinator/cli/remote_commands.h"
@@ -25,8 +26,9 @@ constexpr char kSubmitUsage[] =
     "fleetmark submit PLAN --select EXPR|all [--quick] [--filter REGEX] [--wait [--timeout DURATION]]";
 
 // Live progress per agent until the run ends (through coordinator restarts, up to
-// `timeout`); then its results tables. Exit code 0 if the run is done, 1 if it failed,
-// was cancelled, or the watch gave up (the reason printed).
+// `timeout`); then its results tables. Exit code: a done run's cases decide as for a
+// local `fleetmark run` (ExitCodeForOutcomes: 3 when a case failed, else 0); 1 if the
+// run failed, was cancelled, or the watch gave up (the reason printed).
 int WaitAndShow(ControlClient& client, const std::string& run_id, absl::Duration timeout) {
   WatchResult watched = WatchRunUntilEnded(client, run_id, {.timeout = timeout});
   if (!watched.ended) return watched.exit_code;
@@ -39,7 +41,8 @@ int WaitAndShow(ControlClient& client, const std::string& run_id, absl::Duration
     return kExitFailure;
   }
   std::cout << RunSummary(exported.run()) << "\n\n" << *tables;
-  return exported.run().status() == "done" ? kExitOk : kExitFailure;
+  if (exported.run().status() != "done") return kExitFailure;
+  return ExitCodeForOutcomes(CountOutcomes(exported.results()));
 }
 
 // Who submits: $USER, else the effective user's login name, else the host name.

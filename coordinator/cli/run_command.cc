@@ -24,6 +24,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "coordinator/cli/case_outcomes.h"
 #include "coordinator/cli/local_commands.h"
 #include "coordinator/cli/plan_loader.h"
 #include "coordinator/cli/progress_bar.h"
@@ -131,15 +132,9 @@ class RunSession {
     if (absl::Status written = output_.WriteAll(*text); !written.ok()) {
       return Fail(kExitFailure, std::string(written.message()));
     }
-    int ok = 0, unsupported = 0, failed = 0, cancelled = 0;
-    for (const v1::CaseResult& r : report_.results()) {
-      switch (r.status()) {
-        case v1::CASE_STATUS_OK: ++ok; break;
-        case v1::CASE_STATUS_UNSUPPORTED: ++unsupported; break;
-        case v1::CASE_STATUS_CANCELLED: ++cancelled; break;
-        default: ++failed; break;
-      }
-    }
+    const CaseOutcomes outcomes = CountOutcomes(report_.results());
+    const int ok = outcomes.ok, unsupported = outcomes.unsupported, failed = outcomes.failed,
+              cancelled = outcomes.cancelled;
     const int total = report_.results_size();
     std::cerr << absl::StrFormat(
         "fleetmark run: %d case%s in %s: %d ok, %d unsupported, %d failed%s\n", total,
@@ -149,7 +144,7 @@ class RunSession {
                       : "");
     std::cerr.flush();
     if (signal != 0) return kExitSignalBase + signal;
-    return failed > 0 ? kExitCasesFailed : kExitOk;
+    return ExitCodeForOutcomes(outcomes);
   }
 
  private:
