@@ -369,6 +369,26 @@ TEST_F(CliWaitTest, WaitKeepsWatchingThroughACoordinatorRestart) {
   EXPECT_THAT(log, HasSubstr("== agent w1"));                             // and the results table
 }
 
+// submit --wait follows local run's outcome rule (ExitCodeForOutcomes): a done run whose
+// case failed exits 3, as `fleetmark run` of the same plan does (it exited 0 before).
+// fixed_pool refuses memory points above 10000 threads: resource_exhausted.
+TEST_F(CliWaitTest, FailedCasesExit3LikeALocalRun) {
+  const fs::path plan = Write("oom.txtpb", R"pb(name: "oom"
+matrix { strategies { name: "fixed_pool" } memory { task_counts: [1, 2, 1000000] } }
+)pb");
+  const CliResult local = Cli("run " + plan.string() + " --format csv");
+  EXPECT_EQ(local.exit_code, 3) << local.err;
+  ASSERT_NO_FATAL_FAILURE(StartAgent());
+  ASSERT_NO_FATAL_FAILURE(StartSubmit(plan, {"--timeout", "240s"}));
+  absl::StatusOr<fleetmark::testing::ExitInfo> exit = cli_->Wait(absl::Seconds(300));
+  ASSERT_TRUE(exit.ok()) << exit.status() << "\n" << cli_->Log();
+  const std::string log = cli_->Log();
+  EXPECT_TRUE(exit->exited) << log;
+  EXPECT_EQ(exit->exit_code, 3) << log;
+  EXPECT_THAT(log, HasSubstr("plan oom  done"));
+  EXPECT_THAT(log, HasSubstr("resource_exhausted"));
+}
+
 TEST_F(CliWaitTest, TimeoutPrintsTheStateAndHowToFollow) {
   ASSERT_NO_FATAL_FAILURE(StartAgent());
   ASSERT_NO_FATAL_FAILURE(StartSubmit(Write("minutes.txtpb", kMinutesPlan), {"--timeout", "10s"}));
