@@ -270,6 +270,24 @@ matrix { strategies { name: "fixed_pool" } memory { task_counts: [1, 2, 1000000]
   EXPECT_THAT(r.out, HasSubstr("resource_exhausted"));  // the results are still printed
 }
 
+// A set but unusable FLEETMARK_CHILD_EMULATOR is exit 2 naming it before anything runs
+// (it was one "child runner.batch_slice exited with code 127" per case, exit 3).
+TEST_F(CliTest, UnusableChildEmulatorIsExit2BeforeAnythingRuns) {
+  const fs::path plan = Write("one.txtpb", R"pb(name: "one"
+matrix { strategies { name: "direct" } workloads: "arithmetic" batch { tasks: 2 } }
+measurement { warmup_seconds: 0 max_repetitions: 2 rounds: 1 }
+)pb");
+  for (const std::string value : {"/nonexistent", "/tmp", "no-such-qemu-xyz-static"}) {
+    ASSERT_EQ(::setenv("FLEETMARK_CHILD_EMULATOR", value.c_str(), 1), 0);
+    const CliResult r = Cli("run " + plan.string() + " --format csv");
+    ::unsetenv("FLEETMARK_CHILD_EMULATOR");
+    EXPECT_EQ(r.exit_code, 2) << value << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("FLEETMARK_CHILD_EMULATOR=" + value)) << r.err;
+    EXPECT_EQ(r.out, "") << value;  // no case ran, no results were written
+  }
+  EXPECT_EQ(Cli("run " + plan.string() + " --format csv").exit_code, 0);
+}
+
 TEST_F(CliTest, HelpIsPerCommandAndErrorsAreOneLine) {
   CliResult r = Cli("run --help");
   EXPECT_EQ(r.exit_code, 0);
