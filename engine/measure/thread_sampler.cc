@@ -27,6 +27,22 @@ absl::Status PeakThreadSampler::Start() {
     return absl::NotFoundError(
         absl::StrCat("/proc/self/stat: cannot open (", std::strerror(errno), ")"));
   }
+  // qemu-user fakes /proc/self/stat (num_threads 0, and a snapshot taken at open):
+  // sample the kernel's /proc/self/status there (the emulator process's threads).
+  status_file_ = false;
+  char probe[1024];
+  const ssize_t n = pread(stat_fd_, probe, sizeof probe - 1, 0);
+  if (n > 0) {
+    probe[n] = '\0';
+    if (ParseStatThreadCount(probe) == 0) {
+      const int status_fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+      if (status_fd >= 0) {
+        close(stat_fd_);
+        stat_fd_ = status_fd;
+        status_file_ = true;
+      }
+    }
+  }
   peak_.store(0, std::memory_order_relaxed);
   samples_.store(0, std::memory_order_relaxed);
   own_usage_ = ResourceUsage{};
@@ -63,11 +79,11 @@ void PeakThreadSampler::Stop() {
 }
 
 void PeakThreadSampler::Sample(bool own_thread_alive) {
-  char buf[1024];
+  char buf[4096];
   const ssize_t n = pread(stat_fd_, buf, sizeof buf - 1, 0);
   if (n <= 0) return;
   buf[n] = '\0';
-  int64_t threads = ParseStatThreadCount(buf);
+  int64_t threads = status_file_ ? ParseStatusThreadCount(buf) : ParseStatThreadCount(buf);
   if (threads <= 0) return;
   if (own_thread_alive) --threads;
   samples_.fetch_add(1, std::memory_order_relaxed);

@@ -62,6 +62,7 @@ class PeakThreadSampler {
 
   absl::Duration period_;
   int stat_fd_ = -1;
+  bool status_file_ = false;  // stat_fd_ is /proc/self/status (qemu-user), not stat
   std::atomic<int64_t> peak_{0};
   std::atomic<int64_t> samples_{0};
   ResourceUsage own_usage_;
