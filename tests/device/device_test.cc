@@ -134,6 +134,13 @@ TEST_F(DeviceTest, LocalRunInTheEmptyRoot) {
   for (const v1::CaseResult& r : report->results()) {
     EXPECT_EQ(r.status(), v1::CASE_STATUS_OK) << r.spec().case_id() << ": " << r.message();
     EXPECT_TRUE(r.emulated()) << r.spec().case_id();
+    // The counters are measured under qemu too (the emulator process's): qemu fakes
+    // /proc/self/stat with num_threads 0, which made every case's counters all zero
+    // (repetitions 0 beside its samples) before the /proc/self/status fallback.
+    EXPECT_EQ(r.counters().repetitions(), static_cast<uint64_t>(r.samples_ns_size()))
+        << r.spec().case_id();
+    EXPECT_GT(r.counters().peak_threads(), 0u) << r.spec().case_id();
+    EXPECT_GT(r.counters().peak_rss_bytes(), 0u) << r.spec().case_id();
     strategies.insert(r.spec().strategy().name());
     case_ids.insert(r.spec().case_id());
   }
