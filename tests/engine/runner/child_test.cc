@@ -196,8 +196,8 @@ TEST(ChildTest, UnusableEmulatorIsRefusedAndBareNamesAreLookedUpOnPath) {
   const int fd = ::mkstemp(file_template);
   ASSERT_GE(fd, 0);
   ::close(fd);  // a regular file, not executable (mode 0600)
-  for (const std::string value :
-       {"/nonexistent", "/tmp", std::string(file_template), "no-such-emulator-xyz"}) {
+  for (const std::string& value : std::vector<std::string>{
+           "/nonexistent", "/tmp", file_template, "no-such-emulator-xyz"}) {
     ::setenv(kChildEmulatorVariable, value.c_str(), 1);
     const absl::Status status = CheckChildEmulator();
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << value << ": " << status;
