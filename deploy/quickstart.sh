@@ -4,6 +4,7 @@
 # PostgreSQL in .fleetmark/, the coordinator with its web view, one agent; see
 # deploy/stack.sh), submits the S1 framework study with quick settings, waits for it,
 # prints the results table and the web address. Re-running it reuses the data.
+# Exit status: submit --wait's (0; 3 when some case failed, as for `fleetmark run`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/install-deps.sh
