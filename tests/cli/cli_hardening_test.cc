@@ -277,7 +277,7 @@ TEST_F(CliTest, UnusableChildEmulatorIsExit2BeforeAnythingRuns) {
 matrix { strategies { name: "direct" } workloads: "arithmetic" batch { tasks: 2 } }
 measurement { warmup_seconds: 0 max_repetitions: 2 rounds: 1 }
 )pb");
-  for (const std::string value : std::vector<std::string>{"/nonexistent", "/tmp", "no-such-qemu-xyz-static"}) {
+  for (const std::string& value : std::vector<std::string>{"/nonexistent", "/tmp", "no-such-qemu-xyz-static"}) {
     ASSERT_EQ(::setenv("FLEETMARK_CHILD_EMULATOR", value.c_str(), 1), 0);
     const CliResult r = Cli("run " + plan.string() + " --format csv");
     ::unsetenv("FLEETMARK_CHILD_EMULATOR");
