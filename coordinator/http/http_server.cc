@@ -174,7 +174,8 @@ class HttpServerImpl final : public HttpServer {
       auto run_id = api_.reader().ResolveRunId(req.matches[1].str());
       absl::Status status = run_id.status();
       if (run_id.ok()) status = api_.reader().GetRun(*run_id).status();
-      Page(res, status.ok() ? 200 : absl::IsNotFound(status) ? 404 : absl::IsInvalidArgument(status) ? 400 : 503);
+      // A page: a malformed id names no page either (404); the API says 400 with the form.
+      Page(res, status.ok() ? 200 : absl::IsNotFound(status) || absl::IsInvalidArgument(status) ? 404 : 503);
     });
     server_.Get(R"(/.*)", [this](const httplib::Request&, httplib::Response& res) { Page(res, 404); });
     // Read-only: every other method is 405 with the methods that are allowed (RFC 9110 15.5.6).

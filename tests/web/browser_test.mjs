@@ -263,7 +263,13 @@ test('missing or malformed ids give 404, not a crash', async () => {
     const r = await fetch(baseUrl + path);
     assert.equal(r.status, 404, path);
   }
-  for (const path of ['runs/not-a-uuid', 'runs/00000000-0000-4000-8000-000000000000/results',
+  // A malformed run id is 400 in the API (as in the CLI: a full id or a unique prefix of
+  // at least 6 hex digits); the page of one is 404 (above).
+  {
+    const r = await fetch(`${baseUrl}/api/v1/runs/not-a-uuid`);
+    assert.equal(r.status, 400, 'api runs/not-a-uuid');
+  }
+  for (const path of ['runs/00000000-0000-4000-8000-000000000000/results',
     "results/x';DROP TABLE runs;--", 'compare?agents=00000000-0000-4000-8000-000000000000', 'nope']) {
     const r = await fetch(`${baseUrl}/api/v1/${path}`);
     assert.equal(r.status, 404, path);

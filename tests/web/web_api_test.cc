@@ -221,6 +221,9 @@ TEST_F(WebApiTest, MissingWrongAndHostileIdsAre404Or400) {
   ASSERT_TRUE(page);
   EXPECT_EQ(page->status, 404);
   EXPECT_NE(page->body.find("/assets/app.js"), std::string::npos);
+  auto malformed_page = client.Get("/runs/not-a-uuid");
+  ASSERT_TRUE(malformed_page);
+  EXPECT_EQ(malformed_page->status, 404) << "the page of a malformed id does not exist";
   auto post = client.Post("/api/v1/runs", "{}", "application/json");
   ASSERT_TRUE(post);
   EXPECT_NE(post->status, 200) << "the API is read-only";
