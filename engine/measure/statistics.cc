@@ -68,10 +68,20 @@ double MedianInPlace(std::vector<double>& values) {
   return lower / 2 + upper / 2;
 }
 
+// The high 64 bits of the 128-bit product a·b, from 32-bit halves (32-bit ARM has no
+// 128-bit integer type; Hacker's Delight, 2nd ed., 8-2).
+uint64_t MulHigh64(uint64_t a, uint64_t b) {
+  const uint64_t a_lo = a & 0xffffffffu, a_hi = a >> 32;
+  const uint64_t b_lo = b & 0xffffffffu, b_hi = b >> 32;
+  const uint64_t lo_lo = a_lo * b_lo, hi_lo = a_hi * b_lo, lo_hi = a_lo * b_hi, hi_hi = a_hi * b_hi;
+  const uint64_t cross = (lo_lo >> 32) + (hi_lo & 0xffffffffu) + lo_hi;  // < 2^64: no overflow
+  return hi_hi + (hi_lo >> 32) + (cross >> 32);
+}
+
 // Uniform index in [0, n) from one 64-bit draw (multiply-shift; the same on every
-// platform, unlike std::uniform_int_distribution).
+// platform, 32- or 64-bit, unlike std::uniform_int_distribution).
 size_t DrawIndex(std::mt19937_64& rng, size_t n) {
-  return static_cast<size_t>((static_cast<unsigned __int128>(rng()) * n) >> 64);
+  return static_cast<size_t>(MulHigh64(rng(), static_cast<uint64_t>(n)));
 }
 
 }  // namespace
