@@ -159,11 +159,8 @@ int64_t ThreadCountFromProc(const char* stat, const char* status) {
   return threads == 0 ? ParseStatusThreadCount(status) : threads;
 }
 
-int64_t ParseStatusThreadCount(const char* status) {
-  const char* p = std::strstr(status, "\nThreads:");
-  if (p == nullptr) return -1;
-  p += std::strlen("\nThreads:");
-  while (*p == ' ' || *p == '\t') ++p;
+// The decimal number that starts at `p` (no sign), or -1 when no digit is there.
+static int64_t ParseDecimal(const char* p) {
   int64_t value = 0;
   bool any = false;
   while (*p >= '0' && *p <= '9') {
@@ -172,6 +169,14 @@ int64_t ParseStatusThreadCount(const char* status) {
     any = true;
   }
   return any ? value : -1;
+}
+
+int64_t ParseStatusThreadCount(const char* status) {
+  const char* p = std::strstr(status, "\nThreads:");
+  if (p == nullptr) return -1;
+  p += std::strlen("\nThreads:");
+  while (*p == ' ' || *p == '\t') ++p;
+  return ParseDecimal(p);
 }
 
 int64_t ParseStatThreadCount(const char* stat) {
@@ -186,14 +191,7 @@ int64_t ParseStatThreadCount(const char* stat) {
     if (*p == '\0') return -1;
   }
   while (*p == ' ') ++p;
-  int64_t value = 0;
-  bool any = false;
-  while (*p >= '0' && *p <= '9') {
-    value = value * 10 + (*p - '0');
-    ++p;
-    any = true;
-  }
-  return any ? value : -1;
+  return ParseDecimal(p);
 }
 
 absl::Status ResetPeakRss() {
