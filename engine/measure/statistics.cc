@@ -228,8 +228,12 @@ fleetmark::v1::Statistics ComputeHierarchicalStatistics(absl::Span<const int64_t
   return stats;
 }
 
-size_t ProcessCount(size_t n, absl::Span<const uint32_t> process_sizes) {
-  return ProcessRanges(n, process_sizes).size();
+size_t ProcessCount(size_t n, absl::Span<const uint32_t> process_sizes, size_t min_size) {
+  size_t count = 0;
+  for (const auto [begin, end] : ProcessRanges(n, process_sizes)) {
+    if (end - begin >= std::max<size_t>(1, min_size)) ++count;
+  }
+  return count;
 }
 
 std::vector<double> ProcessMedians(absl::Span<const int64_t> samples_ns,

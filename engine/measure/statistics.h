@@ -88,8 +88,9 @@ fleetmark::v1::Statistics ComputeHierarchicalStatistics(absl::Span<const int64_t
                                                         absl::Span<const uint32_t> process_sizes,
                                                         uint64_t seed);
 
-// The number of non-empty processes `n` samples are cut into (same cutting as above).
-size_t ProcessCount(size_t n, absl::Span<const uint32_t> process_sizes);
+// The number of processes `n` samples are cut into (same cutting as above) that hold
+// at least max(1, min_size) samples.
+size_t ProcessCount(size_t n, absl::Span<const uint32_t> process_sizes, size_t min_size = 1);
 
 // The median of each process (same cutting as above), in order; empty for no samples.
 std::vector<double> ProcessMedians(absl::Span<const int64_t> samples_ns,

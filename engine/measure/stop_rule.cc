@@ -1,5 +1,6 @@
 #include "engine/measure/stop_rule.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/status/status.h"
@@ -96,7 +97,9 @@ StopDecision DecideStop(absl::Span<const int64_t> samples_ns,
                         const StopRuleOptions& options, absl::Duration elapsed) {
   if (options.processes <= 1) return DecideStop(samples_ns, options, elapsed);
   const int64_t processes =
-      static_cast<int64_t>(ProcessCount(samples_ns.size(), process_sizes));
+      static_cast<int64_t>(ProcessCount(samples_ns.size(), process_sizes,
+                                        static_cast<size_t>(std::max<int64_t>(
+                                            1, options.min_process_repetitions))));
   return Decide(
       ComputeHierarchicalStatistics(samples_ns, process_sizes, options.bootstrap_seed),
       processes >= options.processes, options, elapsed);

@@ -31,6 +31,9 @@ struct StopRuleOptions {
   // measurement.processes: with >= 2 the CI is the hierarchical one over the samples'
   // processes (statistics.h) and CI_TARGET needs at least this many processes.
   int64_t processes = 1;
+  // ... each holding at least this many samples (a process of one sample has no
+  // median worth the name; the runner passes ceil(min_repetitions / processes)).
+  int64_t min_process_repetitions = 1;
   uint64_t bootstrap_seed = 0;  // seed of the hierarchical bootstrap
 };
 
@@ -79,7 +82,7 @@ StopDecision DecideStop(absl::Span<const int64_t> samples_ns,
 // (statistics.h's cutting). With options.processes <= 1 it is DecideStop above (one
 // pool). Otherwise the statistics are ComputeHierarchicalStatistics(samples_ns,
 // process_sizes, options.bootstrap_seed), and CI_TARGET also needs at least
-// options.processes non-empty processes. Pure, thread-safe; O(kBootstrapReplicates · n).
+// options.processes processes of >= options.min_process_repetitions samples each. Pure, thread-safe; O(kBootstrapReplicates · n).
 StopDecision DecideStop(absl::Span<const int64_t> samples_ns,
                         absl::Span<const uint32_t> process_sizes,
                         const StopRuleOptions& options, absl::Duration elapsed);

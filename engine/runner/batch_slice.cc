@@ -168,6 +168,7 @@ class SliceRunner {
                                 request_.previous_process_sizes().end());
     const bool own_ci_only = hierarchical && sizes.size() + 1 < request_.processes();
     rule.processes = hierarchical ? request_.processes() : 1;
+    rule.min_process_repetitions = request_.min_process_samples();
     rule.bootstrap_seed = request_.bootstrap_seed();
     StopRuleOptions own_rule = rule;
     own_rule.processes = 1;

@@ -70,6 +70,11 @@ int ElasticPool::threads_created() const {
   return static_cast<int>(threads_.size());
 }
 
+int ElasticPool::idle_threads() const {
+  std::lock_guard lock(mu_);
+  return idle_;
+}
+
 void ElasticPool::WorkerLoop() {
   std::unique_lock lock(mu_);
   for (;;) {

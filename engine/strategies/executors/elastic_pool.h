@@ -45,6 +45,9 @@ class ElasticPool final : public Executor {
   // Threads created so far (never decreases before Stop). Thread-safe.
   int threads_created() const;
 
+  // Threads waiting for work now (a snapshot). Thread-safe.
+  int idle_threads() const;
+
  private:
   void WorkerLoop();
 

@@ -229,6 +229,8 @@ TEST(HierarchicalStatisticsTest, CutsSamplesByTheSizes) {
   // past the end are cut short.
   EXPECT_EQ(ProcessCount(10, {3, 0, 3}), 3u);
   EXPECT_EQ(ProcessCount(10, {3, 100}), 2u);
+  EXPECT_EQ(ProcessCount(10, {3, 1, 6}, 3), 2u);  // the 1-sample process is too small
+  EXPECT_EQ(ProcessCount(10, {3, 0, 3}, 0), 3u);  // 0 means 1
   const std::vector<int64_t> v = {1, 2, 3, 10, 20, 30, 40};
   EXPECT_EQ(ProcessMedians(v, {3, 0}), (std::vector<double>{2, 25}));
   EXPECT_TRUE(ProcessMedians({}, {3}).empty());

@@ -137,6 +137,15 @@ TEST(StopRuleTest, HierarchicalRuleNeedsItsProcessesBeforeTheCiTarget) {
   d = DecideStop(v, std::vector<uint32_t>{20, 20, 20}, rule, absl::Seconds(1));
   EXPECT_TRUE(d.stop);
   EXPECT_EQ(d.reason, v1::STOP_REASON_CI_TARGET);
+  // A third process of one sample counts only once it holds min_process_repetitions.
+  v = Samples(41, 5);
+  rule.min_process_repetitions = 4;
+  d = DecideStop(v, std::vector<uint32_t>{20, 20, 1}, rule, absl::Seconds(1));
+  EXPECT_FALSE(d.stop);
+  v = Samples(44, 5);
+  d = DecideStop(v, std::vector<uint32_t>{20, 20, 4}, rule, absl::Seconds(1));
+  EXPECT_EQ(d.reason, v1::STOP_REASON_CI_TARGET);
+  rule.min_process_repetitions = 1;
   // Three processes 10% apart: each is tight, but the case's CI is not.
   std::vector<int64_t> apart;
   for (int64_t level : {1000, 1100, 1200}) {

@@ -10,6 +10,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "engine/strategies/executors/asio_runner.h"
 #include "engine/strategies/executors/elastic_pool.h"
 #include "engine/strategies/executors/limiter.h"
@@ -131,22 +133,30 @@ TEST(LimiterTest, QueuedTasksHoldNoPoolThread) {
   EXPECT_EQ(limiter.max_in_flight(), 1);
   std::atomic<int> in_flight{0}, peak{0};
   std::latch done(20);
+  absl::Notification release;  // holds the limited tasks until the others have run
   for (int i = 0; i < 20; ++i) {
     ASSERT_TRUE(limiter.Submit([&] {
       const int now = ++in_flight;
       int p = peak.load();
       while (p < now && !peak.compare_exchange_weak(p, now)) {
       }
-      absl::SleepFor(absl::Milliseconds(2));
+      release.WaitForNotificationWithTimeout(absl::Seconds(60));
       --in_flight;
       done.count_down();
     }).ok());
   }
-  // While 19 limited tasks wait, the pool's other threads stay free for other work.
-  std::latch other(2);
-  ASSERT_TRUE(pool.Submit([&] { other.count_down(); }).ok());
-  ASSERT_TRUE(pool.Submit([&] { other.count_down(); }).ok());
-  EXPECT_TRUE(other.try_wait() || (absl::SleepFor(absl::Milliseconds(20)), other.try_wait()));
+  // While one limited task runs and 19 wait, the pool's other two threads stay free:
+  // two other tasks finish before any limited one may (the timeout only stops a hang).
+  std::atomic<int> others{0};
+  absl::Notification others_ran;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(pool.Submit([&] {
+      if (++others == 2) others_ran.Notify();
+    }).ok());
+  }
+  EXPECT_TRUE(others_ran.WaitForNotificationWithTimeout(absl::Seconds(60)));
+  EXPECT_EQ(done.try_wait(), false);
+  release.Notify();
   done.wait();
   EXPECT_EQ(peak.load(), 1);
   pool.Stop();
@@ -160,7 +170,13 @@ TEST(ElasticPoolTest, ReusesIdleThreadsBeforeCreatingNew) {
     std::latch done(1);
     ASSERT_TRUE(pool.Submit([&] { done.count_down(); }).ok());
     done.wait();
-    absl::SleepFor(absl::Milliseconds(5));  // the thread goes back to idle
+    // The thread goes back to idle (polled: no fixed sleep is long enough on a loaded
+    // machine; the bound only stops a hang).
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    while (pool.idle_threads() < pool.threads_created() && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    ASSERT_EQ(pool.idle_threads(), pool.threads_created());
   }
   EXPECT_EQ(pool.threads_created(), 1);
   std::latch all(8);

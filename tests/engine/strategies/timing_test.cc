@@ -1,5 +1,9 @@
-// Order-of-magnitude timing checks (the machine is shared and noisy): suspending waits
-// overlap on one thread; blocking waits on k threads take about ceil(n/k) x wait.
+// Waiting semantics: suspending waits overlap on one thread; blocking waits on k
+// threads overlap k at a time, so a batch takes at least ceil(n/k) x wait. Only lower
+// bounds are timed (a wait cannot end early on any machine); the overlap is asserted
+// by the strategies' peak in-flight count, never by an upper time bound (the CI
+// machines are shared and noisy: the study plans in plans/ measure the times).
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -39,7 +43,6 @@ TEST_P(SuspendingOnOneThreadTest, HundredNetworkTasksTakeTheLongestWait) {
   auto elapsed = TimeBatch(*strategy, *network, 100, IoMode::kSuspending);
   ASSERT_TRUE(elapsed.ok()) << elapsed.status();
   EXPECT_GE(*elapsed, absl::Milliseconds(99));
-  EXPECT_LT(*elapsed, absl::Milliseconds(1500)) << "waits did not overlap";
   hooks.ExpectEachTask(1);
   EXPECT_GE(strategy->peak_in_flight(), 50);  // most tasks were waiting at once
   strategy->Stop();
@@ -57,8 +60,8 @@ struct BlockingCase {
 
 class BlockingWaitTest : public ::testing::TestWithParam<BlockingCase> {};
 
-// n tasks each blocking 25 ms on k carriers take ceil(n/k) x 25 ms: never less, and
-// (generously) under 3x that plus 150 ms.
+// n tasks each blocking 25 ms on k carriers take at least ceil(n/k) x 25 ms, and at
+// most k of them wait at once.
 TEST_P(BlockingWaitTest, FollowsCeilNOverKTimesWait) {
   const BlockingCase c = GetParam();
   if (const auto reason = TsanSkipReason(c.strategy); !reason.empty()) {
@@ -76,9 +79,8 @@ TEST_P(BlockingWaitTest, FollowsCeilNOverKTimesWait) {
   ASSERT_TRUE(elapsed.ok()) << elapsed.status();
   const absl::Duration expected = wait * std::ceil(double{kTasks} / c.parallel);
   EXPECT_GE(*elapsed, expected * 0.95) << c.strategy << " k=" << c.parallel;
-  EXPECT_LT(*elapsed, expected * 3 + absl::Milliseconds(150))
-      << c.strategy << " k=" << c.parallel;
   EXPECT_LE(strategy->peak_in_flight(), c.parallel);
+  EXPECT_GE(strategy->peak_in_flight(), std::min(c.parallel, 2)) << "waits did not overlap";
   strategy->Stop();
 }
 
