@@ -38,16 +38,13 @@ using fleetmark::v1::CoordinatorMessage;
 // gRPC codes with which a coordinator can refuse a hello outright; retrying them
 // unchanged cannot succeed.
 bool IsRefusalCode(grpc::StatusCode code) {
-  return code == grpc::StatusCode::UNAUTHENTICATED ||
-         code == grpc::StatusCode::PERMISSION_DENIED ||
-         code == grpc::StatusCode::ALREADY_EXISTS ||
-         code == grpc::StatusCode::FAILED_PRECONDITION ||
+  return code == grpc::StatusCode::UNAUTHENTICATED || code == grpc::StatusCode::PERMISSION_DENIED ||
+         code == grpc::StatusCode::ALREADY_EXISTS || code == grpc::StatusCode::FAILED_PRECONDITION ||
          code == grpc::StatusCode::INVALID_ARGUMENT;
 }
 
 std::string GrpcStatusText(const grpc::Status& status) {
-  std::string text = absl::StrCat("gRPC status ", static_cast<int>(status.error_code()), " ",
-                                  status.error_message());
+  std::string text = absl::StrCat("gRPC status ", static_cast<int>(status.error_code()), " ", status.error_message());
   if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
     absl::StrAppend(&text, " (this agent sends and receives messages of at most ",
                     FormatMessageLimit(kAgentMaxMessageBytes), ")");
@@ -73,8 +70,7 @@ absl::StatusOr<TlsClientFiles> ReadTlsFiles(const TlsOptions& tls) {
 
 // InvalidArgument (a configuration error: the agent exits) for TLS files that are not
 // PEM or a key that does not belong to its certificate.
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeCredentials(
-    const TlsOptions& tls) {
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeCredentials(const TlsOptions& tls) {
   if (tls.ca_file.empty()) return grpc::InsecureChannelCredentials();
   FLEETMARK_ASSIGN_OR_RETURN(TlsClientFiles files, ReadTlsFiles(tls));
   FLEETMARK_RETURN_IF_ERROR(CheckTlsClientFiles(files, kAgentTlsFlags));
@@ -96,12 +92,10 @@ class Agent::Session {
   // is written, so a long replay does not hold every result in memory).
   using Outbound = std::variant<AgentMessage, std::string>;
 
-  Session(Agent* agent, absl::Time welcome_deadline)
-      : agent_(agent), welcome_deadline_(welcome_deadline) {}
+  Session(Agent* agent, absl::Time welcome_deadline) : agent_(agent), welcome_deadline_(welcome_deadline) {}
 
   grpc::ClientContext& context() { return context_; }
-  void set_stream(
-      std::unique_ptr<grpc::ClientReaderWriter<AgentMessage, CoordinatorMessage>> stream) {
+  void set_stream(std::unique_ptr<grpc::ClientReaderWriter<AgentMessage, CoordinatorMessage>> stream) {
     stream_ = std::move(stream);
   }
   grpc::ClientReaderWriter<AgentMessage, CoordinatorMessage>* stream() { return stream_.get(); }
@@ -124,7 +118,9 @@ class Agent::Session {
     queue_.clear();
   }
 
-  void StartWriter() { writer_ = std::thread([this] { WriterLoop(); }); }
+  void StartWriter() {
+    writer_ = std::thread([this] { WriterLoop(); });
+  }
   void JoinWriter() {
     if (writer_.joinable()) writer_.join();
   }
@@ -214,13 +210,12 @@ void Agent::Session::WriterLoop() {
 absl::Status ValidateAgentOptions(const AgentOptions& options) {
   FLEETMARK_RETURN_IF_ERROR(CoordinatorTarget(options.coordinator).status());
   if (!IsName(options.name)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "name: 1 to 64 characters of [A-Za-z0-9._-], got \"", EscapeForTerminal(options.name, 80), "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("name: 1 to 64 characters of [A-Za-z0-9._-], got \"", EscapeForTerminal(options.name, 80), "\""));
   }
   if (options.spool_dir.empty()) return absl::InvalidArgumentError("spool_dir: empty");
   if (options.tls.cert_file.empty() != options.tls.key_file.empty()) {
-    return absl::InvalidArgumentError(
-        "tls_cert and tls_key: give both (mutual TLS) or neither");
+    return absl::InvalidArgumentError("tls_cert and tls_key: give both (mutual TLS) or neither");
   }
   if (!options.tls.cert_file.empty() && options.tls.ca_file.empty()) {
     return absl::InvalidArgumentError("tls_cert: mutual TLS needs tls_ca too");
@@ -232,15 +227,13 @@ absl::Status ValidateAgentOptions(const AgentOptions& options) {
         {"keepalive_time", options.keepalive_time},
         {"keepalive_timeout", options.keepalive_timeout}}) {
     if (value < absl::Milliseconds(10) || value > absl::Hours(1)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ": 10ms <= ", field, " <= 1h, got ", absl::FormatDuration(value)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": 10ms <= ", field, " <= 1h, got ", absl::FormatDuration(value)));
     }
   }
-  if (options.finish_send_delay < absl::ZeroDuration() ||
-      options.finish_send_delay > absl::Hours(1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("finish_send_delay: 0 <= finish_send_delay <= 1h, got ",
-                     absl::FormatDuration(options.finish_send_delay)));
+  if (options.finish_send_delay < absl::ZeroDuration() || options.finish_send_delay > absl::Hours(1)) {
+    return absl::InvalidArgumentError(absl::StrCat("finish_send_delay: 0 <= finish_send_delay <= 1h, got ",
+                                                   absl::FormatDuration(options.finish_send_delay)));
   }
   return absl::OkStatus();
 }
@@ -252,7 +245,8 @@ AgentIdentity BuildIdentity(fleetmark::v1::HostInfo host) {
   // Detected text the coordinator would refuse (a control character in a device-tree
   // string, an over-long CPU model) is escaped and cut rather than stop the agent.
   if (const int changed = SanitizeMessageText(&host, HelloTextRules()); changed > 0) {
-    host.add_notes(absl::StrCat(changed, " detected host strings were not printable UTF-8 within their limits "
+    host.add_notes(absl::StrCat(changed,
+                                " detected host strings were not printable UTF-8 within their limits "
                                 "and were escaped or cut"));
   }
   identity.host = std::move(host);
@@ -264,30 +258,24 @@ AgentIdentity BuildIdentity(fleetmark::v1::HostInfo host) {
   return identity;
 }
 
-absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentOptions options,
-                                                     AgentIdentity identity,
+absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentOptions options, AgentIdentity identity,
                                                      std::unique_ptr<JobExecutor> executor) {
   FLEETMARK_RETURN_IF_ERROR(ValidateAgentOptions(options));
   if (executor == nullptr) return absl::InvalidArgumentError("executor: null");
   FLEETMARK_RETURN_IF_ERROR(MakeDirectories(options.spool_dir));
-  FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<SpoolLock> spool_lock,
-                             SpoolLock::Acquire(options.spool_dir));
-  FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<Spool> spool,
-                             Spool::Open(options.spool_dir, options.spool));
+  FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<SpoolLock> spool_lock, SpoolLock::Acquire(options.spool_dir));
+  FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<Spool> spool, Spool::Open(options.spool_dir, options.spool));
   const SpoolRecovery& recovery = spool->recovery();
   if (recovery.truncated_bytes > 0) {
-    Log(LogLevel::kWarning,
-        absl::StrCat("spool ", spool->path(), ": cut ", recovery.truncated_bytes,
-                     " bytes of an interrupted append (", recovery.tail_error, ")"));
+    Log(LogLevel::kWarning, absl::StrCat("spool ", spool->path(), ": cut ", recovery.truncated_bytes,
+                                         " bytes of an interrupted append (", recovery.tail_error, ")"));
   }
   if (recovery.pending > 0 || recovery.pending_finished > 0) {
-    Log(LogLevel::kInfo, absl::StrCat("spool ", spool->path(), ": ", recovery.pending,
-                                      " results and ", recovery.pending_finished,
-                                      " job reports to replay"));
+    Log(LogLevel::kInfo, absl::StrCat("spool ", spool->path(), ": ", recovery.pending, " results and ",
+                                      recovery.pending_finished, " job reports to replay"));
   }
-  return std::unique_ptr<Agent>(new Agent(std::move(options), std::move(identity),
-                                          std::move(executor), std::move(spool_lock),
-                                          std::move(spool)));
+  return std::unique_ptr<Agent>(
+      new Agent(std::move(options), std::move(identity), std::move(executor), std::move(spool_lock), std::move(spool)));
 }
 
 Agent::Agent(AgentOptions options, AgentIdentity identity, std::unique_ptr<JobExecutor> executor,
@@ -298,8 +286,9 @@ Agent::Agent(AgentOptions options, AgentIdentity identity, std::unique_ptr<JobEx
       spool_lock_(std::move(spool_lock)),
       spool_(std::move(spool)) {
   JobEvents events;
-  events.on_result = [this](const fleetmark::v1::JobAssignment& job,
-                            const fleetmark::v1::CaseResult& result) { OnJobResult(job, result); };
+  events.on_result = [this](const fleetmark::v1::JobAssignment& job, const fleetmark::v1::CaseResult& result) {
+    OnJobResult(job, result);
+  };
   events.on_progress = [this](const fleetmark::v1::JobProgress& p) { OnJobProgress(p); };
   events.on_finished = [this](const fleetmark::v1::JobFinished& f) { OnJobFinished(f); };
   runner_ = std::make_unique<JobRunner>(executor_.get(), std::move(events));
@@ -346,9 +335,8 @@ absl::Status Agent::Run() {
     }
     if (outcome.refused) {
       if (outcome.used_credential && !options_.token_file.empty() && !token_retry_used) {
-        Log(LogLevel::kWarning,
-            absl::StrCat("coordinator refused the stored credential (", outcome.status.message(),
-                         "); forgetting it and presenting the enrollment token"));
+        Log(LogLevel::kWarning, absl::StrCat("coordinator refused the stored credential (", outcome.status.message(),
+                                             "); forgetting it and presenting the enrollment token"));
         if (absl::Status forgot = ForgetCredential(options_.spool_dir); !forgot.ok()) {
           result = forgot;
           break;
@@ -357,8 +345,7 @@ absl::Status Agent::Run() {
         continue;
       }
       Log(LogLevel::kError, absl::StrCat("refused by the coordinator: ", outcome.status.message()));
-      result = absl::UnauthenticatedError(
-          absl::StrCat("refused by the coordinator: ", outcome.status.message()));
+      result = absl::UnauthenticatedError(absl::StrCat("refused by the coordinator: ", outcome.status.message()));
       break;
     }
     if (absl::IsNotFound(outcome.status) || absl::IsFailedPrecondition(outcome.status) ||
@@ -381,9 +368,8 @@ absl::Status Agent::Run() {
       Log(LogLevel::kError, absl::StrCat("configuration error: TLS: ", tls_problem, "; reconnecting in ",
                                          absl::FormatDuration(delay), " (attempt ", backoff.attempt(), ")"));
     } else {
-      Log(LogLevel::kInfo, absl::StrCat("session ended (", outcome.status.message(),
-                                        "); reconnecting in ", absl::FormatDuration(delay),
-                                        " (attempt ", backoff.attempt(), ")"));
+      Log(LogLevel::kInfo, absl::StrCat("session ended (", outcome.status.message(), "); reconnecting in ",
+                                        absl::FormatDuration(delay), " (attempt ", backoff.attempt(), ")"));
     }
     absl::MutexLock lock(&wait_mu_);
     wait_mu_.AwaitWithTimeout(absl::Condition(&stop_requested_), delay);
@@ -416,8 +402,7 @@ absl::StatusOr<AgentMessage> Agent::MakeHello(bool* used_credential) {
 
   absl::StatusOr<std::optional<StoredCredential>> stored = LoadCredential(options_.spool_dir);
   if (!stored.ok()) {
-    Log(LogLevel::kWarning, absl::StrCat("ignoring the stored credential: ",
-                                         stored.status().message()));
+    Log(LogLevel::kWarning, absl::StrCat("ignoring the stored credential: ", stored.status().message()));
   } else if (stored->has_value()) {
     hello->set_agent_credential((*stored)->credential);
     *used_credential = true;
@@ -426,9 +411,8 @@ absl::StatusOr<AgentMessage> Agent::MakeHello(bool* used_credential) {
   }
   *used_credential = false;
   if (options_.token_file.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "token_file: no stored credential in ", options_.spool_dir,
-        " and no --token_file to enroll with"));
+    return absl::FailedPreconditionError(absl::StrCat("token_file: no stored credential in ", options_.spool_dir,
+                                                      " and no --token_file to enroll with"));
   }
   FLEETMARK_ASSIGN_OR_RETURN(std::string token, ReadSecretFile("token_file", options_.token_file));
   hello->set_enrollment_token(std::move(token));
@@ -452,18 +436,15 @@ Agent::SessionOutcome Agent::RunSession() {
     return outcome;
   }
   absl::StatusOr<std::string> target = CoordinatorTarget(options_.coordinator);
-  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
-      MakeCredentials(options_.tls);
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = MakeCredentials(options_.tls);
   if (!target.ok() || !credentials.ok()) {
     outcome.status = target.ok() ? credentials.status() : target.status();
     return outcome;
   }
   // A fresh channel per session: our backoff, not the channel's, paces reconnects.
   grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS,
-              static_cast<int>(absl::ToInt64Milliseconds(options_.keepalive_time)));
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
-              static_cast<int>(absl::ToInt64Milliseconds(options_.keepalive_timeout)));
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(absl::ToInt64Milliseconds(options_.keepalive_time)));
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(absl::ToInt64Milliseconds(options_.keepalive_timeout)));
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
@@ -474,8 +455,7 @@ Agent::SessionOutcome Agent::RunSession() {
   if (!options_.tls.server_name_override.empty()) {
     args.SetSslTargetNameOverride(options_.tls.server_name_override);
   }
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateCustomChannel(*target, *credentials, args);
+  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(*target, *credentials, args);
   auto stub = fleetmark::v1::AgentService::NewStub(channel);
 
   auto session = std::make_unique<Session>(this, absl::Now() + options_.welcome_timeout);
@@ -545,11 +525,9 @@ Agent::SessionOutcome Agent::RunSession() {
 
 void Agent::OnWelcome(Session* session, const fleetmark::v1::Welcome& welcome) {
   if (!welcome.agent_credential().empty()) {
-    absl::Status saved =
-        SaveCredential(options_.spool_dir, {welcome.agent_id(), welcome.agent_credential()});
+    absl::Status saved = SaveCredential(options_.spool_dir, {welcome.agent_id(), welcome.agent_credential()});
     if (!saved.ok()) {
-      Log(LogLevel::kError, absl::StrCat("could not store the agent credential: ",
-                                         saved.message()));
+      Log(LogLevel::kError, absl::StrCat("could not store the agent credential: ", saved.message()));
     }
   }
   const absl::Duration interval = welcome.heartbeat_interval_ms() > 0
@@ -562,21 +540,19 @@ void Agent::OnWelcome(Session* session, const fleetmark::v1::Welcome& welcome) {
   // mu_, so a report spooled concurrently is sent once, here or by OnJobFinished.
   std::vector<fleetmark::v1::JobFinished> reports = spool_->PendingFinished();
   if (pending_finish_.has_value() &&
-      std::none_of(reports.begin(), reports.end(), [&](const fleetmark::v1::JobFinished& r) {
-        return r.job_id() == pending_finish_->job_id();
-      })) {
+      std::none_of(reports.begin(), reports.end(),
+                   [&](const fleetmark::v1::JobFinished& r) { return r.job_id() == pending_finish_->job_id(); })) {
     reports.push_back(*pending_finish_);  // the spool failed: held in memory only
   }
   Log(LogLevel::kInfo, absl::StrCat("welcomed as agent ", welcome.agent_id(), " (", options_.name,
-                                    "), heartbeat every ", absl::FormatDuration(interval),
-                                    ", replaying ", pending.size(), " spooled results and ",
-                                    reports.size(), " job reports"));
+                                    "), heartbeat every ", absl::FormatDuration(interval), ", replaying ",
+                                    pending.size(), " spooled results and ", reports.size(), " job reports"));
   ++stats_.welcomes;
   session->SetWelcomed(interval);
   for (std::string& id : pending) session->Enqueue(std::move(id));
   const std::string running = runner_->running_job_id();
   for (fleetmark::v1::JobFinished& report : reports) {
-    if (report.job_id() == running) continue;  // never report a job that runs here
+    if (report.job_id() == running) continue;              // never report a job that runs here
     if (report.job_id() == held_finish_job_id_) continue;  // test hook: sent after the hold
     AgentMessage message;
     *message.mutable_job_finished() = std::move(report);
@@ -613,9 +589,8 @@ void Agent::OnAssignment(Session* session, const fleetmark::v1::JobAssignment& j
   fleetmark::v1::JobAssignment to_run = job;
   const int stored = to_run.stored_case_ids_size();
   const int spooled = AddSpooledCases(to_run);
-  Log(LogLevel::kInfo, absl::StrCat("job ", job.job_id(), " (run ", job.run_id(), ", plan \"",
-                                    job.plan().name(), "\", attempt ", job.attempt(),
-                                    job.quick() ? ", quick" : "", ") assigned",
+  Log(LogLevel::kInfo, absl::StrCat("job ", job.job_id(), " (run ", job.run_id(), ", plan \"", job.plan().name(),
+                                    "\", attempt ", job.attempt(), job.quick() ? ", quick" : "", ") assigned",
                                     stored + spooled == 0 ? ""
                                                           : absl::StrCat("; skipping ", stored, " stored and ", spooled,
                                                                          " spooled cases of an earlier attempt")));
@@ -666,8 +641,8 @@ void Agent::OnCancellation(const fleetmark::v1::JobCancellation& cancellation) {
 
 void Agent::OnAck(const fleetmark::v1::ResultAck& ack) {
   if (ack.rejected()) {
-    Log(LogLevel::kError, absl::StrCat("coordinator rejected result ", ack.result_id(), ": ",
-                                       ack.message(), " (dropped from the spool)"));
+    Log(LogLevel::kError, absl::StrCat("coordinator rejected result ", ack.result_id(), ": ", ack.message(),
+                                       " (dropped from the spool)"));
   }
   absl::Status status = spool_->Ack(ack.result_id());
   if (!status.ok()) Log(LogLevel::kError, absl::StrCat("spool: ", status.message()));
@@ -699,13 +674,12 @@ bool Agent::DropFinishReport(const std::string& job_id) {
   return had;
 }
 
-void Agent::OnJobResult(const fleetmark::v1::JobAssignment& job,
-                        const fleetmark::v1::CaseResult& result) {
+void Agent::OnJobResult(const fleetmark::v1::JobAssignment& job, const fleetmark::v1::CaseResult& result) {
   fleetmark::v1::CaseResult spooled = result;
   absl::StatusOr<std::string> id = NewUuidV4();
   if (!id.ok()) {
-    Log(LogLevel::kError, absl::StrCat("result of case ", result.spec().case_id(),
-                                       " lost: no result id: ", id.status().message()));
+    Log(LogLevel::kError,
+        absl::StrCat("result of case ", result.spec().case_id(), " lost: no result id: ", id.status().message()));
     return;
   }
   spooled.set_result_id(*id);
@@ -717,8 +691,8 @@ void Agent::OnJobResult(const fleetmark::v1::JobAssignment& job,
   absl::Status appended = spool_->Append(spooled);
   if (!appended.ok()) {
     // Better delivered without the crash guarantee than not at all.
-    Log(LogLevel::kError, absl::StrCat("spool append failed (", appended.message(),
-                                       "); sending result ", *id, " unspooled"));
+    Log(LogLevel::kError,
+        absl::StrCat("spool append failed (", appended.message(), "); sending result ", *id, " unspooled"));
     if (session_ != nullptr) {
       AgentMessage message;
       *message.mutable_result() = std::move(spooled);
@@ -741,23 +715,20 @@ void Agent::OnJobFinished(const fleetmark::v1::JobFinished& finished) {
     // Stopped by this agent's own shutdown, not by the coordinator: reporting it would
     // cancel the job for good. Unreported, the coordinator re-queues it when this agent
     // comes back (or its lease expires).
-    Log(LogLevel::kInfo, absl::StrCat("job ", finished.job_id(),
-                                      " interrupted by the shutdown; not reported"));
+    Log(LogLevel::kInfo, absl::StrCat("job ", finished.job_id(), " interrupted by the shutdown; not reported"));
     return;
   }
-  Log(LogLevel::kInfo,
-      absl::StrCat("job ", finished.job_id(),
-                   finished.cancelled() ? " cancelled" : (finished.ok() ? " done" : " failed"),
-                   finished.message().empty() ? "" : ": ", finished.message()));
+  Log(LogLevel::kInfo, absl::StrCat("job ", finished.job_id(),
+                                    finished.cancelled() ? " cancelled" : (finished.ok() ? " done" : " failed"),
+                                    finished.message().empty() ? "" : ": ", finished.message()));
   AgentMessage message;
   *message.mutable_job_finished() = finished;
   {
     absl::MutexLock lock(&mu_);
     // Durable before it is sent, like a result (results of this job were spooled first).
     if (absl::Status spooled = spool_->AppendFinished(finished); !spooled.ok()) {
-      Log(LogLevel::kError, absl::StrCat("spool append failed (", spooled.message(),
-                                         "); the report of job ", finished.job_id(),
-                                         " is held in memory only"));
+      Log(LogLevel::kError, absl::StrCat("spool append failed (", spooled.message(), "); the report of job ",
+                                         finished.job_id(), " is held in memory only"));
     }
     pending_finish_ = finished;
     ++stats_.jobs_finished;
@@ -767,9 +738,8 @@ void Agent::OnJobFinished(const fleetmark::v1::JobFinished& finished) {
     }
     held_finish_job_id_ = finished.job_id();  // not replayed by a reconnect meanwhile
   }
-  Log(LogLevel::kWarning,
-      absl::StrCat("test hook: report of job ", finished.job_id(), " spooled; holding it for ",
-                   absl::FormatDuration(options_.finish_send_delay), " before sending"));
+  Log(LogLevel::kWarning, absl::StrCat("test hook: report of job ", finished.job_id(), " spooled; holding it for ",
+                                       absl::FormatDuration(options_.finish_send_delay), " before sending"));
   {
     absl::MutexLock lock(&wait_mu_);
     wait_mu_.AwaitWithTimeout(absl::Condition(&stop_requested_), options_.finish_send_delay);
@@ -777,8 +747,7 @@ void Agent::OnJobFinished(const fleetmark::v1::JobFinished& finished) {
   absl::MutexLock lock(&mu_);
   held_finish_job_id_.clear();
   // Not if dropped meanwhile (a cancellation of the job).
-  if (session_ != nullptr && pending_finish_.has_value() &&
-      pending_finish_->job_id() == finished.job_id()) {
+  if (session_ != nullptr && pending_finish_.has_value() && pending_finish_->job_id() == finished.job_id()) {
     session_->Enqueue(std::move(message));
   }
 }

@@ -65,11 +65,11 @@ struct TlsOptions {
 };
 
 struct AgentOptions {
-  std::string coordinator;  // host:port; IP literals need no DNS (agent/target.h)
-  std::string token_file;   // enrollment token; may be "" once a credential is stored
-  std::string name;         // unique in the fleet: [A-Za-z0-9._-]{1,64}
+  std::string coordinator;                    // host:port; IP literals need no DNS (agent/target.h)
+  std::string token_file;                     // enrollment token; may be "" once a credential is stored
+  std::string name;                           // unique in the fleet: [A-Za-z0-9._-]{1,64}
   std::map<std::string, std::string> labels;  // agent/labels.h
-  std::string spool_dir;    // spool + credential; created if missing
+  std::string spool_dir;                      // spool + credential; created if missing
   TlsOptions tls;
   BackoffOptions backoff;
   SpoolOptions spool;
@@ -104,11 +104,11 @@ AgentIdentity BuildIdentity(fleetmark::v1::HostInfo host);
 
 // Counters for logs and tests. All monotonic since Create.
 struct AgentStats {
-  uint64_t sessions = 0;          // streams opened
-  uint64_t welcomes = 0;          // sessions that got a Welcome
-  uint64_t results_spooled = 0;   // case results appended to the spool
-  uint64_t results_sent = 0;      // result messages written (replays included)
-  uint64_t acks = 0;              // ResultAcks received
+  uint64_t sessions = 0;         // streams opened
+  uint64_t welcomes = 0;         // sessions that got a Welcome
+  uint64_t results_spooled = 0;  // case results appended to the spool
+  uint64_t results_sent = 0;     // result messages written (replays included)
+  uint64_t acks = 0;             // ResultAcks received
   uint64_t jobs_started = 0;
   uint64_t jobs_finished = 0;
   uint64_t finishes_confirmed = 0;  // JobFinishedAcks received for a pending report
@@ -121,8 +121,7 @@ class Agent {
   // InvalidArgument for options; FailedPrecondition "spool dir X is in use by another
   // fleetmark-agent (pid N)" when another agent (process or Agent object) holds the
   // spool directory; I/O errors of the lock file and the spool (agent/spool.h).
-  static absl::StatusOr<std::unique_ptr<Agent>> Create(AgentOptions options,
-                                                       AgentIdentity identity,
+  static absl::StatusOr<std::unique_ptr<Agent>> Create(AgentOptions options, AgentIdentity identity,
                                                        std::unique_ptr<JobExecutor> executor);
   ~Agent();
   Agent(const Agent&) = delete;
@@ -145,10 +144,10 @@ class Agent {
   class Session;
   struct SessionOutcome {
     bool welcomed = false;
-    bool refused = false;         // non-retryable Refusal (or auth status) received
+    bool refused = false;  // non-retryable Refusal (or auth status) received
     bool used_credential = false;
     bool never_connected = false;  // not welcomed, no refusal, the transport failed
-    absl::Status status;          // why the session ended
+    absl::Status status;           // why the session ended
   };
 
   Agent(AgentOptions options, AgentIdentity identity, std::unique_ptr<JobExecutor> executor,
@@ -173,8 +172,7 @@ class Agent {
   bool DropFinishReport(const std::string& job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Job events (job thread).
-  void OnJobResult(const fleetmark::v1::JobAssignment& job,
-                   const fleetmark::v1::CaseResult& result);
+  void OnJobResult(const fleetmark::v1::JobAssignment& job, const fleetmark::v1::CaseResult& result);
   void OnJobProgress(const fleetmark::v1::JobProgress& progress);
   void OnJobFinished(const fleetmark::v1::JobFinished& finished);
 

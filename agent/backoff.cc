@@ -10,30 +10,27 @@ namespace fleetmark::agent {
 
 absl::Status ValidateBackoffOptions(const BackoffOptions& options) {
   if (options.min_delay <= absl::ZeroDuration() || options.min_delay > options.initial_delay) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "backoff.min_delay: 0 < min_delay <= initial_delay (",
-        absl::FormatDuration(options.initial_delay), "), got ",
-        absl::FormatDuration(options.min_delay)));
+    return absl::InvalidArgumentError(absl::StrCat("backoff.min_delay: 0 < min_delay <= initial_delay (",
+                                                   absl::FormatDuration(options.initial_delay), "), got ",
+                                                   absl::FormatDuration(options.min_delay)));
   }
   if (options.initial_delay > options.max_delay) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "backoff.initial_delay: initial_delay <= max_delay (",
-        absl::FormatDuration(options.max_delay), "), got ",
-        absl::FormatDuration(options.initial_delay)));
+    return absl::InvalidArgumentError(absl::StrCat("backoff.initial_delay: initial_delay <= max_delay (",
+                                                   absl::FormatDuration(options.max_delay), "), got ",
+                                                   absl::FormatDuration(options.initial_delay)));
   }
   if (options.max_delay > absl::Hours(1)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "backoff.max_delay: max_delay <= 1h, got ", absl::FormatDuration(options.max_delay)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("backoff.max_delay: max_delay <= 1h, got ", absl::FormatDuration(options.max_delay)));
   }
   if (!(options.multiplier >= 1.0 && options.multiplier <= 10.0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "backoff.multiplier: 1 <= multiplier <= 10, got ", options.multiplier));
+    return absl::InvalidArgumentError(
+        absl::StrCat("backoff.multiplier: 1 <= multiplier <= 10, got ", options.multiplier));
   }
   return absl::OkStatus();
 }
 
-Backoff::Backoff(const BackoffOptions& options, absl::BitGenRef gen)
-    : options_(options), gen_(gen) {}
+Backoff::Backoff(const BackoffOptions& options, absl::BitGenRef gen) : options_(options), gen_(gen) {}
 
 absl::Duration Backoff::CurrentCeiling() const {
   // initial * multiplier^attempt, computed in seconds and clamped before converting

@@ -40,25 +40,20 @@ absl::StatusOr<std::optional<StoredCredential>> LoadCredential(const std::string
     }
   }
   if (stored.agent_id.empty() || stored.credential.empty()) {
-    return absl::InternalError(
-        absl::StrCat(path, ": needs both an agent_id and a credential line"));
+    return absl::InternalError(absl::StrCat(path, ": needs both an agent_id and a credential line"));
   }
   return std::optional<StoredCredential>(std::move(stored));
 }
 
 absl::Status SaveCredential(const std::string& state_dir, const StoredCredential& stored) {
-  for (const auto& [field, value] : {std::pair<absl::string_view, const std::string&>(
-                                         "agent_id", stored.agent_id),
+  for (const auto& [field, value] : {std::pair<absl::string_view, const std::string&>("agent_id", stored.agent_id),
                                      {"credential", stored.credential}}) {
     if (value.empty() || value.find_first_of("\r\n ") != std::string::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("credential.", field, ": non-empty, without spaces or newlines"));
+      return absl::InvalidArgumentError(absl::StrCat("credential.", field, ": non-empty, without spaces or newlines"));
     }
   }
   return ReplaceFileAtomically(
-      state_dir, kFileName,
-      absl::StrCat("agent_id ", stored.agent_id, "\ncredential ", stored.credential, "\n"),
-      0600);
+      state_dir, kFileName, absl::StrCat("agent_id ", stored.agent_id, "\ncredential ", stored.credential, "\n"), 0600);
 }
 
 absl::Status ForgetCredential(const std::string& state_dir) {

@@ -10,8 +10,7 @@ namespace {
 
 class EngineJobExecutor final : public JobExecutor {
  public:
-  explicit EngineJobExecutor(std::string child_executable)
-      : child_executable_(std::move(child_executable)) {}
+  explicit EngineJobExecutor(std::string child_executable) : child_executable_(std::move(child_executable)) {}
 
   absl::Status Run(const fleetmark::v1::JobAssignment& job, const JobCallbacks& callbacks,
                    const std::atomic<bool>& cancel) override {
@@ -25,12 +24,10 @@ class EngineJobExecutor final : public JobExecutor {
     options.skip_case_ids.insert(job.stored_case_ids().begin(), job.stored_case_ids().end());
     if (callbacks.on_progress) {
       options.on_progress = [&callbacks](const engine::RunProgress& progress) {
-        callbacks.on_progress(static_cast<uint32_t>(progress.cases_done),
-                              static_cast<uint32_t>(progress.cases_total));
+        callbacks.on_progress(static_cast<uint32_t>(progress.cases_done), static_cast<uint32_t>(progress.cases_total));
       };
     }
-    absl::StatusOr<engine::RunSummary> summary =
-        engine::RunPlan(job.plan(), options, callbacks.on_result, &cancel);
+    absl::StatusOr<engine::RunSummary> summary = engine::RunPlan(job.plan(), options, callbacks.on_result, &cancel);
     return summary.status();
   }
 

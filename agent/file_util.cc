@@ -12,8 +12,7 @@
 namespace fleetmark::agent {
 
 absl::Status ErrnoStatus(int errno_value, absl::string_view what, absl::string_view path) {
-  const std::string message =
-      absl::StrCat(what, " ", path, ": ", std::strerror(errno_value));
+  const std::string message = absl::StrCat(what, " ", path, ": ", std::strerror(errno_value));
   switch (errno_value) {
     case ENOENT:
       return absl::NotFoundError(message);
@@ -51,8 +50,8 @@ absl::Status SyncDirectory(const std::string& dir) {
   return absl::OkStatus();
 }
 
-absl::Status ReplaceFileAtomically(const std::string& dir, absl::string_view name,
-                                   absl::string_view data, unsigned mode) {
+absl::Status ReplaceFileAtomically(const std::string& dir, absl::string_view name, absl::string_view data,
+                                   unsigned mode) {
   const std::string path = absl::StrCat(dir, "/", name);
   const std::string tmp = absl::StrCat(path, ".tmp");
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
@@ -87,8 +86,7 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path, size_t max_by
     out.append(buffer, static_cast<size_t>(n));
     if (out.size() > max_bytes) {
       ::close(fd);
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": larger than ", max_bytes, " bytes"));
+      return absl::InvalidArgumentError(absl::StrCat(path, ": larger than ", max_bytes, " bytes"));
     }
   }
   ::close(fd);

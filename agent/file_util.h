@@ -23,8 +23,8 @@ absl::Status SyncDirectory(const std::string& dir);
 
 // Replaces `dir/name` atomically with `data` (write to `name.tmp`, fsync, rename,
 // fsync the directory). `mode` is the new file's permission bits.
-absl::Status ReplaceFileAtomically(const std::string& dir, absl::string_view name,
-                                   absl::string_view data, unsigned mode);
+absl::Status ReplaceFileAtomically(const std::string& dir, absl::string_view name, absl::string_view data,
+                                   unsigned mode);
 
 // Reads the whole file (at most `max_bytes`; InvalidArgument beyond).
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path, size_t max_bytes);

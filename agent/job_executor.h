@@ -30,8 +30,7 @@ class JobExecutor {
   // InvalidArgument for a plan the engine refuses (the message names the field), other
   // codes when execution could not proceed. When `*cancel` becomes true the executor
   // stops soon and returns OK (cancelled cases are reported as results).
-  virtual absl::Status Run(const fleetmark::v1::JobAssignment& job,
-                           const JobCallbacks& callbacks,
+  virtual absl::Status Run(const fleetmark::v1::JobAssignment& job, const JobCallbacks& callbacks,
                            const std::atomic<bool>& cancel) = 0;
 };
 

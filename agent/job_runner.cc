@@ -6,8 +6,7 @@
 
 namespace fleetmark::agent {
 
-JobRunner::JobRunner(JobExecutor* executor, JobEvents events)
-    : executor_(executor), events_(std::move(events)) {}
+JobRunner::JobRunner(JobExecutor* executor, JobEvents events) : executor_(executor), events_(std::move(events)) {}
 
 JobRunner::~JobRunner() { CancelAndWait(); }
 
@@ -17,9 +16,8 @@ absl::Status JobRunner::Start(fleetmark::v1::JobAssignment job) {
   {
     absl::MutexLock lock(&mu_);
     if (!running_job_id_.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "agent is busy with job ", running_job_id_, "; job ", job.job_id(),
-          " was not started"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("agent is busy with job ", running_job_id_, "; job ", job.job_id(), " was not started"));
     }
     // The previous job's thread has reported on_finished and is about to exit.
     finished = std::move(thread_);
@@ -34,9 +32,7 @@ absl::Status JobRunner::Start(fleetmark::v1::JobAssignment job) {
 
 void JobRunner::RunJob(fleetmark::v1::JobAssignment job) {
   JobCallbacks callbacks;
-  callbacks.on_result = [&](const fleetmark::v1::CaseResult& result) {
-    events_.on_result(job, result);
-  };
+  callbacks.on_result = [&](const fleetmark::v1::CaseResult& result) { events_.on_result(job, result); };
   callbacks.on_progress = [&](uint32_t done, uint32_t total) {
     if (!events_.on_progress) return;
     fleetmark::v1::JobProgress progress;

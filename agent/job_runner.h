@@ -24,9 +24,7 @@ namespace fleetmark::agent {
 
 struct JobEvents {
   // Each case result of the running job (ids not yet assigned). On the job thread.
-  std::function<void(const fleetmark::v1::JobAssignment& job,
-                     const fleetmark::v1::CaseResult& result)>
-      on_result;
+  std::function<void(const fleetmark::v1::JobAssignment& job, const fleetmark::v1::CaseResult& result)> on_result;
   // Progress of the running job. On the job thread. May be empty.
   std::function<void(const fleetmark::v1::JobProgress& progress)> on_progress;
   // Once per started job, when it ended (ok, failed or cancelled). On the job thread,

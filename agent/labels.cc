@@ -38,30 +38,29 @@ absl::StatusOr<std::map<std::string, std::string>> ParseLabels(absl::string_view
   if (absl::StripAsciiWhitespace(text).empty()) return labels;
   std::vector<absl::string_view> items = absl::StrSplit(text, ',');
   if (items.size() > kMaxLabels) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "labels: at most ", kMaxLabels, " key=value pairs, got ", items.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("labels: at most ", kMaxLabels, " key=value pairs, got ", items.size()));
   }
   for (size_t i = 0; i < items.size(); ++i) {
     absl::string_view item = absl::StripAsciiWhitespace(items[i]);
     const size_t eq = item.find('=');
     if (eq == absl::string_view::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "labels[", i, "]: expected key=value, got \"", EscapeForTerminal(Std(item), 80), "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat("labels[", i, "]: expected key=value, got \"", EscapeForTerminal(Std(item), 80), "\""));
     }
     absl::string_view key = absl::StripAsciiWhitespace(item.substr(0, eq));
     absl::string_view value = absl::StripAsciiWhitespace(item.substr(eq + 1));
     if (!IsAgentLabelKey(Std(key))) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "labels[", i, "].key: ", kAgentLabelKeyForm, ", got \"", EscapeForTerminal(Std(key), 80), "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat("labels[", i, "].key: ", kAgentLabelKeyForm, ", got \"", EscapeForTerminal(Std(key), 80), "\""));
     }
     if (value.size() > kMaxValueLength || !AllOf(value, IsValueChar)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "labels[", i, "].value (key \"", key, "\"): ", kAgentLabelValueForm, ", got \"",
-          EscapeForTerminal(Std(value), 80), "\""));
+      return absl::InvalidArgumentError(absl::StrCat("labels[", i, "].value (key \"", key,
+                                                     "\"): ", kAgentLabelValueForm, ", got \"",
+                                                     EscapeForTerminal(Std(value), 80), "\""));
     }
     if (!labels.emplace(std::string(key), std::string(value)).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("labels[", i, "]: key \"", key, "\" given twice"));
+      return absl::InvalidArgumentError(absl::StrCat("labels[", i, "]: key \"", key, "\" given twice"));
     }
   }
   return labels;
@@ -82,8 +81,8 @@ std::map<std::string, std::string> AutomaticLabels(const fleetmark::v1::HostInfo
   return labels;
 }
 
-std::map<std::string, std::string> WithAutomaticLabels(
-    std::map<std::string, std::string> user, const std::map<std::string, std::string>& automatic) {
+std::map<std::string, std::string> WithAutomaticLabels(std::map<std::string, std::string> user,
+                                                       const std::map<std::string, std::string>& automatic) {
   for (const auto& [key, value] : automatic) user.emplace(key, value);
   return user;
 }

@@ -30,7 +30,7 @@ std::map<std::string, std::string> AutomaticLabels(const fleetmark::v1::HostInfo
 
 // `user` plus every automatic label whose key the user did not give (user labels win).
 // Pure function.
-std::map<std::string, std::string> WithAutomaticLabels(
-    std::map<std::string, std::string> user, const std::map<std::string, std::string>& automatic);
+std::map<std::string, std::string> WithAutomaticLabels(std::map<std::string, std::string> user,
+                                                       const std::map<std::string, std::string>& automatic);
 
 }  // namespace fleetmark::agent

@@ -13,14 +13,12 @@
 namespace fleetmark::agent {
 
 void Log(LogLevel level, absl::string_view message) {
-  absl::string_view name = level == LogLevel::kInfo      ? "INFO"
-                          : level == LogLevel::kWarning ? "WARNING"
-                                                        : "ERROR";
+  absl::string_view name = level == LogLevel::kInfo ? "INFO" : level == LogLevel::kWarning ? "WARNING" : "ERROR";
   // Messages quote what others wrote (--name and --labels text, the coordinator's
   // refusal reasons): control and format characters are escaped, never written raw.
   const std::string line =
-      absl::StrCat(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()),
-                   " ", name, " ", EscapeForTerminal(std::string_view(message.data(), message.size())), "\n");
+      absl::StrCat(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()), " ", name, " ",
+                   EscapeForTerminal(std::string_view(message.data(), message.size())), "\n");
   // One write keeps lines from different threads whole; a failed log write has
   // nowhere to be reported.
   [[maybe_unused]] ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());

@@ -37,8 +37,7 @@ ABSL_FLAG(std::string, coordinator, "127.0.0.1:7443",
           "resolver, which reads /etc/resolv.conf), or dns://DNS_SERVER_IP/HOST:PORT to name the "
           "DNS server (devices without /etc/resolv.conf, e.g. Android; the static device builds "
           "have no NSS), or any gRPC target (ipv4:, ipv6:, dns:, unix:)");
-ABSL_FLAG(std::string, token_file, "",
-          "File holding the enrollment token (needed until a credential is stored)");
+ABSL_FLAG(std::string, token_file, "", "File holding the enrollment token (needed until a credential is stored)");
 ABSL_FLAG(std::string, name, "", "Agent name, unique in the fleet (default: host name)");
 ABSL_FLAG(std::string, labels, "", "Comma-separated key=value labels, e.g. rack=b,os=android");
 ABSL_FLAG(std::string, spool_dir, "/var/lib/fleetmark-agent",
@@ -50,8 +49,7 @@ ABSL_FLAG(std::string, tls_server_name, "",
           "Name expected in the coordinator's certificate (default: the address' host)");
 ABSL_FLAG(absl::Duration, reconnect_initial_delay, absl::Milliseconds(500),
           "Ceiling of the first reconnect delay (full jitter below it)");
-ABSL_FLAG(absl::Duration, reconnect_max_delay, absl::Seconds(30),
-          "Cap on reconnect delays");
+ABSL_FLAG(absl::Duration, reconnect_max_delay, absl::Seconds(30), "Cap on reconnect delays");
 ABSL_FLAG(absl::Duration, welcome_timeout, absl::Seconds(30),
           "Abandon a session that gets no Welcome within this time");
 ABSL_FLAG(absl::Duration, test_finish_send_delay, absl::ZeroDuration(),
@@ -83,9 +81,7 @@ int Main(int argc, char** argv) {
   // --help and --helpshort list this file's flags (Abseil's default matches only files
   // named after the program, so they printed "No flags matched"); --helpfull lists all.
   absl::FlagsUsageConfig usage_config;
-  usage_config.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "agent/main.cc");
-  };
+  usage_config.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "agent/main.cc"); };
   usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
   absl::SetFlagsUsageConfig(usage_config);
   if (absl::Status repeated = fleetmark::RefuseRepeatedFlags(argc, argv); !repeated.ok()) {
@@ -126,8 +122,7 @@ int Main(int argc, char** argv) {
   options.backoff.min_delay = std::min(options.backoff.min_delay, options.backoff.initial_delay);
   options.welcome_timeout = absl::GetFlag(FLAGS_welcome_timeout);
   options.finish_send_delay = absl::GetFlag(FLAGS_test_finish_send_delay);
-  absl::StatusOr<std::map<std::string, std::string>> labels =
-      ParseLabels(absl::GetFlag(FLAGS_labels));
+  absl::StatusOr<std::map<std::string, std::string>> labels = ParseLabels(absl::GetFlag(FLAGS_labels));
   if (!labels.ok()) {
     Log(LogLevel::kError, absl::StrCat("--", labels.status().message()));
     return kExitConfig;
@@ -136,15 +131,14 @@ int Main(int argc, char** argv) {
 
   absl::StatusOr<v1::HostInfo> host = engine::DetectHost({});
   if (!host.ok()) {
-    Log(LogLevel::kWarning, absl::StrCat("host detection failed (", host.status().message(),
-                                         "); registering without host details"));
+    Log(LogLevel::kWarning,
+        absl::StrCat("host detection failed (", host.status().message(), "); registering without host details"));
     host = v1::HostInfo();
   }
   host->add_notes(engine::WorkStealingImplementationNote());
   options.labels = WithAutomaticLabels(std::move(options.labels), AutomaticLabels(*host));
   if (host->emulated()) {
-    Log(LogLevel::kWarning, absl::StrCat("running under user-mode emulation (",
-                                         host->emulation_evidence(),
+    Log(LogLevel::kWarning, absl::StrCat("running under user-mode emulation (", host->emulation_evidence(),
                                          "): results are marked emulated, not hardware numbers"));
   }
   absl::StatusOr<std::unique_ptr<Agent>> agent =
@@ -153,9 +147,8 @@ int Main(int argc, char** argv) {
     Log(LogLevel::kError, agent.status().ToString());
     return kExitConfig;
   }
-  Log(LogLevel::kInfo, absl::StrCat("fleetmark-agent ", FLEETMARK_ENGINE_VERSION, " \"",
-                                    options.name, "\" dialing ", options.coordinator,
-                                    options.tls.ca_file.empty() ? " (plaintext)" : " (TLS)"));
+  Log(LogLevel::kInfo, absl::StrCat("fleetmark-agent ", FLEETMARK_ENGINE_VERSION, " \"", options.name, "\" dialing ",
+                                    options.coordinator, options.tls.ca_file.empty() ? " (plaintext)" : " (TLS)"));
 
   // Never deleted: the detached signal thread may use it until the process exits.
   Agent* const raw = agent->release();
@@ -174,8 +167,8 @@ int Main(int argc, char** argv) {
   }
   if (absl::IsUnauthenticated(status)) return kExitRefused;  // logged by Run()
   Log(LogLevel::kError, status.ToString());
-  return absl::IsNotFound(status) || absl::IsFailedPrecondition(status) ||
-                 absl::IsPermissionDenied(status) || absl::IsInvalidArgument(status)
+  return absl::IsNotFound(status) || absl::IsFailedPrecondition(status) || absl::IsPermissionDenied(status) ||
+                 absl::IsInvalidArgument(status)
              ? kExitConfig
              : kExitError;
 }

@@ -38,8 +38,7 @@ uint32_t Get32(const char* in) {
 uint32_t RecordCrc(const char* type_and_length, absl::string_view payload) {
   uLong crc = crc32(0L, Z_NULL, 0);
   crc = crc32(crc, reinterpret_cast<const Bytef*>(type_and_length), 8);
-  crc = crc32(crc, reinterpret_cast<const Bytef*>(payload.data()),
-              static_cast<uInt>(payload.size()));
+  crc = crc32(crc, reinterpret_cast<const Bytef*>(payload.data()), static_cast<uInt>(payload.size()));
   return static_cast<uint32_t>(crc);
 }
 
@@ -62,8 +61,7 @@ std::string EncodeResultPayload(absl::string_view id, absl::string_view proto) {
 }
 
 // Reads exactly `length` bytes at `offset`; false on a short read (end of file).
-absl::StatusOr<bool> PreadExact(int fd, uint64_t offset, size_t length, char* out,
-                                const std::string& path) {
+absl::StatusOr<bool> PreadExact(int fd, uint64_t offset, size_t length, char* out, const std::string& path) {
   size_t done = 0;
   while (done < length) {
     const ssize_t n = ::pread(fd, out + done, length - done, static_cast<off_t>(offset + done));
@@ -79,8 +77,7 @@ absl::StatusOr<bool> PreadExact(int fd, uint64_t offset, size_t length, char* ou
 
 absl::Status CheckId(absl::string_view field, absl::string_view id) {
   if (id.empty() || id.size() > kMaxIdBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": 1 to ", kMaxIdBytes, " bytes, got ", id.size()));
+    return absl::InvalidArgumentError(absl::StrCat(field, ": 1 to ", kMaxIdBytes, " bytes, got ", id.size()));
   }
   return absl::OkStatus();
 }
@@ -88,8 +85,8 @@ absl::Status CheckId(absl::string_view field, absl::string_view id) {
 // A live record in append order, for compaction.
 struct LiveRecord {
   uint64_t sequence;
-  bool finished;     // a JobFinished report, else a case result
-  std::string id;    // result id or job id
+  bool finished;   // a JobFinished report, else a case result
+  std::string id;  // result id or job id
   bool operator<(const LiveRecord& other) const { return sequence < other.sequence; }
 };
 
@@ -108,8 +105,7 @@ absl::Status PwriteAll(int fd, uint64_t offset, absl::string_view data, const st
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
-                                                   const SpoolOptions& options) {
+absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir, const SpoolOptions& options) {
   const std::string path = absl::StrCat(dir, "/", kFileName);
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return ErrnoStatus(errno, "open spool", path);
@@ -133,14 +129,13 @@ absl::Status Spool::Recover() {
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);
 
   char header[8];
-  FLEETMARK_ASSIGN_OR_RETURN(
-      bool have_header,
-      PreadExact(fd_, 0, std::min<uint64_t>(file_size, kHeader.size()), header, path_));
+  FLEETMARK_ASSIGN_OR_RETURN(bool have_header,
+                             PreadExact(fd_, 0, std::min<uint64_t>(file_size, kHeader.size()), header, path_));
   (void)have_header;
   const size_t header_bytes = static_cast<size_t>(std::min<uint64_t>(file_size, kHeader.size()));
   if (absl::string_view(header, header_bytes) != kHeader.substr(0, header_bytes)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path_, ": not a fleetmark spool (expected header \"", kHeader, "\")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path_, ": not a fleetmark spool (expected header \"", kHeader, "\")"));
   }
   if (file_size < kHeader.size()) {
     // New file, or a crash while writing the header: start afresh.
@@ -157,8 +152,7 @@ absl::Status Spool::Recover() {
   while (offset < file_size) {
     char record_header[kRecordHeaderBytes];
     std::string error;
-    FLEETMARK_ASSIGN_OR_RETURN(bool complete,
-                               PreadExact(fd_, offset, kRecordHeaderBytes, record_header, path_));
+    FLEETMARK_ASSIGN_OR_RETURN(bool complete, PreadExact(fd_, offset, kRecordHeaderBytes, record_header, path_));
     const uint32_t type = complete ? Get32(record_header) : 0;
     const uint32_t length = complete ? Get32(record_header + 4) : 0;
     if (!complete) {
@@ -166,12 +160,10 @@ absl::Status Spool::Recover() {
     } else if (type < kResultRecord || type > kFinishedAckRecord) {
       error = absl::StrCat("unknown record type ", type);
     } else if (length > options_.max_record_bytes) {
-      error = absl::StrCat("record length ", length, " > max_record_bytes ",
-                           options_.max_record_bytes);
+      error = absl::StrCat("record length ", length, " > max_record_bytes ", options_.max_record_bytes);
     } else {
       payload.resize(length);
-      FLEETMARK_ASSIGN_OR_RETURN(
-          complete, PreadExact(fd_, offset + kRecordHeaderBytes, length, payload.data(), path_));
+      FLEETMARK_ASSIGN_OR_RETURN(complete, PreadExact(fd_, offset + kRecordHeaderBytes, length, payload.data(), path_));
       if (!complete) {
         error = "torn record payload";
       } else if (RecordCrc(record_header, payload) != Get32(record_header + 8)) {
@@ -184,8 +176,7 @@ absl::Status Spool::Recover() {
         error = "malformed result record";
       } else {
         std::string id = payload.substr(4, id_length);
-        live_[id] = Location{next_sequence_++, offset + kRecordHeaderBytes + 4 + id_length,
-                             length - 4 - id_length};
+        live_[id] = Location{next_sequence_++, offset + kRecordHeaderBytes + 4 + id_length, length - 4 - id_length};
       }
     } else if (error.empty() && type == kFinishedRecord) {
       fleetmark::v1::JobFinished report;
@@ -198,7 +189,7 @@ absl::Status Spool::Recover() {
       }
     } else if (error.empty() && type == kAckRecord) {
       if (live_.erase(payload) > 0) ++dead_records_;
-      ++dead_records_;  // the ack record itself
+      ++dead_records_;           // the ack record itself
     } else if (error.empty()) {  // kFinishedAckRecord
       if (finished_.erase(payload) > 0) ++dead_records_;
       ++dead_records_;
@@ -221,16 +212,15 @@ absl::Status Spool::Recover() {
   return absl::OkStatus();
 }
 
-absl::Status Spool::AppendRecord(uint32_t type, absl::string_view payload, bool sync,
-                                 uint64_t* payload_offset) {
+absl::Status Spool::AppendRecord(uint32_t type, absl::string_view payload, bool sync, uint64_t* payload_offset) {
   const std::string record = EncodeRecord(type, payload);
   absl::Status status = PwriteAll(fd_, size_, record, path_);
   if (status.ok() && sync && ::fdatasync(fd_) != 0) status = ErrnoStatus(errno, "fsync", path_);
   if (!status.ok()) {
     // Cut a partial record so that later appends stay readable.
     if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
-      return absl::InternalError(absl::StrCat(status.message(), "; and truncating ", path_,
-                                              " back failed: ", std::strerror(errno)));
+      return absl::InternalError(
+          absl::StrCat(status.message(), "; and truncating ", path_, " back failed: ", std::strerror(errno)));
     }
     return status;
   }
@@ -248,9 +238,8 @@ absl::Status Spool::Append(const fleetmark::v1::CaseResult& result) {
   }
   const std::string payload = EncodeResultPayload(id, proto);
   if (payload.size() > options_.max_record_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "result ", id, ": ", payload.size(), " bytes > spool max_record_bytes ",
-        options_.max_record_bytes));
+    return absl::InvalidArgumentError(absl::StrCat("result ", id, ": ", payload.size(),
+                                                   " bytes > spool max_record_bytes ", options_.max_record_bytes));
   }
   absl::MutexLock lock(&mu_);
   if (live_.contains(id)) {
@@ -258,8 +247,7 @@ absl::Status Spool::Append(const fleetmark::v1::CaseResult& result) {
   }
   uint64_t payload_offset = 0;
   FLEETMARK_RETURN_IF_ERROR(AppendRecord(kResultRecord, payload, /*sync=*/true, &payload_offset));
-  live_[id] = Location{next_sequence_++, payload_offset + 4 + id.size(),
-                       static_cast<uint32_t>(proto.size())};
+  live_[id] = Location{next_sequence_++, payload_offset + 4 + id.size(), static_cast<uint32_t>(proto.size())};
   return absl::OkStatus();
 }
 
@@ -274,8 +262,7 @@ absl::Status Spool::Ack(absl::string_view result_id) {
 
 absl::Status Spool::AddDeadLocked(uint64_t dead) {
   dead_records_ += dead;
-  if (dead_records_ > options_.compact_min_dead &&
-      dead_records_ > live_.size() + finished_.size()) {
+  if (dead_records_ > options_.compact_min_dead && dead_records_ > live_.size() + finished_.size()) {
     return CompactLocked();
   }
   return absl::OkStatus();
@@ -285,18 +272,15 @@ absl::Status Spool::AppendFinished(const fleetmark::v1::JobFinished& finished) {
   FLEETMARK_RETURN_IF_ERROR(CheckId("job_finished.job_id", finished.job_id()));
   std::string payload;
   if (!finished.SerializeToString(&payload)) {
-    return absl::InternalError(
-        absl::StrCat("job ", finished.job_id(), ": JobFinished serialization failed"));
+    return absl::InternalError(absl::StrCat("job ", finished.job_id(), ": JobFinished serialization failed"));
   }
   if (payload.size() > options_.max_record_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "job ", finished.job_id(), ": JobFinished of ", payload.size(),
-        " bytes > spool max_record_bytes ", options_.max_record_bytes));
+    return absl::InvalidArgumentError(absl::StrCat("job ", finished.job_id(), ": JobFinished of ", payload.size(),
+                                                   " bytes > spool max_record_bytes ", options_.max_record_bytes));
   }
   absl::MutexLock lock(&mu_);
   if (finished_.contains(finished.job_id())) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("the JobFinished of job ", finished.job_id(), " is already spooled"));
+    return absl::AlreadyExistsError(absl::StrCat("the JobFinished of job ", finished.job_id(), " is already spooled"));
   }
   FLEETMARK_RETURN_IF_ERROR(AppendRecord(kFinishedRecord, payload, /*sync=*/true, nullptr));
   finished_[finished.job_id()] = Finished{next_sequence_++, finished};
@@ -319,8 +303,7 @@ std::vector<fleetmark::v1::JobFinished> Spool::PendingFinished() const {
     ordered.reserve(finished_.size());
     for (const auto& [job_id, entry] : finished_) ordered.emplace_back(entry.sequence, entry.report);
   }
-  std::sort(ordered.begin(), ordered.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<fleetmark::v1::JobFinished> reports;
   reports.reserve(ordered.size());
   for (auto& [sequence, report] : ordered) reports.push_back(std::move(report));
@@ -348,8 +331,7 @@ absl::StatusOr<fleetmark::v1::CaseResult> Spool::Read(absl::string_view result_i
     return absl::NotFoundError(absl::StrCat("result ", result_id, " is not spooled"));
   }
   std::string proto(it->second.length, '\0');
-  FLEETMARK_ASSIGN_OR_RETURN(bool complete,
-                             PreadExact(fd_, it->second.offset, proto.size(), proto.data(), path_));
+  FLEETMARK_ASSIGN_OR_RETURN(bool complete, PreadExact(fd_, it->second.offset, proto.size(), proto.data(), path_));
   fleetmark::v1::CaseResult result;
   if (!complete || !result.ParseFromString(proto)) {
     return absl::DataLossError(absl::StrCat(path_, ": result ", result_id, " is unreadable"));
@@ -405,8 +387,7 @@ absl::Status Spool::CompactLocked() {
     proto.resize(from.length);
     absl::StatusOr<bool> complete = PreadExact(fd_, from.offset, from.length, proto.data(), path_);
     if (!complete.ok() || !*complete) {
-      status = complete.ok() ? absl::DataLossError(absl::StrCat(path_, ": short read of ", id))
-                             : complete.status();
+      status = complete.ok() ? absl::DataLossError(absl::StrCat(path_, ": short read of ", id)) : complete.status();
       break;
     }
     const uint64_t payload_start = offset + kRecordHeaderBytes;

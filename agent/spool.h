@@ -61,11 +61,11 @@ struct SpoolOptions {
 
 // What Open() found in an existing spool file.
 struct SpoolRecovery {
-  uint64_t records_read = 0;     // valid records
-  uint64_t pending = 0;          // live results
-  uint64_t pending_finished = 0; // live JobFinished reports
-  uint64_t truncated_bytes = 0;  // bytes of a torn/corrupt tail that were cut off
-  std::string tail_error;        // why the tail was cut ("" if nothing was cut)
+  uint64_t records_read = 0;      // valid records
+  uint64_t pending = 0;           // live results
+  uint64_t pending_finished = 0;  // live JobFinished reports
+  uint64_t truncated_bytes = 0;   // bytes of a torn/corrupt tail that were cut off
+  std::string tail_error;         // why the tail was cut ("" if nothing was cut)
 };
 
 // Thread-safe: every method may be called from any thread.
@@ -76,8 +76,7 @@ class Spool {
   // Opens (creating if needed) `<dir>/results.spool`; `dir` must exist. Recovers as
   // described above. Errors: InvalidArgument for a file that is not a spool (bad
   // header), Internal/PermissionDenied/NotFound for I/O errors (naming the path).
-  static absl::StatusOr<std::unique_ptr<Spool>> Open(const std::string& dir,
-                                                      const SpoolOptions& options);
+  static absl::StatusOr<std::unique_ptr<Spool>> Open(const std::string& dir, const SpoolOptions& options);
   ~Spool();
   Spool(const Spool&) = delete;
   Spool& operator=(const Spool&) = delete;
@@ -138,8 +137,8 @@ class Spool {
 
   Spool(std::string dir, std::string path, int fd, SpoolOptions options);
   absl::Status Recover();
-  absl::Status AppendRecord(uint32_t type, absl::string_view payload, bool sync,
-                            uint64_t* payload_offset) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status AppendRecord(uint32_t type, absl::string_view payload, bool sync, uint64_t* payload_offset)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CompactLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Counts `dead` more dead records and compacts when they dominate.
   absl::Status AddDeadLocked(uint64_t dead) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -154,7 +153,7 @@ class Spool {
   uint64_t size_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t dead_records_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::flat_hash_map<std::string, Location> live_ ABSL_GUARDED_BY(mu_);  // by result id
+  absl::flat_hash_map<std::string, Location> live_ ABSL_GUARDED_BY(mu_);      // by result id
   absl::flat_hash_map<std::string, Finished> finished_ ABSL_GUARDED_BY(mu_);  // by job id
 };
 

@@ -37,10 +37,9 @@ absl::StatusOr<std::unique_ptr<SpoolLock>> SpoolLock::Acquire(const std::string&
     if (error != EWOULDBLOCK) return ErrnoStatus(error, "flock", path);
     // The holder may not have written its pid yet (it writes right after locking).
     const pid_t holder = SpoolLockHolder(path);
-    return absl::FailedPreconditionError(absl::StrCat(
-        "spool dir ", dir, " is in use by another fleetmark-agent (pid ",
-        holder > 0 ? absl::StrCat(holder) : std::string("unknown"),
-        "); give each agent its own --spool_dir"));
+    return absl::FailedPreconditionError(absl::StrCat("spool dir ", dir, " is in use by another fleetmark-agent (pid ",
+                                                      holder > 0 ? absl::StrCat(holder) : std::string("unknown"),
+                                                      "); give each agent its own --spool_dir"));
   }
   std::unique_ptr<SpoolLock> lock(new SpoolLock(fd, path));
   if (::ftruncate(fd, 0) != 0) return ErrnoStatus(errno, "truncate", path);

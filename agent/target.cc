@@ -11,9 +11,10 @@ namespace fleetmark::agent {
 namespace {
 
 absl::Status BadAddress(absl::string_view address, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "coordinator: expected host:port, [ipv6]:port or a gRPC target (ipv4:, ipv6:, "
-      "dns:, unix:), port 1..65535; got \"", address, "\" (", why, ")"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("coordinator: expected host:port, [ipv6]:port or a gRPC target (ipv4:, ipv6:, "
+                   "dns:, unix:), port 1..65535; got \"",
+                   address, "\" (", why, ")"));
 }
 
 }  // namespace
@@ -27,8 +28,7 @@ absl::StatusOr<std::string> CoordinatorTarget(absl::string_view address) {
   absl::string_view port_text;
   if (address.front() == '[') {
     const size_t close = address.find(']');
-    if (close == absl::string_view::npos || close + 1 >= address.size() ||
-        address[close + 1] != ':') {
+    if (close == absl::string_view::npos || close + 1 >= address.size() || address[close + 1] != ':') {
       return BadAddress(address, "unterminated [ipv6] or no :port");
     }
     host = address.substr(1, close - 1);

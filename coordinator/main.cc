@@ -105,9 +105,7 @@ int main(int argc, char** argv) {
   // --help and --helpshort list this file's flags (Abseil's default matches only files
   // named after the program, so they printed "No flags matched"); --helpfull lists all.
   absl::FlagsUsageConfig usage_config;
-  usage_config.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "coordinator/main.cc");
-  };
+  usage_config.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "coordinator/main.cc"); };
   usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
   absl::SetFlagsUsageConfig(usage_config);
   if (absl::Status repeated = fleetmark::RefuseRepeatedFlags(argc, argv); !repeated.ok()) {

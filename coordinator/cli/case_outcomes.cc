@@ -8,17 +8,23 @@ CaseOutcomes CountOutcomes(const google::protobuf::RepeatedPtrField<v1::CaseResu
   CaseOutcomes outcomes;
   for (const v1::CaseResult& r : results) {
     switch (r.status()) {
-      case v1::CASE_STATUS_OK: ++outcomes.ok; break;
-      case v1::CASE_STATUS_UNSUPPORTED: ++outcomes.unsupported; break;
-      case v1::CASE_STATUS_CANCELLED: ++outcomes.cancelled; break;
-      default: ++outcomes.failed; break;
+      case v1::CASE_STATUS_OK:
+        ++outcomes.ok;
+        break;
+      case v1::CASE_STATUS_UNSUPPORTED:
+        ++outcomes.unsupported;
+        break;
+      case v1::CASE_STATUS_CANCELLED:
+        ++outcomes.cancelled;
+        break;
+      default:
+        ++outcomes.failed;
+        break;
     }
   }
   return outcomes;
 }
 
-int ExitCodeForOutcomes(const CaseOutcomes& outcomes) {
-  return outcomes.failed > 0 ? kExitCasesFailed : kExitOk;
-}
+int ExitCodeForOutcomes(const CaseOutcomes& outcomes) { return outcomes.failed > 0 ? kExitCasesFailed : kExitOk; }
 
 }  // namespace fleetmark::cli

@@ -30,8 +30,7 @@ std::string FlagsHelp(std::vector<std::string> names) {
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     if (flag == nullptr) continue;
     const std::string value = flag->DefaultValue();
-    absl::StrAppend(&out, "  --", name,
-                    flag->IsOfType<bool>() ? "" : absl::StrCat(" (default \"", value, "\")"),
+    absl::StrAppend(&out, "  --", name, flag->IsOfType<bool>() ? "" : absl::StrCat(" (default \"", value, "\")"),
                     "\n      ", flag->Help(), "\n");
   }
   return out;
@@ -114,8 +113,7 @@ int ParseFlags(int argc, char** argv, ParsedArgs& parsed) {
     if (flag != nullptr && !absl::StrContains(flag->Filename(), kCliFlagFiles)) flag = nullptr;
     if (flag == nullptr && !has_value && absl::StartsWith(name, "no")) {
       absl::CommandLineFlag* negated = absl::FindCommandLineFlag(name.substr(2));
-      if (negated != nullptr && negated->IsOfType<bool>() &&
-          absl::StrContains(negated->Filename(), kCliFlagFiles)) {
+      if (negated != nullptr && negated->IsOfType<bool>() && absl::StrContains(negated->Filename(), kCliFlagFiles)) {
         flag = negated;
         value = "false";
         name = name.substr(2);
@@ -144,8 +142,8 @@ int ParseFlags(int argc, char** argv, ParsedArgs& parsed) {
 }
 
 // Finds the command `args` names; on failure prints one error line and sets *code.
-const Command* FindCommand(const CommandRegistry& registry, const std::vector<std::string>& args,
-                           int* words, int* code) {
+const Command* FindCommand(const CommandRegistry& registry, const std::vector<std::string>& args, int* words,
+                           int* code) {
   const Command* command = registry.Find(args, words);
   if (command != nullptr) return command;
   const std::string group = GroupUsage(registry, args[0]);
@@ -155,8 +153,7 @@ const Command* FindCommand(const CommandRegistry& registry, const std::vector<st
     std::cerr << "fleetmark " << args[0] << ": needs a subcommand:\n" << group;
     *code = kExitUsage;
   } else {
-    std::cerr << "fleetmark " << args[0] << ": unknown subcommand \"" << args[1]
-              << "\"; one of:\n" << group;
+    std::cerr << "fleetmark " << args[0] << ": unknown subcommand \"" << args[1] << "\"; one of:\n" << group;
     *code = kExitUsage;
   }
   return nullptr;
@@ -201,8 +198,7 @@ int RunCli(const CommandRegistry& registry, int argc, char** argv) {
       for (const std::string& a : accepted) shown.push_back("--" + a);
       return UsageError(absl::StrCat(
           "--", flag, " does not apply to `fleetmark ", command->name, "` (",
-          shown.empty() ? "it takes no flags" : absl::StrCat("its flags: ", absl::StrJoin(shown, " ")),
-          ")"));
+          shown.empty() ? "it takes no flags" : absl::StrCat("its flags: ", absl::StrJoin(shown, " ")), ")"));
     }
   }
   std::vector<std::string> rest(args.begin() + words, args.end());

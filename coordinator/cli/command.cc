@@ -14,8 +14,7 @@ std::vector<std::string> CommandRegistry::FlagsOf(const Command& command) {
   for (size_t at = usage.find("--"); at != std::string::npos; at = usage.find("--", at)) {
     size_t end = at + 2;
     while (end < usage.size() && (std::islower(static_cast<unsigned char>(usage[end])) ||
-                                  std::isdigit(static_cast<unsigned char>(usage[end])) ||
-                                  usage[end] == '_')) {
+                                  std::isdigit(static_cast<unsigned char>(usage[end])) || usage[end] == '_')) {
       ++end;
     }
     if (end > at + 2) flags.push_back(usage.substr(at + 2, end - at - 2));
@@ -27,8 +26,7 @@ std::vector<std::string> CommandRegistry::FlagsOf(const Command& command) {
 }
 
 void CommandRegistry::Add(Command command) {
-  command.common_flags.insert(command.common_flags.end(), common_flags_.begin(),
-                              common_flags_.end());
+  command.common_flags.insert(command.common_flags.end(), common_flags_.begin(), common_flags_.end());
   for (Command& existing : commands_) {
     if (existing.name == command.name) {
       existing = std::move(command);
@@ -38,8 +36,7 @@ void CommandRegistry::Add(Command command) {
   commands_.push_back(std::move(command));
 }
 
-const Command* CommandRegistry::Find(const std::vector<std::string>& args,
-                                     int* words_used) const {
+const Command* CommandRegistry::Find(const std::vector<std::string>& args, int* words_used) const {
   const Command* best = nullptr;
   size_t best_words = 0;
   for (const Command& command : commands_) {
@@ -57,8 +54,7 @@ const Command* CommandRegistry::Find(const std::vector<std::string>& args,
 std::string CommandRegistry::Usage() const {
   std::vector<const Command*> sorted;
   for (const Command& c : commands_) sorted.push_back(&c);
-  std::sort(sorted.begin(), sorted.end(),
-            [](const Command* a, const Command* b) { return a->name < b->name; });
+  std::sort(sorted.begin(), sorted.end(), [](const Command* a, const Command* b) { return a->name < b->name; });
   std::string out =
       "fleetmark: benchmark concurrency strategies × workloads, locally or on a fleet.\n\n"
       "usage: fleetmark COMMAND [ARGS] [FLAGS]\n"
@@ -68,8 +64,7 @@ std::string CommandRegistry::Usage() const {
   size_t width = 0;
   for (const Command* c : sorted) width = std::max(width, c->name.size());
   for (const Command* c : sorted) {
-    absl::StrAppend(&out, "  ", c->name, std::string(width - c->name.size() + 2, ' '),
-                    c->summary, "\n");
+    absl::StrAppend(&out, "  ", c->name, std::string(width - c->name.size() + 2, ' '), c->summary, "\n");
   }
   absl::StrAppend(&out,
                   "\nexit codes: 0 success; 1 the command failed (server error, results not "

@@ -16,8 +16,7 @@ template <typename Table>
 void PrintSection(const char* title, const Table& table) {
   std::cout << title << ":\n";
   for (const auto& entry : table) {
-    std::cout << absl::StrFormat("  %-16s %s\n", std::string(entry.name),
-                                 std::string(entry.description));
+    std::cout << absl::StrFormat("  %-16s %s\n", std::string(entry.name), std::string(entry.description));
   }
   std::cout << "\n";
 }
@@ -38,8 +37,7 @@ int ListCommand(const std::vector<std::string>& args) {
   std::cout << "io modes:\n"
                "  blocking         waits park the carrier OS thread\n"
             << "  suspending       waits use the strategy's own timer ("
-            << engine::StrategyNames([](const engine::StrategyTraits& s) { return s.suspending; },
-                                     ", ")
+            << engine::StrategyNames([](const engine::StrategyTraits& s) { return s.suspending; }, ", ")
             << " only)\n\n"
                "placements:\n"
                "  any              no pinning\n"

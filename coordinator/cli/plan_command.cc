@@ -13,8 +13,7 @@ namespace {
 
 int ValidateCommand(const std::vector<std::string>& args) {
   if (args.size() != 1) {
-    std::cerr << "fleetmark plan validate: expected one PLAN argument, got " << args.size()
-              << "\n";
+    std::cerr << "fleetmark plan validate: expected one PLAN argument, got " << args.size() << "\n";
     return kExitUsage;
   }
   absl::StatusOr<v1::Plan> plan = LoadValidPlan(args[0]);
@@ -22,11 +21,9 @@ int ValidateCommand(const std::vector<std::string>& args) {
     std::cerr << "fleetmark plan validate: " << plan.status().message() << "\n";
     return kExitUsage;
   }
-  const std::string source =
-      args[0] == engine::kStdinPlanPath ? std::string(engine::kStdinSourceName) : args[0];
-  std::cout << absl::StrFormat("%s: valid plan \"%s\": %d cases (%d with --quick)\n", source,
-                               plan->name(), engine::ExpandCases(*plan, false).size(),
-                               engine::ExpandCases(*plan, true).size());
+  const std::string source = args[0] == engine::kStdinPlanPath ? std::string(engine::kStdinSourceName) : args[0];
+  std::cout << absl::StrFormat("%s: valid plan \"%s\": %d cases (%d with --quick)\n", source, plan->name(),
+                               engine::ExpandCases(*plan, false).size(), engine::ExpandCases(*plan, true).size());
   return kExitOk;
 }
 

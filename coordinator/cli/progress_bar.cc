@@ -19,16 +19,15 @@ std::string ShortDuration(absl::Duration d) {
 }  // namespace
 
 void ProgressBar::Update(const engine::RunProgress& p) {
-  const double fraction =
-      p.slices_total > 0 ? std::clamp(1.0 * p.slices_done / p.slices_total, 0.0, 1.0) : 0.0;
+  const double fraction = p.slices_total > 0 ? std::clamp(1.0 * p.slices_done / p.slices_total, 0.0, 1.0) : 0.0;
   const int filled = static_cast<int>(fraction * width_);
   std::string bar(static_cast<size_t>(filled), '=');
   if (filled < width_) bar += '>';
   bar.resize(static_cast<size_t>(width_), ' ');
-  std::string line = absl::StrFormat(
-      "[%s] %3.0f%%  cases %d/%d  round %d/%d  %s elapsed  ETA %s  %s", bar, fraction * 100,
-      p.cases_done, p.cases_total, p.round, p.rounds, ShortDuration(p.elapsed),
-      p.slices_done > 0 ? ShortDuration(p.eta) : "?", p.current_case);
+  std::string line =
+      absl::StrFormat("[%s] %3.0f%%  cases %d/%d  round %d/%d  %s elapsed  ETA %s  %s", bar, fraction * 100,
+                      p.cases_done, p.cases_total, p.round, p.rounds, ShortDuration(p.elapsed),
+                      p.slices_done > 0 ? ShortDuration(p.eta) : "?", p.current_case);
   if (line.size() > 150) line.resize(150);
   // \r returns to column 0; \033[K clears the rest of the previous, longer line.
   std::fprintf(stream_, "\r%s\033[K", line.c_str());

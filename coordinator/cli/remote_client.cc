@@ -78,8 +78,7 @@ int ControlClient::Fail(const std::string& what, const grpc::Status& status) con
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       if (IsTransportError(status)) {
         // Something may answer at the address with another TLS set-up: say what differs.
-        if (const std::string tls = DiagnoseTlsConnection(address, TlsFiles(options_), kTlsFlagNames);
-            !tls.empty()) {
+        if (const std::string tls = DiagnoseTlsConnection(address, TlsFiles(options_), kTlsFlagNames); !tls.empty()) {
           std::cerr << "  (TLS: " << tls << ")\n";
           return kExitUsage;
         }

@@ -28,8 +28,8 @@ class ControlClient {
   // only, unless ""), read page by page with StreamResults and merged, so a run of any
   // size reads back; from a coordinator without StreamResults (UNIMPLEMENTED), with its
   // unary ExportResults. `timeout` bounds the whole transfer. On error, the call's status.
-  grpc::Status FetchResults(const std::string& run_id, const std::string& agent_name,
-                            std::chrono::seconds timeout, v1::ExportResultsResponse* out) const;
+  grpc::Status FetchResults(const std::string& run_id, const std::string& agent_name, std::chrono::seconds timeout,
+                            v1::ExportResultsResponse* out) const;
 
   // True when a failed call's `status` came from the transport (the coordinator could
   // not be reached, or the connection broke), false when the coordinator itself returned

@@ -17,8 +17,7 @@ void RegisterResultsRemoteCommands(CommandRegistry& registry);
 
 // Every remote command also takes the connection flags (remote_flags.h).
 inline void RegisterRemoteCommands(CommandRegistry& registry) {
-  registry.SetCommonFlags(
-      {"coordinator", "admin_token_file", "tls_ca_file", "tls_cert_file", "tls_key_file"});
+  registry.SetCommonFlags({"coordinator", "admin_token_file", "tls_ca_file", "tls_cert_file", "tls_key_file"});
   RegisterRunRemoteCommands(registry);
   RegisterFleetRemoteCommands(registry);
   RegisterResultsRemoteCommands(registry);

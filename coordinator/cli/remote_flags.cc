@@ -109,9 +109,9 @@ absl::Status ResolveCoordinator(RemoteOptions& options) {
     const absl::string_view port_text = absl::StripAsciiWhitespace(text);
     int port = 0;
     if (!absl::SimpleAtoi(port_text, &port) || port < 1 || port > 65535) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("coordinator port file \"", kStackPortFile, "\": a port 1..65535, got \"",
-                       port_text.substr(0, 40), "\" (pass --coordinator HOST:PORT)"));
+      return absl::InvalidArgumentError(absl::StrCat("coordinator port file \"", kStackPortFile,
+                                                     "\": a port 1..65535, got \"", port_text.substr(0, 40),
+                                                     "\" (pass --coordinator HOST:PORT)"));
     }
     options.coordinator = absl::StrCat("127.0.0.1:", port);
     options.coordinator_source = kStackPortFile;
@@ -141,7 +141,8 @@ absl::Status ResolveAdminToken(RemoteOptions& options) {
       options.admin_token,
       ReadSecretFile(source, file,
                      absl::StrCat("the coordinator's admin token (the file the coordinator's --admin_token_file "
-                                  "names; the local stack's is ", kStackAdminTokenFile, ")")));
+                                  "names; the local stack's is ",
+                                  kStackAdminTokenFile, ")")));
   // The token travels as an HTTP/2 header value: gRPC aborts the process on a byte it
   // cannot send there.
   FLEETMARK_RETURN_IF_ERROR(CheckSecretText(absl::StrCat(source, ": \"", file, "\""), options.admin_token));

@@ -44,7 +44,7 @@ struct RemoteOptions {
   std::string admin_token;
   std::string admin_token_file;
   std::string admin_token_source;
-  std::string tls_ca_pem;        // "" = plaintext
+  std::string tls_ca_pem;                 // "" = plaintext
   std::string tls_cert_pem, tls_key_pem;  // client certificate for mutual TLS
 };
 

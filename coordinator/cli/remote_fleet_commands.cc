@@ -55,8 +55,14 @@ int AgentsList(const std::vector<std::string>& args) {
       code != kExitOk) {
     return code;
   }
-  report::TextTable table({{"name"}, {"state"}, {"arch"}, {"cpu model"}, {"cores/threads", report::Align::kRight},
-                           {"core kinds"}, {"last seen"}, {"job"}});
+  report::TextTable table({{"name"},
+                           {"state"},
+                           {"arch"},
+                           {"cpu model"},
+                           {"cores/threads", report::Align::kRight},
+                           {"core kinds"},
+                           {"last seen"},
+                           {"job"}});
   // Cells come from agents' hellos: the table escapes control characters (TextTable).
   for (const v1::AgentInfo& agent : response.agents()) {
     const v1::HostInfo& host = agent.host();
@@ -90,7 +96,8 @@ int AgentsRemove(const std::vector<std::string>& args) {
 }
 
 int SchedulesCreate(const std::vector<std::string>& args) {
-  static const char kUsage[] = "fleetmark schedules create NAME PLAN --cron 'M H DOM MON DOW' --select EXPR|all [--quick]";
+  static const char kUsage[] =
+      "fleetmark schedules create NAME PLAN --cron 'M H DOM MON DOW' --select EXPR|all [--quick]";
   if (args.size() != 2) return RemoteUsageError(kUsage, "schedules create takes a name and a plan file");
   if (absl::Status cron = CheckCronFlag(); !cron.ok()) {
     return RemoteUsageError(kUsage, std::string(cron.message()));
@@ -128,8 +135,7 @@ int SchedulesList(const std::vector<std::string>& args) {
       code != kExitOk) {
     return code;
   }
-  report::TextTable table(
-      {{"name"}, {"cron (UTC)"}, {"plan"}, {"quick"}, {"next fire"}, {"selector"}, {"last fire"}});
+  report::TextTable table({{"name"}, {"cron (UTC)"}, {"plan"}, {"quick"}, {"next fire"}, {"selector"}, {"last fire"}});
   for (const v1::Schedule& s : response.schedules()) {
     // The last fire: its slot and outcome ("run <id>" or why it was skipped).
     const std::string last = s.last_fire_slot_unix_ns() == 0
@@ -156,7 +162,8 @@ int SchedulesDelete(const std::vector<std::string>& args) {
 }
 
 int TokensCreate(const std::vector<std::string>& args) {
-  if (!args.empty()) return RemoteUsageError("fleetmark tokens create [--description TEXT]", "tokens create takes no arguments");
+  if (!args.empty())
+    return RemoteUsageError("fleetmark tokens create [--description TEXT]", "tokens create takes no arguments");
   v1::CreateTokenRequest request;
   request.set_description(absl::GetFlag(FLAGS_description));
   v1::CreateTokenResponse response;
@@ -188,8 +195,7 @@ int TokensRevoke(const std::vector<std::string>& args) {
     }
     return exit_code;
   }
-  std::cout << "revoked " << args[0]
-            << " (agents enrolled with it are disconnected now and refused from now on)\n";
+  std::cout << "revoked " << args[0] << " (agents enrolled with it are disconnected now and refused from now on)\n";
   return kExitOk;
 }
 
@@ -221,20 +227,30 @@ void RegisterFleetRemoteCommands(CommandRegistry& registry) {
                 .summary = "remove an agent (results kept; its credential stops working; the name may enroll again)",
                 .usage = "fleetmark agents remove NAME",
                 .run = AgentsRemove});
-  registry.Add({.name = "schedules create", .summary = "run a plan on a cron schedule (UTC)",
+  registry.Add({.name = "schedules create",
+                .summary = "run a plan on a cron schedule (UTC)",
                 .usage = "fleetmark schedules create NAME PLAN --cron 'M H DOM MON DOW' --select EXPR|all [--quick]",
                 .run = SchedulesCreate});
-  registry.Add({.name = "schedules list", .summary = "list schedules and their next fire time",
-                .usage = "fleetmark schedules list", .run = SchedulesList});
-  registry.Add({.name = "schedules delete", .summary = "delete a schedule",
-                .usage = "fleetmark schedules delete NAME", .run = SchedulesDelete});
-  registry.Add({.name = "tokens create", .summary = "create an agent enrollment token (printed once)",
-                .usage = "fleetmark tokens create [--description TEXT]", .run = TokensCreate});
+  registry.Add({.name = "schedules list",
+                .summary = "list schedules and their next fire time",
+                .usage = "fleetmark schedules list",
+                .run = SchedulesList});
+  registry.Add({.name = "schedules delete",
+                .summary = "delete a schedule",
+                .usage = "fleetmark schedules delete NAME",
+                .run = SchedulesDelete});
+  registry.Add({.name = "tokens create",
+                .summary = "create an agent enrollment token (printed once)",
+                .usage = "fleetmark tokens create [--description TEXT]",
+                .run = TokensCreate});
   registry.Add({.name = "tokens list",
                 .summary = "list enrollment tokens: id, description, created, revoked, agents enrolled",
-                .usage = "fleetmark tokens list", .run = TokensList});
-  registry.Add({.name = "tokens revoke", .summary = "revoke an enrollment token and the agents enrolled with it",
-                .usage = "fleetmark tokens revoke TOKEN_ID", .run = TokensRevoke});
+                .usage = "fleetmark tokens list",
+                .run = TokensList});
+  registry.Add({.name = "tokens revoke",
+                .summary = "revoke an enrollment token and the agents enrolled with it",
+                .usage = "fleetmark tokens revoke TOKEN_ID",
+                .run = TokensRevoke});
 }
 
 }  // namespace fleetmark::cli

@@ -15,16 +15,16 @@ std::string FormatUnixNs(int64_t unix_ns) {
 }
 
 std::string RunSummary(const v1::RunInfo& run) {
-  return EscapeForTerminal(absl::StrCat("run ", run.run_id(), "  plan ", run.plan_name(), "  ", run.status(), "  ", run.results(),
-                      " results", run.quick() ? "  quick" : "", "  selector '", run.selector(), "'  by ",
-                      run.submitted_by(), "  created ", FormatUnixNs(run.created_unix_ns()),
-                      run.finished_unix_ns() > 0 ? absl::StrCat("  finished ", FormatUnixNs(run.finished_unix_ns()))
-                                                 : ""));
+  return EscapeForTerminal(absl::StrCat(
+      "run ", run.run_id(), "  plan ", run.plan_name(), "  ", run.status(), "  ", run.results(), " results",
+      run.quick() ? "  quick" : "", "  selector '", run.selector(), "'  by ", run.submitted_by(), "  created ",
+      FormatUnixNs(run.created_unix_ns()),
+      run.finished_unix_ns() > 0 ? absl::StrCat("  finished ", FormatUnixNs(run.finished_unix_ns())) : ""));
 }
 
 std::string JobsTable(const v1::RunInfo& run) {
-  report::TextTable table({{"agent"}, {"status"}, {"attempts", report::Align::kRight},
-                           {"progress", report::Align::kRight}, {"message"}});
+  report::TextTable table(
+      {{"agent"}, {"status"}, {"attempts", report::Align::kRight}, {"progress", report::Align::kRight}, {"message"}});
   for (const v1::JobInfo& job : run.jobs()) {
     table.AddRow({job.agent_name(), job.status(), absl::StrCat(job.attempts()),
                   absl::StrCat(job.cases_done(), "/", job.cases_total()), job.message()});

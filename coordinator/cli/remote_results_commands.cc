@@ -58,8 +58,7 @@ absl::StatusOr<std::string> CsvByAgent(const v1::ExportResultsResponse& exported
 }
 
 int Export(const std::vector<std::string>& args) {
-  static const char kUsage[] =
-      "fleetmark export RUN --format csv|json|gbench-json|table [--out FILE] [--agents NAME]";
+  static const char kUsage[] = "fleetmark export RUN --format csv|json|gbench-json|table [--out FILE] [--agents NAME]";
   if (args.size() != 1) return RemoteUsageError(kUsage, "export takes one run id");
   absl::StatusOr<RunCommandOptions> options = RunCommandOptionsFromFlags();
   if (!options.ok()) {
@@ -94,8 +93,10 @@ int Export(const std::vector<std::string>& args) {
       print.add_whitespace = true;
       print.preserve_proto_field_names = true;
       auto status = google::protobuf::util::MessageToJsonString(*exported, &json, print);
-      if (!status.ok()) text = absl::InternalError(std::string(status.message()));
-      else text = json;
+      if (!status.ok())
+        text = absl::InternalError(std::string(status.message()));
+      else
+        text = json;
       break;
     }
     case report::ReportFormat::kGbenchJson: {
@@ -103,9 +104,9 @@ int Export(const std::vector<std::string>& args) {
       if (reports.size() > 1) {
         std::vector<std::string> names;
         for (const auto& [name, report] : reports) names.push_back(name);
-        return RemoteUsageError(kUsage, absl::StrCat("gbench-json holds one host: pass --agents NAME (run ",
-                                                     exported->run().run_id(),
-                                                     " has ", absl::StrJoin(names, ", "), ")"));
+        return RemoteUsageError(
+            kUsage, absl::StrCat("gbench-json holds one host: pass --agents NAME (run ", exported->run().run_id(),
+                                 " has ", absl::StrJoin(names, ", "), ")"));
       }
       text = reports.empty() ? report::FormatReport(v1::RunReport(), options->format)
                              : report::FormatReport(reports.begin()->second, options->format);
@@ -142,7 +143,8 @@ int Compare(const std::vector<std::string>& args) {
   if (args.size() != 1) return RemoteUsageError(kUsage, "compare takes one run id");
   std::vector<std::string> agents = absl::StrSplit(absl::GetFlag(FLAGS_agents), ',', absl::SkipEmpty());
   if (agents.size() != 2) {
-    return RemoteUsageError(kUsage, absl::StrCat("--agents: two agent names A,B, got \"", absl::GetFlag(FLAGS_agents), "\""));
+    return RemoteUsageError(kUsage,
+                            absl::StrCat("--agents: two agent names A,B, got \"", absl::GetFlag(FLAGS_agents), "\""));
   }
   if (agents[0] == agents[1]) {
     return RemoteUsageError(kUsage, absl::StrCat("--agents: two different agents, got \"", agents[0], "\" twice"));
@@ -179,8 +181,9 @@ int Compare(const std::vector<std::string>& args) {
       std::vector<std::string> names;
       for (const auto& [n, r] : reports) names.push_back(n);
       std::cerr << "fleetmark: --agents: agent \"" << EscapeForTerminal(name) << "\" has no results in run "
-                << exported->run().run_id() << " (agents with results: "
-                << (names.empty() ? "none" : EscapeForTerminal(absl::StrJoin(names, ", "))) << ")\n";
+                << exported->run().run_id()
+                << " (agents with results: " << (names.empty() ? "none" : EscapeForTerminal(absl::StrJoin(names, ", ")))
+                << ")\n";
       return kExitUsage;
     }
   }

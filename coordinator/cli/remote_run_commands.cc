@@ -94,8 +94,8 @@ int Submit(const std::vector<std::string>& args) {
   if (!status.ok()) return client->Fail("submit", status);
   std::vector<std::string> agents;
   for (const v1::JobInfo& job : response.run().jobs()) agents.push_back(job.agent_name());
-  std::cerr << "submitted run " << response.run().run_id() << " (plan " << plan->name() << ") to "
-            << agents.size() << " agent(s): " << absl::StrJoin(agents, ", ") << "\n";
+  std::cerr << "submitted run " << response.run().run_id() << " (plan " << plan->name() << ") to " << agents.size()
+            << " agent(s): " << absl::StrJoin(agents, ", ") << "\n";
   if (!absl::GetFlag(FLAGS_wait)) {
     std::cout << response.run().run_id() << "\n";
     return kExitOk;
@@ -116,8 +116,13 @@ int RunsList(const std::vector<std::string>& args) {
   if (int code = CallControl(&v1::ControlService::Stub::ListRuns, request, &response, "runs list"); code != kExitOk) {
     return code;
   }
-  report::TextTable table({{"run"}, {"plan"}, {"status"}, {"jobs", report::Align::kRight},
-                           {"results", report::Align::kRight}, {"created"}, {"selector"}});
+  report::TextTable table({{"run"},
+                           {"plan"},
+                           {"status"},
+                           {"jobs", report::Align::kRight},
+                           {"results", report::Align::kRight},
+                           {"created"},
+                           {"selector"}});
   for (const v1::RunInfo& run : response.runs()) {
     int done = 0;
     for (const v1::JobInfo& job : run.jobs()) done += job.status() == "done" ? 1 : 0;
@@ -167,12 +172,18 @@ void RegisterRunRemoteCommands(CommandRegistry& registry) {
                 .summary = "schedule a plan on the coordinator's agents (live progress with --wait)",
                 .usage = kSubmitUsage,
                 .run = Submit});
-  registry.Add({.name = "runs list", .summary = "list the newest runs", .usage = "fleetmark runs list [--limit N]",
+  registry.Add({.name = "runs list",
+                .summary = "list the newest runs",
+                .usage = "fleetmark runs list [--limit N]",
                 .run = RunsList});
-  registry.Add({.name = "runs show", .summary = "show a run: its jobs and results tables per agent",
-                .usage = "fleetmark runs show RUN", .run = RunsShow});
-  registry.Add({.name = "runs cancel", .summary = "cancel a run (its running jobs are stopped)",
-                .usage = "fleetmark runs cancel RUN", .run = RunsCancel});
+  registry.Add({.name = "runs show",
+                .summary = "show a run: its jobs and results tables per agent",
+                .usage = "fleetmark runs show RUN",
+                .run = RunsShow});
+  registry.Add({.name = "runs cancel",
+                .summary = "cancel a run (its running jobs are stopped)",
+                .usage = "fleetmark runs cancel RUN",
+                .run = RunsCancel});
 }
 
 }  // namespace fleetmark::cli

@@ -47,8 +47,7 @@ int DescriptorOf(const std::string& path) {
   if (path == "/dev/stderr") return STDERR_FILENO;
   for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
     int fd = -1;
-    if (absl::StartsWith(path, prefix) && absl::SimpleAtoi(path.substr(std::strlen(prefix)), &fd) &&
-        fd >= 0) {
+    if (absl::StartsWith(path, prefix) && absl::SimpleAtoi(path.substr(std::strlen(prefix)), &fd) && fd >= 0) {
       return fd;
     }
   }
@@ -86,9 +85,8 @@ absl::StatusOr<Target> Resolve(const std::string& out) {
     if (::lstat(target.path.c_str(), &st) != 0) {
       if (errno == ELOOP) break;
       if (errno == ENOENT && hops > 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--out: ", out, " is a symbolic link to ", target.path,
-                         ", which does not exist (a dangling link: fix or remove it)"));
+        return absl::InvalidArgumentError(absl::StrCat("--out: ", out, " is a symbolic link to ", target.path,
+                                                       ", which does not exist (a dangling link: fix or remove it)"));
       }
       // A new file (or a missing directory, which creating the temporary file reports).
       if (errno == ENOENT) return target;
@@ -117,14 +115,12 @@ absl::StatusOr<Target> Resolve(const std::string& out) {
     }
     return target;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("--out: ", out, ": too many levels of symbolic links (a link loop?)"));
+  return absl::InvalidArgumentError(absl::StrCat("--out: ", out, ": too many levels of symbolic links (a link loop?)"));
 }
 
 }  // namespace
 
-absl::StatusOr<ResultOutput> ResultOutput::Open(const std::string& out,
-                                                const std::string& plan_path) {
+absl::StatusOr<ResultOutput> ResultOutput::Open(const std::string& out, const std::string& plan_path) {
   ResultOutput output;
   if (out.empty()) {
     output.fd_ = STDOUT_FILENO;
@@ -133,8 +129,7 @@ absl::StatusOr<ResultOutput> ResultOutput::Open(const std::string& out,
   output.name_ = out;
   std::error_code ec;
   if (!plan_path.empty() && std::filesystem::equivalent(out, plan_path, ec)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--out: ", out, " is the plan file; write the results elsewhere"));
+    return absl::InvalidArgumentError(absl::StrCat("--out: ", out, " is the plan file; write the results elsewhere"));
   }
   absl::StatusOr<Target> target = Resolve(out);
   if (!target.ok()) return target.status();
@@ -142,8 +137,8 @@ absl::StatusOr<ResultOutput> ResultOutput::Open(const std::string& out,
     case Target::Kind::kDescriptor: {
       const int fd = ::fcntl(target->fd, F_DUPFD_CLOEXEC, 3);
       if (fd < 0) {
-        return absl::InvalidArgumentError(absl::StrCat("--out: cannot write ", out, ": descriptor ",
-                                                       target->fd, ": ", std::strerror(errno)));
+        return absl::InvalidArgumentError(
+            absl::StrCat("--out: cannot write ", out, ": descriptor ", target->fd, ": ", std::strerror(errno)));
       }
       output.fd_ = fd;
       output.owns_fd_ = true;
@@ -176,8 +171,7 @@ absl::StatusOr<ResultOutput> ResultOutput::Open(const std::string& out,
   name.push_back('\0');
   const int fd = ::mkstemp(name.data());
   if (fd < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--out: cannot write ", out, ": ", std::strerror(errno)));
+    return absl::InvalidArgumentError(absl::StrCat("--out: cannot write ", out, ": ", std::strerror(errno)));
   }
   // mkstemp creates 0600; a replaced file keeps its bits, a new one is an ordinary file
   // (0644 less the umask).
@@ -221,7 +215,7 @@ absl::Status ResultOutput::WriteAll(const std::string& text) {
     owns_fd_ = false;
   }
   if (temp_path_.empty()) return status;  // written in place
-  if (!status.ok()) {  // an incomplete file: nothing in it to keep
+  if (!status.ok()) {                     // an incomplete file: nothing in it to keep
     ::unlink(temp_path_.c_str());
     temp_path_.clear();
     return status;

@@ -54,7 +54,7 @@ class ResultOutput {
   std::string path_;       // the file renamed over; "" when written in place
   std::string temp_path_;  // the temporary file while uncommitted
   int fd_ = -1;
-  bool owns_fd_ = false;   // fd_ is closed by this object (not for stdout)
+  bool owns_fd_ = false;  // fd_ is closed by this object (not for stdout)
 };
 
 }  // namespace fleetmark::cli

@@ -48,10 +48,10 @@ constexpr int kWatcherStop = SIGUSR2;
 // A random (version 4) UUID, RFC 4122 §4.4.
 std::string RandomUuid(std::mt19937_64& rng) {
   uint64_t hi = rng(), lo = rng();
-  hi = (hi & ~uint64_t{0xF000}) | 0x4000;                        // version 4
-  lo = (lo & ~(uint64_t{0xC} << 60)) | (uint64_t{0x8} << 60);    // variant 10
-  return absl::StrFormat("%08x-%04x-%04x-%04x-%012x", hi >> 32, (hi >> 16) & 0xFFFF,
-                         hi & 0xFFFF, lo >> 48, lo & 0xFFFFFFFFFFFFull);
+  hi = (hi & ~uint64_t{0xF000}) | 0x4000;                      // version 4
+  lo = (lo & ~(uint64_t{0xC} << 60)) | (uint64_t{0x8} << 60);  // variant 10
+  return absl::StrFormat("%08x-%04x-%04x-%04x-%012x", hi >> 32, (hi >> 16) & 0xFFFF, hi & 0xFFFF, lo >> 48,
+                         lo & 0xFFFFFFFFFFFFull);
 }
 
 int Fail(int code, const std::string& message) {
@@ -73,8 +73,12 @@ class RunSession {
  public:
   RunSession(const v1::Plan& plan, const RunCommandOptions& options, std::vector<v1::CaseSpec> cases,
              ResultOutput output)
-      : plan_(plan), options_(options), cases_(std::move(cases)), output_(std::move(output)),
-        rng_(std::random_device{}()), started_(absl::Now()) {
+      : plan_(plan),
+        options_(options),
+        cases_(std::move(cases)),
+        output_(std::move(output)),
+        rng_(std::random_device{}()),
+        started_(absl::Now()) {
     report_.set_plan_name(plan.name());
   }
 
@@ -126,8 +130,7 @@ class RunSession {
     }
     report::ReportOptions report_options;
     report_options.now = absl::Now();
-    absl::StatusOr<std::string> text =
-        report::FormatReport(report_, options_.format, report_options);
+    absl::StatusOr<std::string> text = report::FormatReport(report_, options_.format, report_options);
     if (!text.ok()) return Fail(kExitFailure, std::string(text.status().message()));
     if (absl::Status written = output_.WriteAll(*text); !written.ok()) {
       return Fail(kExitFailure, std::string(written.message()));
@@ -136,12 +139,11 @@ class RunSession {
     const int ok = outcomes.ok, unsupported = outcomes.unsupported, failed = outcomes.failed,
               cancelled = outcomes.cancelled;
     const int total = report_.results_size();
-    std::cerr << absl::StrFormat(
-        "fleetmark run: %d case%s in %s: %d ok, %d unsupported, %d failed%s\n", total,
-        total == 1 ? "" : "s", HumanDuration(absl::Now() - started_), ok, unsupported, failed,
-        cancelled > 0 ? absl::StrFormat(", %d cancelled (%s)", cancelled,
-                                        signal == SIGTERM ? "terminated" : "interrupted")
-                      : "");
+    std::cerr << absl::StrFormat("fleetmark run: %d case%s in %s: %d ok, %d unsupported, %d failed%s\n", total,
+                                 total == 1 ? "" : "s", HumanDuration(absl::Now() - started_), ok, unsupported, failed,
+                                 cancelled > 0 ? absl::StrFormat(", %d cancelled (%s)", cancelled,
+                                                                 signal == SIGTERM ? "terminated" : "interrupted")
+                                               : "");
     std::cerr.flush();
     if (signal != 0) return kExitSignalBase + signal;
     return ExitCodeForOutcomes(outcomes);
@@ -160,8 +162,7 @@ class RunSession {
 };
 
 // The cases RunPlan will run: the plan's, after --quick and --filter.
-absl::StatusOr<std::vector<v1::CaseSpec>> SelectedCases(const v1::Plan& plan,
-                                                        const RunCommandOptions& options) {
+absl::StatusOr<std::vector<v1::CaseSpec>> SelectedCases(const v1::Plan& plan, const RunCommandOptions& options) {
   absl::StatusOr<engine::CaseFilter> filter = engine::CaseFilter::Compile(options.filter);
   if (!filter.ok()) return filter.status();
   std::vector<v1::CaseSpec> cases;

@@ -18,8 +18,7 @@ namespace fleetmark::cli {
 
 absl::StatusOr<RunCommandOptions> RunCommandOptionsFromFlags() {
   RunCommandOptions options;
-  absl::StatusOr<report::ReportFormat> format =
-      report::ParseReportFormat(absl::GetFlag(FLAGS_format));
+  absl::StatusOr<report::ReportFormat> format = report::ParseReportFormat(absl::GetFlag(FLAGS_format));
   if (!format.ok()) return format.status();
   options.format = *format;
   options.out = absl::GetFlag(FLAGS_out);

@@ -120,9 +120,9 @@ std::string Describe(ControlClient& client, const v1::RunInfo& run) {
   std::vector<std::string> jobs;
   for (const v1::JobInfo& job : run.jobs()) {
     if (Terminal(job.status())) continue;
-    std::string text = absl::StrCat("job on ", job.agent_name(), " ", job.status(), " (", job.cases_done(), "/",
-                                    job.cases_total(), " cases",
-                                    job.attempts() > 1 ? absl::StrCat(", attempt ", job.attempts()) : "", ")");
+    std::string text =
+        absl::StrCat("job on ", job.agent_name(), " ", job.status(), " (", job.cases_done(), "/", job.cases_total(),
+                     " cases", job.attempts() > 1 ? absl::StrCat(", attempt ", job.attempts()) : "", ")");
     if (auto it = agent_state.find(job.agent_name()); it != agent_state.end()) {
       absl::StrAppend(&text, ", agent ", job.agent_name(), " ", it->second);
     }
@@ -182,14 +182,16 @@ WatchResult WatchRunUntilEnded(ControlClient& client, const std::string& run_id,
         return result;
       }
       std::cerr << "fleetmark: watching run " << run_id << ": the coordinator ended the watch before the run "
-                << "ended\n" << DetachHint(result.run.run_id().empty() ? run_id : result.run.run_id()) << "\n";
+                << "ended\n"
+                << DetachHint(result.run.run_id().empty() ? run_id : result.run.run_id()) << "\n";
       result.exit_code = kExitFailure;
       return result;
     }
     const std::string id = result.run.run_id().empty() ? run_id : result.run.run_id();
     if (now >= deadline) {
-      std::cerr << "fleetmark: --timeout " << absl::FormatDuration(options.timeout) << " expired: "
-                << Describe(client, result.run) << "\n" << DetachHint(id) << "\n";
+      std::cerr << "fleetmark: --timeout " << absl::FormatDuration(options.timeout)
+                << " expired: " << Describe(client, result.run) << "\n"
+                << DetachHint(id) << "\n";
       result.exit_code = kExitFailure;
       return result;
     }
@@ -210,10 +212,9 @@ WatchResult WatchRunUntilEnded(ControlClient& client, const std::string& run_id,
                           : "coordinator's database unavailable, retrying (run continues on the agents)…");
     }
     if (now - unreachable_since >= options.unreachable_limit) {
-      result.exit_code = client.Fail(
-          absl::StrCat("watching run ", id, ": gave up after ", absl::FormatDuration(now - unreachable_since),
-                       " of retries"),
-          status);
+      result.exit_code = client.Fail(absl::StrCat("watching run ", id, ": gave up after ",
+                                                  absl::FormatDuration(now - unreachable_since), " of retries"),
+                                     status);
       std::cerr << DetachHint(id) << "\n";
       return result;
     }

@@ -26,8 +26,7 @@ int TopologyCommand(const std::vector<std::string>& args) {
   const std::string format = absl::GetFlag(FLAGS_format);
   const bool json = format == "json";
   if (!json && format != "text" && format != "table") {
-    std::cerr << "fleetmark topology: --format must be text or json, got \"" << format
-              << "\"\n";
+    std::cerr << "fleetmark topology: --format must be text or json, got \"" << format << "\"\n";
     return kExitUsage;
   }
   engine::HostOptions options;
@@ -35,8 +34,7 @@ int TopologyCommand(const std::vector<std::string>& args) {
   absl::StatusOr<v1::HostInfo> host = engine::DetectHost(options);
   if (!host.ok()) {
     std::cerr << "fleetmark topology: " << host.status().message() << "\n";
-    return host.status().code() == absl::StatusCode::kInvalidArgument ? kExitUsage
-                                                                       : kExitFailure;
+    return host.status().code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
   }
   if (!json) {
     std::cout << engine::FormatHostText(*host);

@@ -27,11 +27,15 @@ ApiResponse Ok(const char* key, json value) {
 
 ApiResponse FromStatus(const absl::Status& status) {
   switch (status.code()) {
-    case absl::StatusCode::kNotFound: return Error(404, std::string(status.message()));
-    case absl::StatusCode::kInvalidArgument: return Error(400, std::string(status.message()));
+    case absl::StatusCode::kNotFound:
+      return Error(404, std::string(status.message()));
+    case absl::StatusCode::kInvalidArgument:
+      return Error(400, std::string(status.message()));
     case absl::StatusCode::kUnavailable:
-    case absl::StatusCode::kDeadlineExceeded: return Error(503, std::string(status.message()));
-    default: return Error(500, std::string(status.message()));
+    case absl::StatusCode::kDeadlineExceeded:
+      return Error(503, std::string(status.message()));
+    default:
+      return Error(500, std::string(status.message()));
   }
 }
 
@@ -216,9 +220,10 @@ ApiResponse Api::History(const std::map<std::string, std::string>& query) const 
   }
   ApiResponse response = Ok("series", std::move(series));
   response.body["case_id"] = case_id;
-  response.body["method"] = "binary segmentation of log(median) per device, BIC penalty "
-                               "2·σ²·ln n with σ from the MAD of successive differences, "
-                               "changes of at least 3%, at least 2 runs per segment";
+  response.body["method"] =
+      "binary segmentation of log(median) per device, BIC penalty "
+      "2·σ²·ln n with σ from the MAD of successive differences, "
+      "changes of at least 3%, at least 2 runs per segment";
   return response;
 }
 

@@ -32,9 +32,7 @@ class SegmentCost {
     const double s = sum_[end] - sum_[begin];
     return std::max(0.0, (sum_sq_[end] - sum_sq_[begin]) - s * s / n);
   }
-  double Mean(size_t begin, size_t end) const {
-    return (sum_[end] - sum_[begin]) / static_cast<double>(end - begin);
-  }
+  double Mean(size_t begin, size_t end) const { return (sum_[end] - sum_[begin]) / static_cast<double>(end - begin); }
 
  private:
   std::vector<double> sum_;

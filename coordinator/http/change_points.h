@@ -26,7 +26,6 @@ struct ChangePointOptions {
 // Indices i (ascending) where a new level starts: points[i-1] and points[i] lie in
 // different segments. Non-positive or non-finite values are skipped for fitting and
 // never reported. Empty for fewer than 2·min_segment usable points.
-std::vector<size_t> DetectChangePoints(const std::vector<double>& medians,
-                                       const ChangePointOptions& options = {});
+std::vector<size_t> DetectChangePoints(const std::vector<double>& medians, const ChangePointOptions& options = {});
 
 }  // namespace fleetmark::http

@@ -12,8 +12,8 @@ namespace fleetmark::http {
 namespace {
 
 bool IsTimed(const fleetmark::v1::CaseResult& r) {
-  return r.status() == fleetmark::v1::CASE_STATUS_OK && r.stats().count() > 0 &&
-         std::isfinite(r.stats().median_ns()) && r.stats().median_ns() > 0;
+  return r.status() == fleetmark::v1::CASE_STATUS_OK && r.stats().count() > 0 && std::isfinite(r.stats().median_ns()) &&
+         r.stats().median_ns() > 0;
 }
 
 Ratio RatioOf(const CellValue& a, const CellValue& x) {
@@ -120,9 +120,8 @@ Comparison CompareDevices(const std::vector<DeviceResults>& devices) {
       if (cell.values[d]) present.push_back(d);
     }
     if (present.size() >= 2) {
-      std::sort(present.begin(), present.end(), [&](size_t a, size_t b) {
-        return cell.values[a]->median_ns < cell.values[b]->median_ns;
-      });
+      std::sort(present.begin(), present.end(),
+                [&](size_t a, size_t b) { return cell.values[a]->median_ns < cell.values[b]->median_ns; });
       const CellValue& best = *cell.values[present[0]];
       const CellValue& second = *cell.values[present[1]];
       cell.winner = static_cast<int>(present[0]);

@@ -43,7 +43,7 @@ struct CellValue {
 };
 
 struct Ratio {
-  double ratio = 1;     // median_A / median_X
+  double ratio = 1;  // median_A / median_X
   double low = 1;
   double high = 1;
   bool no_difference = false;  // low <= 1 <= high
@@ -51,11 +51,11 @@ struct Ratio {
 
 struct Cell {
   std::string strategy;
-  std::string workload;                     // WorkloadColumn::key
+  std::string workload;                          // WorkloadColumn::key
   std::vector<std::optional<CellValue>> values;  // one per device
-  int winner = -1;              // index of the fastest device; -1 if < 2 devices have it
-  bool no_difference = false;   // the winner's CI overlaps the runner-up's
-  std::vector<std::optional<Ratio>> ratios;  // [i] = A / device i (i >= 1); [0] empty
+  int winner = -1;                               // index of the fastest device; -1 if < 2 devices have it
+  bool no_difference = false;                    // the winner's CI overlaps the runner-up's
+  std::vector<std::optional<Ratio>> ratios;      // [i] = A / device i (i >= 1); [0] empty
 };
 
 struct WorkloadColumn {

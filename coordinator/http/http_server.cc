@@ -65,8 +65,8 @@ void ReadOnly(const httplib::Request& req, httplib::Response& res) {
 std::optional<std::string> RequestFramingProblem(const httplib::Request& req) {
   if (req.get_header_value_count("Host") > 1) return "Host: exactly one Host header is allowed (RFC 9112 3.2)";
   if (req.has_header("Host") && !HasValidHostPort(req.get_header_value("Host"))) {
-    return absl::StrCat("Host: expected host or host:port with port 1..65535, got \"",
-                        req.get_header_value("Host"), "\"");
+    return absl::StrCat("Host: expected host or host:port with port 1..65535, got \"", req.get_header_value("Host"),
+                        "\"");
   }
   const size_t lengths = req.get_header_value_count("Content-Length");
   for (size_t i = 0; i < lengths; ++i) {
@@ -143,8 +143,8 @@ class HttpServerImpl final : public HttpServer {
       }
       const std::string header = req.get_header_value("Authorization");
       constexpr absl::string_view kBearer = "Bearer ";
-      if (absl::StartsWith(header, kBearer) && SameSecret(std::string_view(header).substr(kBearer.size()),
-                                                           options_.bearer_token)) {
+      if (absl::StartsWith(header, kBearer) &&
+          SameSecret(std::string_view(header).substr(kBearer.size()), options_.bearer_token)) {
         return httplib::Server::HandlerResponse::Unhandled;
       }
       res.status = 401;
@@ -161,15 +161,13 @@ class HttpServerImpl final : public HttpServer {
       res.set_header("Cache-Control", "no-store");
       res.set_content(Dump(response.body), "application/json");
     });
-    if (!server_.set_mount_point("/assets", options_.web_root + "/assets",
-                                 {{"Cache-Control", "no-cache"}})) {
+    if (!server_.set_mount_point("/assets", options_.web_root + "/assets", {{"Cache-Control", "no-cache"}})) {
       return absl::FailedPreconditionError(absl::StrCat("web root ", options_.web_root, ": no assets/ folder"));
     }
     // Pages: the single-page app renders the route; the status tells crawlers and
     // tests whether the thing exists.
-    server_.Get(R"(/(fleet|runs|compare|history)?/?)", [this](const httplib::Request&, httplib::Response& res) {
-      Page(res, 200);
-    });
+    server_.Get(R"(/(fleet|runs|compare|history)?/?)",
+                [this](const httplib::Request&, httplib::Response& res) { Page(res, 200); });
     server_.Get(R"(/runs/([^/]+)/?)", [this](const httplib::Request& req, httplib::Response& res) {
       auto run_id = api_.reader().ResolveRunId(req.matches[1].str());
       absl::Status status = run_id.status();
@@ -267,7 +265,7 @@ bool IsLoopbackHost(std::string_view host_view) {
 
 bool IsAllowedHostHeader(std::string_view header_view) {
   const absl::string_view header(header_view.data(), header_view.size());
-  if (header.empty()) return true;  // HTTP/1.0 without Host: not a browser
+  if (header.empty()) return true;      // HTTP/1.0 without Host: not a browser
   if (absl::StartsWith(header, "[")) {  // [IPv6] or [IPv6]:port
     const size_t close = header.find(']');
     if (close == absl::string_view::npos) return false;
@@ -310,8 +308,8 @@ absl::Status ValidateHttpServerOptions(const HttpServerOptions& options) {
   const std::string& token = options.bearer_token;
   if (!token.empty()) FLEETMARK_RETURN_IF_ERROR(CheckSecretText("http bearer token", token));  // "" = none
   if (!IsLoopbackHost(host_port.first) && token.empty() && !options.allow_insecure_remote) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "http address ", options.address, " is not loopback: set a bearer token (or allow_insecure_remote)"));
+    return absl::InvalidArgumentError(absl::StrCat("http address ", options.address,
+                                                   " is not loopback: set a bearer token (or allow_insecure_remote)"));
   }
   return absl::OkStatus();
 }
@@ -325,8 +323,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartHttpServer(const HttpServerOpti
   if (resolved.web_root.empty()) resolved.web_root = FLEETMARK_WEB_DIST;
   std::ifstream in(resolved.web_root + "/index.html", std::ios::binary);
   if (resolved.web_root.empty() || !in) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "web root \"", resolved.web_root, "\": no index.html (build the fleetmark_web target)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("web root \"", resolved.web_root, "\": no index.html (build the fleetmark_web target)"));
   }
   std::stringstream index;
   index << in.rdbuf();

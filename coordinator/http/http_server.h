@@ -86,7 +86,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartHttpServer(const HttpServerOpti
 
 // Same, over any reader (tests and benchmarks inject theirs). `reader` is shared with
 // the server threads and must be thread-safe.
-absl::StatusOr<std::unique_ptr<HttpServer>> StartHttpServer(
-    const HttpServerOptions& options, std::shared_ptr<store::WebReader> reader);
+absl::StatusOr<std::unique_ptr<HttpServer>> StartHttpServer(const HttpServerOptions& options,
+                                                            std::shared_ptr<store::WebReader> reader);
 
 }  // namespace fleetmark::http

@@ -39,22 +39,32 @@ json HostJson(const fleetmark::v1::HostInfo& host) {
   for (const auto& k : host.core_kinds()) kinds.push_back(CoreKindJson(k));
   json classes = json::array();
   for (const auto& k : host.core_classes()) classes.push_back(CoreKindJson(k));
-  return {{"hostname", host.hostname()},       {"cpu_model", host.cpu_model()},
-          {"arch", host.arch()},               {"logical_cpus", host.logical_cpus()},
-          {"physical_cores", host.physical_cores()}, {"smt", host.smt()},
-          {"core_kinds", kinds},               {"core_classes", classes},
-          {"memory_bytes", host.memory_bytes()}, {"os", host.os()},
-          {"kernel", host.kernel()},           {"device_model", host.device_model()},
-          {"soc", host.soc()},                 {"governor", host.governor()},
-          {"clocks_locked", host.clocks_locked()}, {"engine_version", host.engine_version()},
-          {"numa_nodes", host.numa_nodes()}, {"emulated", host.emulated()},
+  return {{"hostname", host.hostname()},
+          {"cpu_model", host.cpu_model()},
+          {"arch", host.arch()},
+          {"logical_cpus", host.logical_cpus()},
+          {"physical_cores", host.physical_cores()},
+          {"smt", host.smt()},
+          {"core_kinds", kinds},
+          {"core_classes", classes},
+          {"memory_bytes", host.memory_bytes()},
+          {"os", host.os()},
+          {"kernel", host.kernel()},
+          {"device_model", host.device_model()},
+          {"soc", host.soc()},
+          {"governor", host.governor()},
+          {"clocks_locked", host.clocks_locked()},
+          {"engine_version", host.engine_version()},
+          {"numa_nodes", host.numa_nodes()},
+          {"emulated", host.emulated()},
           {"emulation_evidence", host.emulation_evidence()}};
 }
 
 json EnvJson(const fleetmark::v1::EnvSnapshot& env) {
   return {{"cpu_frequency_khz", std::vector<uint64_t>(env.cpu_frequency_khz().begin(), env.cpu_frequency_khz().end())},
           {"temperatures_c", std::vector<double>(env.temperatures_c().begin(), env.temperatures_c().end())},
-          {"thermal_zone_types", std::vector<std::string>(env.thermal_zone_types().begin(), env.thermal_zone_types().end())},
+          {"thermal_zone_types",
+           std::vector<std::string>(env.thermal_zone_types().begin(), env.thermal_zone_types().end())},
           {"load_average_1m", Number(env.load_average_1m())},
           {"trip_point_crossed", env.trip_point_crossed()},
           {"unix_ms", Ms(env.unix_time_ns())}};
@@ -63,37 +73,58 @@ json EnvJson(const fleetmark::v1::EnvSnapshot& env) {
 json MemoryJson(const fleetmark::v1::MemoryResult& m) {
   json points = json::array();
   for (const auto& p : m.points()) {
-    points.push_back({{"tasks", p.tasks()}, {"rss_bytes", p.rss_bytes()}, {"pss_bytes", p.pss_bytes()},
-                      {"uss_bytes", p.uss_bytes()}, {"baseline_rss_bytes", p.baseline_rss_bytes()},
-                      {"status", CaseStatusName(p.status())}, {"message", p.message()}});
+    points.push_back({{"tasks", p.tasks()},
+                      {"rss_bytes", p.rss_bytes()},
+                      {"pss_bytes", p.pss_bytes()},
+                      {"uss_bytes", p.uss_bytes()},
+                      {"baseline_rss_bytes", p.baseline_rss_bytes()},
+                      {"status", CaseStatusName(p.status())},
+                      {"message", p.message()}});
   }
-  return {{"points", points}, {"slope_kib_per_task", Number(m.slope_kib_per_task())},
-          {"intercept_kib", Number(m.intercept_kib())}, {"r_squared", Number(m.r_squared())},
+  return {{"points", points},
+          {"slope_kib_per_task", Number(m.slope_kib_per_task())},
+          {"intercept_kib", Number(m.intercept_kib())},
+          {"r_squared", Number(m.r_squared())},
           {"stack_kib", m.stack_kib()}};
 }
 
 json LoadJson(const fleetmark::v1::LoadResult& l) {
-  return {{"users", l.users()}, {"throughput_rps", Number(l.throughput_rps())},
-          {"latency_mean_ms", Number(l.latency_mean_ms())}, {"latency_p50_ms", Number(l.latency_p50_ms())},
-          {"latency_p95_ms", Number(l.latency_p95_ms())}, {"latency_p99_ms", Number(l.latency_p99_ms())},
-          {"latency_p999_ms", Number(l.latency_p999_ms())}, {"latency_max_ms", Number(l.latency_max_ms())},
-          {"requests", l.requests()}, {"server_requests", l.server_requests()},
-          {"errors_refused", l.errors_refused()}, {"errors_timeout", l.errors_timeout()},
-          {"errors_5xx", l.errors_5xx()}, {"errors_other", l.errors_other()},
-          {"peak_rss_bytes", l.peak_rss_bytes()}, {"peak_threads", l.peak_threads()}};
+  return {{"users", l.users()},
+          {"throughput_rps", Number(l.throughput_rps())},
+          {"latency_mean_ms", Number(l.latency_mean_ms())},
+          {"latency_p50_ms", Number(l.latency_p50_ms())},
+          {"latency_p95_ms", Number(l.latency_p95_ms())},
+          {"latency_p99_ms", Number(l.latency_p99_ms())},
+          {"latency_p999_ms", Number(l.latency_p999_ms())},
+          {"latency_max_ms", Number(l.latency_max_ms())},
+          {"requests", l.requests()},
+          {"server_requests", l.server_requests()},
+          {"errors_refused", l.errors_refused()},
+          {"errors_timeout", l.errors_timeout()},
+          {"errors_5xx", l.errors_5xx()},
+          {"errors_other", l.errors_other()},
+          {"peak_rss_bytes", l.peak_rss_bytes()},
+          {"peak_threads", l.peak_threads()}};
 }
 
 json FanoutJson(const fleetmark::v1::FanoutResult& f) {
-  return {{"total_ms", Number(f.total_ms())}, {"successes", f.successes()}, {"timeouts", f.timeouts()},
-          {"failures", f.failures()}, {"latency_p50_ms", Number(f.latency_p50_ms())},
-          {"latency_p95_ms", Number(f.latency_p95_ms())}, {"latency_p99_ms", Number(f.latency_p99_ms())},
-          {"latency_max_ms", Number(f.latency_max_ms())}, {"peak_threads", f.peak_threads()},
+  return {{"total_ms", Number(f.total_ms())},
+          {"successes", f.successes()},
+          {"timeouts", f.timeouts()},
+          {"failures", f.failures()},
+          {"latency_p50_ms", Number(f.latency_p50_ms())},
+          {"latency_p95_ms", Number(f.latency_p95_ms())},
+          {"latency_p99_ms", Number(f.latency_p99_ms())},
+          {"latency_max_ms", Number(f.latency_max_ms())},
+          {"peak_threads", f.peak_threads()},
           {"peak_rss_bytes", f.peak_rss_bytes()}};
 }
 
 json RatioJson(const std::optional<Ratio>& r) {
   if (!r) return nullptr;
-  return {{"ratio", Number(r->ratio)}, {"low", Number(r->low)}, {"high", Number(r->high)},
+  return {{"ratio", Number(r->ratio)},
+          {"low", Number(r->low)},
+          {"high", Number(r->high)},
           {"no_difference", r->no_difference}};
 }
 
@@ -108,22 +139,37 @@ std::string StopReasonName(fleetmark::v1::StopReason reason) {
 }
 
 json AgentJson(const store::WebAgent& agent) {
-  return {{"agent_id", agent.agent_id}, {"name", agent.name}, {"state", agent.state},
-          {"last_seen_unix_ms", Ms(agent.last_seen_unix_ns)}, {"running_job_id", agent.running_job_id},
-          {"labels", agent.labels}, {"host", HostJson(agent.host)}};
+  return {{"agent_id", agent.agent_id},
+          {"name", agent.name},
+          {"state", agent.state},
+          {"last_seen_unix_ms", Ms(agent.last_seen_unix_ns)},
+          {"running_job_id", agent.running_job_id},
+          {"labels", agent.labels},
+          {"host", HostJson(agent.host)}};
 }
 
 json RunJson(const store::WebRun& run) {
   json jobs = json::array();
   for (const store::WebJob& j : run.jobs) {
-    jobs.push_back({{"job_id", j.job_id}, {"agent_id", j.agent_id}, {"agent_name", j.agent_name},
-                    {"status", j.status}, {"message", j.message}, {"attempts", j.attempts},
-                    {"cases_done", j.cases_done}, {"cases_total", j.cases_total}});
+    jobs.push_back({{"job_id", j.job_id},
+                    {"agent_id", j.agent_id},
+                    {"agent_name", j.agent_name},
+                    {"status", j.status},
+                    {"message", j.message},
+                    {"attempts", j.attempts},
+                    {"cases_done", j.cases_done},
+                    {"cases_total", j.cases_total}});
   }
-  return {{"run_id", run.run_id}, {"plan_name", run.plan_name}, {"status", run.status},
-          {"selector", run.selector}, {"submitted_by", run.submitted_by}, {"quick", run.quick},
-          {"created_unix_ms", Ms(run.created_unix_ns)}, {"finished_unix_ms", Ms(run.finished_unix_ns)},
-          {"results", run.results}, {"jobs", jobs}};
+  return {{"run_id", run.run_id},
+          {"plan_name", run.plan_name},
+          {"status", run.status},
+          {"selector", run.selector},
+          {"submitted_by", run.submitted_by},
+          {"quick", run.quick},
+          {"created_unix_ms", Ms(run.created_unix_ns)},
+          {"finished_unix_ms", Ms(run.finished_unix_ns)},
+          {"results", run.results},
+          {"jobs", jobs}};
 }
 
 json ResultJson(const store::WebResult& wr, bool full) {
@@ -193,8 +239,11 @@ json ComparisonJson(const std::vector<DeviceResults>& devices, const Comparison&
   json out;
   out["devices"] = json::array();
   for (const DeviceResults& d : devices) {
-    out["devices"].push_back({{"agent_id", d.agent_id}, {"name", d.name}, {"run_id", d.run_id},
-                              {"emulated", d.emulated}, {"emulated_left_out", d.emulated_left_out}});
+    out["devices"].push_back({{"agent_id", d.agent_id},
+                              {"name", d.name},
+                              {"run_id", d.run_id},
+                              {"emulated", d.emulated},
+                              {"emulated_left_out", d.emulated_left_out}});
   }
   out["workloads"] = json::array();
   for (const WorkloadColumn& w : c.workloads) out["workloads"].push_back({{"key", w.key}, {"label", w.label}});
@@ -207,14 +256,20 @@ json ComparisonJson(const std::vector<DeviceResults>& devices, const Comparison&
         values.push_back(nullptr);
         continue;
       }
-      values.push_back({{"result_id", v->result_id}, {"median_ns", Number(v->median_ns)},
-                        {"ci_low_ns", Number(v->ci_low_ns)}, {"ci_high_ns", Number(v->ci_high_ns)},
-                        {"normalized", Number(v->normalized)}, {"fastest", v->fastest}});
+      values.push_back({{"result_id", v->result_id},
+                        {"median_ns", Number(v->median_ns)},
+                        {"ci_low_ns", Number(v->ci_low_ns)},
+                        {"ci_high_ns", Number(v->ci_high_ns)},
+                        {"normalized", Number(v->normalized)},
+                        {"fastest", v->fastest}});
     }
     json ratios = json::array();
     for (const auto& r : cell.ratios) ratios.push_back(RatioJson(r));
-    out["cells"].push_back({{"strategy", cell.strategy}, {"workload", cell.workload}, {"values", values},
-                            {"winner", cell.winner}, {"no_difference", cell.no_difference},
+    out["cells"].push_back({{"strategy", cell.strategy},
+                            {"workload", cell.workload},
+                            {"values", values},
+                            {"winner", cell.winner},
+                            {"no_difference", cell.no_difference},
                             {"ratios", ratios}});
   }
   out["geomean"] = json::array();

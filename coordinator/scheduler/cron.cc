@@ -32,8 +32,8 @@ constexpr std::array<FieldSpec, 5> kFields = {{
 }};
 
 absl::Status FieldError(absl::string_view expression, const FieldSpec& f, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("cron \"", std::string(expression), "\": ", f.name, ": ",
-                                                 std::string(what)));
+  return absl::InvalidArgumentError(
+      absl::StrCat("cron \"", std::string(expression), "\": ", f.name, ": ", std::string(what)));
 }
 
 absl::StatusOr<int> ParseValue(absl::string_view expression, const FieldSpec& f, absl::string_view text) {
@@ -93,9 +93,7 @@ absl::Status ParseField(absl::string_view expression, const FieldSpec& f, absl::
   return absl::OkStatus();
 }
 
-absl::CivilMinute ToMinute(absl::Time t) {
-  return absl::ToCivilMinute(t, absl::UTCTimeZone());
-}
+absl::CivilMinute ToMinute(absl::Time t) { return absl::ToCivilMinute(t, absl::UTCTimeZone()); }
 
 absl::Time FromMinute(absl::CivilMinute m) { return absl::FromCivil(m, absl::UTCTimeZone()); }
 
@@ -111,9 +109,9 @@ absl::StatusOr<CronSchedule> CronSchedule::Parse(absl::string_view expression) {
   if (lower == "@yearly" || lower == "@annually") text = "0 0 1 1 *";
   std::vector<absl::string_view> fields = absl::StrSplit(text, absl::ByAnyChar(" \t"), absl::SkipEmpty());
   if (fields.size() != 5) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cron \"", std::string(expression),
-        "\": expected 5 fields (minute hour day-of-month month day-of-week), got ", fields.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cron \"", std::string(expression),
+                     "\": expected 5 fields (minute hour day-of-month month day-of-week), got ", fields.size()));
   }
   CronSchedule cron;
   cron.expression_ = std::string(expression);
@@ -125,11 +123,21 @@ absl::StatusOr<CronSchedule> CronSchedule::Parse(absl::string_view expression) {
     for (int v = kFields[i].min; v <= kFields[i].max; ++v) {
       if (!bits[v]) continue;
       switch (i) {
-        case 0: cron.minutes_.set(v); break;
-        case 1: cron.hours_.set(v); break;
-        case 2: cron.days_of_month_.set(v); break;
-        case 3: cron.months_.set(v); break;
-        case 4: cron.days_of_week_.set(v % 7); break;
+        case 0:
+          cron.minutes_.set(v);
+          break;
+        case 1:
+          cron.hours_.set(v);
+          break;
+        case 2:
+          cron.days_of_month_.set(v);
+          break;
+        case 3:
+          cron.months_.set(v);
+          break;
+        case 4:
+          cron.days_of_week_.set(v % 7);
+          break;
       }
     }
     if (i == 2) cron.dom_restricted_ = restricted;

@@ -37,8 +37,7 @@ using RunBuilder = std::function<absl::StatusOr<store::NewRun>(const v1::Schedul
 class ScheduleRunner {
  public:
   // `store` and `clock` must outlive the runner.
-  ScheduleRunner(store::Store& store, const Clock& clock, RunBuilder build_run,
-                 ScheduleRunnerOptions options = {});
+  ScheduleRunner(store::Store& store, const Clock& clock, RunBuilder build_run, ScheduleRunnerOptions options = {});
 
   // Fires every schedule whose latest slot at or before now (within catch_up) has not
   // fired yet, and records each schedule's next fire time. Returns the runs this call

@@ -2,8 +2,7 @@
 
 namespace fleetmark::service {
 
-std::shared_ptr<AgentSession> AgentRegistry::Add(const std::string& agent_id,
-                                                 std::shared_ptr<AgentSession> session) {
+std::shared_ptr<AgentSession> AgentRegistry::Add(const std::string& agent_id, std::shared_ptr<AgentSession> session) {
   absl::MutexLock lock(&mu_);
   std::shared_ptr<AgentSession>& slot = sessions_[agent_id];
   std::shared_ptr<AgentSession> previous = std::move(slot);

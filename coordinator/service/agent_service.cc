@@ -14,13 +14,20 @@ namespace {
 
 const char* MessageKind(const v1::AgentMessage& m) {
   switch (m.msg_case()) {
-    case v1::AgentMessage::kHello: return "hello";
-    case v1::AgentMessage::kHeartbeat: return "heartbeat";
-    case v1::AgentMessage::kJobAccepted: return "job_accepted";
-    case v1::AgentMessage::kJobProgress: return "job_progress";
-    case v1::AgentMessage::kJobFinished: return "job_finished";
-    case v1::AgentMessage::kResult: return "result";
-    case v1::AgentMessage::MSG_NOT_SET: return "empty";
+    case v1::AgentMessage::kHello:
+      return "hello";
+    case v1::AgentMessage::kHeartbeat:
+      return "heartbeat";
+    case v1::AgentMessage::kJobAccepted:
+      return "job_accepted";
+    case v1::AgentMessage::kJobProgress:
+      return "job_progress";
+    case v1::AgentMessage::kJobFinished:
+      return "job_finished";
+    case v1::AgentMessage::kResult:
+      return "result";
+    case v1::AgentMessage::MSG_NOT_SET:
+      return "empty";
   }
   return "unknown";
 }
@@ -28,8 +35,8 @@ const char* MessageKind(const v1::AgentMessage& m) {
 }  // namespace
 
 AgentServiceImpl::AgentServiceImpl(store::Store& store, Executor& executor, AgentRegistry& registry,
-                                   Dispatcher& dispatcher, ResultIngestor& ingestor,
-                                   JobUpdateQueue& job_updates, AgentServiceOptions options, const Clock& clock)
+                                   Dispatcher& dispatcher, ResultIngestor& ingestor, JobUpdateQueue& job_updates,
+                                   AgentServiceOptions options, const Clock& clock)
     : store_(store),
       executor_(executor),
       registry_(registry),
@@ -69,10 +76,10 @@ void AgentServiceImpl::WithRetry(const SessionPtr& session, std::function<absl::
   absl::Status status = op();
   if ((absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status) || absl::IsAborted(status)) &&
       !session->closing() && clock_.Now() + backoff < deadline) {
-    executor_.PostAfter(backoff, [this, session, op = std::move(op), then = std::move(then), deadline,
-                                  backoff]() mutable {
-      WithRetry(session, std::move(op), std::move(then), deadline, std::min(backoff * 2, absl::Seconds(5)));
-    });
+    executor_.PostAfter(
+        backoff, [this, session, op = std::move(op), then = std::move(then), deadline, backoff]() mutable {
+          WithRetry(session, std::move(op), std::move(then), deadline, std::min(backoff * 2, absl::Seconds(5)));
+        });
     return;
   }
   then(status);
@@ -84,8 +91,7 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
   if (!welcomed) {
     if (message.msg_case() != v1::AgentMessage::kHello) {
       Refuse(session, grpc::StatusCode::FAILED_PRECONDITION,
-             absl::StrCat("malformed stream: the first message must be hello, got ", MessageKind(message)),
-             false);
+             absl::StrCat("malformed stream: the first message must be hello, got ", MessageKind(message)), false);
       return;
     }
     HandleHello(session, message.hello());
@@ -96,8 +102,7 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
   session->UpdateState([this](AgentSession::AgentState& s) { s.last_heartbeat = clock_.Now(); });
   auto continue_or_close = [this, session](const absl::Status& status) {
     if (absl::IsInvalidArgument(status) || absl::IsNotFound(status)) {
-      Refuse(session, grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat("malformed message: ", status.message()),
-             false);
+      Refuse(session, grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat("malformed message: ", status.message()), false);
     } else if (!status.ok()) {
       Refuse(session, grpc::StatusCode::UNAVAILABLE,
              absl::StrCat("coordinator database unavailable: ", status.message()), true);

@@ -47,17 +47,15 @@ struct AgentServiceOptions {
 
 // Connect is registered raw (bytes): AgentStream parses each message itself, so an
 // unparseable one gets a Refusal instead of an OK end of stream (agent_stream.h).
-class AgentServiceImpl final
-    : public v1::AgentService::WithRawCallbackMethod_Connect<v1::AgentService::Service> {
+class AgentServiceImpl final : public v1::AgentService::WithRawCallbackMethod_Connect<v1::AgentService::Service> {
  public:
   // All references must outlive the service (and the gRPC server using it). `clock`
   // times heartbeats (AgentState::last_heartbeat) and database retry deadlines.
-  AgentServiceImpl(store::Store& store, Executor& executor, AgentRegistry& registry,
-                   Dispatcher& dispatcher, ResultIngestor& ingestor, JobUpdateQueue& job_updates,
-                   AgentServiceOptions options, const Clock& clock = SystemClock());
+  AgentServiceImpl(store::Store& store, Executor& executor, AgentRegistry& registry, Dispatcher& dispatcher,
+                   ResultIngestor& ingestor, JobUpdateQueue& job_updates, AgentServiceOptions options,
+                   const Clock& clock = SystemClock());
 
-  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Connect(
-      grpc::CallbackServerContext* context) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Connect(grpc::CallbackServerContext* context) override;
 
  private:
   using SessionPtr = std::shared_ptr<AgentSession>;

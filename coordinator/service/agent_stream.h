@@ -63,7 +63,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
 
   // --- agent state, set by the agent service (thread-safe) ---
   struct AgentState {
-    std::string agent_id;     // "" until welcomed
+    std::string agent_id;  // "" until welcomed
     std::string name;
     // Job assigned to / running on the agent, "" = idle. Cleared only when the agent
     // reports the job finished (also after a cancellation), so a device never gets a

@@ -31,9 +31,7 @@ namespace {
 
 // Bytes a length-delimited field of `length` bytes takes in its message (field numbers
 // below 16: a one-byte tag).
-size_t FieldBytes(size_t length) {
-  return 1 + google::protobuf::io::CodedOutputStream::VarintSize64(length) + length;
-}
+size_t FieldBytes(size_t length) { return 1 + google::protobuf::io::CodedOutputStream::VarintSize64(length) + length; }
 
 }  // namespace
 
@@ -54,8 +52,8 @@ size_t MaxJobAssignmentBytes() {
   return static_cast<size_t>(std::min(kCoordinatorMaxMessageBytes, kAgentMaxMessageBytes));
 }
 
-absl::Status CheckPlanDeliverable(const v1::Plan& plan, bool quick, const std::string& filter,
-                                  const std::string& field, size_t limit_bytes) {
+absl::Status CheckPlanDeliverable(const v1::Plan& plan, bool quick, const std::string& filter, const std::string& field,
+                                  size_t limit_bytes) {
   const size_t bytes = JobAssignmentBytes(plan, quick, filter);
   if (bytes <= limit_bytes) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
@@ -197,9 +195,7 @@ grpc::ServerUnaryReactor* ControlServiceImpl::ListRuns(grpc::CallbackServerConte
 
 namespace {
 
-bool Terminal(const std::string& status) {
-  return status == "done" || status == "failed" || status == "cancelled";
-}
+bool Terminal(const std::string& status) { return status == "done" || status == "failed" || status == "cancelled"; }
 
 // A server stream ended at once with `status` (a refused token).
 template <typename Message>
@@ -505,18 +501,17 @@ grpc::ServerUnaryReactor* ControlServiceImpl::ExportResults(grpc::CallbackServer
                                                             v1::ExportResultsResponse* response) {
   return Async(context, [this, request, response]() -> absl::Status {
     FLEETMARK_ASSIGN_OR_RETURN(const std::string run_id, store_.ResolveRunId(request->run_id()));
-    FLEETMARK_ASSIGN_OR_RETURN(store::ResultExportIndex index,
-                               store_.ListExportResults(run_id, request->agent_name()));
+    FLEETMARK_ASSIGN_OR_RETURN(store::ResultExportIndex index, store_.ListExportResults(run_id, request->agent_name()));
     // The answer's size from the index, before loading anything.
     SetHeader(index, response);
     size_t bytes = response->ByteSizeLong();
     for (const store::ResultExportIndex::Entry& entry : index.results) bytes += FieldBytes(entry.bytes);
     if (bytes > static_cast<size_t>(kCoordinatorMaxMessageBytes)) {
       response->Clear();
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "run ", run_id, ": its results take ", bytes, " bytes, over the ",
-          FormatMessageLimit(kCoordinatorMaxMessageBytes), " limit of one ExportResults answer (",
-          kCoordinatorMaxMessageBytes, " bytes); read them with StreamResults, as fleetmark export does"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("run ", run_id, ": its results take ", bytes, " bytes, over the ",
+                       FormatMessageLimit(kCoordinatorMaxMessageBytes), " limit of one ExportResults answer (",
+                       kCoordinatorMaxMessageBytes, " bytes); read them with StreamResults, as fleetmark export does"));
     }
     return LoadPage(store_, index, {0, index.results.size()}, response);
   });

@@ -58,8 +58,8 @@ size_t MaxJobAssignmentBytes();
 // OK if a job of `plan` fits `limit_bytes` (JobAssignmentBytes); else InvalidArgument
 // naming `field`, the assignment's size and the limit: a plan accepted is a plan every
 // agent of this version can receive.
-absl::Status CheckPlanDeliverable(const v1::Plan& plan, bool quick, const std::string& filter,
-                                  const std::string& field, size_t limit_bytes = MaxJobAssignmentBytes());
+absl::Status CheckPlanDeliverable(const v1::Plan& plan, bool quick, const std::string& filter, const std::string& field,
+                                  size_t limit_bytes = MaxJobAssignmentBytes());
 
 // A run's export cut into pages for StreamResults: [begin, end) ranges of
 // `index.results`, each of at most `page_bytes` of serialized results (a single larger
@@ -81,19 +81,16 @@ absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan
 class ControlServiceImpl final : public v1::ControlService::CallbackService {
  public:
   // References must outlive the service.
-  ControlServiceImpl(store::Store& store, Executor& executor, Dispatcher& dispatcher,
-                     AgentRegistry& registry, ControlServiceOptions options);
+  ControlServiceImpl(store::Store& store, Executor& executor, Dispatcher& dispatcher, AgentRegistry& registry,
+                     ControlServiceOptions options);
 
   grpc::ServerUnaryReactor* SubmitRun(grpc::CallbackServerContext*, const v1::SubmitRunRequest*,
                                       v1::SubmitRunResponse*) override;
-  grpc::ServerUnaryReactor* GetRun(grpc::CallbackServerContext*, const v1::GetRunRequest*,
-                                   v1::RunInfo*) override;
+  grpc::ServerUnaryReactor* GetRun(grpc::CallbackServerContext*, const v1::GetRunRequest*, v1::RunInfo*) override;
   grpc::ServerUnaryReactor* ListRuns(grpc::CallbackServerContext*, const v1::ListRunsRequest*,
                                      v1::ListRunsResponse*) override;
-  grpc::ServerWriteReactor<v1::RunInfo>* WatchRun(grpc::CallbackServerContext*,
-                                                  const v1::WatchRunRequest*) override;
-  grpc::ServerUnaryReactor* CancelRun(grpc::CallbackServerContext*, const v1::CancelRunRequest*,
-                                      v1::RunInfo*) override;
+  grpc::ServerWriteReactor<v1::RunInfo>* WatchRun(grpc::CallbackServerContext*, const v1::WatchRunRequest*) override;
+  grpc::ServerUnaryReactor* CancelRun(grpc::CallbackServerContext*, const v1::CancelRunRequest*, v1::RunInfo*) override;
   grpc::ServerUnaryReactor* ListAgents(grpc::CallbackServerContext*, const v1::ListAgentsRequest*,
                                        v1::ListAgentsResponse*) override;
   grpc::ServerUnaryReactor* CreateSchedule(grpc::CallbackServerContext*, const v1::CreateScheduleRequest*,

@@ -60,10 +60,10 @@ absl::Status CheckOptions(const CoordinatorOptions& o) {
     return absl::InvalidArgumentError("tls_client_ca_file: mutual TLS needs tls_cert_file and tls_key_file");
   }
   if (o.tls_cert_file.empty() && !o.allow_insecure_remote && !IsLoopback(o.listen_address)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "listen_address \"", o.listen_address,
-        "\": plaintext on a non-loopback address; configure TLS (tls_cert_file/tls_key_file) "
-        "or pass allow_insecure_remote"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("listen_address \"", o.listen_address,
+                     "\": plaintext on a non-loopback address; configure TLS (tls_cert_file/tls_key_file) "
+                     "or pass allow_insecure_remote"));
   }
   if (o.max_attempts < 1 || o.max_attempts > 100) {
     return absl::InvalidArgumentError(absl::StrCat("max_attempts: 1 <= max_attempts <= 100, got ", o.max_attempts));
@@ -76,13 +76,13 @@ absl::Status CheckOptions(const CoordinatorOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat("db_pool_size: 2 <= db_pool_size <= 256, got ", o.db_pool_size));
   }
   if (o.heartbeat_interval < absl::Milliseconds(100) || o.job_lease < 2 * o.heartbeat_interval) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "heartbeat_interval >= 100ms and job_lease >= 2 x heartbeat_interval, got heartbeat_interval ",
-        absl::FormatDuration(o.heartbeat_interval), ", job_lease ", absl::FormatDuration(o.job_lease)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("heartbeat_interval >= 100ms and job_lease >= 2 x heartbeat_interval, got heartbeat_interval ",
+                     absl::FormatDuration(o.heartbeat_interval), ", job_lease ", absl::FormatDuration(o.job_lease)));
   }
   if (o.sweep_interval < absl::Milliseconds(10) || o.sweep_interval > absl::Minutes(1)) {
-    return absl::InvalidArgumentError(absl::StrCat("sweep_interval: 10ms <= sweep_interval <= 1m, got ",
-                                                   absl::FormatDuration(o.sweep_interval)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("sweep_interval: 10ms <= sweep_interval <= 1m, got ", absl::FormatDuration(o.sweep_interval)));
   }
   return absl::OkStatus();
 }

@@ -4,8 +4,7 @@
 
 namespace fleetmark::service {
 
-Dispatcher::Dispatcher(store::Store& store, AgentRegistry& registry, Executor& executor,
-                       absl::Duration lease)
+Dispatcher::Dispatcher(store::Store& store, AgentRegistry& registry, Executor& executor, absl::Duration lease)
     : store_(store), registry_(registry), executor_(executor), lease_(lease) {}
 
 void Dispatcher::Wake(const std::vector<std::string>& agent_ids) {

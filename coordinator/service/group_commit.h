@@ -41,8 +41,8 @@ inline bool Retryable(const absl::Status& status) {
 }
 
 struct GroupCommitOptions {
-  int threads = 2;        // writer threads (each holds one connection while writing)
-  size_t max_batch = 500; // items per transaction
+  int threads = 2;         // writer threads (each holds one connection while writing)
+  size_t max_batch = 500;  // items per transaction
   absl::Duration max_backoff = absl::Seconds(2);
 };
 
@@ -151,8 +151,8 @@ class GroupCommitQueue {
       return true;
     }
     if (outcomes->size() != batch.size()) {  // a writer bug: never ack on a guess
-      const absl::Status broken = absl::InternalError(absl::StrCat(
-          "storing ", what_, ": ", outcomes->size(), " outcomes for ", batch.size(), " items"));
+      const absl::Status broken = absl::InternalError(
+          absl::StrCat("storing ", what_, ": ", outcomes->size(), " outcomes for ", batch.size(), " items"));
       for (Entry& entry : batch) entry.done(ops_.reject(entry.item, broken));
       return true;
     }

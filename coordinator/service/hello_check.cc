@@ -17,10 +17,9 @@ bool ValidAgentName(const std::string& name) { return IsName(name); }
 absl::Status CheckHello(const v1::Hello& hello) {
   if (hello.protocol_version() < kMinProtocolVersion || hello.protocol_version() > kMaxProtocolVersion) {
     const bool too_old = hello.protocol_version() < kMinProtocolVersion;
-    return absl::FailedPreconditionError(
-        absl::StrCat("protocol version ", hello.protocol_version(), " not in [", kMinProtocolVersion, ", ",
-                     kMaxProtocolVersion, "]: ", too_old ? "agent too old, upgrade the agent"
-                                                         : "agent too new, upgrade the coordinator"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "protocol version ", hello.protocol_version(), " not in [", kMinProtocolVersion, ", ", kMaxProtocolVersion,
+        "]: ", too_old ? "agent too old, upgrade the agent" : "agent too new, upgrade the coordinator"));
   }
   // Every string of the hello (labels, host fields, ...): UTF-8, length, no control
   // characters. Found by reflection, so fields added later are checked too.
@@ -35,8 +34,8 @@ absl::Status CheckHello(const v1::Hello& hello) {
   // --labels could have given.
   for (const auto& [key, value] : hello.labels()) {
     if (!IsAgentLabelKey(key)) {
-      return absl::InvalidArgumentError(absl::StrCat("hello refused: hello.labels key \"", EscapeForTerminal(key, 64),
-                                                     "\": ", kAgentLabelKeyForm));
+      return absl::InvalidArgumentError(
+          absl::StrCat("hello refused: hello.labels key \"", EscapeForTerminal(key, 64), "\": ", kAgentLabelKeyForm));
     }
   }
   if (!hello.running_job_id().empty() && !IsUuid(hello.running_job_id())) {

@@ -59,14 +59,12 @@ grpc::Status ParseErrorStatus(const std::string& method) {
   absl::string_view name = method;
   if (!absl::ConsumePrefix(&name, "/")) return grpc::Status::OK;
   const google::protobuf::MethodDescriptor* descriptor =
-      google::protobuf::DescriptorPool::generated_pool()->FindMethodByName(
-          absl::StrReplaceAll(name, {{"/", "."}}));
+      google::protobuf::DescriptorPool::generated_pool()->FindMethodByName(absl::StrReplaceAll(name, {{"/", "."}}));
   if (descriptor == nullptr) return grpc::Status::OK;
-  return grpc::Status(
-      grpc::StatusCode::INVALID_ARGUMENT,
-      absl::StrCat(method, ": the request is not a valid ", descriptor->input_type()->full_name(),
-                   " (protobuf could not parse it: malformed bytes, a wrong message type, or a string "
-                   "field that is not UTF-8)"));
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                      absl::StrCat(method, ": the request is not a valid ", descriptor->input_type()->full_name(),
+                                   " (protobuf could not parse it: malformed bytes, a wrong message type, or a string "
+                                   "field that is not UTF-8)"));
 }
 
 std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> MakeParseErrorInterceptors(

@@ -13,10 +13,14 @@ LogRateLimiter* limiter = nullptr;  // set once by InstallRateLimitedProtobufLog
 
 const char* LevelName(google::protobuf::LogLevel level) {
   switch (level) {
-    case google::protobuf::LOGLEVEL_INFO: return "INFO";
-    case google::protobuf::LOGLEVEL_WARNING: return "WARNING";
-    case google::protobuf::LOGLEVEL_ERROR: return "ERROR";
-    default: return "FATAL";
+    case google::protobuf::LOGLEVEL_INFO:
+      return "INFO";
+    case google::protobuf::LOGLEVEL_WARNING:
+      return "WARNING";
+    case google::protobuf::LOGLEVEL_ERROR:
+      return "ERROR";
+    default:
+      return "FATAL";
   }
 }
 
@@ -45,8 +49,8 @@ std::optional<std::string> LogRateLimiter::Admit(absl::Time now, const std::stri
   ++printed_;
   last_printed_ = now;
   if (suppressed_ == 0) return line;
-  std::string out = absl::StrCat("(", suppressed_, " more protobuf log line", suppressed_ == 1 ? "" : "s",
-                                 " suppressed) ", line);
+  std::string out =
+      absl::StrCat("(", suppressed_, " more protobuf log line", suppressed_ == 1 ? "" : "s", " suppressed) ", line);
   suppressed_ = 0;
   return out;
 }

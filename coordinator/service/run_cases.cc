@@ -10,8 +10,7 @@
 
 namespace fleetmark::service {
 
-absl::StatusOr<std::vector<std::string>> SelectedCaseIds(const v1::Plan& plan, bool quick,
-                                                         const std::string& filter) {
+absl::StatusOr<std::vector<std::string>> SelectedCaseIds(const v1::Plan& plan, bool quick, const std::string& filter) {
   FLEETMARK_ASSIGN_OR_RETURN(const engine::CaseFilter compiled, engine::CaseFilter::Compile(filter));
   const std::vector<v1::CaseSpec> specs = engine::ExpandCases(plan, quick);
   std::vector<std::string> selected;

@@ -19,8 +19,7 @@ namespace fleetmark::service {
 // in expansion order. InvalidArgument naming --filter if the pattern is malformed (RE2
 // syntax, over engine::kMaxFilterLength bytes, NUL bytes) or matches none of the
 // plan's cases. `plan` must already be valid (engine::ValidatePlan).
-absl::StatusOr<std::vector<std::string>> SelectedCaseIds(const v1::Plan& plan, bool quick,
-                                                         const std::string& filter);
+absl::StatusOr<std::vector<std::string>> SelectedCaseIds(const v1::Plan& plan, bool quick, const std::string& filter);
 
 // How many cases SelectedCaseIds selects (same errors).
 absl::StatusOr<uint32_t> CountSelectedCases(const v1::Plan& plan, bool quick, const std::string& filter);

@@ -31,12 +31,18 @@ bool IsNumericKey(absl::string_view key) { return key == "cores" || key == "thre
 
 bool Compare(double lhs, Selector::Op op, double rhs) {
   switch (op) {
-    case Selector::Op::kEq: return lhs == rhs;
-    case Selector::Op::kNe: return lhs != rhs;
-    case Selector::Op::kLt: return lhs < rhs;
-    case Selector::Op::kLe: return lhs <= rhs;
-    case Selector::Op::kGt: return lhs > rhs;
-    case Selector::Op::kGe: return lhs >= rhs;
+    case Selector::Op::kEq:
+      return lhs == rhs;
+    case Selector::Op::kNe:
+      return lhs != rhs;
+    case Selector::Op::kLt:
+      return lhs < rhs;
+    case Selector::Op::kLe:
+      return lhs <= rhs;
+    case Selector::Op::kGt:
+      return lhs > rhs;
+    case Selector::Op::kGe:
+      return lhs >= rhs;
   }
   return false;
 }
@@ -74,13 +80,13 @@ absl::StatusOr<Selector> Selector::Parse(absl::string_view text) {
     ++index;
     const absl::string_view term_text = absl::StripAsciiWhitespace(raw);
     auto error = [&](absl::string_view what) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("selector term ", index, " \"", term_text, "\": ", what));
+      return absl::InvalidArgumentError(absl::StrCat("selector term ", index, " \"", term_text, "\": ", what));
     };
     if (term_text.empty()) return error("empty term (two commas, or a trailing comma?)");
     if (absl::EqualsIgnoreCase(term_text, kAll)) {
       if (raw_terms.size() == 1) return selector;
-      return error(absl::StrCat("\"", kAll, "\" selects every agent and stands alone; "
+      return error(absl::StrCat("\"", kAll,
+                                "\" selects every agent and stands alone; "
                                 "drop it (comma means and: the other terms already select)"));
     }
     size_t pos = absl::string_view::npos;
@@ -102,13 +108,13 @@ absl::StatusOr<Selector> Selector::Parse(absl::string_view text) {
     if (absl::string_view("=!<>").find(term.value.front()) != absl::string_view::npos) {
       // "arch==x86_64" would otherwise compare with the value "=x86_64" and match nothing.
       const size_t end = term_text.find_first_not_of("=!<> ", pos);
-      return error(absl::StrCat("malformed operator \"", term_text.substr(pos, end - pos),
-                                "\"; operators: = != < <= > >="));
+      return error(
+          absl::StrCat("malformed operator \"", term_text.substr(pos, end - pos), "\"; operators: = != < <= > >="));
     }
     const bool is_label = absl::StartsWith(term.key, "label:");
     if (is_label && term.key.size() == 6) return error("label: needs a label name, e.g. label:rack=b");
-    const bool known = is_label || IsNumericKey(term.key) || term.key == "arch" || term.key == "kind" ||
-                       term.key == "name";
+    const bool known =
+        is_label || IsNumericKey(term.key) || term.key == "arch" || term.key == "kind" || term.key == "name";
     if (!known) {
       return error(absl::StrCat("unknown key \"", term.key, "\"; allowed keys: ", kAllowedKeys));
     }

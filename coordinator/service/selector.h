@@ -37,10 +37,10 @@ class Selector {
  public:
   enum class Op { kEq, kNe, kLt, kLe, kGt, kGe };
   struct Term {
-    std::string key;        // arch, cores, threads, memory_gib, kind, name, or label:<k>
+    std::string key;  // arch, cores, threads, memory_gib, kind, name, or label:<k>
     Op op = Op::kEq;
-    std::string value;      // normalised (arch aliases, lower case where case-insensitive)
-    double number = 0;      // numeric keys
+    std::string value;  // normalised (arch aliases, lower case where case-insensitive)
+    double number = 0;  // numeric keys
   };
 
   // The keys a term may use (for error messages and help).

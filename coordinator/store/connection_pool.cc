@@ -92,11 +92,10 @@ absl::StatusOr<ConnectionPool::Lease> ConnectionPool::Acquire() {
   std::unique_lock<std::mutex> lock(mu_);
   const auto deadline = absl::ToChronoTime(absl::Now() + options_.acquire_timeout);
   while (idle_.empty() && open_ >= options_.pool_size) {
-    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() &&
-        open_ >= options_.pool_size) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("database: no free connection within ", absl::FormatDuration(options_.acquire_timeout),
-                       " (pool_size ", options_.pool_size, ")"));
+    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() && open_ >= options_.pool_size) {
+      return absl::DeadlineExceededError(absl::StrCat("database: no free connection within ",
+                                                      absl::FormatDuration(options_.acquire_timeout), " (pool_size ",
+                                                      options_.pool_size, ")"));
     }
   }
   while (!idle_.empty()) {

@@ -48,8 +48,7 @@ class ConnectionPool {
 
    private:
     friend class ConnectionPool;
-    Lease(ConnectionPool* pool, std::unique_ptr<pqxx::connection> conn)
-        : pool_(pool), conn_(std::move(conn)) {}
+    Lease(ConnectionPool* pool, std::unique_ptr<pqxx::connection> conn) : pool_(pool), conn_(std::move(conn)) {}
     ConnectionPool* pool_;
     std::unique_ptr<pqxx::connection> conn_;
     bool discard_ = false;

@@ -28,9 +28,8 @@ std::vector<int> AppliedMigrationVersions(pqxx::connection& conn) {
 absl::Status ApplyMigrations(pqxx::connection& conn, const std::vector<Migration>& migrations) {
   for (size_t i = 1; i < migrations.size(); ++i) {
     if (migrations[i].version <= migrations[i - 1].version) {
-      return absl::InvalidArgumentError(absl::StrCat("migration ", migrations[i].name,
-                                                     ": version must be greater than ",
-                                                     migrations[i - 1].version));
+      return absl::InvalidArgumentError(
+          absl::StrCat("migration ", migrations[i].name, ": version must be greater than ", migrations[i - 1].version));
     }
   }
   const char* current = "schema_migrations";
@@ -49,8 +48,8 @@ absl::Status ApplyMigrations(pqxx::connection& conn, const std::vector<Migration
       current = migration.name;
       pqxx::work txn(conn);
       txn.exec(migration.sql);
-      txn.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
-                      migration.version, std::string(migration.name));
+      txn.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", migration.version,
+                      std::string(migration.name));
       txn.commit();
     }
     pqxx::nontransaction unlock(conn);

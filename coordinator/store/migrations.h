@@ -12,7 +12,6 @@
 
 #include "absl/status/status.h"
 
-
 namespace fleetmark::store {
 
 struct Migration {

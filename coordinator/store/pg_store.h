@@ -26,8 +26,10 @@ class PgStore final : public Store {
 
   absl::Status Migrate() override;
   absl::StatusOr<std::vector<int>> AppliedMigrations() override;
-  absl::Status CreateEnrollmentToken(const std::string& token_id, const std::string& sha256_hex, const std::string& description) override;
-  absl::Status EnsureEnrollmentToken(const std::string& token_id, const std::string& sha256_hex, const std::string& description) override;
+  absl::Status CreateEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
+                                     const std::string& description) override;
+  absl::Status EnsureEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
+                                     const std::string& description) override;
   absl::Status RevokeEnrollmentToken(const std::string& token_id) override;
   absl::StatusOr<std::string> FindEnrollmentToken(const std::string& sha256_hex) override;
   absl::StatusOr<std::vector<v1::TokenInfo>> ListEnrollmentTokens() override;
@@ -36,34 +38,42 @@ class PgStore final : public Store {
   absl::StatusOr<std::string> RegisterAgent(const AgentRegistration& registration) override;
   absl::StatusOr<RemovedAgent> RemoveAgent(const std::string& name) override;
   absl::Status SetAgentOffline(const std::string& agent_id, const std::string& session_id) override;
-  absl::Status RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease, const std::vector<std::string>& renew_also) override;
+  absl::Status RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease,
+                              const std::vector<std::string>& renew_also) override;
   absl::StatusOr<std::vector<AgentSummary>> ListAgentSummaries() override;
   absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents(bool include_removed) override;
   absl::StatusOr<v1::RunInfo> CreateRun(const NewRun& run) override;
-  absl::StatusOr<CreatedRun> CreateRunAndClaim(const NewRun& run, const std::vector<std::string>& idle_agent_ids, absl::Duration lease) override;
+  absl::StatusOr<CreatedRun> CreateRunAndClaim(const NewRun& run, const std::vector<std::string>& idle_agent_ids,
+                                               absl::Duration lease) override;
   absl::StatusOr<v1::RunInfo> GetRun(const std::string& run_id) override;
   absl::StatusOr<std::string> ResolveRunId(const std::string& id_or_prefix) override;
   absl::StatusOr<std::vector<v1::RunInfo>> ListRuns(int limit) override;
   absl::StatusOr<CancelledRun> CancelRun(const std::string& run_id) override;
-  absl::StatusOr<std::vector<ClaimedJob>> ClaimJobs(const std::vector<std::string>& agent_ids, absl::Duration lease) override;
+  absl::StatusOr<std::vector<ClaimedJob>> ClaimJobs(const std::vector<std::string>& agent_ids,
+                                                    absl::Duration lease) override;
   absl::StatusOr<bool> ResumeJob(const std::string& job_id, const std::string& agent_id, absl::Duration lease) override;
   absl::Status UpdateJobs(const std::vector<JobUpdate>& updates, absl::Duration lease) override;
   absl::Status MarkJobRunning(const std::string& job_id, const std::string& agent_id, absl::Duration lease) override;
-  absl::Status UpdateJobProgress(const std::string& job_id, const std::string& agent_id, uint32_t cases_done, uint32_t cases_total, absl::Duration lease) override;
+  absl::Status UpdateJobProgress(const std::string& job_id, const std::string& agent_id, uint32_t cases_done,
+                                 uint32_t cases_total, absl::Duration lease) override;
   absl::Status FinishJob(const std::string& job_id, const std::string& agent_id, const JobOutcome& outcome) override;
   absl::StatusOr<std::vector<std::string>> EndedJobs(const std::vector<std::string>& job_ids) override;
   absl::StatusOr<std::vector<ExpiredJob>> ExpireLeases() override;
-  absl::StatusOr<std::vector<ExpiredJob>> ReleaseAgentJobs(const std::string& agent_id, const std::string& keep_job_id) override;
+  absl::StatusOr<std::vector<ExpiredJob>> ReleaseAgentJobs(const std::string& agent_id,
+                                                           const std::string& keep_job_id) override;
   absl::StatusOr<std::vector<ResultOutcome>> InsertResults(const std::vector<AgentResult>& results) override;
-  absl::StatusOr<v1::ExportResultsResponse> ExportResults(const std::string& run_id, const std::string& agent_name) override;
-  absl::StatusOr<ResultExportIndex> ListExportResults(const std::string& run_id, const std::string& agent_name) override;
+  absl::StatusOr<v1::ExportResultsResponse> ExportResults(const std::string& run_id,
+                                                          const std::string& agent_name) override;
+  absl::StatusOr<ResultExportIndex> ListExportResults(const std::string& run_id,
+                                                      const std::string& agent_name) override;
   absl::StatusOr<std::vector<v1::CaseResult>> LoadResults(const std::vector<std::string>& result_ids) override;
   absl::StatusOr<v1::Schedule> CreateSchedule(const v1::Schedule& schedule, absl::Time next_fire) override;
   absl::StatusOr<SeedOutcome> SeedDefaultSchedule(const v1::Schedule& schedule, absl::Time next_fire) override;
   absl::StatusOr<std::vector<v1::Schedule>> ListSchedules() override;
   absl::Status DeleteSchedule(const std::string& name) override;
   absl::Status SetScheduleNextFire(const std::string& name, absl::Time next_fire) override;
-  absl::StatusOr<std::optional<v1::RunInfo>> FireSchedule(const std::string& schedule_name, absl::Time slot, const NewRun& run, const std::string& skipped) override;
+  absl::StatusOr<std::optional<v1::RunInfo>> FireSchedule(const std::string& schedule_name, absl::Time slot,
+                                                          const NewRun& run, const std::string& skipped) override;
   absl::StatusOr<std::optional<absl::Time>> LastFiredSlot(const std::string& schedule_name) override;
 
   ConnectionPool& pool() { return *pool_; }

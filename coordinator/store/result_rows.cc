@@ -18,9 +18,6 @@
 namespace fleetmark::store::internal {
 namespace {
 
-
-
-
 // Unsigned protobuf fields into signed SQL columns, clamped.
 int64_t Int32(uint32_t v) { return std::min<uint32_t>(v, INT32_MAX); }
 int64_t Int64(uint64_t v) { return static_cast<int64_t>(std::min<uint64_t>(v, INT64_MAX)); }
@@ -74,13 +71,13 @@ absl::Status CheckFloats(const google::protobuf::Message& message, const std::st
           if (absl::Status s = CheckFloats(child, at, non_negative, may_be_infinite); !s.ok()) return s;
           continue;
         }
-        default: continue;
+        default:
+          continue;
       }
       if (field == may_be_infinite && value == std::numeric_limits<double>::infinity()) continue;
       if (!std::isfinite(value) || (non_negative && value < 0)) {
-        return absl::InvalidArgumentError(absl::StrCat(at, non_negative ? ": a finite number >= 0, got "
-                                                                        : ": a finite number, got ",
-                                                       value));
+        return absl::InvalidArgumentError(
+            absl::StrCat(at, non_negative ? ": a finite number >= 0, got " : ": a finite number, got ", value));
       }
     }
   }
@@ -129,33 +126,59 @@ const std::vector<std::string>& ResultColumnNames() {
 }
 
 std::array<std::optional<std::string>, kResultColumnCount> ResultCopyFields(const v1::CaseResult& r,
-                                                                           const std::string& run_id,
-                                                                           const std::string& agent_id,
-                                                                           bool emulated) {
+                                                                            const std::string& run_id,
+                                                                            const std::string& agent_id,
+                                                                            bool emulated) {
   const v1::CaseSpec& spec = r.spec();
   const v1::Statistics& st = r.stats();
   const v1::Counters& c = r.counters();
   std::string stop = v1::StopReason_Name(r.stop_reason());
   stop = absl::AsciiStrToLower(absl::StripPrefix(stop, "STOP_REASON_"));
   const std::string label = spec.strategy().label().empty() ? spec.strategy().name() : spec.strategy().label();
-  return {r.result_id(), run_id, r.job_id(), agent_id, NoNul(spec.case_id()), NoNul(spec.scenario()),
-          NoNul(spec.workload()), NoNul(spec.io_mode()), NoNul(spec.strategy().name()), NoNul(label),
-          absl::StrCat(Int32(spec.strategy().threads())), NoNul(spec.placement()), CaseStatusName(r.status()),
-          NoNul(r.message()), stop, absl::StrCat(Int64(st.count())), PlainFloat(st.min_ns()),
-          PlainFloat(st.median_ns()), PlainFloat(st.max_ns()), PlainFloat(st.mean_ns()), PlainFloat(st.stddev_ns()),
-          PlainFloat(st.mad_ns()), PlainFloat(st.ci_low_ns()), PlainFloat(st.ci_high_ns()),
-          PlainFloat(st.ci_half_width_percent()), absl::StrCat(Int64(st.outliers())),
-          absl::StrCat(Int32(r.threads_used())), absl::StrCat(Int32(r.peak_in_flight())),
-          PlainFloat(c.cpu_user_seconds()), PlainFloat(c.cpu_system_seconds()), absl::StrCat(Int64(c.allocations())),
-          absl::StrCat(Int64(c.allocated_bytes())), absl::StrCat(Int32(c.peak_threads())),
-          absl::StrCat(c.rss_delta_bytes()), std::string(r.throttled() ? "t" : "f"),
-          absl::StrCat("{", absl::StrJoin(r.samples_ns(), ","), "}"), CopyTimestamp(r.started_unix_ns()),
-          CopyTimestamp(r.finished_unix_ns()), NoNul(r.engine_version()),
-          absl::StrCat("\\x", absl::BytesToHexString(r.SerializeAsString())), std::string(emulated ? "t" : "f")};
+  return {r.result_id(),
+          run_id,
+          r.job_id(),
+          agent_id,
+          NoNul(spec.case_id()),
+          NoNul(spec.scenario()),
+          NoNul(spec.workload()),
+          NoNul(spec.io_mode()),
+          NoNul(spec.strategy().name()),
+          NoNul(label),
+          absl::StrCat(Int32(spec.strategy().threads())),
+          NoNul(spec.placement()),
+          CaseStatusName(r.status()),
+          NoNul(r.message()),
+          stop,
+          absl::StrCat(Int64(st.count())),
+          PlainFloat(st.min_ns()),
+          PlainFloat(st.median_ns()),
+          PlainFloat(st.max_ns()),
+          PlainFloat(st.mean_ns()),
+          PlainFloat(st.stddev_ns()),
+          PlainFloat(st.mad_ns()),
+          PlainFloat(st.ci_low_ns()),
+          PlainFloat(st.ci_high_ns()),
+          PlainFloat(st.ci_half_width_percent()),
+          absl::StrCat(Int64(st.outliers())),
+          absl::StrCat(Int32(r.threads_used())),
+          absl::StrCat(Int32(r.peak_in_flight())),
+          PlainFloat(c.cpu_user_seconds()),
+          PlainFloat(c.cpu_system_seconds()),
+          absl::StrCat(Int64(c.allocations())),
+          absl::StrCat(Int64(c.allocated_bytes())),
+          absl::StrCat(Int32(c.peak_threads())),
+          absl::StrCat(c.rss_delta_bytes()),
+          std::string(r.throttled() ? "t" : "f"),
+          absl::StrCat("{", absl::StrJoin(r.samples_ns(), ","), "}"),
+          CopyTimestamp(r.started_unix_ns()),
+          CopyTimestamp(r.finished_unix_ns()),
+          NoNul(r.engine_version()),
+          absl::StrCat("\\x", absl::BytesToHexString(r.SerializeAsString())),
+          std::string(emulated ? "t" : "f")};
 }
 
-void AppendCopyLine(const std::array<std::optional<std::string>, kResultColumnCount>& fields,
-                    std::string* line) {
+void AppendCopyLine(const std::array<std::optional<std::string>, kResultColumnCount>& fields, std::string* line) {
   for (size_t i = 0; i < fields.size(); ++i) {
     if (i > 0) line->push_back('\t');
     if (!fields[i]) {
@@ -168,10 +191,18 @@ void AppendCopyLine(const std::array<std::optional<std::string>, kResultColumnCo
       line->append(rest.data(), std::min(special, rest.size()));
       if (special == absl::string_view::npos) break;
       switch (rest[special]) {
-        case '\t': line->append("\\t"); break;
-        case '\n': line->append("\\n"); break;
-        case '\r': line->append("\\r"); break;
-        default: line->append("\\\\"); break;
+        case '\t':
+          line->append("\\t");
+          break;
+        case '\n':
+          line->append("\\n");
+          break;
+        case '\r':
+          line->append("\\r");
+          break;
+        default:
+          line->append("\\\\");
+          break;
       }
       rest.remove_prefix(special + 1);
     }

@@ -38,17 +38,15 @@ inline constexpr size_t kResultColumnCount = 41;
 // keep 17 significant digits, NaN/Infinity stay; nullopt = NULL; not escaped:
 // AppendCopyLine does that).
 std::array<std::optional<std::string>, kResultColumnCount> ResultCopyFields(const v1::CaseResult& result,
-                                                                           const std::string& run_id,
-                                                                           const std::string& agent_id,
-                                                                           bool emulated);
+                                                                            const std::string& run_id,
+                                                                            const std::string& agent_id, bool emulated);
 
 // The fields as one line of COPY's text format (tab-separated, NULL as \N, backslash,
 // tab, newline and carriage return escaped; no trailing newline), appended to `line`.
 // Copies runs of plain characters at once: pqxx::stream_to's own escaper goes
 // character by character and was ~20% of the coordinator's CPU while ingesting.
 // Format: PostgreSQL 15 docs, COPY, "Text Format".
-void AppendCopyLine(const std::array<std::optional<std::string>, kResultColumnCount>& fields,
-                    std::string* line);
+void AppendCopyLine(const std::array<std::optional<std::string>, kResultColumnCount>& fields, std::string* line);
 
 // "ok", "unsupported", ... (the enum name without its prefix, lower case).
 std::string CaseStatusName(v1::CaseStatus status);

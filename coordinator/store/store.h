@@ -110,7 +110,7 @@ struct AgentLiveness {
 };
 
 struct NewRun {
-  v1::Plan plan;            // validated by the caller
+  v1::Plan plan;  // validated by the caller
   std::string selector;
   bool quick = false;
   std::string filter;
@@ -190,10 +190,10 @@ class Store {
   // --- enrollment tokens (only hashes are stored) ---
   // AlreadyExists if `token_id` exists.
   virtual absl::Status CreateEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
-                                     const std::string& description) = 0;
+                                             const std::string& description) = 0;
   // Inserts the token unless a token with this hash exists (seeding from a file).
   virtual absl::Status EnsureEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
-                                     const std::string& description) = 0;
+                                             const std::string& description) = 0;
   // NotFound naming the id if unknown; FailedPrecondition saying when if it was
   // already revoked (nothing changes).
   virtual absl::Status RevokeEnrollmentToken(const std::string& token_id) = 0;
@@ -239,7 +239,7 @@ class Store {
   // are empty: an OK status says the database took a write just now. InvalidArgument
   // naming the field if an id is not a UUID.
   virtual absl::Status RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease,
-                              const std::vector<std::string>& renew_also = {}) = 0;
+                                      const std::vector<std::string>& renew_also = {}) = 0;
   // Every agent (online state computed with options.online_window), ordered by name. An
   // agent whose enrollment token is revoked is never online (its stream is being ended).
   // Removed agents are not listed.
@@ -263,8 +263,9 @@ class Store {
     v1::RunInfo run;  // as GetRun returns it right after the commit
     std::vector<ClaimedJob> claimed;
   };
-  virtual absl::StatusOr<CreatedRun> CreateRunAndClaim(const NewRun& run, const std::vector<std::string>& idle_agent_ids,
-                                               absl::Duration lease) = 0;
+  virtual absl::StatusOr<CreatedRun> CreateRunAndClaim(const NewRun& run,
+                                                       const std::vector<std::string>& idle_agent_ids,
+                                                       absl::Duration lease) = 0;
   virtual absl::StatusOr<v1::RunInfo> GetRun(const std::string& run_id) = 0;
   // The full run id that `id_or_prefix` names (every entry point taking a run id from a
   // person resolves it here first): a full UUID (any case) is returned lower-cased
@@ -286,18 +287,18 @@ class Store {
   // (JobAssignment.stored_case_ids; `cancelled` placeholders do not count), so the
   // agent measures only the rest.
   virtual absl::StatusOr<std::vector<ClaimedJob>> ClaimJobs(const std::vector<std::string>& agent_ids,
-                                                     absl::Duration lease) = 0;
+                                                            absl::Duration lease) = 0;
   // An agent reconnected saying it still runs `job_id`: keeps it (status running,
   // lease renewed) and returns true; false if the job is not this agent's live job
   // (ended, cancelled, or re-queued and claimed elsewhere) — the agent must stop it.
   virtual absl::StatusOr<bool> ResumeJob(const std::string& job_id, const std::string& agent_id,
-                                 absl::Duration lease) = 0;
+                                         absl::Duration lease) = 0;
   // What an agent said about its job: accepted it (no progress) or finished cases.
   struct JobUpdate {
     std::string job_id;
     std::string agent_id;
     bool has_progress = false;
-    uint32_t cases_done = 0;   // with has_progress; <= cases_total
+    uint32_t cases_done = 0;  // with has_progress; <= cases_total
     uint32_t cases_total = 0;
   };
   // Marks the jobs running, records progress and renews their leases to now + `lease`,
@@ -308,13 +309,11 @@ class Store {
   // cases_total.
   virtual absl::Status UpdateJobs(const std::vector<JobUpdate>& updates, absl::Duration lease) = 0;
   // One-job forms of UpdateJobs.
-  virtual absl::Status MarkJobRunning(const std::string& job_id, const std::string& agent_id,
-                              absl::Duration lease) = 0;
-  virtual absl::Status UpdateJobProgress(const std::string& job_id, const std::string& agent_id,
-                                 uint32_t cases_done, uint32_t cases_total, absl::Duration lease) = 0;
+  virtual absl::Status MarkJobRunning(const std::string& job_id, const std::string& agent_id, absl::Duration lease) = 0;
+  virtual absl::Status UpdateJobProgress(const std::string& job_id, const std::string& agent_id, uint32_t cases_done,
+                                         uint32_t cases_total, absl::Duration lease) = 0;
   // Ends a job (done / failed as a benchmark failure / cancelled) and updates its run.
-  virtual absl::Status FinishJob(const std::string& job_id, const std::string& agent_id,
-                         const JobOutcome& outcome) = 0;
+  virtual absl::Status FinishJob(const std::string& job_id, const std::string& agent_id, const JobOutcome& outcome) = 0;
   // Of `job_ids`, those that ended (done, failed, cancelled) — e.g. cancelled through
   // another coordinator — so their agents can be told to stop.
   virtual absl::StatusOr<std::vector<std::string>> EndedJobs(const std::vector<std::string>& job_ids) = 0;
@@ -324,7 +323,7 @@ class Store {
   // The agent (re)connected and runs nothing but `keep_job_id` ("" = nothing): its
   // other assigned/running jobs are handled like expired leases at once.
   virtual absl::StatusOr<std::vector<ExpiredJob>> ReleaseAgentJobs(const std::string& agent_id,
-                                                           const std::string& keep_job_id) = 0;
+                                                                   const std::string& keep_job_id) = 0;
 
   // Stores `results` in one transaction (ids already stored are skipped, the rest is
   // COPY'd; a batch racing another writer of the same ids is redone with INSERT ...
@@ -346,10 +345,11 @@ class Store {
   // NotFound for an unknown run, or an agent with no job in it. The whole run in memory:
   // for large runs use ListExportResults and LoadResults.
   virtual absl::StatusOr<v1::ExportResultsResponse> ExportResults(const std::string& run_id,
-                                                          const std::string& agent_name) = 0;
+                                                                  const std::string& agent_name) = 0;
   // The index of what ExportResults(run_id, agent_name) returns (same rows, same order,
   // same errors), reading no result's contents.
-  virtual absl::StatusOr<ResultExportIndex> ListExportResults(const std::string& run_id, const std::string& agent_name) = 0;
+  virtual absl::StatusOr<ResultExportIndex> ListExportResults(const std::string& run_id,
+                                                              const std::string& agent_name) = 0;
   // The stored results `result_ids` (UUIDs), in that order. NotFound naming an id that
   // is not stored (results are never deleted: an id from ListExportResults is).
   virtual absl::StatusOr<std::vector<v1::CaseResult>> LoadResults(const std::vector<std::string>& result_ids) = 0;
@@ -379,9 +379,9 @@ class Store {
   // `run.agent_ids` the slot is still recorded (it fired, matching nobody; `skipped`
   // says why and is shown as the schedule's last_fire_outcome) and the returned RunInfo
   // has an empty run_id.
-  virtual absl::StatusOr<std::optional<v1::RunInfo>> FireSchedule(const std::string& schedule_name,
-                                                           absl::Time slot, const NewRun& run,
-                                                           const std::string& skipped = "") = 0;
+  virtual absl::StatusOr<std::optional<v1::RunInfo>> FireSchedule(const std::string& schedule_name, absl::Time slot,
+                                                                  const NewRun& run,
+                                                                  const std::string& skipped = "") = 0;
   // The latest fired slot of a schedule, or nullopt if it never fired.
   virtual absl::StatusOr<std::optional<absl::Time>> LastFiredSlot(const std::string& schedule_name) = 0;
 };

@@ -30,110 +30,111 @@ absl::StatusOr<AgentIdentity> PgStore::FindAgentByName(const std::string& name) 
 
 absl::StatusOr<std::string> PgStore::RegisterAgent(const AgentRegistration& reg) {
   if (!reg.agent_id.empty()) FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", reg.agent_id));
-  return InTransactionOr(*pool_, absl::StrCat("register agent ", reg.name), [&](pqxx::work& txn)
-                                                                               -> absl::StatusOr<std::string> {
-    const std::string host_bytes = reg.host.SerializeAsString();
-    std::string agent_id;
-    bool host_changed = true;
-    if (reg.agent_id.empty()) {
-      // A new enrollment takes the name only if no agent holds it (agents_name_active):
-      // atomic across coordinators, as the insert waits for a concurrent one of the same
-      // name and then does nothing.
-      pqxx::result r = txn.exec_params(
-          "INSERT INTO agents (agent_id, name, credential_sha256, token_id, host, arch, cpu_model,"
-          " logical_cpus, physical_cores, labels, engine_version, strategies, workloads, scenarios,"
-          " state, coordinator_id, session_id, last_seen, emulated) "
-          "VALUES (gen_random_uuid(), $1, $2, NULLIF($3, ''), $4, $5, $6, $7, $8, $9::jsonb, $10,"
-          " $11::text[], $12::text[], $13::text[], 'online', $14, $15, now(), $16) "
-          "ON CONFLICT (name) WHERE removed_at IS NULL DO NOTHING RETURNING agent_id::text",
-          reg.name, reg.credential_sha256, reg.token_id, pqxx::binarystring(host_bytes), reg.host.arch(),
-          reg.host.cpu_model(), static_cast<int64_t>(reg.host.logical_cpus()),
-          static_cast<int64_t>(reg.host.physical_cores()), internal::LabelsJson(reg.labels),
-          reg.engine_version, internal::TextArray(reg.strategies), internal::TextArray(reg.workloads),
-          internal::TextArray(reg.scenarios), options_.coordinator_id, reg.session_id, reg.host.emulated());
-      if (r.empty()) {
-        pqxx::result held = txn.exec_params(
-            "SELECT agent_id::text FROM agents WHERE name = $1 AND removed_at IS NULL", reg.name);
-        return absl::AlreadyExistsError(absl::StrCat(
-            "agent name \"", reg.name, "\" is taken by enrolled agent ",
-            held.empty() ? std::string("?") : held[0][0].as<std::string>(),
-            " (a name belongs to the agent holding its credential): choose another --name, or, if that "
-            "agent is gone or lost its credential, remove it first with: fleetmark agents remove ",
-            reg.name));
-      }
-      agent_id = r[0][0].as<std::string>();
-    } else {
-      pqxx::result old = txn.exec_params(
-          "SELECT host FROM agents WHERE agent_id = $1::uuid AND removed_at IS NULL FOR UPDATE", reg.agent_id);
-      if (old.empty()) {
-        return absl::NotFoundError(absl::StrCat("agent ", reg.agent_id, " (\"", reg.name, "\") was removed"));
-      }
-      host_changed = pqxx::binarystring(old[0][0]).str() != host_bytes;
-      txn.exec_params(
-          "UPDATE agents SET host = $2, arch = $3, cpu_model = $4, logical_cpus = $5, physical_cores = $6,"
-          " labels = $7::jsonb, engine_version = $8, strategies = $9::text[], workloads = $10::text[],"
-          " scenarios = $11::text[], state = 'online', coordinator_id = $12, session_id = $13, last_seen = now(),"
-          " emulated = $14 "
-          "WHERE agent_id = $1::uuid",
-          reg.agent_id, pqxx::binarystring(host_bytes), reg.host.arch(), reg.host.cpu_model(),
-          static_cast<int64_t>(reg.host.logical_cpus()), static_cast<int64_t>(reg.host.physical_cores()),
-          internal::LabelsJson(reg.labels), reg.engine_version, internal::TextArray(reg.strategies),
-          internal::TextArray(reg.workloads), internal::TextArray(reg.scenarios), options_.coordinator_id,
-          reg.session_id, reg.host.emulated());
-      agent_id = reg.agent_id;
-    }
-    if (host_changed) {
-      txn.exec_params("INSERT INTO host_snapshots (agent_id, host) VALUES ($1::uuid, $2)", agent_id,
-                      pqxx::binarystring(host_bytes));
-    }
-    return agent_id;
-  });
+  return InTransactionOr(
+      *pool_, absl::StrCat("register agent ", reg.name), [&](pqxx::work& txn) -> absl::StatusOr<std::string> {
+        const std::string host_bytes = reg.host.SerializeAsString();
+        std::string agent_id;
+        bool host_changed = true;
+        if (reg.agent_id.empty()) {
+          // A new enrollment takes the name only if no agent holds it (agents_name_active):
+          // atomic across coordinators, as the insert waits for a concurrent one of the same
+          // name and then does nothing.
+          pqxx::result r = txn.exec_params(
+              "INSERT INTO agents (agent_id, name, credential_sha256, token_id, host, arch, cpu_model,"
+              " logical_cpus, physical_cores, labels, engine_version, strategies, workloads, scenarios,"
+              " state, coordinator_id, session_id, last_seen, emulated) "
+              "VALUES (gen_random_uuid(), $1, $2, NULLIF($3, ''), $4, $5, $6, $7, $8, $9::jsonb, $10,"
+              " $11::text[], $12::text[], $13::text[], 'online', $14, $15, now(), $16) "
+              "ON CONFLICT (name) WHERE removed_at IS NULL DO NOTHING RETURNING agent_id::text",
+              reg.name, reg.credential_sha256, reg.token_id, pqxx::binarystring(host_bytes), reg.host.arch(),
+              reg.host.cpu_model(), static_cast<int64_t>(reg.host.logical_cpus()),
+              static_cast<int64_t>(reg.host.physical_cores()), internal::LabelsJson(reg.labels), reg.engine_version,
+              internal::TextArray(reg.strategies), internal::TextArray(reg.workloads),
+              internal::TextArray(reg.scenarios), options_.coordinator_id, reg.session_id, reg.host.emulated());
+          if (r.empty()) {
+            pqxx::result held =
+                txn.exec_params("SELECT agent_id::text FROM agents WHERE name = $1 AND removed_at IS NULL", reg.name);
+            return absl::AlreadyExistsError(absl::StrCat(
+                "agent name \"", reg.name, "\" is taken by enrolled agent ",
+                held.empty() ? std::string("?") : held[0][0].as<std::string>(),
+                " (a name belongs to the agent holding its credential): choose another --name, or, if that "
+                "agent is gone or lost its credential, remove it first with: fleetmark agents remove ",
+                reg.name));
+          }
+          agent_id = r[0][0].as<std::string>();
+        } else {
+          pqxx::result old = txn.exec_params(
+              "SELECT host FROM agents WHERE agent_id = $1::uuid AND removed_at IS NULL FOR UPDATE", reg.agent_id);
+          if (old.empty()) {
+            return absl::NotFoundError(absl::StrCat("agent ", reg.agent_id, " (\"", reg.name, "\") was removed"));
+          }
+          host_changed = pqxx::binarystring(old[0][0]).str() != host_bytes;
+          txn.exec_params(
+              "UPDATE agents SET host = $2, arch = $3, cpu_model = $4, logical_cpus = $5, physical_cores = $6,"
+              " labels = $7::jsonb, engine_version = $8, strategies = $9::text[], workloads = $10::text[],"
+              " scenarios = $11::text[], state = 'online', coordinator_id = $12, session_id = $13, last_seen = now(),"
+              " emulated = $14 "
+              "WHERE agent_id = $1::uuid",
+              reg.agent_id, pqxx::binarystring(host_bytes), reg.host.arch(), reg.host.cpu_model(),
+              static_cast<int64_t>(reg.host.logical_cpus()), static_cast<int64_t>(reg.host.physical_cores()),
+              internal::LabelsJson(reg.labels), reg.engine_version, internal::TextArray(reg.strategies),
+              internal::TextArray(reg.workloads), internal::TextArray(reg.scenarios), options_.coordinator_id,
+              reg.session_id, reg.host.emulated());
+          agent_id = reg.agent_id;
+        }
+        if (host_changed) {
+          txn.exec_params("INSERT INTO host_snapshots (agent_id, host) VALUES ($1::uuid, $2)", agent_id,
+                          pqxx::binarystring(host_bytes));
+        }
+        return agent_id;
+      });
 }
 
 absl::StatusOr<RemovedAgent> PgStore::RemoveAgent(const std::string& name) {
-  return InTransactionOr(*pool_, absl::StrCat("remove agent ", name), [&](pqxx::work& txn)
-                                                                           -> absl::StatusOr<RemovedAgent> {
-    pqxx::result r = txn.exec_params(
-        "UPDATE agents SET removed_at = now(), state = 'offline' WHERE name = $1 AND removed_at IS NULL "
-        "RETURNING agent_id::text",
-        name);
-    if (r.empty()) {
-      pqxx::result removed = txn.exec_params("SELECT 1 FROM agents WHERE name = $1 LIMIT 1", name);
-      return absl::NotFoundError(absl::StrCat("agent \"", name, "\" ",
-                                              removed.empty() ? "not found" : "was already removed",
-                                              " (`fleetmark agents list --all` lists every agent)"));
-    }
-    RemovedAgent agent;
-    agent.agent_id = r[0][0].as<std::string>();
-    // Its unfinished jobs end now (it will never run them), so their runs can end.
-    pqxx::result jobs = txn.exec_params(
-        "UPDATE jobs SET status = 'failed', failure_kind = 'infrastructure',"
-        " message = 'infrastructure: agent ' || $2 || ' removed (fleetmark agents remove)',"
-        " lease_expires_at = NULL, finished_at = now(), updated_at = now() "
-        "WHERE agent_id = $1::uuid AND status IN ('queued', 'assigned', 'running') "
-        "RETURNING job_id::text, run_id::text",
-        agent.agent_id, name);
-    std::set<std::string> runs;
-    for (const auto& row : jobs) {
-      agent.failed_jobs.push_back(row[0].as<std::string>());
-      runs.insert(row[1].as<std::string>());
-    }
-    for (const std::string& run_id : runs) internal::RefreshRun(txn, run_id);
-    return agent;
-  });
+  return InTransactionOr(
+      *pool_, absl::StrCat("remove agent ", name), [&](pqxx::work& txn) -> absl::StatusOr<RemovedAgent> {
+        pqxx::result r = txn.exec_params(
+            "UPDATE agents SET removed_at = now(), state = 'offline' WHERE name = $1 AND removed_at IS NULL "
+            "RETURNING agent_id::text",
+            name);
+        if (r.empty()) {
+          pqxx::result removed = txn.exec_params("SELECT 1 FROM agents WHERE name = $1 LIMIT 1", name);
+          return absl::NotFoundError(absl::StrCat("agent \"", name, "\" ",
+                                                  removed.empty() ? "not found" : "was already removed",
+                                                  " (`fleetmark agents list --all` lists every agent)"));
+        }
+        RemovedAgent agent;
+        agent.agent_id = r[0][0].as<std::string>();
+        // Its unfinished jobs end now (it will never run them), so their runs can end.
+        pqxx::result jobs = txn.exec_params(
+            "UPDATE jobs SET status = 'failed', failure_kind = 'infrastructure',"
+            " message = 'infrastructure: agent ' || $2 || ' removed (fleetmark agents remove)',"
+            " lease_expires_at = NULL, finished_at = now(), updated_at = now() "
+            "WHERE agent_id = $1::uuid AND status IN ('queued', 'assigned', 'running') "
+            "RETURNING job_id::text, run_id::text",
+            agent.agent_id, name);
+        std::set<std::string> runs;
+        for (const auto& row : jobs) {
+          agent.failed_jobs.push_back(row[0].as<std::string>());
+          runs.insert(row[1].as<std::string>());
+        }
+        for (const std::string& run_id : runs) internal::RefreshRun(txn, run_id);
+        return agent;
+      });
 }
 
 absl::Status PgStore::SetAgentOffline(const std::string& agent_id, const std::string& session_id) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", agent_id));
-  return InTransaction(*pool_, "agent offline", [&](pqxx::work& txn) {
-           txn.exec_prepared("fm_agent_offline", agent_id, session_id);
-           return true;
-         })
+  return InTransaction(*pool_, "agent offline",
+                       [&](pqxx::work& txn) {
+                         txn.exec_prepared("fm_agent_offline", agent_id, session_id);
+                         return true;
+                       })
       .status();
 }
 
 absl::Status PgStore::RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease,
-                                   const std::vector<std::string>& renew_also) {
+                                     const std::vector<std::string>& renew_also) {
   for (const std::string& id : renew_also) FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("renew_also[]", id));
   std::vector<std::string> ids, seen, rss, cpu;
   for (const AgentLiveness& a : batch) {
@@ -148,19 +149,21 @@ absl::Status PgStore::RecordLiveness(const std::vector<AgentLiveness>& batch, ab
   leases.insert(leases.end(), renew_also.begin(), renew_also.end());
   // Even with nothing to write, one round trip: the caller learns whether the database
   // is reachable (an idle coordinator must notice an outage, to hold off lease expiry).
-  return InTransaction(*pool_, "record liveness", [&](pqxx::work& txn) {
-           if (!ids.empty()) {
-             txn.exec_prepared("fm_liveness_agents", id_array, internal::TextArray(seen),
-                               absl::StrCat("{", absl::StrJoin(rss, ","), "}"),
-                               absl::StrCat("{", absl::StrJoin(cpu, ","), "}"));
-           }
-           if (!leases.empty()) {
-             txn.exec_prepared("fm_liveness_leases", internal::UuidArray(leases), internal::IntervalParam(lease));
-           } else {
-             txn.exec("SELECT 1");
-           }
-           return true;
-         })
+  return InTransaction(*pool_, "record liveness",
+                       [&](pqxx::work& txn) {
+                         if (!ids.empty()) {
+                           txn.exec_prepared("fm_liveness_agents", id_array, internal::TextArray(seen),
+                                             absl::StrCat("{", absl::StrJoin(rss, ","), "}"),
+                                             absl::StrCat("{", absl::StrJoin(cpu, ","), "}"));
+                         }
+                         if (!leases.empty()) {
+                           txn.exec_prepared("fm_liveness_leases", internal::UuidArray(leases),
+                                             internal::IntervalParam(lease));
+                         } else {
+                           txn.exec("SELECT 1");
+                         }
+                         return true;
+                       })
       .status();
 }
 

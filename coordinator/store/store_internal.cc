@@ -10,18 +10,15 @@ bool IsUuid(std::string_view id) { return fleetmark::IsUuid(id); }
 
 absl::Status CheckUuid(std::string_view field, std::string_view id) {
   if (IsUuid(id)) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(std::string(field), ": expected a UUID (8-4-4-4-12 hex digits), got \"",
-                   std::string(id.substr(0, 64)), "\""));
+  return absl::InvalidArgumentError(absl::StrCat(
+      std::string(field), ": expected a UUID (8-4-4-4-12 hex digits), got \"", std::string(id.substr(0, 64)), "\""));
 }
 
 std::string UnixNs(std::string_view column) {
   return absl::StrCat("(floor(extract(epoch from ", std::string(column), ") * 1000000)::bigint * 1000)");
 }
 
-std::string TimeParam(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", t, absl::UTCTimeZone());
-}
+std::string TimeParam(absl::Time t) { return absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", t, absl::UTCTimeZone()); }
 
 std::string ResultCountSql(std::string_view run_id_column) {
   return absl::StrCat(
@@ -29,9 +26,7 @@ std::string ResultCountSql(std::string_view run_id_column) {
       std::string(run_id_column), " AND c.status <> 'cancelled') counted_cases)");
 }
 
-std::string IntervalParam(absl::Duration d) {
-  return absl::StrCat(absl::ToInt64Microseconds(d), " microseconds");
-}
+std::string IntervalParam(absl::Duration d) { return absl::StrCat(absl::ToInt64Microseconds(d), " microseconds"); }
 
 pqxx::binarystring ProtoParam(const google::protobuf::Message& message) {
   return pqxx::binarystring(message.SerializeAsString());
@@ -43,9 +38,7 @@ bool ParseProtoField(const pqxx::field& field, google::protobuf::Message* messag
   return message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
 }
 
-std::string UuidArray(const std::vector<std::string>& ids) {
-  return absl::StrCat("{", absl::StrJoin(ids, ","), "}");
-}
+std::string UuidArray(const std::vector<std::string>& ids) { return absl::StrCat("{", absl::StrJoin(ids, ","), "}"); }
 
 }  // namespace fleetmark::store::internal
 

@@ -62,7 +62,7 @@ inline void DiscardIfBroken(ConnectionPool& pool, ConnectionPool::Lease& lease, 
 // Maps libpqxx exceptions with `context` (discarding the connection if it broke).
 template <typename Fn>
 auto InTransaction(ConnectionPool& pool, std::string_view context, Fn&& fn)
-      -> absl::StatusOr<decltype(fn(std::declval<pqxx::work&>()))> {
+    -> absl::StatusOr<decltype(fn(std::declval<pqxx::work&>()))> {
   auto lease = pool.Acquire();
   if (!lease.ok()) return lease.status();
   try {

@@ -50,18 +50,16 @@ std::vector<ExpiredJob> ExpireInTxn(pqxx::work& txn, bool release, const std::st
 
 absl::StatusOr<v1::RunInfo> PgStore::CreateRun(const NewRun& run) {
   FLEETMARK_RETURN_IF_ERROR(internal::ValidateNewRun(run));
-  return InTransaction(*pool_, "create run",
-                       [&](pqxx::work& txn) { return internal::CreateRunInTxn(txn, run); });
+  return InTransaction(*pool_, "create run", [&](pqxx::work& txn) { return internal::CreateRunInTxn(txn, run); });
 }
 
 absl::StatusOr<PgStore::CreatedRun> PgStore::CreateRunAndClaim(const NewRun& run,
-                                                            const std::vector<std::string>& idle_agent_ids,
-                                                            absl::Duration lease) {
+                                                               const std::vector<std::string>& idle_agent_ids,
+                                                               absl::Duration lease) {
   FLEETMARK_RETURN_IF_ERROR(internal::ValidateNewRun(run));
   for (const std::string& id : idle_agent_ids) FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", id));
   return InTransaction(*pool_, "create run", [&](pqxx::work& txn) {
-    internal::InsertedRun inserted =
-        internal::InsertRun(txn, run, idle_agent_ids, lease, options_.coordinator_id);
+    internal::InsertedRun inserted = internal::InsertRun(txn, run, idle_agent_ids, lease, options_.coordinator_id);
     CreatedRun created;
     created.run_id = inserted.run_id;
     created.run = std::move(inserted.info);
@@ -96,8 +94,7 @@ absl::StatusOr<std::vector<v1::RunInfo>> PgStore::ListRuns(int limit) {
   }
   return InTransaction(*pool_, "list runs", [&](pqxx::work& txn) {
     std::vector<v1::RunInfo> runs;
-    pqxx::result r = txn.exec_params(
-        "SELECT run_id::text FROM runs ORDER BY created_at DESC, run_id LIMIT $1", limit);
+    pqxx::result r = txn.exec_params("SELECT run_id::text FROM runs ORDER BY created_at DESC, run_id LIMIT $1", limit);
     for (const auto& row : r) {
       if (auto run = internal::LoadRun(txn, row[0].as<std::string>())) runs.push_back(*std::move(run));
     }
@@ -127,28 +124,26 @@ absl::StatusOr<CancelledRun> PgStore::CancelRun(const std::string& run_id) {
         cancelled.agent_jobs.emplace_back(row[0].as<std::string>(), row[1].as<std::string>());
       }
     }
-    txn.exec_params("UPDATE runs SET status = 'cancelled', finished_at = now() WHERE run_id = $1::uuid",
-                    run_id);
+    txn.exec_params("UPDATE runs SET status = 'cancelled', finished_at = now() WHERE run_id = $1::uuid", run_id);
     cancelled.run = *internal::LoadRun(txn, run_id);
     return cancelled;
   });
 }
 
 absl::StatusOr<std::vector<ClaimedJob>> PgStore::ClaimJobs(const std::vector<std::string>& agent_ids,
-                                                         absl::Duration lease) {
+                                                           absl::Duration lease) {
   std::vector<ClaimedJob> claimed;
   if (agent_ids.empty()) return claimed;
   for (const std::string& id : agent_ids) FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", id));
   return InTransaction(*pool_, "claim jobs", [&](pqxx::work& txn) {
-    pqxx::result r = txn.exec_prepared("fm_claim_jobs", internal::UuidArray(agent_ids),
-                                       internal::IntervalParam(lease), options_.coordinator_id);
+    pqxx::result r = txn.exec_prepared("fm_claim_jobs", internal::UuidArray(agent_ids), internal::IntervalParam(lease),
+                                       options_.coordinator_id);
     if (r.empty()) return claimed;
     std::set<std::string> run_ids;
     for (const auto& row : r) run_ids.insert(row[1].as<std::string>());
     std::map<std::string, v1::JobAssignment> templates;
     pqxx::result runs = txn.exec_prepared(
-        "fm_job_assignment_data",
-        internal::UuidArray(std::vector<std::string>(run_ids.begin(), run_ids.end())));
+        "fm_job_assignment_data", internal::UuidArray(std::vector<std::string>(run_ids.begin(), run_ids.end())));
     for (const auto& row : runs) {
       v1::JobAssignment& a = templates[row[0].as<std::string>()];
       a.set_run_id(row[0].as<std::string>());
@@ -181,8 +176,7 @@ absl::StatusOr<std::vector<ClaimedJob>> PgStore::ClaimJobs(const std::vector<std
   });
 }
 
-absl::StatusOr<bool> PgStore::ResumeJob(const std::string& job_id, const std::string& agent_id,
-                                      absl::Duration lease) {
+absl::StatusOr<bool> PgStore::ResumeJob(const std::string& job_id, const std::string& agent_id, absl::Duration lease) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("running_job_id", job_id));
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", agent_id));
   return InTransaction(*pool_, "resume job", [&](pqxx::work& txn) {
@@ -211,9 +205,8 @@ absl::Status PgStore::UpdateJobs(const std::vector<JobUpdate>& updates, absl::Du
     FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("job_id", u.job_id));
     FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", u.agent_id));
     if (u.has_progress && u.cases_done > u.cases_total) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("job_progress.cases_done: 0 <= cases_done <= cases_total (", u.cases_total, "), got ",
-                       u.cases_done));
+      return absl::InvalidArgumentError(absl::StrCat("job_progress.cases_done: 0 <= cases_done <= cases_total (",
+                                                     u.cases_total, "), got ", u.cases_done));
     }
     JobUpdate& kept = last[{absl::AsciiStrToLower(u.job_id), absl::AsciiStrToLower(u.agent_id)}];
     if (u.has_progress || !kept.has_progress) {
@@ -231,22 +224,23 @@ absl::Status PgStore::UpdateJobs(const std::vector<JobUpdate>& updates, absl::Du
   }
   // No run refresh: an assigned job already counts as active and started, so its run
   // is 'running' (set when the job was claimed) and stays so.
-  return InTransaction(*pool_, "job updates", [&](pqxx::work& txn) {
-           txn.exec_prepared("fm_jobs_update", internal::UuidArray(jobs), internal::UuidArray(agents),
-                             absl::StrCat("{", absl::StrJoin(done, ","), "}"),
-                             absl::StrCat("{", absl::StrJoin(total, ","), "}"), internal::IntervalParam(lease));
-           return true;
-         })
+  return InTransaction(*pool_, "job updates",
+                       [&](pqxx::work& txn) {
+                         txn.exec_prepared("fm_jobs_update", internal::UuidArray(jobs), internal::UuidArray(agents),
+                                           absl::StrCat("{", absl::StrJoin(done, ","), "}"),
+                                           absl::StrCat("{", absl::StrJoin(total, ","), "}"),
+                                           internal::IntervalParam(lease));
+                         return true;
+                       })
       .status();
 }
 
-absl::Status PgStore::MarkJobRunning(const std::string& job_id, const std::string& agent_id,
-                                   absl::Duration lease) {
+absl::Status PgStore::MarkJobRunning(const std::string& job_id, const std::string& agent_id, absl::Duration lease) {
   return UpdateJobs({JobUpdate{.job_id = job_id, .agent_id = agent_id}}, lease);
 }
 
-absl::Status PgStore::UpdateJobProgress(const std::string& job_id, const std::string& agent_id,
-                                      uint32_t cases_done, uint32_t cases_total, absl::Duration lease) {
+absl::Status PgStore::UpdateJobProgress(const std::string& job_id, const std::string& agent_id, uint32_t cases_done,
+                                        uint32_t cases_total, absl::Duration lease) {
   return UpdateJobs({JobUpdate{.job_id = job_id,
                                .agent_id = agent_id,
                                .has_progress = true,
@@ -255,21 +249,20 @@ absl::Status PgStore::UpdateJobProgress(const std::string& job_id, const std::st
                     lease);
 }
 
-absl::Status PgStore::FinishJob(const std::string& job_id, const std::string& agent_id,
-                              const JobOutcome& outcome) {
+absl::Status PgStore::FinishJob(const std::string& job_id, const std::string& agent_id, const JobOutcome& outcome) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("job_id", job_id));
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", agent_id));
   const char* status = outcome.cancelled ? kJobCancelled : outcome.ok ? kJobDone : kJobFailed;
   const char* kind = (!outcome.ok && !outcome.cancelled) ? "benchmark" : "";
   return InTransactionOr(*pool_, "job finished", [&](pqxx::work& txn) -> absl::Status {
-    pqxx::result r = txn.exec_prepared("fm_job_finish", job_id, agent_id, std::string(status),
-                                       std::string(kind), outcome.message.substr(0, 4096));
+    pqxx::result r = txn.exec_prepared("fm_job_finish", job_id, agent_id, std::string(status), std::string(kind),
+                                       outcome.message.substr(0, 4096));
     if (!r.empty()) {
       internal::RefreshRun(txn, r[0][0].as<std::string>());
       return absl::OkStatus();
     }
-    pqxx::result owner = txn.exec_params(
-        "SELECT 1 FROM jobs WHERE job_id = $1::uuid AND agent_id = $2::uuid", job_id, agent_id);
+    pqxx::result owner =
+        txn.exec_params("SELECT 1 FROM jobs WHERE job_id = $1::uuid AND agent_id = $2::uuid", job_id, agent_id);
     if (owner.empty()) {
       return absl::NotFoundError(absl::StrCat("job ", job_id, " is not a job of this agent"));
     }
@@ -291,12 +284,11 @@ absl::StatusOr<std::vector<std::string>> PgStore::EndedJobs(const std::vector<st
 }
 
 absl::StatusOr<std::vector<ExpiredJob>> PgStore::ExpireLeases() {
-  return InTransaction(*pool_, "expire leases",
-                       [&](pqxx::work& txn) { return ExpireInTxn(txn, false, kNoAgent, ""); });
+  return InTransaction(*pool_, "expire leases", [&](pqxx::work& txn) { return ExpireInTxn(txn, false, kNoAgent, ""); });
 }
 
 absl::StatusOr<std::vector<ExpiredJob>> PgStore::ReleaseAgentJobs(const std::string& agent_id,
-                                                                const std::string& keep_job_id) {
+                                                                  const std::string& keep_job_id) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", agent_id));
   return InTransaction(*pool_, "release agent jobs",
                        [&](pqxx::work& txn) { return ExpireInTxn(txn, true, agent_id, keep_job_id); });
@@ -347,8 +339,8 @@ enum class InsertPath {
 // Inserts rows `indices` of `results` (already checked: valid ids, this agent's
 // jobs); returns the ids stored now (lower case).
 std::set<std::string> InsertRows(pqxx::work& txn, const std::vector<PgStore::AgentResult>& results,
-                                 const std::vector<size_t>& indices,
-                                 const std::map<std::string, JobOwner>& owners, InsertPath path) {
+                                 const std::vector<size_t>& indices, const std::map<std::string, JobOwner>& owners,
+                                 InsertPath path) {
   std::set<std::string> stored;
   if (path == InsertPath::kStaged) {
     txn.exec("SET LOCAL client_min_messages = warning");
@@ -445,8 +437,7 @@ absl::StatusOr<std::vector<ResultOutcome>> PgStore::InsertResults(const std::vec
     std::vector<ResultOutcome> outcomes = checked;
     std::map<std::string, JobOwner> owners;
     for (const auto& row : txn.exec_prepared("fm_jobs_owner", internal::UuidArray(job_ids))) {
-      owners[row[0].as<std::string>()] = {row[1].as<std::string>(), row[2].as<std::string>(),
-                                          row[3].as<bool>()};
+      owners[row[0].as<std::string>()] = {row[1].as<std::string>(), row[2].as<std::string>(), row[3].as<bool>()};
     }
     std::vector<size_t> rows;
     for (size_t i = 0; i < results.size(); ++i) {
@@ -481,13 +472,13 @@ absl::StatusOr<std::vector<ResultOutcome>> PgStore::InsertResults(const std::vec
     }
     return outcomes;
   };
-  absl::StatusOr<std::vector<ResultOutcome>> inserted = InTransaction(
-      *pool_, "insert results", [&](pqxx::work& txn) { return insert(txn, InsertPath::kDirect); });
+  absl::StatusOr<std::vector<ResultOutcome>> inserted =
+      InTransaction(*pool_, "insert results", [&](pqxx::work& txn) { return insert(txn, InsertPath::kDirect); });
   // AlreadyExists: another writer stored one of the ids between the lookup and the
   // COPY (an agent's replay racing its original); nothing was committed.
   if (absl::IsAlreadyExists(inserted.status())) {
-    inserted = InTransaction(*pool_, "insert results",
-                             [&](pqxx::work& txn) { return insert(txn, InsertPath::kStaged); });
+    inserted =
+        InTransaction(*pool_, "insert results", [&](pqxx::work& txn) { return insert(txn, InsertPath::kStaged); });
   }
   return inserted;
 }
@@ -537,9 +528,9 @@ absl::StatusOr<std::vector<v1::CaseResult>> LoadResultsInTxn(pqxx::work& txn,
     if (inserted) ids.push_back(it->first);
     it->second.push_back(i);
   }
-  pqxx::result r = txn.exec_params(
-      "SELECT result_id::text, result, emulated FROM case_results WHERE result_id = ANY($1::uuid[])",
-      internal::UuidArray(ids));
+  pqxx::result r =
+      txn.exec_params("SELECT result_id::text, result, emulated FROM case_results WHERE result_id = ANY($1::uuid[])",
+                      internal::UuidArray(ids));
   std::set<std::string> found;
   for (const auto& row : r) {
     const std::string id = row[0].as<std::string>();
@@ -560,10 +551,9 @@ absl::StatusOr<std::vector<v1::CaseResult>> LoadResultsInTxn(pqxx::work& txn,
 }  // namespace
 
 absl::StatusOr<v1::ExportResultsResponse> PgStore::ExportResults(const std::string& run_id,
-                                                               const std::string& agent_name) {
+                                                                 const std::string& agent_name) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("run_id", run_id));
-  return InTransactionOr(*pool_, "export results",
-                         [&](pqxx::work& txn) -> absl::StatusOr<v1::ExportResultsResponse> {
+  return InTransactionOr(*pool_, "export results", [&](pqxx::work& txn) -> absl::StatusOr<v1::ExportResultsResponse> {
     FLEETMARK_ASSIGN_OR_RETURN(ResultExportIndex index, ExportIndexInTxn(txn, run_id, agent_name));
     std::vector<std::string> ids;
     ids.reserve(index.results.size());
@@ -578,21 +568,17 @@ absl::StatusOr<v1::ExportResultsResponse> PgStore::ExportResults(const std::stri
   });
 }
 
-absl::StatusOr<ResultExportIndex> PgStore::ListExportResults(const std::string& run_id,
-                                                           const std::string& agent_name) {
+absl::StatusOr<ResultExportIndex> PgStore::ListExportResults(const std::string& run_id, const std::string& agent_name) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("run_id", run_id));
-  return InTransactionOr(*pool_, "export results", [&](pqxx::work& txn) {
-    return ExportIndexInTxn(txn, run_id, agent_name);
-  });
+  return InTransactionOr(*pool_, "export results",
+                         [&](pqxx::work& txn) { return ExportIndexInTxn(txn, run_id, agent_name); });
 }
 
 absl::StatusOr<std::vector<v1::CaseResult>> PgStore::LoadResults(const std::vector<std::string>& result_ids) {
   for (size_t i = 0; i < result_ids.size(); ++i) {
     FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid(absl::StrCat("result_ids[", i, "]"), result_ids[i]));
   }
-  return InTransactionOr(*pool_, "load results", [&](pqxx::work& txn) {
-    return LoadResultsInTxn(txn, result_ids);
-  });
+  return InTransactionOr(*pool_, "load results", [&](pqxx::work& txn) { return LoadResultsInTxn(txn, result_ids); });
 }
 
 }  // namespace fleetmark::store

@@ -69,8 +69,8 @@ InsertedRun InsertRun(pqxx::work& txn, const NewRun& run, const std::vector<std:
       "RETURNING job_id, agent_id, status, attempts, cases_total) "
       "SELECT i.job_id::text, i.agent_id::text, i.status, a.name, i.attempts, i.cases_total "
       "FROM i JOIN agents a ON a.agent_id = i.agent_id ORDER BY a.name",
-      run_id, UuidArray(run.agent_ids), static_cast<int64_t>(run.max_attempts),
-      static_cast<int64_t>(run.cases_total), UuidArray(assign_to), IntervalParam(lease), coordinator_id);
+      run_id, UuidArray(run.agent_ids), static_cast<int64_t>(run.max_attempts), static_cast<int64_t>(run.cases_total),
+      UuidArray(assign_to), IntervalParam(lease), coordinator_id);
   for (const auto& row : jobs) {
     if (row[2].as<std::string>() == kJobAssigned) {
       inserted.assigned.emplace_back(row[0].as<std::string>(), row[1].as<std::string>());
@@ -91,14 +91,12 @@ InsertedRun InsertRun(pqxx::work& txn, const NewRun& run, const std::vector<std:
 
 std::optional<v1::RunInfo> LoadRun(pqxx::work& txn, const std::string& run_id) {
   if (!IsUuid(run_id)) return std::nullopt;
-  pqxx::result r = txn.exec_params(
-      "SELECT r.run_id::text, r.plan_name, r.status, r.selector, r.submitted_by, " +
-          UnixNs("r.created_at") + ", coalesce(" + UnixNs("r.finished_at") +
-          ", 0), r.quick, " +
-          // Cases with a real result, not attempts: a requeued job's cases count once.
-          ResultCountSql("r.run_id") +
-          " FROM runs r WHERE r.run_id = $1::uuid",
-      run_id);
+  pqxx::result r =
+      txn.exec_params("SELECT r.run_id::text, r.plan_name, r.status, r.selector, r.submitted_by, " +
+                          UnixNs("r.created_at") + ", coalesce(" + UnixNs("r.finished_at") + ", 0), r.quick, " +
+                          // Cases with a real result, not attempts: a requeued job's cases count once.
+                          ResultCountSql("r.run_id") + " FROM runs r WHERE r.run_id = $1::uuid",
+                      run_id);
   if (r.empty()) return std::nullopt;
   v1::RunInfo info;
   info.set_run_id(r[0][0].as<std::string>());
@@ -145,9 +143,9 @@ constexpr char kUuidMax[] = "ffffffff-ffff-ffff-ffff-ffffffffffff";
 constexpr int kMinRunIdPrefixDigits = 6;
 
 absl::Status BadRunIdPrefix(const std::string& given, const std::string& why) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("run_id: a run id (UUID) or a unique prefix of it with at least ", kMinRunIdPrefixDigits,
-                   " hex digits (0-9, a-f), got \"", given.substr(0, 64), "\" (", why, ")"));
+  return absl::InvalidArgumentError(absl::StrCat("run_id: a run id (UUID) or a unique prefix of it with at least ",
+                                                 kMinRunIdPrefixDigits, " hex digits (0-9, a-f), got \"",
+                                                 given.substr(0, 64), "\" (", why, ")"));
 }
 
 }  // namespace
@@ -176,8 +174,7 @@ absl::StatusOr<std::string> ResolveRunId(pqxx::transaction_base& txn, const std:
   const std::string low = prefix + (kUuidZero + prefix.size());
   const std::string high = prefix + (kUuidMax + prefix.size());
   pqxx::result r = txn.exec_params(
-      "SELECT run_id::text FROM runs WHERE run_id BETWEEN $1::uuid AND $2::uuid ORDER BY run_id LIMIT 3", low,
-      high);
+      "SELECT run_id::text FROM runs WHERE run_id BETWEEN $1::uuid AND $2::uuid ORDER BY run_id LIMIT 3", low, high);
   if (r.empty()) return absl::NotFoundError(absl::StrCat("no run with id prefix ", id_or_prefix));
   if (r.size() > 1) {
     // A third row means there may be more: "..." only then.
@@ -192,9 +189,8 @@ absl::StatusOr<std::string> ResolveRunId(pqxx::transaction_base& txn, const std:
 
 absl::StatusOr<std::string> PgStore::ResolveRunId(const std::string& id_or_prefix) {
   if (const std::string lower = absl::AsciiStrToLower(id_or_prefix); internal::IsUuid(lower)) return lower;
-  return internal::InTransactionOr(*pool_, "resolve run id", [&](pqxx::work& txn) {
-    return internal::ResolveRunId(txn, id_or_prefix);
-  });
+  return internal::InTransactionOr(*pool_, "resolve run id",
+                                   [&](pqxx::work& txn) { return internal::ResolveRunId(txn, id_or_prefix); });
 }
 
 }  // namespace fleetmark::store

@@ -26,11 +26,9 @@ constexpr size_t kMaxScheduleName = 64;
 absl::Status CheckSchedule(const v1::Schedule& schedule) {
   const std::string& name = schedule.name();
   if (!IsName(name, kMaxScheduleName)) {
-    return absl::InvalidArgumentError(absl::StrCat("schedule.name: 1 to ", kMaxScheduleName,
-                                                   " characters from [A-Za-z0-9._-], got \"",
-                                                   absl::CHexEscape(name.substr(0, 80)), "\"",
-                                                   name.size() > 80 ? "..." : "", " (", name.size(),
-                                                   " characters)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "schedule.name: 1 to ", kMaxScheduleName, " characters from [A-Za-z0-9._-], got \"",
+        absl::CHexEscape(name.substr(0, 80)), "\"", name.size() > 80 ? "..." : "", " (", name.size(), " characters)"));
   }
   if (schedule.cron().empty()) return absl::InvalidArgumentError("schedule.cron: must not be empty");
   return absl::OkStatus();
@@ -40,20 +38,20 @@ absl::Status CheckSchedule(const v1::Schedule& schedule) {
 
 absl::StatusOr<v1::Schedule> PgStore::CreateSchedule(const v1::Schedule& schedule, absl::Time next_fire) {
   FLEETMARK_RETURN_IF_ERROR(CheckSchedule(schedule));
-  auto created = InTransactionOr(*pool_, absl::StrCat("create schedule ", schedule.name()),
-                                 [&](pqxx::work& txn) -> absl::StatusOr<v1::Schedule> {
-    const std::string plan_id = internal::InsertPlan(txn, schedule.plan());
-    pqxx::result r = txn.exec_params(
-        "INSERT INTO schedules (schedule_id, name, cron, plan_id, selector, quick, next_fire_at) "
-        "VALUES (gen_random_uuid(), $1, $2, $3::uuid, $4, $5, $6::timestamptz) RETURNING " +
-            internal::UnixNs("created_at"),
-        schedule.name(), schedule.cron(), plan_id, schedule.selector(), schedule.quick(),
-        internal::TimeParam(next_fire));
-    v1::Schedule out = schedule;
-    out.set_created_unix_ns(r[0][0].as<int64_t>());
-    out.set_next_fire_unix_ns(absl::ToUnixNanos(next_fire));
-    return out;
-  });
+  auto created = InTransactionOr(
+      *pool_, absl::StrCat("create schedule ", schedule.name()), [&](pqxx::work& txn) -> absl::StatusOr<v1::Schedule> {
+        const std::string plan_id = internal::InsertPlan(txn, schedule.plan());
+        pqxx::result r = txn.exec_params(
+            "INSERT INTO schedules (schedule_id, name, cron, plan_id, selector, quick, next_fire_at) "
+            "VALUES (gen_random_uuid(), $1, $2, $3::uuid, $4, $5, $6::timestamptz) RETURNING " +
+                internal::UnixNs("created_at"),
+            schedule.name(), schedule.cron(), plan_id, schedule.selector(), schedule.quick(),
+            internal::TimeParam(next_fire));
+        v1::Schedule out = schedule;
+        out.set_created_unix_ns(r[0][0].as<int64_t>());
+        out.set_next_fire_unix_ns(absl::ToUnixNanos(next_fire));
+        return out;
+      });
   if (absl::IsAlreadyExists(created.status())) {
     return absl::AlreadyExistsError(absl::StrCat("schedule \"", schedule.name(),
                                                  "\" already exists; to replace it, delete it first: "
@@ -63,46 +61,45 @@ absl::StatusOr<v1::Schedule> PgStore::CreateSchedule(const v1::Schedule& schedul
   return created;
 }
 
-absl::StatusOr<PgStore::SeedOutcome> PgStore::SeedDefaultSchedule(const v1::Schedule& schedule,
-                                                               absl::Time next_fire) {
+absl::StatusOr<PgStore::SeedOutcome> PgStore::SeedDefaultSchedule(const v1::Schedule& schedule, absl::Time next_fire) {
   FLEETMARK_RETURN_IF_ERROR(CheckSchedule(schedule));
   const std::string seed_name = absl::StrCat("schedule:", schedule.name());
-  return InTransactionOr(*pool_, absl::StrCat("seed schedule ", schedule.name()),
-                         [&](pqxx::work& txn) -> absl::StatusOr<SeedOutcome> {
-    // A coordinator seeding at the same moment holds this key until it commits; then
-    // the conflict is seen here and the schedule it created is updated below.
-    const bool first_seed = !txn.exec_params(
-                                    "INSERT INTO seeded_defaults (name, seeded_by) VALUES ($1, $2) "
-                                    "ON CONFLICT (name) DO NOTHING RETURNING 1",
-                                    seed_name, options_.coordinator_id)
-                                 .empty();
-    const bool exists =
-        !txn.exec_params("SELECT 1 FROM schedules WHERE name = $1 FOR UPDATE", schedule.name()).empty();
-    if (!exists && !first_seed) return SeedOutcome::kLeftDeleted;
-    const std::string plan_id = internal::InsertPlan(txn, schedule.plan());
-    txn.exec_params(
-        "INSERT INTO schedules (schedule_id, name, cron, plan_id, selector, quick, next_fire_at) "
-        "VALUES (gen_random_uuid(), $1, $2, $3::uuid, $4, $5, $6::timestamptz) "
-        "ON CONFLICT (name) DO UPDATE SET cron = EXCLUDED.cron, plan_id = EXCLUDED.plan_id,"
-        " selector = EXCLUDED.selector, quick = EXCLUDED.quick, next_fire_at = EXCLUDED.next_fire_at",
-        schedule.name(), schedule.cron(), plan_id, schedule.selector(), schedule.quick(),
-        internal::TimeParam(next_fire));
-    return exists ? SeedOutcome::kUpdated : SeedOutcome::kCreated;
-  });
+  return InTransactionOr(
+      *pool_, absl::StrCat("seed schedule ", schedule.name()), [&](pqxx::work& txn) -> absl::StatusOr<SeedOutcome> {
+        // A coordinator seeding at the same moment holds this key until it commits; then
+        // the conflict is seen here and the schedule it created is updated below.
+        const bool first_seed = !txn.exec_params(
+                                        "INSERT INTO seeded_defaults (name, seeded_by) VALUES ($1, $2) "
+                                        "ON CONFLICT (name) DO NOTHING RETURNING 1",
+                                        seed_name, options_.coordinator_id)
+                                     .empty();
+        const bool exists =
+            !txn.exec_params("SELECT 1 FROM schedules WHERE name = $1 FOR UPDATE", schedule.name()).empty();
+        if (!exists && !first_seed) return SeedOutcome::kLeftDeleted;
+        const std::string plan_id = internal::InsertPlan(txn, schedule.plan());
+        txn.exec_params(
+            "INSERT INTO schedules (schedule_id, name, cron, plan_id, selector, quick, next_fire_at) "
+            "VALUES (gen_random_uuid(), $1, $2, $3::uuid, $4, $5, $6::timestamptz) "
+            "ON CONFLICT (name) DO UPDATE SET cron = EXCLUDED.cron, plan_id = EXCLUDED.plan_id,"
+            " selector = EXCLUDED.selector, quick = EXCLUDED.quick, next_fire_at = EXCLUDED.next_fire_at",
+            schedule.name(), schedule.cron(), plan_id, schedule.selector(), schedule.quick(),
+            internal::TimeParam(next_fire));
+        return exists ? SeedOutcome::kUpdated : SeedOutcome::kCreated;
+      });
 }
 
 absl::StatusOr<std::vector<v1::Schedule>> PgStore::ListSchedules() {
   return InTransaction(*pool_, "list schedules", [&](pqxx::work& txn) {
     std::vector<v1::Schedule> schedules;
     // The latest fire per schedule: the newest entry of schedule_fires' primary key.
-    pqxx::result r = txn.exec(
-        "SELECT s.name, s.cron, p.plan, s.selector, s.quick, " + internal::UnixNs("s.created_at") +
-        ", coalesce(" + internal::UnixNs("s.next_fire_at") + ", 0), coalesce(" + internal::UnixNs("f.slot") +
-        ", 0), f.run_id::text, coalesce(f.note, '') "
-        "FROM schedules s JOIN plans p ON p.plan_id = s.plan_id "
-        "LEFT JOIN LATERAL (SELECT slot, run_id, note FROM schedule_fires WHERE schedule_id = s.schedule_id"
-        "                   ORDER BY slot DESC LIMIT 1) f ON true "
-        "ORDER BY s.name");
+    pqxx::result r =
+        txn.exec("SELECT s.name, s.cron, p.plan, s.selector, s.quick, " + internal::UnixNs("s.created_at") +
+                 ", coalesce(" + internal::UnixNs("s.next_fire_at") + ", 0), coalesce(" + internal::UnixNs("f.slot") +
+                 ", 0), f.run_id::text, coalesce(f.note, '') "
+                 "FROM schedules s JOIN plans p ON p.plan_id = s.plan_id "
+                 "LEFT JOIN LATERAL (SELECT slot, run_id, note FROM schedule_fires WHERE schedule_id = s.schedule_id"
+                 "                   ORDER BY slot DESC LIMIT 1) f ON true "
+                 "ORDER BY s.name");
     for (const auto& row : r) {
       v1::Schedule& s = schedules.emplace_back();
       s.set_name(row[0].as<std::string>());
@@ -134,37 +131,39 @@ absl::Status PgStore::DeleteSchedule(const std::string& name) {
 }
 
 absl::Status PgStore::SetScheduleNextFire(const std::string& name, absl::Time next_fire) {
-  return InTransaction(*pool_, "schedule next fire", [&](pqxx::work& txn) {
-           txn.exec_params("UPDATE schedules SET next_fire_at = $2::timestamptz WHERE name = $1", name,
-                           internal::TimeParam(next_fire));
-           return true;
-         })
+  return InTransaction(*pool_, "schedule next fire",
+                       [&](pqxx::work& txn) {
+                         txn.exec_params("UPDATE schedules SET next_fire_at = $2::timestamptz WHERE name = $1", name,
+                                         internal::TimeParam(next_fire));
+                         return true;
+                       })
       .status();
 }
 
-absl::StatusOr<std::optional<v1::RunInfo>> PgStore::FireSchedule(const std::string& schedule_name,
-                                                               absl::Time slot, const NewRun& run,
-                                                               const std::string& skipped) {
+absl::StatusOr<std::optional<v1::RunInfo>> PgStore::FireSchedule(const std::string& schedule_name, absl::Time slot,
+                                                                 const NewRun& run, const std::string& skipped) {
   if (!run.agent_ids.empty()) FLEETMARK_RETURN_IF_ERROR(internal::ValidateNewRun(run));
-  return InTransactionOr(*pool_, absl::StrCat("fire schedule ", schedule_name),
-                         [&](pqxx::work& txn) -> absl::StatusOr<std::optional<v1::RunInfo>> {
-    pqxx::result s = txn.exec_params("SELECT schedule_id::text FROM schedules WHERE name = $1", schedule_name);
-    if (s.empty()) return absl::NotFoundError(absl::StrCat("schedule \"", schedule_name, "\" not found"));
-    const std::string schedule_id = s[0][0].as<std::string>();
-    pqxx::result fired = txn.exec_params(
-        "INSERT INTO schedule_fires (schedule_id, slot, coordinator_id, note)"
-        " VALUES ($1::uuid, $2::timestamptz, $3, $4) "
-        "ON CONFLICT (schedule_id, slot) DO NOTHING RETURNING 1",
-        schedule_id, internal::TimeParam(slot), options_.coordinator_id,
-        run.agent_ids.empty() ? (skipped.empty() ? std::string("skipped: no agent selected") : skipped)
-                              : std::string());
-    if (fired.empty()) return std::optional<v1::RunInfo>();
-    if (run.agent_ids.empty()) return std::optional<v1::RunInfo>(v1::RunInfo());
-    v1::RunInfo info = internal::CreateRunInTxn(txn, run);
-    txn.exec_params("UPDATE schedule_fires SET run_id = $3::uuid WHERE schedule_id = $1::uuid AND slot = $2::timestamptz",
-                    schedule_id, internal::TimeParam(slot), info.run_id());
-    return std::optional<v1::RunInfo>(std::move(info));
-  });
+  return InTransactionOr(
+      *pool_, absl::StrCat("fire schedule ", schedule_name),
+      [&](pqxx::work& txn) -> absl::StatusOr<std::optional<v1::RunInfo>> {
+        pqxx::result s = txn.exec_params("SELECT schedule_id::text FROM schedules WHERE name = $1", schedule_name);
+        if (s.empty()) return absl::NotFoundError(absl::StrCat("schedule \"", schedule_name, "\" not found"));
+        const std::string schedule_id = s[0][0].as<std::string>();
+        pqxx::result fired = txn.exec_params(
+            "INSERT INTO schedule_fires (schedule_id, slot, coordinator_id, note)"
+            " VALUES ($1::uuid, $2::timestamptz, $3, $4) "
+            "ON CONFLICT (schedule_id, slot) DO NOTHING RETURNING 1",
+            schedule_id, internal::TimeParam(slot), options_.coordinator_id,
+            run.agent_ids.empty() ? (skipped.empty() ? std::string("skipped: no agent selected") : skipped)
+                                  : std::string());
+        if (fired.empty()) return std::optional<v1::RunInfo>();
+        if (run.agent_ids.empty()) return std::optional<v1::RunInfo>(v1::RunInfo());
+        v1::RunInfo info = internal::CreateRunInTxn(txn, run);
+        txn.exec_params(
+            "UPDATE schedule_fires SET run_id = $3::uuid WHERE schedule_id = $1::uuid AND slot = $2::timestamptz",
+            schedule_id, internal::TimeParam(slot), info.run_id());
+        return std::optional<v1::RunInfo>(std::move(info));
+      });
 }
 
 absl::StatusOr<std::optional<absl::Time>> PgStore::LastFiredSlot(const std::string& schedule_name) {

@@ -4,8 +4,7 @@ namespace fleetmark::store::internal {
 
 const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
   static const auto* kStatements = new std::vector<std::pair<std::string, std::string>>{
-      {"fm_find_token",
-       "SELECT token_id, revoked_at FROM enrollment_tokens WHERE token_sha256 = $1"},
+      {"fm_find_token", "SELECT token_id, revoked_at FROM enrollment_tokens WHERE token_sha256 = $1"},
       {"fm_find_agent",
        "SELECT a.agent_id::text, a.name, a.credential_sha256, coalesce(t.revoked_at IS NOT NULL, false) "
        "FROM agents a LEFT JOIN enrollment_tokens t ON t.token_id = a.token_id "
@@ -71,7 +70,8 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
        "UPDATE jobs j SET"
        " status = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'queued' END,"
        " failure_kind = CASE WHEN j.attempts >= j.max_attempts THEN 'infrastructure' ELSE '' END,"
-       " message = 'infrastructure: agent ' || a.name || CASE WHEN $1 THEN ' restarted' ELSE ' lost (lease expired)' END ||"
+       " message = 'infrastructure: agent ' || a.name || CASE WHEN $1 THEN ' restarted' ELSE ' lost (lease expired)' "
+       "END ||"
        "   CASE WHEN j.attempts >= j.max_attempts"
        "        THEN ' after ' || j.attempts || ' of ' || j.max_attempts || ' attempts'"
        "        ELSE ', re-queued after attempt ' || j.attempts || ' of ' || j.max_attempts END,"
@@ -79,8 +79,7 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
        " finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() ELSE NULL END "
        "FROM expired, agents a WHERE j.job_id = expired.job_id AND a.agent_id = j.agent_id "
        "RETURNING j.job_id::text, j.run_id::text, j.agent_id::text, j.status, j.attempts"},
-      {"fm_existing_results",
-       "SELECT result_id::text FROM case_results WHERE result_id = ANY($1::uuid[])"},
+      {"fm_existing_results", "SELECT result_id::text FROM case_results WHERE result_id = ANY($1::uuid[])"},
       // Of the (job, case id) pairs of a batch, the 1-based positions of those whose case
       // id is not among the run's case ids (runs from before migration 0005 have none).
       {"fm_unknown_cases",

@@ -16,18 +16,17 @@ using internal::InTransaction;
 using internal::InTransactionOr;
 
 absl::Status PgStore::CreateEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
-                                          const std::string& description) {
+                                            const std::string& description) {
   auto done = InTransaction(*pool_, absl::StrCat("create token ", token_id), [&](pqxx::work& txn) {
-    txn.exec_params(
-        "INSERT INTO enrollment_tokens (token_id, token_sha256, description) VALUES ($1, $2, $3)",
-        token_id, sha256_hex, description);
+    txn.exec_params("INSERT INTO enrollment_tokens (token_id, token_sha256, description) VALUES ($1, $2, $3)", token_id,
+                    sha256_hex, description);
     return true;
   });
   return done.status();
 }
 
 absl::Status PgStore::EnsureEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
-                                          const std::string& description) {
+                                            const std::string& description) {
   auto done = InTransaction(*pool_, "seed enrollment token", [&](pqxx::work& txn) {
     txn.exec_params(
         "INSERT INTO enrollment_tokens (token_id, token_sha256, description) VALUES ($1, $2, $3) "
@@ -48,11 +47,10 @@ absl::Status PgStore::RevokeEnrollmentToken(const std::string& token_id) {
       return absl::NotFoundError(absl::StrCat("enrollment token \"", token_id, "\" not found"));
     }
     if (!r[0][0].is_null()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("enrollment token \"", token_id, "\" was already revoked at ",
-                       absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixNanos(r[0][0].as<int64_t>()),
-                                        absl::UTCTimeZone()),
-                       "; nothing changed"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "enrollment token \"", token_id, "\" was already revoked at ",
+          absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixNanos(r[0][0].as<int64_t>()), absl::UTCTimeZone()),
+          "; nothing changed"));
     }
     txn.exec_params("UPDATE enrollment_tokens SET revoked_at = now() WHERE token_id = $1", token_id);
     return absl::OkStatus();
@@ -60,26 +58,23 @@ absl::Status PgStore::RevokeEnrollmentToken(const std::string& token_id) {
 }
 
 absl::StatusOr<std::string> PgStore::FindEnrollmentToken(const std::string& sha256_hex) {
-  return InTransactionOr(*pool_, "find enrollment token",
-                         [&](pqxx::work& txn) -> absl::StatusOr<std::string> {
-                           pqxx::result r = txn.exec_prepared("fm_find_token", sha256_hex);
-                           if (r.empty()) return absl::NotFoundError("enrollment token unknown");
-                           if (!r[0][1].is_null()) {
-                             return absl::PermissionDeniedError(absl::StrCat(
-                                 "enrollment token ", r[0][0].as<std::string>(), " revoked"));
-                           }
-                           return r[0][0].as<std::string>();
-                         });
+  return InTransactionOr(*pool_, "find enrollment token", [&](pqxx::work& txn) -> absl::StatusOr<std::string> {
+    pqxx::result r = txn.exec_prepared("fm_find_token", sha256_hex);
+    if (r.empty()) return absl::NotFoundError("enrollment token unknown");
+    if (!r[0][1].is_null()) {
+      return absl::PermissionDeniedError(absl::StrCat("enrollment token ", r[0][0].as<std::string>(), " revoked"));
+    }
+    return r[0][0].as<std::string>();
+  });
 }
 
 absl::StatusOr<std::vector<v1::TokenInfo>> PgStore::ListEnrollmentTokens() {
   return InTransaction(*pool_, "list enrollment tokens", [&](pqxx::work& txn) {
     std::vector<v1::TokenInfo> tokens;
-    pqxx::result r = txn.exec(
-        "SELECT t.token_id, t.description, " + internal::UnixNs("t.created_at") + ", coalesce(" +
-        internal::UnixNs("t.revoked_at") +
-        ", 0), (SELECT count(*) FROM agents a WHERE a.token_id = t.token_id) "
-        "FROM enrollment_tokens t ORDER BY t.created_at, t.token_id");
+    pqxx::result r = txn.exec("SELECT t.token_id, t.description, " + internal::UnixNs("t.created_at") + ", coalesce(" +
+                              internal::UnixNs("t.revoked_at") +
+                              ", 0), (SELECT count(*) FROM agents a WHERE a.token_id = t.token_id) "
+                              "FROM enrollment_tokens t ORDER BY t.created_at, t.token_id");
     for (const auto& row : r) {
       v1::TokenInfo& token = tokens.emplace_back();
       token.set_token_id(row[0].as<std::string>());
@@ -92,7 +87,8 @@ absl::StatusOr<std::vector<v1::TokenInfo>> PgStore::ListEnrollmentTokens() {
   });
 }
 
-absl::StatusOr<std::vector<PgStore::Disconnect>> PgStore::AgentsToDisconnect(const std::vector<std::string>& agent_ids) {
+absl::StatusOr<std::vector<PgStore::Disconnect>> PgStore::AgentsToDisconnect(
+    const std::vector<std::string>& agent_ids) {
   std::vector<Disconnect> found;
   if (agent_ids.empty()) return found;
   for (const std::string& id : agent_ids) {

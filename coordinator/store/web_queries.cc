@@ -53,15 +53,14 @@ std::string RunColumns() {
 // Columns of a result row (order matters: see ResultFromRow). The stored proto is read
 // only for scenarios whose output lives there (memory points, load, fanout).
 std::string ResultColumns() {
-  return absl::StrCat(
-      "c.result_id::text, c.agent_id::text, a.name, c.run_id::text, c.job_id::text, c.case_id, ",
-      "c.scenario, c.workload, c.io_mode, c.strategy, c.strategy_label, c.threads, c.placement, ",
-      "c.status, c.message, c.stop_reason, c.sample_count, c.min_ns, c.median_ns, c.max_ns, ",
-      "c.mean_ns, c.stddev_ns, c.mad_ns, c.ci_low_ns, c.ci_high_ns, c.ci_half_width_percent, ",
-      "c.outliers, c.threads_used, c.peak_in_flight, c.cpu_user_seconds, c.cpu_system_seconds, ",
-      "c.allocations, c.allocated_bytes, c.peak_threads, c.rss_delta_bytes, c.throttled, ",
-      UnixNs("c.started_at"), ", ", UnixNs("c.finished_at"), ", c.engine_version, ",
-      "CASE WHEN c.scenario IN ('memory', 'load', 'fanout') THEN c.result END, c.emulated");
+  return absl::StrCat("c.result_id::text, c.agent_id::text, a.name, c.run_id::text, c.job_id::text, c.case_id, ",
+                      "c.scenario, c.workload, c.io_mode, c.strategy, c.strategy_label, c.threads, c.placement, ",
+                      "c.status, c.message, c.stop_reason, c.sample_count, c.min_ns, c.median_ns, c.max_ns, ",
+                      "c.mean_ns, c.stddev_ns, c.mad_ns, c.ci_low_ns, c.ci_high_ns, c.ci_half_width_percent, ",
+                      "c.outliers, c.threads_used, c.peak_in_flight, c.cpu_user_seconds, c.cpu_system_seconds, ",
+                      "c.allocations, c.allocated_bytes, c.peak_threads, c.rss_delta_bytes, c.throttled, ",
+                      UnixNs("c.started_at"), ", ", UnixNs("c.finished_at"), ", c.engine_version, ",
+                      "CASE WHEN c.scenario IN ('memory', 'load', 'fanout') THEN c.result END, c.emulated");
 }
 
 template <typename T>
@@ -162,10 +161,17 @@ WebResult ResultFromRow(const pqxx::row& row) {
     v1::CaseResult full;
     if (internal::ParseProtoField(row[39], &full)) {
       switch (full.scenario_result_case()) {
-        case v1::CaseResult::kMemory: *r.mutable_memory() = full.memory(); break;
-        case v1::CaseResult::kFanout: *r.mutable_fanout() = full.fanout(); break;
-        case v1::CaseResult::kLoad: *r.mutable_load() = full.load(); break;
-        default: break;
+        case v1::CaseResult::kMemory:
+          *r.mutable_memory() = full.memory();
+          break;
+        case v1::CaseResult::kFanout:
+          *r.mutable_fanout() = full.fanout();
+          break;
+        case v1::CaseResult::kLoad:
+          *r.mutable_load() = full.load();
+          break;
+        default:
+          break;
       }
     }
   }
@@ -179,7 +185,8 @@ WebResult ResultFromRow(const pqxx::row& row) {
 // dropped too (a restart breaks them all): the first request after a PostgreSQL
 // restart is answered. Reads change nothing, so running one twice is harmless.
 template <typename Fn>
-auto Read(ConnectionPool& pool, std::string_view context, Fn&& fn) -> decltype(fn(std::declval<pqxx::nontransaction&>())) {
+auto Read(ConnectionPool& pool, std::string_view context, Fn&& fn)
+    -> decltype(fn(std::declval<pqxx::nontransaction&>())) {
   using Result = decltype(fn(std::declval<pqxx::nontransaction&>()));
   absl::Status status;
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -226,9 +233,8 @@ class PgWebReader final : public WebReader {
   }
 
   absl::StatusOr<std::string> ResolveRunId(std::string_view id_or_prefix) override {
-    return Read(*pool_, "resolve run id", [&](pqxx::nontransaction& txn) {
-      return internal::ResolveRunId(txn, std::string(id_or_prefix));
-    });
+    return Read(*pool_, "resolve run id",
+                [&](pqxx::nontransaction& txn) { return internal::ResolveRunId(txn, std::string(id_or_prefix)); });
   }
 
   absl::StatusOr<std::vector<WebRun>> ListRuns(int limit) override {
@@ -258,14 +264,13 @@ class PgWebReader final : public WebReader {
     });
   }
 
-  absl::StatusOr<std::vector<WebResult>> RunResults(std::string_view run_id,
-                                                    std::string_view agent_id) override {
+  absl::StatusOr<std::vector<WebResult>> RunResults(std::string_view run_id, std::string_view agent_id) override {
     if (!IsUuid(run_id)) return NotFound("run", run_id);
     if (!agent_id.empty() && !IsUuid(agent_id)) return NotFound("agent", agent_id);
     return Read(*pool_, "run results", [&](pqxx::nontransaction& txn) -> absl::StatusOr<std::vector<WebResult>> {
       pqxx::result rows = agent_id.empty()
-          ? txn.exec_prepared(kRunResults, std::string(run_id))
-          : txn.exec_prepared(kRunAgentResults, std::string(run_id), std::string(agent_id));
+                              ? txn.exec_prepared(kRunResults, std::string(run_id))
+                              : txn.exec_prepared(kRunAgentResults, std::string(run_id), std::string(agent_id));
       if (rows.empty() && txn.exec_prepared(kGetRun, std::string(run_id)).empty()) {
         return NotFound("run", run_id);
       }
@@ -315,8 +320,8 @@ class PgWebReader final : public WebReader {
   }
 
   absl::StatusOr<std::vector<HistoryPoint>> CaseHistory(std::string_view case_id,
-                                                        const std::vector<std::string>& agent_ids,
-                                                        int limit, bool scheduled_only) override {
+                                                        const std::vector<std::string>& agent_ids, int limit,
+                                                        bool scheduled_only) override {
     if (limit < 1 || limit > 1000) {
       return absl::InvalidArgumentError(absl::StrCat("limit: 1 <= limit <= 1000, got ", limit));
     }
@@ -327,8 +332,8 @@ class PgWebReader final : public WebReader {
     if (valid.empty() || case_id.empty()) return std::vector<HistoryPoint>{};
     return Read(*pool_, "case history", [&](pqxx::nontransaction& txn) -> absl::StatusOr<std::vector<HistoryPoint>> {
       std::vector<HistoryPoint> points;
-      pqxx::result rows = txn.exec_prepared(kHistory, std::string(case_id), internal::UuidArray(valid),
-                                            scheduled_only, limit);
+      pqxx::result rows =
+          txn.exec_prepared(kHistory, std::string(case_id), internal::UuidArray(valid), scheduled_only, limit);
       for (const pqxx::row& row : rows) {
         HistoryPoint& p = points.emplace_back();
         p.agent_id = Text(row[0]);
@@ -348,62 +353,72 @@ class PgWebReader final : public WebReader {
 
  private:
   void Prepare() {
-    pool_->AddPreparedStatement(kListAgents, absl::StrCat(
-        "SELECT a.agent_id::text, a.name, "
-        "CASE WHEN a.removed_at IS NOT NULL THEN 'removed' "
-        "WHEN a.state = 'online' AND a.last_seen > now() - make_interval(secs => $1) "
-        "THEN 'online' ELSE 'offline' END, ", UnixNs("a.last_seen"), ", a.host, a.labels::text, "
-        "(SELECT j.job_id::text FROM jobs j WHERE j.agent_id = a.agent_id "
-        " AND j.status IN ('assigned', 'running') LIMIT 1) "
-        "FROM agents a ORDER BY a.name"));
-    pool_->AddPreparedStatement(kListRuns, absl::StrCat(
-        "SELECT ", RunColumns(), " FROM runs r ORDER BY r.created_at DESC, r.run_id LIMIT $1"));
-    pool_->AddPreparedStatement(kGetRun, absl::StrCat(
-        "SELECT ", RunColumns(), " FROM runs r WHERE r.run_id = $1::uuid"));
-    pool_->AddPreparedStatement(kRunJobs,
+    pool_->AddPreparedStatement(
+        kListAgents, absl::StrCat("SELECT a.agent_id::text, a.name, "
+                                  "CASE WHEN a.removed_at IS NOT NULL THEN 'removed' "
+                                  "WHEN a.state = 'online' AND a.last_seen > now() - make_interval(secs => $1) "
+                                  "THEN 'online' ELSE 'offline' END, ",
+                                  UnixNs("a.last_seen"),
+                                  ", a.host, a.labels::text, "
+                                  "(SELECT j.job_id::text FROM jobs j WHERE j.agent_id = a.agent_id "
+                                  " AND j.status IN ('assigned', 'running') LIMIT 1) "
+                                  "FROM agents a ORDER BY a.name"));
+    pool_->AddPreparedStatement(
+        kListRuns, absl::StrCat("SELECT ", RunColumns(), " FROM runs r ORDER BY r.created_at DESC, r.run_id LIMIT $1"));
+    pool_->AddPreparedStatement(kGetRun,
+                                absl::StrCat("SELECT ", RunColumns(), " FROM runs r WHERE r.run_id = $1::uuid"));
+    pool_->AddPreparedStatement(
+        kRunJobs,
         "SELECT j.run_id::text, j.job_id::text, j.agent_id::text, a.name, j.status, j.message, "
         "j.attempts, j.cases_done, j.cases_total FROM jobs j JOIN agents a ON a.agent_id = j.agent_id "
         "WHERE j.run_id = ANY($1::uuid[]) ORDER BY a.name, j.created_at");
     // The run's rows (case_results_run), newest attempt per (job, case), then by agent
     // name (column 3) and case id (column 6) of ResultColumns().
-    pool_->AddPreparedStatement(kRunResults, absl::StrCat(
-        "SELECT * FROM (SELECT DISTINCT ON (c.job_id, c.case_id) ", ResultColumns(),
-        " FROM case_results c JOIN agents a ON a.agent_id = c.agent_id "
-        "WHERE c.run_id = $1::uuid ORDER BY ", kNewestPerJobCase, ") latest ORDER BY 3, 6"));
-    pool_->AddPreparedStatement(kRunAgentResults, absl::StrCat(
-        "SELECT * FROM (SELECT DISTINCT ON (c.job_id, c.case_id) ", ResultColumns(),
-        " FROM case_results c JOIN agents a ON a.agent_id = c.agent_id "
-        "WHERE c.run_id = $1::uuid AND c.agent_id = $2::uuid ORDER BY ", kNewestPerJobCase,
-        ") latest ORDER BY 6"));
-    pool_->AddPreparedStatement(kGetResult, absl::StrCat(
-        "SELECT ", ResultColumns(), ", c.result FROM case_results c "
-        "JOIN agents a ON a.agent_id = c.agent_id WHERE c.result_id = $1::uuid"));
+    pool_->AddPreparedStatement(
+        kRunResults, absl::StrCat("SELECT * FROM (SELECT DISTINCT ON (c.job_id, c.case_id) ", ResultColumns(),
+                                  " FROM case_results c JOIN agents a ON a.agent_id = c.agent_id "
+                                  "WHERE c.run_id = $1::uuid ORDER BY ",
+                                  kNewestPerJobCase, ") latest ORDER BY 3, 6"));
+    pool_->AddPreparedStatement(
+        kRunAgentResults, absl::StrCat("SELECT * FROM (SELECT DISTINCT ON (c.job_id, c.case_id) ", ResultColumns(),
+                                       " FROM case_results c JOIN agents a ON a.agent_id = c.agent_id "
+                                       "WHERE c.run_id = $1::uuid AND c.agent_id = $2::uuid ORDER BY ",
+                                       kNewestPerJobCase, ") latest ORDER BY 6"));
+    pool_->AddPreparedStatement(kGetResult,
+                                absl::StrCat("SELECT ", ResultColumns(),
+                                             ", c.result FROM case_results c "
+                                             "JOIN agents a ON a.agent_id = c.agent_id WHERE c.result_id = $1::uuid"));
     // The newest finished ('done') run, else the newest run at all (a cancelled or
     // running run holds only part of the cases): probing case_results_run per run.
     pool_->AddPreparedStatement(kLatestRun,
-        "SELECT r.run_id::text FROM runs r WHERE EXISTS (SELECT 1 FROM case_results c "
-        "WHERE c.run_id = r.run_id AND c.agent_id = $1::uuid) "
-        "ORDER BY (r.status = 'done') DESC, r.created_at DESC LIMIT 1");
+                                "SELECT r.run_id::text FROM runs r WHERE EXISTS (SELECT 1 FROM case_results c "
+                                "WHERE c.run_id = r.run_id AND c.agent_id = $1::uuid) "
+                                "ORDER BY (r.status = 'done') DESC, r.created_at DESC LIMIT 1");
     pool_->AddPreparedStatement(kCaseIds,
-        "SELECT DISTINCT c.case_id FROM case_results c WHERE c.run_id = $1::uuid "
-        "AND c.agent_id = $2::uuid ORDER BY 1");
+                                "SELECT DISTINCT c.case_id FROM case_results c WHERE c.run_id = $1::uuid "
+                                "AND c.agent_id = $2::uuid ORDER BY 1");
     // Per agent, the newest $4 runs holding the case, one point per job (its newest
     // attempt): case_results_web_history_latest + runs pkey (`emulated`, not in that
     // index, is read from the heap for the kept rows).
-    pool_->AddPreparedStatement(kHistory, absl::StrCat(
-        "SELECT x.agent_id::text, a.name, x.run_id::text, x.result_id::text, x.created_ns, "
-        "x.median_ns, x.ci_low_ns, x.ci_high_ns, x.status, x.emulated "
-        "FROM unnest($2::uuid[]) WITH ORDINALITY AS wanted(agent_id, ord) "
-        "JOIN agents a ON a.agent_id = wanted.agent_id "
-        "CROSS JOIN LATERAL (SELECT * FROM ("
-        "  SELECT DISTINCT ON (c.job_id, c.case_id) c.agent_id, c.run_id, c.result_id, c.median_ns, "
-        "    c.ci_low_ns, c.ci_high_ns, c.status, c.emulated, r.created_at, ", UnixNs("r.created_at"), " AS created_ns "
-        "  FROM case_results c JOIN runs r ON r.run_id = c.run_id "
-        "  WHERE c.case_id = $1 AND c.agent_id = wanted.agent_id "
-        "    AND (NOT $3::boolean OR r.submitted_by LIKE 'schedule:%') "
-        "  ORDER BY ", kNewestPerJobCase, ") latest "
-        "  ORDER BY latest.created_at DESC LIMIT $4) x "
-        "ORDER BY wanted.ord, x.created_at"));
+    pool_->AddPreparedStatement(
+        kHistory,
+        absl::StrCat("SELECT x.agent_id::text, a.name, x.run_id::text, x.result_id::text, x.created_ns, "
+                     "x.median_ns, x.ci_low_ns, x.ci_high_ns, x.status, x.emulated "
+                     "FROM unnest($2::uuid[]) WITH ORDINALITY AS wanted(agent_id, ord) "
+                     "JOIN agents a ON a.agent_id = wanted.agent_id "
+                     "CROSS JOIN LATERAL (SELECT * FROM ("
+                     "  SELECT DISTINCT ON (c.job_id, c.case_id) c.agent_id, c.run_id, c.result_id, c.median_ns, "
+                     "    c.ci_low_ns, c.ci_high_ns, c.status, c.emulated, r.created_at, ",
+                     UnixNs("r.created_at"),
+                     " AS created_ns "
+                     "  FROM case_results c JOIN runs r ON r.run_id = c.run_id "
+                     "  WHERE c.case_id = $1 AND c.agent_id = wanted.agent_id "
+                     "    AND (NOT $3::boolean OR r.submitted_by LIKE 'schedule:%') "
+                     "  ORDER BY ",
+                     kNewestPerJobCase,
+                     ") latest "
+                     "  ORDER BY latest.created_at DESC LIMIT $4) x "
+                     "ORDER BY wanted.ord, x.created_at"));
   }
 
   void AttachJobs(pqxx::nontransaction& txn, const std::vector<std::string>& run_ids, std::vector<WebRun>& runs) {
@@ -424,8 +439,8 @@ class PgWebReader final : public WebReader {
 absl::StatusOr<std::unique_ptr<WebReader>> OpenPgWebReader(const WebReaderOptions& options) {
   if (options.uri.empty()) return absl::InvalidArgumentError("web reader: uri must not be empty");
   if (options.online_window_seconds < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "web reader: online_window_seconds >= 1, got ", options.online_window_seconds));
+    return absl::InvalidArgumentError(
+        absl::StrCat("web reader: online_window_seconds >= 1, got ", options.online_window_seconds));
   }
   ConnectionOptions connection;
   connection.uri = options.uri;

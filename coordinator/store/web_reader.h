@@ -51,7 +51,7 @@ struct WebJob {
 struct WebRun {
   std::string run_id;
   std::string plan_name;
-  std::string status;        // queued | running | done | failed | cancelled
+  std::string status;  // queued | running | done | failed | cancelled
   std::string selector;
   std::string submitted_by;  // "cli:<user>" or "schedule:<name>"
   bool quick = false;
@@ -104,8 +104,7 @@ class WebReader {
 
   // The run's case results (without samples), optionally only those of one agent
   // (`agent_id` "" = all). NotFound if the run is unknown.
-  virtual absl::StatusOr<std::vector<WebResult>> RunResults(std::string_view run_id,
-                                                            std::string_view agent_id) = 0;
+  virtual absl::StatusOr<std::vector<WebResult>> RunResults(std::string_view run_id, std::string_view agent_id) = 0;
 
   // One result in full (raw samples, counters, environment); NotFound if unknown or
   // not a UUID.
@@ -121,14 +120,14 @@ class WebReader {
   // The median of `case_id` in each of the newest `limit` (1..1000) runs per agent,
   // grouped by agent (in `agent_ids` order), oldest first; `scheduled_only` keeps runs
   // submitted by a schedule (nightly). Unknown agents give no points.
-  virtual absl::StatusOr<std::vector<HistoryPoint>> CaseHistory(
-      std::string_view case_id, const std::vector<std::string>& agent_ids, int limit,
-      bool scheduled_only) = 0;
+  virtual absl::StatusOr<std::vector<HistoryPoint>> CaseHistory(std::string_view case_id,
+                                                                const std::vector<std::string>& agent_ids, int limit,
+                                                                bool scheduled_only) = 0;
 };
 
 struct WebReaderOptions {
-  std::string uri;       // libpq URI of the coordinator's database
-  int pool_size = 8;     // connections opened at most (1..256)
+  std::string uri;    // libpq URI of the coordinator's database
+  int pool_size = 8;  // connections opened at most (1..256)
   // An agent shows as online while its state is online and it was seen this recently
   // (the coordinator's StoreOptions::online_window).
   int online_window_seconds = 30;

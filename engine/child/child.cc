@@ -119,17 +119,14 @@ struct Pipe {
 };
 
 absl::Status SpawnError(int err, std::string_view kind) {
-  std::string what = absl::StrCat("cannot start child process for \"", std::string(kind),
-                                  "\": ", std::strerror(err));
+  std::string what = absl::StrCat("cannot start child process for \"", std::string(kind), "\": ", std::strerror(err));
   if (err == EAGAIN || err == ENOMEM) return absl::ResourceExhaustedError(what);
   return absl::InternalError(what);
 }
 
 std::string Tail(const std::string& text) {
   if (text.empty()) return "";
-  std::string tail = text.size() > kStderrTailBytes
-                         ? "..." + text.substr(text.size() - kStderrTailBytes)
-                         : text;
+  std::string tail = text.size() > kStderrTailBytes ? "..." + text.substr(text.size() - kStderrTailBytes) : text;
   while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
   return absl::StrCat("; child stderr: ", tail);
 }
@@ -160,13 +157,11 @@ ssize_t WriteNoSigpipe(int fd, const char* data, size_t size) {
 absl::Status DecodeHandlerError(const std::string& payload, std::string_view kind) {
   const size_t newline = payload.find('\n');
   int code = 0;
-  if (newline != std::string::npos &&
-      absl::SimpleAtoi(absl::string_view(payload.data(), newline), &code) && code > 0 &&
+  if (newline != std::string::npos && absl::SimpleAtoi(absl::string_view(payload.data(), newline), &code) && code > 0 &&
       code <= static_cast<int>(absl::StatusCode::kUnauthenticated)) {
     return absl::Status(static_cast<absl::StatusCode>(code), payload.substr(newline + 1));
   }
-  return absl::InternalError(
-      absl::StrCat("child \"", std::string(kind), "\" failed without a readable status"));
+  return absl::InternalError(absl::StrCat("child \"", std::string(kind), "\" failed without a readable status"));
 }
 
 }  // namespace
@@ -182,15 +177,15 @@ absl::StatusOr<std::string> ResolveChildEmulator() {
   const std::string name = value;
   auto usable = [](const std::string& path) {
     struct stat st;
-    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-           ::access(path.c_str(), X_OK) == 0;
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
   };
   if (name.find('/') != std::string::npos) {
     if (usable(name)) return name;
-    return absl::InvalidArgumentError(absl::StrCat(
-        kChildEmulatorVariable, "=", name,
-        " is not an executable file; set it to the user-mode emulator for this binary "
-        "(e.g. /usr/bin/qemu-", kBinaryArch, "-static) or unset it"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(kChildEmulatorVariable, "=", name,
+                     " is not an executable file; set it to the user-mode emulator for this binary "
+                     "(e.g. /usr/bin/qemu-",
+                     kBinaryArch, "-static) or unset it"));
   }
   const char* path = std::getenv("PATH");
   for (absl::string_view dir : absl::StrSplit(path == nullptr ? "" : path, ':')) {
@@ -198,10 +193,10 @@ absl::StatusOr<std::string> ResolveChildEmulator() {
     std::string candidate = absl::StrCat(dir, "/", name);
     if (usable(candidate)) return candidate;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      kChildEmulatorVariable, "=", name, " names no executable file on PATH; set it to the "
-      "user-mode emulator for this binary (e.g. /usr/bin/qemu-", kBinaryArch,
-      "-static) or unset it"));
+  return absl::InvalidArgumentError(absl::StrCat(kChildEmulatorVariable, "=", name,
+                                                 " names no executable file on PATH; set it to the "
+                                                 "user-mode emulator for this binary (e.g. /usr/bin/qemu-",
+                                                 kBinaryArch, "-static) or unset it"));
 }
 
 }  // namespace
@@ -212,8 +207,7 @@ std::vector<std::string> ChildCommand(const std::string& executable) {
   absl::StatusOr<std::string> resolved = ResolveChildEmulator();
   // An unusable value is refused at start-up (CheckChildEmulator); should it change
   // later, it is passed as given and the spawn reports the failure.
-  const std::string emulator =
-      resolved.ok() ? *resolved : std::string(std::getenv(kChildEmulatorVariable));
+  const std::string emulator = resolved.ok() ? *resolved : std::string(std::getenv(kChildEmulatorVariable));
   if (emulator.empty()) return {executable};
   std::string binary = executable;
   if (binary == "/proc/self/exe") {
@@ -230,15 +224,12 @@ void RegisterChildHandler(std::string kind, ChildHandler handler) {
   Registry()[std::move(kind)] = std::move(handler);
 }
 
-absl::StatusOr<std::string> RunInChild(std::string_view kind, std::string_view request,
-                                       const ChildOptions& options) {
-  const std::string executable =
-      options.executable.empty() ? "/proc/self/exe" : options.executable;
+absl::StatusOr<std::string> RunInChild(std::string_view kind, std::string_view request, const ChildOptions& options) {
+  const std::string executable = options.executable.empty() ? "/proc/self/exe" : options.executable;
   const std::string kind_arg(kind);
   const std::string child_arg(kChildArgument);
   Pipe in, out, err;
-  if (::pipe2(in.fd, O_CLOEXEC) != 0 || ::pipe2(out.fd, O_CLOEXEC) != 0 ||
-      ::pipe2(err.fd, O_CLOEXEC) != 0) {
+  if (::pipe2(in.fd, O_CLOEXEC) != 0 || ::pipe2(out.fd, O_CLOEXEC) != 0 || ::pipe2(err.fd, O_CLOEXEC) != 0) {
     return SpawnError(errno, kind);
   }
   posix_spawn_file_actions_t actions;
@@ -253,8 +244,7 @@ absl::StatusOr<std::string> RunInChild(std::string_view kind, std::string_view r
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
   pid_t pid = -1;
-  const int spawn_error =
-      ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  const int spawn_error = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawn_error != 0) return SpawnError(spawn_error, kind);
   in.Close(0);
@@ -264,9 +254,8 @@ absl::StatusOr<std::string> RunInChild(std::string_view kind, std::string_view r
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   }
 
-  const absl::Time deadline = options.timeout == absl::InfiniteDuration()
-                                  ? absl::InfiniteFuture()
-                                  : absl::Now() + options.timeout;
+  const absl::Time deadline =
+      options.timeout == absl::InfiniteDuration() ? absl::InfiniteFuture() : absl::Now() + options.timeout;
   std::string response, child_stderr;
   size_t written = 0;
   if (request.empty()) in.Close(1);
@@ -315,9 +304,8 @@ absl::StatusOr<std::string> RunInChild(std::string_view kind, std::string_view r
       if (options.cancelled != nullptr && options.cancelled->load()) {
         abort_status = absl::CancelledError(absl::StrCat("child \"", kind_arg, "\" cancelled"));
       } else if (absl::Now() >= deadline) {
-        abort_status = absl::DeadlineExceededError(
-            absl::StrCat("child \"", kind_arg, "\" timed out after ",
-                         absl::FormatDuration(options.timeout), " and was killed"));
+        abort_status = absl::DeadlineExceededError(absl::StrCat(
+            "child \"", kind_arg, "\" timed out after ", absl::FormatDuration(options.timeout), " and was killed"));
       }
     }
     if (!exited && !abort_status.ok()) {
@@ -347,26 +335,26 @@ absl::StatusOr<std::string> RunInChild(std::string_view kind, std::string_view r
                        "resource limit)",
                        Tail(child_stderr)));
     }
-    return absl::InternalError(absl::StrCat("child \"", kind_arg, "\" crashed with signal ",
-                                            sig, " (", strsignal(sig), ")", Tail(child_stderr)));
+    return absl::InternalError(absl::StrCat("child \"", kind_arg, "\" crashed with signal ", sig, " (", strsignal(sig),
+                                            ")", Tail(child_stderr)));
   }
   const int code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
   if (code == 0) return response;
   if (code == kExitHandlerError) return DecodeHandlerError(response, kind);
   if (code == kExitBadArguments) {
-    return absl::InternalError(absl::StrCat("child \"", kind_arg, "\" refused to start",
-                                            Tail(child_stderr)));
+    return absl::InternalError(absl::StrCat("child \"", kind_arg, "\" refused to start", Tail(child_stderr)));
   }
   std::string hint;
   if (code == kExitExecFailed && !ChildEmulatorSet()) {
     // The kernel could not exec this binary: under user-mode emulation without a
     // binfmt_misc handler (a chroot, a container) children need the emulator named.
-    hint = absl::StrCat("; the child could not be executed: if this binary runs under "
-                        "user-mode emulation, set ", kChildEmulatorVariable,
-                        "=/path/to/qemu-", kBinaryArch, "-static");
+    hint = absl::StrCat(
+        "; the child could not be executed: if this binary runs under "
+        "user-mode emulation, set ",
+        kChildEmulatorVariable, "=/path/to/qemu-", kBinaryArch, "-static");
   }
-  return absl::InternalError(absl::StrCat("child \"", kind_arg, "\" exited with code ", code,
-                                          hint, Tail(child_stderr)));
+  return absl::InternalError(
+      absl::StrCat("child \"", kind_arg, "\" exited with code ", code, hint, Tail(child_stderr)));
 }
 
 void MaybeRunChild(int argc, char** argv) {
@@ -391,8 +379,7 @@ void MaybeRunChild(int argc, char** argv) {
   } catch (const std::exception& e) {
     status = absl::InternalError(absl::StrCat("child threw: ", e.what()));
   }
-  ExitWith(kExitHandlerError,
-           absl::StrCat(static_cast<int>(status.code()), "\n", status.message()));
+  ExitWith(kExitHandlerError, absl::StrCat(static_cast<int>(status.code()), "\n", status.message()));
 }
 
 }  // namespace fleetmark::engine

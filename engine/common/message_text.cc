@@ -23,10 +23,9 @@ std::optional<std::string> Problem(const std::string& text, const TextRule& rule
 
 // "<path>: at most 63 bytes of printable UTF-8 (no control characters), got 10000 bytes".
 absl::Status Invalid(const std::string& path, const TextRule& rule, const std::string& problem) {
-  return absl::InvalidArgumentError(absl::StrCat(path, ": at most ", rule.max_bytes,
-                                                 " bytes of printable UTF-8 (no control characters",
-                                                 rule.allow_newlines ? " but newline and tab" : "", "), got ",
-                                                 problem));
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ": at most ", rule.max_bytes, " bytes of printable UTF-8 (no control characters",
+                   rule.allow_newlines ? " but newline and tab" : "", "), got ", problem));
 }
 
 absl::Status CheckFields(const Message& message, const std::string& path, const MessageTextRules& rules) {
@@ -61,9 +60,8 @@ absl::Status CheckFields(const Message& message, const std::string& path, const 
         const Message& entry = reflection->GetRepeatedMessage(message, field, i);
         const FieldDescriptor* key = field->message_type()->map_key();
         const FieldDescriptor* value = field->message_type()->map_value();
-        std::string key_text = key->cpp_type() == FieldDescriptor::CPPTYPE_STRING
-                                   ? entry.GetReflection()->GetString(entry, key)
-                                   : "";
+        std::string key_text =
+            key->cpp_type() == FieldDescriptor::CPPTYPE_STRING ? entry.GetReflection()->GetString(entry, key) : "";
         const std::string shown_key = absl::StrCat("\"", EscapeForTerminal(key_text, 64), "\"");
         if (key->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
           const TextRule& key_rule = rules.For(key->full_name());

@@ -84,8 +84,8 @@ absl::StatusOr<std::string> ReadSecretFile(std::string_view what, const std::str
   ::close(fd);
   const std::string secret(absl::StripAsciiWhitespace(text));
   if (text.size() > kReadCap) {
-    return absl::InvalidArgumentError(absl::StrCat(named, " holds more than ", kReadCap,
-                                                   " bytes; a token is at most ", kMaxSecretBytes, " bytes"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(named, " holds more than ", kReadCap, " bytes; a token is at most ", kMaxSecretBytes, " bytes"));
   }
   // What the bytes may be depends on where the token goes (CheckSecretText for a
   // header value; the agent's hello has its own text rules): only presence and size here.

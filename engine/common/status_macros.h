@@ -11,17 +11,16 @@
 #define FLEETMARK_STATUS_CONCAT_(a, b) FLEETMARK_STATUS_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function if `expr` (an absl::Status) is not OK.
-#define FLEETMARK_RETURN_IF_ERROR(expr)                  \
-  do {                                                   \
-    ::absl::Status fleetmark_status_ = (expr);           \
+#define FLEETMARK_RETURN_IF_ERROR(expr)                    \
+  do {                                                     \
+    ::absl::Status fleetmark_status_ = (expr);             \
     if (!fleetmark_status_.ok()) return fleetmark_status_; \
   } while (false)
 
 // Evaluates `rexpr` (an absl::StatusOr<T>); on error returns its status, else
 // assigns the value to `lhs` (which may be a declaration such as `auto x`).
 #define FLEETMARK_ASSIGN_OR_RETURN(lhs, rexpr) \
-  FLEETMARK_ASSIGN_OR_RETURN_IMPL_(            \
-      FLEETMARK_STATUS_CONCAT_(fleetmark_statusor_, __LINE__), lhs, rexpr)
+  FLEETMARK_ASSIGN_OR_RETURN_IMPL_(FLEETMARK_STATUS_CONCAT_(fleetmark_statusor_, __LINE__), lhs, rexpr)
 
 #define FLEETMARK_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, rexpr) \
   auto statusor = (rexpr);                                     \

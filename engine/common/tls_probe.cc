@@ -37,9 +37,7 @@ using KeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY, EVP_PKEY_free>>;
 using CtxPtr = std::unique_ptr<SSL_CTX, Deleter<SSL_CTX, SSL_CTX_free>>;
 using SslPtr = std::unique_ptr<SSL, Deleter<SSL, SSL_free>>;
 
-BioPtr MemBio(const std::string& pem) {
-  return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-}
+BioPtr MemBio(const std::string& pem) { return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()))); }
 
 // OpenSSL's reason for the last error on this thread ("" if none); clears the queue.
 std::string LastSslError() {
@@ -151,7 +149,8 @@ std::string ClientCertificateProblem(const std::string& evidence, const std::str
 
 absl::Status CheckTlsClientFiles(const TlsClientFiles& files, const TlsFlagNames& names) {
   if (!files.ca_pem.empty() && AddCertificates(files.ca_pem, nullptr) == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(names.ca, ": no PEM certificate in it (\"-----BEGIN CERTIFICATE-----\")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(names.ca, ": no PEM certificate in it (\"-----BEGIN CERTIFICATE-----\")"));
   }
   if (files.cert_pem.empty() || files.key_pem.empty()) return absl::OkStatus();
   BioPtr cert_bio = MemBio(files.cert_pem);
@@ -173,8 +172,8 @@ absl::Status CheckTlsClientFiles(const TlsClientFiles& files, const TlsFlagNames
   return absl::OkStatus();
 }
 
-std::string DiagnoseTlsConnection(const std::string& address, const TlsClientFiles& files,
-                                  const TlsFlagNames& names, absl::Duration timeout) {
+std::string DiagnoseTlsConnection(const std::string& address, const TlsClientFiles& files, const TlsFlagNames& names,
+                                  absl::Duration timeout) {
   std::string host, port;
   if (!SplitAddress(address, &host, &port)) return "";
   Fd socket{Connect(host, port, timeout)};
@@ -232,8 +231,8 @@ std::string DiagnoseTlsConnection(const std::string& address, const TlsClientFil
   }
   const long verify = SSL_get_verify_result(ssl.get());
   if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH) {
-    return absl::StrCat("the certificate of the coordinator at ", where, " is not issued for ", name,
-                        " (", X509_verify_cert_error_string(verify), "): connect by a name or address it lists");
+    return absl::StrCat("the certificate of the coordinator at ", where, " is not issued for ", name, " (",
+                        X509_verify_cert_error_string(verify), "): connect by a name or address it lists");
   }
   if (verify != X509_V_OK) {
     return absl::StrCat("the certificate of the coordinator at ", where, " is not trusted with ", names.ca, " (",

@@ -51,7 +51,7 @@ absl::Status CheckTlsClientFiles(const TlsClientFiles& files, const TlsFlagNames
 // this client connects in plaintext: pass --tls_ca_file (the CA that signed its
 // certificate)". Blocks for at most about 2 × `timeout` (connect, then handshake).
 // Thread-safe.
-std::string DiagnoseTlsConnection(const std::string& address, const TlsClientFiles& files,
-                                  const TlsFlagNames& names, absl::Duration timeout = absl::Seconds(3));
+std::string DiagnoseTlsConnection(const std::string& address, const TlsClientFiles& files, const TlsFlagNames& names,
+                                  absl::Duration timeout = absl::Seconds(3));
 
 }  // namespace fleetmark

@@ -56,9 +56,7 @@ void RecordAllocation(uint64_t bytes) noexcept {
   s.bytes.fetch_add(bytes, std::memory_order_relaxed);
 }
 
-void RecordDeallocation() noexcept {
-  ThisThreadShard().deallocations.fetch_add(1, std::memory_order_relaxed);
-}
+void RecordDeallocation() noexcept { ThisThreadShard().deallocations.fetch_add(1, std::memory_order_relaxed); }
 
 bool MarkActive() noexcept {
   active.store(true, std::memory_order_relaxed);

@@ -63,24 +63,14 @@ void Release(void* p) noexcept {
 
 void* operator new(std::size_t size) { return AllocateOrThrow(size, 0); }
 void* operator new[](std::size_t size) { return AllocateOrThrow(size, 0); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  return AllocateOrNull(size, 0);
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  return AllocateOrNull(size, 0);
-}
-void* operator new(std::size_t size, std::align_val_t alignment) {
-  return AllocateOrThrow(size, Align(alignment));
-}
-void* operator new[](std::size_t size, std::align_val_t alignment) {
-  return AllocateOrThrow(size, Align(alignment));
-}
-void* operator new(std::size_t size, std::align_val_t alignment,
-                   const std::nothrow_t&) noexcept {
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return AllocateOrNull(size, 0); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return AllocateOrNull(size, 0); }
+void* operator new(std::size_t size, std::align_val_t alignment) { return AllocateOrThrow(size, Align(alignment)); }
+void* operator new[](std::size_t size, std::align_val_t alignment) { return AllocateOrThrow(size, Align(alignment)); }
+void* operator new(std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
   return AllocateOrNull(size, Align(alignment));
 }
-void* operator new[](std::size_t size, std::align_val_t alignment,
-                     const std::nothrow_t&) noexcept {
+void* operator new[](std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
   return AllocateOrNull(size, Align(alignment));
 }
 
@@ -94,9 +84,5 @@ void operator delete(void* p, std::align_val_t) noexcept { Release(p); }
 void operator delete[](void* p, std::align_val_t) noexcept { Release(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { Release(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { Release(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
-  Release(p);
-}
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
-  Release(p);
-}
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { Release(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { Release(p); }

@@ -83,21 +83,18 @@ absl::StatusOr<fleetmark::v1::Counters> CounterCollector::End(uint64_t repetitio
   counters.set_cpu_user_seconds(std::max(0.0, absl::ToDoubleSeconds(used.user_cpu)));
   counters.set_cpu_system_seconds(std::max(0.0, absl::ToDoubleSeconds(used.system_cpu)));
   counters.set_voluntary_context_switches(std::max<int64_t>(0, used.voluntary_context_switches));
-  counters.set_involuntary_context_switches(
-      std::max<int64_t>(0, used.involuntary_context_switches));
+  counters.set_involuntary_context_switches(std::max<int64_t>(0, used.involuntary_context_switches));
   const bool counted = AllocationCounterActive();
   counters.set_allocations_counted(counted);
   if (counted && repetitions > 0) {
-    const uint64_t allocations = allocs_after.allocations - allocs_before_.allocations -
-                                 allocs_excluded_.allocations;
-    const uint64_t bytes = allocs_after.allocated_bytes - allocs_before_.allocated_bytes -
-                           allocs_excluded_.allocated_bytes;
+    const uint64_t allocations = allocs_after.allocations - allocs_before_.allocations - allocs_excluded_.allocations;
+    const uint64_t bytes =
+        allocs_after.allocated_bytes - allocs_before_.allocated_bytes - allocs_excluded_.allocated_bytes;
     counters.set_allocations((allocations + repetitions / 2) / repetitions);
     counters.set_allocated_bytes((bytes + repetitions / 2) / repetitions);
   }
   counters.set_peak_threads(static_cast<uint32_t>(std::max<int64_t>(0, peak_threads)));
-  counters.set_rss_delta_bytes(static_cast<int64_t>(rss_after) -
-                               static_cast<int64_t>(rss_before_));
+  counters.set_rss_delta_bytes(static_cast<int64_t>(rss_after) - static_cast<int64_t>(rss_before_));
   counters.set_peak_rss_bytes(status.peak_rss_bytes);
   counters.set_peak_rss_reset(peak_rss_reset_);
   counters.set_repetitions(repetitions);

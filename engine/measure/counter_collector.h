@@ -80,7 +80,7 @@ class CounterCollector {
   bool paused_ = false;
   ResourceUsage usage_at_pause_;
   AllocationCounts allocs_at_pause_;
-  ResourceUsage usage_excluded_;       // summed over the pauses
+  ResourceUsage usage_excluded_;  // summed over the pauses
   AllocationCounts allocs_excluded_;
   uint64_t rss_before_ = 0;
   int64_t threads_before_ = 0;

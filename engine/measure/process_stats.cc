@@ -19,9 +19,7 @@
 namespace fleetmark::engine {
 namespace {
 
-absl::Duration FromTimeval(const timeval& tv) {
-  return absl::Seconds(tv.tv_sec) + absl::Microseconds(tv.tv_usec);
-}
+absl::Duration FromTimeval(const timeval& tv) { return absl::Seconds(tv.tv_sec) + absl::Microseconds(tv.tv_usec); }
 
 absl::StatusOr<ResourceUsage> ReadUsage(int who, const char* name) {
   rusage ru;
@@ -56,8 +54,7 @@ ResourceUsage operator+(const ResourceUsage& a, const ResourceUsage& b) {
   d.user_cpu = a.user_cpu + b.user_cpu;
   d.system_cpu = a.system_cpu + b.system_cpu;
   d.voluntary_context_switches = a.voluntary_context_switches + b.voluntary_context_switches;
-  d.involuntary_context_switches =
-      a.involuntary_context_switches + b.involuntary_context_switches;
+  d.involuntary_context_switches = a.involuntary_context_switches + b.involuntary_context_switches;
   return d;
 }
 
@@ -66,18 +63,13 @@ ResourceUsage operator-(const ResourceUsage& a, const ResourceUsage& b) {
   d.user_cpu = a.user_cpu - b.user_cpu;
   d.system_cpu = a.system_cpu - b.system_cpu;
   d.voluntary_context_switches = a.voluntary_context_switches - b.voluntary_context_switches;
-  d.involuntary_context_switches =
-      a.involuntary_context_switches - b.involuntary_context_switches;
+  d.involuntary_context_switches = a.involuntary_context_switches - b.involuntary_context_switches;
   return d;
 }
 
-absl::StatusOr<ResourceUsage> ReadResourceUsage() {
-  return ReadUsage(RUSAGE_SELF, "RUSAGE_SELF");
-}
+absl::StatusOr<ResourceUsage> ReadResourceUsage() { return ReadUsage(RUSAGE_SELF, "RUSAGE_SELF"); }
 
-absl::StatusOr<ResourceUsage> ReadThreadResourceUsage() {
-  return ReadUsage(RUSAGE_THREAD, "RUSAGE_THREAD");
-}
+absl::StatusOr<ResourceUsage> ReadThreadResourceUsage() { return ReadUsage(RUSAGE_THREAD, "RUSAGE_THREAD"); }
 
 absl::StatusOr<ProcessStatus> ReadProcessStatus() {
   constexpr char kPath[] = "/proc/self/status";
@@ -111,9 +103,8 @@ absl::StatusOr<ProcessStatus> ReadProcessStatus() {
     }
   }
   if (!have_threads || !have_rss || !have_hwm) {
-    return absl::InternalError(absl::StrCat(
-        kPath, ": missing ", !have_threads ? "Threads " : "", !have_rss ? "VmRSS " : "",
-        !have_hwm ? "VmHWM" : ""));
+    return absl::InternalError(absl::StrCat(kPath, ": missing ", !have_threads ? "Threads " : "",
+                                            !have_rss ? "VmRSS " : "", !have_hwm ? "VmHWM" : ""));
   }
   return status;
 }
@@ -148,8 +139,7 @@ absl::StatusOr<int64_t> ReadThreadCount() {
   }
   const int64_t threads = ThreadCountFromProc(buf, status);
   if (threads <= 0) {
-    return absl::InternalError(
-        absl::StrCat(kPath, ": no num_threads field (nor a Threads line in /proc/self/status)"));
+    return absl::InternalError(absl::StrCat(kPath, ": no num_threads field (nor a Threads line in /proc/self/status)"));
   }
   return threads;
 }
@@ -200,8 +190,7 @@ absl::Status ResetPeakRss() {
   if (fd < 0) {
     const int err = errno;
     const std::string message =
-        absl::StrCat(kPath, ": cannot open (", std::strerror(err),
-                     "); VmHWM stays the peak since process start");
+        absl::StrCat(kPath, ": cannot open (", std::strerror(err), "); VmHWM stays the peak since process start");
     if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(message);
     return absl::FailedPreconditionError(message);
   }
@@ -210,9 +199,8 @@ absl::Status ResetPeakRss() {
   close(fd);
   if (n != 1) {
     // Kernels before 4.0 reject "5" with EINVAL.
-    return absl::FailedPreconditionError(
-        absl::StrCat(kPath, ": writing \"5\" failed (", std::strerror(err),
-                     "); VmHWM stays the peak since process start"));
+    return absl::FailedPreconditionError(absl::StrCat(kPath, ": writing \"5\" failed (", std::strerror(err),
+                                                      "); VmHWM stays the peak since process start"));
   }
   return absl::OkStatus();
 }

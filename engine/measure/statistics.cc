@@ -39,14 +39,13 @@ double NormalQuantile(double p) {
 // Normal approximation, with continuity correction, of the coverage of
 // [x(l), x(n+1-l)]: 1 - 2·P(B <= l-1), P(B <= l-1) ≈ Φ((l - 0.5 - n/2) / (√n/2)).
 double ApproximateCoverage(int64_t n, int64_t l) {
-  const double z = (static_cast<double>(l) - 0.5 - static_cast<double>(n) / 2) /
-                   (std::sqrt(static_cast<double>(n)) / 2);
+  const double z =
+      (static_cast<double>(l) - 0.5 - static_cast<double>(n) / 2) / (std::sqrt(static_cast<double>(n)) / 2);
   return 1.0 - 2.0 * NormalCdf(z);
 }
 
 // [begin, end) offsets of each non-empty process (see ComputeHierarchicalStatistics).
-std::vector<std::pair<size_t, size_t>> ProcessRanges(size_t n,
-                                                     absl::Span<const uint32_t> sizes) {
+std::vector<std::pair<size_t, size_t>> ProcessRanges(size_t n, absl::Span<const uint32_t> sizes) {
   std::vector<std::pair<size_t, size_t>> ranges;
   size_t at = 0;
   for (uint32_t size : sizes) {
@@ -180,8 +179,7 @@ fleetmark::v1::Statistics ComputeStatistics(absl::Span<const int64_t> samples_ns
   return stats;
 }
 
-fleetmark::v1::Statistics ComputeStatistics(
-    const google::protobuf::RepeatedField<int64_t>& samples_ns) {
+fleetmark::v1::Statistics ComputeStatistics(const google::protobuf::RepeatedField<int64_t>& samples_ns) {
   return ComputeStatistics(absl::MakeConstSpan(samples_ns.data(), samples_ns.size()));
 }
 
@@ -190,8 +188,7 @@ fleetmark::v1::Statistics ComputeStatistics(
 namespace fleetmark::engine {
 
 fleetmark::v1::Statistics ComputeHierarchicalStatistics(absl::Span<const int64_t> samples_ns,
-                                                        absl::Span<const uint32_t> process_sizes,
-                                                        uint64_t seed) {
+                                                        absl::Span<const uint32_t> process_sizes, uint64_t seed) {
   fleetmark::v1::Statistics stats = ComputeStatistics(samples_ns);
   const auto ranges = ProcessRanges(samples_ns.size(), process_sizes);
   if (ranges.size() < 2) return stats;
@@ -221,8 +218,7 @@ fleetmark::v1::Statistics ComputeHierarchicalStatistics(absl::Span<const int64_t
   stats.set_ci_high_ns(std::max(high, median));
   double half_width_percent = kInfinity;
   if (n >= 6 && median > 0) {
-    half_width_percent =
-        100.0 * std::max(median - stats.ci_low_ns(), stats.ci_high_ns() - median) / median;
+    half_width_percent = 100.0 * std::max(median - stats.ci_low_ns(), stats.ci_high_ns() - median) / median;
   }
   stats.set_ci_half_width_percent(half_width_percent);
   return stats;
@@ -236,8 +232,7 @@ size_t ProcessCount(size_t n, absl::Span<const uint32_t> process_sizes, size_t m
   return count;
 }
 
-std::vector<double> ProcessMedians(absl::Span<const int64_t> samples_ns,
-                                   absl::Span<const uint32_t> process_sizes) {
+std::vector<double> ProcessMedians(absl::Span<const int64_t> samples_ns, absl::Span<const uint32_t> process_sizes) {
   std::vector<double> out;
   for (const auto [begin, end] : ProcessRanges(samples_ns.size(), process_sizes)) {
     std::vector<double> values(samples_ns.begin() + begin, samples_ns.begin() + end);
@@ -246,8 +241,7 @@ std::vector<double> ProcessMedians(absl::Span<const int64_t> samples_ns,
   return out;
 }
 
-double BetweenProcessShare(absl::Span<const int64_t> samples_ns,
-                           absl::Span<const uint32_t> process_sizes) {
+double BetweenProcessShare(absl::Span<const int64_t> samples_ns, absl::Span<const uint32_t> process_sizes) {
   const auto ranges = ProcessRanges(samples_ns.size(), process_sizes);
   const size_t k = ranges.size();
   const size_t n_total = samples_ns.size();

@@ -70,8 +70,7 @@ MedianCiRanks MedianConfidenceRanks(int64_t n, double confidence = 0.95);
 fleetmark::v1::Statistics ComputeStatistics(absl::Span<const int64_t> samples_ns);
 
 // Same, from the repeated field of a CaseResult.
-fleetmark::v1::Statistics ComputeStatistics(
-    const google::protobuf::RepeatedField<int64_t>& samples_ns);
+fleetmark::v1::Statistics ComputeStatistics(const google::protobuf::RepeatedField<int64_t>& samples_ns);
 
 // Bootstrap replicates of ComputeHierarchicalStatistics.
 inline constexpr int kBootstrapReplicates = 1000;
@@ -85,23 +84,20 @@ inline constexpr int kBootstrapReplicates = 1000;
 // below 6 samples. With one process it equals ComputeStatistics(samples_ns).
 // Pure, thread-safe; O(kBootstrapReplicates · n) time, O(n) extra memory.
 fleetmark::v1::Statistics ComputeHierarchicalStatistics(absl::Span<const int64_t> samples_ns,
-                                                        absl::Span<const uint32_t> process_sizes,
-                                                        uint64_t seed);
+                                                        absl::Span<const uint32_t> process_sizes, uint64_t seed);
 
 // The number of processes `n` samples are cut into (same cutting as above) that hold
 // at least max(1, min_size) samples.
 size_t ProcessCount(size_t n, absl::Span<const uint32_t> process_sizes, size_t min_size = 1);
 
 // The median of each process (same cutting as above), in order; empty for no samples.
-std::vector<double> ProcessMedians(absl::Span<const int64_t> samples_ns,
-                                   absl::Span<const uint32_t> process_sizes);
+std::vector<double> ProcessMedians(absl::Span<const int64_t> samples_ns, absl::Span<const uint32_t> process_sizes);
 
 // Between-process share of the variance, sigma_b^2 / (sigma_b^2 + sigma_w^2) in [0, 1]
 // (an intraclass correlation), from the one-way ANOVA estimates sigma_w^2 = MSW and
 // sigma_b^2 = max(0, (MSB - MSW) / n0), n0 = (N - sum n_i^2 / N) / (k - 1). 0 when it
 // cannot be estimated: fewer than two processes, N - k < 1, or no variance at all.
 // Pure, thread-safe; O(n).
-double BetweenProcessShare(absl::Span<const int64_t> samples_ns,
-                           absl::Span<const uint32_t> process_sizes);
+double BetweenProcessShare(absl::Span<const int64_t> samples_ns, absl::Span<const uint32_t> process_sizes);
 
 }  // namespace fleetmark::engine

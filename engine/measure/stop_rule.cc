@@ -9,22 +9,21 @@
 
 namespace fleetmark::engine {
 
-absl::StatusOr<StopRuleOptions> StopRuleOptionsFromSettings(
-    const fleetmark::v1::MeasurementSettings& settings, const std::string& field_prefix) {
+absl::StatusOr<StopRuleOptions> StopRuleOptionsFromSettings(const fleetmark::v1::MeasurementSettings& settings,
+                                                            const std::string& field_prefix) {
   StopRuleOptions options;
   const double target = settings.target_ci_percent();
   if (!std::isfinite(target) || target < 0 || target > 100) {
     return absl::InvalidArgumentError(
-        absl::StrCat(field_prefix, ".target_ci_percent: 0 <= target_ci_percent <= 100, got ",
-                     target));
+        absl::StrCat(field_prefix, ".target_ci_percent: 0 <= target_ci_percent <= 100, got ", target));
   }
   options.target_ci_percent = target == 0 ? kDefaultTargetCiPercent : target;
 
   const int64_t max_reps = settings.max_repetitions();
   if (max_reps > kMaxRepetitionsCap) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field_prefix, ".max_repetitions: 0 <= max_repetitions <= ", kMaxRepetitionsCap,
-        " (0 = ", kDefaultMaxRepetitions, "), got ", max_reps));
+    return absl::InvalidArgumentError(absl::StrCat(field_prefix,
+                                                   ".max_repetitions: 0 <= max_repetitions <= ", kMaxRepetitionsCap,
+                                                   " (0 = ", kDefaultMaxRepetitions, "), got ", max_reps));
   }
   options.max_repetitions = max_reps == 0 ? kDefaultMaxRepetitions : max_reps;
 
@@ -35,26 +34,23 @@ absl::StatusOr<StopRuleOptions> StopRuleOptionsFromSettings(
       // The default minimum exceeds an explicit small maximum: the maximum wins.
       options.min_repetitions = options.max_repetitions;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field_prefix, ".min_repetitions: min_repetitions <= max_repetitions (",
-          options.max_repetitions, "), got ", min_reps));
+      return absl::InvalidArgumentError(absl::StrCat(field_prefix,
+                                                     ".min_repetitions: min_repetitions <= max_repetitions (",
+                                                     options.max_repetitions, "), got ", min_reps));
     }
   }
 
   const double max_seconds = settings.max_seconds_per_case();
   if (!std::isfinite(max_seconds) || max_seconds < 0 || max_seconds > kMaxSecondsPerCaseCap) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field_prefix, ".max_seconds_per_case: 0 <= max_seconds_per_case <= ",
-        kMaxSecondsPerCaseCap, " (0 = ", kDefaultMaxSecondsPerCase, "), got ",
-        max_seconds));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field_prefix, ".max_seconds_per_case: 0 <= max_seconds_per_case <= ", kMaxSecondsPerCaseCap,
+                     " (0 = ", kDefaultMaxSecondsPerCase, "), got ", max_seconds));
   }
-  options.max_time =
-      absl::Seconds(max_seconds == 0 ? kDefaultMaxSecondsPerCase : max_seconds);
+  options.max_time = absl::Seconds(max_seconds == 0 ? kDefaultMaxSecondsPerCase : max_seconds);
   const uint32_t processes = settings.processes();
   if (processes > kMaxProcesses) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field_prefix, ".processes: 1 <= processes <= ", kMaxProcesses, " (0 = ",
-        kDefaultProcesses, "), got ", processes));
+    return absl::InvalidArgumentError(absl::StrCat(field_prefix, ".processes: 1 <= processes <= ", kMaxProcesses,
+                                                   " (0 = ", kDefaultProcesses, "), got ", processes));
   }
   options.processes = processes == 0 ? kDefaultProcesses : processes;
   return options;
@@ -63,16 +59,15 @@ absl::StatusOr<StopRuleOptions> StopRuleOptionsFromSettings(
 namespace {
 
 // The rule of both DecideStop overloads, on statistics already computed.
-StopDecision Decide(fleetmark::v1::Statistics stats, bool enough_processes,
-                    const StopRuleOptions& options, absl::Duration elapsed) {
+StopDecision Decide(fleetmark::v1::Statistics stats, bool enough_processes, const StopRuleOptions& options,
+                    absl::Duration elapsed) {
   StopDecision decision;
   decision.stats = std::move(stats);
   const fleetmark::v1::Statistics& s = decision.stats;
   const int64_t count = static_cast<int64_t>(s.count());
   // ci_half_width_percent is +infinity until the CI is achieved (n >= 6).
   if (options.target_ci_percent > 0 && enough_processes && count >= options.min_repetitions &&
-      std::isfinite(s.ci_half_width_percent()) &&
-      s.ci_half_width_percent() <= options.target_ci_percent) {
+      std::isfinite(s.ci_half_width_percent()) && s.ci_half_width_percent() <= options.target_ci_percent) {
     decision.stop = true;
     decision.reason = fleetmark::v1::STOP_REASON_CI_TARGET;
   } else if (count >= options.max_repetitions) {
@@ -87,22 +82,17 @@ StopDecision Decide(fleetmark::v1::Statistics stats, bool enough_processes,
 
 }  // namespace
 
-StopDecision DecideStop(absl::Span<const int64_t> samples_ns,
-                        const StopRuleOptions& options, absl::Duration elapsed) {
+StopDecision DecideStop(absl::Span<const int64_t> samples_ns, const StopRuleOptions& options, absl::Duration elapsed) {
   return Decide(ComputeStatistics(samples_ns), true, options, elapsed);
 }
 
-StopDecision DecideStop(absl::Span<const int64_t> samples_ns,
-                        absl::Span<const uint32_t> process_sizes,
+StopDecision DecideStop(absl::Span<const int64_t> samples_ns, absl::Span<const uint32_t> process_sizes,
                         const StopRuleOptions& options, absl::Duration elapsed) {
   if (options.processes <= 1) return DecideStop(samples_ns, options, elapsed);
-  const int64_t processes =
-      static_cast<int64_t>(ProcessCount(samples_ns.size(), process_sizes,
-                                        static_cast<size_t>(std::max<int64_t>(
-                                            1, options.min_process_repetitions))));
-  return Decide(
-      ComputeHierarchicalStatistics(samples_ns, process_sizes, options.bootstrap_seed),
-      processes >= options.processes, options, elapsed);
+  const int64_t processes = static_cast<int64_t>(ProcessCount(
+      samples_ns.size(), process_sizes, static_cast<size_t>(std::max<int64_t>(1, options.min_process_repetitions))));
+  return Decide(ComputeHierarchicalStatistics(samples_ns, process_sizes, options.bootstrap_seed),
+                processes >= options.processes, options, elapsed);
 }
 
 }  // namespace fleetmark::engine

@@ -25,8 +25,8 @@ struct StopRuleOptions {
   // Stop when the 95% CI half-width of the median is <= this % of the median.
   // <= 0 disables the CI stop (only the caps end the loop).
   double target_ci_percent = 2.0;
-  int64_t min_repetitions = 10;    // no CI stop before this many samples
-  int64_t max_repetitions = 1000;  // stop at this many samples (>= 1)
+  int64_t min_repetitions = 10;                 // no CI stop before this many samples
+  int64_t max_repetitions = 1000;               // stop at this many samples (>= 1)
   absl::Duration max_time = absl::Seconds(10);  // stop once elapsed >= this
   // measurement.processes: with >= 2 the CI is the hierarchical one over the samples'
   // processes (statistics.h) and CI_TARGET needs at least this many processes.
@@ -54,9 +54,8 @@ inline constexpr uint32_t kMaxProcesses = 64;
 // an explicit smaller maximum instead), a negative, non-finite or > 86400
 // max_seconds_per_case, processes above kMaxProcesses. Field names are prefixed with `field_prefix`
 // (e.g. "plan.measurement"). Pure, thread-safe.
-absl::StatusOr<StopRuleOptions> StopRuleOptionsFromSettings(
-    const fleetmark::v1::MeasurementSettings& settings,
-    const std::string& field_prefix = "measurement");
+absl::StatusOr<StopRuleOptions> StopRuleOptionsFromSettings(const fleetmark::v1::MeasurementSettings& settings,
+                                                            const std::string& field_prefix = "measurement");
 
 struct StopDecision {
   bool stop = false;
@@ -75,16 +74,15 @@ struct StopDecision {
 //     min_repetitions, so a slow case cannot overrun its time budget).
 // With no samples it always continues unless max_repetitions <= 0 (then it stops
 // with MAX_REPETITIONS). Computes the statistics once (O(n log n)); pure, thread-safe.
-StopDecision DecideStop(absl::Span<const int64_t> samples_ns,
-                        const StopRuleOptions& options, absl::Duration elapsed);
+StopDecision DecideStop(absl::Span<const int64_t> samples_ns, const StopRuleOptions& options, absl::Duration elapsed);
 
 // Same, for samples measured in consecutive processes of `process_sizes` samples
 // (statistics.h's cutting). With options.processes <= 1 it is DecideStop above (one
 // pool). Otherwise the statistics are ComputeHierarchicalStatistics(samples_ns,
 // process_sizes, options.bootstrap_seed), and CI_TARGET also needs at least
-// options.processes processes of >= options.min_process_repetitions samples each. Pure, thread-safe; O(kBootstrapReplicates · n).
-StopDecision DecideStop(absl::Span<const int64_t> samples_ns,
-                        absl::Span<const uint32_t> process_sizes,
+// options.processes processes of >= options.min_process_repetitions samples each. Pure, thread-safe;
+// O(kBootstrapReplicates · n).
+StopDecision DecideStop(absl::Span<const int64_t> samples_ns, absl::Span<const uint32_t> process_sizes,
                         const StopRuleOptions& options, absl::Duration elapsed);
 
 }  // namespace fleetmark::engine

@@ -24,8 +24,7 @@ absl::Status PeakThreadSampler::Start() {
   }
   stat_fd_ = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
   if (stat_fd_ < 0) {
-    return absl::NotFoundError(
-        absl::StrCat("/proc/self/stat: cannot open (", std::strerror(errno), ")"));
+    return absl::NotFoundError(absl::StrCat("/proc/self/stat: cannot open (", std::strerror(errno), ")"));
   }
   // qemu-user fakes /proc/self/stat (num_threads 0, and a snapshot taken at open):
   // sample the kernel's /proc/self/status there (the emulator process's threads).
@@ -56,8 +55,7 @@ absl::Status PeakThreadSampler::Start() {
   } catch (const std::system_error& e) {
     close(stat_fd_);
     stat_fd_ = -1;
-    return absl::ResourceExhaustedError(
-        absl::StrCat("PeakThreadSampler: cannot create its thread: ", e.what()));
+    return absl::ResourceExhaustedError(absl::StrCat("PeakThreadSampler: cannot create its thread: ", e.what()));
   }
   return absl::OkStatus();
 }
@@ -88,8 +86,7 @@ void PeakThreadSampler::Sample(bool own_thread_alive) {
   if (own_thread_alive) --threads;
   samples_.fetch_add(1, std::memory_order_relaxed);
   int64_t peak = peak_.load(std::memory_order_relaxed);
-  while (threads > peak &&
-         !peak_.compare_exchange_weak(peak, threads, std::memory_order_relaxed)) {
+  while (threads > peak && !peak_.compare_exchange_weak(peak, threads, std::memory_order_relaxed)) {
   }
 }
 

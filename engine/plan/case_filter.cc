@@ -14,8 +14,7 @@ constexpr int64_t kFilterMaxMem = int64_t{1} << 22;
 
 std::string Quoted(std::string_view pattern) {
   constexpr size_t kShown = 64;
-  std::string shown = absl::CEscape(
-      absl::string_view(pattern.data(), std::min(pattern.size(), kShown)));
+  std::string shown = absl::CEscape(absl::string_view(pattern.data(), std::min(pattern.size(), kShown)));
   return absl::StrCat("\"", shown, pattern.size() > kShown ? "\"..." : "\"");
 }
 
@@ -25,31 +24,26 @@ absl::StatusOr<CaseFilter> CaseFilter::Compile(std::string_view pattern) {
   CaseFilter filter;
   if (pattern.empty()) return filter;
   if (pattern.size() > kMaxFilterLength) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--filter: at most ", kMaxFilterLength, " bytes, got ", pattern.size(), " (",
-        Quoted(pattern), ")"));
+    return absl::InvalidArgumentError(absl::StrCat("--filter: at most ", kMaxFilterLength, " bytes, got ",
+                                                   pattern.size(), " (", Quoted(pattern), ")"));
   }
   if (pattern.find('\0') != std::string_view::npos) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--filter: must not contain NUL bytes, got ", Quoted(pattern)));
+    return absl::InvalidArgumentError(absl::StrCat("--filter: must not contain NUL bytes, got ", Quoted(pattern)));
   }
   RE2::Options options;
   options.set_log_errors(false);
   options.set_max_mem(kFilterMaxMem);
-  auto re = std::make_shared<const RE2>(re2::StringPiece(pattern.data(), pattern.size()),
-                                        options);
+  auto re = std::make_shared<const RE2>(re2::StringPiece(pattern.data(), pattern.size()), options);
   if (!re->ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--filter: not a valid RE2 regular expression: ", Quoted(pattern), " (",
-                     Quoted(re->error()), ")"));
+    return absl::InvalidArgumentError(absl::StrCat("--filter: not a valid RE2 regular expression: ", Quoted(pattern),
+                                                   " (", Quoted(re->error()), ")"));
   }
   filter.re_ = std::move(re);
   return filter;
 }
 
 bool CaseFilter::Matches(std::string_view case_id) const {
-  return re_ == nullptr ||
-         RE2::PartialMatch(re2::StringPiece(case_id.data(), case_id.size()), *re_);
+  return re_ == nullptr || RE2::PartialMatch(re2::StringPiece(case_id.data(), case_id.size()), *re_);
 }
 
 }  // namespace fleetmark::engine

@@ -12,11 +12,16 @@ namespace {
 
 std::string ScenarioName(const v1::Matrix& matrix) {
   switch (matrix.scenario_case()) {
-    case v1::Matrix::kBatch: return "batch";
-    case v1::Matrix::kMemory: return "memory";
-    case v1::Matrix::kFanout: return "fanout";
-    case v1::Matrix::kLoad: return "load";
-    case v1::Matrix::SCENARIO_NOT_SET: break;
+    case v1::Matrix::kBatch:
+      return "batch";
+    case v1::Matrix::kMemory:
+      return "memory";
+    case v1::Matrix::kFanout:
+      return "fanout";
+    case v1::Matrix::kLoad:
+      return "load";
+    case v1::Matrix::SCENARIO_NOT_SET:
+      break;
   }
   return "";
 }
@@ -27,10 +32,17 @@ void CopyScenarioParams(const v1::Matrix& matrix, v1::CaseSpec& spec) {
       *spec.mutable_batch() = matrix.batch();
       if (spec.batch().tasks() == 0) spec.mutable_batch()->set_tasks(kDefaultBatchTasks);
       break;
-    case v1::Matrix::kMemory: *spec.mutable_memory() = matrix.memory(); break;
-    case v1::Matrix::kFanout: *spec.mutable_fanout() = matrix.fanout(); break;
-    case v1::Matrix::kLoad: *spec.mutable_load() = matrix.load(); break;
-    case v1::Matrix::SCENARIO_NOT_SET: break;
+    case v1::Matrix::kMemory:
+      *spec.mutable_memory() = matrix.memory();
+      break;
+    case v1::Matrix::kFanout:
+      *spec.mutable_fanout() = matrix.fanout();
+      break;
+    case v1::Matrix::kLoad:
+      *spec.mutable_load() = matrix.load();
+      break;
+    case v1::Matrix::SCENARIO_NOT_SET:
+      break;
   }
 }
 
@@ -56,19 +68,16 @@ uint64_t CountCases(const google::protobuf::RepeatedPtrField<v1::Matrix>& matric
     // Every factor is < 2^31 (protobuf repeated sizes are ints), so pairwise products
     // are checked against the saturation bound before multiplying further.
     uint64_t n = static_cast<uint64_t>(std::max(m.workloads_size(), 1));
-    for (int factor : {std::max(m.io_modes_size(), 1), m.strategies_size(),
-                       std::max(m.placements_size(), 1)}) {
-      n = (factor != 0 && n > kSaturated / static_cast<uint64_t>(factor))
-              ? kSaturated
-              : n * static_cast<uint64_t>(factor);
+    for (int factor : {std::max(m.io_modes_size(), 1), m.strategies_size(), std::max(m.placements_size(), 1)}) {
+      n = (factor != 0 && n > kSaturated / static_cast<uint64_t>(factor)) ? kSaturated
+                                                                          : n * static_cast<uint64_t>(factor);
     }
     total = std::min(kSaturated, total + n);
   }
   return total;
 }
 
-std::vector<ExpandedCase> ExpandMatrices(
-    const google::protobuf::RepeatedPtrField<v1::Matrix>& matrices) {
+std::vector<ExpandedCase> ExpandMatrices(const google::protobuf::RepeatedPtrField<v1::Matrix>& matrices) {
   std::vector<ExpandedCase> out;
   for (int mi = 0; mi < matrices.size(); ++mi) {
     const v1::Matrix& m = matrices[mi];
@@ -101,8 +110,8 @@ std::vector<ExpandedCase> ExpandMatrices(
             const std::string shown_placement = placement.empty() ? "any" : placement;
             spec.set_placement(shown_placement);
             CopyScenarioParams(m, spec);
-            spec.set_case_id(absl::StrCat(scenario, "/", workload.empty() ? "-" : workload,
-                                          "/", io_mode, "/", label, "/", shown_placement));
+            spec.set_case_id(absl::StrCat(scenario, "/", workload.empty() ? "-" : workload, "/", io_mode, "/", label,
+                                          "/", shown_placement));
             out.push_back(std::move(c));
           }
         }
@@ -131,8 +140,7 @@ v1::MeasurementSettings ResolveMeasurement(const v1::MeasurementSettings& settin
   if (out.target_ci_percent() == 0) out.set_target_ci_percent(kDefaultTargetCiPercent);
   if (out.max_repetitions() == 0) out.set_max_repetitions(kDefaultMaxRepetitions);
   if (out.min_repetitions() == 0) {
-    out.set_min_repetitions(static_cast<uint32_t>(
-        std::min<int64_t>(kDefaultMinRepetitions, out.max_repetitions())));
+    out.set_min_repetitions(static_cast<uint32_t>(std::min<int64_t>(kDefaultMinRepetitions, out.max_repetitions())));
   }
   if (out.max_seconds_per_case() == 0) out.set_max_seconds_per_case(kDefaultMaxSecondsPerCase);
   if (out.rounds() == 0) out.set_rounds(kDefaultRounds);

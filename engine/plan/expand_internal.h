@@ -22,8 +22,7 @@ struct ExpandedCase {
 };
 
 // ExpandCases's product over `matrices`, in plan order.
-std::vector<ExpandedCase> ExpandMatrices(
-    const google::protobuf::RepeatedPtrField<v1::Matrix>& matrices);
+std::vector<ExpandedCase> ExpandMatrices(const google::protobuf::RepeatedPtrField<v1::Matrix>& matrices);
 
 // Number of cases ExpandMatrices would return, without building them (saturates at
 // SIZE_MAX / guards overflow), so validation can refuse huge plans before expanding.

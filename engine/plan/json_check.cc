@@ -35,18 +35,22 @@ std::string TypeName(const FieldDescriptor* f) {
     case FieldDescriptor::CPPTYPE_UINT64:
       return absl::StrCat("an integer (", f->type_name(), ")");
     case FieldDescriptor::CPPTYPE_DOUBLE:
-    case FieldDescriptor::CPPTYPE_FLOAT: return "a number";
-    case FieldDescriptor::CPPTYPE_BOOL: return "true or false";
-    case FieldDescriptor::CPPTYPE_ENUM: return "an enum name";
-    case FieldDescriptor::CPPTYPE_STRING: return "a string";
-    case FieldDescriptor::CPPTYPE_MESSAGE: return "an object";
+    case FieldDescriptor::CPPTYPE_FLOAT:
+      return "a number";
+    case FieldDescriptor::CPPTYPE_BOOL:
+      return "true or false";
+    case FieldDescriptor::CPPTYPE_ENUM:
+      return "an enum name";
+    case FieldDescriptor::CPPTYPE_STRING:
+      return "a string";
+    case FieldDescriptor::CPPTYPE_MESSAGE:
+      return "an object";
   }
   return "a value";
 }
 
 bool Is64Bit(const FieldDescriptor* f) {
-  return f->cpp_type() == FieldDescriptor::CPPTYPE_INT64 ||
-         f->cpp_type() == FieldDescriptor::CPPTYPE_UINT64;
+  return f->cpp_type() == FieldDescriptor::CPPTYPE_INT64 || f->cpp_type() == FieldDescriptor::CPPTYPE_UINT64;
 }
 
 bool IsInteger(const FieldDescriptor* f) {
@@ -55,29 +59,33 @@ bool IsInteger(const FieldDescriptor* f) {
 }
 
 bool IsUnsigned(const FieldDescriptor* f) {
-  return f->cpp_type() == FieldDescriptor::CPPTYPE_UINT32 ||
-         f->cpp_type() == FieldDescriptor::CPPTYPE_UINT64;
+  return f->cpp_type() == FieldDescriptor::CPPTYPE_UINT32 || f->cpp_type() == FieldDescriptor::CPPTYPE_UINT64;
 }
 
 // Whether `value` fits the integer field `f`.
 bool FitsSigned(const FieldDescriptor* f, int64_t value) {
   switch (f->cpp_type()) {
     case FieldDescriptor::CPPTYPE_INT32:
-      return value >= std::numeric_limits<int32_t>::min() &&
-             value <= std::numeric_limits<int32_t>::max();
+      return value >= std::numeric_limits<int32_t>::min() && value <= std::numeric_limits<int32_t>::max();
     case FieldDescriptor::CPPTYPE_UINT32:
       return value >= 0 && value <= int64_t{std::numeric_limits<uint32_t>::max()};
-    case FieldDescriptor::CPPTYPE_UINT64: return value >= 0;
-    default: return true;
+    case FieldDescriptor::CPPTYPE_UINT64:
+      return value >= 0;
+    default:
+      return true;
   }
 }
 
 bool FitsUnsigned(const FieldDescriptor* f, uint64_t value) {
   switch (f->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_INT32: return value <= std::numeric_limits<int32_t>::max();
-    case FieldDescriptor::CPPTYPE_UINT32: return value <= std::numeric_limits<uint32_t>::max();
-    case FieldDescriptor::CPPTYPE_INT64: return value <= std::numeric_limits<int64_t>::max();
-    default: return true;
+    case FieldDescriptor::CPPTYPE_INT32:
+      return value <= std::numeric_limits<int32_t>::max();
+    case FieldDescriptor::CPPTYPE_UINT32:
+      return value <= std::numeric_limits<uint32_t>::max();
+    case FieldDescriptor::CPPTYPE_INT64:
+      return value <= std::numeric_limits<int64_t>::max();
+    default:
+      return true;
   }
 }
 
@@ -88,7 +96,7 @@ struct Context {
   const Descriptor* descriptor = nullptr;
   std::set<int> seen;  // field numbers already given (objects)
   const FieldDescriptor* field = nullptr;
-  int index = 0;       // next element (arrays)
+  int index = 0;  // next element (arrays)
   FieldPath path;
 };
 
@@ -109,9 +117,7 @@ class PlanJsonChecker {
     unsigned_ = value;
     return Scalar(Kind::kUnsigned, std::to_string(value));
   }
-  bool number_float(Json::number_float_t, const Json::string_t& text) {
-    return Scalar(Kind::kFloat, text);
-  }
+  bool number_float(Json::number_float_t, const Json::string_t& text) { return Scalar(Kind::kFloat, text); }
   bool string(Json::string_t& value) {
     string_ = value;
     return Scalar(Kind::kString, Shown(value));
@@ -148,8 +154,7 @@ class PlanJsonChecker {
     if (!object.seen.insert(field->number()).second) {
       FieldPath path = object.path;
       path.push_back({field->name(), -1});
-      return Fail(path, absl::StrCat("duplicate key ", Shown(name),
-                                     " (each field may be given once)"));
+      return Fail(path, absl::StrCat("duplicate key ", Shown(name), " (each field may be given once)"));
     }
     pending_ = field;
     return true;
@@ -176,8 +181,7 @@ class PlanJsonChecker {
 
   bool end_array() { return EndContainer(); }
 
-  bool parse_error(std::size_t position, const std::string& /*last_token*/,
-                   const nlohmann::detail::exception& e) {
+  bool parse_error(std::size_t position, const std::string& /*last_token*/, const nlohmann::detail::exception& e) {
     // nlohmann's message: "[json.exception.parse_error.101] parse error at line L,
     // column C: <what>"; keep <what>, escaped, with our own 1-based line:column.
     std::string what = e.what();
@@ -247,9 +251,9 @@ class PlanJsonChecker {
         // protobuf prints 64-bit integers as strings; accept plain decimal ones.
         std::string_view digits = string_;
         if (!IsUnsigned(field) && !digits.empty() && digits[0] == '-') digits.remove_prefix(1);
-        ok = !digits.empty() && digits.size() <= 20 &&
-             std::all_of(digits.begin(), digits.end(),
-                         [](char c) { return absl::ascii_isdigit(static_cast<unsigned char>(c)); });
+        ok = !digits.empty() && digits.size() <= 20 && std::all_of(digits.begin(), digits.end(), [](char c) {
+          return absl::ascii_isdigit(static_cast<unsigned char>(c));
+        });
       }
     } else {
       switch (field->cpp_type()) {
@@ -257,12 +261,17 @@ class PlanJsonChecker {
         case FieldDescriptor::CPPTYPE_FLOAT:
           ok = kind == Kind::kSigned || kind == Kind::kUnsigned || kind == Kind::kFloat;
           break;
-        case FieldDescriptor::CPPTYPE_BOOL: ok = kind == Kind::kBool; break;
-        case FieldDescriptor::CPPTYPE_STRING: ok = kind == Kind::kString; break;
+        case FieldDescriptor::CPPTYPE_BOOL:
+          ok = kind == Kind::kBool;
+          break;
+        case FieldDescriptor::CPPTYPE_STRING:
+          ok = kind == Kind::kString;
+          break;
         case FieldDescriptor::CPPTYPE_ENUM:
           ok = kind == Kind::kString || kind == Kind::kSigned || kind == Kind::kUnsigned;
           break;
-        default: break;
+        default:
+          break;
       }
     }
     if (!ok) {
@@ -290,7 +299,8 @@ absl::Status CheckJsonPlan(std::string_view text, std::string_view source_name) 
                                   /*strict=*/true, /*ignore_comments=*/false);
   if (ok && checker.error().empty()) return absl::OkStatus();
   const std::string& error = checker.error().empty() ? std::string("invalid JSON") : checker.error();
-  return absl::InvalidArgumentError(absl::StrCat(std::string(source_name), ":", checker.syntax_error() ? "" : " ", error));
+  return absl::InvalidArgumentError(
+      absl::StrCat(std::string(source_name), ":", checker.syntax_error() ? "" : " ", error));
 }
 
 }  // namespace fleetmark::engine

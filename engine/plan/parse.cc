@@ -63,9 +63,8 @@ std::string FileKind(mode_t mode) {
 }
 
 absl::Status TooLarge(const std::string& name, uint64_t bytes) {
-  return absl::InvalidArgumentError(absl::StrCat(name, ": plan file is ", bytes,
-                                                 " bytes or more; at most ", kMaxPlanBytes,
-                                                 " (16 MiB)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(name, ": plan file is ", bytes, " bytes or more; at most ", kMaxPlanBytes, " (16 MiB)"));
 }
 
 // Reads at most kMaxPlanBytes from `fd`; InvalidArgument if there is more.
@@ -77,8 +76,7 @@ absl::StatusOr<std::string> ReadCapped(int fd, const std::string& name) {
     if (n == 0) return text;
     if (n < 0) {
       if (errno == EINTR) continue;
-      return absl::InvalidArgumentError(
-          absl::StrCat(name, ": cannot read plan file: ", std::strerror(errno)));
+      return absl::InvalidArgumentError(absl::StrCat(name, ": cannot read plan file: ", std::strerror(errno)));
     }
     if (text.size() + static_cast<size_t>(n) > kMaxPlanBytes) {
       return TooLarge(name, text.size() + static_cast<size_t>(n));
@@ -103,8 +101,7 @@ absl::StatusOr<std::string> ReadPlanText(const std::string& path) {
   if (::fstat(fd, &st) != 0) return OpenError(path, errno);
   if (!S_ISREG(st.st_mode)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": ", FileKind(st.st_mode),
-                     "; a plan must be a regular file (or - for standard input)"));
+        absl::StrCat(path, ": ", FileKind(st.st_mode), "; a plan must be a regular file (or - for standard input)"));
   }
   if (static_cast<uint64_t>(st.st_size) > kMaxPlanBytes) return TooLarge(path, st.st_size);
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -114,20 +111,17 @@ absl::StatusOr<std::string> ReadPlanText(const std::string& path) {
 }  // namespace
 
 PlanFormat PlanFormatFromPath(std::string_view path) {
-  return absl::EndsWithIgnoreCase(absl::string_view(path.data(), path.size()), ".json")
-             ? PlanFormat::kJson
-             : PlanFormat::kText;
+  return absl::EndsWithIgnoreCase(absl::string_view(path.data(), path.size()), ".json") ? PlanFormat::kJson
+                                                                                        : PlanFormat::kText;
 }
 
 PlanFormat SniffPlanFormat(std::string_view path, std::string_view text) {
   if (PlanFormatFromPath(path) == PlanFormat::kJson) return PlanFormat::kJson;
   const size_t first = text.find_first_not_of(" \t\r\n\f\v");
-  return first != std::string_view::npos && text[first] == '{' ? PlanFormat::kJson
-                                                               : PlanFormat::kText;
+  return first != std::string_view::npos && text[first] == '{' ? PlanFormat::kJson : PlanFormat::kText;
 }
 
-absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format,
-                                     std::string_view source_view) {
+absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format, std::string_view source_view) {
   // Debian's Abseil keeps its own string_view type: work with std::string here.
   const std::string source_name(source_view);
   ParsedPlan parsed;
@@ -137,11 +131,11 @@ absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format,
     FLEETMARK_RETURN_IF_ERROR(CheckJsonPlan(text, source_name));
     google::protobuf::util::JsonParseOptions options;
     options.ignore_unknown_fields = false;
-    auto status = google::protobuf::util::JsonStringToMessage(
-        google::protobuf::StringPiece(text.data(), text.size()), &parsed.plan, options);
+    auto status = google::protobuf::util::JsonStringToMessage(google::protobuf::StringPiece(text.data(), text.size()),
+                                                              &parsed.plan, options);
     if (!status.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          source_name, ": invalid JSON plan: ", Sanitized(status.message().as_string())));
+      return absl::InvalidArgumentError(
+          absl::StrCat(source_name, ": invalid JSON plan: ", Sanitized(status.message().as_string())));
     }
     return parsed;
   }
@@ -155,12 +149,11 @@ absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format,
     }
     const SourcePosition at = *errors.position();
     const TextScan scan = ScanPlanText(text, at);
-    return absl::InvalidArgumentError(absl::StrCat(
-        source_name, ":", at.line + 1, ":", at.column + 1, ": ",
-        FormatFieldPath(scan.path_at_stop), ": ", Sanitized(errors.message())));
+    return absl::InvalidArgumentError(absl::StrCat(source_name, ":", at.line + 1, ":", at.column + 1, ": ",
+                                                   FormatFieldPath(scan.path_at_stop), ": ",
+                                                   Sanitized(errors.message())));
   }
-  parsed.source_map =
-      std::make_shared<const PlanSourceMap>(ScanPlanText(text, std::nullopt).positions);
+  parsed.source_map = std::make_shared<const PlanSourceMap>(ScanPlanText(text, std::nullopt).positions);
   return parsed;
 }
 

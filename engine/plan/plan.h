@@ -35,8 +35,8 @@ inline constexpr double kMaxWarmupSeconds = 3'600;
 inline constexpr double kMaxCooldownSeconds = 3'600;
 inline constexpr uint32_t kMaxRounds = 1'000;
 inline constexpr uint32_t kMaxCooldownRetries = 100;
-inline constexpr uint32_t kMaxCases = 100'000;               // after expansion
-inline constexpr size_t kMaxPlanBytes = size_t{16} << 20;    // plan text, 16 MiB
+inline constexpr uint32_t kMaxCases = 100'000;             // after expansion
+inline constexpr size_t kMaxPlanBytes = size_t{16} << 20;  // plan text, 16 MiB
 // Plan name and description: printable text (no control characters; the description
 // may also hold newlines and tabs), at most this many bytes.
 inline constexpr size_t kMaxPlanNameBytes = 128;
@@ -85,8 +85,7 @@ struct ParsedPlan {
 // (kJson). InvalidArgument on a syntax error, unknown field or wrong type, or text over
 // kMaxPlanBytes; errors read "<source_name>:<line>:<column>: <field path>: <what>"
 // (JSON type errors: "<source_name>: <field path>: <what>"), input bytes C-escaped.
-absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format,
-                                     std::string_view source_name = "<plan>");
+absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format, std::string_view source_name = "<plan>");
 
 // Reads and parses the plan at `path` (format: SniffPlanFormat); "-" reads standard
 // input. NotFound if it does not exist, PermissionDenied if unreadable; InvalidArgument

@@ -43,8 +43,8 @@ class Scanner {
     tokenizer.set_comment_style(Tokenizer::SH_COMMENT_STYLE);
     while (tokenizer.Next()) {
       const Tokenizer::Token& token = tokenizer.current();
-      if (stop_at_ && (token.line > stop_at_->line ||
-                       (token.line == stop_at_->line && token.column >= stop_at_->column))) {
+      if (stop_at_ &&
+          (token.line > stop_at_->line || (token.line == stop_at_->line && token.column >= stop_at_->column))) {
         result_.path_at_stop = path_;
         if (state_ != State::kName && has_current_) result_.path_at_stop.push_back(current_);
         return std::move(result_);
@@ -90,9 +90,8 @@ class Scanner {
     current_ = path_.back();
     path_.pop_back();
     has_current_ = true;
-    current_field_ = frames_.back().descriptor != nullptr
-                         ? frames_.back().descriptor->FindFieldByName(current_.field)
-                         : nullptr;
+    current_field_ =
+        frames_.back().descriptor != nullptr ? frames_.back().descriptor->FindFieldByName(current_.field) : nullptr;
     state_ = list_element ? State::kList : State::kName;
   }
 
@@ -101,8 +100,7 @@ class Scanner {
       case State::kName:
         if (token.type == Tokenizer::TYPE_IDENTIFIER) {
           Frame& frame = frames_.back();
-          current_field_ =
-              frame.descriptor != nullptr ? frame.descriptor->FindFieldByName(token.text) : nullptr;
+          current_field_ = frame.descriptor != nullptr ? frame.descriptor->FindFieldByName(token.text) : nullptr;
           const bool repeated = current_field_ != nullptr && current_field_->is_repeated();
           current_ = {token.text, repeated ? frame.counts[token.text]++ : -1};
           has_current_ = true;

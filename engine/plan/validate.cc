@@ -63,14 +63,12 @@ bool Contains(const Table& table, std::string_view name) {
 }
 
 bool IsLabelChar(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
-         c == '.' || c == '+' || c == ':';
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '+' || c == ':';
 }
 
 // An upper bound on how many of a batch's tasks wait at once under `strategy` (its
 // threads, or all `tasks` when the strategy or a default we cannot know here allows it).
-uint64_t MaxConcurrentTasks(const v1::StrategySpec& strategy, std::string_view io_mode,
-                            uint32_t tasks) {
+uint64_t MaxConcurrentTasks(const v1::StrategySpec& strategy, std::string_view io_mode, uint32_t tasks) {
   const StrategyTraits* traits = FindStrategy(strategy.name());
   if (traits == nullptr) return tasks;  // reported by CheckStrategy
   if (traits->concurrency == Concurrency::kOne) return 1;
@@ -81,8 +79,7 @@ uint64_t MaxConcurrentTasks(const v1::StrategySpec& strategy, std::string_view i
 
 // Shortest duration one repetition of `tasks` tasks of `workload` can take with at most
 // `concurrency` tasks waiting at once: max(longest wait, total wait / concurrency).
-absl::Duration MinRepetitionTime(const Workload& workload, uint32_t tasks,
-                                 uint64_t concurrency) {
+absl::Duration MinRepetitionTime(const Workload& workload, uint32_t tasks, uint64_t concurrency) {
   absl::Duration total = absl::ZeroDuration(), longest = absl::ZeroDuration();
   for (uint32_t i = 0; i < tasks; ++i) {
     const absl::Duration wait = workload.Wait(static_cast<int>(i));
@@ -102,8 +99,7 @@ class Validator {
     // binary parser would refuse (proto3 strings are UTF-8) is never accepted to be sent.
     FLEETMARK_RETURN_IF_ERROR(CheckUtf8(plan, {}));
     FLEETMARK_RETURN_IF_ERROR(CheckText({{"name"}}, plan.name(), kMaxPlanNameBytes, false));
-    FLEETMARK_RETURN_IF_ERROR(
-        CheckText({{"description"}}, plan.description(), kMaxPlanDescriptionBytes, true));
+    FLEETMARK_RETURN_IF_ERROR(CheckText({{"description"}}, plan.description(), kMaxPlanDescriptionBytes, true));
     if (plan.matrix_size() == 0) {
       return Error({{"matrix"}}, "at least one matrix block is required, got 0");
     }
@@ -112,19 +108,16 @@ class Validator {
     FLEETMARK_RETURN_IF_ERROR(CheckMeasurement(plan.measurement(), {{"measurement"}}));
     FLEETMARK_RETURN_IF_ERROR(CheckMeasurement(plan.quick(), {{"quick"}}));
     // The settings each form of the plan actually runs with must be coherent too.
-    FLEETMARK_RETURN_IF_ERROR(
-        CheckRepetitionOrder(ResolveMeasurement(plan.measurement()), {{"measurement"}}));
-    FLEETMARK_RETURN_IF_ERROR(CheckRepetitionOrder(
-        ResolveMeasurement(ApplyQuick(plan).measurement()), {{"quick"}}));
+    FLEETMARK_RETURN_IF_ERROR(CheckRepetitionOrder(ResolveMeasurement(plan.measurement()), {{"measurement"}}));
+    FLEETMARK_RETURN_IF_ERROR(CheckRepetitionOrder(ResolveMeasurement(ApplyQuick(plan).measurement()), {{"quick"}}));
     FLEETMARK_RETURN_IF_ERROR(CheckCases(plan.matrix(), "matrix"));
     if (plan.quick_matrix_size() > 0) {
       FLEETMARK_RETURN_IF_ERROR(CheckCases(plan.quick_matrix(), "quick_matrix"));
     }
-    FLEETMARK_RETURN_IF_ERROR(CheckRepetitionTime(
-        plan.matrix(), "matrix", ResolveMeasurement(plan.measurement()), "measurement"));
+    FLEETMARK_RETURN_IF_ERROR(
+        CheckRepetitionTime(plan.matrix(), "matrix", ResolveMeasurement(plan.measurement()), "measurement"));
     const v1::Plan quick = ApplyQuick(plan);
-    return CheckRepetitionTime(quick.matrix(),
-                               plan.quick_matrix_size() > 0 ? "quick_matrix" : "matrix",
+    return CheckRepetitionTime(quick.matrix(), plan.quick_matrix_size() > 0 ? "quick_matrix" : "matrix",
                                ResolveMeasurement(quick.measurement()), "quick");
   }
 
@@ -137,12 +130,10 @@ class Validator {
       }
     }
     if (prefix.empty() && !source_name_.empty()) prefix = absl::StrCat(source_name_, ": ");
-    return absl::InvalidArgumentError(
-        absl::StrCat(prefix, FormatFieldPath(path), ": ", detail));
+    return absl::InvalidArgumentError(absl::StrCat(prefix, FormatFieldPath(path), ": ", detail));
   }
 
-  absl::Status CheckText(const FieldPath& path, const std::string& text, size_t max_bytes,
-                         bool allow_newlines) const {
+  absl::Status CheckText(const FieldPath& path, const std::string& text, size_t max_bytes, bool allow_newlines) const {
     if (text.size() > max_bytes) {
       return Error(path, absl::StrCat("at most ", max_bytes, " bytes, got ", text.size()));
     }
@@ -169,19 +160,15 @@ class Validator {
         const FieldPath at = Append(path, field->name(), repeated ? i : -1);
         if (field->type() == google::protobuf::FieldDescriptor::TYPE_STRING) {
           std::string scratch;
-          const std::string& text =
-              repeated ? reflection->GetRepeatedStringReference(message, field, i, &scratch)
-                       : reflection->GetStringReference(message, field, &scratch);
+          const std::string& text = repeated ? reflection->GetRepeatedStringReference(message, field, i, &scratch)
+                                             : reflection->GetStringReference(message, field, &scratch);
           // protobuf's own check, the one its binary parser applies to proto3 strings.
-          if (!google::protobuf::internal::IsStructurallyValidUTF8(text.data(),
-                                                                   static_cast<int>(text.size()))) {
-            return Error(at, absl::StrCat("valid UTF-8 text only, got \"",
-                                          absl::CEscape(text.substr(0, 200)), "\""));
+          if (!google::protobuf::internal::IsStructurallyValidUTF8(text.data(), static_cast<int>(text.size()))) {
+            return Error(at, absl::StrCat("valid UTF-8 text only, got \"", absl::CEscape(text.substr(0, 200)), "\""));
           }
         } else if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
           FLEETMARK_RETURN_IF_ERROR(CheckUtf8(
-              repeated ? reflection->GetRepeatedMessage(message, field, i)
-                       : reflection->GetMessage(message, field),
+              repeated ? reflection->GetRepeatedMessage(message, field, i) : reflection->GetMessage(message, field),
               at));
         }
       }
@@ -194,21 +181,17 @@ class Validator {
     return Error(path, absl::StrCat("0 <= ", path.back().field, " <= ", max, ", got ", value));
   }
 
-  absl::Status CheckRange(const FieldPath& path, uint64_t value, uint64_t min,
-                          uint64_t max) const {
+  absl::Status CheckRange(const FieldPath& path, uint64_t value, uint64_t min, uint64_t max) const {
     if (value >= min && value <= max) return absl::OkStatus();
-    return Error(path,
-                 absl::StrCat(min, " <= ", path.back().field, " <= ", max, ", got ", value));
+    return Error(path, absl::StrCat(min, " <= ", path.back().field, " <= ", max, ", got ", value));
   }
 
   absl::Status CheckSeconds(const FieldPath& path, double value, double max) const {
     if (std::isfinite(value) && value >= 0 && value <= max) return absl::OkStatus();
-    return Error(path, absl::StrCat("0 <= ", path.back().field, " <= ", max, " (seconds), got ",
-                                    value));
+    return Error(path, absl::StrCat("0 <= ", path.back().field, " <= ", max, " (seconds), got ", value));
   }
 
-  absl::Status CheckMatrices(const google::protobuf::RepeatedPtrField<v1::Matrix>& matrices,
-                             const char* field) const {
+  absl::Status CheckMatrices(const google::protobuf::RepeatedPtrField<v1::Matrix>& matrices, const char* field) const {
     for (int i = 0; i < matrices.size(); ++i) {
       FLEETMARK_RETURN_IF_ERROR(CheckMatrix(matrices[i], {{field, i}}));
     }
@@ -217,8 +200,7 @@ class Validator {
 
   absl::Status CheckMatrix(const v1::Matrix& m, const FieldPath& path) const {
     if (m.scenario_case() == v1::Matrix::SCENARIO_NOT_SET) {
-      return Error(path, absl::StrCat("a scenario is required (one of ",
-                                      AllowedNames(kScenarios), "), got none"));
+      return Error(path, absl::StrCat("a scenario is required (one of ", AllowedNames(kScenarios), "), got none"));
     }
     if (m.strategies_size() == 0) {
       return Error(Append(path, "strategies"), "at least one strategy is required, got 0");
@@ -228,26 +210,24 @@ class Validator {
     }
     for (int i = 0; i < m.workloads_size(); ++i) {
       if (!Contains(kWorkloads, m.workloads(i))) {
-        return Error(Append(path, "workloads", i),
-                     absl::StrCat("one of ", AllowedNames(kWorkloads), "; got \"",
-                                  absl::CEscape(m.workloads(i)), "\""));
+        return Error(Append(path, "workloads", i), absl::StrCat("one of ", AllowedNames(kWorkloads), "; got \"",
+                                                                absl::CEscape(m.workloads(i)), "\""));
       }
     }
     if (m.has_batch() && m.workloads_size() == 0) {
-      return Error(Append(path, "workloads"),
-                   absl::StrCat("the batch scenario needs at least one workload (",
-                                AllowedNames(kWorkloads), "), got 0"));
+      return Error(Append(path, "workloads"), absl::StrCat("the batch scenario needs at least one workload (",
+                                                           AllowedNames(kWorkloads), "), got 0"));
     }
     if (m.has_load() && m.workloads_size() > 0) {
       return Error(Append(path, "workloads", 0),
                    absl::StrCat("the load scenario has no workload (its server does fixed "
-                                "work), got \"", absl::CEscape(m.workloads(0)), "\""));
+                                "work), got \"",
+                                absl::CEscape(m.workloads(0)), "\""));
     }
     for (int i = 0; i < m.io_modes_size(); ++i) {
       if (!Contains(kIoModes, m.io_modes(i))) {
         return Error(Append(path, "io_modes", i),
-                     absl::StrCat("one of ", AllowedNames(kIoModes), "; got \"",
-                                  absl::CEscape(m.io_modes(i)), "\""));
+                     absl::StrCat("one of ", AllowedNames(kIoModes), "; got \"", absl::CEscape(m.io_modes(i)), "\""));
       }
     }
     for (int i = 0; i < m.placements_size(); ++i) {
@@ -266,24 +246,22 @@ class Validator {
 
   absl::Status CheckStrategy(const v1::StrategySpec& s, const FieldPath& path) const {
     if (!Contains(kStrategies, s.name())) {
-      return Error(Append(path, "name"), absl::StrCat("one of ", AllowedNames(kStrategies),
-                                                      "; got \"", absl::CEscape(s.name()),
-                                                      "\""));
+      return Error(Append(path, "name"),
+                   absl::StrCat("one of ", AllowedNames(kStrategies), "; got \"", absl::CEscape(s.name()), "\""));
     }
     FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(path, "threads"), s.threads(), kMaxThreads));
     if (FindStrategy(s.name())->ignores_threads && s.threads() != 0) {
-      return Error(Append(path, "threads"),
-                   absl::StrCat("must be 0 for ", s.name(), " (it ignores threads; see `fleetmark "
-                                "list`), got ", s.threads()));
+      return Error(Append(path, "threads"), absl::StrCat("must be 0 for ", s.name(),
+                                                         " (it ignores threads; see `fleetmark "
+                                                         "list`), got ",
+                                                         s.threads()));
     }
     if (s.stack_kib() != 0) {
-      FLEETMARK_RETURN_IF_ERROR(
-          CheckRange(Append(path, "stack_kib"), s.stack_kib(), kMinStackKib, kMaxStackKib)
-              .ok()
-              ? absl::OkStatus()
-              : Error(Append(path, "stack_kib"),
-                      absl::StrCat("0 (system default) or ", kMinStackKib, " <= stack_kib <= ",
-                                   kMaxStackKib, ", got ", s.stack_kib())));
+      FLEETMARK_RETURN_IF_ERROR(CheckRange(Append(path, "stack_kib"), s.stack_kib(), kMinStackKib, kMaxStackKib).ok()
+                                    ? absl::OkStatus()
+                                    : Error(Append(path, "stack_kib"),
+                                            absl::StrCat("0 (system default) or ", kMinStackKib,
+                                                         " <= stack_kib <= ", kMaxStackKib, ", got ", s.stack_kib())));
     }
     FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(path, "limit"), s.limit(), kMaxThreads));
     const std::string& label = s.label();
@@ -291,8 +269,7 @@ class Validator {
     for (char c : label) label_ok = label_ok && IsLabelChar(c);
     if (!label_ok) {
       return Error(Append(path, "label"),
-                   absl::StrCat("at most ", kMaxLabelLength,
-                                " letters, digits and _ - . + : (no '/'), got \"",
+                   absl::StrCat("at most ", kMaxLabelLength, " letters, digits and _ - . + : (no '/'), got \"",
                                 absl::CEscape(label), "\""));
     }
     return absl::OkStatus();
@@ -307,28 +284,24 @@ class Validator {
       FieldPath p = Append(path, "memory");
       const v1::MemoryParams& mem = m.memory();
       for (int i = 0; i < mem.task_counts_size(); ++i) {
-        FLEETMARK_RETURN_IF_ERROR(
-            CheckRange(Append(p, "task_counts", i), mem.task_counts(i), 1, kMaxMemoryTasks));
+        FLEETMARK_RETURN_IF_ERROR(CheckRange(Append(p, "task_counts", i), mem.task_counts(i), 1, kMaxMemoryTasks));
       }
       FLEETMARK_RETURN_IF_ERROR(CheckRules(p, kMemoryRules, mem));
       if (mem.task_counts_size() > kMaxMemoryPoints) {
         return Error(Append(p, "task_counts"),
-                     absl::StrCat("at most ", kMaxMemoryPoints, " points, got ",
-                                  mem.task_counts_size()));
+                     absl::StrCat("at most ", kMaxMemoryPoints, " points, got ", mem.task_counts_size()));
       }
       const std::set<uint32_t> distinct(mem.task_counts().begin(), mem.task_counts().end());
       if (mem.task_counts_size() > 0 && distinct.size() < static_cast<size_t>(kMinMemoryPoints)) {
         return Error(Append(p, "task_counts"),
                      absl::StrCat("empty (the default points) or at least ", kMinMemoryPoints,
-                                  " distinct task counts for the KiB/task line fit, got ",
-                                  distinct.size()));
+                                  " distinct task counts for the KiB/task line fit, got ", distinct.size()));
       }
       for (int i = 0; i < m.strategies_size(); ++i) {
         const uint32_t stack = m.strategies(i).stack_kib();
         if (stack != 0 && uint64_t{mem.touch_stack_kib()} + 8 > stack) {
           return Error(Append(p, "touch_stack_kib"),
-                       absl::StrCat("0 <= touch_stack_kib <= strategies[", i,
-                                    "].stack_kib - 8 = ", stack - 8, ", got ",
+                       absl::StrCat("0 <= touch_stack_kib <= strategies[", i, "].stack_kib - 8 = ", stack - 8, ", got ",
                                     mem.touch_stack_kib()));
         }
       }
@@ -338,12 +311,10 @@ class Validator {
       FieldPath p = Append(path, "fanout");
       const v1::FanoutParams& f = m.fanout();
       FLEETMARK_RETURN_IF_ERROR(CheckRules(p, kFanoutRules, f));
-      const uint64_t total =
-          uint64_t{RuleValue(kFanoutRequests, f)} * uint64_t{RuleValue(kFanoutCalls, f)};
+      const uint64_t total = uint64_t{RuleValue(kFanoutRequests, f)} * uint64_t{RuleValue(kFanoutCalls, f)};
       if (total > kMaxFanoutTotalCalls) {
         return Error(Append(p, "calls_per_request"),
-                     absl::StrCat("requests x calls_per_request <= ", kMaxFanoutTotalCalls,
-                                  ", got ", total));
+                     absl::StrCat("requests x calls_per_request <= ", kMaxFanoutTotalCalls, ", got ", total));
       }
       return absl::OkStatus();
     }
@@ -352,8 +323,7 @@ class Validator {
 
   // The first of `rules` (engine/scenarios/param_rules.h) that `params` at `path` breaks.
   template <typename Params, size_t N>
-  absl::Status CheckRules(const FieldPath& path, const ParamRule<Params> (&rules)[N],
-                          const Params& params) const {
+  absl::Status CheckRules(const FieldPath& path, const ParamRule<Params> (&rules)[N], const Params& params) const {
     if (auto broken = FirstBrokenRule(rules, params, RuleForm::kPlan)) {
       return Error(Append(path, broken->field), broken->detail);
     }
@@ -361,45 +331,37 @@ class Validator {
   }
 
   absl::Status CheckMeasurement(const v1::MeasurementSettings& s, const FieldPath& path) const {
-    FLEETMARK_RETURN_IF_ERROR(
-        CheckSeconds(Append(path, "warmup_seconds"), s.warmup_seconds(), kMaxWarmupSeconds));
+    FLEETMARK_RETURN_IF_ERROR(CheckSeconds(Append(path, "warmup_seconds"), s.warmup_seconds(), kMaxWarmupSeconds));
     const double ci = s.target_ci_percent();
     if (!(std::isfinite(ci) && ci >= 0 && ci <= 100)) {
       return Error(Append(path, "target_ci_percent"),
                    absl::StrCat("0 <= target_ci_percent <= 100 (0 = default 2), got ", ci));
     }
+    FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(path, "min_repetitions"), s.min_repetitions(), kMaxRepetitionsCap));
+    FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(path, "max_repetitions"), s.max_repetitions(), kMaxRepetitionsCap));
     FLEETMARK_RETURN_IF_ERROR(
-        CheckMax(Append(path, "min_repetitions"), s.min_repetitions(), kMaxRepetitionsCap));
-    FLEETMARK_RETURN_IF_ERROR(
-        CheckMax(Append(path, "max_repetitions"), s.max_repetitions(), kMaxRepetitionsCap));
-    FLEETMARK_RETURN_IF_ERROR(CheckSeconds(Append(path, "max_seconds_per_case"),
-                                           s.max_seconds_per_case(), kMaxSecondsPerCaseCap));
+        CheckSeconds(Append(path, "max_seconds_per_case"), s.max_seconds_per_case(), kMaxSecondsPerCaseCap));
     FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(path, "rounds"), s.rounds(), kMaxRounds));
     if (s.processes() > kMaxProcesses) {
       return Error(Append(path, "processes"),
-                   absl::StrCat("1 <= processes <= ", kMaxProcesses, " (0 = default ",
-                                kDefaultProcesses, ", 1 under --quick), got ", s.processes()));
+                   absl::StrCat("1 <= processes <= ", kMaxProcesses, " (0 = default ", kDefaultProcesses,
+                                ", 1 under --quick), got ", s.processes()));
     }
-    FLEETMARK_RETURN_IF_ERROR(
-        CheckMax(Append(path, "cooldown_retries"), s.cooldown_retries(), kMaxCooldownRetries));
-    return CheckSeconds(Append(path, "cooldown_seconds"), s.cooldown_seconds(),
-                        kMaxCooldownSeconds);
+    FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(path, "cooldown_retries"), s.cooldown_retries(), kMaxCooldownRetries));
+    return CheckSeconds(Append(path, "cooldown_seconds"), s.cooldown_seconds(), kMaxCooldownSeconds);
   }
 
-  absl::Status CheckRepetitionOrder(const v1::MeasurementSettings& resolved,
-                                    const FieldPath& path) const {
+  absl::Status CheckRepetitionOrder(const v1::MeasurementSettings& resolved, const FieldPath& path) const {
     if (resolved.min_repetitions() <= resolved.max_repetitions()) return absl::OkStatus();
     return Error(Append(path, "min_repetitions"),
                  absl::StrCat("min_repetitions <= max_repetitions (", resolved.max_repetitions(),
                               " after defaults), got ", resolved.min_repetitions()));
   }
 
-  absl::Status CheckCases(const google::protobuf::RepeatedPtrField<v1::Matrix>& matrices,
-                          const char* field) const {
+  absl::Status CheckCases(const google::protobuf::RepeatedPtrField<v1::Matrix>& matrices, const char* field) const {
     const uint64_t count = CountCases(matrices);
     if (count > kMaxCases) {
-      return Error({{field}}, absl::StrCat("at most ", kMaxCases,
-                                           " cases after expansion, got ", count));
+      return Error({{field}}, absl::StrCat("at most ", kMaxCases, " cases after expansion, got ", count));
     }
     std::unordered_map<std::string, ExpandedCase> seen;
     for (ExpandedCase& c : ExpandMatrices(matrices)) {
@@ -411,8 +373,7 @@ class Validator {
 
   // Names the list element that makes `second` repeat `first`'s case id: the first
   // dimension (matrix, workload, io mode, strategy, placement) where they differ.
-  absl::Status DuplicateCase(const char* field, const ExpandedCase& first,
-                             const ExpandedCase& second) const {
+  absl::Status DuplicateCase(const char* field, const ExpandedCase& first, const ExpandedCase& second) const {
     const FieldPath first_matrix = {{field, first.matrix_index}};
     const FieldPath second_matrix = {{field, second.matrix_index}};
     FieldPath a, b;
@@ -438,17 +399,16 @@ class Validator {
       b = Append(second_matrix, "placements", second.placement_index);
       hint = "list each placement once";
     }
-    return Error(b, absl::StrCat("repeats ", FormatFieldPath(a), " (both give case id \"",
-                                 second.spec.case_id(), "\"); ", hint));
+    return Error(b, absl::StrCat("repeats ", FormatFieldPath(a), " (both give case id \"", second.spec.case_id(),
+                                 "\"); ", hint));
   }
 
   // One repetition cannot be interrupted (the strategy runs the whole batch), so its
   // shortest possible time must fit the case's budget, or at least kMaxOverrunSeconds:
   // a plan may let one slow repetition exceed a small budget (--quick), not run for
   // hours with no way to stop it but killing the process.
-  absl::Status CheckRepetitionTime(const google::protobuf::RepeatedPtrField<v1::Matrix>& matrices,
-                                   const char* field, const v1::MeasurementSettings& settings,
-                                   const char* settings_field) const {
+  absl::Status CheckRepetitionTime(const google::protobuf::RepeatedPtrField<v1::Matrix>& matrices, const char* field,
+                                   const v1::MeasurementSettings& settings, const char* settings_field) const {
     const double limit_seconds = std::max(settings.max_seconds_per_case(), kMaxRepetitionOverrunSeconds);
     for (int mi = 0; mi < matrices.size(); ++mi) {
       const v1::Matrix& m = matrices[mi];
@@ -466,14 +426,12 @@ class Validator {
             const absl::Duration shortest = MinRepetitionTime(**workload, tasks, concurrency);
             if (shortest <= absl::Seconds(limit_seconds)) continue;
             return Error({{field, mi}, {"batch"}, {"tasks"}},
-                         absl::StrCat("one repetition of ", workload_name, "/", io_mode, "/",
-                                      StrategyLabel(strategy), " with ", tasks,
-                                      " tasks waits at least ", absl::FormatDuration(absl::Trunc(shortest, absl::Seconds(1))),
-                                      " (its waits over at most ", concurrency,
-                                      " concurrent tasks), more than max(",
-                                      settings_field, ".max_seconds_per_case, ",
-                                      kMaxRepetitionOverrunSeconds, " s) = ", limit_seconds,
-                                      " s; use fewer tasks or more threads, or raise ",
+                         absl::StrCat("one repetition of ", workload_name, "/", io_mode, "/", StrategyLabel(strategy),
+                                      " with ", tasks, " tasks waits at least ",
+                                      absl::FormatDuration(absl::Trunc(shortest, absl::Seconds(1))),
+                                      " (its waits over at most ", concurrency, " concurrent tasks), more than max(",
+                                      settings_field, ".max_seconds_per_case, ", kMaxRepetitionOverrunSeconds,
+                                      " s) = ", limit_seconds, " s; use fewer tasks or more threads, or raise ",
                                       settings_field, ".max_seconds_per_case"));
           }
         }

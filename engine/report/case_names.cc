@@ -31,9 +31,9 @@ std::string StrategyLabel(const fleetmark::v1::CaseSpec& spec) {
 std::string CaseKey(const fleetmark::v1::CaseSpec& spec) {
   if (!spec.case_id().empty()) return spec.case_id();
   auto part = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
-  return absl::StrJoin({part(spec.scenario()), part(spec.workload()), part(spec.io_mode()),
-                        StrategyLabel(spec), part(spec.placement())},
-                       "/");
+  return absl::StrJoin(
+      {part(spec.scenario()), part(spec.workload()), part(spec.io_mode()), StrategyLabel(spec), part(spec.placement())},
+      "/");
 }
 
 std::string StatusWord(fleetmark::v1::CaseStatus status) {

@@ -69,26 +69,20 @@ const std::vector<CsvColumn>& Columns() {
       {"mad_ns", IfStats([](const CaseResult& r) { return Num(r.stats().mad_ns()); })},
       {"ci_low_ns", IfStats([](const CaseResult& r) { return Num(r.stats().ci_low_ns()); })},
       {"ci_high_ns", IfStats([](const CaseResult& r) { return Num(r.stats().ci_high_ns()); })},
-      {"ci_half_width_percent",
-       IfStats([](const CaseResult& r) { return Num(r.stats().ci_half_width_percent()); })},
+      {"ci_half_width_percent", IfStats([](const CaseResult& r) { return Num(r.stats().ci_half_width_percent()); })},
       {"outliers", IfStats([](const CaseResult& r) { return Int(r.stats().outliers()); })},
       {"repetitions", IfCounters([](const CaseResult& r) { return Int(r.counters().repetitions()); })},
       {"cpu_user_seconds", IfCounters([](const CaseResult& r) { return Num(r.counters().cpu_user_seconds()); })},
-      {"cpu_system_seconds",
-       IfCounters([](const CaseResult& r) { return Num(r.counters().cpu_system_seconds()); })},
+      {"cpu_system_seconds", IfCounters([](const CaseResult& r) { return Num(r.counters().cpu_system_seconds()); })},
       {"voluntary_context_switches",
        IfCounters([](const CaseResult& r) { return SInt(r.counters().voluntary_context_switches()); })},
       {"involuntary_context_switches",
        IfCounters([](const CaseResult& r) { return SInt(r.counters().involuntary_context_switches()); })},
-      {"allocations_per_repetition",
-       IfCounters([](const CaseResult& r) {
-         return r.counters().allocations_counted() ? Int(r.counters().allocations())
-                                                   : std::string();
+      {"allocations_per_repetition", IfCounters([](const CaseResult& r) {
+         return r.counters().allocations_counted() ? Int(r.counters().allocations()) : std::string();
        })},
-      {"allocated_bytes_per_repetition",
-       IfCounters([](const CaseResult& r) {
-         return r.counters().allocations_counted() ? Int(r.counters().allocated_bytes())
-                                                   : std::string();
+      {"allocated_bytes_per_repetition", IfCounters([](const CaseResult& r) {
+         return r.counters().allocations_counted() ? Int(r.counters().allocated_bytes()) : std::string();
        })},
       {"peak_threads", IfCounters([](const CaseResult& r) { return Int(r.counters().peak_threads()); })},
       {"rss_delta_bytes", IfCounters([](const CaseResult& r) { return SInt(r.counters().rss_delta_bytes()); })},
@@ -96,9 +90,7 @@ const std::vector<CsvColumn>& Columns() {
       {"peak_in_flight", [](const CaseResult& r) { return Int(r.peak_in_flight()); }},
       {"throttled", [](const CaseResult& r) { return std::string(r.throttled() ? "true" : "false"); }},
       {"memory_slope_kib_per_task",
-       [](const CaseResult& r) {
-         return r.has_memory() ? Num(r.memory().slope_kib_per_task()) : std::string();
-       }},
+       [](const CaseResult& r) { return r.has_memory() ? Num(r.memory().slope_kib_per_task()) : std::string(); }},
       {"memory_r_squared",
        [](const CaseResult& r) { return r.has_memory() ? Num(r.memory().r_squared()) : std::string(); }},
       {"fanout_total_ms",
@@ -124,8 +116,7 @@ const std::vector<CsvColumn>& Columns() {
          return r.limits().cpu_quota() > 0 ? Num(r.limits().cpu_quota()) : std::string();
        })},
       {"memory_limit_bytes", IfLimits([](const CaseResult& r) {
-         return r.limits().memory_limit_bytes() > 0 ? Int(r.limits().memory_limit_bytes())
-                                                    : std::string();
+         return r.limits().memory_limit_bytes() > 0 ? Int(r.limits().memory_limit_bytes()) : std::string();
        })},
       // Measured under user-mode emulation (qemu-user): not a hardware number.
       {"emulated", [](const CaseResult& r) { return std::string(r.emulated() ? "true" : "false"); }},

@@ -82,8 +82,8 @@ Json Context(const fleetmark::v1::RunReport& report, const GbenchOptions& option
 }
 
 // The fields every entry of one case shares, in Google Benchmark's order.
-Json EntryHead(const std::string& name, const std::string& run_name, int family_index,
-               const char* run_type, int64_t repetitions, int threads) {
+Json EntryHead(const std::string& name, const std::string& run_name, int family_index, const char* run_type,
+               int64_t repetitions, int threads) {
   Json e = Json::object();
   e["name"] = name;
   e["family_index"] = family_index;
@@ -113,8 +113,7 @@ SampleSummary Summarize(std::vector<double> sorted) {
 
 }  // namespace
 
-std::string FormatGbenchJson(const fleetmark::v1::RunReport& report,
-                             const GbenchOptions& options) {
+std::string FormatGbenchJson(const fleetmark::v1::RunReport& report, const GbenchOptions& options) {
   const std::string unit = NanosPerUnit(options.time_unit) == 1.0 ? "ns" : options.time_unit;
   const double per_unit = NanosPerUnit(unit);
   Json benchmarks = Json::array();
@@ -137,10 +136,9 @@ std::string FormatGbenchJson(const fleetmark::v1::RunReport& report,
       Json e = EntryHead(name, name, family++, "iteration", 1, threads);
       e["repetition_index"] = 0;
       e["error_occurred"] = true;
-      e["error_message"] =
-          r.status() == fleetmark::v1::CASE_STATUS_OK
-              ? r.spec().scenario() + " case: no per-repetition times (see --format json or csv)"
-              : StatusWord(r.status()) + (r.message().empty() ? "" : ": " + r.message());
+      e["error_message"] = r.status() == fleetmark::v1::CASE_STATUS_OK
+                               ? r.spec().scenario() + " case: no per-repetition times (see --format json or csv)"
+                               : StatusWord(r.status()) + (r.message().empty() ? "" : ": " + r.message());
       e["iterations"] = 0;
       e["real_time"] = 0.0;
       e["cpu_time"] = 0.0;
@@ -150,11 +148,9 @@ std::string FormatGbenchJson(const fleetmark::v1::RunReport& report,
     }
     const int64_t n = r.samples_ns_size();
     const auto& c = r.counters();
-    const double cpu_ns =
-        c.repetitions() > 0
-            ? (c.cpu_user_seconds() + c.cpu_system_seconds()) * 1e9 /
-                  static_cast<double>(c.repetitions())
-            : 0.0;
+    const double cpu_ns = c.repetitions() > 0 ? (c.cpu_user_seconds() + c.cpu_system_seconds()) * 1e9 /
+                                                    static_cast<double>(c.repetitions())
+                                              : 0.0;
     // Aggregates from the samples themselves (the case's Statistics may be absent).
     const SampleSummary real = Summarize({r.samples_ns().begin(), r.samples_ns().end()});
     const double mean = real.mean, median = real.median, stddev = real.stddev;

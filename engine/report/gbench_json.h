@@ -14,11 +14,10 @@
 // results without samples (memory, fanout, load) are one "iteration" entry each with
 // Google Benchmark's error fields (error_occurred: true, error_message: "<status>:
 // <message>"; iterations and times 0), as benchmark writes for SkipWithError, so no
-// case is silently missing; compare.py still compares the others. Context: date, host_name, executable, num_cpus (the logical CPUs the process
-// may use: min(allowed, ceil(CPU quota)); fleetmark_allowed_cpus, fleetmark_machine_cpus
-// and fleetmark_cpu_quota beside it), mhz_per_cpu (max core
-// frequency), cpu_scaling_enabled (governor is not "performance"), caches, load_avg,
-// library_build_type, fleetmark_emulated (true when the host or any result ran under
+// case is silently missing; compare.py still compares the others. Context: date, host_name, executable, num_cpus (the
+// logical CPUs the process may use: min(allowed, ceil(CPU quota)); fleetmark_allowed_cpus, fleetmark_machine_cpus and
+// fleetmark_cpu_quota beside it), mhz_per_cpu (max core frequency), cpu_scaling_enabled (governor is not
+// "performance"), caches, load_avg, library_build_type, fleetmark_emulated (true when the host or any result ran under
 // user-mode emulation) with fleetmark_emulation_evidence. Every entry of an emulated
 // result (CaseResult.emulated) has "label": "emulated" and "fleetmark_emulated": true.
 #pragma once
@@ -34,14 +33,13 @@ namespace fleetmark::report {
 struct GbenchOptions {
   absl::Time now = absl::Now();  // context "date" (RFC 3339, UTC); tests fix it
   std::string executable = "fleetmark";
-  bool per_sample_entries = true;      // false: only the aggregates
+  bool per_sample_entries = true;  // false: only the aggregates
   // Time unit of every entry: "ns", "us", "ms" or "s" (anything else: "ns"). One unit
   // for all cases, because compare.py pairs entries only when their units match.
   std::string time_unit = "ns";
 };
 
 // Returns the JSON document (pretty-printed, UTF-8). Pure, thread-safe.
-std::string FormatGbenchJson(const fleetmark::v1::RunReport& report,
-                             const GbenchOptions& options = {});
+std::string FormatGbenchJson(const fleetmark::v1::RunReport& report, const GbenchOptions& options = {});
 
 }  // namespace fleetmark::report

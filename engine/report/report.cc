@@ -18,22 +18,26 @@ absl::StatusOr<ReportFormat> ParseReportFormat(std::string_view name) {
     if (!allowed.empty()) allowed += '|';
     allowed.append(n.data(), n.size());
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "--format: got '", absl::string_view(name.data(), name.size()), "', allowed ", allowed));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--format: got '", absl::string_view(name.data(), name.size()), "', allowed ", allowed));
 }
 
 std::string_view ReportFormatName(ReportFormat format) {
   switch (format) {
-    case ReportFormat::kTable: return "table";
-    case ReportFormat::kJson: return "json";
-    case ReportFormat::kCsv: return "csv";
-    case ReportFormat::kGbenchJson: return "gbench-json";
+    case ReportFormat::kTable:
+      return "table";
+    case ReportFormat::kJson:
+      return "json";
+    case ReportFormat::kCsv:
+      return "csv";
+    case ReportFormat::kGbenchJson:
+      return "gbench-json";
   }
   return "table";
 }
 
-absl::StatusOr<std::string> FormatReport(const fleetmark::v1::RunReport& report,
-                                         ReportFormat format, const ReportOptions& options) {
+absl::StatusOr<std::string> FormatReport(const fleetmark::v1::RunReport& report, ReportFormat format,
+                                         const ReportOptions& options) {
   switch (format) {
     case ReportFormat::kJson:
       return FormatJson(report);

@@ -23,8 +23,7 @@ namespace fleetmark::report {
 enum class ReportFormat { kTable, kJson, kCsv, kGbenchJson };
 
 // Names accepted by ParseReportFormat, in order: "table", "json", "csv", "gbench-json".
-inline constexpr std::string_view kReportFormatNames[] = {"table", "json", "csv",
-                                                          "gbench-json"};
+inline constexpr std::string_view kReportFormatNames[] = {"table", "json", "csv", "gbench-json"};
 
 // InvalidArgument "--format: got 'x', allowed table|json|csv|gbench-json" otherwise.
 absl::StatusOr<ReportFormat> ParseReportFormat(std::string_view name);
@@ -42,8 +41,7 @@ struct ReportOptions {
 };
 
 // Renders `report` in `format`. Errors only from the JSON printer (Internal).
-absl::StatusOr<std::string> FormatReport(const fleetmark::v1::RunReport& report,
-                                         ReportFormat format,
+absl::StatusOr<std::string> FormatReport(const fleetmark::v1::RunReport& report, ReportFormat format,
                                          const ReportOptions& options = {});
 
 }  // namespace fleetmark::report

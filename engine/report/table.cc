@@ -25,10 +25,14 @@ enum class Kind { kBatch, kMemory, kFanout, kLoad };
 
 Kind KindOf(const CaseResult& r) {
   switch (r.scenario_result_case()) {
-    case CaseResult::kMemory: return Kind::kMemory;
-    case CaseResult::kFanout: return Kind::kFanout;
-    case CaseResult::kLoad: return Kind::kLoad;
-    default: break;
+    case CaseResult::kMemory:
+      return Kind::kMemory;
+    case CaseResult::kFanout:
+      return Kind::kFanout;
+    case CaseResult::kLoad:
+      return Kind::kLoad;
+    default:
+      break;
   }
   const std::string& scenario = r.spec().scenario();
   if (scenario == "memory") return Kind::kMemory;
@@ -62,10 +66,9 @@ std::string GroupTitle(const CaseResult& r, Kind kind) {
         const auto& f = s.fanout();
         // Zero fields mean plan.proto's documented defaults.
         auto or_default = [](uint32_t v, uint32_t d) { return v == 0 ? d : v; };
-        parts.push_back(absl::StrCat(
-            "R=", or_default(f.requests(), 1), " D=", or_default(f.calls_per_request(), 5),
-            " delay=", or_default(f.delay_ms(), 500), "ms", f.random_delay() ? " random" : "",
-            " timeout=", or_default(f.timeout_ms(), 3000), "ms"));
+        parts.push_back(absl::StrCat("R=", or_default(f.requests(), 1), " D=", or_default(f.calls_per_request(), 5),
+                                     " delay=", or_default(f.delay_ms(), 500), "ms", f.random_delay() ? " random" : "",
+                                     " timeout=", or_default(f.timeout_ms(), 3000), "ms"));
       }
       break;
     case Kind::kLoad:
@@ -100,9 +103,14 @@ std::string StatusCell(const CaseResult& r, bool with_stop_reason) {
   if (IsOk(r)) {
     if (with_stop_reason) {
       switch (r.stop_reason()) {
-        case fleetmark::v1::STOP_REASON_MAX_REPETITIONS: cell += " (rep cap)"; break;
-        case fleetmark::v1::STOP_REASON_MAX_TIME: cell += " (time cap)"; break;
-        default: break;
+        case fleetmark::v1::STOP_REASON_MAX_REPETITIONS:
+          cell += " (rep cap)";
+          break;
+        case fleetmark::v1::STOP_REASON_MAX_TIME:
+          cell += " (time cap)";
+          break;
+        default:
+          break;
       }
     }
   } else if (!r.message().empty()) {
@@ -115,8 +123,7 @@ std::string StatusCell(const CaseResult& r, bool with_stop_reason) {
 // OK rows first, ordered by `key` (ascending, or descending when `descending`), then
 // label; non-OK rows after, in report order.
 template <typename Key>
-std::vector<const CaseResult*> Ranked(std::vector<const CaseResult*> rows, Key key,
-                                      bool descending = false) {
+std::vector<const CaseResult*> Ranked(std::vector<const CaseResult*> rows, Key key, bool descending = false) {
   std::stable_sort(rows.begin(), rows.end(), [&](const CaseResult* a, const CaseResult* b) {
     if (IsOk(*a) != IsOk(*b)) return IsOk(*a);
     if (!IsOk(*a)) return false;
@@ -134,15 +141,13 @@ std::string Ratio(double value, double best) {
 
 // Whether some row was measured in several processes (measurement.processes >= 2).
 bool AnyProcesses(const std::vector<const CaseResult*>& rows) {
-  return std::any_of(rows.begin(), rows.end(),
-                     [](const CaseResult* r) { return r->process_medians_ns_size() >= 2; });
+  return std::any_of(rows.begin(), rows.end(), [](const CaseResult* r) { return r->process_medians_ns_size() >= 2; });
 }
 
 std::string BatchTable(const std::vector<const CaseResult*>& group, const TableOptions& options) {
-  std::vector<Column> columns = {{"strategy"}, {"threads", Align::kRight},
-                                 {"median", Align::kRight}, {"95% CI", Align::kRight},
-                                 {"±%", Align::kRight}, {"n", Align::kRight},
-                                 {"ratio", Align::kRight}};
+  std::vector<Column> columns = {
+      {"strategy"},          {"threads", Align::kRight}, {"median", Align::kRight}, {"95% CI", Align::kRight},
+      {"±%", Align::kRight}, {"n", Align::kRight},       {"ratio", Align::kRight}};
   const bool processes = AnyProcesses(group);
   if (processes) columns.push_back({"btw", Align::kRight});
   if (options.counters) {
@@ -165,8 +170,7 @@ std::string BatchTable(const std::vector<const CaseResult*>& group, const TableO
     std::vector<std::string> cells = {StrategyLabel(r->spec()), ThreadsCell(*r)};
     if (measured) {
       cells.push_back(FormatNanos(st.median_ns()));
-      cells.push_back(absl::StrCat("[", FormatNanos(st.ci_low_ns()), ", ",
-                                   FormatNanos(st.ci_high_ns()), "]"));
+      cells.push_back(absl::StrCat("[", FormatNanos(st.ci_low_ns()), ", ", FormatNanos(st.ci_high_ns()), "]"));
       cells.push_back(Fixed(st.ci_half_width_percent(), 1, "%"));
       cells.push_back(absl::StrCat(st.count()));
       cells.push_back(Ratio(st.median_ns(), fastest));
@@ -174,21 +178,16 @@ std::string BatchTable(const std::vector<const CaseResult*>& group, const TableO
       cells.insert(cells.end(), {"-", "-", "-", "-", "-"});
     }
     if (processes) {
-      cells.push_back(measured && r->process_medians_ns_size() >= 2
-                          ? Fixed(100 * r->between_process_share(), 0, "%")
-                          : "-");
+      cells.push_back(measured && r->process_medians_ns_size() >= 2 ? Fixed(100 * r->between_process_share(), 0, "%")
+                                                                    : "-");
     }
     if (options.counters) {
       const auto& c = r->counters();
       const double reps = static_cast<double>(c.repetitions());
-      cells.push_back(measured && reps > 0
-                          ? FormatNanos((c.cpu_user_seconds() + c.cpu_system_seconds()) *
-                                        1e9 / reps)
-                          : "-");
+      cells.push_back(measured && reps > 0 ? FormatNanos((c.cpu_user_seconds() + c.cpu_system_seconds()) * 1e9 / reps)
+                                           : "-");
       const bool counted = c.allocations_counted() || c.allocations() > 0;
-      cells.push_back(!measured ? "-"
-                      : counted ? FormatCount(static_cast<double>(c.allocations()))
-                                : "n/a");
+      cells.push_back(!measured ? "-" : counted ? FormatCount(static_cast<double>(c.allocations())) : "n/a");
     }
     cells.push_back(StatusCell(*r, /*with_stop_reason=*/true));
     table.AddRow(std::move(cells));
@@ -197,10 +196,15 @@ std::string BatchTable(const std::vector<const CaseResult*>& group, const TableO
 }
 
 std::string MemoryTable(const std::vector<const CaseResult*>& group) {
-  TextTable table({{"strategy"}, {"threads", Align::kRight}, {"stack", Align::kRight},
-                   {"points (tasks:KiB over baseline)"}, {"KiB/task", Align::kRight},
-                   {"+kstack", Align::kRight}, {"R²", Align::kRight},
-                   {"ratio", Align::kRight}, {"status"}});
+  TextTable table({{"strategy"},
+                   {"threads", Align::kRight},
+                   {"stack", Align::kRight},
+                   {"points (tasks:KiB over baseline)"},
+                   {"KiB/task", Align::kRight},
+                   {"+kstack", Align::kRight},
+                   {"R²", Align::kRight},
+                   {"ratio", Align::kRight},
+                   {"status"}});
   const auto rows = Ranked(group, [](const CaseResult& r) { return r.memory().slope_kib_per_task(); });
   double smallest = 0;
   for (const CaseResult* r : rows) {
@@ -215,8 +219,7 @@ std::string MemoryTable(const std::vector<const CaseResult*>& group) {
         points.push_back(absl::StrCat(p.tasks(), ":", StatusWord(p.status())));
         continue;
       }
-      const double kib = (static_cast<double>(p.rss_bytes()) -
-                          static_cast<double>(p.baseline_rss_bytes())) / 1024;
+      const double kib = (static_cast<double>(p.rss_bytes()) - static_cast<double>(p.baseline_rss_bytes())) / 1024;
       points.push_back(absl::StrCat(p.tasks(), ":", Fixed(kib, 0)));
     }
     const bool ok = IsOk(*r) && r->has_memory();
@@ -224,70 +227,76 @@ std::string MemoryTable(const std::vector<const CaseResult*>& group) {
                   !m.stack_source().empty() ? m.stack_source()
                   : m.stack_kib() > 0       ? absl::StrCat(m.stack_kib(), " KiB")
                                             : "default",
-                  points.empty() ? "-" : absl::StrJoin(points, " "),
-                  ok ? Fixed(m.slope_kib_per_task(), 2) : "-",
-                  ok && m.total_slope_kib_per_task() != 0 ? Fixed(m.total_slope_kib_per_task(), 2)
-                                                          : "-",
-                  ok ? Fixed(m.r_squared(), 3) : "-",
-                  ok ? Ratio(m.slope_kib_per_task(), smallest) : "-",
+                  points.empty() ? "-" : absl::StrJoin(points, " "), ok ? Fixed(m.slope_kib_per_task(), 2) : "-",
+                  ok && m.total_slope_kib_per_task() != 0 ? Fixed(m.total_slope_kib_per_task(), 2) : "-",
+                  ok ? Fixed(m.r_squared(), 3) : "-", ok ? Ratio(m.slope_kib_per_task(), smallest) : "-",
                   StatusCell(*r, /*with_stop_reason=*/false)});
   }
   return table.Render();
 }
 
 std::string FanoutTable(const std::vector<const CaseResult*>& group) {
-  TextTable table({{"strategy"}, {"threads", Align::kRight}, {"total", Align::kRight},
-                   {"ok", Align::kRight}, {"timeouts", Align::kRight},
-                   {"failures", Align::kRight}, {"p50", Align::kRight},
-                   {"p99", Align::kRight}, {"peak threads", Align::kRight},
-                   {"ratio", Align::kRight}, {"executor"}, {"status"}});
+  TextTable table({{"strategy"},
+                   {"threads", Align::kRight},
+                   {"total", Align::kRight},
+                   {"ok", Align::kRight},
+                   {"timeouts", Align::kRight},
+                   {"failures", Align::kRight},
+                   {"p50", Align::kRight},
+                   {"p99", Align::kRight},
+                   {"peak threads", Align::kRight},
+                   {"ratio", Align::kRight},
+                   {"executor"},
+                   {"status"}});
   const auto rows = Ranked(group, [](const CaseResult& r) { return r.fanout().total_ms(); });
   const double fastest = rows.empty() || !IsOk(*rows[0]) ? 0 : rows[0]->fanout().total_ms();
   for (const CaseResult* r : rows) {
     const auto& f = r->fanout();
     const bool ok = IsOk(*r) && r->has_fanout();
     if (!ok) {
-      table.AddRow({StrategyLabel(r->spec()), ThreadsCell(*r), "-", "-", "-",
-                    "-", "-", "-", "-", "-", "-", StatusCell(*r, false)});
+      table.AddRow({StrategyLabel(r->spec()), ThreadsCell(*r), "-", "-", "-", "-", "-", "-", "-", "-", "-",
+                    StatusCell(*r, false)});
       continue;
     }
-    table.AddRow({StrategyLabel(r->spec()), ThreadsCell(*r),
-                  Millis(f.total_ms()), FormatCount(static_cast<double>(f.successes())),
-                  FormatCount(static_cast<double>(f.timeouts())),
+    table.AddRow({StrategyLabel(r->spec()), ThreadsCell(*r), Millis(f.total_ms()),
+                  FormatCount(static_cast<double>(f.successes())), FormatCount(static_cast<double>(f.timeouts())),
                   FormatCount(static_cast<double>(f.failures())), Millis(f.latency_p50_ms()),
-                  Millis(f.latency_p99_ms()), absl::StrCat(f.peak_threads()),
-                  Ratio(f.total_ms(), fastest), f.executor().empty() ? "-" : f.executor(),
-                  StatusCell(*r, false)});
+                  Millis(f.latency_p99_ms()), absl::StrCat(f.peak_threads()), Ratio(f.total_ms(), fastest),
+                  f.executor().empty() ? "-" : f.executor(), StatusCell(*r, false)});
   }
   return table.Render();
 }
 
 std::string LoadTable(const std::vector<const CaseResult*>& group) {
   // threads: the server model's worker threads (server_threads) when reported.
-  TextTable table({{"strategy"}, {"threads", Align::kRight}, {"req/s", Align::kRight},
-                   {"mean", Align::kRight}, {"p50", Align::kRight}, {"p95", Align::kRight},
-                   {"p99", Align::kRight}, {"p99.9", Align::kRight},
-                   {"errors", Align::kRight}, {"peak RSS", Align::kRight},
-                   {"gen CPU", Align::kRight}, {"status"}});
+  TextTable table({{"strategy"},
+                   {"threads", Align::kRight},
+                   {"req/s", Align::kRight},
+                   {"mean", Align::kRight},
+                   {"p50", Align::kRight},
+                   {"p95", Align::kRight},
+                   {"p99", Align::kRight},
+                   {"p99.9", Align::kRight},
+                   {"errors", Align::kRight},
+                   {"peak RSS", Align::kRight},
+                   {"gen CPU", Align::kRight},
+                   {"status"}});
   const auto rows = Ranked(
       group, [](const CaseResult& r) { return r.load().throughput_rps(); }, /*descending=*/true);
   for (const CaseResult* r : rows) {
     const auto& l = r->load();
     const bool ok = IsOk(*r) && r->has_load();
     if (!ok) {
-      table.AddRow({StrategyLabel(r->spec()), ThreadsCell(*r), "-", "-", "-",
-                    "-", "-", "-", "-", "-", "-", StatusCell(*r, false)});
+      table.AddRow({StrategyLabel(r->spec()), ThreadsCell(*r), "-", "-", "-", "-", "-", "-", "-", "-", "-",
+                    StatusCell(*r, false)});
       continue;
     }
-    const uint64_t errors =
-        l.errors_refused() + l.errors_timeout() + l.errors_5xx() + l.errors_other();
+    const uint64_t errors = l.errors_refused() + l.errors_timeout() + l.errors_5xx() + l.errors_other();
     table.AddRow({StrategyLabel(r->spec()),
                   absl::StrCat(l.server_threads() > 0 ? l.server_threads() : r->threads_used()),
-                  Fixed(l.throughput_rps(), 1), Millis(l.latency_mean_ms()),
-                  Millis(l.latency_p50_ms()), Millis(l.latency_p95_ms()),
-                  Millis(l.latency_p99_ms()), Millis(l.latency_p999_ms()),
-                  FormatCount(static_cast<double>(errors)),
-                  FormatBytes(static_cast<double>(l.peak_rss_bytes())),
+                  Fixed(l.throughput_rps(), 1), Millis(l.latency_mean_ms()), Millis(l.latency_p50_ms()),
+                  Millis(l.latency_p95_ms()), Millis(l.latency_p99_ms()), Millis(l.latency_p999_ms()),
+                  FormatCount(static_cast<double>(errors)), FormatBytes(static_cast<double>(l.peak_rss_bytes())),
                   Fixed(l.generator_cpu_percent(), 0, "%"), StatusCell(*r, false)});
   }
   return table.Render();
@@ -321,8 +330,7 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
     if (host.has_limits()) {
       // What the defaults followed, and what limited it (taskset, a cgroup quota).
       const auto& limits = host.limits();
-      absl::StrAppend(&cpus, " (allowed ", limits.allowed_cpus(), " of ",
-                      limits.machine_cpus(), " machine CPUs");
+      absl::StrAppend(&cpus, " (allowed ", limits.allowed_cpus(), " of ", limits.machine_cpus(), " machine CPUs");
       if (limits.cpu_quota() > 0) {
         absl::StrAppend(&cpus, ", CPU quota ", Fixed(limits.cpu_quota(), 2));
       }
@@ -351,9 +359,15 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
         any_batch = true;
         any_processes = any_processes || AnyProcesses(g.rows);
         break;
-      case Kind::kMemory: out += MemoryTable(g.rows); break;
-      case Kind::kFanout: out += FanoutTable(g.rows); break;
-      case Kind::kLoad: out += LoadTable(g.rows); break;
+      case Kind::kMemory:
+        out += MemoryTable(g.rows);
+        break;
+      case Kind::kFanout:
+        out += FanoutTable(g.rows);
+        break;
+      case Kind::kLoad:
+        out += LoadTable(g.rows);
+        break;
     }
     out += '\n';
   }

@@ -34,7 +34,6 @@ struct TableOptions {
 // failures, p50/p99, peak threads, ratio of totals, executor. Load: server threads,
 // req/s (ranked descending), mean/p50/p95/p99/p99.9 latency, errors, peak RSS, load
 // generator CPU %. Pure, thread-safe.
-std::string FormatTable(const fleetmark::v1::RunReport& report,
-                        const TableOptions& options = {});
+std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptions& options = {});
 
 }  // namespace fleetmark::report

@@ -41,8 +41,7 @@ runner::SliceResponse FailedSlice(const absl::Status& status) {
   return response;
 }
 
-absl::StatusOr<std::unique_ptr<Strategy>> StartStrategy(const v1::StrategySpec& spec,
-                                                        const StrategyOptions& options) {
+absl::StatusOr<std::unique_ptr<Strategy>> StartStrategy(const v1::StrategySpec& spec, const StrategyOptions& options) {
   FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> strategy, MakeStrategy(spec.name()));
   FLEETMARK_RETURN_IF_ERROR(strategy->Start(options));
   return strategy;
@@ -72,8 +71,8 @@ class SliceRunner {
     status = Measure();
     if (strategy_ != nullptr) {
       response_.set_threads_used(static_cast<uint32_t>(strategy_->threads_used()));
-      response_.set_peak_in_flight(std::max<uint32_t>(
-          response_.peak_in_flight(), static_cast<uint32_t>(strategy_->peak_in_flight())));
+      response_.set_peak_in_flight(
+          std::max<uint32_t>(response_.peak_in_flight(), static_cast<uint32_t>(strategy_->peak_in_flight())));
       strategy_->Stop();
     }
     for (int cpu : hooks_->CpusSeen()) response_.add_cpus_used(static_cast<uint32_t>(cpu));
@@ -82,8 +81,7 @@ class SliceRunner {
       status = caller_affinity_->status();
     }
     if (!status.ok()) {
-      response_.set_status(IsPlacementUnsupported(status) ? v1::CASE_STATUS_UNSUPPORTED
-                                                          : CaseStatusFor(status));
+      response_.set_status(IsPlacementUnsupported(status) ? v1::CASE_STATUS_UNSUPPORTED : CaseStatusFor(status));
       response_.set_message(std::string(status.message()));
     } else {
       response_.set_status(v1::CASE_STATUS_OK);
@@ -100,8 +98,8 @@ class SliceRunner {
     FLEETMARK_ASSIGN_OR_RETURN(PlacementSpec placement, ParsePlacement(spec_.placement()));
     CpuSet cpus;
     if (placement.kind != PlacementKind::kAny) {
-      FLEETMARK_ASSIGN_OR_RETURN(
-          cpus, PlanPlacement(placement, ThisHost(), static_cast<int>(spec_.strategy().threads())));
+      FLEETMARK_ASSIGN_OR_RETURN(cpus,
+                                 PlanPlacement(placement, ThisHost(), static_cast<int>(spec_.strategy().threads())));
     }
     hooks_ = std::make_unique<PlacementHooks>(cpus);
     options_.threads = static_cast<int>(spec_.strategy().threads());
@@ -115,8 +113,8 @@ class SliceRunner {
       caller_affinity_.emplace(cpus);
       FLEETMARK_RETURN_IF_ERROR(caller_affinity_->status());
     }
-    tasks_ = spec_.batch().tasks() == 0 ? static_cast<int>(kDefaultBatchTasks)
-                                        : static_cast<int>(spec_.batch().tasks());
+    tasks_ =
+        spec_.batch().tasks() == 0 ? static_cast<int>(kDefaultBatchTasks) : static_cast<int>(spec_.batch().tasks());
     if (!request_.include_setup()) {
       FLEETMARK_ASSIGN_OR_RETURN(strategy_, StartStrategy(spec_.strategy(), options_));
     }
@@ -130,21 +128,19 @@ class SliceRunner {
   // One repetition: the batch (plus construction and teardown with include_setup).
   absl::Status RunOnce() {
     if (!request_.include_setup()) return strategy_->RunBatch(*workload_, tasks_, io_mode_);
-    FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> s,
-                               StartStrategy(spec_.strategy(), options_));
+    FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> s, StartStrategy(spec_.strategy(), options_));
     absl::Status status = s->RunBatch(*workload_, tasks_, io_mode_);
     response_.set_threads_used(static_cast<uint32_t>(s->threads_used()));
-    response_.set_peak_in_flight(std::max<uint32_t>(response_.peak_in_flight(),
-                                                    static_cast<uint32_t>(s->peak_in_flight())));
+    response_.set_peak_in_flight(
+        std::max<uint32_t>(response_.peak_in_flight(), static_cast<uint32_t>(s->peak_in_flight())));
     s->Stop();
     return status;
   }
 
   absl::Status Measure() {
     // Time-based warm-up (at least one batch, which also surfaces `unsupported` early).
-    const Clock::time_point warm_end =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(request_.warmup_seconds()));
+    const Clock::time_point warm_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                          std::chrono::duration<double>(request_.warmup_seconds()));
     do {
       if (Cancelled()) return absl::CancelledError("cancelled during warm-up");
       RunTestHook();
@@ -152,8 +148,7 @@ class SliceRunner {
     } while (Clock::now() < warm_end);
     hooks_->ResetSeen();
 
-    std::vector<int64_t> samples(request_.previous_samples_ns().begin(),
-                                 request_.previous_samples_ns().end());
+    std::vector<int64_t> samples(request_.previous_samples_ns().begin(), request_.previous_samples_ns().end());
     const size_t previous = samples.size();
     StopRuleOptions rule;
     rule.target_ci_percent = request_.target_ci_percent();
@@ -164,8 +159,7 @@ class SliceRunner {
     // case. Before the case has its `processes`, the slice measures itself to the target
     // (its own samples' CI) and ends; from then on the case's hierarchical CI decides.
     const bool hierarchical = request_.processes() >= 2;
-    std::vector<uint32_t> sizes(request_.previous_process_sizes().begin(),
-                                request_.previous_process_sizes().end());
+    std::vector<uint32_t> sizes(request_.previous_process_sizes().begin(), request_.previous_process_sizes().end());
     const bool own_ci_only = hierarchical && sizes.size() + 1 < request_.processes();
     rule.processes = hierarchical ? request_.processes() : 1;
     rule.min_process_repetitions = request_.min_process_samples();
@@ -191,7 +185,7 @@ class SliceRunner {
         status = absl::CancelledError("cancelled");
         break;
       }
-      RunTestHook();  // outside the timed span
+      RunTestHook();                           // outside the timed span
       const int64_t cpu0 = ProcessCpuNanos();  // outside the wall-time span
       const Clock::time_point t0 = Clock::now();
       status = RunOnce();
@@ -211,16 +205,14 @@ class SliceRunner {
       }
       if (samples.size() >= next_check) {
         const bool case_ci = hierarchical && !own_ci_only;
-        next_check = samples.size() +
-                     (case_ci ? HierarchicalCheckStride(samples.size()) : CheckStride(samples.size()));
+        next_check = samples.size() + (case_ci ? HierarchicalCheckStride(samples.size()) : CheckStride(samples.size()));
         // The stop rule copies and sorts the samples: the runner's cost, not the case's.
         (void)collector.Pause();
         sizes.back() = static_cast<uint32_t>(taken);
         const absl::Span<const int64_t> all(samples);
-        const StopDecision decision =
-            own_ci_only ? DecideStop(all.subspan(previous), own_rule, absl::ZeroDuration())
-            : case_ci   ? DecideStop(all, sizes, rule, absl::ZeroDuration())
-                        : DecideStop(all, rule, absl::ZeroDuration());
+        const StopDecision decision = own_ci_only ? DecideStop(all.subspan(previous), own_rule, absl::ZeroDuration())
+                                      : case_ci   ? DecideStop(all, sizes, rule, absl::ZeroDuration())
+                                                  : DecideStop(all, rule, absl::ZeroDuration());
         const bool target_met = decision.reason == v1::STOP_REASON_CI_TARGET;
         (void)collector.Resume();
         if (target_met) {
@@ -276,26 +268,21 @@ absl::StatusOr<std::string> BatchSliceChildHandler(std::string_view request_byte
   return RunBatchSlice(request, nullptr).SerializeAsString();
 }
 
-const ChildHandlerRegistration kBatchSliceRegistration(kBatchSliceChildKind,
-                                                       &BatchSliceChildHandler);
+const ChildHandlerRegistration kBatchSliceRegistration(kBatchSliceChildKind, &BatchSliceChildHandler);
 
 }  // namespace
 
-runner::SliceResponse RunBatchSlice(const runner::SliceRequest& request,
-                                    const std::atomic<bool>* cancelled) {
+runner::SliceResponse RunBatchSlice(const runner::SliceRequest& request, const std::atomic<bool>* cancelled) {
   return SliceRunner(request, cancelled).Run();
 }
 
-runner::SliceResponse RunBatchSliceInChild(const runner::SliceRequest& request,
-                                           const std::string& executable,
-                                           absl::Duration timeout,
-                                           const std::atomic<bool>* cancelled) {
+runner::SliceResponse RunBatchSliceInChild(const runner::SliceRequest& request, const std::string& executable,
+                                           absl::Duration timeout, const std::atomic<bool>* cancelled) {
   ChildOptions options;
   options.executable = executable;
   options.timeout = timeout;
   options.cancelled = cancelled;
-  absl::StatusOr<std::string> bytes =
-      RunInChild(kBatchSliceChildKind, request.SerializeAsString(), options);
+  absl::StatusOr<std::string> bytes = RunInChild(kBatchSliceChildKind, request.SerializeAsString(), options);
   if (!bytes.ok()) return FailedSlice(bytes.status());
   runner::SliceResponse response;
   if (!response.ParseFromString(*bytes)) {

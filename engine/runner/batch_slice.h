@@ -18,8 +18,7 @@ inline constexpr char kBatchSliceChildKind[] = "runner.batch_slice";
 // (UNSUPPORTED for an unsupported io mode or placement, RESOURCE_EXHAUSTED, FAILED,
 // CANCELLED when `*cancelled` turns true; may be null). Not reentrant with other
 // measurements in the process (counters are process-wide).
-runner::SliceResponse RunBatchSlice(const runner::SliceRequest& request,
-                                    const std::atomic<bool>* cancelled);
+runner::SliceResponse RunBatchSlice(const runner::SliceRequest& request, const std::atomic<bool>* cancelled);
 
 // Runs the slice in a child process: what runs there can always be abandoned (a hung
 // repetition, Boost.Fiber's once-per-process scheduler, a strategy that corrupts the
@@ -27,10 +26,8 @@ runner::SliceResponse RunBatchSlice(const runner::SliceRequest& request,
 // crash -> FAILED, over `timeout` -> TIMEOUT (the child is killed), `*cancelled`
 // (polled every ~20 ms) -> CANCELLED (the child is killed). Returns only once the
 // child has exited and been reaped, so nothing of the slice runs on afterwards.
-runner::SliceResponse RunBatchSliceInChild(const runner::SliceRequest& request,
-                                           const std::string& executable,
-                                           absl::Duration timeout,
-                                           const std::atomic<bool>* cancelled);
+runner::SliceResponse RunBatchSliceInChild(const runner::SliceRequest& request, const std::string& executable,
+                                           absl::Duration timeout, const std::atomic<bool>* cancelled);
 
 // TEST HOOK, for test executables only (production binaries never call it): `hook`
 // runs in the process measuring a slice before every repetition (warm-up and timed)

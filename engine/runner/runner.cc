@@ -29,18 +29,17 @@
 namespace fleetmark::engine {
 namespace {
 
-
 // Everything known about one case while its rounds run.
 struct CaseState {
-  v1::CaseResult result;            // spec, env, timing; statistics filled at the end
+  v1::CaseResult result;  // spec, env, timing; statistics filled at the end
   std::vector<int64_t> samples;
   std::vector<uint32_t> process_sizes;  // samples of each slice's process, in order
-  std::vector<int64_t> cpu_samples;  // per repetition; kept only while it matches `samples`
-  double measured_seconds = 0;      // timed repetitions so far
+  std::vector<int64_t> cpu_samples;     // per repetition; kept only while it matches `samples`
+  double measured_seconds = 0;          // timed repetitions so far
   bool done = false;
   v1::StopReason last_slice_stop = v1::STOP_REASON_UNSPECIFIED;
   std::set<uint32_t> cpus_used;
-  std::string throttle_reason;      // the first throttled slice's verdict
+  std::string throttle_reason;  // the first throttled slice's verdict
 };
 
 int64_t UnixNanosNow() { return absl::ToUnixNanos(absl::Now()); }
@@ -80,17 +79,15 @@ class PlanRunner {
       cases_.push_back(std::move(state));
     }
     if (cases_.empty() && summary_.skipped == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--filter: \"", absl::CEscape(options_.filter), "\" matches none of the plan's ", specs.size(),
-          " case ids"));
+      return absl::InvalidArgumentError(absl::StrCat("--filter: \"", absl::CEscape(options_.filter),
+                                                     "\" matches none of the plan's ", specs.size(), " case ids"));
     }
     return absl::OkStatus();
   }
 
   RunSummary Run() {
     const int rounds = static_cast<int>(settings_.rounds());
-    std::mt19937_64 rng(settings_.shuffle_seed() != 0 ? settings_.shuffle_seed()
-                                                      : std::random_device{}());
+    std::mt19937_64 rng(settings_.shuffle_seed() != 0 ? settings_.shuffle_seed() : std::random_device{}());
     start_ = absl::Now();
     progress_.cases_total = static_cast<int>(cases_.size()) + summary_.skipped;
     progress_.cases_done = summary_.skipped;
@@ -132,9 +129,8 @@ class PlanRunner {
     if (!options_.on_progress) return;
     progress_.elapsed = absl::Now() - start_;
     const int left = progress_.slices_total - progress_.slices_done;
-    progress_.eta = progress_.slices_done == 0
-                        ? absl::ZeroDuration()
-                        : progress_.elapsed / progress_.slices_done * std::max(left, 0);
+    progress_.eta = progress_.slices_done == 0 ? absl::ZeroDuration()
+                                               : progress_.elapsed / progress_.slices_done * std::max(left, 0);
     options_.on_progress(progress_);
   }
 
@@ -156,18 +152,18 @@ class PlanRunner {
       const absl::Duration watchdog = SliceWatchdog(request);
       response = RunBatchSliceInChild(request, options_.child_executable, watchdog, cancelled_);
       if (response.status() == v1::CASE_STATUS_TIMEOUT) {
-        response.set_message(absl::StrCat(
-            "watchdog: the slice did not end within ", absl::FormatDuration(watchdog),
-            " (warm-up + time quota + 3 x the ", absl::FormatDuration(RepetitionBound()),
-            " bound on one repetition), so it is taken as hung and abandoned (its child "
-            "process was killed): ", response.message()));
+        response.set_message(absl::StrCat("watchdog: the slice did not end within ", absl::FormatDuration(watchdog),
+                                          " (warm-up + time quota + 3 x the ", absl::FormatDuration(RepetitionBound()),
+                                          " bound on one repetition), so it is taken as hung and abandoned (its child "
+                                          "process was killed): ",
+                                          response.message()));
       }
       const v1::EnvSnapshot after = TakeEnvSnapshot();
       *r.mutable_env_after() = after;
       const ThrottleVerdict verdict = Throttled(before, after, ThisHost());
       // A throttled slice is measured again after cooling, up to cooldown_retries times.
-      if (!verdict.throttled || response.status() != v1::CASE_STATUS_OK ||
-          attempt >= settings_.cooldown_retries() || Cancelled()) {
+      if (!verdict.throttled || response.status() != v1::CASE_STATUS_OK || attempt >= settings_.cooldown_retries() ||
+          Cancelled()) {
         if (verdict.throttled && !r.throttled()) {
           r.set_throttled(true);
           c.throttle_reason = verdict.reason;
@@ -198,30 +194,25 @@ class PlanRunner {
     // The first `processes` slices are the case's fresh processes, each with the whole
     // warm-up; later slices start a fresh strategy (and process) too, so they warm up
     // again, for a round's share of the warm-up time.
-    request.set_warmup_seconds(round <= static_cast<int>(settings_.processes())
-                                   ? settings_.warmup_seconds()
-                                   : settings_.warmup_seconds() / rounds);
+    request.set_warmup_seconds(round <= static_cast<int>(settings_.processes()) ? settings_.warmup_seconds()
+                                                                                : settings_.warmup_seconds() / rounds);
     const int rounds_left = rounds - round + 1;
-    const int64_t reps_left =
-        std::max<int64_t>(1, static_cast<int64_t>(settings_.max_repetitions()) -
-                                 static_cast<int64_t>(c.samples.size()));
-    request.set_max_repetitions(
-        static_cast<uint32_t>((reps_left + rounds_left - 1) / rounds_left));
-    const double seconds_left =
-        std::max(0.0, settings_.max_seconds_per_case() - c.measured_seconds);
+    const int64_t reps_left = std::max<int64_t>(
+        1, static_cast<int64_t>(settings_.max_repetitions()) - static_cast<int64_t>(c.samples.size()));
+    request.set_max_repetitions(static_cast<uint32_t>((reps_left + rounds_left - 1) / rounds_left));
+    const double seconds_left = std::max(0.0, settings_.max_seconds_per_case() - c.measured_seconds);
     request.set_max_seconds(seconds_left / rounds_left);
     request.set_target_ci_percent(settings_.target_ci_percent());
     // The minimum grows with the rounds, so the CI rule cannot end round 1's slice
     // before it holds its share of the samples.
-    request.set_min_samples(static_cast<uint32_t>(
-        std::ceil(static_cast<double>(settings_.min_repetitions()) * round / rounds)));
+    request.set_min_samples(
+        static_cast<uint32_t>(std::ceil(static_cast<double>(settings_.min_repetitions()) * round / rounds)));
     request.set_include_setup(settings_.include_setup());
     if (Hierarchical()) {
       request.set_processes(settings_.processes());
-      request.mutable_previous_process_sizes()->Assign(c.process_sizes.begin(),
-                                                       c.process_sizes.end());
-      request.set_min_process_samples(static_cast<uint32_t>(
-          (settings_.min_repetitions() + settings_.processes() - 1) / settings_.processes()));
+      request.mutable_previous_process_sizes()->Assign(c.process_sizes.begin(), c.process_sizes.end());
+      request.set_min_process_samples(
+          static_cast<uint32_t>((settings_.min_repetitions() + settings_.processes() - 1) / settings_.processes()));
       request.set_bootstrap_seed(BootstrapSeed(c.result.spec().case_id(), settings_.shuffle_seed()));
     }
     return request;
@@ -232,16 +223,14 @@ class PlanRunner {
   // caller set one.
   absl::Duration RepetitionBound() const {
     if (options_.repetition_bound > absl::ZeroDuration()) return options_.repetition_bound;
-    return absl::Seconds(
-        std::max(settings_.max_seconds_per_case(), kMaxRepetitionOverrunSeconds));
+    return absl::Seconds(std::max(settings_.max_seconds_per_case(), kMaxRepetitionOverrunSeconds));
   }
 
   // A slice runs its warm-up and its time quota, each of which may end with one
   // repetition over it, plus starting and stopping the strategy and the process (also
   // given one bound). Past that it is hung.
   absl::Duration SliceWatchdog(const runner::SliceRequest& request) const {
-    return absl::Seconds(request.warmup_seconds() + request.max_seconds()) +
-           3 * RepetitionBound();
+    return absl::Seconds(request.warmup_seconds() + request.max_seconds()) + 3 * RepetitionBound();
   }
 
   // Whether the case's samples so far meet its whole stop rule (not a slice's share).
@@ -277,8 +266,7 @@ class PlanRunner {
     if (response.samples_ns_size() > 0) {
       c.process_sizes.push_back(static_cast<uint32_t>(response.samples_ns_size()));
     }
-    c.cpu_samples.insert(c.cpu_samples.end(), response.cpu_samples_ns().begin(),
-                         response.cpu_samples_ns().end());
+    c.cpu_samples.insert(c.cpu_samples.end(), response.cpu_samples_ns().begin(), response.cpu_samples_ns().end());
     c.measured_seconds += response.measured_seconds();
     MergeCounters(response.counters(), *r.mutable_counters());
     r.set_threads_used(std::max(r.threads_used(), response.threads_used()));
@@ -295,8 +283,7 @@ class PlanRunner {
     ctx.child_executable = options_.child_executable;
     absl::StatusOr<v1::CaseResult> result = RunScenarioCase(c.result.spec(), ctx);
     *c.result.mutable_env_after() = TakeEnvSnapshot();
-    const ThrottleVerdict verdict =
-        Throttled(c.result.env_before(), c.result.env_after(), ThisHost());
+    const ThrottleVerdict verdict = Throttled(c.result.env_before(), c.result.env_after(), ThisHost());
     if (!result.ok()) {
       Finish(c, CaseStatusFor(result.status()), std::string(result.status().message()));
       return;
@@ -338,9 +325,8 @@ class PlanRunner {
     if (!c.samples.empty() && (!IsBatch(r.spec()) || !Hierarchical())) {
       *r.mutable_stats() = ComputeStatistics(c.samples);
     } else if (!c.samples.empty()) {
-      *r.mutable_stats() = ComputeHierarchicalStatistics(
-          c.samples, c.process_sizes,
-          BootstrapSeed(r.spec().case_id(), settings_.shuffle_seed()));
+      *r.mutable_stats() = ComputeHierarchicalStatistics(c.samples, c.process_sizes,
+                                                         BootstrapSeed(r.spec().case_id(), settings_.shuffle_seed()));
       for (double m : ProcessMedians(c.samples, c.process_sizes)) r.add_process_medians_ns(m);
       r.mutable_process_sample_counts()->Assign(c.process_sizes.begin(), c.process_sizes.end());
       r.set_between_process_share(BetweenProcessShare(c.samples, c.process_sizes));
@@ -350,10 +336,18 @@ class PlanRunner {
       r.set_message(absl::StrCat("throttled: ", c.throttle_reason));
     }
     switch (status) {
-      case v1::CASE_STATUS_OK: ++summary_.ok; break;
-      case v1::CASE_STATUS_UNSUPPORTED: ++summary_.unsupported; break;
-      case v1::CASE_STATUS_CANCELLED: ++summary_.cancelled; break;
-      default: ++summary_.failed; break;
+      case v1::CASE_STATUS_OK:
+        ++summary_.ok;
+        break;
+      case v1::CASE_STATUS_UNSUPPORTED:
+        ++summary_.unsupported;
+        break;
+      case v1::CASE_STATUS_CANCELLED:
+        ++summary_.cancelled;
+        break;
+      default:
+        ++summary_.failed;
+        break;
     }
     ++summary_.cases;
     ++progress_.cases_done;
@@ -365,9 +359,8 @@ class PlanRunner {
   v1::StopReason FinalStopReason(const CaseState& c) const {
     StopDecision d = CaseDecision(c);
     if (d.stop) return d.reason;
-    return c.last_slice_stop == v1::STOP_REASON_MAX_REPETITIONS
-               ? v1::STOP_REASON_MAX_REPETITIONS
-               : v1::STOP_REASON_MAX_TIME;
+    return c.last_slice_stop == v1::STOP_REASON_MAX_REPETITIONS ? v1::STOP_REASON_MAX_REPETITIONS
+                                                                : v1::STOP_REASON_MAX_TIME;
   }
 
   const RunOptions& options_;
@@ -384,17 +377,22 @@ class PlanRunner {
 
 v1::CaseStatus CaseStatusFor(const absl::Status& status) {
   switch (status.code()) {
-    case absl::StatusCode::kOk: return v1::CASE_STATUS_OK;
-    case absl::StatusCode::kUnimplemented: return v1::CASE_STATUS_UNSUPPORTED;
-    case absl::StatusCode::kResourceExhausted: return v1::CASE_STATUS_RESOURCE_EXHAUSTED;
-    case absl::StatusCode::kDeadlineExceeded: return v1::CASE_STATUS_TIMEOUT;
-    case absl::StatusCode::kCancelled: return v1::CASE_STATUS_CANCELLED;
-    default: return v1::CASE_STATUS_FAILED;
+    case absl::StatusCode::kOk:
+      return v1::CASE_STATUS_OK;
+    case absl::StatusCode::kUnimplemented:
+      return v1::CASE_STATUS_UNSUPPORTED;
+    case absl::StatusCode::kResourceExhausted:
+      return v1::CASE_STATUS_RESOURCE_EXHAUSTED;
+    case absl::StatusCode::kDeadlineExceeded:
+      return v1::CASE_STATUS_TIMEOUT;
+    case absl::StatusCode::kCancelled:
+      return v1::CASE_STATUS_CANCELLED;
+    default:
+      return v1::CASE_STATUS_FAILED;
   }
 }
 
-absl::StatusOr<RunSummary> RunPlan(const v1::Plan& plan, const RunOptions& options,
-                                   const ResultCallback& on_result,
+absl::StatusOr<RunSummary> RunPlan(const v1::Plan& plan, const RunOptions& options, const ResultCallback& on_result,
                                    const std::atomic<bool>* cancelled) {
   FLEETMARK_RETURN_IF_ERROR(ValidatePlan(plan));
   PlanRunner runner(plan, options, on_result, cancelled);

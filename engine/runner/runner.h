@@ -41,11 +41,11 @@ namespace fleetmark::engine {
 
 // Progress of a run; reported after every slice (one case's share of one round).
 struct RunProgress {
-  int cases_total = 0;       // selected cases, skipped ones included
-  int cases_done = 0;        // cases whose final result was delivered, plus the skipped
-  int slices_total = 0;      // estimate: cases × rounds
+  int cases_total = 0;   // selected cases, skipped ones included
+  int cases_done = 0;    // cases whose final result was delivered, plus the skipped
+  int slices_total = 0;  // estimate: cases × rounds
   int slices_done = 0;
-  int round = 0;             // 1-based current round
+  int round = 0;  // 1-based current round
   int rounds = 0;
   std::string current_case;  // case_id of the slice just finished
   absl::Duration elapsed;
@@ -58,7 +58,7 @@ using ResultCallback = std::function<void(const v1::CaseResult&)>;
 using ProgressCallback = std::function<void(const RunProgress&)>;
 
 struct RunOptions {
-  bool quick = false;        // run ApplyQuick(plan)
+  bool quick = false;  // run ApplyQuick(plan)
   // RE2 regex (engine/plan/case_filter.h, at most kMaxFilterLength bytes); a case runs
   // if it matches anywhere in its case_id. "" = all.
   std::string filter;
@@ -81,12 +81,12 @@ struct RunOptions {
 };
 
 struct RunSummary {
-  int cases = 0;             // cases measured (after the filter)
+  int cases = 0;  // cases measured (after the filter)
   int ok = 0;
   int unsupported = 0;
-  int failed = 0;            // any other non-OK status (resource exhausted, timeout, ...)
+  int failed = 0;  // any other non-OK status (resource exhausted, timeout, ...)
   int cancelled = 0;
-  int skipped = 0;           // selected cases in RunOptions::skip_case_ids (not in `cases`)
+  int skipped = 0;  // selected cases in RunOptions::skip_case_ids (not in `cases`)
 };
 
 // Validates `plan` (ValidatePlan) and measures its cases, calling `on_result` with each
@@ -98,8 +98,7 @@ struct RunSummary {
 // unfinished ones with status CANCELLED, and RunPlan returns a summary (not an error).
 // `cancelled` may be null. Runs on the calling thread; one RunPlan per process at a
 // time (strategies create threads and timing needs the machine).
-absl::StatusOr<RunSummary> RunPlan(const v1::Plan& plan, const RunOptions& options,
-                                   const ResultCallback& on_result,
+absl::StatusOr<RunSummary> RunPlan(const v1::Plan& plan, const RunOptions& options, const ResultCallback& on_result,
                                    const std::atomic<bool>* cancelled);
 
 // Maps an engine status to a case status: OK -> OK, Unimplemented -> UNSUPPORTED,

@@ -8,10 +8,9 @@
 
 namespace fleetmark::engine {
 
-void RunCaseInChild(std::string_view child_kind, const v1::CaseSpec& spec,
-                    const ChildOptions& options, v1::CaseResult* result) {
-  absl::StatusOr<std::string> response =
-      RunInChild(child_kind, spec.SerializeAsString(), options);
+void RunCaseInChild(std::string_view child_kind, const v1::CaseSpec& spec, const ChildOptions& options,
+                    v1::CaseResult* result) {
+  absl::StatusOr<std::string> response = RunInChild(child_kind, spec.SerializeAsString(), options);
   if (!response.ok()) {
     result->set_status(CaseStatusForError(response.status()));
     result->set_message(absl::StrCat("child process: ", response.status().message()));
@@ -42,9 +41,9 @@ void RunCaseInChild(std::string_view child_kind, const v1::CaseSpec& spec,
   }
 }
 
-absl::StatusOr<std::string> ServeCaseInChild(
-    std::string_view request, std::string_view scenario,
-    absl::Status (*run_in_process)(const v1::CaseSpec& spec, v1::CaseResult* result)) {
+absl::StatusOr<std::string> ServeCaseInChild(std::string_view request, std::string_view scenario,
+                                             absl::Status (*run_in_process)(const v1::CaseSpec& spec,
+                                                                            v1::CaseResult* result)) {
   v1::CaseSpec spec;
   if (!spec.ParseFromArray(request.data(), static_cast<int>(request.size()))) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(scenario), ": request is not a CaseSpec"));

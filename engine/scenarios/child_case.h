@@ -21,14 +21,14 @@ namespace fleetmark::engine {
 //   - answer not a CaseResult: FAILED, "child process: response is not a CaseResult".
 // Never fails: every outcome is written into `*result` (not owned, must be non-null).
 // Blocks until the child exits. Thread-safe as RunInChild.
-void RunCaseInChild(std::string_view child_kind, const v1::CaseSpec& spec,
-                    const ChildOptions& options, v1::CaseResult* result);
+void RunCaseInChild(std::string_view child_kind, const v1::CaseSpec& spec, const ChildOptions& options,
+                    v1::CaseResult* result);
 
 // The child side, for a ChildHandler: parses `request` as a serialized CaseSpec (else
 // InvalidArgument "<scenario>: request is not a CaseSpec"), runs `run_in_process` on it
 // and returns the serialized CaseResult it filled; its error is returned unchanged.
-absl::StatusOr<std::string> ServeCaseInChild(
-    std::string_view request, std::string_view scenario,
-    absl::Status (*run_in_process)(const v1::CaseSpec& spec, v1::CaseResult* result));
+absl::StatusOr<std::string> ServeCaseInChild(std::string_view request, std::string_view scenario,
+                                             absl::Status (*run_in_process)(const v1::CaseSpec& spec,
+                                                                            v1::CaseResult* result));
 
 }  // namespace fleetmark::engine

@@ -52,8 +52,7 @@ enum class CallOutcome { kSuccess, kTimeout, kFailure };
 class Ledger {
  public:
   explicit Ledger(const FanoutConfig& config)
-      : config_(config), latency_ns_(config.requests, 0), outcome_(config.requests),
-        requests_left_(config.requests) {}
+      : config_(config), latency_ns_(config.requests, 0), outcome_(config.requests), requests_left_(config.requests) {}
 
   const FanoutConfig& config() const { return config_; }
 
@@ -101,9 +100,15 @@ class Ledger {
     for (uint32_t r = 0; r < config_.requests; ++r) {
       h.RecordNanos(static_cast<uint64_t>(latency_ns_[r]));
       switch (static_cast<CallOutcome>(outcome_[r].load())) {
-        case CallOutcome::kSuccess: ++ok; break;
-        case CallOutcome::kTimeout: ++timeouts; break;
-        case CallOutcome::kFailure: ++failures; break;
+        case CallOutcome::kSuccess:
+          ++ok;
+          break;
+        case CallOutcome::kTimeout:
+          ++timeouts;
+          break;
+        case CallOutcome::kFailure:
+          ++failures;
+          break;
       }
     }
     f->set_total_ms(absl::ToDoubleMilliseconds(total_));
@@ -133,16 +138,16 @@ class Ledger {
   }
 
   FanoutConfig config_;
-  std::vector<int64_t> latency_ns_;           // slot r written once by request r
-  std::vector<std::atomic<int>> outcome_;     // worst CallOutcome of request r
+  std::vector<int64_t> latency_ns_;        // slot r written once by request r
+  std::vector<std::atomic<int>> outcome_;  // worst CallOutcome of request r
   std::atomic<uint32_t> requests_left_;
   std::atomic<uint64_t> calls_{0}, call_timeouts_{0}, failed_calls_{0};
   absl::Time start_;
   absl::Duration total_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool all_done_ = false;                      // guarded by mu_
-  absl::Status first_failure_;                 // guarded by mu_
+  bool all_done_ = false;       // guarded by mu_
+  absl::Status first_failure_;  // guarded by mu_
 };
 
 void BlockingCall(Ledger& ledger, uint32_t r, uint32_t j) {
@@ -182,11 +187,9 @@ class ThreadRequests {
         if (shared_ == nullptr) {
           return absl::StrCat("one OS thread per request with its own pool of D = ", d, " threads");
         }
-        return absl::StrCat("one OS thread per request, calls on a shared pool of ", threads_,
-                            " threads");
+        return absl::StrCat("one OS thread per request, calls on a shared pool of ", threads_, " threads");
       case Carrier::kWorkStealing:
-        return absl::StrCat("one OS thread per request, calls on a oneTBB arena of ",
-                            shared_->threads(), " workers");
+        return absl::StrCat("one OS thread per request, calls on a oneTBB arena of ", shared_->threads(), " workers");
       default:
         return "one OS thread per request and one per call";
     }
@@ -196,8 +199,7 @@ class ThreadRequests {
     const uint32_t requests = ledger_.config().requests;
     request_threads_.reserve(requests);
     for (uint32_t r = 0; r < requests; ++r) {
-      absl::StatusOr<OsThread> t =
-          StartThread(static_cast<int>(stack_kib_), [this, r] { Request(r); });
+      absl::StatusOr<OsThread> t = StartThread(static_cast<int>(stack_kib_), [this, r] { Request(r); });
       if (t.ok()) {
         request_threads_.push_back(*std::move(t));
       } else {
@@ -222,8 +224,8 @@ class ThreadRequests {
       std::vector<OsThread> calls;
       calls.reserve(d);
       for (uint32_t j = 0; j < d; ++j) {
-        absl::StatusOr<OsThread> t = StartThread(static_cast<int>(stack_kib_),
-                                                 [this, r, j] { BlockingCall(ledger_, r, j); });
+        absl::StatusOr<OsThread> t =
+            StartThread(static_cast<int>(stack_kib_), [this, r, j] { BlockingCall(ledger_, r, j); });
         if (!t.ok()) {
           ledger_.CallsFailed(r, d - j, t.status());
           break;
@@ -298,8 +300,7 @@ class FiberLatch {
 
 absl::Status RunFibres(Ledger& ledger, FiberRunner& runner, bool suspending) {
   const uint32_t d = ledger.config().calls;
-  return runner.Launch(static_cast<int>(ledger.config().requests), [&ledger, &runner, d,
-                                                                     suspending](int request) {
+  return runner.Launch(static_cast<int>(ledger.config().requests), [&ledger, &runner, d, suspending](int request) {
     const uint32_t r = static_cast<uint32_t>(request);
     auto latch = std::make_shared<FiberLatch>(d);
     absl::Status launched = runner.Launch(static_cast<int>(d), [&ledger, r, latch, suspending](int j) {
@@ -326,8 +327,7 @@ absl::Status RunFibres(Ledger& ledger, FiberRunner& runner, bool suspending) {
 // Join of one request's calls: the last call to finish cancels `done`, posted to the
 // request's io_context (run by one thread, so it cannot race the request's wait).
 struct AsioJoin {
-  AsioJoin(asio::io_context& ctx, uint32_t calls)
-      : done(ctx, asio::steady_timer::time_point::max()), left(calls) {}
+  AsioJoin(asio::io_context& ctx, uint32_t calls) : done(ctx, asio::steady_timer::time_point::max()), left(calls) {}
   asio::steady_timer done;
   std::atomic<uint32_t> left;
 };
@@ -352,8 +352,7 @@ asio::awaitable<void> CoroutineCall(Ledger& ledger, uint32_t r, uint32_t j, bool
   CallFinished(join);
 }
 
-asio::awaitable<void> CoroutineRequest(Ledger& ledger, AsioRunner& runner, uint32_t r,
-                                       bool suspending) {
+asio::awaitable<void> CoroutineRequest(Ledger& ledger, AsioRunner& runner, uint32_t r, bool suspending) {
   const uint32_t d = ledger.config().calls;
   asio::io_context& own = runner.context(static_cast<int>(r % runner.size()));
   auto join = std::make_shared<AsioJoin>(own, d);
@@ -396,16 +395,14 @@ bool FanoutSupports(const StrategyTraits& s) {
 }  // namespace
 
 bool IsFanoutThreadCarried(const StrategyTraits& s) {
-  return s.carrier == Carrier::kCaller || s.carrier == Carrier::kWorkStealing ||
-         s.carrier == Carrier::kThreadPerTask ||
+  return s.carrier == Carrier::kCaller || s.carrier == Carrier::kWorkStealing || s.carrier == Carrier::kThreadPerTask ||
          (s.carrier == Carrier::kPool && !s.ignores_threads);
 }
 
 absl::Duration FanoutCallDelay(const FanoutConfig& config, uint32_t request, uint32_t call) {
   if (!config.random_delay) return config.delay;
   const uint64_t max_us = static_cast<uint64_t>(absl::ToInt64Microseconds(config.delay));
-  const uint64_t bits =
-      SplitMix64(SplitMix64(config.seed ^ SplitMix64(request)) ^ (uint64_t{call} << 1));
+  const uint64_t bits = SplitMix64(SplitMix64(config.seed ^ SplitMix64(request)) ^ (uint64_t{call} << 1));
   return absl::Microseconds(static_cast<int64_t>(bits % (max_us + 1)));
 }
 
@@ -416,8 +413,7 @@ absl::Status RunFanoutInProcess(const v1::CaseSpec& spec, v1::CaseResult* result
   const StrategyTraits* strategy = FindStrategy(name);
   if (strategy == nullptr || !FanoutSupports(*strategy)) {
     result->set_status(v1::CASE_STATUS_UNSUPPORTED);
-    result->set_message(
-        absl::StrCat("fanout supports ", StrategyNames(FanoutSupports), "; got ", name));
+    result->set_message(absl::StrCat("fanout supports ", StrategyNames(FanoutSupports), "; got ", name));
     return absl::OkStatus();
   }
   const bool thread_carried = IsFanoutThreadCarried(*strategy);
@@ -438,8 +434,7 @@ absl::Status RunFanoutInProcess(const v1::CaseSpec& spec, v1::CaseResult* result
   std::unique_ptr<ThreadRequests> thread_requests;
   std::unique_ptr<StrategyCarrier> carrier;
   if (thread_carried) {
-    thread_requests =
-        std::make_unique<ThreadRequests>(ledger, *strategy, config.threads, config.stack_kib);
+    thread_requests = std::make_unique<ThreadRequests>(ledger, *strategy, config.threads, config.stack_kib);
     setup = thread_requests->Prepare();
     if (setup.ok()) {
       executor = thread_requests->Describe();
@@ -470,17 +465,16 @@ absl::Status RunFanoutInProcess(const v1::CaseSpec& spec, v1::CaseResult* result
       carrier = *std::move(started);
       AsioRunner& asio_runner = *carrier->asio();
       const bool coroutines = strategy->carrier == Carrier::kAsioCoroutine;
-      executor = absl::StrCat(coroutines ? "C++20 coroutines" : "callbacks", " on ",
-                              carriers, " io_contexts (", suspending ? "steady_timer" : "blocking sleep", ")");
+      executor = absl::StrCat(coroutines ? "C++20 coroutines" : "callbacks", " on ", carriers, " io_contexts (",
+                              suspending ? "steady_timer" : "blocking sleep", ")");
       ledger.Start();
       for (uint32_t r = 0; r < config.requests; ++r) {
         asio::io_context& ctx = asio_runner.context(static_cast<int>(r % asio_runner.size()));
         if (coroutines) {
           asio::co_spawn(ctx, CoroutineRequest(ledger, asio_runner, r, suspending), asio::detached);
         } else {
-          asio::post(ctx, [&ledger, &asio_runner, r, suspending] {
-            CallbackRequest(ledger, asio_runner, r, suspending);
-          });
+          asio::post(ctx,
+                     [&ledger, &asio_runner, r, suspending] { CallbackRequest(ledger, asio_runner, r, suspending); });
         }
       }
       ledger.WaitAll();
@@ -491,8 +485,7 @@ absl::Status RunFanoutInProcess(const v1::CaseSpec& spec, v1::CaseResult* result
   sampler.Stop();
 
   if (!setup.ok()) {
-    result->set_status(absl::IsResourceExhausted(setup) ? v1::CASE_STATUS_RESOURCE_EXHAUSTED
-                                                         : v1::CASE_STATUS_FAILED);
+    result->set_status(absl::IsResourceExhausted(setup) ? v1::CASE_STATUS_RESOURCE_EXHAUSTED : v1::CASE_STATUS_FAILED);
     result->set_message(absl::StrCat("starting ", name, ": ", setup.message()));
     return absl::OkStatus();
   }
@@ -509,9 +502,9 @@ absl::Status RunFanoutInProcess(const v1::CaseSpec& spec, v1::CaseResult* result
   const absl::Status failure = ledger.first_failure();
   if (!failure.ok()) {
     result->set_status(absl::IsResourceExhausted(failure) ? v1::CASE_STATUS_RESOURCE_EXHAUSTED
-                                                           : v1::CASE_STATUS_FAILED);
-    result->set_message(absl::StrCat(f->failures(), " of ", config.requests,
-                                     " requests failed; first: ", failure.message()));
+                                                          : v1::CASE_STATUS_FAILED);
+    result->set_message(
+        absl::StrCat(f->failures(), " of ", config.requests, " requests failed; first: ", failure.message()));
   } else {
     result->set_status(v1::CASE_STATUS_OK);
     if (!peak_reset) result->set_message("peak RSS is the child's peak since its start");

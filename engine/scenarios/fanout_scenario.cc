@@ -20,10 +20,14 @@ int64_t PeakThreadsNeeded(std::string_view name, const FanoutConfig& c) {
   const StrategyTraits* strategy = FindStrategy(name);
   if (strategy == nullptr || !IsFanoutThreadCarried(*strategy)) return k;
   switch (strategy->carrier) {
-    case Carrier::kCaller: return r;
-    case Carrier::kPool: return c.threads > 0 ? r + k : r * (1 + d);
-    case Carrier::kWorkStealing: return r + k;
-    default: return r * (1 + d);  // a thread per request and one per call
+    case Carrier::kCaller:
+      return r;
+    case Carrier::kPool:
+      return c.threads > 0 ? r + k : r * (1 + d);
+    case Carrier::kWorkStealing:
+      return r + k;
+    default:
+      return r * (1 + d);  // a thread per request and one per call
   }
 }
 
@@ -36,19 +40,15 @@ absl::Duration ChildTimeout(const FanoutConfig& c) {
 
 }  // namespace
 
-absl::Status RunFanoutCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
-                           v1::CaseResult* result) {
+absl::Status RunFanoutCase(const v1::CaseSpec& spec, const ScenarioContext& ctx, v1::CaseResult* result) {
   FLEETMARK_ASSIGN_OR_RETURN(FanoutConfig config, ResolveFanoutConfig(spec));
-  if (absl::Status fits = CheckThreadsFit(PeakThreadsNeeded(spec.strategy().name(), config));
-      !fits.ok()) {
+  if (absl::Status fits = CheckThreadsFit(PeakThreadsNeeded(spec.strategy().name(), config)); !fits.ok()) {
     result->set_status(v1::CASE_STATUS_RESOURCE_EXHAUSTED);
     result->set_message(absl::StrCat("skipped: ", fits.message()));
     return absl::OkStatus();
   }
   RunCaseInChild(kFanoutChildKind, spec,
-                 {.executable = ctx.child_executable,
-                  .timeout = ChildTimeout(config),
-                  .cancelled = ctx.cancelled},
+                 {.executable = ctx.child_executable, .timeout = ChildTimeout(config), .cancelled = ctx.cancelled},
                  result);
   return absl::OkStatus();
 }

@@ -38,8 +38,7 @@ namespace fleetmark::engine {
 
 // Fills `result` for `spec` (scenario "fanout"). InvalidArgument only for a bad spec;
 // everything else is the result's status.
-absl::Status RunFanoutCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
-                           v1::CaseResult* result);
+absl::Status RunFanoutCase(const v1::CaseSpec& spec, const ScenarioContext& ctx, v1::CaseResult* result);
 
 // Child handler for kFanoutChildKind: request = serialized CaseSpec, response =
 // serialized CaseResult (status, message, fanout, counters).

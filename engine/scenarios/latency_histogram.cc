@@ -15,8 +15,8 @@ absl::Duration FromNanos(uint64_t ns) {
 
 int LatencyHistogram::IndexOf(uint64_t ns) {
   if (ns < kSubBuckets) return static_cast<int>(ns);
-  const int m = 63 - std::countl_zero(ns);               // 2^m <= ns < 2^(m+1), m >= b
-  const int shift = m - (kSubBucketBits - 1);            // keep the top b bits
+  const int m = 63 - std::countl_zero(ns);                          // 2^m <= ns < 2^(m+1), m >= b
+  const int shift = m - (kSubBucketBits - 1);                       // keep the top b bits
   const int sub = static_cast<int>(ns >> shift) - kSubBuckets / 2;  // 0..2^(b-1)-1
   return kSubBuckets + (m - kSubBucketBits) * (kSubBuckets / 2) + sub;
 }
@@ -64,13 +64,9 @@ absl::Duration LatencyHistogram::Mean() const {
   return absl::Nanoseconds(static_cast<double>(sum_ns_ / count_));
 }
 
-absl::Duration LatencyHistogram::Max() const {
-  return count_ == 0 ? absl::ZeroDuration() : FromNanos(max_ns_);
-}
+absl::Duration LatencyHistogram::Max() const { return count_ == 0 ? absl::ZeroDuration() : FromNanos(max_ns_); }
 
-absl::Duration LatencyHistogram::Min() const {
-  return count_ == 0 ? absl::ZeroDuration() : FromNanos(min_ns_);
-}
+absl::Duration LatencyHistogram::Min() const { return count_ == 0 ? absl::ZeroDuration() : FromNanos(min_ns_); }
 
 absl::Duration LatencyHistogram::Percentile(double percentile) const {
   if (count_ == 0) return absl::ZeroDuration();

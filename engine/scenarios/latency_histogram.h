@@ -20,7 +20,7 @@ namespace fleetmark::engine {
 
 class LatencyHistogram {
  public:
-  static constexpr int kSubBucketBits = 8;                          // 256 per octave
+  static constexpr int kSubBucketBits = 8;                               // 256 per octave
   static constexpr double kRelativeError = 1.0 / (1 << kSubBucketBits);  // 0.39%
 
   // Records one latency (negative values count as 0; values above ~292 years clamp).
@@ -29,9 +29,9 @@ class LatencyHistogram {
   void Merge(const LatencyHistogram& other);
 
   uint64_t count() const { return count_; }
-  absl::Duration Mean() const;   // exact (from the running sum); zero if empty
-  absl::Duration Max() const;    // exact; zero if empty
-  absl::Duration Min() const;    // exact; zero if empty
+  absl::Duration Mean() const;  // exact (from the running sum); zero if empty
+  absl::Duration Max() const;   // exact; zero if empty
+  absl::Duration Min() const;   // exact; zero if empty
   // The smallest recorded bucket value at or above `percentile` (0..100, clamped) of
   // the samples, as the bucket's midpoint (exact below 256 ns; clamped to [min, max]).
   // Zero if empty.

@@ -8,12 +8,10 @@ namespace fleetmark::engine {
 
 absl::StatusOr<LineFit> FitLine(absl::Span<const double> x, absl::Span<const double> y) {
   if (x.size() != y.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("FitLine: x has ", x.size(), " values but y has ", y.size()));
+    return absl::InvalidArgumentError(absl::StrCat("FitLine: x has ", x.size(), " values but y has ", y.size()));
   }
   if (x.size() < 2) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("FitLine: at least 2 points needed, got ", x.size()));
+    return absl::InvalidArgumentError(absl::StrCat("FitLine: at least 2 points needed, got ", x.size()));
   }
   const double n = static_cast<double>(x.size());
   double sum_x = 0, sum_y = 0;

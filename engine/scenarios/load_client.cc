@@ -39,8 +39,8 @@ using Clock = std::chrono::steady_clock;
 struct ThreadStats {
   std::string first_other_error;
   LatencyHistogram hold_latency;
-  uint64_t responses = 0, hold_ok = 0, refused = 0, timeouts = 0, server_errors = 0,
-           other_errors = 0, response_bytes = 0;
+  uint64_t responses = 0, hold_ok = 0, refused = 0, timeouts = 0, server_errors = 0, other_errors = 0,
+           response_bytes = 0;
   Clock::duration max_lag{};
 };
 

@@ -35,13 +35,13 @@ struct LoadReport {
   uint64_t hold_ok = 0;
   LatencyHistogram hold_latency;
   uint64_t refused = 0, timeouts = 0, server_errors = 0, other_errors = 0;
-  uint64_t response_bytes = 0;      // body size of the last 2xx response
-  absl::Duration hold;              // the hold window's length
-  absl::Duration cpu;               // CPU time of the generator's threads
-  absl::Duration wall;              // from the first user's start to the last user's end
-  absl::Duration max_lag;           // worst lateness of a send vs its scheduled time
-  std::string first_other_error;    // text of the first "other" error, if any
-  bool raised_priority = false;     // generator threads run at nice -10
+  uint64_t response_bytes = 0;    // body size of the last 2xx response
+  absl::Duration hold;            // the hold window's length
+  absl::Duration cpu;             // CPU time of the generator's threads
+  absl::Duration wall;            // from the first user's start to the last user's end
+  absl::Duration max_lag;         // worst lateness of a send vs its scheduled time
+  std::string first_other_error;  // text of the first "other" error, if any
+  bool raised_priority = false;   // generator threads run at nice -10
 };
 
 class LoadClient {

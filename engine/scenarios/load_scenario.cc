@@ -27,17 +27,16 @@ absl::Status CheckLoadFits(const LoadConfig& c) {
   rlimit nofile{};
   if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_max != RLIM_INFINITY &&
       DescriptorsNeeded(c) > nofile.rlim_max) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "load.users = ", c.users, " needs about ", DescriptorsNeeded(c),
-        " descriptors (client + server socket per user) but RLIMIT_NOFILE's hard limit is ",
-        nofile.rlim_max, " (raise it with ulimit -Hn / LimitNOFILE)"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("load.users = ", c.users, " needs about ", DescriptorsNeeded(c),
+                     " descriptors (client + server socket per user) but RLIMIT_NOFILE's hard limit is ",
+                     nofile.rlim_max, " (raise it with ulimit -Hn / LimitNOFILE)"));
   }
   std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
   uint32_t low = 0, high = 0;
   if (range >> low >> high && high >= low && c.users > high - low + 1) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "load.users = ", c.users, " needs one loopback port each but ip_local_port_range has ",
-        high - low + 1));
+        "load.users = ", c.users, " needs one loopback port each but ip_local_port_range has ", high - low + 1));
   }
   return CheckThreadsFit(c.server_threads + c.client_threads + 2);
 }
@@ -96,8 +95,7 @@ absl::Status RunLoadInProcess(const v1::CaseSpec& spec, v1::CaseResult* result) 
   load->set_errors_other(report->other_errors);
   load->set_users(config.users);
   load->set_histogram_relative_error(LatencyHistogram::kRelativeError);
-  load->set_generator_cpu_percent(100.0 * absl::ToDoubleSeconds(report->cpu) /
-                                  absl::ToDoubleSeconds(report->wall));
+  load->set_generator_cpu_percent(100.0 * absl::ToDoubleSeconds(report->cpu) / absl::ToDoubleSeconds(report->wall));
   load->set_generator_max_lag_ms(ms(report->max_lag));
   load->set_server_threads(static_cast<uint32_t>((*server)->threads()));
   load->set_measured_seconds(absl::ToDoubleSeconds(report->hold));
@@ -124,19 +122,16 @@ absl::Status RunLoadInProcess(const v1::CaseSpec& spec, v1::CaseResult* result) 
   return absl::OkStatus();
 }
 
-absl::Status RunLoadCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
-                         v1::CaseResult* result) {
+absl::Status RunLoadCase(const v1::CaseSpec& spec, const ScenarioContext& ctx, v1::CaseResult* result) {
   FLEETMARK_ASSIGN_OR_RETURN(LoadConfig config, ResolveLoadConfig(spec));
   if (absl::Status fits = CheckLoadFits(config); !fits.ok()) {
     result->set_status(CaseStatusForError(fits));
     result->set_message(absl::StrCat("skipped: ", fits.message()));
     return absl::OkStatus();
   }
-  const absl::Duration timeout =
-      config.ramp + config.hold + config.request_timeout + config.think + absl::Seconds(60);
+  const absl::Duration timeout = config.ramp + config.hold + config.request_timeout + config.think + absl::Seconds(60);
   RunCaseInChild(kLoadChildKind, spec,
-                 {.executable = ctx.child_executable, .timeout = timeout, .cancelled = ctx.cancelled},
-                 result);
+                 {.executable = ctx.child_executable, .timeout = timeout, .cancelled = ctx.cancelled}, result);
   return absl::OkStatus();
 }
 

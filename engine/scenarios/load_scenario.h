@@ -25,8 +25,7 @@ namespace fleetmark::engine {
 
 // Fills `result` for `spec` (scenario "load"), running the case in a child process.
 // InvalidArgument only for a bad spec; failures are the result's status.
-absl::Status RunLoadCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
-                         v1::CaseResult* result);
+absl::Status RunLoadCase(const v1::CaseSpec& spec, const ScenarioContext& ctx, v1::CaseResult* result);
 
 // Child handler for kLoadChildKind: CaseSpec in, CaseResult out (serialized).
 absl::StatusOr<std::string> LoadChild(std::string_view request);

@@ -37,8 +37,7 @@ using tcp = asio::ip::tcp;
 using Request = http::request<http::string_body>;
 using Response = http::response<http::string_body>;
 
-std::shared_ptr<Response> MakeResponse(const Request& request, http::status status,
-                                       std::string body) {
+std::shared_ptr<Response> MakeResponse(const Request& request, http::status status, std::string body) {
   auto response = std::make_shared<Response>(status, request.version());
   response->set(http::field::server, "fleetmark");
   response->set(http::field::content_type, "application/json");
@@ -51,8 +50,7 @@ std::shared_ptr<Response> MakeResponse(const Request& request, http::status stat
 // Accepting, counting and the database wait, shared by the models.
 class ServerBase : public LoadServer {
  public:
-  ServerBase(const LoadConfig& config, bool suspending)
-      : config_(config), suspending_(suspending) {}
+  ServerBase(const LoadConfig& config, bool suspending) : config_(config), suspending_(suspending) {}
 
   uint16_t port() const override { return port_; }
   uint64_t responses() const override { return responses_.load(); }
@@ -84,9 +82,7 @@ class ServerBase : public LoadServer {
     const absl::Time deadline = absl::Now() + absl::Seconds(5);
     while (!closed && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
   }
-  void BlockingDbWait() const {
-    std::this_thread::sleep_for(absl::ToChronoNanoseconds(config_.db_wait));
-  }
+  void BlockingDbWait() const { std::this_thread::sleep_for(absl::ToChronoNanoseconds(config_.db_wait)); }
   void Written(const Response& response) {
     responses_.fetch_add(1, std::memory_order_relaxed);
     if (response.result() == http::status::service_unavailable) rejected_.fetch_add(1);
@@ -124,13 +120,12 @@ class HttpSession : public std::enable_shared_from_this<Derived> {
 
   void Write(std::shared_ptr<Response> response) {
     response_ = std::move(response);
-    http::async_write(socket_, *response_,
-                      [self = this->shared_from_this()](boost::system::error_code ec, size_t) {
-                        if (ec) return self->Close();
-                        self->written_(*self->response_);
-                        if (!self->response_->keep_alive()) return self->Close();
-                        self->Read();
-                      });
+    http::async_write(socket_, *response_, [self = this->shared_from_this()](boost::system::error_code ec, size_t) {
+      if (ec) return self->Close();
+      self->written_(*self->response_);
+      if (!self->response_->keep_alive()) return self->Close();
+      self->Read();
+    });
   }
   void Close() {
     boost::system::error_code ignored;
@@ -149,10 +144,12 @@ class HttpSession : public std::enable_shared_from_this<Derived> {
 
 class CallbackSession : public HttpSession<CallbackSession> {
  public:
-  CallbackSession(tcp::socket socket, const LoadConfig& config,
-                  bool suspending, std::function<void(const Response&)> written)
-      : HttpSession(std::move(socket), std::move(written)), timer_(socket_.get_executor()),
-        config_(config), suspending_(suspending) {}
+  CallbackSession(tcp::socket socket, const LoadConfig& config, bool suspending,
+                  std::function<void(const Response&)> written)
+      : HttpSession(std::move(socket), std::move(written)),
+        timer_(socket_.get_executor()),
+        config_(config),
+        suspending_(suspending) {}
 
  private:
   friend class HttpSession<CallbackSession>;
@@ -166,9 +163,7 @@ class CallbackSession : public HttpSession<CallbackSession> {
     timer_.expires_after(absl::ToChronoNanoseconds(config_.db_wait));
     timer_.async_wait([self = shared_from_this()](boost::system::error_code) { self->Respond(); });
   }
-  void Respond() {
-    Write(MakeResponse(request_, http::status::ok, BuildLoadResponseBody(config_.objects)));
-  }
+  void Respond() { Write(MakeResponse(request_, http::status::ok, BuildLoadResponseBody(config_.objects))); }
 
   asio::steady_timer timer_;
   const LoadConfig& config_;
@@ -192,8 +187,7 @@ asio::awaitable<void> CoroutineSession(tcp::socket socket, LoadConfig config, bo
     } else {
       std::this_thread::sleep_for(absl::ToChronoNanoseconds(config.db_wait));
     }
-    std::shared_ptr<Response> response =
-        MakeResponse(request, http::status::ok, BuildLoadResponseBody(config.objects));
+    std::shared_ptr<Response> response = MakeResponse(request, http::status::ok, BuildLoadResponseBody(config.objects));
     co_await http::async_write(socket, *response, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) break;
     written(*response);
@@ -208,14 +202,12 @@ asio::awaitable<void> CoroutineSession(tcp::socket socket, LoadConfig config, bo
 class AsioServer final : public ServerBase {
  public:
   AsioServer(const StrategyTraits& strategy, const LoadConfig& config, bool suspending)
-      : ServerBase(config, suspending), strategy_(strategy),
-        coroutines_(strategy.carrier == Carrier::kAsioCoroutine) {}
+      : ServerBase(config, suspending), strategy_(strategy), coroutines_(strategy.carrier == Carrier::kAsioCoroutine) {}
   ~AsioServer() override { Stop(); }
 
   absl::Status Start() override {
-    FLEETMARK_ASSIGN_OR_RETURN(
-        carrier_, StartCarrier(strategy_, config_.server_threads,
-                               ScenarioThreadOptions(config_.stack_kib, "fm-server")));
+    FLEETMARK_ASSIGN_OR_RETURN(carrier_, StartCarrier(strategy_, config_.server_threads,
+                                                      ScenarioThreadOptions(config_.stack_kib, "fm-server")));
     runner_ = carrier_->asio();
     FLEETMARK_RETURN_IF_ERROR(Listen(runner_->context(0)));
     asio::post(runner_->context(0), [this] { Accept(); });
@@ -229,9 +221,9 @@ class AsioServer final : public ServerBase {
   }
   int threads() const override { return config_.server_threads; }
   std::string Describe() const override {
-    return absl::StrCat(coroutines_ ? "C++20 coroutine per connection" : "Beast callbacks",
-                        " on ", config_.server_threads, " io_contexts, ",
-                        suspending_ ? "steady_timer" : "blocking", " database wait");
+    return absl::StrCat(coroutines_ ? "C++20 coroutine per connection" : "Beast callbacks", " on ",
+                        config_.server_threads, " io_contexts, ", suspending_ ? "steady_timer" : "blocking",
+                        " database wait");
   }
 
  private:
@@ -243,8 +235,7 @@ class AsioServer final : public ServerBase {
         auto written = [this](const Response& r) { Written(r); };
         if (coroutines_) {
           auto executor = socket.get_executor();
-          asio::co_spawn(executor, CoroutineSession(std::move(socket), config_, suspending_, written),
-                         asio::detached);
+          asio::co_spawn(executor, CoroutineSession(std::move(socket), config_, suspending_, written), asio::detached);
         } else {
           std::make_shared<CallbackSession>(std::move(socket), config_, suspending_, written)->Read();
         }
@@ -266,10 +257,12 @@ class DispatchSession : public HttpSession<DispatchSession> {
   // Runs `job` on the handler executor; returns false when it refused (queue full).
   using Dispatch = std::function<bool(std::function<void()> job)>;
 
-  DispatchSession(tcp::socket socket, const LoadConfig& config, Dispatch dispatch,
-                  std::function<void()> db_wait, std::function<void(const Response&)> written)
-      : HttpSession(std::move(socket), std::move(written)), config_(config),
-        dispatch_(std::move(dispatch)), db_wait_(std::move(db_wait)) {}
+  DispatchSession(tcp::socket socket, const LoadConfig& config, Dispatch dispatch, std::function<void()> db_wait,
+                  std::function<void(const Response&)> written)
+      : HttpSession(std::move(socket), std::move(written)),
+        config_(config),
+        dispatch_(std::move(dispatch)),
+        db_wait_(std::move(db_wait)) {}
 
  private:
   friend class HttpSession<DispatchSession>;
@@ -280,13 +273,11 @@ class DispatchSession : public HttpSession<DispatchSession> {
     auto self = shared_from_this();
     const bool accepted = dispatch_([self] {
       self->db_wait_();
-      auto response = MakeResponse(self->request_, http::status::ok,
-                                   BuildLoadResponseBody(self->config_.objects));
+      auto response = MakeResponse(self->request_, http::status::ok, BuildLoadResponseBody(self->config_.objects));
       asio::post(self->socket_.get_executor(), [self, response] { self->Write(response); });
     });
     if (!accepted) {
-      Write(MakeResponse(request_, http::status::service_unavailable,
-                         R"({"error":"request queue full"})"));
+      Write(MakeResponse(request_, http::status::service_unavailable, R"({"error":"request queue full"})"));
     }
   }
   const LoadConfig& config_;
@@ -297,15 +288,13 @@ class DispatchSession : public HttpSession<DispatchSession> {
 class DispatchServer final : public ServerBase {
  public:
   DispatchServer(const StrategyTraits& strategy, const LoadConfig& config, bool suspending)
-      : ServerBase(config, suspending), strategy_(strategy),
-        fibres_(strategy.carrier == Carrier::kFiber) {}
+      : ServerBase(config, suspending), strategy_(strategy), fibres_(strategy.carrier == Carrier::kFiber) {}
   ~DispatchServer() override { Stop(); }
 
   absl::Status Start() override {
     FLEETMARK_RETURN_IF_ERROR(poller_.Start(1, ScenarioThreadOptions(0, "fm-poller")));
-    FLEETMARK_ASSIGN_OR_RETURN(
-        handlers_, StartCarrier(strategy_, config_.server_threads,
-                                ScenarioThreadOptions(config_.stack_kib, "fm-server")));
+    FLEETMARK_ASSIGN_OR_RETURN(handlers_, StartCarrier(strategy_, config_.server_threads,
+                                                       ScenarioThreadOptions(config_.stack_kib, "fm-server")));
     started_ = true;
     FLEETMARK_RETURN_IF_ERROR(Listen(poller_.context(0)));
     asio::post(poller_.context(0), [this] { Accept(); });
@@ -322,12 +311,11 @@ class DispatchServer final : public ServerBase {
   int threads() const override { return config_.server_threads + 1; }
   std::string Describe() const override {
     if (fibres_) {
-      return absl::StrCat("fibre per request on ", config_.server_threads,
-                          " threads + 1 Asio poller thread, ",
+      return absl::StrCat("fibre per request on ", config_.server_threads, " threads + 1 Asio poller thread, ",
                           suspending_ ? "this_fiber::sleep_for" : "blocking", " database wait");
     }
-    return absl::StrCat("pool of ", config_.server_threads, " threads, queue of ",
-                        config_.queue_capacity, " (503 when full) + 1 Asio poller thread");
+    return absl::StrCat("pool of ", config_.server_threads, " threads, queue of ", config_.queue_capacity,
+                        " (503 when full) + 1 Asio poller thread");
   }
 
  private:
@@ -337,10 +325,12 @@ class DispatchServer final : public ServerBase {
       queued_.fetch_sub(1);
       return false;
     }
-    const bool ok = handlers_->executor().Submit([this, job = std::move(job)] {
-                           queued_.fetch_sub(1);
-                           job();
-                         }).ok();
+    const bool ok = handlers_->executor()
+                        .Submit([this, job = std::move(job)] {
+                          queued_.fetch_sub(1);
+                          job();
+                        })
+                        .ok();
     if (!ok) queued_.fetch_sub(1);
     return ok;
   }
@@ -378,31 +368,27 @@ class DispatchServer final : public ServerBase {
 std::string BuildLoadResponseBody(uint32_t objects) {
   nlohmann::json items = nlohmann::json::array();
   for (uint32_t i = 0; i < objects; ++i) {
-    items.push_back({{"id", i},
-                     {"name", absl::StrCat("item-", i)},
-                     {"price_cents", 50 + 25 * i},
-                     {"in_stock", i % 3 != 0}});
+    items.push_back(
+        {{"id", i}, {"name", absl::StrCat("item-", i)}, {"price_cents", 50 + 25 * i}, {"in_stock", i % 3 != 0}});
   }
   return items.dump();
 }
 
 bool IsLoadServer(const StrategyTraits& s) {
-  return IsAsio(s.carrier) || s.carrier == Carrier::kFiber ||
-         (s.carrier == Carrier::kPool && !s.ignores_threads);
+  return IsAsio(s.carrier) || s.carrier == Carrier::kFiber || (s.carrier == Carrier::kPool && !s.ignores_threads);
 }
 
-absl::StatusOr<std::unique_ptr<LoadServer>> MakeLoadServer(std::string_view name,
-                                                           bool suspending,
+absl::StatusOr<std::unique_ptr<LoadServer>> MakeLoadServer(std::string_view name, bool suspending,
                                                            const LoadConfig& config) {
   const StrategyTraits* strategy = FindStrategy(name);
   if (strategy == nullptr || !IsLoadServer(*strategy)) {
-    return absl::UnimplementedError(absl::StrCat("load servers are ", StrategyNames(IsLoadServer),
-                                                 "; got ", std::string(name)));
+    return absl::UnimplementedError(
+        absl::StrCat("load servers are ", StrategyNames(IsLoadServer), "; got ", std::string(name)));
   }
   if (IsAsio(strategy->carrier)) return std::make_unique<AsioServer>(*strategy, config, suspending);
   if (suspending && !strategy->suspending) {
-    return absl::UnimplementedError(absl::StrCat(
-        std::string(name), " has no suspending wait: its handler threads block on the database read"));
+    return absl::UnimplementedError(
+        absl::StrCat(std::string(name), " has no suspending wait: its handler threads block on the database read"));
   }
   return std::make_unique<DispatchServer>(*strategy, config, suspending);
 }

@@ -54,8 +54,7 @@ class LoadServer {
 // Returns an unstarted server for `strategy` (fixed_pool, fiber, coroutine,
 // event_loop); Unimplemented for any other strategy or for fixed_pool with suspending
 // waits, with the reason. `suspending` selects the wait of the simulated database read.
-absl::StatusOr<std::unique_ptr<LoadServer>> MakeLoadServer(std::string_view strategy,
-                                                           bool suspending,
+absl::StatusOr<std::unique_ptr<LoadServer>> MakeLoadServer(std::string_view strategy, bool suspending,
                                                            const LoadConfig& config);
 
 // True for the strategies a load server is built on: the Asio carriers (coroutine,

@@ -99,8 +99,7 @@ class ThreadHolder final : public TaskHolder {
         progress.finished.fetch_add(1);
       });
       if (!t.ok()) {
-        return absl::Status(t.status().code(), absl::StrCat("thread ", i + 1, " of ", n, ": ",
-                                                            t.status().message()));
+        return absl::Status(t.status().code(), absl::StrCat("thread ", i + 1, " of ", n, ": ", t.status().message()));
       }
       threads_.push_back(*std::move(t));
     }
@@ -124,8 +123,7 @@ class PoolHolder final : public TaskHolder {
       : strategy_(strategy), stack_kib_(stack_kib), touch_kib_(touch_kib) {}
   ~PoolHolder() override { Release(); }
   absl::Status Start(int64_t n, const std::function<absl::Status()>& check) override {
-    FLEETMARK_ASSIGN_OR_RETURN(
-        pool_, StartCarrier(strategy_, static_cast<int>(n), ScenarioThreadOptions(stack_kib_)));
+    FLEETMARK_ASSIGN_OR_RETURN(pool_, StartCarrier(strategy_, static_cast<int>(n), ScenarioThreadOptions(stack_kib_)));
     FLEETMARK_RETURN_IF_ERROR(check());
     for (int64_t i = 0; i < n; ++i) {
       FLEETMARK_RETURN_IF_ERROR(pool_->executor().Submit([this] {
@@ -154,8 +152,7 @@ class FiberHolder final : public TaskHolder {
       : strategy_(strategy), threads_(threads), stack_kib_(stack_kib), touch_kib_(touch_kib) {}
   ~FiberHolder() override { Release(); }
   absl::Status Start(int64_t n, const std::function<absl::Status()>& check) override {
-    FLEETMARK_ASSIGN_OR_RETURN(carrier_,
-                               StartCarrier(strategy_, threads_, ScenarioThreadOptions(stack_kib_)));
+    FLEETMARK_ASSIGN_OR_RETURN(carrier_, StartCarrier(strategy_, threads_, ScenarioThreadOptions(stack_kib_)));
     started_runner_ = true;
     FLEETMARK_RETURN_IF_ERROR(check());
     return carrier_->fibres()->Launch(static_cast<int>(n), [this](int) {
@@ -197,15 +194,14 @@ class FiberHolder final : public TaskHolder {
 class AsioHolder final : public TaskHolder {
  public:
   AsioHolder(const StrategyTraits& strategy, int threads)
-      : strategy_(strategy), threads_(threads),
-        coroutines_(strategy.carrier == Carrier::kAsioCoroutine) {}
+      : strategy_(strategy), threads_(threads), coroutines_(strategy.carrier == Carrier::kAsioCoroutine) {}
   ~AsioHolder() override { Release(); }
   absl::Status Start(int64_t n, const std::function<absl::Status()>& check) override {
     FLEETMARK_ASSIGN_OR_RETURN(carrier_, StartCarrier(strategy_, threads_));
     runner_ = carrier_->asio();
     for (int k = 0; k < runner_->size(); ++k) {
-      gates_.push_back(std::make_unique<asio::steady_timer>(
-          runner_->context(k), asio::steady_timer::time_point::max()));
+      gates_.push_back(
+          std::make_unique<asio::steady_timer>(runner_->context(k), asio::steady_timer::time_point::max()));
     }
     for (int64_t i = 0; i < n; ++i) {
       if (i % 4096 == 4095) FLEETMARK_RETURN_IF_ERROR(check());
@@ -216,9 +212,7 @@ class AsioHolder final : public TaskHolder {
       } else {
         asio::post(ctx, [this, &gate] {
           progress.started.fetch_add(1);
-          gate.async_wait([this](const boost::system::error_code&) {
-            progress.finished.fetch_add(1);
-          });
+          gate.async_wait([this](const boost::system::error_code&) { progress.finished.fetch_add(1); });
         });
       }
     }
@@ -265,21 +259,20 @@ class AsioHolder final : public TaskHolder {
   std::vector<std::unique_ptr<asio::steady_timer>> gates_;
 };
 
-absl::StatusOr<std::unique_ptr<TaskHolder>> MakeHolder(const v1::CaseSpec& spec,
-                                                       const MemoryConfig& config) {
+absl::StatusOr<std::unique_ptr<TaskHolder>> MakeHolder(const v1::CaseSpec& spec, const MemoryConfig& config) {
   const std::string& name = spec.strategy().name();
   const bool suspending = spec.io_mode() == "suspending";
   const int carriers = config.threads > 0 ? config.threads : LogicalCpuCount();
   const StrategyTraits* strategy = FindStrategy(name);
   if (strategy != nullptr && IsMemoryThreadPerTask(*strategy)) {
     if (suspending) {
-      return absl::UnimplementedError(absl::StrCat(
-          name, " has no suspending wait: its tasks can only block their OS thread"));
+      return absl::UnimplementedError(
+          absl::StrCat(name, " has no suspending wait: its tasks can only block their OS thread"));
     }
     if (strategy->carrier == Carrier::kPool && config.threads != 0) {
-      return absl::UnimplementedError(absl::StrCat(
-          "memory keeps N tasks blocked at once, so ", name, " is sized N per point "
-          "(S2's pooled threads): leave strategy.threads at 0"));
+      return absl::UnimplementedError(absl::StrCat("memory keeps N tasks blocked at once, so ", name,
+                                                   " is sized N per point "
+                                                   "(S2's pooled threads): leave strategy.threads at 0"));
     }
     if (strategy->carrier == Carrier::kThreadPerTask) {
       return std::make_unique<ThreadHolder>(config.stack_kib, config.touch_stack_kib);
@@ -288,20 +281,19 @@ absl::StatusOr<std::unique_ptr<TaskHolder>> MakeHolder(const v1::CaseSpec& spec,
   }
   if (strategy != nullptr && strategy->suspending) {
     if (!suspending) {
-      return absl::UnimplementedError(absl::StrCat(
-          "memory with blocking waits on ", name, " would park its ", carriers,
-          " carrier threads after ", carriers, " tasks; use io_mode suspending"));
+      return absl::UnimplementedError(absl::StrCat("memory with blocking waits on ", name, " would park its ", carriers,
+                                                   " carrier threads after ", carriers,
+                                                   " tasks; use io_mode suspending"));
     }
     if (strategy->carrier == Carrier::kFiber) {
-      return std::make_unique<FiberHolder>(*strategy, carriers, config.stack_kib,
-                                           config.touch_stack_kib);
+      return std::make_unique<FiberHolder>(*strategy, carriers, config.stack_kib, config.touch_stack_kib);
     }
     return std::make_unique<AsioHolder>(*strategy, carriers);
   }
-  return absl::UnimplementedError(absl::StrCat(
-      "memory supports ", StrategyNames(IsMemoryThreadPerTask), " (blocking) and ",
-      StrategyNames([](const StrategyTraits& s) { return s.suspending; }, ", "),
-      " (suspending); ", name, " never holds N tasks waiting at once"));
+  return absl::UnimplementedError(
+      absl::StrCat("memory supports ", StrategyNames(IsMemoryThreadPerTask), " (blocking) and ",
+                   StrategyNames([](const StrategyTraits& s) { return s.suspending; }, ", "), " (suspending); ", name,
+                   " never holds N tasks waiting at once"));
 }
 
 v1::MemoryPoint FailedPoint(uint32_t n, const absl::Status& status, v1::CaseStatus code) {
@@ -333,14 +325,14 @@ absl::StatusOr<std::string> MemoryPointChild(std::string_view request) {
   auto check = [&]() -> absl::Status {
     absl::StatusOr<uint64_t> rss = ReadRssBytes();
     if (rss.ok() && *rss > baseline.rss_bytes && *rss - baseline.rss_bytes > cap) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "stopped at ", holder->progress.started.load(), " of ", n, " tasks: ",
-          (*rss - baseline.rss_bytes) >> 20, " MiB exceeds memory.max_memory_mib = ", cap >> 20));
+      return absl::ResourceExhaustedError(absl::StrCat("stopped at ", holder->progress.started.load(), " of ", n,
+                                                       " tasks: ", (*rss - baseline.rss_bytes) >> 20,
+                                                       " MiB exceeds memory.max_memory_mib = ", cap >> 20));
     }
     if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "only ", holder->progress.started.load(), " of ", n, " tasks started within ",
-          absl::FormatDuration(config.point_timeout * 0.9)));
+      return absl::DeadlineExceededError(absl::StrCat("only ", holder->progress.started.load(), " of ", n,
+                                                      " tasks started within ",
+                                                      absl::FormatDuration(config.point_timeout * 0.9)));
     }
     return absl::OkStatus();
   };
@@ -352,10 +344,9 @@ absl::StatusOr<std::string> MemoryPointChild(std::string_view request) {
   }
   v1::MemoryPoint point;
   if (!started.ok()) {
-    const v1::CaseStatus code = absl::IsDeadlineExceeded(started) ? v1::CASE_STATUS_TIMEOUT
-                                : absl::IsResourceExhausted(started)
-                                    ? v1::CASE_STATUS_RESOURCE_EXHAUSTED
-                                    : v1::CASE_STATUS_FAILED;
+    const v1::CaseStatus code = absl::IsDeadlineExceeded(started)    ? v1::CASE_STATUS_TIMEOUT
+                                : absl::IsResourceExhausted(started) ? v1::CASE_STATUS_RESOURCE_EXHAUSTED
+                                                                     : v1::CASE_STATUS_FAILED;
     point = FailedPoint(n, started, code);
   } else {
     // All N are waiting (their wait is registered in the same step as `started`).
@@ -366,10 +357,8 @@ absl::StatusOr<std::string> MemoryPointChild(std::string_view request) {
     point.set_rss_bytes(now.rss_bytes);
     point.set_pss_bytes(now.has_rollup ? now.pss_bytes : 0);
     point.set_uss_bytes(now.has_rollup ? now.uss_bytes : 0);
-    if (const absl::StatusOr<uint64_t> kernel = ReadKernelStackBytes();
-        kernel.ok() && kernel_baseline.ok()) {
-      point.set_kernel_stack_delta_bytes(static_cast<int64_t>(*kernel) -
-                                         static_cast<int64_t>(*kernel_baseline));
+    if (const absl::StatusOr<uint64_t> kernel = ReadKernelStackBytes(); kernel.ok() && kernel_baseline.ok()) {
+      point.set_kernel_stack_delta_bytes(static_cast<int64_t>(*kernel) - static_cast<int64_t>(*kernel_baseline));
     }
   }
   point.set_baseline_rss_bytes(baseline.rss_bytes);
@@ -382,9 +371,7 @@ TaskStack DescribeTaskStack(std::string_view name, uint32_t stack_kib) {
   const StrategyTraits* strategy = FindStrategy(name);
   const Carrier carrier = strategy != nullptr ? strategy->carrier : Carrier::kThreadPerTask;
   if (carrier == Carrier::kFiber) {
-    stack.kib = stack_kib != 0
-                    ? stack_kib
-                    : static_cast<uint32_t>(boost::context::stack_traits::default_size() / 1024);
+    stack.kib = stack_kib != 0 ? stack_kib : static_cast<uint32_t>(boost::context::stack_traits::default_size() / 1024);
     stack.source = absl::StrCat("Boost.Fiber stack allocator, ", stack.kib, " KiB",
                                 stack_kib == 0 ? " (Boost default)" : " (strategy.stack_kib)");
   } else if (carrier == Carrier::kAsioCoroutine) {
@@ -403,8 +390,8 @@ TaskStack DescribeTaskStack(std::string_view name, uint32_t stack_kib) {
         pthread_attr_destroy(&attr);
       }
       stack.kib = static_cast<uint32_t>(bytes / 1024);
-      stack.source = absl::StrCat("glibc default thread stack ", stack.kib,
-                                  " KiB (reserved; only touched pages are resident)");
+      stack.source =
+          absl::StrCat("glibc default thread stack ", stack.kib, " KiB (reserved; only touched pages are resident)");
     }
   }
   return stack;

@@ -49,20 +49,17 @@ v1::MemoryPoint SkippedPoint(uint32_t n, const absl::Status& why) {
 }
 
 // Runs one point in a child. Never fails: errors become the point's status.
-v1::MemoryPoint RunPoint(const v1::CaseSpec& spec, uint32_t n, const MemoryConfig& config,
-                         const ScenarioContext& ctx) {
+v1::MemoryPoint RunPoint(const v1::CaseSpec& spec, uint32_t n, const MemoryConfig& config, const ScenarioContext& ctx) {
   const std::string& name = spec.strategy().name();
   const StrategyTraits* strategy = FindStrategy(name);
-  if (strategy != nullptr && strategy->carrier == Carrier::kPool &&
-      n > static_cast<uint32_t>(kMaxThreads)) {
-    return SkippedPoint(n, absl::ResourceExhaustedError(absl::StrCat(
-        name, " is sized N per point and holds at most ", kMaxThreads, " threads")));
+  if (strategy != nullptr && strategy->carrier == Carrier::kPool && n > static_cast<uint32_t>(kMaxThreads)) {
+    return SkippedPoint(n, absl::ResourceExhaustedError(absl::StrCat(name, " is sized N per point and holds at most ",
+                                                                     kMaxThreads, " threads")));
   }
   if (UsesThreadPerTask(name)) {
     if (absl::Status fits = CheckThreadsFit(n); !fits.ok()) return SkippedPoint(n, fits);
   }
-  if (absl::Status fits = CheckMemoryFits(EstimateBytes(name, n, config), config.max_memory_bytes);
-      !fits.ok()) {
+  if (absl::Status fits = CheckMemoryFits(EstimateBytes(name, n, config), config.max_memory_bytes); !fits.ok()) {
     return SkippedPoint(n, fits);
   }
   v1::CaseSpec request = spec;
@@ -70,9 +67,7 @@ v1::MemoryPoint RunPoint(const v1::CaseSpec& spec, uint32_t n, const MemoryConfi
   request.mutable_memory()->add_task_counts(n);
   absl::StatusOr<std::string> response =
       RunInChild(kMemoryPointChildKind, request.SerializeAsString(),
-                 {.executable = ctx.child_executable,
-                  .timeout = config.point_timeout,
-                  .cancelled = ctx.cancelled});
+                 {.executable = ctx.child_executable, .timeout = config.point_timeout, .cancelled = ctx.cancelled});
   v1::MemoryPoint point;
   if (!response.ok()) {
     point.set_tasks(n);
@@ -95,8 +90,7 @@ bool IsMemoryThreadPerTask(const StrategyTraits& strategy) {
          (strategy.carrier == Carrier::kPool && !strategy.ignores_threads);
 }
 
-absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
-                           v1::CaseResult* result) {
+absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx, v1::CaseResult* result) {
   FLEETMARK_ASSIGN_OR_RETURN(MemoryConfig config, ResolveMemoryConfig(spec));
   v1::MemoryResult* memory = result->mutable_memory();
   const TaskStack stack = DescribeTaskStack(spec.strategy().name(), config.stack_kib);
@@ -133,8 +127,8 @@ absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
       if (UsesThreadPerTask(spec.strategy().name())) {
         kernel = static_cast<double>(point.kernel_stack_delta_bytes()) / 1024;
         if (kernel < 0) {
-          notes.push_back(absl::StrCat("N=", n, ": kernel-stack delta ", kernel,
-                                       " KiB < 0 (system-wide noise), counted as 0"));
+          notes.push_back(
+              absl::StrCat("N=", n, ": kernel-stack delta ", kernel, " KiB < 0 (system-wide noise), counted as 0"));
           kernel = 0;
         }
       }
@@ -153,8 +147,7 @@ absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
   // Threads: one per task for thread strategies (at the largest OK point), else the
   // carrier threads the fibres/coroutines/callbacks ran on.
   if (UsesThreadPerTask(spec.strategy().name())) {
-    result->set_threads_used(
-        x.empty() ? 0 : static_cast<uint32_t>(*std::max_element(x.begin(), x.end())));
+    result->set_threads_used(x.empty() ? 0 : static_cast<uint32_t>(*std::max_element(x.begin(), x.end())));
   } else {
     result->set_threads_used(config.threads > 0 ? static_cast<uint32_t>(config.threads)
                                                 : static_cast<uint32_t>(LogicalCpuCount()));
@@ -165,11 +158,13 @@ absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
     memory->set_r_squared(fit->r_squared);
     memory->set_points_fitted(fit->points);
     if (static_cast<size_t>(fit->points) < kMinFitPoints) {
-      notes.push_back(absl::StrCat("only ", fit->points, " points fitted: R^2 = 1 by "
+      notes.push_back(absl::StrCat("only ", fit->points,
+                                   " points fitted: R^2 = 1 by "
                                    "construction, the slope is unchecked"));
     }
     if (fit->slope < 0) {
-      notes.push_back(absl::StrCat("RSS slope ", fit->slope, " KiB/task < 0: noise exceeds "
+      notes.push_back(absl::StrCat("RSS slope ", fit->slope,
+                                   " KiB/task < 0: noise exceeds "
                                    "the per-task cost at these task counts; use larger ones"));
     }
   } else if (problems.empty()) {

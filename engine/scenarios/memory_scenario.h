@@ -34,8 +34,7 @@ namespace fleetmark::engine {
 // only for an invalid spec (InvalidArgument naming the field); every failure of a
 // point (resource exhausted, killed, timed out) is recorded in the result. Runs on the
 // calling thread; spawns one child process at a time.
-absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
-                           v1::CaseResult* result);
+absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx, v1::CaseResult* result);
 
 // Child handler for kMemoryPointChildKind: request = serialized CaseSpec whose
 // memory.task_counts holds exactly one N; response = serialized MemoryPoint (its status
@@ -45,7 +44,7 @@ absl::StatusOr<std::string> MemoryPointChild(std::string_view request);
 // The stack a task of `strategy` gets with plan value `stack_kib` (0 = default), in KiB,
 // and a description of where it comes from. Thread-safe.
 struct TaskStack {
-  uint32_t kib = 0;    // 0 for stackless tasks (coroutine frames, callbacks)
+  uint32_t kib = 0;  // 0 for stackless tasks (coroutine frames, callbacks)
   std::string source;
 };
 TaskStack DescribeTaskStack(std::string_view strategy, uint32_t stack_kib);

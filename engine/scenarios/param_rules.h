@@ -19,11 +19,11 @@
 namespace fleetmark::engine {
 
 // ---- memory (S2) ----
-inline constexpr uint32_t kMaxMemoryTasks = 1'000'000;     // per point
+inline constexpr uint32_t kMaxMemoryTasks = 1'000'000;  // per point
 inline constexpr int kMaxMemoryPoints = 64;
-inline constexpr uint32_t kMaxTouchStackKib = 1u << 20;    // and < the stack size
+inline constexpr uint32_t kMaxTouchStackKib = 1u << 20;  // and < the stack size
 inline constexpr uint32_t kDefaultMaxMemoryMib = 1024;
-inline constexpr uint32_t kMaxMemoryMib = 1u << 20;        // 1 TiB
+inline constexpr uint32_t kMaxMemoryMib = 1u << 20;  // 1 TiB
 inline constexpr uint32_t kDefaultPointTimeoutSeconds = 120;
 inline constexpr uint32_t kMaxPointTimeoutSeconds = 3600;
 
@@ -73,20 +73,17 @@ struct BrokenRule {
 
 // The rule's range as text for `value` when it is broken, else nullopt. Pure.
 template <typename Params>
-std::optional<BrokenRule> CheckRule(const ParamRule<Params>& rule, const Params& params,
-                                    RuleForm form) {
+std::optional<BrokenRule> CheckRule(const ParamRule<Params>& rule, const Params& params, RuleForm form) {
   const uint32_t value = form == RuleForm::kPlan ? (params.*rule.get)() : RuleValue(rule, params);
   const uint32_t lo = form == RuleForm::kPlan && rule.default_value != 0 ? 0 : rule.min;
   if (value >= lo && value <= rule.max) return std::nullopt;
   return BrokenRule{std::string(rule.field),
-                    absl::StrCat(lo, " <= ", std::string(rule.field), " <= ", rule.max, ", got ",
-                                 value)};
+                    absl::StrCat(lo, " <= ", std::string(rule.field), " <= ", rule.max, ", got ", value)};
 }
 
 // The first rule of `rules` that `params` breaks, or nullopt. Pure.
 template <typename Params, size_t N>
-std::optional<BrokenRule> FirstBrokenRule(const ParamRule<Params> (&rules)[N],
-                                          const Params& params, RuleForm form) {
+std::optional<BrokenRule> FirstBrokenRule(const ParamRule<Params> (&rules)[N], const Params& params, RuleForm form) {
   for (const ParamRule<Params>& rule : rules) {
     if (auto broken = CheckRule(rule, params, form)) return broken;
   }
@@ -97,44 +94,42 @@ std::optional<BrokenRule> FirstBrokenRule(const ParamRule<Params> (&rules)[N],
 // 1..kMaxMemoryPoints values, each 1..kMaxMemoryTasks) and the cross-field rules
 // (requests × calls, touch_stack_kib vs stack_kib) are checked by the callers with the
 // constants above.
-inline constexpr ParamRule<v1::MemoryParams> kMemoryTouchStack = {
-    "touch_stack_kib", &v1::MemoryParams::touch_stack_kib, 0, 0, kMaxTouchStackKib};
+inline constexpr ParamRule<v1::MemoryParams> kMemoryTouchStack = {"touch_stack_kib", &v1::MemoryParams::touch_stack_kib,
+                                                                  0, 0, kMaxTouchStackKib};
 inline constexpr ParamRule<v1::MemoryParams> kMemoryRules[] = {
     kMemoryTouchStack,
     {"max_memory_mib", &v1::MemoryParams::max_memory_mib, kDefaultMaxMemoryMib, 1, kMaxMemoryMib},
-    {"point_timeout_seconds", &v1::MemoryParams::point_timeout_seconds,
-     kDefaultPointTimeoutSeconds, 1, kMaxPointTimeoutSeconds},
+    {"point_timeout_seconds", &v1::MemoryParams::point_timeout_seconds, kDefaultPointTimeoutSeconds, 1,
+     kMaxPointTimeoutSeconds},
 };
 
-inline constexpr ParamRule<v1::FanoutParams> kFanoutRequests = {
-    "requests", &v1::FanoutParams::requests, 1, 1, kMaxFanoutRequests};
-inline constexpr ParamRule<v1::FanoutParams> kFanoutCalls = {
-    "calls_per_request", &v1::FanoutParams::calls_per_request, 5, 1, kMaxFanoutCalls};
-inline constexpr ParamRule<v1::FanoutParams> kFanoutDelay = {
-    "delay_ms", &v1::FanoutParams::delay_ms, 500, 1, kMaxFanoutDelayMs};
-inline constexpr ParamRule<v1::FanoutParams> kFanoutTimeout = {
-    "timeout_ms", &v1::FanoutParams::timeout_ms, 3000, 1, kMaxFanoutTimeoutMs};
-inline constexpr ParamRule<v1::FanoutParams> kFanoutRules[] = {kFanoutRequests, kFanoutCalls,
-                                                               kFanoutDelay, kFanoutTimeout};
+inline constexpr ParamRule<v1::FanoutParams> kFanoutRequests = {"requests", &v1::FanoutParams::requests, 1, 1,
+                                                                kMaxFanoutRequests};
+inline constexpr ParamRule<v1::FanoutParams> kFanoutCalls = {"calls_per_request", &v1::FanoutParams::calls_per_request,
+                                                             5, 1, kMaxFanoutCalls};
+inline constexpr ParamRule<v1::FanoutParams> kFanoutDelay = {"delay_ms", &v1::FanoutParams::delay_ms, 500, 1,
+                                                             kMaxFanoutDelayMs};
+inline constexpr ParamRule<v1::FanoutParams> kFanoutTimeout = {"timeout_ms", &v1::FanoutParams::timeout_ms, 3000, 1,
+                                                               kMaxFanoutTimeoutMs};
+inline constexpr ParamRule<v1::FanoutParams> kFanoutRules[] = {kFanoutRequests, kFanoutCalls, kFanoutDelay,
+                                                               kFanoutTimeout};
 
-inline constexpr ParamRule<v1::LoadParams> kLoadUsers = {"users", &v1::LoadParams::users, 1000, 1,
-                                                         kMaxLoadUsers};
-inline constexpr ParamRule<v1::LoadParams> kLoadRamp = {"ramp_seconds", &v1::LoadParams::ramp_seconds,
-                                                        5, 1, kMaxLoadRampSeconds};
-inline constexpr ParamRule<v1::LoadParams> kLoadHold = {"hold_seconds", &v1::LoadParams::hold_seconds,
-                                                        15, 1, kMaxLoadHoldSeconds};
-inline constexpr ParamRule<v1::LoadParams> kLoadThink = {"think_ms", &v1::LoadParams::think_ms, 500,
-                                                         1, kMaxLoadThinkMs};
-inline constexpr ParamRule<v1::LoadParams> kLoadObjects = {"objects", &v1::LoadParams::objects, 1000,
-                                                           1, kMaxLoadObjects};
-inline constexpr ParamRule<v1::LoadParams> kLoadDbWait = {"db_wait_us", &v1::LoadParams::db_wait_us,
-                                                          1000, 1, kMaxLoadDbWaitUs};
-inline constexpr ParamRule<v1::LoadParams> kLoadClientThreads = {
-    "client_threads", &v1::LoadParams::client_threads, 1, 1, kMaxLoadClientThreads};
+inline constexpr ParamRule<v1::LoadParams> kLoadUsers = {"users", &v1::LoadParams::users, 1000, 1, kMaxLoadUsers};
+inline constexpr ParamRule<v1::LoadParams> kLoadRamp = {"ramp_seconds", &v1::LoadParams::ramp_seconds, 5, 1,
+                                                        kMaxLoadRampSeconds};
+inline constexpr ParamRule<v1::LoadParams> kLoadHold = {"hold_seconds", &v1::LoadParams::hold_seconds, 15, 1,
+                                                        kMaxLoadHoldSeconds};
+inline constexpr ParamRule<v1::LoadParams> kLoadThink = {"think_ms", &v1::LoadParams::think_ms, 500, 1,
+                                                         kMaxLoadThinkMs};
+inline constexpr ParamRule<v1::LoadParams> kLoadObjects = {"objects", &v1::LoadParams::objects, 1000, 1,
+                                                           kMaxLoadObjects};
+inline constexpr ParamRule<v1::LoadParams> kLoadDbWait = {"db_wait_us", &v1::LoadParams::db_wait_us, 1000, 1,
+                                                          kMaxLoadDbWaitUs};
+inline constexpr ParamRule<v1::LoadParams> kLoadClientThreads = {"client_threads", &v1::LoadParams::client_threads, 1,
+                                                                 1, kMaxLoadClientThreads};
 inline constexpr ParamRule<v1::LoadParams> kLoadRequestTimeout = {
     "request_timeout_ms", &v1::LoadParams::request_timeout_ms, 10'000, 1, kMaxLoadRequestTimeoutMs};
 inline constexpr ParamRule<v1::LoadParams> kLoadRules[] = {
-    kLoadUsers, kLoadRamp, kLoadHold, kLoadThink, kLoadObjects, kLoadDbWait, kLoadClientThreads,
-    kLoadRequestTimeout};
+    kLoadUsers, kLoadRamp, kLoadHold, kLoadThink, kLoadObjects, kLoadDbWait, kLoadClientThreads, kLoadRequestTimeout};
 
 }  // namespace fleetmark::engine

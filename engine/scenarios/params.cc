@@ -17,8 +17,7 @@ absl::Status CheckRange(const std::string& field, uint64_t value, uint64_t lo, u
   if (const size_t bracket = name.find('['); bracket != std::string::npos) {
     name = name.substr(0, bracket);
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat(field, ": ", lo, " <= ", name, " <= ", hi, ", got ", value));
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", lo, " <= ", name, " <= ", hi, ", got ", value));
 }
 
 // The value, or `fallback` when the proto field holds its "use the default" zero.
@@ -26,11 +25,9 @@ uint32_t OrDefault(uint32_t value, uint32_t fallback) { return value == 0 ? fall
 
 // The first of `rules` (param_rules.h) that `params` breaks, as "<prefix>.<field>: ...".
 template <typename Params, size_t N>
-absl::Status CheckRules(std::string_view prefix, const ParamRule<Params> (&rules)[N],
-                        const Params& params) {
+absl::Status CheckRules(std::string_view prefix, const ParamRule<Params> (&rules)[N], const Params& params) {
   if (auto broken = FirstBrokenRule(rules, params, RuleForm::kResolved)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(std::string(prefix), ".", broken->field, ": ", broken->detail));
+    return absl::InvalidArgumentError(absl::StrCat(std::string(prefix), ".", broken->field, ": ", broken->detail));
   }
   return absl::OkStatus();
 }
@@ -52,11 +49,10 @@ absl::StatusOr<MemoryConfig> ResolveMemoryConfig(const v1::CaseSpec& spec) {
   if (p.task_counts().empty()) {
     config.task_counts = {1, 10, 100, 1000, 10000};
   } else {
-    FLEETMARK_RETURN_IF_ERROR(CheckRange("memory.task_counts", p.task_counts_size(), 1,
-                                         kMaxMemoryPoints));
+    FLEETMARK_RETURN_IF_ERROR(CheckRange("memory.task_counts", p.task_counts_size(), 1, kMaxMemoryPoints));
     for (int i = 0; i < p.task_counts_size(); ++i) {
-      FLEETMARK_RETURN_IF_ERROR(CheckRange(absl::StrCat("memory.task_counts[", i, "]"),
-                                           p.task_counts(i), 1, kMaxMemoryTasks));
+      FLEETMARK_RETURN_IF_ERROR(
+          CheckRange(absl::StrCat("memory.task_counts[", i, "]"), p.task_counts(i), 1, kMaxMemoryTasks));
       config.task_counts.push_back(p.task_counts(i));
     }
   }
@@ -64,9 +60,9 @@ absl::StatusOr<MemoryConfig> ResolveMemoryConfig(const v1::CaseSpec& spec) {
   FLEETMARK_RETURN_IF_ERROR(CheckRules("memory", kMemoryRules, p));
   if (config.stack_kib != 0 && p.touch_stack_kib() + 8 > config.stack_kib) {
     // 8 KiB stay free for the task's own frames and the guard page's neighbourhood.
-    return absl::InvalidArgumentError(absl::StrCat(
-        "memory.touch_stack_kib: 0 <= touch_stack_kib <= strategy.stack_kib - 8 = ",
-        config.stack_kib - 8, ", got ", p.touch_stack_kib()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("memory.touch_stack_kib: 0 <= touch_stack_kib <= strategy.stack_kib - 8 = ", config.stack_kib - 8,
+                     ", got ", p.touch_stack_kib()));
   }
   config.touch_stack_kib = p.touch_stack_kib();
   config.max_memory_bytes = uint64_t{RuleValue(kMemoryRules[1], p)} << 20;
@@ -84,9 +80,8 @@ absl::StatusOr<FanoutConfig> ResolveFanoutConfig(const v1::CaseSpec& spec) {
   config.calls = RuleValue(kFanoutCalls, p);
   const uint64_t total = uint64_t{config.requests} * config.calls;
   if (total > kMaxFanoutTotalCalls) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("fanout.requests * fanout.calls_per_request: at most ",
-                     kMaxFanoutTotalCalls, " calls, got ", total));
+    return absl::InvalidArgumentError(absl::StrCat("fanout.requests * fanout.calls_per_request: at most ",
+                                                   kMaxFanoutTotalCalls, " calls, got ", total));
   }
   config.delay = absl::Milliseconds(RuleValue(kFanoutDelay, p));
   config.timeout = absl::Milliseconds(RuleValue(kFanoutTimeout, p));
@@ -114,8 +109,7 @@ absl::StatusOr<LoadConfig> ResolveLoadConfig(const v1::CaseSpec& spec) {
   const StrategyTraits* strategy = FindStrategy(spec.strategy().name());
   const bool pool = strategy != nullptr && strategy->carrier == Carrier::kPool;
   const int threads = static_cast<int>(spec.strategy().threads());
-  config.server_threads =
-      threads != 0 ? threads : (pool ? kDefaultPoolServerThreads : LogicalCpuCount());
+  config.server_threads = threads != 0 ? threads : (pool ? kDefaultPoolServerThreads : LogicalCpuCount());
   const uint32_t queue = OrDefault(spec.strategy().limit(), kDefaultPoolServerQueue);
   FLEETMARK_RETURN_IF_ERROR(CheckRange("strategy.limit", queue, 1, 1'000'000));
   config.queue_capacity = static_cast<int>(queue);

@@ -26,26 +26,26 @@ struct MemoryConfig {
   uint64_t max_memory_bytes = 0;
   absl::Duration point_timeout;
   // strategy.stack_kib: 0 (default) or 16..1048576 (os_thread.h's range).
-  uint32_t stack_kib = 0;             // 0 = the strategy's default
-  int threads = 0;                    // carrier threads for fiber/coroutine/event_loop
+  uint32_t stack_kib = 0;  // 0 = the strategy's default
+  int threads = 0;         // carrier threads for fiber/coroutine/event_loop
 };
 
 // ---- fanout (S4) ----
 
 struct FanoutConfig {
-  uint32_t requests = 1;        // R
-  uint32_t calls = 5;           // D
-  absl::Duration delay;         // fixed delay, or the upper bound of the random one
+  uint32_t requests = 1;  // R
+  uint32_t calls = 5;     // D
+  absl::Duration delay;   // fixed delay, or the upper bound of the random one
   bool random_delay = false;
   uint64_t seed = 0;
-  absl::Duration timeout;       // a call whose delay exceeds this fails (timeout)
-  int threads = 0;              // strategy threads (0 = strategy default)
+  absl::Duration timeout;  // a call whose delay exceeds this fails (timeout)
+  int threads = 0;         // strategy threads (0 = strategy default)
   uint32_t stack_kib = 0;
 };
 
 // ---- load (S3) ----
-inline constexpr int kDefaultPoolServerThreads = 100;   // S3's thread pool
-inline constexpr int kDefaultPoolServerQueue = 100;     // S3's queue
+inline constexpr int kDefaultPoolServerThreads = 100;  // S3's thread pool
+inline constexpr int kDefaultPoolServerQueue = 100;    // S3's queue
 
 struct LoadConfig {
   uint32_t users = 1000;
@@ -56,8 +56,8 @@ struct LoadConfig {
   absl::Duration db_wait;
   absl::Duration request_timeout;
   int client_threads = 1;
-  int server_threads = 0;       // resolved per server model (fixed_pool: 100, else CPUs)
-  int queue_capacity = 100;     // fixed_pool's bounded queue of waiting requests
+  int server_threads = 0;    // resolved per server model (fixed_pool: 100, else CPUs)
+  int queue_capacity = 100;  // fixed_pool's bounded queue of waiting requests
   uint32_t stack_kib = 0;
 };
 

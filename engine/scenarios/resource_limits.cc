@@ -49,30 +49,28 @@ absl::Status CheckThreadsFit(int64_t extra_threads) {
   rlimit nproc{};
   if (getrlimit(RLIMIT_NPROC, &nproc) == 0 && nproc.rlim_cur != RLIM_INFINITY &&
       static_cast<uint64_t>(own_threads + extra_threads) > nproc.rlim_cur) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "needs ", extra_threads, " more threads (", own_threads + extra_threads,
-        " in this process) but RLIMIT_NPROC allows ", nproc.rlim_cur,
-        " per user (ulimit -u)"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("needs ", extra_threads, " more threads (", own_threads + extra_threads,
+                     " in this process) but RLIMIT_NPROC allows ", nproc.rlim_cur, " per user (ulimit -u)"));
   }
   const int64_t system = SystemThreads();
   const int64_t threads_max = ReadProcNumber("/proc/sys/kernel/threads-max");
   if (system >= 0 && threads_max > 0 && system + extra_threads > threads_max) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "needs ", extra_threads, " more threads but the system already runs ", system,
-        " of at most ", threads_max, " (/proc/sys/kernel/threads-max)"));
+    return absl::ResourceExhaustedError(absl::StrCat("needs ", extra_threads,
+                                                     " more threads but the system already runs ", system,
+                                                     " of at most ", threads_max, " (/proc/sys/kernel/threads-max)"));
   }
   const int64_t pid_max = ReadProcNumber("/proc/sys/kernel/pid_max");
   if (system >= 0 && pid_max > 0 && system + extra_threads > pid_max) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "needs ", extra_threads, " more threads but the system already runs ", system,
-        " of at most ", pid_max, " ids (/proc/sys/kernel/pid_max)"));
+    return absl::ResourceExhaustedError(absl::StrCat("needs ", extra_threads,
+                                                     " more threads but the system already runs ", system,
+                                                     " of at most ", pid_max, " ids (/proc/sys/kernel/pid_max)"));
   }
   const int64_t max_maps = ReadProcNumber("/proc/sys/vm/max_map_count");
   if (max_maps > 0 && 2 * (own_threads + extra_threads) + 1000 > max_maps) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "needs ", extra_threads, " more threads, i.e. about ",
-        2 * (own_threads + extra_threads) + 1000, " memory mappings (stack + guard each)",
-        " but /proc/sys/vm/max_map_count is ", max_maps));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("needs ", extra_threads, " more threads, i.e. about ", 2 * (own_threads + extra_threads) + 1000,
+                     " memory mappings (stack + guard each)", " but /proc/sys/vm/max_map_count is ", max_maps));
   }
   return absl::OkStatus();
 }
@@ -80,14 +78,12 @@ absl::Status CheckThreadsFit(int64_t extra_threads) {
 absl::Status CheckMemoryFits(uint64_t bytes, uint64_t cap_bytes) {
   if (cap_bytes != 0 && bytes > cap_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "needs about ", bytes >> 20, " MiB but the plan's cap (memory.max_memory_mib) is ",
-        cap_bytes >> 20, " MiB"));
+        "needs about ", bytes >> 20, " MiB but the plan's cap (memory.max_memory_mib) is ", cap_bytes >> 20, " MiB"));
   }
   const int64_t available = MemAvailableBytes();
   if (available >= 0 && bytes > static_cast<uint64_t>(available)) {
-    return absl::ResourceExhaustedError(absl::StrCat("needs about ", bytes >> 20,
-                                                     " MiB but MemAvailable is ",
-                                                     available >> 20, " MiB"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("needs about ", bytes >> 20, " MiB but MemAvailable is ", available >> 20, " MiB"));
   }
   return absl::OkStatus();
 }
@@ -108,4 +104,3 @@ absl::StatusOr<uint64_t> RaiseDescriptorLimit() {
 }
 
 }  // namespace fleetmark::engine
-

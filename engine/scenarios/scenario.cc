@@ -13,15 +13,13 @@
 namespace fleetmark::engine {
 namespace {
 
-const ChildHandlerRegistration kMemoryPointHandler(std::string(kMemoryPointChildKind),
-                                                   MemoryPointChild);
+const ChildHandlerRegistration kMemoryPointHandler(std::string(kMemoryPointChildKind), MemoryPointChild);
 const ChildHandlerRegistration kFanoutHandler(std::string(kFanoutChildKind), FanoutChild);
 const ChildHandlerRegistration kLoadHandler(std::string(kLoadChildKind), LoadChild);
 
 }  // namespace
 
-absl::StatusOr<v1::CaseResult> RunScenarioCase(const v1::CaseSpec& spec,
-                                               const ScenarioContext& ctx) {
+absl::StatusOr<v1::CaseResult> RunScenarioCase(const v1::CaseSpec& spec, const ScenarioContext& ctx) {
   v1::CaseResult result;
   *result.mutable_spec() = spec;
   result.set_engine_version(FLEETMARK_ENGINE_VERSION);
@@ -35,8 +33,8 @@ absl::StatusOr<v1::CaseResult> RunScenarioCase(const v1::CaseSpec& spec,
     } else if (spec.scenario() == "load") {
       status = RunLoadCase(spec, ctx, &result);
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "scenario: RunScenarioCase runs memory, fanout or load, got \"", spec.scenario(), "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat("scenario: RunScenarioCase runs memory, fanout or load, got \"", spec.scenario(), "\""));
     }
   } catch (const std::bad_alloc&) {
     status = absl::ResourceExhaustedError("out of memory in the parent process");
@@ -45,8 +43,7 @@ absl::StatusOr<v1::CaseResult> RunScenarioCase(const v1::CaseSpec& spec,
   }
   if (!status.ok()) {
     // A spec outside the documented ranges: a result, named field and all.
-    result.set_status(absl::IsResourceExhausted(status) ? v1::CASE_STATUS_RESOURCE_EXHAUSTED
-                                                        : v1::CASE_STATUS_FAILED);
+    result.set_status(absl::IsResourceExhausted(status) ? v1::CASE_STATUS_RESOURCE_EXHAUSTED : v1::CASE_STATUS_FAILED);
     result.set_message(std::string(status.message()));
   }
   result.set_finished_unix_ns(absl::ToUnixNanos(absl::Now()));

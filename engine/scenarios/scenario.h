@@ -44,7 +44,6 @@ struct ScenarioContext {
 // with status, message, scenario_result and counters filled. Never throws; resource
 // exhaustion is a result status, not an error. Returns InvalidArgument only for a
 // spec that names another scenario.
-absl::StatusOr<v1::CaseResult> RunScenarioCase(const v1::CaseSpec& spec,
-                                               const ScenarioContext& ctx);
+absl::StatusOr<v1::CaseResult> RunScenarioCase(const v1::CaseSpec& spec, const ScenarioContext& ctx);
 
 }  // namespace fleetmark::engine

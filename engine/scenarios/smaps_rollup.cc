@@ -57,8 +57,8 @@ absl::StatusOr<MemoryFootprint> ReadMemoryFootprint() {
   }
   absl::StatusOr<uint64_t> rss = ReadRssBytes();
   if (!rss.ok()) {
-    return absl::InternalError(absl::StrCat(
-        "cannot read /proc/self/smaps_rollup nor /proc/self/statm: ", rss.status().message()));
+    return absl::InternalError(
+        absl::StrCat("cannot read /proc/self/smaps_rollup nor /proc/self/statm: ", rss.status().message()));
   }
   MemoryFootprint m;
   m.rss_bytes = *rss;

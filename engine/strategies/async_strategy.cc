@@ -36,8 +36,8 @@ class AsyncStrategy final : public StrategyBase {
           RunBlockingTask(workload, i);
         }));
       } catch (const std::system_error& e) {
-        failure = absl::ResourceExhaustedError(absl::StrCat(
-            "async: started ", i, " of ", n, " tasks, then std::async failed: ", e.what()));
+        failure = absl::ResourceExhaustedError(
+            absl::StrCat("async: started ", i, " of ", n, " tasks, then std::async failed: ", e.what()));
         break;
       } catch (const std::bad_alloc&) {
         failure = absl::ResourceExhaustedError(

@@ -78,12 +78,10 @@ absl::StatusOr<std::unique_ptr<StrategyCarrier>> Started(const StrategyTraits& t
 }  // namespace
 
 bool HasExecutor(Carrier carrier) {
-  return carrier != Carrier::kCaller && carrier != Carrier::kThreadPerTask &&
-         carrier != Carrier::kAsync;
+  return carrier != Carrier::kCaller && carrier != Carrier::kThreadPerTask && carrier != Carrier::kAsync;
 }
 
-absl::StatusOr<std::unique_ptr<StrategyCarrier>> StartCarrier(const StrategyTraits& traits,
-                                                              int threads,
+absl::StatusOr<std::unique_ptr<StrategyCarrier>> StartCarrier(const StrategyTraits& traits, int threads,
                                                               const ThreadOptions& options) {
   if (traits.ignores_threads && traits.fixed_threads > 0) threads = traits.fixed_threads;
   switch (traits.carrier) {
@@ -105,9 +103,9 @@ absl::StatusOr<std::unique_ptr<StrategyCarrier>> StartCarrier(const StrategyTrai
     case Carrier::kAsync:
       break;
   }
-  return absl::UnimplementedError(absl::StrCat(
-      std::string(traits.name), " has no executor of its own: its tasks run on the caller or on one new "
-                   "thread each"));
+  return absl::UnimplementedError(absl::StrCat(std::string(traits.name),
+                                               " has no executor of its own: its tasks run on the caller or on one new "
+                                               "thread each"));
 }
 
 }  // namespace fleetmark::engine

@@ -63,8 +63,7 @@ bool HasExecutor(Carrier carrier);
 // the strategy; the executor's Start errors (InvalidArgument, ResourceExhausted,
 // FailedPrecondition for a second work-stealing fibre group in this process).
 // Thread-safe.
-absl::StatusOr<std::unique_ptr<StrategyCarrier>> StartCarrier(const StrategyTraits& traits,
-                                                              int threads,
+absl::StatusOr<std::unique_ptr<StrategyCarrier>> StartCarrier(const StrategyTraits& traits, int threads,
                                                               const ThreadOptions& options = {});
 
 }  // namespace fleetmark::engine

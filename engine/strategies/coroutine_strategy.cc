@@ -27,8 +27,7 @@ class CoroutineStrategy final : public RunnerStrategy<AsioRunner> {
   absl::Status DoRunBatch(const Workload& workload, int n, IoMode mode) override {
     std::latch done(n);
     for (int i = 0; i < n; ++i) {
-      boost::asio::co_spawn(runner().Next(), Task(workload, i, mode, done),
-                            boost::asio::detached);
+      boost::asio::co_spawn(runner().Next(), Task(workload, i, mode, done), boost::asio::detached);
     }
     done.wait();
     return absl::OkStatus();
@@ -36,15 +35,13 @@ class CoroutineStrategy final : public RunnerStrategy<AsioRunner> {
 
  private:
   // The references outlive the coroutine: DoRunBatch waits for `done`.
-  boost::asio::awaitable<void> Task(const Workload& workload, int i, IoMode mode,
-                                    std::latch& done) {
+  boost::asio::awaitable<void> Task(const Workload& workload, int i, IoMode mode, std::latch& done) {
     BeginTask(i);
     ComputeTask(workload, i);
     const absl::Duration wait = workload.Wait(i);
     if (wait > absl::ZeroDuration()) {
       if (mode == IoMode::kSuspending) {
-        boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor,
-                                        absl::ToChronoNanoseconds(wait));
+        boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, absl::ToChronoNanoseconds(wait));
         boost::system::error_code ec;
         co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
       } else {
@@ -58,8 +55,6 @@ class CoroutineStrategy final : public RunnerStrategy<AsioRunner> {
 
 }  // namespace
 
-std::unique_ptr<Strategy> NewCoroutineStrategy() {
-  return std::make_unique<CoroutineStrategy>();
-}
+std::unique_ptr<Strategy> NewCoroutineStrategy() { return std::make_unique<CoroutineStrategy>(); }
 
 }  // namespace fleetmark::engine

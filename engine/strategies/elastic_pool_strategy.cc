@@ -13,14 +13,12 @@ constexpr int kDefaultElasticCap = 64;
 class ElasticPoolStrategy final : public StrategyBase {
  public:
   ElasticPoolStrategy()
-      : StrategyBase("elastic_pool", "fm-elastic",
-                     "its tasks run on pool OS threads, which can only block") {}
+      : StrategyBase("elastic_pool", "fm-elastic", "its tasks run on pool OS threads, which can only block") {}
   ~ElasticPoolStrategy() override { Stop(); }
 
  protected:
   absl::Status DoStart(const StrategyOptions& options) override {
-    return pool_.Start(options.threads > 0 ? options.threads : kDefaultElasticCap,
-                       thread_options());
+    return pool_.Start(options.threads > 0 ? options.threads : kDefaultElasticCap, thread_options());
   }
   absl::Status DoRunBatch(const Workload& workload, int n, IoMode) override {
     absl::Status s = RunBlockingOnExecutor(pool_, workload, n);
@@ -35,8 +33,6 @@ class ElasticPoolStrategy final : public StrategyBase {
 
 }  // namespace
 
-std::unique_ptr<Strategy> NewElasticPoolStrategy() {
-  return std::make_unique<ElasticPoolStrategy>();
-}
+std::unique_ptr<Strategy> NewElasticPoolStrategy() { return std::make_unique<ElasticPoolStrategy>(); }
 
 }  // namespace fleetmark::engine

@@ -29,8 +29,7 @@ class EventLoopStrategy final : public RunnerStrategy<AsioRunner> {
         ComputeTask(workload, i);
         const absl::Duration wait = workload.Wait(i);
         if (wait > absl::ZeroDuration() && mode == IoMode::kSuspending) {
-          auto timer = std::make_shared<boost::asio::steady_timer>(
-              ctx, absl::ToChronoNanoseconds(wait));
+          auto timer = std::make_shared<boost::asio::steady_timer>(ctx, absl::ToChronoNanoseconds(wait));
           timer->async_wait([this, timer, &done, i](const boost::system::error_code&) {
             EndTask(i);
             done.count_down();
@@ -49,8 +48,6 @@ class EventLoopStrategy final : public RunnerStrategy<AsioRunner> {
 
 }  // namespace
 
-std::unique_ptr<Strategy> NewEventLoopStrategy() {
-  return std::make_unique<EventLoopStrategy>();
-}
+std::unique_ptr<Strategy> NewEventLoopStrategy() { return std::make_unique<EventLoopStrategy>(); }
 
 }  // namespace fleetmark::engine

@@ -10,8 +10,6 @@ absl::StatusOr<IoMode> ParseIoMode(std::string_view text) {
       absl::StrCat("io_mode: \"blocking\" or \"suspending\", got \"", std::string(text), "\""));
 }
 
-std::string_view IoModeName(IoMode mode) {
-  return mode == IoMode::kSuspending ? "suspending" : "blocking";
-}
+std::string_view IoModeName(IoMode mode) { return mode == IoMode::kSuspending ? "suspending" : "blocking"; }
 
 }  // namespace fleetmark::engine

@@ -15,9 +15,7 @@ namespace {
 
 class LimitedStrategy final : public StrategyBase {
  public:
-  LimitedStrategy()
-      : StrategyBase("limited", "fm-limited",
-                     "its tasks run on pool OS threads, which can only block") {}
+  LimitedStrategy() : StrategyBase("limited", "fm-limited", "its tasks run on pool OS threads, which can only block") {}
   ~LimitedStrategy() override { Stop(); }
 
  protected:

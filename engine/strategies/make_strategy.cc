@@ -34,8 +34,7 @@ constexpr bool FactoriesFollowTheRegistry() {
   }
   return true;
 }
-static_assert(FactoriesFollowTheRegistry(),
-              "kFactories must name every kStrategies entry, in registry order");
+static_assert(FactoriesFollowTheRegistry(), "kFactories must name every kStrategies entry, in registry order");
 
 }  // namespace
 
@@ -46,9 +45,8 @@ std::unique_ptr<Strategy> MakeStrategy(const StrategyTraits& traits) {
 absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name) {
   const StrategyTraits* traits = FindStrategy(name);
   if (traits == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("strategy: unknown name \"", std::string(name), "\"; allowed: ",
-                     StrategyNames([](const StrategyTraits&) { return true; }, ", ")));
+    return absl::InvalidArgumentError(absl::StrCat("strategy: unknown name \"", std::string(name), "\"; allowed: ",
+                                                   StrategyNames([](const StrategyTraits&) { return true; }, ", ")));
   }
   return MakeStrategy(*traits);
 }

@@ -8,8 +8,7 @@
 namespace fleetmark::engine {
 namespace {
 
-constexpr char kPoolUnsupported[] =
-    "its tasks run on pool OS threads, which can only block";
+constexpr char kPoolUnsupported[] = "its tasks run on pool OS threads, which can only block";
 
 class PoolStrategy final : public StrategyBase {
  public:
@@ -41,8 +40,6 @@ class PoolStrategy final : public StrategyBase {
 std::unique_ptr<Strategy> NewSingleThreadStrategy() {
   return std::make_unique<PoolStrategy>("single_thread", "fm-single", 1);
 }
-std::unique_ptr<Strategy> NewFixedPoolStrategy() {
-  return std::make_unique<PoolStrategy>("fixed_pool", "fm-pool", 0);
-}
+std::unique_ptr<Strategy> NewFixedPoolStrategy() { return std::make_unique<PoolStrategy>("fixed_pool", "fm-pool", 0); }
 
 }  // namespace fleetmark::engine

@@ -41,9 +41,9 @@ enum class Concurrency {
 // What a strategy needs from the host's libraries, bit flags.
 enum Needs : unsigned {
   kNeedsNothing = 0,
-  kNeedsTbb = 1u << 0,            // oneTBB
-  kNeedsIoContext = 1u << 1,      // Boost.Asio io_contexts
-  kNeedsFiberScheduler = 1u << 2, // Boost.Fiber (and Boost.Context stacks)
+  kNeedsTbb = 1u << 0,             // oneTBB
+  kNeedsIoContext = 1u << 1,       // Boost.Asio io_contexts
+  kNeedsFiberScheduler = 1u << 2,  // Boost.Fiber (and Boost.Context stacks)
 };
 
 struct StrategyTraits {
@@ -54,32 +54,32 @@ struct StrategyTraits {
   bool ignores_threads;  // StrategyOptions::threads changes nothing (plans must leave it 0)
   int fixed_threads;     // ignores_threads: the threads it always creates (0 = none or per task)
   Concurrency concurrency;
-  unsigned needs;        // Needs flags
+  unsigned needs;  // Needs flags
 };
 
 inline constexpr std::array<StrategyTraits, 11> kStrategies = {{
-    {"direct", "call each task inline on the caller's thread", Carrier::kCaller, false, true, 0,
-     Concurrency::kOne, kNeedsNothing},
-    {"single_thread", "one worker thread with a FIFO queue", Carrier::kPool, false, true, 1,
-     Concurrency::kOne, kNeedsNothing},
-    {"fixed_pool", "N threads sharing one FIFO queue (N = logical CPUs by default)",
-     Carrier::kPool, false, false, 0, Concurrency::kThreads, kNeedsNothing},
-    {"work_stealing", "N workers with per-worker deques and stealing (oneTBB task_arena)",
-     Carrier::kWorkStealing, false, false, 0, Concurrency::kThreads, kNeedsTbb},
-    {"limited", "a shared pool capped to N tasks in flight at once", Carrier::kLimited, false,
+    {"direct", "call each task inline on the caller's thread", Carrier::kCaller, false, true, 0, Concurrency::kOne,
+     kNeedsNothing},
+    {"single_thread", "one worker thread with a FIFO queue", Carrier::kPool, false, true, 1, Concurrency::kOne,
+     kNeedsNothing},
+    {"fixed_pool", "N threads sharing one FIFO queue (N = logical CPUs by default)", Carrier::kPool, false, false, 0,
+     Concurrency::kThreads, kNeedsNothing},
+    {"work_stealing", "N workers with per-worker deques and stealing (oneTBB task_arena)", Carrier::kWorkStealing,
+     false, false, 0, Concurrency::kThreads, kNeedsTbb},
+    {"limited", "a shared pool capped to N tasks in flight at once", Carrier::kLimited, false, false, 0,
+     Concurrency::kThreads, kNeedsNothing},
+    {"elastic_pool", "cached pool: reuses idle threads, grows up to a cap (default 64)", Carrier::kElastic, false,
      false, 0, Concurrency::kThreads, kNeedsNothing},
-    {"elastic_pool", "cached pool: reuses idle threads, grows up to a cap (default 64)",
-     Carrier::kElastic, false, false, 0, Concurrency::kThreads, kNeedsNothing},
     {"thread_per_task", "a new OS thread for every task", Carrier::kThreadPerTask, false, true, 0,
      Concurrency::kPerTask, kNeedsNothing},
-    {"async", "std::async(std::launch::async) per task", Carrier::kAsync, false, true, 0,
-     Concurrency::kPerTask, kNeedsNothing},
-    {"coroutine", "C++20 coroutines on Asio io_contexts run by N threads",
-     Carrier::kAsioCoroutine, true, false, 0, Concurrency::kThreads, kNeedsIoContext},
-    {"fiber", "Boost.Fiber on N threads with the work-stealing scheduler", Carrier::kFiber, true,
-     false, 0, Concurrency::kThreads, kNeedsFiberScheduler},
-    {"event_loop", "Asio io_contexts run by N threads, plain callbacks", Carrier::kAsioCallback,
-     true, false, 0, Concurrency::kThreads, kNeedsIoContext},
+    {"async", "std::async(std::launch::async) per task", Carrier::kAsync, false, true, 0, Concurrency::kPerTask,
+     kNeedsNothing},
+    {"coroutine", "C++20 coroutines on Asio io_contexts run by N threads", Carrier::kAsioCoroutine, true, false, 0,
+     Concurrency::kThreads, kNeedsIoContext},
+    {"fiber", "Boost.Fiber on N threads with the work-stealing scheduler", Carrier::kFiber, true, false, 0,
+     Concurrency::kThreads, kNeedsFiberScheduler},
+    {"event_loop", "Asio io_contexts run by N threads, plain callbacks", Carrier::kAsioCallback, true, false, 0,
+     Concurrency::kThreads, kNeedsIoContext},
 }};
 
 // The entry named `name`, or nullptr for an unknown name. Thread-safe (constant table).

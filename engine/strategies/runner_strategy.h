@@ -24,8 +24,7 @@ class RunnerStrategy : public StrategyBase {
   // Starts the runner with options.threads carriers (0 = LogicalCpuCount()); errors
   // are the runner's Start errors (threads_used stays 0 then).
   absl::Status DoStart(const StrategyOptions& options) final {
-    absl::Status s = runner_.Start(
-        options.threads > 0 ? options.threads : LogicalCpuCount(), thread_options());
+    absl::Status s = runner_.Start(options.threads > 0 ? options.threads : LogicalCpuCount(), thread_options());
     if (s.ok()) set_threads_used(runner_.size());
     return s;
   }

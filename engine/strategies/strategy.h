@@ -51,9 +51,9 @@ std::string_view IoModeName(IoMode mode);
 // "Logical CPUs" = min(the CPUs this process may run on (sched_getaffinity), its cgroup
 // CPU quota rounded up): LogicalCpuCount(), engine/topology/cpu_limits.h.
 struct StrategyOptions {
-  int threads = 0;      // worker threads; 0 = the strategy's default
-  int stack_kib = 0;    // stack of threads/fibres it creates; 0 = system default
-  int limit = 0;        // `limited`: pool size (threads = cap); servers: queue capacity
+  int threads = 0;    // worker threads; 0 = the strategy's default
+  int stack_kib = 0;  // stack of threads/fibres it creates; 0 = system default
+  int limit = 0;      // `limited`: pool size (threads = cap); servers: queue capacity
   // Called first on every OS thread the strategy creates, before it runs any task
   // (placement uses it to pin the thread). May be empty. Must be thread-safe.
   std::function<void()> on_thread_start = {};

@@ -17,24 +17,19 @@ void BlockingWait(absl::Duration wait) {
 
 StrategyBase::StrategyBase(std::string_view name, std::string_view thread_name_prefix,
                            std::string_view unsupported_reason)
-    : name_(name),
-      thread_name_prefix_(thread_name_prefix),
-      unsupported_reason_(unsupported_reason) {}
+    : name_(name), thread_name_prefix_(thread_name_prefix), unsupported_reason_(unsupported_reason) {}
 
 absl::Status StrategyBase::Start(const StrategyOptions& options) {
   if (started_) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(name_, ": Start was already called (a strategy starts once)"));
+    return absl::FailedPreconditionError(absl::StrCat(name_, ": Start was already called (a strategy starts once)"));
   }
   if (options.threads < 0 || options.threads > kMaxThreads) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name_, ": threads: 0 (default) <= threads <= ", kMaxThreads, ", got ",
-        options.threads));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name_, ": threads: 0 (default) <= threads <= ", kMaxThreads, ", got ", options.threads));
   }
   if (options.limit < 0 || options.limit > kMaxThreads) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name_, ": limit: 0 (default) <= limit <= ", kMaxThreads, ", got ",
-        options.limit));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name_, ": limit: 0 (default) <= limit <= ", kMaxThreads, ", got ", options.limit));
   }
   if (absl::Status s = ValidateStackKib(options.stack_kib); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(name_, ": ", s.message()));
@@ -48,17 +43,15 @@ absl::Status StrategyBase::Start(const StrategyOptions& options) {
 
 absl::Status StrategyBase::RunBatch(const Workload& workload, int n, IoMode mode) {
   if (!started_ || stopped_) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        name_, ": RunBatch needs a started strategy (", stopped_ ? "stopped" : "not started",
-        ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(name_, ": RunBatch needs a started strategy (", stopped_ ? "stopped" : "not started", ")"));
   }
   if (n < 0 || n > kMaxBatchTasks) {
-    return absl::InvalidArgumentError(absl::StrCat(name_, ": n: 0 <= n <= ", kMaxBatchTasks,
-                                                   ", got ", n));
+    return absl::InvalidArgumentError(absl::StrCat(name_, ": n: 0 <= n <= ", kMaxBatchTasks, ", got ", n));
   }
   if (mode == IoMode::kSuspending && !unsupported_reason_.empty()) {
-    return absl::UnimplementedError(absl::StrCat(
-        name_, " has no suspending wait (io_mode suspending): ", unsupported_reason_));
+    return absl::UnimplementedError(
+        absl::StrCat(name_, " has no suspending wait (io_mode suspending): ", unsupported_reason_));
   }
   if (n == 0) return absl::OkStatus();
   {
@@ -78,9 +71,8 @@ void StrategyBase::Stop() {
 }
 
 ThreadOptions StrategyBase::thread_options() const {
-  return ThreadOptions{.stack_kib = options_.stack_kib,
-                       .on_thread_start = options_.on_thread_start,
-                       .name_prefix = thread_name_prefix_};
+  return ThreadOptions{
+      .stack_kib = options_.stack_kib, .on_thread_start = options_.on_thread_start, .name_prefix = thread_name_prefix_};
 }
 
 void StrategyBase::raise_threads_used(int threads) {
@@ -89,18 +81,15 @@ void StrategyBase::raise_threads_used(int threads) {
   }
 }
 
-void StrategyBase::CallHook(const std::function<void(int)>& hook, int i,
-                            std::string_view which) {
+void StrategyBase::CallHook(const std::function<void(int)>& hook, int i, std::string_view which) {
   if (!hook) return;
   try {
     hook(i);
   } catch (const std::exception& e) {
-    RecordTaskFailure(absl::InternalError(
-        absl::StrCat(name_, ": ", std::string(which), " hook threw for task ", i, ": ",
-                     e.what())));
+    RecordTaskFailure(
+        absl::InternalError(absl::StrCat(name_, ": ", std::string(which), " hook threw for task ", i, ": ", e.what())));
   } catch (...) {
-    RecordTaskFailure(absl::InternalError(absl::StrCat(
-        name_, ": ", std::string(which), " hook threw for task ", i)));
+    RecordTaskFailure(absl::InternalError(absl::StrCat(name_, ": ", std::string(which), " hook threw for task ", i)));
   }
 }
 
@@ -108,8 +97,7 @@ void StrategyBase::BeginTask(int i) {
   CallHook(options_.on_task_start, i, "on_task_start");
   const int now = in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
   int peak = peak_in_flight_.load(std::memory_order_relaxed);
-  while (peak < now &&
-         !peak_in_flight_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  while (peak < now && !peak_in_flight_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
 }
 
@@ -117,11 +105,9 @@ void StrategyBase::ComputeTask(const Workload& workload, int i) {
   try {
     sink_.fetch_add(workload.Compute(i), std::memory_order_relaxed);
   } catch (const std::bad_alloc&) {
-    RecordTaskFailure(absl::ResourceExhaustedError(
-        absl::StrCat(name_, ": task ", i, " ran out of memory")));
+    RecordTaskFailure(absl::ResourceExhaustedError(absl::StrCat(name_, ": task ", i, " ran out of memory")));
   } catch (const std::exception& e) {
-    RecordTaskFailure(
-        absl::InternalError(absl::StrCat(name_, ": task ", i, " failed: ", e.what())));
+    RecordTaskFailure(absl::InternalError(absl::StrCat(name_, ": task ", i, " failed: ", e.what())));
   }
 }
 
@@ -142,8 +128,7 @@ void StrategyBase::RecordTaskFailure(absl::Status status) {
   if (first_failure_.ok()) first_failure_ = std::move(status);
 }
 
-absl::Status StrategyBase::RunBlockingOnExecutor(Executor& executor,
-                                                 const Workload& workload, int n) {
+absl::Status StrategyBase::RunBlockingOnExecutor(Executor& executor, const Workload& workload, int n) {
   std::latch done(n);
   for (int i = 0; i < n; ++i) {
     absl::Status s = executor.Submit([this, &workload, &done, i] {

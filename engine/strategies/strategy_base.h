@@ -20,8 +20,7 @@ class StrategyBase : public Strategy {
  public:
   // `unsupported_reason` is empty for strategies with a suspending wait, else why they
   // have none (returned with Unimplemented for io_mode suspending).
-  StrategyBase(std::string_view name, std::string_view thread_name_prefix,
-               std::string_view unsupported_reason);
+  StrategyBase(std::string_view name, std::string_view thread_name_prefix, std::string_view unsupported_reason);
 
   std::string_view name() const final { return name_; }
   bool SupportsSuspending() const final { return unsupported_reason_.empty(); }

@@ -18,8 +18,7 @@ namespace {
 class ThreadPerTaskStrategy final : public StrategyBase {
  public:
   ThreadPerTaskStrategy()
-      : StrategyBase("thread_per_task", "fm-task",
-                     "each task owns an OS thread, which can only block") {}
+      : StrategyBase("thread_per_task", "fm-task", "each task owns an OS thread, which can only block") {}
   ~ThreadPerTaskStrategy() override { Stop(); }
 
  protected:
@@ -38,10 +37,8 @@ class ThreadPerTaskStrategy final : public StrategyBase {
           },
           "fm-task");
       if (!thread.ok()) {
-        failure = absl::Status(
-            thread.status().code(),
-            absl::StrCat("thread_per_task: created ", i, " of ", n,
-                         " threads, then: ", thread.status().message()));
+        failure = absl::Status(thread.status().code(), absl::StrCat("thread_per_task: created ", i, " of ", n,
+                                                                    " threads, then: ", thread.status().message()));
         break;
       }
       threads.push_back(*std::move(thread));
@@ -56,8 +53,6 @@ class ThreadPerTaskStrategy final : public StrategyBase {
 
 }  // namespace
 
-std::unique_ptr<Strategy> NewThreadPerTaskStrategy() {
-  return std::make_unique<ThreadPerTaskStrategy>();
-}
+std::unique_ptr<Strategy> NewThreadPerTaskStrategy() { return std::make_unique<ThreadPerTaskStrategy>(); }
 
 }  // namespace fleetmark::engine

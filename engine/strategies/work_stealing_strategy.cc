@@ -81,8 +81,7 @@ class FirstEntryObserver final : public tbb::task_scheduler_observer {
 class WorkStealingStrategy final : public StrategyBase {
  public:
   WorkStealingStrategy()
-      : StrategyBase("work_stealing", "fm-ws",
-                     "its tasks run on oneTBB worker OS threads, which can only block") {}
+      : StrategyBase("work_stealing", "fm-ws", "its tasks run on oneTBB worker OS threads, which can only block") {}
   ~WorkStealingStrategy() override { Stop(); }
 
  protected:
@@ -90,12 +89,11 @@ class WorkStealingStrategy final : public StrategyBase {
     const int n = options.threads > 0 ? options.threads : LogicalCpuCount();
     try {
       handle_ = tbb::task_scheduler_handle(tbb::attach{});
-      parallelism_ = std::make_unique<tbb::global_control>(
-          tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(n) + 1);
+      parallelism_ = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                           static_cast<std::size_t>(n) + 1);
       if (options.stack_kib > 0) {
-        stack_ = std::make_unique<tbb::global_control>(
-            tbb::global_control::thread_stack_size,
-            static_cast<std::size_t>(options.stack_kib) * 1024);
+        stack_ = std::make_unique<tbb::global_control>(tbb::global_control::thread_stack_size,
+                                                       static_cast<std::size_t>(options.stack_kib) * 1024);
       }
       arena_ = std::make_unique<tbb::task_arena>(n, 0);
       arena_->initialize();
@@ -104,8 +102,7 @@ class WorkStealingStrategy final : public StrategyBase {
     } catch (const std::bad_alloc&) {
       return absl::ResourceExhaustedError("work_stealing: out of memory starting oneTBB");
     } catch (const std::exception& e) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("work_stealing: cannot start oneTBB workers: ", e.what()));
+      return absl::ResourceExhaustedError(absl::StrCat("work_stealing: cannot start oneTBB workers: ", e.what()));
     }
     set_threads_used(observer_->distinct_threads());
     return absl::OkStatus();
@@ -121,8 +118,7 @@ class WorkStealingStrategy final : public StrategyBase {
         }
         group.wait();
       } catch (const std::exception& e) {
-        RecordTaskFailure(absl::ResourceExhaustedError(
-            absl::StrCat("work_stealing: cannot spawn tasks: ", e.what())));
+        RecordTaskFailure(absl::ResourceExhaustedError(absl::StrCat("work_stealing: cannot spawn tasks: ", e.what())));
       }
       done.count_down();
     });
@@ -190,9 +186,7 @@ class WorkStealingStrategy final : public StrategyBase {
 
 }  // namespace
 
-std::unique_ptr<Strategy> NewWorkStealingStrategy() {
-  return std::make_unique<WorkStealingStrategy>();
-}
+std::unique_ptr<Strategy> NewWorkStealingStrategy() { return std::make_unique<WorkStealingStrategy>(); }
 
 std::string WorkStealingImplementationNote() {
   return absl::StrCat("work_stealing: oneTBB ", TBB_runtime_version(), " (", FLEETMARK_TBB_LINKAGE, ")");

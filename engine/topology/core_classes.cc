@@ -11,19 +11,15 @@ namespace fleetmark::engine::topology_internal {
 namespace {
 
 // Splits the cores `members` (one microarchitecture) into speed clusters.
-std::vector<std::vector<int>> ClusterBySpeed(const std::vector<CoreTraits>& cores,
-                                             std::vector<int> members) {
-  const bool all_freq = std::all_of(members.begin(), members.end(),
-                                    [&](int i) { return cores[i].max_khz > 0; });
-  const bool all_capacity = std::all_of(members.begin(), members.end(),
-                                        [&](int i) { return cores[i].capacity > 0; });
+std::vector<std::vector<int>> ClusterBySpeed(const std::vector<CoreTraits>& cores, std::vector<int> members) {
+  const bool all_freq = std::all_of(members.begin(), members.end(), [&](int i) { return cores[i].max_khz > 0; });
+  const bool all_capacity = std::all_of(members.begin(), members.end(), [&](int i) { return cores[i].capacity > 0; });
   auto speed = [&](int i) -> double {
     if (all_freq) return static_cast<double>(cores[i].max_khz);
     if (all_capacity) return static_cast<double>(cores[i].capacity);
     return 0;
   };
-  std::stable_sort(members.begin(), members.end(),
-                   [&](int a, int b) { return speed(a) > speed(b); });
+  std::stable_sort(members.begin(), members.end(), [&](int a, int b) { return speed(a) > speed(b); });
   std::vector<std::vector<int>> clusters;
   double top = 0;
   for (int i : members) {
@@ -117,7 +113,9 @@ CoreClasses GroupCoreClasses(std::vector<CoreTraits> cores) {
     Key k{static_cast<double>(classes[i].capacity()),
           static_cast<double>(classes[i].max_frequency_khz()),
           static_cast<double>(classes[i].efficiency()),
-          static_cast<double>(CoreRank(classes[i].microarchitecture())), 0, 0};
+          static_cast<double>(CoreRank(classes[i].microarchitecture())),
+          0,
+          0};
     for (int core : members[i]) {
       k.l2 = std::max(k.l2, static_cast<double>(cores[core].l2_share_bytes));
       k.l1d = std::max(k.l1d, static_cast<double>(cores[core].l1d_bytes));
@@ -125,8 +123,7 @@ CoreClasses GroupCoreClasses(std::vector<CoreTraits> cores) {
     keys.push_back(k);
   }
   auto mask = [&](double Key::*field, double unknown) {
-    const bool all = std::all_of(keys.begin(), keys.end(),
-                                 [&](const Key& k) { return k.*field > unknown; });
+    const bool all = std::all_of(keys.begin(), keys.end(), [&](const Key& k) { return k.*field > unknown; });
     if (!all) {
       for (Key& k : keys) k.*field = 0;
     }

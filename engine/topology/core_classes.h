@@ -33,9 +33,9 @@ struct CoreTraits {
 };
 
 struct CoreClasses {
-  std::vector<v1::CoreKind> classes;  // performance first, efficiency last
-  std::vector<int> class_of_core;     // per input core, index into `classes`
-  std::vector<uint64_t> core_max_khz; // per input core, after filling unknowns
+  std::vector<v1::CoreKind> classes;   // performance first, efficiency last
+  std::vector<int> class_of_core;      // per input core, index into `classes`
+  std::vector<uint64_t> core_max_khz;  // per input core, after filling unknowns
 };
 
 // Groups `cores` into classes. A core with unknown max frequency takes the highest

@@ -25,8 +25,7 @@ std::optional<FreqFacts> ReadFreqDir(const SysfsReader& reader, const std::strin
   std::optional<std::string> governor = reader.Read(absl::StrCat(dir, "/scaling_governor"));
   if (!reader.Exists(max_path) && !governor) return std::nullopt;
   auto khz = [&](const std::string& path) {
-    return static_cast<uint64_t>(
-        ReadSensor(reader, path, kFrequencyRange, 1, path, notes).value_or(0));
+    return static_cast<uint64_t>(ReadSensor(reader, path, kFrequencyRange, 1, path, notes).value_or(0));
   };
   FreqFacts facts;
   facts.max_khz = khz(max_path);
@@ -37,8 +36,7 @@ std::optional<FreqFacts> ReadFreqDir(const SysfsReader& reader, const std::strin
 }
 
 // CPU -> cpufreq facts of the policy directories that list it in related_cpus.
-std::map<int, FreqFacts> ReadPolicies(const SysfsReader& reader,
-                                      std::vector<std::string>* notes) {
+std::map<int, FreqFacts> ReadPolicies(const SysfsReader& reader, std::vector<std::string>* notes) {
   std::map<int, FreqFacts> by_cpu;
   const std::string policies = absl::StrCat(kCpuDir, "/cpufreq");
   for (int policy : reader.ListNumbered(policies, "policy")) {
@@ -56,8 +54,8 @@ std::map<int, FreqFacts> ReadPolicies(const SysfsReader& reader,
 // (the names hwloc uses for its CoreType info).
 std::map<int, std::string> ReadIntelHybridTypes(const SysfsReader& reader) {
   std::map<int, std::string> types;
-  for (auto [dir, name] : {std::pair{"/sys/devices/cpu_core/cpus", "IntelCore"},
-                           std::pair{"/sys/devices/cpu_atom/cpus", "IntelAtom"}}) {
+  for (auto [dir, name] :
+       {std::pair{"/sys/devices/cpu_core/cpus", "IntelCore"}, std::pair{"/sys/devices/cpu_atom/cpus", "IntelAtom"}}) {
     std::optional<std::string> list = reader.Read(dir);
     if (!list) continue;
     absl::StatusOr<CpuSet> cpus = ParseCpuList(*list);
@@ -89,8 +87,7 @@ CpuSet ReadOnlineCpus(const SysfsReader& reader, const CpuInfo& cpuinfo) {
   for (int cpu : reader.ListNumbered(kCpuDir, "cpu")) {
     if (cpu >= kMaxCpuId) continue;
     // A CPU that can be taken offline says whether it is online; cpu0 often cannot.
-    std::optional<uint64_t> online =
-        reader.ReadUint(absl::StrCat(kCpuDir, "/cpu", cpu, "/online"));
+    std::optional<uint64_t> online = reader.ReadUint(absl::StrCat(kCpuDir, "/cpu", cpu, "/online"));
     if (online.value_or(1) != 0) cpus.push_back(cpu);
   }
   if (!cpus.empty()) return cpus;
@@ -100,8 +97,8 @@ CpuSet ReadOnlineCpus(const SysfsReader& reader, const CpuInfo& cpuinfo) {
   return cpus;
 }
 
-std::vector<CpuFacts> ReadCpuFacts(const SysfsReader& reader, const CpuInfo& cpuinfo,
-                                   const CpuSet& cpus, std::vector<std::string>* notes) {
+std::vector<CpuFacts> ReadCpuFacts(const SysfsReader& reader, const CpuInfo& cpuinfo, const CpuSet& cpus,
+                                   std::vector<std::string>* notes) {
   const std::map<int, FreqFacts> policies = ReadPolicies(reader, notes);
   const std::map<int, std::string> hybrid = ReadIntelHybridTypes(reader);
   std::vector<CpuFacts> all;
@@ -122,8 +119,8 @@ std::vector<CpuFacts> ReadCpuFacts(const SysfsReader& reader, const CpuInfo& cpu
       facts.governor = freq->governor;
     }
     const std::string capacity = absl::StrCat(dir, "/cpu_capacity");
-    facts.capacity = static_cast<uint32_t>(
-        ReadSensor(reader, capacity, kCapacityRange, 1, capacity, notes).value_or(0));
+    facts.capacity =
+        static_cast<uint32_t>(ReadSensor(reader, capacity, kCapacityRange, 1, capacity, notes).value_or(0));
     if (auto it = hybrid.find(cpu); it != hybrid.end()) {
       facts.microarchitecture = it->second;
     } else if (auto entry = cpuinfo.cpus.find(cpu); entry != cpuinfo.cpus.end()) {

@@ -25,9 +25,9 @@ using topology_internal::SysfsReader;
 constexpr uint64_t kNoMemoryLimit = 1ull << 60;
 
 struct Mount {
-  int version = 0;          // 1 or 2
-  std::string root;         // the cgroup path mounted there ("/" normally)
-  std::string mount_point;  // e.g. /sys/fs/cgroup/cpu
+  int version = 0;                       // 1 or 2
+  std::string root;                      // the cgroup path mounted there ("/" normally)
+  std::string mount_point;               // e.g. /sys/fs/cgroup/cpu
   std::vector<std::string> controllers;  // v1: from the super options
 };
 
@@ -37,10 +37,8 @@ std::string Unescape(absl::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '\\' && i + 3 < text.size()) {
       const absl::string_view digits = text.substr(i + 1, 3);
-      if (std::all_of(digits.begin(), digits.end(),
-                      [](char c) { return c >= '0' && c <= '7'; })) {
-        out.push_back(static_cast<char>((digits[0] - '0') * 64 + (digits[1] - '0') * 8 +
-                                        (digits[2] - '0')));
+      if (std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '7'; })) {
+        out.push_back(static_cast<char>((digits[0] - '0') * 64 + (digits[1] - '0') * 8 + (digits[2] - '0')));
         i += 3;
         continue;
       }
@@ -57,10 +55,8 @@ std::vector<Mount> ParseMountInfo(absl::string_view text) {
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     const std::size_t dash = line.find(" - ");
     if (dash == absl::string_view::npos) continue;
-    std::vector<absl::string_view> head =
-        absl::StrSplit(line.substr(0, dash), ' ', absl::SkipEmpty());
-    std::vector<absl::string_view> tail =
-        absl::StrSplit(line.substr(dash + 3), ' ', absl::SkipEmpty());
+    std::vector<absl::string_view> head = absl::StrSplit(line.substr(0, dash), ' ', absl::SkipEmpty());
+    std::vector<absl::string_view> tail = absl::StrSplit(line.substr(dash + 3), ' ', absl::SkipEmpty());
     if (head.size() < 5 || tail.empty()) continue;
     Mount mount;
     if (tail[0] == "cgroup2") {
@@ -89,8 +85,7 @@ bool HasController(const std::vector<std::string>& list, absl::string_view name)
 // The directory of the cgroup `path` below `mount`, and its ancestors up to the mount
 // point, innermost first. A path outside the mount's root (another cgroup namespace)
 // starts at the mount point.
-std::vector<std::string> CgroupDirs(const SysfsReader& reader, const Mount& mount,
-                                    absl::string_view path) {
+std::vector<std::string> CgroupDirs(const SysfsReader& reader, const Mount& mount, absl::string_view path) {
   std::string rel(path);
   if (mount.root != "/" && (rel == mount.root || absl::StartsWith(rel, mount.root + "/"))) {
     rel = rel.substr(mount.root.size());
@@ -133,8 +128,7 @@ void ReadV2(const SysfsReader& reader, const std::vector<std::string>& dirs, Cpu
     const std::string cpu_max = absl::StrCat(dir, "/cpu.max");
     int64_t quota = 0;
     int64_t period = 0;
-    if (std::optional<std::string> text = reader.Read(cpu_max);
-        text && ParseCpuMax(*text, &quota, &period)) {
+    if (std::optional<std::string> text = reader.Read(cpu_max); text && ParseCpuMax(*text, &quota, &period)) {
       TakeQuota(quota, period, absl::StrCat("cgroup v2 ", cpu_max), limits);
     }
     const std::string memory_max = absl::StrCat(dir, "/memory.max");
@@ -144,8 +138,7 @@ void ReadV2(const SysfsReader& reader, const std::vector<std::string>& dirs, Cpu
   }
 }
 
-void ReadV1Cpu(const SysfsReader& reader, const std::vector<std::string>& dirs,
-               CpuLimits& limits) {
+void ReadV1Cpu(const SysfsReader& reader, const std::vector<std::string>& dirs, CpuLimits& limits) {
   for (const std::string& dir : dirs) {
     const std::string quota_file = absl::StrCat(dir, "/cpu.cfs_quota_us");
     std::optional<int64_t> quota = reader.ReadInt(quota_file);
@@ -156,8 +149,7 @@ void ReadV1Cpu(const SysfsReader& reader, const std::vector<std::string>& dirs,
   }
 }
 
-void ReadV1Memory(const SysfsReader& reader, const std::vector<std::string>& dirs,
-                  CpuLimits& limits) {
+void ReadV1Memory(const SysfsReader& reader, const std::vector<std::string>& dirs, CpuLimits& limits) {
   for (const std::string& dir : dirs) {
     const std::string file = absl::StrCat(dir, "/memory.limit_in_bytes");
     if (std::optional<uint64_t> bytes = reader.ReadUint(file)) {
@@ -168,8 +160,8 @@ void ReadV1Memory(const SysfsReader& reader, const std::vector<std::string>& dir
 
 // The first mount of `version` (with `controller` for v1) from mountinfo, else the
 // conventional location when it exists.
-std::optional<Mount> FindMount(const SysfsReader& reader, const std::vector<Mount>& mounts,
-                               int version, absl::string_view controller) {
+std::optional<Mount> FindMount(const SysfsReader& reader, const std::vector<Mount>& mounts, int version,
+                               absl::string_view controller) {
   for (const Mount& m : mounts) {
     if (m.version == version && (version == 2 || HasController(m.controllers, controller))) {
       return m;
@@ -219,8 +211,7 @@ CpuSet ReadAllowed(const SysfsReader& reader) {
 
 bool ParseCpuMax(std::string_view text, int64_t* quota_us, int64_t* period_us) {
   std::vector<absl::string_view> words =
-      absl::StrSplit(absl::StripAsciiWhitespace(absl::string_view(text.data(), text.size())),
-                     ' ', absl::SkipEmpty());
+      absl::StrSplit(absl::StripAsciiWhitespace(absl::string_view(text.data(), text.size())), ' ', absl::SkipEmpty());
   if (words.empty() || words[0] == "max") return false;
   int64_t quota = 0;
   int64_t period = 100000;  // the kernel's default when only the quota is written

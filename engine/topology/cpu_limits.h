@@ -26,9 +26,9 @@ struct CpuLimits {
   CpuSet allowed;
   // The cgroup CPU quota in CPUs (quota / period), 0 = no quota.
   double quota_cpus = 0;
-  int64_t quota_us = 0;    // of the limiting cgroup, 0 = no quota
+  int64_t quota_us = 0;  // of the limiting cgroup, 0 = no quota
   int64_t period_us = 0;
-  std::string quota_source;  // e.g. "cgroup v1 /sys/fs/cgroup/cpu/ci/cpu.cfs_quota_us"; "" = none
+  std::string quota_source;         // e.g. "cgroup v1 /sys/fs/cgroup/cpu/ci/cpu.cfs_quota_us"; "" = none
   uint64_t memory_limit_bytes = 0;  // 0 = no limit
   std::string memory_source;        // e.g. "cgroup v2 /sys/fs/cgroup/app/memory.max"
   std::vector<std::string> notes;   // what could not be read (never an error)

@@ -86,8 +86,7 @@ std::string Prop(const std::map<std::string, std::string>& props, absl::string_v
 bool Known(absl::string_view value) { return value != kUnknown; }
 
 // The first known of several properties, else "unknown".
-std::string FirstProp(const std::map<std::string, std::string>& props,
-                      std::initializer_list<absl::string_view> keys) {
+std::string FirstProp(const std::map<std::string, std::string>& props, std::initializer_list<absl::string_view> keys) {
   for (absl::string_view key : keys) {
     std::string value = Prop(props, key);
     if (Known(value)) return value;
@@ -123,8 +122,8 @@ std::map<std::string, std::string> ParseBuildProp(absl::string_view text) {
   return props;
 }
 
-std::optional<std::map<std::string, std::string>> ReadAndroidProperties(
-    const SysfsReader& reader, std::string* source) {
+std::optional<std::map<std::string, std::string>> ReadAndroidProperties(const SysfsReader& reader,
+                                                                        std::string* source) {
   const std::string getprop = reader.Resolve(kGetprop);
   if (access(getprop.c_str(), X_OK) == 0) {
     if (std::optional<std::string> out = RunCapture(getprop)) {
@@ -151,8 +150,7 @@ std::optional<std::map<std::string, std::string>> ReadAndroidProperties(
   return props;
 }
 
-void FillAndroid(const std::map<std::string, std::string>& props, absl::string_view source,
-                 v1::HostInfo& host) {
+void FillAndroid(const std::map<std::string, std::string>& props, absl::string_view source, v1::HostInfo& host) {
   v1::AndroidInfo& android = *host.mutable_android();
   android.set_source(std::string(source));
   android.set_manufacturer(Prop(props, "ro.product.manufacturer"));
@@ -179,9 +177,12 @@ void FillAndroid(const std::map<std::string, std::string>& props, absl::string_v
   if (Known(android.soc())) host.set_soc(android.soc());
   std::vector<std::string> unknown;
   const std::initializer_list<std::pair<const char*, const std::string*>> fields = {
-      {"manufacturer", &android.manufacturer()}, {"model", &android.model()},
-      {"board", &android.board()},               {"soc", &android.soc()},
-      {"release", &android.release()},           {"fingerprint", &android.fingerprint()},
+      {"manufacturer", &android.manufacturer()},
+      {"model", &android.model()},
+      {"board", &android.board()},
+      {"soc", &android.soc()},
+      {"release", &android.release()},
+      {"fingerprint", &android.fingerprint()},
       {"abi", &android.abi()}};
   for (const auto& [name, value] : fields) {
     if (!Known(*value)) unknown.push_back(name);
@@ -203,8 +204,7 @@ void FillPowerAndThermal(const SysfsReader& reader, v1::HostInfo& host) {
     battery.set_name(name);
     std::vector<std::string> notes;
     const std::string level_path = absl::StrCat(dir, "/capacity");
-    std::optional<double> level =
-        ReadSensor(reader, level_path, kBatteryLevelRange, 1, level_path, &notes);
+    std::optional<double> level = ReadSensor(reader, level_path, kBatteryLevelRange, 1, level_path, &notes);
     battery.set_level_percent(level ? static_cast<int32_t>(std::lround(*level)) : -1);
     if (!level && notes.empty()) unreadable.push_back(level_path);  // missing or denied
     std::optional<std::string> status = reader.Read(absl::StrCat(dir, "/status"));
@@ -213,8 +213,7 @@ void FillPowerAndThermal(const SysfsReader& reader, v1::HostInfo& host) {
     battery.set_charging(battery.status() == "Charging");
     const std::string temp_path = absl::StrCat(dir, "/temp");
     const std::size_t noted = notes.size();
-    if (std::optional<double> celsius =
-            ReadSensor(reader, temp_path, kTemperatureRange, 0.1, temp_path, &notes)) {
+    if (std::optional<double> celsius = ReadSensor(reader, temp_path, kTemperatureRange, 0.1, temp_path, &notes)) {
       battery.set_temperature_c(*celsius);
       battery.set_temperature_known(true);
     } else if (notes.size() == noted) {

@@ -19,8 +19,7 @@ namespace fleetmark::engine::topology_internal {
 // root + /system/build.prop then /vendor/build.prop (the first file giving a key wins).
 // nullopt when neither exists (not Android). `source` is set to "getprop" or
 // "build.prop". A getprop that cannot be run falls back to the files. Thread-safe.
-std::optional<std::map<std::string, std::string>> ReadAndroidProperties(
-    const SysfsReader& reader, std::string* source);
+std::optional<std::map<std::string, std::string>> ReadAndroidProperties(const SysfsReader& reader, std::string* source);
 
 // Parses getprop's "[key]: [value]" lines; other lines are ignored. Pure function.
 std::map<std::string, std::string> ParseGetpropOutput(absl::string_view text);
@@ -31,8 +30,7 @@ std::map<std::string, std::string> ParseBuildProp(absl::string_view text);
 
 // host.android from the properties (missing ones "unknown"); also sets host.os to
 // "Android <release>", device_model to "<manufacturer> <model>" and soc when known.
-void FillAndroid(const std::map<std::string, std::string>& props, absl::string_view source,
-                 v1::HostInfo& host);
+void FillAndroid(const std::map<std::string, std::string>& props, absl::string_view source, v1::HostInfo& host);
 
 // host.batteries and host.thermal_zones; unreadable values noted in host.notes.
 void FillPowerAndThermal(const SysfsReader& reader, v1::HostInfo& host);

@@ -46,8 +46,7 @@ std::vector<std::string> QemuHandlerNames(absl::string_view binary_arch) {
 
 // "qemu-aarch64 enabled (interpreter /usr/libexec/qemu-binfmt/aarch64-binfmt-P)" for
 // each enabled qemu handler of `binary_arch` registered below the reader's root.
-std::vector<std::string> EnabledQemuHandlers(const SysfsReader& reader,
-                                             absl::string_view binary_arch) {
+std::vector<std::string> EnabledQemuHandlers(const SysfsReader& reader, absl::string_view binary_arch) {
   std::vector<std::string> found;
   for (const std::string& name : QemuHandlerNames(binary_arch)) {
     std::optional<std::string> text = reader.Read(absl::StrCat(kBinfmtDir, "/", name));
@@ -58,9 +57,8 @@ std::vector<std::string> EnabledQemuHandlers(const SysfsReader& reader,
     for (absl::string_view line : lines) {
       if (absl::ConsumePrefix(&line, "interpreter ")) interpreter = std::string(line);
     }
-    found.push_back(interpreter.empty()
-                        ? absl::StrCat(name, " enabled")
-                        : absl::StrCat(name, " enabled (interpreter ", interpreter, ")"));
+    found.push_back(interpreter.empty() ? absl::StrCat(name, " enabled")
+                                        : absl::StrCat(name, " enabled (interpreter ", interpreter, ")"));
   }
   return found;
 }
@@ -96,8 +94,7 @@ std::string ArchFamily(absl::string_view arch) {
   return std::string(arch);
 }
 
-EmulationVerdict DetectEmulation(const SysfsReader& reader, const CpuInfo& cpuinfo,
-                                 absl::string_view binary_arch,
+EmulationVerdict DetectEmulation(const SysfsReader& reader, const CpuInfo& cpuinfo, absl::string_view binary_arch,
                                  absl::string_view uname_machine) {
   const std::string binary_family = ArchFamily(binary_arch);
   const std::string uname_family = ArchFamily(uname_machine);
@@ -106,8 +103,7 @@ EmulationVerdict DetectEmulation(const SysfsReader& reader, const CpuInfo& cpuin
 
   EmulationVerdict verdict;
   std::vector<std::string> seen = {
-      absl::StrCat("binary ", binary_arch),
-      absl::StrCat("uname ", uname_machine.empty() ? "unknown" : uname_machine),
+      absl::StrCat("binary ", binary_arch), absl::StrCat("uname ", uname_machine.empty() ? "unknown" : uname_machine),
       cpu_family.empty() ? std::string("/proc/cpuinfo names no CPU architecture")
                          : absl::StrCat("/proc/cpuinfo ", cpu_family, " (", cpu_line, ")")};
   if (!cpu_family.empty() && cpu_family != binary_family) {

@@ -38,8 +38,7 @@ std::string ArchFamily(absl::string_view arch);
 // another family cannot run the binary natively), or — cpuinfo saying nothing — an
 // enabled qemu handler for the binary's own architecture is registered. Missing or
 // unreadable files are evidence of nothing, never an error. Thread-safe.
-EmulationVerdict DetectEmulation(const SysfsReader& reader, const CpuInfo& cpuinfo,
-                                 absl::string_view binary_arch,
+EmulationVerdict DetectEmulation(const SysfsReader& reader, const CpuInfo& cpuinfo, absl::string_view binary_arch,
                                  absl::string_view uname_machine);
 
 }  // namespace fleetmark::engine::topology_internal

@@ -33,8 +33,7 @@ void ReadFrequencies(const SysfsReader& reader, const CpuSet& cpus, v1::EnvSnaps
     std::string path = absl::StrCat(dir, "/scaling_cur_freq");
     if (!reader.Exists(path)) path = absl::StrCat(dir, "/cpuinfo_cur_freq");
     std::optional<double> cur =
-        topology_internal::ReadSensor(reader, path, topology_internal::kFrequencyRange, 1,
-                                      path, &notes);
+        topology_internal::ReadSensor(reader, path, topology_internal::kFrequencyRange, 1, path, &notes);
     for (std::string& note : notes) snap.add_notes(std::move(note));
     if (cur) {
       khz[static_cast<std::size_t>(cpu)] = static_cast<uint64_t>(*cur);
@@ -51,21 +50,19 @@ void ReadThermalZones(const SysfsReader& reader, v1::EnvSnapshot& snap) {
     const std::string dir = absl::StrCat(kThermalDir, "/thermal_zone", zone);
     const std::string type = reader.Read(absl::StrCat(dir, "/type")).value_or("");
     std::vector<std::string> notes;
-    std::optional<double> celsius = topology_internal::ReadSensor(
-        reader, absl::StrCat(dir, "/temp"), topology_internal::kTemperatureRange, 1e-3,
-        absl::StrCat("thermal_zone", zone, " (", type, ")"), &notes);
+    std::optional<double> celsius =
+        topology_internal::ReadSensor(reader, absl::StrCat(dir, "/temp"), topology_internal::kTemperatureRange, 1e-3,
+                                      absl::StrCat("thermal_zone", zone, " (", type, ")"), &notes);
     for (std::string& note : notes) snap.add_notes(std::move(note));
     if (!celsius) continue;  // disabled zones fail to read; implausible ones are noted
     const int64_t milli_c = static_cast<int64_t>(std::llround(*celsius * 1000));
     snap.add_temperatures_c(*celsius);
     snap.add_thermal_zone_types(type);
     for (int trip = 0;; ++trip) {
-      std::optional<std::string> type =
-          reader.Read(absl::StrCat(dir, "/trip_point_", trip, "_type"));
+      std::optional<std::string> type = reader.Read(absl::StrCat(dir, "/trip_point_", trip, "_type"));
       if (!type) break;
       if (*type != "passive" && *type != "hot" && *type != "critical") continue;
-      std::optional<int64_t> trip_milli_c =
-          reader.ReadInt(absl::StrCat(dir, "/trip_point_", trip, "_temp"));
+      std::optional<int64_t> trip_milli_c = reader.ReadInt(absl::StrCat(dir, "/trip_point_", trip, "_temp"));
       if (trip_milli_c && *trip_milli_c > 0 && milli_c >= *trip_milli_c) {
         snap.set_trip_point_crossed(true);
       }
@@ -73,8 +70,7 @@ void ReadThermalZones(const SysfsReader& reader, v1::EnvSnapshot& snap) {
   }
 }
 
-void ReadThrottleEvents(const SysfsReader& reader, const CpuSet& cpus,
-                        v1::EnvSnapshot& snap) {
+void ReadThrottleEvents(const SysfsReader& reader, const CpuSet& cpus, v1::EnvSnapshot& snap) {
   uint64_t total = 0;
   bool readable = false;
   for (int cpu : cpus) {
@@ -118,8 +114,7 @@ v1::EnvSnapshot TakeEnvSnapshot(std::string_view fsroot) {
   return snap;
 }
 
-ThrottleVerdict Throttled(const v1::EnvSnapshot& before, const v1::EnvSnapshot& after,
-                          const v1::HostInfo& host) {
+ThrottleVerdict Throttled(const v1::EnvSnapshot& before, const v1::EnvSnapshot& after, const v1::HostInfo& host) {
   std::vector<std::string> reasons;
   std::vector<std::pair<std::string, std::vector<uint32_t>>> groups;
   for (const v1::CoreKind& c : host.core_classes()) {
@@ -137,21 +132,18 @@ ThrottleVerdict Throttled(const v1::EnvSnapshot& before, const v1::EnvSnapshot& 
     if (was == 0 || now == 0) continue;
     const double drop = 1.0 - static_cast<double>(now) / static_cast<double>(was);
     if (drop > kThrottleFrequencyDropFraction) {
-      reasons.push_back(absl::StrFormat(
-          "class %s: max frequency %d -> %d kHz (-%.1f%%, threshold %.0f%%)", name, was,
-          now, 100.0 * drop, 100.0 * kThrottleFrequencyDropFraction));
+      reasons.push_back(absl::StrFormat("class %s: max frequency %d -> %d kHz (-%.1f%%, threshold %.0f%%)", name, was,
+                                        now, 100.0 * drop, 100.0 * kThrottleFrequencyDropFraction));
     }
   }
   if (after.trip_point_crossed()) {
-    reasons.push_back(before.trip_point_crossed()
-                          ? "a thermal zone was at or above a trip point before and after"
-                          : "a thermal zone crossed a trip point during the case");
+    reasons.push_back(before.trip_point_crossed() ? "a thermal zone was at or above a trip point before and after"
+                                                  : "a thermal zone crossed a trip point during the case");
   }
   if (before.thermal_throttle_readable() && after.thermal_throttle_readable() &&
       after.thermal_throttle_events() > before.thermal_throttle_events()) {
-    reasons.push_back(absl::StrCat(
-        "x86 thermal throttle events +",
-        after.thermal_throttle_events() - before.thermal_throttle_events()));
+    reasons.push_back(absl::StrCat("x86 thermal throttle events +",
+                                   after.thermal_throttle_events() - before.thermal_throttle_events()));
   }
   ThrottleVerdict verdict;
   verdict.throttled = !reasons.empty();

@@ -42,7 +42,6 @@ struct ThrottleVerdict {
 // the max current frequency dropped by more than kThrottleFrequencyDropFraction between
 // the snapshots, (b) `after` has a trip point crossed, or (c) the x86 thermal throttle
 // event counters increased. Snapshots without frequencies skip (a). Pure function.
-ThrottleVerdict Throttled(const v1::EnvSnapshot& before, const v1::EnvSnapshot& after,
-                          const v1::HostInfo& host);
+ThrottleVerdict Throttled(const v1::EnvSnapshot& before, const v1::EnvSnapshot& after, const v1::HostInfo& host);
 
 }  // namespace fleetmark::engine

@@ -40,8 +40,7 @@ const KindView* KindOf(const std::vector<KindView>& kinds, int cpu) {
 
 // hwloc's kinds, as they are (name = kind index; hwloc orders them from the most
 // energy-efficient to the most performant).
-void FillKinds(const TopologyView& view, const std::map<int, CpuFacts>& facts,
-               v1::HostInfo& host) {
+void FillKinds(const TopologyView& view, const std::map<int, CpuFacts>& facts, v1::HostInfo& host) {
   for (std::size_t k = 0; k < view.kinds.size(); ++k) {
     const KindView& kind = view.kinds[k];
     v1::CoreKind* out = host.add_core_kinds();
@@ -62,8 +61,7 @@ void FillKinds(const TopologyView& view, const std::map<int, CpuFacts>& facts,
     for (const auto& core : view.cores) {
       if (std::binary_search(kind.cpus.begin(), kind.cpus.end(), core.cpus[0])) {
         out->set_cores(out->cores() + 1);
-        out->set_threads_per_core(
-            std::max<uint32_t>(out->threads_per_core(), core.cpus.size()));
+        out->set_threads_per_core(std::max<uint32_t>(out->threads_per_core(), core.cpus.size()));
       }
     }
   }
@@ -77,10 +75,10 @@ void FillFrequencyPolicy(const std::vector<CpuFacts>& facts, v1::HostInfo& host)
     if (f.scaling_min_khz == 0 || f.scaling_min_khz != f.scaling_max_khz) locked = false;
   }
   host.set_clocks_locked(locked);
-  if (std::all_of(facts.begin(), facts.end(),
-                  [](const CpuFacts& f) { return f.governor.empty() && f.max_khz == 0; })) {
-    host.add_notes("cpufreq: not exposed (virtual machine or no driver): governor and "
-                   "max frequencies unknown, clocks_locked false");
+  if (std::all_of(facts.begin(), facts.end(), [](const CpuFacts& f) { return f.governor.empty() && f.max_khz == 0; })) {
+    host.add_notes(
+        "cpufreq: not exposed (virtual machine or no driver): governor and "
+        "max frequencies unknown, clocks_locked false");
   }
 }
 
@@ -107,8 +105,7 @@ v1::ResourceLimits DetectResourceLimits(std::string_view fsroot, uint32_t machin
   out.set_cpu_quota_source(limits.quota_source);
   out.set_memory_limit_bytes(limits.memory_limit_bytes);
   out.set_memory_limit_source(limits.memory_source);
-  out.set_effective_cpus(
-      static_cast<uint32_t>(limits.EffectiveCpus(static_cast<int>(machine_cpus))));
+  out.set_effective_cpus(static_cast<uint32_t>(limits.EffectiveCpus(static_cast<int>(machine_cpus))));
   if (notes != nullptr) notes->insert(notes->end(), limits.notes.begin(), limits.notes.end());
   return out;
 }
@@ -118,18 +115,15 @@ absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
     struct stat st;
     if (stat(options.fsroot.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "fsroot: a directory holding a recorded sys/ and proc/ tree expected, got \"",
-          options.fsroot, "\""));
+          "fsroot: a directory holding a recorded sys/ and proc/ tree expected, got \"", options.fsroot, "\""));
     }
   }
   topology_internal::SysfsReader reader(options.fsroot);
-  const topology_internal::CpuInfo cpuinfo =
-      topology_internal::ParseCpuInfo(reader.Read("/proc/cpuinfo").value_or(""));
+  const topology_internal::CpuInfo cpuinfo = topology_internal::ParseCpuInfo(reader.Read("/proc/cpuinfo").value_or(""));
   const CpuSet online = topology_internal::ReadOnlineCpus(reader, cpuinfo);
   if (!options.fsroot.empty() && online.empty()) {
     return absl::NotFoundError(absl::StrCat(
-        "fsroot \"", options.fsroot,
-        "\": no CPU in sys/devices/system/cpu nor proc/cpuinfo (not a recorded tree?)"));
+        "fsroot \"", options.fsroot, "\": no CPU in sys/devices/system/cpu nor proc/cpuinfo (not a recorded tree?)"));
   }
 
   v1::HostInfo host;
@@ -147,9 +141,8 @@ absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
     view = topology_internal::ReadSysfsTopology(reader, online);
     if (!view.ok()) return view.status();
   }
-  host.set_topology_source(options.fsroot.empty()
-                               ? source
-                               : absl::StrCat("fsroot:", options.fsroot, " (", source, ")"));
+  host.set_topology_source(options.fsroot.empty() ? source
+                                                  : absl::StrCat("fsroot:", options.fsroot, " (", source, ")"));
   host.set_hwloc_version(view->hwloc_version);
 
   CpuSet cpus;
@@ -160,14 +153,12 @@ absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
                                 " online CPUs usable by this process (cgroup/affinity)"));
   }
   std::vector<std::string> sensor_notes;
-  const std::vector<CpuFacts> facts =
-      topology_internal::ReadCpuFacts(reader, cpuinfo, cpus, &sensor_notes);
+  const std::vector<CpuFacts> facts = topology_internal::ReadCpuFacts(reader, cpuinfo, cpus, &sensor_notes);
   bool implausible_kind = false;
   for (KindView& kind : view->kinds) {
     // hwloc reads cpuinfo_max_freq itself: the same range applies.
     if (kind.max_khz != 0 &&
-        !topology_internal::InSensorRange(static_cast<double>(kind.max_khz),
-                                          topology_internal::kFrequencyRange,
+        !topology_internal::InSensorRange(static_cast<double>(kind.max_khz), topology_internal::kFrequencyRange,
                                           "hwloc cpu kind FrequencyMaxMHz", &sensor_notes)) {
       kind.max_khz = 0;
       implausible_kind = true;
@@ -183,13 +174,11 @@ absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
 
   std::vector<std::string> limit_notes;
   *host.mutable_limits() = DetectResourceLimits(
-      options.fsroot, static_cast<uint32_t>(online.empty() ? cpus.size() : online.size()),
-      &limit_notes);
+      options.fsroot, static_cast<uint32_t>(online.empty() ? cpus.size() : online.size()), &limit_notes);
   for (std::string& note : limit_notes) host.add_notes(std::move(note));
   // "Logical CPUs" = what this process may use (the view's CPUs when a cpuset cgroup
   // already hid some from hwloc).
-  host.set_logical_cpus(std::min<uint32_t>(static_cast<uint32_t>(cpus.size()),
-                                           host.limits().effective_cpus()));
+  host.set_logical_cpus(std::min<uint32_t>(static_cast<uint32_t>(cpus.size()), host.limits().effective_cpus()));
   host.set_physical_cores(static_cast<uint32_t>(view->cores.size()));
   host.set_packages(static_cast<uint32_t>(view->packages));
   host.set_numa_nodes(static_cast<uint32_t>(view->numa_nodes));
@@ -207,14 +196,12 @@ absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
       if (t.microarchitecture.empty()) t.microarchitecture = f.microarchitecture;
     }
     for (const v1::CacheInfo& cache : view->caches) {
-      if (cache.cpus_size() == 0 ||
-          std::find(cache.cpus().begin(), cache.cpus().end(),
-                    static_cast<uint32_t>(core.cpus[0])) == cache.cpus().end()) {
+      if (cache.cpus_size() == 0 || std::find(cache.cpus().begin(), cache.cpus().end(),
+                                              static_cast<uint32_t>(core.cpus[0])) == cache.cpus().end()) {
         continue;
       }
       if (cache.level() == 2 && cache.type() != "instruction") {
-        t.l2_share_bytes = cache.size_bytes() * core.cpus.size() /
-                           static_cast<uint64_t>(cache.cpus_size());
+        t.l2_share_bytes = cache.size_bytes() * core.cpus.size() / static_cast<uint64_t>(cache.cpus_size());
       } else if (cache.level() == 1 && cache.type() == "data") {
         t.l1d_bytes = cache.size_bytes();
       }
@@ -249,9 +236,7 @@ absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
   if (options.fsroot.empty() || !options.running_arch.empty()) {
     // Live: uname(2) is the binary's view (qemu-user fakes it), host.arch() holds it.
     const topology_internal::EmulationVerdict verdict = topology_internal::DetectEmulation(
-        reader, cpuinfo,
-        options.fsroot.empty() ? topology_internal::BinaryArch() : options.running_arch,
-        host.arch());
+        reader, cpuinfo, options.fsroot.empty() ? topology_internal::BinaryArch() : options.running_arch, host.arch());
     host.set_emulated(verdict.emulated);
     host.set_emulation_evidence(verdict.evidence);
   }

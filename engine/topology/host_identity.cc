@@ -26,8 +26,7 @@ std::map<std::string, std::string> ParseKeyValues(absl::string_view text, char s
     if (at == absl::string_view::npos) continue;
     absl::string_view key = absl::StripAsciiWhitespace(line.substr(0, at));
     absl::string_view value = absl::StripAsciiWhitespace(line.substr(at + 1));
-    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
-        value.back() == value.front()) {
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
       value = value.substr(1, value.size() - 2);
     }
     values[std::string(key)] = std::string(value);
@@ -41,8 +40,7 @@ std::string ArmCoreSummary(const CpuInfo& cpuinfo) {
   for (const auto& [id, entry] : cpuinfo.cpus) {
     std::string name = ArmCoreLabel(entry.implementer, entry.part);
     if (name.empty()) return "";
-    auto it = std::find_if(counts.begin(), counts.end(),
-                           [&](const auto& c) { return c.first == name; });
+    auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == name; });
     if (it == counts.end()) {
       counts.emplace_back(name, 1);
     } else {
@@ -100,28 +98,23 @@ void FillIdentity(const SysfsReader& reader, const CpuInfo& cpuinfo, v1::HostInf
 
   // Android: getprop below the root (a fixture's stand-in in tests), else build.prop.
   std::string android_source;
-  if (std::optional<std::map<std::string, std::string>> props =
-          ReadAndroidProperties(reader, &android_source)) {
+  if (std::optional<std::map<std::string, std::string>> props = ReadAndroidProperties(reader, &android_source)) {
     FillAndroid(*props, android_source, host);
   } else {
-    std::map<std::string, std::string> os_release =
-        ParseKeyValues(reader.Read("/etc/os-release").value_or(""), '=');
-    host.set_os(!os_release["PRETTY_NAME"].empty() ? os_release["PRETTY_NAME"]
-                                                   : nofile["OSName"]);
+    std::map<std::string, std::string> os_release = ParseKeyValues(reader.Read("/etc/os-release").value_or(""), '=');
+    host.set_os(!os_release["PRETTY_NAME"].empty() ? os_release["PRETTY_NAME"] : nofile["OSName"]);
   }
   if (host.os().empty()) host.add_notes("os: no /etc/os-release in the tree");
 
   if (host.device_model().empty()) {
     // Device-tree boards, then PCs (DMI), then the ARM kernel's machine name.
     std::string model = reader.Read("/sys/firmware/devicetree/base/model").value_or("");
-    model = std::string(absl::StripTrailingAsciiWhitespace(
-        absl::string_view(model.c_str())));  // device-tree strings end in NUL
+    model = std::string(
+        absl::StripTrailingAsciiWhitespace(absl::string_view(model.c_str())));  // device-tree strings end in NUL
     if (model.empty()) {
       std::string vendor = reader.Read("/sys/class/dmi/id/sys_vendor").value_or("");
       std::string product = reader.Read("/sys/class/dmi/id/product_name").value_or("");
-      model = vendor.empty() || absl::StartsWith(product, vendor)
-                  ? product
-                  : absl::StrCat(vendor, " ", product);
+      model = vendor.empty() || absl::StartsWith(product, vendor) ? product : absl::StrCat(vendor, " ", product);
     }
     if (model.empty()) model = cpuinfo.hardware;
     host.set_device_model(model);

@@ -34,10 +34,10 @@ std::string Bytes(uint64_t bytes) {
 std::string OrUnknown(const std::string& s) { return s.empty() ? "(unknown)" : s; }
 
 std::string KindLine(const v1::CoreKind& kind, int name_width) {
-  std::string line = absl::StrFormat(
-      "  %-*s cpus %-10s %2u %s x %u %s  %s", name_width, kind.name(), CpuList(kind.cpus()),
-      kind.cores(), kind.cores() == 1 ? "core " : "cores", kind.threads_per_core(),
-      kind.threads_per_core() == 1 ? "thread " : "threads", Ghz(kind.max_frequency_khz()));
+  std::string line =
+      absl::StrFormat("  %-*s cpus %-10s %2u %s x %u %s  %s", name_width, kind.name(), CpuList(kind.cpus()),
+                      kind.cores(), kind.cores() == 1 ? "core " : "cores", kind.threads_per_core(),
+                      kind.threads_per_core() == 1 ? "thread " : "threads", Ghz(kind.max_frequency_khz()));
   if (kind.capacity() > 0) absl::StrAppend(&line, "  capacity ", kind.capacity());
   if (!kind.microarchitecture().empty()) absl::StrAppend(&line, "  ", kind.microarchitecture());
   return line;
@@ -51,15 +51,13 @@ std::string CacheName(const v1::CacheInfo& cache) {
 }  // namespace
 
 std::string FormatLimits(const v1::ResourceLimits& limits) {
-  std::string out = absl::StrCat("allowed ", limits.allowed_cpus(), " of ",
-                                 limits.machine_cpus(), " machine CPUs");
+  std::string out = absl::StrCat("allowed ", limits.allowed_cpus(), " of ", limits.machine_cpus(), " machine CPUs");
   if (limits.allowed_cpu_ids_size() > 0 && limits.allowed_cpus() < limits.machine_cpus()) {
     absl::StrAppend(&out, " (cpus ", CpuList(limits.allowed_cpu_ids()), ")");
   }
   if (limits.cpu_quota() > 0) {
-    absl::StrAppend(&out, absl::StrFormat(", CPU quota %.2f CPUs (%d/%d us, %s)",
-                                          limits.cpu_quota(), limits.cpu_quota_us(),
-                                          limits.cpu_period_us(), limits.cpu_quota_source()));
+    absl::StrAppend(&out, absl::StrFormat(", CPU quota %.2f CPUs (%d/%d us, %s)", limits.cpu_quota(),
+                                          limits.cpu_quota_us(), limits.cpu_period_us(), limits.cpu_quota_source()));
   } else {
     absl::StrAppend(&out, ", no CPU quota");
   }
@@ -81,21 +79,16 @@ std::string FormatHostText(const v1::HostInfo& host) {
   row("os", absl::StrCat(OrUnknown(host.os()), ", kernel ", OrUnknown(host.kernel())));
   if (!host.device_model().empty()) row("device", host.device_model());
   if (!host.soc().empty()) row("soc", host.soc());
-  row("cpus", absl::StrFormat("%u logical, %u physical cores, %u package%s, %u NUMA node%s",
-                              host.logical_cpus(), host.physical_cores(), host.packages(),
-                              host.packages() == 1 ? "" : "s", host.numa_nodes(),
-                              host.numa_nodes() == 1 ? "" : "s"));
+  row("cpus", absl::StrFormat("%u logical, %u physical cores, %u package%s, %u NUMA node%s", host.logical_cpus(),
+                              host.physical_cores(), host.packages(), host.packages() == 1 ? "" : "s",
+                              host.numa_nodes(), host.numa_nodes() == 1 ? "" : "s"));
   if (host.has_limits()) row("limits", FormatLimits(host.limits()));
-  row("smt", host.smt() ? absl::StrCat("yes (cpu 0 siblings: ",
-                                       CpuList(host.smt_siblings_of_cpu0()), ")")
-                        : "no");
+  row("smt", host.smt() ? absl::StrCat("yes (cpu 0 siblings: ", CpuList(host.smt_siblings_of_cpu0()), ")") : "no");
   row("memory", host.memory_bytes() > 0 ? Bytes(host.memory_bytes()) : "(unknown)");
   row("governor", OrUnknown(host.governor()));
   row("clocks", host.clocks_locked() ? "locked (min = max on every CPU)" : "not locked");
   row("source", absl::StrCat(host.topology_source(),
-                             host.hwloc_version().empty() ? ""
-                                                          : absl::StrCat(", hwloc ",
-                                                                         host.hwloc_version())));
+                             host.hwloc_version().empty() ? "" : absl::StrCat(", hwloc ", host.hwloc_version())));
   row("engine", host.engine_version());
 
   int width = 0;
@@ -121,9 +114,8 @@ std::string FormatHostText(const v1::HostInfo& host) {
       v1::CacheInfo c;
       c.set_level(std::get<0>(key));
       c.set_type(std::get<1>(key));
-      absl::StrAppend(&out, absl::StrFormat("  %-4s %-9s x %-2d cpus %s\n", CacheName(c),
-                                            Bytes(std::get<2>(key)), instances.size(),
-                                            absl::StrJoin(instances, " | ")));
+      absl::StrAppend(&out, absl::StrFormat("  %-4s %-9s x %-2d cpus %s\n", CacheName(c), Bytes(std::get<2>(key)),
+                                            instances.size(), absl::StrJoin(instances, " | ")));
     }
   }
   if (host.notes_size() > 0) {
@@ -136,13 +128,11 @@ std::string FormatHostText(const v1::HostInfo& host) {
 std::string FormatHostSummary(const v1::HostInfo& host) {
   std::vector<std::string> classes;
   for (const auto& k : host.core_classes()) {
-    classes.push_back(absl::StrFormat("%s %s (%ux%u @%s)", k.name(), CpuList(k.cpus()),
-                                      k.cores(), k.threads_per_core(),
+    classes.push_back(absl::StrFormat("%s %s (%ux%u @%s)", k.name(), CpuList(k.cpus()), k.cores(), k.threads_per_core(),
                                       Ghz(k.max_frequency_khz())));
   }
-  return absl::StrFormat("%s %s, %u CPUs / %u cores%s, %s", host.arch(), host.cpu_model(),
-                         host.logical_cpus(), host.physical_cores(),
-                         host.smt() ? ", SMT" : "", absl::StrJoin(classes, " + "));
+  return absl::StrFormat("%s %s, %u CPUs / %u cores%s, %s", host.arch(), host.cpu_model(), host.logical_cpus(),
+                         host.physical_cores(), host.smt() ? ", SMT" : "", absl::StrJoin(classes, " + "));
 }
 
 }  // namespace fleetmark::engine

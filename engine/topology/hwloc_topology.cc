@@ -84,8 +84,7 @@ void ReadLoaded(hwloc_topology_t topology, TopologyView& view) {
 
   // Cores; a platform whose hwloc topology has no Core objects gets one core per PU.
   const hwloc_obj_type_t core_type =
-      hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE
-                                                              : HWLOC_OBJ_PU;
+      hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
   const int ncores = hwloc_get_nbobjs_by_type(topology, core_type);
   for (int i = 0; i < ncores; ++i) {
     hwloc_obj_t core = hwloc_get_obj_by_type(topology, core_type, i);
@@ -99,9 +98,8 @@ void ReadLoaded(hwloc_topology_t topology, TopologyView& view) {
   std::sort(view.cores.begin(), view.cores.end(),
             [](const CoreView& a, const CoreView& b) { return a.cpus[0] < b.cpus[0]; });
 
-  for (hwloc_obj_type_t type : {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L1ICACHE, HWLOC_OBJ_L2CACHE,
-                                HWLOC_OBJ_L2ICACHE, HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L3ICACHE,
-                                HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L5CACHE}) {
+  for (hwloc_obj_type_t type : {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L1ICACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L2ICACHE,
+                                HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L3ICACHE, HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L5CACHE}) {
     const int n = hwloc_get_nbobjs_by_type(topology, type);
     for (int i = 0; i < n; ++i) {
       hwloc_obj_t obj = hwloc_get_obj_by_type(topology, type, i);
@@ -120,8 +118,7 @@ void ReadLoaded(hwloc_topology_t topology, TopologyView& view) {
     int efficiency = -1;
     unsigned nr_infos = 0;
     hwloc_info_s* infos = nullptr;
-    if (hwloc_cpukinds_get_info(topology, static_cast<unsigned>(k), cpuset, &efficiency,
-                                &nr_infos, &infos, 0) == 0) {
+    if (hwloc_cpukinds_get_info(topology, static_cast<unsigned>(k), cpuset, &efficiency, &nr_infos, &infos, 0) == 0) {
       KindView kind;
       kind.cpus = ToCpuSet(cpuset);
       kind.efficiency = efficiency;
@@ -159,9 +156,7 @@ absl::StatusOr<TopologyView> LoadHwlocTopology(absl::string_view fsroot) {
   } else {
     // hwloc 2.9 has no per-topology fsroot setter (hwloc_topology_set_fsroot was
     // removed in 2.0); the Linux backend reads HWLOC_FSROOT when the topology loads.
-    if (hwloc_topology_set_components(topology.get(),
-                                      HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
-                                      "x86") != 0) {
+    if (hwloc_topology_set_components(topology.get(), HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86") != 0) {
       return absl::InternalError("hwloc: cannot disable the x86 backend for a fsroot");
     }
     std::lock_guard<std::mutex> lock(EnvMutex());
@@ -176,17 +171,16 @@ absl::StatusOr<TopologyView> LoadHwlocTopology(absl::string_view fsroot) {
     // its "noos" backend, which counts the *live* machine's CPUs: never use that.
     const char* backend = hwloc_obj_get_info_by_name(hwloc_get_root_obj(topology.get()), "Backend");
     if (backend == nullptr || std::string_view(backend) != "Linux") {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "hwloc could not read the recorded tree \"", fsroot,
-          "\" (no usable sys/devices/system/cpu; hwloc backend \"",
-          backend == nullptr ? "none" : backend, "\")"));
+      return absl::FailedPreconditionError(absl::StrCat("hwloc could not read the recorded tree \"", fsroot,
+                                                        "\" (no usable sys/devices/system/cpu; hwloc backend \"",
+                                                        backend == nullptr ? "none" : backend, "\")"));
     }
   }
   TopologyView view;
   ReadLoaded(topology.get(), view);
   if (view.cores.empty()) {
-    return absl::NotFoundError(absl::StrCat("hwloc found no processing unit in \"",
-                                            fsroot.empty() ? "/" : fsroot, "\""));
+    return absl::NotFoundError(
+        absl::StrCat("hwloc found no processing unit in \"", fsroot.empty() ? "/" : fsroot, "\""));
   }
   return view;
 }

@@ -20,15 +20,14 @@ CpuSet HostCpus(const v1::HostInfo& host) {
 }
 
 absl::Status Unsupported(const PlacementSpec& spec, absl::string_view why) {
-  return absl::UnimplementedError(
-      absl::StrCat("placement \"", spec.text, "\" cannot be honoured: ", why));
+  return absl::UnimplementedError(absl::StrCat("placement \"", spec.text, "\" cannot be honoured: ", why));
 }
 
 std::string ErrnoText(int err) { return std::generic_category().message(err); }
 
 absl::Status PinError(const CpuSet& cpus, int err) {
-  std::string message = absl::StrCat("sched_setaffinity to CPUs ", FormatCpuList(cpus),
-                                     " failed: ", ErrnoText(err), " (errno ", err, ")");
+  std::string message = absl::StrCat("sched_setaffinity to CPUs ", FormatCpuList(cpus), " failed: ", ErrnoText(err),
+                                     " (errno ", err, ")");
   return absl::UnimplementedError(message);
 }
 
@@ -58,8 +57,7 @@ const cpu_set_t& InitialAffinity() {
 
 }  // namespace
 
-absl::StatusOr<CpuSet> PlanPlacement(const PlacementSpec& spec, const v1::HostInfo& host,
-                                     int threads) {
+absl::StatusOr<CpuSet> PlanPlacement(const PlacementSpec& spec, const v1::HostInfo& host, int threads) {
   if (threads <= 0) threads = static_cast<int>(host.logical_cpus());
   switch (spec.kind) {
     case PlacementKind::kAny:
@@ -78,15 +76,13 @@ absl::StatusOr<CpuSet> PlanPlacement(const PlacementSpec& spec, const v1::HostIn
         absl::StrAppend(&have, have.empty() ? "" : ", ", c.name());
       }
       return Unsupported(spec, absl::StrCat("the host has no ", spec.class_name,
-                                            " cores (its classes: ",
-                                            have.empty() ? "none" : have, ")"));
+                                            " cores (its classes: ", have.empty() ? "none" : have, ")"));
     }
     case PlacementKind::kOnePerCore: {
       CpuSet cpus;
       for (const v1::CoreInfo& core : host.cores()) {
         if (core.cpus_size() > 0) {
-          cpus.push_back(static_cast<int>(*std::min_element(core.cpus().begin(),
-                                                            core.cpus().end())));
+          cpus.push_back(static_cast<int>(*std::min_element(core.cpus().begin(), core.cpus().end())));
         }
       }
       if (cpus.empty()) return Unsupported(spec, "the host lists no physical cores");
@@ -119,8 +115,8 @@ absl::StatusOr<CpuSet> PlanPlacement(const PlacementSpec& spec, const v1::HostIn
       const CpuSet host_cpus = HostCpus(host);
       for (int cpu : spec.cpus) {
         if (!std::binary_search(host_cpus.begin(), host_cpus.end(), cpu)) {
-          return Unsupported(spec, absl::StrCat("CPU ", cpu, " is not one of the host's CPUs (",
-                                                FormatCpuList(host_cpus), ")"));
+          return Unsupported(
+              spec, absl::StrCat("CPU ", cpu, " is not one of the host's CPUs (", FormatCpuList(host_cpus), ")"));
         }
       }
       if (spec.cpus.empty()) return Unsupported(spec, "the CPU list is empty");
@@ -130,9 +126,7 @@ absl::StatusOr<CpuSet> PlanPlacement(const PlacementSpec& spec, const v1::HostIn
   return absl::InvalidArgumentError("placement: unknown kind");
 }
 
-bool IsPlacementUnsupported(const absl::Status& status) {
-  return status.code() == absl::StatusCode::kUnimplemented;
-}
+bool IsPlacementUnsupported(const absl::Status& status) { return status.code() == absl::StatusCode::kUnimplemented; }
 
 PlacementHooks::PlacementHooks(CpuSet cpus) : cpus_(std::move(cpus)), mask_(ToMask(cpus_)) {}
 
@@ -156,8 +150,7 @@ void PlacementHooks::OnThreadStart() {
 void PlacementHooks::OnTaskStart(int /*task*/) {
   const int cpu = sched_getcpu();
   if (cpu < 0 || cpu >= kMaxCpuId) return;
-  seen_[static_cast<std::size_t>(cpu) / 64].fetch_or(uint64_t{1} << (cpu % 64),
-                                                     std::memory_order_relaxed);
+  seen_[static_cast<std::size_t>(cpu) / 64].fetch_or(uint64_t{1} << (cpu % 64), std::memory_order_relaxed);
 }
 
 void PlacementHooks::Install(StrategyOptions& options) {
@@ -195,8 +188,7 @@ absl::Status PlacementHooks::status() const {
 ScopedThreadAffinity::ScopedThreadAffinity(const CpuSet& cpus) {
   if (cpus.empty()) return;
   if (sched_getaffinity(0, sizeof(saved_), &saved_) != 0) {
-    status_ = absl::UnimplementedError(
-        absl::StrCat("sched_getaffinity failed: ", ErrnoText(errno)));
+    status_ = absl::UnimplementedError(absl::StrCat("sched_getaffinity failed: ", ErrnoText(errno)));
     return;
   }
   const cpu_set_t mask = ToMask(cpus);

@@ -39,8 +39,7 @@ namespace fleetmark::engine {
 // the runner's CaseStatusFor already maps Unimplemented to) when the class does not
 // exist on the host, the host has no SMT core (smt_pairs), a listed CPU is not one of
 // the host's, or the host lists no cores (one_per_core). Pure function; thread-safe.
-absl::StatusOr<CpuSet> PlanPlacement(const PlacementSpec& spec, const v1::HostInfo& host,
-                                     int threads);
+absl::StatusOr<CpuSet> PlanPlacement(const PlacementSpec& spec, const v1::HostInfo& host, int threads);
 
 // True for the errors PlanPlacement, PlacementHooks::status() and
 // ScopedThreadAffinity::status() use for "this device cannot honour the placement"

@@ -18,27 +18,23 @@ constexpr absl::string_view kAllowedForms =
 // performance, mid, efficiency, or mid<N> (hosts with more than three classes).
 bool IsClassName(absl::string_view name) {
   const absl::string_view mid(kClassMid.data(), kClassMid.size());
-  if (name == absl::string_view(kClassPerformance.data(), kClassPerformance.size()) ||
-      name == mid ||
+  if (name == absl::string_view(kClassPerformance.data(), kClassPerformance.size()) || name == mid ||
       name == absl::string_view(kClassEfficiency.data(), kClassEfficiency.size())) {
     return true;
   }
   if (!absl::StartsWith(name, mid) || name.size() == mid.size()) return false;
-  return std::all_of(name.begin() + kClassMid.size(), name.end(),
-                     [](char c) { return absl::ascii_isdigit(c); });
+  return std::all_of(name.begin() + kClassMid.size(), name.end(), [](char c) { return absl::ascii_isdigit(c); });
 }
 
 absl::StatusOr<int> ParseCpuId(absl::string_view text, absl::string_view list) {
   int value = -1;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "CPU list \"", list, "\": \"", text, "\" is not a CPU number (0 <= id < ",
-        kMaxCpuId, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("CPU list \"", list, "\": \"", text, "\" is not a CPU number (0 <= id < ", kMaxCpuId, ")"));
   }
   if (value < 0 || value >= kMaxCpuId) {
-    return absl::InvalidArgumentError(absl::StrCat("CPU list \"", list, "\": 0 <= id < ",
-                                                   kMaxCpuId, ", got ", text));
+    return absl::InvalidArgumentError(absl::StrCat("CPU list \"", list, "\": 0 <= id < ", kMaxCpuId, ", got ", text));
   }
   return value;
 }
@@ -65,8 +61,8 @@ absl::StatusOr<CpuSet> ParseCpuList(std::string_view text) {
     absl::StatusOr<int> last = ParseCpuId(item.substr(dash + 1), list);
     if (!last.ok()) return last.status();
     if (*last < *first) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "CPU list \"", list, "\": range \"", item, "\" must be ascending"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("CPU list \"", list, "\": range \"", item, "\" must be ascending"));
     }
     for (int id = *first; id <= *last; ++id) cpus.push_back(id);
   }
@@ -107,11 +103,11 @@ absl::StatusOr<PlacementSpec> ParsePlacement(std::string_view text) {
   if (absl::StartsWith(s, "class:")) {
     absl::string_view name = s.substr(6);
     if (!IsClassName(name)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "placement \"", s,
-          "\": class must be one of performance, mid, efficiency (mid1, mid2, ... on hosts "
-          "with more than three classes), got \"",
-          name, "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat("placement \"", s,
+                       "\": class must be one of performance, mid, efficiency (mid1, mid2, ... on hosts "
+                       "with more than three classes), got \"",
+                       name, "\""));
     }
     spec.kind = PlacementKind::kClass;
     spec.class_name = std::string(name);
@@ -122,16 +118,14 @@ absl::StatusOr<PlacementSpec> ParsePlacement(std::string_view text) {
     absl::string_view list = s.substr(5);
     absl::StatusOr<CpuSet> cpus = ParseCpuList(std::string_view(list.data(), list.size()));
     if (!cpus.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("placement \"", s, "\": ", cpus.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat("placement \"", s, "\": ", cpus.status().message()));
     }
     spec.kind = PlacementKind::kCpus;
     spec.cpus = *std::move(cpus);
     spec.text = absl::StrCat("cpus:", FormatCpuList(spec.cpus));
     return spec;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("placement: one of ", kAllowedForms, ", got \"", s, "\""));
+  return absl::InvalidArgumentError(absl::StrCat("placement: one of ", kAllowedForms, ", got \"", s, "\""));
 }
 
 }  // namespace fleetmark::engine

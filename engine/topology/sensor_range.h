@@ -34,15 +34,13 @@ inline constexpr SensorRange kBatteryLevelRange{0, 100, "%"};
 
 // Whether `value` lies in `range`; if not, appends "<what>: <value><unit> outside
 // <min>..<max><unit>, left out" to `notes` (when not null). NaN is outside.
-bool InSensorRange(double value, const SensorRange& range, absl::string_view what,
-                   std::vector<std::string>* notes);
+bool InSensorRange(double value, const SensorRange& range, absl::string_view what, std::vector<std::string>* notes);
 
 // Reads the first number of the file at `path` (decimal, sign and exponent allowed),
 // times `scale` (e.g. 1e-3 for milli-°C), and returns it when in `range`. An absent
 // file gives nullopt silently; text that is not a number, or a value out of range,
 // gives nullopt and a note naming `what`. Thread-safe.
-std::optional<double> ReadSensor(const SysfsReader& reader, absl::string_view path,
-                                 const SensorRange& range, double scale,
-                                 absl::string_view what, std::vector<std::string>* notes);
+std::optional<double> ReadSensor(const SysfsReader& reader, absl::string_view path, const SensorRange& range,
+                                 double scale, absl::string_view what, std::vector<std::string>* notes);
 
 }  // namespace fleetmark::engine::topology_internal

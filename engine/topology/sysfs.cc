@@ -24,9 +24,7 @@ SysfsReader::SysfsReader(std::string fsroot) : fsroot_(std::move(fsroot)) {
   if (fsroot_ == "/") fsroot_.clear();
 }
 
-std::string SysfsReader::Resolve(absl::string_view path) const {
-  return absl::StrCat(fsroot_, path);
-}
+std::string SysfsReader::Resolve(absl::string_view path) const { return absl::StrCat(fsroot_, path); }
 
 std::optional<std::string> SysfsReader::Read(absl::string_view path) const {
   std::ifstream in(Resolve(path), std::ios::binary);
@@ -63,8 +61,7 @@ std::optional<int64_t> SysfsReader::ReadInt(absl::string_view path) const {
   return value;
 }
 
-std::vector<int> SysfsReader::ListNumbered(absl::string_view dir,
-                                           absl::string_view prefix) const {
+std::vector<int> SysfsReader::ListNumbered(absl::string_view dir, absl::string_view prefix) const {
   std::vector<int> numbers;
   std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(Resolve(dir).c_str()), &closedir);
   if (!d) return numbers;
@@ -113,8 +110,7 @@ absl::StatusOr<CpuSet> ParseCpuMask(absl::string_view text) {
       nibble = c - 'A' + 10;
     } else {
       return absl::InvalidArgumentError(
-          absl::StrCat("CPU mask: hexadecimal digits and commas expected, got \"",
-                       text, "\""));
+          absl::StrCat("CPU mask: hexadecimal digits and commas expected, got \"", text, "\""));
     }
     for (int b = 0; b < 4; ++b, ++bit) {
       if ((nibble >> b) & 1 && bit < kMaxCpuId) cpus.push_back(bit);

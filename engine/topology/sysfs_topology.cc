@@ -41,10 +41,17 @@ uint64_t ParseCacheSize(absl::string_view text) {
   uint64_t multiplier = 1;
   if (!text.empty()) {
     switch (absl::ascii_toupper(text.back())) {
-      case 'K': multiplier = 1024; break;
-      case 'M': multiplier = 1024 * 1024; break;
-      case 'G': multiplier = 1024ull * 1024 * 1024; break;
-      default: break;
+      case 'K':
+        multiplier = 1024;
+        break;
+      case 'M':
+        multiplier = 1024 * 1024;
+        break;
+      case 'G':
+        multiplier = 1024ull * 1024 * 1024;
+        break;
+      default:
+        break;
     }
     if (multiplier != 1) text.remove_suffix(1);
   }
@@ -54,11 +61,9 @@ uint64_t ParseCacheSize(absl::string_view text) {
 
 }  // namespace
 
-absl::StatusOr<TopologyView> ReadSysfsTopology(const SysfsReader& reader,
-                                               const CpuSet& cpus) {
+absl::StatusOr<TopologyView> ReadSysfsTopology(const SysfsReader& reader, const CpuSet& cpus) {
   if (cpus.empty()) {
-    return absl::NotFoundError(absl::StrCat("sysfs: no CPU under \"", reader.fsroot(),
-                                            kCpuDir, "\""));
+    return absl::NotFoundError(absl::StrCat("sysfs: no CPU under \"", reader.fsroot(), kCpuDir, "\""));
   }
   TopologyView view;
   // Cores: group CPUs by their SMT sibling set within the package.
@@ -111,14 +116,11 @@ absl::StatusOr<TopologyView> ReadSysfsTopology(const SysfsReader& reader,
       view.caches.push_back(std::move(cache));
     }
   }
-  std::sort(view.caches.begin(), view.caches.end(),
-            [](const v1::CacheInfo& a, const v1::CacheInfo& b) {
-              return std::tuple(a.level(), a.type(), a.cpus(0)) <
-                     std::tuple(b.level(), b.type(), b.cpus(0));
-            });
+  std::sort(view.caches.begin(), view.caches.end(), [](const v1::CacheInfo& a, const v1::CacheInfo& b) {
+    return std::tuple(a.level(), a.type(), a.cpus(0)) < std::tuple(b.level(), b.type(), b.cpus(0));
+  });
 
-  view.numa_nodes = std::max<int>(
-      1, static_cast<int>(reader.ListNumbered("/sys/devices/system/node", "node").size()));
+  view.numa_nodes = std::max<int>(1, static_cast<int>(reader.ListNumbered("/sys/devices/system/node", "node").size()));
   return view;
 }
 

@@ -29,12 +29,12 @@ struct KindView {
 };
 
 struct TopologyView {
-  std::vector<CoreView> cores;          // ordered by first CPU
-  std::vector<v1::CacheInfo> caches;    // one per cache instance
-  std::vector<KindView> kinds;          // hwloc only; empty from sysfs
+  std::vector<CoreView> cores;        // ordered by first CPU
+  std::vector<v1::CacheInfo> caches;  // one per cache instance
+  std::vector<KindView> kinds;        // hwloc only; empty from sysfs
   int numa_nodes = 0;
   int packages = 0;
-  std::string hwloc_version;            // "" from sysfs
+  std::string hwloc_version;  // "" from sysfs
 };
 
 // Loads the topology with hwloc. With a non-empty `fsroot` it sets HWLOC_FSROOT for
@@ -46,7 +46,6 @@ absl::StatusOr<TopologyView> LoadHwlocTopology(absl::string_view fsroot);
 // Reads the same from sysfs (topology/thread_siblings_list or thread_siblings,
 // physical_package_id, cache/index<N>, node<N>) for `cpus`. NotFound if `cpus` is
 // empty.
-absl::StatusOr<TopologyView> ReadSysfsTopology(const SysfsReader& reader,
-                                               const CpuSet& cpus);
+absl::StatusOr<TopologyView> ReadSysfsTopology(const SysfsReader& reader, const CpuSet& cpus);
 
 }  // namespace fleetmark::engine::topology_internal

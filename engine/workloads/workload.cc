@@ -74,10 +74,9 @@ absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(std::string_view name) {
   if (name == "storage") return std::make_unique<StorageWorkload>();
   if (name == "network") return std::make_unique<NetworkWorkload>();
   if (name == "mixed") return std::make_unique<MixedWorkload>();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "workload: unknown name \"", std::string(name), "\"; allowed: ",
-      absl::StrJoin(kWorkloads, ", ",
-                    [](std::string* out, const NameInfo& w) { out->append(w.name); })));
+  return absl::InvalidArgumentError(
+      absl::StrCat("workload: unknown name \"", std::string(name), "\"; allowed: ",
+                   absl::StrJoin(kWorkloads, ", ", [](std::string* out, const NameInfo& w) { out->append(w.name); })));
 }
 
 }  // namespace fleetmark::engine

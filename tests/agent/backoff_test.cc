@@ -73,16 +73,13 @@ TEST(BackoffTest, VeryLongOutagesDoNotOverflow) {
 TEST(BackoffTest, ValidationNamesTheField) {
   BackoffOptions bad_floor;
   bad_floor.min_delay = absl::ZeroDuration();
-  EXPECT_NE(ValidateBackoffOptions(bad_floor).message().find("backoff.min_delay"),
-            std::string::npos);
+  EXPECT_NE(ValidateBackoffOptions(bad_floor).message().find("backoff.min_delay"), std::string::npos);
   BackoffOptions bad_cap;
   bad_cap.max_delay = absl::Milliseconds(100);
-  EXPECT_NE(ValidateBackoffOptions(bad_cap).message().find("backoff.initial_delay"),
-            std::string::npos);
+  EXPECT_NE(ValidateBackoffOptions(bad_cap).message().find("backoff.initial_delay"), std::string::npos);
   BackoffOptions bad_multiplier;
   bad_multiplier.multiplier = 0.5;
-  EXPECT_NE(ValidateBackoffOptions(bad_multiplier).message().find("backoff.multiplier"),
-            std::string::npos);
+  EXPECT_NE(ValidateBackoffOptions(bad_multiplier).message().find("backoff.multiplier"), std::string::npos);
   EXPECT_TRUE(ValidateBackoffOptions(BackoffOptions{}).ok());
 }
 

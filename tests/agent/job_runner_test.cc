@@ -47,18 +47,21 @@ struct Recorder {
 
   JobEvents Events() {
     return {
-        .on_result = [this](const v1::JobAssignment&, const v1::CaseResult& r) {
-          absl::MutexLock lock(&mu);
-          cases.push_back(r.spec().case_id());
-        },
-        .on_progress = [this](const v1::JobProgress& p) {
-          absl::MutexLock lock(&mu);
-          progress.push_back(p);
-        },
-        .on_finished = [this](const v1::JobFinished& f) {
-          absl::MutexLock lock(&mu);
-          finished.push_back(f);
-        },
+        .on_result =
+            [this](const v1::JobAssignment&, const v1::CaseResult& r) {
+              absl::MutexLock lock(&mu);
+              cases.push_back(r.spec().case_id());
+            },
+        .on_progress =
+            [this](const v1::JobProgress& p) {
+              absl::MutexLock lock(&mu);
+              progress.push_back(p);
+            },
+        .on_finished =
+            [this](const v1::JobFinished& f) {
+              absl::MutexLock lock(&mu);
+              finished.push_back(f);
+            },
     };
   }
 };

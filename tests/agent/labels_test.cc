@@ -13,8 +13,7 @@ using ::testing::UnorderedElementsAre;
 TEST(LabelsTest, ParsesPairsAndTrimsWhitespace) {
   auto labels = ParseLabels(" rack=b , os=android,room=lab-2/east ");
   ASSERT_TRUE(labels.ok()) << labels.status();
-  EXPECT_THAT(*labels, UnorderedElementsAre(Pair("rack", "b"), Pair("os", "android"),
-                                            Pair("room", "lab-2/east")));
+  EXPECT_THAT(*labels, UnorderedElementsAre(Pair("rack", "b"), Pair("os", "android"), Pair("room", "lab-2/east")));
   EXPECT_EQ(FormatLabels(*labels), "os=android,rack=b,room=lab-2/east");
 }
 

@@ -27,8 +27,7 @@ class SpoolLockTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string InUseMessage(pid_t pid) const {
-    return absl::StrCat("spool dir ", dir_, " is in use by another fleetmark-agent (pid ", pid,
-                        ")");
+    return absl::StrCat("spool dir ", dir_, " is in use by another fleetmark-agent (pid ", pid, ")");
   }
   std::string dir_;
 };
@@ -98,8 +97,7 @@ TEST_F(SpoolLockTest, MissingDirectoryIsNotFound) {
 
 class IdleExecutor : public JobExecutor {
  public:
-  absl::Status Run(const fleetmark::v1::JobAssignment&, const JobCallbacks&,
-                   const std::atomic<bool>&) override {
+  absl::Status Run(const fleetmark::v1::JobAssignment&, const JobCallbacks&, const std::atomic<bool>&) override {
     return absl::OkStatus();
   }
 };
@@ -116,10 +114,9 @@ TEST_F(SpoolLockTest, TwoAgentsCannotShareASpoolDir) {
   auto second = Agent::Create(options, AgentIdentity(), std::make_unique<IdleExecutor>());
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(second.status().message(), HasSubstr(absl::StrCat(
-                                             "spool dir ", options.spool_dir,
-                                             " is in use by another fleetmark-agent (pid ",
-                                             getpid(), ")")));
+  EXPECT_THAT(second.status().message(),
+              HasSubstr(absl::StrCat("spool dir ", options.spool_dir, " is in use by another fleetmark-agent (pid ",
+                                     getpid(), ")")));
 
   first->reset();  // the lock goes with the Agent
   auto third = Agent::Create(options, AgentIdentity(), std::make_unique<IdleExecutor>());

@@ -37,8 +37,7 @@ class SpoolTest : public ::testing::Test {
     return result;
   }
 
-  static v1::JobFinished Finished(const std::string& job_id, bool ok = true,
-                                  const std::string& message = "") {
+  static v1::JobFinished Finished(const std::string& job_id, bool ok = true, const std::string& message = "") {
     v1::JobFinished finished;
     finished.set_job_id(job_id);
     finished.set_ok(ok);
@@ -119,8 +118,7 @@ TEST_F(SpoolTest, TornLastRecordIsCutAndEarlierResultsReplay) {
   }
   // Simulate a crash in the middle of the last append: keep half of its bytes.
   const uint64_t full_size = FileSize();
-  ASSERT_EQ(truncate(path().c_str(), static_cast<off_t>(good_size + (full_size - good_size) / 2)),
-            0);
+  ASSERT_EQ(truncate(path().c_str(), static_cast<off_t>(good_size + (full_size - good_size) / 2)), 0);
 
   auto recovered = Spool::Open(dir_, {});
   ASSERT_TRUE(recovered.ok()) << recovered.status();
@@ -222,7 +220,7 @@ TEST_F(SpoolTest, FinishedReportIsWrittenDurablyAndReplaysAfterItsResults) {
     ASSERT_TRUE((*spool)->Append(Result("r2")).ok());
     const uint64_t before = FileSize();
     ASSERT_TRUE((*spool)->AppendFinished(Finished("job-1", false, "case crashed")).ok());
-    EXPECT_GT(FileSize(), before);  // on disk when AppendFinished returns
+    EXPECT_GT(FileSize(), before);       // on disk when AppendFinished returns
     EXPECT_EQ((*spool)->pending(), 2u);  // pending() counts results only
   }
   // As after a kill -9: nothing but the file survives.
@@ -272,7 +270,7 @@ TEST_F(SpoolTest, AckFinishedRemovesTheReportAndSurvivesReopen) {
     EXPECT_TRUE(absl::IsInvalidArgument((*spool)->AppendFinished(Finished(""))));
     ASSERT_TRUE((*spool)->Ack("r1").ok());
     ASSERT_TRUE((*spool)->AckFinished("job-1").ok());
-    ASSERT_TRUE((*spool)->AckFinished("job-1").ok());         // a second ack: ignored
+    ASSERT_TRUE((*spool)->AckFinished("job-1").ok());          // a second ack: ignored
     ASSERT_TRUE((*spool)->AckFinished("never-spooled").ok());  // ignored
     EXPECT_THAT((*spool)->PendingFinished(), IsEmpty());
     // Acked, the job may report again (e.g. a later attempt).
@@ -298,8 +296,7 @@ TEST_F(SpoolTest, TornFinishedRecordAfterACrashIsCutAndResultsReplay) {
   }
   // A crash in the middle of writing the report: it was never sent, so it may go.
   const uint64_t full_size = FileSize();
-  ASSERT_EQ(truncate(path().c_str(), static_cast<off_t>(good_size + (full_size - good_size) / 2)),
-            0);
+  ASSERT_EQ(truncate(path().c_str(), static_cast<off_t>(good_size + (full_size - good_size) / 2)), 0);
   auto recovered = Spool::Open(dir_, {});
   ASSERT_TRUE(recovered.ok()) << recovered.status();
   EXPECT_THAT((*recovered)->PendingIds(), ElementsAre("last-result"));

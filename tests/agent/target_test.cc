@@ -18,13 +18,12 @@ TEST(TargetTest, NamesUseDnsAndSchemesPassThrough) {
 }
 
 TEST(TargetTest, BadAddressesAreRefusedWithTheValue) {
-  for (const char* bad : {"", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "host:port",
-                          "::1:7000", "[::1]7000", "[nothex]:7000", ":7000"}) {
+  for (const char* bad : {"", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "host:port", "::1:7000", "[::1]7000",
+                          "[nothex]:7000", ":7000"}) {
     auto target = CoordinatorTarget(bad);
     ASSERT_FALSE(target.ok()) << bad;
     EXPECT_TRUE(absl::IsInvalidArgument(target.status())) << bad;
-    EXPECT_NE(target.status().message().find(std::string("\"") + bad + "\""), std::string::npos)
-        << target.status();
+    EXPECT_NE(target.status().message().find(std::string("\"") + bad + "\""), std::string::npos) << target.status();
   }
 }
 

@@ -13,7 +13,7 @@ TEST(UuidTest, VersionFourCanonicalAndUnique) {
     auto id = NewUuidV4();
     ASSERT_TRUE(id.ok()) << id.status();
     ASSERT_TRUE(IsUuid(*id)) << *id;
-    ASSERT_EQ((*id)[14], '4') << *id;                                   // version
+    ASSERT_EQ((*id)[14], '4') << *id;                                          // version
     ASSERT_NE(std::string("89ab").find((*id)[19]), std::string::npos) << *id;  // variant
     ASSERT_TRUE(seen.insert(*id).second) << "duplicate " << *id;
   }

@@ -84,8 +84,7 @@ double CpuSeconds(pid_t pid) {
   std::vector<std::string> fields = absl::StrSplit(text.substr(close + 2), ' ');
   // After "pid (comm) ", field 3 (state) is index 0; utime = field 14 -> index 11.
   uint64_t utime = 0, stime = 0;
-  if (fields.size() < 13 || !absl::SimpleAtoi(fields[11], &utime) ||
-      !absl::SimpleAtoi(fields[12], &stime)) {
+  if (fields.size() < 13 || !absl::SimpleAtoi(fields[11], &utime) || !absl::SimpleAtoi(fields[12], &stime)) {
     return 0;
   }
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
@@ -113,8 +112,7 @@ struct Report {
   }
 };
 
-void MeasureRealAgent(const std::string& dir, CoordinatorProcess& coordinator,
-                      ControlClient& control, Report& report) {
+void MeasureRealAgent(const std::string& dir, CoordinatorProcess& coordinator, ControlClient& control, Report& report) {
   testing::AgentConfig config;
   config.name = "real-agent";
   config.token = coordinator.config().enrollment_token;
@@ -139,10 +137,9 @@ void MeasureRealAgent(const std::string& dir, CoordinatorProcess& coordinator,
       if (line.rfind("Threads:", 0) == 0) threads = line.substr(8);
     }
   }
-  report.Add(absl::StrFormat(
-      "real agent idle: RSS %s, CPU %.3f s over %.0f s (%.3f%% of one core), threads %s",
-      Mib(rss), cpu1 - cpu0, wall, 100.0 * (cpu1 - cpu0) / wall,
-      std::string(absl::StripAsciiWhitespace(threads))));
+  report.Add(absl::StrFormat("real agent idle: RSS %s, CPU %.3f s over %.0f s (%.3f%% of one core), threads %s",
+                             Mib(rss), cpu1 - cpu0, wall, 100.0 * (cpu1 - cpu0) / wall,
+                             std::string(absl::StripAsciiWhitespace(threads))));
   auto agents = control.ListAgents("name=real-agent");
   if (agents.ok() && !agents->empty()) {
     report.Add(absl::StrFormat("real agent heartbeat says: rss_bytes %s, cpu_seconds %.3f",
@@ -223,11 +220,11 @@ void MeasureDispatch(SimFleet& fleet, ControlClient& control, int fanout_agents,
       single_ms.push_back(absl::ToDoubleMilliseconds(agent->assignment_time() - s0));
     }
   }
-  report.Add(absl::StrFormat(
-      "dispatch single-agent runs (%zu connected): %zu of %d assigned, latency p50 %.1f ms, "
-      "p99 %.1f ms, max %.1f ms",
-      fleet.open_streams(), single_ms.size(), singles, Percentile(single_ms, 50),
-      Percentile(single_ms, 99), Percentile(single_ms, 100)));
+  report.Add(
+      absl::StrFormat("dispatch single-agent runs (%zu connected): %zu of %d assigned, latency p50 %.1f ms, "
+                      "p99 %.1f ms, max %.1f ms",
+                      fleet.open_streams(), single_ms.size(), singles, Percentile(single_ms, 50),
+                      Percentile(single_ms, 99), Percentile(single_ms, 100)));
 }
 
 // Writes `rows` CSV rows shaped like case_results rows; returns the column list.
@@ -242,15 +239,13 @@ std::string WriteCopyCsv(const std::string& path, int rows, int samples, const s
     std::vector<std::string> sample_text;
     for (int64_t s : r.samples_ns()) sample_text.push_back(absl::StrCat(s));
     out << id << ',' << run_id << ',' << job_id << ',' << agent_id << ',' << r.spec().case_id()
-        << ",batch,arithmetic,blocking," << r.spec().strategy().name() << ','
-        << r.spec().strategy().name() << ',' << r.spec().strategy().threads()
-        << ",any,ok,ci_target," << r.stats().count() << ',' << r.stats().min_ns() << ','
-        << r.stats().median_ns() << ',' << r.stats().max_ns() << ',' << r.stats().mean_ns() << ','
-        << r.stats().stddev_ns() << ',' << r.stats().mad_ns() << ',' << r.stats().ci_low_ns()
-        << ',' << r.stats().ci_high_ns() << ',' << r.stats().ci_half_width_percent() << ",0,"
-        << r.threads_used() << ',' << r.peak_in_flight() << ",0.5,0.01,1200,64000,5,false,\"{"
-        << absl::StrJoin(sample_text, ",") << "}\",copy-baseline,\\x" << absl::BytesToHexString(bytes)
-        << '\n';
+        << ",batch,arithmetic,blocking," << r.spec().strategy().name() << ',' << r.spec().strategy().name() << ','
+        << r.spec().strategy().threads() << ",any,ok,ci_target," << r.stats().count() << ',' << r.stats().min_ns()
+        << ',' << r.stats().median_ns() << ',' << r.stats().max_ns() << ',' << r.stats().mean_ns() << ','
+        << r.stats().stddev_ns() << ',' << r.stats().mad_ns() << ',' << r.stats().ci_low_ns() << ','
+        << r.stats().ci_high_ns() << ',' << r.stats().ci_half_width_percent() << ",0," << r.threads_used() << ','
+        << r.peak_in_flight() << ",0.5,0.01,1200,64000,5,false,\"{" << absl::StrJoin(sample_text, ",")
+        << "}\",copy-baseline,\\x" << absl::BytesToHexString(bytes) << '\n';
   }
   return "result_id, run_id, job_id, agent_id, case_id, scenario, workload, io_mode, strategy, "
          "strategy_label, threads, placement, status, stop_reason, sample_count, min_ns, "
@@ -280,8 +275,8 @@ double IngestRound(const std::string& db_uri, SimFleet& fleet, ControlClient& co
   const bool all = Wait([&] { return fleet.acks.load() - acks_before >= expected; }, absl::Seconds(900));
   const double seconds = (fleet.last_ack_ns.load() - fleet.first_result_ns.load()) / 1e9;
   const uint64_t acked = fleet.acks.load() - acks_before;
-  auto rows = testing::PsqlInt(
-      db_uri, absl::StrCat("SELECT count(*) FROM case_results WHERE run_id = '", run->run_id(), "'"));
+  auto rows =
+      testing::PsqlInt(db_uri, absl::StrCat("SELECT count(*) FROM case_results WHERE run_id = '", run->run_id(), "'"));
   const double rate = acked / seconds;
   report.Add(absl::StrFormat(
       "ingestion round %d via coordinator: %llu results from %d agents (%d samples each) acked in %.2f s = "
@@ -293,8 +288,8 @@ double IngestRound(const std::string& db_uri, SimFleet& fleet, ControlClient& co
   return all ? rate : 0;
 }
 
-void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFleet& fleet,
-                      ControlClient& control, Report& report) {
+void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFleet& fleet, ControlClient& control,
+                      Report& report) {
   const int rounds = absl::GetFlag(FLAGS_ingest_rounds);
   const uint64_t expected =
       static_cast<uint64_t>(absl::GetFlag(FLAGS_ingest_agents)) * absl::GetFlag(FLAGS_results_per_agent);
@@ -314,7 +309,8 @@ void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFlee
   // (b) a copy of it without foreign keys (LIKE copies indexes, not constraints), for
   // reference. Each side is summarised by its median.
   auto ids = testing::Psql(db_uri, absl::StrCat("SELECT run_id || ',' || job_id || ',' || agent_id "
-                                                "FROM jobs WHERE run_id = '", run_id, "' LIMIT 1"));
+                                                "FROM jobs WHERE run_id = '",
+                                                run_id, "' LIMIT 1"));
   std::vector<std::string> id_parts = absl::StrSplit(ids.value_or(",,"), ',');
   if (id_parts.size() != 3) return;
   const std::string csv = dir + "/copy_rows.csv";
@@ -332,8 +328,8 @@ void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFlee
     for (int round = 1; round <= rounds; ++round) {
       if (!testing::Psql(db_uri, empty_sql).ok()) break;
       const absl::Time c0 = absl::Now();
-      auto copied = testing::Psql(
-          db_uri, absl::StrCat("\\copy ", table, " (", columns, ") FROM '", csv, "' WITH (FORMAT csv)"));
+      auto copied =
+          testing::Psql(db_uri, absl::StrCat("\\copy ", table, " (", columns, ") FROM '", csv, "' WITH (FORMAT csv)"));
       const double copy_seconds = absl::ToDoubleSeconds(absl::Now() - c0);
       if (!copied.ok()) {
         report.Add(absl::StrCat("COPY into ", table, " failed: ", copied.status().ToString()));
@@ -372,9 +368,8 @@ void HoldAgents(SimFleet& fleet, ControlClient& control, pid_t coordinator_pid, 
   report.Add(absl::StrFormat(
       "held: %zu of %zu simulated agents with open streams after %.0f s of heartbeats every %s; "
       "coordinator lists %zu online; coordinator RSS %s, CPU %.1f%% of one core; refusals %llu",
-      fleet.open_streams(), fleet.size(), wall, absl::FormatDuration(interval), online,
-      Mib(RssBytes(coordinator_pid)), 100.0 * cpu / wall,
-      static_cast<unsigned long long>(fleet.refusals.load())));
+      fleet.open_streams(), fleet.size(), wall, absl::FormatDuration(interval), online, Mib(RssBytes(coordinator_pid)),
+      100.0 * cpu / wall, static_cast<unsigned long long>(fleet.refusals.load())));
 }
 
 int Main() {
@@ -436,22 +431,19 @@ int Main() {
   fleet.StartHeartbeats(absl::GetFlag(FLAGS_heartbeat_interval));
   fleet.Add(ingest, "simi", {{"fleet", "sim"}, {"d", "1"}, {"i", "1"}});
   fleet.Add(dispatch - ingest, "simd", {{"fleet", "sim"}, {"d", "1"}});
-  const bool connected = Wait([&] { return fleet.welcomed() >= static_cast<size_t>(dispatch); },
-                              absl::Seconds(600));
-  report.Add(absl::StrFormat("connect: %zu of %d agents welcomed in %.1f s%s", fleet.welcomed(),
-                             dispatch, absl::ToDoubleSeconds(absl::Now() - c0),
-                             connected ? "" : " (INCOMPLETE)"));
+  const bool connected = Wait([&] { return fleet.welcomed() >= static_cast<size_t>(dispatch); }, absl::Seconds(600));
+  report.Add(absl::StrFormat("connect: %zu of %d agents welcomed in %.1f s%s", fleet.welcomed(), dispatch,
+                             absl::ToDoubleSeconds(absl::Now() - c0), connected ? "" : " (INCOMPLETE)"));
 
   MeasureDispatch(fleet, control, dispatch, report);
   MeasureIngestion(dir, db_uri, fleet, control, report);
 
   const absl::Time h0 = absl::Now();
   fleet.Add(total - dispatch, "simh", {{"fleet", "sim"}});
-  const bool all_connected = Wait([&] { return fleet.welcomed() >= static_cast<size_t>(total); },
-                                  absl::Seconds(600));
-  report.Add(absl::StrFormat("connect: %zu of %d agents welcomed (%.1f s for the last %d)%s",
-                             fleet.welcomed(), total, absl::ToDoubleSeconds(absl::Now() - h0),
-                             total - dispatch, all_connected ? "" : " (INCOMPLETE)"));
+  const bool all_connected = Wait([&] { return fleet.welcomed() >= static_cast<size_t>(total); }, absl::Seconds(600));
+  report.Add(absl::StrFormat("connect: %zu of %d agents welcomed (%.1f s for the last %d)%s", fleet.welcomed(), total,
+                             absl::ToDoubleSeconds(absl::Now() - h0), total - dispatch,
+                             all_connected ? "" : " (INCOMPLETE)"));
   HoldAgents(fleet, control, coordinator_pid, report);
 
   fleet.StopAll();

@@ -9,8 +9,7 @@
 
 namespace fleetmark::bench {
 
-SimAgent::SimAgent(SimFleet* fleet, int index, std::string name,
-                   std::map<std::string, std::string> labels)
+SimAgent::SimAgent(SimFleet* fleet, int index, std::string name, std::map<std::string, std::string> labels)
     : fleet_(fleet), index_(index), name_(std::move(name)), labels_(std::move(labels)) {}
 
 void SimAgent::Start(const std::string& target, const std::string& token) {
@@ -108,8 +107,8 @@ void SimAgent::OnAssignment(const v1::JobAssignment& job) {
   Send(std::move(accepted));
   for (int i = 0; i < plan.results_per_job; ++i) {
     v1::AgentMessage message;
-    *message.mutable_result() = SyntheticResult(agent::NewUuidV4().value_or(""), job.run_id(),
-                                                job.job_id(), i, plan.samples_per_result);
+    *message.mutable_result() =
+        SyntheticResult(agent::NewUuidV4().value_or(""), job.run_id(), job.job_id(), i, plan.samples_per_result);
     Send(std::move(message));
   }
   if (plan.results_per_job == 0) {
@@ -192,15 +191,14 @@ SimFleet::~SimFleet() {
   WaitAllDone(absl::Seconds(30));
 }
 
-void SimFleet::Add(int count, const std::string& prefix,
-                   const std::map<std::string, std::string>& labels) {
+void SimFleet::Add(int count, const std::string& prefix, const std::map<std::string, std::string>& labels) {
   for (int i = 0; i < count; ++i) {
     SimAgent* agent = nullptr;
     {
       absl::MutexLock lock(&agents_mu_);
       const int index = static_cast<int>(agents_.size());
-      agents_.push_back(std::make_unique<SimAgent>(
-          this, index, absl::StrCat(prefix, "-", absl::Dec(i, absl::kZeroPad5)), labels));
+      agents_.push_back(
+          std::make_unique<SimAgent>(this, index, absl::StrCat(prefix, "-", absl::Dec(i, absl::kZeroPad5)), labels));
       agent = agents_.back().get();
     }
     agent->Start(target_, token_);
@@ -277,8 +275,8 @@ bool SimFleet::WaitAllDone(absl::Duration timeout) {
   return true;
 }
 
-v1::CaseResult SyntheticResult(const std::string& result_id, const std::string& run_id,
-                               const std::string& job_id, int index, int samples) {
+v1::CaseResult SyntheticResult(const std::string& result_id, const std::string& run_id, const std::string& job_id,
+                               int index, int samples) {
   v1::CaseResult r;
   r.set_result_id(result_id);
   r.set_run_id(run_id);

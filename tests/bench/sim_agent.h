@@ -25,8 +25,8 @@ namespace fleetmark::bench {
 
 // What every simulated agent does with an assignment.
 struct JobPlan {
-  int results_per_job = 0;      // synthetic results to send before JobFinished
-  int samples_per_result = 100; // raw samples per result (row size)
+  int results_per_job = 0;       // synthetic results to send before JobFinished
+  int samples_per_result = 100;  // raw samples per result (row size)
   // With no results: hold JobFinished until SimFleet::FinishHeldJobs(), as a real job
   // runs for a while after JobAccepted (a finish at once would load the coordinator
   // with job ends while it is still pushing the other assignments of a fan-out).
@@ -98,15 +98,27 @@ class SimFleet {
   // Creates and starts agents [first, first + count) named "<prefix>-<index>" with
   // `labels`. Returns at once; see welcomed().
   void Add(int count, const std::string& prefix, const std::map<std::string, std::string>& labels);
-  void set_job_plan(JobPlan plan) { absl::MutexLock lock(&mu_); job_plan_ = plan; }
-  JobPlan job_plan() const { absl::MutexLock lock(&mu_); return job_plan_; }
+  void set_job_plan(JobPlan plan) {
+    absl::MutexLock lock(&mu_);
+    job_plan_ = plan;
+  }
+  JobPlan job_plan() const {
+    absl::MutexLock lock(&mu_);
+    return job_plan_;
+  }
 
   size_t size() const;
-  void set_first_refusal(std::string reason) { absl::MutexLock lock(&mu_); first_refusal_ = std::move(reason); }
-  std::string first_refusal() const { absl::MutexLock lock(&mu_); return first_refusal_; }
+  void set_first_refusal(std::string reason) {
+    absl::MutexLock lock(&mu_);
+    first_refusal_ = std::move(reason);
+  }
+  std::string first_refusal() const {
+    absl::MutexLock lock(&mu_);
+    return first_refusal_;
+  }
   SimAgent* agent(size_t i);  // stable for the fleet's life
   size_t welcomed() const;
-  size_t open_streams() const;   // welcomed and not done
+  size_t open_streams() const;  // welcomed and not done
   // Sends one heartbeat per welcomed agent, spread over `period`. Blocks for `period`.
   // Starts a thread sending, every `period`, one heartbeat per welcomed agent spread over
   // the period (as real agents do all the time: a coordinator ends streams silent for
@@ -144,8 +156,7 @@ class SimFleet {
 };
 
 // A synthetic case result of realistic size (statistics, counters, `samples` samples).
-v1::CaseResult SyntheticResult(const std::string& result_id, const std::string& run_id,
-                               const std::string& job_id, int index, int samples);
-
+v1::CaseResult SyntheticResult(const std::string& result_id, const std::string& run_id, const std::string& job_id,
+                               int index, int samples);
 
 }  // namespace fleetmark::bench

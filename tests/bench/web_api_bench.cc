@@ -43,9 +43,9 @@ using Clock = std::chrono::steady_clock;
 namespace v1 = fleetmark::v1;
 
 constexpr int kAgents = 8;
-const std::vector<std::string> kStrategies = {"direct", "single_thread", "fixed_pool", "fixed_pool_io",
-                                              "work_stealing", "work_stealing_io", "limited", "elastic_pool",
-                                              "thread_per_task", "async", "coroutine", "fiber"};
+const std::vector<std::string> kStrategies = {
+    "direct",  "single_thread", "fixed_pool",      "fixed_pool_io", "work_stealing", "work_stealing_io",
+    "limited", "elastic_pool",  "thread_per_task", "async",         "coroutine",     "fiber"};
 const std::vector<std::string> kWorkloads = {"arithmetic", "collections", "storage", "network", "mixed"};
 
 absl::StatusOr<std::string> Psql(const std::string& uri, const std::string& sql) {
@@ -96,12 +96,11 @@ absl::StatusOr<Seeded> Seed(const std::string& uri, int results) {
     FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo info, store->CreateRun(run));
     seeded.run_ids.push_back(info.run_id());
   }
-  auto quoted = [](const std::vector<std::string>& v) {
-    return absl::StrCat("'", absl::StrJoin(v, "','"), "'");
-  };
+  auto quoted = [](const std::vector<std::string>& v) { return absl::StrCat("'", absl::StrJoin(v, "','"), "'"); };
   const std::string sql = absl::StrCat(
       "UPDATE jobs SET status = 'done', cases_done = ", kStrategies.size() * kWorkloads.size(),
-      ", cases_total = ", kStrategies.size() * kWorkloads.size(), ";"
+      ", cases_total = ", kStrategies.size() * kWorkloads.size(),
+      ";"
       "UPDATE runs SET status = 'done', finished_at = now();"
       "INSERT INTO case_results (result_id, run_id, job_id, agent_id, case_id, scenario, workload, io_mode, "
       " strategy, strategy_label, threads, placement, status, stop_reason, sample_count, min_ns, median_ns, "
@@ -113,10 +112,16 @@ absl::StatusOr<Seeded> Seed(const std::string& uri, int results) {
       " 'any', 'ok', 'ci_target', 40, m.median * 0.95, m.median, m.median * 1.3, m.median * 1.01, m.median * 0.03, "
       " m.median * 0.02, m.median * 0.985, m.median * 1.015, 1.5, 1, 8, 0.01, 0.001, 200, 16384, 9, 4096, "
       " ARRAY(SELECT (m.median * (0.97 + 0.06 * ((g * 7919 + length(j.job_id::text)) % 100) / 100.0))::bigint "
-      "       FROM generate_series(1, 40) g), now(), now(), '0.1.0', '\\x", TemplateResultHex(), "'::bytea "
+      "       FROM generate_series(1, 40) g), now(), now(), '0.1.0', '\\x",
+      TemplateResultHex(),
+      "'::bytea "
       "FROM jobs j "
-      "CROSS JOIN unnest(ARRAY[", quoted(kStrategies), "]) WITH ORDINALITY AS s(name, si) "
-      "CROSS JOIN unnest(ARRAY[", quoted(kWorkloads), "]) WITH ORDINALITY AS w(name, wi) "
+      "CROSS JOIN unnest(ARRAY[",
+      quoted(kStrategies),
+      "]) WITH ORDINALITY AS s(name, si) "
+      "CROSS JOIN unnest(ARRAY[",
+      quoted(kWorkloads),
+      "]) WITH ORDINALITY AS w(name, wi) "
       "CROSS JOIN LATERAL (SELECT (1000.0 * w.wi * w.wi * (1 + s.si) * (1 + 0.1 * random()) "
       "  * (1 + (hashtext(j.agent_id::text) & 7)))::double precision AS median) m;"
       "ANALYZE;");
@@ -144,8 +149,8 @@ struct Latency {
   size_t bytes = 0;
 };
 
-Latency Measure(httplib::Client& client, const std::string& name, const std::vector<std::string>& paths,
-                int requests, bool* ok) {
+Latency Measure(httplib::Client& client, const std::string& name, const std::vector<std::string>& paths, int requests,
+                bool* ok) {
   for (int i = 0; i < 10; ++i) client.Get(paths[i % paths.size()].c_str());  // warm-up
   std::vector<double> ms;
   Latency out{name};
@@ -204,8 +209,8 @@ int main(int argc, char** argv) {
   }
   auto count = Psql(uri, "SELECT count(*) FROM case_results");
   std::printf("%s case results (%zu runs sampled, %zu agents)\n",
-              std::string(absl::StripAsciiWhitespace(count.ok() ? *count : "?")).c_str(),
-              seeded->run_ids.size(), seeded->agent_ids.size());
+              std::string(absl::StripAsciiWhitespace(count.ok() ? *count : "?")).c_str(), seeded->run_ids.size(),
+              seeded->agent_ids.size());
 
   fleetmark::http::HttpServerOptions options;
   options.pg_uri = uri;
@@ -226,8 +231,8 @@ int main(int argc, char** argv) {
     run_paths.push_back(absl::StrCat("/api/v1/runs/", run, "/results"));
     compare_paths.push_back(absl::StrCat("/api/v1/compare?agents=", a, ",", b, "&runs=", run, ",", run));
     compare_newest.push_back(absl::StrCat("/api/v1/compare?agents=", a, ",", b));
-    history_paths.push_back(absl::StrCat("/api/v1/history?case=batch/storage/blocking/fiber/any&agents=", a, ",", b,
-                                         "&limit=365"));
+    history_paths.push_back(
+        absl::StrCat("/api/v1/history?case=batch/storage/blocking/fiber/any&agents=", a, ",", b, "&limit=365"));
   }
   const int requests = absl::GetFlag(FLAGS_requests);
   bool ok = true;

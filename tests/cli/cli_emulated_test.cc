@@ -115,8 +115,7 @@ TEST_F(CliEmulatedTest, AgentsListRunsShowAndExportMarkEmulatedResults) {
               HasSubstr("EMULATED (qemu-user): 2 of 2 results are the emulator's numbers, not hardware numbers"));
   EXPECT_THAT(LineWith(show.out, "== agent x86-host"), Not(HasSubstr("EMULATED")));
   // The results table's own heading (engine/report, also local mode's) says it once.
-  EXPECT_EQ(Count(show.out, "EMULATED (qemu-user): the emulator's numbers, not hardware numbers"), 1u)
-      << show.out;
+  EXPECT_EQ(Count(show.out, "EMULATED (qemu-user): the emulator's numbers, not hardware numbers"), 1u) << show.out;
 
   CliResult csv = Fleet("export " + run_id_ + " --format csv");
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
@@ -141,8 +140,8 @@ TEST_F(CliEmulatedTest, AgentsListRunsShowAndExportMarkEmulatedResults) {
 TEST_F(CliEmulatedTest, CompareLeavesEmulatedResultsOutUnlessAsked) {
   CliResult refused = Fleet("compare " + run_id_ + " --agents x86-host,qemu-arm64");
   EXPECT_EQ(refused.exit_code, 2) << refused.out;
-  EXPECT_THAT(refused.err, HasSubstr("\"qemu-arm64\" measured its results in run " + run_id_ +
-                                     " under user-mode emulation"));
+  EXPECT_THAT(refused.err,
+              HasSubstr("\"qemu-arm64\" measured its results in run " + run_id_ + " under user-mode emulation"));
   EXPECT_THAT(refused.err, HasSubstr("--include_emulated"));
   EXPECT_EQ(refused.out, "");
 

@@ -41,9 +41,8 @@ inline std::string ReadFile(const fs::path& path) {
 class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("fleetmark_cli_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("fleetmark_cli_test_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -63,9 +62,8 @@ class CliTest : public ::testing::Test {
     // `timeout` turns a hang into a failed test (exit 124) rather than a stuck one.
     const std::string prefix =
         cwd.empty() ? "" : "cd '" + cwd.string() + "' && env -u FLEETMARK_COORDINATOR -u FLEETMARK_ADMIN_TOKEN_FILE ";
-    const std::string command = prefix +
-        "timeout -s KILL 300 " + std::string(FLEETMARK_CLI) + " " + args + " </dev/null >" + out.string() + " 2>" +
-        err.string() + " " + redirects;
+    const std::string command = prefix + "timeout -s KILL 300 " + std::string(FLEETMARK_CLI) + " " + args +
+                                " </dev/null >" + out.string() + " 2>" + err.string() + " " + redirects;
     const int status = std::system(command.c_str());
     CliResult r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -78,15 +76,15 @@ class CliTest : public ::testing::Test {
   fs::path dir_;
 };
 
-inline constexpr char kTinyPlan[] = R"pb(name: "tiny"
-matrix {
-  strategies { name: "direct" }
-  strategies { name: "fixed_pool" threads: 2 }
-  workloads: ["arithmetic", "storage"]
-  batch { tasks: 5 }
-}
-measurement { warmup_seconds: 0.01 max_repetitions: 12 max_seconds_per_case: 2 rounds: 2 }
+inline constexpr char kTinyPlan[] =
+    R"pb(name: "tiny"
+         matrix {
+           strategies { name: "direct" }
+           strategies { name: "fixed_pool" threads: 2 }
+           workloads: [ "arithmetic", "storage" ]
+           batch { tasks: 5 }
+         }
+         measurement { warmup_seconds: 0.01 max_repetitions: 12 max_seconds_per_case: 2 rounds: 2 }
 )pb";
-
 
 }  // namespace fleetmark_cli_test

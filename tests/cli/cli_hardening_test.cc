@@ -40,8 +40,8 @@ TEST_F(CliTest, PathologicalFiltersAreUsageErrorsNotCrashes) {
 
 TEST_F(CliTest, PlanPathsThatAreNotRegularFilesAreRefusedAtOnce) {
   ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
-  for (const std::string& path : {std::string("/dev/zero"), std::string("/dev/urandom"),
-                                  dir_.string(), (dir_ / "fifo").string()}) {
+  for (const std::string& path :
+       {std::string("/dev/zero"), std::string("/dev/urandom"), dir_.string(), (dir_ / "fifo").string()}) {
     for (const std::string command : {"plan validate ", "run "}) {
       CliResult r = Cli(command + path);
       EXPECT_EQ(r.exit_code, 2) << command << path << ": " << r.err;
@@ -79,8 +79,12 @@ TEST_F(CliTest, JsonPlansFromStdinOrWithoutExtension) {
 
 // A plan whose single case takes ~45 s per repetition (0 + 1 + ... + 299 ms of waits).
 constexpr char kSlowPlan[] = R"pb(name: "slow"
-matrix { strategies { name: "direct" } workloads: "network" batch { tasks: 300 } }
-measurement { warmup_seconds: 0 max_repetitions: 5 rounds: 1 }
+                                  matrix {
+                                    strategies { name: "direct" }
+                                    workloads: "network"
+                                    batch { tasks: 300 }
+                                  }
+                                  measurement { warmup_seconds: 0 max_repetitions: 5 rounds: 1 }
 )pb";
 
 TEST_F(CliTest, SignalsEndARunPromptlyAndKeepTheResultsSoFar) {
@@ -88,10 +92,9 @@ TEST_F(CliTest, SignalsEndARunPromptlyAndKeepTheResultsSoFar) {
   for (const auto& [signal, code] : {std::pair<std::string, int>{"INT", 130}, {"TERM", 143}}) {
     const fs::path out = dir_ / ("out_" + signal + ".json");
     const fs::path status = dir_ / "status";
-    const std::string script =
-        std::string(FLEETMARK_CLI) + " run " + plan.string() + " --format json --out " +
-        out.string() + " 2>" + (dir_ / "stderr").string() + " & p=$!; sleep 1; kill -" + signal +
-        " $p; wait $p; echo $? >" + status.string();
+    const std::string script = std::string(FLEETMARK_CLI) + " run " + plan.string() + " --format json --out " +
+                               out.string() + " 2>" + (dir_ / "stderr").string() + " & p=$!; sleep 1; kill -" + signal +
+                               " $p; wait $p; echo $? >" + status.string();
     const absl::Time start = absl::Now();
     ASSERT_EQ(std::system(("sh -c '" + script + "'").c_str()), 0);
     const absl::Duration took = absl::Now() - start;
@@ -134,11 +137,10 @@ TEST_F(CliTest, OutputErrorsAreReportedNotSwallowed) {
 // and what the reader got.
 std::pair<int, std::string> RunIntoFifo(const fs::path& dir, const fs::path& plan, const fs::path& fifo) {
   const fs::path got = dir / "fifo_got", status = dir / "fifo_status";
-  const std::string script = "timeout -s KILL 120 cat " + fifo.string() + " >" + got.string() + " & " +
-                             std::string(FLEETMARK_CLI) + " run " + plan.string() +
-                             " --filter arithmetic/blocking/direct --format csv --out " + fifo.string() +
-                             " </dev/null >/dev/null 2>" + (dir / "stderr").string() + "; echo $? >" +
-                             status.string() + "; wait";
+  const std::string script =
+      "timeout -s KILL 120 cat " + fifo.string() + " >" + got.string() + " & " + std::string(FLEETMARK_CLI) + " run " +
+      plan.string() + " --filter arithmetic/blocking/direct --format csv --out " + fifo.string() +
+      " </dev/null >/dev/null 2>" + (dir / "stderr").string() + "; echo $? >" + status.string() + "; wait";
   EXPECT_EQ(std::system(("sh -c '" + script + "'").c_str()), 0);
   return {std::stoi(ReadFile(status)), ReadFile(got)};
 }
@@ -183,8 +185,7 @@ TEST_F(CliTest, OutWritesThroughSpecialFilesAndFollowsSymlinks) {
     EXPECT_TRUE(fs::is_symlink(out)) << out;
     EXPECT_THAT(ReadFile(target), HasSubstr(kCase)) << out;
     EXPECT_THAT(ReadFile(target), Not(HasSubstr("old contents"))) << out;
-    EXPECT_EQ(fs::status(target).permissions() & fs::perms::all,
-              fs::perms::owner_read | fs::perms::owner_write) << out;
+    EXPECT_EQ(fs::status(target).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write) << out;
   }
   EXPECT_EQ(fs::read_symlink(link), "../data/real.csv");
   for (const auto& entry : fs::directory_iterator(dir_ / "data")) {
@@ -210,8 +211,8 @@ TEST_F(CliTest, OutWritesThroughSpecialFilesAndFollowsSymlinks) {
   // Descriptors of the process: a link to /dev/stdout and /proc/self/fd/1 (safe even if
   // this regressed: /proc/self/fd takes no new files), then /dev/stdout itself.
   fs::create_symlink("/dev/stdout", dir_ / "to_stdout");
-  for (const std::string& out : std::vector<std::string>{(dir_ / "to_stdout").string(), "/proc/self/fd/1",
-                                                         "/dev/fd/1"}) {
+  for (const std::string& out :
+       std::vector<std::string>{(dir_ / "to_stdout").string(), "/proc/self/fd/1", "/dev/fd/1"}) {
     r = Cli(run + out);
     ASSERT_EQ(r.exit_code, 0) << out << ": " << r.err;
     ASSERT_THAT(r.out, HasSubstr(kCase)) << out;
@@ -223,8 +224,10 @@ TEST_F(CliTest, OutWritesThroughSpecialFilesAndFollowsSymlinks) {
   EXPECT_TRUE(fs::is_symlink("/dev/stdout"));
   // Standard output a pipe: written through too.
   const fs::path piped = dir_ / "piped";
-  EXPECT_EQ(std::system(("sh -c '" + std::string(FLEETMARK_CLI) + " " + run + "/dev/stdout </dev/null 2>/dev/null | cat >" +
-                         piped.string() + "'").c_str()), 0);
+  EXPECT_EQ(std::system(("sh -c '" + std::string(FLEETMARK_CLI) + " " + run +
+                         "/dev/stdout </dev/null 2>/dev/null | cat >" + piped.string() + "'")
+                            .c_str()),
+            0);
   EXPECT_THAT(ReadFile(piped), HasSubstr(kCase));
 
   // A full device: ENOSPC is exit 1 and the node stays a device. As root, first on a
@@ -251,10 +254,14 @@ TEST_F(CliTest, OutWritesThroughSpecialFilesAndFollowsSymlinks) {
 
 TEST_F(CliTest, FailedCasesExit3AndTheSummaryHasUnits) {
   const fs::path plan = Write("fail.txtpb", R"pb(name: "fail"
-matrix { strategies { name: "fixed_pool" threads: 2 } workloads: "arithmetic"
-         placements: "cpus:1023" batch { tasks: 2 } }
-measurement { warmup_seconds: 0 max_repetitions: 2 rounds: 1 }
-)pb");
+                                                 matrix {
+                                                   strategies { name: "fixed_pool" threads: 2 }
+                                                   workloads: "arithmetic"
+                                                   placements: "cpus:1023"
+                                                   batch { tasks: 2 }
+                                                 }
+                                                 measurement { warmup_seconds: 0 max_repetitions: 2 rounds: 1 }
+  )pb");
   CliResult r = Cli("run " + plan.string());
   // A CPU the host lacks is unsupported (not a failure): exit 0.
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -262,8 +269,11 @@ measurement { warmup_seconds: 0 max_repetitions: 2 rounds: 1 }
   EXPECT_THAT(r.err, testing::ContainsRegex("1 case in [0-9]+\\.[0-9]s: 0 ok, 1 unsupported"));
   // fixed_pool refuses memory points above 10000 threads: resource_exhausted.
   const fs::path failing = Write("oom.txtpb", R"pb(name: "oom"
-matrix { strategies { name: "fixed_pool" } memory { task_counts: [1, 2, 1000000] } }
-)pb");
+                                                   matrix {
+                                                     strategies { name: "fixed_pool" }
+                                                     memory { task_counts: [ 1, 2, 1000000 ] }
+                                                   }
+  )pb");
   r = Cli("run " + failing.string() + " --format csv");
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_THAT(r.err, HasSubstr("1 failed"));
@@ -274,9 +284,13 @@ matrix { strategies { name: "fixed_pool" } memory { task_counts: [1, 2, 1000000]
 // (it was one "child runner.batch_slice exited with code 127" per case, exit 3).
 TEST_F(CliTest, UnusableChildEmulatorIsExit2BeforeAnythingRuns) {
   const fs::path plan = Write("one.txtpb", R"pb(name: "one"
-matrix { strategies { name: "direct" } workloads: "arithmetic" batch { tasks: 2 } }
-measurement { warmup_seconds: 0 max_repetitions: 2 rounds: 1 }
-)pb");
+                                                matrix {
+                                                  strategies { name: "direct" }
+                                                  workloads: "arithmetic"
+                                                  batch { tasks: 2 }
+                                                }
+                                                measurement { warmup_seconds: 0 max_repetitions: 2 rounds: 1 }
+  )pb");
   for (const std::string& value : std::vector<std::string>{"/nonexistent", "/tmp", "no-such-qemu-xyz-static"}) {
     ASSERT_EQ(::setenv("FLEETMARK_CHILD_EMULATOR", value.c_str(), 1), 0);
     const CliResult r = Cli("run " + plan.string() + " --format csv");
@@ -361,7 +375,8 @@ TEST_F(CliTest, SubmitFilterIsCheckedBeforeConnecting) {
   CliResult r = Cli("submit " + plan.string() + " --select all --filter '.' --coordinator 127.0.0.1:1");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   // Schedules do not carry a filter: the flag is refused, not silently ignored.
-  r = Cli("schedules create n " + plan.string() + " --cron '0 3 * * *' --select all --filter x --coordinator 127.0.0.1:1");
+  r = Cli("schedules create n " + plan.string() +
+          " --cron '0 3 * * *' --select all --filter x --coordinator 127.0.0.1:1");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--filter does not apply"));
   r = Cli("runs show 00000000-0000-4000-8000-000000000000 --format json --coordinator 127.0.0.1:1");

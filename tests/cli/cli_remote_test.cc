@@ -53,8 +53,8 @@ TEST_F(CliTest, AFlagGivenTwiceIsRefused) {
 TEST_F(CliTest, SubmitAndSchedulesNeedASelectorAndAllIsExplicit) {
   const fs::path plan = Write("tiny.txtpb", kTinyPlan);
   for (const std::string select : {"", " --select ''", " --select ' '"}) {
-    for (const std::string& command : {"submit " + plan.string(),
-                                      "schedules create n " + plan.string() + " --cron '0 3 * * *'"}) {
+    for (const std::string& command :
+         {"submit " + plan.string(), "schedules create n " + plan.string() + " --cron '0 3 * * *'"}) {
       CliResult r = Cli(command + select + kNowhere);
       EXPECT_EQ(r.exit_code, 2) << command << select << ": " << r.err;
       EXPECT_THAT(r.err, HasSubstr("--select is required")) << command << select;
@@ -81,13 +81,12 @@ TEST_F(CliTest, AdminTokenFileProblemsNameTheFileBeforeConnecting) {
   const fs::path non_ascii = Write("non_ascii_token", "caf\xc3\xa9\n");
   const fs::path escape = Write("escape_token", "ab\x1b[2Jcd");
   const fs::path huge = Write("huge_token", std::string(20000, 'a'));
-  for (const auto& [path, problem] :
-       {std::pair<std::string, std::string>{dir_.string(), "is a directory"},
-        {empty.string(), "is empty"},
-        {non_ascii.string(), "byte 0xc3 at offset 3"},
-        {escape.string(), "byte 0x1b at offset 2"},
-        {huge.string(), "holds 20000 bytes"},
-        {unreadable.string(), "No such file or directory"}}) {
+  for (const auto& [path, problem] : {std::pair<std::string, std::string>{dir_.string(), "is a directory"},
+                                      {empty.string(), "is empty"},
+                                      {non_ascii.string(), "byte 0xc3 at offset 3"},
+                                      {escape.string(), "byte 0x1b at offset 2"},
+                                      {huge.string(), "holds 20000 bytes"},
+                                      {unreadable.string(), "No such file or directory"}}) {
     CliResult r = Cli("runs list --admin_token_file " + path + kNowhere);
     EXPECT_EQ(r.exit_code, 2) << path << ": " << r.err;
     EXPECT_THAT(r.err, HasSubstr("--admin_token_file: \"" + path + "\"")) << path;
@@ -96,12 +95,13 @@ TEST_F(CliTest, AdminTokenFileProblemsNameTheFileBeforeConnecting) {
     EXPECT_THAT(r.err, Not(HasSubstr("is a coordinator running"))) << path;
   }
   // From the environment: the variable is named.
-  const std::string env_command =
-      "env FLEETMARK_ADMIN_TOKEN_FILE=" + empty.string() + " " + std::string(FLEETMARK_CLI) + " runs list" +
-      kNowhere + " 2>" + (dir_ / "env_err").string();
+  const std::string env_command = "env FLEETMARK_ADMIN_TOKEN_FILE=" + empty.string() + " " +
+                                  std::string(FLEETMARK_CLI) + " runs list" + kNowhere + " 2>" +
+                                  (dir_ / "env_err").string();
   const int status = std::system(env_command.c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2);
-  EXPECT_THAT(ReadFile(dir_ / "env_err"), HasSubstr("$FLEETMARK_ADMIN_TOKEN_FILE: \"" + empty.string() + "\" is empty"));
+  EXPECT_THAT(ReadFile(dir_ / "env_err"),
+              HasSubstr("$FLEETMARK_ADMIN_TOKEN_FILE: \"" + empty.string() + "\" is empty"));
 }
 
 TEST_F(CliTest, ExportOutProblemsCarryTheSystemErrorBeforeConnecting) {
@@ -206,7 +206,8 @@ TEST_F(CliTlsTest, TlsMismatchesSayWhatIsWrong) {
   // Files that cannot work are refused before connecting.
   CliResult r = Fleet("runs list" + Tls(pki_.ca, pki_.client_cert, other_.client_key));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("--tls_key_file: this private key does not belong to the certificate in --tls_cert_file"));
+  EXPECT_THAT(r.err,
+              HasSubstr("--tls_key_file: this private key does not belong to the certificate in --tls_cert_file"));
   r = Fleet("runs list" + Tls(pki_.client_key));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--tls_ca_file: no PEM certificate in it"));
@@ -232,11 +233,12 @@ TEST_F(CliFleetTest, ATlsClientOfAPlaintextCoordinatorIsTold) {
 // symbolic link is followed and kept, a device is written through (ENOSPC is exit 1).
 TEST_F(CliFleetTest, ExportOutFollowsSymlinksAndWritesThroughDevices) {
   const std::string run = "abcdef01-1111-4111-8111-111111111111";
-  auto inserted = fleetmark::testing::Psql(
-      db_->uri(), "INSERT INTO plans (plan_id, name, plan, plan_text) VALUES "
-                  "('00000000-0000-4000-8000-0000000000aa', 'tiny', ''::bytea, ''); "
-                  "INSERT INTO runs (run_id, plan_id, plan_name) VALUES "
-                  "('" + run + "', '00000000-0000-4000-8000-0000000000aa', 'tiny')");
+  auto inserted = fleetmark::testing::Psql(db_->uri(),
+                                           "INSERT INTO plans (plan_id, name, plan, plan_text) VALUES "
+                                           "('00000000-0000-4000-8000-0000000000aa', 'tiny', ''::bytea, ''); "
+                                           "INSERT INTO runs (run_id, plan_id, plan_name) VALUES "
+                                           "('" +
+                                               run + "', '00000000-0000-4000-8000-0000000000aa', 'tiny')");
   ASSERT_TRUE(inserted.ok()) << inserted.status();
   const fs::path target = Write("real.json", "old");
   const fs::path link = dir_ / "link.json";
@@ -292,14 +294,22 @@ TEST_F(CliFleetTest, TransportErrorsGetTheConnectHintServerErrorsDoNot) {
 
 // A plan of a few seconds on one agent: network waits of 0..59 ms per repetition.
 constexpr char kSecondsPlan[] = R"pb(name: "seconds"
-matrix { strategies { name: "direct" } workloads: "network" batch { tasks: 60 } }
-measurement { warmup_seconds: 0 min_repetitions: 3 max_repetitions: 3 rounds: 2 }
+                                     matrix {
+                                       strategies { name: "direct" }
+                                       workloads: "network"
+                                       batch { tasks: 60 }
+                                     }
+                                     measurement { warmup_seconds: 0 min_repetitions: 3 max_repetitions: 3 rounds: 2 }
 )pb";
 
 // A plan of minutes (~45 s per repetition).
 constexpr char kMinutesPlan[] = R"pb(name: "minutes"
-matrix { strategies { name: "direct" } workloads: "network" batch { tasks: 300 } }
-measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5 rounds: 1 }
+                                     matrix {
+                                       strategies { name: "direct" }
+                                       workloads: "network"
+                                       batch { tasks: 300 }
+                                     }
+                                     measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5 rounds: 1 }
 )pb";
 
 class CliWaitTest : public CliFleetTest {
@@ -316,9 +326,9 @@ class CliWaitTest : public CliFleetTest {
   }
   // `fleetmark submit PLAN --select all --wait EXTRA...` in the background.
   void StartSubmit(const fs::path& plan, std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {FLEETMARK_CLI, "submit", plan.string(), "--select", "all", "--wait",
-                                     "--coordinator", coordinator_->address(), "--admin_token_file",
-                                     (dir_ / "admin_token").string()};
+    std::vector<std::string> argv = {
+        FLEETMARK_CLI, "submit",        plan.string(),           "--select",           "all",
+        "--wait",      "--coordinator", coordinator_->address(), "--admin_token_file", (dir_ / "admin_token").string()};
     argv.insert(argv.end(), extra.begin(), extra.end());
     auto cli = fleetmark::testing::Subprocess::Start(argv, (dir_ / "submit.log").string());
     ASSERT_TRUE(cli.ok()) << cli.status();
@@ -374,8 +384,11 @@ TEST_F(CliWaitTest, WaitKeepsWatchingThroughACoordinatorRestart) {
 // fixed_pool refuses memory points above 10000 threads: resource_exhausted.
 TEST_F(CliWaitTest, FailedCasesExit3LikeALocalRun) {
   const fs::path plan = Write("oom.txtpb", R"pb(name: "oom"
-matrix { strategies { name: "fixed_pool" } memory { task_counts: [1, 2, 1000000] } }
-)pb");
+                                                matrix {
+                                                  strategies { name: "fixed_pool" }
+                                                  memory { task_counts: [ 1, 2, 1000000 ] }
+                                                }
+  )pb");
   const CliResult local = Cli("run " + plan.string() + " --format csv");
   EXPECT_EQ(local.exit_code, 3) << local.err;
   ASSERT_NO_FATAL_FAILURE(StartAgent());
@@ -413,9 +426,15 @@ TEST_F(CliWaitTest, TimeoutPrintsTheStateAndHowToFollow) {
 // (newer than what the agent sends, so the export shows them), as an agent at the
 // repetition cap would: 6 MB of results, past gRPC's 4 MiB default message limit (the
 // CLI used to fail "Received message larger than max (... vs. 4194304)").
-constexpr char kTwoSlowCasesPlan[] = R"pb(name: "big"
-matrix { strategies { name: "direct" } strategies { name: "single_thread" } workloads: "network" batch { tasks: 60 } }
-measurement { warmup_seconds: 0 min_repetitions: 3 max_repetitions: 3 rounds: 2 }
+constexpr char kTwoSlowCasesPlan[] =
+    R"pb(name: "big"
+         matrix {
+           strategies { name: "direct" }
+           strategies { name: "single_thread" }
+           workloads: "network"
+           batch { tasks: 60 }
+         }
+         measurement { warmup_seconds: 0 min_repetitions: 3 max_repetitions: 3 rounds: 2 }
 )pb";
 
 TEST_F(CliWaitTest, RunsOverFourMiBOfResultsReadBack) {
@@ -442,7 +461,8 @@ TEST_F(CliWaitTest, RunsOverFourMiBOfResultsReadBack) {
     r.set_result_id(absl::StrFormat("6666666%d-6666-4666-8666-666666666666", i));
     r.set_run_id(run_id);
     r.set_job_id(run->jobs(0).job_id());
-    r.mutable_spec()->set_case_id(i == 0 ? "batch/network/blocking/direct/any" : "batch/network/blocking/single_thread/any");
+    r.mutable_spec()->set_case_id(i == 0 ? "batch/network/blocking/direct/any"
+                                         : "batch/network/blocking/single_thread/any");
     r.mutable_spec()->set_scenario("batch");
     r.mutable_spec()->set_workload("network");
     r.mutable_spec()->set_io_mode("blocking");
@@ -516,12 +536,13 @@ TEST_F(CliWaitTest, APlanOverFourMiBIsDeliveredAndRuns) {
   for (int i = 0; i < 70000; ++i) {
     plan += absl::StrFormat("  strategies { name: \"direct\" label: \"s%06d_%s\" }\n", i, std::string(52, 'x'));
   }
-  plan += "  workloads: \"arithmetic\"\n  batch { tasks: 1 }\n}\n"
-          "measurement { warmup_seconds: 0 min_repetitions: 3 max_repetitions: 3 rounds: 1 }\n";
-  ASSERT_NO_FATAL_FAILURE(StartSubmit(
-      Write("wide.txtpb", plan),
-      {"--filter", absl::StrFormat("^batch/arithmetic/blocking/s000007_%s/any$", std::string(52, 'x')),
-       "--timeout", "120s"}));
+  plan +=
+      "  workloads: \"arithmetic\"\n  batch { tasks: 1 }\n}\n"
+      "measurement { warmup_seconds: 0 min_repetitions: 3 max_repetitions: 3 rounds: 1 }\n";
+  ASSERT_NO_FATAL_FAILURE(
+      StartSubmit(Write("wide.txtpb", plan),
+                  {"--filter", absl::StrFormat("^batch/arithmetic/blocking/s000007_%s/any$", std::string(52, 'x')),
+                   "--timeout", "120s"}));
   const std::string run_id = RunId();
   ASSERT_FALSE(run_id.empty()) << cli_->Log();
   absl::StatusOr<fleetmark::testing::ExitInfo> exit = cli_->Wait(absl::Seconds(180));

@@ -38,8 +38,7 @@ TEST_F(CliTest, UsageAndHelp) {
 
   r = Cli("--help");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* word : {"run", "plan validate", "list", "--format", "--out", "--filter",
-                           "--quick"}) {
+  for (const char* word : {"run", "plan validate", "list", "--format", "--out", "--filter", "--quick"}) {
     EXPECT_THAT(r.out, HasSubstr(word));
   }
   r = Cli("plan");
@@ -119,8 +118,7 @@ TEST_F(CliTest, BadPlansExit2NamingTheField) {
 }
 
 TEST_F(CliTest, ValidatesTheS1Plan) {
-  CliResult r = Cli("plan validate " + std::string(FLEETMARK_SOURCE_DIR) +
-                    "/plans/s1-frameworks.txtpb");
+  CliResult r = Cli("plan validate " + std::string(FLEETMARK_SOURCE_DIR) + "/plans/s1-frameworks.txtpb");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("130 cases"));
 }
@@ -138,10 +136,10 @@ TEST_F(CliTest, ReadmeMatchesTheTableLegend) {
 TEST_F(CliTest, ListsEveryName) {
   CliResult r = Cli("list");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* name : {"direct", "single_thread", "fixed_pool", "work_stealing", "limited",
-                           "elastic_pool", "thread_per_task", "async", "coroutine", "fiber",
-                           "event_loop", "arithmetic", "collections", "storage", "network",
-                           "mixed", "batch", "memory", "fanout", "load"}) {
+  for (const char* name :
+       {"direct",  "single_thread", "fixed_pool", "work_stealing", "limited",    "elastic_pool", "thread_per_task",
+        "async",   "coroutine",     "fiber",      "event_loop",    "arithmetic", "collections",  "storage",
+        "network", "mixed",         "batch",      "memory",        "fanout",     "load"}) {
     EXPECT_THAT(r.out, HasSubstr(std::string("  ") + name + " ")) << name;
   }
 }
@@ -160,8 +158,7 @@ TEST_F(CliTest, RunsATinyPlanInEveryFormat) {
   CliResult json = Cli("run " + plan.string() + " --format=json --out " + json_out.string());
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_TRUE(json.out.empty());
-  absl::StatusOr<fleetmark::v1::RunReport> report =
-      fleetmark::report::ParseJson(ReadFile(json_out));
+  absl::StatusOr<fleetmark::v1::RunReport> report = fleetmark::report::ParseJson(ReadFile(json_out));
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->plan_name(), "tiny");
   ASSERT_EQ(report->results_size(), 4);
@@ -199,15 +196,15 @@ TEST_F(CliTest, RunsATinyPlanInEveryFormat) {
 // call, so the shell and fleetmark inherit the mask; Cli's `timeout` is the hang guard.
 TEST_F(CliTest, RunsWorkStealingWhenOneCpuIsAllowed) {
   const fs::path plan = Write("ws.txtpb", R"pb(name: "ws"
-matrix {
-  strategies { name: "work_stealing" }
-  strategies { name: "work_stealing" threads: 1 }
-  strategies { name: "work_stealing" threads: 2 }
-  workloads: ["arithmetic"]
-  batch { tasks: 20 }
-}
-measurement { warmup_seconds: 0.01 max_repetitions: 5 rounds: 1 }
-)pb");
+                                               matrix {
+                                                 strategies { name: "work_stealing" }
+                                                 strategies { name: "work_stealing" threads: 1 }
+                                                 strategies { name: "work_stealing" threads: 2 }
+                                                 workloads: [ "arithmetic" ]
+                                                 batch { tasks: 20 }
+                                               }
+                                               measurement { warmup_seconds: 0.01 max_repetitions: 5 rounds: 1 }
+  )pb");
   cpu_set_t allowed;
   ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
   int cpu = 0;
@@ -232,8 +229,8 @@ TEST_F(CliTest, GbenchExportsCompareWithGoogleBenchmarksTool) {
   ASSERT_EQ(Cli("run " + plan.string() + " --format=gbench-json --out " + a.string()).exit_code, 0);
   ASSERT_EQ(Cli("run " + plan.string() + " --format=gbench-json --out " + b.string()).exit_code, 0);
   const fs::path out = dir_ / "compare.txt";
-  const std::string command = std::string("/usr/bin/python3 ") + compare + " benchmarks " +
-                              a.string() + " " + b.string() + " >" + out.string() + " 2>&1";
+  const std::string command = std::string("/usr/bin/python3 ") + compare + " benchmarks " + a.string() + " " +
+                              b.string() + " >" + out.string() + " 2>&1";
   const int status = std::system(command.c_str());
   const std::string text = ReadFile(out);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;
@@ -313,12 +310,15 @@ TEST_F(CliFleetTest, RunCommandsAcceptUniqueIdPrefixes) {
   // Two runs (no jobs) whose ids share the prefix "abcdef0".
   const std::string one = "abcdef01-1111-4111-8111-111111111111";
   const std::string two = "abcdef02-2222-4222-8222-222222222222";
-  auto inserted = fleetmark::testing::Psql(
-      db_->uri(), "INSERT INTO plans (plan_id, name, plan, plan_text) VALUES "
-                  "('00000000-0000-4000-8000-0000000000aa', 'tiny', ''::bytea, ''); "
-                  "INSERT INTO runs (run_id, plan_id, plan_name) VALUES "
-                  "('" + one + "', '00000000-0000-4000-8000-0000000000aa', 'tiny'), "
-                  "('" + two + "', '00000000-0000-4000-8000-0000000000aa', 'tiny')");
+  auto inserted = fleetmark::testing::Psql(db_->uri(),
+                                           "INSERT INTO plans (plan_id, name, plan, plan_text) VALUES "
+                                           "('00000000-0000-4000-8000-0000000000aa', 'tiny', ''::bytea, ''); "
+                                           "INSERT INTO runs (run_id, plan_id, plan_name) VALUES "
+                                           "('" +
+                                               one +
+                                               "', '00000000-0000-4000-8000-0000000000aa', 'tiny'), "
+                                               "('" +
+                                               two + "', '00000000-0000-4000-8000-0000000000aa', 'tiny')");
   ASSERT_TRUE(inserted.ok()) << inserted.status();
 
   CliResult r = Fleet("runs show abcdef01");
@@ -363,7 +363,9 @@ TEST_F(CliFleetTest, RunCommandsAcceptUniqueIdPrefixes) {
 TEST_F(CliFleetTest, AgentsListEscapesAgentTextAndRemoveHidesTheAgent) {
   fleetmark::v1::HostInfo host;
   host.set_cpu_model("\x1b]0;pwned\x07\x1b[1A");
-  host.set_arch("x86\xc2\x9b" "2J");  // C1 control CSI (U+009B)
+  host.set_arch(
+      "x86\xc2\x9b"
+      "2J");  // C1 control CSI (U+009B)
   host.set_logical_cpus(4);
   std::string hex;
   for (unsigned char c : host.SerializeAsString()) {
@@ -371,9 +373,11 @@ TEST_F(CliFleetTest, AgentsListEscapesAgentTextAndRemoveHidesTheAgent) {
     hex += kDigits[c >> 4];
     hex += kDigits[c & 15];
   }
-  auto inserted = fleetmark::testing::Psql(
-      db_->uri(), "INSERT INTO agents (agent_id, name, credential_sha256, host, state, last_seen) VALUES "
-                  "(gen_random_uuid(), 'old-box', 'x', decode('" + hex + "', 'hex'), 'offline', now())");
+  auto inserted =
+      fleetmark::testing::Psql(db_->uri(),
+                               "INSERT INTO agents (agent_id, name, credential_sha256, host, state, last_seen) VALUES "
+                               "(gen_random_uuid(), 'old-box', 'x', decode('" +
+                                   hex + "', 'hex'), 'offline', now())");
   ASSERT_TRUE(inserted.ok()) << inserted.status();
 
   CliResult r = Fleet("agents list");

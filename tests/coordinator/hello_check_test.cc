@@ -45,9 +45,9 @@ TEST(CheckHelloTest, ProtocolVersionOutsideTheRangeSaysWhichSideToUpgrade) {
 // A trial found the coordinator welcoming label keys that no --labels could give and
 // that selectors cannot name: empty, whitespace-only, markup.
 TEST(CheckHelloTest, LabelKeysOutsideTheAgentsFormAreRefusedNamingTheForm) {
-  for (const std::string& key : {std::string(""), std::string(" "), std::string("   "),
-                                 std::string("<b>rack</b>"), std::string("<script>alert(1)</script>"),
-                                 std::string("rack=b"), std::string("r k"), std::string("label:x")}) {
+  for (const std::string& key :
+       {std::string(""), std::string(" "), std::string("   "), std::string("<b>rack</b>"),
+        std::string("<script>alert(1)</script>"), std::string("rack=b"), std::string("r k"), std::string("label:x")}) {
     v1::Hello hello = GoodHello();
     (*hello.mutable_labels())[key] = "v";
     absl::Status status = CheckHello(hello);

@@ -43,7 +43,7 @@ class MemoryStore final : public Store {
   }
 
   absl::StatusOr<std::vector<ClaimedJob>> ClaimJobs(const std::vector<std::string>& agent_ids,
-                                                           absl::Duration lease) override {
+                                                    absl::Duration lease) override {
     absl::MutexLock lock(&mu_);
     claim_calls_.push_back(agent_ids);
     if (!claim_failure_.ok()) return claim_failure_;
@@ -67,44 +67,114 @@ class MemoryStore final : public Store {
 
   absl::Status Migrate() override { return Unused("Migrate"); }
   absl::StatusOr<std::vector<int>> AppliedMigrations() override { return Unused("AppliedMigrations"); }
-  absl::Status CreateEnrollmentToken(const std::string& /*token_id*/, const std::string& /*sha256_hex*/, const std::string& /*description*/) override { return Unused("CreateEnrollmentToken"); }
-  absl::Status EnsureEnrollmentToken(const std::string& /*token_id*/, const std::string& /*sha256_hex*/, const std::string& /*description*/) override { return Unused("EnsureEnrollmentToken"); }
-  absl::Status RevokeEnrollmentToken(const std::string& /*token_id*/) override { return Unused("RevokeEnrollmentToken"); }
-  absl::StatusOr<std::string> FindEnrollmentToken(const std::string& /*sha256_hex*/) override { return Unused("FindEnrollmentToken"); }
+  absl::Status CreateEnrollmentToken(const std::string& /*token_id*/, const std::string& /*sha256_hex*/,
+                                     const std::string& /*description*/) override {
+    return Unused("CreateEnrollmentToken");
+  }
+  absl::Status EnsureEnrollmentToken(const std::string& /*token_id*/, const std::string& /*sha256_hex*/,
+                                     const std::string& /*description*/) override {
+    return Unused("EnsureEnrollmentToken");
+  }
+  absl::Status RevokeEnrollmentToken(const std::string& /*token_id*/) override {
+    return Unused("RevokeEnrollmentToken");
+  }
+  absl::StatusOr<std::string> FindEnrollmentToken(const std::string& /*sha256_hex*/) override {
+    return Unused("FindEnrollmentToken");
+  }
   absl::StatusOr<std::vector<v1::TokenInfo>> ListEnrollmentTokens() override { return Unused("ListEnrollmentTokens"); }
-  absl::StatusOr<std::vector<Disconnect>> AgentsToDisconnect(const std::vector<std::string>& /*agent_ids*/) override { return Unused("AgentsToDisconnect"); }
-  absl::StatusOr<AgentIdentity> FindAgentByName(const std::string& /*name*/) override { return Unused("FindAgentByName"); }
-  absl::StatusOr<std::string> RegisterAgent(const AgentRegistration& /*registration*/) override { return Unused("RegisterAgent"); }
+  absl::StatusOr<std::vector<Disconnect>> AgentsToDisconnect(const std::vector<std::string>& /*agent_ids*/) override {
+    return Unused("AgentsToDisconnect");
+  }
+  absl::StatusOr<AgentIdentity> FindAgentByName(const std::string& /*name*/) override {
+    return Unused("FindAgentByName");
+  }
+  absl::StatusOr<std::string> RegisterAgent(const AgentRegistration& /*registration*/) override {
+    return Unused("RegisterAgent");
+  }
   absl::StatusOr<RemovedAgent> RemoveAgent(const std::string& /*name*/) override { return Unused("RemoveAgent"); }
-  absl::Status SetAgentOffline(const std::string& /*agent_id*/, const std::string& /*session_id*/) override { return Unused("SetAgentOffline"); }
-  absl::Status RecordLiveness(const std::vector<AgentLiveness>& /*batch*/, absl::Duration /*lease*/, const std::vector<std::string>& /*renew_also*/) override { return Unused("RecordLiveness"); }
+  absl::Status SetAgentOffline(const std::string& /*agent_id*/, const std::string& /*session_id*/) override {
+    return Unused("SetAgentOffline");
+  }
+  absl::Status RecordLiveness(const std::vector<AgentLiveness>& /*batch*/, absl::Duration /*lease*/,
+                              const std::vector<std::string>& /*renew_also*/) override {
+    return Unused("RecordLiveness");
+  }
   absl::StatusOr<std::vector<AgentSummary>> ListAgentSummaries() override { return Unused("ListAgentSummaries"); }
-  absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents(bool /*include_removed*/) override { return Unused("ListAgents"); }
+  absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents(bool /*include_removed*/) override {
+    return Unused("ListAgents");
+  }
   absl::StatusOr<v1::RunInfo> CreateRun(const NewRun& /*run*/) override { return Unused("CreateRun"); }
-  absl::StatusOr<CreatedRun> CreateRunAndClaim(const NewRun& /*run*/, const std::vector<std::string>& /*idle_agent_ids*/, absl::Duration /*lease*/) override { return Unused("CreateRunAndClaim"); }
+  absl::StatusOr<CreatedRun> CreateRunAndClaim(const NewRun& /*run*/,
+                                               const std::vector<std::string>& /*idle_agent_ids*/,
+                                               absl::Duration /*lease*/) override {
+    return Unused("CreateRunAndClaim");
+  }
   absl::StatusOr<v1::RunInfo> GetRun(const std::string& /*run_id*/) override { return Unused("GetRun"); }
-  absl::StatusOr<std::string> ResolveRunId(const std::string& /*id_or_prefix*/) override { return Unused("ResolveRunId"); }
+  absl::StatusOr<std::string> ResolveRunId(const std::string& /*id_or_prefix*/) override {
+    return Unused("ResolveRunId");
+  }
   absl::StatusOr<std::vector<v1::RunInfo>> ListRuns(int /*limit*/) override { return Unused("ListRuns"); }
   absl::StatusOr<CancelledRun> CancelRun(const std::string& /*run_id*/) override { return Unused("CancelRun"); }
-  absl::StatusOr<bool> ResumeJob(const std::string& /*job_id*/, const std::string& /*agent_id*/, absl::Duration /*lease*/) override { return Unused("ResumeJob"); }
-  absl::Status UpdateJobs(const std::vector<JobUpdate>& /*updates*/, absl::Duration /*lease*/) override { return Unused("UpdateJobs"); }
-  absl::Status MarkJobRunning(const std::string& /*job_id*/, const std::string& /*agent_id*/, absl::Duration /*lease*/) override { return Unused("MarkJobRunning"); }
-  absl::Status UpdateJobProgress(const std::string& /*job_id*/, const std::string& /*agent_id*/, uint32_t /*cases_done*/, uint32_t /*cases_total*/, absl::Duration /*lease*/) override { return Unused("UpdateJobProgress"); }
-  absl::Status FinishJob(const std::string& /*job_id*/, const std::string& /*agent_id*/, const JobOutcome& /*outcome*/) override { return Unused("FinishJob"); }
-  absl::StatusOr<std::vector<std::string>> EndedJobs(const std::vector<std::string>& /*job_ids*/) override { return Unused("EndedJobs"); }
+  absl::StatusOr<bool> ResumeJob(const std::string& /*job_id*/, const std::string& /*agent_id*/,
+                                 absl::Duration /*lease*/) override {
+    return Unused("ResumeJob");
+  }
+  absl::Status UpdateJobs(const std::vector<JobUpdate>& /*updates*/, absl::Duration /*lease*/) override {
+    return Unused("UpdateJobs");
+  }
+  absl::Status MarkJobRunning(const std::string& /*job_id*/, const std::string& /*agent_id*/,
+                              absl::Duration /*lease*/) override {
+    return Unused("MarkJobRunning");
+  }
+  absl::Status UpdateJobProgress(const std::string& /*job_id*/, const std::string& /*agent_id*/,
+                                 uint32_t /*cases_done*/, uint32_t /*cases_total*/, absl::Duration /*lease*/) override {
+    return Unused("UpdateJobProgress");
+  }
+  absl::Status FinishJob(const std::string& /*job_id*/, const std::string& /*agent_id*/,
+                         const JobOutcome& /*outcome*/) override {
+    return Unused("FinishJob");
+  }
+  absl::StatusOr<std::vector<std::string>> EndedJobs(const std::vector<std::string>& /*job_ids*/) override {
+    return Unused("EndedJobs");
+  }
   absl::StatusOr<std::vector<ExpiredJob>> ExpireLeases() override { return Unused("ExpireLeases"); }
-  absl::StatusOr<std::vector<ExpiredJob>> ReleaseAgentJobs(const std::string& /*agent_id*/, const std::string& /*keep_job_id*/) override { return Unused("ReleaseAgentJobs"); }
-  absl::StatusOr<std::vector<ResultOutcome>> InsertResults(const std::vector<AgentResult>& /*results*/) override { return Unused("InsertResults"); }
-  absl::StatusOr<v1::ExportResultsResponse> ExportResults(const std::string& /*run_id*/, const std::string& /*agent_name*/) override { return Unused("ExportResults"); }
-  absl::StatusOr<ResultExportIndex> ListExportResults(const std::string& /*run_id*/, const std::string& /*agent_name*/) override { return Unused("ListExportResults"); }
-  absl::StatusOr<std::vector<v1::CaseResult>> LoadResults(const std::vector<std::string>& /*result_ids*/) override { return Unused("LoadResults"); }
-  absl::StatusOr<v1::Schedule> CreateSchedule(const v1::Schedule& /*schedule*/, absl::Time /*next_fire*/) override { return Unused("CreateSchedule"); }
-  absl::StatusOr<SeedOutcome> SeedDefaultSchedule(const v1::Schedule& /*schedule*/, absl::Time /*next_fire*/) override { return Unused("SeedDefaultSchedule"); }
+  absl::StatusOr<std::vector<ExpiredJob>> ReleaseAgentJobs(const std::string& /*agent_id*/,
+                                                           const std::string& /*keep_job_id*/) override {
+    return Unused("ReleaseAgentJobs");
+  }
+  absl::StatusOr<std::vector<ResultOutcome>> InsertResults(const std::vector<AgentResult>& /*results*/) override {
+    return Unused("InsertResults");
+  }
+  absl::StatusOr<v1::ExportResultsResponse> ExportResults(const std::string& /*run_id*/,
+                                                          const std::string& /*agent_name*/) override {
+    return Unused("ExportResults");
+  }
+  absl::StatusOr<ResultExportIndex> ListExportResults(const std::string& /*run_id*/,
+                                                      const std::string& /*agent_name*/) override {
+    return Unused("ListExportResults");
+  }
+  absl::StatusOr<std::vector<v1::CaseResult>> LoadResults(const std::vector<std::string>& /*result_ids*/) override {
+    return Unused("LoadResults");
+  }
+  absl::StatusOr<v1::Schedule> CreateSchedule(const v1::Schedule& /*schedule*/, absl::Time /*next_fire*/) override {
+    return Unused("CreateSchedule");
+  }
+  absl::StatusOr<SeedOutcome> SeedDefaultSchedule(const v1::Schedule& /*schedule*/, absl::Time /*next_fire*/) override {
+    return Unused("SeedDefaultSchedule");
+  }
   absl::StatusOr<std::vector<v1::Schedule>> ListSchedules() override { return Unused("ListSchedules"); }
   absl::Status DeleteSchedule(const std::string& /*name*/) override { return Unused("DeleteSchedule"); }
-  absl::Status SetScheduleNextFire(const std::string& /*name*/, absl::Time /*next_fire*/) override { return Unused("SetScheduleNextFire"); }
-  absl::StatusOr<std::optional<v1::RunInfo>> FireSchedule(const std::string& /*schedule_name*/, absl::Time /*slot*/, const NewRun& /*run*/, const std::string& /*skipped*/) override { return Unused("FireSchedule"); }
-  absl::StatusOr<std::optional<absl::Time>> LastFiredSlot(const std::string& /*schedule_name*/) override { return Unused("LastFiredSlot"); }
+  absl::Status SetScheduleNextFire(const std::string& /*name*/, absl::Time /*next_fire*/) override {
+    return Unused("SetScheduleNextFire");
+  }
+  absl::StatusOr<std::optional<v1::RunInfo>> FireSchedule(const std::string& /*schedule_name*/, absl::Time /*slot*/,
+                                                          const NewRun& /*run*/,
+                                                          const std::string& /*skipped*/) override {
+    return Unused("FireSchedule");
+  }
+  absl::StatusOr<std::optional<absl::Time>> LastFiredSlot(const std::string& /*schedule_name*/) override {
+    return Unused("LastFiredSlot");
+  }
 
  private:
   struct Job {

@@ -84,7 +84,7 @@ TEST(ScheduleRunnerTest, SlotFiresOnceAcrossRunnersAndSkipsStaleSlots) {
   auto c = runner1.Tick();
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
   EXPECT_EQ(a->size() + b->size() + c->size(), 1u);  // exactly one run for the slot
-  EXPECT_EQ(built, 1);                                // built by the runner that fired it
+  EXPECT_EQ(built, 1);                               // built by the runner that fired it
   const v1::RunInfo& run = a->empty() ? (*b)[0] : (*a)[0];
   auto with_fire = store1->ListSchedules();
   ASSERT_TRUE(with_fire.ok());
@@ -110,7 +110,6 @@ TEST(ScheduleRunnerTest, SlotFiresOnceAcrossRunnersAndSkipsStaleSlots) {
   ASSERT_TRUE(runs.ok());
   EXPECT_EQ(runs->size(), 2u);
 }
-
 
 // Created at 14:16:12 with "16 * * * *": the 14:16 slot is before the creation and
 // never fires; the first run is the 15:16 slot, as announced. (The store stamps the

@@ -56,7 +56,7 @@ TEST(SelectorTest, ArchAliasesAndCommaIsAnd) {
   ASSERT_EQ(s->terms().size(), 2u);
   EXPECT_TRUE(s->Matches("board", Host("aarch64", 8, 8, 2, false), {}));
   EXPECT_FALSE(s->Matches("board", Host("aarch64", 4, 4, 2, false), {}));  // cores < 8
-  EXPECT_FALSE(s->Matches("host", Host("x86_64", 16, 32, 1, true), {}));  // arch
+  EXPECT_FALSE(s->Matches("host", Host("x86_64", 16, 32, 1, true), {}));   // arch
 }
 
 TEST(SelectorTest, KindLabelNameAndOperators) {
@@ -93,8 +93,8 @@ TEST(SelectorTest, UnknownKeyNamesKeyAndAllowedKeys) {
 }
 
 TEST(SelectorTest, MalformedTermsAreErrors) {
-  for (const char* bad : {"arch", "=arm64", "arch=", "cores>=many", "arch>=arm64", "a=b,,c=d", "label:=x",
-                          "cores=8,"}) {
+  for (const char* bad :
+       {"arch", "=arm64", "arch=", "cores>=many", "arch>=arm64", "a=b,,c=d", "label:=x", "cores=8,"}) {
     auto s = Selector::Parse(bad);
     EXPECT_FALSE(s.ok()) << bad;
     EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << bad;

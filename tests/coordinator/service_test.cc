@@ -141,8 +141,8 @@ class ServiceTest : public ::testing::Test {
     auto coordinator = Coordinator::Start(options);
     ASSERT_TRUE(coordinator.ok()) << coordinator.status();
     coordinator_ = *std::move(coordinator);
-    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(coordinator_->port()),
-                                   grpc::InsecureChannelCredentials());
+    channel_ =
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(coordinator_->port()), grpc::InsecureChannelCredentials());
     control_ = v1::ControlService::NewStub(channel_);
   }
   void Authorize(grpc::ClientContext* context) {
@@ -350,8 +350,7 @@ TEST_F(ServiceTest, MalformedMessageRefusedOthersKeepBeingServed) {
       {"44444444-4444-4444-8444-000000000002",
        [](v1::CaseResult& b) { b.mutable_stats()->set_median_ns(std::numeric_limits<double>::quiet_NaN()); },
        "result.stats.median_ns"},
-      {"44444444-4444-4444-8444-000000000003", [](v1::CaseResult& b) { b.add_samples_ns(-1); },
-       "result.samples_ns[0]"},
+      {"44444444-4444-4444-8444-000000000003", [](v1::CaseResult& b) { b.add_samples_ns(-1); }, "result.samples_ns[0]"},
   };
   for (const Bad& b : bad) {
     v1::AgentMessage message = result;
@@ -435,7 +434,7 @@ TEST_F(ServiceTest, AgentBackWithAnEndedJobStillRunningGetsNoJobUntilItReportsIt
     ASSERT_TRUE(agent.Read(&m));
     ASSERT_TRUE(m.has_cancellation()) << m.DebugString();
     EXPECT_EQ(listed_job(), first_job);  // not idle: it has not said the job stopped
-    agent.Finish();  // gone before it could stop the job or report it
+    agent.Finish();                      // gone before it could stop the job or report it
   }
   ASSERT_EQ(second.run().jobs_size(), 1);
   const std::string second_job = second.run().jobs(0).job_id();
@@ -620,8 +619,8 @@ TEST_F(ServiceTest, RevokingATokenDisconnectsItsAgentsOnEveryCoordinator) {
   second_options.coordinator_id = "coordinator-2";
   auto second = Coordinator::Start(second_options);
   ASSERT_TRUE(second.ok()) << second.status();
-  auto second_channel = grpc::CreateChannel("127.0.0.1:" + std::to_string((*second)->port()),
-                                            grpc::InsecureChannelCredentials());
+  auto second_channel =
+      grpc::CreateChannel("127.0.0.1:" + std::to_string((*second)->port()), grpc::InsecureChannelCredentials());
   v1::CreateTokenResponse revoked_token, kept_token;
   for (v1::CreateTokenResponse* token : {&revoked_token, &kept_token}) {
     grpc::ClientContext context;
@@ -900,13 +899,13 @@ TEST(CheckPlanDeliverableTest, RefusesAnAssignmentOverTheLimitNamingSizeAndLimit
   absl::Status refused = CheckPlanDeliverable(plan, false, "", "plan", size_t{4} << 20);
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(refused.message(),
-            absl::StrCat("plan: a job of this plan is ", bytes, " bytes serialized, over the agent stream's message "
+            absl::StrCat("plan: a job of this plan is ", bytes,
+                         " bytes serialized, over the agent stream's message "
                          "limit of 4 MiB (4194304 bytes): no agent could receive it; split the plan"));
   refused = CheckPlanDeliverable(plan, false, "", "plan", bytes - 1);
   EXPECT_NE(refused.message().find(absl::StrCat(bytes - 1, " bytes)")), std::string::npos) << refused;
   // Both ends of the agent stream carry what the check lets through.
-  EXPECT_EQ(MaxJobAssignmentBytes(),
-            static_cast<size_t>(std::min(kCoordinatorMaxMessageBytes, kAgentMaxMessageBytes)));
+  EXPECT_EQ(MaxJobAssignmentBytes(), static_cast<size_t>(std::min(kCoordinatorMaxMessageBytes, kAgentMaxMessageBytes)));
 }
 
 TEST(MessageLimitsTest, TheLargestResultFitsEveryEnd) {
@@ -992,7 +991,8 @@ TEST_F(ServiceTest, ResultsOverFourMiBReadBackInPages) {
     *r->mutable_spec() = cases[i];
     r->set_status(v1::CASE_STATUS_OK);
     const int samples = cases[i].workload() == "storage" ? 100 : 1'000'000;
-    for (int64_t k = 0; k < samples; ++k) r->add_samples_ns(1'000'000 + (k * 7919 + static_cast<int64_t>(i)) % 1'000'000);
+    for (int64_t k = 0; k < samples; ++k)
+      r->add_samples_ns(1'000'000 + (k * 7919 + static_cast<int64_t>(i)) % 1'000'000);
     r->mutable_stats()->set_count(samples);
     r->mutable_stats()->set_min_ns(1'000'000);
     r->mutable_stats()->set_median_ns(1'500'000);
@@ -1130,7 +1130,8 @@ TEST_F(ServiceTest, NightlyScheduleSeededOncePerDatabase) {
   fresh_options.nightly_plan_file = plan_file;
   std::vector<absl::StatusOr<std::unique_ptr<Coordinator>>> started(2);
   std::vector<std::thread> threads;
-  for (auto& slot : started) threads.emplace_back([&slot, &fresh_options] { slot = Coordinator::Start(fresh_options); });
+  for (auto& slot : started)
+    threads.emplace_back([&slot, &fresh_options] { slot = Coordinator::Start(fresh_options); });
   for (auto& t : threads) t.join();
   for (const auto& c : started) ASSERT_TRUE(c.ok()) << c.status();
   started.clear();
@@ -1151,8 +1152,8 @@ TEST_F(ServiceTest, EnrollingATakenNameIsRefusedThroughEveryCoordinatorOnlineOrO
   second_options.coordinator_id = "coordinator-2";
   auto second = Coordinator::Start(second_options);
   ASSERT_TRUE(second.ok()) << second.status();
-  auto second_channel = grpc::CreateChannel("127.0.0.1:" + std::to_string((*second)->port()),
-                                            grpc::InsecureChannelCredentials());
+  auto second_channel =
+      grpc::CreateChannel("127.0.0.1:" + std::to_string((*second)->port()), grpc::InsecureChannelCredentials());
   auto real = std::make_unique<TestAgent>(channel_);
   const TestAgent::Answer enrolled = real->Greet(TestAgent::Hello("rel-a2", 1, kEnrollToken));
   ASSERT_FALSE(enrolled.agent_id.empty()) << enrolled.refusal;

@@ -276,11 +276,13 @@ TEST(StoreTest, EmulatedAgentAndTheResultsItMeasuredAreMarked) {
   v1::CaseResult emulated = Result("66666666-6666-4666-8666-666666666666", claimed->job_of.at(*a), 100);
   v1::CaseResult hardware = Result("77777777-7777-4777-8777-777777777777", claimed->job_of.at(native), 100);
   ASSERT_TRUE(store->InsertResults({{*a, &emulated}, {native, &hardware}}).ok());
-  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results WHERE emulated AND result_id = '"
-                                "66666666-6666-4666-8666-666666666666'"),
+  EXPECT_EQ(Count(db.uri(),
+                  "SELECT count(*) FROM case_results WHERE emulated AND result_id = '"
+                  "66666666-6666-4666-8666-666666666666'"),
             1);
-  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results WHERE NOT emulated AND result_id = '"
-                                "77777777-7777-4777-8777-777777777777'"),
+  EXPECT_EQ(Count(db.uri(),
+                  "SELECT count(*) FROM case_results WHERE NOT emulated AND result_id = '"
+                  "77777777-7777-4777-8777-777777777777'"),
             1);
   // The agent comes back natively: it is no longer marked, what it measured under
   // emulation stays marked; the evidence stays in the host snapshots.
@@ -352,8 +354,10 @@ TEST(StoreTest, ConcurrentReplaysStoreEachResultOnce) {
     EXPECT_EQ(duplicates.load(), static_cast<int>(batch.size()) * (kWriters - 1));
   }
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results"), kResults);
-  EXPECT_EQ(Count(db.uri(), "SELECT median_ns::bigint FROM case_results WHERE result_id = '00000007-0000-4000-8000-000000000007'"),
-            107);
+  EXPECT_EQ(
+      Count(db.uri(),
+            "SELECT median_ns::bigint FROM case_results WHERE result_id = '00000007-0000-4000-8000-000000000007'"),
+      107);
 }
 
 TEST(StoreTest, ClaimSkipsLockedRowsAcrossConnections) {
@@ -492,8 +496,9 @@ TEST(StoreTest, CreatedRunInfoMatchesReadBack) {
   auto read = store->GetRun(created->run_id);
   ASSERT_TRUE(read.ok()) << read.status();
   // The RunInfo built from the inserted rows is what GetRun reads back.
-  EXPECT_EQ(created->run.SerializeAsString(), read->SerializeAsString())
-      << "built:\n" << created->run.DebugString() << "read:\n" << read->DebugString();
+  EXPECT_EQ(created->run.SerializeAsString(), read->SerializeAsString()) << "built:\n"
+                                                                         << created->run.DebugString() << "read:\n"
+                                                                         << read->DebugString();
   EXPECT_EQ(created->run.status(), "running");
   ASSERT_EQ(created->run.jobs_size(), 3);
   EXPECT_EQ(created->run.jobs(0).agent_name(), "a-idle");
@@ -518,18 +523,16 @@ TEST(StoreTest, JobUpdatesInOneBatch) {
   using Update = Store::JobUpdate;
   // Accepts and progress of two agents in one statement; a's last progress wins and a
   // later accept keeps it; agent a naming b's job changes nothing.
-  ASSERT_TRUE(store
-                  ->UpdateJobs({Update{.job_id = job_a, .agent_id = a},
-                                Update{.job_id = job_a, .agent_id = a, .has_progress = true, .cases_done = 1,
-                                       .cases_total = 3},
-                                Update{.job_id = job_b, .agent_id = b},
-                                Update{.job_id = job_b, .agent_id = a, .has_progress = true, .cases_done = 3,
-                                       .cases_total = 3},
-                                Update{.job_id = job_a, .agent_id = a, .has_progress = true, .cases_done = 2,
-                                       .cases_total = 3},
-                                Update{.job_id = job_a, .agent_id = a}},
-                               absl::Seconds(30))
-                  .ok());
+  ASSERT_TRUE(
+      store
+          ->UpdateJobs({Update{.job_id = job_a, .agent_id = a},
+                        Update{.job_id = job_a, .agent_id = a, .has_progress = true, .cases_done = 1, .cases_total = 3},
+                        Update{.job_id = job_b, .agent_id = b},
+                        Update{.job_id = job_b, .agent_id = a, .has_progress = true, .cases_done = 3, .cases_total = 3},
+                        Update{.job_id = job_a, .agent_id = a, .has_progress = true, .cases_done = 2, .cases_total = 3},
+                        Update{.job_id = job_a, .agent_id = a}},
+                       absl::Seconds(30))
+          .ok());
   EXPECT_EQ(Count(db.uri(), "SELECT cases_done FROM jobs WHERE job_id = '" + job_a + "'"), 2);
   EXPECT_EQ(Count(db.uri(), "SELECT cases_done FROM jobs WHERE job_id = '" + job_b + "'"), 0);
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM jobs WHERE status = 'running'"), 2);
@@ -676,9 +679,10 @@ TEST(StoreTest, RunIdPrefixesResolveToOneRun) {
     pqxx::connection conn(db.uri());
     pqxx::work txn(conn);
     for (const std::string& id : {one, two}) {
-      txn.exec_params("INSERT INTO runs (run_id, plan_id, plan_name) SELECT $1::uuid, plan_id, plan_name FROM runs "
-                      "WHERE run_id = $2::uuid",
-                      id, run->run_id());
+      txn.exec_params(
+          "INSERT INTO runs (run_id, plan_id, plan_name) SELECT $1::uuid, plan_id, plan_name FROM runs "
+          "WHERE run_id = $2::uuid",
+          id, run->run_id());
     }
     txn.commit();
   }
@@ -699,9 +703,10 @@ TEST(StoreTest, RunIdPrefixesResolveToOneRun) {
   {
     pqxx::connection conn(db.uri());
     pqxx::work txn(conn);
-    txn.exec_params("INSERT INTO runs (run_id, plan_id, plan_name) SELECT $1::uuid, plan_id, plan_name FROM runs "
-                    "WHERE run_id = $2::uuid",
-                    std::string("abcdef03-3333-4333-8333-333333333333"), run->run_id());
+    txn.exec_params(
+        "INSERT INTO runs (run_id, plan_id, plan_name) SELECT $1::uuid, plan_id, plan_name FROM runs "
+        "WHERE run_id = $2::uuid",
+        std::string("abcdef03-3333-4333-8333-333333333333"), run->run_id());
     txn.commit();
   }
   ambiguous = store->ResolveRunId("abcdef");
@@ -713,7 +718,8 @@ TEST(StoreTest, RunIdPrefixesResolveToOneRun) {
   EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(none.status().message(), "no run with id prefix 123456");
 
-  for (const std::string bad : {"", "abcde", "abcdeg", "abcdef011", "abcdef'%", "abcdef01-1111-4111-8111-1111111111111"}) {
+  for (const std::string bad :
+       {"", "abcde", "abcdeg", "abcdef011", "abcdef'%", "abcdef01-1111-4111-8111-1111111111111"}) {
     auto refused = store->ResolveRunId(bad);
     EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_NE(refused.status().message().find("run_id: a run id (UUID) or a unique prefix of it with at least 6 hex"),
@@ -791,9 +797,8 @@ TEST(StoreTest, DefaultScheduleSeededOncePerDatabase) {
 TEST(StoreTest, SeededDefaultsMigrationCountsAnExistingNightlyAsSeeded) {
   FLEETMARK_TEST_DATABASE_OR_SKIP(db);
   const std::vector<Migration>& all = EmbeddedMigrations();
-  auto seeded = std::find_if(all.begin(), all.end(), [](const Migration& m) {
-    return std::string(m.name) == "0002_seeded_defaults";
-  });
+  auto seeded = std::find_if(all.begin(), all.end(),
+                             [](const Migration& m) { return std::string(m.name) == "0002_seeded_defaults"; });
   ASSERT_NE(seeded, all.end());
   {  // A database from before the migration, whose nightly schedule exists.
     pqxx::connection conn(db.uri());
@@ -890,8 +895,8 @@ TEST(StoreTest, ResultsForUnknownCasesOrWithImplausibleValuesAreRejected) {
   };
   constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  add([](v1::CaseResult&) {});                                                           // 1 fine
-  add([](v1::CaseResult& r) { r.mutable_stats()->set_ci_half_width_percent(kInf); });    // 2 fine
+  add([](v1::CaseResult&) {});                                                         // 1 fine
+  add([](v1::CaseResult& r) { r.mutable_stats()->set_ci_half_width_percent(kInf); });  // 2 fine
   add([](v1::CaseResult& r) { r.mutable_spec()->set_case_id("batch/arithmetic/blocking/fiber/any"); });
   add([](v1::CaseResult& r) { r.mutable_stats()->set_median_ns(kNan); });
   add([](v1::CaseResult& r) { r.mutable_stats()->set_mean_ns(kInf); });
@@ -901,10 +906,17 @@ TEST(StoreTest, ResultsForUnknownCasesOrWithImplausibleValuesAreRejected) {
   add([](v1::CaseResult& r) { r.mutable_counters()->set_cpu_user_seconds(kNan); });
   add([](v1::CaseResult& r) { r.mutable_memory()->set_slope_kib_per_task(kInf); });
   add([](v1::CaseResult& r) { r.mutable_spec()->set_case_id(std::string("batch/arith\0metic", 17)); });
-  const std::vector<std::string> expected_field = {
-      "", "", "result.spec.case_id", "result.stats.median_ns", "result.stats.mean_ns", "result.stats.min_ns",
-      "result.stats.ci_half_width_percent", "result.samples_ns[1]", "result.counters.cpu_user_seconds",
-      "result.memory.slope_kib_per_task", "result.spec.case_id"};
+  const std::vector<std::string> expected_field = {"",
+                                                   "",
+                                                   "result.spec.case_id",
+                                                   "result.stats.median_ns",
+                                                   "result.stats.mean_ns",
+                                                   "result.stats.min_ns",
+                                                   "result.stats.ci_half_width_percent",
+                                                   "result.samples_ns[1]",
+                                                   "result.counters.cpu_user_seconds",
+                                                   "result.memory.slope_kib_per_task",
+                                                   "result.spec.case_id"};
   std::vector<Store::AgentResult> batch;
   for (const v1::CaseResult& r : rows) batch.push_back({a, &r});
   auto outcomes = store->InsertResults(batch);
@@ -1007,7 +1019,7 @@ TEST(StoreTest, ScheduleNamesFollowTheAgentNameRule) {
   schedule.set_cron("0 2 * * *");
   *schedule.mutable_plan() = SmallPlan();
   for (const std::string& bad : {std::string("bad name!"), std::string(""), std::string(65, 'x'),
-                                std::string("sched/1"), std::string("caf\xc3\xa9")}) {
+                                 std::string("sched/1"), std::string("caf\xc3\xa9")}) {
     schedule.set_name(bad);
     auto created = store->CreateSchedule(schedule, absl::Now());
     EXPECT_EQ(created.status().code(), absl::StatusCode::kInvalidArgument) << bad;
@@ -1102,8 +1114,7 @@ TEST(StoreTest, EnrollingATakenNameIsRefusedAcrossCoordinators) {
     for (Store* store : {store1.get(), store2.get()}) {
       auto taken = store->RegisterAgent(intruder);
       EXPECT_EQ(taken.status().code(), absl::StatusCode::kAlreadyExists) << taken.status();
-      EXPECT_NE(taken.status().message().find("fleetmark agents remove rel-a2"), std::string::npos)
-          << taken.status();
+      EXPECT_NE(taken.status().message().find("fleetmark agents remove rel-a2"), std::string::npos) << taken.status();
       EXPECT_NE(taken.status().message().find(id), std::string::npos) << taken.status();
     }
   }

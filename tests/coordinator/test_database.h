@@ -75,12 +75,11 @@ class TestDatabase {
 }  // namespace fleetmark::testing
 
 // Declares `var` (a TestDatabase); skips or fails the test if it is unavailable.
-#define FLEETMARK_TEST_DATABASE_OR_SKIP(var)                                          \
-  ::fleetmark::testing::TestDatabase var;                                            \
-  if (var.uri().empty()) {                                                           \
-    if (!::fleetmark::testing::TestDatabase::Required() &&                           \
-        std::getenv("FLEETMARK_TEST_PG_URI") == nullptr) {                           \
-      GTEST_SKIP() << "PostgreSQL test skipped: " << var.error();                    \
-    }                                                                                \
-    FAIL() << "PostgreSQL required (FLEETMARK_TEST_REQUIRE_PG set): " << var.error(); \
+#define FLEETMARK_TEST_DATABASE_OR_SKIP(var)                                                                  \
+  ::fleetmark::testing::TestDatabase var;                                                                     \
+  if (var.uri().empty()) {                                                                                    \
+    if (!::fleetmark::testing::TestDatabase::Required() && std::getenv("FLEETMARK_TEST_PG_URI") == nullptr) { \
+      GTEST_SKIP() << "PostgreSQL test skipped: " << var.error();                                             \
+    }                                                                                                         \
+    FAIL() << "PostgreSQL required (FLEETMARK_TEST_REQUIRE_PG set): " << var.error();                         \
   }

@@ -35,25 +35,21 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::string kArch = DEVICE_ARCH;               // arm64 | armhf
-const std::string kUnameMachine = DEVICE_UNAME;      // aarch64 | armv7l
+const std::string kArch = DEVICE_ARCH;                 // arm64 | armhf
+const std::string kUnameMachine = DEVICE_UNAME;        // aarch64 | armv7l
 const std::string kFileMachine = DEVICE_FILE_MACHINE;  // `file` wording
-const std::string kQemu = DEVICE_QEMU;               // host path of qemu-*-static
+const std::string kQemu = DEVICE_QEMU;                 // host path of qemu-*-static
 constexpr int64_t kMaxBinaryBytes = 25 << 20;
 
 std::string Tarball() {
-  return absl::StrCat(FLEETMARK_SOURCE_DIR, "/dist/fleetmark-", FLEETMARK_VERSION, "-linux-",
-                      kArch, ".tar.gz");
+  return absl::StrCat(FLEETMARK_SOURCE_DIR, "/dist/fleetmark-", FLEETMARK_VERSION, "-linux-", kArch, ".tar.gz");
 }
 
-std::string Tail(const std::string& text) {
-  return text.size() > 4000 ? text.substr(text.size() - 4000) : text;
-}
+std::string Tail(const std::string& text) { return text.size() > 4000 ? text.substr(text.size() - 4000) : text; }
 
 // The reduced S1 plan of the issue: the four strategies a device build must carry.
 v1::Plan DevicePlan() {
-  return ReducedS1Plan({"work_stealing", "fiber", "coroutine", "event_loop"},
-                       {"arithmetic", "mixed"}, 16, 3);
+  return ReducedS1Plan({"work_stealing", "fiber", "coroutine", "event_loop"}, {"arithmetic", "mixed"}, 16, 3);
 }
 
 class DeviceTest : public ::testing::Test {
@@ -65,9 +61,8 @@ class DeviceTest : public ::testing::Test {
     // The agent's directory is the empty root (AgentConfig.chroot_into_dir).
     root_ = dir_ + "/agent-dev-" + kArch;
     std::filesystem::create_directories(root_);
-    auto unpacked = RunCommand({"/bin/tar", "-xzf", Tarball(), "-C", root_,
-                                "--strip-components=1", "--wildcards", "*/fleetmark-agent",
-                                "*/fleetmark"});
+    auto unpacked = RunCommand({"/bin/tar", "-xzf", Tarball(), "-C", root_, "--strip-components=1", "--wildcards",
+                                "*/fleetmark-agent", "*/fleetmark"});
     ASSERT_TRUE(unpacked.ok()) << unpacked.status();
     std::filesystem::copy_file(kQemu, root_ + "/qemu", std::filesystem::copy_options::overwrite_existing);
   }
@@ -117,12 +112,10 @@ TEST_F(DeviceTest, BinariesAreStaticExecutablesOfTheRightMachine) {
 TEST_F(DeviceTest, LocalRunInTheEmptyRoot) {
   std::string text;
   ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(DevicePlan(), &text));
-  {
-    std::ofstream(root_ + "/plan.txtpb") << text;
-  }
+  { std::ofstream(root_ + "/plan.txtpb") << text; }
   // No binfmt_misc handler here: the case children (fiber) run through qemu too.
-  auto out = RunCommand({"/usr/bin/env", "FLEETMARK_CHILD_EMULATOR=/qemu", FLEETMARK_EMPTY_ROOT_SH,
-                         root_, "/qemu", "/fleetmark", "run", "/plan.txtpb", "--format=json"},
+  auto out = RunCommand({"/usr/bin/env", "FLEETMARK_CHILD_EMULATOR=/qemu", FLEETMARK_EMPTY_ROOT_SH, root_, "/qemu",
+                         "/fleetmark", "run", "/plan.txtpb", "--format=json"},
                         absl::Minutes(15));
   ASSERT_TRUE(out.ok()) << out.status();
   absl::StatusOr<v1::RunReport> report = report::ParseJson(*out);
@@ -137,22 +130,19 @@ TEST_F(DeviceTest, LocalRunInTheEmptyRoot) {
     // The counters are measured under qemu too (the emulator process's): qemu fakes
     // /proc/self/stat with num_threads 0, which made every case's counters all zero
     // (repetitions 0 beside its samples) before the /proc/self/status fallback.
-    EXPECT_EQ(r.counters().repetitions(), static_cast<uint64_t>(r.samples_ns_size()))
-        << r.spec().case_id();
+    EXPECT_EQ(r.counters().repetitions(), static_cast<uint64_t>(r.samples_ns_size())) << r.spec().case_id();
     EXPECT_GT(r.counters().peak_threads(), 0u) << r.spec().case_id();
     EXPECT_GT(r.counters().peak_rss_bytes(), 0u) << r.spec().case_id();
     strategies.insert(r.spec().strategy().name());
     case_ids.insert(r.spec().case_id());
   }
   EXPECT_EQ(static_cast<int>(case_ids.size()), report->results_size());
-  EXPECT_THAT(strategies, ::testing::UnorderedElementsAre("work_stealing", "fiber", "coroutine",
-                                                          "event_loop"));
+  EXPECT_THAT(strategies, ::testing::UnorderedElementsAre("work_stealing", "fiber", "coroutine", "event_loop"));
   EXPECT_EQ(report->host().arch(), kUnameMachine);
   EXPECT_TRUE(report->host().emulated()) << report->host().ShortDebugString();
   // Which work-stealing implementation ran: the static oneTBB of the device build.
   EXPECT_THAT(report->host().notes(),
-              ::testing::Contains(::testing::AllOf(HasSubstr("work_stealing: oneTBB 20"),
-                                                   HasSubstr("(static, "))))
+              ::testing::Contains(::testing::AllOf(HasSubstr("work_stealing: oneTBB 20"), HasSubstr("(static, "))))
       << report->host().ShortDebugString();
 }
 
@@ -191,8 +181,7 @@ TEST_F(DeviceTest, EmptyRootAgentRunsThePlanOnceAcrossAKill) {
   EXPECT_EQ((*agents)[0].host().arch(), kUnameMachine);
   EXPECT_TRUE((*agents)[0].host().emulated()) << (*agents)[0].host().ShortDebugString();
   EXPECT_THAT((*agents)[0].host().notes(),
-              ::testing::Contains(::testing::AllOf(HasSubstr("work_stealing: oneTBB 20"),
-                                                   HasSubstr("(static, "))))
+              ::testing::Contains(::testing::AllOf(HasSubstr("work_stealing: oneTBB 20"), HasSubstr("(static, "))))
       << (*agents)[0].host().ShortDebugString();
 
   const v1::Plan plan = DevicePlan();
@@ -219,8 +208,8 @@ TEST_F(DeviceTest, EmptyRootAgentRunsThePlanOnceAcrossAKill) {
   EXPECT_EQ(rows, cases);
   // Every row measured by the emulated aarch64/armv7l agent, and marked so.
   EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM case_results r JOIN agents a USING (agent_id) "
-                             "WHERE r.run_id = '", run->run_id(), "' AND a.arch = '",
-                             kUnameMachine, "' AND a.emulated AND r.emulated")),
+                             "WHERE r.run_id = '",
+                             run->run_id(), "' AND a.arch = '", kUnameMachine, "' AND a.emulated AND r.emulated")),
             rows);
 }
 

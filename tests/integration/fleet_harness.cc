@@ -84,8 +84,7 @@ bool WaitUntil(const std::function<bool()>& done, absl::Duration timeout, absl::
 absl::StatusOr<std::string> Psql(const std::string& uri, const std::string& sql) {
   FLEETMARK_ASSIGN_OR_RETURN(
       std::string out,
-      RunCommand({"psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", uri, "-c", sql},
-                 absl::Seconds(60)));
+      RunCommand({"psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", uri, "-c", sql}, absl::Seconds(60)));
   return std::string(absl::StripAsciiWhitespace(out));
 }
 
@@ -123,8 +122,8 @@ absl::StatusOr<std::unique_ptr<TestDatabase>> TestDatabase::Create(const std::st
   const std::string name = absl::StrCat("fm_it_", RandomSuffix());
   const std::string admin_uri = absl::StrCat(server_uri.substr(0, slash), "/postgres", params);
   FLEETMARK_RETURN_IF_ERROR(Psql(admin_uri, absl::StrCat("CREATE DATABASE ", name)).status());
-  return std::unique_ptr<TestDatabase>(new TestDatabase(
-      admin_uri, name, absl::StrCat(server_uri.substr(0, slash), "/", name, params)));
+  return std::unique_ptr<TestDatabase>(
+      new TestDatabase(admin_uri, name, absl::StrCat(server_uri.substr(0, slash), "/", name, params)));
 }
 
 TestDatabase::~TestDatabase() {
@@ -136,11 +135,9 @@ TestDatabase::~TestDatabase() {
 absl::StatusOr<std::unique_ptr<PrivatePostgres>> PrivatePostgres::Start() {
   const std::string dir = MakeTempDir("fleetmark-it-pg");
   if (dir.empty()) return absl::InternalError("mkdtemp failed");
-  FLEETMARK_ASSIGN_OR_RETURN(
-      std::string uri,
-      RunCommand({FLEETMARK_SOURCE_DIR "/deploy/pg.sh", "start", dir}, absl::Seconds(120)));
-  return std::unique_ptr<PrivatePostgres>(
-      new PrivatePostgres(dir, std::string(absl::StripAsciiWhitespace(uri))));
+  FLEETMARK_ASSIGN_OR_RETURN(std::string uri,
+                             RunCommand({FLEETMARK_SOURCE_DIR "/deploy/pg.sh", "start", dir}, absl::Seconds(120)));
+  return std::unique_ptr<PrivatePostgres>(new PrivatePostgres(dir, std::string(absl::StripAsciiWhitespace(uri))));
 }
 
 PrivatePostgres::~PrivatePostgres() {
@@ -149,8 +146,7 @@ PrivatePostgres::~PrivatePostgres() {
 }
 
 absl::Status PrivatePostgres::Stop() {
-  return RunCommand({FLEETMARK_SOURCE_DIR "/deploy/pg.sh", "stop", dir_}, absl::Seconds(60))
-      .status();
+  return RunCommand({FLEETMARK_SOURCE_DIR "/deploy/pg.sh", "stop", dir_}, absl::Seconds(60)).status();
 }
 
 absl::Status PrivatePostgres::StartAgain() {
@@ -162,11 +158,9 @@ absl::Status PrivatePostgres::StartAgain() {
   std::vector<std::string> argv;
   if (geteuid() == 0) argv = {"runuser", "-u", "postgres", "--"};
   for (const std::string& a :
-       {bin + "/pg_ctl", std::string("-D"), dir_ + "/data", std::string("-l"),
-        dir_ + "/server.log", std::string("-w"), std::string("-t"), std::string("60"),
-        std::string("-o"),
-        absl::StrCat("-p ", port, " -k ", dir_,
-                     " -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on"),
+       {bin + "/pg_ctl", std::string("-D"), dir_ + "/data", std::string("-l"), dir_ + "/server.log", std::string("-w"),
+        std::string("-t"), std::string("60"), std::string("-o"),
+        absl::StrCat("-p ", port, " -k ", dir_, " -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on"),
         std::string("start")}) {
     argv.push_back(a);
   }
@@ -175,13 +169,12 @@ absl::Status PrivatePostgres::StartAgain() {
 
 // ---- CoordinatorProcess --------------------------------------------------------------
 
-absl::StatusOr<std::unique_ptr<CoordinatorProcess>> CoordinatorProcess::Start(
-    const std::string& dir, CoordinatorConfig config) {
+absl::StatusOr<std::unique_ptr<CoordinatorProcess>> CoordinatorProcess::Start(const std::string& dir,
+                                                                              CoordinatorConfig config) {
   std::unique_ptr<CoordinatorProcess> coordinator(new CoordinatorProcess(dir, std::move(config)));
   coordinator->port_ = coordinator->config_.listen_port;
   FLEETMARK_RETURN_IF_ERROR(WriteFile(dir + "/admin_token", coordinator->config_.admin_token));
-  FLEETMARK_RETURN_IF_ERROR(
-      WriteFile(dir + "/enrollment_token", coordinator->config_.enrollment_token));
+  FLEETMARK_RETURN_IF_ERROR(WriteFile(dir + "/enrollment_token", coordinator->config_.enrollment_token));
   FLEETMARK_RETURN_IF_ERROR(coordinator->Launch());
   return coordinator;
 }
@@ -245,8 +238,7 @@ std::string CoordinatorProcess::Log() const { return ReadFile(dir_ + "/coordinat
 // ---- AgentProcess --------------------------------------------------------------------
 
 absl::StatusOr<std::unique_ptr<AgentProcess>> AgentProcess::Start(const std::string& base_dir,
-                                                                  const std::string& coordinator,
-                                                                  AgentConfig config) {
+                                                                  const std::string& coordinator, AgentConfig config) {
   const std::string dir = absl::StrCat(base_dir, "/agent-", config.name);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -268,18 +260,14 @@ absl::Status AgentProcess::Launch() {
   }
   if (argv.empty()) argv.push_back(config_.binary);
   const std::string inside = config_.chroot_into_dir ? "" : dir_;  // the dir as the agent sees it
-  for (std::string flag : {absl::StrCat("--coordinator=", coordinator_),
-                           absl::StrCat("--name=", config_.name),
-                           absl::StrCat("--labels=", config_.labels),
-                           absl::StrCat("--spool_dir=", inside, "/spool"),
-                           std::string("--reconnect_initial_delay=200ms"),
-                           std::string("--reconnect_max_delay=2s")}) {
+  for (std::string flag : {absl::StrCat("--coordinator=", coordinator_), absl::StrCat("--name=", config_.name),
+                           absl::StrCat("--labels=", config_.labels), absl::StrCat("--spool_dir=", inside, "/spool"),
+                           std::string("--reconnect_initial_delay=200ms"), std::string("--reconnect_max_delay=2s")}) {
     argv.push_back(std::move(flag));
   }
   if (!config_.token.empty()) argv.push_back(absl::StrCat("--token_file=", inside, "/token"));
   for (const std::string& flag : config_.extra_flags) argv.push_back(flag);
-  FLEETMARK_ASSIGN_OR_RETURN(process_,
-                             Subprocess::Start(argv, dir_ + "/agent.log", config_.extra_env));
+  FLEETMARK_ASSIGN_OR_RETURN(process_, Subprocess::Start(argv, dir_ + "/agent.log", config_.extra_env));
   return absl::OkStatus();
 }
 
@@ -301,36 +289,31 @@ std::string AgentProcess::Log() const { return ReadFile(dir_ + "/agent.log"); }
 // ---- ControlClient -------------------------------------------------------------------
 
 absl::StatusOr<TlsFiles> MakeTestPki(const std::string& dir) {
-  TlsFiles files{dir + "/ca.pem", dir + "/server.pem", dir + "/server.key", dir + "/client.pem",
-                 dir + "/client.key"};
+  TlsFiles files{dir + "/ca.pem", dir + "/server.pem", dir + "/server.key", dir + "/client.pem", dir + "/client.key"};
   FLEETMARK_RETURN_IF_ERROR(WriteFile(dir + "/server.ext",
                                       "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
                                       "extendedKeyUsage=serverAuth"));
   FLEETMARK_RETURN_IF_ERROR(WriteFile(dir + "/client.ext", "extendedKeyUsage=clientAuth"));
   FLEETMARK_RETURN_IF_ERROR(
-      RunCommand({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
-                  dir + "/ca.key", "-out", files.ca, "-days", "2", "-subj", "/CN=fleetmark-test-ca"})
+      RunCommand({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir + "/ca.key", "-out",
+                  files.ca, "-days", "2", "-subj", "/CN=fleetmark-test-ca"})
           .status());
   for (const auto& [name, cert, key] :
-       {std::tuple<std::string, std::string, std::string>{"server", files.server_cert,
-                                                          files.server_key},
+       {std::tuple<std::string, std::string, std::string>{"server", files.server_cert, files.server_key},
         {"client", files.client_cert, files.client_key}}) {
     const std::string csr = absl::StrCat(dir, "/", name, ".csr");
-    FLEETMARK_RETURN_IF_ERROR(RunCommand({"openssl", "req", "-newkey", "rsa:2048", "-nodes",
-                                          "-keyout", key, "-out", csr, "-subj",
-                                          absl::StrCat("/CN=fleetmark-test-", name)})
+    FLEETMARK_RETURN_IF_ERROR(RunCommand({"openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out",
+                                          csr, "-subj", absl::StrCat("/CN=fleetmark-test-", name)})
                                   .status());
-    FLEETMARK_RETURN_IF_ERROR(RunCommand({"openssl", "x509", "-req", "-in", csr, "-CA", files.ca,
-                                          "-CAkey", dir + "/ca.key", "-CAcreateserial", "-out",
-                                          cert, "-days", "2", "-extfile",
-                                          absl::StrCat(dir, "/", name, ".ext")})
-                                  .status());
+    FLEETMARK_RETURN_IF_ERROR(
+        RunCommand({"openssl", "x509", "-req", "-in", csr, "-CA", files.ca, "-CAkey", dir + "/ca.key",
+                    "-CAcreateserial", "-out", cert, "-days", "2", "-extfile", absl::StrCat(dir, "/", name, ".ext")})
+            .status());
   }
   return files;
 }
 
-ControlClient::ControlClient(const std::string& address, std::string admin_token,
-                             const TlsFiles* tls)
+ControlClient::ControlClient(const std::string& address, std::string admin_token, const TlsFiles* tls)
     : admin_token_(std::move(admin_token)) {
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (tls != nullptr) {
@@ -350,8 +333,7 @@ std::unique_ptr<grpc::ClientContext> ControlClient::Context() const {
   return context;
 }
 
-absl::StatusOr<v1::RunInfo> ControlClient::Submit(const v1::Plan& plan,
-                                                  const std::string& selector, bool quick) {
+absl::StatusOr<v1::RunInfo> ControlClient::Submit(const v1::Plan& plan, const std::string& selector, bool quick) {
   v1::SubmitRunRequest request;
   *request.mutable_plan() = plan;
   request.set_selector(selector);
@@ -421,21 +403,18 @@ absl::StatusOr<v1::RemoveAgentResponse> ControlClient::RemoveAgent(const std::st
   return response;
 }
 
-absl::StatusOr<v1::RunInfo> ControlClient::WaitRunEnded(const std::string& run_id,
-                                                        absl::Duration timeout) {
+absl::StatusOr<v1::RunInfo> ControlClient::WaitRunEnded(const std::string& run_id, absl::Duration timeout) {
   absl::StatusOr<v1::RunInfo> run;
   const bool ended = WaitUntil(
       [&] {
         run = GetRun(run_id);
-        return run.ok() && (run->status() == "done" || run->status() == "failed" ||
-                            run->status() == "cancelled");
+        return run.ok() && (run->status() == "done" || run->status() == "failed" || run->status() == "cancelled");
       },
       timeout, absl::Milliseconds(200));
   if (!run.ok()) return run.status();
   if (!ended) {
-    return absl::DeadlineExceededError(absl::StrCat("run ", run_id, " still ", run->status(),
-                                                    " after ", absl::FormatDuration(timeout), ": ",
-                                                    run->ShortDebugString()));
+    return absl::DeadlineExceededError(absl::StrCat("run ", run_id, " still ", run->status(), " after ",
+                                                    absl::FormatDuration(timeout), ": ", run->ShortDebugString()));
   }
   return run;
 }
@@ -455,8 +434,7 @@ absl::Status ControlClient::WaitOnline(size_t count, absl::Duration timeout) {
       timeout, absl::Milliseconds(100));
   if (ok) return absl::OkStatus();
   return absl::DeadlineExceededError(absl::StrCat(online, " of ", count, " agents online after ",
-                                                  absl::FormatDuration(timeout), " (",
-                                                  last.ToString(), ")"));
+                                                  absl::FormatDuration(timeout), " (", last.ToString(), ")"));
 }
 
 absl::StatusOr<v1::Plan> PlanFromText(const std::string& text) {
@@ -467,9 +445,8 @@ absl::StatusOr<v1::Plan> PlanFromText(const std::string& text) {
   return plan;
 }
 
-v1::Plan ReducedS1Plan(const std::vector<std::string>& strategies,
-                       const std::vector<std::string>& workloads, int tasks, int repetitions,
-                       int rounds) {
+v1::Plan ReducedS1Plan(const std::vector<std::string>& strategies, const std::vector<std::string>& workloads, int tasks,
+                       int repetitions, int rounds) {
   v1::Plan plan;
   plan.set_name("s1-reduced");
   plan.set_description("reduced S1 for the end-to-end fleet tests");

@@ -86,8 +86,7 @@ struct CoordinatorConfig {
 // reuse it so agents find it again).
 class CoordinatorProcess {
  public:
-  static absl::StatusOr<std::unique_ptr<CoordinatorProcess>> Start(const std::string& dir,
-                                                                    CoordinatorConfig config);
+  static absl::StatusOr<std::unique_ptr<CoordinatorProcess>> Start(const std::string& dir, CoordinatorConfig config);
   absl::Status Restart();  // after Kill9 (or a clean stop): same port, same database
   void Kill9();
   int port() const { return port_; }
@@ -97,8 +96,7 @@ class CoordinatorProcess {
   Subprocess* process() { return process_.get(); }
 
  private:
-  CoordinatorProcess(std::string dir, CoordinatorConfig config)
-      : dir_(std::move(dir)), config_(std::move(config)) {}
+  CoordinatorProcess(std::string dir, CoordinatorConfig config) : dir_(std::move(dir)), config_(std::move(config)) {}
   absl::Status Launch();
   std::string dir_;
   CoordinatorConfig config_;
@@ -109,8 +107,8 @@ class CoordinatorProcess {
 
 struct AgentConfig {
   std::string name;
-  std::string labels;       // --labels
-  std::string token;        // written to the agent's token file; "" = no --token_file
+  std::string labels;  // --labels
+  std::string token;   // written to the agent's token file; "" = no --token_file
   std::vector<std::string> extra_flags;
   // FLEETMARK_AGENT_BIN by default; FLEETMARK_HANG_AGENT_BIN is the same agent whose
   // cases labelled "test_hang" hang (tests/engine/runner/hang_hook.h). Used when
@@ -130,8 +128,7 @@ struct AgentConfig {
 class AgentProcess {
  public:
   static absl::StatusOr<std::unique_ptr<AgentProcess>> Start(const std::string& base_dir,
-                                                             const std::string& coordinator,
-                                                             AgentConfig config);
+                                                             const std::string& coordinator, AgentConfig config);
   absl::Status Restart();
   void Kill9();
   Subprocess* process() { return process_.get(); }
@@ -166,10 +163,8 @@ absl::StatusOr<TlsFiles> MakeTestPki(const std::string& dir);
 // certificate) when `tls` is given.
 class ControlClient {
  public:
-  ControlClient(const std::string& address, std::string admin_token,
-                const TlsFiles* tls = nullptr);
-  absl::StatusOr<v1::RunInfo> Submit(const v1::Plan& plan, const std::string& selector,
-                                     bool quick = false);
+  ControlClient(const std::string& address, std::string admin_token, const TlsFiles* tls = nullptr);
+  absl::StatusOr<v1::RunInfo> Submit(const v1::Plan& plan, const std::string& selector, bool quick = false);
   absl::StatusOr<v1::RunInfo> GetRun(const std::string& run_id);
   absl::StatusOr<v1::RunInfo> CancelRun(const std::string& run_id);
   absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents(const std::string& selector = "");
@@ -195,16 +190,14 @@ absl::StatusOr<v1::Plan> PlanFromText(const std::string& text);
 
 // A reduced S1 plan: `strategies` x `workloads` batch cases with `tasks` tasks and
 // `repetitions` repetitions per case, in `rounds` rounds.
-v1::Plan ReducedS1Plan(const std::vector<std::string>& strategies,
-                       const std::vector<std::string>& workloads, int tasks, int repetitions,
-                       int rounds = 1);
+v1::Plan ReducedS1Plan(const std::vector<std::string>& strategies, const std::vector<std::string>& workloads, int tasks,
+                       int repetitions, int rounds = 1);
 
 // Number of cases ReducedS1Plan produces.
 inline int CaseCount(const v1::Plan& plan) {
   int n = 0;
   for (const auto& m : plan.matrix()) {
-    n += m.strategies_size() * m.workloads_size() * std::max(1, m.io_modes_size()) *
-         std::max(1, m.placements_size());
+    n += m.strategies_size() * m.workloads_size() * std::max(1, m.io_modes_size()) * std::max(1, m.placements_size());
   }
   return n;
 }

@@ -41,8 +41,7 @@ v1::Plan QuickPlan() { return ReducedS1Plan({"direct", "fixed_pool"}, {"arithmet
 
 // 8 cases taking seconds, so that processes can be killed mid-job.
 v1::Plan SlowPlan() {
-  return ReducedS1Plan({"direct", "single_thread", "fixed_pool", "thread_per_task"},
-                       {"storage", "mixed"}, 40, 10, 2);
+  return ReducedS1Plan({"direct", "single_thread", "fixed_pool", "thread_per_task"}, {"storage", "mixed"}, 40, 10, 2);
 }
 
 // One tiny case.
@@ -74,9 +73,7 @@ class FleetTest : public ::testing::Test {
     RemoveTree(dir_);
   }
 
-  static std::string Tail(const std::string& log) {
-    return log.size() > 4000 ? log.substr(log.size() - 4000) : log;
-  }
+  static std::string Tail(const std::string& log) { return log.size() > 4000 ? log.substr(log.size() - 4000) : log; }
 
   // Creates a fresh database on `server_uri` (default: FLEETMARK_TEST_PG_URI) and
   // starts a coordinator on it.
@@ -93,8 +90,7 @@ class FleetTest : public ::testing::Test {
     auto coordinator = CoordinatorProcess::Start(dir_, config);
     ASSERT_TRUE(coordinator.ok()) << coordinator.status();
     coordinator_ = *std::move(coordinator);
-    control_ = std::make_unique<ControlClient>(coordinator_->address(), config.admin_token,
-                                               tls_ ? &*tls_ : nullptr);
+    control_ = std::make_unique<ControlClient>(coordinator_->address(), config.admin_token, tls_ ? &*tls_ : nullptr);
   }
 
   // A coordinator with mutual TLS (--tls_client_ca_file); its PKI (MakeTestPki in
@@ -109,8 +105,8 @@ class FleetTest : public ::testing::Test {
     ASSERT_NO_FATAL_FAILURE(StartCoordinator(config));
   }
 
-  AgentProcess* StartAgent(const std::string& name, const std::string& labels,
-                           std::string token = "", std::vector<std::string> flags = {}) {
+  AgentProcess* StartAgent(const std::string& name, const std::string& labels, std::string token = "",
+                           std::vector<std::string> flags = {}) {
     AgentConfig config;
     config.name = name;
     config.labels = labels;
@@ -189,16 +185,17 @@ TEST_F(FleetTest, ReducedS1OnThreeAgentsLandsExactlyTheExpectedRows) {
   }
 
   ExpectExactlyOnce(run->run_id(), 12);
-  const std::string where = absl::StrCat(" FROM case_results r JOIN agents a USING (agent_id) "
-                                         "WHERE r.run_id = '", run->run_id(), "'");
+  const std::string where = absl::StrCat(
+      " FROM case_results r JOIN agents a USING (agent_id) "
+      "WHERE r.run_id = '",
+      run->run_id(), "'");
   EXPECT_THAT(SqlRows("SELECT a.name || ':' || count(*)" + where + " GROUP BY a.name"),
               UnorderedElementsAre("host-a:4", "host-b1:4", "host-b2:4"));
-  EXPECT_THAT(
-      SqlRows("SELECT DISTINCT r.strategy || '/' || r.workload || '/' || r.io_mode || '/' || "
-              "r.scenario" + where),
-      UnorderedElementsAre("direct/arithmetic/blocking/batch", "direct/collections/blocking/batch",
-                           "fixed_pool/arithmetic/blocking/batch",
-                           "fixed_pool/collections/blocking/batch"));
+  EXPECT_THAT(SqlRows("SELECT DISTINCT r.strategy || '/' || r.workload || '/' || r.io_mode || '/' || "
+                      "r.scenario" +
+                      where),
+              UnorderedElementsAre("direct/arithmetic/blocking/batch", "direct/collections/blocking/batch",
+                                   "fixed_pool/arithmetic/blocking/batch", "fixed_pool/collections/blocking/batch"));
   EXPECT_EQ(Sql("SELECT count(*)" + where + " AND r.status <> 'ok'"), 0);
   EXPECT_EQ(Sql("SELECT count(*)" + where + " AND r.sample_count < 3"), 0);
   EXPECT_EQ(Sql("SELECT count(*)" + where + " AND cardinality(r.samples_ns) = r.sample_count"), 12);
@@ -249,7 +246,8 @@ TEST_F(FleetTest, SelectorPicksTheRightAgents) {
     std::vector<std::string> expected_rows;
     for (const std::string& agent : c.agents) expected_rows.push_back(agent);
     EXPECT_THAT(SqlRows(absl::StrCat("SELECT a.name FROM case_results r JOIN agents a USING "
-                                     "(agent_id) WHERE r.run_id = '", run->run_id(), "'")),
+                                     "(agent_id) WHERE r.run_id = '",
+                                     run->run_id(), "'")),
                 ::testing::UnorderedElementsAreArray(expected_rows));
   }
 
@@ -297,8 +295,7 @@ TEST_F(FleetTest, AgentKilledMidJobIsRequeuedAndFinishedWhenItReturns) {
   EXPECT_GE(ended->jobs(0).attempts(), 2u);
   // Every case of the plan has a result of this job (the first attempt's spooled
   // results may add rows for some cases, never remove any).
-  EXPECT_EQ(Sql(absl::StrCat("SELECT count(DISTINCT case_id) FROM case_results WHERE job_id = '",
-                             job_id, "'")),
+  EXPECT_EQ(Sql(absl::StrCat("SELECT count(DISTINCT case_id) FROM case_results WHERE job_id = '", job_id, "'")),
             CaseCount(plan));
 }
 
@@ -306,8 +303,7 @@ TEST_F(FleetTest, AgentKilledMidJobIsRequeuedAndFinishedWhenItReturns) {
 std::vector<std::string> ChildrenOf(pid_t pid) {
   std::vector<std::string> children;
   std::error_code error;
-  for (const auto& task :
-       std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/task"), error)) {
+  for (const auto& task : std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/task"), error)) {
     std::ifstream in(task.path() / "children");
     std::string child;
     while (in >> child) children.push_back(child);
@@ -330,10 +326,14 @@ TEST_F(FleetTest, CancellingAHungJobStopsItAndTheAgentTakesTheNextJob) {
   AgentProcess* agent = agents_.back().get();
   ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
 
-  auto hung_plan = PlanFromText(R"pb(name: "hung"
-    matrix { strategies { name: "direct" label: "test_hang" } workloads: "arithmetic"
-             batch { tasks: 10 } }
-    measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5 rounds: 1 })pb");
+  auto hung_plan =
+      PlanFromText(R"pb(name: "hung"
+                        matrix {
+                          strategies { name: "direct" label: "test_hang" }
+                          workloads: "arithmetic"
+                          batch { tasks: 10 }
+                        }
+                        measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5 rounds: 1 })pb");
   ASSERT_TRUE(hung_plan.ok()) << hung_plan.status();
   auto hung = control_->Submit(*hung_plan, "name=hangs");
   ASSERT_TRUE(hung.ok()) << hung.status();
@@ -594,8 +594,8 @@ TEST_F(FleetTest, AgentThatLostItsCredentialIsRefusedUntilRemovedThenEnrollsAnew
   auto next_ended = control_->WaitRunEnded(next->run_id(), absl::Seconds(240));
   ASSERT_TRUE(next_ended.ok()) << next_ended.status();
   EXPECT_EQ(next_ended->status(), "done");
-  EXPECT_EQ(Sql("SELECT count(DISTINCT agent_id) FROM case_results WHERE run_id = '" + next->run_id() + "' AND agent_id = '" +
-                agents->front().agent_id() + "'"),
+  EXPECT_EQ(Sql("SELECT count(DISTINCT agent_id) FROM case_results WHERE run_id = '" + next->run_id() +
+                "' AND agent_id = '" + agents->front().agent_id() + "'"),
             1);
 }
 
@@ -622,8 +622,7 @@ struct RawOutcome {
   grpc::Status status;
 };
 RawOutcome RawSession(const std::string& address, const std::vector<v1::AgentMessage>& messages) {
-  auto stub = v1::AgentService::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  auto stub = v1::AgentService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
   auto stream = stub->Connect(&context);
@@ -747,40 +746,43 @@ TEST_F(FleetTest, AgentsNameTheirTlsMismatchAsAConfigurationError) {
 
   AgentProcess* plaintext = StartAgent("plain", "");
   AgentProcess* no_cert = StartAgent("no-cert", "", "", {"--tls_ca=" + pki->ca});
-  AgentProcess* wrong_ca = StartAgent("wrong-ca", "", "",
-                                      {"--tls_ca=" + other->ca, "--tls_cert=" + pki->client_cert,
-                                       "--tls_key=" + pki->client_key});
-  AgentProcess* foreign_cert = StartAgent("foreign-cert", "", "",
-                                          {"--tls_ca=" + pki->ca, "--tls_cert=" + other->client_cert,
-                                           "--tls_key=" + other->client_key});
-  AgentProcess* wrong_key = StartAgent("wrong-key", "", "",
-                                       {"--tls_ca=" + pki->ca, "--tls_cert=" + pki->client_cert,
-                                        "--tls_key=" + other->client_key});
+  AgentProcess* wrong_ca = StartAgent(
+      "wrong-ca", "", "", {"--tls_ca=" + other->ca, "--tls_cert=" + pki->client_cert, "--tls_key=" + pki->client_key});
+  AgentProcess* foreign_cert =
+      StartAgent("foreign-cert", "", "",
+                 {"--tls_ca=" + pki->ca, "--tls_cert=" + other->client_cert, "--tls_key=" + other->client_key});
+  AgentProcess* wrong_key = StartAgent(
+      "wrong-key", "", "", {"--tls_ca=" + pki->ca, "--tls_cert=" + pki->client_cert, "--tls_key=" + other->client_key});
   ASSERT_NE(wrong_key, nullptr);
   const std::string address = coordinator_->address();
   const std::vector<std::pair<AgentProcess*, std::string>> expected = {
       {plaintext, "configuration error: TLS: the coordinator at " + address +
                       " uses TLS and this client connects in plaintext: pass --tls_ca"},
-      {no_cert, "configuration error: TLS: the coordinator at " + address +
-                    " requires a client certificate (mutual TLS"},
-      {wrong_ca, "configuration error: TLS: the certificate of the coordinator at " + address +
-                     " is not trusted with --tls_ca"},
+      {no_cert,
+       "configuration error: TLS: the coordinator at " + address + " requires a client certificate (mutual TLS"},
+      {wrong_ca,
+       "configuration error: TLS: the certificate of the coordinator at " + address + " is not trusted with --tls_ca"},
       {foreign_cert, "configuration error: TLS: the coordinator at " + address + " refused this client certificate"},
   };
   for (const auto& [agent, line] : expected) {
     ASSERT_NE(agent, nullptr);
     // Twice: the line repeats on each attempt, the agent keeps running.
-    EXPECT_TRUE(WaitUntil([&] {
-      const std::string log = agent->Log();
-      const size_t first = log.find(line);
-      return first != std::string::npos && log.find(line, first + 1) != std::string::npos;
-    }, absl::Seconds(90))) << agent->name() << ":\n" << agent->Log();
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          const std::string log = agent->Log();
+          const size_t first = log.find(line);
+          return first != std::string::npos && log.find(line, first + 1) != std::string::npos;
+        },
+        absl::Seconds(90)))
+        << agent->name() << ":\n"
+        << agent->Log();
     EXPECT_TRUE(agent->process()->Running()) << agent->name();
   }
   auto exited = wrong_key->process()->Wait(absl::Seconds(30));
   ASSERT_TRUE(exited.ok()) << exited.status();
   EXPECT_EQ(exited->exit_code, 2);
-  EXPECT_THAT(wrong_key->Log(), HasSubstr("--tls_key: this private key does not belong to the certificate in --tls_cert"));
+  EXPECT_THAT(wrong_key->Log(),
+              HasSubstr("--tls_key: this private key does not belong to the certificate in --tls_cert"));
   auto agents = control_->ListAgents();
   ASSERT_TRUE(agents.ok()) << agents.status();
   EXPECT_TRUE(agents->empty());
@@ -803,8 +805,8 @@ TEST_F(FleetTest, UnparseableRequestsAreInvalidArgumentAndTheirLogLinesRateLimit
     grpc::Slice slice(bytes);
     grpc::ByteBuffer request(&slice, 1), response;
     return grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
-        channel.get(), grpc::internal::RpcMethod(method.c_str(), grpc::internal::RpcMethod::NORMAL_RPC),
-        &context, request, &response);
+        channel.get(), grpc::internal::RpcMethod(method.c_str(), grpc::internal::RpcMethod::NORMAL_RPC), &context,
+        request, &response);
   };
   grpc::Status status = call("/fleetmark.v1.ControlService/SubmitRun", bad_utf8, admin);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
@@ -820,10 +822,12 @@ TEST_F(FleetTest, UnparseableRequestsAreInvalidArgumentAndTheirLogLinesRateLimit
     grpc::ByteBuffer request(&slice, 1), response;
     std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(
         grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
-            channel.get(), grpc::internal::RpcMethod("/fleetmark.v1.ControlService/WatchRun",
-                                                     grpc::internal::RpcMethod::SERVER_STREAMING),
+            channel.get(),
+            grpc::internal::RpcMethod("/fleetmark.v1.ControlService/WatchRun",
+                                      grpc::internal::RpcMethod::SERVER_STREAMING),
             &context, request));
-    while (reader->Read(&response)) {}
+    while (reader->Read(&response)) {
+    }
     status = reader->Finish();
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
   }
@@ -839,7 +843,8 @@ TEST_F(FleetTest, UnparseableRequestsAreInvalidArgumentAndTheirLogLinesRateLimit
   // first few, and the coordinator keeps serving.
   for (int i = 0; i < 1500; ++i) {
     ASSERT_EQ(call("/fleetmark.v1.ControlService/SubmitRun", bad_utf8, admin).error_code(),
-              grpc::StatusCode::INVALID_ARGUMENT) << i;
+              grpc::StatusCode::INVALID_ARGUMENT)
+        << i;
   }
   const std::string log = coordinator_->Log();
   size_t lines = 0;
@@ -864,15 +869,12 @@ std::string StoredAgentCredential(const std::string& spool_dir) {
 // Runs QuickPlan on a new agent "finisher" that holds its spooled JobFinished report
 // (--test_finish_send_delay) and SIGKILLs it right after the report was spooled. The
 // coordinator then still has the job live on its first attempt. Returns the run.
-absl::StatusOr<v1::RunInfo> RunAndKillWithTheReportSpooled(ControlClient& control,
-                                                           AgentProcess& agent) {
+absl::StatusOr<v1::RunInfo> RunAndKillWithTheReportSpooled(ControlClient& control, AgentProcess& agent) {
   auto run = control.Submit(QuickPlan(), "name=finisher");
   if (!run.ok()) return run.status();
   if (run->jobs_size() != 1) return absl::InternalError(run->ShortDebugString());
-  const std::string held =
-      absl::StrCat("test hook: report of job ", run->jobs(0).job_id(), " spooled");
-  if (!WaitUntil([&] { return agent.Log().find(held) != std::string::npos; },
-                 absl::Seconds(180))) {
+  const std::string held = absl::StrCat("test hook: report of job ", run->jobs(0).job_id(), " spooled");
+  if (!WaitUntil([&] { return agent.Log().find(held) != std::string::npos; }, absl::Seconds(180))) {
     return absl::DeadlineExceededError("the agent never spooled the job's report");
   }
   agent.Kill9();
@@ -880,8 +882,8 @@ absl::StatusOr<v1::RunInfo> RunAndKillWithTheReportSpooled(ControlClient& contro
   if (!at_kill.ok()) return at_kill.status();
   const v1::JobInfo& job = at_kill->jobs(0);
   if ((job.status() != "assigned" && job.status() != "running") || job.attempts() != 1) {
-    return absl::InternalError(absl::StrCat("the report reached the coordinator before the kill: ",
-                                            at_kill->ShortDebugString()));
+    return absl::InternalError(
+        absl::StrCat("the report reached the coordinator before the kill: ", at_kill->ShortDebugString()));
   }
   return *run;
 }
@@ -909,15 +911,11 @@ TEST_F(FleetTest, AgentKilledAfterSpoolingJobFinishedEndsTheJobWithoutARerun) {
   EXPECT_EQ(ended->jobs(0).status(), "done");
   EXPECT_EQ(ended->jobs(0).attempts(), 1u) << "the job was re-run";
   ExpectExactlyOnce(run->run_id(), CaseCount(plan));
-  EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM case_results WHERE job_id = '", job_id, "'")),
-            CaseCount(plan));
+  EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM case_results WHERE job_id = '", job_id, "'")), CaseCount(plan));
   // It was the spooled report that ended the job, and the agent dropped it on the ack.
   EXPECT_THAT(agent->Log(), HasSubstr("results and 1 job reports to replay"));
   EXPECT_TRUE(WaitUntil(
-      [&] {
-        return agent->Log().find("coordinator confirmed the report of job " + job_id) !=
-               std::string::npos;
-      },
+      [&] { return agent->Log().find("coordinator confirmed the report of job " + job_id) != std::string::npos; },
       absl::Seconds(30)))
       << Tail(agent->Log());
 
@@ -925,8 +923,8 @@ TEST_F(FleetTest, AgentKilledAfterSpoolingJobFinishedEndsTheJobWithoutARerun) {
   agent->Kill9();
   const std::string credential = StoredAgentCredential(agent->spool_dir());
   ASSERT_FALSE(credential.empty());
-  auto stub = v1::AgentService::NewStub(
-      grpc::CreateChannel(coordinator_->address(), grpc::InsecureChannelCredentials()));
+  auto stub =
+      v1::AgentService::NewStub(grpc::CreateChannel(coordinator_->address(), grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   auto stream = stub->Connect(&context);
@@ -998,13 +996,9 @@ TEST_F(FleetTest, AgentBackAfterItsJobWasRequeuedEndsItWithTheSpooledReport) {
   EXPECT_EQ(ended->jobs(0).attempts(), 2u);
   ExpectExactlyOnce(run->run_id(), CaseCount(plan));
   // No case ran a second time: the agent never started the job again.
-  EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM case_results WHERE job_id = '", job_id, "'")),
-            CaseCount(plan));
+  EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM case_results WHERE job_id = '", job_id, "'")), CaseCount(plan));
   EXPECT_TRUE(WaitUntil(
-      [&] {
-        return agent->Log().find("coordinator confirmed the report of job " + job_id) !=
-               std::string::npos;
-      },
+      [&] { return agent->Log().find("coordinator confirmed the report of job " + job_id) != std::string::npos; },
       absl::Seconds(30)))
       << Tail(agent->Log());
   const std::vector<std::string> lines = absl::StrSplit(agent->Log(), '\n');
@@ -1166,9 +1160,8 @@ TEST_F(FleetTest, RejectedResultsAreDroppedFromTheAgentsSpool) {
   }
   ASSERT_TRUE(agent->Restart().ok());
   for (const std::string& id : ids) {
-    EXPECT_TRUE(WaitUntil(
-        [&] { return agent->Log().find("coordinator rejected result " + id) != std::string::npos; },
-        absl::Seconds(60)))
+    EXPECT_TRUE(WaitUntil([&] { return agent->Log().find("coordinator rejected result " + id) != std::string::npos; },
+                          absl::Seconds(60)))
         << id << "\n"
         << Tail(agent->Log());
   }

@@ -48,13 +48,9 @@ std::string Slurp(const std::string& path) {
   return text.str();
 }
 
-std::string Trimmed(const std::string& path) {
-  return std::string(absl::StripAsciiWhitespace(Slurp(path)));
-}
+std::string Trimmed(const std::string& path) { return std::string(absl::StripAsciiWhitespace(Slurp(path))); }
 
-bool PostgresInstalled() {
-  return RunCommand({"/bin/sh", "-c", "ls /usr/lib/postgresql/*/bin/initdb"}).ok();
-}
+bool PostgresInstalled() { return RunCommand({"/bin/sh", "-c", "ls /usr/lib/postgresql/*/bin/initdb"}).ok(); }
 
 // The NUL-separated command line of `pid` ("" if it is gone).
 std::string CmdLine(pid_t pid) { return Slurp(absl::StrCat("/proc/", pid, "/cmdline")); }
@@ -80,8 +76,7 @@ class StackTest : public ::testing::Test {
   Outcome Run(const std::vector<std::string>& argv) {
     const std::string log = absl::StrCat(dir_, "/command.", ++commands_, ".log");
     absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(
-        argv, log,
-        {absl::StrCat("FLEETMARK_BUILD=", FLEETMARK_BUILD_DIR), "FLEETMARK_AGENT_NAME=stack-test"});
+        argv, log, {absl::StrCat("FLEETMARK_BUILD=", FLEETMARK_BUILD_DIR), "FLEETMARK_AGENT_NAME=stack-test"});
     if (!process.ok()) return {-1, process.status().ToString()};
     absl::StatusOr<ExitInfo> exit = (*process)->Wait(absl::Minutes(3));
     Outcome outcome;
@@ -121,8 +116,7 @@ TEST(BinaryHelpTest, HelpListsEachBinarysOwnFlags) {
              "dns://DNS_SERVER_IP/HOST:PORT"}},
         {FLEETMARK_COORDINATOR_BIN, {"--database_uri", "--listen_address", "--admin_token_file"}}}) {
     const std::string dir = MakeTempDir("fleetmark-help-test");
-    absl::StatusOr<std::unique_ptr<Subprocess>> process =
-        Subprocess::Start({binary, "--help"}, dir + "/help.log");
+    absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start({binary, "--help"}, dir + "/help.log");
     ASSERT_TRUE(process.ok()) << process.status();
     ASSERT_TRUE((*process)->Wait(absl::Seconds(30)).ok());
     const std::string help = (*process)->Log();
@@ -164,8 +158,7 @@ TEST_F(StackTest, StatusAndDownSayWhatRunsAndWhatStopped) {
   ASSERT_NO_FATAL_FAILURE(Up());
   const Outcome status = Stack("status");
   EXPECT_EQ(status.exit_code, 0) << status.output;
-  EXPECT_THAT(status.output, HasSubstr(absl::StrCat("coordinator: running (pid ",
-                                                    Pid("coordinator"))));
+  EXPECT_THAT(status.output, HasSubstr(absl::StrCat("coordinator: running (pid ", Pid("coordinator"))));
   EXPECT_THAT(status.output, HasSubstr(absl::StrCat("agent: running (pid ", Pid("agent"), ")")));
   EXPECT_THAT(status.output, HasSubstr(absl::StrCat("postgresql: running (postgresql://")));
 
@@ -173,8 +166,7 @@ TEST_F(StackTest, StatusAndDownSayWhatRunsAndWhatStopped) {
   const Outcome down = Stack("down");
   EXPECT_EQ(down.exit_code, 0) << down.output;
   EXPECT_THAT(down.output, HasSubstr(absl::StrCat("agent: stopped (pid ", agent, ")")));
-  EXPECT_THAT(down.output,
-              HasSubstr(absl::StrCat("coordinator: stopped (pid ", coordinator, ")")));
+  EXPECT_THAT(down.output, HasSubstr(absl::StrCat("coordinator: stopped (pid ", coordinator, ")")));
   EXPECT_THAT(down.output, HasSubstr("postgresql: stopped"));
 
   const Outcome stopped = Stack("status");
@@ -199,9 +191,7 @@ TEST_F(StackTest, KilledOrReusedPidIsStoppedAndUpRestartsIt) {
   EXPECT_THAT(killed.output, HasSubstr("agent: running"));
 
   // A pid file naming a live process that is not ours (here: this test).
-  {
-    std::ofstream(dir_ + "/coordinator.pid") << getpid() << "\n";
-  }
+  { std::ofstream(dir_ + "/coordinator.pid") << getpid() << "\n"; }
   const Outcome reused = Stack("status");
   EXPECT_EQ(reused.exit_code, 3) << reused.output;
   EXPECT_THAT(reused.output, HasSubstr("coordinator: stopped"));
@@ -237,8 +227,7 @@ TEST_F(StackTest, PostgresRestartKeepsItsPortOrTheCoordinatorIsRestarted) {
   int port_number = 0;
   ASSERT_TRUE(absl::SimpleAtoi(port, &port_number));
   address.sin_port = htons(static_cast<uint16_t>(port_number));
-  ASSERT_EQ(bind(blocker, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0)
-      << strerror(errno);
+  ASSERT_EQ(bind(blocker, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0) << strerror(errno);
   ASSERT_EQ(listen(blocker, 1), 0);
   const Outcome up = Stack("up");
   close(blocker);
@@ -249,8 +238,7 @@ TEST_F(StackTest, PostgresRestartKeepsItsPortOrTheCoordinatorIsRestarted) {
   EXPECT_THAT(up.output, HasSubstr("restarting the coordinator"));
   EXPECT_NE(Pid("coordinator"), coordinator);
   EXPECT_THAT(CmdLine(Pid("coordinator")),
-              HasSubstr(absl::StrCat("--database_uri=postgresql://postgres@127.0.0.1:",
-                                     new_port, "/")));
+              HasSubstr(absl::StrCat("--database_uri=postgresql://postgres@127.0.0.1:", new_port, "/")));
   const Outcome status = Stack("status");
   EXPECT_EQ(status.exit_code, 0) << status.output;
 }
@@ -260,14 +248,14 @@ TEST_F(StackTest, SecondAgentOnTheStacksSpoolDirIsRefused) {
   const std::string credential = Slurp(dir_ + "/agent/credential");
   ASSERT_FALSE(credential.empty());
   const Outcome second =
-      Run({FLEETMARK_AGENT_BIN, absl::StrCat("--coordinator=127.0.0.1:",
-                                             Trimmed(dir_ + "/coordinator.port")),
+      Run({FLEETMARK_AGENT_BIN, absl::StrCat("--coordinator=127.0.0.1:", Trimmed(dir_ + "/coordinator.port")),
            absl::StrCat("--token_file=", dir_, "/enrollment_token"), "--name=box6",
            absl::StrCat("--spool_dir=", dir_, "/agent")});
   EXPECT_EQ(second.exit_code, 2) << second.output;
-  EXPECT_THAT(second.output,
-              HasSubstr(absl::StrCat("spool dir ", dir_, "/agent is in use by another "
-                                     "fleetmark-agent (pid ", Pid("agent"), ")")));
+  EXPECT_THAT(second.output, HasSubstr(absl::StrCat("spool dir ", dir_,
+                                                    "/agent is in use by another "
+                                                    "fleetmark-agent (pid ",
+                                                    Pid("agent"), ")")));
   EXPECT_EQ(Slurp(dir_ + "/agent/credential"), credential);  // not overwritten
 }
 
@@ -289,8 +277,8 @@ TEST_F(StackTest, RevokedSeedTokenNamesTheRecoveryWhichWorks) {
 
   const Outcome refused = Stack("up");
   EXPECT_EQ(refused.exit_code, 1) << refused.output;
-  EXPECT_THAT(refused.output, HasSubstr(absl::StrCat("the enrollment token in ", dir_,
-                                                     "/enrollment_token is revoked")));
+  EXPECT_THAT(refused.output,
+              HasSubstr(absl::StrCat("the enrollment token in ", dir_, "/enrollment_token is revoked")));
   // The printed steps, run as printed (the indented lines).
   std::string steps;
   for (absl::string_view line : absl::StrSplit(refused.output, '\n')) {
@@ -299,8 +287,7 @@ TEST_F(StackTest, RevokedSeedTokenNamesTheRecoveryWhichWorks) {
   ASSERT_THAT(steps, HasSubstr("tokens create"));
   ASSERT_THAT(steps, HasSubstr("agents remove"));  // a name belongs to its credential
   ASSERT_THAT(steps, HasSubstr("deploy/stack.sh up"));
-  const Outcome recovered = Run({"/bin/bash", "-euc",
-                                 absl::StrCat("cd ", FLEETMARK_SOURCE_DIR, "\n", steps)});
+  const Outcome recovered = Run({"/bin/bash", "-euc", absl::StrCat("cd ", FLEETMARK_SOURCE_DIR, "\n", steps)});
   EXPECT_EQ(recovered.exit_code, 0) << steps << recovered.output;
   EXPECT_EQ(Stack("status").exit_code, 0);
   // The new token survives a full restart (the coordinator seeds the same file again).

@@ -19,9 +19,9 @@ extern char** environ;
 
 namespace fleetmark::testing {
 
-absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(
-    const std::vector<std::string>& argv, const std::string& log_path,
-    const std::vector<std::string>& extra_env) {
+absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const std::vector<std::string>& argv,
+                                                              const std::string& log_path,
+                                                              const std::vector<std::string>& extra_env) {
   if (argv.empty()) return absl::InvalidArgumentError("argv: empty");
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -35,8 +35,7 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
@@ -99,8 +98,7 @@ std::string Subprocess::Log() const {
   return buffer.str();
 }
 
-absl::StatusOr<std::string> RunCommand(const std::vector<std::string>& argv,
-                                       absl::Duration timeout) {
+absl::StatusOr<std::string> RunCommand(const std::vector<std::string>& argv, absl::Duration timeout) {
   char out_path[] = "/tmp/fleetmark-cmd-out.XXXXXX";
   char err_path[] = "/tmp/fleetmark-cmd-err.XXXXXX";
   const int out_fd = mkstemp(out_path);
@@ -138,16 +136,14 @@ absl::StatusOr<std::string> RunCommand(const std::vector<std::string>& argv,
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
       slurp(out_path);
-      return absl::DeadlineExceededError(absl::StrCat(absl::StrJoin(argv, " "), ": timed out; ",
-                                                      slurp(err_path)));
+      return absl::DeadlineExceededError(absl::StrCat(absl::StrJoin(argv, " "), ": timed out; ", slurp(err_path)));
     }
     absl::SleepFor(absl::Milliseconds(10));
   }
   std::string out = slurp(out_path);
   std::string err = slurp(err_path);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return absl::InternalError(absl::StrCat(absl::StrJoin(argv, " "), ": exit status ", status,
-                                            ": ", err));
+    return absl::InternalError(absl::StrCat(absl::StrJoin(argv, " "), ": exit status ", status, ": ", err));
   }
   return out;
 }

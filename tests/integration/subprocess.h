@@ -29,9 +29,9 @@ class Subprocess {
   // Starts argv[0] (an absolute path) with `argv`, the parent's environment plus
   // `extra_env` ("K=V"), output appended to `log_path`. Internal with errno text on
   // failure.
-  static absl::StatusOr<std::unique_ptr<Subprocess>> Start(
-      const std::vector<std::string>& argv, const std::string& log_path,
-      const std::vector<std::string>& extra_env = {});
+  static absl::StatusOr<std::unique_ptr<Subprocess>> Start(const std::vector<std::string>& argv,
+                                                           const std::string& log_path,
+                                                           const std::vector<std::string>& extra_env = {});
   ~Subprocess();
 
   pid_t pid() const { return pid_; }

@@ -42,8 +42,7 @@ std::string AndroidRoot(const std::string& name) {
   const std::string board = testing::FixtureRoot("2arm-2c");
   const std::string root = testing::ScratchRoot(name);
   std::filesystem::copy(board, root,
-                        std::filesystem::copy_options::recursive |
-                            std::filesystem::copy_options::copy_symlinks);
+                        std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
   // Battery: level and status readable, temperature denied.
   testing::WriteTreeFile(root, "/sys/class/power_supply/battery/type", "Battery\n");
   testing::WriteTreeFile(root, "/sys/class/power_supply/battery/capacity", "87\n");
@@ -170,8 +169,8 @@ TEST(AndroidHostTest, ABoardWithoutAndroidFilesHasNoAndroidInfo) {
 }
 
 TEST(AndroidHostTest, PropertyParsers) {
-  auto getprop = topology_internal::ParseGetpropOutput(
-      "[a.b]: [x y]\n[empty]: []\nnot a property line\n[broken]: [no end\n");
+  auto getprop =
+      topology_internal::ParseGetpropOutput("[a.b]: [x y]\n[empty]: []\nnot a property line\n[broken]: [no end\n");
   EXPECT_EQ(getprop.size(), 2u);
   EXPECT_EQ(getprop["a.b"], "x y");
   EXPECT_EQ(getprop["empty"], "");

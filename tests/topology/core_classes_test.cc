@@ -17,17 +17,14 @@ CoreTraits Core(CpuSet cpus, std::string uarch, uint64_t max_khz, uint32_t capac
   return t;
 }
 
-std::vector<uint32_t> Cpus(const v1::CoreKind& kind) {
-  return {kind.cpus().begin(), kind.cpus().end()};
-}
+std::vector<uint32_t> Cpus(const v1::CoreKind& kind) { return {kind.cpus().begin(), kind.cpus().end()}; }
 
 TEST(CoreClassesTest, FavouredCoresStayWithTheirMicroarchitecture) {
   // Intel hybrid with Turbo Boost Max 3.0: two P-cores reach 5.2 GHz, the rest 5.0 GHz;
   // hwloc 2.9 may call these two kinds, fleetmark keeps one performance class.
-  std::vector<CoreTraits> cores = {
-      Core({0, 1}, "IntelCore", 5000000), Core({2, 3}, "IntelCore", 5200000),
-      Core({4, 5}, "IntelCore", 5000000), Core({6}, "IntelAtom", 3900000),
-      Core({7}, "IntelAtom", 3900000)};
+  std::vector<CoreTraits> cores = {Core({0, 1}, "IntelCore", 5000000), Core({2, 3}, "IntelCore", 5200000),
+                                   Core({4, 5}, "IntelCore", 5000000), Core({6}, "IntelAtom", 3900000),
+                                   Core({7}, "IntelAtom", 3900000)};
   CoreClasses classes = GroupCoreClasses(cores);
   ASSERT_EQ(classes.classes.size(), 2u);
   EXPECT_EQ(classes.classes[0].name(), "performance");

@@ -29,8 +29,8 @@ std::string ArmCpuInfo(const std::vector<std::string>& parts) {
     absl::StrAppend(&text, "processor\t: ", cpu, "\nBogoMIPS\t: 38.40\n",
                     "Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32\n",
                     "CPU implementer\t: ", parts[cpu].substr(0, colon),
-                    "\nCPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: ",
-                    parts[cpu].substr(colon + 1), "\nCPU revision\t: 0\n\n");
+                    "\nCPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: ", parts[cpu].substr(colon + 1),
+                    "\nCPU revision\t: 0\n\n");
   }
   return text;
 }
@@ -83,8 +83,7 @@ INSTANTIATE_TEST_SUITE_P(HwlocAndSysfs, RecordedBoardTest, ::testing::Bool(),
 
 // A phone-like tree: per CPU its topology and caches, no cpufreq, no cpu_capacity.
 // `parts` per CPU; `l2_kib` per CPU (private L2), every CPU sharing one 2 MiB L3.
-std::string WritePhone(const std::string& name, const std::vector<std::string>& parts,
-                       const std::vector<int>& l2_kib) {
+std::string WritePhone(const std::string& name, const std::vector<std::string>& parts, const std::vector<int>& l2_kib) {
   const std::string root = testing::ScratchRoot(name);
   const int n = static_cast<int>(parts.size());
   WriteTreeFile(root, "/proc/cpuinfo", ArmCpuInfo(parts));
@@ -112,17 +111,16 @@ std::string WritePhone(const std::string& name, const std::vector<std::string>& 
 TEST(CoreIdentityTest, ThreeClustersByTheTableOfKnownCores) {
   // Snapdragon 888-like: 4x A55, 3x A78, 1x X1 -- then the same with the order reversed.
   const std::string x1 = "0x41:0xd44", a78 = "0x41:0xd41", a55 = "0x41:0xd05";
-  v1::HostInfo host = Detect(WritePhone("phone", {a55, a55, a55, a55, a78, a78, a78, x1},
-                                        {128, 128, 128, 128, 512, 512, 512, 1024}),
-                             false);
+  v1::HostInfo host = Detect(
+      WritePhone("phone", {a55, a55, a55, a55, a78, a78, a78, x1}, {128, 128, 128, 128, 512, 512, 512, 1024}), false);
   ASSERT_EQ(host.core_classes_size(), 3) << FormatHostText(host);
   EXPECT_THAT(ClassCpus(host, "performance"), ElementsAre(7));
   EXPECT_THAT(ClassCpus(host, "mid"), ElementsAre(4, 5, 6));
   EXPECT_THAT(ClassCpus(host, "efficiency"), ElementsAre(0, 1, 2, 3));
 
-  host = Detect(WritePhone("phone-swapped", {x1, a78, a78, a78, a55, a55, a55, a55},
-                           {1024, 512, 512, 512, 128, 128, 128, 128}),
-                false);
+  host = Detect(
+      WritePhone("phone-swapped", {x1, a78, a78, a78, a55, a55, a55, a55}, {1024, 512, 512, 512, 128, 128, 128, 128}),
+      false);
   ASSERT_EQ(host.core_classes_size(), 3) << FormatHostText(host);
   EXPECT_THAT(ClassCpus(host, "performance"), ElementsAre(0));
   EXPECT_THAT(ClassCpus(host, "mid"), ElementsAre(1, 2, 3));
@@ -133,17 +131,14 @@ TEST(CoreIdentityTest, ThreeClustersByTheTableOfKnownCores) {
 TEST(CoreIdentityTest, UnknownPartsAreRankedByCacheSize) {
   // Two parts in no table: the one with the larger L2 is the performance class.
   const std::string small = "0x99:0x001", big = "0x99:0x002";
-  v1::HostInfo host =
-      Detect(WritePhone("unknown", {small, small, big, big}, {128, 128, 1024, 1024}), false);
+  v1::HostInfo host = Detect(WritePhone("unknown", {small, small, big, big}, {128, 128, 1024, 1024}), false);
   ASSERT_EQ(host.core_classes_size(), 2) << FormatHostText(host);
   EXPECT_THAT(ClassCpus(host, "performance"), ElementsAre(2, 3));
   EXPECT_THAT(ClassCpus(host, "efficiency"), ElementsAre(0, 1));
   // Named by their ids, not "(unknown)".
-  EXPECT_EQ(host.cpu_model(),
-            "2x ARM implementer 0x99 part 0x001 + 2x ARM implementer 0x99 part 0x002");
+  EXPECT_EQ(host.cpu_model(), "2x ARM implementer 0x99 part 0x001 + 2x ARM implementer 0x99 part 0x002");
 
-  host = Detect(WritePhone("unknown-swapped", {big, big, small, small}, {1024, 1024, 128, 128}),
-                false);
+  host = Detect(WritePhone("unknown-swapped", {big, big, small, small}, {1024, 1024, 128, 128}), false);
   ASSERT_EQ(host.core_classes_size(), 2);
   EXPECT_THAT(ClassCpus(host, "performance"), ElementsAre(0, 1));
   EXPECT_THAT(ClassCpus(host, "efficiency"), ElementsAre(2, 3));
@@ -170,15 +165,15 @@ TEST(CoreIdentityTest, IntelHybridCoreTypesWithoutFrequencies) {
 
 TEST(CoreIdentityTest, WellKnownServerAndPhoneCoresHaveNames) {
   using topology_internal::ArmCoreName;
-  EXPECT_EQ(ArmCoreName("0x41", "0xd0c"), "Neoverse-N1");   // Graviton2, Ampere Altra
-  EXPECT_EQ(ArmCoreName("0x41", "0xd40"), "Neoverse-V1");   // Graviton3
-  EXPECT_EQ(ArmCoreName("0x41", "0xd4f"), "Neoverse-V2");   // Graviton4, Grace
+  EXPECT_EQ(ArmCoreName("0x41", "0xd0c"), "Neoverse-N1");  // Graviton2, Ampere Altra
+  EXPECT_EQ(ArmCoreName("0x41", "0xd40"), "Neoverse-V1");  // Graviton3
+  EXPECT_EQ(ArmCoreName("0x41", "0xd4f"), "Neoverse-V2");  // Graviton4, Grace
   EXPECT_EQ(ArmCoreName("0x41", "0xd49"), "Neoverse-N2");
-  EXPECT_EQ(ArmCoreName("0xc0", "0xac3"), "Ampere-1");      // AmpereOne
+  EXPECT_EQ(ArmCoreName("0xc0", "0xac3"), "Ampere-1");  // AmpereOne
   EXPECT_EQ(ArmCoreName("0x46", "0x001"), "A64FX");
   EXPECT_EQ(ArmCoreName("0x48", "0xd01"), "TaiShan-v110");  // Kunpeng 920
   EXPECT_EQ(ArmCoreName("0x43", "0x0af"), "ThunderX2-99xx");
-  EXPECT_EQ(ArmCoreName("0x4e", "0x004"), "Carmel");        // Jetson Xavier
+  EXPECT_EQ(ArmCoreName("0x4e", "0x004"), "Carmel");  // Jetson Xavier
   EXPECT_EQ(ArmCoreName("0x61", "0x023"), "Apple-Firestorm");
   EXPECT_EQ(ArmCoreName("0x51", "0x001"), "Oryon");
   EXPECT_EQ(ArmCoreName("0x41", "0xd82"), "Cortex-X4");

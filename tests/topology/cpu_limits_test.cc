@@ -26,8 +26,9 @@ TEST(CpuLimitsTest, CgroupV2QuotaMemoryAndAllowedCpus) {
   const std::string root = ScratchRoot("v2");
   WriteTreeFile(root, "/proc/self/cgroup", "0::/ci.slice/job-7\n");
   WriteTreeFile(root, "/proc/self/mountinfo", kV2Mounts);
-  WriteTreeFile(root, "/proc/self/status", "Name:\tfleetmark\nCpus_allowed:\t13\n"
-                                           "Cpus_allowed_list:\t0-1,4\nMems_allowed:\t1\n");
+  WriteTreeFile(root, "/proc/self/status",
+                "Name:\tfleetmark\nCpus_allowed:\t13\n"
+                "Cpus_allowed_list:\t0-1,4\nMems_allowed:\t1\n");
   WriteTreeFile(root, "/sys/fs/cgroup/cgroup.controllers", "cpu memory\n");
   WriteTreeFile(root, "/sys/fs/cgroup/ci.slice/cpu.max", "max 100000\n");
   WriteTreeFile(root, "/sys/fs/cgroup/ci.slice/memory.max", "536870912\n");
@@ -64,8 +65,7 @@ TEST(CpuLimitsTest, CgroupV1CfsQuotaAndUnlimitedMemory) {
   WriteTreeFile(root, "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n");
   WriteTreeFile(root, "/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "250000\n");
   WriteTreeFile(root, "/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000\n");
-  WriteTreeFile(root, "/sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes",
-                "9223372036854771712\n");
+  WriteTreeFile(root, "/sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes", "9223372036854771712\n");
   const CpuLimits limits = ReadCpuLimits(root);
   EXPECT_TRUE(limits.allowed.empty());  // no proc/self/status: unknown
   EXPECT_DOUBLE_EQ(limits.quota_cpus, 2.5);
@@ -83,8 +83,7 @@ TEST(CpuLimitsTest, CgroupV1CfsQuotaAndUnlimitedMemory) {
 TEST(CpuLimitsTest, CgroupNamespaceMountRoot) {
   const std::string root = ScratchRoot("ns");
   WriteTreeFile(root, "/proc/self/cgroup", "0::/kubepods/pod1/c1\n");
-  WriteTreeFile(root, "/proc/self/mountinfo",
-                "25 30 0:22 /kubepods/pod1/c1 /sys/fs/cgroup ro - cgroup2 cgroup2 rw\n");
+  WriteTreeFile(root, "/proc/self/mountinfo", "25 30 0:22 /kubepods/pod1/c1 /sys/fs/cgroup ro - cgroup2 cgroup2 rw\n");
   WriteTreeFile(root, "/sys/fs/cgroup/cpu.max", "200000 100000\n");
   const CpuLimits limits = ReadCpuLimits(root);
   EXPECT_DOUBLE_EQ(limits.quota_cpus, 2.0);
@@ -136,12 +135,10 @@ TEST(CpuLimitsTest, DetectHostRecordsLimitsAndUsesThemAsLogicalCpus) {
     EXPECT_EQ(host->limits().effective_cpus(), 3u);
     EXPECT_EQ(host->limits().memory_limit_bytes(), 2u << 30);
     EXPECT_EQ(host->physical_cores(), 14u);  // the machine is still described whole
-    EXPECT_THAT(FormatHostText(*host),
-                HasSubstr("allowed 6 of 20 machine CPUs (cpus 0-3,12-13), CPU quota 2.50 CPUs"));
+    EXPECT_THAT(FormatHostText(*host), HasSubstr("allowed 6 of 20 machine CPUs (cpus 0-3,12-13), CPU quota 2.50 CPUs"));
   }
   // The recording without limits: all 20.
-  absl::StatusOr<v1::HostInfo> plain =
-      DetectHost({.fsroot = testing::FixtureRoot("20em64t-hybrid-1p6c2t+2ca4co1t")});
+  absl::StatusOr<v1::HostInfo> plain = DetectHost({.fsroot = testing::FixtureRoot("20em64t-hybrid-1p6c2t+2ca4co1t")});
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ(plain->logical_cpus(), 20u);
   EXPECT_EQ(plain->limits().allowed_cpus(), 20u);

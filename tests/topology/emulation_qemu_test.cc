@@ -34,8 +34,7 @@ std::pair<std::string, int> RunCommand(const std::string& command) {
 }
 
 TEST(EmulationQemuTest, Arm64ProbeUnderQemuIsJudgedEmulated) {
-  auto [out, status] =
-      RunCommand(absl::StrCat(FLEETMARK_QEMU_AARCH64, " ", FLEETMARK_ARM64_PROBE, " 2>&1"));
+  auto [out, status] = RunCommand(absl::StrCat(FLEETMARK_QEMU_AARCH64, " ", FLEETMARK_ARM64_PROBE, " 2>&1"));
   ASSERT_EQ(status, 0) << out;
   absl::string_view view = out;
   ASSERT_TRUE(absl::ConsumePrefix(&view, "uname ")) << out;
@@ -49,8 +48,7 @@ TEST(EmulationQemuTest, Arm64ProbeUnderQemuIsJudgedEmulated) {
   const std::string root = engine::testing::ScratchRoot("qemu-view");
   engine::testing::WriteTreeFile(root, "/proc/cpuinfo", cpuinfo_text);
   SysfsReader reader(root);
-  EmulationVerdict verdict =
-      DetectEmulation(reader, ParseCpuInfo(cpuinfo_text), "aarch64", machine);
+  EmulationVerdict verdict = DetectEmulation(reader, ParseCpuInfo(cpuinfo_text), "aarch64", machine);
   EXPECT_TRUE(verdict.emulated) << verdict.evidence << "\n" << cpuinfo_text;
   EXPECT_THAT(verdict.evidence, HasSubstr("binary aarch64, uname aarch64, /proc/cpuinfo x86"));
 }
@@ -61,8 +59,8 @@ TEST(EmulationQemuTest, NativeViewOfThisMachineIsNot) {
   const std::string cpuinfo_text = reader.Read("/proc/cpuinfo").value_or("");
   auto [out, status] = RunCommand("uname -m");
   ASSERT_EQ(status, 0);
-  EmulationVerdict verdict = DetectEmulation(reader, ParseCpuInfo(cpuinfo_text), BinaryArch(),
-                                             absl::StripAsciiWhitespace(out));
+  EmulationVerdict verdict =
+      DetectEmulation(reader, ParseCpuInfo(cpuinfo_text), BinaryArch(), absl::StripAsciiWhitespace(out));
   EXPECT_FALSE(verdict.emulated) << verdict.evidence;
 }
 

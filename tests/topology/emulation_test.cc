@@ -34,8 +34,7 @@ struct Tree {
   CpuInfo cpuinfo;
 };
 
-Tree Write(const std::string& name, const std::string& cpuinfo,
-           const std::map<std::string, std::string>& binfmt = {}) {
+Tree Write(const std::string& name, const std::string& cpuinfo, const std::map<std::string, std::string>& binfmt = {}) {
   Tree tree;
   tree.root = engine::testing::ScratchRoot(name);
   if (!cpuinfo.empty()) engine::testing::WriteTreeFile(tree.root, "/proc/cpuinfo", cpuinfo);
@@ -54,9 +53,8 @@ TEST(EmulationTest, Aarch64BinaryOnIntelCpuinfoIsEmulatedAndSaysWhatItSaw) {
   EXPECT_TRUE(verdict.emulated);
   EXPECT_THAT(verdict.evidence, HasSubstr("binary aarch64, uname aarch64"));
   EXPECT_THAT(verdict.evidence, HasSubstr("/proc/cpuinfo x86 (vendor_id GenuineIntel)"));
-  EXPECT_THAT(verdict.evidence,
-              HasSubstr("binfmt_misc qemu-aarch64 enabled (interpreter "
-                        "/usr/libexec/qemu-binfmt/aarch64-binfmt-P)"));
+  EXPECT_THAT(verdict.evidence, HasSubstr("binfmt_misc qemu-aarch64 enabled (interpreter "
+                                          "/usr/libexec/qemu-binfmt/aarch64-binfmt-P)"));
 }
 
 TEST(EmulationTest, Aarch64BinaryOnArmCpuinfoIsNative) {
@@ -90,10 +88,8 @@ TEST(EmulationTest, EnabledQemuHandlerCountsOnlyWhenCpuinfoSaysNothing) {
   Tree silent = Write("binfmt-only", "", {{"qemu-aarch64", kQemuAarch64Binfmt}});
   EXPECT_TRUE(DetectEmulation(silent.reader, silent.cpuinfo, "aarch64", "aarch64").emulated);
   // A disabled handler is no evidence.
-  Tree disabled = Write("binfmt-disabled", "",
-                        {{"qemu-aarch64", "disabled\ninterpreter /usr/bin/qemu-aarch64\n"}});
-  EmulationVerdict verdict =
-      DetectEmulation(disabled.reader, disabled.cpuinfo, "aarch64", "aarch64");
+  Tree disabled = Write("binfmt-disabled", "", {{"qemu-aarch64", "disabled\ninterpreter /usr/bin/qemu-aarch64\n"}});
+  EmulationVerdict verdict = DetectEmulation(disabled.reader, disabled.cpuinfo, "aarch64", "aarch64");
   EXPECT_FALSE(verdict.emulated);
   EXPECT_THAT(verdict.evidence, Not(HasSubstr("binfmt_misc")));
   // Another architecture's handler says nothing about this binary.
@@ -116,8 +112,7 @@ TEST(EmulationTest, LiveMachineIsNotEmulatedAndRecordsWhatItSaw) {
   absl::StatusOr<v1::HostInfo> host = DetectHost({});
   ASSERT_TRUE(host.ok()) << host.status();
   EXPECT_FALSE(host->emulated()) << host->emulation_evidence();
-  EXPECT_THAT(host->emulation_evidence(),
-              HasSubstr(absl::StrCat("binary ", BinaryArch(), ", uname ", host->arch())));
+  EXPECT_THAT(host->emulation_evidence(), HasSubstr(absl::StrCat("binary ", BinaryArch(), ", uname ", host->arch())));
 }
 
 TEST(EmulationTest, RecordedTreeIsJudgedOnlyAgainstAGivenRunningArch) {

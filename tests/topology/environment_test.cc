@@ -17,9 +17,7 @@ using ::testing::HasSubstr;
 // A small recorded tree written by the test: 2 CPUs, 2 thermal zones.
 class FakeTree {
  public:
-  FakeTree()
-      : root_(std::filesystem::temp_directory_path() /
-              ("fleetmark-env-" + std::to_string(getpid()))) {
+  FakeTree() : root_(std::filesystem::temp_directory_path() / ("fleetmark-env-" + std::to_string(getpid()))) {
     Write("sys/devices/system/cpu/online", "0-1\n");
     Write("sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "2400000\n");
     Write("sys/devices/system/cpu/cpu1/cpufreq/scaling_cur_freq", "1800000\n");
@@ -97,9 +95,7 @@ TEST(ThrottledTest, FrequencyDropBeyondThresholdPerClass) {
                          Frequencies({5000000, 800000, 3900000, 3900000}), host)
                    .throttled);
   // A 10% drop is within the threshold.
-  EXPECT_FALSE(Throttled(Frequencies({5000000, 0, 3900000, 0}),
-                         Frequencies({4500000, 0, 3900000, 0}), host)
-                   .throttled);
+  EXPECT_FALSE(Throttled(Frequencies({5000000, 0, 3900000, 0}), Frequencies({4500000, 0, 3900000, 0}), host).throttled);
   ThrottleVerdict v = Throttled(Frequencies({5000000, 5000000, 3900000, 3900000}),
                                 Frequencies({3600000, 3500000, 3900000, 3900000}), host);
   EXPECT_TRUE(v.throttled);
@@ -108,8 +104,7 @@ TEST(ThrottledTest, FrequencyDropBeyondThresholdPerClass) {
   // No frequencies at all (VMs): no verdict from frequency.
   EXPECT_FALSE(Throttled({}, {}, host).throttled);
   // Without classes every CPU forms one group.
-  EXPECT_TRUE(
-      Throttled(Frequencies({2000000}), Frequencies({1000000}), v1::HostInfo{}).throttled);
+  EXPECT_TRUE(Throttled(Frequencies({2000000}), Frequencies({1000000}), v1::HostInfo{}).throttled);
 }
 
 TEST(ThrottledTest, TripPointsAndThrottleEvents) {

@@ -29,9 +29,7 @@ class UnpackDir {
   }
 
  private:
-  UnpackDir()
-      : path_(std::filesystem::path(FLEETMARK_TOPOLOGY_UNPACK_DIR) /
-              absl::StrCat("run-", getpid())) {}
+  UnpackDir() : path_(std::filesystem::path(FLEETMARK_TOPOLOGY_UNPACK_DIR) / absl::StrCat("run-", getpid())) {}
   std::filesystem::path path_;
 };
 
@@ -42,14 +40,12 @@ std::string FixtureRoot(const std::string& name) {
   static std::map<std::string, std::string>* roots = new std::map<std::string, std::string>;
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = roots->find(name); it != roots->end()) return it->second;
-  const std::filesystem::path archive =
-      std::filesystem::path(FLEETMARK_TOPOLOGY_FIXTURES_DIR) / (name + ".tar.bz2");
+  const std::filesystem::path archive = std::filesystem::path(FLEETMARK_TOPOLOGY_FIXTURES_DIR) / (name + ".tar.bz2");
   const std::filesystem::path dir = UnpackDir::Get().path();
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   EXPECT_FALSE(ec) << "cannot create " << dir << ": " << ec.message();
-  const std::string command =
-      absl::StrCat("tar -xjf '", archive.string(), "' -C '", dir.string(), "'");
+  const std::string command = absl::StrCat("tar -xjf '", archive.string(), "' -C '", dir.string(), "'");
   const int rc = std::system(command.c_str());
   if (rc != 0 || !std::filesystem::is_directory(dir / name / "sys")) {
     ADD_FAILURE() << "could not unpack " << archive << " (" << command << " -> " << rc << ")";
@@ -75,9 +71,7 @@ std::string CopyFixture(const std::string& name, const std::string& copy) {
   const std::string to = ScratchRoot(copy);
   std::error_code error;
   std::filesystem::copy(from, to,
-                        std::filesystem::copy_options::recursive |
-                            std::filesystem::copy_options::copy_symlinks,
-                        error);
+                        std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks, error);
   if (error) {
     ADD_FAILURE() << "cannot copy " << from << " to " << to << ": " << error.message();
     return "";

@@ -28,9 +28,7 @@ std::vector<uint32_t> Range(uint32_t first, uint32_t last) {
   return v;
 }
 
-std::vector<uint32_t> Cpus(const v1::CoreKind& kind) {
-  return {kind.cpus().begin(), kind.cpus().end()};
-}
+std::vector<uint32_t> Cpus(const v1::CoreKind& kind) { return {kind.cpus().begin(), kind.cpus().end()}; }
 
 // Every test runs once through hwloc and once through the sysfs fallback.
 class FixtureTest : public ::testing::TestWithParam<bool> {
@@ -88,8 +86,7 @@ TEST_P(FixtureTest, IntelHybridHasSixSmtPerformanceAndEightEfficiencyCores) {
   // Each cluster of 4 E-cores shares one L2.
   bool found_e_l2 = false;
   for (const v1::CacheInfo& cache : host.caches()) {
-    if (cache.level() == 2 && std::vector<uint32_t>(cache.cpus().begin(), cache.cpus().end()) ==
-                                  Range(12, 15)) {
+    if (cache.level() == 2 && std::vector<uint32_t>(cache.cpus().begin(), cache.cpus().end()) == Range(12, 15)) {
       found_e_l2 = true;
       EXPECT_EQ(cache.size_bytes(), 2048u * 1024);
     }

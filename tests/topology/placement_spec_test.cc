@@ -34,18 +34,14 @@ TEST(ParsePlacementTest, AcceptsEveryForm) {
 }
 
 TEST(ParsePlacementTest, RejectsBadInputNamingTheValue) {
-  for (const char* bad : {"kind:performance", "class:", "class:big", "class:mid-1",
-                          "cpus:", "cpus:a", "cpus:3-1", "cpus:1024", "cpus:-1", "cpus:1,,2",
-                          "one_per_core ,", "ANY"}) {
+  for (const char* bad : {"kind:performance", "class:", "class:big", "class:mid-1", "cpus:", "cpus:a", "cpus:3-1",
+                          "cpus:1024", "cpus:-1", "cpus:1,,2", "one_per_core ,", "ANY"}) {
     auto spec = ParsePlacement(bad);
     EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
-  EXPECT_THAT(std::string(ParsePlacement("class:big").status().message()),
-              HasSubstr("performance, mid, efficiency"));
-  EXPECT_THAT(std::string(ParsePlacement("cpus:1024").status().message()),
-              HasSubstr("1024"));
-  EXPECT_THAT(std::string(ParsePlacement("fast").status().message()),
-              HasSubstr("one_per_core"));
+  EXPECT_THAT(std::string(ParsePlacement("class:big").status().message()), HasSubstr("performance, mid, efficiency"));
+  EXPECT_THAT(std::string(ParsePlacement("cpus:1024").status().message()), HasSubstr("1024"));
+  EXPECT_THAT(std::string(ParsePlacement("fast").status().message()), HasSubstr("one_per_core"));
 }
 
 TEST(CpuListTest, RoundTrips) {

@@ -23,8 +23,7 @@ v1::HostInfo Fixture(const char* name) {
   return host.ok() ? *host : v1::HostInfo{};
 }
 
-absl::StatusOr<CpuSet> Plan(const std::string& placement, const v1::HostInfo& host,
-                            int threads) {
+absl::StatusOr<CpuSet> Plan(const std::string& placement, const v1::HostInfo& host, int threads) {
   absl::StatusOr<PlacementSpec> spec = ParsePlacement(placement);
   if (!spec.ok()) return spec.status();
   return PlanPlacement(*spec, host, threads);
@@ -33,13 +32,10 @@ absl::StatusOr<CpuSet> Plan(const std::string& placement, const v1::HostInfo& ho
 TEST(PlanPlacementTest, HybridFixturePicksTheRightCpus) {
   const v1::HostInfo host = Fixture("20em64t-hybrid-1p6c2t+2ca4co1t");
   EXPECT_THAT(*Plan("any", host, 4), IsEmpty());
-  EXPECT_THAT(*Plan("class:performance", host, 4),
-              ElementsAre(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11));
-  EXPECT_THAT(*Plan("class:efficiency", host, 4),
-              ElementsAre(12, 13, 14, 15, 16, 17, 18, 19));
+  EXPECT_THAT(*Plan("class:performance", host, 4), ElementsAre(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11));
+  EXPECT_THAT(*Plan("class:efficiency", host, 4), ElementsAre(12, 13, 14, 15, 16, 17, 18, 19));
   // One hardware thread of each of the 6 P-cores and 8 E-cores.
-  EXPECT_THAT(*Plan("one_per_core", host, 4),
-              ElementsAre(0, 2, 4, 6, 8, 10, 12, 13, 14, 15, 16, 17, 18, 19));
+  EXPECT_THAT(*Plan("one_per_core", host, 4), ElementsAre(0, 2, 4, 6, 8, 10, 12, 13, 14, 15, 16, 17, 18, 19));
   // Both siblings of as few cores as possible: 4 threads -> 2 cores, 3 -> 2, 1 -> 1.
   EXPECT_THAT(*Plan("smt_pairs", host, 4), ElementsAre(0, 1, 2, 3));
   EXPECT_THAT(*Plan("smt_pairs", host, 3), ElementsAre(0, 1, 2, 3));

@@ -19,8 +19,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::WriteTreeFile;
 
-bool AnyNoteHas(const google::protobuf::RepeatedPtrField<std::string>& notes,
-                const std::string& what) {
+bool AnyNoteHas(const google::protobuf::RepeatedPtrField<std::string>& notes, const std::string& what) {
   for (const std::string& note : notes) {
     if (note.find(what) != std::string::npos) return true;
   }
@@ -68,8 +67,9 @@ TEST_P(SensorSanityTest, ImpossibleReadingsAreLeftOutWithANote) {
   for (const v1::CoreInfo& core : host->cores()) {
     EXPECT_LE(core.max_frequency_khz(), 10'000'000u) << text;
   }
-  EXPECT_TRUE(AnyNoteHas(host->notes(), "cpu1/cpufreq/cpuinfo_max_freq: 1e+23kHz outside "
-                                        "10000..1e+07kHz"))
+  EXPECT_TRUE(AnyNoteHas(host->notes(),
+                         "cpu1/cpufreq/cpuinfo_max_freq: 1e+23kHz outside "
+                         "10000..1e+07kHz"))
       << text;
   EXPECT_TRUE(AnyNoteHas(host->notes(), "cpu1/cpu_capacity: -5 outside 1..1024")) << text;
 
@@ -79,8 +79,7 @@ TEST_P(SensorSanityTest, ImpossibleReadingsAreLeftOutWithANote) {
   EXPECT_EQ(host->thermal_zones(0).temperature_c(), 0);
   EXPECT_TRUE(host->thermal_zones(1).temperature_known());
   EXPECT_DOUBLE_EQ(host->thermal_zones(1).temperature_c(), 45.0);
-  EXPECT_TRUE(AnyNoteHas(host->notes(), "thermal_zone0 (cpu-thermal): -263.2°C outside -40..150°C"))
-      << text;
+  EXPECT_TRUE(AnyNoteHas(host->notes(), "thermal_zone0 (cpu-thermal): -263.2°C outside -40..150°C")) << text;
 
   // Battery: 150 % is no level; 25.0 °C is.
   ASSERT_EQ(host->batteries_size(), 1);

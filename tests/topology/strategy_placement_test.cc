@@ -58,8 +58,7 @@ std::vector<std::string> AllStrategies() {
   return names;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllStrategies, StrategyPlacementTest,
-                         ::testing::ValuesIn(AllStrategies()),
+INSTANTIATE_TEST_SUITE_P(AllStrategies, StrategyPlacementTest, ::testing::ValuesIn(AllStrategies()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

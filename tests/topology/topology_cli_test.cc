@@ -71,8 +71,7 @@ TEST(TopologyCliTest, FixturesAsText) {
   ASSERT_EQ(four.exit_code, 0) << four.text;
   EXPECT_THAT(four.text, HasSubstr("16 logical, 8 physical cores, 4 packages"));
   EXPECT_THAT(four.text, HasSubstr("yes (cpu 0 siblings: 0,8)"));
-  Output arm = RunFleetmark("topology --format text --fsroot '" +
-                            testing::FixtureRoot("2arm-2c") + "'");
+  Output arm = RunFleetmark("topology --format text --fsroot '" + testing::FixtureRoot("2arm-2c") + "'");
   ASSERT_EQ(arm.exit_code, 0) << arm.text;
   EXPECT_THAT(arm.text, HasSubstr("Cortex-A9"));
   EXPECT_THAT(arm.text, HasSubstr("2 logical, 2 physical cores"));
@@ -95,13 +94,13 @@ TEST(TopologyCliTest, LiveMachineAndBadInput) {
 
 // A plan whose pools take their default size ("logical CPUs").
 constexpr char kDefaultPoolsPlan[] = R"pb(name: "limits"
-matrix {
-  strategies { name: "fixed_pool" }
-  strategies { name: "work_stealing" }
-  workloads: ["arithmetic"]
-  batch { tasks: 20 }
-}
-measurement { warmup_seconds: 0.01 max_repetitions: 5 rounds: 1 }
+                                          matrix {
+                                            strategies { name: "fixed_pool" }
+                                            strategies { name: "work_stealing" }
+                                            workloads: [ "arithmetic" ]
+                                            batch { tasks: 20 }
+                                          }
+                                          measurement { warmup_seconds: 0.01 max_repetitions: 5 rounds: 1 }
 )pb";
 
 std::string Slurp(const std::string& path) {
@@ -121,8 +120,7 @@ class LimitsCliTest : public ::testing::Test {
 
   // `fleetmark run` under `launcher` as JSON, CSV and gbench-json: every one must say
   // `logical` CPUs, `allowed` of the machine's; the pools defaulted to `logical`.
-  void ExpectRunUnder(const std::string& launcher, uint32_t logical, uint32_t allowed,
-                      double quota) {
+  void ExpectRunUnder(const std::string& launcher, uint32_t logical, uint32_t allowed, double quota) {
     const std::string json = dir_ + "/run.json";
     Output run = RunFleetmark("run " + plan_ + " --format json --out " + json, launcher);
     ASSERT_EQ(run.exit_code, 0) << run.text;
@@ -143,8 +141,7 @@ class LimitsCliTest : public ::testing::Test {
     }
     Output table = RunFleetmark("run " + plan_, launcher);
     ASSERT_EQ(table.exit_code, 0) << table.text;
-    EXPECT_THAT(table.text, HasSubstr(std::to_string(logical) + " CPUs (allowed " +
-                                      std::to_string(allowed) + " of " +
+    EXPECT_THAT(table.text, HasSubstr(std::to_string(logical) + " CPUs (allowed " + std::to_string(allowed) + " of " +
                                       std::to_string(machine) + " machine CPUs"));
     Output csv = RunFleetmark("run " + plan_ + " --format csv", launcher);
     ASSERT_EQ(csv.exit_code, 0) << csv.text;

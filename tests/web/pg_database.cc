@@ -50,10 +50,10 @@ absl::StatusOr<std::unique_ptr<FreshDatabase>> FreshDatabase::Create(const std::
     return absl::FailedPreconditionError("FLEETMARK_TEST_PG_URI is not set");
   }
   const std::string admin_uri = admin;
-  const std::string name = absl::StrCat("fleetmark_", prefix, "_", getpid(), "_",
-                                        absl::ToUnixMicros(absl::Now()) % 1000000000);
-  auto created = RunCommand({"psql", admin_uri, "-v", "ON_ERROR_STOP=1", "-qtA", "-c",
-                             absl::StrCat("CREATE DATABASE ", name)});
+  const std::string name =
+      absl::StrCat("fleetmark_", prefix, "_", getpid(), "_", absl::ToUnixMicros(absl::Now()) % 1000000000);
+  auto created =
+      RunCommand({"psql", admin_uri, "-v", "ON_ERROR_STOP=1", "-qtA", "-c", absl::StrCat("CREATE DATABASE ", name)});
   if (!created.ok()) return created.status();
   // Same server and credentials, other database: replace the URI's path.
   const size_t scheme = admin_uri.find("://");

@@ -145,7 +145,8 @@ TEST_F(WebApiTest, RunRoutesAcceptAUniqueIdPrefix) {
   auto [short_status, short_body] = Get("/api/v1/runs/" + run.substr(0, 5) + "/results");
   EXPECT_EQ(short_status, 400);
   EXPECT_NE(short_body["error"].get<std::string>().find("run_id: a run id (UUID) or a unique prefix"),
-            std::string::npos) << short_body.dump();
+            std::string::npos)
+      << short_body.dump();
 }
 
 TEST_F(WebApiTest, CasesWithoutAgentIs400NamingIt) {
@@ -186,8 +187,8 @@ TEST_F(WebApiTest, CompareFindsWinnersAndTheTie) {
 
 TEST_F(WebApiTest, HistoryMarksTheStep) {
   const std::string a = AgentId("x86-host"), b = AgentId("pixel-8");
-  auto [status, body] = Get("/api/v1/history?case=batch/arithmetic/blocking/fixed_pool/any&nightly=1&agents=" +
-                            a + "," + b);
+  auto [status, body] =
+      Get("/api/v1/history?case=batch/arithmetic/blocking/fixed_pool/any&nightly=1&agents=" + a + "," + b);
   ASSERT_EQ(status, 200);
   ASSERT_EQ(body["series"].size(), 2u);
   EXPECT_EQ(body["series"][0]["points"].size(), 14u);
@@ -199,17 +200,16 @@ TEST_F(WebApiTest, HistoryMarksTheStep) {
 TEST_F(WebApiTest, MissingWrongAndHostileIdsAre404Or400) {
   for (const std::string path :
        {"/api/v1/runs/00000000-0000-4000-8000-000000000000", "/api/v1/runs/ffffff00",
-        "/api/v1/results/1;DROP%20TABLE%20runs",
-        "/api/v1/compare?agents=00000000-0000-4000-8000-000000000000", "/api/v1/cases?agent=nope",
-        "/api/v1/nothing/here"}) {
+        "/api/v1/results/1;DROP%20TABLE%20runs", "/api/v1/compare?agents=00000000-0000-4000-8000-000000000000",
+        "/api/v1/cases?agent=nope", "/api/v1/nothing/here"}) {
     auto [status, body] = Get(path);
     EXPECT_EQ(status, 404) << path;
     EXPECT_TRUE(body.contains("error")) << path;
   }
   // A run id that is neither a UUID nor a prefix of one is malformed (as in the CLI).
-  for (const std::string path : {"/api/v1/runs/not-a-uuid", "/api/v1/runs/x'%20OR%201=1--/results",
-                                 "/api/v1/runs?limit=abc", "/api/v1/runs?limit=5000", "/api/v1/history?agents=x",
-                                 "/api/v1/compare?agents=a,b&runs=x"}) {
+  for (const std::string path :
+       {"/api/v1/runs/not-a-uuid", "/api/v1/runs/x'%20OR%201=1--/results", "/api/v1/runs?limit=abc",
+        "/api/v1/runs?limit=5000", "/api/v1/history?agents=x", "/api/v1/compare?agents=a,b&runs=x"}) {
     auto [status, body] = Get(path);
     EXPECT_EQ(status, 400) << path;
   }
@@ -257,8 +257,8 @@ TEST_F(WebApiTest, BearerTokenGuardsTheApiOnly) {
 TEST_F(WebApiTest, WithoutATokenOnlyLocalhostAndIpHostHeadersAreAnswered) {
   httplib::Client client("127.0.0.1", server_->port());
   const std::string port = std::to_string(server_->port());
-  for (const std::string& host : std::vector<std::string>{"evil.example", "evil.example:" + port, "LOCALHOST.evil.example:" + port,
-                                 "127.0.0.1.evil.example"}) {
+  for (const std::string& host : std::vector<std::string>{"evil.example", "evil.example:" + port,
+                                                          "LOCALHOST.evil.example:" + port, "127.0.0.1.evil.example"}) {
     auto res = client.Get("/api/v1/agents", {{"Host", host}});
     ASSERT_TRUE(res) << host;
     EXPECT_EQ(res->status, 403) << host;
@@ -267,7 +267,8 @@ TEST_F(WebApiTest, WithoutATokenOnlyLocalhostAndIpHostHeadersAreAnswered) {
     ASSERT_TRUE(page) << host;
     EXPECT_EQ(page->status, 403) << host;
   }
-  for (const std::string& host : std::vector<std::string>{"127.0.0.1:" + port, "localhost:" + port, "LocalHost", "[::1]:" + port, "10.1.2.3"}) {
+  for (const std::string& host :
+       std::vector<std::string>{"127.0.0.1:" + port, "localhost:" + port, "LocalHost", "[::1]:" + port, "10.1.2.3"}) {
     auto res = client.Get("/api/v1/agents", {{"Host", host}});
     ASSERT_TRUE(res) << host;
     EXPECT_EQ(res->status, 200) << host;
@@ -313,9 +314,10 @@ TEST_F(WebApiTest, MalformedHostAndContentLengthAre400) {
   EXPECT_EQ(get("Host: [::1]:65535\r\n"), "HTTP/1.1 200 OK");
   for (const std::string headers :
        {"Host: 127.0.0.1\r\nHost: 127.0.0.1\r\n", "Host: localhost:abc\r\n", "Host: localhost:\r\n",
-        "Host: localhost:0\r\n", "Host: localhost:65536\r\n", "Host: 127.0.0.1:-1\r\n", "Host: [::1]:x\r\n", "Host: [::1\r\n", "Host: [::1]x\r\n",
-        "Host: 127.0.0.1\r\nContent-Length: -1\r\n", "Host: 127.0.0.1\r\nContent-Length: 99999999999999999999\r\n",
-        "Host: 127.0.0.1\r\nContent-Length: 1x\r\n", "Host: 127.0.0.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n"}) {
+        "Host: localhost:0\r\n", "Host: localhost:65536\r\n", "Host: 127.0.0.1:-1\r\n", "Host: [::1]:x\r\n",
+        "Host: [::1\r\n", "Host: [::1]x\r\n", "Host: 127.0.0.1\r\nContent-Length: -1\r\n",
+        "Host: 127.0.0.1\r\nContent-Length: 99999999999999999999\r\n", "Host: 127.0.0.1\r\nContent-Length: 1x\r\n",
+        "Host: 127.0.0.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n"}) {
     EXPECT_EQ(get(headers), "HTTP/1.1 400 Bad Request") << headers;
   }
 }
@@ -387,9 +389,9 @@ class WebApiReRunTest : public ::testing::Test {
  protected:
   static constexpr char kCaseA[] = "batch/arithmetic/blocking/fixed_pool/any";
   static constexpr char kCaseB[] = "batch/arithmetic/blocking/direct/any";
-  static constexpr char kOldA[] = "0000000a-0001-4000-8000-000000000001";  // attempt 1, case A
+  static constexpr char kOldA[] = "0000000a-0001-4000-8000-000000000001";   // attempt 1, case A
   static constexpr char kOnlyB[] = "0000000a-0001-4000-8000-000000000002";  // attempt 1, case B
-  static constexpr char kNewA[] = "0000000a-0002-4000-8000-000000000001";  // attempt 2, case A
+  static constexpr char kNewA[] = "0000000a-0002-4000-8000-000000000001";   // attempt 2, case A
 
   void SetUp() override {
     auto db = testing::FreshDatabase::Create("webrerun");
@@ -483,8 +485,8 @@ TEST_F(WebApiReRunTest, OnlyTheNewestAttemptOfACaseShows) {
   const int64_t t0 = 1700000000000000000;  // 2023-11-14, ns
 
   // Attempt 1 measures both cases, then the agent is lost: the lease runs out.
-  ASSERT_NO_FATAL_FAILURE(RunAttempt(absl::Milliseconds(1), {Result(kOldA, kCaseA, 100e3, t0),
-                                                              Result(kOnlyB, kCaseB, 9e3, t0)}));
+  ASSERT_NO_FATAL_FAILURE(
+      RunAttempt(absl::Milliseconds(1), {Result(kOldA, kCaseA, 100e3, t0), Result(kOnlyB, kCaseB, 9e3, t0)}));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   auto expired = store_->ExpireLeases();
   ASSERT_TRUE(expired.ok()) << expired.status();
@@ -513,8 +515,8 @@ TEST_F(WebApiReRunTest, OnlyTheNewestAttemptOfACaseShows) {
   ASSERT_EQ(run_status, 200);
   EXPECT_EQ(run_body["run"]["results"], 2) << "results counts cases, not attempts";
 
-  for (const std::string& path : {"/api/v1/compare?agents=" + agent_id_,
-                                 "/api/v1/compare?agents=" + agent_id_ + "&runs=" + run_id_}) {
+  for (const std::string& path :
+       {"/api/v1/compare?agents=" + agent_id_, "/api/v1/compare?agents=" + agent_id_ + "&runs=" + run_id_}) {
     auto [status, body] = Get(path);
     ASSERT_EQ(status, 200) << path;
     EXPECT_EQ(body["cells"].size(), 2u) << body.dump();
@@ -523,8 +525,8 @@ TEST_F(WebApiReRunTest, OnlyTheNewestAttemptOfACaseShows) {
   }
 
   for (const char* nightly : {"0", "1"}) {
-    auto [status, body] = Get(std::string("/api/v1/history?case=") + kCaseA + "&nightly=" + nightly +
-                              "&agents=" + agent_id_);
+    auto [status, body] =
+        Get(std::string("/api/v1/history?case=") + kCaseA + "&nightly=" + nightly + "&agents=" + agent_id_);
     ASSERT_EQ(status, 200);
     ASSERT_EQ(body["series"].size(), 1u) << body.dump();
     ASSERT_EQ(body["series"][0]["points"].size(), 1u) << "one point per run: " << body.dump();
@@ -575,8 +577,8 @@ TEST_F(WebApiReRunTest, EmulatedResultsAreMarkedAndLeftOutOfCompareUnlessAsked) 
   run_id_ = run->run_id();
   job_id_ = run->jobs(0).job_id();
   const int64_t t0 = 1700000000000000000;
-  ASSERT_NO_FATAL_FAILURE(RunAttempt(absl::Hours(1), {Result(kOldA, kCaseA, 100e3, t0),
-                                                       Result(kOnlyB, kCaseB, 9e3, t0)}));
+  ASSERT_NO_FATAL_FAILURE(
+      RunAttempt(absl::Hours(1), {Result(kOldA, kCaseA, 100e3, t0), Result(kOnlyB, kCaseB, 9e3, t0)}));
 
   auto [agents_status, agents] = Get("/api/v1/agents");
   ASSERT_EQ(agents_status, 200);

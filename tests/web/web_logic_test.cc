@@ -36,10 +36,16 @@ const Cell& Find(const Comparison& c, const std::string& strategy, const std::st
 }
 
 TEST(CompareDevicesTest, WinnerRatioAndNoDifference) {
-  DeviceResults a{"a", "A", "r1", {Timed("direct", "arithmetic", 100), Timed("pool", "arithmetic", 800),
-                                   Timed("pool", "storage", 1000)}};
-  DeviceResults b{"b", "B", "r2", {Timed("direct", "arithmetic", 250), Timed("pool", "arithmetic", 1600),
-                                   Timed("pool", "storage", 1005)}};
+  DeviceResults a{
+      "a",
+      "A",
+      "r1",
+      {Timed("direct", "arithmetic", 100), Timed("pool", "arithmetic", 800), Timed("pool", "storage", 1000)}};
+  DeviceResults b{
+      "b",
+      "B",
+      "r2",
+      {Timed("direct", "arithmetic", 250), Timed("pool", "arithmetic", 1600), Timed("pool", "storage", 1005)}};
   const Comparison c = CompareDevices({a, b});
   ASSERT_EQ(c.workloads.size(), 2u);
   EXPECT_EQ(c.workloads[0].label, "arithmetic");

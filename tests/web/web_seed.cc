@@ -144,9 +144,10 @@ absl::Status RunJob(Store& store, const v1::RunInfo& run, const Device& device, 
     if (!o.stored) return absl::InternalError("seed: result " + o.result_id + " not stored: " + o.message);
   }
   const uint32_t total = finish ? results.size() : results.size() * 3;
-  FLEETMARK_RETURN_IF_ERROR(
-      store.UpdateJobProgress(job_id, device.agent_id, results.size(), total, absl::Hours(24)));
-  if (finish) FLEETMARK_RETURN_IF_ERROR(store.FinishJob(job_id, device.agent_id, {.ok = true, .cancelled = false, .message = ""}));
+  FLEETMARK_RETURN_IF_ERROR(store.UpdateJobProgress(job_id, device.agent_id, results.size(), total, absl::Hours(24)));
+  if (finish)
+    FLEETMARK_RETURN_IF_ERROR(
+        store.FinishJob(job_id, device.agent_id, {.ok = true, .cancelled = false, .message = ""}));
   return absl::OkStatus();
 }
 
@@ -172,8 +173,10 @@ absl::Status Seed(const std::string& uri) {
            {{"performance", 6, 2, 4700000, "IntelCore"}, {"efficiency", 8, 1, 3500000, "IntelAtom"}}, 32,
            "ThinkPad X1"),
       Host("aarch64", "Google Tensor G3", 9, 9, false,
-           {{"performance", 1, 1, 2910000, "Cortex-X3"}, {"mid", 4, 1, 2370000, "Cortex-A715"},
-            {"efficiency", 4, 1, 1700000, "Cortex-A510"}}, 8, "Pixel 8"),
+           {{"performance", 1, 1, 2910000, "Cortex-X3"},
+            {"mid", 4, 1, 2370000, "Cortex-A715"},
+            {"efficiency", 4, 1, 1700000, "Cortex-A510"}},
+           8, "Pixel 8"),
       Host("aarch64", "<b>Cortex</b> \"A76\" & <script>alert(3)</script>", 4, 4, false,
            {{"performance", 4, 1, 2400000, "Cortex-A76"}}, 8, "Raspberry Pi 5"),
   };
@@ -195,16 +198,16 @@ absl::Status Seed(const std::string& uri) {
   // 1. The batch study on every device. Reference medians (ns) per workload and
   // strategy; the phone's single_thread/storage is within the CIs of the host's
   // (a "no difference" cell), everything else scales by the device's factor.
-  const std::vector<std::string> strategies = {"direct", "single_thread", "fixed_pool", "work_stealing",
-                                               "coroutine", "fiber"};
+  const std::vector<std::string> strategies = {"direct",        "single_thread", "fixed_pool",
+                                               "work_stealing", "coroutine",     "fiber"};
   const std::map<std::string, std::vector<double>> reference = {
       {"arithmetic", {9e3, 640e3, 95e3, 88e3, 120e3, 150e3}},
       {"collections", {2.1e6, 2.6e6, 0.61e6, 0.42e6, 0.7e6, 0.8e6}},
       {"storage", {110e6, 112e6, 9.8e6, 10.4e6, 11.5e6, 12.2e6}},
   };
   int id = 1;
-  FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo study, NewRun(*store, "s1-frameworks", "cli:alice",
-                                                       {&x86, &phone, &board}, 18));
+  FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo study,
+                             NewRun(*store, "s1-frameworks", "cli:alice", {&x86, &phone, &board}, 18));
   json medians;
   for (Device* d : {&x86, &phone, &board}) {
     std::vector<v1::CaseResult> results;
@@ -213,10 +216,11 @@ absl::Status Seed(const std::string& uri) {
         double median = values[s] * d->scale;
         if (d == &phone && workload == "storage" && strategies[s] == "single_thread") median = values[s] * 1.005;
         results.push_back(BatchResult(id++, strategies[s], workload, median, 1.5));
-        medians[d->agent_id][results.back().spec().case_id()] = {
-            {"median_ns", median}, {"ci_low_ns", results.back().stats().ci_low_ns()},
-            {"ci_high_ns", results.back().stats().ci_high_ns()}, {"strategy", strategies[s]},
-            {"workload", workload}};
+        medians[d->agent_id][results.back().spec().case_id()] = {{"median_ns", median},
+                                                                 {"ci_low_ns", results.back().stats().ci_low_ns()},
+                                                                 {"ci_high_ns", results.back().stats().ci_high_ns()},
+                                                                 {"strategy", strategies[s]},
+                                                                 {"workload", workload}};
       }
     }
     FLEETMARK_RETURN_IF_ERROR(RunJob(*store, study, *d, results, true));
@@ -246,7 +250,8 @@ absl::Status Seed(const std::string& uri) {
         v1::MemoryPoint* p = m->add_points();
         p->set_tasks(tasks);
         p->set_baseline_rss_bytes(6 << 20);
-        p->set_rss_bytes((6 << 20) + static_cast<uint64_t>((180 + slope * tasks * (1 + 0.02 * Noise(id + tasks))) * 1024));
+        p->set_rss_bytes((6 << 20) +
+                         static_cast<uint64_t>((180 + slope * tasks * (1 + 0.02 * Noise(id + tasks))) * 1024));
         p->set_status(v1::CASE_STATUS_OK);
       }
       m->set_slope_kib_per_task(slope);
@@ -262,8 +267,8 @@ absl::Status Seed(const std::string& uri) {
   FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo load_run, NewRun(*store, "s3-load", "cli:carol", {&x86}, 9));
   {
     std::vector<v1::CaseResult> results;
-    const std::vector<std::pair<std::string, double>> servers = {{"fixed_pool", 1.0}, {"coroutine", 0.45},
-                                                                 {"event_loop", 0.33}};
+    const std::vector<std::pair<std::string, double>> servers = {
+        {"fixed_pool", 1.0}, {"coroutine", 0.45}, {"event_loop", 0.33}};
     for (const auto& [strategy, cost] : servers) {
       for (uint32_t users : {100u, 1000u, 5000u}) {
         v1::CaseResult r;
@@ -303,8 +308,9 @@ absl::Status Seed(const std::string& uri) {
       double base = 95e3 * d->scale * (1 + 0.01 * Noise(night * 7 + (d == &x86)));
       if (d == &x86 && night >= 8) base *= 1.3;
       FLEETMARK_RETURN_IF_ERROR(RunJob(*store, run, *d,
-          {BatchResult(id++, "fixed_pool", "arithmetic", base, 1.0),
-           BatchResult(id++, "direct", "arithmetic", 9e3 * d->scale, 1.0)}, true));
+                                       {BatchResult(id++, "fixed_pool", "arithmetic", base, 1.0),
+                                        BatchResult(id++, "direct", "arithmetic", 9e3 * d->scale, 1.0)},
+                                       true));
     }
     nightly.push_back({{"run_id", run.run_id()}, {"days_ago", 14 - night}});
   }
@@ -314,7 +320,8 @@ absl::Status Seed(const std::string& uri) {
 
   // 5. A run still in progress on the board.
   FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo live, NewRun(*store, "s1-frameworks", "cli:alice", {&board}, 18));
-  FLEETMARK_RETURN_IF_ERROR(RunJob(*store, live, board,
+  FLEETMARK_RETURN_IF_ERROR(RunJob(
+      *store, live, board,
       {BatchResult(id++, "direct", "arithmetic", 36e3, 1.5), BatchResult(id++, "fixed_pool", "arithmetic", 380e3, 1.5)},
       false));
   manifest["live_run_id"] = live.run_id();

@@ -32,10 +32,12 @@ absl::Status AsioRunner::Start(int threads, const ThreadOptions& options) {
         // A handler that throws unwinds out of run(); log it and keep the loop going.
         bool finished = false;
         while (!finished) {
-          RunGuarded([&] {
-            ctx->run();
-            finished = true;
-          }, "an asio handler");
+          RunGuarded(
+              [&] {
+                ctx->run();
+                finished = true;
+              },
+              "an asio handler");
         }
       },
       threads_);

@@ -55,8 +55,8 @@ class ElasticPool final : public Executor {
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;  // guarded by mu_
   int max_threads_ = 0;
-  int idle_ = 0;            // threads waiting for work; guarded by mu_
-  bool running_ = false;    // guarded by mu_
+  int idle_ = 0;          // threads waiting for work; guarded by mu_
+  bool running_ = false;  // guarded by mu_
   ThreadOptions options_;
   std::vector<OsThread> threads_;  // guarded by mu_
 };

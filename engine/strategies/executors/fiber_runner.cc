@@ -68,8 +68,7 @@ struct FiberRunner::Shared {
     auto fn = [this, batch, i] { RunFiber(batch, i); };
     if (stack_kib > 0) {
       boost::fibers::fiber(std::allocator_arg,
-                           boost::fibers::fixedsize_stack(static_cast<std::size_t>(stack_kib) * 1024),
-                           std::move(fn))
+                           boost::fibers::fixedsize_stack(static_cast<std::size_t>(stack_kib) * 1024), std::move(fn))
           .detach();
     } else {
       boost::fibers::fiber(std::move(fn)).detach();
@@ -85,8 +84,8 @@ struct FiberRunner::Shared {
     }
     if (threads >= 2) {
       // Blocks until all `threads` threads have constructed their scheduler.
-      boost::fibers::use_scheduling_algorithm<boost::fibers::algo::work_stealing>(
-          static_cast<std::uint32_t>(threads), /*suspend=*/true);
+      boost::fibers::use_scheduling_algorithm<boost::fibers::algo::work_stealing>(static_cast<std::uint32_t>(threads),
+                                                                                  /*suspend=*/true);
     } else {
       boost::fibers::use_scheduling_algorithm<boost::fibers::algo::round_robin>();
     }
@@ -124,8 +123,7 @@ absl::Status FiberRunner::Start(int threads, const ThreadOptions& options) {
   shared_->threads = threads;
   shared_->stack_kib = options.stack_kib;
   for (int k = 0; k < threads; ++k) {
-    shared_->channels.push_back(
-        std::make_unique<boost::fibers::buffered_channel<Command>>(64));
+    shared_->channels.push_back(std::make_unique<boost::fibers::buffered_channel<Command>>(64));
   }
   os_threads_.reserve(threads);
   absl::Status failure;

@@ -47,7 +47,7 @@ class Limiter final : public Executor {
   };
   std::deque<Entry> queue_;  // guarded by mu_
   uint64_t next_id_ = 0;     // guarded by mu_
-  int runners_ = 0;                          // active runner closures; guarded by mu_
+  int runners_ = 0;          // active runner closures; guarded by mu_
 };
 
 }  // namespace fleetmark::engine

@@ -36,9 +36,8 @@ absl::Status ValidateStackKib(int stack_kib, std::string_view field) {
     return absl::OkStatus();
   }
   const std::string f(field);
-  return absl::InvalidArgumentError(absl::StrCat(f, ": 0 (system default) or ",
-                                                 kMinStackKib, " <= ", f, " <= ",
-                                                 kMaxStackKib, " KiB, got ", stack_kib));
+  return absl::InvalidArgumentError(absl::StrCat(f, ": 0 (system default) or ", kMinStackKib, " <= ", f,
+                                                 " <= ", kMaxStackKib, " KiB, got ", stack_kib));
 }
 
 int LogicalCpuCount() { return EffectiveCpuCount(); }
@@ -63,23 +62,19 @@ void OsThread::Join() {
   started_ = false;
 }
 
-absl::StatusOr<OsThread> StartThread(int stack_kib, std::function<void()> fn,
-                                     std::string_view name) {
+absl::StatusOr<OsThread> StartThread(int stack_kib, std::function<void()> fn, std::string_view name) {
   if (absl::Status s = ValidateStackKib(stack_kib); !s.ok()) return s;
   if (!fn) return absl::InvalidArgumentError("StartThread: empty function");
 
   pthread_attr_t attr;
   if (int rc = pthread_attr_init(&attr); rc != 0) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("pthread_attr_init failed: ", std::strerror(rc)));
+    return absl::ResourceExhaustedError(absl::StrCat("pthread_attr_init failed: ", std::strerror(rc)));
   }
   if (stack_kib > 0) {
-    if (int rc = pthread_attr_setstacksize(&attr, static_cast<size_t>(stack_kib) * 1024);
-        rc != 0) {
+    if (int rc = pthread_attr_setstacksize(&attr, static_cast<size_t>(stack_kib) * 1024); rc != 0) {
       pthread_attr_destroy(&attr);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "stack_kib: pthread_attr_setstacksize(", stack_kib, " KiB) failed: ",
-          std::strerror(rc)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("stack_kib: pthread_attr_setstacksize(", stack_kib, " KiB) failed: ", std::strerror(rc)));
     }
   }
   auto* start = new ThreadStart{std::move(fn), std::string(name)};
@@ -90,8 +85,7 @@ absl::StatusOr<OsThread> StartThread(int stack_kib, std::function<void()> fn,
     delete start;
     const std::string what = absl::StrCat(
         "cannot create thread", name.empty() ? "" : " ", std::string(name), " (stack ",
-        stack_kib == 0 ? std::string("default") : absl::StrCat(stack_kib, " KiB"),
-        "): ", std::strerror(rc));
+        stack_kib == 0 ? std::string("default") : absl::StrCat(stack_kib, " KiB"), "): ", std::strerror(rc));
     if (rc == EAGAIN || rc == ENOMEM) return absl::ResourceExhaustedError(what);
     return absl::InternalError(what);
   }

@@ -44,8 +44,7 @@ class OsThread {
   void Join();
 
  private:
-  friend absl::StatusOr<OsThread> StartThread(int stack_kib, std::function<void()> fn,
-                                              std::string_view name);
+  friend absl::StatusOr<OsThread> StartThread(int stack_kib, std::function<void()> fn, std::string_view name);
   pthread_t handle_{};
   bool started_ = false;
 };
@@ -58,7 +57,6 @@ class OsThread {
 // ENOMEM: thread limit, RLIMIT_NPROC, address-space limit); Internal otherwise.
 // Exceptions escaping `fn` are caught and logged to stderr (never std::terminate).
 // Thread-safe.
-absl::StatusOr<OsThread> StartThread(int stack_kib, std::function<void()> fn,
-                                     std::string_view name = "");
+absl::StatusOr<OsThread> StartThread(int stack_kib, std::function<void()> fn, std::string_view name = "");
 
 }  // namespace fleetmark::engine

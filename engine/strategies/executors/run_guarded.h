@@ -16,11 +16,10 @@ void RunGuarded(Fn&& fn, std::string_view where) noexcept {
   try {
     fn();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fleetmark: exception escaped %.*s: %s\n",
-                 static_cast<int>(where.size()), where.data(), e.what());
+    std::fprintf(stderr, "fleetmark: exception escaped %.*s: %s\n", static_cast<int>(where.size()), where.data(),
+                 e.what());
   } catch (...) {
-    std::fprintf(stderr, "fleetmark: unknown exception escaped %.*s\n",
-                 static_cast<int>(where.size()), where.data());
+    std::fprintf(stderr, "fleetmark: unknown exception escaped %.*s\n", static_cast<int>(where.size()), where.data());
   }
 }
 

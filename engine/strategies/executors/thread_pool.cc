@@ -18,8 +18,8 @@ absl::Status ThreadPool::Start(int threads, const ThreadOptions& options) {
     }
     running_ = true;
   }
-  absl::Status started =
-      StartWorkerThreads(threads, options, [this](int) { WorkerLoop(); }, threads_);
+  absl::Status started = StartWorkerThreads(
+      threads, options, [this](int) { WorkerLoop(); }, threads_);
   if (!started.ok()) Stop();  // joins the workers already started
   return started;
 }

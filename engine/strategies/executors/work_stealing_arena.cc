@@ -25,11 +25,11 @@ absl::Status WorkStealingArena::Start(int threads, const ThreadOptions& options)
   if (state_) return absl::FailedPreconditionError("work-stealing arena: already started");
   if (absl::Status s = ValidateExecutorStart(threads, options); !s.ok()) return s;
   auto state = std::make_unique<State>();
-  state->parallelism = std::make_unique<tbb::global_control>(
-      tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads) + 1);
+  state->parallelism = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                             static_cast<size_t>(threads) + 1);
   if (options.stack_kib != 0) {
-    state->stack = std::make_unique<tbb::global_control>(
-        tbb::global_control::thread_stack_size, static_cast<size_t>(options.stack_kib) * 1024);
+    state->stack = std::make_unique<tbb::global_control>(tbb::global_control::thread_stack_size,
+                                                         static_cast<size_t>(options.stack_kib) * 1024);
   }
   state->arena = std::make_unique<tbb::task_arena>(threads, 0);
   state->arena->initialize();

@@ -11,14 +11,12 @@ namespace fleetmark::engine {
 
 absl::Status ValidateExecutorStart(int threads, const ThreadOptions& options) {
   if (threads < 1 || threads > kMaxThreads) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "threads: 1 <= threads <= ", kMaxThreads, ", got ", threads));
+    return absl::InvalidArgumentError(absl::StrCat("threads: 1 <= threads <= ", kMaxThreads, ", got ", threads));
   }
   return ValidateStackKib(options.stack_kib);
 }
 
-absl::Status StartWorkerThreads(int threads, const ThreadOptions& options,
-                                const std::function<void(int k)>& body,
+absl::Status StartWorkerThreads(int threads, const ThreadOptions& options, const std::function<void(int k)>& body,
                                 std::vector<OsThread>& started) {
   std::latch ready(threads);
   started.reserve(started.size() + threads);

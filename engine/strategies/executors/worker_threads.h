@@ -24,8 +24,7 @@ absl::Status ValidateExecutorStart(int threads, const ThreadOptions& options);
 // Errors: StartThread's (ResourceExhausted when the system refuses a thread). On error
 // the threads already started are in `started` and already running `body`: the caller
 // must make `body` return and join them (its Stop).
-absl::Status StartWorkerThreads(int threads, const ThreadOptions& options,
-                                const std::function<void(int k)>& body,
+absl::Status StartWorkerThreads(int threads, const ThreadOptions& options, const std::function<void(int k)>& body,
                                 std::vector<OsThread>& started);
 
 }  // namespace fleetmark::engine

@@ -97,7 +97,8 @@ TEST(CheckSecretTextTest, NamesTheSecretNeverQuotesIt) {
   EXPECT_TRUE(CheckSecretText("http bearer token", "abc-DEF_123~").ok());
   const absl::Status space = CheckSecretText("http bearer token", "abc def");
   EXPECT_TRUE(absl::IsInvalidArgument(space));
-  EXPECT_EQ(space.message(), "http bearer token holds byte 0x20 at offset 3; a token is visible ASCII (0x21..0x7e, no spaces)");
+  EXPECT_EQ(space.message(),
+            "http bearer token holds byte 0x20 at offset 3; a token is visible ASCII (0x21..0x7e, no spaces)");
   EXPECT_THAT(std::string(CheckSecretText("t", std::string(4097, 'x')).message()), HasSubstr("holds 4097 bytes"));
 }
 

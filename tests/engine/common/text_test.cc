@@ -46,11 +46,14 @@ TEST(TextTest, ControlCharactersAndProblems) {
 // Bidirectional controls are invisible and reorder what follows ("ab\u202ecd" shows
 // as "abdc"): refused like control characters, the code point named.
 TEST(TextTest, BidiControlsAreNotPrintable) {
-  for (const char* bidi : {"\u200e", "\u200f", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066",
-                           "\u2067", "\u2068", "\u2069"}) {
+  for (const char* bidi :
+       {"\u200e", "\u200f", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"}) {
     EXPECT_FALSE(IsPrintableText(std::string("ab") + bidi + "cd", true)) << bidi;
   }
-  EXPECT_EQ(TextProblem("ab\u202e" "cd", false), "bidirectional control U+202E at byte 2");
+  EXPECT_EQ(TextProblem("ab\u202e"
+                        "cd",
+                        false),
+            "bidirectional control U+202E at byte 2");
   EXPECT_EQ(TextProblem("\u2066", true), "bidirectional control U+2066 at byte 0");
   // Their neighbours stay printable: zero-width joiner, en dash, U+2070.
   EXPECT_TRUE(IsPrintableText("\u200d \u2013 \u2070 \u2065", false));
@@ -61,7 +64,9 @@ TEST(TextTest, EscapeForTerminalKeepsTextAndEscapesControls) {
   EXPECT_EQ(EscapeForTerminal("\x1b]0;pwned\x07\x1b[1A"), "\\x1b]0;pwned\\x07\\x1b[1A");
   EXPECT_EQ(EscapeForTerminal("µs <b> ok"), "µs <b> ok");
   EXPECT_EQ(EscapeForTerminal("a\nb\tc"), "a\\x0ab\\x09c");
-  EXPECT_EQ(EscapeForTerminal("csi \xc2\x9b" "2J"), "csi \\xc2\\x9b2J");
+  EXPECT_EQ(EscapeForTerminal("csi \xc2\x9b"
+                              "2J"),
+            "csi \\xc2\\x9b2J");
   EXPECT_EQ(EscapeForTerminal("bad \xff\xfe"), "bad \\xff\\xfe");
   EXPECT_EQ(EscapeForTerminal(std::string("nul\0", 4)), "nul\\x00");
   EXPECT_EQ(EscapeForTerminal("abcdef", 3), "abc...");
@@ -76,13 +81,15 @@ TEST(TextTest, EscapeForTerminalKeepsTextAndEscapesControls) {
 // left override) reverses what the terminal prints after it. Format characters are
 // escaped; other non-ASCII text is kept.
 TEST(TextTest, EscapeForTerminalEscapesFormatCharacters) {
-  EXPECT_EQ(EscapeForTerminal("a\u202e" "exe.txt"), "a\\u202eexe.txt");
+  EXPECT_EQ(EscapeForTerminal("a\u202e"
+                              "exe.txt"),
+            "a\\u202eexe.txt");
   EXPECT_EQ(EscapeForTerminal("\u2066x\u2069"), "\\u2066x\\u2069");     // isolates
-  EXPECT_EQ(EscapeForTerminal("zero\u200bwidth"), "zero\\u200bwidth");   // zero-width space
+  EXPECT_EQ(EscapeForTerminal("zero\u200bwidth"), "zero\\u200bwidth");  // zero-width space
   EXPECT_EQ(EscapeForTerminal("\ufeffbom"), "\\ufeffbom");
   EXPECT_EQ(EscapeForTerminal("tag\U000e0041"), "tag\\ue0041");
   EXPECT_EQ(EscapeForTerminal("soft\u00adhyphen"), "soft\\u00adhyphen");
-  EXPECT_EQ(EscapeForTerminal("µs é 中 \u2013"), "µs é 中 \u2013");       // not format characters
+  EXPECT_EQ(EscapeForTerminal("µs é 中 \u2013"), "µs é 中 \u2013");  // not format characters
 }
 
 TEST(TextTest, IsUuid) {

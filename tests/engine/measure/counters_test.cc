@@ -86,7 +86,7 @@ TEST(AllocCounterTest, EveryFormIsCounted) {
   delete d;
   delete[] e;
   ::operator delete[](f, std::align_val_t(128), std::nothrow);
-  ::operator delete(g, std::size_t{0});
+  ::operator delete (g, std::size_t{0});
   EXPECT_EQ(ReadAllocationCounts().deallocations - mid.deallocations, 7u);
 }
 
@@ -283,7 +283,7 @@ TEST(CounterCollectorTest, PausedWorkIsNotCounted) {
   ASSERT_TRUE(c.ok()) << c.status();
   (void)sink;
   EXPECT_GE(c->allocations(), 10u);
-  EXPECT_LT(c->allocations(), 100u);  // not the 10000 made while paused
+  EXPECT_LT(c->allocations(), 100u);                                // not the 10000 made while paused
   EXPECT_LT(c->cpu_user_seconds() + c->cpu_system_seconds(), 0.1);  // not the 200 ms burn
 }
 

@@ -20,7 +20,7 @@ TEST(StatisticsTest, OddCountHandComputed) {
   EXPECT_DOUBLE_EQ(s.median_ns(), 3);
   EXPECT_DOUBLE_EQ(s.mean_ns(), 3);
   EXPECT_NEAR(s.stddev_ns(), std::sqrt(2.5), 1e-12);  // sum of squares 10 / (n - 1)
-  EXPECT_DOUBLE_EQ(s.mad_ns(), 1);                     // |d| = {2,1,0,1,2} -> median 1
+  EXPECT_DOUBLE_EQ(s.mad_ns(), 1);                    // |d| = {2,1,0,1,2} -> median 1
   EXPECT_EQ(s.outliers(), 0u);
   // n = 5 < 6: no order-statistic interval reaches 95%.
   EXPECT_DOUBLE_EQ(s.ci_low_ns(), 1);
@@ -113,14 +113,13 @@ TEST_P(MedianRanksTest, MatchesBinomialTable) {
   EXPECT_NEAR(r.coverage, c.coverage, 1e-6);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    BinomialTable, MedianRanksTest,
-    ::testing::Values(RankCase{6, 1, 6, 0.96875}, RankCase{7, 1, 7, 0.984375},
-                      RankCase{8, 1, 8, 0.9921875}, RankCase{9, 2, 8, 0.9609375},
-                      RankCase{10, 2, 9, 0.978515625}, RankCase{20, 6, 15, 0.958610535},
-                      RankCase{30, 10, 21, 0.957226055}, RankCase{50, 18, 33, 0.967160862},
-                      RankCase{71, 27, 45, 0.968072838}, RankCase{100, 40, 61, 0.964799800},
-                      RankCase{1000, 469, 532, 0.953708803}));
+INSTANTIATE_TEST_SUITE_P(BinomialTable, MedianRanksTest,
+                         ::testing::Values(RankCase{6, 1, 6, 0.96875}, RankCase{7, 1, 7, 0.984375},
+                                           RankCase{8, 1, 8, 0.9921875}, RankCase{9, 2, 8, 0.9609375},
+                                           RankCase{10, 2, 9, 0.978515625}, RankCase{20, 6, 15, 0.958610535},
+                                           RankCase{30, 10, 21, 0.957226055}, RankCase{50, 18, 33, 0.967160862},
+                                           RankCase{71, 27, 45, 0.968072838}, RankCase{100, 40, 61, 0.964799800},
+                                           RankCase{1000, 469, 532, 0.953708803}));
 
 TEST(MedianRanksTest, NormalApproximationAboveExactRange) {
   // Le Boudec's formula floor(n/2 - 0.98·sqrt(n)); exact coverage from scipy.
@@ -157,8 +156,8 @@ TEST(MedianRanksTest, TooFewSamplesAndOddInputs) {
 
 // Samples of consecutive processes: process p has `per_process` samples around
 // means[p], spread by a deterministic ±`noise` pattern (no random source).
-std::vector<int64_t> ProcessSamples(const std::vector<int64_t>& means, int per_process,
-                                    int64_t noise, std::vector<uint32_t>* sizes) {
+std::vector<int64_t> ProcessSamples(const std::vector<int64_t>& means, int per_process, int64_t noise,
+                                    std::vector<uint32_t>* sizes) {
   std::vector<int64_t> v;
   for (int64_t mean : means) {
     for (int i = 0; i < per_process; ++i) v.push_back(mean + (i * 7919) % (2 * noise + 1) - noise);
@@ -179,8 +178,8 @@ TEST(HierarchicalStatisticsTest, BetweenProcessEffectWidensTheCiToCoverTheProces
   const double process_mean = (1000.0 + 1010.0 + 1200.0) / 3;
   EXPECT_GT(pooled.ci_low_ns(), 1000);
   EXPECT_LT(pooled.ci_high_ns(), process_mean);
-  EXPECT_LE(hier.ci_low_ns(), 1005);       // covers the lowest process ...
-  EXPECT_GE(hier.ci_high_ns(), 1195);      // ... and the highest
+  EXPECT_LE(hier.ci_low_ns(), 1005);   // covers the lowest process ...
+  EXPECT_GE(hier.ci_high_ns(), 1195);  // ... and the highest
   EXPECT_LE(hier.ci_low_ns(), process_mean);
   EXPECT_GE(hier.ci_high_ns(), process_mean);
   EXPECT_GT(hier.ci_half_width_percent(), 5 * pooled.ci_half_width_percent());
@@ -212,9 +211,8 @@ TEST(HierarchicalStatisticsTest, NoBetweenProcessEffectKeepsTheCiNarrow) {
 TEST(HierarchicalStatisticsTest, OneProcessFallsBackToThePooledCi) {
   const std::vector<int64_t> v = {5, 1, 4, 2, 3, 9, 7, 8, 6, 10, 12, 11};
   const v1::Statistics pooled = ComputeStatistics(v);
-  for (const std::vector<uint32_t>& sizes :
-       {std::vector<uint32_t>{}, std::vector<uint32_t>{12}, std::vector<uint32_t>{0, 12, 0},
-        std::vector<uint32_t>{40}}) {
+  for (const std::vector<uint32_t>& sizes : {std::vector<uint32_t>{}, std::vector<uint32_t>{12},
+                                             std::vector<uint32_t>{0, 12, 0}, std::vector<uint32_t>{40}}) {
     const v1::Statistics s = ComputeHierarchicalStatistics(v, sizes, 1);
     EXPECT_EQ(s.SerializeAsString(), pooled.SerializeAsString());
     EXPECT_EQ(BetweenProcessShare(v, sizes), 0.0);
@@ -235,8 +233,7 @@ TEST(HierarchicalStatisticsTest, CutsSamplesByTheSizes) {
   EXPECT_EQ(ProcessMedians(v, {3, 0}), (std::vector<double>{2, 25}));
   EXPECT_TRUE(ProcessMedians({}, {3}).empty());
   // Under 6 samples no CI is claimed, whatever the processes.
-  EXPECT_TRUE(std::isinf(ComputeHierarchicalStatistics({1, 2, 3, 4, 5}, {2, 3}, 1)
-                             .ci_half_width_percent()));
+  EXPECT_TRUE(std::isinf(ComputeHierarchicalStatistics({1, 2, 3, 4, 5}, {2, 3}, 1).ci_half_width_percent()));
 }
 
 TEST(HierarchicalStatisticsTest, DeterministicGivenTheSeed) {
@@ -264,8 +261,7 @@ TEST(HierarchicalStatisticsTest, BetweenProcessShareHandComputed) {
   EXPECT_EQ(BetweenProcessShare({4, 4, 4, 4}, {2, 2}), 0.0);
   // Large values keep precision (shifted sums).
   const int64_t big = int64_t{1} << 50;
-  EXPECT_NEAR(BetweenProcessShare({big + 1, big + 3, big + 5, big + 7}, {2, 2}), 7.0 / 9.0,
-              1e-9);
+  EXPECT_NEAR(BetweenProcessShare({big + 1, big + 3, big + 5, big + 7}, {2, 2}), 7.0 / 9.0, 1e-9);
 }
 
 }  // namespace

@@ -75,8 +75,7 @@ TEST(StopRuleTest, CiTargetTakesPrecedenceOverCaps) {
 TEST(StopRuleTest, ZeroTargetDisablesCiStop) {
   const StopRuleOptions rule = Rule(0, 1, 20, 10);
   EXPECT_FALSE(DecideStop(Samples(19, 0), rule, absl::ZeroDuration()).stop);
-  EXPECT_EQ(DecideStop(Samples(20, 0), rule, absl::ZeroDuration()).reason,
-            v1::STOP_REASON_MAX_REPETITIONS);
+  EXPECT_EQ(DecideStop(Samples(20, 0), rule, absl::ZeroDuration()).reason, v1::STOP_REASON_MAX_REPETITIONS);
 }
 
 TEST(StopRuleOptionsTest, DefaultsForZeroFields) {

@@ -20,14 +20,14 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kTinyPlan[] = R"pb(name: "tiny"
-matrix {
-  strategies { name: "direct" }
-  strategies { name: "fixed_pool" threads: 4 }
-  strategies { name: "fixed_pool" threads: 100 label: "fixed_pool_io" }
-  workloads: ["arithmetic", "storage"]
-  io_modes: ["blocking", "suspending"]
-  batch { tasks: 10 }
-}
+                                  matrix {
+                                    strategies { name: "direct" }
+                                    strategies { name: "fixed_pool" threads: 4 }
+                                    strategies { name: "fixed_pool" threads: 100 label: "fixed_pool_io" }
+                                    workloads: [ "arithmetic", "storage" ]
+                                    io_modes: [ "blocking", "suspending" ]
+                                    batch { tasks: 10 }
+                                  }
 )pb";
 
 absl::Status ValidateText(const std::string& text) {
@@ -38,8 +38,7 @@ absl::Status ValidateText(const std::string& text) {
 
 // A plan with one strategy line replaced, for range checks.
 std::string WithStrategy(const std::string& strategy) {
-  return "matrix {\n  strategies { " + strategy +
-         " }\n  workloads: \"arithmetic\"\n  batch {}\n}\n";
+  return "matrix {\n  strategies { " + strategy + " }\n  workloads: \"arithmetic\"\n  batch {}\n}\n";
 }
 
 TEST(ParsePlanTest, ParsesTextAndExpandsTheCartesianProduct) {
@@ -106,8 +105,7 @@ TEST(ParsePlanTest, ParsesJson) {
   EXPECT_TRUE(ValidatePlan(*parsed).ok());
   EXPECT_EQ(ExpandCases(parsed->plan, false).size(), 1u);
 
-  absl::StatusOr<ParsedPlan> bad = ParsePlan(R"({"matrix": [{"strategies": 3}]})",
-                                             PlanFormat::kJson, "bad.json");
+  absl::StatusOr<ParsedPlan> bad = ParsePlan(R"({"matrix": [{"strategies": 3}]})", PlanFormat::kJson, "bad.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("bad.json"));
   // Semantic errors of JSON plans name the field (no line:column: protobuf's JSON
@@ -179,12 +177,12 @@ TEST(LoadPlanFileTest, SniffsJsonWhateverTheExtension) {
 
 TEST(ParsePlanTest, ListElementsAfterTheFirstHaveTheirOwnPosition) {
   const std::string text =
-      "matrix {\n"                                                        // 1
-      "  strategies: [{ name: \"direct\" }, { name: \"nope\" }]\n"        // 2
-      "  workloads: [\"arithmetic\",\n"                                   // 3
-      "              \"bad\"]\n"                                          // 4
-      "  io_modes: [\"blocking\", \"x\"]\n"                               // 5
-      "  placements: [\"any\", \"what\"]\n"                               // 6
+      "matrix {\n"                                                  // 1
+      "  strategies: [{ name: \"direct\" }, { name: \"nope\" }]\n"  // 2
+      "  workloads: [\"arithmetic\",\n"                             // 3
+      "              \"bad\"]\n"                                    // 4
+      "  io_modes: [\"blocking\", \"x\"]\n"                         // 5
+      "  placements: [\"any\", \"what\"]\n"                         // 6
       "  batch {}\n"
       "}\n"
       "matrix { strategies { name: \"direct\" } memory { task_counts: [1, 10, 0] } }\n";  // 9
@@ -195,37 +193,28 @@ TEST(ParsePlanTest, ListElementsAfterTheFirstHaveTheirOwnPosition) {
     return std::string(ValidateText(t).message());
   };
   EXPECT_THAT(fix("", ""), HasSubstr("p.txtpb:2:38: plan.matrix[0].strategies[1].name"));
-  EXPECT_THAT(fix("\"nope\"", "\"fixed_pool\""),
-              HasSubstr("p.txtpb:4:15: plan.matrix[0].workloads[1]"));
+  EXPECT_THAT(fix("\"nope\"", "\"fixed_pool\""), HasSubstr("p.txtpb:4:15: plan.matrix[0].workloads[1]"));
   EXPECT_THAT(fix("\"bad\"", "\"storage\""), HasSubstr("p.txtpb:5:26: plan.matrix[0].io_modes[1]"));
-  EXPECT_THAT(fix("\"x\"", "\"suspending\""),
-              HasSubstr("p.txtpb:6:23: plan.matrix[0].placements[1]"));
-  EXPECT_THAT(fix("\"what\"", "\"one_per_core\""),
-              HasSubstr("p.txtpb:9:70: plan.matrix[1].memory.task_counts[2]"));
+  EXPECT_THAT(fix("\"x\"", "\"suspending\""), HasSubstr("p.txtpb:6:23: plan.matrix[0].placements[1]"));
+  EXPECT_THAT(fix("\"what\"", "\"one_per_core\""), HasSubstr("p.txtpb:9:70: plan.matrix[1].memory.task_counts[2]"));
 }
 
 TEST(ParsePlanTest, TypeErrorsNameTheField) {
   const std::string prefix = "name: \"x\"\nmatrix {\n  strategies { name: \"fixed_pool\" ";
-  for (const auto& [value, what] :
-       {std::pair<std::string, std::string>{"threads: -1", "Expected integer"},
-        {"threads: 4294967296", "out of range"},
-        {"threads: 1.5", "Expected integer"},
-        {"threads: \"8\"", "Expected integer"},
-        {"threads: nan", "Expected integer"}}) {
-    absl::StatusOr<ParsedPlan> parsed =
-        ParsePlan(prefix + value + " }\n}\n", PlanFormat::kText, "t.txtpb");
+  for (const auto& [value, what] : {std::pair<std::string, std::string>{"threads: -1", "Expected integer"},
+                                    {"threads: 4294967296", "out of range"},
+                                    {"threads: 1.5", "Expected integer"},
+                                    {"threads: \"8\"", "Expected integer"},
+                                    {"threads: nan", "Expected integer"}}) {
+    absl::StatusOr<ParsedPlan> parsed = ParsePlan(prefix + value + " }\n}\n", PlanFormat::kText, "t.txtpb");
     ASSERT_FALSE(parsed.ok()) << value;
-    EXPECT_THAT(parsed.status().message(),
-                HasSubstr("t.txtpb:3:44: plan.matrix[0].strategies[0].threads: "))
-        << value;
+    EXPECT_THAT(parsed.status().message(), HasSubstr("t.txtpb:3:44: plan.matrix[0].strategies[0].threads: ")) << value;
     EXPECT_THAT(parsed.status().message(), HasSubstr(what)) << value;
   }
-  absl::StatusOr<ParsedPlan> parsed = ParsePlan(
-      "matrix { strategies { name: \"direct\" } load { ramp_seconds: -1 } }", PlanFormat::kText,
-      "l.txtpb");
+  absl::StatusOr<ParsedPlan> parsed =
+      ParsePlan("matrix { strategies { name: \"direct\" } load { ramp_seconds: -1 } }", PlanFormat::kText, "l.txtpb");
   EXPECT_THAT(parsed.status().message(), HasSubstr("plan.matrix[0].load.ramp_seconds: "));
-  parsed = ParsePlan("matrix { strategies [{ name: \"a\" }, { nme: \"b\" }] }", PlanFormat::kText,
-                     "u.txtpb");
+  parsed = ParsePlan("matrix { strategies [{ name: \"a\" }, { nme: \"b\" }] }", PlanFormat::kText, "u.txtpb");
   EXPECT_THAT(parsed.status().message(), HasSubstr("plan.matrix[0].strategies[1].nme: "));
   EXPECT_THAT(parsed.status().message(), HasSubstr("nme"));
 }
@@ -249,8 +238,7 @@ TEST(ParsePlanTest, JsonIsStrict) {
               HasSubstr("plan.matrix[0].workloads: expected a JSON array"));
   EXPECT_THAT(error_of(R"({"matrix": [{"strategies": [{"threads": 1.5}]}]})"),
               HasSubstr("plan.matrix[0].strategies[0].threads: expected an integer"));
-  EXPECT_THAT(error_of(R"({"matrix": [{"strategies": [{"threads": 4294967296}]}]})"),
-              HasSubstr("out of range"));
+  EXPECT_THAT(error_of(R"({"matrix": [{"strategies": [{"threads": 4294967296}]}]})"), HasSubstr("out of range"));
   EXPECT_THAT(error_of(R"({"matrix": [{"batch": {"tasks": -1}}]})"), HasSubstr("out of range"));
   EXPECT_THAT(error_of(R"({"nmae": "x"})"), HasSubstr("plan: unknown field \"nmae\""));
   EXPECT_THAT(error_of("[1]"), HasSubstr("p.json: plan: expected a JSON object"));
@@ -260,8 +248,7 @@ TEST(ParsePlanTest, JsonIsStrict) {
   for (char c : garbage) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << static_cast<int>(c);
   // What protobuf itself prints stays accepted: 64-bit integers as strings, camelCase
   // names, null for unset.
-  EXPECT_EQ(error_of(R"({"name": null, "measurement": {"shuffleSeed": "123", "rounds": 2}})"),
-            "OK");
+  EXPECT_EQ(error_of(R"({"name": null, "measurement": {"shuffleSeed": "123", "rounds": 2}})"), "OK");
 }
 
 TEST(ValidatePlanTest, ThreadsOutOfRangeNamesFieldRangeValueAndPosition) {
@@ -285,17 +272,20 @@ TEST(ValidatePlanTest, RejectsUnknownNames) {
                                      "direct, single_thread,"));
   EXPECT_THAT(s.message(), HasSubstr("got \"green_threads\""));
 
-  s = ValidateText("matrix { strategies { name: 'direct' } workloads: ['arithmetic', 'gpu'] "
-                   "batch {} }");
+  s = ValidateText(
+      "matrix { strategies { name: 'direct' } workloads: ['arithmetic', 'gpu'] "
+      "batch {} }");
   EXPECT_THAT(s.message(), HasSubstr("plan.matrix[0].workloads[1]: one of arithmetic"));
   EXPECT_THAT(s.message(), HasSubstr("got \"gpu\""));
 
-  s = ValidateText("matrix { strategies { name: 'direct' } workloads: 'arithmetic' "
-                   "io_modes: 'polling' batch {} }");
+  s = ValidateText(
+      "matrix { strategies { name: 'direct' } workloads: 'arithmetic' "
+      "io_modes: 'polling' batch {} }");
   EXPECT_THAT(s.message(), HasSubstr("plan.matrix[0].io_modes[0]: one of blocking, suspending"));
 
-  s = ValidateText("matrix { strategies { name: 'direct' } workloads: 'arithmetic' "
-                   "placements: 'cpus:3-1' batch {} }");
+  s = ValidateText(
+      "matrix { strategies { name: 'direct' } workloads: 'arithmetic' "
+      "placements: 'cpus:3-1' batch {} }");
   EXPECT_THAT(s.message(), HasSubstr("plan.matrix[0].placements[0]"));
 }
 
@@ -306,15 +296,11 @@ TEST(ValidatePlanTest, RejectsOutOfRangeNumbers) {
               HasSubstr("plan.matrix[0].batch.tasks: 0 <= tasks <= 1000000, got 1000001"));
   EXPECT_THAT(ValidateText(WithStrategy("name: 'fixed_pool' stack_kib: 2000000")).message(),
               HasSubstr("strategies[0].stack_kib"));
-  EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } fanout { requests: 200000 } }")
-                  .message(),
+  EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } fanout { requests: 200000 } }").message(),
               HasSubstr("plan.matrix[0].fanout.requests: 0 <= requests <= 100000, got 200000"));
-  EXPECT_THAT(
-      ValidateText("matrix { strategies { name: 'direct' } memory { task_counts: [10, 0] } }")
-          .message(),
-      HasSubstr("plan.matrix[0].memory.task_counts[1]: 1 <= task_counts <= 1000000, got 0"));
-  EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } load { users: 100001 } }")
-                  .message(),
+  EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } memory { task_counts: [10, 0] } }").message(),
+              HasSubstr("plan.matrix[0].memory.task_counts[1]: 1 <= task_counts <= 1000000, got 0"));
+  EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } load { users: 100001 } }").message(),
               HasSubstr("plan.matrix[0].load.users"));
 }
 
@@ -322,15 +308,13 @@ TEST(ValidatePlanTest, RejectsNegativeAndNonFiniteDurations) {
   const std::string base = WithStrategy("name: 'direct'");
   absl::Status s = ValidateText(base + "measurement { warmup_seconds: -1 }");
   EXPECT_THAT(s.message(), HasSubstr("p.txtpb:6:"));
-  EXPECT_THAT(s.message(),
-              HasSubstr("plan.measurement.warmup_seconds: 0 <= warmup_seconds <= 3600 "
-                        "(seconds), got -1"));
+  EXPECT_THAT(s.message(), HasSubstr("plan.measurement.warmup_seconds: 0 <= warmup_seconds <= 3600 "
+                                     "(seconds), got -1"));
   EXPECT_THAT(ValidateText(base + "measurement { max_seconds_per_case: nan }").message(),
               HasSubstr("plan.measurement.max_seconds_per_case"));
   EXPECT_THAT(ValidateText(base + "quick { cooldown_seconds: -0.5 }").message(),
               HasSubstr("plan.quick.cooldown_seconds"));
-  EXPECT_THAT(ValidateText(base + "measurement { max_seconds_per_case: 100000 }").message(),
-              HasSubstr("<= 86400"));
+  EXPECT_THAT(ValidateText(base + "measurement { max_seconds_per_case: 100000 }").message(), HasSubstr("<= 86400"));
   EXPECT_THAT(ValidateText(base + "measurement { target_ci_percent: 150 }").message(),
               HasSubstr("plan.measurement.target_ci_percent"));
 }
@@ -340,16 +324,15 @@ TEST(ValidatePlanTest, ProcessesNamesTheFieldAndItsRange) {
   EXPECT_TRUE(ValidateText(base + "measurement { processes: 64 } quick { processes: 1 }").ok());
   absl::Status s = ValidateText(base + "measurement { processes: 65 }");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(),
-              HasSubstr("plan.measurement.processes: 1 <= processes <= 64 (0 = default 3, 1 "
-                        "under --quick), got 65"));
+  EXPECT_THAT(s.message(), HasSubstr("plan.measurement.processes: 1 <= processes <= 64 (0 = default 3, 1 "
+                                     "under --quick), got 65"));
   EXPECT_THAT(ValidateText(base + "quick { processes: 1000 }").message(),
               HasSubstr("plan.quick.processes: 1 <= processes <= 64"));
 }
 
 TEST(ApplyQuickTest, OneProcessUnlessQuickSetsIt) {
-  absl::StatusOr<ParsedPlan> parsed = ParsePlan(
-      WithStrategy("name: 'direct'") + "measurement { processes: 5 }", PlanFormat::kText);
+  absl::StatusOr<ParsedPlan> parsed =
+      ParsePlan(WithStrategy("name: 'direct'") + "measurement { processes: 5 }", PlanFormat::kText);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(ResolveMeasurement(parsed->plan.measurement()).processes(), 5u);
   EXPECT_EQ(ResolveMeasurement(ApplyQuick(parsed->plan).measurement()).processes(), 1u);
@@ -358,24 +341,19 @@ TEST(ApplyQuickTest, OneProcessUnlessQuickSetsIt) {
 }
 
 TEST(ValidatePlanTest, RejectsIncoherentPlans) {
-  EXPECT_THAT(ValidateText("name: 'empty'").message(),
-              HasSubstr("plan.matrix: at least one matrix block is required"));
-  EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } workloads: 'arithmetic' }")
-                  .message(),
+  EXPECT_THAT(ValidateText("name: 'empty'").message(), HasSubstr("plan.matrix: at least one matrix block is required"));
+  EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } workloads: 'arithmetic' }").message(),
               HasSubstr("plan.matrix[0]: a scenario is required"));
   EXPECT_THAT(ValidateText("matrix { workloads: 'arithmetic' batch {} }").message(),
               HasSubstr("plan.matrix[0].strategies: at least one strategy"));
   EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } batch {} }").message(),
               HasSubstr("plan.matrix[0].workloads: the batch scenario needs"));
-  EXPECT_THAT(ValidateText(WithStrategy("name: 'direct'") +
-                           "measurement { min_repetitions: 50 max_repetitions: 20 }")
+  EXPECT_THAT(ValidateText(WithStrategy("name: 'direct'") + "measurement { min_repetitions: 50 max_repetitions: 20 }")
                   .message(),
               HasSubstr("plan.measurement.min_repetitions: min_repetitions <= max_repetitions"));
   // A default minimum (10) adapts to a small explicit maximum, as the stop rule does.
-  EXPECT_TRUE(ValidateText(WithStrategy("name: 'direct'") + "measurement { max_repetitions: 3 }")
-                  .ok());
-  EXPECT_THAT(ValidateText(WithStrategy("name: 'direct' label: 'a/b'")).message(),
-              HasSubstr("strategies[0].label"));
+  EXPECT_TRUE(ValidateText(WithStrategy("name: 'direct'") + "measurement { max_repetitions: 3 }").ok());
+  EXPECT_THAT(ValidateText(WithStrategy("name: 'direct' label: 'a/b'")).message(), HasSubstr("strategies[0].label"));
 }
 
 TEST(ValidatePlanTest, RejectsDuplicateCaseIds) {
@@ -414,7 +392,8 @@ TEST(ValidatePlanTest, RejectsNonCanonicalPlacements) {
     EXPECT_THAT(s.message(), HasSubstr("plan.matrix[0].placements[0]")) << placement;
   }
   EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } workloads: 'arithmetic' batch {} "
-                           "placements: 'cpus:0,0' }").message(),
+                           "placements: 'cpus:0,0' }")
+                  .message(),
               HasSubstr("write it as \"cpus:0\" (canonical form), got \"cpus:0,0\""));
 }
 
@@ -423,33 +402,33 @@ TEST(ValidatePlanTest, CatchesWhatWouldFailAtRunTime) {
   EXPECT_THAT(ValidateText(WithStrategy("name: 'fixed_pool' stack_kib: 1")).message(),
               HasSubstr("plan.matrix[0].strategies[0].stack_kib: 0 (system default) or 16 <= "
                         "stack_kib <= 1048576, got 1"));
-  EXPECT_THAT(ValidateText(WithStrategy("name: 'fiber' stack_kib: 15")).message(),
-              HasSubstr("stack_kib"));
+  EXPECT_THAT(ValidateText(WithStrategy("name: 'fiber' stack_kib: 15")).message(), HasSubstr("stack_kib"));
   EXPECT_TRUE(ValidateText(WithStrategy("name: 'fiber' stack_kib: 16")).ok());
   for (const char* counts : {"[5]", "[1, 1]", "[1, 10]", "[1, 10, 10]"}) {
     absl::Status s = ValidateText(std::string("matrix { strategies { name: 'fiber' } memory { "
-                                              "task_counts: ") + counts + " } }");
+                                              "task_counts: ") +
+                                  counts + " } }");
     EXPECT_THAT(s.message(), HasSubstr("plan.matrix[0].memory.task_counts: empty (the default "
                                        "points) or at least 3 distinct"))
         << counts;
   }
   EXPECT_TRUE(ValidateText("matrix { strategies { name: 'fiber' } memory { task_counts: [1, 10, 100] } }").ok());
   EXPECT_THAT(ValidateText("matrix { strategies { name: 'fiber' stack_kib: 64 } memory { "
-                           "touch_stack_kib: 60 } }").message(),
+                           "touch_stack_kib: 60 } }")
+                  .message(),
               HasSubstr("plan.matrix[0].memory.touch_stack_kib: 0 <= touch_stack_kib <= "
                         "strategies[0].stack_kib - 8 = 56, got 60"));
   // threads on a strategy that ignores them only changed the label (direct_8).
   EXPECT_THAT(ValidateText(WithStrategy("name: 'direct' threads: 8")).message(),
               HasSubstr("plan.matrix[0].strategies[0].threads: must be 0 for direct"));
-  EXPECT_THAT(ValidateText(WithStrategy("name: 'async' threads: 8")).message(),
-              HasSubstr("must be 0 for async"));
+  EXPECT_THAT(ValidateText(WithStrategy("name: 'async' threads: 8")).message(), HasSubstr("must be 0 for async"));
 }
 
 // One repetition cannot be interrupted: its shortest possible time is bounded.
 TEST(ValidatePlanTest, BoundsTheTimeOfOneRepetition) {
   auto plan = [](const std::string& strategy, int tasks, const std::string& extra = "") {
-    return "matrix { strategies { " + strategy + " } workloads: 'network' batch { tasks: " +
-           std::to_string(tasks) + " } }" + extra;
+    return "matrix { strategies { " + strategy + " } workloads: 'network' batch { tasks: " + std::to_string(tasks) +
+           " } }" + extra;
   };
   // 0 + 1 + ... + 999 ms = 499.5 s on one thread.
   absl::Status s = ValidateText(plan("name: 'direct'", 1000));
@@ -457,8 +436,7 @@ TEST(ValidatePlanTest, BoundsTheTimeOfOneRepetition) {
                                      "network/blocking/direct with 1000 tasks waits at least 8m19s"));
   EXPECT_THAT(s.message(), HasSubstr("= 60 s"));
   // A million tasks: the longest single wait alone is 1000 s, whatever the threads.
-  EXPECT_THAT(ValidateText(plan("name: 'thread_per_task'", 1000000)).message(),
-              HasSubstr("waits at least 16m39s"));
+  EXPECT_THAT(ValidateText(plan("name: 'thread_per_task'", 1000000)).message(), HasSubstr("waits at least 16m39s"));
   EXPECT_THAT(ValidateText(plan("name: 'coroutine' threads: 2", 1000000) +
                            " matrix { strategies { name: 'direct' } workloads: 'arithmetic' batch {} }")
                   .message(),
@@ -469,7 +447,9 @@ TEST(ValidatePlanTest, BoundsTheTimeOfOneRepetition) {
   EXPECT_TRUE(ValidateText(plan("name: 'direct'", 1000, " measurement { max_seconds_per_case: 600 }")).ok());
   EXPECT_TRUE(ValidateText(plan("name: 'direct'", 100, " quick { max_seconds_per_case: 0.4 }")).ok());
   // The quick form is checked with its own budget.
-  EXPECT_THAT(ValidateText(plan("name: 'direct'", 1000, " measurement { max_seconds_per_case: 600 } quick { max_seconds_per_case: 1 }")).message(),
+  EXPECT_THAT(ValidateText(plan("name: 'direct'", 1000,
+                                " measurement { max_seconds_per_case: 600 } quick { max_seconds_per_case: 1 }"))
+                  .message(),
               HasSubstr("quick.max_seconds_per_case"));
 }
 
@@ -504,8 +484,10 @@ TEST(ValidatePlanTest, EveryStringFieldIsValidUtf8) {
   // a label (which has no other check that would catch it first).
   EXPECT_THAT(ValidateText(WithStrategy("name: 'direct' label: \"x\\300\\200\"")).message(),
               HasSubstr("plan.matrix[0].strategies[0].label: valid UTF-8 text only"));
-  EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } workloads: ['arithmetic', \"\\355\\240\\200\"] batch {} }").message(),
-              HasSubstr("plan.matrix[0].workloads[1]: valid UTF-8 text only"));  // a surrogate
+  EXPECT_THAT(
+      ValidateText("matrix { strategies { name: 'direct' } workloads: ['arithmetic', \"\\355\\240\\200\"] batch {} }")
+          .message(),
+      HasSubstr("plan.matrix[0].workloads[1]: valid UTF-8 text only"));  // a surrogate
   EXPECT_TRUE(ValidateText("name: \"\\303\\251tudes \\360\\237\\232\\200\"\n" + body).ok());
 }
 
@@ -517,12 +499,12 @@ TEST(ValidatePlanTest, ChecksTheQuickFormToo) {
 }
 
 TEST(ApplyQuickTest, OverridesSetFieldsAndReplacesTheMatrix) {
-  absl::StatusOr<ParsedPlan> parsed = ParsePlan(
-      std::string(kTinyPlan) +
-          "measurement { warmup_seconds: 2 max_repetitions: 500 rounds: 4 }\n"
-          "quick { max_repetitions: 20 include_setup: true }\n"
-          "quick_matrix { strategies { name: 'direct' } workloads: 'network' batch {} }\n",
-      PlanFormat::kText);
+  absl::StatusOr<ParsedPlan> parsed =
+      ParsePlan(std::string(kTinyPlan) +
+                    "measurement { warmup_seconds: 2 max_repetitions: 500 rounds: 4 }\n"
+                    "quick { max_repetitions: 20 include_setup: true }\n"
+                    "quick_matrix { strategies { name: 'direct' } workloads: 'network' batch {} }\n",
+                PlanFormat::kText);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   ASSERT_TRUE(ValidatePlan(*parsed).ok()) << ValidatePlan(*parsed);
   v1::Plan quick = ApplyQuick(parsed->plan);
@@ -537,8 +519,7 @@ TEST(ApplyQuickTest, OverridesSetFieldsAndReplacesTheMatrix) {
 }
 
 TEST(S1PlanTest, ValidatesAndCoversTheStudyMatrix) {
-  absl::StatusOr<ParsedPlan> parsed =
-      LoadPlanFile(std::string(FLEETMARK_SOURCE_DIR) + "/plans/s1-frameworks.txtpb");
+  absl::StatusOr<ParsedPlan> parsed = LoadPlanFile(std::string(FLEETMARK_SOURCE_DIR) + "/plans/s1-frameworks.txtpb");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   ASSERT_TRUE(ValidatePlan(*parsed).ok()) << ValidatePlan(*parsed);
   std::vector<v1::CaseSpec> cases = ExpandCases(parsed->plan, false);

@@ -81,16 +81,13 @@ TEST(FormatNamesTest, ParseAndName) {
   }
   const absl::Status bad = ParseReportFormat("xml").status();
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(bad.message().find("--format: got 'xml', allowed table|json|csv|gbench-json"),
-            std::string::npos)
-      << bad;
+  EXPECT_NE(bad.message().find("--format: got 'xml', allowed table|json|csv|gbench-json"), std::string::npos) << bad;
 }
 
 TEST(JsonTest, RoundTripsThroughProtobuf) {
   fleetmark::v1::RunReport report = testing::SampleReport();
   // Non-finite values (the CI half-width of a small sample) must survive too.
-  report.mutable_results(0)->mutable_stats()->set_ci_half_width_percent(
-      std::numeric_limits<double>::infinity());
+  report.mutable_results(0)->mutable_stats()->set_ci_half_width_percent(std::numeric_limits<double>::infinity());
   const absl::StatusOr<std::string> json = FormatJson(report);
   ASSERT_TRUE(json.ok()) << json.status();
   EXPECT_NE(json->find("\"planName\": \"s1-test\""), std::string::npos);
@@ -156,8 +153,7 @@ TEST(CsvTest, ParsesBackOneRowPerCase) {
   EXPECT_EQ(rows[6][col("strategy_label")], "fixed_pool_cpu, small");
   EXPECT_EQ(rows[7][col("memory_slope_kib_per_task")], "64");
   // A memory case has no timing statistics nor batch size: empty, not 0.
-  for (const char* empty : {"median_ns", "count", "min_ns", "ci_half_width_percent", "tasks",
-                            "stop_reason"}) {
+  for (const char* empty : {"median_ns", "count", "min_ns", "ci_half_width_percent", "tasks", "stop_reason"}) {
     EXPECT_EQ(rows[7][col(empty)], "") << empty;
   }
   EXPECT_EQ(rows[4][col("median_ns")], "");  // unsupported: nothing measured
@@ -167,8 +163,8 @@ TEST(CsvTest, ParsesBackOneRowPerCase) {
 
 TEST(GbenchJsonTest, StructureFollowsGoogleBenchmark) {
   const fleetmark::v1::RunReport report = testing::SampleReport();
-  const std::string text = FormatGbenchJson(
-      report, GbenchOptions{.now = absl::FromUnixSeconds(1700000000), .time_unit = "us"});
+  const std::string text =
+      FormatGbenchJson(report, GbenchOptions{.now = absl::FromUnixSeconds(1700000000), .time_unit = "us"});
   const nlohmann::json doc = nlohmann::json::parse(text);
   const auto& ctx = doc.at("context");
   EXPECT_EQ(ctx.at("date"), "2023-11-14T22:13:20+00:00");
@@ -221,8 +217,7 @@ TEST(GbenchJsonTest, StructureFollowsGoogleBenchmark) {
   // direct used 0 threads (the caller): gbench's minimum is 1.
   EXPECT_EQ(b[14].at("threads"), 1);
 
-  const std::string aggregates_only =
-      FormatGbenchJson(report, GbenchOptions{.per_sample_entries = false});
+  const std::string aggregates_only = FormatGbenchJson(report, GbenchOptions{.per_sample_entries = false});
   EXPECT_EQ(nlohmann::json::parse(aggregates_only).at("benchmarks").size(), 5u * 4 + 5);
 }
 

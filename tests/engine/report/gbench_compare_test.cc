@@ -59,24 +59,22 @@ fleetmark::v1::RunReport Scaled(int64_t factor) {
 }
 
 TEST(GbenchCompareTest, ComparePyReadsTwoExportsAndSeesTheSlowdown) {
-  ASSERT_EQ(access(kComparePy, R_OK), 0)
-      << kComparePy << " is missing: install libbenchmark-tools (deploy/install-deps.sh)";
+  ASSERT_EQ(access(kComparePy, R_OK), 0) << kComparePy
+                                         << " is missing: install libbenchmark-tools (deploy/install-deps.sh)";
   const std::string dir = TempDir();
   ASSERT_FALSE(dir.empty());
   const std::string a = dir + "/A.json", b = dir + "/B.json", dump = dir + "/diff.json";
   WriteFile(a, FormatGbenchJson(Scaled(1)));
   WriteFile(b, FormatGbenchJson(Scaled(2)));
 
-  const CommandResult r = RunCommand(absl::StrCat(kPython, " ", kComparePy, " --no-color -d ", dump,
-                                           " benchmarks ", a, " ", b));
+  const CommandResult r =
+      RunCommand(absl::StrCat(kPython, " ", kComparePy, " --no-color -d ", dump, " benchmarks ", a, " ", b));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("Comparing " + a + " to " + b), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("batch/arithmetic/blocking/fixed_pool/any"), std::string::npos)
-      << r.output;
-  EXPECT_NE(r.output.find("batch/storage/blocking/direct/any_median"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("batch/arithmetic/blocking/fixed_pool/any"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("batch/storage/blocking/direct/any_median"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("+1.0000"), std::string::npos) << r.output;  // 2× = +100%
-  EXPECT_EQ(r.output.find("-0."), std::string::npos) << r.output;     // nothing got faster
+  EXPECT_EQ(r.output.find("-0."), std::string::npos) << r.output;      // nothing got faster
   // 12 repetitions: enough for compare.py's Mann-Whitney U test.
   EXPECT_NE(r.output.find("U Test"), std::string::npos) << r.output;
 
@@ -118,8 +116,7 @@ TEST(GbenchCompareTest, EmulatedResultsAreMarkedAndComparePyStillReadsThem) {
   const std::string text = FormatGbenchJson(emulated);
   const nlohmann::json doc = nlohmann::json::parse(text);
   EXPECT_EQ(doc.at("context").at("fleetmark_emulated"), true);
-  EXPECT_EQ(doc.at("context").at("fleetmark_emulation_evidence"),
-            "binary aarch64, /proc/cpuinfo x86");
+  EXPECT_EQ(doc.at("context").at("fleetmark_emulation_evidence"), "binary aarch64, /proc/cpuinfo x86");
   ASSERT_FALSE(doc.at("benchmarks").empty());
   for (const auto& e : doc.at("benchmarks")) {
     EXPECT_EQ(e.at("label"), "emulated") << e.dump();
@@ -131,11 +128,9 @@ TEST(GbenchCompareTest, EmulatedResultsAreMarkedAndComparePyStillReadsThem) {
 
   WriteFile(a, FormatGbenchJson(Scaled(1)));
   WriteFile(b, text);
-  const CommandResult r =
-      RunCommand(absl::StrCat(kPython, " ", kComparePy, " --no-color benchmarks ", a, " ", b));
+  const CommandResult r = RunCommand(absl::StrCat(kPython, " ", kComparePy, " --no-color benchmarks ", a, " ", b));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("batch/arithmetic/blocking/fixed_pool/any"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("batch/arithmetic/blocking/fixed_pool/any"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("+1.0000"), std::string::npos) << r.output;
   std::remove(a.c_str());
   std::remove(b.c_str());
@@ -154,8 +149,7 @@ TEST(GbenchCompareTest, ErrorEntriesDoNotBreakComparePy) {
   failed.set_message("killed");
   *report.add_results() = failed;
   WriteFile(a, FormatGbenchJson(report));
-  const CommandResult r =
-      RunCommand(absl::StrCat(kPython, " ", kComparePy, " --no-color benchmarks ", a, " ", a));
+  const CommandResult r = RunCommand(absl::StrCat(kPython, " ", kComparePy, " --no-color benchmarks ", a, " ", a));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("batch/arithmetic/blocking/fixed_pool/any"), std::string::npos) << r.output;
   std::remove(a.c_str());
@@ -181,8 +175,8 @@ TEST(GbenchCompareTest, NoPerRepetitionCpuMeansNoCpuUTest) {
   }
   WriteFile(a, FormatGbenchJson(ra));
   WriteFile(b, FormatGbenchJson(rb));
-  const CommandResult r = RunCommand(
-      absl::StrCat(kPython, " ", kComparePy, " --no-color -d ", dump, " benchmarks ", a, " ", b));
+  const CommandResult r =
+      RunCommand(absl::StrCat(kPython, " ", kComparePy, " --no-color -d ", dump, " benchmarks ", a, " ", b));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::ifstream in(dump);
   const nlohmann::json diff = nlohmann::json::parse(in);
@@ -198,8 +192,8 @@ TEST(GbenchCompareTest, NoPerRepetitionCpuMeansNoCpuUTest) {
   // With per-repetition CPU times the U test runs on them: the same data, no change.
   WriteFile(a, FormatGbenchJson(Scaled(1)));
   WriteFile(b, FormatGbenchJson(Scaled(1)));
-  const CommandResult same = RunCommand(
-      absl::StrCat(kPython, " ", kComparePy, " --no-color -d ", dump, " benchmarks ", a, " ", b));
+  const CommandResult same =
+      RunCommand(absl::StrCat(kPython, " ", kComparePy, " --no-color -d ", dump, " benchmarks ", a, " ", b));
   ASSERT_EQ(same.exit_code, 0) << same.output;
   EXPECT_NE(same.output.find("U Test"), std::string::npos) << same.output;
   std::ifstream in2(dump);
@@ -220,8 +214,7 @@ TEST(GbenchCompareTest, IdenticalExportsShowNoChange) {
   ASSERT_FALSE(dir.empty());
   const std::string a = dir + "/A.json";
   WriteFile(a, FormatGbenchJson(Scaled(1)));
-  const CommandResult r =
-      RunCommand(absl::StrCat(kPython, " ", kComparePy, " --no-color benchmarks ", a, " ", a));
+  const CommandResult r = RunCommand(absl::StrCat(kPython, " ", kComparePy, " --no-color benchmarks ", a, " ", a));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("+0.0000"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("+1.0000"), std::string::npos) << r.output;

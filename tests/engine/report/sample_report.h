@@ -11,9 +11,8 @@ namespace fleetmark::report::testing {
 
 // A batch case with samples `base_ns`·(1 + small spread), statistics filled from
 // hand-set values (median = base_ns), counters for `reps` repetitions.
-inline fleetmark::v1::CaseResult BatchCase(const std::string& strategy, uint32_t threads,
-                                           const std::string& workload, int64_t base_ns,
-                                           int reps = 10) {
+inline fleetmark::v1::CaseResult BatchCase(const std::string& strategy, uint32_t threads, const std::string& workload,
+                                           int64_t base_ns, int reps = 10) {
   fleetmark::v1::CaseResult r;
   r.set_result_id("id-" + strategy + "-" + workload);
   auto* spec = r.mutable_spec();
@@ -119,8 +118,7 @@ inline fleetmark::v1::RunReport SampleReport() {
   fleetmark::v1::CaseResult fiber_mem = threads_mem;
   fiber_mem.mutable_spec()->mutable_strategy()->set_name("fiber");
   fiber_mem.mutable_memory()->set_slope_kib_per_task(8);
-  fiber_mem.mutable_memory()->mutable_points(2)->set_status(
-      fleetmark::v1::CASE_STATUS_RESOURCE_EXHAUSTED);
+  fiber_mem.mutable_memory()->mutable_points(2)->set_status(fleetmark::v1::CASE_STATUS_RESOURCE_EXHAUSTED);
   *report.add_results() = fiber_mem;
 
   // fanout

@@ -66,9 +66,7 @@ TEST(TableTest, BatchGroupsRankedByMedianWithRatios) {
   EXPECT_NE(lines[fixed].find("250"), std::string::npos) << lines[fixed];
   EXPECT_NE(lines[ws].find("n/a"), std::string::npos) << lines[ws];
   EXPECT_NE(lines[ws].find("ok (rep cap) [throttled]"), std::string::npos) << lines[ws];
-  EXPECT_NE(lines[fiber].find("unsupported: no blocking wait, \"suspending\" only"),
-            std::string::npos)
-      << lines[fiber];
+  EXPECT_NE(lines[fiber].find("unsupported: no blocking wait, \"suspending\" only"), std::string::npos) << lines[fiber];
 
   const int storage = LineOf(lines, "== batch · storage · blocking · n=100 ==");
   ASSERT_NE(storage, -1) << text;
@@ -146,8 +144,7 @@ TEST(TableTest, MemoryFanoutAndLoadTables) {
   const int threads = LineOf(lines, "thread_per_task", mem);
   ASSERT_NE(fiber, -1);
   EXPECT_LT(fiber, threads);  // smaller slope first
-  EXPECT_NE(lines[threads].find("10:640 100:6400 1000:64000"), std::string::npos)
-      << lines[threads];
+  EXPECT_NE(lines[threads].find("10:640 100:6400 1000:64000"), std::string::npos) << lines[threads];
   EXPECT_NE(lines[threads].find("64.00    80.00  0.999"), std::string::npos) << lines[threads];
   EXPECT_NE(lines[threads].find("pthread_attr_setstacksize 64 KiB"), std::string::npos);
   EXPECT_NE(lines[threads].find("8.00×"), std::string::npos) << lines[threads];

@@ -196,8 +196,8 @@ TEST(ChildTest, UnusableEmulatorIsRefusedAndBareNamesAreLookedUpOnPath) {
   const int fd = ::mkstemp(file_template);
   ASSERT_GE(fd, 0);
   ::close(fd);  // a regular file, not executable (mode 0600)
-  for (const std::string& value : std::vector<std::string>{
-           "/nonexistent", "/tmp", file_template, "no-such-emulator-xyz"}) {
+  for (const std::string& value :
+       std::vector<std::string>{"/nonexistent", "/tmp", file_template, "no-such-emulator-xyz"}) {
     ::setenv(kChildEmulatorVariable, value.c_str(), 1);
     const absl::Status status = CheckChildEmulator();
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << value << ": " << status;
@@ -234,8 +234,7 @@ TEST(ChildTest, ExecFailureWithoutEmulatorSaysToSetTheVariable) {
   absl::StatusOr<std::string> r = RunInChild("test.echo", "x", options);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("exited with code 127"));
-  EXPECT_THAT(r.status().message(),
-              HasSubstr("set FLEETMARK_CHILD_EMULATOR=/path/to/qemu-"));
+  EXPECT_THAT(r.status().message(), HasSubstr("set FLEETMARK_CHILD_EMULATOR=/path/to/qemu-"));
   std::remove(binary.c_str());
   ::rmdir(dir_template);
 }

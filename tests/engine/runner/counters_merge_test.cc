@@ -31,8 +31,8 @@ TEST(MergeCountersTest, SumsMeansAndMaxima) {
   EXPECT_DOUBLE_EQ(total.cpu_system_seconds(), 1.0);
   EXPECT_EQ(total.voluntary_context_switches(), 20);
   EXPECT_EQ(total.involuntary_context_switches(), 6);
-  EXPECT_EQ(total.allocations(), 175u);         // (100·10 + 200·30) / 40
-  EXPECT_EQ(total.allocated_bytes(), 3250u);    // (1000·10 + 4000·30) / 40
+  EXPECT_EQ(total.allocations(), 175u);       // (100·10 + 200·30) / 40
+  EXPECT_EQ(total.allocated_bytes(), 3250u);  // (1000·10 + 4000·30) / 40
   EXPECT_EQ(total.peak_threads(), 9u);
   EXPECT_EQ(total.rss_delta_bytes(), 8192);
   EXPECT_EQ(total.repetitions(), 40u);

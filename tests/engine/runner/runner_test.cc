@@ -39,8 +39,7 @@ struct Outcome {
   std::vector<RunProgress> progress;
 };
 
-Outcome RunCases(const v1::Plan& plan, RunOptions options = {},
-            const std::atomic<bool>* cancelled = nullptr) {
+Outcome RunCases(const v1::Plan& plan, RunOptions options = {}, const std::atomic<bool>* cancelled = nullptr) {
   Outcome out;
   options.on_progress = [&](const RunProgress& p) { out.progress.push_back(p); };
   out.summary = RunPlan(
@@ -50,9 +49,19 @@ Outcome RunCases(const v1::Plan& plan, RunOptions options = {},
 
 TEST(RunnerTest, StopsWhenTheCiReachesItsTarget) {
   Outcome o = RunCases(PlanFrom(R"pb(
-    matrix { strategies { name: "direct" } workloads: "arithmetic" batch { tasks: 10 } }
-    measurement { warmup_seconds: 0.01 target_ci_percent: 50 min_repetitions: 12
-                  max_repetitions: 100000 max_seconds_per_case: 30 rounds: 1 })pb"));
+    matrix {
+      strategies { name: "direct" }
+      workloads: "arithmetic"
+      batch { tasks: 10 }
+    }
+    measurement {
+      warmup_seconds: 0.01
+      target_ci_percent: 50
+      min_repetitions: 12
+      max_repetitions: 100000
+      max_seconds_per_case: 30
+      rounds: 1
+    })pb"));
   ASSERT_TRUE(o.summary.ok()) << o.summary.status();
   ASSERT_EQ(o.results.size(), 1u);
   const v1::CaseResult& r = o.results[0];
@@ -75,10 +84,21 @@ TEST(RunnerTest, MeasuresEachCaseInItsProcessesAndKeepsTheirMedians) {
   // measured to the (loose) target on its own before the case's hierarchical CI
   // may stop it.
   const v1::Plan plan = PlanFrom(R"pb(
-    matrix { strategies { name: "direct" } workloads: "arithmetic" batch { tasks: 10 } }
-    measurement { warmup_seconds: 0.01 target_ci_percent: 50 min_repetitions: 12
-                  max_repetitions: 100000 max_seconds_per_case: 30 rounds: 1
-                  processes: 3 shuffle_seed: 5 })pb");
+    matrix {
+      strategies { name: "direct" }
+      workloads: "arithmetic"
+      batch { tasks: 10 }
+    }
+    measurement {
+      warmup_seconds: 0.01
+      target_ci_percent: 50
+      min_repetitions: 12
+      max_repetitions: 100000
+      max_seconds_per_case: 30
+      rounds: 1
+      processes: 3
+      shuffle_seed: 5
+    })pb");
   Outcome o = RunCases(plan);
   ASSERT_TRUE(o.summary.ok()) << o.summary.status();
   ASSERT_EQ(o.results.size(), 1u);
@@ -120,9 +140,19 @@ TEST(RunnerTest, StopsAtMaxRepetitionsSplitOverRounds) {
   // A 0.5 ms sleep, not arithmetic: a few-ns arithmetic batch can give identical
   // samples, whose CI half-width is 0 and so meets any target.
   Outcome o = RunCases(PlanFrom(R"pb(
-    matrix { strategies { name: "direct" } workloads: "storage" batch { tasks: 1 } }
-    measurement { warmup_seconds: 0.01 target_ci_percent: 0.0000001 min_repetitions: 5
-                  max_repetitions: 25 max_seconds_per_case: 60 rounds: 3 })pb"));
+    matrix {
+      strategies { name: "direct" }
+      workloads: "storage"
+      batch { tasks: 1 }
+    }
+    measurement {
+      warmup_seconds: 0.01
+      target_ci_percent: 0.0000001
+      min_repetitions: 5
+      max_repetitions: 25
+      max_seconds_per_case: 60
+      rounds: 3
+    })pb"));
   ASSERT_TRUE(o.summary.ok()) << o.summary.status();
   ASSERT_EQ(o.results.size(), 1u);
   EXPECT_EQ(o.results[0].status(), v1::CASE_STATUS_OK);
@@ -134,9 +164,19 @@ TEST(RunnerTest, StopsAtMaxRepetitionsSplitOverRounds) {
 TEST(RunnerTest, StopsAtMaxTime) {
   const absl::Time start = absl::Now();
   Outcome o = RunCases(PlanFrom(R"pb(
-    matrix { strategies { name: "direct" } workloads: "storage" batch { tasks: 4 } }
-    measurement { warmup_seconds: 0.01 target_ci_percent: 0.0000001 min_repetitions: 5
-                  max_repetitions: 1000000 max_seconds_per_case: 0.3 rounds: 2 })pb"));
+    matrix {
+      strategies { name: "direct" }
+      workloads: "storage"
+      batch { tasks: 4 }
+    }
+    measurement {
+      warmup_seconds: 0.01
+      target_ci_percent: 0.0000001
+      min_repetitions: 5
+      max_repetitions: 1000000
+      max_seconds_per_case: 0.3
+      rounds: 2
+    })pb"));
   ASSERT_TRUE(o.summary.ok()) << o.summary.status();
   ASSERT_EQ(o.results.size(), 1u);
   const v1::CaseResult& r = o.results[0];
@@ -155,11 +195,18 @@ TEST(RunnerTest, RunsShuffledInterleavedRounds) {
       strategies { name: "direct" }
       strategies { name: "single_thread" }
       strategies { name: "fixed_pool" threads: 2 }
-      workloads: ["arithmetic", "collections"]
+      workloads: [ "arithmetic", "collections" ]
       batch { tasks: 5 }
     }
-    measurement { warmup_seconds: 0.001 target_ci_percent: 0.0000001 min_repetitions: 1
-                  max_repetitions: 4 max_seconds_per_case: 30 rounds: 4 shuffle_seed: 42 })pb");
+    measurement {
+      warmup_seconds: 0.001
+      target_ci_percent: 0.0000001
+      min_repetitions: 1
+      max_repetitions: 4
+      max_seconds_per_case: 30
+      rounds: 4
+      shuffle_seed: 42
+    })pb");
   Outcome a = RunCases(plan);
   ASSERT_TRUE(a.summary.ok()) << a.summary.status();
   ASSERT_EQ(a.results.size(), 6u);
@@ -171,8 +218,7 @@ TEST(RunnerTest, RunsShuffledInterleavedRounds) {
     EXPECT_EQ(std::set<std::string>(order.begin(), order.end()).size(), 6u) << round;
   }
   // Shuffled: the four rounds do not all run the cases in one order.
-  EXPECT_FALSE(by_round[1] == by_round[2] && by_round[2] == by_round[3] &&
-               by_round[3] == by_round[4]);
+  EXPECT_FALSE(by_round[1] == by_round[2] && by_round[2] == by_round[3] && by_round[3] == by_round[4]);
   // Samples merge across rounds: one repetition per round each.
   for (const v1::CaseResult& r : a.results) {
     EXPECT_EQ(r.samples_ns_size(), 4) << r.spec().case_id();
@@ -192,8 +238,12 @@ TEST(RunnerTest, RunsShuffledInterleavedRounds) {
 
 TEST(RunnerTest, UnsupportedIoModeIsAResultWithAReason) {
   Outcome o = RunCases(PlanFrom(R"pb(
-    matrix { strategies { name: "fixed_pool" threads: 2 } workloads: "network"
-             io_modes: "suspending" batch { tasks: 3 } }
+    matrix {
+      strategies { name: "fixed_pool" threads: 2 }
+      workloads: "network"
+      io_modes: "suspending"
+      batch { tasks: 3 }
+    }
     measurement { warmup_seconds: 0.01 max_repetitions: 3 rounds: 2 })pb"));
   ASSERT_TRUE(o.summary.ok()) << o.summary.status();
   ASSERT_EQ(o.results.size(), 1u);
@@ -206,8 +256,11 @@ TEST(RunnerTest, UnsupportedIoModeIsAResultWithAReason) {
 
 TEST(RunnerTest, CountsAllocationsAndCpu) {
   Outcome o = RunCases(PlanFrom(R"pb(
-    matrix { strategies { name: "fixed_pool" threads: 2 } workloads: "collections"
-             batch { tasks: 50 } }
+    matrix {
+      strategies { name: "fixed_pool" threads: 2 }
+      workloads: "collections"
+      batch { tasks: 50 }
+    }
     measurement { warmup_seconds: 0.01 max_repetitions: 20 rounds: 1 })pb"));
   ASSERT_TRUE(o.summary.ok()) << o.summary.status();
   ASSERT_EQ(o.results.size(), 1u);
@@ -235,26 +288,39 @@ TEST(RunnerTest, CountsAllocationsAndCpu) {
 // stop rule's copy-and-sort (run between repetitions) are not counted.
 TEST(RunnerTest, CountersExcludeTheRunnersBookkeeping) {
   Outcome o = RunCases(PlanFrom(R"pb(
-    matrix { strategies { name: "direct" } workloads: "arithmetic" batch { tasks: 10 } }
-    measurement { warmup_seconds: 0.01 target_ci_percent: 0.01 min_repetitions: 20000
-                  max_repetitions: 20000 max_seconds_per_case: 30 rounds: 1 })pb"));
+    matrix {
+      strategies { name: "direct" }
+      workloads: "arithmetic"
+      batch { tasks: 10 }
+    }
+    measurement {
+      warmup_seconds: 0.01
+      target_ci_percent: 0.01
+      min_repetitions: 20000
+      max_repetitions: 20000
+      max_seconds_per_case: 30
+      rounds: 1
+    })pb"));
   ASSERT_TRUE(o.summary.ok()) << o.summary.status();
   ASSERT_EQ(o.results.size(), 1u);
   const v1::CaseResult& r = o.results[0];
   ASSERT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
   EXPECT_TRUE(r.counters().allocations_counted());
   EXPECT_EQ(r.counters().allocations(), 0u);  // direct arithmetic allocates nothing
-  const double cpu_ns_per_rep =
-      (r.counters().cpu_user_seconds() + r.counters().cpu_system_seconds()) * 1e9 /
-      static_cast<double>(r.counters().repetitions());
+  const double cpu_ns_per_rep = (r.counters().cpu_user_seconds() + r.counters().cpu_system_seconds()) * 1e9 /
+                                static_cast<double>(r.counters().repetitions());
   // Order of magnitude only: about the median (the stop rule alone used to add ~7x).
   EXPECT_LT(cpu_ns_per_rep, 4 * r.stats().median_ns() + 500) << r.stats().median_ns();
 }
 
 TEST(RunnerTest, FiberCasesRunInChildProcessesAndCanRepeat) {
   const v1::Plan plan = PlanFrom(R"pb(
-    matrix { strategies { name: "fiber" threads: 1 } workloads: "network"
-             io_modes: "suspending" batch { tasks: 20 } }
+    matrix {
+      strategies { name: "fiber" threads: 1 }
+      workloads: "network"
+      io_modes: "suspending"
+      batch { tasks: 20 }
+    }
     measurement { warmup_seconds: 0.01 max_repetitions: 3 rounds: 2 })pb");
   // Boost.Fiber's work-stealing scheduler cannot be built twice in one process: running
   // the case twice (and in two rounds) works only because each slice has a child.
@@ -274,8 +340,11 @@ TEST(RunnerTest, FiberCasesRunInChildProcessesAndCanRepeat) {
 
 TEST(RunnerTest, FilterSelectsCasesAndRejectsBadInput) {
   const v1::Plan plan = PlanFrom(R"pb(
-    matrix { strategies { name: "direct" } workloads: ["arithmetic", "collections"]
-             batch { tasks: 2 } }
+    matrix {
+      strategies { name: "direct" }
+      workloads: [ "arithmetic", "collections" ]
+      batch { tasks: 2 }
+    }
     measurement { warmup_seconds: 0.001 max_repetitions: 2 rounds: 1 })pb");
   RunOptions options;
   options.filter = "collections";
@@ -300,8 +369,12 @@ TEST(RunnerTest, FilterSelectsCasesAndRejectsBadInput) {
 // earlier attempt stored; progress starts at the skipped count and never goes back.
 TEST(RunnerTest, SkippedCasesAreNotMeasuredAndCountAsDone) {
   const v1::Plan plan = PlanFrom(R"pb(
-    matrix { strategies { name: "direct" } strategies { name: "single_thread" }
-             workloads: ["arithmetic", "collections"] batch { tasks: 2 } }
+    matrix {
+      strategies { name: "direct" }
+      strategies { name: "single_thread" }
+      workloads: [ "arithmetic", "collections" ]
+      batch { tasks: 2 }
+    }
     measurement { warmup_seconds: 0.001 max_repetitions: 2 rounds: 2 })pb");
   std::vector<std::string> ids;
   for (const v1::CaseSpec& spec : ExpandCases(plan, false)) ids.push_back(spec.case_id());
@@ -336,16 +409,18 @@ TEST(RunnerTest, SkippedCasesAreNotMeasuredAndCountAsDone) {
 // std::regex recursed once per character and overflowed the stack on these (SIGSEGV).
 TEST(RunnerTest, HugeOrDeeplyNestedFiltersAreErrorsNotCrashes) {
   const v1::Plan plan = PlanFrom(R"pb(
-    matrix { strategies { name: "direct" } workloads: "arithmetic" batch { tasks: 1 } }
+    matrix {
+      strategies { name: "direct" }
+      workloads: "arithmetic"
+      batch { tasks: 1 }
+    }
     measurement { warmup_seconds: 0.001 max_repetitions: 1 rounds: 1 })pb");
-  for (const std::string& filter :
-       {std::string(100000, 'a'), std::string(20000, '(') + "a" + std::string(20000, ')'),
-        std::string("a\0b", 4), std::string("(unclosed")}) {
+  for (const std::string& filter : {std::string(100000, 'a'), std::string(20000, '(') + "a" + std::string(20000, ')'),
+                                    std::string("a\0b", 4), std::string("(unclosed")}) {
     RunOptions options;
     options.filter = filter;
     Outcome o = RunCases(plan, options);
-    EXPECT_EQ(o.summary.status().code(), absl::StatusCode::kInvalidArgument)
-        << filter.substr(0, 20);
+    EXPECT_EQ(o.summary.status().code(), absl::StatusCode::kInvalidArgument) << filter.substr(0, 20);
     EXPECT_THAT(o.summary.status().message(), HasSubstr("--filter"));
     EXPECT_LT(o.summary.status().message().size(), 400u);  // the pattern is not echoed whole
     EXPECT_TRUE(o.results.empty());
@@ -365,7 +440,11 @@ TEST(RunnerTest, HugeOrDeeplyNestedFiltersAreErrorsNotCrashes) {
 
 TEST(RunnerTest, InvalidPlanRunsNothing) {
   Outcome o = RunCases(PlanFrom(R"pb(
-    matrix { strategies { name: "direct" threads: 20000 } workloads: "arithmetic" batch {} })pb"));
+    matrix {
+      strategies { name: "direct" threads: 20000 }
+      workloads: "arithmetic"
+      batch {}
+    })pb"));
   EXPECT_EQ(o.summary.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(o.summary.status().message(), HasSubstr("plan.matrix[0].strategies[0].threads"));
   EXPECT_TRUE(o.results.empty());
@@ -374,8 +453,12 @@ TEST(RunnerTest, InvalidPlanRunsNothing) {
 
 TEST(RunnerTest, CancelReportsUnfinishedCasesAsCancelled) {
   const v1::Plan plan = PlanFrom(R"pb(
-    matrix { strategies { name: "direct" } strategies { name: "single_thread" }
-             workloads: ["arithmetic", "collections"] batch { tasks: 2 } }
+    matrix {
+      strategies { name: "direct" }
+      strategies { name: "single_thread" }
+      workloads: [ "arithmetic", "collections" ]
+      batch { tasks: 2 }
+    }
     measurement { warmup_seconds: 0.001 max_repetitions: 6 rounds: 3 })pb");
   std::atomic<bool> cancelled{false};
   std::vector<v1::CaseResult> results;
@@ -396,11 +479,21 @@ TEST(RunnerTest, CancelReportsUnfinishedCasesAsCancelled) {
 TEST(RunnerTest, CancelKeepsCasesThatMetTheirStopRule) {
   // processes: 1 (one pool): round 1 alone can meet the stop rule.
   const v1::Plan plan = PlanFrom(R"pb(
-    matrix { strategies { name: "direct" } strategies { name: "single_thread" }
-             workloads: "arithmetic" batch { tasks: 2 } }
-    measurement { warmup_seconds: 0.001 target_ci_percent: 100 min_repetitions: 6
-                  max_repetitions: 100000 max_seconds_per_case: 20 rounds: 2
-                  processes: 1 })pb");
+    matrix {
+      strategies { name: "direct" }
+      strategies { name: "single_thread" }
+      workloads: "arithmetic"
+      batch { tasks: 2 }
+    }
+    measurement {
+      warmup_seconds: 0.001
+      target_ci_percent: 100
+      min_repetitions: 6
+      max_repetitions: 100000
+      max_seconds_per_case: 20
+      rounds: 2
+      processes: 1
+    })pb");
   std::atomic<bool> cancelled{false};
   std::vector<v1::CaseResult> results;
   RunOptions options;
@@ -424,10 +517,20 @@ TEST(RunnerTest, CancelKeepsCasesThatMetTheirStopRule) {
 // samples: cancelled after round 1, the cases are CANCELLED.
 TEST(RunnerTest, CancelBeforeTheCaseHasItsProcessesIsCancelled) {
   const v1::Plan plan = PlanFrom(R"pb(
-    matrix { strategies { name: "direct" } workloads: "arithmetic" batch { tasks: 2 } }
-    measurement { warmup_seconds: 0.001 target_ci_percent: 100 min_repetitions: 6
-                  max_repetitions: 100000 max_seconds_per_case: 20 rounds: 2
-                  processes: 2 })pb");
+    matrix {
+      strategies { name: "direct" }
+      workloads: "arithmetic"
+      batch { tasks: 2 }
+    }
+    measurement {
+      warmup_seconds: 0.001
+      target_ci_percent: 100
+      min_repetitions: 6
+      max_repetitions: 100000
+      max_seconds_per_case: 20
+      rounds: 2
+      processes: 2
+    })pb");
   std::atomic<bool> cancelled{false};
   std::vector<v1::CaseResult> results;
   RunOptions options;
@@ -462,10 +565,11 @@ std::vector<std::string> ChildPids() {
 // ends as TIMEOUT, its child process is gone, and the other cases run on.
 TEST(RunnerTest, WatchdogAbandonsAHungRepetitionAsTimeout) {
   const v1::Plan plan = PlanFrom(absl::StrCat(R"pb(
-    matrix { strategies { name: "direct" label: ")pb", kHangLabel, R"pb(" }
+                                                matrix { strategies { name: "direct" label: ")pb",
+                                              kHangLabel, R"pb(                                                               " }
              strategies { name: "single_thread" }
              workloads: "arithmetic" batch { tasks: 2 } }
-    measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5
+                                                                                                                              measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5
                   max_seconds_per_case: 1 rounds: 1 })pb"));
   RunOptions options;
   options.repetition_bound = absl::Seconds(2);  // the watchdog fires after 1 s + 3 x 2 s
@@ -480,8 +584,7 @@ TEST(RunnerTest, WatchdogAbandonsAHungRepetitionAsTimeout) {
   EXPECT_EQ(hung.status(), v1::CASE_STATUS_TIMEOUT) << hung.message();
   EXPECT_THAT(hung.message(), HasSubstr("watchdog"));
   EXPECT_THAT(hung.message(), HasSubstr("hung"));
-  EXPECT_EQ(by_label["single_thread"].status(), v1::CASE_STATUS_OK)
-      << by_label["single_thread"].message();
+  EXPECT_EQ(by_label["single_thread"].status(), v1::CASE_STATUS_OK) << by_label["single_thread"].message();
   EXPECT_EQ(by_label["single_thread"].samples_ns_size(), 5);
   EXPECT_EQ(o.summary->failed, 1);
   EXPECT_TRUE(ChildPids().empty());
@@ -490,10 +593,13 @@ TEST(RunnerTest, WatchdogAbandonsAHungRepetitionAsTimeout) {
 // A cancellation stops a hung repetition at once (its child is killed), long before the
 // watchdog (here 3 x 60 s) would.
 TEST(RunnerTest, CancelStopsAHungRepetition) {
-  const v1::Plan plan = PlanFrom(absl::StrCat(R"pb(
-    matrix { strategies { name: "direct" label: ")pb", kHangLabel, R"pb(" }
+  const v1::Plan plan = PlanFrom(absl::StrCat(
+      R"pb(
+        matrix { strategies { name: "direct" label: ")pb",
+      kHangLabel,
+      R"pb(           " }
              workloads: "arithmetic" batch { tasks: 2 } }
-    measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5 rounds: 1 })pb"));
+                      measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5 rounds: 1 })pb"));
   std::atomic<bool> cancelled{false};
   std::thread canceller([&] {
     // Once the slice's child exists (it hangs in its third repetition).
@@ -514,8 +620,12 @@ TEST(RunnerTest, CancelStopsAHungRepetition) {
 
 TEST(RunnerTest, IncludeSetupTimesConstruction) {
   Outcome o = RunCases(PlanFrom(R"pb(
-    matrix { strategies { name: "thread_per_task" } strategies { name: "fixed_pool" threads: 3 }
-             workloads: "arithmetic" batch { tasks: 3 } }
+    matrix {
+      strategies { name: "thread_per_task" }
+      strategies { name: "fixed_pool" threads: 3 }
+      workloads: "arithmetic"
+      batch { tasks: 3 }
+    }
     measurement { warmup_seconds: 0.001 max_repetitions: 5 rounds: 1 include_setup: true })pb"));
   ASSERT_TRUE(o.summary.ok()) << o.summary.status();
   ASSERT_EQ(o.results.size(), 2u);
@@ -527,8 +637,10 @@ TEST(RunnerTest, IncludeSetupTimesConstruction) {
 
 TEST(RunnerTest, DelegatesOtherScenariosOnce) {
   Outcome o = RunCases(PlanFrom(R"pb(
-    matrix { strategies { name: "fixed_pool" threads: 2 }
-             fanout { requests: 4 calls_per_request: 2 delay_ms: 5 } }
+    matrix {
+      strategies { name: "fixed_pool" threads: 2 }
+      fanout { requests: 4 calls_per_request: 2 delay_ms: 5 }
+    }
     measurement { rounds: 3 })pb"));
   ASSERT_TRUE(o.summary.ok()) << o.summary.status();
   ASSERT_EQ(o.results.size(), 1u);
@@ -544,8 +656,10 @@ TEST(RunnerTest, DelegatesOtherScenariosOnce) {
 // Issue 13: a fan-out case whose every call timed out was stored as `ok` with a 0 median.
 TEST(RunnerTest, FanoutWhereEveryCallTimedOutIsNotOk) {
   Outcome o = RunCases(PlanFrom(R"pb(
-    matrix { strategies { name: "fixed_pool" threads: 2 }
-             fanout { requests: 2 calls_per_request: 2 delay_ms: 300 timeout_ms: 5 } })pb"));
+    matrix {
+      strategies { name: "fixed_pool" threads: 2 }
+      fanout { requests: 2 calls_per_request: 2 delay_ms: 300 timeout_ms: 5 }
+    })pb"));
   ASSERT_TRUE(o.summary.ok()) << o.summary.status();
   ASSERT_EQ(o.results.size(), 1u);
   const v1::CaseResult& r = o.results[0];
@@ -564,9 +678,18 @@ TEST(RunnerTest, FanoutWhereEveryCallTimedOutIsNotOk) {
 // Issue 13: a load case with zero completed responses was `ok` at 0 req/s.
 TEST(RunnerTest, LoadWithZeroCompletionsIsNotOk) {
   Outcome o = RunCases(PlanFrom(R"pb(
-    matrix { strategies { name: "fixed_pool" threads: 2 }
-             load { users: 1 ramp_seconds: 1 hold_seconds: 1 think_ms: 10 objects: 1
-                    db_wait_us: 100000 request_timeout_ms: 20 } })pb"));
+    matrix {
+      strategies { name: "fixed_pool" threads: 2 }
+      load {
+        users: 1
+        ramp_seconds: 1
+        hold_seconds: 1
+        think_ms: 10
+        objects: 1
+        db_wait_us: 100000
+        request_timeout_ms: 20
+      }
+    })pb"));
   ASSERT_TRUE(o.summary.ok()) << o.summary.status();
   ASSERT_EQ(o.results.size(), 1u);
   const v1::CaseResult& r = o.results[0];
@@ -581,8 +704,13 @@ TEST(RunnerTest, LoadWithZeroCompletionsIsNotOk) {
 
 TEST(RunnerTest, PinsToThePlacementsCpus) {
   Outcome o = RunCases(PlanFrom(R"pb(
-    matrix { strategies { name: "direct" } strategies { name: "fixed_pool" threads: 2 }
-             workloads: "arithmetic" placements: ["cpus:0", "any"] batch { tasks: 20 } }
+    matrix {
+      strategies { name: "direct" }
+      strategies { name: "fixed_pool" threads: 2 }
+      workloads: "arithmetic"
+      placements: [ "cpus:0", "any" ]
+      batch { tasks: 20 }
+    }
     measurement { warmup_seconds: 0.001 max_repetitions: 5 rounds: 1 })pb"));
   ASSERT_TRUE(o.summary.ok()) << o.summary.status();
   ASSERT_EQ(o.results.size(), 4u);
@@ -602,8 +730,7 @@ TEST(RunnerTest, PinsToThePlacementsCpus) {
 TEST(CaseStatusForTest, MapsEngineStatuses) {
   EXPECT_EQ(CaseStatusFor(absl::OkStatus()), v1::CASE_STATUS_OK);
   EXPECT_EQ(CaseStatusFor(absl::UnimplementedError("x")), v1::CASE_STATUS_UNSUPPORTED);
-  EXPECT_EQ(CaseStatusFor(absl::ResourceExhaustedError("x")),
-            v1::CASE_STATUS_RESOURCE_EXHAUSTED);
+  EXPECT_EQ(CaseStatusFor(absl::ResourceExhaustedError("x")), v1::CASE_STATUS_RESOURCE_EXHAUSTED);
   EXPECT_EQ(CaseStatusFor(absl::DeadlineExceededError("x")), v1::CASE_STATUS_TIMEOUT);
   EXPECT_EQ(CaseStatusFor(absl::CancelledError("x")), v1::CASE_STATUS_CANCELLED);
   EXPECT_EQ(CaseStatusFor(absl::InternalError("x")), v1::CASE_STATUS_FAILED);

@@ -12,8 +12,8 @@ using ::testing::HasSubstr;
 
 constexpr uint32_t kDelayMs = 200;
 
-v1::CaseSpec FanoutSpec(const char* strategy, const char* io_mode, uint32_t threads,
-                        uint32_t requests, uint32_t calls) {
+v1::CaseSpec FanoutSpec(const char* strategy, const char* io_mode, uint32_t threads, uint32_t requests,
+                        uint32_t calls) {
   v1::CaseSpec spec;
   spec.set_scenario("fanout");
   spec.set_io_mode(io_mode);
@@ -45,7 +45,10 @@ TEST(FanoutScenarioTest, SuspendingOnOneThreadTakesAboutOneDelay) {
 
 // Blocking waits on k threads take ceil(D/k) delays.
 TEST(FanoutScenarioTest, BlockingOnKThreadsTakesCeilDOverKDelays) {
-  struct Case { const char* strategy; uint32_t k, d; };
+  struct Case {
+    const char* strategy;
+    uint32_t k, d;
+  };
   for (const Case& c : {Case{"fixed_pool", 2, 6}, Case{"coroutine", 2, 6}, Case{"work_stealing", 2, 6}}) {
     const v1::CaseResult r = RunCase(FanoutSpec(c.strategy, "blocking", c.k, 1, c.d));
     ASSERT_EQ(r.status(), v1::CASE_STATUS_OK) << c.strategy << ": " << r.message();

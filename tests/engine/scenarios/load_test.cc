@@ -34,9 +34,12 @@ v1::CaseResult RunCase(const v1::CaseSpec& spec) {
 }
 
 TEST(LoadScenarioTest, ServerCountEqualsClientCountForEveryModel) {
-  struct Case { const char* strategy; const char* io_mode; };
-  for (const Case& c : {Case{"event_loop", "suspending"}, Case{"coroutine", "suspending"},
-                        Case{"fiber", "suspending"}, Case{"fixed_pool", "blocking"}}) {
+  struct Case {
+    const char* strategy;
+    const char* io_mode;
+  };
+  for (const Case& c : {Case{"event_loop", "suspending"}, Case{"coroutine", "suspending"}, Case{"fiber", "suspending"},
+                        Case{"fixed_pool", "blocking"}}) {
     const v1::CaseResult r = RunCase(LoadSpec(c.strategy, c.io_mode, 40));
     ASSERT_EQ(r.status(), v1::CASE_STATUS_OK) << c.strategy << ": " << r.message();
     const v1::LoadResult& load = r.load();

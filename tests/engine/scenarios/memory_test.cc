@@ -44,8 +44,8 @@ TEST(MemoryScenarioTest, TouchedStackShowsInThreadSlope) {
   EXPECT_GT(a.memory().r_squared(), 0.9);
   EXPECT_GT(b.memory().r_squared(), 0.9);
   EXPECT_GE(b.memory().slope_kib_per_task() - a.memory().slope_kib_per_task(), kTouchKib - 0.5)
-      << "idle " << a.memory().slope_kib_per_task() << " KiB/task, touching "
-      << b.memory().slope_kib_per_task() << " KiB/task";
+      << "idle " << a.memory().slope_kib_per_task() << " KiB/task, touching " << b.memory().slope_kib_per_task()
+      << " KiB/task";
   EXPECT_EQ(a.memory().points_size(), 3);
 }
 
@@ -66,8 +66,8 @@ TEST(MemoryScenarioTest, FibreCostsLessThanThread) {
   EXPECT_LT(f.kernel_stack_slope_kib_per_task(), 4.0);
   EXPECT_LT(f.total_slope_kib_per_task(), t.total_slope_kib_per_task())
       << "fibre RSS " << f.slope_kib_per_task() << " + kernel " << f.kernel_stack_slope_kib_per_task()
-      << " vs thread RSS " << t.slope_kib_per_task() << " + kernel "
-      << t.kernel_stack_slope_kib_per_task() << " KiB/task";
+      << " vs thread RSS " << t.slope_kib_per_task() << " + kernel " << t.kernel_stack_slope_kib_per_task()
+      << " KiB/task";
 }
 
 TEST(MemoryScenarioTest, CoroutinesAndCallbacksAreCheap) {
@@ -168,8 +168,7 @@ TEST(MemoryScenarioTest, NoiseIsNotReportedAsACost) {
   const v1::CaseResult threads = RunCase(MemorySpec("thread_per_task", "blocking", {1, 10, 50}));
   ASSERT_EQ(threads.status(), v1::CASE_STATUS_OK) << threads.message();
   EXPECT_GE(threads.memory().kernel_stack_slope_kib_per_task(), -1e-9);
-  EXPECT_GE(threads.memory().total_slope_kib_per_task(),
-            threads.memory().slope_kib_per_task() - 1e-9);
+  EXPECT_GE(threads.memory().total_slope_kib_per_task(), threads.memory().slope_kib_per_task() - 1e-9);
   EXPECT_THAT(threads.message(), ::testing::Not(HasSubstr("points fitted")));
 }
 

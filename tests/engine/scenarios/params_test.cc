@@ -28,8 +28,7 @@ TEST(ParamsTest, MemoryRefusesOutOfRangeWithFieldName) {
   spec.mutable_memory()->add_task_counts(2'000'000);
   absl::StatusOr<MemoryConfig> c = ResolveMemoryConfig(spec);
   ASSERT_FALSE(c.ok());
-  EXPECT_THAT(c.status().message(),
-              HasSubstr("memory.task_counts[1]: 1 <= task_counts <= 1000000, got 2000000"));
+  EXPECT_THAT(c.status().message(), HasSubstr("memory.task_counts[1]: 1 <= task_counts <= 1000000, got 2000000"));
 
   spec = Spec("memory", "thread_per_task");
   spec.mutable_strategy()->set_stack_kib(64);
@@ -77,8 +76,7 @@ TEST(ParamsTest, LoadDefaultsPerServerModel) {
 
   v1::CaseSpec spec = Spec("load", "event_loop");
   spec.mutable_load()->set_users(100'001);
-  EXPECT_THAT(ResolveLoadConfig(spec).status().message(),
-              HasSubstr("load.users: 1 <= users <= 100000, got 100001"));
+  EXPECT_THAT(ResolveLoadConfig(spec).status().message(), HasSubstr("load.users: 1 <= users <= 100000, got 100001"));
   spec = Spec("load", "event_loop");
   spec.mutable_load()->set_client_threads(65);
   EXPECT_THAT(ResolveLoadConfig(spec).status().message(), HasSubstr("load.client_threads"));

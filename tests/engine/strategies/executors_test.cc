@@ -48,8 +48,7 @@ TEST(OsThreadTest, RejectsBadStackAndEmptyFunction) {
   EXPECT_EQ(small.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(small.status().message().find("stack_kib"), std::string_view::npos);
   EXPECT_NE(small.status().message().find("got 8"), std::string_view::npos);
-  EXPECT_EQ(StartThread(kMaxStackKib + 1, [] {}).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(StartThread(kMaxStackKib + 1, [] {}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(StartThread(0, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_GE(LogicalCpuCount(), 1);
 }
@@ -73,9 +72,10 @@ TEST(ThreadPoolTest, OneThreadRunsInFifoOrder) {
   std::latch done(50);
   for (int i = 0; i < 50; ++i) {
     ASSERT_TRUE(pool.Submit([&, i] {
-      order.push_back(i);
-      done.count_down();
-    }).ok());
+                      order.push_back(i);
+                      done.count_down();
+                    })
+                    .ok());
   }
   done.wait();
   for (int i = 0; i < 50; ++i) EXPECT_EQ(order[i], i);
@@ -93,9 +93,10 @@ TEST(ThreadPoolTest, StopRunsQueuedTasksAndJoins) {
     EXPECT_EQ(pool.Start(2).code(), absl::StatusCode::kFailedPrecondition);
     for (int i = 0; i < 20; ++i) {
       ASSERT_TRUE(pool.Submit([&] {
-        absl::SleepFor(absl::Milliseconds(1));
-        ++ran;
-      }).ok());
+                        absl::SleepFor(absl::Milliseconds(1));
+                        ++ran;
+                      })
+                      .ok());
     }
     pool.Stop();
     EXPECT_EQ(ran.load(), 20);
@@ -135,15 +136,17 @@ TEST(LimiterTest, QueuedTasksHoldNoPoolThread) {
   std::latch done(20);
   absl::Notification release;  // holds the limited tasks until the others have run
   for (int i = 0; i < 20; ++i) {
-    ASSERT_TRUE(limiter.Submit([&] {
-      const int now = ++in_flight;
-      int p = peak.load();
-      while (p < now && !peak.compare_exchange_weak(p, now)) {
-      }
-      release.WaitForNotificationWithTimeout(absl::Seconds(60));
-      --in_flight;
-      done.count_down();
-    }).ok());
+    ASSERT_TRUE(limiter
+                    .Submit([&] {
+                      const int now = ++in_flight;
+                      int p = peak.load();
+                      while (p < now && !peak.compare_exchange_weak(p, now)) {
+                      }
+                      release.WaitForNotificationWithTimeout(absl::Seconds(60));
+                      --in_flight;
+                      done.count_down();
+                    })
+                    .ok());
   }
   // While one limited task runs and 19 wait, the pool's other two threads stay free:
   // two other tasks finish before any limited one may (the timeout only stops a hang).
@@ -151,8 +154,9 @@ TEST(LimiterTest, QueuedTasksHoldNoPoolThread) {
   absl::Notification others_ran;
   for (int i = 0; i < 2; ++i) {
     ASSERT_TRUE(pool.Submit([&] {
-      if (++others == 2) others_ran.Notify();
-    }).ok());
+                      if (++others == 2) others_ran.Notify();
+                    })
+                    .ok());
   }
   EXPECT_TRUE(others_ran.WaitForNotificationWithTimeout(absl::Seconds(60)));
   EXPECT_EQ(done.try_wait(), false);
@@ -183,9 +187,10 @@ TEST(ElasticPoolTest, ReusesIdleThreadsBeforeCreatingNew) {
   std::latch release(1);
   for (int i = 0; i < 12; ++i) {
     ASSERT_TRUE(pool.Submit([&] {
-      if (!all.try_wait()) all.count_down();
-      release.wait();
-    }).ok());
+                      if (!all.try_wait()) all.count_down();
+                      release.wait();
+                    })
+                    .ok());
   }
   all.wait();  // 8 tasks blocked at once: the cap was reached
   EXPECT_EQ(pool.threads_created(), 8);

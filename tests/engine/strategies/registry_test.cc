@@ -122,7 +122,7 @@ TEST_P(RegistryTraitsTest, CarrierFactoryBuildsTheDeclaredExecutor) {
   EXPECT_EQ(&c.traits(), &traits);
   EXPECT_EQ(c.asio() != nullptr, IsAsio(traits.carrier)) << traits.name;
   EXPECT_EQ(c.fibres() != nullptr, traits.carrier == Carrier::kFiber) << traits.name;
-  const int expected = traits.fixed_threads > 0                   ? traits.fixed_threads
+  const int expected = traits.fixed_threads > 0              ? traits.fixed_threads
                        : traits.carrier == Carrier::kLimited ? std::max(LogicalCpuCount(), threads)
                                                              : threads;
   EXPECT_EQ(c.threads(), expected) << traits.name;
@@ -145,8 +145,7 @@ TEST(RegistryTest, NamesAreUniqueAndListedInOrder) {
   std::set<std::string_view> names;
   for (const StrategyTraits& s : kStrategies) EXPECT_TRUE(names.insert(s.name).second) << s.name;
   EXPECT_EQ(FindStrategy("green_threads"), nullptr);
-  EXPECT_EQ(StrategyNames([](const StrategyTraits& s) { return s.suspending; }),
-            "coroutine, fiber and event_loop");
+  EXPECT_EQ(StrategyNames([](const StrategyTraits& s) { return s.suspending; }), "coroutine, fiber and event_loop");
   EXPECT_EQ(StrategyNames([](const StrategyTraits& s) { return s.name == "direct"; }), "direct");
 }
 

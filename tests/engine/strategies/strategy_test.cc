@@ -100,8 +100,7 @@ TEST_P(StrategyContractTest, LeavesNoThreadBehindAfterStop) {
       strategy->Stop();
       EXPECT_EQ(WaitForThreadCount(before), before) << "threads left after Stop";
       strategy->Stop();  // idempotent
-      EXPECT_EQ(strategy->RunBatch(wait, 1, IoMode::kBlocking).code(),
-                absl::StatusCode::kFailedPrecondition);
+      EXPECT_EQ(strategy->RunBatch(wait, 1, IoMode::kBlocking).code(), absl::StatusCode::kFailedPrecondition);
     }
     // The destructor alone also stops.
     {
@@ -176,10 +175,8 @@ TEST_P(StrategyContractTest, RejectsBadTaskCountsAndSecondStart) {
     auto strategy = *MakeStrategy(GetParam());
     ASSERT_TRUE(strategy->Start({.threads = 2}).ok());
     FixedWaitWorkload none(absl::ZeroDuration());
-    EXPECT_EQ(strategy->RunBatch(none, -1, IoMode::kBlocking).code(),
-              absl::StatusCode::kInvalidArgument);
-    EXPECT_EQ(strategy->RunBatch(none, 1000001, IoMode::kBlocking).code(),
-              absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(strategy->RunBatch(none, -1, IoMode::kBlocking).code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(strategy->RunBatch(none, 1000001, IoMode::kBlocking).code(), absl::StatusCode::kInvalidArgument);
     EXPECT_TRUE(strategy->RunBatch(none, 0, IoMode::kBlocking).ok());
     EXPECT_EQ(strategy->Start({}).code(), absl::StatusCode::kFailedPrecondition);
     strategy->Stop();
@@ -212,8 +209,7 @@ std::vector<std::string_view> AllStrategyNames() {
   return names;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllStrategies, StrategyContractTest,
-                         ::testing::ValuesIn(AllStrategyNames()),
+INSTANTIATE_TEST_SUITE_P(AllStrategies, StrategyContractTest, ::testing::ValuesIn(AllStrategyNames()),
                          [](const auto& info) { return std::string(info.param); });
 
 TEST(MakeStrategyTest, UnknownNameListsTheAllowedOnes) {

@@ -19,8 +19,7 @@ using ::fleetmark::engine::testing::FixedWaitWorkload;
 using ::fleetmark::engine::testing::HookRecorder;
 using ::fleetmark::engine::testing::TsanSkipReason;
 
-absl::StatusOr<absl::Duration> TimeBatch(Strategy& strategy, const Workload& workload, int n,
-                                         IoMode mode) {
+absl::StatusOr<absl::Duration> TimeBatch(Strategy& strategy, const Workload& workload, int n, IoMode mode) {
   const absl::Time start = absl::Now();
   absl::Status s = strategy.RunBatch(workload, n, mode);
   if (!s.ok()) return s;
@@ -48,14 +47,13 @@ TEST_P(SuspendingOnOneThreadTest, HundredNetworkTasksTakeTheLongestWait) {
   strategy->Stop();
 }
 
-INSTANTIATE_TEST_SUITE_P(Suspending, SuspendingOnOneThreadTest,
-                         ::testing::Values("coroutine", "fiber", "event_loop"),
+INSTANTIATE_TEST_SUITE_P(Suspending, SuspendingOnOneThreadTest, ::testing::Values("coroutine", "fiber", "event_loop"),
                          [](const auto& info) { return std::string(info.param); });
 
 struct BlockingCase {
   std::string_view strategy;
-  int threads;          // StrategyOptions::threads
-  int parallel;         // k: tasks that can wait at once
+  int threads;   // StrategyOptions::threads
+  int parallel;  // k: tasks that can wait at once
 };
 
 class BlockingWaitTest : public ::testing::TestWithParam<BlockingCase> {};
@@ -84,17 +82,16 @@ TEST_P(BlockingWaitTest, FollowsCeilNOverKTimesWait) {
   strategy->Stop();
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Blocking, BlockingWaitTest,
-    ::testing::Values(BlockingCase{"direct", 0, 1}, BlockingCase{"single_thread", 0, 1},
-                      BlockingCase{"fixed_pool", 4, 4}, BlockingCase{"work_stealing", 4, 4},
-                      BlockingCase{"limited", 4, 4}, BlockingCase{"elastic_pool", 4, 4},
-                      BlockingCase{"thread_per_task", 0, 16}, BlockingCase{"async", 0, 16},
-                      BlockingCase{"coroutine", 4, 4}, BlockingCase{"event_loop", 4, 4},
-                      BlockingCase{"fiber", 1, 1}),
-    [](const auto& info) {
-      return std::string(info.param.strategy) + "_k" + std::to_string(info.param.parallel);
-    });
+INSTANTIATE_TEST_SUITE_P(Blocking, BlockingWaitTest,
+                         ::testing::Values(BlockingCase{"direct", 0, 1}, BlockingCase{"single_thread", 0, 1},
+                                           BlockingCase{"fixed_pool", 4, 4}, BlockingCase{"work_stealing", 4, 4},
+                                           BlockingCase{"limited", 4, 4}, BlockingCase{"elastic_pool", 4, 4},
+                                           BlockingCase{"thread_per_task", 0, 16}, BlockingCase{"async", 0, 16},
+                                           BlockingCase{"coroutine", 4, 4}, BlockingCase{"event_loop", 4, 4},
+                                           BlockingCase{"fiber", 1, 1}),
+                         [](const auto& info) {
+                           return std::string(info.param.strategy) + "_k" + std::to_string(info.param.parallel);
+                         });
 
 }  // namespace
 }  // namespace fleetmark::engine

@@ -74,8 +74,7 @@ TEST(WorkStealingAffinityTest, StartRunAndStopEndOnOneAllowedCpu) {
   if (cpus.size() > 2) cpus.resize(2);  // `taskset -c 0` and `-c 1`, as in the report
   for (int cpu : cpus) {
     SCOPED_TRACE(absl::StrCat("pinned to cpu ", cpu));
-    absl::StatusOr<std::string> used =
-        RunInChild(kPinnedChildKind, absl::StrCat(cpu), {.timeout = kHangGuard});
+    absl::StatusOr<std::string> used = RunInChild(kPinnedChildKind, absl::StrCat(cpu), {.timeout = kHangGuard});
     ASSERT_TRUE(used.ok()) << used.status();
     // Default threads = the one CPU the process may use; 1 and 2 as requested.
     EXPECT_EQ(*used, "1,1,2");

@@ -50,7 +50,7 @@ TEST(CollectionsValueTest, KeepsSquaresAboveFive) {
   EXPECT_EQ(CollectionsValue(2).kept, 0u);  // 1.3^2 = 1.69
   EXPECT_EQ(CollectionsValue(3).kept, 1u);  // 2.3^2 = 5.29
   const CollectionsResult five = CollectionsValue(5);
-  EXPECT_EQ(five.kept, 3u);                 // 2.3, 3.3, 4.3
+  EXPECT_EQ(five.kept, 3u);  // 2.3, 3.3, 4.3
   EXPECT_NEAR(five.sum, 5.29 + 10.89 + 18.49, 1e-3);
   for (int i = 2; i < 100; i += 7) EXPECT_EQ(CollectionsValue(i).kept, size_t(i - 2)) << i;
 }
@@ -64,8 +64,7 @@ TEST(WorkloadTest, FactoryCoversRegistryAndRejectsUnknown) {
   auto bad = MakeWorkload("arithmetics");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(bad.status().message().find("arithmetic, collections"), std::string::npos)
-      << bad.status();
+  EXPECT_NE(bad.status().message().find("arithmetic, collections"), std::string::npos) << bad.status();
 }
 
 TEST(WorkloadTest, WaitsMatchS1) {
@@ -108,8 +107,10 @@ TEST(WorkloadTest, MixedDispatchesByIndex) {
   // minus the 7 multiples of 15).
   int network = 0, storage = 0;
   for (int i = 0; i < 100; ++i) {
-    if (mixed->Wait(i) >= absl::Milliseconds(5) || i == 0) ++network;
-    else if (mixed->Wait(i) > absl::ZeroDuration()) ++storage;
+    if (mixed->Wait(i) >= absl::Milliseconds(5) || i == 0)
+      ++network;
+    else if (mixed->Wait(i) > absl::ZeroDuration())
+      ++storage;
   }
   EXPECT_EQ(network, 20);
   EXPECT_EQ(storage, 27);
