@@ -27,13 +27,16 @@ absl::StatusOr<std::unique_ptr<ConnectionPool>> ConnectionPool::Create(Connectio
   std::unique_ptr<ConnectionPool> pool(new ConnectionPool(std::move(options)));
   auto first = pool->Open();
   if (!first.ok()) return first.status();
-  pool->idle_.push_back(std::move(*first));
-  pool->open_ = 1;
+  {
+    absl::MutexLock lock(&pool->mu_);
+    pool->idle_.push_back(std::move(*first));
+    pool->open_ = 1;
+  }
   return pool;
 }
 
 void ConnectionPool::AddPreparedStatement(std::string name, std::string sql) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (auto& conn : idle_) conn->prepare(name, sql);
   prepared_.emplace_back(std::move(name), std::move(sql));
 }
@@ -56,7 +59,7 @@ std::string WithConnectTimeout(const std::string& uri) {
 absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Open() {
   std::vector<std::pair<std::string, std::string>> prepared;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     prepared = prepared_;
   }
   try {
@@ -89,29 +92,33 @@ bool StillOpen(pqxx::connection& conn) {
 }  // namespace
 
 absl::StatusOr<ConnectionPool::Lease> ConnectionPool::Acquire() {
-  std::unique_lock<std::mutex> lock(mu_);
-  const auto deadline = absl::ToChronoTime(absl::Now() + options_.acquire_timeout);
-  while (idle_.empty() && open_ >= options_.pool_size) {
-    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() && open_ >= options_.pool_size) {
-      return absl::DeadlineExceededError(absl::StrCat("database: no free connection within ",
-                                                      absl::FormatDuration(options_.acquire_timeout), " (pool_size ",
-                                                      options_.pool_size, ")"));
-    }
+  mu_.Lock();
+  // A connection is free, or one more may be opened.
+  const auto available = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !idle_.empty() || open_ < options_.pool_size;
+  };
+  if (!mu_.AwaitWithTimeout(absl::Condition(&available), options_.acquire_timeout)) {
+    mu_.Unlock();
+    return absl::DeadlineExceededError(absl::StrCat("database: no free connection within ",
+                                                    absl::FormatDuration(options_.acquire_timeout), " (pool_size ",
+                                                    options_.pool_size, ")"));
   }
   while (!idle_.empty()) {
     std::unique_ptr<pqxx::connection> conn = std::move(idle_.back());
     idle_.pop_back();
-    if (StillOpen(*conn)) return Lease(this, std::move(conn));
+    if (StillOpen(*conn)) {
+      mu_.Unlock();
+      return Lease(this, std::move(conn));
+    }
     --open_;
     Close(std::move(conn));
   }
   ++open_;
-  lock.unlock();
+  mu_.Unlock();
   auto conn = Open();
   if (!conn.ok()) {
-    std::lock_guard<std::mutex> relock(mu_);
+    absl::MutexLock relock(&mu_);
     --open_;
-    cv_.notify_one();
     return conn.status();
   }
   return Lease(this, std::move(*conn));
@@ -127,10 +134,9 @@ void ConnectionPool::Close(std::unique_ptr<pqxx::connection> conn) {
 void ConnectionPool::DiscardIdle() {
   std::vector<std::unique_ptr<pqxx::connection>> closing;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     closing.swap(idle_);
     open_ -= static_cast<int>(closing.size());
-    cv_.notify_all();
   }
   for (auto& conn : closing) Close(std::move(conn));
 }
@@ -145,13 +151,12 @@ void ConnectionPool::Return(std::unique_ptr<pqxx::connection> conn, bool discard
     }
   }
   if (!usable) Close(std::move(conn));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);  // waiters' conditions are re-evaluated on release
   if (usable) {
     idle_.push_back(std::move(conn));
   } else {
     --open_;
   }
-  cv_.notify_one();
 }
 
 absl::Status StatusFromPqxx(const std::exception& e, std::string_view context) {

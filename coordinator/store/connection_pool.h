@@ -17,16 +17,16 @@
 // connection frees up within `acquire_timeout`.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <pqxx/pqxx>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "coordinator/store/connection_options.h"
 #include "absl/time/time.h"
 
@@ -81,11 +81,10 @@ class ConnectionPool {
   static void Close(std::unique_ptr<pqxx::connection> conn);
 
   const ConnectionOptions options_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::unique_ptr<pqxx::connection>> idle_;
-  int open_ = 0;  // idle + leased
-  std::vector<std::pair<std::string, std::string>> prepared_;
+  absl::Mutex mu_;
+  std::vector<std::unique_ptr<pqxx::connection>> idle_ ABSL_GUARDED_BY(mu_);
+  int open_ ABSL_GUARDED_BY(mu_) = 0;  // idle + leased
+  std::vector<std::pair<std::string, std::string>> prepared_ ABSL_GUARDED_BY(mu_);
 };
 
 // Maps a libpqxx exception to an absl::Status with `context` as prefix:

@@ -89,39 +89,54 @@ InsertedRun InsertRun(pqxx::work& txn, const NewRun& run, const std::vector<std:
   return inserted;
 }
 
+std::string RunColumns() {
+  return absl::StrCat("r.run_id::text, r.plan_name, r.status, r.selector, r.submitted_by, r.quick, ",
+                      UnixNs("r.created_at"), ", coalesce(", UnixNs("r.finished_at"), ", 0), ",
+                      ResultCountSql("r.run_id"));
+}
+
+v1::RunInfo RunInfoFromRow(const pqxx::row& row) {
+  v1::RunInfo info;
+  info.set_run_id(row[0].as<std::string>());
+  info.set_plan_name(row[1].as<std::string>());
+  info.set_status(row[2].as<std::string>());
+  info.set_selector(row[3].as<std::string>());
+  info.set_submitted_by(row[4].as<std::string>());
+  info.set_quick(row[5].as<bool>());
+  info.set_created_unix_ns(row[6].as<int64_t>());
+  info.set_finished_unix_ns(row[7].as<int64_t>());
+  info.set_results(row[8].as<uint64_t>());
+  return info;
+}
+
+std::string JobColumns() {
+  return "j.job_id::text, j.agent_id::text, a.name, j.status, j.message, j.attempts, j.cases_done, j.cases_total";
+}
+
+v1::JobInfo JobInfoFromRow(const pqxx::row& row, int at) {
+  v1::JobInfo job;
+  job.set_job_id(row[at].as<std::string>());
+  job.set_agent_name(row[at + 2].as<std::string>());
+  job.set_status(row[at + 3].as<std::string>());
+  job.set_message(row[at + 4].is_null() ? "" : row[at + 4].as<std::string>());
+  job.set_attempts(row[at + 5].as<uint32_t>());
+  job.set_cases_done(row[at + 6].as<uint32_t>());
+  job.set_cases_total(row[at + 7].as<uint32_t>());
+  return job;
+}
+
 std::optional<v1::RunInfo> LoadRun(pqxx::work& txn, const std::string& run_id) {
   if (!IsUuid(run_id)) return std::nullopt;
   pqxx::result r =
-      txn.exec_params("SELECT r.run_id::text, r.plan_name, r.status, r.selector, r.submitted_by, " +
-                          UnixNs("r.created_at") + ", coalesce(" + UnixNs("r.finished_at") + ", 0), r.quick, " +
-                          // Cases with a real result, not attempts: a requeued job's cases count once.
-                          ResultCountSql("r.run_id") + " FROM runs r WHERE r.run_id = $1::uuid",
-                      run_id);
+      txn.exec_params(absl::StrCat("SELECT ", RunColumns(), " FROM runs r WHERE r.run_id = $1::uuid"), run_id);
   if (r.empty()) return std::nullopt;
-  v1::RunInfo info;
-  info.set_run_id(r[0][0].as<std::string>());
-  info.set_plan_name(r[0][1].as<std::string>());
-  info.set_status(r[0][2].as<std::string>());
-  info.set_selector(r[0][3].as<std::string>());
-  info.set_submitted_by(r[0][4].as<std::string>());
-  info.set_created_unix_ns(r[0][5].as<int64_t>());
-  info.set_finished_unix_ns(r[0][6].as<int64_t>());
-  info.set_quick(r[0][7].as<bool>());
-  info.set_results(r[0][8].as<uint64_t>());
-  pqxx::result jobs = txn.exec_params(
-      "SELECT j.job_id::text, a.name, j.status, j.message, j.attempts, j.cases_done, j.cases_total "
-      "FROM jobs j JOIN agents a ON a.agent_id = j.agent_id WHERE j.run_id = $1::uuid ORDER BY a.name",
-      run_id);
-  for (const auto& row : jobs) {
-    v1::JobInfo* job = info.add_jobs();
-    job->set_job_id(row[0].as<std::string>());
-    job->set_agent_name(row[1].as<std::string>());
-    job->set_status(row[2].as<std::string>());
-    job->set_message(row[3].as<std::string>());
-    job->set_attempts(row[4].as<uint32_t>());
-    job->set_cases_done(row[5].as<uint32_t>());
-    job->set_cases_total(row[6].as<uint32_t>());
-  }
+  v1::RunInfo info = RunInfoFromRow(r[0]);
+  pqxx::result jobs = txn.exec_params(absl::StrCat("SELECT ", JobColumns(),
+                                                   " FROM jobs j JOIN agents a ON a.agent_id = j.agent_id "
+                                                   "WHERE j.run_id = $1::uuid ORDER BY ",
+                                                   kJobsOrder),
+                                      run_id);
+  for (const auto& row : jobs) *info.add_jobs() = JobInfoFromRow(row, 0);
   return info;
 }
 

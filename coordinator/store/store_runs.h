@@ -31,6 +31,18 @@ InsertedRun InsertRun(pqxx::work& txn, const NewRun& run, const std::vector<std:
 // InsertRun, then the run as LoadRun returns it.
 v1::RunInfo CreateRunInTxn(pqxx::work& txn, const NewRun& run);
 
+// The one read model of a run, for Store::GetRun/ListRuns/CancelRun (LoadRun) and the
+// web reader alike: the select list over `runs r` and its parser (9 columns, from 0),
+// and the select list over `jobs j JOIN agents a` and its parser (columns from `at`:
+// job_id, agent_id, agent name, status, message, attempts, cases_done, cases_total).
+// `results` counts cases with a real result, not attempts (ResultCountSql).
+std::string RunColumns();
+v1::RunInfo RunInfoFromRow(const pqxx::row& row);
+std::string JobColumns();
+v1::JobInfo JobInfoFromRow(const pqxx::row& row, int at);
+// The jobs of a run, in the order every reader lists them.
+inline constexpr char kJobsOrder[] = "a.name, j.created_at";
+
 // The run with its jobs and result count; nullopt if unknown.
 std::optional<v1::RunInfo> LoadRun(pqxx::work& txn, const std::string& run_id);
 

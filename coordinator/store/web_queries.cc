@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "coordinator/store/connection_pool.h"
 #include "coordinator/store/store_internal.h"
+#include "coordinator/store/store_runs.h"
 #include "coordinator/store/web_reader.h"
 #include "engine/common/status_macros.h"
 
@@ -41,14 +42,6 @@ constexpr char kHistory[] = "fm_web_history";
 // the same order as Store::ExportResults, plus the result id so ties are deterministic.
 constexpr char kNewestPerJobCase[] =
     "c.job_id, c.case_id, c.finished_at DESC NULLS LAST, c.received_at DESC, c.result_id DESC";
-
-// Columns of a run row (order matters: see RunFromRow). `results` counts cases with a
-// real result, not attempts, as the store's RunInfo.results (internal::ResultCountSql).
-std::string RunColumns() {
-  return absl::StrCat("r.run_id::text, r.plan_name, r.status, r.selector, r.submitted_by, r.quick, ",
-                      UnixNs("r.created_at"), ", ", UnixNs("r.finished_at"), ", ",
-                      internal::ResultCountSql("r.run_id"));
-}
 
 // Columns of a result row (order matters: see ResultFromRow). The stored proto is read
 // only for scenarios whose output lives there (memory points, load, fanout).
@@ -84,30 +77,34 @@ v1::StopReason StopReasonFromText(const std::string& text) {
   return v1::StopReason_Parse(name, &reason) ? reason : v1::STOP_REASON_UNSPECIFIED;
 }
 
+// A run row of internal::RunColumns() (one read model with Store::GetRun).
 WebRun RunFromRow(const pqxx::row& row) {
+  const v1::RunInfo info = internal::RunInfoFromRow(row);
   WebRun run;
-  run.run_id = Text(row[0]);
-  run.plan_name = Text(row[1]);
-  run.status = Text(row[2]);
-  run.selector = Text(row[3]);
-  run.submitted_by = Text(row[4]);
-  run.quick = Or<bool>(row[5], false);
-  run.created_unix_ns = Or<int64_t>(row[6], 0);
-  run.finished_unix_ns = Or<int64_t>(row[7], 0);
-  run.results = Or<uint64_t>(row[8], 0);
+  run.run_id = info.run_id();
+  run.plan_name = info.plan_name();
+  run.status = info.status();
+  run.selector = info.selector();
+  run.submitted_by = info.submitted_by();
+  run.quick = info.quick();
+  run.created_unix_ns = info.created_unix_ns();
+  run.finished_unix_ns = info.finished_unix_ns();
+  run.results = info.results();
   return run;
 }
 
+// A job row: the run id, then internal::JobColumns().
 WebJob JobFromRow(const pqxx::row& row) {
+  const v1::JobInfo info = internal::JobInfoFromRow(row, 1);
   WebJob job;
-  job.job_id = Text(row[1]);
+  job.job_id = info.job_id();
   job.agent_id = Text(row[2]);
-  job.agent_name = Text(row[3]);
-  job.status = Text(row[4]);
-  job.message = Text(row[5]);
-  job.attempts = Or<uint32_t>(row[6], 0);
-  job.cases_done = Or<uint32_t>(row[7], 0);
-  job.cases_total = Or<uint32_t>(row[8], 0);
+  job.agent_name = info.agent_name();
+  job.status = info.status();
+  job.message = info.message();
+  job.attempts = info.attempts();
+  job.cases_done = info.cases_done();
+  job.cases_total = info.cases_total();
   return job;
 }
 
@@ -363,15 +360,14 @@ class PgWebReader final : public WebReader {
                                   "(SELECT j.job_id::text FROM jobs j WHERE j.agent_id = a.agent_id "
                                   " AND j.status IN ('assigned', 'running') LIMIT 1) "
                                   "FROM agents a ORDER BY a.name"));
+    pool_->AddPreparedStatement(kListRuns, absl::StrCat("SELECT ", internal::RunColumns(),
+                                                        " FROM runs r ORDER BY r.created_at DESC, r.run_id LIMIT $1"));
     pool_->AddPreparedStatement(
-        kListRuns, absl::StrCat("SELECT ", RunColumns(), " FROM runs r ORDER BY r.created_at DESC, r.run_id LIMIT $1"));
-    pool_->AddPreparedStatement(kGetRun,
-                                absl::StrCat("SELECT ", RunColumns(), " FROM runs r WHERE r.run_id = $1::uuid"));
-    pool_->AddPreparedStatement(
-        kRunJobs,
-        "SELECT j.run_id::text, j.job_id::text, j.agent_id::text, a.name, j.status, j.message, "
-        "j.attempts, j.cases_done, j.cases_total FROM jobs j JOIN agents a ON a.agent_id = j.agent_id "
-        "WHERE j.run_id = ANY($1::uuid[]) ORDER BY a.name, j.created_at");
+        kGetRun, absl::StrCat("SELECT ", internal::RunColumns(), " FROM runs r WHERE r.run_id = $1::uuid"));
+    pool_->AddPreparedStatement(kRunJobs, absl::StrCat("SELECT j.run_id::text, ", internal::JobColumns(),
+                                                       " FROM jobs j JOIN agents a ON a.agent_id = j.agent_id "
+                                                       "WHERE j.run_id = ANY($1::uuid[]) ORDER BY ",
+                                                       internal::kJobsOrder));
     // The run's rows (case_results_run), newest attempt per (job, case), then by agent
     // name (column 3) and case id (column 6) of ResultColumns().
     pool_->AddPreparedStatement(

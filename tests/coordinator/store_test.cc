@@ -504,6 +504,29 @@ TEST(StoreTest, CreatedRunInfoMatchesReadBack) {
   EXPECT_EQ(created->run.jobs(0).agent_name(), "a-idle");
   EXPECT_EQ(created->run.jobs(0).status(), "assigned");
   EXPECT_EQ(created->run.jobs(2).status(), "queued");
+  // The web reader reads the same run (one read model: internal::RunColumns/JobColumns).
+  auto reader = OpenPgWebReader({.uri = db.uri(), .pool_size = 1});
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  auto web = (*reader)->GetRun(created->run_id);
+  ASSERT_TRUE(web.ok()) << web.status();
+  EXPECT_EQ(web->run_id, read->run_id());
+  EXPECT_EQ(web->plan_name, read->plan_name());
+  EXPECT_EQ(web->status, read->status());
+  EXPECT_EQ(web->selector, read->selector());
+  EXPECT_EQ(web->submitted_by, read->submitted_by());
+  EXPECT_EQ(web->quick, read->quick());
+  EXPECT_EQ(web->created_unix_ns, read->created_unix_ns());
+  EXPECT_EQ(web->finished_unix_ns, read->finished_unix_ns());
+  EXPECT_EQ(web->results, read->results());
+  ASSERT_EQ(web->jobs.size(), static_cast<size_t>(read->jobs_size()));
+  for (int i = 0; i < read->jobs_size(); ++i) {
+    EXPECT_EQ(web->jobs[i].job_id, read->jobs(i).job_id());
+    EXPECT_EQ(web->jobs[i].agent_name, read->jobs(i).agent_name());
+    EXPECT_EQ(web->jobs[i].status, read->jobs(i).status());
+    EXPECT_EQ(web->jobs[i].attempts, read->jobs(i).attempts());
+    EXPECT_EQ(web->jobs[i].cases_total, read->jobs(i).cases_total());
+  }
+  EXPECT_EQ(web->jobs[0].agent_id, idle);
   // No idle agent: the run stays queued.
   auto queued = store->CreateRunAndClaim(MakeRun({busy}), {}, absl::Seconds(30));
   ASSERT_TRUE(queued.ok()) << queued.status();
