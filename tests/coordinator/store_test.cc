@@ -14,6 +14,7 @@
 #include <map>
 #include <limits>
 #include <functional>
+#include <optional>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -22,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "coordinator/store/connection_pool.h"
 #include "coordinator/store/migrations.h"
 #include "coordinator/store/web_reader.h"
 #include "engine/common/status_macros.h"
@@ -144,6 +146,40 @@ TEST(StoreTest, ConnectingToASilentServerTimesOut) {
   EXPECT_FALSE(status.ok());
   EXPECT_LT(absl::Now() - start, absl::Seconds(60)) << status;
   ::close(listener);
+}
+
+// The pool hands out at most pool_size connections: a waiter gets the one released
+// while it waits, and DeadlineExceeded naming the pool size when none is released.
+TEST(StoreTest, ConnectionPoolWaitsForAReleasedConnectionThenTimesOut) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  ConnectionOptions options;
+  options.uri = db.uri();
+  options.pool_size = 1;
+  options.acquire_timeout = absl::Milliseconds(300);
+  auto pool = ConnectionPool::Create(options);
+  ASSERT_TRUE(pool.ok()) << pool.status();
+  auto first = (*pool)->Acquire();
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = (*pool)->Acquire();
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_NE(second.status().message().find("pool_size 1"), std::string::npos) << second.status();
+  // A waiter is woken by the release (a generous timeout: only a hang guard).
+  ConnectionOptions patient = options;
+  patient.acquire_timeout = absl::Seconds(60);
+  auto patient_pool = ConnectionPool::Create(patient);
+  ASSERT_TRUE(patient_pool.ok()) << patient_pool.status();
+  std::optional<ConnectionPool::Lease> held;
+  held.emplace(*(*patient_pool)->Acquire());
+  std::thread releaser([&] {
+    absl::SleepFor(absl::Milliseconds(50));
+    held.reset();
+  });
+  auto waited = (*patient_pool)->Acquire();
+  releaser.join();
+  ASSERT_TRUE(waited.ok()) << waited.status();
+  pqxx::nontransaction txn(**waited);
+  EXPECT_EQ(txn.exec("SELECT 1")[0][0].as<int>(), 1);
 }
 
 TEST(StoreTest, MigrationsApplyOnceEvenConcurrently) {
