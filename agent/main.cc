@@ -52,10 +52,6 @@ ABSL_FLAG(absl::Duration, reconnect_initial_delay, absl::Milliseconds(500),
 ABSL_FLAG(absl::Duration, reconnect_max_delay, absl::Seconds(30), "Cap on reconnect delays");
 ABSL_FLAG(absl::Duration, welcome_timeout, absl::Seconds(30),
           "Abandon a session that gets no Welcome within this time");
-ABSL_FLAG(absl::Duration, test_finish_send_delay, absl::ZeroDuration(),
-          "TEST HOOK, for the integration tests only (leave 0): after a job's JobFinished "
-          "report is spooled, wait this long before sending it, so that a test can kill the "
-          "agent in between");
 
 namespace fleetmark::agent {
 namespace {
@@ -121,7 +117,6 @@ int Main(int argc, char** argv) {
   options.backoff.max_delay = absl::GetFlag(FLAGS_reconnect_max_delay);
   options.backoff.min_delay = std::min(options.backoff.min_delay, options.backoff.initial_delay);
   options.welcome_timeout = absl::GetFlag(FLAGS_welcome_timeout);
-  options.finish_send_delay = absl::GetFlag(FLAGS_test_finish_send_delay);
   absl::StatusOr<std::map<std::string, std::string>> labels = ParseLabels(absl::GetFlag(FLAGS_labels));
   if (!labels.ok()) {
     Log(LogLevel::kError, absl::StrCat("--", labels.status().message()));

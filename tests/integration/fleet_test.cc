@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -27,7 +28,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/fleet_harness.h"
+#include "absl/synchronization/notification.h"
+#include "agent/agent.h"
+#include "agent/job_executor.h"
 #include "agent/spool.h"
+#include "agent/transport.h"
+#include "engine/topology/host.h"
 
 namespace fleetmark::testing {
 namespace {
@@ -866,45 +872,123 @@ std::string StoredAgentCredential(const std::string& spool_dir) {
   return "";
 }
 
-// Runs QuickPlan on a new agent "finisher" that holds its spooled JobFinished report
-// (--test_finish_send_delay) and SIGKILLs it right after the report was spooled. The
-// coordinator then still has the job live on its first attempt. Returns the run.
-absl::StatusOr<v1::RunInfo> RunAndKillWithTheReportSpooled(ControlClient& control, AgentProcess& agent) {
-  auto run = control.Submit(QuickPlan(), "name=finisher");
-  if (!run.ok()) return run.status();
-  if (run->jobs_size() != 1) return absl::InternalError(run->ShortDebugString());
-  const std::string held = absl::StrCat("test hook: report of job ", run->jobs(0).job_id(), " spooled");
-  if (!WaitUntil([&] { return agent.Log().find(held) != std::string::npos; }, absl::Seconds(180))) {
-    return absl::DeadlineExceededError("the agent never spooled the job's report");
+// A transport over the real gRPC one whose streams never send a JobFinished report:
+// the write fails as if the agent died right after spooling it (the agent spools a
+// report before it sends it). `held` is notified then.
+class HoldReportTransport : public agent::Transport {
+ public:
+  HoldReportTransport(std::unique_ptr<agent::Transport> inner, absl::Notification* held)
+      : inner_(std::move(inner)), held_(held) {}
+  absl::StatusOr<std::unique_ptr<agent::SessionStream>> Open() override {
+    auto stream = inner_->Open();
+    if (!stream.ok()) return stream.status();
+    return std::make_unique<Stream>(*std::move(stream), held_);
   }
-  agent.Kill9();
-  auto at_kill = control.GetRun(run->run_id());
-  if (!at_kill.ok()) return at_kill.status();
-  const v1::JobInfo& job = at_kill->jobs(0);
+  std::string DiagnoseConnectFailure() override { return inner_->DiagnoseConnectFailure(); }
+
+ private:
+  class Stream : public agent::SessionStream {
+   public:
+    Stream(std::unique_ptr<agent::SessionStream> inner, absl::Notification* held)
+        : inner_(std::move(inner)), held_(held) {}
+    bool Write(const v1::AgentMessage& message) override {
+      if (message.has_job_finished()) {
+        if (!held_->HasBeenNotified()) held_->Notify();
+        return false;  // nothing more leaves this stream
+      }
+      return inner_->Write(message);
+    }
+    bool Read(v1::CoordinatorMessage* message) override { return inner_->Read(message); }
+    void Cancel() override { inner_->Cancel(); }
+    absl::Status Finish() override { return inner_->Finish(); }
+
+   private:
+    std::unique_ptr<agent::SessionStream> inner_;
+    absl::Notification* held_;
+  };
+  std::unique_ptr<agent::Transport> inner_;
+  absl::Notification* held_;
+};
+
+// Runs QuickPlan on agent "finisher", in this process (agent/agent.h over the real gRPC
+// transport, cases measured by fleetmark-agent child processes) with its spool in
+// base_dir/agent-finisher/spool, where StartAgent("finisher") restarts it as a
+// process. Its report never leaves (HoldReportTransport); once it is spooled the
+// agent is stopped, as if killed there. The coordinator then still has the job live
+// on its first attempt. Returns the run.
+absl::StatusOr<v1::RunInfo> RunAndStopWithTheReportSpooled(ControlClient& control, const std::string& base_dir,
+                                                           const std::string& coordinator, const std::string& token) {
+  const std::string dir = base_dir + "/agent-finisher";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::InternalError(absl::StrCat("mkdir ", dir, ": ", ec.message()));
+  {
+    std::ofstream out(dir + "/token");
+    out << token;
+    if (!out) return absl::InternalError("cannot write " + dir + "/token");
+  }
+  agent::AgentOptions options;
+  options.coordinator = coordinator;
+  options.name = "finisher";
+  options.token_file = dir + "/token";
+  options.spool_dir = dir + "/spool";
+  options.backoff.initial_delay = absl::Milliseconds(200);
+  options.backoff.max_delay = absl::Seconds(2);
+  absl::Notification held;
+  auto grpc = agent::MakeGrpcTransport(options);
+  if (!grpc.ok()) return grpc.status();
+  auto host = engine::DetectHost({});
+  auto finisher = agent::Agent::Create(options, agent::BuildIdentity(host.ok() ? *host : v1::HostInfo()),
+                                       agent::MakeEngineJobExecutor(FLEETMARK_AGENT_BIN),
+                                       {.transport = std::make_unique<HoldReportTransport>(*std::move(grpc), &held)});
+  if (!finisher.ok()) return finisher.status();
+  absl::Status run_status;
+  std::thread runner([&] { run_status = (*finisher)->Run(); });
+  auto stop = [&] {
+    (*finisher)->Shutdown();
+    runner.join();
+    finisher->reset();  // frees the spool dir for the restart
+  };
+  if (!control.WaitOnline(1, absl::Seconds(60)).ok()) {
+    stop();
+    return absl::DeadlineExceededError("the in-process agent never came online");
+  }
+  auto run = control.Submit(QuickPlan(), "name=finisher");
+  if (!run.ok() || run->jobs_size() != 1) {
+    stop();
+    return run.ok() ? absl::InternalError(run->ShortDebugString()) : run.status();
+  }
+  const bool spooled = held.WaitForNotificationWithTimeout(absl::Seconds(180));
+  stop();
+  if (!spooled) return absl::DeadlineExceededError("the agent never spooled the job's report");
+  if (!run_status.ok()) return run_status;
+  auto at_stop = control.GetRun(run->run_id());
+  if (!at_stop.ok()) return at_stop.status();
+  const v1::JobInfo& job = at_stop->jobs(0);
   if ((job.status() != "assigned" && job.status() != "running") || job.attempts() != 1) {
     return absl::InternalError(
-        absl::StrCat("the report reached the coordinator before the kill: ", at_kill->ShortDebugString()));
+        absl::StrCat("the report reached the coordinator before the stop: ", at_stop->ShortDebugString()));
   }
   return *run;
 }
 
 // Issue 3: the JobFinished report survives a kill -9 between being spooled and being
-// recorded. The agent restarts with the same spool: the job is kept (not re-queued),
+// recorded (the agent is stopped there; agent_session_test covers the agent's side
+// with a fake stream). The agent restarts with the same spool: the job is kept (not re-queued),
 // the report replays, the job ends done on its first attempt with each case stored
 // once. A replay of the report of the ended job is then acknowledged without changing it.
 TEST_F(FleetTest, AgentKilledAfterSpoolingJobFinishedEndsTheJobWithoutARerun) {
   CoordinatorConfig config;
   config.job_lease = absl::Seconds(60);  // outlives the kill and the restart
   ASSERT_NO_FATAL_FAILURE(StartCoordinator(config));
-  AgentProcess* agent = StartAgent("finisher", "", "", {"--test_finish_send_delay=300s"});
-  ASSERT_NE(agent, nullptr);
-  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
   const v1::Plan plan = QuickPlan();
-  auto run = RunAndKillWithTheReportSpooled(*control_, *agent);
+  auto run =
+      RunAndStopWithTheReportSpooled(*control_, dir_, coordinator_->address(), coordinator_->config().enrollment_token);
   ASSERT_TRUE(run.ok()) << run.status();
   const std::string job_id = run->jobs(0).job_id();
 
-  ASSERT_TRUE(agent->Restart().ok());
+  AgentProcess* agent = StartAgent("finisher", "");  // the restart, on the same spool
+  ASSERT_NE(agent, nullptr);
   auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(120));
   ASSERT_TRUE(ended.ok()) << ended.status();
   EXPECT_EQ(ended->status(), "done") << ended->ShortDebugString();
@@ -973,11 +1057,9 @@ TEST_F(FleetTest, AgentBackAfterItsJobWasRequeuedEndsItWithTheSpooledReport) {
   CoordinatorConfig config;
   config.job_lease = absl::Seconds(2);
   ASSERT_NO_FATAL_FAILURE(StartCoordinator(config));
-  AgentProcess* agent = StartAgent("finisher", "", "", {"--test_finish_send_delay=300s"});
-  ASSERT_NE(agent, nullptr);
-  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
   const v1::Plan plan = QuickPlan();
-  auto run = RunAndKillWithTheReportSpooled(*control_, *agent);
+  auto run =
+      RunAndStopWithTheReportSpooled(*control_, dir_, coordinator_->address(), coordinator_->config().enrollment_token);
   ASSERT_TRUE(run.ok()) << run.status();
   const std::string job_id = run->jobs(0).job_id();
   absl::StatusOr<v1::RunInfo> requeued;
@@ -988,7 +1070,8 @@ TEST_F(FleetTest, AgentBackAfterItsJobWasRequeuedEndsItWithTheSpooledReport) {
       },
       absl::Seconds(60)));
 
-  ASSERT_TRUE(agent->Restart().ok());
+  AgentProcess* agent = StartAgent("finisher", "");  // the restart, on the same spool
+  ASSERT_NE(agent, nullptr);
   auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(120));
   ASSERT_TRUE(ended.ok()) << ended.status();
   EXPECT_EQ(ended->status(), "done") << ended->ShortDebugString();
@@ -1001,11 +1084,13 @@ TEST_F(FleetTest, AgentBackAfterItsJobWasRequeuedEndsItWithTheSpooledReport) {
       [&] { return agent->Log().find("coordinator confirmed the report of job " + job_id) != std::string::npos; },
       absl::Seconds(30)))
       << Tail(agent->Log());
+  // The first assignment went to the in-process agent: the restarted process never
+  // started the job.
   const std::vector<std::string> lines = absl::StrSplit(agent->Log(), '\n');
   const std::string assigned = absl::StrCat("job ", job_id, " (run ");
   EXPECT_EQ(std::count_if(lines.begin(), lines.end(),
                           [&](const std::string& line) { return absl::StrContains(line, assigned); }),
-            1)
+            0)
       << "the job was assigned to the agent a second time";
 }
 
