@@ -6,7 +6,8 @@
 // keeps a flapping coordinator from being hammered in a hot loop.
 //
 //   Backoff backoff(BackoffOptions{}, absl::BitGenRef(gen));
-//   absl::SleepFor(backoff.NextDelay());   // after a failed attempt
+//   const absl::Duration delay = backoff.NextDelay();   // after a failed attempt; the agent waits it
+//   clock.AwaitWithDeadline(mu, absl::Condition(&stop), clock.Now() + delay);   // on its Clock
 //   backoff.Reset();                       // after a successful session
 #pragma once
 
