@@ -22,7 +22,7 @@ using fleetmark::v1::AgentMessage;
 using fleetmark::v1::CoordinatorMessage;
 
 // The agent's TLS flags, as tls_probe.h names them in messages.
-const TlsFlagNames kAgentTlsFlags{"--tls_ca", "--tls_cert", "--tls_key"};
+const TlsFlagNames kAgentTlsFlags{"--tls_ca_file", "--tls_cert_file", "--tls_key_file"};
 
 // The PEM text of the TLS files ("" where none is configured).
 absl::StatusOr<TlsClientFiles> ReadTlsFiles(const TlsOptions& tls) {

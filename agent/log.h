@@ -1,14 +1,11 @@
-// The agent's log: one line per event on stderr, "<UTC time> <LEVEL> <message>".
-// Thread-safe (one write(2) per line). Control and format characters in a message are
-// escaped (EscapeForTerminal, engine/common/text.h). Used by the agent library and main only.
+// The agent logs through the daemons' common log (engine/common/log.h).
 #pragma once
 
-#include "absl/strings/string_view.h"
+#include "engine/common/log.h"
 
 namespace fleetmark::agent {
 
-enum class LogLevel { kInfo, kWarning, kError };
-
-void Log(LogLevel level, absl::string_view message);
+using ::fleetmark::Log;
+using ::fleetmark::LogLevel;
 
 }  // namespace fleetmark::agent

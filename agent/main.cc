@@ -2,7 +2,7 @@
 //
 //   fleetmark-agent --coordinator=10.0.0.5:7443 --token_file=/etc/fleetmark/token
 //       --name=pixel-7 --labels=rack=b,os=android --spool_dir=/data/local/fleetmark
-//       --tls_ca=/etc/fleetmark/ca.pem
+//       --tls_ca_file=/etc/fleetmark/ca.pem
 //
 // Exit codes: 0 stopped by SIGINT/SIGTERM; 2 bad flags or local configuration (token
 // file, TLS files, spool directory, a hello the coordinator's text rules would refuse);
@@ -18,16 +18,14 @@
 #include <thread>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/agent.h"
 #include "agent/labels.h"
 #include "agent/log.h"
-#include "engine/common/command_line.h"
+#include "engine/common/flag_parser.h"
+#include "engine/common/version.h"
 #include "engine/child/child.h"
 #include "engine/strategies/work_stealing_implementation.h"
 #include "engine/topology/host.h"
@@ -42,9 +40,9 @@ ABSL_FLAG(std::string, name, "", "Agent name, unique in the fleet (default: host
 ABSL_FLAG(std::string, labels, "", "Comma-separated key=value labels, e.g. rack=b,os=android");
 ABSL_FLAG(std::string, spool_dir, "/var/lib/fleetmark-agent",
           "Directory for the result spool and the stored credential");
-ABSL_FLAG(std::string, tls_ca, "", "PEM CA bundle to verify the coordinator (enables TLS)");
-ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate for mutual TLS");
-ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_ca_file, "", "PEM CA bundle to verify the coordinator (enables TLS)");
+ABSL_FLAG(std::string, tls_cert_file, "", "PEM client certificate for mutual TLS");
+ABSL_FLAG(std::string, tls_key_file, "", "PEM private key of --tls_cert_file");
 ABSL_FLAG(std::string, tls_server_name, "",
           "Name expected in the coordinator's certificate (default: the address' host)");
 ABSL_FLAG(absl::Duration, reconnect_initial_delay, absl::Milliseconds(500),
@@ -71,22 +69,19 @@ int Main(int argc, char** argv) {
   // them too) would run deadlock-cycle detection (GraphCycles) on each acquisition:
   // ~5% of a fan-out's CPU in the fleet benchmark. Lock order is checked in the tests.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  absl::SetProgramUsageMessage(
-      "fleetmark-agent --coordinator=HOST:PORT --token_file=FILE [--name=N] "
-      "[--labels=k=v,...] [--spool_dir=DIR] [--tls_ca=PEM [--tls_cert=PEM --tls_key=PEM]]");
-  // --help and --helpshort list this file's flags (Abseil's default matches only files
-  // named after the program, so they printed "No flags matched"); --helpfull lists all.
-  absl::FlagsUsageConfig usage_config;
-  usage_config.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "agent/main.cc"); };
-  usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage_config);
-  if (absl::Status repeated = fleetmark::RefuseRepeatedFlags(argc, argv); !repeated.ok()) {
-    std::fprintf(stderr, "fleetmark-agent: %s\n", std::string(repeated.message()).c_str());
-    return 2;
+  if (const int code = ParseDaemonCommandLine(argc, argv, "fleetmark-agent",
+                                              "fleetmark-agent --coordinator=HOST:PORT --token_file=FILE [--name=N] "
+                                              "[--labels=k=v,...] [--spool_dir=DIR] [--tls_ca_file=PEM "
+                                              "[--tls_cert_file=PEM --tls_key_file=PEM]]",
+                                              "agent/main.cc");
+      code >= 0) {
+    return code;
   }
-  if (absl::Status stray = fleetmark::RefusePositionalArguments(absl::ParseCommandLine(argc, argv)); !stray.ok()) {
-    std::fprintf(stderr, "fleetmark-agent: %s\n", std::string(stray.message()).c_str());
-    return 2;
+  // A set but unusable FLEETMARK_CHILD_EMULATOR would fail every case: refuse at once
+  // (after --help/--version, which run no case).
+  if (const absl::Status emulator = engine::CheckChildEmulator(); !emulator.ok()) {
+    std::fprintf(stderr, "fleetmark-agent: %s\n", std::string(emulator.message()).c_str());
+    return kExitConfig;
   }
 
   // SIGINT/SIGTERM are taken by a dedicated thread (sigwait), so every other thread,
@@ -109,9 +104,9 @@ int Main(int argc, char** argv) {
   options.name = absl::GetFlag(FLAGS_name);
   if (options.name.empty()) options.name = HostName();
   options.spool_dir = absl::GetFlag(FLAGS_spool_dir);
-  options.tls.ca_file = absl::GetFlag(FLAGS_tls_ca);
-  options.tls.cert_file = absl::GetFlag(FLAGS_tls_cert);
-  options.tls.key_file = absl::GetFlag(FLAGS_tls_key);
+  options.tls.ca_file = absl::GetFlag(FLAGS_tls_ca_file);
+  options.tls.cert_file = absl::GetFlag(FLAGS_tls_cert_file);
+  options.tls.key_file = absl::GetFlag(FLAGS_tls_key_file);
   options.tls.server_name_override = absl::GetFlag(FLAGS_tls_server_name);
   options.backoff.initial_delay = absl::GetFlag(FLAGS_reconnect_initial_delay);
   options.backoff.max_delay = absl::GetFlag(FLAGS_reconnect_max_delay);
@@ -142,7 +137,7 @@ int Main(int argc, char** argv) {
     Log(LogLevel::kError, agent.status().ToString());
     return kExitConfig;
   }
-  Log(LogLevel::kInfo, absl::StrCat("fleetmark-agent ", FLEETMARK_ENGINE_VERSION, " \"", options.name, "\" dialing ",
+  Log(LogLevel::kInfo, absl::StrCat(VersionLine("fleetmark-agent"), " \"", options.name, "\" dialing ",
                                     options.coordinator, options.tls.ca_file.empty() ? " (plaintext)" : " (TLS)"));
 
   // Never deleted: the detached signal thread may use it until the process exits.
@@ -173,10 +168,5 @@ int Main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   fleetmark::engine::MaybeRunChild(argc, argv);
-  // A set but unusable FLEETMARK_CHILD_EMULATOR would fail every case: refuse at once.
-  if (const absl::Status emulator = fleetmark::engine::CheckChildEmulator(); !emulator.ok()) {
-    std::fprintf(stderr, "%s: %s\n", "fleetmark-agent", std::string(emulator.message()).c_str());
-    return 2;
-  }
   return fleetmark::agent::Main(argc, argv);
 }

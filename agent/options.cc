@@ -19,10 +19,10 @@ absl::Status ValidateAgentOptions(const AgentOptions& options) {
   }
   if (options.spool_dir.empty()) return absl::InvalidArgumentError("spool_dir: empty");
   if (options.tls.cert_file.empty() != options.tls.key_file.empty()) {
-    return absl::InvalidArgumentError("tls_cert and tls_key: give both (mutual TLS) or neither");
+    return absl::InvalidArgumentError("--tls_cert_file and --tls_key_file: give both (mutual TLS) or neither");
   }
   if (!options.tls.cert_file.empty() && options.tls.ca_file.empty()) {
-    return absl::InvalidArgumentError("tls_cert: mutual TLS needs tls_ca too");
+    return absl::InvalidArgumentError("--tls_cert_file: mutual TLS needs --tls_ca_file too");
   }
   FLEETMARK_RETURN_IF_ERROR(ValidateBackoffOptions(options.backoff));
   for (const auto& [field, value] :

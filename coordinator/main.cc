@@ -30,9 +30,6 @@
 #include <thread>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -43,7 +40,9 @@
 #include "engine/common/secret_file.h"
 #if FLEETMARK_WITH_HTTP
 #include "coordinator/http/http_server.h"
-#include "engine/common/command_line.h"
+#include "engine/common/flag_parser.h"
+#include "engine/common/log.h"
+#include "engine/common/version.h"
 #endif
 
 ABSL_FLAG(std::string, listen_address, "127.0.0.1:7443", "gRPC listen address host:port (port 0 = any)");
@@ -101,20 +100,11 @@ int main(int argc, char** argv) {
   // protobuf logs one ERROR line per unparseable message (e.g. a string that is not
   // UTF-8): rate-limited, so a fuzzer or a broken client cannot flood the log.
   fleetmark::service::InstallRateLimitedProtobufLog();
-  absl::SetProgramUsageMessage("fleetmark-coordinator --database_uri=URI [flags]");
-  // --help and --helpshort list this file's flags (Abseil's default matches only files
-  // named after the program, so they printed "No flags matched"); --helpfull lists all.
-  absl::FlagsUsageConfig usage_config;
-  usage_config.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "coordinator/main.cc"); };
-  usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage_config);
-  if (absl::Status repeated = fleetmark::RefuseRepeatedFlags(argc, argv); !repeated.ok()) {
-    std::cerr << "fleetmark-coordinator: " << repeated.message() << "\n";
-    return 2;
-  }
-  if (absl::Status stray = fleetmark::RefusePositionalArguments(absl::ParseCommandLine(argc, argv)); !stray.ok()) {
-    std::cerr << "fleetmark-coordinator: " << stray.message() << "\n";
-    return 2;
+  if (const int code =
+          fleetmark::ParseDaemonCommandLine(argc, argv, "fleetmark-coordinator",
+                                            "fleetmark-coordinator --database_uri=URI [flags]", "coordinator/main.cc");
+      code >= 0) {
+    return code;
   }
 
   fleetmark::service::CoordinatorOptions options;
@@ -190,20 +180,21 @@ int main(int argc, char** argv) {
 
   auto coordinator = fleetmark::service::Coordinator::Start(options);
   if (!coordinator.ok()) {
-    std::cerr << "fleetmark-coordinator: " << coordinator.status().message() << "\n";
+    fleetmark::Log(fleetmark::LogLevel::kError, coordinator.status().message());
     return absl::IsInvalidArgument(coordinator.status()) ? 2 : 1;
   }
-  std::cerr << "fleetmark-coordinator: serving gRPC on port " << (*coordinator)->port() << std::endl;
+  fleetmark::Log(fleetmark::LogLevel::kInfo, absl::StrCat(fleetmark::VersionLine("fleetmark-coordinator"),
+                                                          ": serving gRPC on port ", (*coordinator)->port()));
 #if FLEETMARK_WITH_HTTP
   std::unique_ptr<fleetmark::http::HttpServer> http;
   if (!http_options.address.empty()) {
     auto server = fleetmark::http::StartHttpServer(http_options);
     if (!server.ok()) {
-      std::cerr << "fleetmark-coordinator: --http_address: " << server.status().message() << "\n";
+      fleetmark::Log(fleetmark::LogLevel::kError, absl::StrCat("--http_address: ", server.status().message()));
       return absl::IsInvalidArgument(server.status()) ? 2 : 1;
     }
     http = *std::move(server);
-    std::cerr << "fleetmark-coordinator: web view at " << http->url() << std::endl;
+    fleetmark::Log(fleetmark::LogLevel::kInfo, absl::StrCat("web view at ", http->url()));
   }
 #else
   if (!absl::GetFlag(FLAGS_http_address).empty() || !absl::GetFlag(FLAGS_http_token_file).empty()) {
@@ -220,7 +211,7 @@ int main(int argc, char** argv) {
   std::thread signal_waiter([&signals, c = coordinator->get()] {
     int signal = 0;
     sigwait(&signals, &signal);
-    std::cerr << "fleetmark-coordinator: signal " << signal << ", shutting down" << std::endl;
+    fleetmark::Log(fleetmark::LogLevel::kInfo, absl::StrCat("signal ", signal, ", shutting down"));
     c->Shutdown();
   });
   (*coordinator)->Wait();

@@ -6,7 +6,7 @@
 # systemd it prints the command line to run instead.
 #
 #   deploy/install-agent.sh --coordinator IP:PORT (--token_file FILE | --token TOKEN)
-#        [--name NAME] [--labels k=v,...] [--tls_ca PEM] [--dist TARBALL|DIR]
+#        [--name NAME] [--labels k=v,...] [--tls_ca_file PEM] [--dist TARBALL|DIR]
 #        [--root DIR [--arch x86_64|arm64|armhf]] [--systemd auto|yes|no] [--systemctl CMD]
 #   deploy/install-agent.sh --uninstall [--purge] [--root DIR] [--systemd ...] [--systemctl CMD]
 #
@@ -52,7 +52,7 @@ while [ $# -gt 0 ]; do
     --uninstall) uninstall=1; shift; continue ;;
     --purge) purge=1; shift; continue ;;
     -h|--help) sed -n '8,/^# Exit codes/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    --coordinator|--token_file|--token|--name|--labels|--tls_ca|--dist|--root|--arch|--systemd|--systemctl)
+    --coordinator|--token_file|--token|--name|--labels|--tls_ca_file|--dist|--root|--arch|--systemd|--systemctl)
       [ $# -ge 2 ] || bad "$1 needs a value" ;;
     *) bad "unknown flag $(shown "$1") (--help lists them)" ;;
   esac
@@ -62,7 +62,7 @@ while [ $# -gt 0 ]; do
     --token) token=$2 ;;
     --name) name=$2 ;;
     --labels) labels=$2 ;;
-    --tls_ca) tls_ca=$2 ;;
+    --tls_ca_file) tls_ca=$2 ;;
     --dist) dist=$2 ;;
     --root)
       [ -n "$2" ] || bad "--root: must not be empty (leave it out to install into /)"
@@ -105,7 +105,7 @@ fi
 [ -n "$coordinator" ] || bad "--coordinator IP:PORT is required"
 if [ -n "$token_file" ] && [ -n "$token" ]; then bad "--token_file and --token: give one"; fi
 if [ -n "$token_file" ] && [ ! -r "$token_file" ]; then bad "--token_file: cannot read $token_file"; fi
-[ -z "$tls_ca" ] || [ -r "$tls_ca" ] || bad "--tls_ca: cannot read $tls_ca"
+[ -z "$tls_ca" ] || [ -r "$tls_ca" ] || bad "--tls_ca_file: cannot read $tls_ca"
 [ -n "$name" ] || name=$(hostname 2>/dev/null || cat /etc/hostname 2>/dev/null || echo agent)
 # agent.env is read by systemd (one line per variable, no quoting): these rules keep
 # every value a plain word.
@@ -157,7 +157,7 @@ fi
 tls_args=""
 if [ -n "$tls_ca" ]; then
   install -m 0644 "$tls_ca" "$etc_dir/ca.pem"
-  tls_args="--tls_ca=/etc/fleetmark/ca.pem"
+  tls_args="--tls_ca_file=/etc/fleetmark/ca.pem"
 fi
 cat > "$etc_dir/agent.env.tmp" <<EOF
 # Written by deploy/install-agent.sh; read by fleetmark-agent.service.
@@ -181,7 +181,7 @@ else
   [ -n "$labels" ] && args+=(--labels="$labels")
   [ -f "$etc_dir/enrollment_token" ] && args+=(--token_file="$root$token_path")
   args+=(--spool_dir="$spool")
-  [ -n "$tls_args" ] && args+=(--tls_ca="$etc_dir/ca.pem")
+  [ -n "$tls_args" ] && args+=(--tls_ca_file="$etc_dir/ca.pem")
   line=""
   for a in "${args[@]}"; do line+="${line:+ }$(sh_quote "$a")"; done
   echo "fleetmark-agent installed; no systemd here: run it with"

@@ -1,9 +1,7 @@
 // RunCli: flag parsing with exit code 2 on bad flags, --help, command dispatch.
 //
-// Flags are parsed here through Abseil's public reflection API (FindCommandLineFlag,
-// CommandLineFlag::ParseFrom) rather than absl::ParseCommandLine, which exits with
-// code 1 on an unknown flag; fleetmark promises exit code 2 for every bad input. Help
-// is printed here too (Abseil's FlagsHelp shows build paths and an "UNKNOWN" group).
+// Flags are parsed by engine/common/flag_parser.h (exit code 2 for every bad input,
+// help without build paths), as in fleetmark-agent and fleetmark-coordinator.
 #include <algorithm>
 #include <iostream>
 #include <string>
@@ -15,6 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/cli/command.h"
+#include "engine/common/flag_parser.h"
+#include "engine/common/version.h"
 
 namespace fleetmark::cli {
 namespace {
@@ -22,33 +22,9 @@ namespace {
 // The files whose flags are fleetmark's (every fleetmark CLI flag file is in this folder).
 constexpr char kCliFlagFiles[] = "coordinator/cli/";
 
-// "  --name (default: "x")\n      help\n" for each of `names` that is a fleetmark flag.
-std::string FlagsHelp(std::vector<std::string> names) {
-  std::sort(names.begin(), names.end());
-  std::string out;
-  for (const std::string& name : names) {
-    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-    if (flag == nullptr) continue;
-    const std::string value = flag->DefaultValue();
-    absl::StrAppend(&out, "  --", name, flag->IsOfType<bool>() ? "" : absl::StrCat(" (default \"", value, "\")"),
-                    "\n      ", flag->Help(), "\n");
-  }
-  return out;
-}
-
-std::vector<std::string> AllCliFlags() {
-  std::vector<std::string> names;
-  for (const auto& [name, flag] : absl::GetAllFlags()) {
-    if (!flag->IsRetired() && absl::StrContains(flag->Filename(), kCliFlagFiles)) {
-      names.emplace_back(name);
-    }
-  }
-  return names;
-}
-
 void PrintHelp(const CommandRegistry& registry) {
   std::cout << registry.Usage() << "\nflags (each command takes those its usage names):\n"
-            << FlagsHelp(AllCliFlags())
+            << FlagsHelp(FlagNames(kCliFlagFiles))
             << "  --help, --version\n      this text (with a command: its usage and flags); "
                "the version\n";
 }
@@ -73,74 +49,6 @@ int UsageError(const std::string& message) {
   return kExitUsage;
 }
 
-struct ParsedArgs {
-  std::vector<std::string> positional;
-  std::vector<std::string> flags_set;  // names of the flags given
-  bool help = false;
-};
-
-// Parses every flag of argv into its Abseil flag; the other arguments go to
-// `positional`. Returns -1 to continue, else the exit code to return.
-int ParseFlags(int argc, char** argv, ParsedArgs& parsed) {
-  bool only_positional = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (only_positional || arg.size() < 2 || arg[0] != '-') {
-      parsed.positional.push_back(arg);
-      continue;
-    }
-    if (arg == "--") {
-      only_positional = true;
-      continue;
-    }
-    std::string body = arg.substr(arg[1] == '-' ? 2 : 1);
-    if (body == "help" || body == "h" || body == "helpfull" || body == "helpshort") {
-      parsed.help = true;
-      continue;
-    }
-    if (body == "version") {
-      std::cout << "fleetmark " << FLEETMARK_ENGINE_VERSION << "\n";
-      return kExitOk;
-    }
-    std::string name = body, value;
-    const size_t eq = body.find('=');
-    const bool has_value = eq != std::string::npos;
-    if (has_value) {
-      name = body.substr(0, eq);
-      value = body.substr(eq + 1);
-    }
-    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-    if (flag != nullptr && !absl::StrContains(flag->Filename(), kCliFlagFiles)) flag = nullptr;
-    if (flag == nullptr && !has_value && absl::StartsWith(name, "no")) {
-      absl::CommandLineFlag* negated = absl::FindCommandLineFlag(name.substr(2));
-      if (negated != nullptr && negated->IsOfType<bool>() && absl::StrContains(negated->Filename(), kCliFlagFiles)) {
-        flag = negated;
-        value = "false";
-        name = name.substr(2);
-      }
-    } else if (flag != nullptr && flag->IsOfType<bool>() && !has_value) {
-      value = "true";
-    } else if (flag != nullptr && !has_value) {
-      if (i + 1 >= argc) return UsageError(absl::StrCat("flag --", name, " needs a value"));
-      value = argv[++i];
-    }
-    if (flag == nullptr || flag->IsRetired()) {
-      return UsageError(absl::StrCat("unknown flag ", arg));
-    }
-    // Abseil keeps the last value of a repeated flag; `--select a --select b` would
-    // silently mean b only.
-    if (std::find(parsed.flags_set.begin(), parsed.flags_set.end(), name) != parsed.flags_set.end()) {
-      return UsageError(absl::StrCat("--", name, " is given twice; give it once"));
-    }
-    std::string error;
-    if (!flag->ParseFrom(value, &error)) {
-      return UsageError(absl::StrCat("--", name, ": ", error));
-    }
-    parsed.flags_set.push_back(name);
-  }
-  return -1;
-}
-
 // Finds the command `args` names; on failure prints one error line and sets *code.
 const Command* FindCommand(const CommandRegistry& registry, const std::vector<std::string>& args, int* words,
                            int* code) {
@@ -162,8 +70,13 @@ const Command* FindCommand(const CommandRegistry& registry, const std::vector<st
 }  // namespace
 
 int RunCli(const CommandRegistry& registry, int argc, char** argv) {
-  ParsedArgs parsed;
-  if (int code = ParseFlags(argc, argv, parsed); code >= 0) return code;
+  absl::StatusOr<ParsedFlags> flags = ParseFlags(argc, argv, kCliFlagFiles);
+  if (!flags.ok()) return UsageError(std::string(flags.status().message()));
+  if (flags->version) {
+    std::cout << VersionLine("fleetmark") << "\n";
+    return kExitOk;
+  }
+  ParsedFlags& parsed = *flags;
   std::vector<std::string>& args = parsed.positional;
   if (parsed.help && !args.empty() && args[0] != "help") args.insert(args.begin(), "help");
   if (args.empty()) {

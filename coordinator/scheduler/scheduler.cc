@@ -1,9 +1,9 @@
 #include "coordinator/scheduler/scheduler.h"
 
-#include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/scheduler/cron.h"
+#include "engine/common/log.h"
 
 namespace fleetmark::scheduler {
 
@@ -44,8 +44,10 @@ absl::StatusOr<std::vector<v1::RunInfo>> ScheduleRunner::Tick() {
       if (!result.ok()) return result.status();
       // Logged by the coordinator whose fire was recorded: once per slot.
       if (result->has_value() && !skipped.empty()) {
-        std::cerr << "fleetmark-coordinator: schedule \"" << schedule.name() << "\" slot "
-                  << absl::FormatTime("%Y-%m-%d %H:%M UTC", *slot, absl::UTCTimeZone()) << " " << skipped << "\n";
+        ::fleetmark::Log(
+            ::fleetmark::LogLevel::kInfo,
+            absl::StrCat("schedule \"", schedule.name(), "\" slot ",
+                         absl::FormatTime("%Y-%m-%d %H:%M UTC", *slot, absl::UTCTimeZone()), " ", skipped));
       }
       if (result->has_value() && !(*result)->run_id().empty()) fired.push_back(**result);
     }

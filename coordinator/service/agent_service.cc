@@ -1,12 +1,12 @@
 #include "coordinator/service/agent_service.h"
 
-#include <iostream>
 #include <map>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/service/hello_check.h"
 #include "coordinator/service/secrets.h"
+#include "engine/common/log.h"
 #include "engine/common/message_text.h"
 
 namespace fleetmark::service {
@@ -206,7 +206,8 @@ absl::Status AgentServiceImpl::DatabaseRefusal(const v1::Hello& hello, const abs
       absl::IsResourceExhausted(status)) {
     return absl::UnavailableError(absl::StrCat("coordinator database unavailable, retry later: ", status.message()));
   }
-  std::cerr << "fleetmark-coordinator: hello of agent " << hello.agent_name() << ": " << status << "\n";
+  ::fleetmark::Log(::fleetmark::LogLevel::kError,
+                   absl::StrCat("hello of agent ", hello.agent_name(), ": ", status.ToString()));
   return absl::UnavailableError(
       "coordinator error while registering the agent (details in the coordinator's log), retry later");
 }
@@ -361,7 +362,8 @@ void AgentServiceImpl::OnStreamDone(const SessionPtr& session) {
   if (!registry_.Remove(state.agent_id, session.get())) return;  // replaced by a reconnect
   absl::Status status = store_.SetAgentOffline(state.agent_id, session->session_id());
   if (!status.ok() && !absl::IsUnavailable(status)) {
-    std::cerr << "fleetmark-coordinator: agent " << state.name << " offline: " << status.message() << "\n";
+    ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
+                     absl::StrCat("agent ", state.name, " offline: ", status.message()));
   }
 }
 

@@ -1,7 +1,6 @@
 #include "coordinator/service/control_service.h"
 
 #include <algorithm>
-#include <iostream>
 #include <limits>
 #include <memory>
 #include <set>
@@ -14,6 +13,7 @@
 #include "coordinator/service/run_cases.h"
 #include "coordinator/service/secrets.h"
 #include "coordinator/service/selector.h"
+#include "engine/common/log.h"
 #include "engine/common/message_limits.h"
 #include "engine/common/message_text.h"
 #include "engine/common/status_macros.h"
@@ -396,8 +396,9 @@ grpc::ServerUnaryReactor* ControlServiceImpl::RevokeToken(grpc::CallbackServerCo
     // the sweeper: the revocation itself is committed.
     absl::StatusOr<std::vector<std::string>> ended = EndRevokedAgentStreams(store_, registry_);
     if (ended.ok() && !ended->empty()) {
-      std::cerr << "fleetmark-coordinator: enrollment token " << request->token_id() << " revoked: disconnected "
-                << absl::StrJoin(*ended, ", ") << "\n";
+      ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
+                       absl::StrCat("enrollment token ", request->token_id(), " revoked: disconnected ",
+                                    absl::StrJoin(*ended, ", ")));
     }
     return absl::OkStatus();
   });
@@ -546,7 +547,7 @@ grpc::ServerUnaryReactor* ControlServiceImpl::RemoveAgent(grpc::CallbackServerCo
     // database error here leaves it to the sweeper: the removal itself is committed.
     absl::StatusOr<std::vector<std::string>> ended = EndRevokedAgentStreams(store_, registry_);
     if (ended.ok() && !ended->empty()) {
-      std::cerr << "fleetmark-coordinator: agent " << request->name() << " removed: disconnected\n";
+      ::fleetmark::Log(::fleetmark::LogLevel::kInfo, absl::StrCat("agent ", request->name(), " removed: disconnected"));
     }
     return absl::OkStatus();
   });

@@ -2,7 +2,6 @@
 
 #include <fstream>
 #include <map>
-#include <iostream>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -30,6 +29,7 @@
 #include "coordinator/service/secrets.h"
 #include "coordinator/service/selector.h"
 #include "coordinator/store/store.h"
+#include "engine/common/log.h"
 #include "engine/common/message_limits.h"
 #include "engine/common/status_macros.h"
 #include "engine/plan/plan.h"
@@ -229,11 +229,11 @@ class CoordinatorImpl : public Coordinator {
         store::Store::SeedOutcome outcome,
         store_->SeedDefaultSchedule(schedule, cron.NextAfter(clock_.Now()).value_or(absl::InfiniteFuture())));
     if (outcome == store::Store::SeedOutcome::kLeftDeleted) {
-      std::cerr << "fleetmark-coordinator: schedule \"nightly\" was deleted from this database, so --nightly_plan "
-                << "does not re-create it; to have it again: fleetmark schedules create nightly "
-                << options_.nightly_plan_file << " --cron '" << options_.nightly_cron << "'"
-                << " --select '" << (options_.nightly_selector.empty() ? "all" : options_.nightly_selector) << "'"
-                << "\n";
+      ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
+                       absl::StrCat("schedule \"nightly\" was deleted from this database, so --nightly_plan ",
+                                    "does not re-create it; to have it again: fleetmark schedules create nightly ",
+                                    options_.nightly_plan_file, " --cron '", options_.nightly_cron, "'", " --select '",
+                                    (options_.nightly_selector.empty() ? "all" : options_.nightly_selector), "'"));
     }
     return absl::OkStatus();
   }
@@ -277,8 +277,8 @@ class CoordinatorImpl : public Coordinator {
       if (flushed && now - reachable_since >= options_.job_lease) ExpireLeases();
       if (auto fired = schedules_->Tick(); fired.ok()) {
         for (const v1::RunInfo& run : *fired) {
-          std::cerr << "fleetmark-coordinator: schedule fired run " << run.run_id() << " (" << run.submitted_by()
-                    << ")\n";
+          ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
+                           absl::StrCat("schedule fired run ", run.run_id(), " (", run.submitted_by(), ")"));
         }
       }
       StopEndedJobs();
@@ -294,8 +294,9 @@ class CoordinatorImpl : public Coordinator {
   void EndRevokedAgents() {
     absl::StatusOr<std::vector<std::string>> ended = EndRevokedAgentStreams(*store_, registry_);
     if (ended.ok() && !ended->empty()) {
-      std::cerr << "fleetmark-coordinator: disconnected agents removed or whose enrollment token is revoked: "
-                << absl::StrJoin(*ended, ", ") << "\n";
+      ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
+                       absl::StrCat("disconnected agents removed or whose enrollment token is revoked: ",
+                                    absl::StrJoin(*ended, ", ")));
     }
   }
 
@@ -330,13 +331,14 @@ class CoordinatorImpl : public Coordinator {
     std::vector<std::string> unrecorded(unrecorded_agents_.begin(), unrecorded_agents_.end());
     absl::Status status = store_->RecordLiveness(batch, options_.job_lease, unrecorded);
     if (!status.ok()) {
-      std::cerr << "fleetmark-coordinator: liveness flush: " << status.message() << "\n";
+      ::fleetmark::Log(::fleetmark::LogLevel::kWarning, absl::StrCat("liveness flush: ", status.message()));
       for (const store::AgentLiveness& a : batch) unrecorded_agents_.insert(a.agent_id);
       return false;
     }
     if (!unrecorded.empty()) {
-      std::cerr << "fleetmark-coordinator: database reachable again; renewed the job leases of " << unrecorded.size()
-                << " agents whose renewals failed meanwhile\n";
+      ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
+                       absl::StrCat("database reachable again; renewed the job leases of ", unrecorded.size(),
+                                    " agents whose renewals failed meanwhile"));
     }
     unrecorded_agents_.clear();
     return true;
@@ -377,8 +379,9 @@ class CoordinatorImpl : public Coordinator {
     if (!expired.ok()) return;
     std::vector<std::string> wake;
     for (const store::ExpiredJob& job : *expired) {
-      std::cerr << "fleetmark-coordinator: job " << job.job_id << " lease expired after attempt " << job.attempts
-                << (job.failed ? ": failed (infrastructure)" : ": re-queued") << "\n";
+      ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
+                       absl::StrCat("job ", job.job_id, " lease expired after attempt ", job.attempts,
+                                    (job.failed ? ": failed (infrastructure)" : ": re-queued")));
       std::shared_ptr<AgentSession> session = registry_.Find(job.agent_id);
       if (session == nullptr) continue;
       bool was_running = false;

@@ -1,7 +1,8 @@
 #include "coordinator/service/dispatcher.h"
 
-#include <iostream>
 
+#include "absl/strings/str_cat.h"
+#include "engine/common/log.h"
 namespace fleetmark::service {
 
 Dispatcher::Dispatcher(store::Store& store, AgentRegistry& registry, Executor& executor, absl::Duration lease)
@@ -41,7 +42,7 @@ void Dispatcher::Run() {
     // Unavailable: the periodic sweep retries. AlreadyExists: another coordinator
     // claimed for one of these agents at the same moment; retry the rest soon.
     if (!absl::IsUnavailable(claimed.status())) {
-      std::cerr << "fleetmark-coordinator: claiming jobs: " << claimed.status().message() << "\n";
+      ::fleetmark::Log(::fleetmark::LogLevel::kWarning, absl::StrCat("claiming jobs: ", claimed.status().message()));
     }
     return;
   }

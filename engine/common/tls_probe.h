@@ -32,7 +32,7 @@ struct TlsClientFiles {
 };
 
 // How the program names its TLS flags, for messages ("--tls_ca_file" for the CLI,
-// "--tls_ca" for the agent).
+// "--tls_ca_file" for the agent).
 struct TlsFlagNames {
   std::string ca;
   std::string cert;

@@ -716,8 +716,8 @@ TEST_F(FleetTest, MutualTlsAdmitsOnlyAgentsWithAClientCertificate) {
   const TlsFiles* pki = &*tls_;
 
   StartAgent("tls-member", "", "",
-             {"--tls_ca=" + pki->ca, "--tls_cert=" + pki->client_cert, "--tls_key=" + pki->client_key});
-  AgentProcess* no_cert = StartAgent("tls-no-cert", "", "", {"--tls_ca=" + pki->ca});
+             {"--tls_ca_file=" + pki->ca, "--tls_cert_file=" + pki->client_cert, "--tls_key_file=" + pki->client_key});
+  AgentProcess* no_cert = StartAgent("tls-no-cert", "", "", {"--tls_ca_file=" + pki->ca});
   AgentProcess* plaintext = StartAgent("plaintext", "");
   ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
   auto run = control_->Submit(TinyPlan(), "name=tls-member");
@@ -751,23 +751,23 @@ TEST_F(FleetTest, AgentsNameTheirTlsMismatchAsAConfigurationError) {
   ASSERT_TRUE(other.ok()) << other.status();
 
   AgentProcess* plaintext = StartAgent("plain", "");
-  AgentProcess* no_cert = StartAgent("no-cert", "", "", {"--tls_ca=" + pki->ca});
+  AgentProcess* no_cert = StartAgent("no-cert", "", "", {"--tls_ca_file=" + pki->ca});
   AgentProcess* wrong_ca = StartAgent(
-      "wrong-ca", "", "", {"--tls_ca=" + other->ca, "--tls_cert=" + pki->client_cert, "--tls_key=" + pki->client_key});
+      "wrong-ca", "", "", {"--tls_ca_file=" + other->ca, "--tls_cert_file=" + pki->client_cert, "--tls_key_file=" + pki->client_key});
   AgentProcess* foreign_cert =
       StartAgent("foreign-cert", "", "",
-                 {"--tls_ca=" + pki->ca, "--tls_cert=" + other->client_cert, "--tls_key=" + other->client_key});
+                 {"--tls_ca_file=" + pki->ca, "--tls_cert_file=" + other->client_cert, "--tls_key_file=" + other->client_key});
   AgentProcess* wrong_key = StartAgent(
-      "wrong-key", "", "", {"--tls_ca=" + pki->ca, "--tls_cert=" + pki->client_cert, "--tls_key=" + other->client_key});
+      "wrong-key", "", "", {"--tls_ca_file=" + pki->ca, "--tls_cert_file=" + pki->client_cert, "--tls_key_file=" + other->client_key});
   ASSERT_NE(wrong_key, nullptr);
   const std::string address = coordinator_->address();
   const std::vector<std::pair<AgentProcess*, std::string>> expected = {
       {plaintext, "configuration error: TLS: the coordinator at " + address +
-                      " uses TLS and this client connects in plaintext: pass --tls_ca"},
+                      " uses TLS and this client connects in plaintext: pass --tls_ca_file"},
       {no_cert,
        "configuration error: TLS: the coordinator at " + address + " requires a client certificate (mutual TLS"},
       {wrong_ca,
-       "configuration error: TLS: the certificate of the coordinator at " + address + " is not trusted with --tls_ca"},
+       "configuration error: TLS: the certificate of the coordinator at " + address + " is not trusted with --tls_ca_file"},
       {foreign_cert, "configuration error: TLS: the coordinator at " + address + " refused this client certificate"},
   };
   for (const auto& [agent, line] : expected) {
@@ -788,7 +788,7 @@ TEST_F(FleetTest, AgentsNameTheirTlsMismatchAsAConfigurationError) {
   ASSERT_TRUE(exited.ok()) << exited.status();
   EXPECT_EQ(exited->exit_code, 2);
   EXPECT_THAT(wrong_key->Log(),
-              HasSubstr("--tls_key: this private key does not belong to the certificate in --tls_cert"));
+              HasSubstr("--tls_key_file: this private key does not belong to the certificate in --tls_cert_file"));
   auto agents = control_->ListAgents();
   ASSERT_TRUE(agents.ok()) << agents.status();
   EXPECT_TRUE(agents->empty());

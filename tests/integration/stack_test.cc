@@ -154,6 +154,54 @@ TEST(BinaryFlagsTest, RepeatedFlagsAndStrayArgumentsExit2) {
   RemoveTree(dir);
 }
 
+// Issue 16, item 3: the daemons' command lines behave like the CLI's: an unknown flag
+// or a bad value exits 2 naming the flag, --help and --version exit 0, the help shows
+// no source paths and no test hooks, --version names version, commit and build type.
+TEST(BinaryFlagsTest, DaemonsExit2OnBadFlagsAnd0OnHelpAndVersion) {
+  const std::string dir = MakeTempDir("fleetmark-daemon-flags-test");
+  struct Case {
+    std::vector<std::string> argv;
+    int exit_code;
+    std::string says;
+  };
+  const std::string agent = FLEETMARK_AGENT_BIN, coordinator = FLEETMARK_COORDINATOR_BIN;
+  const std::vector<Case> cases = {
+      {{agent, "--bogus=1"}, 2, "fleetmark-agent: unknown flag --bogus=1"},
+      {{coordinator, "--bogus"}, 2, "fleetmark-coordinator: unknown flag --bogus"},
+      {{agent, "--reconnect_max_delay=abc"}, 2, "fleetmark-agent: --reconnect_max_delay: "},
+      {{coordinator, "--max_attempts=x"}, 2, "fleetmark-coordinator: --max_attempts: "},
+      {{agent, "--tls_ca=x"}, 2, "unknown flag --tls_ca=x"},  // one name across binaries: --tls_ca_file
+      {{agent, "--version"}, 0, "fleetmark-agent " FLEETMARK_ENGINE_VERSION " (commit "},
+      {{coordinator, "--version"}, 0, "fleetmark-coordinator " FLEETMARK_ENGINE_VERSION " (commit "},
+      {{agent, "--help"}, 0, "  --tls_ca_file (default \"\")"},
+      {{coordinator, "--helpfull"}, 0, "  --database_uri (default \"\")"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(c.argv, dir + "/flags.log");
+    ASSERT_TRUE(process.ok()) << process.status();
+    absl::StatusOr<ExitInfo> exit = (*process)->Wait(absl::Seconds(30));
+    ASSERT_TRUE(exit.ok()) << exit.status();
+    const std::string log = (*process)->Log();
+    EXPECT_TRUE(exit->exited && exit->exit_code == c.exit_code) << c.argv[1] << ": " << log;
+    EXPECT_THAT(log, HasSubstr(c.says)) << c.argv[0] << " " << c.argv[1];
+    if (c.argv[1] == "--help" || c.argv[1] == "--helpfull") {
+      EXPECT_THAT(log, Not(HasSubstr(".cc"))) << log;
+      EXPECT_THAT(log, Not(HasSubstr("test_"))) << log;
+    }
+    if (c.argv[1] == "--version") EXPECT_THAT(log, HasSubstr(" build)"));
+  }
+  // A runtime failure is a log line with an RFC 3339 UTC time and a level.
+  absl::StatusOr<std::unique_ptr<Subprocess>> process =
+      Subprocess::Start({coordinator, "--database_uri=postgresql://x@127.0.0.1:1/x"}, dir + "/db.log");
+  ASSERT_TRUE(process.ok()) << process.status();
+  absl::StatusOr<ExitInfo> exit = (*process)->Wait(absl::Seconds(60));
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  EXPECT_TRUE(exit->exited && exit->exit_code == 1) << (*process)->Log();
+  EXPECT_THAT((*process)->Log(),
+              ::testing::ContainsRegex("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z ERROR "));
+  RemoveTree(dir);
+}
+
 TEST_F(StackTest, StatusAndDownSayWhatRunsAndWhatStopped) {
   ASSERT_NO_FATAL_FAILURE(Up());
   const Outcome status = Stack("status");

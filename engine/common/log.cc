@@ -1,4 +1,4 @@
-#include "agent/log.h"
+#include "engine/common/log.h"
 
 #include <unistd.h>
 
@@ -10,12 +10,10 @@
 #include "absl/time/time.h"
 #include "engine/common/text.h"
 
-namespace fleetmark::agent {
+namespace fleetmark {
 
 void Log(LogLevel level, absl::string_view message) {
   absl::string_view name = level == LogLevel::kInfo ? "INFO" : level == LogLevel::kWarning ? "WARNING" : "ERROR";
-  // Messages quote what others wrote (--name and --labels text, the coordinator's
-  // refusal reasons): control and format characters are escaped, never written raw.
   const std::string line =
       absl::StrCat(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()), " ", name, " ",
                    EscapeForTerminal(std::string_view(message.data(), message.size())), "\n");
@@ -24,4 +22,4 @@ void Log(LogLevel level, absl::string_view message) {
   [[maybe_unused]] ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
 }
 
-}  // namespace fleetmark::agent
+}  // namespace fleetmark

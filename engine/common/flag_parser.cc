@@ -1,0 +1,129 @@
+#include "engine/common/flag_parser.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/reflection.h"
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "engine/common/version.h"
+
+namespace fleetmark {
+namespace {
+
+absl::CommandLineFlag* Find(const std::string& name, absl::string_view flag_files) {
+  absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+  if (flag == nullptr || flag->IsRetired() || !absl::StrContains(flag->Filename(), flag_files)) return nullptr;
+  return flag;
+}
+
+}  // namespace
+
+absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view flag_files) {
+  ParsedFlags parsed;
+  bool only_positional = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (only_positional || arg.size() < 2 || arg[0] != '-') {
+      parsed.positional.push_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      only_positional = true;
+      continue;
+    }
+    const std::string body = arg.substr(arg[1] == '-' ? 2 : 1);
+    if (body == "help" || body == "h" || body == "helpfull" || body == "helpshort") {
+      parsed.help = true;
+      continue;
+    }
+    if (body == "version") {
+      parsed.version = true;
+      continue;
+    }
+    std::string name = body, value;
+    const size_t eq = body.find('=');
+    const bool has_value = eq != std::string::npos;
+    if (has_value) {
+      name = body.substr(0, eq);
+      value = body.substr(eq + 1);
+    }
+    absl::CommandLineFlag* flag = Find(name, flag_files);
+    if (flag == nullptr && !has_value && absl::StartsWith(name, "no")) {
+      absl::CommandLineFlag* negated = Find(name.substr(2), flag_files);
+      if (negated != nullptr && negated->IsOfType<bool>()) {
+        flag = negated;
+        value = "false";
+        name = name.substr(2);
+      }
+    } else if (flag != nullptr && flag->IsOfType<bool>() && !has_value) {
+      value = "true";
+    } else if (flag != nullptr && !has_value) {
+      if (i + 1 >= argc) return absl::InvalidArgumentError(absl::StrCat("flag --", name, " needs a value"));
+      value = argv[++i];
+    }
+    if (flag == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown flag ", arg.substr(0, 200)));
+    // Abseil keeps the last value of a repeated flag: `--select a --select b` would
+    // silently mean b only.
+    if (std::find(parsed.flags_set.begin(), parsed.flags_set.end(), name) != parsed.flags_set.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("--", name, " is given twice; give it once"));
+    }
+    std::string error;
+    if (!flag->ParseFrom(value, &error)) return absl::InvalidArgumentError(absl::StrCat("--", name, ": ", error));
+    parsed.flags_set.push_back(name);
+  }
+  return parsed;
+}
+
+std::vector<std::string> FlagNames(absl::string_view flag_files) {
+  std::vector<std::string> names;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (!flag->IsRetired() && absl::StrContains(flag->Filename(), flag_files) && !absl::StartsWith(name, "test_")) {
+      names.emplace_back(name);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string FlagsHelp(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const std::string& name : names) {
+    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    if (flag == nullptr) continue;
+    absl::StrAppend(&out, "  --", name,
+                    flag->IsOfType<bool>() ? "" : absl::StrCat(" (default \"", flag->DefaultValue(), "\")"), "\n      ",
+                    flag->Help(), "\n");
+  }
+  return out;
+}
+
+int ParseDaemonCommandLine(int argc, char** argv, absl::string_view program, absl::string_view usage,
+                           absl::string_view flag_files) {
+  absl::StatusOr<ParsedFlags> parsed = ParseFlags(argc, argv, flag_files);
+  absl::Status error = parsed.status();
+  if (parsed.ok() && !parsed->positional.empty()) {
+    error = absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", parsed->positional[0].substr(0, 200),
+                                                    "\": this program takes flags only"));
+  }
+  if (!error.ok()) {
+    std::cerr << program << ": " << error.message() << " (see --help)\n";
+    return 2;
+  }
+  if (parsed->version) {
+    std::cout << VersionLine(program) << "\n";
+    return 0;
+  }
+  if (parsed->help) {
+    std::cout << "usage: " << usage << "\n\nflags:\n"
+              << FlagsHelp(FlagNames(flag_files)) << "  --help, --version\n      this text; the version\n";
+    return 0;
+  }
+  return -1;
+}
+
+}  // namespace fleetmark

@@ -1,0 +1,51 @@
+// One command-line parser for fleetmark's three binaries (the fleetmark CLI,
+// fleetmark-agent, fleetmark-coordinator), over Abseil's public flag reflection API
+// (FindCommandLineFlag, CommandLineFlag::ParseFrom) instead of absl::ParseCommandLine,
+// which exits with code 1 on an unknown flag or a bad value and prints build paths in
+// its help. fleetmark exits with code 2 for every bad input, 0 for --help/--version.
+//
+//   absl::StatusOr<ParsedFlags> parsed = ParseFlags(argc, argv, "agent/main.cc");
+//   if (!parsed.ok()) { print parsed.status().message(); return 2; }
+//
+// Thread-safety: sets process-wide Abseil flags; call from main before other threads.
+#pragma once
+
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace fleetmark {
+
+struct ParsedFlags {
+  std::vector<std::string> positional;  // non-flag arguments, in order ("--" ends flags)
+  std::vector<std::string> flags_set;   // names of the flags given, in order
+  bool help = false;                    // --help, -h, --helpfull, --helpshort
+  bool version = false;                 // --version
+};
+
+// Parses argv[1..argc) into the Abseil flags defined in source files whose path
+// contains `flag_files` (other flags, e.g. gRPC's or Abseil's own, are unknown here).
+// Accepts --name=value, --name value, -name, bool --name / --noname. InvalidArgument,
+// with a message naming the flag: "unknown flag --x", "flag --x needs a value",
+// "--x is given twice; give it once", "--x: <Abseil's parse error>".
+absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view flag_files);
+
+// The flags defined in files containing `flag_files` (not retired, not test hooks:
+// names starting with "test_" are left out of help), sorted by name.
+std::vector<std::string> FlagNames(absl::string_view flag_files);
+
+// The daemons' whole command line (fleetmark-agent, fleetmark-coordinator): ParseFlags
+// over the flags of `flag_files`; --help prints `usage` and those flags to stdout,
+// --version prints VersionLine(program); positional arguments are refused. Returns the
+// exit code to end with now (0 after help/version; 2 after one error line
+// "<program>: <message> (see --help)" on stderr), or -1 to go on.
+int ParseDaemonCommandLine(int argc, char** argv, absl::string_view program, absl::string_view usage,
+                           absl::string_view flag_files);
+
+// "  --name (default "x")\n      help\n" for each of `names` (bool flags show no
+// default); unknown names are skipped. Never prints source paths.
+std::string FlagsHelp(std::vector<std::string> names);
+
+}  // namespace fleetmark
