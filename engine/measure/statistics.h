@@ -26,7 +26,15 @@
 // 2.5% / 97.5% percentiles of the replicates (Davison & Hinkley, "Bootstrap Methods and
 // their Application", 1997, §3.8 "hierarchical data", both stages with replacement;
 // Ren et al., "Nonparametric bootstrapping for hierarchical data", J. Applied
-// Statistics 37, 2010). The between-process share of the variance is the one-way ANOVA
+// Statistics 37, 2010). With few processes (k = 3 is the default) the percentile
+// bootstrap undercovers: its replicates cannot reach past the extreme process medians,
+// and the spread of k draws underestimates the spread between processes (Davison &
+// Hinkley §3.8 note the same bias at the top stage). The interval is therefore the union of
+// the percentile interval and the Student-t interval on the process medians,
+// mean(m_i) ± t(0.975, k-1)·s(m_i)/√k, the top-level interval Kalibera & Jones (ISMM
+// 2013, §4, "the t-distribution with k-1 degrees of freedom at the highest level")
+// recommend; the bootstrap keeps the within-process variation when the k medians happen
+// to agree. The between-process share of the variance is the one-way ANOVA
 // variance-components estimate with the unbalanced n0 (Searle, Casella & McCulloch,
 // "Variance Components", 1992, §3.5-3.6).
 #pragma once
@@ -79,10 +87,10 @@ inline constexpr int kBootstrapReplicates = 1000;
 // sizes are skipped; samples past the sizes' sum form one more process, sizes past the
 // end are cut short). With two or more processes, every field is ComputeStatistics's
 // except ci_low/ci_high/ci_half_width_percent, which come from the two-stage bootstrap
-// above (kBootstrapReplicates replicates, std::mt19937_64 seeded with `seed`: the same
-// input and seed give the same CI on every platform); the half-width is +infinity
-// below 6 samples. With one process it equals ComputeStatistics(samples_ns).
-// Pure, thread-safe; O(kBootstrapReplicates · n) time, O(n) extra memory.
+// widened to the process-level t interval above (kBootstrapReplicates replicates, std::mt19937_64 seeded with `seed`:
+// the same input and seed give the same CI on every platform); the half-width is +infinity below 6 samples. With one
+// process it equals ComputeStatistics(samples_ns). Pure, thread-safe; O(kBootstrapReplicates · n) time, O(n) extra
+// memory.
 fleetmark::v1::Statistics ComputeHierarchicalStatistics(absl::Span<const int64_t> samples_ns,
                                                         absl::Span<const uint32_t> process_sizes, uint64_t seed);
 
