@@ -53,6 +53,16 @@ absl::StatusOr<StopRuleOptions> StopRuleOptionsFromSettings(const fleetmark::v1:
                                                    " (0 = ", kDefaultProcesses, "), got ", processes));
   }
   options.processes = processes == 0 ? kDefaultProcesses : processes;
+  const double min_seconds = settings.min_seconds_per_case();
+  const double max_resolved = absl::ToDoubleSeconds(options.max_time);
+  if (!std::isfinite(min_seconds) || min_seconds < 0 || min_seconds > max_resolved) {
+    return absl::InvalidArgumentError(absl::StrCat(field_prefix,
+                                                   ".min_seconds_per_case: 0 <= min_seconds_per_case <= "
+                                                   "max_seconds_per_case (",
+                                                   max_resolved, ") (0 = ", kDefaultMinSecondsPerCase, "), got ",
+                                                   min_seconds));
+  }
+  options.min_time = absl::Seconds(min_seconds == 0 ? std::min(kDefaultMinSecondsPerCase, max_resolved) : min_seconds);
   return options;
 }
 
@@ -67,7 +77,8 @@ StopDecision Decide(fleetmark::v1::Statistics stats, bool enough_processes, cons
   const int64_t count = static_cast<int64_t>(s.count());
   // ci_half_width_percent is +infinity until the CI is achieved (n >= 6).
   if (options.target_ci_percent > 0 && enough_processes && count >= options.min_repetitions &&
-      std::isfinite(s.ci_half_width_percent()) && s.ci_half_width_percent() <= options.target_ci_percent) {
+      elapsed >= options.min_time && std::isfinite(s.ci_half_width_percent()) &&
+      s.ci_half_width_percent() <= options.target_ci_percent) {
     decision.stop = true;
     decision.reason = fleetmark::v1::STOP_REASON_CI_TARGET;
   } else if (count >= options.max_repetitions) {
@@ -93,6 +104,24 @@ StopDecision DecideStop(absl::Span<const int64_t> samples_ns, absl::Span<const u
       samples_ns.size(), process_sizes, static_cast<size_t>(std::max<int64_t>(1, options.min_process_repetitions))));
   return Decide(ComputeHierarchicalStatistics(samples_ns, process_sizes, options.bootstrap_seed),
                 processes >= options.processes, options, elapsed);
+}
+
+DriftCheck DetectDrift(absl::Span<const int64_t> samples_ns, double tolerance_percent) {
+  DriftCheck check;
+  const size_t n = samples_ns.size();
+  if (n < 2 * kMinDriftHalf) return check;
+  check.checked = true;
+  const fleetmark::v1::Statistics first = ComputeStatistics(samples_ns.first(n / 2));
+  const fleetmark::v1::Statistics second = ComputeStatistics(samples_ns.subspan(n / 2));
+  check.first_median_ns = first.median_ns();
+  check.second_median_ns = second.median_ns();
+  const double whole = ComputeStatistics(samples_ns).median_ns();
+  const double tolerance =
+      tolerance_percent > 0 ? std::max(tolerance_percent, kMinDriftTolerancePercent) : kDefaultTargetCiPercent;
+  const bool disjoint = first.ci_high_ns() < second.ci_low_ns() || second.ci_high_ns() < first.ci_low_ns();
+  check.drifting =
+      disjoint && whole > 0 && 100.0 * std::fabs(second.median_ns() - first.median_ns()) / whole > tolerance;
+  return check;
 }
 
 }  // namespace fleetmark::engine

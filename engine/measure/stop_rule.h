@@ -28,6 +28,9 @@ struct StopRuleOptions {
   int64_t min_repetitions = 10;                 // no CI stop before this many samples
   int64_t max_repetitions = 1000;               // stop at this many samples (>= 1)
   absl::Duration max_time = absl::Seconds(10);  // stop once elapsed >= this
+  // measurement.min_seconds_per_case: no CI_TARGET stop before elapsed >= this (the
+  // caps still end the loop earlier).
+  absl::Duration min_time = absl::ZeroDuration();
   // measurement.processes: with >= 2 the CI is the hierarchical one over the samples'
   // processes (statistics.h) and CI_TARGET needs at least this many processes.
   int64_t processes = 1;
@@ -44,7 +47,8 @@ inline constexpr int64_t kDefaultMaxRepetitions = 1000;
 inline constexpr int64_t kMaxRepetitionsCap = 1000000;
 inline constexpr double kDefaultMaxSecondsPerCase = 10.0;
 inline constexpr double kMaxSecondsPerCaseCap = 86400.0;
-inline constexpr uint32_t kDefaultProcesses = 3;  // 1 under --quick (engine/plan ApplyQuick)
+inline constexpr double kDefaultMinSecondsPerCase = 0.5;  // lowered to max_seconds_per_case
+inline constexpr uint32_t kDefaultProcesses = 3;          // 1 under --quick (engine/plan ApplyQuick)
 inline constexpr uint32_t kMaxProcesses = 64;
 
 // Builds options from a plan's settings, applying the defaults for zero fields.
@@ -52,7 +56,8 @@ inline constexpr uint32_t kMaxProcesses = 64;
 // non-finite target_ci_percent or one above 100, max_repetitions above 1 000 000,
 // an explicit min_repetitions > max_repetitions (the default minimum is lowered to
 // an explicit smaller maximum instead), a negative, non-finite or > 86400
-// max_seconds_per_case, processes above kMaxProcesses. Field names are prefixed with `field_prefix`
+// max_seconds_per_case, processes above kMaxProcesses, a negative, non-finite or
+// explicit min_seconds_per_case above the (resolved) max_seconds_per_case. Field names are prefixed with `field_prefix`
 // (e.g. "plan.measurement"). Pure, thread-safe.
 absl::StatusOr<StopRuleOptions> StopRuleOptionsFromSettings(const fleetmark::v1::MeasurementSettings& settings,
                                                             const std::string& field_prefix = "measurement");
@@ -67,8 +72,8 @@ struct StopDecision {
 
 // Decides whether to take another repetition after `samples_ns` (wall times, ns) were
 // measured in `elapsed` (measurement time of this case so far). Rules:
-//   - CI_TARGET when count >= max(min_repetitions, 6), the CI is achieved and its
-//     half-width % <= target_ci_percent (target > 0);
+//   - CI_TARGET when count >= max(min_repetitions, 6), elapsed >= min_time, the CI is
+//     achieved and its half-width % <= target_ci_percent (target > 0);
 //   - MAX_REPETITIONS when count >= max_repetitions;
 //   - MAX_TIME when elapsed >= max_time and count >= 1 (the time cap wins over
 //     min_repetitions, so a slow case cannot overrun its time budget).
@@ -84,5 +89,32 @@ StopDecision DecideStop(absl::Span<const int64_t> samples_ns, const StopRuleOpti
 // O(kBootstrapReplicates · n).
 StopDecision DecideStop(absl::Span<const int64_t> samples_ns, absl::Span<const uint32_t> process_sizes,
                         const StopRuleOptions& options, absl::Duration elapsed);
+
+// Stationarity check: does a sequence of samples (one process's, in measurement order)
+// drift? The nonparametric counterpart of Geweke's convergence diagnostic (Geweke,
+// "Evaluating the accuracy of sampling-based approaches to the calculation of posterior
+// moments", Bayesian Statistics 4, 1992: compare an early and a late segment of the
+// chain), with the halves' medians and their distribution-free 95% CIs (statistics.h):
+// the samples drift when the two halves' CIs of the median are disjoint and their medians
+// differ by more than `tolerance_percent` of the whole median — a level shift the case's
+// own CI target would call real. A transient phase (a fast start, a slow start, a cache
+// or a pool that settles) shows up as such a shift; Kalibera & Jones (ISMM 2013, §3)
+// discard it as warm-up.
+inline constexpr size_t kMinDriftHalf = 10;  // no verdict below 2 x this many samples
+// The tolerance never goes below this (a CI target of 0.0001% must not call every
+// scheduler hiccup a transient).
+inline constexpr double kMinDriftTolerancePercent = 1.0;
+
+struct DriftCheck {
+  bool checked = false;   // n >= 2 * kMinDriftHalf
+  bool drifting = false;  // checked and the halves differ (above)
+  double first_median_ns = 0;
+  double second_median_ns = 0;
+};
+
+// Checks `samples_ns` (the first floor(n/2) against the last ceil(n/2)) with the
+// tolerance max(tolerance_percent, kMinDriftTolerancePercent); <= 0 means
+// kDefaultTargetCiPercent. Pure, thread-safe, O(n log n).
+DriftCheck DetectDrift(absl::Span<const int64_t> samples_ns, double tolerance_percent);
 
 }  // namespace fleetmark::engine

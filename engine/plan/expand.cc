@@ -143,6 +143,9 @@ v1::MeasurementSettings ResolveMeasurement(const v1::MeasurementSettings& settin
     out.set_min_repetitions(static_cast<uint32_t>(std::min<int64_t>(kDefaultMinRepetitions, out.max_repetitions())));
   }
   if (out.max_seconds_per_case() == 0) out.set_max_seconds_per_case(kDefaultMaxSecondsPerCase);
+  if (out.min_seconds_per_case() == 0) {
+    out.set_min_seconds_per_case(std::min(kDefaultMinSecondsPerCase, out.max_seconds_per_case()));
+  }
   if (out.rounds() == 0) out.set_rounds(kDefaultRounds);
   if (out.processes() == 0) out.set_processes(kDefaultProcesses);
   return out;

@@ -116,7 +116,8 @@ v1::Plan ApplyQuick(const v1::Plan& plan);
 
 // `settings` with every zero field replaced by its documented default (a default
 // min_repetitions is lowered to an explicit smaller max_repetitions, as the stop rule
-// does). Use on ApplyQuick's result for quick runs.
+// does, and a default min_seconds_per_case to a smaller max_seconds_per_case). Use on ApplyQuick's result for quick
+// runs.
 v1::MeasurementSettings ResolveMeasurement(const v1::MeasurementSettings& settings);
 
 // The cases of `plan` (after ApplyQuick when `quick`), in plan order: for each matrix,

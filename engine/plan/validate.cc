@@ -341,6 +341,8 @@ class Validator {
     FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(path, "max_repetitions"), s.max_repetitions(), kMaxRepetitionsCap));
     FLEETMARK_RETURN_IF_ERROR(
         CheckSeconds(Append(path, "max_seconds_per_case"), s.max_seconds_per_case(), kMaxSecondsPerCaseCap));
+    FLEETMARK_RETURN_IF_ERROR(
+        CheckSeconds(Append(path, "min_seconds_per_case"), s.min_seconds_per_case(), kMaxSecondsPerCaseCap));
     FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(path, "rounds"), s.rounds(), kMaxRounds));
     if (s.processes() > kMaxProcesses) {
       return Error(Append(path, "processes"),
@@ -352,6 +354,11 @@ class Validator {
   }
 
   absl::Status CheckRepetitionOrder(const v1::MeasurementSettings& resolved, const FieldPath& path) const {
+    if (resolved.min_seconds_per_case() > resolved.max_seconds_per_case()) {
+      return Error(Append(path, "min_seconds_per_case"),
+                   absl::StrCat("min_seconds_per_case <= max_seconds_per_case (", resolved.max_seconds_per_case(),
+                                " after defaults), got ", resolved.min_seconds_per_case()));
+    }
     if (resolved.min_repetitions() <= resolved.max_repetitions()) return absl::OkStatus();
     return Error(Append(path, "min_repetitions"),
                  absl::StrCat("min_repetitions <= max_repetitions (", resolved.max_repetitions(),

@@ -97,7 +97,8 @@ std::string ThreadsCell(const CaseResult& r) {
   return absl::StrCat(used);
 }
 
-// "ok", "ok (rep cap)", "unsupported: reason", with " [throttled]" when flagged.
+// "ok", "ok (rep cap)", "unsupported: reason", with " [throttled]" / " [unstable]" when
+// flagged.
 std::string StatusCell(const CaseResult& r, bool with_stop_reason) {
   std::string cell = StatusWord(r.status());
   if (IsOk(r)) {
@@ -117,6 +118,7 @@ std::string StatusCell(const CaseResult& r, bool with_stop_reason) {
     absl::StrAppend(&cell, ": ", r.message());
   }
   if (r.throttled()) cell += " [throttled]";
+  if (r.unstable()) cell += " [unstable]";
   return cell;
 }
 
@@ -380,7 +382,8 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
         "repetition, counted over the timed repetitions only. threads: worker threads\n"
         "used (0: the caller's; \"4 of 100\": fewer than requested; \"req.\": nothing ran).\n"
         "(rep cap) / (time cap): the CI missed its target before that cap. [throttled]:\n"
-        "the CPU was throttled during the case.\n";
+        "the CPU was throttled during the case. [unstable]: the samples still drifted\n"
+        "(a transient phase) when the case's budget ran out.\n";
   }
   if (any_processes) {
     out +=

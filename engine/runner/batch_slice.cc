@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <string>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -50,6 +52,17 @@ absl::StatusOr<std::unique_ptr<Strategy>> StartStrategy(const v1::StrategySpec& 
 RepetitionHook& TestRepetitionHook() {
   static RepetitionHook hook = nullptr;
   return hook;
+}
+
+RepetitionHook& TimedTestRepetitionHook() {
+  static RepetitionHook hook = nullptr;
+  return hook;
+}
+
+// "1.20 ms -> 2.00 ms": the halves' medians of a drift.
+std::string DriftText(const DriftCheck& drift) {
+  return absl::StrCat(absl::FormatDuration(absl::Nanoseconds(std::llround(drift.first_median_ns))), " -> ",
+                      absl::FormatDuration(absl::Nanoseconds(std::llround(drift.second_median_ns))));
 }
 
 // Re-checks the stop rule every `CheckStride(n)` repetitions: each check sorts all n
@@ -124,6 +137,9 @@ class SliceRunner {
   void RunTestHook() const {
     if (RepetitionHook hook = TestRepetitionHook(); hook != nullptr) hook(spec_);
   }
+  void RunTimedTestHook() const {
+    if (RepetitionHook hook = TimedTestRepetitionHook(); hook != nullptr) hook(spec_);
+  }
 
   // One repetition: the batch (plus construction and teardown with include_setup).
   absl::Status RunOnce() {
@@ -153,6 +169,7 @@ class SliceRunner {
     StopRuleOptions rule;
     rule.target_ci_percent = request_.target_ci_percent();
     rule.min_repetitions = request_.min_samples();
+    rule.min_time = absl::Seconds(request_.min_seconds());
     rule.max_repetitions = std::numeric_limits<int64_t>::max();
     rule.max_time = absl::InfiniteDuration();
     // measurement.processes >= 2: this slice is process `sizes.size()` (0-based) of the
@@ -178,6 +195,8 @@ class SliceRunner {
     CounterCollector collector;
     const absl::Status counters_started = collector.Begin();
     const Clock::time_point start = Clock::now();
+    Clock::time_point settled_start = start;  // from the first sample kept after a transient
+    uint64_t transient = 0;                   // leading samples dropped as a transient phase
     size_t next_check = previous + 1;
     absl::Status status;
     while (true) {
@@ -188,13 +207,14 @@ class SliceRunner {
       RunTestHook();                           // outside the timed span
       const int64_t cpu0 = ProcessCpuNanos();  // outside the wall-time span
       const Clock::time_point t0 = Clock::now();
+      RunTimedTestHook();
       status = RunOnce();
       const Clock::time_point t1 = Clock::now();
       const int64_t cpu1 = ProcessCpuNanos();
       if (!status.ok()) break;
       samples.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
       if (cpu0 >= 0 && cpu1 >= cpu0) cpu_samples.push_back(cpu1 - cpu0);
-      const size_t taken = samples.size() - previous;
+      const size_t taken = samples.size() - previous + transient;
       if (taken >= quota) {
         response_.set_stop_reason(v1::STOP_REASON_MAX_REPETITIONS);
         break;
@@ -208,11 +228,28 @@ class SliceRunner {
         next_check = samples.size() + (case_ci ? HierarchicalCheckStride(samples.size()) : CheckStride(samples.size()));
         // The stop rule copies and sorts the samples: the runner's cost, not the case's.
         (void)collector.Pause();
-        sizes.back() = static_cast<uint32_t>(taken);
+        // A transient phase (this process's samples drift between their halves) is
+        // warm-up: its samples are dropped, the settled time restarts, and no CI stop
+        // happens on a drifting sequence.
+        const DriftCheck drift = DetectDrift(absl::MakeConstSpan(samples).subspan(previous), rule.target_ci_percent);
+        if (drift.drifting) {
+          const size_t kept_now = samples.size() - previous;
+          const size_t dropped = kept_now / 2;
+          if (cpu_samples.size() == kept_now) cpu_samples.erase(cpu_samples.begin(), cpu_samples.begin() + dropped);
+          samples.erase(samples.begin() + previous, samples.begin() + previous + dropped);
+          transient += dropped;
+          settled_start = t1;
+          response_.set_drift(DriftText(drift));
+          next_check = samples.size() + CheckStride(samples.size());
+          (void)collector.Resume();
+          continue;
+        }
+        sizes.back() = static_cast<uint32_t>(samples.size() - previous);
         const absl::Span<const int64_t> all(samples);
-        const StopDecision decision = own_ci_only ? DecideStop(all.subspan(previous), own_rule, absl::ZeroDuration())
-                                      : case_ci   ? DecideStop(all, sizes, rule, absl::ZeroDuration())
-                                                  : DecideStop(all, rule, absl::ZeroDuration());
+        const absl::Duration settled = absl::FromChrono(t1 - settled_start);
+        const StopDecision decision = own_ci_only ? DecideStop(all.subspan(previous), own_rule, settled)
+                                      : case_ci   ? DecideStop(all, sizes, rule, settled)
+                                                  : DecideStop(all, rule, settled);
         const bool target_met = decision.reason == v1::STOP_REASON_CI_TARGET;
         (void)collector.Resume();
         if (target_met) {
@@ -222,10 +259,21 @@ class SliceRunner {
       }
     }
     response_.set_measured_seconds(std::chrono::duration<double>(Clock::now() - start).count());
-    const size_t taken = samples.size() - previous;
+    const size_t kept = samples.size() - previous;
+    response_.set_transient_samples(transient);
+    // Never a quiet early stop: a slice that did not end on its CI target is unstable
+    // when its samples still drift, or when a transient was dropped and too few samples
+    // followed to tell whether it settled.
+    if (response_.stop_reason() != v1::STOP_REASON_CI_TARGET) {
+      const DriftCheck drift = DetectDrift(absl::MakeConstSpan(samples).subspan(previous), rule.target_ci_percent);
+      if (drift.drifting) response_.set_drift(DriftText(drift));
+      response_.set_unstable(drift.drifting || (transient > 0 && !drift.checked));
+    }
+    // Counters cover every timed repetition, transient ones included (they ran).
+    const size_t taken = kept + transient;
     if (counters_started.ok()) {
       absl::StatusOr<v1::Counters> counters = collector.End(taken);
-      if (counters.ok() && cpu_samples.size() == taken && taken > 0) {
+      if (counters.ok() && cpu_samples.size() == kept && kept > 0) {
         // CPU time is the repetitions' own (their CPU clock windows): the clock reads
         // and the stop rule between repetitions are not the case's. getrusage's
         // user/system split is kept.
@@ -241,7 +289,7 @@ class SliceRunner {
     }
     for (size_t i = previous; i < samples.size(); ++i) response_.add_samples_ns(samples[i]);
     // Per-repetition CPU only when every repetition has one (else none: never a guess).
-    if (cpu_samples.size() == taken) {
+    if (cpu_samples.size() == kept) {
       response_.mutable_cpu_samples_ns()->Assign(cpu_samples.begin(), cpu_samples.end());
     }
     return status;
@@ -292,5 +340,7 @@ runner::SliceResponse RunBatchSliceInChild(const runner::SliceRequest& request, 
 }
 
 void SetRepetitionHookForTesting(RepetitionHook hook) { TestRepetitionHook() = hook; }
+
+void SetTimedRepetitionHookForTesting(RepetitionHook hook) { TimedTestRepetitionHook() = hook; }
 
 }  // namespace fleetmark::engine

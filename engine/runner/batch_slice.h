@@ -37,4 +37,8 @@ runner::SliceResponse RunBatchSliceInChild(const runner::SliceRequest& request, 
 using RepetitionHook = void (*)(const v1::CaseSpec& spec);
 void SetRepetitionHookForTesting(RepetitionHook hook);
 
+// TEST HOOK, same rules: `hook` runs inside the timed span of every timed repetition
+// (its time is the repetition's), e.g. a test workload phase that changes by count.
+void SetTimedRepetitionHookForTesting(RepetitionHook hook);
+
 }  // namespace fleetmark::engine

@@ -40,6 +40,7 @@ struct CaseState {
   v1::StopReason last_slice_stop = v1::STOP_REASON_UNSPECIFIED;
   std::set<uint32_t> cpus_used;
   std::string throttle_reason;  // the first throttled slice's verdict
+  std::string drift;            // the first unstable slice's drift ("1.2ms -> 2ms")
 };
 
 int64_t UnixNanosNow() { return absl::ToUnixNanos(absl::Now()); }
@@ -202,6 +203,8 @@ class PlanRunner {
     request.set_max_repetitions(static_cast<uint32_t>((reps_left + rounds_left - 1) / rounds_left));
     const double seconds_left = std::max(0.0, settings_.max_seconds_per_case() - c.measured_seconds);
     request.set_max_seconds(seconds_left / rounds_left);
+    // The minimum measuring time, split as the budget is (engine/measure/stop_rule.h).
+    request.set_min_seconds(std::max(0.0, settings_.min_seconds_per_case() - c.measured_seconds) / rounds_left);
     request.set_target_ci_percent(settings_.target_ci_percent());
     // The minimum grows with the rounds, so the CI rule cannot end round 1's slice
     // before it holds its share of the samples.
@@ -257,6 +260,7 @@ class PlanRunner {
     rule.min_repetitions = settings_.min_repetitions();
     rule.max_repetitions = settings_.max_repetitions();
     rule.max_time = absl::Seconds(settings_.max_seconds_per_case());
+    rule.min_time = absl::Seconds(settings_.min_seconds_per_case());
     return rule;
   }
 
@@ -274,6 +278,11 @@ class PlanRunner {
     c.cpus_used.insert(response.cpus_used().begin(), response.cpus_used().end());
     if (response.stop_reason() != v1::STOP_REASON_UNSPECIFIED) {
       c.last_slice_stop = response.stop_reason();
+    }
+    r.set_transient_samples(r.transient_samples() + response.transient_samples());
+    if (response.unstable() && !r.unstable()) {
+      r.set_unstable(true);
+      c.drift = response.drift();
     }
   }
 
@@ -335,6 +344,12 @@ class PlanRunner {
     if (r.throttled() && status == v1::CASE_STATUS_OK && r.message().empty()) {
       r.set_message(absl::StrCat("throttled: ", c.throttle_reason));
     }
+    if (r.unstable() && status == v1::CASE_STATUS_OK) {
+      r.set_message(absl::StrCat(r.message(), r.message().empty() ? "" : "; ",
+                                 "unstable: the samples still drifted when the budget ran out",
+                                 c.drift.empty() ? "" : absl::StrCat(" (halves' medians ", c.drift, ")"),
+                                 "; raise max_seconds_per_case or warmup_seconds"));
+    }
     switch (status) {
       case v1::CASE_STATUS_OK:
         ++summary_.ok;
@@ -356,9 +371,10 @@ class PlanRunner {
 
   // CI_TARGET if the merged samples meet the target; otherwise the cap that ended the
   // last slice (its repetition or time quota, the case's budget split over rounds).
+  // An unstable case never claims CI_TARGET: its budget ran out while it drifted.
   v1::StopReason FinalStopReason(const CaseState& c) const {
     StopDecision d = CaseDecision(c);
-    if (d.stop) return d.reason;
+    if (d.stop && !(c.result.unstable() && d.reason == v1::STOP_REASON_CI_TARGET)) return d.reason;
     return c.last_slice_stop == v1::STOP_REASON_MAX_REPETITIONS ? v1::STOP_REASON_MAX_REPETITIONS
                                                                 : v1::STOP_REASON_MAX_TIME;
   }

@@ -173,3 +173,84 @@ TEST(StopRuleTest, ProcessesSetting) {
 
 }  // namespace
 }  // namespace fleetmark::engine
+
+namespace fleetmark::engine {
+namespace {
+
+TEST(StopRuleTest, NoCiStopBeforeTheMinimumTime) {
+  StopRuleOptions rule = Rule(2, 10, 1000, 10);
+  rule.min_time = absl::Seconds(0.5);
+  // Tight samples, but only 0.2 s measured: the CI alone does not end the case.
+  StopDecision d = DecideStop(Samples(100, 5), rule, absl::Seconds(0.2));
+  EXPECT_FALSE(d.stop);
+  d = DecideStop(Samples(100, 5), rule, absl::Seconds(0.5));
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(d.reason, v1::STOP_REASON_CI_TARGET);
+  // The caps still end it (the minimum time is not a way past the budget).
+  EXPECT_EQ(DecideStop(Samples(1000, 5), rule, absl::Seconds(0.1)).reason, v1::STOP_REASON_MAX_REPETITIONS);
+}
+
+TEST(StopRuleOptionsTest, MinimumTimeDefaultAndRange) {
+  absl::StatusOr<StopRuleOptions> o = StopRuleOptionsFromSettings({});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->min_time, absl::Seconds(kDefaultMinSecondsPerCase));
+  v1::MeasurementSettings s;
+  s.set_max_seconds_per_case(0.2);  // the default minimum is lowered to it
+  o = StopRuleOptionsFromSettings(s);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->min_time, absl::Seconds(0.2));
+  s.set_min_seconds_per_case(0.3);  // an explicit one above it is an error
+  absl::Status st = StopRuleOptionsFromSettings(s, "plan.measurement").status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("plan.measurement.min_seconds_per_case"), std::string::npos) << st;
+  EXPECT_NE(st.message().find("got 0.3"), std::string::npos) << st;
+  s.set_min_seconds_per_case(-1);
+  EXPECT_FALSE(StopRuleOptionsFromSettings(s).ok());
+  s.set_min_seconds_per_case(std::nan(""));
+  EXPECT_FALSE(StopRuleOptionsFromSettings(s).ok());
+}
+
+// `fast` samples near 385 µs, then `slow` near 2 ms (±1%), as fixed_pool(2)/collections.
+std::vector<int64_t> Phases(int fast, int slow) {
+  std::vector<int64_t> v;
+  for (int i = 0; i < fast; ++i) v.push_back(385'000 + (i * 37) % 7'700 - 3'850);
+  for (int i = 0; i < slow; ++i) v.push_back(2'000'000 + (i * 41) % 40'000 - 20'000);
+  return v;
+}
+
+TEST(DriftTest, AFastThenSlowPhaseDrifts) {
+  const DriftCheck d = DetectDrift(Phases(50, 50), 2.0);
+  EXPECT_TRUE(d.checked);
+  EXPECT_TRUE(d.drifting);
+  EXPECT_NEAR(d.first_median_ns, 385'000, 4'000);
+  EXPECT_NEAR(d.second_median_ns, 2'000'000, 20'000);
+  // A fast majority of the first half: still a drift.
+  EXPECT_TRUE(DetectDrift(Phases(30, 70), 2.0).drifting);
+  // A fast minority of the first half moves no median: nothing left to drop.
+  EXPECT_FALSE(DetectDrift(Phases(15, 85), 2.0).drifting);
+}
+
+TEST(DriftTest, ASettledPhaseDoesNotDrift) {
+  const DriftCheck d = DetectDrift(Phases(0, 200), 2.0);
+  EXPECT_TRUE(d.checked);
+  EXPECT_FALSE(d.drifting);
+  // Alternating noise of ±30%: wide, but no level shift between the halves.
+  EXPECT_FALSE(DetectDrift(Samples(200, 300), 2.0).drifting);
+  // A shift smaller than the tolerance is not a drift, even with disjoint CIs.
+  std::vector<int64_t> small(100, 1000);
+  for (int i = 50; i < 100; ++i) small[i] = 1010;
+  EXPECT_FALSE(DetectDrift(small, 2.0).drifting);
+  EXPECT_FALSE(DetectDrift(small, 1e-7).drifting);  // the tolerance's floor is 1%
+  for (int i = 50; i < 100; ++i) small[i] = 1030;
+  EXPECT_TRUE(DetectDrift(small, 2.0).drifting);
+}
+
+TEST(DriftTest, TooFewSamplesGiveNoVerdict) {
+  const DriftCheck d = DetectDrift(Phases(10, 9), 2.0);
+  EXPECT_FALSE(d.checked);
+  EXPECT_FALSE(d.drifting);
+  EXPECT_FALSE(DetectDrift({}, 2.0).checked);
+}
+
+}  // namespace
+}  // namespace fleetmark::engine

@@ -13,12 +13,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "engine/plan/plan.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "tests/engine/runner/hang_hook.h"
+#include "tests/engine/runner/phase_hook.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -69,7 +71,8 @@ TEST(RunnerTest, StopsWhenTheCiReachesItsTarget) {
   EXPECT_EQ(r.stop_reason(), v1::STOP_REASON_CI_TARGET);
   EXPECT_GE(r.samples_ns_size(), 12);
   EXPECT_LT(r.samples_ns_size(), 100000);
-  EXPECT_LE(r.stats().ci_half_width_percent(), 50.0);
+  EXPECT_LE(r.stats().ci_half_width_percent(), 50.0)
+      << "process medians " << absl::StrJoin(r.process_medians_ns(), ",");
   EXPECT_EQ(r.stats().count(), static_cast<uint64_t>(r.samples_ns_size()));
   EXPECT_EQ(r.counters().repetitions(), static_cast<uint64_t>(r.samples_ns_size()));
   EXPECT_EQ(r.spec().case_id(), "batch/arithmetic/blocking/direct/any");
@@ -159,6 +162,48 @@ TEST(RunnerTest, StopsAtMaxRepetitionsSplitOverRounds) {
   EXPECT_EQ(o.results[0].stop_reason(), v1::STOP_REASON_MAX_REPETITIONS);
   EXPECT_EQ(o.results[0].samples_ns_size(), 25);
   EXPECT_EQ(o.progress.size(), 3u);  // one slice per round
+}
+
+// One direct case of 1 arithmetic task whose strategy label selects a phase hook
+// (phase_hook.h), one process, one round, CI target 2%.
+v1::Plan PhasedPlan(const std::string& label, const std::string& budget) {
+  return PlanFrom(absl::StrCat("matrix { strategies { name: \"direct\" label: \"", label,
+                               "\" } workloads: \"arithmetic\" batch { tasks: 1 } }\n"
+                               "measurement { warmup_seconds: 0.01 target_ci_percent: 2 min_repetitions: 10 ",
+                               budget, " rounds: 1 processes: 1 }"));
+}
+
+// Issue 13, item 6: a fast transient phase (kFastRepetitions at ~0.1 ms) then a settled
+// one (~1 ms). The CI target alone would stop inside the fast phase (its ~10 samples are
+// tight); the stationarity check drops the transient and the settled phase is reported.
+TEST(RunnerTest, ReportsTheSettledPhaseNotTheTransient) {
+  Outcome o =
+      RunCases(PhasedPlan(::fleetmark::testing::kPhasedLabel, "max_seconds_per_case: 20 min_seconds_per_case: 0.05"));
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 1u);
+  const v1::CaseResult& r = o.results[0];
+  EXPECT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
+  EXPECT_EQ(r.stop_reason(), v1::STOP_REASON_CI_TARGET) << r.message();
+  EXPECT_FALSE(r.unstable()) << r.message();
+  // The settled phase: every repetition sleeps >= 1 ms there.
+  EXPECT_GE(r.stats().median_ns(), 1e6);
+  // At least half of the fast phase was dropped as transient (the median proves the rest).
+  EXPECT_GE(r.transient_samples(), static_cast<uint64_t>(::fleetmark::testing::kFastRepetitions / 2));
+  EXPECT_GE(r.samples_ns_size(), 10);
+}
+
+// ... and a case that never settles within its budget is marked unstable, not quietly
+// stopped: status OK with the flag, the message naming the drift.
+TEST(RunnerTest, MarksACaseStillDriftingAtTheEndOfItsBudgetUnstable) {
+  Outcome o = RunCases(PhasedPlan(::fleetmark::testing::kDriftingLabel, "max_seconds_per_case: 0.5"));
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 1u);
+  const v1::CaseResult& r = o.results[0];
+  EXPECT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
+  EXPECT_NE(r.stop_reason(), v1::STOP_REASON_CI_TARGET);
+  EXPECT_TRUE(r.unstable());
+  EXPECT_THAT(r.message(), HasSubstr("unstable"));
+  EXPECT_GT(r.transient_samples(), 0u);
 }
 
 TEST(RunnerTest, StopsAtMaxTime) {
@@ -566,10 +611,10 @@ std::vector<std::string> ChildPids() {
 TEST(RunnerTest, WatchdogAbandonsAHungRepetitionAsTimeout) {
   const v1::Plan plan = PlanFrom(absl::StrCat(R"pb(
                                                 matrix { strategies { name: "direct" label: ")pb",
-                                              kHangLabel, R"pb(                                                               " }
+                                              kHangLabel, R"pb(                                                                                                                                                                                                                                                            " }
              strategies { name: "single_thread" }
              workloads: "arithmetic" batch { tasks: 2 } }
-                                                                                                                              measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5
+                                                                                                                                                                                                                                                                                                                           measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5
                   max_seconds_per_case: 1 rounds: 1 })pb"));
   RunOptions options;
   options.repetition_bound = absl::Seconds(2);  // the watchdog fires after 1 s + 3 x 2 s
@@ -597,9 +642,9 @@ TEST(RunnerTest, CancelStopsAHungRepetition) {
       R"pb(
         matrix { strategies { name: "direct" label: ")pb",
       kHangLabel,
-      R"pb(           " }
+      R"pb(                                            " }
              workloads: "arithmetic" batch { tasks: 2 } }
-                      measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5 rounds: 1 })pb"));
+                                                       measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5 rounds: 1 })pb"));
   std::atomic<bool> cancelled{false};
   std::thread canceller([&] {
     // Once the slice's child exists (it hangs in its third repetition).
