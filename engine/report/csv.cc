@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "engine/report/case_names.h"
 #include "engine/report/units.h"
 
@@ -38,6 +39,10 @@ Render IfCounters(Render f) {
 Render IfLimits(Render f) {
   return [f](const CaseResult& r) { return r.has_limits() ? f(r) : std::string(); };
 }
+Render IfProcesses(Render f) {
+  return [f](const CaseResult& r) { return r.process_medians_ns_size() >= 2 ? f(r) : std::string(); };
+}
+
 Render IfBatch(Render f) {
   return [f](const CaseResult& r) { return BatchTasks(r.spec()) > 0 ? f(r) : std::string(); };
 }
@@ -120,6 +125,17 @@ const std::vector<CsvColumn>& Columns() {
        })},
       // Measured under user-mode emulation (qemu-user): not a hardware number.
       {"emulated", [](const CaseResult& r) { return std::string(r.emulated() ? "true" : "false"); }},
+      // Batch cases: the stationarity check's verdict (engine/measure/stop_rule.h).
+      {"unstable", IfBatch([](const CaseResult& r) { return std::string(r.unstable() ? "true" : "false"); })},
+      {"transient_samples", IfBatch([](const CaseResult& r) { return Int(r.transient_samples()); })},
+      // measurement.processes >= 2: each process's median and sample count, in run order
+      // (";"-separated), and the between-process share of the variance; empty with one.
+      {"process_medians_ns", IfProcesses([](const CaseResult& r) {
+         return absl::StrJoin(r.process_medians_ns(), ";", [](std::string* out, double m) { out->append(Num(m)); });
+       })},
+      {"process_sample_counts",
+       IfProcesses([](const CaseResult& r) { return absl::StrJoin(r.process_sample_counts(), ";"); })},
+      {"between_process_share", IfProcesses([](const CaseResult& r) { return Num(r.between_process_share()); })},
   };
   return *columns;
 }

@@ -193,6 +193,20 @@ std::string FormatGbenchJson(const fleetmark::v1::RunReport& report, const Gbenc
       e["real_time"] = a.percentage ? a.real_ns : a.real_ns / per_unit;
       e["cpu_time"] = a.percentage ? a.cpu_ns : a.cpu_ns / per_unit;
       e["time_unit"] = unit;
+      // measurement.processes >= 2: each process's median (in time_unit) and sample
+      // count, in run order, and the between-process share of the variance.
+      if (r.process_medians_ns_size() >= 2) {
+        Json medians = Json::array();
+        for (double m : r.process_medians_ns()) medians.push_back(m / per_unit);
+        e["fleetmark_process_medians"] = std::move(medians);
+        Json counts = Json::array();
+        for (uint32_t count : r.process_sample_counts()) counts.push_back(count);
+        e["fleetmark_process_sample_counts"] = std::move(counts);
+        e["fleetmark_between_process_share"] = r.between_process_share();
+      }
+      // The stationarity check's verdict (engine/measure/stop_rule.h).
+      if (r.unstable()) e["fleetmark_unstable"] = true;
+      if (r.transient_samples() > 0) e["fleetmark_transient_samples"] = r.transient_samples();
       push(std::move(e));
     }
     ++family;

@@ -229,3 +229,65 @@ TEST(GbenchJsonTest, EmptyReportIsStillValid) {
 
 }  // namespace
 }  // namespace fleetmark::report
+
+namespace fleetmark::report {
+namespace {
+
+// measurement.processes >= 2 and the stationarity check: per-process medians, sample
+// counts and the between-process share, and unstable / transient_samples, in CSV and
+// gbench-json (issue 13, items 6 and 7).
+fleetmark::v1::RunReport ProcessReport() {
+  fleetmark::v1::RunReport report;
+  fleetmark::v1::CaseResult r = testing::BatchCase("fixed_pool", 2, "arithmetic", 4000, 9);
+  for (double m : {4000.0, 4040.0, 3960.0}) r.add_process_medians_ns(m);
+  for (uint32_t n : {3u, 3u, 3u}) r.add_process_sample_counts(n);
+  r.set_between_process_share(0.25);
+  r.set_unstable(true);
+  r.set_transient_samples(17);
+  *report.add_results() = r;
+  *report.add_results() = testing::BatchCase("direct", 0, "arithmetic", 2000);  // one process
+  return report;
+}
+
+TEST(CsvTest, CarriesTheProcessLevelAndStationarityFields) {
+  std::vector<std::vector<std::string>> rows;
+  ASSERT_TRUE(ParseCsv(FormatCsv(ProcessReport()), &rows));
+  ASSERT_EQ(rows.size(), 3u);
+  auto col = [&](const std::string& name) {
+    for (size_t i = 0; i < rows[0].size(); ++i) {
+      if (rows[0][i] == name) return i;
+    }
+    ADD_FAILURE() << "no column " << name;
+    return size_t{0};
+  };
+  EXPECT_EQ(rows[1][col("process_medians_ns")], "4000;4040;3960");
+  EXPECT_EQ(rows[1][col("process_sample_counts")], "3;3;3");
+  EXPECT_EQ(rows[1][col("between_process_share")], "0.25");
+  EXPECT_EQ(rows[1][col("unstable")], "true");
+  EXPECT_EQ(rows[1][col("transient_samples")], "17");
+  // One process: no process-level fields (empty, not 0).
+  EXPECT_EQ(rows[2][col("process_medians_ns")], "");
+  EXPECT_EQ(rows[2][col("between_process_share")], "");
+  EXPECT_EQ(rows[2][col("unstable")], "false");
+  EXPECT_EQ(rows[2][col("transient_samples")], "0");
+}
+
+TEST(GbenchJsonTest, AggregatesCarryTheProcessLevelFields) {
+  const nlohmann::json doc = nlohmann::json::parse(FormatGbenchJson(ProcessReport(), GbenchOptions{.time_unit = "us"}));
+  const auto& b = doc.at("benchmarks");
+  ASSERT_EQ(b.size(), 9u + 4 + 10 + 4);
+  const auto& median = b[10];
+  ASSERT_EQ(median.at("aggregate_name"), "median");
+  EXPECT_EQ(median.at("fleetmark_process_medians"), nlohmann::json({4.0, 4.04, 3.96}));
+  EXPECT_EQ(median.at("fleetmark_process_sample_counts"), nlohmann::json({3, 3, 3}));
+  EXPECT_DOUBLE_EQ(median.at("fleetmark_between_process_share").get<double>(), 0.25);
+  EXPECT_EQ(median.at("fleetmark_unstable"), true);
+  EXPECT_EQ(median.at("fleetmark_transient_samples"), 17);
+  // Iteration entries stay as Google Benchmark writes them; one-process cases have none.
+  EXPECT_FALSE(b[0].contains("fleetmark_process_medians"));
+  EXPECT_FALSE(b[9 + 4 + 10 + 1].contains("fleetmark_process_medians"));
+  EXPECT_FALSE(b[9 + 4 + 10 + 1].contains("fleetmark_unstable"));
+}
+
+}  // namespace
+}  // namespace fleetmark::report
