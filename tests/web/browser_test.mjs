@@ -128,7 +128,7 @@ test('runs page shows status, progress and submitter', async () => {
   assert.equal(await rows.count(), 3 + manifest.nightly.length + 1);
   const live = await page.locator(`tr[data-run="${manifest.live_run_id}"]`).innerText();
   assert.match(live, /running/);
-  assert.match(live, /2\/6/);
+  assert.match(live, /3\/6/);
   const nightly = await page.locator(`tr[data-run="${manifest.nightly[0].run_id}"]`).innerText();
   assert.match(nightly, /schedule:nightly/);
   await shot(page, 'runs');
@@ -181,6 +181,24 @@ test('run page draws one bar per strategy, sorted by median, per device', async 
   assert.equal(points, 40);
   assert.deepEqual(errors, []);
   await shot(page, 'run-samples');
+  await page.close();
+});
+
+test('run page: an unsupported case shows "–", not "0 – 0" or 0', async () => {
+  const {page, errors} = await open(`/runs/${manifest.live_run_id}`);
+  assert.deepEqual(errors, []);
+  const row = page.locator(`table.metrics tr[data-result="${manifest.unsupported_result_id}"]`);
+  const cells = await row.locator('td').allInnerTexts();
+  const headers = await page.locator('table.metrics').first().locator('thead th').allInnerTexts();
+  const cell = (name) => cells[headers.indexOf(name)];
+  assert.match(cell('status'), /unsupported: no suspending wait/);
+  for (const name of ['median', '95% CI', '±%', 'samples', 'min – max', 'mean', 'stddev', 'MAD', 'n', 'outliers',
+    'CPU s user / sys', 'allocations', 'peak threads', 'RSS delta']) {
+    assert.equal(cell(name), '–', `${name}: ${cells.join(' | ')}`);
+  }
+  // The measured rows of the same run keep their numbers.
+  const measured = await page.locator('table.metrics tbody tr').first().locator('td').allInnerTexts();
+  assert.match(measured[headers.indexOf('median')], /µs|ms/);
   await page.close();
 });
 

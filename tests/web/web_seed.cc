@@ -319,12 +319,22 @@ absl::Status Seed(const std::string& uri) {
   manifest["history_change_index"] = 8;
 
   // 5. A run still in progress on the board.
+  // Its third case is unsupported: no samples, no statistics, no counters (the Run page
+  // shows "–" in their cells, never "0 – 0").
   FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo live, NewRun(*store, "s1-frameworks", "cli:alice", {&board}, 18));
-  FLEETMARK_RETURN_IF_ERROR(RunJob(
-      *store, live, board,
-      {BatchResult(id++, "direct", "arithmetic", 36e3, 1.5), BatchResult(id++, "fixed_pool", "arithmetic", 380e3, 1.5)},
-      false));
+  v1::CaseResult unsupported = BatchResult(id++, "single_thread", "arithmetic", 0, 0);
+  unsupported.set_status(v1::CASE_STATUS_UNSUPPORTED);
+  unsupported.set_message("no suspending wait");
+  unsupported.set_stop_reason(v1::STOP_REASON_UNSPECIFIED);
+  unsupported.clear_samples_ns();
+  unsupported.clear_stats();
+  unsupported.clear_counters();
+  FLEETMARK_RETURN_IF_ERROR(RunJob(*store, live, board,
+                                   {BatchResult(id++, "direct", "arithmetic", 36e3, 1.5),
+                                    BatchResult(id++, "fixed_pool", "arithmetic", 380e3, 1.5), unsupported},
+                                   false));
   manifest["live_run_id"] = live.run_id();
+  manifest["unsupported_result_id"] = unsupported.result_id();
   manifest["hostile_name"] = kHostileName;
   std::cout << manifest.dump(2) << std::endl;
   return absl::OkStatus();

@@ -18,8 +18,11 @@ function chartBox(attrs, height) {
 // Every metric of the group's results, one row per result. Paired values share a
 // column (min–max, CPU user/sys, allocations with their bytes) and the samples link
 // sits next to the median, so the table fits a laptop screen; "throttled" appears
-// only when some result was throttled.
+// only when some result was throttled. A result with no measurement (unsupported,
+// failed, zero samples) shows "–" in every statistic and counter cell, never "0 – 0".
 function metricTable(results) {
+  const measured = (f) => (r) => (hasTiming(r) ? f(r) : '–');
+  const counted = (f) => (r) => (r.counters && r.counters.repetitions > 0 ? f(r) : '–');
   const samplesLink = (r) => (r.stats.count > 0 ?
     h('button', {type: 'button', class: 'link', onclick: () => updateQuery({samples: r.result_id})},
       'distribution') : '–');
@@ -28,22 +31,22 @@ function metricTable(results) {
     ['strategy', (r) => r.strategy],
     ['threads', (r) => r.threads_used || r.threads || 'default', 'num'],
     ['status', (r) => r.status + (r.message ? `: ${r.message}` : '')],
-    ['median', (r) => formatNs(r.stats.median_ns), 'num'],
-    ['95% CI', (r) => `${formatNs(r.stats.ci_low_ns)} – ${formatNs(r.stats.ci_high_ns)}`],
-    ['±%', (r) => formatNumber(r.stats.ci_half_width_percent, 2), 'num'],
+    ['median', measured((r) => formatNs(r.stats.median_ns)), 'num'],
+    ['95% CI', measured((r) => `${formatNs(r.stats.ci_low_ns)} – ${formatNs(r.stats.ci_high_ns)}`)],
+    ['±%', measured((r) => formatNumber(r.stats.ci_half_width_percent, 2)), 'num'],
     ['samples', samplesLink],
-    ['min – max', (r) => `${formatNs(r.stats.min_ns)} – ${formatNs(r.stats.max_ns)}`],
-    ['mean', (r) => formatNs(r.stats.mean_ns), 'num'],
-    ['stddev', (r) => formatNs(r.stats.stddev_ns), 'num'],
-    ['MAD', (r) => formatNs(r.stats.mad_ns), 'num'],
-    ['n', (r) => formatNumber(r.stats.count), 'num'],
-    ['outliers', (r) => formatNumber(r.stats.outliers), 'num'],
-    ['stopped by', (r) => r.stop_reason],
-    ['CPU s user / sys', (r) => `${formatNumber(r.counters.cpu_user_seconds)} / ` +
-      formatNumber(r.counters.cpu_system_seconds)],
-    ['allocations', (r) => `${formatNumber(r.counters.allocations)} (${formatBytes(r.counters.allocated_bytes)})`],
-    ['peak threads', (r) => formatNumber(r.counters.peak_threads), 'num'],
-    ['RSS delta', (r) => formatBytes(r.counters.rss_delta_bytes), 'num'],
+    ['min – max', measured((r) => `${formatNs(r.stats.min_ns)} – ${formatNs(r.stats.max_ns)}`)],
+    ['mean', measured((r) => formatNs(r.stats.mean_ns)), 'num'],
+    ['stddev', measured((r) => formatNs(r.stats.stddev_ns)), 'num'],
+    ['MAD', measured((r) => formatNs(r.stats.mad_ns)), 'num'],
+    ['n', measured((r) => formatNumber(r.stats.count)), 'num'],
+    ['outliers', measured((r) => formatNumber(r.stats.outliers)), 'num'],
+    ['stopped by', measured((r) => r.stop_reason)],
+    ['CPU s user / sys', counted((r) => `${formatNumber(r.counters.cpu_user_seconds)} / ` +
+      formatNumber(r.counters.cpu_system_seconds))],
+    ['allocations', counted((r) => `${formatNumber(r.counters.allocations)} (${formatBytes(r.counters.allocated_bytes)})`)],
+    ['peak threads', counted((r) => formatNumber(r.counters.peak_threads)), 'num'],
+    ['RSS delta', counted((r) => formatBytes(r.counters.rss_delta_bytes)), 'num'],
   ];
   if (results.some((r) => r.throttled)) columns.push(['throttled', (r) => (r.throttled ? 'yes' : '')]);
   // Measured under user-mode emulation (qemu-user): the emulator's numbers, not hardware's.
@@ -134,12 +137,15 @@ function loadTable(results) {
   const rows = results.filter((r) => r.load).sort((a, b) => a.agent_name.localeCompare(b.agent_name) ||
     a.strategy.localeCompare(b.strategy) || a.load.users - b.load.users);
   const ms = (v) => formatNumber(v, 3);
+  // A load case that measured nothing (not ok) has no latencies: "–", never 0.
+  const measured = (f) => (r) => (r.status === 'ok' ? f(r) : '–');
   const columns = [
     ['device', (r) => r.agent_name], ['strategy', (r) => r.strategy], ['users', (r) => formatNumber(r.load.users)],
     ['status', (r) => r.status + (r.message ? `: ${r.message}` : '')],
-    ['req/s', (r) => formatNumber(r.load.throughput_rps, 4)], ['mean ms', (r) => ms(r.load.latency_mean_ms)],
-    ['p50 ms', (r) => ms(r.load.latency_p50_ms)], ['p95 ms', (r) => ms(r.load.latency_p95_ms)],
-    ['p99 ms', (r) => ms(r.load.latency_p99_ms)], ['max ms', (r) => ms(r.load.latency_max_ms)],
+    ['req/s', measured((r) => formatNumber(r.load.throughput_rps, 4))],
+    ['mean ms', measured((r) => ms(r.load.latency_mean_ms))],
+    ['p50 ms', measured((r) => ms(r.load.latency_p50_ms))], ['p95 ms', measured((r) => ms(r.load.latency_p95_ms))],
+    ['p99 ms', measured((r) => ms(r.load.latency_p99_ms))], ['max ms', measured((r) => ms(r.load.latency_max_ms))],
     ['requests', (r) => formatNumber(r.load.requests)],
     ['errors', (r) => formatNumber(r.load.errors_refused + r.load.errors_timeout + r.load.errors_5xx + r.load.errors_other)],
     ['peak RSS', (r) => formatBytes(r.load.peak_rss_bytes)], ['peak threads', (r) => formatNumber(r.load.peak_threads)],
