@@ -63,6 +63,7 @@ TEST(RunnerTest, StopsWhenTheCiReachesItsTarget) {
       max_repetitions: 100000
       max_seconds_per_case: 30
       rounds: 1
+      processes: 1
     })pb"));
   ASSERT_TRUE(o.summary.ok()) << o.summary.status();
   ASSERT_EQ(o.results.size(), 1u);
@@ -74,7 +75,8 @@ TEST(RunnerTest, StopsWhenTheCiReachesItsTarget) {
   EXPECT_LE(r.stats().ci_half_width_percent(), 50.0)
       << "process medians " << absl::StrJoin(r.process_medians_ns(), ",");
   EXPECT_EQ(r.stats().count(), static_cast<uint64_t>(r.samples_ns_size()));
-  EXPECT_EQ(r.counters().repetitions(), static_cast<uint64_t>(r.samples_ns_size()));
+  // Counters cover every timed repetition, a dropped transient's too.
+  EXPECT_EQ(r.counters().repetitions(), static_cast<uint64_t>(r.samples_ns_size()) + r.transient_samples());
   EXPECT_EQ(r.spec().case_id(), "batch/arithmetic/blocking/direct/any");
   EXPECT_EQ(r.engine_version(), FLEETMARK_ENGINE_VERSION);
   EXPECT_GT(r.env_before().unix_time_ns(), 0);
@@ -522,7 +524,8 @@ TEST(RunnerTest, CancelReportsUnfinishedCasesAsCancelled) {
 // A cancellation keeps what was finished: cases whose samples meet their stop rule
 // (here the CI target after round 1 of 2) are OK, not CANCELLED (they were, issue 10).
 TEST(RunnerTest, CancelKeepsCasesThatMetTheirStopRule) {
-  // processes: 1 (one pool): round 1 alone can meet the stop rule.
+  // processes: 1 (one pool) and a 1 ms minimum time: round 1 alone can meet the stop
+  // rule (the default 0.5 s minimum would need round 2's share too).
   const v1::Plan plan = PlanFrom(R"pb(
     matrix {
       strategies { name: "direct" }
@@ -536,6 +539,7 @@ TEST(RunnerTest, CancelKeepsCasesThatMetTheirStopRule) {
       min_repetitions: 6
       max_repetitions: 100000
       max_seconds_per_case: 20
+      min_seconds_per_case: 0.001
       rounds: 2
       processes: 1
     })pb");
@@ -609,13 +613,15 @@ std::vector<std::string> ChildPids() {
 // A repetition that never returns (hang_hook.h) is abandoned by the watchdog: its case
 // ends as TIMEOUT, its child process is gone, and the other cases run on.
 TEST(RunnerTest, WatchdogAbandonsAHungRepetitionAsTimeout) {
+  // clang-format 14 re-indents the text of these raw strings, the label included.
+  // clang-format off
   const v1::Plan plan = PlanFrom(absl::StrCat(R"pb(
-                                                matrix { strategies { name: "direct" label: ")pb",
-                                              kHangLabel, R"pb(                                                                                                                                                                                                                                                            " }
+    matrix { strategies { name: "direct" label: ")pb", kHangLabel, R"pb(" }
              strategies { name: "single_thread" }
              workloads: "arithmetic" batch { tasks: 2 } }
-                                                                                                                                                                                                                                                                                                                           measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5
+    measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5
                   max_seconds_per_case: 1 rounds: 1 })pb"));
+  // clang-format on
   RunOptions options;
   options.repetition_bound = absl::Seconds(2);  // the watchdog fires after 1 s + 3 x 2 s
   const absl::Time start = absl::Now();
@@ -638,13 +644,12 @@ TEST(RunnerTest, WatchdogAbandonsAHungRepetitionAsTimeout) {
 // A cancellation stops a hung repetition at once (its child is killed), long before the
 // watchdog (here 3 x 60 s) would.
 TEST(RunnerTest, CancelStopsAHungRepetition) {
-  const v1::Plan plan = PlanFrom(absl::StrCat(
-      R"pb(
-        matrix { strategies { name: "direct" label: ")pb",
-      kHangLabel,
-      R"pb(                                            " }
+  // clang-format off
+  const v1::Plan plan = PlanFrom(absl::StrCat(R"pb(
+    matrix { strategies { name: "direct" label: ")pb", kHangLabel, R"pb(" }
              workloads: "arithmetic" batch { tasks: 2 } }
-                                                       measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5 rounds: 1 })pb"));
+    measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5 rounds: 1 })pb"));
+  // clang-format on
   std::atomic<bool> cancelled{false};
   std::thread canceller([&] {
     // Once the slice's child exists (it hangs in its third repetition).
