@@ -123,8 +123,6 @@ const std::vector<CsvColumn>& Columns() {
       {"memory_limit_bytes", IfLimits([](const CaseResult& r) {
          return r.limits().memory_limit_bytes() > 0 ? Int(r.limits().memory_limit_bytes()) : std::string();
        })},
-      // Measured under user-mode emulation (qemu-user): not a hardware number.
-      {"emulated", [](const CaseResult& r) { return std::string(r.emulated() ? "true" : "false"); }},
       // Batch cases: the stationarity check's verdict (engine/measure/stop_rule.h).
       {"unstable", IfBatch([](const CaseResult& r) { return std::string(r.unstable() ? "true" : "false"); })},
       {"transient_samples", IfBatch([](const CaseResult& r) { return Int(r.transient_samples()); })},
@@ -136,6 +134,8 @@ const std::vector<CsvColumn>& Columns() {
       {"process_sample_counts",
        IfProcesses([](const CaseResult& r) { return absl::StrJoin(r.process_sample_counts(), ";"); })},
       {"between_process_share", IfProcesses([](const CaseResult& r) { return Num(r.between_process_share()); })},
+      // Measured under user-mode emulation (qemu-user): not a hardware number.
+      {"emulated", [](const CaseResult& r) { return std::string(r.emulated() ? "true" : "false"); }},
   };
   return *columns;
 }
