@@ -117,6 +117,23 @@ TEST(TableTest, BetweenProcessShareColumnOnlyWithSeveralProcesses) {
   EXPECT_NE(text.find("hierarchical bootstrap"), std::string::npos) << text;
 }
 
+TEST(TableTest, UnstableCasesAreMarked) {
+  // Issue 13, item 6: a case still drifting when its budget ran out says so in the
+  // status column, and the legend explains the mark; a settled case has no mark.
+  fleetmark::v1::RunReport report;
+  auto unstable = testing::BatchCase("fixed_pool", 2, "collections", 2'000'000);
+  unstable.set_stop_reason(fleetmark::v1::STOP_REASON_MAX_TIME);
+  unstable.set_unstable(true);
+  *report.add_results() = unstable;
+  *report.add_results() = testing::BatchCase("direct", 0, "collections", 330'000);
+  const std::string text = FormatTable(report);
+  EXPECT_NE(text.find("ok (time cap) [unstable]"), std::string::npos) << text;
+  size_t marks = 0;
+  for (size_t at = text.find("[unstable]"); at != std::string::npos; at = text.find("[unstable]", at + 1)) ++marks;
+  EXPECT_EQ(marks, 2u) << text;  // the unstable row and the legend
+  EXPECT_NE(text.find("[unstable]: the samples still drifted"), std::string::npos) << text;
+}
+
 TEST(TableTest, ColumnsAreAligned) {
   const std::string text = FormatTable(testing::SampleReport());
   const std::vector<std::string> lines = absl::StrSplit(text, '\n');
