@@ -4,16 +4,60 @@
 # PostgreSQL on a free loopback port, runs every ctest (unit, integration with real
 # gRPC + PostgreSQL, browser; the arm64/armhf device artifacts of deploy/dist.sh under
 # qemu-user), then stops what it started.
+#
+# Time budget: 45 min on 2 cores from a cold start (no ccache, nothing built). The builds
+# are CPU-bound and everything shares the 2 cores, so the CPU total is the budget; each
+# stage prints its wall time and the CPU seconds (user+sys) it used. What keeps it low:
+# - the device builds (deploy/dist.sh) run in the background at nice 10 from the start,
+#   filling the CPU the other stages leave idle (the Release tests mostly wait).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 jobs=$(nproc)
 
-deploy/install-deps.sh
+# CPU seconds (user+sys) of this shell's finished children (/proc/PID/stat fields 16-17
+# counted after the command name). The background device builds count once waited for,
+# in the device stage.
+clk=$(getconf CLK_TCK)
+cpu_s() { sed 's/^.*) //' "/proc/$$/stat" | awk -v t="$clk" '{ printf "%d", ($14 + $15) / t }'; }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
 
-echo "== build (Release)" >&2
-cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-ninja -C build/release -j"$jobs"
+deploy/install-deps.sh
+echo "== install-deps: $SECONDS s, $(cpu_s) s CPU (load $(load))" >&2
+
+# Every stage runs even if an earlier one failed, so one run shows every failure;
+# the exit code is non-zero if any stage failed.
+failed=()
+stage() {  # stage NAME COMMAND...
+  echo "== $1" >&2
+  local start=$SECONDS cpu
+  cpu=$(cpu_s)
+  if ! "${@:2}"; then failed+=("$1"); echo "== FAILED: $1" >&2; fi
+  echo "== $1: $((SECONDS - start)) s, $(($(cpu_s) - cpu)) s CPU (load $(load))" >&2
+}
+
+# The device artifacts (deploy/dist.sh arm64 and armhf: static agent + CLI, see
+# tests/device) build once, in the background at low priority (nice 10: they take the
+# CPU the stages below leave idle, e.g. while the Release tests wait on processes and
+# PostgreSQL); the device stage, last, waits for them. Started first, so that fetching
+# and building their dependency root (deploy/cross-deps.sh) overlaps the Release build.
+mkdir -p build
+device_log=build/device-dist.log
+device_start=$SECONDS
+# Its own process group (setsid), so that a failed Release build can stop it as a whole.
+setsid bash -c 'for arch in arm64 armhf; do nice -n 10 deploy/dist.sh "$arch" || exit 1; done' \
+  >"$device_log" 2>&1 &
+device_pid=$!
+
+release_build() {
+  cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+    ninja -C build/release -j"$jobs"
+}
+stage "build (Release)" release_build
+if ((${#failed[@]})); then  # nothing below can run without it
+  kill -- "-$device_pid" 2>/dev/null || true
+  exit 1
+fi
 
 pgdir=$(mktemp -d /tmp/fleetmark-test-pg.XXXXXX)
 cleanup() { deploy/pg.sh stop "$pgdir" || true; rm -rf "$pgdir"; }
@@ -21,25 +65,6 @@ trap cleanup EXIT
 export FLEETMARK_TEST_PG_URI=$(deploy/pg.sh start "$pgdir")
 export FLEETMARK_TEST_REQUIRE_PG=1   # tests needing PostgreSQL must not skip here
 echo "== PostgreSQL at $FLEETMARK_TEST_PG_URI" >&2
-
-# Every stage runs even if an earlier one failed, so one run shows every failure;
-# the exit code is non-zero if any stage failed.
-failed=()
-stage() {  # stage NAME COMMAND...
-  echo "== $1" >&2
-  local start=$SECONDS
-  if ! "${@:2}"; then failed+=("$1"); echo "== FAILED: $1" >&2; fi
-  echo "== $1: $((SECONDS - start)) s (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
-}
-
-# The device artifacts (deploy/dist.sh arm64 and armhf: static agent + CLI, see
-# tests/device) build once, in the background at low priority (nice 10: they take the
-# CPU the stages below leave idle, e.g. while the Release tests wait on processes and
-# PostgreSQL); the device stage, last, waits for them.
-device_log=build/device-dist.log
-device_start=$SECONDS
-(for arch in arm64 armhf; do nice -n 10 deploy/dist.sh "$arch" || exit 1; done) >"$device_log" 2>&1 &
-device_pid=$!
 
 stage "tests (Release)" \
   ctest --test-dir build/release --output-on-failure -LE 'bench|device' -j1
@@ -68,6 +93,7 @@ device_tests() {
 }
 stage "tests (device: arm64, armhf under qemu-user)" device_tests
 
+echo "== total: $SECONDS s, $(cpu_s) s CPU (load $(load))" >&2
 if ((${#failed[@]})); then
   printf '== FAILED stages:\n' >&2; printf '   %s\n' "${failed[@]}" >&2
   exit 1
