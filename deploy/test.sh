@@ -9,7 +9,13 @@
 # are CPU-bound and everything shares the 2 cores, so the CPU total is the budget; each
 # stage prints its wall time and the CPU seconds (user+sys) it used. What keeps it low:
 # - the device builds (deploy/dist.sh) run in the background at nice 10 from the start,
-#   filling the CPU the other stages leave idle (the Release tests mostly wait).
+#   filling the CPU the other stages leave idle (the Release tests mostly wait);
+# - the sanitizer builds and the device builds are unity builds (CMAKE_UNITY_BUILD:
+#   batches of 8 sources per target, so each header is parsed and each inline function
+#   compiled once per batch), and the sanitizer builds carry line tables only (-g1:
+#   reports keep file:line); the Release build stays one object per source, as
+#   developers build it with the shared ccache (a unity source names its files by
+#   absolute path, so it would never hit another worktree's cache entries).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -70,7 +76,8 @@ stage "tests (Release)" \
   ctest --test-dir build/release --output-on-failure -LE 'bench|device' -j1
 
 sanitizer_build() {  # sanitizer_build DIR SANITIZERS TARGET
-  cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFLEETMARK_SANITIZE="$2" >/dev/null &&
+  cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFLEETMARK_SANITIZE="$2" \
+    -DCMAKE_UNITY_BUILD=ON -DCMAKE_CXX_FLAGS_DEBUG=-g1 >/dev/null &&
     ninja -C "$1" -j"$jobs" "$3"
 }
 stage "build (Debug, ASan+UBSan)" sanitizer_build build/asan address,undefined fleetmark_sanitized_tests
