@@ -51,7 +51,7 @@ mkdir -p build
 device_log=build/device-dist.log
 device_start=$SECONDS
 # Its own process group (setsid), so that a failed Release build can stop it as a whole.
-setsid bash -c 'for arch in arm64 armhf; do nice -n 10 deploy/dist.sh "$arch" || exit 1; done' \
+setsid -w bash -c 'for arch in arm64 armhf; do nice -n 10 deploy/dist.sh "$arch" || exit 1; done' \
   >"$device_log" 2>&1 &
 device_pid=$!
 
