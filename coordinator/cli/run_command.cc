@@ -143,7 +143,9 @@ class RunSession {
     std::cerr << absl::StrFormat("fleetmark run: %d case%s in %s: %d ok, %d unsupported, %d failed%s\n", total,
                                  total == 1 ? "" : "s", HumanDuration(absl::Now() - started_), ok, unsupported, failed,
                                  cancelled > 0 ? absl::StrFormat(", %d cancelled (%s)", cancelled,
-                                                                 signal == SIGTERM ? "terminated" : "interrupted")
+                                                                 !deferred.empty()   ? "deferred"
+                                                                 : signal == SIGTERM ? "terminated"
+                                                                                     : "interrupted")
                                                : "");
     std::cerr.flush();
     if (signal != 0) return kExitSignalBase + signal;
