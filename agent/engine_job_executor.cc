@@ -28,6 +28,7 @@ class EngineJobExecutor final : public JobExecutor {
       };
     }
     absl::StatusOr<engine::RunSummary> summary = engine::RunPlan(job.plan(), options, callbacks.on_result, &cancel);
+    if (summary.ok() && !summary->deferred.empty()) return engine::DeferredError(summary->deferred);
     return summary.status();
   }
 

@@ -28,7 +28,8 @@ class JobExecutor {
   // Runs `job`'s plan (with its quick flag and filter) to the end, blocking the caller.
   // Returns OK when the plan ran (individual case failures are result statuses),
   // InvalidArgument for a plan the engine refuses (the message names the field), other
-  // codes when execution could not proceed. When `*cancel` becomes true the executor
+  // codes when execution could not proceed; engine::DeferredError (IsDeferred,
+  // engine/health/preflight.h) when the plan's preflight gates kept failing. When `*cancel` becomes true the executor
   // stops soon and returns OK (cancelled cases are reported as results).
   virtual absl::Status Run(const fleetmark::v1::JobAssignment& job, const JobCallbacks& callbacks,
                            const std::atomic<bool>& cancel) = 0;

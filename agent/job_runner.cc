@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/health/preflight.h"
 
 namespace fleetmark::agent {
 
@@ -47,6 +48,7 @@ void JobRunner::RunJob(fleetmark::v1::JobAssignment job) {
   finished.set_job_id(job.job_id());
   finished.set_cancelled(cancel_.load());
   finished.set_ok(status.ok() && !finished.cancelled());
+  finished.set_deferred(engine::IsDeferred(status));
   if (!status.ok()) {
     finished.set_message(std::string(status.message()));
   } else if (finished.cancelled()) {

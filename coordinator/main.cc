@@ -32,7 +32,9 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/text_format.h"
 #include "absl/time/time.h"
 #include "absl/synchronization/mutex.h"
 #include "coordinator/service/coordinator.h"
@@ -70,6 +72,9 @@ ABSL_FLAG(int, db_pool_size, 8, "PostgreSQL connections (2..256)");
 ABSL_FLAG(std::string, nightly_plan, "", "plan file of the default nightly schedule (empty = none)");
 ABSL_FLAG(std::string, nightly_cron, "0 2 * * *", "cron (5 fields, UTC) of the nightly schedule");
 ABSL_FLAG(std::string, nightly_selector, "", "agent selector of the nightly schedule");
+ABSL_FLAG(std::string, default_preconditions, "",
+          "preflight gates of runs whose plan sets none, as Preconditions text format, e.g. "
+          "'min_battery_percent: 20 max_temperature_c: 45' (empty = none)");
 
 namespace {
 
@@ -126,6 +131,15 @@ int main(int argc, char** argv) {
   options.nightly_plan_file = absl::GetFlag(FLAGS_nightly_plan);
   options.nightly_cron = absl::GetFlag(FLAGS_nightly_cron);
   options.nightly_selector = absl::GetFlag(FLAGS_nightly_selector);
+  if (const std::string text = absl::GetFlag(FLAGS_default_preconditions); !text.empty()) {
+    if (!google::protobuf::TextFormat::ParseFromString(text, &options.default_preconditions)) {
+      std::cerr << "fleetmark-coordinator: --default_preconditions: not Preconditions text format "
+                   "(fields min_battery_percent, max_temperature_c, max_other_cpu_percent, max_load_average, "
+                   "required_governor, min_free_memory_mib, cooldown_seconds, max_checks, cpu_sample_seconds), got \""
+                << absl::CEscape(text) << "\"\n";
+      return 2;
+    }
+  }
   if (options.database_uri.empty()) {
     std::cerr << "fleetmark-coordinator: --database_uri is required (e.g. the URI printed by "
                  "deploy/pg.sh start DIR)\n";

@@ -26,6 +26,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;      // the command ran and failed (server error, ...)
 inline constexpr int kExitUsage = 2;        // bad input: unknown command/flag, bad plan, ...
 inline constexpr int kExitCasesFailed = 3;  // `run`: finished, but some case failed
+inline constexpr int kExitDeferred = 4;     // `run`: the plan's preflight gates kept failing
 // Interrupted by signal `s` (SIGINT, SIGTERM): 128 + s, the shell's convention.
 inline constexpr int kExitSignalBase = 128;
 

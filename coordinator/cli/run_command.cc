@@ -100,8 +100,9 @@ class RunSession {
 
   // Called once, after Close() returned true: adds CANCELLED results for the cases
   // that have none, writes the report in plan order and the summary line, and returns
-  // the exit code (`signal` != 0: interrupted by it).
-  int Emit(int signal) {
+  // the exit code (`signal` != 0: interrupted by it; `deferred` non-empty: the plan's
+  // preflight gates kept failing, RunSummary::deferred, the unmeasured cases say so).
+  int Emit(int signal, const std::string& deferred = "") {
     std::set<std::string> reported;
     for (const v1::CaseResult& r : report_.results()) reported.insert(r.spec().case_id());
     for (const v1::CaseSpec& spec : cases_) {
@@ -109,7 +110,7 @@ class RunSession {
       v1::CaseResult* r = report_.add_results();
       *r->mutable_spec() = spec;
       r->set_status(v1::CASE_STATUS_CANCELLED);
-      r->set_message("interrupted before the case finished");
+      r->set_message(deferred.empty() ? "interrupted before the case finished" : "not measured: " + deferred);
       r->set_engine_version(FLEETMARK_ENGINE_VERSION);
       r->set_result_id(RandomUuid(rng_));
     }
@@ -142,10 +143,16 @@ class RunSession {
     std::cerr << absl::StrFormat("fleetmark run: %d case%s in %s: %d ok, %d unsupported, %d failed%s\n", total,
                                  total == 1 ? "" : "s", HumanDuration(absl::Now() - started_), ok, unsupported, failed,
                                  cancelled > 0 ? absl::StrFormat(", %d cancelled (%s)", cancelled,
-                                                                 signal == SIGTERM ? "terminated" : "interrupted")
+                                                                 !deferred.empty()   ? "deferred"
+                                                                 : signal == SIGTERM ? "terminated"
+                                                                                     : "interrupted")
                                                : "");
     std::cerr.flush();
     if (signal != 0) return kExitSignalBase + signal;
+    if (!deferred.empty()) {
+      std::cerr << "fleetmark run: " << deferred << "\n";
+      return kExitDeferred;
+    }
     return ExitCodeForOutcomes(outcomes);
   }
 
@@ -248,7 +255,7 @@ int RunCommand(const std::vector<std::string>& args) {
     const bool bad_input = summary.status().code() == absl::StatusCode::kInvalidArgument;
     return Fail(bad_input ? kExitUsage : kExitFailure, std::string(summary.status().message()));
   }
-  return session.Emit(interrupt_signal.load());
+  return session.Emit(interrupt_signal.load(), summary->deferred);
 }
 
 }  // namespace

@@ -138,7 +138,7 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
     }
     case v1::AgentMessage::kJobFinished: {
       const v1::JobFinished f = message.job_finished();
-      store::JobOutcome outcome{f.ok(), f.cancelled(), f.message()};
+      store::JobOutcome outcome{f.ok(), f.cancelled(), f.message(), f.deferred() && !f.ok() && !f.cancelled()};
       // The job ends only after every result sent before this message is committed,
       // so a finished run has all its rows.
       AfterAcks(session, [=, this] {

@@ -78,7 +78,12 @@ std::vector<ResultPage> PageResults(const store::ResultExportIndex& index, size_
 
 absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan, const std::string& selector,
                                        bool quick, const std::string& filter, const std::string& submitted_by,
-                                       uint32_t max_attempts) {
+                                       uint32_t max_attempts, const v1::Preconditions& default_preconditions) {
+  if (!plan.has_preconditions() && default_preconditions.ByteSizeLong() > 0) {
+    v1::Plan gated = plan;
+    *gated.mutable_preconditions() = default_preconditions;
+    return BuildRun(store, gated, selector, quick, filter, submitted_by, max_attempts, {});
+  }
   absl::Status valid = engine::ValidatePlan(plan);
   if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("plan refused: ", valid.message()));
   FLEETMARK_RETURN_IF_ERROR(CheckPlanDeliverable(plan, quick, filter, "plan refused: plan"));
@@ -145,9 +150,9 @@ grpc::ServerUnaryReactor* ControlServiceImpl::SubmitRun(grpc::CallbackServerCont
                                                         v1::SubmitRunResponse* response) {
   return Async(context, [this, request, response]() -> absl::Status {
     FLEETMARK_ASSIGN_OR_RETURN(
-        store::NewRun run,
-        BuildRun(store_, request->plan(), request->selector(), request->quick(), request->filter(),
-                 request->submitted_by().empty() ? "cli" : request->submitted_by(), options_.max_attempts));
+        store::NewRun run, BuildRun(store_, request->plan(), request->selector(), request->quick(), request->filter(),
+                                    request->submitted_by().empty() ? "cli" : request->submitted_by(),
+                                    options_.max_attempts, options_.default_preconditions));
     // Create the run and assign the jobs of idle local agents in one transaction, then
     // push them at once; anything left (busy agents, a race with another coordinator)
     // goes through the dispatcher.

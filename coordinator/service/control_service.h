@@ -42,6 +42,7 @@ struct ControlServiceOptions {
   uint32_t max_attempts = 3;
   absl::Duration job_lease = absl::Seconds(30);
   absl::Duration watch_poll = absl::Milliseconds(300);
+  v1::Preconditions default_preconditions;  // CoordinatorOptions::default_preconditions
 };
 
 // absl::Status → grpc::Status (same numeric codes).
@@ -72,11 +73,12 @@ std::vector<ResultPage> PageResults(const store::ResultExportIndex& index, size_
 
 // The run a SubmitRun request (or a schedule) creates: validates the plan and the
 // selector, checks the plan can be delivered (CheckPlanDeliverable), selects the
-// online matching agents. InvalidArgument for a bad or undeliverable plan or a bad
+// online matching agents; a plan without preconditions gets `default_preconditions`
+// (the coordinator's --default_preconditions). InvalidArgument for a bad or undeliverable plan or a bad
 // selector, FailedPrecondition if no online agent matches.
 absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan, const std::string& selector,
                                        bool quick, const std::string& filter, const std::string& submitted_by,
-                                       uint32_t max_attempts);
+                                       uint32_t max_attempts, const v1::Preconditions& default_preconditions = {});
 
 class ControlServiceImpl final : public v1::ControlService::CallbackService {
  public:

@@ -12,6 +12,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "engine/plan/plan.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "engine/common/clock.h"
@@ -64,6 +65,10 @@ absl::Status CheckOptions(const CoordinatorOptions& o) {
         absl::StrCat("listen_address \"", o.listen_address,
                      "\": plaintext on a non-loopback address; configure TLS (tls_cert_file/tls_key_file) "
                      "or pass allow_insecure_remote"));
+  }
+  if (absl::Status gates = engine::ValidatePreconditions(o.default_preconditions, "default_preconditions");
+      !gates.ok()) {
+    return gates;
   }
   if (o.max_attempts < 1 || o.max_attempts > 100) {
     return absl::InvalidArgumentError(absl::StrCat("max_attempts: 1 <= max_attempts <= 100, got ", o.max_attempts));
@@ -123,6 +128,7 @@ class CoordinatorImpl : public Coordinator {
     control_options.admin_token = options_.admin_token;
     control_options.max_attempts = static_cast<uint32_t>(options_.max_attempts);
     control_options.job_lease = options_.job_lease;
+    control_options.default_preconditions = options_.default_preconditions;
     control_service_ =
         std::make_unique<ControlServiceImpl>(*store_, *executor_, *dispatcher_, registry_, control_options);
     scheduler::ScheduleRunnerOptions schedule_options;
@@ -131,7 +137,7 @@ class CoordinatorImpl : public Coordinator {
         *store_, clock_,
         [this](const v1::Schedule& s) {
           return BuildRun(*store_, s.plan(), s.selector(), s.quick(), "", absl::StrCat("schedule:", s.name()),
-                          static_cast<uint32_t>(options_.max_attempts));
+                          static_cast<uint32_t>(options_.max_attempts), options_.default_preconditions);
         },
         schedule_options);
 

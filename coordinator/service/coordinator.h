@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/common/clock.h"
+#include "fleetmark/v1/plan.pb.h"
 
 namespace fleetmark::service {
 
@@ -65,6 +66,9 @@ struct CoordinatorOptions {
   std::string nightly_plan_file;
   std::string nightly_cron = "0 2 * * *";
   std::string nightly_selector;
+  // Preflight gates of every run whose plan sets none (submitted or scheduled); empty =
+  // none. Checked at start like a plan's (engine::ValidatePreconditions).
+  v1::Preconditions default_preconditions;
   // Grace period for in-flight RPCs at shutdown.
   absl::Duration shutdown_grace = absl::Seconds(5);
   // What the sweeper, leases, heartbeat timeouts, outage grace and schedules read the

@@ -143,6 +143,9 @@ struct JobOutcome {
   bool ok = false;
   bool cancelled = false;
   std::string message;  // benchmark failure reason when !ok
+  // The agent's preflight gates kept failing (JobFinished.deferred): the job fails as
+  // infrastructure (failure_kind 'infrastructure'), never as a benchmark failure.
+  bool deferred = false;
 };
 
 // The outcome of storing one result.
@@ -312,7 +315,8 @@ class Store {
   virtual absl::Status MarkJobRunning(const std::string& job_id, const std::string& agent_id, absl::Duration lease) = 0;
   virtual absl::Status UpdateJobProgress(const std::string& job_id, const std::string& agent_id, uint32_t cases_done,
                                          uint32_t cases_total, absl::Duration lease) = 0;
-  // Ends a job (done / failed as a benchmark failure / cancelled) and updates its run.
+  // Ends a job (done / failed as a benchmark failure, or as infrastructure when
+  // deferred / cancelled) and updates its run.
   virtual absl::Status FinishJob(const std::string& job_id, const std::string& agent_id, const JobOutcome& outcome) = 0;
   // Of `job_ids`, those that ended (done, failed, cancelled) — e.g. cancelled through
   // another coordinator — so their agents can be told to stop.

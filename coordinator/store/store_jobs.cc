@@ -253,7 +253,7 @@ absl::Status PgStore::FinishJob(const std::string& job_id, const std::string& ag
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("job_id", job_id));
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", agent_id));
   const char* status = outcome.cancelled ? kJobCancelled : outcome.ok ? kJobDone : kJobFailed;
-  const char* kind = (!outcome.ok && !outcome.cancelled) ? "benchmark" : "";
+  const char* kind = (outcome.ok || outcome.cancelled) ? "" : outcome.deferred ? "infrastructure" : "benchmark";
   return InTransactionOr(*pool_, "job finished", [&](pqxx::work& txn) -> absl::Status {
     pqxx::result r = txn.exec_prepared("fm_job_finish", job_id, agent_id, std::string(status), std::string(kind),
                                        outcome.message.substr(0, 4096));

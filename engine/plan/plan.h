@@ -108,6 +108,27 @@ absl::StatusOr<ParsedPlan> LoadPlanFile(const std::string& path);
 absl::Status ValidatePlan(const ParsedPlan& parsed);
 absl::Status ValidatePlan(const v1::Plan& plan);
 
+// Plan.preconditions (the preflight gates, engine/health/preflight.h): ranges of the
+// fields and defaults of the unset timing fields.
+inline constexpr double kMaxGateLoadAverage = 4'096;
+inline constexpr uint64_t kMaxGateFreeMemoryMib = uint64_t{1} << 24;  // 16 TiB
+inline constexpr uint32_t kMaxGateChecks = 100;
+inline constexpr double kMinGateCpuSampleSeconds = 0.1;
+inline constexpr double kMaxGateCpuSampleSeconds = 60;
+inline constexpr double kDefaultGateCooldownSeconds = 30;
+inline constexpr uint32_t kDefaultGateChecks = 3;
+inline constexpr double kDefaultGateCpuSampleSeconds = 2;
+inline constexpr size_t kMaxGovernorLength = 32;
+
+// Checks `preconditions` alone (ValidatePlan does it for plan.preconditions): each set
+// gate in its range (min_battery_percent 1..100, max_temperature_c in the sensor range
+// -40..150 °C, max_other_cpu_percent 0..100, max_load_average 0..kMaxGateLoadAverage,
+// required_governor [a-z0-9_]{1,32}, min_free_memory_mib 1..kMaxGateFreeMemoryMib,
+// cooldown_seconds 0..3600, max_checks 1..100, cpu_sample_seconds 0.1..60).
+// InvalidArgument "<field>.<name>: <range>, got <value>" with `field` as the prefix,
+// e.g. "plan.preconditions". Pure function.
+absl::Status ValidatePreconditions(const v1::Preconditions& preconditions, std::string_view field);
+
 // The plan as `--quick` runs it: `quick`'s non-zero fields replace `measurement`'s
 // (booleans: quick.include_setup = true sets it), and `quick_matrix` replaces `matrix`
 // when non-empty; measurement.processes becomes 1 unless quick.processes is set. `quick`

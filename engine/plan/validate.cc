@@ -15,7 +15,9 @@
 #include "google/protobuf/stubs/common.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/text.h"
 #include "engine/plan/expand_internal.h"
@@ -27,6 +29,7 @@
 #include "engine/plan/source_map.h"
 #include "engine/scenarios/param_rules.h"
 #include "engine/topology/placement_spec.h"
+#include "engine/topology/sensor_range.h"
 #include "engine/workloads/workload.h"
 
 namespace fleetmark::engine {
@@ -107,6 +110,7 @@ class Validator {
     FLEETMARK_RETURN_IF_ERROR(CheckMatrices(plan.quick_matrix(), "quick_matrix"));
     FLEETMARK_RETURN_IF_ERROR(CheckMeasurement(plan.measurement(), {{"measurement"}}));
     FLEETMARK_RETURN_IF_ERROR(CheckMeasurement(plan.quick(), {{"quick"}}));
+    FLEETMARK_RETURN_IF_ERROR(CheckPreconditions(plan.preconditions(), {{"preconditions"}}));
     // The settings each form of the plan actually runs with must be coherent too.
     FLEETMARK_RETURN_IF_ERROR(CheckRepetitionOrder(ResolveMeasurement(plan.measurement()), {{"measurement"}}));
     FLEETMARK_RETURN_IF_ERROR(CheckRepetitionOrder(ResolveMeasurement(ApplyQuick(plan).measurement()), {{"quick"}}));
@@ -119,6 +123,10 @@ class Validator {
     const v1::Plan quick = ApplyQuick(plan);
     return CheckRepetitionTime(quick.matrix(), plan.quick_matrix_size() > 0 ? "quick_matrix" : "matrix",
                                ResolveMeasurement(quick.measurement()), "quick");
+  }
+
+  absl::Status CheckPreconditionsOf(const v1::Preconditions& p) const {
+    return CheckPreconditions(p, {{"preconditions"}});
   }
 
  private:
@@ -353,6 +361,46 @@ class Validator {
     return CheckSeconds(Append(path, "cooldown_seconds"), s.cooldown_seconds(), kMaxCooldownSeconds);
   }
 
+  absl::Status CheckPreconditions(const v1::Preconditions& p, const FieldPath& path) const {
+    // A set double in [min, max] (finite), else "<min> <= <name> <= <max> <unit>, got <value>".
+    auto in_range = [&](bool has, const char* name, double value, double min, double max,
+                        absl::string_view unit) -> absl::Status {
+      if (!has || (std::isfinite(value) && value >= min && value <= max)) return absl::OkStatus();
+      auto num = [](double v) { return absl::StrFormat("%.10g", v); };
+      return Error(Append(path, name),
+                   absl::StrCat(num(min), " <= ", name, " <= ", num(max), unit, ", got ", num(value)));
+    };
+    using topology_internal::kBatteryLevelRange;
+    using topology_internal::kTemperatureRange;
+    FLEETMARK_RETURN_IF_ERROR(in_range(p.has_min_battery_percent(), "min_battery_percent", p.min_battery_percent(), 1,
+                                       kBatteryLevelRange.max, " (%)"));
+    FLEETMARK_RETURN_IF_ERROR(in_range(p.has_max_temperature_c(), "max_temperature_c", p.max_temperature_c(),
+                                       kTemperatureRange.min, kTemperatureRange.max, " (°C)"));
+    FLEETMARK_RETURN_IF_ERROR(
+        in_range(p.has_max_other_cpu_percent(), "max_other_cpu_percent", p.max_other_cpu_percent(), 0, 100, " (%)"));
+    FLEETMARK_RETURN_IF_ERROR(
+        in_range(p.has_max_load_average(), "max_load_average", p.max_load_average(), 0, kMaxGateLoadAverage, ""));
+    if (p.has_required_governor()) {
+      const std::string& g = p.required_governor();
+      const bool ok = !g.empty() && g.size() <= kMaxGovernorLength && std::all_of(g.begin(), g.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+      });
+      if (!ok) {
+        return Error(Append(path, "required_governor"),
+                     absl::StrCat("[a-z0-9_]{1,", kMaxGovernorLength,
+                                  "} (a cpufreq governor, e.g. performance), got \"", absl::CEscape(g), "\""));
+      }
+    }
+    FLEETMARK_RETURN_IF_ERROR(in_range(p.has_min_free_memory_mib(), "min_free_memory_mib",
+                                       static_cast<double>(p.min_free_memory_mib()), 1,
+                                       static_cast<double>(kMaxGateFreeMemoryMib), " (MiB)"));
+    FLEETMARK_RETURN_IF_ERROR(in_range(p.has_cooldown_seconds(), "cooldown_seconds", p.cooldown_seconds(), 0,
+                                       kMaxCooldownSeconds, " (seconds)"));
+    FLEETMARK_RETURN_IF_ERROR(in_range(p.has_max_checks(), "max_checks", p.max_checks(), 1, kMaxGateChecks, ""));
+    return in_range(p.has_cpu_sample_seconds(), "cpu_sample_seconds", p.cpu_sample_seconds(), kMinGateCpuSampleSeconds,
+                    kMaxGateCpuSampleSeconds, " (seconds)");
+  }
+
   absl::Status CheckRepetitionOrder(const v1::MeasurementSettings& resolved, const FieldPath& path) const {
     if (resolved.min_seconds_per_case() > resolved.max_seconds_per_case()) {
       return Error(Append(path, "min_seconds_per_case"),
@@ -458,5 +506,15 @@ absl::Status ValidatePlan(const ParsedPlan& parsed) {
 }
 
 absl::Status ValidatePlan(const v1::Plan& plan) { return Validator(nullptr, "").CheckPlan(plan); }
+
+absl::Status ValidatePreconditions(const v1::Preconditions& preconditions, std::string_view field) {
+  absl::Status status = Validator(nullptr, "").CheckPreconditionsOf(preconditions);
+  if (status.ok()) return status;
+  // The validator names the field "plan.preconditions.<name>"; give the caller's prefix.
+  std::string message(status.message());
+  absl::string_view rest = message;
+  absl::ConsumePrefix(&rest, "plan.preconditions");
+  return absl::InvalidArgumentError(absl::StrCat(std::string(field), rest));
+}
 
 }  // namespace fleetmark::engine

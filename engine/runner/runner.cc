@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "engine/common/status_macros.h"
+#include "engine/health/preflight.h"
 #include "engine/measure/statistics.h"
 #include "engine/measure/stop_rule.h"
 #include "engine/plan/plan.h"
@@ -62,6 +63,7 @@ class PlanRunner {
       : options_(options), on_result_(on_result), cancelled_(cancelled) {
     const v1::Plan effective = options.quick ? ApplyQuick(plan) : plan;
     settings_ = ResolveMeasurement(effective.measurement());
+    preconditions_ = plan.preconditions();
     // Each round's slice of a batch case runs in a fresh process: at least `processes`.
     settings_.set_rounds(std::max(settings_.rounds(), settings_.processes()));
   }
@@ -102,14 +104,17 @@ class PlanRunner {
       }
       std::shuffle(order.begin(), order.end(), rng);
       for (size_t index : order) {
-        if (Cancelled()) break;
+        if (Cancelled() || Deferred()) break;
         RunSlice(cases_[index], round, rounds);
         ++progress_.slices_done;
         progress_.current_case = cases_[index].result.spec().case_id();
         ReportProgress();
       }
-      if (Cancelled()) break;
+      if (Cancelled() || Deferred()) break;
     }
+    // A deferred job reports no result for its unfinished cases: they were not measured
+    // (a later attempt measures them); what was finished before stays delivered.
+    if (Deferred()) return summary_;
     // Only a cancellation leaves cases unfinished. A case whose samples already meet
     // its stop rule (CI target, repetition or time cap) was finished: it keeps them.
     for (CaseState& c : cases_) {
@@ -125,6 +130,20 @@ class PlanRunner {
 
  private:
   bool Cancelled() const { return cancelled_ != nullptr && cancelled_->load(); }
+  bool Deferred() const { return !summary_.deferred.empty(); }
+
+  // The plan's preflight gates before a slice: the conditions they saw, or nullopt when
+  // the gates kept failing (the run is deferred) or the run was cancelled meanwhile.
+  std::optional<v1::EnvSnapshot> Preflight() {
+    if (!HasGates(preconditions_)) return TakeEnvSnapshot();
+    PreflightOutcome outcome = RunPreflight(preconditions_, options_.preflight, cancelled_);
+    if (outcome.passed) return std::move(outcome.conditions);
+    if (!outcome.cancelled) {
+      summary_.deferred = outcome.deferred_reason;
+      summary_.deferred_conditions = std::move(outcome.conditions);
+    }
+    return std::nullopt;
+  }
 
   void ReportProgress() {
     if (!options_.on_progress) return;
@@ -137,7 +156,9 @@ class PlanRunner {
 
   void RunSlice(CaseState& c, int round, int rounds) {
     v1::CaseResult& r = c.result;
-    const v1::EnvSnapshot before = TakeEnvSnapshot();
+    std::optional<v1::EnvSnapshot> checked = Preflight();
+    if (!checked) return;  // deferred or cancelled: Run() stops
+    const v1::EnvSnapshot before = std::move(*checked);
     if (round == 1) {
       *r.mutable_env_before() = before;
       r.set_started_unix_ns(UnixNanosNow());
@@ -383,6 +404,7 @@ class PlanRunner {
   const ResultCallback& on_result_;
   const std::atomic<bool>* cancelled_;
   v1::MeasurementSettings settings_;
+  v1::Preconditions preconditions_;
   std::vector<CaseState> cases_;
   RunProgress progress_;
   RunSummary summary_;

@@ -34,6 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "engine/health/preflight.h"
 #include "fleetmark/v1/plan.pb.h"
 #include "fleetmark/v1/result.pb.h"
 
@@ -78,6 +79,8 @@ struct RunOptions {
   // this bound is taken as hung: its child is killed and the case ends as TIMEOUT.
   // 0 = the bound plan validation guarantees, max(max_seconds_per_case, 60 s).
   absl::Duration repetition_bound = absl::ZeroDuration();
+  // Where the plan's preflight gates read and how they wait (tests: a fixture tree).
+  PreflightEnv preflight;
 };
 
 struct RunSummary {
@@ -87,12 +90,19 @@ struct RunSummary {
   int failed = 0;  // any other non-OK status (resource exhausted, timeout, ...)
   int cancelled = 0;
   int skipped = 0;  // selected cases in RunOptions::skip_case_ids (not in `cases`)
+  // Non-empty when the plan's preconditions kept failing before a slice
+  // (engine/health/preflight.h): "deferred: <gate>: <value> vs <limit> (...)". The
+  // run stopped there; its unfinished cases got no result. An infrastructure outcome.
+  std::string deferred;
+  v1::EnvSnapshot deferred_conditions;  // what the last failing check saw
 };
 
 // Validates `plan` (ValidatePlan) and measures its cases, calling `on_result` with each
 // case's final result (result_id left empty: the caller assigns ids). Returns
 // InvalidArgument for an invalid plan, a malformed filter, or a filter matching no case
-// (nothing runs then). Benchmark failures are result statuses, not errors. If
+// (nothing runs then). Benchmark failures are result statuses, not errors. The plan's
+// preconditions are checked before every slice (RunPreflight); when they keep failing
+// the run stops with summary.deferred set (not an error). If
 // `*cancelled` becomes true, the current slice is abandoned (its child killed within
 // ~20 ms), cases whose samples already meet their stop rule are reported OK, the other
 // unfinished ones with status CANCELLED, and RunPlan returns a summary (not an error).

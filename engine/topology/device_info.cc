@@ -193,34 +193,44 @@ void FillAndroid(const std::map<std::string, std::string>& props, absl::string_v
   }
 }
 
-void FillPowerAndThermal(const SysfsReader& reader, v1::HostInfo& host) {
-  std::vector<std::string> unreadable;
+std::vector<v1::BatteryInfo> ReadBatteries(const SysfsReader& reader, std::vector<std::string>* notes,
+                                           std::vector<std::string>* unreadable) {
+  std::vector<v1::BatteryInfo> batteries;
   for (const std::string& name : reader.ListEntries(kPowerSupplyDir)) {
     const std::string dir = absl::StrCat(kPowerSupplyDir, "/", name);
     const std::optional<std::string> type = reader.Read(absl::StrCat(dir, "/type"));
     // Android names its battery "battery"; a denied type file still counts by name.
     if (type ? *type != "Battery" : name != "battery") continue;
-    v1::BatteryInfo& battery = *host.add_batteries();
+    v1::BatteryInfo& battery = batteries.emplace_back();
     battery.set_name(name);
-    std::vector<std::string> notes;
+    const std::size_t level_noted = notes->size();
     const std::string level_path = absl::StrCat(dir, "/capacity");
-    std::optional<double> level = ReadSensor(reader, level_path, kBatteryLevelRange, 1, level_path, &notes);
+    std::optional<double> level = ReadSensor(reader, level_path, kBatteryLevelRange, 1, level_path, notes);
     battery.set_level_percent(level ? static_cast<int32_t>(std::lround(*level)) : -1);
-    if (!level && notes.empty()) unreadable.push_back(level_path);  // missing or denied
+    if (!level && notes->size() == level_noted) unreadable->push_back(level_path);  // missing or denied
     std::optional<std::string> status = reader.Read(absl::StrCat(dir, "/status"));
     battery.set_status(status && !status->empty() ? *status : kUnknown);
-    if (!status) unreadable.push_back(absl::StrCat(dir, "/status"));
+    if (!status) unreadable->push_back(absl::StrCat(dir, "/status"));
     battery.set_charging(battery.status() == "Charging");
     const std::string temp_path = absl::StrCat(dir, "/temp");
-    const std::size_t noted = notes.size();
-    if (std::optional<double> celsius = ReadSensor(reader, temp_path, kTemperatureRange, 0.1, temp_path, &notes)) {
+    const std::size_t noted = notes->size();
+    if (std::optional<double> celsius = ReadSensor(reader, temp_path, kTemperatureRange, 0.1, temp_path, notes)) {
       battery.set_temperature_c(*celsius);
       battery.set_temperature_known(true);
-    } else if (notes.size() == noted) {
-      unreadable.push_back(temp_path);  // missing or denied (implausible: noted)
+    } else if (notes->size() == noted) {
+      unreadable->push_back(temp_path);  // missing or denied (implausible: noted)
     }
-    for (std::string& note : notes) host.add_notes(std::move(note));
   }
+  return batteries;
+}
+
+void FillPowerAndThermal(const SysfsReader& reader, v1::HostInfo& host) {
+  std::vector<std::string> unreadable;
+  std::vector<std::string> notes;
+  for (v1::BatteryInfo& battery : ReadBatteries(reader, &notes, &unreadable)) {
+    *host.add_batteries() = std::move(battery);
+  }
+  for (std::string& note : notes) host.add_notes(std::move(note));
   for (int zone : reader.ListNumbered(kThermalDir, "thermal_zone")) {
     const std::string dir = absl::StrCat(kThermalDir, "/thermal_zone", zone);
     v1::ThermalZoneInfo& info = *host.add_thermal_zones();

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "engine/topology/sysfs.h"
@@ -31,6 +32,13 @@ std::map<std::string, std::string> ParseBuildProp(absl::string_view text);
 // host.android from the properties (missing ones "unknown"); also sets host.os to
 // "Android <release>", device_model to "<manufacturer> <model>" and soc when known.
 void FillAndroid(const std::map<std::string, std::string>& props, absl::string_view source, v1::HostInfo& host);
+
+// The power_supply entries of type Battery (or named "battery"), unreadable values
+// unknown (-1 / "unknown" / temperature_known false): implausible readings appended to
+// `notes`, missing or denied files' paths to `unreadable` (neither may be null).
+// Thread-safe.
+std::vector<v1::BatteryInfo> ReadBatteries(const SysfsReader& reader, std::vector<std::string>* notes,
+                                           std::vector<std::string>* unreadable);
 
 // host.batteries and host.thermal_zones; unreadable values noted in host.notes.
 void FillPowerAndThermal(const SysfsReader& reader, v1::HostInfo& host);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -12,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "engine/topology/cpu_facts.h"
+#include "engine/topology/device_info.h"
 #include "engine/topology/sensor_range.h"
 #include "engine/topology/sysfs.h"
 
@@ -86,6 +88,38 @@ void ReadThrottleEvents(const SysfsReader& reader, const CpuSet& cpus, v1::EnvSn
   snap.set_thermal_throttle_readable(readable);
 }
 
+// The cpufreq governors of `cpus`, distinct and sorted, joined by ","; "" if none.
+std::string ReadGovernors(const SysfsReader& reader, const CpuSet& cpus) {
+  std::set<std::string> governors;
+  for (int cpu : cpus) {
+    std::optional<std::string> g = reader.Read(absl::StrCat(kCpuDir, "/cpu", cpu, "/cpufreq/scaling_governor"));
+    if (g && !g->empty()) governors.insert(*g);
+  }
+  return absl::StrJoin(governors, ",");
+}
+
+// Battery (lowest level, any charging, hottest temperature), MemAvailable, governors.
+void ReadConditions(const SysfsReader& reader, const CpuSet& cpus, v1::EnvSnapshot& snap) {
+  std::vector<std::string> notes;
+  std::vector<std::string> unreadable;  // a snapshot leaves unknowns unknown, unlisted
+  int32_t level = -1;
+  for (const v1::BatteryInfo& battery : topology_internal::ReadBatteries(reader, &notes, &unreadable)) {
+    if (battery.level_percent() >= 0 && (level < 0 || battery.level_percent() < level)) {
+      level = battery.level_percent();
+    }
+    if (battery.charging()) snap.set_battery_charging(true);
+    if (battery.temperature_known() &&
+        (!snap.battery_temperature_known() || battery.temperature_c() > snap.battery_temperature_c())) {
+      snap.set_battery_temperature_c(battery.temperature_c());
+      snap.set_battery_temperature_known(true);
+    }
+  }
+  snap.set_battery_level_percent(level);
+  for (std::string& note : notes) snap.add_notes(std::move(note));
+  snap.set_free_memory_bytes(topology_internal::ReadMeminfoField(reader, "MemAvailable").value_or(0));
+  snap.set_governor(ReadGovernors(reader, cpus));
+}
+
 // Highest current frequency among `cpus` (indices into snap), 0 if none is known.
 uint64_t MaxFrequency(const v1::EnvSnapshot& snap, const std::vector<uint32_t>& cpus) {
   uint64_t best = 0;
@@ -107,6 +141,7 @@ v1::EnvSnapshot TakeEnvSnapshot(std::string_view fsroot) {
   ReadFrequencies(reader, cpus, snap);
   ReadThermalZones(reader, snap);
   ReadThrottleEvents(reader, cpus, snap);
+  ReadConditions(reader, cpus, snap);
   const std::string loadavg = reader.Read("/proc/loadavg").value_or("");
   std::vector<absl::string_view> load = absl::StrSplit(loadavg, ' ', absl::SkipEmpty());
   double load_1m = 0;

@@ -26,7 +26,11 @@ inline constexpr double kThrottleFrequencyDropFraction = 0.15;
 // 0 for a CPU without it; empty when no CPU has it), every
 // sys/class/thermal/thermal_zone<N>/{temp,type} (milli-°C -> °C), whether a zone is at
 // or above one of its "passive", "hot" or "critical" trip points, proc/loadavg, and the
-// x86 thermal_throttle event counters. Readings outside their plausible range
+// x86 thermal_throttle event counters, and the conditions the preflight gates read:
+// sys/class/power_supply batteries (lowest level, any charging, hottest temperature;
+// level -1 when none is known), proc/meminfo MemAvailable and the distinct cpufreq
+// governors of the online CPUs joined by "," (other_cpu_percent is left to the
+// gates' check, engine/health/preflight.h). Readings outside their plausible range
 // (sensor_range.h: -40..150 °C, 10 MHz..10 GHz) are left out, each with a line in
 // `notes`. Never fails: unreadable parts stay empty/0.
 // Thread-safe; takes well under a millisecond per CPU.

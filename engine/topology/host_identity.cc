@@ -126,16 +126,7 @@ void FillIdentity(const SysfsReader& reader, const CpuInfo& cpuinfo, v1::HostInf
   }
 
   // /proc/meminfo "MemTotal:       32489480 kB".
-  const std::string meminfo = reader.Read("/proc/meminfo").value_or("");
-  for (absl::string_view line : absl::StrSplit(meminfo, '\n')) {
-    if (!absl::ConsumePrefix(&line, "MemTotal:")) continue;
-    line = absl::StripAsciiWhitespace(line);
-    absl::ConsumeSuffix(&line, "kB");
-    uint64_t kib = 0;
-    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(line), &kib)) {
-      host.set_memory_bytes(kib * 1024);
-    }
-  }
+  host.set_memory_bytes(ReadMeminfoField(reader, "MemTotal").value_or(0));
   if (host.memory_bytes() == 0) host.add_notes("memory: /proc/meminfo has no MemTotal");
 }
 

@@ -10,7 +10,10 @@
 #include <memory>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace fleetmark::engine::topology_internal {
 namespace {
@@ -93,6 +96,19 @@ std::vector<std::string> SysfsReader::ListEntries(absl::string_view dir) const {
 bool SysfsReader::Exists(absl::string_view path) const {
   struct stat st;
   return stat(Resolve(path).c_str(), &st) == 0;
+}
+
+std::optional<uint64_t> ReadMeminfoField(const SysfsReader& reader, absl::string_view key) {
+  const std::string meminfo = reader.Read("/proc/meminfo").value_or("");
+  for (absl::string_view line : absl::StrSplit(meminfo, '\n')) {
+    if (!absl::ConsumePrefix(&line, key) || !absl::ConsumePrefix(&line, ":")) continue;
+    line = absl::StripAsciiWhitespace(line);
+    absl::ConsumeSuffix(&line, "kB");
+    uint64_t kib = 0;
+    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(line), &kib)) return kib * 1024;
+    return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 absl::StatusOr<CpuSet> ParseCpuMask(absl::string_view text) {

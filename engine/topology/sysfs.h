@@ -39,6 +39,10 @@ class SysfsReader {
   std::string fsroot_;
 };
 
+// The value of the "<key> <n> kB" line of `reader`'s /proc/meminfo in bytes, e.g. key
+// "MemAvailable" (without the colon); nullopt if unreadable or absent. Thread-safe.
+std::optional<uint64_t> ReadMeminfoField(const SysfsReader& reader, absl::string_view key);
+
 // Parses a sysfs hexadecimal CPU mask ("00000000,00000101" -> {0, 8}); InvalidArgument
 // on a non-hex digit. Bits >= kMaxCpuId are ignored.
 absl::StatusOr<CpuSet> ParseCpuMask(absl::string_view text);

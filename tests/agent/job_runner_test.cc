@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "engine/health/preflight.h"
 #include "gtest/gtest.h"
 
 namespace fleetmark::agent {
@@ -129,6 +130,32 @@ TEST(JobRunnerTest, ExecutorErrorsBecomeFailedJobsAndTheNextJobRuns) {
   runner.CancelAndWait();
   absl::MutexLock lock(&recorder.mu);
   EXPECT_EQ(recorder.finished.size(), 2u);
+}
+
+TEST(JobRunnerTest, ADeferredJobIsReportedDeferredNotAsABenchmarkFailure) {
+  const std::string reason = "deferred: battery: 12 % < 20 % and not charging (3 checks, 60 s of cool-down)";
+  FakeExecutor executor;
+  executor.cases = 1;
+  executor.status = engine::DeferredError(reason);
+  Recorder recorder;
+  JobRunner runner(&executor, recorder.Events());
+  ASSERT_TRUE(runner.Start(Job("gated")).ok());
+  ASSERT_TRUE(recorder.WaitFinished(1));
+  {
+    absl::MutexLock lock(&recorder.mu);
+    ASSERT_EQ(recorder.finished.size(), 1u);
+    EXPECT_FALSE(recorder.finished[0].ok());
+    EXPECT_FALSE(recorder.finished[0].cancelled());
+    EXPECT_TRUE(recorder.finished[0].deferred());
+    EXPECT_EQ(recorder.finished[0].message(), reason);
+    EXPECT_EQ(recorder.cases.size(), 1u);  // the case measured before the gate failed is kept
+  }
+  // Another error with the same words is not a deferral.
+  executor.status = absl::UnavailableError(reason);
+  ASSERT_TRUE(runner.Start(Job("other")).ok());
+  ASSERT_TRUE(recorder.WaitFinished(2));
+  absl::MutexLock lock(&recorder.mu);
+  EXPECT_FALSE(recorder.finished[1].deferred());
 }
 
 }  // namespace

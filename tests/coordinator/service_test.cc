@@ -383,6 +383,84 @@ TEST_F(ServiceTest, MalformedMessageRefusedOthersKeepBeingServed) {
   ASSERT_TRUE(good.Finish().ok() || true);
 }
 
+// Issue 14, item 1: the coordinator's --default_preconditions gate plans that set none
+// (a plan's own gates win), and a job the agent reports deferred ends failed as
+// infrastructure with the agent's message; a bad default is refused at start.
+TEST_F(ServiceTest, DefaultPreconditionsAndDeferredJobs) {
+  CoordinatorOptions bad = Options(db_->uri());
+  bad.default_preconditions.set_max_checks(0);
+  absl::StatusOr<std::unique_ptr<Coordinator>> refused = Coordinator::Start(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "default_preconditions.max_checks: 1 <= max_checks <= 100, got 0");
+
+  coordinator_.reset();
+  CoordinatorOptions options = Options(db_->uri());
+  options.default_preconditions.set_min_battery_percent(20);
+  options.default_preconditions.set_max_temperature_c(45);
+  StartCoordinator(options);
+  TestAgent phone(channel_);
+  ASSERT_TRUE(phone.Send(TestAgent::Hello("phone-1", 1, kEnrollToken)));
+  v1::CoordinatorMessage welcome;
+  ASSERT_TRUE(phone.Read(&welcome));
+  ASSERT_TRUE(welcome.has_welcome()) << welcome.DebugString();
+
+  auto submit = [&](const v1::Plan& plan, v1::SubmitRunResponse* submitted) {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::SubmitRunRequest request;
+    *request.mutable_plan() = plan;
+    request.set_selector("name=phone-1");
+    return control_->SubmitRun(&context, request, submitted);
+  };
+  v1::SubmitRunResponse submitted;
+  grpc::Status status = submit(SmallPlan(), &submitted);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  v1::CoordinatorMessage assignment;
+  ASSERT_TRUE(phone.Read(&assignment));
+  ASSERT_TRUE(assignment.has_assignment()) << assignment.DebugString();
+  const v1::Preconditions& gates = assignment.assignment().plan().preconditions();
+  EXPECT_EQ(gates.min_battery_percent(), 20u);
+  EXPECT_EQ(gates.max_temperature_c(), 45);
+  EXPECT_FALSE(gates.has_max_load_average());
+
+  const std::string reason = "deferred: battery: 12 % < 20 % and not charging (3 checks, 60 s of cool-down)";
+  v1::AgentMessage finished;
+  finished.mutable_job_finished()->set_job_id(assignment.assignment().job_id());
+  finished.mutable_job_finished()->set_deferred(true);
+  finished.mutable_job_finished()->set_message(reason);
+  ASSERT_TRUE(phone.Send(finished));
+  v1::CoordinatorMessage ack;
+  ASSERT_TRUE(phone.Read(&ack));
+  ASSERT_TRUE(ack.has_job_finished_ack()) << ack.DebugString();
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::GetRunRequest request;
+    request.set_run_id(submitted.run().run_id());
+    v1::RunInfo run;
+    ASSERT_TRUE(control_->GetRun(&context, request, &run).ok());
+    ASSERT_EQ(run.jobs_size(), 1);
+    EXPECT_EQ(run.jobs(0).status(), "failed");
+    EXPECT_EQ(run.jobs(0).message(), reason);
+  }
+  pqxx::connection sql(db_->uri());
+  pqxx::work txn(sql);
+  EXPECT_EQ(txn.exec1("SELECT count(*) FROM jobs WHERE failure_kind = 'infrastructure'")[0].as<int64_t>(), 1);
+  EXPECT_EQ(txn.exec1("SELECT count(*) FROM jobs WHERE failure_kind = 'benchmark'")[0].as<int64_t>(), 0);
+  txn.commit();
+
+  // A plan with its own gates keeps them.
+  v1::Plan own = SmallPlan();
+  own.mutable_preconditions()->set_max_load_average(2);
+  v1::SubmitRunResponse second;
+  status = submit(own, &second);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_TRUE(phone.Read(&assignment));
+  ASSERT_TRUE(assignment.has_assignment()) << assignment.DebugString();
+  EXPECT_EQ(assignment.assignment().plan().preconditions().max_load_average(), 2);
+  EXPECT_FALSE(assignment.assignment().plan().preconditions().has_min_battery_percent());
+}
+
 // An agent that comes back still running a job which ended meanwhile (cancelled while
 // it was away) is busy until it reports that job finished: the cancellation comes after
 // the Welcome, and its queued job is pushed only after the report (issue 10: it was

@@ -471,6 +471,28 @@ TEST(StoreTest, ExpiredLeasesRequeueThenFailAsInfrastructure) {
   EXPECT_TRUE(store->ExpireLeases()->empty());
 }
 
+TEST(StoreTest, ADeferredJobFailsAsInfrastructureNotAsABenchmark) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string a = Agent(*store, "phone");
+  auto run = store->CreateRun(MakeRun({a}));
+  ASSERT_TRUE(run.ok());
+  auto claimed = store->ClaimJobs({a}, absl::Seconds(30));
+  ASSERT_EQ(claimed->size(), 1u);
+  const std::string job = (*claimed)[0].assignment.job_id();
+  const std::string reason = "deferred: battery: 12 % < 20 % and not charging (3 checks, 60 s of cool-down)";
+  ASSERT_TRUE(
+      store->FinishJob(job, a, JobOutcome{.ok = false, .cancelled = false, .message = reason, .deferred = true}).ok());
+  auto ended = store->GetRun(run->run_id());
+  ASSERT_TRUE(ended.ok());
+  ASSERT_EQ(ended->jobs_size(), 1);
+  EXPECT_EQ(ended->jobs(0).status(), "failed");
+  EXPECT_EQ(ended->jobs(0).message(), reason);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM jobs WHERE failure_kind = 'infrastructure'"), 1);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM jobs WHERE failure_kind = 'benchmark'"), 0);
+}
+
 TEST(StoreTest, JobLifecycleAndRestartRelease) {
   FLEETMARK_TEST_DATABASE_OR_SKIP(db);
   auto store = OpenStore(db.uri());
