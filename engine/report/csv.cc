@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "engine/report/case_names.h"
 #include "engine/report/units.h"
 
@@ -37,6 +38,9 @@ Render IfCounters(Render f) {
 }
 Render IfLimits(Render f) {
   return [f](const CaseResult& r) { return r.has_limits() ? f(r) : std::string(); };
+}
+Render IfSynthetic(Render f) {
+  return [f](const CaseResult& r) { return r.spec().has_synthetic() ? f(r) : std::string(); };
 }
 Render IfBatch(Render f) {
   return [f](const CaseResult& r) { return BatchTasks(r.spec()) > 0 ? f(r) : std::string(); };
@@ -120,6 +124,25 @@ const std::vector<CsvColumn>& Columns() {
        })},
       // Measured under user-mode emulation (qemu-user): not a hardware number.
       {"emulated", [](const CaseResult& r) { return std::string(r.emulated() ? "true" : "false"); }},
+      // The synthetic workload's parameters at the case's point, the swept ones (names
+      // separated by ';'), and the per-process calibration (mean ns per loop iteration);
+      // empty for other workloads.
+      {"cpu_ns", IfSynthetic([](const CaseResult& r) { return Int(r.spec().synthetic().cpu_ns()); })},
+      {"wait_us", IfSynthetic([](const CaseResult& r) { return Int(r.spec().synthetic().wait_us()); })},
+      {"wait_distribution", IfSynthetic([](const CaseResult& r) {
+         return r.spec().synthetic().wait_distribution().empty() ? std::string("fixed")
+                                                                 : r.spec().synthetic().wait_distribution();
+       })},
+      {"wait_seed", IfSynthetic([](const CaseResult& r) { return Int(r.spec().synthetic().wait_seed()); })},
+      {"alloc_bytes", IfSynthetic([](const CaseResult& r) { return Int(r.spec().synthetic().alloc_bytes()); })},
+      {"touch_kib", IfSynthetic([](const CaseResult& r) { return Int(r.spec().synthetic().touch_kib()); })},
+      {"swept", [](const CaseResult& r) { return absl::StrJoin(r.spec().swept(), ";"); }},
+      {"synthetic_ns_per_iteration", [](const CaseResult& r) {
+         if (r.synthetic_ns_per_iteration_size() == 0) return std::string();
+         double sum = 0;
+         for (double v : r.synthetic_ns_per_iteration()) sum += v;
+         return Num(sum / r.synthetic_ns_per_iteration_size());
+       }},
   };
   return *columns;
 }
