@@ -140,7 +140,11 @@ void FindCrossovers(const std::vector<const MapPoint*>& group, std::vector<Cross
 
 std::string Ratio(double v) { return std::isfinite(v) ? absl::StrFormat("%.2fx", v) : "inf"; }
 
-std::string Value(double v) { return ShortestDouble(v); }
+// A parameter value: integers in full (100000, not 1e+05).
+std::string Value(double v) {
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) return absl::StrCat(static_cast<int64_t>(v));
+  return ShortestDouble(v);
+}
 
 }  // namespace
 
@@ -201,8 +205,10 @@ std::string FormatStrategyMap(const StrategyMap& map) {
       for (const auto& [name, value] : p.point) row.push_back(Value(value));
       const MapEntry& w = p.ranked.front();
       row.push_back(w.strategy);
-      row.push_back(absl::StrCat(FormatNanos(w.median_ns), " [", FormatNanos(w.ci_low_ns), ", ",
-                                 std::isfinite(w.ci_high_ns) ? FormatNanos(w.ci_high_ns) : "inf", "]"));
+      row.push_back(std::isfinite(w.ci_high_ns)
+                        ? absl::StrCat(FormatNanos(w.median_ns), " [", FormatNanos(w.ci_low_ns), ", ",
+                                       FormatNanos(w.ci_high_ns), "]")
+                        : absl::StrCat(FormatNanos(w.median_ns), " [no CI, n=", w.samples, "]"));
       if (p.ranked.size() >= 2) {
         row.push_back(p.ranked[1].strategy);
         row.push_back(FormatNanos(p.ranked[1].median_ns));

@@ -89,6 +89,13 @@ TEST(StrategyMapTest, AResultWithoutACiTiesWithEverything) {
   EXPECT_EQ(map.points[0].winner(), "cpu");
   EXPECT_TRUE(map.points[0].tie);  // n = 1 bounds nothing: never a winner on it
   EXPECT_TRUE(std::isinf(map.points[0].ratio_high));
+  // As the winner, it is shown without a CI, and still only ties.
+  one.mutable_stats()->set_median_ns(0.5e6);
+  const StrategyMap lone = BuildStrategyMap({Result("cpu", 10, 1.0e6, 0.01e6), one});
+  EXPECT_EQ(lone.points[0].winner(), "io");
+  EXPECT_TRUE(lone.points[0].tie);
+  EXPECT_THAT(FormatStrategyMap(lone), HasSubstr("500 µs [no CI, n=1]"));
+  EXPECT_THAT(FormatStrategyMap(lone), HasSubstr("tie: io, cpu"));
 }
 
 TEST(StrategyMapTest, CrossoverBracketedByDecisivePointsWithAnInterpolatedEstimate) {
