@@ -122,8 +122,6 @@ const std::vector<CsvColumn>& Columns() {
       {"memory_limit_bytes", IfLimits([](const CaseResult& r) {
          return r.limits().memory_limit_bytes() > 0 ? Int(r.limits().memory_limit_bytes()) : std::string();
        })},
-      // Measured under user-mode emulation (qemu-user): not a hardware number.
-      {"emulated", [](const CaseResult& r) { return std::string(r.emulated() ? "true" : "false"); }},
       // The synthetic workload's parameters at the case's point, the swept ones (names
       // separated by ';'), and the per-process calibration (mean ns per loop iteration);
       // empty for other workloads.
@@ -143,6 +141,8 @@ const std::vector<CsvColumn>& Columns() {
          for (double v : r.synthetic_ns_per_iteration()) sum += v;
          return Num(sum / r.synthetic_ns_per_iteration_size());
        }},
+      // Last: measured under user-mode emulation (qemu-user): not a hardware number.
+      {"emulated", [](const CaseResult& r) { return std::string(r.emulated() ? "true" : "false"); }},
   };
   return *columns;
 }
