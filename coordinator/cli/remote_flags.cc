@@ -36,8 +36,11 @@ ABSL_FLAG(bool, wait, false,
           "submit: show live progress per agent, then the results table (keeps watching through a "
           "coordinator restart)");
 ABSL_FLAG(std::string, agents, "", "compare: two agent names A,B; export: only this agent");
+ABSL_FLAG(std::string, agent, "", "map: only this agent's map");
+ABSL_FLAG(std::string, results, "",
+          "map: read the results from this file (`fleetmark run --format json` output) instead of a run");
 ABSL_FLAG(bool, include_emulated, false,
-          "compare: also compare results measured under user-mode emulation (qemu-user), marked "
+          "compare, map: also compare results measured under user-mode emulation (qemu-user), marked "
           "(emulated); left out by default: they are the emulator's numbers, not the hardware's");
 ABSL_FLAG(int, limit, 20, "runs list: how many runs (1..1000)");
 ABSL_FLAG(std::string, cron, "", "schedules create: 5-field cron expression, UTC");

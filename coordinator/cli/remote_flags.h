@@ -20,6 +20,8 @@ ABSL_DECLARE_FLAG(std::string, select);
 ABSL_DECLARE_FLAG(bool, wait);
 ABSL_DECLARE_FLAG(std::string, agents);
 ABSL_DECLARE_FLAG(bool, include_emulated);
+ABSL_DECLARE_FLAG(std::string, agent);
+ABSL_DECLARE_FLAG(std::string, results);
 ABSL_DECLARE_FLAG(int, limit);
 ABSL_DECLARE_FLAG(std::string, cron);
 ABSL_DECLARE_FLAG(std::string, description);

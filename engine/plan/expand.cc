@@ -1,11 +1,15 @@
 // ExpandCases, ApplyQuick, ResolveMeasurement, StrategyLabel.
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/plan/expand_internal.h"
 #include "engine/measure/stop_rule.h"
+#include "engine/scenarios/param_rules.h"
 #include "engine/plan/plan.h"
+#include "engine/plan/sweep.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -67,7 +71,12 @@ uint64_t CountCases(const google::protobuf::RepeatedPtrField<v1::Matrix>& matric
   for (const v1::Matrix& m : matrices) {
     // Every factor is < 2^31 (protobuf repeated sizes are ints), so pairwise products
     // are checked against the saturation bound before multiplying further.
-    uint64_t n = static_cast<uint64_t>(std::max(m.workloads_size(), 1));
+    // A synthetic workload counts once per sweep point (at most kMaxSweepPoints^2).
+    uint64_t points = 1;
+    for (int s = 0; s < std::min(m.sweeps_size(), kMaxSweeps); ++s) points *= SweepValues(m.sweeps(s)).size();
+    uint64_t n = 0;
+    for (const std::string& workload : m.workloads()) n += workload == kSyntheticWorkload ? points : 1;
+    n = std::max<uint64_t>(n, 1);
     for (int factor : {std::max(m.io_modes_size(), 1), m.strategies_size(), std::max(m.placements_size(), 1)}) {
       n = (factor != 0 && n > kSaturated / static_cast<uint64_t>(factor)) ? kSaturated
                                                                           : n * static_cast<uint64_t>(factor);
@@ -86,9 +95,21 @@ std::vector<ExpandedCase> ExpandMatrices(const google::protobuf::RepeatedPtrFiel
     const std::vector<std::string> workloads = OrDefault(m.workloads(), "");
     const std::vector<std::string> io_modes = OrDefault(m.io_modes(), "blocking");
     const std::vector<std::string> placements = OrDefault(m.placements(), "any");
+    std::vector<std::string> swept;
+    for (int s = 0; s < std::min(m.sweeps_size(), kMaxSweeps); ++s) swept.push_back(m.sweeps(s).param());
+    // Each workload with its points: one (no parameters) for all but synthetic.
+    std::vector<std::pair<size_t, std::optional<v1::SyntheticParams>>> units;
     for (size_t wi = 0; wi < workloads.size(); ++wi) {
+      if (workloads[wi] != kSyntheticWorkload) {
+        units.emplace_back(wi, std::nullopt);
+        continue;
+      }
+      for (v1::SyntheticParams& point : SweepPoints(m)) units.emplace_back(wi, std::move(point));
+    }
+    for (const auto& [wi, point] : units) {
       const std::string& workload = workloads[wi];
       if (workload.empty() && scenario == "batch") continue;
+      const std::string id_workload = point ? SyntheticWorkloadText(*point, swept, /*with_swept=*/true) : workload;
       for (size_t ii = 0; ii < io_modes.size(); ++ii) {
         const std::string& io_mode = io_modes[ii];
         for (int si = 0; si < m.strategies_size(); ++si) {
@@ -110,8 +131,12 @@ std::vector<ExpandedCase> ExpandMatrices(const google::protobuf::RepeatedPtrFiel
             const std::string shown_placement = placement.empty() ? "any" : placement;
             spec.set_placement(shown_placement);
             CopyScenarioParams(m, spec);
-            spec.set_case_id(absl::StrCat(scenario, "/", workload.empty() ? "-" : workload, "/", io_mode, "/", label,
-                                          "/", shown_placement));
+            if (point) {
+              *spec.mutable_synthetic() = *point;
+              for (const std::string& name : swept) spec.add_swept(name);
+            }
+            spec.set_case_id(absl::StrCat(scenario, "/", id_workload.empty() ? "-" : id_workload, "/", io_mode, "/",
+                                          label, "/", shown_placement));
             out.push_back(std::move(c));
           }
         }

@@ -27,6 +27,7 @@
 #include "engine/strategies/registry.h"
 #include "engine/strategies/limits.h"
 #include "engine/plan/source_map.h"
+#include "engine/plan/sweep.h"
 #include "engine/scenarios/param_rules.h"
 #include "engine/topology/placement_spec.h"
 #include "engine/topology/sensor_range.h"
@@ -40,6 +41,14 @@ constexpr size_t kMaxLabelLength = 64;
 FieldPath Append(FieldPath path, std::string field, int index = -1) {
   path.push_back({std::move(field), index});
   return path;
+}
+
+std::string_view RuleField(const ParamRule<v1::SyntheticParams>& rule) { return rule.field; }
+
+// The names of `table`'s entries, by `name_of` when given.
+template <typename Table, typename NameOf>
+std::string AllowedNames(const Table& table, NameOf name_of) {
+  return absl::StrJoin(table, ", ", [&](std::string* out, const auto& entry) { out->append(name_of(entry)); });
 }
 
 template <typename Table>
@@ -222,6 +231,7 @@ class Validator {
                                                                 absl::CEscape(m.workloads(i)), "\""));
       }
     }
+    FLEETMARK_RETURN_IF_ERROR(CheckSynthetic(m, path));
     if (m.has_batch() && m.workloads_size() == 0) {
       return Error(Append(path, "workloads"), absl::StrCat("the batch scenario needs at least one workload (",
                                                            AllowedNames(kWorkloads), "), got 0"));
@@ -250,6 +260,84 @@ class Validator {
       }
     }
     return CheckScenario(m, path);
+  }
+
+  // The synthetic parameters and sweeps: only beside the synthetic workload, each value
+  // in its kSyntheticRules range, at most kMaxSweeps distinct parameters of at most
+  // kMaxSweepPoints distinct values.
+  absl::Status CheckSynthetic(const v1::Matrix& m, const FieldPath& path) const {
+    if (!m.has_synthetic() && m.sweeps_size() == 0) return absl::OkStatus();
+    if (std::find(m.workloads().begin(), m.workloads().end(), kSyntheticWorkload) == m.workloads().end()) {
+      return Error(Append(path, m.has_synthetic() ? "synthetic" : "sweeps", m.has_synthetic() ? -1 : 0),
+                   absl::StrCat("set only with the workload \"", kSyntheticWorkload,
+                                "\" in workloads (the other workloads take no parameters)"));
+    }
+    const FieldPath sp = Append(path, "synthetic");
+    FLEETMARK_RETURN_IF_ERROR(CheckRules(sp, kSyntheticRules, m.synthetic()));
+    const std::string& distribution = m.synthetic().wait_distribution();
+    if (!distribution.empty() && !Contains(kWaitDistributions, distribution)) {
+      return Error(Append(sp, "wait_distribution"),
+                   absl::StrCat("one of ", AllowedNames(kWaitDistributions), " (empty = fixed); got \"",
+                                absl::CEscape(distribution), "\""));
+    }
+    if (m.sweeps_size() > kMaxSweeps) {
+      return Error(Append(path, "sweeps", kMaxSweeps),
+                   absl::StrCat("at most ", kMaxSweeps, " swept parameters, got ", m.sweeps_size()));
+    }
+    for (int i = 0; i < m.sweeps_size(); ++i) {
+      FLEETMARK_RETURN_IF_ERROR(CheckSweep(m, i, Append(path, "sweeps", i)));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckSweep(const v1::Matrix& m, int index, const FieldPath& path) const {
+    const v1::Sweep& sweep = m.sweeps(index);
+    const ParamRule<v1::SyntheticParams>* rule = FindSyntheticRule(sweep.param());
+    if (rule == nullptr) {
+      return Error(Append(path, "param"), absl::StrCat("one of ", AllowedNames(kSyntheticRules, &RuleField), "; got \"",
+                                                       absl::CEscape(sweep.param()), "\""));
+    }
+    for (int j = 0; j < index; ++j) {
+      if (m.sweeps(j).param() == sweep.param()) {
+        return Error(Append(path, "param"),
+                     absl::StrCat("sweeps[", j, "] already sweeps ", sweep.param(), "; sweep each parameter once"));
+      }
+    }
+    const bool range = sweep.from() != 0 || sweep.to() != 0 || sweep.points() != 0;
+    if (sweep.values_size() > 0 && range) {
+      return Error(Append(path, "values"), "either values or from/to/points, not both");
+    }
+    if (sweep.values_size() > 0) {
+      if (sweep.values_size() > kMaxSweepPoints) {
+        return Error(Append(path, "values"),
+                     absl::StrCat("at most ", kMaxSweepPoints, " values, got ", sweep.values_size()));
+      }
+      for (int k = 0; k < sweep.values_size(); ++k) {
+        FLEETMARK_RETURN_IF_ERROR(CheckRange(Append(path, "values", k), sweep.values(k), rule->min, rule->max));
+        for (int j = 0; j < k; ++j) {
+          if (sweep.values(j) == sweep.values(k)) {
+            return Error(Append(path, "values", k),
+                         absl::StrCat("repeats values[", j, "] = ", sweep.values(k), "; list each value once"));
+          }
+        }
+      }
+      return absl::OkStatus();
+    }
+    if (!range) return Error(Append(path, "values"), "a list of values or a range (from, to, points) is required");
+    FLEETMARK_RETURN_IF_ERROR(
+        CheckRange(Append(path, "from"), sweep.from(), std::max<uint32_t>(rule->min, 1), rule->max));
+    FLEETMARK_RETURN_IF_ERROR(CheckRange(Append(path, "to"), sweep.to(), uint64_t{sweep.from()} + 1, rule->max));
+    FLEETMARK_RETURN_IF_ERROR(CheckRange(Append(path, "points"), sweep.points(), 2, kMaxSweepPoints));
+    const std::vector<uint32_t> values = SweepValues(sweep);
+    for (size_t k = 1; k < values.size(); ++k) {
+      if (values[k] == values[k - 1]) {
+        return Error(Append(path, "points"),
+                     absl::StrCat(sweep.points(), " log-spaced points from ", sweep.from(), " to ", sweep.to(),
+                                  " repeat the value ", values[k],
+                                  " after rounding to integers; use fewer points or a wider range"));
+      }
+    }
+    return absl::OkStatus();
   }
 
   absl::Status CheckStrategy(const v1::StrategySpec& s, const FieldPath& path) const {
@@ -470,24 +558,34 @@ class Validator {
       if (!m.has_batch()) continue;
       const uint32_t tasks = m.batch().tasks() == 0 ? kDefaultBatchTasks : m.batch().tasks();
       for (const std::string& workload_name : m.workloads()) {
-        absl::StatusOr<std::unique_ptr<Workload>> workload = MakeWorkload(workload_name);
-        if (!workload.ok()) continue;  // reported by CheckMatrix
-        const std::vector<std::string> io_modes =
-            m.io_modes().empty() ? std::vector<std::string>{"blocking"}
-                                 : std::vector<std::string>(m.io_modes().begin(), m.io_modes().end());
-        for (const std::string& io_mode : io_modes) {
-          for (const v1::StrategySpec& strategy : m.strategies()) {
-            const uint64_t concurrency = MaxConcurrentTasks(strategy, io_mode, tasks);
-            const absl::Duration shortest = MinRepetitionTime(**workload, tasks, concurrency);
-            if (shortest <= absl::Seconds(limit_seconds)) continue;
-            return Error({{field, mi}, {"batch"}, {"tasks"}},
-                         absl::StrCat("one repetition of ", workload_name, "/", io_mode, "/", StrategyLabel(strategy),
-                                      " with ", tasks, " tasks waits at least ",
-                                      absl::FormatDuration(absl::Trunc(shortest, absl::Seconds(1))),
-                                      " (its waits over at most ", concurrency, " concurrent tasks), more than max(",
-                                      settings_field, ".max_seconds_per_case, ", kMaxRepetitionOverrunSeconds,
-                                      " s) = ", limit_seconds, " s; use fewer tasks or more threads, or raise ",
-                                      settings_field, ".max_seconds_per_case"));
+        // Synthetic: every sweep point (its waits do not depend on cpu_ns, which is left
+        // out so validation never calibrates).
+        for (const v1::SyntheticParams& point :
+             workload_name == kSyntheticWorkload ? SweepPoints(m) : std::vector<v1::SyntheticParams>{{}}) {
+          v1::SyntheticParams waits_only = point;
+          waits_only.set_cpu_ns(0);
+          absl::StatusOr<std::unique_ptr<Workload>> workload = MakeWorkload(workload_name, waits_only);
+          if (!workload.ok()) continue;  // reported by CheckMatrix
+          const std::string shown = workload_name == kSyntheticWorkload
+                                        ? SyntheticWorkloadText(point, {}, /*with_swept=*/true)
+                                        : workload_name;
+          const std::vector<std::string> io_modes =
+              m.io_modes().empty() ? std::vector<std::string>{"blocking"}
+                                   : std::vector<std::string>(m.io_modes().begin(), m.io_modes().end());
+          for (const std::string& io_mode : io_modes) {
+            for (const v1::StrategySpec& strategy : m.strategies()) {
+              const uint64_t concurrency = MaxConcurrentTasks(strategy, io_mode, tasks);
+              const absl::Duration shortest = MinRepetitionTime(**workload, tasks, concurrency);
+              if (shortest <= absl::Seconds(limit_seconds)) continue;
+              return Error(
+                  {{field, mi}, {"batch"}, {"tasks"}},
+                  absl::StrCat("one repetition of ", shown, "/", io_mode, "/", StrategyLabel(strategy), " with ", tasks,
+                               " tasks waits at least ", absl::FormatDuration(absl::Trunc(shortest, absl::Seconds(1))),
+                               " (its waits over at most ", concurrency, " concurrent tasks), more than max(",
+                               settings_field, ".max_seconds_per_case, ", kMaxRepetitionOverrunSeconds,
+                               " s) = ", limit_seconds, " s; use fewer tasks or more threads, or raise ",
+                               settings_field, ".max_seconds_per_case"));
+            }
           }
         }
       }

@@ -42,7 +42,9 @@ Render IfLimits(Render f) {
 Render IfProcesses(Render f) {
   return [f](const CaseResult& r) { return r.process_medians_ns_size() >= 2 ? f(r) : std::string(); };
 }
-
+Render IfSynthetic(Render f) {
+  return [f](const CaseResult& r) { return r.spec().has_synthetic() ? f(r) : std::string(); };
+}
 Render IfBatch(Render f) {
   return [f](const CaseResult& r) { return BatchTasks(r.spec()) > 0 ? f(r) : std::string(); };
 }
@@ -134,7 +136,26 @@ const std::vector<CsvColumn>& Columns() {
       {"process_sample_counts",
        IfProcesses([](const CaseResult& r) { return absl::StrJoin(r.process_sample_counts(), ";"); })},
       {"between_process_share", IfProcesses([](const CaseResult& r) { return Num(r.between_process_share()); })},
-      // Measured under user-mode emulation (qemu-user): not a hardware number.
+      // The synthetic workload's parameters at the case's point, the swept ones (names
+      // separated by ';'), and the per-process calibration (mean ns per loop iteration);
+      // empty for other workloads.
+      {"cpu_ns", IfSynthetic([](const CaseResult& r) { return Int(r.spec().synthetic().cpu_ns()); })},
+      {"wait_us", IfSynthetic([](const CaseResult& r) { return Int(r.spec().synthetic().wait_us()); })},
+      {"wait_distribution", IfSynthetic([](const CaseResult& r) {
+         return r.spec().synthetic().wait_distribution().empty() ? std::string("fixed")
+                                                                 : r.spec().synthetic().wait_distribution();
+       })},
+      {"wait_seed", IfSynthetic([](const CaseResult& r) { return Int(r.spec().synthetic().wait_seed()); })},
+      {"alloc_bytes", IfSynthetic([](const CaseResult& r) { return Int(r.spec().synthetic().alloc_bytes()); })},
+      {"touch_kib", IfSynthetic([](const CaseResult& r) { return Int(r.spec().synthetic().touch_kib()); })},
+      {"swept", [](const CaseResult& r) { return absl::StrJoin(r.spec().swept(), ";"); }},
+      {"synthetic_ns_per_iteration", [](const CaseResult& r) {
+         if (r.synthetic_ns_per_iteration_size() == 0) return std::string();
+         double sum = 0;
+         for (double v : r.synthetic_ns_per_iteration()) sum += v;
+         return Num(sum / r.synthetic_ns_per_iteration_size());
+       }},
+      // Last: measured under user-mode emulation (qemu-user): not a hardware number.
       {"emulated", [](const CaseResult& r) { return std::string(r.emulated() ? "true" : "false"); }},
   };
   return *columns;

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/common/synthetic_text.h"
 #include "engine/common/text.h"
 #include "engine/report/case_names.h"
 #include "engine/report/text_table.h"
@@ -50,12 +51,18 @@ std::string Fixed(double value, int decimals, const char* suffix = "") {
 
 std::string Millis(double ms) { return FormatNanos(ms * 1e6); }
 
+// The workload with the synthetic parameters of its point: "synthetic[cpu_ns=1000]".
+std::string WorkloadTitle(const CaseSpec& s) {
+  if (!s.has_synthetic()) return s.workload();
+  return engine::SyntheticWorkloadText(s.synthetic(), {s.swept().begin(), s.swept().end()}, /*with_swept=*/true);
+}
+
 // Title of the group a result belongs to: the dimensions shared by its rows.
 std::string GroupTitle(const CaseResult& r, Kind kind) {
   const CaseSpec& s = r.spec();
   std::vector<std::string> parts;
   parts.push_back(s.scenario().empty() ? "batch" : s.scenario());
-  if (!s.workload().empty()) parts.push_back(s.workload());
+  if (!s.workload().empty()) parts.push_back(WorkloadTitle(s));
   if (kind != Kind::kLoad) parts.push_back(s.io_mode().empty() ? "blocking" : s.io_mode());
   switch (kind) {
     case Kind::kBatch:

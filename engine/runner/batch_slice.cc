@@ -106,7 +106,8 @@ class SliceRunner {
   bool Cancelled() const { return cancelled_ != nullptr && cancelled_->load(); }
 
   absl::Status Prepare() {
-    FLEETMARK_ASSIGN_OR_RETURN(workload_, MakeWorkload(spec_.workload()));
+    FLEETMARK_ASSIGN_OR_RETURN(workload_, MakeWorkload(spec_.workload(), spec_.synthetic()));
+    response_.set_synthetic_ns_per_iteration(workload_->calibration_ns_per_iteration());
     FLEETMARK_ASSIGN_OR_RETURN(io_mode_, ParseIoMode(spec_.io_mode()));
     FLEETMARK_ASSIGN_OR_RETURN(PlacementSpec placement, ParsePlacement(spec_.placement()));
     CpuSet cpus;

@@ -293,6 +293,9 @@ class PlanRunner {
     }
     c.cpu_samples.insert(c.cpu_samples.end(), response.cpu_samples_ns().begin(), response.cpu_samples_ns().end());
     c.measured_seconds += response.measured_seconds();
+    if (response.synthetic_ns_per_iteration() > 0) {
+      r.add_synthetic_ns_per_iteration(response.synthetic_ns_per_iteration());
+    }
     MergeCounters(response.counters(), *r.mutable_counters());
     r.set_threads_used(std::max(r.threads_used(), response.threads_used()));
     r.set_peak_in_flight(std::max(r.peak_in_flight(), response.peak_in_flight()));

@@ -44,6 +44,15 @@ inline constexpr uint32_t kMaxLoadDbWaitUs = 10'000'000;
 inline constexpr uint32_t kMaxLoadRequestTimeoutMs = 600'000;
 inline constexpr uint32_t kMaxLoadClientThreads = 64;
 
+// ---- synthetic workload (plan.proto's SyntheticParams, Sweep) ----
+inline constexpr uint32_t kMaxSyntheticCpuNs = 1'000'000'000;  // 1 s per task
+inline constexpr uint32_t kMaxSyntheticWaitUs = 10'000'000;    // 10 s mean per task
+inline constexpr uint32_t kMaxSyntheticAllocBytes = 1u << 30;  // 1 GiB
+inline constexpr uint32_t kMaxSyntheticTouchKib = 1u << 20;    // 1 GiB
+inline constexpr std::string_view kWaitDistributions[] = {"fixed", "uniform", "exponential", "lognormal"};
+inline constexpr int kMaxSweeps = 2;        // swept parameters per matrix
+inline constexpr int kMaxSweepPoints = 64;  // values per swept parameter
+
 // One scalar field: 0 in the plan means `default_value` (when it is not 0), and the
 // value in effect must lie in [min, max].
 template <typename Params>
@@ -131,5 +140,22 @@ inline constexpr ParamRule<v1::LoadParams> kLoadRequestTimeout = {
     "request_timeout_ms", &v1::LoadParams::request_timeout_ms, 10'000, 1, kMaxLoadRequestTimeoutMs};
 inline constexpr ParamRule<v1::LoadParams> kLoadRules[] = {
     kLoadUsers, kLoadRamp, kLoadHold, kLoadThink, kLoadObjects, kLoadDbWait, kLoadClientThreads, kLoadRequestTimeout};
+
+// The synthetic workload's numeric parameters: every one may be swept (Sweep.param
+// names one of these fields), and every swept value must lie in its range too.
+inline constexpr ParamRule<v1::SyntheticParams> kSyntheticRules[] = {
+    {"cpu_ns", &v1::SyntheticParams::cpu_ns, 0, 0, kMaxSyntheticCpuNs},
+    {"wait_us", &v1::SyntheticParams::wait_us, 0, 0, kMaxSyntheticWaitUs},
+    {"alloc_bytes", &v1::SyntheticParams::alloc_bytes, 0, 0, kMaxSyntheticAllocBytes},
+    {"touch_kib", &v1::SyntheticParams::touch_kib, 0, 0, kMaxSyntheticTouchKib},
+};
+
+// The rule of synthetic parameter `field`, or null when it is not one. Pure.
+inline const ParamRule<v1::SyntheticParams>* FindSyntheticRule(std::string_view field) {
+  for (const ParamRule<v1::SyntheticParams>& rule : kSyntheticRules) {
+    if (rule.field == field) return &rule;
+  }
+  return nullptr;
+}
 
 }  // namespace fleetmark::engine

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/common/registry.h"
+#include "engine/workloads/synthetic.h"
 #include "engine/workloads/task_values.h"
 
 namespace fleetmark::engine {
@@ -68,12 +69,13 @@ class MixedWorkload final : public Workload {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(std::string_view name) {
+absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(std::string_view name, const v1::SyntheticParams& synthetic) {
   if (name == "arithmetic") return std::make_unique<ArithmeticWorkload>();
   if (name == "collections") return std::make_unique<CollectionsWorkload>();
   if (name == "storage") return std::make_unique<StorageWorkload>();
   if (name == "network") return std::make_unique<NetworkWorkload>();
   if (name == "mixed") return std::make_unique<MixedWorkload>();
+  if (name == "synthetic") return MakeSyntheticWorkload(synthetic);
   return absl::InvalidArgumentError(
       absl::StrCat("workload: unknown name \"", std::string(name), "\"; allowed: ",
                    absl::StrJoin(kWorkloads, ", ", [](std::string* out, const NameInfo& w) { out->append(w.name); })));

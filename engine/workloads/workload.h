@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "fleetmark/v1/plan.pb.h"
 
 namespace fleetmark::engine {
 
@@ -30,10 +31,15 @@ class Workload {
   virtual uint64_t Compute(int i) const = 0;
   // The wait of task `i`: storage 500 + 10·i µs, network i ms, zero for CPU tasks.
   virtual absl::Duration Wait(int i) const = 0;
+  // The calibration of a calibrated computation (synthetic: ns per loop iteration in
+  // this process); 0 when the workload has none.
+  virtual double calibration_ns_per_iteration() const { return 0; }
 };
 
 // Returns the workload `name` (one of engine/common/registry.h's kWorkloads) or
-// InvalidArgument naming the allowed set.
-absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(std::string_view name);
+// InvalidArgument naming the allowed set. `synthetic` takes `synthetic` (validated
+// parameters; the other workloads ignore it).
+absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(std::string_view name,
+                                                       const v1::SyntheticParams& synthetic = {});
 
 }  // namespace fleetmark::engine

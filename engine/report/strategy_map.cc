@@ -1,0 +1,239 @@
+// BuildStrategyMap, FormatStrategyMap (strategy_map.h).
+#include "engine/report/strategy_map.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "engine/common/synthetic_text.h"
+#include "engine/report/case_names.h"
+#include "engine/report/text_table.h"
+#include "engine/report/units.h"
+#include "google/protobuf/descriptor.h"
+
+namespace fleetmark::report {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The value of synthetic parameter `name` of `spec` (0 when it has none).
+double ParamValue(const v1::CaseSpec& spec, const std::string& name) {
+  const google::protobuf::FieldDescriptor* field = v1::SyntheticParams::descriptor()->FindFieldByName(name);
+  if (field == nullptr || field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_UINT32) return 0;
+  return v1::SyntheticParams::GetReflection()->GetUInt32(spec.synthetic(), field);
+}
+
+// The group of a batch case: its id without the strategy label, and without the
+// swept parameters' values.
+std::string GroupOf(const v1::CaseSpec& spec, const std::vector<std::string>& swept) {
+  const std::string workload = spec.has_synthetic()
+                                   ? engine::SyntheticWorkloadText(spec.synthetic(), swept, /*with_swept=*/false)
+                                   : (spec.workload().empty() ? "-" : spec.workload());
+  return absl::StrCat(spec.scenario().empty() ? "batch" : spec.scenario(), "/", workload, "/",
+                      spec.io_mode().empty() ? "blocking" : spec.io_mode(), "/",
+                      spec.placement().empty() ? "any" : spec.placement());
+}
+
+MapEntry EntryOf(const v1::CaseResult& r) {
+  const v1::Statistics& s = r.stats();
+  MapEntry e;
+  e.strategy = StrategyLabel(r.spec());
+  e.median_ns = s.median_ns();
+  e.samples = s.count();
+  // A CI that was not achieved (too few samples: an infinite half-width) or is
+  // degenerate bounds nothing: the entry ties with everything.
+  const bool has_ci = std::isfinite(s.ci_half_width_percent()) && s.count() >= 2 && s.ci_low_ns() > 0 &&
+                      s.ci_high_ns() >= s.ci_low_ns() && std::isfinite(s.ci_high_ns());
+  e.ci_low_ns = has_ci ? std::min(s.ci_low_ns(), s.median_ns()) : 0;
+  e.ci_high_ns = has_ci ? std::max(s.ci_high_ns(), s.median_ns()) : kInf;
+  return e;
+}
+
+void Decide(MapPoint& p) {
+  std::stable_sort(p.ranked.begin(), p.ranked.end(),
+                   [](const MapEntry& a, const MapEntry& b) { return a.median_ns < b.median_ns; });
+  if (p.ranked.empty()) return;
+  const MapEntry& w = p.ranked.front();
+  p.tied = {w.strategy};
+  for (size_t i = 1; i < p.ranked.size(); ++i) {
+    if (p.ranked[i].ci_low_ns <= w.ci_high_ns) p.tied.push_back(p.ranked[i].strategy);
+  }
+  if (p.ranked.size() < 2) return;
+  const MapEntry& r = p.ranked[1];
+  p.ratio = r.median_ns / w.median_ns;
+  p.ratio_low = w.ci_high_ns > 0 && std::isfinite(w.ci_high_ns) ? r.ci_low_ns / w.ci_high_ns : 0;
+  p.ratio_high = w.ci_low_ns > 0 ? r.ci_high_ns / w.ci_low_ns : kInf;
+  p.tie = p.tied.size() > 1;
+}
+
+const MapEntry* Find(const MapPoint& p, const std::string& strategy) {
+  for (const MapEntry& e : p.ranked) {
+    if (e.strategy == strategy) return &e;
+  }
+  return nullptr;
+}
+
+// Where log(median(to) / median(from)) crosses 0 between points i..j of `line`
+// (ordered by `axis`), interpolated in log(axis) (linearly when a value is 0).
+double Estimate(const std::vector<const MapPoint*>& line, size_t axis, size_t i, size_t j, const std::string& from,
+                const std::string& to) {
+  for (size_t k = i; k < j; ++k) {
+    const MapEntry *fa = Find(*line[k], from), *ta = Find(*line[k], to);
+    const MapEntry *fb = Find(*line[k + 1], from), *tb = Find(*line[k + 1], to);
+    if (!fa || !ta || !fb || !tb) continue;
+    const double da = std::log(ta->median_ns / fa->median_ns), db = std::log(tb->median_ns / fb->median_ns);
+    if (!(da > 0 && db <= 0)) continue;
+    const double t = da / (da - db);
+    const double xa = line[k]->point[axis].second, xb = line[k + 1]->point[axis].second;
+    if (xa > 0 && xb > 0) return std::exp(std::log(xa) + t * (std::log(xb) - std::log(xa)));
+    return xa + t * (xb - xa);
+  }
+  const double lo = line[i]->point[axis].second, hi = line[j]->point[axis].second;
+  return lo > 0 ? std::sqrt(lo * hi) : (lo + hi) / 2;
+}
+
+void FindCrossovers(const std::vector<const MapPoint*>& group, std::vector<Crossover>& out) {
+  const std::vector<std::string>& swept = group.front()->swept;
+  for (size_t axis = 0; axis < swept.size(); ++axis) {
+    // Lines: the points sharing the other swept values, ordered by this one.
+    std::map<std::vector<double>, std::vector<const MapPoint*>> lines;
+    for (const MapPoint* p : group) {
+      std::vector<double> key;
+      for (size_t a = 0; a < p->point.size(); ++a) {
+        if (a != axis) key.push_back(p->point[a].second);
+      }
+      lines[key].push_back(p);
+    }
+    for (auto& [key, line] : lines) {
+      std::stable_sort(line.begin(), line.end(), [axis](const MapPoint* a, const MapPoint* b) {
+        return a->point[axis].second < b->point[axis].second;
+      });
+      std::string last;
+      size_t last_index = 0;
+      for (size_t k = 0; k < line.size(); ++k) {
+        const std::string winner = line[k]->decisive_winner();
+        if (winner.empty()) continue;
+        if (!last.empty() && winner != last) {
+          std::vector<std::pair<std::string, double>> fixed = line[k]->point;
+          fixed.erase(fixed.begin() + static_cast<std::ptrdiff_t>(axis));
+          const double low = line[last_index]->point[axis].second, high = line[k]->point[axis].second;
+          out.push_back(
+              Crossover{.group = line[k]->group,
+                        .param = swept[axis],
+                        .fixed = std::move(fixed),
+                        .from = last,
+                        .to = winner,
+                        .low = low,
+                        .high = high,
+                        .estimate = std::clamp(Estimate(line, axis, last_index, k, last, winner), low, high)});
+        }
+        last = winner;
+        last_index = k;
+      }
+    }
+  }
+}
+
+std::string Ratio(double v) { return std::isfinite(v) ? absl::StrFormat("%.2fx", v) : "inf"; }
+
+// A parameter value: integers in full (100000, not 1e+05).
+std::string Value(double v) {
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) return absl::StrCat(static_cast<int64_t>(v));
+  return ShortestDouble(v);
+}
+
+}  // namespace
+
+StrategyMap BuildStrategyMap(const std::vector<v1::CaseResult>& results) {
+  StrategyMap map;
+  std::vector<std::string> group_order;
+  // group -> point values -> index into map.points
+  std::map<std::string, std::map<std::vector<double>, size_t>> index;
+  for (const v1::CaseResult& r : results) {
+    const v1::CaseSpec& spec = r.spec();
+    if (!(spec.scenario().empty() || spec.scenario() == "batch")) continue;
+    if (r.status() != v1::CASE_STATUS_OK || !(r.stats().median_ns() > 0) || !std::isfinite(r.stats().median_ns())) {
+      continue;
+    }
+    const std::vector<std::string> swept(spec.swept().begin(), spec.swept().end());
+    const std::string group = GroupOf(spec, swept);
+    std::vector<double> values;
+    for (const std::string& name : swept) values.push_back(ParamValue(spec, name));
+    auto [git, new_group] = index.try_emplace(group);
+    if (new_group) group_order.push_back(group);
+    auto [pit, new_point] = git->second.try_emplace(values, map.points.size());
+    if (new_point) {
+      MapPoint p;
+      p.group = group;
+      p.swept = swept;
+      for (size_t a = 0; a < swept.size(); ++a) p.point.emplace_back(swept[a], values[a]);
+      map.points.push_back(std::move(p));
+    }
+    map.points[pit->second].ranked.push_back(EntryOf(r));
+  }
+  for (MapPoint& p : map.points) Decide(p);
+  // Groups in first-seen order, points by their values.
+  std::vector<MapPoint> ordered;
+  for (const std::string& group : group_order) {
+    std::vector<const MapPoint*> members;
+    for (const auto& [values, i] : index[group]) members.push_back(&map.points[i]);
+    if (!members.front()->swept.empty()) FindCrossovers(members, map.crossovers);
+    for (const MapPoint* p : members) ordered.push_back(*p);
+  }
+  map.points = std::move(ordered);
+  return map;
+}
+
+std::string FormatStrategyMap(const StrategyMap& map) {
+  std::string out;
+  for (size_t i = 0; i < map.points.size();) {
+    const std::string& group = map.points[i].group;
+    const std::vector<std::string>& swept = map.points[i].swept;
+    std::vector<Column> columns;
+    for (const std::string& name : swept) columns.push_back({name, Align::kRight});
+    for (const char* header : {"winner", "median [95% CI]", "runner-up", "median"}) columns.push_back({header});
+    columns.push_back({"ratio [95% CI]", Align::kRight});
+    columns.push_back({"verdict"});
+    TextTable table(columns);
+    for (; i < map.points.size() && map.points[i].group == group; ++i) {
+      const MapPoint& p = map.points[i];
+      std::vector<std::string> row;
+      for (const auto& [name, value] : p.point) row.push_back(Value(value));
+      const MapEntry& w = p.ranked.front();
+      row.push_back(w.strategy);
+      row.push_back(std::isfinite(w.ci_high_ns)
+                        ? absl::StrCat(FormatNanos(w.median_ns), " [", FormatNanos(w.ci_low_ns), ", ",
+                                       FormatNanos(w.ci_high_ns), "]")
+                        : absl::StrCat(FormatNanos(w.median_ns), " [no CI, n=", w.samples, "]"));
+      if (p.ranked.size() >= 2) {
+        row.push_back(p.ranked[1].strategy);
+        row.push_back(FormatNanos(p.ranked[1].median_ns));
+        row.push_back(absl::StrCat(Ratio(p.ratio), " [", Ratio(p.ratio_low), ", ", Ratio(p.ratio_high), "]"));
+      } else {
+        row.insert(row.end(), {"-", "-", "-"});
+      }
+      row.push_back(p.tie ? absl::StrCat("tie: ", absl::StrJoin(p.tied, ", "))
+                          : (p.ranked.size() >= 2 ? absl::StrCat(w.strategy, " wins") : "only one strategy"));
+      table.AddRow(std::move(row));
+    }
+    absl::StrAppend(&out, group, swept.empty() ? "" : absl::StrCat("  (swept: ", absl::StrJoin(swept, ", "), ")"), "\n",
+                    table.Render());
+    for (const Crossover& c : map.crossovers) {
+      if (c.group != group) continue;
+      std::vector<std::string> fixed;
+      for (const auto& [name, value] : c.fixed) fixed.push_back(absl::StrCat(name, "=", Value(value)));
+      absl::StrAppend(&out, "crossover ", c.param,
+                      fixed.empty() ? "" : absl::StrCat(" (", absl::StrJoin(fixed, ", "), ")"), ": ", c.from, " -> ",
+                      c.to, " at ~", Value(std::round(c.estimate)), ", between ", Value(c.low), " and ", Value(c.high),
+                      "\n");
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace fleetmark::report

@@ -1,0 +1,87 @@
+// `fleetmark map --results FILE` end to end: a real local run of a swept synthetic plan
+// (real child processes), its JSON and CSV exports keeping the sweep parameters, the
+// calibration recorded, --filter on a point, and the map's table; bad input exits 2.
+#include <string>
+
+#include "cli_fixture.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace fleetmark_cli_test {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kSweepPlan[] =
+    R"pb(name: "sweep"
+         matrix {
+           strategies { name: "direct" }
+           strategies { name: "fixed_pool" threads: 20 label: "fixed_pool_io" }
+           workloads: [ "synthetic" ]
+           batch { tasks: 20 }
+           synthetic { cpu_ns: 2000 }
+           sweeps {
+             param: "wait_us"
+             values: [ 0, 1000 ]
+           }
+         }
+         measurement { warmup_seconds: 0.01 min_repetitions: 6 max_seconds_per_case: 0.3 rounds: 1 processes: 1 }
+    )pb";
+
+TEST_F(CliTest, MapOfALocalSweepRun) {
+  const fs::path plan = Write("sweep.txtpb", kSweepPlan);
+  const fs::path json = dir_ / "r.json";
+  CliResult run = Cli("run " + plan.string() + " --format json --out " + json.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json doc = nlohmann::json::parse(ReadFile(json));
+  ASSERT_EQ(doc.at("results").size(), 4u);
+  for (const nlohmann::json& r : doc.at("results")) {
+    const std::string id = r.at("spec").at("caseId");
+    EXPECT_THAT(id, ::testing::MatchesRegex(R"(batch/synthetic\[cpu_ns=2000,wait_us=(0|1000)\]/blocking/.*/any)"));
+    EXPECT_EQ(r.at("spec").at("synthetic").at("cpuNs"), 2000) << id;
+    EXPECT_EQ(r.at("spec").at("swept"), nlohmann::json::array({"wait_us"})) << id;
+    // One process measured the case: one calibration, in ns per loop iteration.
+    ASSERT_EQ(r.at("syntheticNsPerIteration").size(), 1u) << id;
+    EXPECT_GT(r.at("syntheticNsPerIteration")[0].get<double>(), 0) << id;
+  }
+
+  CliResult map = Cli("map --results " + json.string());
+  ASSERT_EQ(map.exit_code, 0) << map.err;
+  EXPECT_THAT(map.out, HasSubstr("batch/synthetic[cpu_ns=2000]/blocking/any  (swept: wait_us)"));
+  EXPECT_THAT(map.out, HasSubstr("wait_us  winner"));
+  // One row per point (wait_us right-aligned under its header), each with a verdict.
+  EXPECT_THAT(map.out, HasSubstr("\n      0  ")) << map.out;
+  EXPECT_THAT(map.out, HasSubstr("\n   1000  ")) << map.out;
+  EXPECT_EQ(Count(map.out, " wins") + Count(map.out, "tie: "), 2u) << map.out;
+
+  // --filter selects a point by its id; CSV keeps the parameters as columns.
+  CliResult filtered = Cli("run " + plan.string() + " --format csv --filter 'wait_us=1000\\]'");
+  ASSERT_EQ(filtered.exit_code, 0) << filtered.err;
+  EXPECT_THAT(filtered.out, HasSubstr(",cpu_ns,wait_us,wait_distribution,"));
+  EXPECT_EQ(Count(filtered.out, ",2000,1000,fixed,0,0,0,wait_us,"), 2u) << filtered.out;
+  EXPECT_THAT(filtered.out, Not(HasSubstr("wait_us=0]")));
+}
+
+TEST_F(CliTest, MapRefusesBadInput) {
+  EXPECT_EQ(Cli("map").exit_code, 2);
+  CliResult missing = Cli("map --results " + (dir_ / "none.json").string());
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("--results: cannot read"));
+  const fs::path bad = Write("bad.json", "{\"results\": 5}");
+  CliResult malformed = Cli("map --results " + bad.string());
+  EXPECT_EQ(malformed.exit_code, 2);
+  EXPECT_THAT(malformed.err, HasSubstr("not a results file"));
+  EXPECT_EQ(Cli("map 0123456789ab --results " + bad.string()).exit_code, 2);
+  // Parameters without the synthetic workload, or an unknown swept one, are plan errors.
+  const fs::path plan = Write("p.txtpb",
+                              "matrix { strategies { name: \"direct\" } workloads: \"synthetic\" batch {}\n"
+                              "  sweeps { param: \"threads\" values: 1 } }\n");
+  CliResult invalid = Cli("plan validate " + plan.string());
+  EXPECT_EQ(invalid.exit_code, 2);
+  EXPECT_THAT(invalid.err, HasSubstr("plan.matrix[0].sweeps[0].param: one of cpu_ns, wait_us, alloc_bytes, touch_kib"));
+}
+
+}  // namespace
+}  // namespace fleetmark_cli_test
