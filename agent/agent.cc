@@ -56,11 +56,11 @@ Agent::~Agent() {
 }
 
 void Agent::Shutdown() {
-  {
-    absl::MutexLock lock(&wait_mu_);
-    stop_requested_ = true;
-  }
+  // The session first: Run's loop tests session_->stopping() once the backoff wait
+  // below ends, and must not find it still false and open one more session.
   session_->Stop();
+  absl::MutexLock lock(&wait_mu_);
+  stop_requested_ = true;
 }
 
 absl::Status Agent::Run() {
@@ -110,7 +110,7 @@ absl::Status Agent::Run() {
                                         absl::FormatDuration(delay), " (attempt ", backoff.attempt(), ")"));
     }
     absl::MutexLock lock(&wait_mu_);
-    clock_.AwaitWithDeadline(wait_mu_, absl::Condition(&stop_requested_), clock_.Now() + delay);
+    if (clock_.AwaitWithDeadline(wait_mu_, absl::Condition(&stop_requested_), clock_.Now() + delay)) break;
   }
   session_->StopAndWait();  // the job cancelled here is not reported (Session::OnJobFinished)
   return result;

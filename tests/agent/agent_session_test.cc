@@ -199,14 +199,16 @@ class TestClock : public FakeClock {
     waits_.erase(waits_.find(deadline));
     return held;
   }
-  // Waits until some thread waits on this clock for `deadline`, then moves the clock
-  // there. False after the hang guard.
+  // Waits until some thread waits on this clock for `deadline`. False after the hang
+  // guard.
+  bool WaitForWaitEndingAt(absl::Time deadline) {
+    absl::MutexLock lock(&waits_mu_);
+    auto waiting = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return waits_.count(deadline) > 0; };
+    return waits_mu_.AwaitWithTimeout(absl::Condition(&waiting), kHangGuard);
+  }
+  // WaitForWaitEndingAt(deadline), then moves the clock there.
   bool AdvanceToWaitEndingAt(absl::Time deadline) {
-    {
-      absl::MutexLock lock(&waits_mu_);
-      auto waiting = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return waits_.count(deadline) > 0; };
-      if (!waits_mu_.AwaitWithTimeout(absl::Condition(&waiting), kHangGuard)) return false;
-    }
+    if (!WaitForWaitEndingAt(deadline)) return false;
     Set(deadline);
     return true;
   }
@@ -363,6 +365,7 @@ class AgentSessionTest : public ::testing::Test {
     ASSERT_EQ(sent->size(), 3u);
     first->Push(Ack((*sent)[0]));  // too late: the stream is gone, so all three replay
     StopAgent();
+    ASSERT_EQ(StreamsOpened(), 1u) << "the stopped agent opened another session";
     SetBreakOnReport(false);
     StartAgent();
   }
@@ -500,6 +503,26 @@ TEST_F(AgentSessionTest, AJobStoppedByTheShutdownIsNotReported) {
   ASSERT_TRUE(spool.ok()) << spool.status();
   EXPECT_TRUE((*spool)->PendingFinished().empty());
   EXPECT_EQ((*spool)->pending(), 3u);  // unacked results stay for the next start
+}
+
+// A shutdown as the session ends (the agent on its way into the reconnect backoff)
+// stops the agent without another session. Shutdown() used to set the flag that ends
+// the backoff wait before it stopped the session, so the loop could find the session
+// not yet stopping and open (and hello on) one more stream. The window is narrow:
+// 200 rounds hit it in most runs under ASan before the fix.
+TEST_F(AgentSessionTest, AShutdownAsTheSessionEndsOpensNoOtherSession) {
+  for (int round = 0; round < 200; ++round) {
+    transport_ = std::make_shared<FakeTransport::Shared>();
+    StartAgent();
+    auto first = Stream(0);
+    ASSERT_NE(first, nullptr);
+    ASSERT_NO_FATAL_FAILURE(WelcomeOn(*first));
+    first->End();
+    ASSERT_TRUE(first->WaitEnded());
+    StopAgent();
+    EXPECT_TRUE(run_status_.ok()) << run_status_;
+    ASSERT_EQ(StreamsOpened(), 1u) << "round " << round << ": the stopped agent opened another session";
+  }
 }
 
 // No Welcome within welcome_timeout (an hour, on the fake clock): the session is
