@@ -1,6 +1,6 @@
 // The `fleetmark` commands that talk to a coordinator's ControlService (with the admin
 // token): submit, runs list|show|cancel, agents list|remove, schedules create|list|delete,
-// tokens create|list|revoke, export, compare, map. A RUN argument is a run id or a unique
+// tokens create|list|revoke, export, compare, map, recommend. A RUN argument is a run id or a unique
 // prefix of it with at least 6 hex digits (resolved by the coordinator).
 #pragma once
 
@@ -16,6 +16,8 @@ void RegisterFleetRemoteCommands(CommandRegistry& registry);
 void RegisterResultsRemoteCommands(CommandRegistry& registry);
 // map: the strategy map of a run per agent, or of a local results file (map_command.cc).
 void RegisterMapCommand(CommandRegistry& registry);
+// recommend: the best strategy per agent at a task profile (recommend_command.cc).
+void RegisterRecommendCommand(CommandRegistry& registry);
 
 // Every remote command also takes the connection flags (remote_flags.h).
 inline void RegisterRemoteCommands(CommandRegistry& registry) {
@@ -24,6 +26,7 @@ inline void RegisterRemoteCommands(CommandRegistry& registry) {
   RegisterFleetRemoteCommands(registry);
   RegisterResultsRemoteCommands(registry);
   RegisterMapCommand(registry);
+  RegisterRecommendCommand(registry);
   registry.SetCommonFlags({});
 }
 

@@ -36,9 +36,14 @@ ABSL_FLAG(bool, wait, false,
           "submit: show live progress per agent, then the results table (keeps watching through a "
           "coordinator restart)");
 ABSL_FLAG(std::string, agents, "", "compare: two agent names A,B; export: only this agent");
-ABSL_FLAG(std::string, agent, "", "map: only this agent's map");
+ABSL_FLAG(std::string, agent, "", "map, recommend: only this agent");
 ABSL_FLAG(std::string, results, "",
-          "map: read the results from this file (`fleetmark run --format json` output) instead of a run");
+          "map, recommend: read the results from this file (`fleetmark run --format json` output) instead of a run");
+ABSL_FLAG(std::string, profile, "",
+          "recommend: the task profile, key=value[,key=value] of the synthetic workload's parameters "
+          "(cpu_ns|cpu_us|cpu_ms, wait_us|wait_ms, alloc_bytes|alloc_kib, touch_kib|touch_mib)");
+ABSL_FLAG(std::string, run, "", "recommend: the run (id or unique prefix) to answer from");
+ABSL_FLAG(std::string, plan_latest, "", "recommend: answer from the latest finished run of the plan of this name");
 ABSL_FLAG(bool, include_emulated, false,
           "compare, map: also compare results measured under user-mode emulation (qemu-user), marked "
           "(emulated); left out by default: they are the emulator's numbers, not the hardware's");

@@ -72,6 +72,7 @@ ApiResponse Api::Get(std::string_view path, const std::map<std::string, std::str
     if (parts.size() == 3 && parts[0] == "runs" && parts[2] == "results") return RunResults(parts[1], query);
     if (parts.size() == 2 && parts[0] == "results") return Result(parts[1]);
     if (parts.size() == 1 && parts[0] == "compare") return Compare(query);
+    if (parts.size() == 1 && parts[0] == "map") return Map(query);
     if (parts.size() == 1 && parts[0] == "history") return History(query);
     if (parts.size() == 1 && parts[0] == "cases") return Cases(query);
   } catch (const std::exception& e) {
@@ -126,29 +127,29 @@ ApiResponse Api::Result(std::string_view result_id) const {
   return Ok("result", ResultJson(*result, /*full=*/true));
 }
 
-ApiResponse Api::Compare(const std::map<std::string, std::string>& query) const {
+absl::StatusOr<std::vector<DeviceResults>> Api::LoadDevices(const std::map<std::string, std::string>& query) const {
   const std::vector<std::string> agent_ids = ListParam(query, "agents");
   std::vector<std::string> run_ids = ListParam(query, "runs");
   if (Param(query, "agents").empty() || agent_ids.size() > static_cast<size_t>(kMaxDevices)) {
-    return Error(400, absl::StrCat("agents: 1..", kMaxDevices, " comma-separated agent ids, got \"",
-                                   Param(query, "agents"), "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("agents: 1..", kMaxDevices, " comma-separated agent ids, got \"", Param(query, "agents"), "\""));
   }
   if (Param(query, "runs").empty()) run_ids.assign(agent_ids.size(), "");
   if (run_ids.size() != agent_ids.size()) {
-    return Error(400, absl::StrCat("runs: one run id (or empty) per agent: ", agent_ids.size(), " agents, ",
-                                   run_ids.size(), " runs"));
+    return absl::InvalidArgumentError(absl::StrCat("runs: one run id (or empty) per agent: ", agent_ids.size(),
+                                                   " agents, ", run_ids.size(), " runs"));
   }
   // Emulated numbers are the emulator's, not the hardware's: left out unless asked.
   const bool include_emulated = Param(query, "include_emulated") == "1";
   auto agents = reader_->ListAgents();
-  if (!agents.ok()) return FromStatus(agents.status());
+  if (!agents.ok()) return agents.status();
   std::vector<DeviceResults> devices;
   for (size_t i = 0; i < agent_ids.size(); ++i) {
     const store::WebAgent* agent = nullptr;
     for (const auto& a : *agents) {
       if (a.agent_id == agent_ids[i]) agent = &a;
     }
-    if (agent == nullptr) return Error(404, absl::StrCat("agent ", agent_ids[i], " not found"));
+    if (agent == nullptr) return absl::NotFoundError(absl::StrCat("agent ", agent_ids[i], " not found"));
     DeviceResults& device = devices.emplace_back();
     device.agent_id = agent->agent_id;
     device.name = agent->name;
@@ -157,11 +158,11 @@ ApiResponse Api::Compare(const std::map<std::string, std::string>& query) const 
     if (device.run_id.empty()) {
       auto latest = reader_->LatestRunWithResults(agent->agent_id);
       if (absl::IsNotFound(latest.status())) continue;  // no results yet: an empty column
-      if (!latest.ok()) return FromStatus(latest.status());
+      if (!latest.ok()) return latest.status();
       device.run_id = *latest;
     }
     auto results = reader_->RunResults(device.run_id, device.agent_id);
-    if (!results.ok()) return FromStatus(results.status());
+    if (!results.ok()) return results.status();
     for (store::WebResult& r : *results) {
       if (r.result.emulated()) {
         device.emulated = true;
@@ -173,7 +174,19 @@ ApiResponse Api::Compare(const std::map<std::string, std::string>& query) const 
       device.results.push_back(std::move(r));
     }
   }
-  return {200, ComparisonJson(devices, CompareDevices(devices))};
+  return devices;
+}
+
+ApiResponse Api::Compare(const std::map<std::string, std::string>& query) const {
+  auto devices = LoadDevices(query);
+  if (!devices.ok()) return FromStatus(devices.status());
+  return {200, ComparisonJson(*devices, CompareDevices(*devices))};
+}
+
+ApiResponse Api::Map(const std::map<std::string, std::string>& query) const {
+  auto devices = LoadDevices(query);
+  if (!devices.ok()) return FromStatus(devices.status());
+  return {200, StrategyMapsJson(*devices)};
 }
 
 ApiResponse Api::History(const std::map<std::string, std::string>& query) const {

@@ -14,6 +14,9 @@
 //   results/<result_id>          one result in full, raw samples included
 //   compare?agents=a,b[&runs=r1,r2]   comparison (compare.h); runs default to each
 //                                agent's newest run with results ("" entries too)
+//   map?agents=a,b[&runs=r1,r2][&include_emulated=1]   the strategy map of each device
+//                                (engine/report/strategy_map.h; json_codec.h's
+//                                StrategyMapsJson), runs chosen as for compare
 //   history?case=<case_id>&agents=a,b[&limit=N][&nightly=1]   medians + change points
 //   cases?agent=<agent_id>       case ids of the agent's newest run
 // Thread-safety: Get may be called from many threads (the reader must allow it).
@@ -23,9 +26,12 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "absl/status/statusor.h"
+#include "coordinator/http/compare.h"
 #include "coordinator/store/web_reader.h"
 
 namespace fleetmark::http {
@@ -52,6 +58,9 @@ class Api {
   ApiResponse RunResults(std::string_view run_id, const std::map<std::string, std::string>& query) const;
   ApiResponse Result(std::string_view result_id) const;
   ApiResponse Compare(const std::map<std::string, std::string>& query) const;
+  ApiResponse Map(const std::map<std::string, std::string>& query) const;
+  // The devices of compare and map: agents=..., runs=..., include_emulated=1.
+  absl::StatusOr<std::vector<DeviceResults>> LoadDevices(const std::map<std::string, std::string>& query) const;
   ApiResponse History(const std::map<std::string, std::string>& query) const;
   ApiResponse Cases(const std::map<std::string, std::string>& query) const;
 

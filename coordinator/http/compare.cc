@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/report/case_names.h"
 
 namespace fleetmark::http {
 namespace {
@@ -47,14 +48,16 @@ std::optional<Ratio> GeoMean(const std::vector<Ratio>& ratios) {
 }  // namespace
 
 std::string WorkloadKey(const fleetmark::v1::CaseSpec& spec) {
-  return absl::StrCat(spec.scenario(), "/", spec.workload().empty() ? "-" : spec.workload(), "/",
+  const std::string workload = report::WorkloadText(spec);
+  return absl::StrCat(spec.scenario(), "/", workload.empty() ? "-" : workload, "/",
                       spec.io_mode().empty() ? "-" : spec.io_mode(), "/",
                       spec.placement().empty() ? "any" : spec.placement());
 }
 
 std::string WorkloadLabel(const fleetmark::v1::CaseSpec& spec) {
-  std::string label = spec.workload().empty() ? spec.scenario() : spec.workload();
-  if (!spec.workload().empty() && spec.scenario() != "batch") label = absl::StrCat(spec.scenario(), " · ", label);
+  const std::string workload = report::WorkloadText(spec);
+  std::string label = workload.empty() ? spec.scenario() : workload;
+  if (!workload.empty() && spec.scenario() != "batch") label = absl::StrCat(spec.scenario(), " · ", label);
   if (!spec.io_mode().empty() && spec.io_mode() != "blocking") absl::StrAppend(&label, " (", spec.io_mode(), ")");
   if (!spec.placement().empty() && spec.placement() != "any") absl::StrAppend(&label, " [", spec.placement(), "]");
   return label;

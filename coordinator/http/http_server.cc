@@ -166,7 +166,7 @@ class HttpServerImpl final : public HttpServer {
     }
     // Pages: the single-page app renders the route; the status tells crawlers and
     // tests whether the thing exists.
-    server_.Get(R"(/(fleet|runs|compare|history)?/?)",
+    server_.Get(R"(/(fleet|runs|compare|map|history)?/?)",
                 [this](const httplib::Request&, httplib::Response& res) { Page(res, 200); });
     server_.Get(R"(/runs/([^/]+)/?)", [this](const httplib::Request& req, httplib::Response& res) {
       auto run_id = api_.reader().ResolveRunId(req.matches[1].str());

@@ -1,9 +1,14 @@
 #include "coordinator/http/json_codec.h"
 
 #include <cmath>
+#include <map>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "engine/report/case_names.h"
+#include "engine/report/strategy_map.h"
+#include "engine/report/strategy_map_json.h"
 
 namespace fleetmark::http {
 namespace {
@@ -185,7 +190,8 @@ json ResultJson(const store::WebResult& wr, bool full) {
   out["run_id"] = r.run_id();
   out["case_id"] = r.spec().case_id();
   out["scenario"] = r.spec().scenario();
-  out["workload"] = r.spec().workload();
+  out["workload"] = report::WorkloadText(r.spec());  // a sweep point's parameters included
+  out["workload_name"] = r.spec().workload();
   out["io_mode"] = r.spec().io_mode();
   out["placement"] = r.spec().placement();
   out["strategy"] = StrategyLabel(r.spec());
@@ -281,6 +287,36 @@ json ComparisonJson(const std::vector<DeviceResults>& devices, const Comparison&
   json overall = json::array();
   for (const auto& r : c.overall) overall.push_back(RatioJson(r));
   out["overall"] = {{"ratios", overall}};
+  return out;
+}
+
+json StrategyMapsJson(const std::vector<DeviceResults>& devices) {
+  json out = {{"devices", json::array()}, {"crossovers", json::array()}};
+  // (group, param, fixed, from, to) -> index into out["crossovers"]
+  std::map<std::string, size_t> crossover_index;
+  for (const DeviceResults& d : devices) {
+    std::vector<fleetmark::v1::CaseResult> results;
+    results.reserve(d.results.size());
+    for (const store::WebResult& r : d.results) results.push_back(r.result);
+    const report::StrategyMap map = report::BuildStrategyMap(results);
+    out["devices"].push_back({{"agent_id", d.agent_id},
+                              {"name", d.name},
+                              {"run_id", d.run_id},
+                              {"emulated", d.emulated},
+                              {"emulated_left_out", d.emulated_left_out},
+                              {"map", report::StrategyMapJson(map)}});
+    for (const report::Crossover& c : map.crossovers) {
+      json key = report::CrossoverJson(c);
+      for (const char* per_device : {"low", "high", "estimate"}) key.erase(per_device);
+      auto [it, added] = crossover_index.try_emplace(key.dump(), out["crossovers"].size());
+      if (added) {
+        key["devices"] = json::array();
+        out["crossovers"].push_back(std::move(key));
+      }
+      out["crossovers"][it->second]["devices"].push_back(
+          {{"agent_id", d.agent_id}, {"name", d.name}, {"low", c.low}, {"high", c.high}, {"estimate", c.estimate}});
+    }
+  }
   return out;
 }
 

@@ -19,6 +19,15 @@ nlohmann::json RunJson(const store::WebRun& run);
 // `full`: also raw samples, every counter, environment snapshots and CPUs used.
 nlohmann::json ResultJson(const store::WebResult& result, bool full);
 nlohmann::json ComparisonJson(const std::vector<DeviceResults>& devices, const Comparison& comparison);
+// The strategy map of each device (engine/report/strategy_map.h, as
+// engine/report/strategy_map_json.h writes it) and each crossover across the devices:
+//   {"devices": [{"agent_id", "name", "run_id", "emulated", "emulated_left_out",
+//                 "map": {"points": [...], "crossovers": [...]}}],
+//    "crossovers": [{"group", "param", "fixed", "from", "to",
+//                    "devices": [{"agent_id", "name", "low", "high", "estimate"}]}]}
+// A crossover is the same across devices when group, parameter, fixed values and the
+// two strategies are; in first-seen order.
+nlohmann::json StrategyMapsJson(const std::vector<DeviceResults>& devices);
 
 // "CASE_STATUS_RESOURCE_EXHAUSTED" -> "resource_exhausted" (enum names without prefix).
 std::string CaseStatusName(fleetmark::v1::CaseStatus status);

@@ -44,16 +44,20 @@ constexpr char kNewestPerJobCase[] =
     "c.job_id, c.case_id, c.finished_at DESC NULLS LAST, c.received_at DESC, c.result_id DESC";
 
 // Columns of a result row (order matters: see ResultFromRow). The stored proto is read
-// only for scenarios whose output lives there (memory points, load, fanout).
+// only for scenarios whose output lives there (memory points, load, fanout) and for the
+// synthetic workload, whose parameters and swept names (the strategy map's points) live
+// there too.
 std::string ResultColumns() {
-  return absl::StrCat("c.result_id::text, c.agent_id::text, a.name, c.run_id::text, c.job_id::text, c.case_id, ",
-                      "c.scenario, c.workload, c.io_mode, c.strategy, c.strategy_label, c.threads, c.placement, ",
-                      "c.status, c.message, c.stop_reason, c.sample_count, c.min_ns, c.median_ns, c.max_ns, ",
-                      "c.mean_ns, c.stddev_ns, c.mad_ns, c.ci_low_ns, c.ci_high_ns, c.ci_half_width_percent, ",
-                      "c.outliers, c.threads_used, c.peak_in_flight, c.cpu_user_seconds, c.cpu_system_seconds, ",
-                      "c.allocations, c.allocated_bytes, c.peak_threads, c.rss_delta_bytes, c.throttled, ",
-                      UnixNs("c.started_at"), ", ", UnixNs("c.finished_at"), ", c.engine_version, ",
-                      "CASE WHEN c.scenario IN ('memory', 'load', 'fanout') THEN c.result END, c.emulated");
+  return absl::StrCat(
+      "c.result_id::text, c.agent_id::text, a.name, c.run_id::text, c.job_id::text, c.case_id, ",
+      "c.scenario, c.workload, c.io_mode, c.strategy, c.strategy_label, c.threads, c.placement, ",
+      "c.status, c.message, c.stop_reason, c.sample_count, c.min_ns, c.median_ns, c.max_ns, ",
+      "c.mean_ns, c.stddev_ns, c.mad_ns, c.ci_low_ns, c.ci_high_ns, c.ci_half_width_percent, ",
+      "c.outliers, c.threads_used, c.peak_in_flight, c.cpu_user_seconds, c.cpu_system_seconds, ",
+      "c.allocations, c.allocated_bytes, c.peak_threads, c.rss_delta_bytes, c.throttled, ", UnixNs("c.started_at"),
+      ", ", UnixNs("c.finished_at"), ", c.engine_version, ",
+      "CASE WHEN c.scenario IN ('memory', 'load', 'fanout') OR c.workload = 'synthetic' THEN c.result END, ",
+      "c.emulated");
 }
 
 template <typename T>
@@ -157,6 +161,10 @@ WebResult ResultFromRow(const pqxx::row& row) {
   if (!row[39].is_null()) {
     v1::CaseResult full;
     if (internal::ParseProtoField(row[39], &full)) {
+      if (full.spec().has_synthetic()) {
+        *spec.mutable_synthetic() = full.spec().synthetic();
+        *spec.mutable_swept() = full.spec().swept();
+      }
       switch (full.scenario_result_case()) {
         case v1::CaseResult::kMemory:
           *r.mutable_memory() = full.memory();

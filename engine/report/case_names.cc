@@ -1,10 +1,13 @@
 #include "engine/report/case_names.h"
 
+#include <vector>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "engine/common/synthetic_text.h"
 
 namespace fleetmark::report {
 namespace {
@@ -26,6 +29,12 @@ std::string StrategyLabel(const fleetmark::v1::CaseSpec& spec) {
   if (s.name().empty()) return "?";
   if (s.threads() == 0) return s.name();
   return absl::StrCat(s.name(), "_", s.threads());
+}
+
+std::string WorkloadText(const fleetmark::v1::CaseSpec& spec) {
+  if (!spec.has_synthetic()) return spec.workload();
+  const std::vector<std::string> swept(spec.swept().begin(), spec.swept().end());
+  return engine::SyntheticWorkloadText(spec.synthetic(), swept, /*with_swept=*/true);
 }
 
 std::string CaseKey(const fleetmark::v1::CaseSpec& spec) {

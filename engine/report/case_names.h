@@ -13,6 +13,12 @@ namespace fleetmark::report {
 // (plan.proto's documented default); "?" when the name is empty too.
 std::string StrategyLabel(const fleetmark::v1::CaseSpec& spec);
 
+// The workload as case ids show it: the workload's name; for the synthetic workload
+// with its parameters, swept ones included ("synthetic[cpu_ns=1000,wait_us=316]",
+// engine/common/synthetic_text.h), so the points of a sweep stay apart. "" when the
+// spec has no workload.
+std::string WorkloadText(const fleetmark::v1::CaseSpec& spec);
+
 // The spec's case_id; else "<scenario>/<workload>/<io_mode>/<label>/<placement>" with
 // empty parts shown as "-".
 std::string CaseKey(const fleetmark::v1::CaseSpec& spec);

@@ -27,6 +27,20 @@ double ParamValue(const v1::CaseSpec& spec, const std::string& name) {
   return v1::SyntheticParams::GetReflection()->GetUInt32(spec.synthetic(), field);
 }
 
+// The numeric synthetic parameters of `spec` that are not in `swept`, in field order.
+std::vector<std::pair<std::string, double>> FixedParams(const v1::CaseSpec& spec,
+                                                        const std::vector<std::string>& swept) {
+  std::vector<std::pair<std::string, double>> out;
+  const google::protobuf::Descriptor* descriptor = v1::SyntheticParams::descriptor();
+  for (int f = 0; f < descriptor->field_count(); ++f) {
+    const google::protobuf::FieldDescriptor* field = descriptor->field(f);
+    if (field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_UINT32) continue;
+    if (std::find(swept.begin(), swept.end(), field->name()) != swept.end()) continue;
+    out.emplace_back(field->name(), ParamValue(spec, field->name()));
+  }
+  return out;
+}
+
 // The group of a batch case: its id without the strategy label, and without the
 // swept parameters' values.
 std::string GroupOf(const v1::CaseSpec& spec, const std::vector<std::string>& swept) {
@@ -138,15 +152,18 @@ void FindCrossovers(const std::vector<const MapPoint*>& group, std::vector<Cross
   }
 }
 
-std::string Ratio(double v) { return std::isfinite(v) ? absl::StrFormat("%.2fx", v) : "inf"; }
+}  // namespace
 
-// A parameter value: integers in full (100000, not 1e+05).
-std::string Value(double v) {
+std::string FormatRatio(double v) { return std::isfinite(v) ? absl::StrFormat("%.2fx", v) : "inf"; }
+
+std::string FormatParamValue(double v) {
   if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) return absl::StrCat(static_cast<int64_t>(v));
   return ShortestDouble(v);
 }
 
-}  // namespace
+std::string FormatRatioWithCi(double ratio, double low, double high) {
+  return absl::StrCat(FormatRatio(ratio), " [", FormatRatio(low), ", ", FormatRatio(high), "]");
+}
 
 StrategyMap BuildStrategyMap(const std::vector<v1::CaseResult>& results) {
   StrategyMap map;
@@ -171,6 +188,8 @@ StrategyMap BuildStrategyMap(const std::vector<v1::CaseResult>& results) {
       p.group = group;
       p.swept = swept;
       for (size_t a = 0; a < swept.size(); ++a) p.point.emplace_back(swept[a], values[a]);
+      p.synthetic = spec.has_synthetic();
+      if (p.synthetic) p.fixed = FixedParams(spec, swept);
       map.points.push_back(std::move(p));
     }
     map.points[pit->second].ranked.push_back(EntryOf(r));
@@ -202,7 +221,7 @@ std::string FormatStrategyMap(const StrategyMap& map) {
     for (; i < map.points.size() && map.points[i].group == group; ++i) {
       const MapPoint& p = map.points[i];
       std::vector<std::string> row;
-      for (const auto& [name, value] : p.point) row.push_back(Value(value));
+      for (const auto& [name, value] : p.point) row.push_back(FormatParamValue(value));
       const MapEntry& w = p.ranked.front();
       row.push_back(w.strategy);
       row.push_back(std::isfinite(w.ci_high_ns)
@@ -212,7 +231,7 @@ std::string FormatStrategyMap(const StrategyMap& map) {
       if (p.ranked.size() >= 2) {
         row.push_back(p.ranked[1].strategy);
         row.push_back(FormatNanos(p.ranked[1].median_ns));
-        row.push_back(absl::StrCat(Ratio(p.ratio), " [", Ratio(p.ratio_low), ", ", Ratio(p.ratio_high), "]"));
+        row.push_back(FormatRatioWithCi(p.ratio, p.ratio_low, p.ratio_high));
       } else {
         row.insert(row.end(), {"-", "-", "-"});
       }
@@ -225,11 +244,11 @@ std::string FormatStrategyMap(const StrategyMap& map) {
     for (const Crossover& c : map.crossovers) {
       if (c.group != group) continue;
       std::vector<std::string> fixed;
-      for (const auto& [name, value] : c.fixed) fixed.push_back(absl::StrCat(name, "=", Value(value)));
+      for (const auto& [name, value] : c.fixed) fixed.push_back(absl::StrCat(name, "=", FormatParamValue(value)));
       absl::StrAppend(&out, "crossover ", c.param,
                       fixed.empty() ? "" : absl::StrCat(" (", absl::StrJoin(fixed, ", "), ")"), ": ", c.from, " -> ",
-                      c.to, " at ~", Value(std::round(c.estimate)), ", between ", Value(c.low), " and ", Value(c.high),
-                      "\n");
+                      c.to, " at ~", FormatParamValue(std::round(c.estimate)), ", between ", FormatParamValue(c.low),
+                      " and ", FormatParamValue(c.high), "\n");
     }
     out += "\n";
   }

@@ -34,7 +34,12 @@ struct MapPoint {
   std::string group;                                  // "batch/synthetic/blocking/any", swept params left out
   std::vector<std::string> swept;                     // names of the swept parameters, in sweep order
   std::vector<std::pair<std::string, double>> point;  // (swept parameter, value), in sweep order
-  std::vector<MapEntry> ranked;                       // fastest first; empty: nothing measured ok
+  // The synthetic workload: true, and `fixed` holds its numeric parameters that are not
+  // swept (name, value in the parameter's unit), in field order. False and empty for
+  // the fixed workloads.
+  bool synthetic = false;
+  std::vector<std::pair<std::string, double>> fixed;
+  std::vector<MapEntry> ranked;  // fastest first; empty: nothing measured ok
   // runner-up median / winner median (>= 1) and its 95% interval, the ratio of the CI
   // bounds: [runner-up CI low / winner CI high, runner-up CI high / winner CI low]
   // (conservative: it holds when both CIs hold). 0 when there is no runner-up.
@@ -75,5 +80,13 @@ StrategyMap BuildStrategyMap(const std::vector<v1::CaseResult>& results);
 // A compact table per group, one row per point (swept values, winner, runner-up,
 // ratio [CI], verdict), then the group's crossovers. "" for an empty map.
 std::string FormatStrategyMap(const StrategyMap& map);
+
+// "2.00x" (two decimals), "inf" for an infinite ratio.
+std::string FormatRatio(double ratio);
+// "2.00x [1.64x, 2.44x]": a ratio and its 95% interval.
+std::string FormatRatioWithCi(double ratio, double low, double high);
+// A swept parameter's value: integers in full (100000, not 1e+05), else the shortest
+// round-trip decimal.
+std::string FormatParamValue(double value);
 
 }  // namespace fleetmark::report

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_fixture.h"
 #include "tests/integration/fleet_harness.h"
@@ -44,6 +45,21 @@ class CliFleetTest : public CliTest {
   }
   CliResult Fleet(const std::string& args) { return Cli(args + ConnectionFlags()); }
 
+  // Starts a real agent `name` (with --labels `labels`, "" = none) enrolled with the
+  // coordinator and waits until it is online; it runs until the fixture is destroyed.
+  void StartAgent(const std::string& name = "w1", const std::string& labels = "") {
+    fleetmark::testing::AgentConfig config;
+    config.name = name;
+    config.labels = labels;
+    config.token = coordinator_->config().enrollment_token;
+    auto agent = fleetmark::testing::AgentProcess::Start(dir_.string(), coordinator_->address(), config);
+    ASSERT_TRUE(agent.ok()) << agent.status();
+    agent_ = *std::move(agent);
+    fleetmark::testing::ControlClient control(coordinator_->address(), coordinator_->config().admin_token);
+    ASSERT_TRUE(control.WaitOnline(1, absl::Seconds(60)).ok());
+  }
+
+  std::unique_ptr<fleetmark::testing::AgentProcess> agent_;
   std::unique_ptr<fleetmark::testing::TestDatabase> db_;
   std::unique_ptr<fleetmark::testing::CoordinatorProcess> coordinator_;
 };

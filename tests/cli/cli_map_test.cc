@@ -7,28 +7,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/cli/sweep_plan.h"
 
 namespace fleetmark_cli_test {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-constexpr char kSweepPlan[] =
-    R"pb(name: "sweep"
-         matrix {
-           strategies { name: "direct" }
-           strategies { name: "fixed_pool" threads: 20 label: "fixed_pool_io" }
-           workloads: [ "synthetic" ]
-           batch { tasks: 20 }
-           synthetic { cpu_ns: 2000 }
-           sweeps {
-             param: "wait_us"
-             values: [ 0, 1000 ]
-           }
-         }
-         measurement { warmup_seconds: 0.01 min_repetitions: 6 max_seconds_per_case: 0.3 rounds: 1 processes: 1 }
-    )pb";
 
 TEST_F(CliTest, MapOfALocalSweepRun) {
   const fs::path plan = Write("sweep.txtpb", kSweepPlan);

@@ -314,16 +314,6 @@ constexpr char kMinutesPlan[] = R"pb(name: "minutes"
 
 class CliWaitTest : public CliFleetTest {
  protected:
-  void StartAgent() {
-    fleetmark::testing::AgentConfig config;
-    config.name = "w1";
-    config.token = coordinator_->config().enrollment_token;
-    auto agent = fleetmark::testing::AgentProcess::Start(dir_.string(), coordinator_->address(), config);
-    ASSERT_TRUE(agent.ok()) << agent.status();
-    agent_ = *std::move(agent);
-    fleetmark::testing::ControlClient control(coordinator_->address(), coordinator_->config().admin_token);
-    ASSERT_TRUE(control.WaitOnline(1, absl::Seconds(60)).ok());
-  }
   // `fleetmark submit PLAN --select all --wait EXTRA...` in the background.
   void StartSubmit(const fs::path& plan, std::vector<std::string> extra = {}) {
     std::vector<std::string> argv = {
@@ -354,7 +344,6 @@ class CliWaitTest : public CliFleetTest {
     return run.ok() && run->jobs_size() == 1 && run->jobs(0).status() == "running";
   }
 
-  std::unique_ptr<fleetmark::testing::AgentProcess> agent_;
   std::unique_ptr<fleetmark::testing::Subprocess> cli_;
 };
 
@@ -435,7 +424,7 @@ constexpr char kTwoSlowCasesPlan[] =
            batch { tasks: 60 }
          }
          measurement { warmup_seconds: 0 min_repetitions: 3 max_repetitions: 3 rounds: 2 }
-)pb";
+    )pb";
 
 TEST_F(CliWaitTest, RunsOverFourMiBOfResultsReadBack) {
   ASSERT_NO_FATAL_FAILURE(StartAgent());

@@ -125,7 +125,7 @@ test('runs page shows status, progress and submitter', async () => {
   const {page, errors} = await open('/runs');
   assert.deepEqual(errors, []);
   const rows = page.locator('#runs-table tbody tr');
-  assert.equal(await rows.count(), 3 + manifest.nightly.length + 1);
+  assert.equal(await rows.count(), 4 + manifest.nightly.length + 1);
   const live = await page.locator(`tr[data-run="${manifest.live_run_id}"]`).innerText();
   assert.match(live, /running/);
   assert.match(live, /3\/9/);  // the seed: 3 results of 3 x 3 cases (web_seed.cc)
@@ -252,6 +252,57 @@ test('compare page: winner per cell matches the data', async () => {
   await page.close();
 });
 
+test('map page draws each device\'s strategy map and the crossover across devices', async () => {
+  const ids = [agentId('x86-host'), agentId('pixel-8')];
+  const runs = ids.map(() => manifest.sweep_run_id).join(',');
+  const {page, errors, dialogs} = await open(`/map?agents=${ids.join(',')}&runs=${runs}`);
+  assert.deepEqual(errors, []);
+  const maps = page.locator('[data-chart="strategy-map"]');
+  assert.equal(await maps.count(), 2, 'one heatmap per device for the one swept group');
+  // The cells as drawn: winner, tie and ratio per point, from the chart's own data.
+  const cells = await page.evaluate(() => [...document.querySelectorAll('[data-chart="strategy-map"]')].map((el) => {
+    const chart = window.fleetmark.chartOf(el);
+    const data = chart.getOption().series[0].data;
+    return {agent: el.dataset.agent, group: el.dataset.group, points: data.map((d) => ({
+      wait: d.raw.point.wait_us, winner: d.raw.winner, tie: d.raw.tie, ratio: d.raw.ratio,
+      colour: d.itemStyle.color, decal: Boolean(d.itemStyle.decal)}))};
+  }));
+  assert.equal(cells[0].agent, ids[0]);
+  assert.equal(cells[0].group, 'batch/synthetic[cpu_ns=1000]/blocking/any');
+  assert.deepEqual(cells[0].points.map((p) => p.winner),
+    ['fixed_pool_cpu', 'fixed_pool_cpu', 'fixed_pool_io', 'fixed_pool_io']);
+  assert.deepEqual(cells[1].points.map((p) => p.tie), [true, false, false, false], 'the phone ties at 10 us');
+  assert.ok(cells[1].points[0].decal, 'a tie is hatched');
+  assert.ok(!cells[0].points[0].decal);
+  assert.notEqual(cells[0].points[0].colour, cells[0].points[2].colour, 'winner by colour');
+  assert.equal(cells[0].points[0].colour, cells[1].points[1].colour, 'one colour per strategy on the page');
+  // Hover: winner, runner-up, ratio and CI.
+  const tooltip = await page.evaluate(() => {
+    const el = document.querySelector('[data-chart="strategy-map"]');
+    const chart = window.fleetmark.chartOf(el);
+    const option = chart.getOption();
+    return option.tooltip[0].formatter({data: option.series[0].data[0]});
+  });
+  assert.match(tooltip, /fixed_pool_cpu wins/);
+  assert.match(tooltip, /runner-up fixed_pool_io/);
+  assert.match(tooltip, /ratio 1\.50× \[1\.4\d×–1\.5\d×\] \(95% CI\)/);
+  // The crossover across devices: the host's interval 100..1000, the phone's 1000..10000.
+  assert.equal(await page.locator('[data-chart="crossover"]').count(), 1);
+  const sentence = await page.locator('.crossover-sentence').innerText();
+  // The estimates: where the two medians cross, on a log scale, between the bracketing points.
+  assert.match(sentence, /fixed_pool_io overtakes fixed_pool_cpu at ~215 wait_us on x86-host, ~1,585 wait_us on pixel-8/);
+  const intervals = await page.evaluate(() => {
+    const chart = window.fleetmark.chartOf(document.querySelector('[data-chart="crossover"]'));
+    return chart.getOption().series[0].data.map((d) => d.value.slice(0, 2));
+  });
+  assert.deepEqual(intervals, [[100, 1000], [1000, 10000]]);
+  assert.match(await page.locator('#map-legend').innerText(), /tie/);
+  assert.equal(await page.locator('img').count(), 0);
+  assert.deepEqual(dialogs, []);
+  await shot(page, 'map');
+  await page.close();
+});
+
 test('history page marks the seeded change point', async () => {
   const ids = [agentId('x86-host'), agentId('pixel-8')];
   const caseId = encodeURIComponent(manifest.history_case_id);
@@ -297,5 +348,5 @@ test('missing or malformed ids give 404, not a crash', async () => {
   assert.equal(bad.status, 400);
   assert.match((await bad.json()).error, /limit/);
   const runs = await (await fetch(`${baseUrl}/api/v1/runs?limit=100`)).json();
-  assert.equal(runs.runs.length, 3 + manifest.nightly.length + 1, 'tables intact');
+  assert.equal(runs.runs.length, 4 + manifest.nightly.length + 1, 'tables intact');
 });

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -185,6 +186,81 @@ TEST_F(WebApiTest, CompareFindsWinnersAndTheTie) {
   EXPECT_EQ(newest["cells"].size(), 2u);
 }
 
+// The seeded sweep (web_seed 3b): the map per device computed by the strategy map, the
+// crossover of each device across devices, and compare / results keeping the points apart.
+TEST_F(WebApiTest, MapGivesWinnersTiesAndTheCrossoverAcrossDevices) {
+  const std::string a = AgentId("x86-host"), b = AgentId("pixel-8");
+  const std::string run = (*manifest_)["sweep_run_id"];
+  auto [status, body] = Get("/api/v1/map?agents=" + a + "," + b + "&runs=" + run + "," + run);
+  ASSERT_EQ(status, 200) << body.dump();
+  ASSERT_EQ(body["devices"].size(), 2u);
+  EXPECT_EQ(body["devices"][0]["name"], "x86-host");
+  EXPECT_EQ(body["devices"][0]["run_id"], run);
+  const json& host = body["devices"][0]["map"]["points"];
+  ASSERT_EQ(host.size(), 4u) << body.dump();
+  EXPECT_EQ(host[0]["group"], "batch/synthetic[cpu_ns=1000]/blocking/any");
+  EXPECT_EQ(host[0]["swept"], json::array({"wait_us"}));
+  EXPECT_EQ(host[0]["point"]["wait_us"], 10);
+  EXPECT_EQ(host[0]["winner"], "fixed_pool_cpu");
+  EXPECT_EQ(host[0]["runner_up"], "fixed_pool_io");
+  EXPECT_NEAR(host[0]["ratio"].get<double>(), 1.5, 1e-9);
+  EXPECT_NEAR(host[0]["ratio_low"].get<double>(), 1.5 * 0.985 / 1.015, 1e-9);
+  EXPECT_EQ(host[0]["tie"], false);
+  EXPECT_EQ(host[2]["winner"], "fixed_pool_io");
+  EXPECT_EQ(host[3]["ranked"].size(), 3u);
+  const json& phone = body["devices"][1]["map"]["points"];
+  ASSERT_EQ(phone.size(), 4u);
+  EXPECT_EQ(phone[0]["tie"], true);  // direct and the CPU-sized pool at 10 us
+  EXPECT_EQ(phone[0]["tied"], json::array({"fixed_pool_cpu", "direct"}));
+  // One crossover (CPU-sized -> IO-sized pool) with both devices' intervals.
+  ASSERT_EQ(body["crossovers"].size(), 1u) << body["crossovers"].dump();
+  const json& c = body["crossovers"][0];
+  EXPECT_EQ(c["param"], "wait_us");
+  EXPECT_EQ(c["from"], "fixed_pool_cpu");
+  EXPECT_EQ(c["to"], "fixed_pool_io");
+  ASSERT_EQ(c["devices"].size(), 2u);
+  EXPECT_EQ(c["devices"][0]["name"], "x86-host");
+  EXPECT_EQ(c["devices"][0]["low"], 100);
+  EXPECT_EQ(c["devices"][0]["high"], 1000);
+  EXPECT_EQ(c["devices"][1]["low"], 1000);
+  EXPECT_EQ(c["devices"][1]["high"], 10000);
+  const double estimate = c["devices"][0]["estimate"];
+  EXPECT_TRUE(estimate > 100 && estimate < 1000) << estimate;
+
+  // Compare and the run's results label each sweep point apart (they were all "synthetic").
+  auto [s2, compared] = Get("/api/v1/compare?agents=" + a + "," + b + "&runs=" + run + "," + run);
+  ASSERT_EQ(s2, 200);
+  ASSERT_EQ(compared["workloads"].size(), 4u) << compared["workloads"].dump();
+  std::set<std::string> keys, labels;
+  for (const json& w : compared["workloads"]) keys.insert(w["key"]), labels.insert(w["label"]);
+  EXPECT_EQ(keys.count("batch/synthetic[cpu_ns=1000,wait_us=10]/blocking/any"), 1u) << compared["workloads"].dump();
+  EXPECT_EQ(labels.count("synthetic[cpu_ns=1000,wait_us=10000]"), 1u) << compared["workloads"].dump();
+  EXPECT_EQ(compared["cells"].size(), 12u);
+  auto [s3, results] = Get("/api/v1/runs/" + run + "/results?agent=" + a);
+  ASSERT_EQ(s3, 200);
+  ASSERT_EQ(results["results"].size(), 12u);
+  std::set<std::string> workloads;
+  for (const json& r : results["results"]) {
+    workloads.insert(r["workload"]);
+    EXPECT_EQ(r["workload_name"], "synthetic");
+  }
+  EXPECT_EQ(workloads,
+            (std::set<std::string>{"synthetic[cpu_ns=1000,wait_us=10]", "synthetic[cpu_ns=1000,wait_us=100]",
+                                   "synthetic[cpu_ns=1000,wait_us=1000]", "synthetic[cpu_ns=1000,wait_us=10000]"}));
+
+  // Bad input is named, as for compare.
+  auto [s4, missing] = Get("/api/v1/map");
+  EXPECT_EQ(s4, 400);
+  EXPECT_NE(missing["error"].get<std::string>().find("agents: 1..16"), std::string::npos) << missing.dump();
+  auto [s5, unknown] = Get("/api/v1/map?agents=00000000-0000-4000-8000-000000000000");
+  EXPECT_EQ(s5, 404);
+  // A device without a sweep: an empty map, not an error.
+  auto [s6, study] = Get("/api/v1/map?agents=" + a + "&runs=" + std::string((*manifest_)["study_run_id"]));
+  ASSERT_EQ(s6, 200);
+  EXPECT_EQ(study["devices"][0]["map"]["points"].size(), 3u);  // one point per fixed workload
+  EXPECT_EQ(study["crossovers"].size(), 0u);
+}
+
 TEST_F(WebApiTest, HistoryMarksTheStep) {
   const std::string a = AgentId("x86-host"), b = AgentId("pixel-8");
   auto [status, body] =
@@ -215,7 +291,7 @@ TEST_F(WebApiTest, MissingWrongAndHostileIdsAre404Or400) {
   }
   auto [status, body] = Get("/api/v1/runs?limit=1000");
   EXPECT_EQ(status, 200);
-  EXPECT_EQ(body["runs"].size(), 18u) << "tables intact";
+  EXPECT_EQ(body["runs"].size(), 19u) << "tables intact";
   httplib::Client client("127.0.0.1", server_->port());
   auto page = client.Get("/runs/00000000-0000-4000-8000-000000000000");
   ASSERT_TRUE(page);

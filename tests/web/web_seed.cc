@@ -7,8 +7,8 @@
 //
 // Devices: an x86 host (SMT, P/E cores), a phone (big/mid/LITTLE) and an ARM board
 // whose name and labels are hostile HTML. Runs: a batch study on all three, a memory
-// run, a load run, 14 nightly runs (with a step in one case's median at night 8) and a
-// run still in progress.
+// run, a load run, a sweep of the synthetic workload (the strategy map), 14 nightly runs
+// (with a step in one case's median at night 8) and a run still in progress.
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -298,6 +298,44 @@ absl::Status Seed(const std::string& uri) {
     FLEETMARK_RETURN_IF_ERROR(RunJob(*store, load_run, x86, results, true));
   }
   manifest["load_run_id"] = load_run.run_id();
+
+  // 3b. A sweep of the synthetic workload's wait (the strategy map): a CPU-sized and an
+  // IO-sized pool and `direct` at wait_us 10, 100, 1000, 10000. The IO-sized pool overtakes
+  // the CPU-sized one between 100 and 1000 us on the host, between 1000 and 10000 on the
+  // phone; on the phone at 10 us `direct` and the CPU-sized pool tie (CIs overlap).
+  FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo sweep_run, NewRun(*store, "crossover", "cli:dave", {&x86, &phone}, 12));
+  {
+    const std::vector<uint32_t> waits = {10, 100, 1000, 10000};
+    // median (us) per wait: fixed_pool_cpu, fixed_pool_io, direct
+    const std::map<std::string, std::vector<std::vector<double>>> medians_us = {
+        {"x86-host", {{20, 30, 90}, {60, 90, 900}, {900, 400, 9000}, {9000, 1500, 90000}}},
+        {"pixel-8", {{50, 80, 50.5}, {150, 220, 1800}, {1400, 2000, 18000}, {25000, 6000, 180000}}},
+    };
+    const std::vector<std::pair<std::string, uint32_t>> pools = {
+        {"fixed_pool_cpu", 8}, {"fixed_pool_io", 64}, {"direct", 0}};
+    for (Device* d : {&x86, &phone}) {
+      std::vector<v1::CaseResult> results;
+      for (size_t w = 0; w < waits.size(); ++w) {
+        for (size_t k = 0; k < pools.size(); ++k) {
+          const std::string name = k == 2 ? "direct" : "fixed_pool";
+          v1::CaseResult r = BatchResult(id++, name, "synthetic", medians_us.at(d->name)[w][k] * 1e3, 1.5);
+          v1::CaseSpec* spec = r.mutable_spec();
+          if (k < 2) {
+            spec->mutable_strategy()->set_label(pools[k].first);
+            spec->mutable_strategy()->set_threads(pools[k].second);
+          }
+          spec->mutable_synthetic()->set_cpu_ns(1000);
+          spec->mutable_synthetic()->set_wait_us(waits[w]);
+          spec->add_swept("wait_us");
+          spec->set_case_id(
+              absl::StrFormat("batch/synthetic[cpu_ns=1000,wait_us=%d]/blocking/%s/any", waits[w], pools[k].first));
+          results.push_back(r);
+        }
+      }
+      FLEETMARK_RETURN_IF_ERROR(RunJob(*store, sweep_run, *d, results, true));
+    }
+  }
+  manifest["sweep_run_id"] = sweep_run.run_id();
 
   // 4. Nightly runs: batch/arithmetic/blocking/fixed_pool/any gets 30% slower on the
   // host from night 8 on; the phone stays flat.

@@ -1,4 +1,4 @@
-// Client-side routing over real paths (/fleet, /runs, /runs/<id>, /compare, /history):
+// Client-side routing over real paths (/fleet, /runs, /runs/<id>, /compare, /map, /history):
 // every page's state lives in its URL, so any view can be shared as a link.
 import {h} from './dom.js';
 

@@ -8,8 +8,9 @@ import {h} from '../dom.js';
 import {formatNs, formatRatio, shortId} from '../format.js';
 import {listParam, updateQuery} from '../router.js';
 
-// Chosen devices first, in their letter order (A, B, ...), then the others by name.
-function picker(agents, runs, chosen, chosenRuns) {
+// The device picker (shared with the Map page): chosen devices first, in their letter
+// order (A, B, ...), then the others; each with its run (default its newest).
+export function picker(agents, runs, chosen, chosenRuns) {
   const rank = (agent) => (chosen.includes(agent.agent_id) ? chosen.indexOf(agent.agent_id) : chosen.length);
   const ordered = [...agents].sort((a, b) => rank(a) - rank(b));
   const rows = ordered.map((agent) => {
@@ -40,6 +41,18 @@ function picker(agents, runs, chosen, chosenRuns) {
       agent.name, ' ', runSelect);
   });
   return h('div', {class: 'picker'}, rows);
+}
+
+// The query of /api/v1/compare and /api/v1/map for the chosen devices and runs, after
+// adding the "include results measured under emulation" checkbox to `root` (results
+// measured under emulation, qemu-user, are left out unless it is ticked).
+export function deviceQuery(root, params, chosen, chosenRuns) {
+  const runParam = chosenRuns.some((r) => r) ? chosen.map((_, i) => chosenRuns[i] || '').join(',') : undefined;
+  const includeEmulated = params.get('include_emulated') === '1';
+  root.appendChild(h('label', {class: 'pick'}, h('input', {type: 'checkbox', id: 'include-emulated',
+    checked: includeEmulated, onchange: (e) => updateQuery({include_emulated: e.target.checked ? '1' : null})}),
+  ' include results measured under emulation (the emulator\'s numbers, not hardware numbers)'));
+  return {agents: chosen.join(','), runs: runParam, include_emulated: includeEmulated ? '1' : undefined};
 }
 
 function ratioText(ratio) {
@@ -97,14 +110,7 @@ export async function renderCompare(root, params) {
     root.appendChild(h('p', {}, 'Pick one or more devices above.'));
     return;
   }
-  const runParam = chosenRuns.some((r) => r) ? chosen.map((_, i) => chosenRuns[i] || '').join(',') : undefined;
-  // Results measured under emulation (qemu-user) are left out unless this is ticked.
-  const includeEmulated = params.get('include_emulated') === '1';
-  root.appendChild(h('label', {class: 'pick'}, h('input', {type: 'checkbox', id: 'include-emulated',
-    checked: includeEmulated, onchange: (e) => updateQuery({include_emulated: e.target.checked ? '1' : null})}),
-  ' include results measured under emulation (the emulator\'s numbers, not hardware numbers)'));
-  const data = await getJson('compare', {agents: chosen.join(','), runs: runParam,
-    include_emulated: includeEmulated ? '1' : undefined});
+  const data = await getJson('compare', deviceQuery(root, params, chosen, chosenRuns));
   const {devices, workloads, strategies} = data;
   const emulatedNote = (d) => {
     if (d.emulated_left_out > 0) return h('span', {class: 'emulated'}, ` emulated: ${d.emulated_left_out} results left out`);

@@ -1,0 +1,43 @@
+// The results of each device (agent) that `fleetmark map` and `fleetmark recommend`
+// read: a results file of `fleetmark run --format json` (one device, its host name), a
+// run's results per agent, or those of the latest finished run of a plan; results
+// measured under emulation left out unless asked; optionally only the agents a
+// selector matches. Main thread only (reads flags' values through its arguments).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fleetmark/v1/result.pb.h"
+
+namespace fleetmark::cli {
+
+struct DeviceResultsRequest {
+  std::string command;            // for messages: "map", "recommend"
+  std::string usage;              // the command's usage line, for usage errors
+  std::vector<std::string> args;  // positional: RUN, or none
+  std::string results_file;       // --results
+  std::string plan_latest;        // --plan_latest ("" = not given)
+  std::string agent;              // --agent ("" = every agent)
+  std::string select;             // --select ("" = every agent)
+  bool include_emulated = false;
+};
+
+struct DeviceResults {
+  // The run's summary line(s) for a run ("" for a results file).
+  std::string header;
+  // Device name -> its results, by name.
+  std::map<std::string, std::vector<v1::CaseResult>> devices;
+};
+
+// Exactly one of RUN, --results and --plan_latest must be given (else a usage error).
+// --select is parsed with the coordinator's selector language (an error names it) and
+// matched against each agent's host and labels (a results file: its host, no labels).
+// Notes on stderr what was left out (emulated results). On failure prints the error
+// and returns nullopt with `*exit_code` 2 (bad input, no such run/agent/plan) or 1 (the
+// coordinator failed).
+std::optional<DeviceResults> LoadDeviceResults(const DeviceResultsRequest& request, int* exit_code);
+
+}  // namespace fleetmark::cli

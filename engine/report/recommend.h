@@ -1,0 +1,105 @@
+// `fleetmark recommend`: the answer to "which strategy for a task like this one, on this
+// device?" read off the device's strategy map (strategy_map.h, its one rule for winner,
+// tie and ratio CI) at a task profile such as `cpu_us=50,wait_us=2000`.
+//
+//   FLEETMARK_ASSIGN_OR_RETURN(report::Profile profile, report::ParseProfile("cpu_us=50,wait_us=2000"));
+//   std::vector<report::Recommendation> answers = report::Recommend(BuildStrategyMap(results), profile);
+//
+// Only measured points answer. A profile is *near* a sweep when, on every swept
+// parameter, it lies on a measured value or between two adjacent measured values (on a
+// log scale these bracket it; nothing is interpolated), and every parameter the profile
+// gives that the sweep does not sweep equals the value it was measured at. The answer
+// is then the verdicts of the bracketing points (one point, two, or four corners of a
+// two-parameter sweep): one decisive winner at all of them is the answer; different
+// winners mean the profile lies at a crossover (both winners are reported, with the
+// map's crossover estimate); otherwise it is a tie. Anything else is "not measured near
+// this profile", with the reason (the measured range, the fixed value).
+//
+// Pure functions; safe from any thread.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/report/strategy_map.h"
+
+namespace fleetmark::report {
+
+// A task profile: values of the synthetic workload's parameters (plan.proto's
+// SyntheticParams) in the parameters' own units, in the order given.
+struct Profile {
+  std::vector<std::pair<std::string, double>> params;  // ("cpu_ns", 50000), ("wait_us", 2000)
+};
+
+// The keys ParseProfile accepts, for messages and help: each parameter under its own
+// name and in other units (cpu_us = 1000 cpu_ns, wait_ms = 1000 wait_us, alloc_kib,
+// touch_mib).
+std::string AllowedProfileKeys();
+
+// Parses "key=value[,key=value...]" (spaces around terms allowed): each key a parameter
+// (AllowedProfileKeys), each value a finite decimal number >= 0 whose converted value
+// lies in the parameter's plan range (engine/scenarios/param_rules.h). InvalidArgument
+// naming the key and the allowed keys or range, e.g.
+//   `cpu_us: 0 <= cpu_us <= 1000000 (cpu_ns <= 1000000000), got "-5"`;
+// an empty profile, a term without '=' and a parameter given twice (in any unit) are
+// refused too.
+absl::StatusOr<Profile> ParseProfile(absl::string_view text);
+
+// "cpu_ns=50000, wait_us=2000".
+std::string FormatProfile(const Profile& profile);
+
+enum class Verdict {
+  kWinner,       // one strategy decisively fastest at every bracketing point
+  kTie,          // no bracketing point separates a winner; `tied` holds the candidates
+  kCrossover,    // the bracketing points have different decisive winners
+  kNotMeasured,  // not measured near this profile: `reason` says why
+};
+
+// "winner", "tie", "crossover", "not_measured".
+absl::string_view VerdictName(Verdict verdict);
+
+// The answer for one group of the map (a workload with its io mode and placement).
+struct Recommendation {
+  std::string group;  // MapPoint::group; "" when the device measured no synthetic sweep
+  std::vector<std::string> swept;
+  Verdict verdict = Verdict::kNotMeasured;
+  std::string reason;  // kNotMeasured: e.g. "wait_us=20000 is outside the measured 10..10000"
+  // The measured points the answer comes from (the one point the profile lies on, or the
+  // bracketing points), in map order. Empty for kNotMeasured.
+  std::vector<MapPoint> points;
+  // kWinner: the winner, and its margin over the runner-up at the bracketing point where
+  // it is smallest (MapPoint's ratio and its 95% interval).
+  std::string best, runner_up;
+  double ratio = 0, ratio_low = 0, ratio_high = 0;
+  // kTie: every strategy tied with the fastest at some bracketing point, fastest first.
+  std::vector<std::string> tied;
+  // kCrossover: the map's crossovers between the bracketing points.
+  std::vector<Crossover> crossovers;
+};
+
+// One Recommendation per synthetic group of `map` that sweeps at least one parameter,
+// in map order; a single kNotMeasured one (group "") when there is none.
+std::vector<Recommendation> Recommend(const StrategyMap& map, const Profile& profile);
+
+// The answers of one device.
+struct DeviceRecommendations {
+  std::string device;  // agent or host name
+  std::vector<Recommendation> answers;
+};
+
+// A table: one row per device and group (answer, margin over the runner-up with its CI,
+// the points it comes from), headed by the profile and followed by what "near" means.
+// Device and group names are escaped for a terminal.
+std::string FormatRecommendations(const Profile& profile, const std::vector<DeviceRecommendations>& devices);
+
+// The same as JSON (snake_case; ratios unbounded above are null), for tools:
+//   {"profile": {"cpu_ns": 50000, ...}, "near": "...", "devices": [{"device": "vm",
+//    "answers": [{"group", "swept", "verdict", "reason", "best", "runner_up", "ratio",
+//    "ratio_low", "ratio_high", "tied", "points": [MapPointJson...],
+//    "crossovers": [CrossoverJson...]}]}]}
+std::string RecommendationsJson(const Profile& profile, const std::vector<DeviceRecommendations>& devices);
+
+}  // namespace fleetmark::report

@@ -1,0 +1,162 @@
+// `fleetmark recommend` end to end: on a real local run of a small sweep plan
+// (--results FILE, real child processes) and through a real coordinator and agent
+// (--run, --plan_latest, --select), table and JSON; "not measured near this profile"
+// outside the sweep; bad profiles and flags exit 2 naming the key or flag.
+//
+// The plan's known answer: at wait_us=1000, 20 tasks on `direct` wait one after the
+// other (~20 ms) while a 20-thread pool waits for them together (~1 ms), so the pool
+// is the fastest by far more than any noise.
+#include <string>
+
+#include "absl/time/time.h"
+#include "cli_fleet_fixture.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/cli/sweep_plan.h"
+
+namespace fleetmark_cli_test {
+namespace {
+
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+
+// The one answer of the one device of `doc` (recommend's JSON).
+const nlohmann::json& OnlyAnswer(const nlohmann::json& doc) {
+  EXPECT_EQ(doc.at("devices").size(), 1u) << doc.dump();
+  EXPECT_EQ(doc.at("devices").at(0).at("answers").size(), 1u) << doc.dump();
+  return doc.at("devices").at(0).at("answers").at(0);
+}
+
+// At wait_us=1000, on that measured point: the pool is the fastest by far; the answer
+// is it, decisively when its CI separates from direct's, else a tie led by it (on a
+// loaded machine a case can end without a usable CI, which ties with everything).
+void ExpectPoolFastestAt1000(const nlohmann::json& doc) {
+  const nlohmann::json& a = OnlyAnswer(doc);
+  EXPECT_EQ(a.at("group"), "batch/synthetic[cpu_ns=2000]/blocking/any");
+  ASSERT_EQ(a.at("points").size(), 1u);
+  const nlohmann::json& p = a.at("points").at(0);
+  EXPECT_EQ(p.at("point").at("wait_us"), 1000);
+  EXPECT_EQ(p.at("ranked").at(0).at("strategy"), "fixed_pool_io") << doc.dump(2);
+  EXPECT_EQ(p.at("ranked").at(1).at("strategy"), "direct");
+  if (p.at("tie")) {
+    EXPECT_EQ(a.at("verdict"), "tie") << doc.dump(2);
+    EXPECT_EQ(a.at("tied"), nlohmann::json::array({"fixed_pool_io", "direct"}));
+    EXPECT_EQ(a.at("best"), "");
+  } else {
+    EXPECT_EQ(a.at("verdict"), "winner") << doc.dump(2);
+    EXPECT_EQ(a.at("best"), "fixed_pool_io");
+    EXPECT_EQ(a.at("runner_up"), "direct");
+    EXPECT_GT(a.at("ratio_low").get<double>(), 1.0) << doc.dump(2);
+  }
+}
+
+// The table row of that answer.
+constexpr char kPoolRow[] =
+    R"(batch/synthetic\[cpu_ns=2000\]/blocking/any  (fixed_pool_io  [0-9.]+x \[[0-9.]+x, [0-9.]+x\] over direct|tie: fixed_pool_io, direct +-) +wait_us=1000 \(measured\))";
+
+TEST_F(CliTest, RecommendFromALocalSweepRun) {
+  const fs::path plan = Write("sweep.txtpb", kSweepPlan);
+  const fs::path json = dir_ / "r.json";
+  CliResult run = Cli("run " + plan.string() + " --format json --out " + json.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string results = " --results " + json.string();
+
+  CliResult on = Cli("recommend --profile 'cpu_us=2,wait_ms=1' --format json" + results);
+  ASSERT_EQ(on.exit_code, 0) << on.err;
+  const nlohmann::json doc = nlohmann::json::parse(on.out);
+  EXPECT_EQ(doc.at("profile").at("cpu_ns"), 2000);
+  EXPECT_EQ(doc.at("profile").at("wait_us"), 1000);
+  ExpectPoolFastestAt1000(doc);
+
+  CliResult table = Cli("recommend --profile wait_us=1000" + results);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("profile wait_us=1000\n"));
+  EXPECT_THAT(table.out, ContainsRegex(kPoolRow)) << table.out;
+  EXPECT_THAT(table.out, HasSubstr("never an interpolation"));
+
+  // Between the two points: their two verdicts decide (the same winner, a crossover or a tie).
+  CliResult between = Cli("recommend --profile wait_us=500 --format json" + results);
+  ASSERT_EQ(between.exit_code, 0) << between.err;
+  const nlohmann::json between_doc = nlohmann::json::parse(between.out);
+  const nlohmann::json& b = OnlyAnswer(between_doc);
+  ASSERT_EQ(b.at("points").size(), 2u) << between.out;
+  const nlohmann::json &p0 = b.at("points").at(0), &p1 = b.at("points").at(1);
+  EXPECT_EQ(p0.at("point").at("wait_us"), 0);
+  EXPECT_EQ(p1.at("point").at("wait_us"), 1000);
+  const std::string expected = (p0.at("tie") || p1.at("tie"))       ? "tie"
+                               : p0.at("winner") == p1.at("winner") ? "winner"
+                                                                    : "crossover";
+  EXPECT_EQ(b.at("verdict"), expected) << between.out;
+
+  // Outside the sweep, or at another computation than measured: not measured.
+  CliResult outside = Cli("recommend --profile wait_us=5000" + results);
+  ASSERT_EQ(outside.exit_code, 0) << outside.err;
+  EXPECT_THAT(outside.out, HasSubstr("not measured near this profile"));
+  EXPECT_THAT(outside.out, HasSubstr("wait_us=5000 is outside the measured 0..1000"));
+  EXPECT_THAT(outside.out, ::testing::Not(HasSubstr("fixed_pool_io")));
+  CliResult other_cpu = Cli("recommend --profile cpu_us=50,wait_us=1000 --format json" + results);
+  ASSERT_EQ(other_cpu.exit_code, 0) << other_cpu.err;
+  const nlohmann::json other_doc = nlohmann::json::parse(other_cpu.out);
+  const nlohmann::json& o = OnlyAnswer(other_doc);
+  EXPECT_EQ(o.at("verdict"), "not_measured");
+  EXPECT_EQ(o.at("reason"), "cpu_ns=50000: this sweep measured cpu_ns=2000 only");
+  EXPECT_EQ(o.at("best"), "");
+}
+
+TEST_F(CliTest, RecommendRefusesBadInput) {
+  const fs::path json = Write("empty.json", "{\"results\": []}");
+  const std::string results = " --results " + json.string();
+  CliResult key = Cli("recommend --profile 'cpus=5'" + results);
+  EXPECT_EQ(key.exit_code, 2);
+  EXPECT_THAT(key.err, HasSubstr("--profile: unknown key \"cpus\"; allowed keys: cpu_ns, cpu_us, cpu_ms, wait_us"));
+  CliResult range = Cli("recommend --profile 'wait_ms=20000'" + results);
+  EXPECT_EQ(range.exit_code, 2);
+  EXPECT_THAT(range.err, HasSubstr("--profile: wait_ms: 0 <= wait_ms <= 10000 (wait_us <= 10000000), got \"20000\""));
+  EXPECT_EQ(Cli("recommend" + results).exit_code, 2);                                         // no --profile
+  EXPECT_EQ(Cli("recommend --profile wait_us=1").exit_code, 2);                               // no source
+  EXPECT_EQ(Cli("recommend --profile wait_us=1 --run abcdef123456" + results).exit_code, 2);  // two
+  CliResult format = Cli("recommend --profile wait_us=1 --format csv" + results);
+  EXPECT_EQ(format.exit_code, 2);
+  EXPECT_THAT(format.err, HasSubstr("--format: table or json, got \"csv\""));
+  CliResult select = Cli("recommend --profile wait_us=1 --select 'coers>=8'" + results);
+  EXPECT_EQ(select.exit_code, 2);
+  EXPECT_THAT(select.err, HasSubstr("--select: "));
+  // A file with no sweep: an answer saying so, not an error.
+  CliResult none = Cli("recommend --profile wait_us=1" + results);
+  EXPECT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_THAT(none.out, HasSubstr("no synthetic sweep measured ok on this device"));
+}
+
+TEST_F(CliFleetTest, RecommendFromARunOfTheFleet) {
+  ASSERT_NO_FATAL_FAILURE(StartAgent("w1", "rack=a"));
+  fleetmark::testing::ControlClient control(coordinator_->address(), coordinator_->config().admin_token);
+  absl::StatusOr<fleetmark::v1::Plan> plan = fleetmark::testing::PlanFromText(kSweepPlan);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::StatusOr<fleetmark::v1::RunInfo> run = control.Submit(*plan, "all");
+  ASSERT_TRUE(run.ok()) << run.status();
+  absl::StatusOr<fleetmark::v1::RunInfo> ended = control.WaitRunEnded(run->run_id(), absl::Seconds(240));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  ASSERT_EQ(ended->status(), "done") << agent_->Log();
+
+  CliResult by_run = Fleet("recommend --profile wait_us=1000 --format json --run " + run->run_id());
+  ASSERT_EQ(by_run.exit_code, 0) << by_run.err;
+  const nlohmann::json doc = nlohmann::json::parse(by_run.out);
+  EXPECT_EQ(doc.at("devices").at(0).at("device"), "w1");
+  ExpectPoolFastestAt1000(doc);
+
+  CliResult latest = Fleet("recommend --profile wait_us=1000 --plan_latest sweep --select label:rack=a");
+  ASSERT_EQ(latest.exit_code, 0) << latest.err;
+  EXPECT_THAT(latest.out, HasSubstr("run " + run->run_id()));  // the run's summary heads the table
+  EXPECT_THAT(latest.out, ContainsRegex(std::string("\nw1      ") + kPoolRow)) << latest.out;
+
+  CliResult none = Fleet("recommend --profile wait_us=1000 --run " + run->run_id() + " --select name=other");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_THAT(none.err, HasSubstr("--select matched none of the run's agents"));
+  CliResult no_plan = Fleet("recommend --profile wait_us=1000 --plan_latest nosuchplan");
+  EXPECT_EQ(no_plan.exit_code, 2);
+  EXPECT_THAT(no_plan.err, HasSubstr("--plan_latest: no finished (done) run of plan \"nosuchplan\" (0 runs of it"));
+}
+
+}  // namespace
+}  // namespace fleetmark_cli_test

@@ -1,0 +1,24 @@
+// The small sweep plan of the CLI's map and recommend tests: `direct` and a 20-thread
+// pool ("fixed_pool_io") on the synthetic workload (20 tasks of 2000 ns) at wait_us 0
+// and 1000, quick measurement settings, one process.
+#pragma once
+
+namespace fleetmark_cli_test {
+
+inline constexpr char kSweepPlan[] =
+    R"pb(name: "sweep"
+         matrix {
+           strategies { name: "direct" }
+           strategies { name: "fixed_pool" threads: 20 label: "fixed_pool_io" }
+           workloads: [ "synthetic" ]
+           batch { tasks: 20 }
+           synthetic { cpu_ns: 2000 }
+           sweeps {
+             param: "wait_us"
+             values: [ 0, 1000 ]
+           }
+         }
+         measurement { warmup_seconds: 0.01 min_repetitions: 6 max_seconds_per_case: 0.3 rounds: 1 processes: 1 }
+    )pb";
+
+}  // namespace fleetmark_cli_test

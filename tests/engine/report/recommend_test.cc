@@ -1,0 +1,192 @@
+// `fleetmark recommend`'s answers on synthetic results with known answers: on a
+// measured point, between two points that agree, at a crossover, outside the sweep
+// (not measured), ties, a fixed parameter the profile contradicts, a two-parameter
+// sweep's corners; and the profile's parsing and its errors.
+#include "engine/report/recommend.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/engine/report/sweep_results.h"
+#include "nlohmann/json.hpp"
+
+namespace fleetmark::report {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A result of `label` at a sweep point (sweep_results.h).
+v1::CaseResult Result(const std::string& label, uint32_t wait, double median, double half, uint32_t cpu = 1000,
+                      bool two = false) {
+  return testing::SweepResult(label, wait, median, half, cpu, two);
+}
+
+// wait_us 10, 100: cpu wins (2x, then 1.5x); 1000: io wins 2x; 10000: a tie.
+std::vector<v1::CaseResult> OneSweep() {
+  return {Result("cpu", 10, 1.0e6, 0.1e6),  Result("io", 10, 2.0e6, 0.2e6),    Result("cpu", 100, 1.0e6, 0.1e6),
+          Result("io", 100, 1.5e6, 0.1e6),  Result("cpu", 1000, 4.0e6, 0.2e6), Result("io", 1000, 2.0e6, 0.1e6),
+          Result("cpu", 10000, 9.0e6, 1e6), Result("io", 10000, 9.5e6, 1e6)};
+}
+
+Profile Parse(const std::string& text) {
+  absl::StatusOr<Profile> p = ParseProfile(text);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? *p : Profile{};
+}
+
+Recommendation Only(const std::vector<v1::CaseResult>& results, const std::string& profile) {
+  const std::vector<Recommendation> answers = Recommend(BuildStrategyMap(results), Parse(profile));
+  EXPECT_EQ(answers.size(), 1u);
+  return answers.empty() ? Recommendation{} : answers.front();
+}
+
+TEST(RecommendTest, OnAMeasuredPointItIsThatPointsVerdict) {
+  const Recommendation r = Only(OneSweep(), "wait_us=10");
+  EXPECT_EQ(r.verdict, Verdict::kWinner);
+  EXPECT_EQ(r.group, "batch/synthetic[cpu_ns=1000]/blocking/any");
+  EXPECT_EQ(r.best, "cpu");
+  EXPECT_EQ(r.runner_up, "io");
+  EXPECT_DOUBLE_EQ(r.ratio, 2.0);
+  EXPECT_DOUBLE_EQ(r.ratio_low, 1.8 / 1.1);
+  EXPECT_DOUBLE_EQ(r.ratio_high, 2.2 / 0.9);
+  ASSERT_EQ(r.points.size(), 1u);
+  EXPECT_EQ(r.points[0].point[0].second, 10);
+  // The profile's cpu_ns equals the sweep's fixed value: still on the point.
+  EXPECT_EQ(Only(OneSweep(), "wait_us=10,cpu_us=1").verdict, Verdict::kWinner);
+}
+
+TEST(RecommendTest, BetweenTwoPointsThatAgreeTheirWinnerWithTheSmallerMargin) {
+  const Recommendation r = Only(OneSweep(), "wait_ms=0.05");  // wait_us=50, between 10 and 100
+  EXPECT_EQ(r.verdict, Verdict::kWinner);
+  EXPECT_EQ(r.best, "cpu");
+  ASSERT_EQ(r.points.size(), 2u);
+  EXPECT_EQ(r.points[0].point[0].second, 10);
+  EXPECT_EQ(r.points[1].point[0].second, 100);
+  // The margin is the weaker bracketing point's (wait_us=100: 1.5x [1.4/1.1, 1.6/0.9]).
+  EXPECT_DOUBLE_EQ(r.ratio, 1.5);
+  EXPECT_DOUBLE_EQ(r.ratio_low, 1.4 / 1.1);
+  EXPECT_DOUBLE_EQ(r.ratio_high, 1.6 / 0.9);
+}
+
+TEST(RecommendTest, BetweenPointsWithDifferentWinnersIsACrossover) {
+  const Recommendation r = Only(OneSweep(), "wait_us=300");
+  EXPECT_EQ(r.verdict, Verdict::kCrossover);
+  EXPECT_TRUE(r.best.empty());
+  ASSERT_EQ(r.points.size(), 2u);
+  EXPECT_EQ(r.points[0].decisive_winner(), "cpu");
+  EXPECT_EQ(r.points[1].decisive_winner(), "io");
+  ASSERT_EQ(r.crossovers.size(), 1u);
+  EXPECT_EQ(r.crossovers[0].from, "cpu");
+  EXPECT_EQ(r.crossovers[0].to, "io");
+  EXPECT_EQ(r.crossovers[0].low, 100);
+  EXPECT_EQ(r.crossovers[0].high, 1000);
+  const std::string text = FormatRecommendations(Parse("wait_us=300"), {{"vm", {r}}});
+  EXPECT_THAT(text, HasSubstr("at a crossover: cpu / io"));
+  EXPECT_THAT(text, HasSubstr("wait_us=100: cpu | wait_us=1000: io; cpu -> io at wait_us~"));
+}
+
+TEST(RecommendTest, OutsideTheSweepIsNotMeasuredNeverExtrapolated) {
+  for (const char* profile : {"wait_us=20000", "wait_us=5"}) {
+    const Recommendation r = Only(OneSweep(), profile);
+    EXPECT_EQ(r.verdict, Verdict::kNotMeasured) << profile;
+    EXPECT_THAT(r.reason, HasSubstr("is outside the measured 10..10000")) << profile;
+    EXPECT_TRUE(r.points.empty());
+    EXPECT_TRUE(r.best.empty());
+    const std::string text = FormatRecommendations(Parse(profile), {{"vm", {r}}});
+    EXPECT_THAT(text, HasSubstr("not measured near this profile"));
+  }
+  // A parameter the sweep held fixed at another value, and a swept one left out.
+  const Recommendation fixed = Only(OneSweep(), "cpu_us=50,wait_us=100");
+  EXPECT_EQ(fixed.verdict, Verdict::kNotMeasured);
+  EXPECT_EQ(fixed.reason, "cpu_ns=50000: this sweep measured cpu_ns=1000 only");
+  const Recommendation missing = Only(OneSweep(), "cpu_ns=1000");
+  EXPECT_EQ(missing.verdict, Verdict::kNotMeasured);
+  EXPECT_EQ(missing.reason, "the profile gives no wait_us (swept 10..10000)");
+  // Fixed workloads only: nothing to answer from.
+  std::vector<v1::CaseResult> fixed_only = {Result("cpu", 10, 1e6, 1e5)};
+  fixed_only[0].mutable_spec()->clear_synthetic();
+  fixed_only[0].mutable_spec()->clear_swept();
+  fixed_only[0].mutable_spec()->set_workload("arithmetic");
+  const Recommendation none = Only(fixed_only, "wait_us=10");
+  EXPECT_EQ(none.verdict, Verdict::kNotMeasured);
+  EXPECT_EQ(none.reason, "no synthetic sweep measured ok on this device");
+}
+
+TEST(RecommendTest, TiesAreReportedWithEveryTiedStrategy) {
+  const Recommendation on = Only(OneSweep(), "wait_us=10000");
+  EXPECT_EQ(on.verdict, Verdict::kTie);
+  EXPECT_THAT(on.tied, ElementsAre("cpu", "io"));
+  // Between a decisive point (io at 1000) and a tie: a tie, the decisive winner first.
+  const Recommendation between = Only(OneSweep(), "wait_us=3000");
+  EXPECT_EQ(between.verdict, Verdict::kTie);
+  EXPECT_THAT(between.tied, ElementsAre("io", "cpu"));
+  const std::string text = FormatRecommendations(Parse("wait_us=3000"), {{"vm", {between}}});
+  EXPECT_THAT(text, HasSubstr("tie: io, cpu"));
+}
+
+TEST(RecommendTest, TwoSweptParametersUseTheFourCorners) {
+  std::vector<v1::CaseResult> results;
+  for (uint32_t cpu : {100u, 1000u}) {
+    for (uint32_t wait : {10u, 100u}) {
+      // io wins everywhere except at (cpu 1000, wait 10).
+      const bool cpu_wins = cpu == 1000 && wait == 10;
+      results.push_back(Result("cpu", wait, cpu_wins ? 1e6 : 3e6, 1e5, cpu, true));
+      results.push_back(Result("io", wait, cpu_wins ? 3e6 : 1e6, 1e5, cpu, true));
+    }
+  }
+  const Recommendation inside = Only(results, "wait_us=50,cpu_ns=300");
+  EXPECT_EQ(inside.verdict, Verdict::kCrossover);
+  EXPECT_EQ(inside.points.size(), 4u);
+  const Recommendation edge = Only(results, "wait_us=50,cpu_ns=100");  // on the cpu=100 line: io twice
+  EXPECT_EQ(edge.verdict, Verdict::kWinner);
+  EXPECT_EQ(edge.best, "io");
+  EXPECT_EQ(edge.points.size(), 2u);
+  EXPECT_EQ(Only(results, "wait_us=50,cpu_ns=3000").verdict, Verdict::kNotMeasured);
+}
+
+TEST(RecommendTest, JsonCarriesTheVerdictAndThePoints) {
+  const Profile profile = Parse("cpu_us=1,wait_us=50");
+  const std::vector<Recommendation> answers = Recommend(BuildStrategyMap(OneSweep()), profile);
+  const nlohmann::json doc = nlohmann::json::parse(RecommendationsJson(profile, {{"vm", answers}}));
+  EXPECT_EQ(doc.at("profile").at("cpu_ns"), 1000);
+  EXPECT_EQ(doc.at("profile").at("wait_us"), 50);
+  const nlohmann::json& a = doc.at("devices").at(0).at("answers").at(0);
+  EXPECT_EQ(doc.at("devices").at(0).at("device"), "vm");
+  EXPECT_EQ(a.at("verdict"), "winner");
+  EXPECT_EQ(a.at("best"), "cpu");
+  EXPECT_EQ(a.at("runner_up"), "io");
+  EXPECT_DOUBLE_EQ(a.at("ratio").get<double>(), 1.5);
+  ASSERT_EQ(a.at("points").size(), 2u);
+  EXPECT_EQ(a.at("points").at(1).at("point").at("wait_us"), 100);
+  EXPECT_EQ(a.at("points").at(1).at("winner"), "cpu");
+  EXPECT_THAT(doc.at("near").get<std::string>(), HasSubstr("never an interpolation"));
+}
+
+TEST(RecommendTest, ProfileKeysMapToParametersAndBadOnesAreNamed) {
+  const Profile p = Parse(" cpu_us = 50 , wait_ms=2, alloc_kib=1, touch_mib=0.5");
+  EXPECT_EQ(p.params, (std::vector<std::pair<std::string, double>>{
+                          {"cpu_ns", 50000}, {"wait_us", 2000}, {"alloc_bytes", 1024}, {"touch_kib", 512}}));
+  EXPECT_EQ(FormatProfile(p), "cpu_ns=50000, wait_us=2000, alloc_bytes=1024, touch_kib=512");
+
+  auto error = [](const std::string& text) {
+    absl::StatusOr<Profile> p = ParseProfile(text);
+    EXPECT_FALSE(p.ok()) << text;
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    return std::string(p.status().message());
+  };
+  EXPECT_EQ(error("cpus=5"),
+            "unknown key \"cpus\"; allowed keys: cpu_ns, cpu_us, cpu_ms, wait_us, wait_ms, alloc_bytes, alloc_kib, "
+            "touch_kib, touch_mib");
+  EXPECT_EQ(error("cpu_us=-5"), "cpu_us: 0 <= cpu_us <= 1000000 (cpu_ns <= 1000000000), got \"-5\"");
+  EXPECT_EQ(error("wait_us=abc"), "wait_us: 0 <= wait_us <= 10000000, got \"abc\"");
+  EXPECT_EQ(error("wait_ms=10001"), "wait_ms: 0 <= wait_ms <= 10000 (wait_us <= 10000000), got \"10001\"");
+  EXPECT_THAT(error("wait_us=inf"), HasSubstr("got \"inf\""));
+  EXPECT_THAT(error("wait_us=nan"), HasSubstr("got \"nan\""));
+  EXPECT_EQ(error("cpu_ns=5,cpu_us=1"), "cpu_us: cpu_ns is given twice");
+  EXPECT_THAT(error("wait_us"), HasSubstr("\"wait_us\": not key=value; allowed keys: cpu_ns"));
+  EXPECT_THAT(error(" "), HasSubstr("empty"));
+  EXPECT_THAT(error("wait_us=1,"), HasSubstr("not key=value"));
+}
+
+}  // namespace
+}  // namespace fleetmark::report
