@@ -72,8 +72,10 @@ export FLEETMARK_TEST_PG_URI=$(deploy/pg.sh start "$pgdir")
 export FLEETMARK_TEST_REQUIRE_PG=1   # tests needing PostgreSQL must not skip here
 echo "== PostgreSQL at $FLEETMARK_TEST_PG_URI" >&2
 
+# One test per core at a time: most of them wait (on child processes, PostgreSQL, gRPC, the
+# browser), and each has its own database, ports and temporary directories.
 stage "tests (Release)" \
-  ctest --test-dir build/release --output-on-failure -LE 'bench|device' -j1
+  ctest --test-dir build/release --output-on-failure -LE 'bench|device' -j"$jobs"
 
 sanitizer_build() {  # sanitizer_build DIR SANITIZERS TARGET
   cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFLEETMARK_SANITIZE="$2" \
