@@ -19,6 +19,7 @@
 #include "coordinator/store/store_internal.h"
 #include "coordinator/store/store_runs.h"
 #include "coordinator/store/web_reader.h"
+#include "engine/common/scenario_result.h"
 #include "engine/common/status_macros.h"
 
 namespace fleetmark::store {
@@ -165,19 +166,7 @@ WebResult ResultFromRow(const pqxx::row& row) {
         *spec.mutable_synthetic() = full.spec().synthetic();
         *spec.mutable_swept() = full.spec().swept();
       }
-      switch (full.scenario_result_case()) {
-        case v1::CaseResult::kMemory:
-          *r.mutable_memory() = full.memory();
-          break;
-        case v1::CaseResult::kFanout:
-          *r.mutable_fanout() = full.fanout();
-          break;
-        case v1::CaseResult::kLoad:
-          *r.mutable_load() = full.load();
-          break;
-        default:
-          break;
-      }
+      engine::CopyScenarioResult(full, &r);
     }
   }
   return out;

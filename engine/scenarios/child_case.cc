@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/scenario_result.h"
 #include "engine/common/status_macros.h"
 #include "engine/scenarios/case_status.h"
 
@@ -26,19 +27,7 @@ void RunCaseInChild(std::string_view child_kind, const v1::CaseSpec& spec, const
   result->set_message(child.message());
   result->set_threads_used(child.threads_used());
   *result->mutable_counters() = child.counters();
-  switch (child.scenario_result_case()) {
-    case v1::CaseResult::kMemory:
-      *result->mutable_memory() = child.memory();
-      break;
-    case v1::CaseResult::kFanout:
-      *result->mutable_fanout() = child.fanout();
-      break;
-    case v1::CaseResult::kLoad:
-      *result->mutable_load() = child.load();
-      break;
-    case v1::CaseResult::SCENARIO_RESULT_NOT_SET:
-      break;
-  }
+  engine::CopyScenarioResult(child, result);
 }
 
 absl::StatusOr<std::string> ServeCaseInChild(std::string_view request, std::string_view scenario,
