@@ -304,4 +304,6 @@ double BetweenProcessShare(absl::Span<const int64_t> samples_ns, absl::Span<cons
   return total > 0 ? between / total : 0.0;
 }
 
+double Median(std::vector<double> values) { return values.empty() ? 0 : MedianInPlace(values); }
+
 }  // namespace fleetmark::engine

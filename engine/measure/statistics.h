@@ -101,6 +101,10 @@ size_t ProcessCount(size_t n, absl::Span<const uint32_t> process_sizes, size_t m
 // The median of each process (same cutting as above), in order; empty for no samples.
 std::vector<double> ProcessMedians(absl::Span<const int64_t> samples_ns, absl::Span<const uint32_t> process_sizes);
 
+// The median of `values` (the mean of the middle two for an even count); 0 for none.
+// Pure, thread-safe; O(n).
+double Median(std::vector<double> values);
+
 // Between-process share of the variance, sigma_b^2 / (sigma_b^2 + sigma_w^2) in [0, 1]
 // (an intraclass correlation), from the one-way ANOVA estimates sigma_w^2 = MSW and
 // sigma_b^2 = max(0, (MSB - MSW) / n0), n0 = (N - sum n_i^2 / N) / (k - 1). 0 when it

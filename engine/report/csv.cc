@@ -45,6 +45,9 @@ Render IfProcesses(Render f) {
 Render IfSynthetic(Render f) {
   return [f](const CaseResult& r) { return r.spec().has_synthetic() ? f(r) : std::string(); };
 }
+Render IfHarness(Render f) {
+  return [f](const CaseResult& r) { return r.harness_ns_per_task() > 0 ? f(r) : std::string(); };
+}
 Render IfBatch(Render f) {
   return [f](const CaseResult& r) { return BatchTasks(r.spec()) > 0 ? f(r) : std::string(); };
 }
@@ -128,6 +131,11 @@ const std::vector<CsvColumn>& Columns() {
       // Batch cases: the stationarity check's verdict (engine/measure/stop_rule.h).
       {"unstable", IfBatch([](const CaseResult& r) { return std::string(r.unstable() ? "true" : "false"); })},
       {"transient_samples", IfBatch([](const CaseResult& r) { return Int(r.transient_samples()); })},
+      // Batch cases: the harness's own cost (empty-task calibration), its share of the
+      // median and the > 5 % flag; empty when not calibrated.
+      {"harness_ns_per_task", IfHarness([](const CaseResult& r) { return Num(r.harness_ns_per_task()); })},
+      {"harness_share", IfHarness([](const CaseResult& r) { return Num(r.harness_share()); })},
+      {"harness_heavy", IfBatch([](const CaseResult& r) { return std::string(r.harness_heavy() ? "true" : "false"); })},
       // measurement.processes >= 2: each process's median and sample count, in run order
       // (";"-separated), and the between-process share of the variance; empty with one.
       {"process_medians_ns", IfProcesses([](const CaseResult& r) {

@@ -207,6 +207,12 @@ std::string FormatGbenchJson(const fleetmark::v1::RunReport& report, const Gbenc
       // The stationarity check's verdict (engine/measure/stop_rule.h).
       if (r.unstable()) e["fleetmark_unstable"] = true;
       if (r.transient_samples() > 0) e["fleetmark_transient_samples"] = r.transient_samples();
+      // The harness's own cost per task (in time_unit) and its share of the median.
+      if (r.harness_ns_per_task() > 0) {
+        e["fleetmark_harness_per_task"] = r.harness_ns_per_task() / per_unit;
+        e["fleetmark_harness_share"] = r.harness_share();
+        if (r.harness_heavy()) e["fleetmark_harness_heavy"] = true;
+      }
       push(std::move(e));
     }
     ++family;

@@ -104,8 +104,8 @@ std::string ThreadsCell(const CaseResult& r) {
   return absl::StrCat(used);
 }
 
-// "ok", "ok (rep cap)", "unsupported: reason", with " [throttled]" / " [unstable]" when
-// flagged.
+// "ok", "ok (rep cap)", "unsupported: reason", with " [throttled]" / " [unstable]" /
+// " [harness 12%]" when flagged.
 std::string StatusCell(const CaseResult& r, bool with_stop_reason) {
   std::string cell = StatusWord(r.status());
   if (IsOk(r)) {
@@ -126,6 +126,7 @@ std::string StatusCell(const CaseResult& r, bool with_stop_reason) {
   }
   if (r.throttled()) cell += " [throttled]";
   if (r.unstable()) cell += " [unstable]";
+  if (r.harness_heavy()) absl::StrAppend(&cell, " [harness ", std::llround(r.harness_share() * 100), "%]");
   return cell;
 }
 
@@ -390,7 +391,9 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
         "used (0: the caller's; \"4 of 100\": fewer than requested; \"req.\": nothing ran).\n"
         "(rep cap) / (time cap): the CI missed its target before that cap. [throttled]:\n"
         "the CPU was throttled during the case. [unstable]: the samples still drifted\n"
-        "(a transient phase) when the case's budget ran out.\n";
+        "(a transient phase) when the case's budget ran out. [harness N%]: a batch of\n"
+        "empty tasks through the same strategy (timing, bookkeeping, dispatch) takes N%\n"
+        "of the median (> 5%): the median is not all the task's own work.\n";
   }
   if (any_processes) {
     out +=

@@ -143,15 +143,46 @@ class SliceRunner {
   }
 
   // One repetition: the batch (plus construction and teardown with include_setup).
-  absl::Status RunOnce() {
-    if (!request_.include_setup()) return strategy_->RunBatch(*workload_, tasks_, io_mode_);
+  absl::Status RunOnce() { return RunOnce(*workload_); }
+  absl::Status RunOnce(const Workload& workload) {
+    if (!request_.include_setup()) return strategy_->RunBatch(workload, tasks_, io_mode_);
     FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> s, StartStrategy(spec_.strategy(), options_));
-    absl::Status status = s->RunBatch(*workload_, tasks_, io_mode_);
+    absl::Status status = s->RunBatch(workload, tasks_, io_mode_);
     response_.set_threads_used(static_cast<uint32_t>(s->threads_used()));
     response_.set_peak_in_flight(
         std::max<uint32_t>(response_.peak_in_flight(), static_cast<uint32_t>(s->peak_in_flight())));
     s->Stop();
     return status;
+  }
+
+  // The empty-task calibration (issue 13, item 5; Google Benchmark and JMH calibrate
+  // their harness the same way): batches of MakeEmptyWorkload's task through the case's
+  // strategy, threads and placement hooks, timed exactly as a repetition is, after the
+  // warm-up (warm threads) and outside the counters. At least kMinCalibrationBatches
+  // batches, more until kCalibrationTasks tasks ran or kMaxCalibrationSeconds passed.
+  // Sets harness_ns_per_task = fastest batch / tasks. A failing empty batch leaves it 0
+  // (not calibrated; the case's own repetitions report the failure); only a
+  // cancellation is returned.
+  static constexpr int kMinCalibrationBatches = 5;
+  static constexpr int64_t kCalibrationTasks = 2000;
+  static constexpr double kMaxCalibrationSeconds = 0.1;
+  absl::Status Calibrate() {
+    const std::unique_ptr<Workload> empty = MakeEmptyWorkload();
+    std::vector<double> batch_ns;
+    const Clock::time_point start = Clock::now();
+    while (static_cast<int>(batch_ns.size()) < kMinCalibrationBatches ||
+           (static_cast<int64_t>(batch_ns.size()) * tasks_ < kCalibrationTasks &&
+            std::chrono::duration<double>(Clock::now() - start).count() < kMaxCalibrationSeconds)) {
+      if (Cancelled()) return absl::CancelledError("cancelled during the harness calibration");
+      const Clock::time_point t0 = Clock::now();
+      const absl::Status status = RunOnce(*empty);
+      const Clock::time_point t1 = Clock::now();
+      if (!status.ok()) return absl::OkStatus();
+      batch_ns.push_back(static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
+    }
+    // The fastest batch: other load only ever adds time, so the floor is the estimate.
+    if (tasks_ > 0) response_.set_harness_ns_per_task(*std::min_element(batch_ns.begin(), batch_ns.end()) / tasks_);
+    return absl::OkStatus();
   }
 
   absl::Status Measure() {
@@ -163,6 +194,7 @@ class SliceRunner {
       RunTestHook();
       FLEETMARK_RETURN_IF_ERROR(RunOnce());
     } while (Clock::now() < warm_end);
+    if (absl::Status calibrated = Calibrate(); absl::IsCancelled(calibrated)) return calibrated;
     hooks_->ResetSeen();
 
     std::vector<int64_t> samples(request_.previous_samples_ns().begin(), request_.previous_samples_ns().end());

@@ -40,8 +40,9 @@ struct CaseState {
   bool done = false;
   v1::StopReason last_slice_stop = v1::STOP_REASON_UNSPECIFIED;
   std::set<uint32_t> cpus_used;
-  std::string throttle_reason;  // the first throttled slice's verdict
-  std::string drift;            // the first unstable slice's drift ("1.2ms -> 2ms")
+  std::string throttle_reason;              // the first throttled slice's verdict
+  std::string drift;                        // the first unstable slice's drift ("1.2ms -> 2ms")
+  std::vector<double> harness_ns_per_task;  // each calibrated slice's (process's) value
 };
 
 int64_t UnixNanosNow() { return absl::ToUnixNanos(absl::Now()); }
@@ -304,6 +305,7 @@ class PlanRunner {
       c.last_slice_stop = response.stop_reason();
     }
     r.set_transient_samples(r.transient_samples() + response.transient_samples());
+    if (response.harness_ns_per_task() > 0) c.harness_ns_per_task.push_back(response.harness_ns_per_task());
     if (response.unstable() && !r.unstable()) {
       r.set_unstable(true);
       c.drift = response.drift();
@@ -365,6 +367,7 @@ class PlanRunner {
       r.set_between_process_share(BetweenProcessShare(c.samples, c.process_sizes));
     }
     if (IsBatch(r.spec()) && !c.samples.empty()) r.set_stop_reason(FinalStopReason(c));
+    SetHarnessCost(c);
     if (r.throttled() && status == v1::CASE_STATUS_OK && r.message().empty()) {
       r.set_message(absl::StrCat("throttled: ", c.throttle_reason));
     }
@@ -391,6 +394,19 @@ class PlanRunner {
     ++summary_.cases;
     ++progress_.cases_done;
     if (on_result_) on_result_(r);
+  }
+
+  // The harness's own cost (CaseResult.harness_*): the median of the processes'
+  // calibrations, its share of the case's median, and the flag above kHarnessShareLimit.
+  static void SetHarnessCost(CaseState& c) {
+    v1::CaseResult& r = c.result;
+    if (c.harness_ns_per_task.empty()) return;
+    r.set_harness_ns_per_task(Median(c.harness_ns_per_task));
+    // Expanded specs always carry their task count (ExpandPlan fills the default).
+    const double batch_ns = r.harness_ns_per_task() * r.spec().batch().tasks();
+    if (r.stats().median_ns() <= 0 || batch_ns <= 0) return;
+    r.set_harness_share(batch_ns / r.stats().median_ns());
+    r.set_harness_heavy(r.harness_share() > kHarnessShareLimit);
   }
 
   // CI_TARGET if the merged samples meet the target; otherwise the cap that ended the

@@ -111,6 +111,11 @@ struct RunSummary {
 absl::StatusOr<RunSummary> RunPlan(const v1::Plan& plan, const RunOptions& options, const ResultCallback& on_result,
                                    const std::atomic<bool>* cancelled);
 
+// A batch case whose harness cost (CaseResult.harness_share: an empty-task batch through
+// its strategy / its median) is above this share is flagged harness_heavy: the median
+// then holds more than 5 % of timing, bookkeeping and dispatch that is not the task.
+inline constexpr double kHarnessShareLimit = 0.05;
+
 // Maps an engine status to a case status: OK -> OK, Unimplemented -> UNSUPPORTED,
 // ResourceExhausted -> RESOURCE_EXHAUSTED, DeadlineExceeded -> TIMEOUT,
 // Cancelled -> CANCELLED, anything else -> FAILED.

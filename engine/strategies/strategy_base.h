@@ -49,7 +49,10 @@ class StrategyBase : public Strategy {
 
   // Task `i` pieces, in order: BeginTask (on_task_start, in-flight + 1), ComputeTask
   // (Compute; failures recorded, never thrown), the wait, EndTask (in-flight - 1,
-  // on_task_end). Thread-safe.
+  // on_task_end). Thread-safe, except for a strategy whose registry entry runs one task
+  // at a time on one thread (Concurrency::kOne: direct, single_thread): its per-task
+  // counters are plain fields (no atomic read-modify-write per task), written only by
+  // the one thread running its tasks and published when RunBatch returns.
   void BeginTask(int i);
   void ComputeTask(const Workload& workload, int i);
   void EndTask(int i);
@@ -75,6 +78,11 @@ class StrategyBase : public Strategy {
   std::atomic<int> in_flight_{0};
   std::atomic<int> peak_in_flight_{0};
   std::atomic<uint64_t> sink_{0};
+  // Concurrency::kOne (one thread runs every task): plain per-task counters instead of
+  // in_flight_ / peak_in_flight_ / sink_, published by RunBatch.
+  const bool one_runner_;
+  int one_peak_ = 0;
+  uint64_t one_sink_ = 0;
   std::mutex failure_mu_;
   absl::Status first_failure_;  // guarded by failure_mu_
 };

@@ -66,8 +66,10 @@ class PlacementHooks {
   // Records sched_getcpu() of the calling thread. Lock-free.
   void OnTaskStart(int task);
 
-  // Sets options.on_thread_start / on_task_start to call this object (after any hook
-  // already there). `*this` must outlive every thread the strategy runs.
+  // Sets options.on_thread_start (always) and, when the placement pins (`cpus`
+  // non-empty), options.on_task_start to call this object (after any hook already
+  // there). Placement `any` gets no per-task hook, so its CpusSeen() stays empty.
+  // `*this` must outlive every thread the strategy runs.
   void Install(StrategyOptions& options);
 
   // CPUs seen by OnTaskStart since construction or ResetSeen, ascending.

@@ -24,6 +24,13 @@ uint64_t CollectionsSink(int i) {
 absl::Duration StorageWait(int i) { return absl::Microseconds(500 + 10 * int64_t{i}); }
 absl::Duration NetworkWait(int i) { return absl::Milliseconds(i); }
 
+class EmptyWorkload final : public Workload {
+ public:
+  std::string_view name() const override { return "empty"; }
+  uint64_t Compute(int i) const override { return static_cast<uint64_t>(i); }
+  absl::Duration Wait(int) const override { return absl::ZeroDuration(); }
+};
+
 class ArithmeticWorkload final : public Workload {
  public:
   std::string_view name() const override { return "arithmetic"; }
@@ -68,6 +75,8 @@ class MixedWorkload final : public Workload {
 };
 
 }  // namespace
+
+std::unique_ptr<Workload> MakeEmptyWorkload() { return std::make_unique<EmptyWorkload>(); }
 
 absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(std::string_view name, const v1::SyntheticParams& synthetic) {
   if (name == "arithmetic") return std::make_unique<ArithmeticWorkload>();

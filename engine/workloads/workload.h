@@ -42,4 +42,10 @@ class Workload {
 absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(std::string_view name,
                                                        const v1::SyntheticParams& synthetic = {});
 
+// The empty task (not a plan workload): Compute returns `i` and does nothing else, no
+// wait. What the harness's own cost is calibrated with (engine/runner/batch_slice.h):
+// a batch of it through a case's strategy is everything of the case but the task body.
+// Thread-safe (stateless).
+std::unique_ptr<Workload> MakeEmptyWorkload();
+
 }  // namespace fleetmark::engine

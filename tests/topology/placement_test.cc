@@ -79,7 +79,7 @@ void RunLikeAStrategy(const StrategyOptions& options, int threads, int tasks_per
     workers.emplace_back([&options, t, tasks_per_thread] {
       if (options.on_thread_start) options.on_thread_start();
       for (int i = 0; i < tasks_per_thread; ++i) {
-        options.on_task_start(t * tasks_per_thread + i);
+        if (options.on_task_start) options.on_task_start(t * tasks_per_thread + i);
         volatile double x = 1;
         for (int k = 0; k < 2000; ++k) x = x * 1.0000001;
         if (i % 16 == 0) std::this_thread::yield();
@@ -114,14 +114,28 @@ TEST(PlacementHooksTest, InstallKeepsExistingHooks) {
   StrategyOptions options;
   options.on_thread_start = [&] { thread_starts.fetch_add(1); };
   options.on_task_start = [&](int) { task_starts.fetch_add(1); };
-  PlacementHooks hooks(CpuSet{});  // `any`: sample only
+  PlacementHooks hooks(CpuSet{});  // `any`
   hooks.Install(options);
   RunLikeAStrategy(options, 2, 10);
   EXPECT_EQ(thread_starts.load(), 2);
   EXPECT_EQ(task_starts.load(), 20);
   EXPECT_EQ(hooks.threads_pinned(), 0);
-  EXPECT_FALSE(hooks.CpusSeen().empty());
+  EXPECT_THAT(hooks.CpusSeen(), IsEmpty());  // `any` samples no task (below)
   EXPECT_TRUE(hooks.status().ok());
+}
+
+// Issue 13, item 5: placement `any` verifies nothing, so it adds no per-task hook (its
+// sched_getcpu and atomic OR sat inside every timed task); it keeps the thread-start
+// hook, which undoes stale pins (next test).
+TEST(PlacementHooksTest, AnyInstallsNoPerTaskHook) {
+  StrategyOptions options;
+  PlacementHooks any(CpuSet{});
+  any.Install(options);
+  EXPECT_TRUE(static_cast<bool>(options.on_thread_start));
+  EXPECT_FALSE(static_cast<bool>(options.on_task_start));
+  RunLikeAStrategy(options, 2, 10);
+  EXPECT_THAT(any.CpusSeen(), IsEmpty());
+  EXPECT_TRUE(any.status().ok());
 }
 
 TEST(PlacementHooksTest, AnyUndoesAPinLeftOnAReusedThread) {

@@ -244,6 +244,9 @@ fleetmark::v1::RunReport ProcessReport() {
   r.set_between_process_share(0.25);
   r.set_unstable(true);
   r.set_transient_samples(17);
+  r.set_harness_ns_per_task(12.5);
+  r.set_harness_share(0.3125);
+  r.set_harness_heavy(true);
   *report.add_results() = r;
   *report.add_results() = testing::BatchCase("direct", 0, "arithmetic", 2000);  // one process
   return report;
@@ -265,11 +268,18 @@ TEST(CsvTest, CarriesTheProcessLevelAndStationarityFields) {
   EXPECT_EQ(rows[1][col("between_process_share")], "0.25");
   EXPECT_EQ(rows[1][col("unstable")], "true");
   EXPECT_EQ(rows[1][col("transient_samples")], "17");
+  EXPECT_EQ(rows[1][col("harness_ns_per_task")], "12.5");
+  EXPECT_EQ(rows[1][col("harness_share")], "0.3125");
+  EXPECT_EQ(rows[1][col("harness_heavy")], "true");
   // One process: no process-level fields (empty, not 0).
   EXPECT_EQ(rows[2][col("process_medians_ns")], "");
   EXPECT_EQ(rows[2][col("between_process_share")], "");
   EXPECT_EQ(rows[2][col("unstable")], "false");
   EXPECT_EQ(rows[2][col("transient_samples")], "0");
+  // Not calibrated: empty, not 0.
+  EXPECT_EQ(rows[2][col("harness_ns_per_task")], "");
+  EXPECT_EQ(rows[2][col("harness_share")], "");
+  EXPECT_EQ(rows[2][col("harness_heavy")], "false");
 }
 
 TEST(GbenchJsonTest, AggregatesCarryTheProcessLevelFields) {
@@ -283,10 +293,14 @@ TEST(GbenchJsonTest, AggregatesCarryTheProcessLevelFields) {
   EXPECT_DOUBLE_EQ(median.at("fleetmark_between_process_share").get<double>(), 0.25);
   EXPECT_EQ(median.at("fleetmark_unstable"), true);
   EXPECT_EQ(median.at("fleetmark_transient_samples"), 17);
+  EXPECT_DOUBLE_EQ(median.at("fleetmark_harness_per_task").get<double>(), 0.0125);  // us
+  EXPECT_DOUBLE_EQ(median.at("fleetmark_harness_share").get<double>(), 0.3125);
+  EXPECT_EQ(median.at("fleetmark_harness_heavy"), true);
   // Iteration entries stay as Google Benchmark writes them; one-process cases have none.
   EXPECT_FALSE(b[0].contains("fleetmark_process_medians"));
   EXPECT_FALSE(b[9 + 4 + 10 + 1].contains("fleetmark_process_medians"));
   EXPECT_FALSE(b[9 + 4 + 10 + 1].contains("fleetmark_unstable"));
+  EXPECT_FALSE(b[9 + 4 + 10 + 1].contains("fleetmark_harness_per_task"));
 }
 
 }  // namespace

@@ -134,6 +134,28 @@ TEST(TableTest, UnstableCasesAreMarked) {
   EXPECT_NE(text.find("[unstable]: the samples still drifted"), std::string::npos) << text;
 }
 
+TEST(TableTest, HarnessHeavyCasesAreMarked) {
+  // Issue 13, item 5: a case whose empty-task calibration is > 5 % of its median says
+  // how much in the status column, and the legend explains the mark; a case below has
+  // none, however it was calibrated.
+  fleetmark::v1::RunReport report;
+  auto heavy = testing::BatchCase("single_thread", 0, "arithmetic", 20'000);
+  heavy.set_harness_ns_per_task(120);
+  heavy.set_harness_share(0.6);
+  heavy.set_harness_heavy(true);
+  *report.add_results() = heavy;
+  auto light = testing::BatchCase("direct", 0, "arithmetic", 2'000);
+  light.set_harness_ns_per_task(0.5);
+  light.set_harness_share(0.025);
+  *report.add_results() = light;
+  const std::string text = FormatTable(report);
+  EXPECT_NE(text.find("ok [harness 60%]"), std::string::npos) << text;
+  size_t marks = 0;
+  for (size_t at = text.find("[harness"); at != std::string::npos; at = text.find("[harness", at + 1)) ++marks;
+  EXPECT_EQ(marks, 2u) << text;  // the heavy row and the legend
+  EXPECT_NE(text.find("[harness N%]: a batch of"), std::string::npos) << text;
+}
+
 TEST(TableTest, ColumnsAreAligned) {
   const std::string text = FormatTable(testing::SampleReport());
   const std::vector<std::string> lines = absl::StrSplit(text, '\n');
