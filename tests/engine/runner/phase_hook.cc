@@ -16,9 +16,13 @@ void PhasedRepetition(const v1::CaseSpec& spec) {
   if (label == kPhasedLabel) {
     absl::SleepFor(++repetitions <= kFastRepetitions ? absl::Microseconds(100) : absl::Milliseconds(1));
   } else if (label == kDriftingLabel) {
-    // 1% slower per repetition (capped at repetition 600, ~39 ms).
-    repetitions = std::min(repetitions + 1, 600);
-    absl::SleepFor(absl::Microseconds(100) * std::pow(1.01, repetitions));
+    // 10% slower per repetition from 1 ms (capped at repetition 60, ~0.3 s): a 0.5 s
+    // budget holds ~40 repetitions. The runner drops drifting halves as transients, so
+    // the last check sees 10..20 samples; at 10% a step, the 95% CIs of two halves of
+    // 10 are ~33% apart, beyond the noise a loaded machine adds to a sleep (a slower
+    // drift, 1% from 100 us, left halves that overlapped in 2 of 10 runs at load 4).
+    repetitions = std::min(repetitions + 1, 60);
+    absl::SleepFor(absl::Milliseconds(1) * std::pow(1.1, repetitions));
   }
 }
 

@@ -2,7 +2,7 @@
 // (engine/runner/batch_slice.h) makes every batch case whose strategy label is
 // kPhasedLabel take ~100 µs longer per repetition for its first kFastRepetitions timed
 // repetitions and ~1 ms longer afterwards (a fast transient, then the settled phase, by
-// repetition count: deterministic), and kDriftingLabel cases ever slower (100 µs × 1.01^r
+// repetition count: deterministic), and kDriftingLabel cases ever slower (1 ms × 1.1^r
 // in repetition r: never settled). Counts restart in each process (one per slice).
 #pragma once
 
