@@ -61,7 +61,11 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* AgentServiceImpl::C
     }
     executor_.Post([this, s = std::move(s), m = std::move(m)]() mutable { Handle(s, std::move(m)); });
   };
-  handlers.on_done = [this](SessionPtr s) { executor_.Post([this, s = std::move(s)] { OnStreamDone(s); }); };
+  if (options_.metrics != nullptr) options_.metrics->agent_streams_open.Add(1);
+  handlers.on_done = [this](SessionPtr s) {
+    if (options_.metrics != nullptr) options_.metrics->agent_streams_open.Add(-1);
+    executor_.Post([this, s = std::move(s)] { OnStreamDone(s); });
+  };
   return new AgentStream(std::move(session), std::move(handlers));
 }
 

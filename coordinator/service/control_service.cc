@@ -156,6 +156,7 @@ grpc::ServerUnaryReactor* ControlServiceImpl::SubmitRun(grpc::CallbackServerCont
     // Create the run and assign the jobs of idle local agents in one transaction, then
     // push them at once; anything left (busy agents, a race with another coordinator)
     // goes through the dispatcher.
+    const absl::Time claim_start = absl::Now();
     absl::StatusOr<store::Store::CreatedRun> created =
         store_.CreateRunAndClaim(run, dispatcher_.IdleLocal(run.agent_ids), options_.job_lease);
     std::vector<std::string> unassigned = run.agent_ids;
@@ -167,7 +168,7 @@ grpc::ServerUnaryReactor* ControlServiceImpl::SubmitRun(grpc::CallbackServerCont
       for (const std::string& id : run.agent_ids) {
         if (assigned.count(id) == 0) unassigned.push_back(id);
       }
-      dispatcher_.Deliver(std::move(created->claimed));
+      dispatcher_.Deliver(std::move(created->claimed), claim_start);
     } else if (absl::IsAlreadyExists(created.status())) {
       FLEETMARK_ASSIGN_OR_RETURN(*response->mutable_run(), store_.CreateRun(run));
     } else {
