@@ -132,6 +132,9 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
       return;
     case v1::AgentMessage::kJobProgress: {
       const v1::JobProgress& p = message.job_progress();
+      session->UpdateState([&](AgentSession::AgentState& s) {
+        if (s.running_job == p.job_id()) s.current_case = p.current_case_id();
+      });
       job_updates_.Submit({.job_id = p.job_id(),
                            .agent_id = agent_id,
                            .has_progress = true,

@@ -77,6 +77,7 @@ void Dispatcher::Deliver(std::vector<store::ClaimedJob> jobs, absl::Time request
       session->UpdateState([&](AgentSession::AgentState& s) {
         s.running_job = job.assignment.job_id();
         s.cancel_sent.clear();
+        s.current_case.clear();
       });
     }
     sessions.push_back(std::move(session));

@@ -154,6 +154,41 @@ TEST_F(ObservabilityTest, MetricsAfterAJobPassPromtoolAndCountTheFleet) {
   EXPECT_EQ(value("fleetmark_results_ingested_total"), *PsqlInt(database_->uri(), "SELECT count(*) FROM case_results"));
 }
 
+// `submit --wait` shows each agent's current case: the agent reports it with its
+// progress, the coordinator holding its stream adds it to GetRun / WatchRun.
+TEST_F(ObservabilityTest, RunningJobsCarryTheirAgentsCurrentCase) {
+  AgentConfig agent;
+  agent.name = "obs-agent";
+  agent.token = coordinator_->config().enrollment_token;
+  auto started = AgentProcess::Start(dir_, coordinator_->address(), agent);
+  ASSERT_TRUE(started.ok()) << started.status();
+  agent_ = *std::move(started);
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
+  // 8 cases taking seconds, in 2 rounds: the job is seen running between slices.
+  const v1::Plan plan =
+      ReducedS1Plan({"direct", "single_thread", "fixed_pool", "thread_per_task"}, {"storage", "mixed"}, 40, 10, 2);
+  auto run = control_->Submit(plan, "");
+  ASSERT_TRUE(run.ok()) << run.status();
+  std::string current;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto info = control_->GetRun(run->run_id());
+        if (!info.ok() || info->jobs_size() != 1) return false;
+        current = info->jobs(0).current_case_id();
+        return info->jobs(0).status() == "running" && !current.empty();
+      },
+      absl::Minutes(3), absl::Milliseconds(50)));
+  auto ended = control_->WaitRunEnded(run->run_id(), absl::Minutes(5));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "done");
+  EXPECT_EQ(ended->jobs(0).current_case_id(), "");  // only running jobs have one
+  // It names one of the run's cases.
+  EXPECT_EQ(*PsqlInt(database_->uri(), absl::StrCat("SELECT count(*) FROM case_results WHERE run_id = '", run->run_id(),
+                                                    "' AND case_id = '", current, "'")),
+            1)
+      << current;
+}
+
 TEST_F(ObservabilityTest, HealthzIsOkThenNamesAMissingMigrationThenAnUnreachableDatabase) {
   Reply reply = Get("/healthz");
   ASSERT_EQ(reply.status, 200) << reply.body;
