@@ -11,7 +11,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-v1::RunInfo Run(const std::string& status, uint32_t done, uint32_t total, uint32_t attempts = 1) {
+v1::RunInfo MakeRun(const std::string& status, uint32_t done, uint32_t total, uint32_t attempts = 1) {
   v1::RunInfo run;
   v1::JobInfo* job = run.add_jobs();
   job->set_job_id("j1");
@@ -26,31 +26,31 @@ v1::RunInfo Run(const std::string& status, uint32_t done, uint32_t total, uint32
 TEST(JobEtaTest, FromTheRateSinceTheWatchSawTheJobRunning) {
   JobEta eta;
   const absl::Time t0 = absl::FromUnixSeconds(1000);
-  eta.Observe(Run("running", 2, 12), t0);
-  EXPECT_EQ(eta.Eta(Run("running", 2, 12).jobs(0), t0), std::nullopt);  // no case completed while watched
+  eta.Observe(MakeRun("running", 2, 12), t0);
+  EXPECT_EQ(eta.Eta(MakeRun("running", 2, 12).jobs(0), t0), std::nullopt);  // no case completed while watched
   // 3 cases in 30 s: 10 s a case, 7 left.
-  const v1::RunInfo later = Run("running", 5, 12);
+  const v1::RunInfo later = MakeRun("running", 5, 12);
   eta.Observe(later, t0 + absl::Seconds(30));
   EXPECT_EQ(eta.Eta(later.jobs(0), t0 + absl::Seconds(30)), absl::Seconds(70));
   // A new attempt starts over.
-  const v1::RunInfo retried = Run("running", 0, 12, 2);
+  const v1::RunInfo retried = MakeRun("running", 0, 12, 2);
   eta.Observe(retried, t0 + absl::Seconds(40));
   EXPECT_EQ(eta.Eta(retried.jobs(0), t0 + absl::Seconds(40)), std::nullopt);
   // Not running: no ETA.
-  EXPECT_EQ(eta.Eta(Run("queued", 0, 12).jobs(0), t0), std::nullopt);
+  EXPECT_EQ(eta.Eta(MakeRun("queued", 0, 12).jobs(0), t0), std::nullopt);
 }
 
 TEST(JobEtaTest, LineShowsTheRoundedEtaOfRunningJobs) {
-  EXPECT_EQ(JobLine(Run("running", 5, 12).jobs(0), absl::Seconds(208.51)),
+  EXPECT_EQ(JobLine(MakeRun("running", 5, 12).jobs(0), absl::Seconds(208.51)),
             "  box2  running  [########            ] 5/12  ETA 3m29s");
-  EXPECT_THAT(JobLine(Run("running", 0, 12).jobs(0), std::nullopt), HasSubstr("ETA ?"));
+  EXPECT_THAT(JobLine(MakeRun("running", 0, 12).jobs(0), std::nullopt), HasSubstr("ETA ?"));
   // The agent's current case, escaped for the terminal.
-  v1::JobInfo job = Run("running", 5, 12).jobs(0);
+  v1::JobInfo job = MakeRun("running", 5, 12).jobs(0);
   job.set_current_case_id("fixed_pool/arithmetic/batch\x1b[31m");
   const std::string line = JobLine(job, absl::Seconds(70));
   EXPECT_THAT(line, HasSubstr("5/12  ETA 1m10s  case fixed_pool/arithmetic/batch"));
   EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
-  EXPECT_THAT(JobLine(Run("done", 12, 12).jobs(0), std::nullopt), Not(HasSubstr("ETA")));
+  EXPECT_THAT(JobLine(MakeRun("done", 12, 12).jobs(0), std::nullopt), Not(HasSubstr("ETA")));
 }
 
 }  // namespace
