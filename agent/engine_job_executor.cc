@@ -24,7 +24,8 @@ class EngineJobExecutor final : public JobExecutor {
     options.skip_case_ids.insert(job.stored_case_ids().begin(), job.stored_case_ids().end());
     if (callbacks.on_progress) {
       options.on_progress = [&callbacks](const engine::RunProgress& progress) {
-        callbacks.on_progress(static_cast<uint32_t>(progress.cases_done), static_cast<uint32_t>(progress.cases_total));
+        callbacks.on_progress(static_cast<uint32_t>(progress.cases_done), static_cast<uint32_t>(progress.cases_total),
+                              progress.current_case);
       };
     }
     absl::StatusOr<engine::RunSummary> summary = engine::RunPlan(job.plan(), options, callbacks.on_result, &cancel);

@@ -17,8 +17,9 @@ struct JobCallbacks {
   // Called once per measured case with its final result (result_id empty), on the
   // thread running the job. Must not be empty.
   std::function<void(const fleetmark::v1::CaseResult&)> on_result;
-  // Cases done / total, on the thread running the job. May be empty.
-  std::function<void(uint32_t done, uint32_t total)> on_progress;
+  // Cases done / total and the case the job is on (JobProgress.current_case_id), on the
+  // thread running the job. May be empty.
+  std::function<void(uint32_t done, uint32_t total, const std::string& current_case_id)> on_progress;
 };
 
 class JobExecutor {

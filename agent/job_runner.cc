@@ -34,12 +34,13 @@ absl::Status JobRunner::Start(fleetmark::v1::JobAssignment job) {
 void JobRunner::RunJob(fleetmark::v1::JobAssignment job) {
   JobCallbacks callbacks;
   callbacks.on_result = [&](const fleetmark::v1::CaseResult& result) { events_.on_result(job, result); };
-  callbacks.on_progress = [&](uint32_t done, uint32_t total) {
+  callbacks.on_progress = [&](uint32_t done, uint32_t total, const std::string& current_case_id) {
     if (!events_.on_progress) return;
     fleetmark::v1::JobProgress progress;
     progress.set_job_id(job.job_id());
     progress.set_cases_done(done);
     progress.set_cases_total(total);
+    progress.set_current_case_id(current_case_id);
     events_.on_progress(progress);
   };
   const absl::Status status = executor_->Run(job, callbacks, cancel_);

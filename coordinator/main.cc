@@ -3,7 +3,8 @@
 //
 //   --listen_address=127.0.0.1:7443   gRPC (AgentService + ControlService); port 0 = any free port
 //   --port_file=PATH                  write the bound gRPC port there once serving (tests, scripts)
-//   --http_address=HOST:PORT          also serve the web view / JSON API ("" = off)
+//   --http_address=HOST:PORT          also serve the web view / JSON API, GET /healthz and
+//                                     Prometheus GET /metrics ("" = off)
 //   --http_token_file=PATH            bearer token the JSON API requires (needed on a
 //                                     non-loopback --http_address)
 //   --database_uri=postgresql://...   PostgreSQL (migrations are applied at start)
@@ -49,7 +50,7 @@
 
 ABSL_FLAG(std::string, listen_address, "127.0.0.1:7443", "gRPC listen address host:port (port 0 = any)");
 ABSL_FLAG(std::string, port_file, "", "write the bound gRPC port to this file once serving");
-ABSL_FLAG(std::string, http_address, "", "web view / JSON API address host:port (empty = off)");
+ABSL_FLAG(std::string, http_address, "", "web view / JSON API, /healthz and /metrics address host:port (empty = off)");
 ABSL_FLAG(std::string, http_token_file, "",
           "file holding the bearer token the web view's JSON API requires; required when "
           "--http_address is not a loopback address");
@@ -202,6 +203,8 @@ int main(int argc, char** argv) {
 #if FLEETMARK_WITH_HTTP
   std::unique_ptr<fleetmark::http::HttpServer> http;
   if (!http_options.address.empty()) {
+    http_options.health = [c = coordinator->get()] { return c->CheckHealth(); };
+    http_options.metrics = [c = coordinator->get()] { return c->RenderMetrics(); };
     auto server = fleetmark::http::StartHttpServer(http_options);
     if (!server.ok()) {
       fleetmark::Log(fleetmark::LogLevel::kError, absl::StrCat("--http_address: ", server.status().message()));

@@ -12,6 +12,8 @@ packages=(
   libpqxx-dev libpq-dev postgresql-15 postgresql-client-15
   libre2-dev libgtest-dev libgmock-dev libbenchmark-dev libbenchmark-tools python3-scipy
   chromium bzip2 procps util-linux iproute2 openssl
+  # promtool (`promtool check metrics`) parses the coordinator's /metrics in the tests.
+  prometheus
   # Device builds (deploy/dist.sh): cross compilers, qemu-user to run their binaries,
   # file/dpkg-dev to check and unpack them. The arm64/armhf -dev packages are unpacked
   # by deploy/cross-deps.sh, never installed (that would upgrade amd64 libraries).

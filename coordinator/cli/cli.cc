@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/cli/command.h"
+#include "engine/child/child.h"
 #include "engine/common/flag_parser.h"
 #include "engine/common/version.h"
 
@@ -112,6 +113,13 @@ int RunCli(const CommandRegistry& registry, int argc, char** argv) {
       return UsageError(absl::StrCat(
           "--", flag, " does not apply to `fleetmark ", command->name, "` (",
           shown.empty() ? "it takes no flags" : absl::StrCat("its flags: ", absl::StrJoin(shown, " ")), ")"));
+    }
+  }
+  if (command->runs_cases) {
+    // A set but unusable FLEETMARK_CHILD_EMULATOR would fail every case: refuse at once.
+    if (const absl::Status emulator = engine::CheckChildEmulator(); !emulator.ok()) {
+      std::cerr << "fleetmark: " << emulator.message() << "\n";
+      return kExitUsage;
     }
   }
   std::vector<std::string> rest(args.begin() + words, args.end());

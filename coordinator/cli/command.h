@@ -40,6 +40,10 @@ struct Command {
   // Flags accepted besides those named in `usage` (set by the registry: see
   // SetCommonFlags).
   std::vector<std::string> common_flags = {};
+  // The command runs cases on this machine: RunCli refuses a set but unusable
+  // FLEETMARK_CHILD_EMULATOR (exit 2) before calling `run`. Other commands, --help and
+  // --version never look at it.
+  bool runs_cases = false;
   // Receives the positional arguments after the command's words (flags already parsed)
   // and returns a process exit code. Prints its own errors to stderr.
   std::function<int(const std::vector<std::string>& args)> run;

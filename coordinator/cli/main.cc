@@ -1,6 +1,5 @@
 // fleetmark: the command-line tool. Local commands run the engine in-process; remote
 // commands talk to a coordinator. Each command registers itself in one line below.
-#include <cstdio>
 #include <string>
 
 #include "absl/synchronization/mutex.h"
@@ -17,11 +16,7 @@ int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   // Child-process mode (fibre cases, memory points, ...) before anything else.
   fleetmark::engine::MaybeRunChild(argc, argv);
-  // A set but unusable FLEETMARK_CHILD_EMULATOR would fail every case: refuse at once.
-  if (const absl::Status emulator = fleetmark::engine::CheckChildEmulator(); !emulator.ok()) {
-    std::fprintf(stderr, "%s: %s\n", "fleetmark", std::string(emulator.message()).c_str());
-    return 2;
-  }
+  // FLEETMARK_CHILD_EMULATOR is checked by RunCli for the commands that run cases only.
   fleetmark::cli::CommandRegistry registry;
   fleetmark::cli::RegisterRunCommand(registry);
   fleetmark::cli::RegisterPlanCommands(registry);

@@ -5,18 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "engine/common/duration_text.h"
 
 namespace fleetmark::cli {
-namespace {
-
-std::string ShortDuration(absl::Duration d) {
-  const int64_t s = absl::ToInt64Seconds(d);
-  if (s >= 3600) return absl::StrFormat("%dh%02dm", s / 3600, (s / 60) % 60);
-  if (s >= 60) return absl::StrFormat("%dm%02ds", s / 60, s % 60);
-  return absl::StrFormat("%ds", s);
-}
-
-}  // namespace
 
 void ProgressBar::Update(const engine::RunProgress& p) {
   const double fraction = p.slices_total > 0 ? std::clamp(1.0 * p.slices_done / p.slices_total, 0.0, 1.0) : 0.0;
@@ -26,8 +17,8 @@ void ProgressBar::Update(const engine::RunProgress& p) {
   bar.resize(static_cast<size_t>(width_), ' ');
   std::string line =
       absl::StrFormat("[%s] %3.0f%%  cases %d/%d  round %d/%d  %s elapsed  ETA %s  %s", bar, fraction * 100,
-                      p.cases_done, p.cases_total, p.round, p.rounds, ShortDuration(p.elapsed),
-                      p.slices_done > 0 ? ShortDuration(p.eta) : "?", p.current_case);
+                      p.cases_done, p.cases_total, p.round, p.rounds, RoundedDuration(p.elapsed),
+                      p.slices_done > 0 ? RoundedDuration(p.eta) : "?", p.current_case);
   if (line.size() > 150) line.resize(150);
   // \r returns to column 0; \033[K clears the rest of the previous, longer line.
   std::fprintf(stream_, "\r%s\033[K", line.c_str());

@@ -265,6 +265,7 @@ void RegisterRunCommand(CommandRegistry& registry) {
                 .summary = "run a plan on this machine (no servers) and print its results",
                 .usage = "fleetmark run PLAN|- [--format table|json|csv|gbench-json] "
                          "[--out FILE] [--filter REGEX] [--quick]",
+                .runs_cases = true,
                 .run = RunCommand});
 }
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "coordinator/cli/command.h"
+#include "engine/common/duration_text.h"
 #include "engine/common/text.h"
 
 namespace fleetmark::cli {
@@ -79,13 +80,10 @@ class ProgressView {
       last_states_ = std::move(states);
       last_printed_ = now;
     }
+    const absl::Time now = absl::Now();
+    eta_.Observe(run, now);
     std::string lines;
-    for (const v1::JobInfo& job : run.jobs()) {
-      absl::StrAppend(&lines, "  ", EscapeForTerminal(job.agent_name()), "  ", job.status(), "  ",
-                      Bar(job.cases_done(), job.cases_total()), " ", job.cases_done(), "/", job.cases_total(),
-                      job.attempts() > 1 ? absl::StrCat("  attempt ", job.attempts()) : "",
-                      job.message().empty() ? "" : absl::StrCat("  ", EscapeForTerminal(job.message())), "\n");
-    }
+    for (const v1::JobInfo& job : run.jobs()) absl::StrAppend(&lines, JobLine(job, eta_.Eta(job, now)), "\n");
     if (tty_) {
       for (size_t i = 0; i < drawn_; ++i) std::cerr << "\x1b[1A\x1b[2K";
       drawn_ = static_cast<size_t>(run.jobs_size()) + 1;
@@ -101,6 +99,7 @@ class ProgressView {
 
  private:
   const bool tty_;
+  JobEta eta_;
   size_t drawn_ = 0;
   std::string last_states_;
   absl::Time last_printed_ = absl::InfinitePast();
@@ -133,6 +132,39 @@ std::string Describe(ControlClient& client, const v1::RunInfo& run) {
 }
 
 }  // namespace
+
+void JobEta::Observe(const v1::RunInfo& run, absl::Time now) {
+  for (const v1::JobInfo& job : run.jobs()) {
+    auto it = started_.find(job.job_id());
+    if (job.status() != "running") {
+      if (it != started_.end() && job.status() != "done") started_.erase(it);  // re-queued: a new attempt
+      continue;
+    }
+    // A new attempt starts over (its cases may restart from zero).
+    if (it == started_.end() || it->second.attempts != job.attempts() || job.cases_done() < it->second.cases_done) {
+      started_[job.job_id()] = {now, job.cases_done(), job.attempts()};
+    }
+  }
+}
+
+std::optional<absl::Duration> JobEta::Eta(const v1::JobInfo& job, absl::Time now) const {
+  if (job.status() != "running" || job.cases_done() >= job.cases_total()) return std::nullopt;
+  auto it = started_.find(job.job_id());
+  if (it == started_.end() || job.cases_done() <= it->second.cases_done) return std::nullopt;
+  const double per_case = absl::ToDoubleSeconds(now - it->second.at) / (job.cases_done() - it->second.cases_done);
+  return absl::Seconds(per_case * (job.cases_total() - job.cases_done()));
+}
+
+std::string JobLine(const v1::JobInfo& job, std::optional<absl::Duration> eta) {
+  return absl::StrCat("  ", EscapeForTerminal(job.agent_name()), "  ", job.status(), "  ",
+                      Bar(job.cases_done(), job.cases_total()), " ", job.cases_done(), "/", job.cases_total(),
+                      job.status() == "running" ? absl::StrCat("  ETA ", eta ? RoundedDuration(*eta) : "?") : "",
+                      job.status() == "running" && !job.current_case_id().empty()
+                          ? absl::StrCat("  case ", EscapeForTerminal(job.current_case_id()))
+                          : "",
+                      job.attempts() > 1 ? absl::StrCat("  attempt ", job.attempts()) : "",
+                      job.message().empty() ? "" : absl::StrCat("  ", EscapeForTerminal(job.message())));
+}
 
 std::string DetachHint(const std::string& run_id) {
   return absl::StrCat("run ", run_id, " continues on the fleet; follow it with `fleetmark runs show ", run_id,
@@ -189,15 +221,15 @@ WatchResult WatchRunUntilEnded(ControlClient& client, const std::string& run_id,
     }
     const std::string id = result.run.run_id().empty() ? run_id : result.run.run_id();
     if (now >= deadline) {
-      std::cerr << "fleetmark: --timeout " << absl::FormatDuration(options.timeout)
+      std::cerr << "fleetmark: --timeout " << RoundedDuration(options.timeout)
                 << " expired: " << Describe(client, result.run) << "\n"
                 << DetachHint(id) << "\n";
       result.exit_code = kExitFailure;
       return result;
     }
     if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && now >= notice_at) {
-      view.Note(absl::StrCat("no progress for ", absl::FormatDuration(now - last_change), ": ",
-                             Describe(client, result.run)));
+      view.Note(
+          absl::StrCat("no progress for ", RoundedDuration(now - last_change), ": ", Describe(client, result.run)));
       stall_noted = true;
       continue;
     }
@@ -213,7 +245,7 @@ WatchResult WatchRunUntilEnded(ControlClient& client, const std::string& run_id,
     }
     if (now - unreachable_since >= options.unreachable_limit) {
       result.exit_code = client.Fail(absl::StrCat("watching run ", id, ": gave up after ",
-                                                  absl::FormatDuration(now - unreachable_since), " of retries"),
+                                                  RoundedDuration(now - unreachable_since), " of retries"),
                                      status);
       std::cerr << DetachHint(id) << "\n";
       return result;

@@ -10,6 +10,8 @@
 // handlers that print how to follow the run and exit 130.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -34,6 +36,34 @@ struct WatchResult {
   int exit_code = 0;   // when !ended: the process exit code (the message is printed)
   v1::RunInfo run;
 };
+
+// Remaining time of each job of a watched run, from the rate its cases completed at
+// since the watch first saw it running: elapsed since then / cases completed since then
+// × cases left. Unknown (nullopt) until one case completed while watched.
+//
+//   JobEta eta;
+//   eta.Observe(run, absl::Now());                 // each RunInfo the watch receives
+//   std::optional<absl::Duration> left = eta.Eta(job, absl::Now());
+//
+// Not thread-safe (the watch's thread).
+class JobEta {
+ public:
+  void Observe(const v1::RunInfo& run, absl::Time now);
+  std::optional<absl::Duration> Eta(const v1::JobInfo& job, absl::Time now) const;
+
+ private:
+  struct Start {
+    absl::Time at;
+    uint32_t cases_done = 0;
+    uint32_t attempts = 0;
+  };
+  std::map<std::string, Start> started_;  // by job id: the first running observation of its attempt
+};
+
+// One job's progress line: "  box2  running  [#####     ] 3/12  ETA 4m10s  case
+// fixed_pool/arithmetic/batch/..." (ETA "?" while unknown; the case when the agent
+// reports it; an attempt past the first and the message when there are).
+std::string JobLine(const v1::JobInfo& job, std::optional<absl::Duration> eta);
 
 // Watches run `run_id` (a full id or a unique prefix) until it ends, the timeout
 // passes or the coordinator stays unreachable too long. A coordinator error other than

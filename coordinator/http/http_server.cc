@@ -17,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/http/api.h"
+#include "coordinator/service/metrics.h"
 #include "engine/common/secret_file.h"
 #include "engine/common/status_macros.h"
 
@@ -161,6 +162,23 @@ class HttpServerImpl final : public HttpServer {
       res.set_header("Cache-Control", "no-store");
       res.set_content(Dump(response.body), "application/json");
     });
+    // Without their callbacks these paths are pages like any other (404).
+    if (options_.health) {
+      server_.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+        absl::StatusOr<int> schema = options_.health();
+        res.status = schema.ok() ? 200 : 503;
+        res.set_header("Cache-Control", "no-store");
+        res.set_content(schema.ok() ? Dump({{"status", "ok"}, {"database", "reachable"}, {"schema_version", *schema}})
+                                    : Dump({{"status", "unavailable"}, {"reason", schema.status().message()}}),
+                        "application/json");
+      });
+    }
+    if (options_.metrics) {
+      server_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+        res.set_header("Cache-Control", "no-store");
+        res.set_content(options_.metrics(), metrics::kExpositionContentType);
+      });
+    }
     if (!server_.set_mount_point("/assets", options_.web_root + "/assets", {{"Cache-Control", "no-cache"}})) {
       return absl::FailedPreconditionError(absl::StrCat("web root ", options_.web_root, ": no assets/ folder"));
     }

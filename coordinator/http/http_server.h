@@ -10,6 +10,9 @@
 //   std::cout << (*server)->url() << "\n";       // http://127.0.0.1:8080/
 //   // ~HttpServer() (or Stop()) stops listening and joins the server threads.
 //
+// `/healthz` and `/metrics` (when the options give their callbacks) need no bearer
+// token: they say nothing about agents, runs or results beyond counts.
+//
 // Security: every endpoint is read-only (GET/HEAD; other methods get 405). When
 // `bearer_token` is set, the API requires `Authorization: Bearer <token>`; a non-loopback
 // address without a token is refused unless `allow_insecure_remote` is set. Without a
@@ -17,6 +20,7 @@
 // rebinding: another site's name pointed at 127.0.0.1 must not read the API).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,6 +46,14 @@ struct HttpServerOptions {
   // per connection: a worker is held by its socket (a slow request, an idle keep-alive
   // connection, up to 5 s read / 2 s keep-alive timeout), not only by the database.
   int threads = 8;
+  // `GET /healthz`: returns the applied schema version, or why the coordinator is not
+  // healthy (200 {"status":"ok",...} / 503 {"status":"unavailable","reason":...}).
+  // Null = no such path (404). Called on server threads: must be thread-safe.
+  std::function<absl::StatusOr<int>()> health;
+  // `GET /metrics`: a Prometheus text exposition (format 0.0.4) body. Null = 404.
+  // Each scrape calls it once.
+  // Called on server threads: must be thread-safe.
+  std::function<std::string()> metrics;
 };
 
 // A running server. Not copyable; destroying it stops it. Thread-safe.

@@ -61,7 +61,11 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* AgentServiceImpl::C
     }
     executor_.Post([this, s = std::move(s), m = std::move(m)]() mutable { Handle(s, std::move(m)); });
   };
-  handlers.on_done = [this](SessionPtr s) { executor_.Post([this, s = std::move(s)] { OnStreamDone(s); }); };
+  if (options_.metrics != nullptr) options_.metrics->agent_streams_open.Add(1);
+  handlers.on_done = [this](SessionPtr s) {
+    if (options_.metrics != nullptr) options_.metrics->agent_streams_open.Add(-1);
+    executor_.Post([this, s = std::move(s)] { OnStreamDone(s); });
+  };
   return new AgentStream(std::move(session), std::move(handlers));
 }
 
@@ -128,6 +132,9 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
       return;
     case v1::AgentMessage::kJobProgress: {
       const v1::JobProgress& p = message.job_progress();
+      session->UpdateState([&](AgentSession::AgentState& s) {
+        if (s.running_job == p.job_id()) s.current_case = p.current_case_id();
+      });
       job_updates_.Submit({.job_id = p.job_id(),
                            .agent_id = agent_id,
                            .has_progress = true,

@@ -24,6 +24,7 @@
 
 #include "absl/time/time.h"
 #include "coordinator/service/agent_registry.h"
+#include "coordinator/service/coordinator_metrics.h"
 #include "coordinator/service/dispatcher.h"
 #include "coordinator/service/executor.h"
 #include "coordinator/service/hello_check.h"
@@ -43,6 +44,8 @@ struct AgentServiceOptions {
   absl::Duration db_retry_limit = absl::Seconds(120);
   // Results awaiting an ack per stream before reading pauses (back-pressure).
   uint32_t max_pending_acks = 1024;
+  // Counts open streams (agent_streams_open) when not null; not owned, outlives the service.
+  CoordinatorMetrics* metrics = nullptr;
 };
 
 // Connect is registered raw (bytes): AgentStream parses each message itself, so an

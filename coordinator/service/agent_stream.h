@@ -69,7 +69,8 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
     // reports the job finished (also after a cancellation), so a device never gets a
     // second job while it may still run one.
     std::string running_job;
-    std::string cancel_sent;  // running_job whose cancellation was already sent
+    std::string cancel_sent;   // running_job whose cancellation was already sent
+    std::string current_case;  // of running_job, as its last JobProgress said (not stored)
     absl::Time last_heartbeat = absl::InfinitePast();
     uint64_t rss_bytes = 0;
     double cpu_seconds = 0;

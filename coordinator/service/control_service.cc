@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -28,6 +29,23 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
 }
 
 namespace {
+
+// Fills JobInfo.current_case_id of `run`'s running jobs whose agents are connected here
+// (their last JobProgress; not stored, so other coordinators' agents have none). Looks
+// at every session of the registry: O(connected agents) per call.
+void AddCurrentCases(const AgentRegistry& registry, v1::RunInfo& run) {
+  std::map<std::string, v1::JobInfo*> running;
+  for (v1::JobInfo& job : *run.mutable_jobs()) {
+    if (job.status() == "running") running[job.job_id()] = &job;
+  }
+  if (running.empty()) return;
+  for (const std::shared_ptr<AgentSession>& session : registry.All()) {
+    const AgentSession::AgentState state = session->state();
+    if (auto it = running.find(state.running_job); it != running.end() && !state.current_case.empty()) {
+      it->second->set_current_case_id(state.current_case);
+    }
+  }
+}
 
 // Bytes a length-delimited field of `length` bytes takes in its message (field numbers
 // below 16: a one-byte tag).
@@ -156,6 +174,7 @@ grpc::ServerUnaryReactor* ControlServiceImpl::SubmitRun(grpc::CallbackServerCont
     // Create the run and assign the jobs of idle local agents in one transaction, then
     // push them at once; anything left (busy agents, a race with another coordinator)
     // goes through the dispatcher.
+    const absl::Time claim_start = absl::Now();
     absl::StatusOr<store::Store::CreatedRun> created =
         store_.CreateRunAndClaim(run, dispatcher_.IdleLocal(run.agent_ids), options_.job_lease);
     std::vector<std::string> unassigned = run.agent_ids;
@@ -167,7 +186,7 @@ grpc::ServerUnaryReactor* ControlServiceImpl::SubmitRun(grpc::CallbackServerCont
       for (const std::string& id : run.agent_ids) {
         if (assigned.count(id) == 0) unassigned.push_back(id);
       }
-      dispatcher_.Deliver(std::move(created->claimed));
+      dispatcher_.Deliver(std::move(created->claimed), claim_start);
     } else if (absl::IsAlreadyExists(created.status())) {
       FLEETMARK_ASSIGN_OR_RETURN(*response->mutable_run(), store_.CreateRun(run));
     } else {
@@ -183,6 +202,7 @@ grpc::ServerUnaryReactor* ControlServiceImpl::GetRun(grpc::CallbackServerContext
   return Async(context, [this, request, response]() -> absl::Status {
     FLEETMARK_ASSIGN_OR_RETURN(const std::string run_id, store_.ResolveRunId(request->run_id()));
     FLEETMARK_ASSIGN_OR_RETURN(*response, store_.GetRun(run_id));
+    AddCurrentCases(registry_, *response);
     return absl::OkStatus();
   });
 }
@@ -215,8 +235,9 @@ class RefusedWriter : public grpc::ServerWriteReactor<Message> {
 // scheduled" exists at any time, so Finish never races a write.
 class RunWatcher : public grpc::ServerWriteReactor<v1::RunInfo> {
  public:
-  RunWatcher(store::Store& store, Executor& executor, std::string run_id, absl::Duration poll)
-      : state_(std::make_shared<State>(store, executor, std::move(run_id), poll)) {
+  RunWatcher(store::Store& store, Executor& executor, const AgentRegistry& registry, std::string run_id,
+             absl::Duration poll)
+      : state_(std::make_shared<State>(store, executor, registry, std::move(run_id), poll)) {
     state_->reactor = this;
     Schedule(state_, absl::ZeroDuration());
   }
@@ -236,10 +257,11 @@ class RunWatcher : public grpc::ServerWriteReactor<v1::RunInfo> {
 
  private:
   struct State {
-    State(store::Store& s, Executor& e, std::string id, absl::Duration p)
-        : store(s), executor(e), run_id(std::move(id)), poll(p) {}
+    State(store::Store& s, Executor& e, const AgentRegistry& r, std::string id, absl::Duration p)
+        : store(s), executor(e), registry(r), run_id(std::move(id)), poll(p) {}
     store::Store& store;
     Executor& executor;
+    const AgentRegistry& registry;
     std::string run_id;  // as requested until resolved
     bool resolved = false;
     const absl::Duration poll;
@@ -259,7 +281,9 @@ class RunWatcher : public grpc::ServerWriteReactor<v1::RunInfo> {
       state.run_id = std::move(run_id);
       state.resolved = true;
     }
-    return state.store.GetRun(state.run_id);
+    FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo run, state.store.GetRun(state.run_id));
+    AddCurrentCases(state.registry, run);
+    return run;
   }
   static void Poll(const std::shared_ptr<State>& state) {
     RunWatcher* reactor = state->reactor;
@@ -294,7 +318,7 @@ class RunWatcher : public grpc::ServerWriteReactor<v1::RunInfo> {
 grpc::ServerWriteReactor<v1::RunInfo>* ControlServiceImpl::WatchRun(grpc::CallbackServerContext* context,
                                                                     const v1::WatchRunRequest* request) {
   if (grpc::Status auth = Authorize(*context); !auth.ok()) return new RefusedWriter<v1::RunInfo>(auth);
-  return new RunWatcher(store_, executor_, request->run_id(), options_.watch_poll);
+  return new RunWatcher(store_, executor_, registry_, request->run_id(), options_.watch_poll);
 }
 
 grpc::ServerUnaryReactor* ControlServiceImpl::CancelRun(grpc::CallbackServerContext* context,

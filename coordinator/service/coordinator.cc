@@ -21,6 +21,7 @@
 #include "coordinator/service/agent_registry.h"
 #include "coordinator/service/agent_service.h"
 #include "coordinator/service/control_service.h"
+#include "coordinator/service/coordinator_metrics.h"
 #include "coordinator/service/dispatcher.h"
 #include "coordinator/service/executor.h"
 #include "coordinator/service/job_updates.h"
@@ -116,12 +117,13 @@ class CoordinatorImpl : public Coordinator {
     FLEETMARK_RETURN_IF_ERROR(SeedNightly());
 
     executor_ = std::make_unique<Executor>(options_.executor_threads);
-    ingestor_ = std::make_unique<ResultIngestor>(*store_, ResultIngestorOptions{});
+    ingestor_ = std::make_unique<ResultIngestor>(*store_, ResultIngestorOptions{}, &metrics_);
     job_updates_ = MakeJobUpdateQueue(*store_, options_.job_lease);
-    dispatcher_ = std::make_unique<Dispatcher>(*store_, registry_, *executor_, options_.job_lease);
+    dispatcher_ = std::make_unique<Dispatcher>(*store_, registry_, *executor_, options_.job_lease, &metrics_);
     AgentServiceOptions agent_options;
     agent_options.heartbeat_interval = options_.heartbeat_interval;
     agent_options.job_lease = options_.job_lease;
+    agent_options.metrics = &metrics_;
     agent_service_ = std::make_unique<AgentServiceImpl>(*store_, *executor_, registry_, *dispatcher_, *ingestor_,
                                                         *job_updates_, agent_options, clock_);
     ControlServiceOptions control_options;
@@ -178,6 +180,56 @@ class CoordinatorImpl : public Coordinator {
   }
 
   int port() const override { return port_; }
+
+  absl::StatusOr<int> CheckHealth() override {
+    absl::StatusOr<std::vector<int>> applied = store_->AppliedMigrations();
+    if (!applied.ok()) {
+      return absl::UnavailableError(absl::StrCat("database unreachable: ", applied.status().message()));
+    }
+    const std::set<int> have(applied->begin(), applied->end());
+    std::vector<int> missing;
+    for (int version : store::EmbeddedMigrationVersions()) {
+      if (have.count(version) == 0) missing.push_back(version);
+    }
+    if (!missing.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("database schema is behind: migration(s) ", absl::StrJoin(missing, ", "),
+                       " not applied (applied: ", applied->empty() ? "none" : absl::StrJoin(*applied, ", "),
+                       "); restart a coordinator of this version to apply them"));
+    }
+    return applied->empty() ? 0 : applied->back();
+  }
+
+  std::string RenderMetrics() override {
+    metrics::ExpositionWriter out;
+    absl::StatusOr<store::FleetCounts> fleet = store_->CountFleet();
+    out.Family("fleetmark_agents", "Agents in the database by state (online: seen within the online window).", "gauge");
+    if (fleet.ok()) {
+      for (const auto& [state, n] : fleet->agents_by_state) out.Sample("fleetmark_agents", {{"state", state}}, n);
+    }
+    out.Family("fleetmark_jobs", "Jobs in the database by status.", "gauge");
+    if (fleet.ok()) {
+      for (const auto& [state, n] : fleet->jobs_by_state) out.Sample("fleetmark_jobs", {{"state", state}}, n);
+    }
+    out.Family("fleetmark_runs_in_flight", "Runs not yet done, failed or cancelled.", "gauge");
+    if (fleet.ok()) out.Sample("fleetmark_runs_in_flight", {}, static_cast<double>(fleet->runs_in_flight));
+    out.WriteCounter("fleetmark_results_ingested_total",
+                     "Case results this coordinator committed to the database (replays excluded).",
+                     metrics_.results_ingested);
+    out.WriteHistogram("fleetmark_ingest_commit_seconds", "Duration of one result batch transaction.",
+                       metrics_.ingest_commit_seconds);
+    out.WriteHistogram("fleetmark_ingest_batch_size", "Case results per batch transaction.",
+                       metrics_.ingest_batch_size);
+    out.Family("fleetmark_database_errors_total",
+               "Database failures seen by this process: connections refused or broken, server errors.", "counter");
+    out.Sample("fleetmark_database_errors_total", {}, static_cast<double>(store::DatabaseErrorCount()));
+    out.WriteGauge("fleetmark_agent_streams_open", "Agent streams open on this coordinator.",
+                   static_cast<double>(metrics_.agent_streams_open.value()));
+    out.WriteHistogram("fleetmark_dispatch_seconds",
+                       "From a job's claim being asked for to its assignment queued on the agent's stream.",
+                       metrics_.dispatch_seconds);
+    return out.Finish();
+  }
 
   void Wait() override {
     absl::MutexLock lock(&mu_);
@@ -411,6 +463,7 @@ class CoordinatorImpl : public Coordinator {
   const CoordinatorOptions options_;
   const Clock& clock_;
   std::unique_ptr<store::Store> store_;
+  CoordinatorMetrics metrics_;  // before the components that update it
   AgentRegistry registry_;
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<ResultIngestor> ingestor_;

@@ -89,6 +89,16 @@ class Coordinator {
   virtual void Wait() = 0;
   // Stops serving (in-flight RPCs get shutdown_grace). Idempotent.
   virtual void Shutdown() = 0;
+  // `GET /healthz`: the newest applied schema version when the database answers and
+  // every migration this build embeds is applied. Unavailable when the database cannot
+  // be reached (the reason), FailedPrecondition when its schema is behind (naming the
+  // missing versions). One database round trip; any thread.
+  virtual absl::StatusOr<int> CheckHealth() = 0;
+  // `GET /metrics`: the text exposition format 0.0.4 (metrics.h; every metric in
+  // coordinator/README.md). The fleet gauges (agents, jobs, runs) cost one read-only
+  // query; when it fails they are left without samples and the error is counted in
+  // fleetmark_database_errors_total. Any thread.
+  virtual std::string RenderMetrics() = 0;
 };
 
 }  // namespace fleetmark::service

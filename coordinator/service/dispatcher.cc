@@ -1,18 +1,21 @@
 #include "coordinator/service/dispatcher.h"
 
+#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/log.h"
 namespace fleetmark::service {
 
-Dispatcher::Dispatcher(store::Store& store, AgentRegistry& registry, Executor& executor, absl::Duration lease)
-    : store_(store), registry_(registry), executor_(executor), lease_(lease) {}
+Dispatcher::Dispatcher(store::Store& store, AgentRegistry& registry, Executor& executor, absl::Duration lease,
+                       CoordinatorMetrics* metrics)
+    : store_(store), registry_(registry), executor_(executor), lease_(lease), metrics_(metrics) {}
 
 void Dispatcher::Wake(const std::vector<std::string>& agent_ids) {
   if (agent_ids.empty()) return;
   bool schedule = false;
   {
     absl::MutexLock lock(&mu_);
+    if (pending_.empty()) first_wake_ = absl::Now();
     pending_.insert(agent_ids.begin(), agent_ids.end());
     if (!scheduled_) schedule = scheduled_ = true;
   }
@@ -30,9 +33,11 @@ void Dispatcher::WakeAllIdle() {
 
 void Dispatcher::Run() {
   std::set<std::string> agents;
+  absl::Time requested;
   {
     absl::MutexLock lock(&mu_);
     agents.swap(pending_);
+    requested = first_wake_;
     scheduled_ = false;
   }
   std::vector<std::string> idle = IdleLocal(std::vector<std::string>(agents.begin(), agents.end()));
@@ -46,7 +51,7 @@ void Dispatcher::Run() {
     }
     return;
   }
-  Deliver(*std::move(claimed));
+  Deliver(*std::move(claimed), requested);
 }
 
 std::vector<std::string> Dispatcher::IdleLocal(const std::vector<std::string>& agent_ids) const {
@@ -59,7 +64,7 @@ std::vector<std::string> Dispatcher::IdleLocal(const std::vector<std::string>& a
   return idle;
 }
 
-void Dispatcher::Deliver(std::vector<store::ClaimedJob> jobs) {
+void Dispatcher::Deliver(std::vector<store::ClaimedJob> jobs, absl::Time requested) {
   // Mark every agent busy first, so a Wake running meanwhile does not try to claim
   // for agents whose assignment is about to be pushed.
   std::vector<std::shared_ptr<AgentSession>> sessions;
@@ -72,11 +77,18 @@ void Dispatcher::Deliver(std::vector<store::ClaimedJob> jobs) {
       session->UpdateState([&](AgentSession::AgentState& s) {
         s.running_job = job.assignment.job_id();
         s.cancel_sent.clear();
+        s.current_case.clear();
       });
     }
     sessions.push_back(std::move(session));
   }
+  const size_t pushed = std::count_if(sessions.begin(), sessions.end(), [](const auto& s) { return s != nullptr; });
   Push(std::move(jobs), std::move(sessions));
+  // Pushes beyond the first chunk of a large fan-out are still queued on the executor.
+  if (metrics_ != nullptr && requested != absl::InfinitePast()) {
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - requested);
+    for (size_t i = 0; i < pushed; ++i) metrics_->dispatch_seconds.Observe(seconds);
+  }
 }
 
 void Dispatcher::Push(std::vector<store::ClaimedJob> jobs, std::vector<std::shared_ptr<AgentSession>> sessions) {

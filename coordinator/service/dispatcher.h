@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "coordinator/service/agent_registry.h"
+#include "coordinator/service/coordinator_metrics.h"
 #include "coordinator/service/executor.h"
 #include "coordinator/store/store.h"
 
@@ -23,8 +24,10 @@ namespace fleetmark::service {
 
 class Dispatcher {
  public:
-  // All references must outlive the dispatcher.
-  Dispatcher(store::Store& store, AgentRegistry& registry, Executor& executor, absl::Duration lease);
+  // All references (and `metrics`, when not null: dispatch latency) must outlive the
+  // dispatcher.
+  Dispatcher(store::Store& store, AgentRegistry& registry, Executor& executor, absl::Duration lease,
+             CoordinatorMetrics* metrics = nullptr);
 
   void Wake(const std::vector<std::string>& agent_ids);
   // Every connected agent with no job (periodic: catches runs other coordinators created).
@@ -33,8 +36,10 @@ class Dispatcher {
   // Of `agent_ids`, those connected here with no job.
   std::vector<std::string> IdleLocal(const std::vector<std::string>& agent_ids) const;
   // Marks each job's agent busy (before returning) and pushes its assignment (jobs of
-  // agents no longer connected stay assigned; their leases expire).
-  void Deliver(std::vector<store::ClaimedJob> jobs);
+  // agents no longer connected stay assigned; their leases expire). `requested`: when
+  // the claim was asked for (real time), observed as dispatch latency per job pushed;
+  // InfinitePast = not observed.
+  void Deliver(std::vector<store::ClaimedJob> jobs, absl::Time requested = absl::InfinitePast());
 
  private:
   void Run();
@@ -47,7 +52,9 @@ class Dispatcher {
   Executor& executor_;
   const absl::Duration lease_;
   absl::Mutex mu_;
+  CoordinatorMetrics* const metrics_;
   std::set<std::string> pending_ ABSL_GUARDED_BY(mu_);  // agents to claim for at the next Run
+  absl::Time first_wake_ ABSL_GUARDED_BY(mu_);          // of the Wakes pending_ gathered
   bool scheduled_ ABSL_GUARDED_BY(mu_) = false;         // a Run is posted and has not started
 };
 

@@ -17,6 +17,7 @@
 #include <functional>
 #include <string>
 
+#include "coordinator/service/coordinator_metrics.h"
 #include "coordinator/service/group_commit.h"
 #include "coordinator/store/store.h"
 #include "fleetmark/v1/result.pb.h"
@@ -29,8 +30,9 @@ class ResultIngestor {
  public:
   using Callback = std::function<void(const store::ResultOutcome&)>;
 
-  // `store` must outlive the ingestor.
-  ResultIngestor(store::Store& store, ResultIngestorOptions options);
+  // `store` (and `metrics`, when not null: commit latency, batch size, results
+  // ingested) must outlive the ingestor.
+  ResultIngestor(store::Store& store, ResultIngestorOptions options, CoordinatorMetrics* metrics = nullptr);
 
   void Submit(std::string agent_id, v1::CaseResult result, Callback done);
   // Results queued or being written.

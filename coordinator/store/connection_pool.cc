@@ -1,11 +1,19 @@
 #include "coordinator/store/connection_pool.h"
 
+#include <atomic>
 #include <string_view>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "coordinator/store/store.h"
 
 namespace fleetmark::store {
+namespace {
+
+// DatabaseErrorCount() (store.h).
+std::atomic<uint64_t> database_errors{0};
+
+}  // namespace
 
 ConnectionPool::Lease::Lease(Lease&& other) noexcept
     : pool_(other.pool_), conn_(std::move(other.conn_)), discard_(other.discard_) {
@@ -71,6 +79,7 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Open() {
     for (const auto& [name, sql] : prepared) conn->prepare(name, sql);
     return conn;
   } catch (const std::exception& e) {
+    database_errors.fetch_add(1, std::memory_order_relaxed);
     return absl::UnavailableError(absl::StrCat("database: cannot connect: ", e.what()));
   }
 }
@@ -159,7 +168,11 @@ void ConnectionPool::Return(std::unique_ptr<pqxx::connection> conn, bool discard
   }
 }
 
-absl::Status StatusFromPqxx(const std::exception& e, std::string_view context) {
+namespace {
+
+// StatusFromPqxx's mapping; AlreadyExists, FailedPrecondition and InvalidArgument are
+// answers (a constraint, bad input), not database failures.
+absl::Status MapPqxx(const std::exception& e, std::string_view context) {
   const std::string what = absl::StrCat(std::string(context), ": ", e.what());
   if (dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr ||
       dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr) {
@@ -183,6 +196,18 @@ absl::Status StatusFromPqxx(const std::exception& e, std::string_view context) {
     if (absl::StartsWith(state, "53")) return absl::ResourceExhaustedError(what);
   }
   return absl::InternalError(what);
+}
+
+}  // namespace
+
+uint64_t DatabaseErrorCount() { return database_errors.load(std::memory_order_relaxed); }
+
+absl::Status StatusFromPqxx(const std::exception& e, std::string_view context) {
+  absl::Status status = MapPqxx(e, context);
+  if (!absl::IsAlreadyExists(status) && !absl::IsFailedPrecondition(status) && !absl::IsInvalidArgument(status)) {
+    database_errors.fetch_add(1, std::memory_order_relaxed);
+  }
+  return status;
 }
 
 }  // namespace fleetmark::store

@@ -26,6 +26,7 @@ class PgStore final : public Store {
 
   absl::Status Migrate() override;
   absl::StatusOr<std::vector<int>> AppliedMigrations() override;
+  absl::StatusOr<FleetCounts> CountFleet() override;
   absl::Status CreateEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
                                      const std::string& description) override;
   absl::Status EnsureEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,

@@ -52,3 +52,36 @@ absl::StatusOr<std::vector<int>> PgStore::AppliedMigrations() {
 }
 
 }  // namespace fleetmark::store
+
+namespace fleetmark::store {
+
+std::vector<int> EmbeddedMigrationVersions() {
+  std::vector<int> versions;
+  for (const Migration& migration : EmbeddedMigrations()) versions.push_back(migration.version);
+  return versions;
+}
+
+absl::StatusOr<FleetCounts> PgStore::CountFleet() {
+  return InTransaction(*pool_, "count fleet", [&](pqxx::work& txn) {
+    FleetCounts counts;
+    for (const char* state : {"online", "offline", "removed"}) counts.agents_by_state[state] = 0;
+    for (const char* status : {kJobQueued, kJobAssigned, kJobRunning, kJobDone, kJobFailed, kJobCancelled}) {
+      counts.jobs_by_state[status] = 0;
+    }
+    // "online" as ListAgentSummaries counts it: state online and seen within the window.
+    pqxx::result agents = txn.exec_params(
+        "SELECT CASE WHEN removed_at IS NOT NULL THEN 'removed'"
+        "            WHEN state = 'online' AND last_seen > now() - $1::interval THEN 'online'"
+        "            ELSE 'offline' END AS s, count(*) FROM agents GROUP BY s",
+        internal::IntervalParam(options_.online_window));
+    for (const auto& row : agents) counts.agents_by_state[row[0].as<std::string>()] = row[1].as<int64_t>();
+    for (const auto& row : txn.exec("SELECT status, count(*) FROM jobs GROUP BY status")) {
+      counts.jobs_by_state[row[0].as<std::string>()] = row[1].as<int64_t>();
+    }
+    counts.runs_in_flight =
+        txn.exec("SELECT count(*) FROM runs WHERE status NOT IN ('done', 'failed', 'cancelled')")[0][0].as<int64_t>();
+    return counts;
+  });
+}
+
+}  // namespace fleetmark::store

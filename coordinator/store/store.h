@@ -157,6 +157,25 @@ struct ResultOutcome {
   std::string message;     // why rejected
 };
 
+// What `GET /metrics` reports of the whole fleet (every coordinator's database view).
+struct FleetCounts {
+  // Agents by state: "online" (seen within StoreOptions::online_window), "offline",
+  // "removed" (`fleetmark agents remove`). Every state present, 0 when none.
+  std::map<std::string, int64_t> agents_by_state;
+  // Jobs by jobs.status (kJobQueued ... kJobCancelled), every status present.
+  std::map<std::string, int64_t> jobs_by_state;
+  // Runs not yet done, failed or cancelled.
+  int64_t runs_in_flight = 0;
+};
+
+// Errors the store met in this process (process-wide, all stores): connections that
+// could not be opened or broke, and server errors other than constraint violations and
+// malformed input (those are answers, not failures). Any thread; never reset.
+uint64_t DatabaseErrorCount();
+
+// The schema versions this build embeds (coordinator/store/migrations/), ascending.
+std::vector<int> EmbeddedMigrationVersions();
+
 // Cancelling a run: its state after, plus the jobs whose agents must be told.
 struct CancelledRun {
   v1::RunInfo run;
@@ -189,6 +208,8 @@ class Store {
   virtual absl::Status Migrate() = 0;
   // Versions recorded in schema_migrations, ascending.
   virtual absl::StatusOr<std::vector<int>> AppliedMigrations() = 0;
+  // Agents, jobs and runs by state, in one read-only transaction (`GET /metrics`).
+  virtual absl::StatusOr<FleetCounts> CountFleet() = 0;
 
   // --- enrollment tokens (only hashes are stored) ---
   // AlreadyExists if `token_id` exists.

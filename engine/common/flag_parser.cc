@@ -8,7 +8,10 @@
 #include "absl/flags/reflection.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "engine/common/version.h"
 
 namespace fleetmark {
@@ -72,7 +75,17 @@ absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view 
       return absl::InvalidArgumentError(absl::StrCat("--", name, " is given twice; give it once"));
     }
     std::string error;
-    if (!flag->ParseFrom(value, &error)) return absl::InvalidArgumentError(absl::StrCat("--", name, ": ", error));
+    if (!flag->ParseFrom(value, &error)) {
+      if (flag->IsOfType<absl::Duration>()) {
+        // Abseil says only "Illegal value '5' specified for flag 'timeout'".
+        double number = 0;
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--", name, ": ", absl::SimpleAtod(value, &number) ? "a duration needs a unit" : "not a duration",
+            " (h, m, s, ms, us, ns; e.g. --", name, "=30m or --", name, "=1h30m), got \"",
+            absl::CEscape(value.substr(0, 200)), "\""));
+      }
+      return absl::InvalidArgumentError(absl::StrCat("--", name, ": ", error));
+    }
     parsed.flags_set.push_back(name);
   }
   return parsed;

@@ -26,7 +26,7 @@ class FakeExecutor : public JobExecutor {
       v1::CaseResult result;
       result.mutable_spec()->set_case_id(job.job_id() + "/" + std::to_string(i));
       callbacks.on_result(result);
-      callbacks.on_progress(i + 1, cases);
+      callbacks.on_progress(i + 1, cases, result.spec().case_id());
     }
     while (block_until_cancel && !cancel.load()) absl::SleepFor(absl::Milliseconds(1));
     return status;

@@ -298,6 +298,20 @@ TEST_F(CliTest, UnusableChildEmulatorIsExit2BeforeAnythingRuns) {
     EXPECT_EQ(r.exit_code, 2) << value << ": " << r.err;
     EXPECT_THAT(r.err, HasSubstr("FLEETMARK_CHILD_EMULATOR=" + value)) << r.err;
     EXPECT_EQ(r.out, "") << value;  // no case ran, no results were written
+    // Flags are parsed first: --help, --version and commands that run no case work.
+    ASSERT_EQ(::setenv("FLEETMARK_CHILD_EMULATOR", value.c_str(), 1), 0);
+    const CliResult help = Cli("--help");
+    const CliResult version = Cli("--version");
+    const CliResult run_help = Cli("run --help");
+    const CliResult validate = Cli("plan validate " + plan.string());
+    ::unsetenv("FLEETMARK_CHILD_EMULATOR");
+    EXPECT_EQ(help.exit_code, 0) << value << ": " << help.err;
+    EXPECT_THAT(help.out, HasSubstr("usage"));
+    EXPECT_EQ(version.exit_code, 0) << value << ": " << version.err;
+    EXPECT_THAT(version.out, HasSubstr("fleetmark"));
+    EXPECT_EQ(run_help.exit_code, 0) << value << ": " << run_help.err;
+    EXPECT_THAT(run_help.out, HasSubstr("usage: fleetmark run PLAN"));
+    EXPECT_EQ(validate.exit_code, 0) << value << ": " << validate.err;
   }
   EXPECT_EQ(Cli("run " + plan.string() + " --format csv").exit_code, 0);
 }

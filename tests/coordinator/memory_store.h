@@ -67,6 +67,7 @@ class MemoryStore final : public Store {
 
   absl::Status Migrate() override { return Unused("Migrate"); }
   absl::StatusOr<std::vector<int>> AppliedMigrations() override { return Unused("AppliedMigrations"); }
+  absl::StatusOr<FleetCounts> CountFleet() override { return Unused("CountFleet"); }
   absl::Status CreateEnrollmentToken(const std::string& /*token_id*/, const std::string& /*sha256_hex*/,
                                      const std::string& /*description*/) override {
     return Unused("CreateEnrollmentToken");

@@ -48,6 +48,9 @@ class TestDatabase {
   static absl::StatusOr<std::unique_ptr<TestDatabase>> Create(const std::string& server_uri);
   ~TestDatabase();
   const std::string& uri() const { return uri_; }
+  const std::string& name() const { return name_; }
+  // The server's "postgres" database (to ALTER or DROP this one).
+  const std::string& admin_uri() const { return admin_uri_; }
 
  private:
   TestDatabase(std::string admin_uri, std::string name, std::string uri)

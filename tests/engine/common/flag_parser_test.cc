@@ -62,7 +62,12 @@ TEST(FlagParserTest, BadInputNamesTheFlag) {
   const absl::Status bad_int = Parse({"--fp_count=x"}).status();
   EXPECT_EQ(bad_int.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(bad_int.message().rfind("--fp_count: ", 0), 0u) << bad_int;
-  EXPECT_FALSE(Parse({"--fp_delay=5"}).ok());    // a duration needs a unit
+  // A duration without a unit says so, naming the flag, the units and an example.
+  EXPECT_EQ(Parse({"--fp_delay", "5"}).status().message(),
+            "--fp_delay: a duration needs a unit (h, m, s, ms, us, ns; e.g. --fp_delay=30m or --fp_delay=1h30m), "
+            "got \"5\"");
+  EXPECT_EQ(Parse({"--fp_delay=soon"}).status().message(),
+            "--fp_delay: not a duration (h, m, s, ms, us, ns; e.g. --fp_delay=30m or --fp_delay=1h30m), got \"soon\"");
   EXPECT_FALSE(Parse({"--nofp_count"}).ok());    // --no only for bool flags
   EXPECT_EQ(absl::GetFlag(FLAGS_fp_name), "a");  // the first, valid value was set
 }

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "engine/common/duration_text.h"
 #include "engine/common/message_text.h"
 #include "engine/common/name_rule.h"
 #include "engine/report/report.h"
@@ -204,6 +205,26 @@ TEST(NameRuleTest, LettersDigitsDotUnderscoreDashOneTo64) {
   }
   EXPECT_TRUE(IsName(std::string(63, 'k'), 63));
   EXPECT_FALSE(IsName(std::string(64, 'k'), 63));
+}
+
+}  // namespace
+}  // namespace fleetmark
+
+namespace fleetmark {
+namespace {
+
+// engine/common/duration_text.h: the CLI's rounded durations.
+TEST(DurationTextTest, RoundsToTheSecondWithAtMostTwoUnits) {
+  EXPECT_EQ(RoundedDuration(absl::Seconds(208) + absl::Nanoseconds(509937623)), "3m29s");
+  EXPECT_EQ(RoundedDuration(absl::Seconds(208) + absl::Milliseconds(499)), "3m28s");
+  EXPECT_EQ(RoundedDuration(absl::Milliseconds(40)), "0s");
+  EXPECT_EQ(RoundedDuration(absl::Seconds(59.6)), "1m00s");
+  EXPECT_EQ(RoundedDuration(absl::Seconds(45)), "45s");
+  EXPECT_EQ(RoundedDuration(absl::Hours(1) + absl::Minutes(2) + absl::Seconds(31)), "1h03m");
+  EXPECT_EQ(RoundedDuration(absl::Hours(30)), "30h00m");
+  EXPECT_EQ(RoundedDuration(-absl::Seconds(3)), "-3s");
+  EXPECT_EQ(RoundedDuration(-absl::Milliseconds(3)), "0s");
+  EXPECT_EQ(RoundedDuration(absl::InfiniteDuration()), "inf");
 }
 
 }  // namespace

@@ -1,0 +1,26 @@
+// The coordinator's own measurements for `GET /metrics` (coordinator/README.md lists
+// every metric): updated on the hot paths (ingest, dispatch, agent streams) with
+// atomics only, read at scrape time by Coordinator::RenderMetrics.
+//
+// Thread-safety: every member is safe from any thread.
+#pragma once
+
+#include "coordinator/service/metrics.h"
+
+namespace fleetmark::service {
+
+struct CoordinatorMetrics {
+  // Results newly committed to the database (replays acked as duplicates excluded).
+  metrics::Counter results_ingested;
+  // One observation per result batch transaction (Store::InsertResults), seconds.
+  metrics::Histogram ingest_commit_seconds{metrics::ExponentialBuckets(0.0005, 2, 16)};  // 0.5 ms .. 16 s
+  // Results per batch transaction.
+  metrics::Histogram ingest_batch_size{metrics::ExponentialBuckets(1, 2, 10)};  // 1 .. 512
+  // Agent streams (AgentService.Connect) open now, welcomed or not.
+  metrics::Gauge agent_streams_open;
+  // Per job pushed: from the Wake that asked for its agent to the assignment queued on
+  // the agent's stream (claim transaction included), seconds.
+  metrics::Histogram dispatch_seconds{metrics::ExponentialBuckets(0.0005, 2, 16)};
+};
+
+}  // namespace fleetmark::service
