@@ -11,6 +11,7 @@
 #include "agent/log.h"
 #include "agent/uuid.h"
 #include "engine/common/message_limits.h"
+#include "engine/topology/fingerprint.h"
 
 namespace fleetmark::agent {
 namespace {
@@ -313,6 +314,7 @@ void Session::OnJobResult(const fleetmark::v1::JobAssignment& job, const fleetma
   spooled.set_run_id(job.run_id());
   spooled.set_job_id(job.job_id());
   if (spooled.engine_version().empty()) spooled.set_engine_version(identity_.engine_version);
+  if (!spooled.has_fingerprint()) *spooled.mutable_fingerprint() = engine::DeviceFingerprintOf(identity_.host, spooled);
 
   absl::MutexLock lock(&mu_);
   absl::Status appended = spool_->Append(spooled);

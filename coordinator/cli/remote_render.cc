@@ -6,6 +6,7 @@
 #include "engine/common/text.h"
 #include "engine/report/report.h"
 #include "engine/report/text_table.h"
+#include "engine/topology/conditions_text.h"
 
 namespace fleetmark::cli {
 
@@ -78,6 +79,20 @@ absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& export
                                                    report.host().cpu_model().empty() ? "?" : report.host().cpu_model(),
                                                    ", ", report.host().arch(), ")")),
                     EmulatedNote(report), "\n", *table, "\n");
+  }
+  return out;
+}
+
+std::string ConditionsTables(const v1::ExportResultsResponse& exported) {
+  std::string out;
+  for (const auto& [agent, report] : ReportsByAgent(exported)) {
+    absl::StrAppend(&out, EscapeForTerminal(absl::StrCat("== conditions of agent ", agent)), "\n");
+    for (const v1::CaseResult& r : report.results()) {
+      absl::StrAppend(&out, EscapeForTerminal(r.spec().case_id()),
+                      "\n  start: ", EscapeForTerminal(engine::FormatConditions(r.env_before())),
+                      "\n  end:   ", EscapeForTerminal(engine::FormatConditions(r.env_after())), "\n");
+    }
+    absl::StrAppend(&out, "\n");
   }
   return out;
 }

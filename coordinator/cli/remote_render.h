@@ -31,6 +31,11 @@ std::map<std::string, v1::RunReport> ReportsByAgent(const v1::ExportResultsRespo
 // header of an agent with results measured under emulation says so (EmulatedNote).
 absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& exported);
 
+// "== conditions of agent <name>\n" and per case its stored conditions at the start and
+// end (EnvSnapshot: battery, temperatures, load, free memory, governor, other CPU, failed
+// gates; engine::FormatConditions), for each agent with results. Escaped for a terminal.
+std::string ConditionsTables(const v1::ExportResultsResponse& exported);
+
 // "aarch64", or "aarch64 (emulated)" for a host under user-mode emulation.
 std::string ArchCell(const v1::HostInfo& host);
 

@@ -15,6 +15,7 @@
 #include "coordinator/cli/result_output.h"
 #include "coordinator/cli/run_flags.h"
 #include "engine/report/report.h"
+#include "engine/topology/fingerprint.h"
 #include "engine/report/text_table.h"
 #include "engine/report/units.h"
 #include "google/protobuf/util/json_util.h"
@@ -215,6 +216,27 @@ int Compare(const std::vector<std::string>& args) {
     table.AddRow({case_id, MedianWithCi(a), MedianWithCi(b), ratio});
   }
   std::cout << RunSummary(exported->run()) << "\n\n" << table.Render();
+  // What differs between the two devices besides the strategy (kernel, governor, ...).
+  std::vector<v1::DeviceFingerprint> sides;
+  for (const std::string& name : agents) {
+    std::vector<const v1::CaseResult*> results;
+    for (const v1::CaseResult& r : reports[name].results()) results.push_back(&r);
+    sides.push_back(engine::PrevailingFingerprint(results));
+  }
+  const std::vector<engine::FingerprintRow> differing = engine::DifferingFingerprintFields(sides);
+  if (sides[0].hash().empty() || sides[1].hash().empty()) {
+    std::cout << "\nDevice fingerprint: unknown for "
+              << EscapeForTerminal(sides[0].hash().empty() ? agents[0] : agents[1])
+              << " (results from an agent that sends none)\n";
+  } else if (differing.empty()) {
+    std::cout << "\nDevice fingerprint: the same on both (" << sides[0].hash() << ")\n";
+  } else {
+    report::TextTable fields({{"fingerprint field"}, {agents[0]}, {agents[1]}});
+    for (const engine::FingerprintRow& row : differing) {
+      fields.AddRow({row.field, EscapeForTerminal(row.values[0]), EscapeForTerminal(row.values[1])});
+    }
+    std::cout << "\nDevice fingerprint fields that differ:\n" << fields.Render();
+  }
   return kExitOk;
 }
 

@@ -147,7 +147,7 @@ int RunsShow(const std::vector<std::string>& args) {
     std::cerr << "fleetmark: " << tables.status().message() << "\n";
     return kExitFailure;
   }
-  std::cout << *tables;
+  std::cout << *tables << ConditionsTables(exported);
   return kExitOk;
 }
 

@@ -35,6 +35,7 @@
 #include "engine/plan/case_filter.h"
 #include "engine/runner/runner.h"
 #include "engine/strategies/work_stealing_implementation.h"
+#include "engine/topology/fingerprint.h"
 #include "engine/topology/host.h"
 
 namespace fleetmark::cli {
@@ -126,7 +127,13 @@ class RunSession {
       host->add_notes(engine::WorkStealingImplementationNote());
       // Under user-mode emulation every number is the emulator's (as the coordinator
       // marks an emulated agent's results): CSV/JSON say so per result.
-      for (v1::CaseResult& r : *report_.mutable_results()) r.set_emulated(host->emulated());
+      // Each result with the device fingerprint it was measured under (its own limits
+      // and governor), as the agent sends them.
+      for (v1::CaseResult& r : *report_.mutable_results()) {
+        r.set_emulated(host->emulated());
+        *r.mutable_fingerprint() = engine::DeviceFingerprintOf(*host, r);
+      }
+      *report_.mutable_fingerprint() = engine::DeviceFingerprintOf(*host);
       *report_.mutable_host() = *std::move(host);
     }
     report::ReportOptions report_options;

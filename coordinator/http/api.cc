@@ -174,6 +174,11 @@ absl::StatusOr<std::vector<DeviceResults>> Api::LoadDevices(const std::map<std::
       device.results.push_back(std::move(r));
     }
   }
+  for (DeviceResults& device : devices) {
+    std::vector<const fleetmark::v1::CaseResult*> kept;
+    for (const store::WebResult& r : device.results) kept.push_back(&r.result);
+    device.fingerprint = engine::PrevailingFingerprint(kept, &device.fingerprints);
+  }
   return devices;
 }
 
@@ -208,6 +213,24 @@ ApiResponse Api::History(const std::map<std::string, std::string>& query) const 
     while (end < points->size() && (*points)[end].agent_id == (*points)[begin].agent_id) ++end;
     json list = json::array();
     std::vector<double> medians;
+    // Where the device fingerprint changed (a new kernel, governor, engine, ...): an
+    // event that starts a new segment. A point without a fingerprint (an older agent's)
+    // is no change; the next known one is compared with the last known.
+    std::vector<size_t> breaks;
+    json events = json::array();
+    const fleetmark::v1::DeviceFingerprint* last_known = nullptr;
+    for (size_t i = begin; i < end; ++i) {
+      const store::HistoryPoint& p = (*points)[i];
+      if (p.fingerprint.hash().empty()) continue;
+      if (last_known != nullptr && last_known->hash() != p.fingerprint.hash()) {
+        const std::vector<engine::FingerprintChange> changes = engine::DiffFingerprints(*last_known, p.fingerprint);
+        breaks.push_back(i - begin);
+        events.push_back({{"index", i - begin},
+                          {"text", changes.empty() ? "device fingerprint changed" : engine::DescribeChanges(changes)},
+                          {"changes", FingerprintChangesJson(changes)}});
+      }
+      last_known = &p.fingerprint;
+    }
     for (size_t i = begin; i < end; ++i) {
       const store::HistoryPoint& p = (*points)[i];
       const bool ok = p.status == fleetmark::v1::CASE_STATUS_OK;
@@ -221,12 +244,14 @@ ApiResponse Api::History(const std::map<std::string, std::string>& query) const 
       point["ci_high_ns"] = ok ? json(p.ci_high_ns) : json(nullptr);
       point["status"] = CaseStatusName(p.status);
       point["emulated"] = p.emulated;
+      point["fingerprint_hash"] = p.fingerprint.hash();
       list.push_back(std::move(point));
     }
     json entry = json::object();
     entry["agent_id"] = (*points)[begin].agent_id;
     entry["name"] = (*points)[begin].agent_name;
-    entry["change_points"] = DetectChangePoints(medians);
+    entry["change_points"] = DetectChangePointsInSegments(medians, breaks);
+    entry["fingerprint_changes"] = std::move(events);
     entry["points"] = std::move(list);
     series.push_back(std::move(entry));
     begin = end;
@@ -236,7 +261,8 @@ ApiResponse Api::History(const std::map<std::string, std::string>& query) const 
   response.body["method"] =
       "binary segmentation of log(median) per device, BIC penalty "
       "2·σ²·ln n with σ from the MAD of successive differences, "
-      "changes of at least 3%, at least 2 runs per segment";
+      "changes of at least 3%, at least 2 runs per segment; a device fingerprint change "
+      "(kernel, OS build, governor, engine, ...) starts a new segment";
   return response;
 }
 

@@ -90,4 +90,22 @@ std::vector<size_t> DetectChangePoints(const std::vector<double>& medians, const
   return out;
 }
 
+std::vector<size_t> DetectChangePointsInSegments(const std::vector<double>& medians, const std::vector<size_t>& breaks,
+                                                 const ChangePointOptions& options) {
+  std::vector<size_t> out;
+  size_t begin = 0;
+  std::vector<size_t> ends;
+  for (size_t b : breaks) {
+    if (b > begin && b < medians.size()) ends.push_back(b);
+  }
+  ends.push_back(medians.size());
+  for (size_t end : ends) {
+    if (end <= begin) continue;
+    const std::vector<double> piece(medians.begin() + begin, medians.begin() + end);
+    for (size_t i : DetectChangePoints(piece, options)) out.push_back(begin + i);
+    begin = end;
+  }
+  return out;
+}
+
 }  // namespace fleetmark::http

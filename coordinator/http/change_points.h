@@ -28,4 +28,11 @@ struct ChangePointOptions {
 // never reported. Empty for fewer than 2·min_segment usable points.
 std::vector<size_t> DetectChangePoints(const std::vector<double>& medians, const ChangePointOptions& options = {});
 
+// As DetectChangePoints, with the series cut beforehand at `breaks` (ascending indices
+// where a new segment starts, e.g. where the device fingerprint changed: a new kernel,
+// governor or engine): each piece is searched alone, so a level shift at a break is the
+// device's change, never reported as a change point. Indices refer to `medians`.
+std::vector<size_t> DetectChangePointsInSegments(const std::vector<double>& medians, const std::vector<size_t>& breaks,
+                                                 const ChangePointOptions& options = {});
+
 }  // namespace fleetmark::http

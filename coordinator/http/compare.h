@@ -31,6 +31,10 @@ struct DeviceResults {
   bool emulated = false;
   // Results measured under emulation that were left out (the API's default).
   int emulated_left_out = 0;
+  // The fingerprint most of `results` were measured under (hash "" = unknown) and how
+  // many different ones they carry (engine::PrevailingFingerprint).
+  fleetmark::v1::DeviceFingerprint fingerprint;
+  int fingerprints = 0;
 };
 
 struct CellValue {

@@ -1,5 +1,7 @@
 #include "coordinator/http/json_codec.h"
 
+#include "engine/topology/conditions_text.h"
+
 #include <cmath>
 #include <map>
 #include <vector>
@@ -14,6 +16,7 @@ namespace fleetmark::http {
 namespace {
 
 using nlohmann::json;
+namespace v1 = fleetmark::v1;
 
 int64_t Ms(int64_t unix_ns) { return unix_ns / 1000000; }
 
@@ -72,7 +75,16 @@ json EnvJson(const fleetmark::v1::EnvSnapshot& env) {
            std::vector<std::string>(env.thermal_zone_types().begin(), env.thermal_zone_types().end())},
           {"load_average_1m", Number(env.load_average_1m())},
           {"trip_point_crossed", env.trip_point_crossed()},
-          {"unix_ms", Ms(env.unix_time_ns())}};
+          {"unix_ms", Ms(env.unix_time_ns())},
+          // The preflight gates' conditions (null = unknown) and the one-line summary.
+          {"battery_level_percent", env.battery_level_percent() >= 0 ? json(env.battery_level_percent()) : json()},
+          {"battery_charging", env.battery_charging()},
+          {"battery_temperature_c", env.battery_temperature_known() ? Number(env.battery_temperature_c()) : json()},
+          {"free_memory_bytes", env.free_memory_bytes() > 0 ? json(env.free_memory_bytes()) : json()},
+          {"governor", env.governor()},
+          {"other_cpu_percent", env.other_cpu_measured() ? Number(env.other_cpu_percent()) : json()},
+          {"gate_failures", std::vector<std::string>(env.gate_failures().begin(), env.gate_failures().end())},
+          {"summary", engine::FormatConditions(env)}};
 }
 
 json MemoryJson(const fleetmark::v1::MemoryResult& m) {
@@ -202,6 +214,7 @@ json ResultJson(const store::WebResult& wr, bool full) {
   out["stop_reason"] = StopReasonName(r.stop_reason());
   out["throttled"] = r.throttled();
   out["emulated"] = r.emulated();
+  out["fingerprint"] = FingerprintJson(r.fingerprint());
   out["threads_used"] = r.threads_used();
   out["peak_in_flight"] = r.peak_in_flight();
   out["finished_unix_ms"] = Ms(r.finished_unix_ns());
@@ -241,6 +254,23 @@ json ResultJson(const store::WebResult& wr, bool full) {
   return out;
 }
 
+json FingerprintJson(const v1::DeviceFingerprint& fp) {
+  if (fp.hash().empty()) return nullptr;
+  json fields = json::array();
+  for (const engine::FingerprintField& f : engine::FingerprintFields(fp)) {
+    fields.push_back({{"field", f.name}, {"value", f.value}});
+  }
+  return {{"hash", fp.hash()}, {"fields", std::move(fields)}};
+}
+
+json FingerprintChangesJson(const std::vector<engine::FingerprintChange>& changes) {
+  json out = json::array();
+  for (const engine::FingerprintChange& c : changes) {
+    out.push_back({{"field", c.field}, {"before", c.before}, {"after", c.after}});
+  }
+  return out;
+}
+
 json ComparisonJson(const std::vector<DeviceResults>& devices, const Comparison& c) {
   json out;
   out["devices"] = json::array();
@@ -249,7 +279,16 @@ json ComparisonJson(const std::vector<DeviceResults>& devices, const Comparison&
                               {"name", d.name},
                               {"run_id", d.run_id},
                               {"emulated", d.emulated},
-                              {"emulated_left_out", d.emulated_left_out}});
+                              {"emulated_left_out", d.emulated_left_out},
+                              {"fingerprint", FingerprintJson(d.fingerprint)},
+                              {"fingerprints", d.fingerprints}});
+  }
+  // The fingerprint fields that differ between the devices (compare lists them).
+  std::vector<v1::DeviceFingerprint> sides;
+  for (const DeviceResults& d : devices) sides.push_back(d.fingerprint);
+  out["fingerprint_differences"] = json::array();
+  for (const engine::FingerprintRow& row : engine::DifferingFingerprintFields(sides)) {
+    out["fingerprint_differences"].push_back({{"field", row.field}, {"values", row.values}});
   }
   out["workloads"] = json::array();
   for (const WorkloadColumn& w : c.workloads) out["workloads"].push_back({{"key", w.key}, {"label", w.label}});

@@ -11,6 +11,7 @@
 
 #include "coordinator/http/compare.h"
 #include "coordinator/store/web_reader.h"
+#include "engine/topology/fingerprint.h"
 
 namespace fleetmark::http {
 
@@ -28,6 +29,12 @@ nlohmann::json ComparisonJson(const std::vector<DeviceResults>& devices, const C
 // A crossover is the same across devices when group, parameter, fixed values and the
 // two strategies are; in first-seen order.
 nlohmann::json StrategyMapsJson(const std::vector<DeviceResults>& devices);
+
+// A fingerprint as {"hash": ..., "fields": [{"field": "kernel", "value": "6.1.0"}, ...]}
+// (FingerprintFields' order); null when `fp` has no hash (unknown).
+nlohmann::json FingerprintJson(const fleetmark::v1::DeviceFingerprint& fp);
+// [{"field", "before", "after"}, ...].
+nlohmann::json FingerprintChangesJson(const std::vector<engine::FingerprintChange>& changes);
 
 // "CASE_STATUS_RESOURCE_EXHAUSTED" -> "resource_exhausted" (enum names without prefix).
 std::string CaseStatusName(fleetmark::v1::CaseStatus status);

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "engine/topology/fingerprint.h"
 
 namespace fleetmark::store::internal {
 namespace {
@@ -135,6 +136,16 @@ std::array<std::optional<std::string>, kResultColumnCount> ResultCopyFields(cons
   std::string stop = v1::StopReason_Name(r.stop_reason());
   stop = absl::AsciiStrToLower(absl::StripPrefix(stop, "STOP_REASON_"));
   const std::string label = spec.strategy().label().empty() ? spec.strategy().name() : spec.strategy().label();
+  // The fingerprint's hash as this coordinator computes it (the agent's own is not
+  // trusted); NULL for a result without one.
+  std::optional<std::string> fingerprint_hash;
+  std::optional<std::string> fingerprint;
+  if (r.has_fingerprint()) {
+    fingerprint_hash = engine::FingerprintHash(r.fingerprint());
+    v1::DeviceFingerprint stored = r.fingerprint();
+    stored.set_hash(*fingerprint_hash);
+    fingerprint = absl::StrCat("\\x", absl::BytesToHexString(stored.SerializeAsString()));
+  }
   return {r.result_id(),
           run_id,
           r.job_id(),
@@ -175,7 +186,9 @@ std::array<std::optional<std::string>, kResultColumnCount> ResultCopyFields(cons
           CopyTimestamp(r.finished_unix_ns()),
           NoNul(r.engine_version()),
           absl::StrCat("\\x", absl::BytesToHexString(r.SerializeAsString())),
-          std::string(emulated ? "t" : "f")};
+          std::string(emulated ? "t" : "f"),
+          fingerprint_hash,
+          fingerprint};
 }
 
 void AppendCopyLine(const std::array<std::optional<std::string>, kResultColumnCount>& fields, std::string* line) {
@@ -222,7 +235,7 @@ const std::string& ResultColumns() {
       " median_ns, max_ns, mean_ns, stddev_ns, mad_ns, ci_low_ns, ci_high_ns, ci_half_width_percent,"
       " outliers, threads_used, peak_in_flight, cpu_user_seconds, cpu_system_seconds, allocations,"
       " allocated_bytes, peak_threads, rss_delta_bytes, throttled, samples_ns, started_at,"
-      " finished_at, engine_version, result, emulated)");
+      " finished_at, engine_version, result, emulated, fingerprint_hash, fingerprint)");
   return *kColumns;
 }
 

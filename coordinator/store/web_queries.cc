@@ -58,7 +58,7 @@ std::string ResultColumns() {
       "c.allocations, c.allocated_bytes, c.peak_threads, c.rss_delta_bytes, c.throttled, ", UnixNs("c.started_at"),
       ", ", UnixNs("c.finished_at"), ", c.engine_version, ",
       "CASE WHEN c.scenario IN ('memory', 'load', 'fanout') OR c.workload = 'synthetic' THEN c.result END, ",
-      "c.emulated");
+      "c.emulated, c.fingerprint");
 }
 
 template <typename T>
@@ -159,6 +159,7 @@ WebResult ResultFromRow(const pqxx::row& row) {
   r.set_finished_unix_ns(Or<int64_t>(row[37], 0));
   r.set_engine_version(Text(row[38]));
   r.set_emulated(Or<bool>(row[40], false));
+  if (!row[41].is_null()) internal::ParseProtoField(row[41], r.mutable_fingerprint());  // else unknown
   if (!row[39].is_null()) {
     v1::CaseResult full;
     if (internal::ParseProtoField(row[39], &full)) {
@@ -282,7 +283,7 @@ class PgWebReader final : public WebReader {
       if (rows.empty()) return NotFound("result", result_id);
       WebResult out = ResultFromRow(rows[0]);
       v1::CaseResult full;
-      if (!internal::ParseProtoField(rows[0][41], &full)) {
+      if (!internal::ParseProtoField(rows[0][42], &full)) {
         return absl::DataLossError(absl::StrCat("result ", std::string(result_id), ": stored proto does not parse"));
       }
       // The stored proto is the agent's original, with samples and environment; whether
@@ -340,6 +341,7 @@ class PgWebReader final : public WebReader {
         p.ci_high_ns = Or<double>(row[7], 0);
         p.status = StatusFromText(Text(row[8]));
         p.emulated = Or<bool>(row[9], false);
+        if (!row[10].is_null()) internal::ParseProtoField(row[10], &p.fingerprint);
       }
       return points;
     });
@@ -391,17 +393,17 @@ class PgWebReader final : public WebReader {
                                 "SELECT DISTINCT c.case_id FROM case_results c WHERE c.run_id = $1::uuid "
                                 "AND c.agent_id = $2::uuid ORDER BY 1");
     // Per agent, the newest $4 runs holding the case, one point per job (its newest
-    // attempt): case_results_web_history_latest + runs pkey (`emulated`, not in that
-    // index, is read from the heap for the kept rows).
+    // attempt): case_results_web_history_latest + runs pkey (`emulated` and
+    // `fingerprint`, not in that index, are read from the heap for the kept rows).
     pool_->AddPreparedStatement(
         kHistory,
         absl::StrCat("SELECT x.agent_id::text, a.name, x.run_id::text, x.result_id::text, x.created_ns, "
-                     "x.median_ns, x.ci_low_ns, x.ci_high_ns, x.status, x.emulated "
+                     "x.median_ns, x.ci_low_ns, x.ci_high_ns, x.status, x.emulated, x.fingerprint "
                      "FROM unnest($2::uuid[]) WITH ORDINALITY AS wanted(agent_id, ord) "
                      "JOIN agents a ON a.agent_id = wanted.agent_id "
                      "CROSS JOIN LATERAL (SELECT * FROM ("
                      "  SELECT DISTINCT ON (c.job_id, c.case_id) c.agent_id, c.run_id, c.result_id, c.median_ns, "
-                     "    c.ci_low_ns, c.ci_high_ns, c.status, c.emulated, r.created_at, ",
+                     "    c.ci_low_ns, c.ci_high_ns, c.status, c.emulated, c.fingerprint, r.created_at, ",
                      UnixNs("r.created_at"),
                      " AS created_ns "
                      "  FROM case_results c JOIN runs r ON r.run_id = c.run_id "

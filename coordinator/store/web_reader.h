@@ -82,6 +82,9 @@ struct HistoryPoint {
   double ci_high_ns = 0;
   fleetmark::v1::CaseStatus status = fleetmark::v1::CASE_STATUS_UNSPECIFIED;
   bool emulated = false;  // measured under an emulator (e.g. qemu-user): not the device's speed
+  // The device fingerprint the point was measured under (hash "" = unknown: an older
+  // agent's result).
+  fleetmark::v1::DeviceFingerprint fingerprint;
 };
 
 class WebReader {

@@ -17,7 +17,7 @@
 #include "coordinator/store/store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/cli/cli_fleet_fixture.h"
+#include "tests/cli/cli_store_fixture.h"
 
 namespace {
 
@@ -27,71 +27,37 @@ using ::testing::Not;
 namespace store = fleetmark::store;
 namespace v1 = fleetmark::v1;
 
-class CliEmulatedTest : public CliFleetTest {
+class CliEmulatedTest : public CliStoreTest {
  protected:
   void SetUp() override {
-    CliFleetTest::SetUp();
+    CliStoreTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    store::StoreOptions options;
-    options.connection.uri = db_->uri();
-    auto opened = store::Store::Open(options);
-    ASSERT_TRUE(opened.ok()) << opened.status();
-    store_ = *std::move(opened);
-    ASSERT_TRUE(store_->Migrate().ok());
-    const std::string qemu = Register("qemu-arm64", "aarch64", true);
-    const std::string native = Register("x86-host", "x86_64", false);
-    store::NewRun run;
-    run.plan.set_name("emu");
-    run.agent_ids = {qemu, native};
-    run.cases_total = 2;
-    auto created = store_->CreateRun(run);
-    ASSERT_TRUE(created.ok()) << created.status();
-    run_id_ = created->run_id();
-    auto claimed = store_->ClaimJobs({qemu, native}, absl::Hours(1));
-    ASSERT_TRUE(claimed.ok()) << claimed.status();
-    ASSERT_EQ(claimed->size(), 2u);
+    const std::string qemu = Register("qemu-arm64", Host("aarch64", true));
+    const std::string native = Register("x86-host", Host("x86_64", false));
+    std::vector<store::ClaimedJob> claimed;
+    run_id_ = CreateClaimedRun("emu", {qemu, native}, 2, &claimed);
+    ASSERT_EQ(claimed.size(), 2u);
     std::vector<v1::CaseResult> results;
+    std::vector<std::string> agents;
     int n = 0;
-    for (const store::ClaimedJob& job : *claimed) {
+    for (const store::ClaimedJob& job : claimed) {
       for (const char* strategy : {"direct", "single_thread"}) {
-        v1::CaseResult& r = results.emplace_back();
-        r.set_result_id(absl::StrFormat("00000000-0000-4000-8000-%012d", ++n));
-        r.set_job_id(job.assignment.job_id());
-        r.mutable_spec()->mutable_strategy()->set_name(strategy);
-        r.mutable_spec()->set_case_id(absl::StrCat("batch/arithmetic/blocking/", strategy, "/any"));
-        r.mutable_spec()->set_scenario("batch");
-        r.mutable_spec()->set_workload("arithmetic");
-        r.mutable_spec()->set_io_mode("blocking");
-        r.mutable_spec()->set_placement("any");
-        r.set_status(v1::CASE_STATUS_OK);
-        r.mutable_stats()->set_count(3);
-        r.mutable_stats()->set_median_ns(job.agent_id == qemu ? 9e6 : 1e6);
-        r.mutable_stats()->set_ci_low_ns(job.agent_id == qemu ? 8.9e6 : 0.99e6);
-        r.mutable_stats()->set_ci_high_ns(job.agent_id == qemu ? 9.1e6 : 1.01e6);
+        results.push_back(BatchResult(++n, job, strategy, job.agent_id == qemu ? 9e6 : 1e6));
+        agents.push_back(job.agent_id);
       }
     }
-    std::vector<store::Store::AgentResult> batch;
-    for (size_t i = 0; i < results.size(); ++i) batch.push_back({(*claimed)[i / 2].agent_id, &results[i]});
-    auto stored = store_->InsertResults(batch);
-    ASSERT_TRUE(stored.ok()) << stored.status();
-    for (const auto& o : *stored) ASSERT_TRUE(o.stored) << o.message;
+    ASSERT_NO_FATAL_FAILURE(Insert(results, agents));
   }
 
-  std::string Register(const std::string& name, const std::string& arch, bool emulated) {
-    store::AgentRegistration reg;
-    reg.name = name;
-    reg.credential_sha256 = std::string(64, 'a');
-    reg.host.set_arch(arch);
-    reg.host.set_cpu_model(emulated ? "AMD EPYC" : "Intel Xeon");
-    reg.host.set_emulated(emulated);
-    if (emulated) reg.host.set_emulation_evidence("binary aarch64, uname aarch64, /proc/cpuinfo x86");
-    reg.session_id = "s-" + name;
-    auto id = store_->RegisterAgent(reg);
-    EXPECT_TRUE(id.ok()) << id.status();
-    return id.ok() ? *id : "";
+  static v1::HostInfo Host(const std::string& arch, bool emulated) {
+    v1::HostInfo host;
+    host.set_arch(arch);
+    host.set_cpu_model(emulated ? "AMD EPYC" : "Intel Xeon");
+    host.set_emulated(emulated);
+    if (emulated) host.set_emulation_evidence("binary aarch64, uname aarch64, /proc/cpuinfo x86");
+    return host;
   }
 
-  std::unique_ptr<store::Store> store_;
   std::string run_id_;
 };
 

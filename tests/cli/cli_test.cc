@@ -22,6 +22,7 @@
 #include "engine/report/csv.h"
 #include "engine/report/json.h"
 #include "gmock/gmock.h"
+#include "engine/topology/fingerprint.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
@@ -169,6 +170,15 @@ TEST_F(CliTest, RunsATinyPlanInEveryFormat) {
     EXPECT_LE(r.samples_ns_size(), 12);
   }
   EXPECT_GT(report->host().logical_cpus(), 0u);
+  // Every result carries the device fingerprint it was measured under, hash included.
+  EXPECT_EQ(report->fingerprint().hash(), fleetmark::engine::FingerprintHash(report->fingerprint()));
+  EXPECT_EQ(report->fingerprint().kernel(), report->host().kernel());
+  for (const auto& r : report->results()) {
+    EXPECT_EQ(r.fingerprint().hash().size(), 16u);
+    EXPECT_EQ(r.fingerprint().hash(), fleetmark::engine::FingerprintHash(r.fingerprint()));
+    EXPECT_EQ(r.fingerprint().cpu_model(), report->host().cpu_model());
+    EXPECT_EQ(r.fingerprint().compiler(), fleetmark::engine::BuildCompiler());
+  }
   // Plan order, whatever order the shuffled rounds finished the cases in.
   EXPECT_EQ(report->results(0).spec().case_id(), "batch/arithmetic/blocking/direct/any");
   EXPECT_EQ(report->results(3).spec().case_id(), "batch/storage/blocking/fixed_pool_2/any");
@@ -189,6 +199,32 @@ TEST_F(CliTest, RunsATinyPlanInEveryFormat) {
   std::set<std::string> names;
   for (const auto& b : doc["benchmarks"]) names.insert(b["run_name"].get<std::string>());
   EXPECT_EQ(names.size(), 4u);
+}
+
+// A plan whose preflight gate cannot pass (MemAvailable >= 16 TiB) is deferred: exit 4,
+// no case measured, the reason (gate, value vs limit) on stderr and in every result.
+TEST_F(CliTest, RunExits4WhenAPreconditionDefers) {
+  const fs::path plan =
+      Write("deferred.txtpb", R"pb(name: "deferred"
+                                   matrix {
+                                     strategies { name: "direct" }
+                                     workloads: [ "arithmetic" ]
+                                     batch { tasks: 5 }
+                                   }
+                                   measurement { warmup_seconds: 0.01 max_repetitions: 5 max_seconds_per_case: 2 }
+                                   preconditions { min_free_memory_mib: 16777216 cooldown_seconds: 0 max_checks: 1 }
+      )pb");
+  const fs::path json_out = dir_ / "deferred.json";
+  CliResult r = Cli("run " + plan.string() + " --format=json --out " + json_out.string());
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("free memory")) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("16777216")) << r.err;
+  absl::StatusOr<fleetmark::v1::RunReport> report = fleetmark::report::ParseJson(ReadFile(json_out));
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->results_size(), 1);
+  EXPECT_NE(report->results(0).status(), fleetmark::v1::CASE_STATUS_OK);
+  EXPECT_EQ(report->results(0).samples_ns_size(), 0);
+  EXPECT_THAT(report->results(0).message(), HasSubstr("not measured"));
 }
 
 // `taskset -c N fleetmark run` with work_stealing: it hung for good in oneTBB's

@@ -207,6 +207,11 @@ TEST_F(FleetTest, ReducedS1OnThreeAgentsLandsExactlyTheExpectedRows) {
   EXPECT_EQ(Sql("SELECT count(*)" + where + " AND cardinality(r.samples_ns) = r.sample_count"), 12);
   // The agent links the counting operator new: the collections workload allocates.
   EXPECT_EQ(Sql("SELECT count(*)" + where + " AND r.workload = 'collections' AND r.allocations > 0"), 6);
+  // Every result carries the agent's device fingerprint (its hash recomputed on ingest):
+  // the three agents share this machine, so one fingerprint for all twelve.
+  EXPECT_EQ(Sql("SELECT count(*)" + where + " AND length(r.fingerprint_hash) = 16 AND r.fingerprint IS NOT NULL"),
+            12);
+  EXPECT_EQ(Sql("SELECT count(DISTINCT r.fingerprint_hash)" + where), 1);
 }
 
 TEST_F(FleetTest, SecondCoordinatorOnAPortInUseIsRefused) {

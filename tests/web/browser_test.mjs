@@ -179,6 +179,13 @@ test('run page draws one bar per strategy, sorted by median, per device', async 
     return chart.getModel().getSeriesByIndex(1).getData().count();
   });
   assert.equal(points, 40);
+  // The stored conditions at the case's start and end (seeded: 6000 → 5900 MiB free).
+  const conditions = Object.fromEntries((await page.locator('#conditions-table tbody tr').allInnerTexts())
+    .map((row) => row.split('\t')).map(([name, ...values]) => [name, values]));
+  assert.deepEqual(conditions['free memory'], ['6000 MiB', '5900 MiB']);
+  assert.deepEqual(conditions['battery'], ['80 % charging', '79 % charging']);
+  assert.deepEqual(conditions['load average (1 min)'], ['0.50', '0.75']);
+  assert.deepEqual(conditions['other processes\' CPU'], ['–', '–']);
   assert.deepEqual(errors, []);
   await shot(page, 'run-samples');
   await page.close();
@@ -245,6 +252,12 @@ test('compare page: winner per cell matches the data', async () => {
   assert.equal(noDifference, 1, 'the seeded tie shows as "no difference"');
   assert.match(await page.locator('tr.geomean').innerText(), /A\/B/);
   assert.equal(await page.locator('[data-chart="heatmap"]').count(), 3);
+  // The fingerprint fields that differ between the three devices, one column each.
+  const fingerprint = Object.fromEntries((await page.locator('#fingerprint-diff tbody tr').allInnerTexts())
+    .map((row) => row.split('\t')).map(([name, ...values]) => [name, values]));
+  assert.deepEqual(fingerprint['arch'], ['x86_64', 'aarch64', 'aarch64']);
+  assert.equal(fingerprint['cpu'][0], 'Intel(R) Core(TM) i7-12700H');
+  assert.ok(!('governor' in fingerprint), 'the same governor on all three is not a difference');
   assert.ok((await page.locator('main').innerText()).includes(manifest.hostile_name));
   assert.equal(await page.locator('img').count(), 0);
   assert.deepEqual(dialogs, []);
@@ -316,6 +329,15 @@ test('history page marks the seeded change point', async () => {
   const changes = await page.locator('#changes-table tbody tr').allInnerTexts();
   assert.equal(changes.length, 1);
   assert.match(changes[0], /x86-host/);
+  // The phone's kernel update is a device event (a dashed line), not a detected change.
+  const events = await page.locator('#fingerprint-events tbody tr').allInnerTexts();
+  assert.equal(events.length, 1);
+  assert.match(events[0], /pixel-8/);
+  assert.ok(events[0].includes(manifest.fingerprint_change_text), events[0]);
+  const lines = await page.evaluate(() => window.fleetmark.chartOf(
+    document.querySelector('[data-chart="history"]')).getOption().series.filter((s) => s.type === 'line')
+    .map((s) => s.markLine.data.length));
+  assert.deepEqual(lines, [0, 1]);
   await shot(page, 'history');
   await page.close();
 });

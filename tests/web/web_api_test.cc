@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -270,7 +271,31 @@ TEST_F(WebApiTest, HistoryMarksTheStep) {
   EXPECT_EQ(body["series"][0]["points"].size(), 14u);
   EXPECT_EQ(body["series"][0]["change_points"], json::array({8}));
   EXPECT_EQ(body["series"][0]["points"][0]["emulated"], false);
-  EXPECT_EQ(body["series"][1]["change_points"], json::array());
+  EXPECT_EQ(body["series"][0]["fingerprint_changes"], json::array());
+  // The phone's kernel update at night 10 (25% slower from then on) is a fingerprint
+  // event starting a new segment, not a change point of the strategy.
+  EXPECT_EQ(body["series"][1]["change_points"], json::array()) << body["series"][1].dump();
+  const json& events = body["series"][1]["fingerprint_changes"];
+  ASSERT_EQ(events.size(), 1u) << body["series"][1].dump();
+  EXPECT_EQ(events[0]["index"], 10);
+  EXPECT_EQ(events[0]["text"], "kernel 6.1.0-18-android14 → 6.1.0-21-android14");
+  EXPECT_EQ(events[0]["changes"],
+            json::array({{{"field", "kernel"}, {"before", "6.1.0-18-android14"}, {"after", "6.1.0-21-android14"}}}));
+  EXPECT_NE(body["series"][1]["points"][9]["fingerprint_hash"], body["series"][1]["points"][10]["fingerprint_hash"]);
+}
+
+TEST_F(WebApiTest, CompareListsTheFingerprintFieldsThatDiffer) {
+  const std::string a = AgentId("x86-host"), b = AgentId("pixel-8");
+  auto [status, body] = Get("/api/v1/compare?agents=" + a + "," + b);
+  ASSERT_EQ(status, 200);
+  std::map<std::string, json> fields;
+  for (const json& row : body["fingerprint_differences"]) fields[row["field"].get<std::string>()] = row["values"];
+  EXPECT_EQ(fields["cpu"], json::array({"Intel(R) Core(TM) i7-12700H", "Google Tensor G3"})) << body.dump();
+  EXPECT_EQ(fields["arch"], json::array({"x86_64", "aarch64"}));
+  EXPECT_EQ(fields.count("governor"), 0u);  // schedutil on both: not a difference
+  EXPECT_EQ(fields.count("compiler"), 0u);
+  EXPECT_FALSE(body["devices"][0]["fingerprint"].is_null());
+  EXPECT_EQ(body["devices"][0]["fingerprints"], 1);
 }
 
 TEST_F(WebApiTest, MissingWrongAndHostileIdsAre404Or400) {

@@ -100,6 +100,20 @@ TEST(ChangePointsTest, TwoStepsSkippingMissingPoints) {
   EXPECT_TRUE(DetectChangePoints({}).empty());
 }
 
+TEST(ChangePointsTest, AFingerprintBreakIsNotAChangePoint) {
+  std::vector<double> series;
+  for (int i = 0; i < 14; ++i) series.push_back((i >= 8 ? 130 : 100) * (1 + 0.01 * std::sin(i * 1.7)));
+  // The step at 8 is where the device changed: no change point there.
+  EXPECT_TRUE(DetectChangePointsInSegments(series, {8}).empty());
+  // A real step inside a segment is still found, with indices into the whole series.
+  std::vector<double> two = {50, 51, 49, 50, 51, 50, 90, 91, 89, 90, 120, 121, 119, 120};
+  EXPECT_EQ(DetectChangePointsInSegments(two, {10}), std::vector<size_t>({6}));
+  // No breaks, or breaks out of range: as DetectChangePoints.
+  EXPECT_EQ(DetectChangePointsInSegments(series, {}), DetectChangePoints(series));
+  EXPECT_EQ(DetectChangePointsInSegments(series, {0, 99}), DetectChangePoints(series));
+  EXPECT_TRUE(DetectChangePointsInSegments({}, {3}).empty());
+}
+
 TEST(ParseHostPortTest, AcceptsAndRejects) {
   EXPECT_EQ(*ParseHostPort("127.0.0.1:8080"), std::make_pair(std::string("127.0.0.1"), 8080));
   EXPECT_EQ(*ParseHostPort("[::1]:0"), std::make_pair(std::string("::1"), 0));

@@ -23,6 +23,7 @@
 #include "absl/strings/str_format.h"
 #include "coordinator/store/store.h"
 #include "engine/common/status_macros.h"
+#include "engine/topology/fingerprint.h"
 
 ABSL_FLAG(std::string, database_uri, "", "PostgreSQL URI of the (fresh) database to seed");
 
@@ -37,7 +38,8 @@ constexpr char kHostileName[] = "<img src=x onerror=alert(1)>";
 struct Device {
   std::string name;
   std::string agent_id;
-  double scale;  // multiplies the reference medians
+  double scale;       // multiplies the reference medians
+  v1::HostInfo host;  // its results' device fingerprint unless a result has its own
 };
 
 std::string ResultId(int n) { return absl::StrFormat("%08x-5eed-4000-8000-%012x", n, n); }
@@ -57,6 +59,8 @@ v1::HostInfo Host(const std::string& arch, const std::string& cpu, int cores, in
   host.set_smt(smt);
   host.set_memory_bytes(memory_gib << 30);
   host.set_os(arch == "x86_64" ? "Debian GNU/Linux 12 (bookworm)" : "Android 14");
+  host.set_kernel(arch == "x86_64" ? "6.1.0-18-amd64" : "6.1.0-18-android14");
+  host.set_governor("schedutil");
   host.set_device_model(model);
   uint32_t cpu_id = 0;
   for (const auto& [name, n, tpc, khz, uarch] : kinds) {
@@ -86,6 +90,15 @@ v1::CaseResult BatchResult(int id, const std::string& strategy, const std::strin
   spec->set_case_id(absl::StrFormat("batch/%s/blocking/%s/any", workload, strategy));
   r.set_status(v1::CASE_STATUS_OK);
   r.set_stop_reason(v1::STOP_REASON_CI_TARGET);
+  // The conditions at the case's start and end (the Run page's conditions table).
+  for (v1::EnvSnapshot* env : {r.mutable_env_before(), r.mutable_env_after()}) {
+    const bool end = env == r.mutable_env_after();
+    env->set_battery_level_percent(end ? 79 : 80);
+    env->set_battery_charging(true);
+    env->set_free_memory_bytes(uint64_t{end ? 5900u : 6000u} << 20);
+    env->set_load_average_1m(end ? 0.75 : 0.5);
+    env->set_governor("schedutil");
+  }
   std::vector<double> samples;
   for (int k = 0; k < 40; ++k) {
     const double v = median_ns * (1 + 0.04 * Noise(id * 100 + k)) + (k == 7 ? median_ns * 0.3 : 0);
@@ -137,6 +150,7 @@ absl::Status RunJob(Store& store, const v1::RunInfo& run, const Device& device, 
   for (v1::CaseResult& r : results) {
     r.set_run_id(run.run_id());
     r.set_job_id(job_id);
+    if (!r.has_fingerprint()) *r.mutable_fingerprint() = fleetmark::engine::DeviceFingerprintOf(device.host);
     batch.push_back({device.agent_id, &r});
   }
   FLEETMARK_ASSIGN_OR_RETURN(auto outcomes, store.InsertResults(batch));
@@ -186,6 +200,7 @@ absl::Status Seed(const std::string& uri) {
     reg.name = devices[i].name;
     reg.credential_sha256 = std::string(64, 'a' + i);
     reg.host = hosts[i];
+    devices[i].host = hosts[i];
     reg.labels = {{"site", i == 2 ? "<script>alert(2)</script>" : "lab"}, {"tier", i == 0 ? "x86" : "arm"}};
     reg.engine_version = "0.1.0";
     FLEETMARK_ASSIGN_OR_RETURN(devices[i].agent_id, store->RegisterAgent(reg));
@@ -338,23 +353,32 @@ absl::Status Seed(const std::string& uri) {
   manifest["sweep_run_id"] = sweep_run.run_id();
 
   // 4. Nightly runs: batch/arithmetic/blocking/fixed_pool/any gets 30% slower on the
-  // host from night 8 on; the phone stays flat.
+  // host from night 8 on; the phone gets a kernel update at night 10 that makes it 25%
+  // slower: a fingerprint event that starts a new segment, not a change point.
+  v1::HostInfo updated_phone = phone.host;
+  updated_phone.set_kernel("6.1.0-21-android14");
+  const v1::DeviceFingerprint updated_fingerprint = fleetmark::engine::DeviceFingerprintOf(updated_phone);
   json nightly = json::array();
   for (int night = 0; night < 14; ++night) {
     FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo run, NewRun(*store, "nightly", "schedule:nightly", {&x86, &phone}, 2));
     for (Device* d : {&x86, &phone}) {
       double base = 95e3 * d->scale * (1 + 0.01 * Noise(night * 7 + (d == &x86)));
       if (d == &x86 && night >= 8) base *= 1.3;
-      FLEETMARK_RETURN_IF_ERROR(RunJob(*store, run, *d,
-                                       {BatchResult(id++, "fixed_pool", "arithmetic", base, 1.0),
-                                        BatchResult(id++, "direct", "arithmetic", 9e3 * d->scale, 1.0)},
-                                       true));
+      if (d == &phone && night >= 10) base *= 1.25;
+      std::vector<v1::CaseResult> results = {BatchResult(id++, "fixed_pool", "arithmetic", base, 1.0),
+                                             BatchResult(id++, "direct", "arithmetic", 9e3 * d->scale, 1.0)};
+      if (d == &phone && night >= 10) {
+        for (v1::CaseResult& r : results) *r.mutable_fingerprint() = updated_fingerprint;
+      }
+      FLEETMARK_RETURN_IF_ERROR(RunJob(*store, run, *d, std::move(results), true));
     }
     nightly.push_back({{"run_id", run.run_id()}, {"days_ago", 14 - night}});
   }
   manifest["nightly"] = nightly;
   manifest["history_case_id"] = "batch/arithmetic/blocking/fixed_pool/any";
   manifest["history_change_index"] = 8;
+  manifest["fingerprint_change_index"] = 10;
+  manifest["fingerprint_change_text"] = "kernel 6.1.0-18-android14 → 6.1.0-21-android14";
 
   // 5. A run still in progress on the board.
   // Its third case is unsupported: no samples, no statistics, no counters (the Run page

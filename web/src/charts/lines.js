@@ -19,6 +19,13 @@ export function drawHistory(el, series) {
         data: s.changes.map((index) => ({coord: [s.points[index].t_ms, s.points[index].median_ns],
           name: 'change'})),
       },
+      // Device fingerprint changes (new kernel, governor, ...): a dashed line where the
+      // new segment starts, named by what changed.
+      markLine: {
+        symbol: 'none', silent: false, lineStyle: {color, type: 'dashed'},
+        label: {formatter: 'device', color},
+        data: (s.events || []).map((e) => ({xAxis: s.points[e.index].t_ms, name: e.text})),
+      },
     });
     chartSeries.push({
       type: 'custom', name: s.name, silent: true, itemStyle: {color},

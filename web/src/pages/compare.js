@@ -99,6 +99,20 @@ function compareTable(data) {
   ];
 }
 
+// What differs between the devices besides the strategy (CPU, kernel, governor, ...):
+// the fingerprint fields the server found different, one column per device.
+function fingerprintSection(data) {
+  const rows = data.fingerprint_differences || [];
+  const unknown = data.devices.filter((d) => !d.fingerprint).map((d) => d.name);
+  return h('section', {}, h('h2', {}, 'Device fingerprint'),
+    unknown.length ? h('p', {class: 'muted small'}, `No fingerprint (an older agent): ${unknown.join(', ')}.`) : null,
+    rows.length ? h('table', {class: 'grid', id: 'fingerprint-diff'},
+      h('thead', {}, h('tr', {}, h('th', {}, 'field'),
+        data.devices.map((d, i) => h('th', {}, `${String.fromCharCode(65 + i)}: `, d.name)))),
+      h('tbody', {}, rows.map((r) => h('tr', {}, h('td', {}, r.field), r.values.map((v) => h('td', {}, v || '?'))))))
+      : h('p', {}, 'The same on every device.'));
+}
+
 export async function renderCompare(root, params) {
   document.title = 'Compare · fleetmark';
   const chosen = listParam(params, 'agents');
@@ -118,6 +132,7 @@ export async function renderCompare(root, params) {
   };
   root.appendChild(h('p', {class: 'muted'}, devices.map((d, i) => h('span', {class: 'device', dataset: {emulated: d.emulated ? '1' : '0'}},
     h('b', {}, `${String.fromCharCode(65 + i)}: `), d.name, ` (run ${shortId(d.run_id)})`, emulatedNote(d), '  '))));
+  if (devices.length > 1) root.appendChild(fingerprintSection(data));
   if (strategies.length === 0) {
     root.appendChild(h('p', {}, 'No timed results for these devices.'));
     return;

@@ -50,6 +50,7 @@ export async function renderHistory(root, params) {
   const series = data.series.map((s) => ({
     name: s.name,
     changes: s.change_points,
+    events: s.fingerprint_changes,
     points: s.points.map((p) => ({t_ms: p.finished_unix_ms, median_ns: p.median_ns,
       ci_low_ns: p.ci_low_ns, ci_high_ns: p.ci_high_ns, run_id: p.run_id})),
   }));
@@ -70,5 +71,20 @@ export async function renderHistory(root, params) {
     h('table', {class: 'grid', id: 'changes-table'},
       h('thead', {}, h('tr', {}, ['device', 'run submitted', 'run', 'median before', 'median after'].map((t) => h('th', {}, t)))),
       h('tbody', {}, rows)) : h('p', {}, 'None.')));
+  // Device fingerprint changes: each starts a new segment (change points are searched
+  // within segments), so an OS update is not mistaken for a regression of the strategy.
+  const events = [];
+  for (const s of data.series) {
+    for (const e of s.fingerprint_changes) {
+      const p = s.points[e.index];
+      events.push(h('tr', {}, h('td', {}, s.name), h('td', {}, formatTime(p.finished_unix_ms)),
+        h('td', {}, link(`/runs/${encodeURIComponent(p.run_id)}`, shortId(p.run_id))),
+        h('td', {}, e.text)));
+    }
+  }
+  root.appendChild(h('section', {}, h('h2', {}, 'Device changes'), events.length ?
+    h('table', {class: 'grid', id: 'fingerprint-events'},
+      h('thead', {}, h('tr', {}, ['device', 'run submitted', 'run', 'what changed'].map((t) => h('th', {}, t)))),
+      h('tbody', {}, events)) : h('p', {}, 'None: every device kept its fingerprint.')));
   drawHistory(el, series);
 }

@@ -155,6 +155,26 @@ function loadTable(results) {
     h('tbody', {}, rows.map((r) => h('tr', {dataset: {result: r.result_id}}, columns.map(([, f]) => h('td', {}, f(r))))))));
 }
 
+// The stored conditions at the start and end of the case (what the preflight gates
+// read): one row per condition, '–' where the snapshot did not know it.
+function conditionsTable(r) {
+  const dash = (v, f = (x) => x) => (v === null || v === undefined || v === '' ? '–' : f(v));
+  const rows = [
+    ['battery', (e) => dash(e.battery_level_percent, (v) => `${v} %${e.battery_charging ? ' charging' : ''}`)],
+    ['battery temperature', (e) => dash(e.battery_temperature_c, (v) => `${v.toFixed(1)} °C`)],
+    ['hottest zone', (e) => e.temperatures_c.length ? `${Math.max(...e.temperatures_c).toFixed(1)} °C` : '–'],
+    ['load average (1 min)', (e) => dash(e.load_average_1m, (v) => v.toFixed(2))],
+    ['free memory', (e) => dash(e.free_memory_bytes, (v) => `${Math.floor(v / 1048576)} MiB`)],
+    ['governor', (e) => dash(e.governor)],
+    ['other processes\' CPU', (e) => dash(e.other_cpu_percent, (v) => `${v.toFixed(1)} %`)],
+    ['failed gates', (e) => e.gate_failures.length ? e.gate_failures.join('; ') : '–'],
+  ];
+  return h('table', {class: 'grid', id: 'conditions-table'},
+    h('thead', {}, h('tr', {}, ['condition', 'case start', 'case end'].map((t) => h('th', {}, t)))),
+    h('tbody', {}, rows.map(([name, f]) => h('tr', {}, h('td', {}, name), h('td', {}, f(r.env_before)),
+      h('td', {}, f(r.env_after))))));
+}
+
 async function samplesPanel(resultId) {
   const {result: r} = await getJson(`results/${encodeURIComponent(resultId)}`);
   const samples = r.samples_ns;
@@ -168,6 +188,7 @@ async function samplesPanel(resultId) {
       `${formatNs(r.stats.ci_high_ns)}; ${formatNumber(c.repetitions)} repetitions; context switches ` +
       `${formatNumber(c.voluntary_context_switches)} voluntary / ${formatNumber(c.involuntary_context_switches)} ` +
       `involuntary; CPUs used ${r.cpus_used.length ? r.cpus_used.join(',') : '–'}`));
+  section.appendChild(conditionsTable(r));
   return {section, draws: [() => drawDistribution(el, samples)]};
 }
 
