@@ -14,6 +14,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/scheduler/cron.h"
+#include "coordinator/cli/run_flags.h"
+#include "coordinator/service/run_cases.h"
 #include "coordinator/service/selector.h"
 #include "engine/common/secret_file.h"
 #include "engine/common/status_macros.h"
@@ -181,6 +183,10 @@ absl::Status CheckCronFlag() {
   absl::StatusOr<scheduler::CronSchedule> schedule = scheduler::CronSchedule::Parse(cron);
   if (schedule.ok()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat("--cron: ", schedule.status().message()));
+}
+
+absl::Status CheckFilterFlag(const v1::Plan& plan) {
+  return service::CountSelectedCases(plan, absl::GetFlag(FLAGS_quick), absl::GetFlag(FLAGS_filter)).status();
 }
 
 absl::StatusOr<absl::Duration> TimeoutFromFlag() {

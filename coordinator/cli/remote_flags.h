@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/common/tls_probe.h"
+#include "fleetmark/v1/plan.pb.h"
 
 ABSL_DECLARE_FLAG(std::string, coordinator);
 ABSL_DECLARE_FLAG(std::string, admin_token_file);
@@ -73,6 +74,11 @@ TlsClientFiles TlsFiles(const RemoteOptions& options);
 // whole fleet is `--select all`); otherwise "" means every agent (agents list).
 absl::Status CheckSelectFlag(bool required);
 absl::Status CheckCronFlag();
+
+// --filter (with --quick) on `plan` (submit, schedules create): OK if the regex compiles
+// and selects at least one case (service::CountSelectedCases), else its InvalidArgument
+// naming --filter. The coordinator checks again; this makes a typo exit 2 locally.
+absl::Status CheckFilterFlag(const v1::Plan& plan);
 
 // --timeout of `submit --wait`: InfiniteDuration when not given (wait until the run
 // ends); InvalidArgument naming the flag for a value <= 0.
