@@ -12,8 +12,12 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "coordinator/scheduler/cron.h"
+#include "coordinator/cli/run_flags.h"
+#include "coordinator/service/run_cases.h"
 #include "coordinator/service/selector.h"
 #include "engine/common/secret_file.h"
 #include "engine/common/status_macros.h"
@@ -181,6 +185,24 @@ absl::Status CheckCronFlag() {
   absl::StatusOr<scheduler::CronSchedule> schedule = scheduler::CronSchedule::Parse(cron);
   if (schedule.ok()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat("--cron: ", schedule.status().message()));
+}
+
+absl::StatusOr<std::vector<std::string>> SplitListFlag(absl::string_view flag, absl::string_view value) {
+  std::vector<std::string> items;
+  for (absl::string_view item : absl::StrSplit(value, ',')) {
+    item = absl::StripAsciiWhitespace(item);
+    if (item.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, ": item ", items.size() + 1, " of \"",
+                                                     absl::CHexEscape(value),
+                                                     "\" is empty (two commas, or a trailing comma?)"));
+    }
+    items.emplace_back(item);
+  }
+  return items;
+}
+
+absl::Status CheckFilterFlag(const v1::Plan& plan) {
+  return service::CountSelectedCases(plan, absl::GetFlag(FLAGS_quick), absl::GetFlag(FLAGS_filter)).status();
 }
 
 absl::StatusOr<absl::Duration> TimeoutFromFlag() {

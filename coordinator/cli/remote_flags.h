@@ -4,12 +4,14 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/flags/declare.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/common/tls_probe.h"
+#include "fleetmark/v1/plan.pb.h"
 
 ABSL_DECLARE_FLAG(std::string, coordinator);
 ABSL_DECLARE_FLAG(std::string, admin_token_file);
@@ -73,6 +75,17 @@ TlsClientFiles TlsFiles(const RemoteOptions& options);
 // whole fleet is `--select all`); otherwise "" means every agent (agents list).
 absl::Status CheckSelectFlag(bool required);
 absl::Status CheckCronFlag();
+
+// --filter (with --quick) on `plan` (submit, schedules create): OK if the regex compiles
+// and selects at least one case (service::CountSelectedCases), else its InvalidArgument
+// naming --filter. The coordinator checks again; this makes a typo exit 2 locally.
+absl::Status CheckFilterFlag(const v1::Plan& plan);
+
+// The items of a comma-separated list flag (`--agents 'vm, big-x86'` = {"vm",
+// "big-x86"}), each with the spaces around it trimmed; an empty or blank item (two
+// commas, a trailing comma, an empty value) is InvalidArgument naming `flag` ("--agents")
+// and the item's position.
+absl::StatusOr<std::vector<std::string>> SplitListFlag(absl::string_view flag, absl::string_view value);
 
 // --timeout of `submit --wait`: InfiniteDuration when not given (wait until the run
 // ends); InvalidArgument naming the flag for a value <= 0.

@@ -95,9 +95,11 @@ int AgentsRemove(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+constexpr char kSchedulesCreateUsage[] =
+    "fleetmark schedules create NAME PLAN --cron 'M H DOM MON DOW' --select EXPR|all [--quick] [--filter REGEX]";
+
 int SchedulesCreate(const std::vector<std::string>& args) {
-  static const char kUsage[] =
-      "fleetmark schedules create NAME PLAN --cron 'M H DOM MON DOW' --select EXPR|all [--quick]";
+  const char* kUsage = kSchedulesCreateUsage;
   if (args.size() != 2) return RemoteUsageError(kUsage, "schedules create takes a name and a plan file");
   if (absl::Status cron = CheckCronFlag(); !cron.ok()) {
     return RemoteUsageError(kUsage, std::string(cron.message()));
@@ -110,6 +112,11 @@ int SchedulesCreate(const std::vector<std::string>& args) {
     std::cerr << "fleetmark: " << plan.status().message() << "\n";
     return kExitUsage;
   }
+  // As submit: the filter must compile and select a case of the plan (exit 2).
+  if (absl::Status cases = CheckFilterFlag(*plan); !cases.ok()) {
+    std::cerr << "fleetmark: " << cases.message() << "\n";
+    return kExitUsage;
+  }
   v1::CreateScheduleRequest request;
   v1::Schedule* schedule = request.mutable_schedule();
   schedule->set_name(args[0]);
@@ -117,6 +124,7 @@ int SchedulesCreate(const std::vector<std::string>& args) {
   *schedule->mutable_plan() = *plan;
   schedule->set_selector(absl::GetFlag(FLAGS_select));
   schedule->set_quick(absl::GetFlag(FLAGS_quick));
+  schedule->set_filter(absl::GetFlag(FLAGS_filter));
   v1::Schedule created;
   if (int code = CallControl(&v1::ControlService::Stub::CreateSchedule, request, &created, "schedules create");
       code != kExitOk) {
@@ -135,13 +143,23 @@ int SchedulesList(const std::vector<std::string>& args) {
       code != kExitOk) {
     return code;
   }
-  report::TextTable table({{"name"}, {"cron (UTC)"}, {"plan"}, {"quick"}, {"next fire"}, {"selector"}, {"last fire"}});
+  report::TextTable table({{"name"},
+                           {"state"},
+                           {"cron (UTC)"},
+                           {"plan"},
+                           {"quick"},
+                           {"filter"},
+                           {"next fire"},
+                           {"selector"},
+                           {"last fire"}});
   for (const v1::Schedule& s : response.schedules()) {
     // The last fire: its slot and outcome ("run <id>" or why it was skipped).
     const std::string last = s.last_fire_slot_unix_ns() == 0
                                  ? "-"
                                  : absl::StrCat(FormatUnixNs(s.last_fire_slot_unix_ns()), " ", s.last_fire_outcome());
-    table.AddRow({s.name(), s.cron(), s.plan().name(), s.quick() ? "yes" : "no", FormatUnixNs(s.next_fire_unix_ns()),
+    table.AddRow({s.name(), s.paused() ? "paused" : "active", s.cron(), s.plan().name(), s.quick() ? "yes" : "no",
+                  s.filter().empty() ? "-" : s.filter(),
+                  s.paused() ? "- (paused)" : FormatUnixNs(s.next_fire_unix_ns()),
                   s.selector().empty() ? "(all online)" : s.selector(), last});
   }
   std::cout << table.Render();
@@ -158,6 +176,41 @@ int SchedulesDelete(const std::vector<std::string>& args) {
     return code;
   }
   std::cout << "deleted schedule " << args[0] << "\n";
+  return kExitOk;
+}
+
+// `schedules pause NAME` / `schedules resume NAME`.
+int SchedulesSetPaused(const std::vector<std::string>& args, bool paused) {
+  const std::string command = paused ? "schedules pause" : "schedules resume";
+  if (args.size() != 1)
+    return RemoteUsageError(absl::StrCat("fleetmark ", command, " NAME"), command + " takes one name");
+  v1::SetSchedulePausedRequest request;
+  request.set_name(args[0]);
+  request.set_paused(paused);
+  v1::Schedule schedule;
+  if (int code = CallControl(&v1::ControlService::Stub::SetSchedulePaused, request, &schedule, command.c_str());
+      code != kExitOk) {
+    return code;
+  }
+  if (paused) {
+    std::cout << "paused schedule " << args[0] << " (it does not fire until: fleetmark schedules resume " << args[0]
+              << ")\n";
+  } else {
+    std::cout << "resumed schedule " << args[0] << ", next fires " << FormatUnixNs(schedule.next_fire_unix_ns())
+              << "\n";
+  }
+  return kExitOk;
+}
+
+int SchedulesRun(const std::vector<std::string>& args) {
+  if (args.size() != 1) return RemoteUsageError("fleetmark schedules run NAME", "schedules run takes one name");
+  v1::RunScheduleRequest request;
+  request.set_name(args[0]);
+  v1::RunInfo run;
+  if (int code = CallControl(&v1::ControlService::Stub::RunSchedule, request, &run, "schedules run"); code != kExitOk) {
+    return code;
+  }
+  std::cout << run.run_id() << "\n";
   return kExitOk;
 }
 
@@ -229,7 +282,7 @@ void RegisterFleetRemoteCommands(CommandRegistry& registry) {
                 .run = AgentsRemove});
   registry.Add({.name = "schedules create",
                 .summary = "run a plan on a cron schedule (UTC)",
-                .usage = "fleetmark schedules create NAME PLAN --cron 'M H DOM MON DOW' --select EXPR|all [--quick]",
+                .usage = kSchedulesCreateUsage,
                 .run = SchedulesCreate});
   registry.Add({.name = "schedules list",
                 .summary = "list schedules and their next fire time",
@@ -239,6 +292,18 @@ void RegisterFleetRemoteCommands(CommandRegistry& registry) {
                 .summary = "delete a schedule",
                 .usage = "fleetmark schedules delete NAME",
                 .run = SchedulesDelete});
+  registry.Add({.name = "schedules pause",
+                .summary = "pause a schedule: it does not fire until resumed",
+                .usage = "fleetmark schedules pause NAME",
+                .run = [](const std::vector<std::string>& args) { return SchedulesSetPaused(args, true); }});
+  registry.Add({.name = "schedules resume",
+                .summary = "resume a paused schedule (from its next slot)",
+                .usage = "fleetmark schedules resume NAME",
+                .run = [](const std::vector<std::string>& args) { return SchedulesSetPaused(args, false); }});
+  registry.Add({.name = "schedules run",
+                .summary = "fire a schedule now, once (paused or not); prints the run id",
+                .usage = "fleetmark schedules run NAME",
+                .run = SchedulesRun});
   registry.Add({.name = "tokens create",
                 .summary = "create an agent enrollment token (printed once)",
                 .usage = "fleetmark tokens create [--description TEXT]",

@@ -142,7 +142,9 @@ std::string MedianWithCi(const v1::CaseResult* r) {
 int Compare(const std::vector<std::string>& args) {
   static const char kUsage[] = "fleetmark compare RUN --agents A,B [--include_emulated]";
   if (args.size() != 1) return RemoteUsageError(kUsage, "compare takes one run id");
-  std::vector<std::string> agents = absl::StrSplit(absl::GetFlag(FLAGS_agents), ',', absl::SkipEmpty());
+  absl::StatusOr<std::vector<std::string>> listed = SplitListFlag("--agents", absl::GetFlag(FLAGS_agents));
+  if (!listed.ok()) return RemoteUsageError(kUsage, std::string(listed.status().message()));
+  const std::vector<std::string>& agents = *listed;
   if (agents.size() != 2) {
     return RemoteUsageError(kUsage,
                             absl::StrCat("--agents: two agent names A,B, got \"", absl::GetFlag(FLAGS_agents), "\""));

@@ -73,10 +73,8 @@ int Submit(const std::vector<std::string>& args) {
   }
   // The filter must compile and match a case before anything is sent (the coordinator
   // checks it again): a run no agent can execute is a usage error.
-  if (absl::StatusOr<uint32_t> cases =
-          service::CountSelectedCases(*plan, absl::GetFlag(FLAGS_quick), absl::GetFlag(FLAGS_filter));
-      !cases.ok()) {
-    std::cerr << "fleetmark: " << cases.status().message() << "\n";
+  if (absl::Status cases = CheckFilterFlag(*plan); !cases.ok()) {
+    std::cerr << "fleetmark: " << cases.message() << "\n";
     return kExitUsage;
   }
   int code = 0;

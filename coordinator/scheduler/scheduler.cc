@@ -1,5 +1,6 @@
 #include "coordinator/scheduler/scheduler.h"
 
+#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/scheduler/cron.h"
@@ -30,7 +31,10 @@ absl::StatusOr<std::vector<v1::RunInfo>> ScheduleRunner::Tick() {
     // A slot that already fired (here or on another coordinator) is not built again:
     // building selects agents and would repeat its outcome every tick of the minute.
     if (slot && absl::ToUnixNanos(*slot) <= schedule.last_fire_slot_unix_ns()) slot.reset();
-    if (slot) {
+    if (slot && schedule.paused()) {
+      auto result = store_.FireSchedule(schedule.name(), *slot, store::NewRun(), "skipped: paused");
+      if (!result.ok()) return result.status();
+    } else if (slot) {
       store::NewRun run;
       std::string skipped;
       absl::StatusOr<store::NewRun> built = build_run_(schedule);
@@ -58,6 +62,22 @@ absl::StatusOr<std::vector<v1::RunInfo>> ScheduleRunner::Tick() {
     }
   }
   return fired;
+}
+
+absl::StatusOr<v1::RunInfo> ScheduleRunner::RunNow(const std::string& name) {
+  auto schedules = store_.ListSchedules();
+  if (!schedules.ok()) return schedules.status();
+  auto it = std::find_if(schedules->begin(), schedules->end(), [&](const v1::Schedule& s) { return s.name() == name; });
+  if (it == schedules->end()) return absl::NotFoundError(absl::StrCat("schedule \"", name, "\" not found"));
+  absl::StatusOr<store::NewRun> run = build_run_(*it);
+  if (!run.ok()) return run.status();
+  if (run->max_attempts == 0) run->max_attempts = options_.max_attempts;
+  auto result = store_.FireSchedule(name, clock_.Now(), *run, "");
+  if (!result.ok()) return result.status();
+  if (!result->has_value() || (*result)->run_id().empty()) {
+    return absl::AbortedError(absl::StrCat("schedule \"", name, "\" fired at this instant already; try again"));
+  }
+  return **std::move(result);
 }
 
 }  // namespace fleetmark::scheduler

@@ -42,7 +42,17 @@ class ScheduleRunner {
   // Fires every schedule whose latest slot at or before now (within catch_up) has not
   // fired yet, and records each schedule's next fire time. Returns the runs this call
   // created (runs with no matching agent are not returned). Errors: the store's.
+  // A paused schedule's due slot is recorded as fired with "skipped: paused" (so it
+  // does not fire late on resume) and builds nothing.
   absl::StatusOr<std::vector<v1::RunInfo>> Tick();
+
+  // Fires schedule `name` now, once (`schedules run`), paused or not, through the same
+  // build and FireSchedule path as a slot, with the clock's now as its slot (shown as the
+  // last fire; a cron slot at or before it that has not fired yet is then not fired).
+  // Returns the run created. Errors: NotFound (no such schedule), the builder's
+  // (FailedPrecondition when no online agent matches; nothing is recorded), the store's.
+  // Safe to call concurrently with Tick() (the store's fire key decides).
+  absl::StatusOr<v1::RunInfo> RunNow(const std::string& name);
 
  private:
   store::Store& store_;

@@ -372,8 +372,11 @@ grpc::ServerUnaryReactor* ControlServiceImpl::CreateSchedule(grpc::CallbackServe
     FLEETMARK_ASSIGN_OR_RETURN(scheduler::CronSchedule cron, scheduler::CronSchedule::Parse(schedule.cron()));
     absl::Status plan = engine::ValidatePlan(schedule.plan());
     if (!plan.ok()) return absl::InvalidArgumentError(absl::StrCat("schedule.plan refused: ", plan.message()));
-    FLEETMARK_RETURN_IF_ERROR(
-        CheckPlanDeliverable(schedule.plan(), schedule.quick(), "", "schedule.plan refused: schedule.plan"));
+    FLEETMARK_RETURN_IF_ERROR(CheckPlanDeliverable(schedule.plan(), schedule.quick(), schedule.filter(),
+                                                   "schedule.plan refused: schedule.plan"));
+    // The filter must compile and select a case now, not fail at every fire
+    // (InvalidArgument naming --filter).
+    FLEETMARK_RETURN_IF_ERROR(SelectedCaseIds(schedule.plan(), schedule.quick(), schedule.filter()).status());
     FLEETMARK_RETURN_IF_ERROR(Selector::Parse(schedule.selector()).status());
     std::optional<absl::Time> next = cron.NextAfter(absl::Now());
     if (!next) {
@@ -398,6 +401,30 @@ grpc::ServerUnaryReactor* ControlServiceImpl::ListSchedules(grpc::CallbackServer
 grpc::ServerUnaryReactor* ControlServiceImpl::DeleteSchedule(grpc::CallbackServerContext* context,
                                                              const v1::DeleteScheduleRequest* request, v1::Empty*) {
   return Async(context, [this, request] { return store_.DeleteSchedule(request->name()); });
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::SetSchedulePaused(grpc::CallbackServerContext* context,
+                                                                const v1::SetSchedulePausedRequest* request,
+                                                                v1::Schedule* response) {
+  return Async(context, [this, request, response]() -> absl::Status {
+    FLEETMARK_RETURN_IF_ERROR(store_.SetSchedulePaused(request->name(), request->paused()));
+    FLEETMARK_ASSIGN_OR_RETURN(std::vector<v1::Schedule> schedules, store_.ListSchedules());
+    for (v1::Schedule& s : schedules) {
+      if (s.name() == request->name()) *response = std::move(s);
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::RunSchedule(grpc::CallbackServerContext* context,
+                                                          const v1::RunScheduleRequest* request,
+                                                          v1::RunInfo* response) {
+  return Async(context, [this, request, response]() -> absl::Status {
+    if (!options_.run_schedule) return absl::UnimplementedError("this coordinator does not run schedules");
+    FLEETMARK_ASSIGN_OR_RETURN(*response, options_.run_schedule(request->name()));
+    dispatcher_.WakeAllIdle();  // as after a sweep's fires
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerUnaryReactor* ControlServiceImpl::CreateToken(grpc::CallbackServerContext* context,

@@ -24,6 +24,7 @@
 // ResourceExhausted (an ExportResults answer over the message limit, naming it).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ struct ControlServiceOptions {
   absl::Duration job_lease = absl::Seconds(30);
   absl::Duration watch_poll = absl::Milliseconds(300);
   v1::Preconditions default_preconditions;  // CoordinatorOptions::default_preconditions
+  // RunSchedule's work: fires the named schedule now (scheduler::ScheduleRunner::RunNow)
+  // and returns its run; called on the executor. Unset: RunSchedule is Unimplemented.
+  std::function<absl::StatusOr<v1::RunInfo>(const std::string& name)> run_schedule;
 };
 
 // absl::Status → grpc::Status (same numeric codes).
@@ -101,6 +105,10 @@ class ControlServiceImpl final : public v1::ControlService::CallbackService {
                                           v1::ListSchedulesResponse*) override;
   grpc::ServerUnaryReactor* DeleteSchedule(grpc::CallbackServerContext*, const v1::DeleteScheduleRequest*,
                                            v1::Empty*) override;
+  grpc::ServerUnaryReactor* SetSchedulePaused(grpc::CallbackServerContext*, const v1::SetSchedulePausedRequest*,
+                                              v1::Schedule*) override;
+  grpc::ServerUnaryReactor* RunSchedule(grpc::CallbackServerContext*, const v1::RunScheduleRequest*,
+                                        v1::RunInfo*) override;
   grpc::ServerUnaryReactor* CreateToken(grpc::CallbackServerContext*, const v1::CreateTokenRequest*,
                                         v1::CreateTokenResponse*) override;
   grpc::ServerUnaryReactor* RevokeToken(grpc::CallbackServerContext*, const v1::RevokeTokenRequest*,

@@ -131,6 +131,8 @@ class CoordinatorImpl : public Coordinator {
     control_options.max_attempts = static_cast<uint32_t>(options_.max_attempts);
     control_options.job_lease = options_.job_lease;
     control_options.default_preconditions = options_.default_preconditions;
+    // schedules_ is created below, before the server starts taking calls.
+    control_options.run_schedule = [this](const std::string& name) { return schedules_->RunNow(name); };
     control_service_ =
         std::make_unique<ControlServiceImpl>(*store_, *executor_, *dispatcher_, registry_, control_options);
     scheduler::ScheduleRunnerOptions schedule_options;
@@ -138,7 +140,7 @@ class CoordinatorImpl : public Coordinator {
     schedules_ = std::make_unique<scheduler::ScheduleRunner>(
         *store_, clock_,
         [this](const v1::Schedule& s) {
-          return BuildRun(*store_, s.plan(), s.selector(), s.quick(), "", absl::StrCat("schedule:", s.name()),
+          return BuildRun(*store_, s.plan(), s.selector(), s.quick(), s.filter(), absl::StrCat("schedule:", s.name()),
                           static_cast<uint32_t>(options_.max_attempts), options_.default_preconditions);
         },
         schedule_options);

@@ -73,6 +73,7 @@ class PgStore final : public Store {
   absl::StatusOr<std::vector<v1::Schedule>> ListSchedules() override;
   absl::Status DeleteSchedule(const std::string& name) override;
   absl::Status SetScheduleNextFire(const std::string& name, absl::Time next_fire) override;
+  absl::Status SetSchedulePaused(const std::string& name, bool paused) override;
   absl::StatusOr<std::optional<v1::RunInfo>> FireSchedule(const std::string& schedule_name, absl::Time slot,
                                                           const NewRun& run, const std::string& skipped) override;
   absl::StatusOr<std::optional<absl::Time>> LastFiredSlot(const std::string& schedule_name) override;

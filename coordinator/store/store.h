@@ -398,6 +398,8 @@ class Store {
   virtual absl::StatusOr<std::vector<v1::Schedule>> ListSchedules() = 0;
   virtual absl::Status DeleteSchedule(const std::string& name) = 0;
   virtual absl::Status SetScheduleNextFire(const std::string& name, absl::Time next_fire) = 0;
+  // Pauses or resumes schedule `name` (Schedule.paused). NotFound if there is none.
+  virtual absl::Status SetSchedulePaused(const std::string& name, bool paused) = 0;
   // Fires `schedule_name` for `slot` exactly once across coordinators: inserts
   // (schedule, slot) into schedule_fires and creates `run` in the same transaction.
   // Returns the run, or nullopt if that slot already fired. With no agent in

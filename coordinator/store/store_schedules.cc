@@ -42,12 +42,13 @@ absl::StatusOr<v1::Schedule> PgStore::CreateSchedule(const v1::Schedule& schedul
       *pool_, absl::StrCat("create schedule ", schedule.name()), [&](pqxx::work& txn) -> absl::StatusOr<v1::Schedule> {
         const std::string plan_id = internal::InsertPlan(txn, schedule.plan());
         pqxx::result r = txn.exec_params(
-            "INSERT INTO schedules (schedule_id, name, cron, plan_id, selector, quick, next_fire_at) "
-            "VALUES (gen_random_uuid(), $1, $2, $3::uuid, $4, $5, $6::timestamptz) RETURNING " +
+            "INSERT INTO schedules (schedule_id, name, cron, plan_id, selector, quick, next_fire_at, filter) "
+            "VALUES (gen_random_uuid(), $1, $2, $3::uuid, $4, $5, $6::timestamptz, $7) RETURNING " +
                 internal::UnixNs("created_at"),
             schedule.name(), schedule.cron(), plan_id, schedule.selector(), schedule.quick(),
-            internal::TimeParam(next_fire));
+            internal::TimeParam(next_fire), schedule.filter());
         v1::Schedule out = schedule;
+        out.set_paused(false);
         out.set_created_unix_ns(r[0][0].as<int64_t>());
         out.set_next_fire_unix_ns(absl::ToUnixNanos(next_fire));
         return out;
@@ -78,12 +79,13 @@ absl::StatusOr<PgStore::SeedOutcome> PgStore::SeedDefaultSchedule(const v1::Sche
         if (!exists && !first_seed) return SeedOutcome::kLeftDeleted;
         const std::string plan_id = internal::InsertPlan(txn, schedule.plan());
         txn.exec_params(
-            "INSERT INTO schedules (schedule_id, name, cron, plan_id, selector, quick, next_fire_at) "
-            "VALUES (gen_random_uuid(), $1, $2, $3::uuid, $4, $5, $6::timestamptz) "
+            "INSERT INTO schedules (schedule_id, name, cron, plan_id, selector, quick, next_fire_at, filter) "
+            "VALUES (gen_random_uuid(), $1, $2, $3::uuid, $4, $5, $6::timestamptz, $7) "
             "ON CONFLICT (name) DO UPDATE SET cron = EXCLUDED.cron, plan_id = EXCLUDED.plan_id,"
-            " selector = EXCLUDED.selector, quick = EXCLUDED.quick, next_fire_at = EXCLUDED.next_fire_at",
+            " selector = EXCLUDED.selector, quick = EXCLUDED.quick, next_fire_at = EXCLUDED.next_fire_at,"
+            " filter = EXCLUDED.filter",
             schedule.name(), schedule.cron(), plan_id, schedule.selector(), schedule.quick(),
-            internal::TimeParam(next_fire));
+            internal::TimeParam(next_fire), schedule.filter());
         return exists ? SeedOutcome::kUpdated : SeedOutcome::kCreated;
       });
 }
@@ -95,7 +97,7 @@ absl::StatusOr<std::vector<v1::Schedule>> PgStore::ListSchedules() {
     pqxx::result r =
         txn.exec("SELECT s.name, s.cron, p.plan, s.selector, s.quick, " + internal::UnixNs("s.created_at") +
                  ", coalesce(" + internal::UnixNs("s.next_fire_at") + ", 0), coalesce(" + internal::UnixNs("f.slot") +
-                 ", 0), f.run_id::text, coalesce(f.note, '') "
+                 ", 0), f.run_id::text, coalesce(f.note, ''), s.filter, s.paused "
                  "FROM schedules s JOIN plans p ON p.plan_id = s.plan_id "
                  "LEFT JOIN LATERAL (SELECT slot, run_id, note FROM schedule_fires WHERE schedule_id = s.schedule_id"
                  "                   ORDER BY slot DESC LIMIT 1) f ON true "
@@ -110,6 +112,8 @@ absl::StatusOr<std::vector<v1::Schedule>> PgStore::ListSchedules() {
       s.set_created_unix_ns(row[5].as<int64_t>());
       s.set_next_fire_unix_ns(row[6].as<int64_t>());
       s.set_last_fire_slot_unix_ns(row[7].as<int64_t>());
+      s.set_filter(row[10].as<std::string>());
+      s.set_paused(row[11].as<bool>());
       if (!row[8].is_null()) {
         s.set_last_fire_outcome(absl::StrCat("run ", row[8].as<std::string>()));
       } else if (s.last_fire_slot_unix_ns() != 0) {
@@ -125,6 +129,14 @@ absl::StatusOr<std::vector<v1::Schedule>> PgStore::ListSchedules() {
 absl::Status PgStore::DeleteSchedule(const std::string& name) {
   return InTransactionOr(*pool_, "delete schedule", [&](pqxx::work& txn) -> absl::Status {
     pqxx::result r = txn.exec_params("DELETE FROM schedules WHERE name = $1", name);
+    if (r.affected_rows() == 0) return absl::NotFoundError(absl::StrCat("schedule \"", name, "\" not found"));
+    return absl::OkStatus();
+  });
+}
+
+absl::Status PgStore::SetSchedulePaused(const std::string& name, bool paused) {
+  return InTransactionOr(*pool_, "pause schedule", [&](pqxx::work& txn) -> absl::Status {
+    pqxx::result r = txn.exec_params("UPDATE schedules SET paused = $2 WHERE name = $1", name, paused);
     if (r.affected_rows() == 0) return absl::NotFoundError(absl::StrCat("schedule \"", name, "\" not found"));
     return absl::OkStatus();
   });

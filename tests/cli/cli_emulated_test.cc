@@ -116,6 +116,11 @@ TEST_F(CliEmulatedTest, CompareLeavesEmulatedResultsOutUnlessAsked) {
   EXPECT_THAT(kept.out, HasSubstr("qemu-arm64 (emulated) median [95% CI]"));
   EXPECT_THAT(kept.out, HasSubstr("x86-host median [95% CI]"));
   EXPECT_THAT(LineWith(kept.out, "batch/arithmetic/blocking/direct/any"), HasSubstr("9.00x"));
+
+  // Spaces around the items of --agents are trimmed: the same comparison.
+  CliResult spaced = Fleet("compare " + run_id_ + " --agents ' x86-host , qemu-arm64' --include_emulated");
+  ASSERT_EQ(spaced.exit_code, 0) << spaced.err;
+  EXPECT_EQ(spaced.out, kept.out);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -541,6 +542,88 @@ TEST_F(CliWaitTest, APlanOverFourMiBIsDeliveredAndRuns) {
   EXPECT_THAT(log, HasSubstr("run " + run_id + "  plan wide  done  1 results"));
   EXPECT_THAT(log, HasSubstr("\ns000007_" + std::string(52, 'x') + " "));  // its row in the table
   EXPECT_THAT(agent_->Log(), Not(HasSubstr("larger than max")));
+}
+
+}  // namespace
+
+namespace {
+
+// `schedules create --quick --filter` stores both and `list` shows them; a filter that
+// does not compile or selects no case is exit 2 naming --filter; `pause`/`resume` show
+// in `list`; `schedules run` fires at once (paused or not) through the scheduler's path
+// and prints the run id, whose run has the schedule's quick and filter.
+TEST_F(CliFleetTest, SchedulesTakeFilterAndQuickPauseResumeAndRunNow) {
+  const fs::path plan = Write("tiny.txtpb", kTinyPlan);
+  const std::string create = "schedules create %s " + plan.string() + " --cron '0 3 * * *' --select name=w1";
+  auto Create = [&](const std::string& name, const std::string& flags) {
+    std::string command = create;
+    command.replace(command.find("%s"), 2, name);
+    return Fleet(command + flags);
+  };
+  CliResult r = Create("bad", " --filter '('");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--filter"));
+  r = Create("none", " --filter 'no-such-case'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--filter"));
+  r = Create("arith", " --quick --filter 'arithmetic/'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Create("every", "");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  r = Fleet("schedules list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("filter"));
+  EXPECT_THAT(r.out, HasSubstr("arithmetic/"));
+  EXPECT_THAT(r.out, Not(HasSubstr("paused")));
+  EXPECT_THAT(r.out, Not(HasSubstr("bad")));
+
+  // No agent online yet: the run is refused, nothing is printed as a run id.
+  r = Fleet("schedules run arith");
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("no online agent matches"));
+  r = Fleet("schedules run nosuch");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("schedule \"nosuch\" not found"));
+
+  r = Fleet("schedules pause arith");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("paused schedule arith"));
+  r = Fleet("schedules list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("paused"));
+  r = Fleet("schedules pause nosuch");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("schedule \"nosuch\" not found"));
+
+  ASSERT_NO_FATAL_FAILURE(StartAgent("w1"));
+  fleetmark::testing::ControlClient control(coordinator_->address(), coordinator_->config().admin_token);
+  auto RunNow = [&](const std::string& name) -> fleetmark::v1::RunInfo {
+    CliResult run = Fleet("schedules run " + name);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    const std::string id(absl::StripAsciiWhitespace(run.out));
+    EXPECT_EQ(id.size(), 36u) << run.out;
+    auto info = control.GetRun(id);
+    EXPECT_TRUE(info.ok()) << info.status();
+    return info.ok() ? *info : fleetmark::v1::RunInfo();
+  };
+  const fleetmark::v1::RunInfo arith = RunNow("arith");  // paused: runs anyway
+  const fleetmark::v1::RunInfo every = RunNow("every");
+  EXPECT_EQ(arith.submitted_by(), "schedule:arith");
+  EXPECT_TRUE(arith.quick());
+  EXPECT_FALSE(every.quick());
+  ASSERT_EQ(arith.jobs_size(), 1);
+  ASSERT_EQ(every.jobs_size(), 1);
+  EXPECT_GT(arith.jobs(0).cases_total(), 0u);
+  EXPECT_LT(arith.jobs(0).cases_total(), every.jobs(0).cases_total());  // the filter applied
+
+  r = Fleet("schedules resume arith");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("resumed schedule arith, next fires"));
+  r = Fleet("schedules list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("paused")));
+  EXPECT_THAT(r.out, HasSubstr("run " + arith.run_id()));  // the last fire
 }
 
 }  // namespace

@@ -168,6 +168,9 @@ class MemoryStore final : public Store {
   absl::Status SetScheduleNextFire(const std::string& /*name*/, absl::Time /*next_fire*/) override {
     return Unused("SetScheduleNextFire");
   }
+  absl::Status SetSchedulePaused(const std::string& /*name*/, bool /*paused*/) override {
+    return Unused("SetSchedulePaused");
+  }
   absl::StatusOr<std::optional<v1::RunInfo>> FireSchedule(const std::string& /*schedule_name*/, absl::Time /*slot*/,
                                                           const NewRun& /*run*/,
                                                           const std::string& /*skipped*/) override {

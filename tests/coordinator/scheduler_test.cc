@@ -229,5 +229,89 @@ TEST(ScheduleRunnerTest, SlotMatchingNobodyIsBuiltAndLoggedOnce) {
   EXPECT_EQ((*listed)[0].last_fire_slot_unix_ns(), absl::ToUnixNanos(slot + absl::Hours(24)));
 }
 
+// A schedule keeps its filter and quick (the runs it fires get them from the builder,
+// which reads them off the listed schedule); a paused schedule's slots are recorded as
+// "skipped: paused" and build nothing, also not late after resume; RunNow fires a
+// paused schedule at once through the builder, and the next slot after resume fires.
+TEST(ScheduleRunnerTest, PausedSchedulesDoNotFireAndRunNowFiresOnce) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri(), "c1");
+  ASSERT_NE(store, nullptr);
+  store::AgentRegistration reg;
+  reg.name = "board";
+  reg.session_id = "s";
+  auto agent = store->RegisterAgent(reg);
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  v1::Schedule schedule;
+  schedule.set_name("nightly");
+  schedule.set_cron("0 2 * * *");
+  schedule.set_quick(true);
+  schedule.set_filter("network/.*");
+  schedule.mutable_plan()->set_name("nightly");
+  ASSERT_TRUE(store->CreateSchedule(schedule, absl::Now()).ok());
+
+  const absl::Time slot = FutureNightlySlot();
+  FakeClock clock(slot - absl::Hours(1));
+  std::vector<std::string> built_with;  // "quick filter" of each build
+  RunBuilder build = [&](const v1::Schedule& s) -> absl::StatusOr<store::NewRun> {
+    built_with.push_back(absl::StrCat(s.quick(), " ", s.filter()));
+    store::NewRun run;
+    run.plan = s.plan();
+    run.agent_ids = {*agent};
+    run.quick = s.quick();
+    run.filter = s.filter();
+    run.submitted_by = "schedule:" + s.name();
+    run.cases_total = 1;
+    return run;
+  };
+  ScheduleRunner runner(*store, clock, build, {.catch_up = absl::Minutes(10)});
+  ASSERT_TRUE(store->SetSchedulePaused("nightly", true).ok());
+  EXPECT_TRUE(absl::IsNotFound(store->SetSchedulePaused("nobody", true)));
+  auto listed = store->ListSchedules();
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_TRUE((*listed)[0].paused());
+  EXPECT_TRUE((*listed)[0].quick());
+  EXPECT_EQ((*listed)[0].filter(), "network/.*");
+
+  clock.Set(slot + absl::Seconds(30));
+  auto fired = runner.Tick();
+  ASSERT_TRUE(fired.ok()) << fired.status();
+  EXPECT_TRUE(fired->empty());
+  EXPECT_TRUE(built_with.empty());
+  listed = store->ListSchedules();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ((*listed)[0].last_fire_slot_unix_ns(), absl::ToUnixNanos(slot));
+  EXPECT_EQ((*listed)[0].last_fire_outcome(), "skipped: paused");
+
+  // Fire now, paused or not: one run, with the schedule's quick and filter.
+  clock.Set(slot + absl::Minutes(1));
+  auto now = runner.RunNow("nightly");
+  ASSERT_TRUE(now.ok()) << now.status();
+  EXPECT_FALSE(now->run_id().empty());
+  EXPECT_EQ(now->submitted_by(), "schedule:nightly");
+  EXPECT_EQ(built_with, std::vector<std::string>{"1 network/.*"});
+  EXPECT_TRUE(absl::IsNotFound(runner.RunNow("nobody").status()));
+  listed = store->ListSchedules();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ((*listed)[0].last_fire_outcome(), "run " + now->run_id());
+
+  // Resumed within the catch-up window of the paused slot: it does not fire late.
+  ASSERT_TRUE(store->SetSchedulePaused("nightly", false).ok());
+  clock.Set(slot + absl::Minutes(2));
+  fired = runner.Tick();
+  ASSERT_TRUE(fired.ok());
+  EXPECT_TRUE(fired->empty());
+  // The next night fires.
+  clock.Set(slot + absl::Hours(24) + absl::Seconds(5));
+  fired = runner.Tick();
+  ASSERT_TRUE(fired.ok());
+  ASSERT_EQ(fired->size(), 1u);
+  EXPECT_EQ(built_with.size(), 2u);
+  auto runs = store->ListRuns(10);
+  ASSERT_TRUE(runs.ok());
+  EXPECT_EQ(runs->size(), 2u);
+}
+
 }  // namespace
 }  // namespace fleetmark::scheduler
