@@ -16,7 +16,7 @@
 namespace fleetmark::cli {
 namespace {
 
-constexpr char kUsage[] = "fleetmark map RUN [--agent NAME] [--include_emulated] | fleetmark map --results FILE";
+constexpr char kMapUsage[] = "fleetmark map RUN [--agent NAME] [--include_emulated] | fleetmark map --results FILE";
 // The map of one device's results, under its name.
 std::string DeviceMap(const std::string& device, const std::vector<v1::CaseResult>& results) {
   const report::StrategyMap map = report::BuildStrategyMap(results);
@@ -28,7 +28,7 @@ std::string DeviceMap(const std::string& device, const std::vector<v1::CaseResul
 int Map(const std::vector<std::string>& args) {
   int code = kExitOk;
   std::optional<DeviceResults> loaded = LoadDeviceResults({.command = "map",
-                                                           .usage = kUsage,
+                                                           .usage = kMapUsage,
                                                            .args = args,
                                                            .results_file = absl::GetFlag(FLAGS_results),
                                                            .plan_latest = "",
@@ -47,7 +47,7 @@ int Map(const std::vector<std::string>& args) {
 void RegisterMapCommand(CommandRegistry& registry) {
   registry.Add({.name = "map",
                 .summary = "the strategy map per device: winner, runner-up, ratio with CI or tie, and crossovers",
-                .usage = kUsage,
+                .usage = kMapUsage,
                 .run = Map});
 }
 

@@ -18,18 +18,19 @@
 namespace fleetmark::cli {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kRecommendUsage[] =
     "fleetmark recommend --profile 'cpu_us=50,wait_us=2000' (--run RUN | --plan_latest NAME | --results FILE) "
     "[--select EXPR] [--agent NAME] [--include_emulated] [--format table|json]";
 
 int Recommend(const std::vector<std::string>& args) {
-  if (!args.empty()) return RemoteUsageError(kUsage, "recommend takes no positional arguments (a run is --run RUN)");
+  if (!args.empty())
+    return RemoteUsageError(kRecommendUsage, "recommend takes no positional arguments (a run is --run RUN)");
   const std::string format = absl::GetFlag(FLAGS_format);
   if (format != "table" && format != "json") {
     std::cerr << "fleetmark: recommend: --format: table or json, got \"" << EscapeForTerminal(format) << "\"\n";
     return kExitUsage;
   }
-  if (absl::GetFlag(FLAGS_profile).empty()) return RemoteUsageError(kUsage, "recommend needs --profile");
+  if (absl::GetFlag(FLAGS_profile).empty()) return RemoteUsageError(kRecommendUsage, "recommend needs --profile");
   absl::StatusOr<report::Profile> profile = report::ParseProfile(absl::GetFlag(FLAGS_profile));
   if (!profile.ok()) {
     std::cerr << "fleetmark: recommend: --profile: " << EscapeForTerminal(std::string(profile.status().message()))
@@ -40,7 +41,7 @@ int Recommend(const std::vector<std::string>& args) {
   int code = kExitOk;
   std::optional<DeviceResults> loaded =
       LoadDeviceResults({.command = "recommend",
-                         .usage = kUsage,
+                         .usage = kRecommendUsage,
                          .args = run.empty() ? std::vector<std::string>{} : std::vector<std::string>{run},
                          .results_file = absl::GetFlag(FLAGS_results),
                          .plan_latest = absl::GetFlag(FLAGS_plan_latest),
@@ -72,7 +73,7 @@ void RegisterRecommendCommand(CommandRegistry& registry) {
   registry.Add({.name = "recommend",
                 .summary = "per device, the best strategy at a task profile, its margin with a CI, or the ties; "
                            "\"not measured near this profile\" outside the measured sweeps",
-                .usage = kUsage,
+                .usage = kRecommendUsage,
                 .run = Recommend});
 }
 

@@ -49,6 +49,21 @@ Outcome RunCases(const v1::Plan& plan, RunOptions options = {}, const std::atomi
   return out;
 }
 
+// RunCases, cancelled once `slices` slices are done (the progress callback sets the
+// flag the runner watches, between slices).
+Outcome RunCancellingAfter(const v1::Plan& plan, int slices) {
+  std::atomic<bool> cancelled{false};
+  Outcome out;
+  RunOptions options;
+  options.on_progress = [&](const RunProgress& p) {
+    out.progress.push_back(p);
+    if (p.slices_done == slices) cancelled = true;
+  };
+  out.summary = RunPlan(
+      plan, options, [&](const v1::CaseResult& r) { out.results.push_back(r); }, &cancelled);
+  return out;
+}
+
 TEST(RunnerTest, StopsWhenTheCiReachesItsTarget) {
   Outcome o = RunCases(PlanFrom(R"pb(
     matrix {
@@ -544,14 +559,9 @@ TEST(RunnerTest, CancelReportsUnfinishedCasesAsCancelled) {
       batch { tasks: 2 }
     }
     measurement { warmup_seconds: 0.001 max_repetitions: 6 rounds: 3 })pb");
-  std::atomic<bool> cancelled{false};
-  std::vector<v1::CaseResult> results;
-  RunOptions options;
-  options.on_progress = [&](const RunProgress& p) {
-    if (p.slices_done == 2) cancelled = true;
-  };
-  absl::StatusOr<RunSummary> summary = RunPlan(
-      plan, options, [&](const v1::CaseResult& r) { results.push_back(r); }, &cancelled);
+  Outcome o = RunCancellingAfter(plan, 2);
+  const absl::StatusOr<RunSummary>& summary = o.summary;
+  const std::vector<v1::CaseResult>& results = o.results;
   ASSERT_TRUE(summary.ok()) << summary.status();
   EXPECT_EQ(results.size(), 4u);
   EXPECT_EQ(summary->cancelled, 4);
@@ -580,14 +590,9 @@ TEST(RunnerTest, CancelKeepsCasesThatMetTheirStopRule) {
       rounds: 2
       processes: 1
     })pb");
-  std::atomic<bool> cancelled{false};
-  std::vector<v1::CaseResult> results;
-  RunOptions options;
-  options.on_progress = [&](const RunProgress& p) {
-    if (p.slices_done == 2) cancelled = true;  // round 1 done, round 2 not started
-  };
-  absl::StatusOr<RunSummary> summary = RunPlan(
-      plan, options, [&](const v1::CaseResult& r) { results.push_back(r); }, &cancelled);
+  Outcome o = RunCancellingAfter(plan, 2);  // round 1 done, round 2 not started
+  const absl::StatusOr<RunSummary>& summary = o.summary;
+  const std::vector<v1::CaseResult>& results = o.results;
   ASSERT_TRUE(summary.ok()) << summary.status();
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(summary->cancelled, 0);
@@ -617,14 +622,9 @@ TEST(RunnerTest, CancelBeforeTheCaseHasItsProcessesIsCancelled) {
       rounds: 2
       processes: 2
     })pb");
-  std::atomic<bool> cancelled{false};
-  std::vector<v1::CaseResult> results;
-  RunOptions options;
-  options.on_progress = [&](const RunProgress& p) {
-    if (p.slices_done == 1) cancelled = true;
-  };
-  absl::StatusOr<RunSummary> summary = RunPlan(
-      plan, options, [&](const v1::CaseResult& r) { results.push_back(r); }, &cancelled);
+  Outcome o = RunCancellingAfter(plan, 1);
+  const absl::StatusOr<RunSummary>& summary = o.summary;
+  const std::vector<v1::CaseResult>& results = o.results;
   ASSERT_TRUE(summary.ok()) << summary.status();
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(summary->cancelled, 1);
