@@ -13,9 +13,11 @@
 # - the sanitizer builds and the device builds are unity builds (CMAKE_UNITY_BUILD:
 #   batches of 8 sources per target, so each header is parsed and each inline function
 #   compiled once per batch), and the sanitizer builds carry line tables only (-g1:
-#   reports keep file:line); the Release build stays one object per source, as
-#   developers build it with the shared ccache (a unity source names its files by
-#   absolute path, so it would never hit another worktree's cache entries).
+#   reports keep file:line); the Release build here is a unity build too, in its own
+#   directory build/ci-release (developers' build/release stays one object per source,
+#   so the shared ccache serves every worktree: a unity source names its files by
+#   absolute path and hits only its own tree's entries). A unity build also proves that
+#   no two files of a target define the same internal name.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -56,8 +58,8 @@ setsid -w bash -c 'for arch in arm64 armhf; do nice -n 10 deploy/dist.sh "$arch"
 device_pid=$!
 
 release_build() {
-  cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null &&
-    ninja -C build/release -j"$jobs"
+  cmake -S . -B build/ci-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON >/dev/null &&
+    ninja -C build/ci-release -j"$jobs"
 }
 stage "build (Release)" release_build
 if ((${#failed[@]})); then  # nothing below can run without it
@@ -75,7 +77,7 @@ echo "== PostgreSQL at $FLEETMARK_TEST_PG_URI" >&2
 # One test per core at a time: most of them wait (on child processes, PostgreSQL, gRPC, the
 # browser), and each has its own database, ports and temporary directories.
 stage "tests (Release)" \
-  ctest --test-dir build/release --output-on-failure -LE 'bench|device' -j"$jobs"
+  ctest --test-dir build/ci-release --output-on-failure -LE 'bench|device' -j"$jobs"
 
 sanitizer_build() {  # sanitizer_build DIR SANITIZERS TARGET
   cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFLEETMARK_SANITIZE="$2" \
@@ -98,7 +100,7 @@ device_tests() {
     return 1
   fi
   echo "== device artifacts built in $((SECONDS - device_start)) s" >&2
-  ctest --test-dir build/release --output-on-failure -L device --no-tests=error -j1
+  ctest --test-dir build/ci-release --output-on-failure -L device --no-tests=error -j1
 }
 stage "tests (device: arm64, armhf under qemu-user)" device_tests
 
