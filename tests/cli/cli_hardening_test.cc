@@ -388,11 +388,12 @@ TEST_F(CliTest, SubmitFilterIsCheckedBeforeConnecting) {
   // A matching filter does try to connect (and fails: nothing listens).
   CliResult r = Cli("submit " + plan.string() + " --select all --filter '.' --coordinator 127.0.0.1:1");
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  // Schedules do not carry a filter: the flag is refused, not silently ignored.
+  // Schedules carry a filter too, checked the same way before connecting.
   r = Cli("schedules create n " + plan.string() +
-          " --cron '0 3 * * *' --select all --filter x --coordinator 127.0.0.1:1");
+          " --cron '0 3 * * *' --select all --filter '((' --coordinator 127.0.0.1:1");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--filter does not apply"));
+  EXPECT_THAT(r.err, HasSubstr("--filter"));
+  EXPECT_THAT(r.err, Not(HasSubstr("connect")));
   r = Cli("runs show 00000000-0000-4000-8000-000000000000 --format json --coordinator 127.0.0.1:1");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--format does not apply"));

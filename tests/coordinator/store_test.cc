@@ -881,15 +881,23 @@ TEST(StoreTest, SeededDefaultsMigrationCountsAnExistingNightlyAsSeeded) {
   auto seeded = std::find_if(all.begin(), all.end(),
                              [](const Migration& m) { return std::string(m.name) == "0002_seeded_defaults"; });
   ASSERT_NE(seeded, all.end());
-  {  // A database from before the migration, whose nightly schedule exists.
+  {  // A database from before the migration, whose nightly schedule exists. Written in
+     // that schema's SQL: today's Store writes columns later migrations added.
     pqxx::connection conn(db.uri());
     ASSERT_TRUE(ApplyMigrations(conn, std::vector<Migration>(all.begin(), seeded)).ok());
+    pqxx::work txn(conn);
+    txn.exec0(
+        "INSERT INTO plans (plan_id, name, plan, plan_text) "
+        "VALUES ('00000000-0000-4000-8000-000000000001', 'small', '', '')");
+    txn.exec0(
+        "INSERT INTO schedules (schedule_id, name, cron, plan_id) VALUES "
+        "('00000000-0000-4000-8000-000000000002', 'nightly', '0 2 * * *', '00000000-0000-4000-8000-000000000001')");
+    txn.commit();
   }
   StoreOptions options;
   options.connection.uri = db.uri();
   auto store = Store::Open(options);
   ASSERT_TRUE(store.ok()) << store.status();
-  ASSERT_TRUE((*store)->CreateSchedule(Nightly("0 2 * * *"), absl::Now()).ok());
   ASSERT_TRUE((*store)->Migrate().ok());
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM seeded_defaults WHERE name = 'schedule:nightly'"), 1);
   // So deleting it after the upgrade sticks.
