@@ -420,7 +420,7 @@ grpc::ServerUnaryReactor* ControlServiceImpl::RunSchedule(grpc::CallbackServerCo
                                                           const v1::RunScheduleRequest* request,
                                                           v1::RunInfo* response) {
   return Async(context, [this, request, response]() -> absl::Status {
-    if (!options_.run_schedule) return absl::UnimplementedError("this coordinator does not run schedules");
+    if (!options_.run_schedule) return absl::FailedPreconditionError("this coordinator has no scheduler to run schedules");
     FLEETMARK_ASSIGN_OR_RETURN(*response, options_.run_schedule(request->name()));
     dispatcher_.WakeAllIdle();  // as after a sweep's fires
     return absl::OkStatus();

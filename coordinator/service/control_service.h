@@ -45,7 +45,8 @@ struct ControlServiceOptions {
   absl::Duration watch_poll = absl::Milliseconds(300);
   v1::Preconditions default_preconditions;  // CoordinatorOptions::default_preconditions
   // RunSchedule's work: fires the named schedule now (scheduler::ScheduleRunner::RunNow)
-  // and returns its run; called on the executor. Unset: RunSchedule is Unimplemented.
+  // and returns its run; called on the executor. Unset (a service built without a
+  // scheduler, as in unit tests): RunSchedule fails with FailedPrecondition.
   std::function<absl::StatusOr<v1::RunInfo>(const std::string& name)> run_schedule;
 };
 
