@@ -211,7 +211,8 @@ int main(int argc, char** argv) {
       return absl::IsInvalidArgument(server.status()) ? 2 : 1;
     }
     http = *std::move(server);
-    fleetmark::Log(fleetmark::LogLevel::kInfo, absl::StrCat("web view at ", http->url()));
+    fleetmark::Log(fleetmark::LogLevel::kInfo,
+                   absl::StrCat("web view at ", http->url(), " (files from ", http->web_root(), ")"));
   }
 #else
   if (!absl::GetFlag(FLAGS_http_address).empty() || !absl::GetFlag(FLAGS_http_token_file).empty()) {

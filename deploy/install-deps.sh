@@ -14,6 +14,8 @@ packages=(
   chromium bzip2 procps util-linux iproute2 openssl
   # promtool (`promtool check metrics`) parses the coordinator's /metrics in the tests.
   prometheus
+  # deploy/package.sh's Debian packages: lintian checks them in the tests.
+  lintian
   # Device builds (deploy/dist.sh): cross compilers, qemu-user to run their binaries,
   # file/dpkg-dev to check and unpack them. The arm64/armhf -dev packages are unpacked
   # by deploy/cross-deps.sh, never installed (that would upgrade amd64 libraries).

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <map>
 #include <optional>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "coordinator/http/api.h"
 #include "coordinator/service/metrics.h"
 #include "engine/common/secret_file.h"
@@ -222,6 +224,8 @@ class HttpServerImpl final : public HttpServer {
 
   int port() const override { return port_; }
 
+  std::string web_root() const override { return options_.web_root; }
+
   std::string url() const override {
     const bool v6 = host_.find(':') != std::string::npos;
     return absl::StrCat("http://", v6 ? "[" : "", host_, v6 ? "]" : "", ":", port_, "/");
@@ -274,6 +278,15 @@ absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view addre
   int port = 0;
   if (host.empty() || !absl::SimpleAtoi(port_text, &port) || port < 0 || port > 65535) return bad();
   return std::make_pair(host, port);
+}
+
+std::vector<std::string> DefaultWebRoots() {
+  std::vector<std::string> roots;
+  std::error_code error;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) roots.push_back((exe.parent_path().parent_path() / "share" / "fleetmark" / "web").string());
+  if (std::string_view(FLEETMARK_WEB_DIST) != "") roots.push_back(FLEETMARK_WEB_DIST);
+  return roots;
 }
 
 bool IsLoopbackHost(std::string_view host_view) {
@@ -338,9 +351,21 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartHttpServer(const HttpServerOpti
   FLEETMARK_ASSIGN_OR_RETURN(auto host_port, ParseHostPort(options.address));
   if (reader == nullptr) return absl::InvalidArgumentError("http: reader must not be null");
   HttpServerOptions resolved = options;
-  if (resolved.web_root.empty()) resolved.web_root = FLEETMARK_WEB_DIST;
+  if (resolved.web_root.empty()) {
+    const std::vector<std::string> roots = DefaultWebRoots();
+    for (const std::string& root : roots) {
+      if (std::ifstream(root + "/index.html").good()) {
+        resolved.web_root = root;
+        break;
+      }
+    }
+    if (resolved.web_root.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat("no web view: none of ", absl::StrJoin(roots, ", "),
+                                                        " holds an index.html (build the fleetmark_web target)"));
+    }
+  }
   std::ifstream in(resolved.web_root + "/index.html", std::ios::binary);
-  if (resolved.web_root.empty() || !in) {
+  if (!in) {
     return absl::FailedPreconditionError(
         absl::StrCat("web root \"", resolved.web_root, "\": no index.html (build the fleetmark_web target)"));
   }

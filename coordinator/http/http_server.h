@@ -24,6 +24,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "coordinator/store/web_reader.h"
@@ -34,7 +35,7 @@ struct HttpServerOptions {
   // "host:port" (IPv4 literal, "[IPv6]" or "localhost"); port 0 picks a free port.
   std::string address = "127.0.0.1:0";
   // Directory holding index.html and assets/ (the build's web bundle). Empty = the
-  // bundle of this build tree (compiled in).
+  // first of DefaultWebRoots() that holds an index.html.
   std::string web_root;
   // PostgreSQL URI used by StartHttpServer(options) to open its own read connections.
   std::string pg_uri;
@@ -64,9 +65,16 @@ class HttpServer {
   virtual int port() const = 0;
   // Base URL, e.g. "http://127.0.0.1:8080/".
   virtual std::string url() const = 0;
+  // The directory the web view's files are served from (options.web_root as resolved).
+  virtual std::string web_root() const = 0;
   // Stops accepting, finishes in-flight requests, joins threads. Idempotent.
   virtual void Stop() = 0;
 };
+
+// Where an empty `web_root` looks, in order: `<dir of the running executable>/../share/
+// fleetmark/web` (an installed package: /usr/bin -> /usr/share/fleetmark/web), then the
+// bundle of the build tree this binary was built in (compiled in).
+std::vector<std::string> DefaultWebRoots();
 
 // Parses "host:port". Errors: InvalidArgument naming the value and the expected form.
 absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view address);
