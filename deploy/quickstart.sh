@@ -4,8 +4,11 @@
 # PostgreSQL in .fleetmark/, the coordinator with its web view, one agent; see
 # deploy/stack.sh), submits the S1 framework study with quick settings, waits for it,
 # prints the results table and the web address. Re-running it reuses the data.
-# Exit status: submit --wait's (0; 3 when some case failed, as for `fleetmark run`).
+#   deploy/quickstart.sh        (no arguments; --help prints this)
+# Exit status: submit --wait's (0; 3 when some case failed, as for `fleetmark run`); 2 usage.
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^# Exit status/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+if [ $# -ne 0 ]; then echo "usage: deploy/quickstart.sh (no arguments; --help explains)" >&2; exit 2; fi
 cd "$(dirname "$0")/.."
 deploy/install-deps.sh
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -27,6 +27,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 cmd=${1:-}; dir_arg=${2:-.fleetmark}
 usage() { echo "usage: $0 up|down|status|env [DIR]" >&2; exit 2; }
+case "$cmd" in -h|--help) sed -n '2,/^# Binaries come from/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 case "$cmd" in up|down|status|env) ;; *) usage ;; esac
 build=${FLEETMARK_BUILD:-$root/build/release}
 # shellcheck source=deploy/lib/pid.sh

@@ -18,7 +18,10 @@
 #   so the shared ccache serves every worktree: a unity source names its files by
 #   absolute path and hits only its own tree's entries). A unity build also proves that
 #   no two files of a target define the same internal name.
+#   deploy/test.sh        (no arguments; --help prints this; exit 0 when every stage passed)
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^#   deploy\/test.sh /p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+if [ $# -ne 0 ]; then echo "usage: deploy/test.sh (no arguments; --help explains)" >&2; exit 2; fi
 cd "$(dirname "$0")/.."
 root=$(pwd)
 jobs=$(nproc)

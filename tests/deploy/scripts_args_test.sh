@@ -32,6 +32,20 @@ grep -qF '\E[31mred' "$tmp/err" || fail "ARCH not shown escaped: $(cat "$tmp/err
 grep -q 'deploy/dist.sh ARCH' "$tmp/out" || fail "dist.sh --help said: $(cat "$tmp/out")"
 ok "dist.sh arguments"
 
+# The README's two commands and stack.sh: --help prints the header and exits 0 without
+# doing anything; an argument they do not take is exit 2 (the quickstart once ran its
+# whole 30-minute job for `--help`).
+for script in quickstart test; do
+  "$repo/deploy/$script.sh" --help > "$tmp/out" 2>&1 || fail "$script.sh --help exit $?: $(cat "$tmp/out")"
+  grep -q 'fresh Debian 12 machine' "$tmp/out" || fail "$script.sh --help said: $(cat "$tmp/out")"
+  code=0; "$repo/deploy/$script.sh" extra > "$tmp/out" 2>&1 || code=$?
+  [ "$code" -eq 2 ] && grep -qx "usage: deploy/$script.sh (no arguments; --help explains)" "$tmp/out" ||
+    fail "$script.sh extra: $code $(cat "$tmp/out")"
+done
+"$repo/deploy/stack.sh" --help > "$tmp/out" || fail "stack.sh --help exit $?"
+grep -q 'deploy/stack.sh up \[DIR\]' "$tmp/out" || fail "stack.sh --help said: $(cat "$tmp/out")"
+ok "quickstart.sh, test.sh and stack.sh --help and extra arguments"
+
 # dist.sh's lock: held (by us, or by a real dist.sh arm64 running now), a second run
 # gives up after FLEETMARK_DIST_LOCK_TIMEOUT seconds, saying why, without building.
 mkdir -p "$repo/dist"
