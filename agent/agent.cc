@@ -27,7 +27,9 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentOptions options, Agent
   const SpoolRecovery& recovery = spool->recovery();
   if (recovery.truncated_bytes > 0) {
     Log(LogLevel::kWarning, absl::StrCat("spool ", spool->path(), ": cut ", recovery.truncated_bytes,
-                                         " bytes of an interrupted append (", recovery.tail_error, ")"));
+                                         " unreadable bytes at its end (", recovery.tail_error,
+                                         "): an append interrupted by a crash, or a damaged file; any result "
+                                         "in those bytes is lost, the records before them are kept"));
   }
   if (recovery.pending > 0 || recovery.pending_finished > 0) {
     Log(LogLevel::kInfo, absl::StrCat("spool ", spool->path(), ": ", recovery.pending, " results and ",

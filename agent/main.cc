@@ -112,12 +112,29 @@ int Main(int argc, char** argv) {
   options.backoff.max_delay = absl::GetFlag(FLAGS_reconnect_max_delay);
   options.backoff.min_delay = std::min(options.backoff.min_delay, options.backoff.initial_delay);
   options.welcome_timeout = absl::GetFlag(FLAGS_welcome_timeout);
-  absl::StatusOr<std::map<std::string, std::string>> labels = ParseLabels(absl::GetFlag(FLAGS_labels));
-  if (!labels.ok()) {
-    Log(LogLevel::kError, absl::StrCat("--", labels.status().message()));
+  // A bad flag value is one line naming the flag and its range, before anything starts.
+  auto flag_error = [](absl::string_view message) {
+    std::fprintf(stderr, "fleetmark-agent: %s\n", std::string(message).c_str());
     return kExitConfig;
+  };
+  if (options.backoff.initial_delay <= absl::ZeroDuration() ||
+      options.backoff.initial_delay > options.backoff.max_delay) {
+    return flag_error(absl::StrCat("--reconnect_initial_delay: 0 < delay <= --reconnect_max_delay (",
+                                   absl::FormatDuration(options.backoff.max_delay), "), got ",
+                                   absl::FormatDuration(options.backoff.initial_delay)));
   }
+  if (options.backoff.max_delay > absl::Hours(1)) {
+    return flag_error(
+        absl::StrCat("--reconnect_max_delay: at most 1h, got ", absl::FormatDuration(options.backoff.max_delay)));
+  }
+  absl::StatusOr<std::map<std::string, std::string>> labels = ParseLabels(absl::GetFlag(FLAGS_labels));
+  if (!labels.ok()) return flag_error(absl::StrCat("--", labels.status().message()));
   options.labels = *std::move(labels);
+  // The other options are the flags of the same names (ValidateAgentOptions).
+  if (const absl::Status valid = ValidateAgentOptions(options); !valid.ok()) {
+    const std::string message(valid.message());
+    return flag_error(absl::StartsWith(message, "--") ? message : absl::StrCat("--", message));
+  }
 
   absl::StatusOr<v1::HostInfo> host = engine::DetectHost({});
   if (!host.ok()) {

@@ -20,9 +20,14 @@
 //   --nightly_plan=PATH  --nightly_cron="0 2 * * *"  --nightly_selector=EXPR
 //
 // Exits 2 on bad flags, 1 if it cannot start; SIGINT/SIGTERM shut it down cleanly.
+#include <netdb.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <fstream>
 #include <iostream>
@@ -88,6 +93,39 @@ bool ReadSecret(const std::string& flag, const std::string& path, std::string* o
   }
   *out = *std::move(secret);
   return true;
+}
+
+// Whether a listener could bind `address` (host:port) now: a bind of a throw-away socket,
+// so a port in use is one clear line naming `flag` before the coordinator connects to
+// its database or serves anything (gRPC's own bind failure also prints a raw core
+// error). Port 0 always binds. A port taken between this check and the real bind
+// still fails there.
+bool CheckCanListen(const std::string& flag, const std::string& address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos) return true;  // malformed: reported where it is parsed
+  std::string host = address.substr(0, colon);
+  const std::string port = address.substr(colon + 1);
+  if (port.empty() || port == "0") return true;
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found) != 0) return true;
+  int error = 0;
+  for (addrinfo* a = found; a != nullptr && error == 0; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);  // as gRPC and httplib bind
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 && errno == EADDRINUSE) error = errno;
+    ::close(fd);
+  }
+  freeaddrinfo(found);
+  if (error == 0) return true;
+  std::cerr << "fleetmark-coordinator: --" << flag << "=" << address << ": the port is in use (" << std::strerror(error)
+            << "): another coordinator or service listens there; pick another port, or port 0 for any free one\n";
+  return false;
 }
 
 std::string DefaultCoordinatorId() {
@@ -184,6 +222,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+#endif
+
+  if (!CheckCanListen("listen_address", options.listen_address)) return 1;
+#if FLEETMARK_WITH_HTTP
+  if (!http_options.address.empty() && !CheckCanListen("http_address", http_options.address)) return 1;
 #endif
 
   // Block the shutdown signals in every thread; one thread waits for them.

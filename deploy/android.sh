@@ -50,10 +50,13 @@ fi
 command=$1
 shift
 case "$command" in -h|--help|help) help ;; esac
-command -v "$ADB" >/dev/null 2>&1 ||
-  die "$(shown "$ADB") not found on PATH (install the Debian package adb, or Android's platform-tools; \$ADB names another)"
-
-adb_() { "$ADB" "${serial_args[@]}" "$@"; }
+# adb is looked for at its first use, so a bad command or flag is reported (exit 2)
+# before a missing adb (exit 1).
+adb_() {
+  command -v "$ADB" >/dev/null 2>&1 ||
+    die "$(shown "$ADB") not found on PATH (install the Debian package adb, or Android's platform-tools; \$ADB names another)"
+  "$ADB" "${serial_args[@]}" "$@"
+}
 # Runs a command line on the phone; its exit status is the command's (adb >= 7).
 on_phone() { adb_ shell "$1"; }
 prop() { on_phone "getprop $1" | tr -d '\r'; }

@@ -55,6 +55,10 @@ ABSL_FLAG(int, limit, 20, "runs list: how many runs (1..1000)");
 ABSL_FLAG(std::string, cron, "", "schedules create: 5-field cron expression, UTC");
 ABSL_FLAG(std::string, description, "", "tokens create: what the token is for");
 ABSL_FLAG(bool, all, false, "agents list: also the agents removed by `agents remove`");
+ABSL_FLAG(absl::Duration, queue_offline, absl::ZeroDuration(),
+          "submit: also queue jobs for the matching agents that are offline now (a phone that connects "
+          "later); a job its agent has not taken within this duration of the submit fails as expired "
+          "(1s to 720h, e.g. --queue_offline=24h; 0, the default: online agents only)");
 ABSL_FLAG(absl::Duration, timeout, absl::InfiniteDuration(),
           "submit --wait: stop waiting after this long (e.g. 30m, 2h) and exit 1 with the run's state; "
           "the run goes on (default: wait until it ends)");

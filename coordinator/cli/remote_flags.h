@@ -32,6 +32,7 @@ ABSL_DECLARE_FLAG(std::string, cron);
 ABSL_DECLARE_FLAG(std::string, description);
 ABSL_DECLARE_FLAG(bool, all);
 ABSL_DECLARE_FLAG(absl::Duration, timeout);
+ABSL_DECLARE_FLAG(absl::Duration, queue_offline);
 
 namespace fleetmark::cli {
 

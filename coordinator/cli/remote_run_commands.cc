@@ -17,13 +17,16 @@
 #include "coordinator/cli/run_flags.h"
 #include "coordinator/cli/run_watch.h"
 #include "coordinator/service/run_cases.h"
+#include "coordinator/service/selector.h"
+#include "engine/common/duration_text.h"
 #include "engine/report/text_table.h"
 
 namespace fleetmark::cli {
 namespace {
 
 constexpr char kSubmitUsage[] =
-    "fleetmark submit PLAN --select EXPR|all [--quick] [--filter REGEX] [--wait [--timeout DURATION]]";
+    "fleetmark submit PLAN --select EXPR|all [--quick] [--filter REGEX] [--queue_offline=DURATION] "
+    "[--wait [--timeout DURATION]]";
 
 // Live progress per agent until the run ends (through coordinator restarts, up to
 // `timeout`); then its results tables. Exit code: a done run's cases decide as for a
@@ -66,6 +69,12 @@ int Submit(const std::vector<std::string>& args) {
   if (*timeout != absl::InfiniteDuration() && !absl::GetFlag(FLAGS_wait)) {
     return RemoteUsageError(kSubmitUsage, "--timeout applies to --wait: add --wait, or drop --timeout");
   }
+  const absl::Duration queue_offline = absl::GetFlag(FLAGS_queue_offline);
+  if (queue_offline != absl::ZeroDuration()) {
+    if (absl::Status valid = service::CheckQueueOffline(queue_offline); !valid.ok()) {
+      return RemoteUsageError(kSubmitUsage, std::string(valid.message()));
+    }
+  }
   absl::StatusOr<v1::Plan> plan = LoadValidPlan(args[0]);
   if (!plan.ok()) {
     std::cerr << "fleetmark: " << plan.status().message() << "\n";
@@ -86,6 +95,7 @@ int Submit(const std::vector<std::string>& args) {
   request.set_quick(absl::GetFlag(FLAGS_quick));
   request.set_filter(absl::GetFlag(FLAGS_filter));
   request.set_submitted_by(absl::StrCat("cli:", Submitter()));
+  request.set_queue_offline_ms(absl::ToInt64Milliseconds(queue_offline));
   v1::SubmitRunResponse response;
   auto context = client->Context();
   grpc::Status status = client->stub().SubmitRun(context.get(), request, &response);
@@ -94,6 +104,11 @@ int Submit(const std::vector<std::string>& args) {
   for (const v1::JobInfo& job : response.run().jobs()) agents.push_back(job.agent_name());
   std::cerr << "submitted run " << response.run().run_id() << " (plan " << plan->name() << ") to " << agents.size()
             << " agent(s): " << absl::StrJoin(agents, ", ") << "\n";
+  if (queue_offline != absl::ZeroDuration()) {
+    std::cerr << "jobs their agents have not taken by "
+              << FormatUnixNs(response.run().created_unix_ns() + absl::ToInt64Nanoseconds(queue_offline))
+              << " fail as expired (--queue_offline=" << RoundedDuration(queue_offline) << ")\n";
+  }
   if (!absl::GetFlag(FLAGS_wait)) {
     std::cout << response.run().run_id() << "\n";
     return kExitOk;

@@ -96,12 +96,15 @@ std::vector<ResultPage> PageResults(const store::ResultExportIndex& index, size_
 
 absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan, const std::string& selector,
                                        bool quick, const std::string& filter, const std::string& submitted_by,
-                                       uint32_t max_attempts, const v1::Preconditions& default_preconditions) {
+                                       uint32_t max_attempts, const v1::Preconditions& default_preconditions,
+                                       absl::Duration queue_offline) {
   if (!plan.has_preconditions() && default_preconditions.ByteSizeLong() > 0) {
     v1::Plan gated = plan;
     *gated.mutable_preconditions() = default_preconditions;
-    return BuildRun(store, gated, selector, quick, filter, submitted_by, max_attempts, {});
+    return BuildRun(store, gated, selector, quick, filter, submitted_by, max_attempts, {}, queue_offline);
   }
+  const bool include_offline = queue_offline != absl::ZeroDuration();
+  if (include_offline) FLEETMARK_RETURN_IF_ERROR(CheckQueueOffline(queue_offline, "queue_offline_ms"));
   absl::Status valid = engine::ValidatePlan(plan);
   if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("plan refused: ", valid.message()));
   FLEETMARK_RETURN_IF_ERROR(CheckPlanDeliverable(plan, quick, filter, "plan refused: plan"));
@@ -111,9 +114,13 @@ absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan
   store::NewRun run;
   size_t online = 0;
   for (const store::AgentSummary& agent : agents) {
-    if (!agent.online) continue;
-    ++online;
+    if (agent.online) ++online;
+    if (!agent.online && !include_offline) continue;
     if (parsed.Matches(agent.name, agent.host, agent.labels)) run.agent_ids.push_back(agent.agent_id);
+  }
+  if (run.agent_ids.empty() && include_offline) {
+    return absl::FailedPreconditionError(absl::StrCat("no agent, online or offline, matches selector \"", selector,
+                                                      "\" (", agents.size(), " agents known)"));
   }
   if (run.agent_ids.empty()) {
     return absl::FailedPreconditionError(absl::StrCat("no online agent matches selector \"", selector, "\" (",
@@ -127,6 +134,7 @@ absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan
   run.max_attempts = max_attempts;
   run.cases_total = static_cast<uint32_t>(case_ids.size());  // after --quick and --filter
   run.case_ids = std::move(case_ids);
+  run.queue_expiry = include_offline ? queue_offline : absl::ZeroDuration();
   return run;
 }
 
@@ -168,9 +176,10 @@ grpc::ServerUnaryReactor* ControlServiceImpl::SubmitRun(grpc::CallbackServerCont
                                                         v1::SubmitRunResponse* response) {
   return Async(context, [this, request, response]() -> absl::Status {
     FLEETMARK_ASSIGN_OR_RETURN(
-        store::NewRun run, BuildRun(store_, request->plan(), request->selector(), request->quick(), request->filter(),
-                                    request->submitted_by().empty() ? "cli" : request->submitted_by(),
-                                    options_.max_attempts, options_.default_preconditions));
+        store::NewRun run,
+        BuildRun(store_, request->plan(), request->selector(), request->quick(), request->filter(),
+                 request->submitted_by().empty() ? "cli" : request->submitted_by(), options_.max_attempts,
+                 options_.default_preconditions, absl::Milliseconds(request->queue_offline_ms())));
     // Create the run and assign the jobs of idle local agents in one transaction, then
     // push them at once; anything left (busy agents, a race with another coordinator)
     // goes through the dispatcher.
@@ -420,7 +429,8 @@ grpc::ServerUnaryReactor* ControlServiceImpl::RunSchedule(grpc::CallbackServerCo
                                                           const v1::RunScheduleRequest* request,
                                                           v1::RunInfo* response) {
   return Async(context, [this, request, response]() -> absl::Status {
-    if (!options_.run_schedule) return absl::FailedPreconditionError("this coordinator has no scheduler to run schedules");
+    if (!options_.run_schedule)
+      return absl::FailedPreconditionError("this coordinator has no scheduler to run schedules");
     FLEETMARK_ASSIGN_OR_RETURN(*response, options_.run_schedule(request->name()));
     dispatcher_.WakeAllIdle();  // as after a sweep's fires
     return absl::OkStatus();

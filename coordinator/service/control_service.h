@@ -79,11 +79,15 @@ std::vector<ResultPage> PageResults(const store::ResultExportIndex& index, size_
 // The run a SubmitRun request (or a schedule) creates: validates the plan and the
 // selector, checks the plan can be delivered (CheckPlanDeliverable), selects the
 // online matching agents; a plan without preconditions gets `default_preconditions`
-// (the coordinator's --default_preconditions). InvalidArgument for a bad or undeliverable plan or a bad
-// selector, FailedPrecondition if no online agent matches.
+// (the coordinator's --default_preconditions). `queue_offline` > 0 (submit
+// --queue_offline, CheckQueueOffline's range) also selects matching offline agents and
+// sets the jobs' expiry (NewRun::queue_expiry). InvalidArgument for a bad or
+// undeliverable plan, a bad selector or queue_offline; FailedPrecondition if no
+// (online, without queue_offline) agent matches.
 absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan, const std::string& selector,
                                        bool quick, const std::string& filter, const std::string& submitted_by,
-                                       uint32_t max_attempts, const v1::Preconditions& default_preconditions = {});
+                                       uint32_t max_attempts, const v1::Preconditions& default_preconditions = {},
+                                       absl::Duration queue_offline = absl::ZeroDuration());
 
 class ControlServiceImpl final : public v1::ControlService::CallbackService {
  public:

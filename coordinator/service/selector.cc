@@ -161,4 +161,13 @@ bool Selector::Matches(const std::string& name, const v1::HostInfo& host,
   return true;
 }
 
+absl::Status CheckQueueOffline(absl::Duration expiry, absl::string_view flag) {
+  if (expiry < kMinQueueOffline || expiry > kMaxQueueOffline) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": how long jobs wait for offline agents, ", absl::FormatDuration(kMinQueueOffline), " to ",
+                     absl::FormatDuration(kMaxQueueOffline), " (e.g. 24h), got ", absl::FormatDuration(expiry)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace fleetmark::service

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/strings/string_view.h"
 #include "fleetmark/v1/host.pb.h"
 
@@ -68,5 +69,13 @@ class Selector {
 // "arm64" for aarch64/arm64/armv8*, "x86_64" for x86_64/amd64/x64, "arm" for armv7*/arm,
 // otherwise the lower-cased input.
 std::string NormalizeArch(absl::string_view arch);
+
+// `submit --queue_offline=DURATION`: a run also selects the matching agents that are
+// offline now, and each job expires DURATION after the submit (a job its agent has not
+// taken by then fails as infrastructure). The allowed range, checked by the CLI before
+// connecting and by the coordinator: InvalidArgument naming `flag` and the range.
+inline constexpr absl::Duration kMinQueueOffline = absl::Seconds(1);
+inline constexpr absl::Duration kMaxQueueOffline = absl::Hours(24 * 30);
+absl::Status CheckQueueOffline(absl::Duration expiry, absl::string_view flag = "--queue_offline");
 
 }  // namespace fleetmark::service

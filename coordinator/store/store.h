@@ -121,6 +121,10 @@ struct NewRun {
   // The case ids each job measures (after --quick and --filter); results for other case
   // ids are rejected. Empty: not recorded, results are not checked against the plan.
   std::vector<std::string> case_ids;
+  // > 0: each job expires this long after the run is created: a job still queued then
+  // (its agent never took it, e.g. it stayed offline) fails as infrastructure at the
+  // next ExpireLeases. 0 = jobs wait for their agents as long as it takes.
+  absl::Duration queue_expiry = absl::ZeroDuration();
 };
 
 // A job claimed for an agent: what goes down the stream as a JobAssignment.
@@ -343,7 +347,9 @@ class Store {
   // another coordinator — so their agents can be told to stop.
   virtual absl::StatusOr<std::vector<std::string>> EndedJobs(const std::vector<std::string>& job_ids) = 0;
   // Handles jobs whose lease expired: re-queued while attempts < max_attempts, else
-  // failed with "infrastructure: agent <name> lost ...". Updates the runs.
+  // failed with "infrastructure: agent <name> lost ...". Also fails queued jobs past
+  // their expiry (NewRun::queue_expiry) with "infrastructure: expired: agent <name> did
+  // not take the job ..." (failed = true). Updates the runs.
   virtual absl::StatusOr<std::vector<ExpiredJob>> ExpireLeases() = 0;
   // The agent (re)connected and runs nothing but `keep_job_id` ("" = nothing): its
   // other assigned/running jobs are handled like expired leases at once.

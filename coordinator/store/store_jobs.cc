@@ -33,14 +33,18 @@ std::vector<ExpiredJob> ExpireInTxn(pqxx::work& txn, bool release, const std::st
   std::vector<ExpiredJob> expired;
   std::set<std::string> runs;
   pqxx::result r = txn.exec_prepared("fm_expire_jobs", release, agent_id, keep_job_id);
-  for (const auto& row : r) {
-    ExpiredJob& job = expired.emplace_back();
-    job.job_id = row[0].as<std::string>();
-    job.run_id = row[1].as<std::string>();
-    job.agent_id = row[2].as<std::string>();
-    job.failed = row[3].as<std::string>() == kJobFailed;
-    job.attempts = row[4].as<uint32_t>();
-    runs.insert(job.run_id);
+  std::vector<pqxx::result> results = {r};
+  if (!release) results.push_back(txn.exec_prepared("fm_expire_queued"));
+  for (const pqxx::result& rows : results) {
+    for (const auto& row : rows) {
+      ExpiredJob& job = expired.emplace_back();
+      job.job_id = row[0].as<std::string>();
+      job.run_id = row[1].as<std::string>();
+      job.agent_id = row[2].as<std::string>();
+      job.failed = row[3].as<std::string>() == kJobFailed;
+      job.attempts = row[4].as<uint32_t>();
+      runs.insert(job.run_id);
+    }
   }
   for (const std::string& run_id : runs) internal::RefreshRun(txn, run_id);
   return expired;

@@ -62,15 +62,16 @@ InsertedRun InsertRun(pqxx::work& txn, const NewRun& run, const std::vector<std:
       "    SELECT 1 FROM jobs b WHERE b.agent_id = a AND b.status IN ('assigned', 'running'))) AS now"
       "  FROM unnest($2::uuid[]) AS a), "
       "i AS (INSERT INTO jobs (job_id, run_id, agent_id, max_attempts, cases_total, status, attempts,"
-      "                  lease_expires_at, coordinator_id) "
+      "                  lease_expires_at, coordinator_id, expires_at) "
       "SELECT gen_random_uuid(), $1::uuid, t.agent_id, $3, $4,"
       "  CASE WHEN t.now THEN 'assigned' ELSE 'queued' END, CASE WHEN t.now THEN 1 ELSE 0 END,"
-      "  CASE WHEN t.now THEN now() + $6::interval END, CASE WHEN t.now THEN $7 ELSE '' END FROM t "
+      "  CASE WHEN t.now THEN now() + $6::interval END, CASE WHEN t.now THEN $7 ELSE '' END,"
+      "  now() + NULLIF($8::interval, '0 seconds') FROM t "
       "RETURNING job_id, agent_id, status, attempts, cases_total) "
       "SELECT i.job_id::text, i.agent_id::text, i.status, a.name, i.attempts, i.cases_total "
       "FROM i JOIN agents a ON a.agent_id = i.agent_id ORDER BY a.name",
       run_id, UuidArray(run.agent_ids), static_cast<int64_t>(run.max_attempts), static_cast<int64_t>(run.cases_total),
-      UuidArray(assign_to), IntervalParam(lease), coordinator_id);
+      UuidArray(assign_to), IntervalParam(lease), coordinator_id, IntervalParam(run.queue_expiry));
   for (const auto& row : jobs) {
     if (row[2].as<std::string>() == kJobAssigned) {
       inserted.assigned.emplace_back(row[0].as<std::string>(), row[1].as<std::string>());

@@ -79,6 +79,16 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
        " finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() ELSE NULL END "
        "FROM expired, agents a WHERE j.job_id = expired.job_id AND a.agent_id = j.agent_id "
        "RETURNING j.job_id::text, j.run_id::text, j.agent_id::text, j.status, j.attempts"},
+      // Queued jobs past their expiry (submit --queue_offline): failed as infrastructure.
+      {"fm_expire_queued",
+       "WITH expired AS ("
+       "  SELECT job_id FROM jobs WHERE status = 'queued' AND expires_at < now() FOR UPDATE SKIP LOCKED) "
+       "UPDATE jobs j SET status = 'failed', failure_kind = 'infrastructure',"
+       " message = 'infrastructure: expired: agent ' || a.name || ' did not take the job by '"
+       "   || to_char(j.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC (submit --queue_offline)',"
+       " updated_at = now(), finished_at = now() "
+       "FROM expired, agents a WHERE j.job_id = expired.job_id AND a.agent_id = j.agent_id "
+       "RETURNING j.job_id::text, j.run_id::text, j.agent_id::text, j.status, j.attempts"},
       {"fm_existing_results", "SELECT result_id::text FROM case_results WHERE result_id = ANY($1::uuid[])"},
       // Of the (job, case id) pairs of a batch, the 1-based positions of those whose case
       // id is not among the run's case ids (runs from before migration 0005 have none).

@@ -84,6 +84,15 @@ absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view 
             " (h, m, s, ms, us, ns; e.g. --", name, "=30m or --", name, "=1h30m), got \"",
             absl::CEscape(value.substr(0, 200)), "\""));
       }
+      if (flag->IsOfType<int>() || flag->IsOfType<int64_t>() || flag->IsOfType<uint32_t>() ||
+          flag->IsOfType<uint64_t>()) {
+        // Abseil says "Illegal value '99999999999' specified for flag 'limit'" for a
+        // number out of the type's range too; the command checks its own range after.
+        const bool digits = !value.empty() && value.find_first_not_of("-+0123456789") == std::string::npos;
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", name, ": ", digits ? "a number out of range (see --help)" : "not a whole number",
+                         ", got \"", absl::CEscape(value.substr(0, 200)), "\""));
+      }
       return absl::InvalidArgumentError(absl::StrCat("--", name, ": ", error));
     }
     parsed.flags_set.push_back(name);

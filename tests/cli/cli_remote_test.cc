@@ -626,4 +626,76 @@ TEST_F(CliFleetTest, SchedulesTakeFilterAndQuickPauseResumeAndRunNow) {
   EXPECT_THAT(r.out, HasSubstr("run " + arith.run_id()));  // the last fire
 }
 
+// submit --queue_offline=DURATION: a matching agent that is offline now gets its job when
+// it connects; a job its agent does not take within DURATION fails as expired; the
+// range is checked before connecting.
+TEST_F(CliFleetTest, QueueOfflineWaitsForOfflineAgentsUntilTheJobsExpire) {
+  const fs::path plan = Write("tiny.txtpb", kTinyPlan);
+  const std::string submit = "submit " + plan.string() + " --quick --select name=w1";
+  for (const char* bad : {"-5s", "500ms", "721h"}) {
+    CliResult r = Fleet(submit + " --queue_offline=" + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--queue_offline: how long jobs wait for offline agents, 1s to 720h")) << bad;
+  }
+  CliResult r = Fleet(submit + " --queue_offline=5");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--queue_offline: a duration needs a unit"));
+
+  // w1 enrolls, then goes offline.
+  ASSERT_NO_FATAL_FAILURE(StartAgent("w1"));
+  fleetmark::testing::ControlClient control(coordinator_->address(), coordinator_->config().admin_token);
+  agent_->Kill9();
+  ASSERT_TRUE(fleetmark::testing::WaitUntil(
+      [&] {
+        auto agents = control.ListAgents();
+        return agents.ok() && agents->size() == 1 && (*agents)[0].state() == "offline";
+      },
+      absl::Seconds(60)));
+  r = Fleet(submit);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("no online agent matches"));
+
+  // Queued for the offline agent: it runs the job when it comes back.
+  r = Fleet(submit + " --queue_offline=1h");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("to 1 agent(s): w1"));
+  EXPECT_THAT(r.err, HasSubstr("fail as expired (--queue_offline=1h00m)"));
+  const std::string waited(absl::StripAsciiWhitespace(r.out));
+  auto queued = control.GetRun(waited);
+  ASSERT_TRUE(queued.ok()) << queued.status();
+  ASSERT_EQ(queued->jobs_size(), 1);
+  EXPECT_EQ(queued->jobs(0).status(), "queued");
+  ASSERT_TRUE(agent_->Restart().ok());
+  auto done = control.WaitRunEnded(waited, absl::Seconds(120));
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->status(), "done") << done->DebugString();
+  EXPECT_GT(done->results(), 0u);
+
+  // A job the agent does not take in time fails as expired, and so does its run.
+  agent_->Kill9();
+  ASSERT_TRUE(fleetmark::testing::WaitUntil(
+      [&] {
+        auto agents = control.ListAgents();
+        return agents.ok() && agents->size() == 1 && (*agents)[0].state() == "offline";
+      },
+      absl::Seconds(60)));
+  r = Fleet(submit + " --queue_offline=1s");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string expired_id(absl::StripAsciiWhitespace(r.out));
+  auto expired = control.WaitRunEnded(expired_id, absl::Seconds(60));
+  ASSERT_TRUE(expired.ok()) << expired.status();
+  EXPECT_EQ(expired->status(), "failed");
+  ASSERT_EQ(expired->jobs_size(), 1);
+  EXPECT_EQ(expired->jobs(0).status(), "failed");
+  EXPECT_THAT(expired->jobs(0).message(), HasSubstr("infrastructure: expired: agent w1 did not take the job by "));
+  EXPECT_THAT(expired->jobs(0).message(), HasSubstr("(submit --queue_offline)"));
+  // The agent coming back later finds nothing to run: the expired job stays failed.
+  ASSERT_TRUE(agent_->Restart().ok());
+  ASSERT_TRUE(control.WaitOnline(1, absl::Seconds(60)).ok());
+  auto after = control.GetRun(expired_id);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->jobs(0).status(), "failed");
+  EXPECT_EQ(after->results(), 0u);
+}
+
 }  // namespace

@@ -93,6 +93,13 @@ code=0
 ADB=fleetmark-test-no-adb "$repo/deploy/android.sh" status 2> "$tmp/err" || code=$?
 [ "$code" -eq 1 ] && grep -q 'fleetmark-test-no-adb not found on PATH (install the Debian package adb' "$tmp/err" ||
   fail "no adb: $code $(cat "$tmp/err")"
+# Without adb, a bad command or flag is still a usage error (exit 2), not "adb not found".
+code=0
+ADB=fleetmark-test-no-adb "$repo/deploy/android.sh" bogus 2> "$tmp/err" || code=$?
+[ "$code" -eq 2 ] && grep -q 'unknown command bogus' "$tmp/err" || fail "no adb, bad command: $code $(cat "$tmp/err")"
+code=0
+ADB=fleetmark-test-no-adb "$repo/deploy/android.sh" start --coordinator 1.2.3.4:99999 2> "$tmp/err" || code=$?
+[ "$code" -eq 2 ] && grep -q -- '--coordinator: ' "$tmp/err" || fail "no adb, bad flag: $code $(cat "$tmp/err")"
 esc=$'\x1b'
 expect_bad() {  # PATTERN ARGS...: exit 2, PATTERN on stderr, no raw ESC, adb not called
   local pattern=$1 code=0

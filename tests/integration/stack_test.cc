@@ -154,6 +154,40 @@ TEST(BinaryFlagsTest, RepeatedFlagsAndStrayArgumentsExit2) {
   RemoveTree(dir);
 }
 
+// A port already in use (another coordinator) is one line naming the flag, before the
+// coordinator touches its database or serves anything: for the gRPC address and for the
+// web view's (which used to be found busy only after gRPC was serving).
+TEST(BinaryFlagsTest, APortInUseIsNamedBeforeAnythingStarts) {
+  const std::string dir = MakeTempDir("fleetmark-port-in-use-test");
+  const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(holder, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof address), 0) << std::strerror(errno);
+  ASSERT_EQ(::listen(holder, 4), 0);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(::getsockname(holder, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const std::string busy = absl::StrCat("127.0.0.1:", ntohs(address.sin_port));
+  for (const std::string& flag : {std::string("listen_address"), std::string("http_address")}) {
+    std::vector<std::string> argv = {FLEETMARK_COORDINATOR_BIN, "--database_uri=postgresql://x@127.0.0.1:1/x"};
+    argv.push_back(flag == "listen_address" ? "--listen_address=" + busy : "--listen_address=127.0.0.1:0");
+    if (flag == "http_address") argv.push_back("--http_address=" + busy);
+    absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(argv, dir + "/" + flag + ".log");
+    ASSERT_TRUE(process.ok()) << process.status();
+    absl::StatusOr<ExitInfo> exit = (*process)->Wait(absl::Seconds(60));
+    ASSERT_TRUE(exit.ok()) << exit.status();
+    const std::string log = (*process)->Log();
+    EXPECT_TRUE(exit->exited && exit->exit_code == 1) << log;
+    EXPECT_THAT(log, HasSubstr(absl::StrCat("fleetmark-coordinator: --", flag, "=", busy, ": the port is in use")))
+        << log;
+    EXPECT_THAT(log, Not(HasSubstr("serving gRPC"))) << log;
+    EXPECT_THAT(log, Not(HasSubstr("chttp2"))) << log;  // no raw gRPC core error
+  }
+  ::close(holder);
+  RemoveTree(dir);
+}
+
 // Issue 16, item 3: the daemons' command lines behave like the CLI's: an unknown flag
 // or a bad value exits 2 naming the flag, --help and --version exit 0, the help shows
 // no source paths and no test hooks, --version names version, commit and build type.
@@ -171,6 +205,18 @@ TEST(BinaryFlagsTest, DaemonsExit2OnBadFlagsAnd0OnHelpAndVersion) {
       {{agent, "--reconnect_max_delay=abc"}, 2, "fleetmark-agent: --reconnect_max_delay: "},
       {{coordinator, "--max_attempts=x"}, 2, "fleetmark-coordinator: --max_attempts: "},
       {{agent, "--tls_ca=x"}, 2, "unknown flag --tls_ca=x"},  // one name across binaries: --tls_ca_file
+      // Values out of range: one line naming the flag and the range (not an internal field).
+      {{agent, "--reconnect_initial_delay=-1s"},
+       2,
+       "fleetmark-agent: --reconnect_initial_delay: 0 < delay <= --reconnect_max_delay (30s), got -1s"},
+      {{agent, "--reconnect_max_delay=0s"},
+       2,
+       "fleetmark-agent: --reconnect_initial_delay: 0 < delay <= --reconnect_max_delay (0), got 500ms"},
+      {{agent, "--reconnect_max_delay=2h"}, 2, "fleetmark-agent: --reconnect_max_delay: at most 1h, got 2h"},
+      {{agent, "--welcome_timeout=1ms", "--coordinator=127.0.0.1:1", "--token_file=/nonexistent"},
+       2,
+       "fleetmark-agent: --welcome_timeout: 10ms <= welcome_timeout <= 1h, got 1ms"},
+      {{agent, "--labels=a", "--coordinator=127.0.0.1:1"}, 2, "fleetmark-agent: --labels[0]"},
       {{agent, "--version"}, 0, "fleetmark-agent " FLEETMARK_ENGINE_VERSION " (commit "},
       {{coordinator, "--version"}, 0, "fleetmark-coordinator " FLEETMARK_ENGINE_VERSION " (commit "},
       {{agent, "--help"}, 0, "  --tls_ca_file (default \"\")"},
