@@ -8,23 +8,17 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/engine/report/sweep_results.h"
 
 namespace fleetmark::report {
 namespace {
 
 using ::testing::HasSubstr;
 
-// A batch result with per-round (process) medians; median = their middle one, CI m ± h.
+// A batch result (sweep_results.h) with per-round (process) medians and the CI m ± h.
 v1::CaseResult Rounds(const std::vector<double>& medians, double median, double half) {
-  v1::CaseResult r;
-  r.mutable_spec()->set_case_id("batch/arithmetic/blocking/direct/any");
-  r.set_status(v1::CASE_STATUS_OK);
+  v1::CaseResult r = testing::SweepResult("direct", 10, median, half);
   for (double m : medians) r.add_process_medians_ns(m);
-  r.mutable_stats()->set_count(50);
-  r.mutable_stats()->set_median_ns(median);
-  r.mutable_stats()->set_ci_low_ns(median - half);
-  r.mutable_stats()->set_ci_high_ns(median + half);
-  r.mutable_stats()->set_ci_half_width_percent(100 * half / median);
   return r;
 }
 
