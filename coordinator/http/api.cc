@@ -199,7 +199,7 @@ ApiResponse Api::Compare(const std::map<std::string, std::string>& query) const 
     c.name = d.name;
     for (const store::WebResult& r : d.results) c.results.push_back(&r.result);
   }
-  ApiResponse response{200, ComparisonJson(*devices, CompareDevices(*devices))};
+  ApiResponse response{200, ComparisonJson(*devices, CompareDevices(*devices, options))};
   response.body["answers"] = report::DeviceAnswersJson(report::BuildDeviceAnswers(cases, options), options);
   // cases=A,B: the fleet A/B of two cases over the devices.
   if (const std::string items = Param(query, "cases"); !items.empty()) {
