@@ -18,6 +18,8 @@ void RegisterResultsRemoteCommands(CommandRegistry& registry);
 void RegisterMapCommand(CommandRegistry& registry);
 // recommend: the best strategy per agent at a task profile (recommend_command.cc).
 void RegisterRecommendCommand(CommandRegistry& registry);
+// `fleetmark compare` (compare_command.cc).
+void RegisterCompareCommand(CommandRegistry& registry);
 
 // Every remote command also takes the connection flags (remote_flags.h).
 inline void RegisterRemoteCommands(CommandRegistry& registry) {
@@ -27,6 +29,7 @@ inline void RegisterRemoteCommands(CommandRegistry& registry) {
   RegisterResultsRemoteCommands(registry);
   RegisterMapCommand(registry);
   RegisterRecommendCommand(registry);
+  RegisterCompareCommand(registry);
   registry.SetCommonFlags({});
 }
 

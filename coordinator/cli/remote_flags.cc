@@ -39,7 +39,15 @@ ABSL_FLAG(std::string, select, "",
 ABSL_FLAG(bool, wait, false,
           "submit: show live progress per agent, then the results table (keeps watching through a "
           "coordinator restart)");
-ABSL_FLAG(std::string, agents, "", "compare: two agent names A,B; export: only this agent");
+ABSL_FLAG(std::string, agents, "",
+          "compare: agent names A[,B,...] (with --cases: only these devices); export: only this agent");
+ABSL_FLAG(
+    std::string, cases, "",
+    "compare: two cases A,B of the run (a case id, or whole '/'-parts of exactly one, e.g. a strategy label): B/A "
+    "per device and over the fleet");
+ABSL_FLAG(double, min_margin, 0.02,
+          "compare: a winner (or faster/slower) only when the CIs separate and the margin exceeds this fraction "
+          "(0 <= min_margin < 1; 0.02 = 2 %)");
 ABSL_FLAG(std::string, agent, "", "map, recommend: only this agent");
 ABSL_FLAG(std::string, results, "",
           "map, recommend: read the results from this file (`fleetmark run --format json` output) instead of a run");

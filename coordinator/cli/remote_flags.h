@@ -21,6 +21,8 @@ ABSL_DECLARE_FLAG(std::string, tls_key_file);
 ABSL_DECLARE_FLAG(std::string, select);
 ABSL_DECLARE_FLAG(bool, wait);
 ABSL_DECLARE_FLAG(std::string, agents);
+ABSL_DECLARE_FLAG(std::string, cases);
+ABSL_DECLARE_FLAG(double, min_margin);
 ABSL_DECLARE_FLAG(bool, include_emulated);
 ABSL_DECLARE_FLAG(std::string, agent);
 ABSL_DECLARE_FLAG(std::string, results);

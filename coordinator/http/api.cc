@@ -9,6 +9,7 @@
 #include "coordinator/http/change_points.h"
 #include "coordinator/http/compare.h"
 #include "coordinator/http/json_codec.h"
+#include "engine/report/device_answers.h"
 
 namespace fleetmark::http {
 namespace {
@@ -183,9 +184,31 @@ absl::StatusOr<std::vector<DeviceResults>> Api::LoadDevices(const std::map<std::
 }
 
 ApiResponse Api::Compare(const std::map<std::string, std::string>& query) const {
+  // min_margin: the one winner rule's minimum margin (engine/report/strategy_map.h).
+  report::MapOptions options;
+  if (const std::string text = Param(query, "min_margin"); !text.empty()) {
+    if (!absl::SimpleAtod(text, &options.min_margin) || !(options.min_margin >= 0 && options.min_margin < 1)) {
+      return Error(400, absl::StrCat("min_margin: a fraction 0 <= min_margin < 1 (0.02 = 2 %), got \"", text, "\""));
+    }
+  }
   auto devices = LoadDevices(query);
   if (!devices.ok()) return FromStatus(devices.status());
-  return {200, ComparisonJson(*devices, CompareDevices(*devices))};
+  std::vector<report::DeviceCases> cases;
+  for (const DeviceResults& d : *devices) {
+    report::DeviceCases& c = cases.emplace_back();
+    c.name = d.name;
+    for (const store::WebResult& r : d.results) c.results.push_back(&r.result);
+  }
+  ApiResponse response{200, ComparisonJson(*devices, CompareDevices(*devices, options))};
+  response.body["answers"] = report::DeviceAnswersJson(report::BuildDeviceAnswers(cases, options), options);
+  // cases=A,B: the fleet A/B of two cases over the devices.
+  if (const std::string items = Param(query, "cases"); !items.empty()) {
+    absl::StatusOr<report::FleetAbAnswer> ab =
+        report::CompareCasesOverDevices(ListParam(query, "cases"), cases, options);
+    if (!ab.ok()) return FromStatus(ab.status());
+    response.body["ab"] = report::AbJson(ab->cases, ab->devices, ab->fleet, options);
+  }
+  return response;
 }
 
 ApiResponse Api::Map(const std::map<std::string, std::string>& query) const {

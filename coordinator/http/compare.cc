@@ -8,9 +8,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/report/case_names.h"
+#include "engine/report/strategy_map.h"
 
 namespace fleetmark::http {
 namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 bool IsTimed(const fleetmark::v1::CaseResult& r) {
   return r.status() == fleetmark::v1::CASE_STATUS_OK && r.stats().count() > 0 && std::isfinite(r.stats().median_ns()) &&
@@ -67,7 +70,7 @@ std::string StrategyLabel(const fleetmark::v1::CaseSpec& spec) {
   return spec.strategy().label().empty() ? spec.strategy().name() : spec.strategy().label();
 }
 
-Comparison CompareDevices(const std::vector<DeviceResults>& devices) {
+Comparison CompareDevices(const std::vector<DeviceResults>& devices, const report::MapOptions& options) {
   const size_t n = devices.size();
   Comparison out;
   std::map<std::string, size_t> column_index;
@@ -123,12 +126,20 @@ Comparison CompareDevices(const std::vector<DeviceResults>& devices) {
       if (cell.values[d]) present.push_back(d);
     }
     if (present.size() >= 2) {
-      std::sort(present.begin(), present.end(),
-                [&](size_t a, size_t b) { return cell.values[a]->median_ns < cell.values[b]->median_ns; });
-      const CellValue& best = *cell.values[present[0]];
-      const CellValue& second = *cell.values[present[1]];
-      cell.winner = static_cast<int>(present[0]);
-      cell.no_difference = best.ci_high_ns >= second.ci_low_ns && second.ci_high_ns >= best.ci_low_ns;
+      // The devices ranked by the strategy map's one rule (CIs separate AND the margin
+      // exceeds options.min_margin), a device's index standing for the strategy.
+      report::MapPoint point;
+      for (size_t d : present) {
+        const CellValue& v = *cell.values[d];
+        const bool has_ci = v.ci_low_ns > 0 && std::isfinite(v.ci_high_ns) && v.ci_high_ns >= v.ci_low_ns;
+        point.ranked.push_back({.strategy = std::to_string(d),
+                                .median_ns = v.median_ns,
+                                .ci_low_ns = has_ci ? std::min(v.ci_low_ns, v.median_ns) : 0,
+                                .ci_high_ns = has_ci ? std::max(v.ci_high_ns, v.median_ns) : kInf});
+      }
+      report::DecidePoint(point, options);
+      cell.winner = std::stoi(point.winner());
+      cell.no_difference = point.tie;
     }
     auto& column = per_column[cell.workload];
     column.resize(n);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "coordinator/store/web_reader.h"
+#include "engine/report/strategy_map.h"
 
 namespace fleetmark::http {
 
@@ -58,7 +59,7 @@ struct Cell {
   std::string workload;                          // WorkloadColumn::key
   std::vector<std::optional<CellValue>> values;  // one per device
   int winner = -1;                               // index of the fastest device; -1 if < 2 devices have it
-  bool no_difference = false;                    // the winner's CI overlaps the runner-up's
+  bool no_difference = false;                    // no winner: CIs overlap or the margin is below the minimum
   std::vector<std::optional<Ratio>> ratios;      // [i] = A / device i (i >= 1); [0] empty
 };
 
@@ -77,7 +78,9 @@ struct Comparison {
   std::vector<std::optional<Ratio>> overall;
 };
 
-Comparison CompareDevices(const std::vector<DeviceResults>& devices);
+// `winner` / `no_difference` of each cell follow the strategy map's one rule (a winner
+// only when the CIs separate AND the margin exceeds options.min_margin).
+Comparison CompareDevices(const std::vector<DeviceResults>& devices, const report::MapOptions& options = {});
 
 // The column key / label of a result's case.
 std::string WorkloadKey(const fleetmark::v1::CaseSpec& spec);

@@ -67,14 +67,24 @@ MapEntry EntryOf(const v1::CaseResult& r) {
   return e;
 }
 
-void Decide(MapPoint& p) {
+}  // namespace
+
+void DecidePoint(MapPoint& p, const MapOptions& options) {
   std::stable_sort(p.ranked.begin(), p.ranked.end(),
                    [](const MapEntry& a, const MapEntry& b) { return a.median_ns < b.median_ns; });
+  p.min_margin = options.min_margin;
+  p.tied.clear();
+  p.tie = p.below_min_margin = false;
+  p.ratio = p.ratio_low = p.ratio_high = 0;
   if (p.ranked.empty()) return;
   const MapEntry& w = p.ranked.front();
+  const double margin_limit = w.median_ns * (1 + std::max(0.0, options.min_margin));
   p.tied = {w.strategy};
+  bool ci_tie = false;
   for (size_t i = 1; i < p.ranked.size(); ++i) {
-    if (p.ranked[i].ci_low_ns <= w.ci_high_ns) p.tied.push_back(p.ranked[i].strategy);
+    const bool overlaps = p.ranked[i].ci_low_ns <= w.ci_high_ns;
+    ci_tie = ci_tie || overlaps;
+    if (overlaps || p.ranked[i].median_ns <= margin_limit) p.tied.push_back(p.ranked[i].strategy);
   }
   if (p.ranked.size() < 2) return;
   const MapEntry& r = p.ranked[1];
@@ -82,7 +92,21 @@ void Decide(MapPoint& p) {
   p.ratio_low = w.ci_high_ns > 0 && std::isfinite(w.ci_high_ns) ? r.ci_low_ns / w.ci_high_ns : 0;
   p.ratio_high = w.ci_low_ns > 0 ? r.ci_high_ns / w.ci_low_ns : kInf;
   p.tie = p.tied.size() > 1;
+  p.below_min_margin = p.tie && !ci_tie;
 }
+
+std::string VerdictText(const MapPoint& p) {
+  if (p.ranked.empty()) return "nothing measured";
+  if (p.ranked.size() < 2) return "only one strategy";
+  if (!p.tie) return absl::StrCat(p.winner(), " wins");
+  std::string out = absl::StrCat("tie: ", absl::StrJoin(p.tied, ", "));
+  if (p.below_min_margin) {
+    absl::StrAppend(&out, absl::StrFormat(" (margin %.1f%% < %.1f%%)", (p.ratio - 1) * 100, p.min_margin * 100));
+  }
+  return out;
+}
+
+namespace {
 
 const MapEntry* Find(const MapPoint& p, const std::string& strategy) {
   for (const MapEntry& e : p.ranked) {
@@ -165,7 +189,7 @@ std::string FormatRatioWithCi(double ratio, double low, double high) {
   return absl::StrCat(FormatRatio(ratio), " [", FormatRatio(low), ", ", FormatRatio(high), "]");
 }
 
-StrategyMap BuildStrategyMap(const std::vector<v1::CaseResult>& results) {
+StrategyMap BuildStrategyMap(const std::vector<v1::CaseResult>& results, const MapOptions& options) {
   StrategyMap map;
   std::vector<std::string> group_order;
   // group -> point values -> index into map.points
@@ -194,7 +218,7 @@ StrategyMap BuildStrategyMap(const std::vector<v1::CaseResult>& results) {
     }
     map.points[pit->second].ranked.push_back(EntryOf(r));
   }
-  for (MapPoint& p : map.points) Decide(p);
+  for (MapPoint& p : map.points) DecidePoint(p, options);
   // Groups in first-seen order, points by their values.
   std::vector<MapPoint> ordered;
   for (const std::string& group : group_order) {
@@ -235,8 +259,7 @@ std::string FormatStrategyMap(const StrategyMap& map) {
       } else {
         row.insert(row.end(), {"-", "-", "-"});
       }
-      row.push_back(p.tie ? absl::StrCat("tie: ", absl::StrJoin(p.tied, ", "))
-                          : (p.ranked.size() >= 2 ? absl::StrCat(w.strategy, " wins") : "only one strategy"));
+      row.push_back(VerdictText(p));
       table.AddRow(std::move(row));
     }
     absl::StrAppend(&out, group, swept.empty() ? "" : absl::StrCat("  (swept: ", absl::StrJoin(swept, ", "), ")"), "\n",

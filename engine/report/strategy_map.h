@@ -44,9 +44,15 @@ struct MapPoint {
   // bounds: [runner-up CI low / winner CI high, runner-up CI high / winner CI low]
   // (conservative: it holds when both CIs hold). 0 when there is no runner-up.
   double ratio = 0, ratio_low = 0, ratio_high = 0;
-  // The CIs of the winner and the runner-up overlap (ratio_low <= 1): no winner.
+  // No winner: the CIs of the winner and the runner-up overlap (ratio_low <= 1), or
+  // they separate but the margin (ratio - 1) is below MapOptions::min_margin.
   bool tie = false;
-  // Every strategy whose CI overlaps the winner's, the winner first.
+  // The tie is only the margin's: the CIs separate, the margin is below the minimum.
+  bool below_min_margin = false;
+  // The minimum margin this point was decided with (MapOptions::min_margin).
+  double min_margin = 0;
+  // Every strategy whose CI overlaps the winner's or whose median is within the
+  // minimum margin of it, the winner first.
   std::vector<std::string> tied;
 
   const std::string& winner() const { return ranked.front().strategy; }
@@ -68,6 +74,14 @@ struct Crossover {
   double low = 0, high = 0, estimate = 0;
 };
 
+// How a point is decided. The one rule of winner and tie (the map, recommend and the
+// Compare page and `fleetmark compare` use it): a winner only when its CI separates
+// from the runner-up's AND the runner-up is slower by more than `min_margin` (a
+// fraction: 0.02 = 2 %); a result without a CI (n = 1) ties with everything.
+struct MapOptions {
+  double min_margin = 0.02;  // >= 0
+};
+
 struct StrategyMap {
   std::vector<MapPoint> points;  // groups in first-seen order, points by swept values
   std::vector<Crossover> crossovers;
@@ -75,7 +89,16 @@ struct StrategyMap {
 
 // The map of `results` (one device's): batch results with status ok and a median > 0;
 // other results are left out. Groups keep the order of their first result.
-StrategyMap BuildStrategyMap(const std::vector<v1::CaseResult>& results);
+StrategyMap BuildStrategyMap(const std::vector<v1::CaseResult>& results, const MapOptions& options = {});
+
+// Decides one point whose `ranked` entries are filled (any order): sorts them by
+// median and sets ratio, ratio_low/high, tie, below_min_margin and tied by the rule of
+// MapOptions. For callers that build points of their own (the Compare page).
+void DecidePoint(MapPoint& point, const MapOptions& options = {});
+
+// The verdict of a decided point: "<winner> wins", "tie: a, b" (with "(margin 1.2% <
+// 2%)" when only the margin ties them), "only one strategy".
+std::string VerdictText(const MapPoint& point);
 
 // A compact table per group, one row per point (swept values, winner, runner-up,
 // ratio [CI], verdict), then the group's crossovers. "" for an empty map.

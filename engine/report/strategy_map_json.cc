@@ -39,6 +39,9 @@ nlohmann::json MapPointJson(const MapPoint& p) {
           {"ratio_low", Number(p.ratio_low)},
           {"ratio_high", Number(p.ratio_high)},
           {"tie", p.tie},
+          {"below_min_margin", p.below_min_margin},
+          {"min_margin", p.min_margin},
+          {"verdict", VerdictText(p)},
           {"tied", p.tied},
           {"ranked", std::move(ranked)}};
 }

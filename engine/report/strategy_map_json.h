@@ -14,7 +14,8 @@
 namespace fleetmark::report {
 
 // {"group", "swept": [...], "point": {"wait_us": 316, ...}, "fixed": {...}, "winner",
-//  "runner_up" ("" when alone), "ratio", "ratio_low", "ratio_high", "tie", "tied": [...],
+//  "runner_up" ("" when alone), "ratio", "ratio_low", "ratio_high", "tie", "below_min_margin",
+//  "min_margin" (fraction), "verdict" (VerdictText), "tied": [...],
 //  "ranked": [{"strategy", "median_ns", "ci_low_ns", "ci_high_ns", "samples"}, ...]}
 nlohmann::json MapPointJson(const MapPoint& point);
 

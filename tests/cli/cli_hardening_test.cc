@@ -402,17 +402,21 @@ TEST_F(CliTest, SubmitFilterIsCheckedBeforeConnecting) {
 TEST_F(CliTest, CompareTheSameAgentTwiceIsAUsageError) {
   CliResult r = Cli("compare 00000000-0000-4000-8000-000000000000 --agents vm,vm --coordinator 127.0.0.1:1");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("two different agents"));
+  EXPECT_THAT(r.err, HasSubstr("--agents: each agent once"));
   // Items are trimmed ("vm, vm" is vm twice); an empty item names the flag and position.
   r = Cli("compare 00000000-0000-4000-8000-000000000000 --agents 'vm, vm' --coordinator 127.0.0.1:1");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("two different agents, got \"vm\" twice"));
-  for (const std::string agents : {"vm,,box", "vm,", ",vm", "'vm, ,box'", "''"}) {
+  EXPECT_THAT(r.err, HasSubstr("each agent once, got \"vm\" twice"));
+  for (const std::string agents : {"vm,,box", "vm,", ",vm", "'vm, ,box'"}) {
     r = Cli("compare 00000000-0000-4000-8000-000000000000 --agents " + agents + " --coordinator 127.0.0.1:1");
     EXPECT_EQ(r.exit_code, 2) << agents << ": " << r.err;
     EXPECT_THAT(r.err, HasSubstr("--agents: item ")) << agents;
     EXPECT_THAT(r.err, HasSubstr("is empty")) << agents;
   }
+  // An empty --agents is no list: compare says what it needs, naming both flags.
+  r = Cli("compare 00000000-0000-4000-8000-000000000000 --agents '' --coordinator 127.0.0.1:1");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("compare needs --agents A[,B,...] (devices) or --cases A,B"));
 }
 
 }  // namespace

@@ -251,6 +251,18 @@ test('compare page: winner per cell matches the data', async () => {
   }
   assert.equal(noDifference, 1, 'the seeded tie shows as "no difference"');
   assert.match(await page.locator('tr.geomean').innerText(), /A\/B/);
+  assert.equal(await page.locator('ul.overall').count(), 0, 'no geometric mean over unrelated workloads');
+  // The answer comes first: per workload and device the best strategy or the tied set.
+  const order = await page.evaluate(() => {
+    const answers = document.querySelector('#compare-answers');
+    const table = document.querySelector('#compare-table');
+    return answers && table ? answers.compareDocumentPosition(table) & Node.DOCUMENT_POSITION_FOLLOWING : 0;
+  });
+  assert.ok(order, 'the answers table precedes the per-cell table');
+  const storage = await page.locator('#compare-answers tr[data-point="batch/storage/blocking/any"] td').allInnerTexts();
+  assert.equal(storage.length, 3);
+  assert.equal(storage[0], 'fixed_pool (n=40, +6.1% over work_stealing)');
+  assert.equal(await page.locator('#compare-answers tbody tr').count(), 3);
   assert.equal(await page.locator('[data-chart="heatmap"]').count(), 3);
   // The fingerprint fields that differ between the three devices, one column each.
   const fingerprint = Object.fromEntries((await page.locator('#fingerprint-diff tbody tr').allInnerTexts())
@@ -263,6 +275,14 @@ test('compare page: winner per cell matches the data', async () => {
   assert.deepEqual(dialogs, []);
   await shot(page, 'compare');
   await page.close();
+  // A/B mode: B = work_stealing against A = fixed_pool on storage, on every device.
+  const ab = await open(`/compare?agents=${ids.join(',')}&runs=${runs}` +
+    '&cases=storage/blocking/fixed_pool,storage/blocking/work_stealing');
+  assert.deepEqual(ab.errors, []);
+  const verdicts = await ab.page.evaluate(() => [...document.querySelectorAll('#compare-ab tbody tr')].map((tr) => tr.dataset.verdict));
+  assert.deepEqual(verdicts, ['slower', 'slower', 'slower']);
+  assert.match(await ab.page.locator('#compare-ab .fleet-ab').innerText(), /slower on 3, tie on 0; geometric-mean B\/A 1\.06×/);
+  await ab.page.close();
 });
 
 test('map page draws each device\'s strategy map and the crossover across devices', async () => {

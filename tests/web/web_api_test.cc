@@ -187,6 +187,69 @@ TEST_F(WebApiTest, CompareFindsWinnersAndTheTie) {
   EXPECT_EQ(newest["cells"].size(), 2u);
 }
 
+// The answer first (issue 15, item 7): per workload and device the best strategy or the
+// tied set with n and the margin, by the strategy map's one rule with min_margin; the
+// memory scenario by KiB/task per device; and the fleet A/B of two cases (item 6).
+TEST_F(WebApiTest, CompareAnswersPerWorkloadAndDeviceAndAbOfTwoCases) {
+  const std::string a = AgentId("x86-host"), b = AgentId("pixel-8");
+  const std::string run = (*manifest_)["study_run_id"];
+  const std::string both = "/api/v1/compare?agents=" + a + "," + b + "&runs=" + run + "," + run;
+  auto [status, body] = Get(both);
+  ASSERT_EQ(status, 200) << body.dump();
+  const json& points = body["answers"]["points"];
+  ASSERT_EQ(points.size(), 3u) << body["answers"].dump();
+  EXPECT_EQ(body["answers"]["min_margin"], 0.02);
+  const json* storage = nullptr;
+  for (const json& p : points) {
+    if (p["point"] == "batch/storage/blocking/any") storage = &p;
+  }
+  ASSERT_NE(storage, nullptr) << points.dump();
+  // fixed_pool 9.8 ms vs work_stealing 10.4 ms with ±1.5 % CIs: separate, margin 6 %.
+  const json& host = (*storage)["devices"][0];
+  EXPECT_EQ(host["winner"], "fixed_pool") << host.dump();
+  EXPECT_EQ(host["tie"], false);
+  EXPECT_EQ(host["answer"], "fixed_pool (n=40, +6.1% over work_stealing)") << host.dump();
+  // A stated minimum above the margin: a tie, said to be the margin's.
+  auto [loose_status, loose] = Get(both + "&min_margin=0.1");
+  ASSERT_EQ(loose_status, 200) << loose.dump();
+  for (const json& p : loose["answers"]["points"]) {
+    if (p["point"] != "batch/storage/blocking/any") continue;
+    EXPECT_EQ(p["devices"][0]["tie"], true) << p.dump();
+    EXPECT_EQ(p["devices"][0]["below_min_margin"], true) << p.dump();
+  }
+  auto [bad_status, bad] = Get(both + "&min_margin=2");
+  EXPECT_EQ(bad_status, 400);
+  EXPECT_EQ(bad["error"].get<std::string>().rfind("min_margin: a fraction 0 <= min_margin < 1", 0), 0u) << bad.dump();
+
+  // Fleet A/B: work_stealing (B) against fixed_pool (A) on storage, on both devices.
+  auto [ab_status, ab] = Get(both + "&cases=storage/blocking/fixed_pool,storage/blocking/work_stealing");
+  ASSERT_EQ(ab_status, 200) << ab.dump();
+  EXPECT_EQ(ab["ab"]["a"], "batch/storage/blocking/fixed_pool/any");
+  ASSERT_EQ(ab["ab"]["devices"].size(), 2u);
+  EXPECT_NEAR(ab["ab"]["devices"][0]["ratio"].get<double>(), 10.4 / 9.8, 1e-9);
+  EXPECT_EQ(ab["ab"]["devices"][0]["verdict"], "slower");
+  EXPECT_EQ(ab["ab"]["fleet"]["slower"], 2);
+  auto [ambiguous_status, ambiguous] = Get(both + "&cases=fixed_pool,work_stealing");
+  EXPECT_EQ(ambiguous_status, 400);
+  EXPECT_NE(ambiguous["error"].get<std::string>().find("\"fixed_pool\" matches 3 cases"), std::string::npos)
+      << ambiguous.dump();
+
+  // The memory run: KiB/task per device (the phone's slopes are 0.65 of the host's).
+  const std::string memory = (*manifest_)["memory_run_id"];
+  auto [m_status, m] = Get("/api/v1/compare?agents=" + a + "," + b + "&runs=" + memory + "," + memory);
+  ASSERT_EQ(m_status, 200) << m.dump();
+  const json& scenarios = m["answers"]["scenarios"];
+  ASSERT_EQ(scenarios.size(), 4u) << m["answers"].dump();
+  const json* threads = nullptr;
+  for (const json& row : scenarios) {
+    if (row["case_id"] == "memory/network/blocking/thread_per_task/any") threads = &row;
+  }
+  ASSERT_NE(threads, nullptr) << scenarios.dump();
+  EXPECT_EQ((*threads)["devices"][0]["metrics"]["KiB/task"]["value"], 64);
+  EXPECT_NEAR((*threads)["devices"][1]["metrics"]["KiB/task"]["value"].get<double>(), 64 * 0.65, 1e-9);
+  EXPECT_EQ((*threads)["devices"][1]["text"], "41.6 KiB/task");
+}
+
 // The seeded sweep (web_seed 3b): the map per device computed by the strategy map, the
 // crossover of each device across devices, and compare / results keeping the points apart.
 TEST_F(WebApiTest, MapGivesWinnersTiesAndTheCrossoverAcrossDevices) {

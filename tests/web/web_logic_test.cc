@@ -70,6 +70,19 @@ TEST(CompareDevicesTest, WinnerRatioAndNoDifference) {
   EXPECT_NEAR(c.overall[1]->ratio, std::cbrt(0.4 * 0.5 * (1000.0 / 1005.0)), 1e-12);
 }
 
+TEST(CompareDevicesTest, AMarginBelowTheMinimumIsNoDifference) {
+  // 1% apart with ±0.1% CIs: the CIs separate, the margin is below the default 2%.
+  DeviceResults a{"a", "A", "r1", {Timed("pool", "storage", 1000, 0.001)}};
+  DeviceResults b{"b", "B", "r2", {Timed("pool", "storage", 1010, 0.001)}};
+  EXPECT_TRUE(CompareDevices({a, b}).cells[0].no_difference);
+  const Comparison loose = CompareDevices({a, b}, report::MapOptions{.min_margin = 0.005});
+  EXPECT_FALSE(loose.cells[0].no_difference);
+  EXPECT_EQ(loose.cells[0].winner, 0);
+  // The faster device is the winner when it is the second one too.
+  const Comparison swapped = CompareDevices({b, a}, report::MapOptions{.min_margin = 0.005});
+  EXPECT_EQ(swapped.cells[0].winner, 1);
+}
+
 TEST(CompareDevicesTest, IgnoresFailedAndSingleDeviceCells) {
   store::WebResult failed = Timed("thread_per_task", "network", 10);
   failed.result.set_status(v1::CASE_STATUS_RESOURCE_EXHAUSTED);

@@ -62,6 +62,28 @@ TEST(StrategyMapTest, WinnerRunnerUpRatioAndTies) {
   EXPECT_THAT(text, HasSubstr("tie: cpu, io"));
 }
 
+TEST(StrategyMapTest, AMarginBelowTheMinimumIsATieEvenWhenTheCisSeparate) {
+  // io is 1% slower with tight CIs that do not overlap: below the default 2% minimum.
+  const std::vector<v1::CaseResult> results = {Result("cpu", 10, 1.00e6, 0.001e6), Result("io", 10, 1.01e6, 0.001e6),
+                                               Result("far", 10, 1.50e6, 0.001e6)};
+  const StrategyMap map = BuildStrategyMap(results);
+  ASSERT_EQ(map.points.size(), 1u);
+  const MapPoint& p = map.points[0];
+  EXPECT_GT(p.ratio_low, 1.0);  // the CIs separate
+  EXPECT_TRUE(p.tie);
+  EXPECT_TRUE(p.below_min_margin);
+  EXPECT_EQ(p.decisive_winner(), "");
+  EXPECT_EQ(p.tied, (std::vector<std::string>{"cpu", "io"}));  // far is neither within the margin nor the CI
+  EXPECT_EQ(VerdictText(p), "tie: cpu, io (margin 1.0% < 2.0%)");
+  // A smaller stated minimum makes cpu the winner; a 3% margin beats the default.
+  const StrategyMap loose = BuildStrategyMap(results, MapOptions{.min_margin = 0.005});
+  EXPECT_EQ(loose.points[0].decisive_winner(), "cpu");
+  EXPECT_EQ(VerdictText(loose.points[0]), "cpu wins");
+  const StrategyMap clear = BuildStrategyMap({Result("cpu", 10, 1.00e6, 0.001e6), Result("io", 10, 1.03e6, 0.001e6)});
+  EXPECT_EQ(clear.points[0].decisive_winner(), "cpu");
+  EXPECT_FALSE(clear.points[0].below_min_margin);
+}
+
 TEST(StrategyMapTest, AResultWithoutACiTiesWithEverything) {
   v1::CaseResult one = Result("io", 10, 3.0e6, 0);
   one.mutable_stats()->set_count(1);

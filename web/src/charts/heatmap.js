@@ -1,8 +1,15 @@
 // Strategy × workload heatmap of one device's times normalised to its fastest
-// strategy per workload (1.00 = fastest; ★ marks it).
+// strategy per workload (★ marks the fastest), coloured on a log scale.
 import {escapeHtml} from '../dom.js';
 import {formatNs} from '../format.js';
 import {drawChart} from './setup.js';
+
+// 1.04 -> "1.0", 12.3 -> "12", 1530 -> "1.5k".
+export function compactRatio(v) {
+  if (v < 10) return v.toFixed(1);
+  if (v < 1000) return String(Math.round(v));
+  return `${(v / 1000).toFixed(1)}k`;
+}
 
 // strategies: row labels; workloads: [{key, label}]; valueOf(strategy, key) ->
 // {normalized, median_ns, fastest} | null.
@@ -28,8 +35,11 @@ export function drawNormalizedHeatmap(el, strategies, workloads, valueOf, {title
           `<br>median ${escapeHtml(formatNs(raw.median_ns))}<br>${raw.normalized.toFixed(2)}× the fastest`;
       },
     },
-    xAxis: {type: 'category', data: workloads.map((w) => w.label), axisLabel: {rotate: 20, fontSize: 11}},
-    yAxis: {type: 'category', data: strategies, inverse: true, axisLabel: {fontSize: 11}},
+    // Long labels are cut to their width (the full text is in the tooltip), never spilled.
+    xAxis: {type: 'category', data: workloads.map((w) => w.label),
+      axisLabel: {rotate: 30, fontSize: 11, interval: 0, width: 110, overflow: 'truncate'}},
+    yAxis: {type: 'category', data: strategies, inverse: true,
+      axisLabel: {fontSize: 11, width: 110, overflow: 'truncate'}},
     visualMap: {
       min: 0, max: maxLog, calculable: false, orient: 'horizontal', left: 'center', bottom: 0,
       itemHeight: 120, text: [`${Math.pow(10, maxLog).toFixed(1)}× slower`, 'fastest'],
@@ -40,7 +50,8 @@ export function drawNormalizedHeatmap(el, strategies, workloads, valueOf, {title
       data,
       label: {
         show: true, fontSize: 10,
-        formatter: (p) => `${p.data.raw.fastest ? '★ ' : ''}${p.data.raw.normalized.toFixed(2)}`,
+        // Compact (1.0, 12, 1.5k) so a label fits its cell.
+        formatter: (p) => `${p.data.raw.fastest ? '★' : compactRatio(p.data.raw.normalized)}`,
       },
     }],
   });

@@ -1,7 +1,11 @@
-// Compare page: two or more devices (each at a chosen run, default its newest):
-// strategy × workload heatmaps normalised to each device's fastest strategy, and a
+// Compare page: one or more devices (each at a chosen run, default its newest). First
+// the answer: per workload (and sweep point) per device the best strategy or the set
+// tied with it, with n and the margin (the strategy map's one rule, a winner only when
+// the CIs separate and the margin exceeds min_margin); the memory / fan-out / load
+// cases by their metrics per device; unsupported cases in one line; with ?cases=A,B the
+// fleet A/B of two cases. Then strategy × workload heatmaps normalised to each device's fastest strategy, and a
 // table with the winner per cell, the ratio A/B with its CI, "no difference" where the
-// CIs overlap, and a geometric-mean row. The numbers come from /api/v1/compare.
+// CIs overlap, and a geometric-mean row per workload (never over unrelated workloads). The numbers come from /api/v1/compare.
 import {getJson} from '../api.js';
 import {drawNormalizedHeatmap} from '../charts/heatmap.js';
 import {h} from '../dom.js';
@@ -90,13 +94,52 @@ function compareTable(data) {
         {class: r.no_difference ? 'ratio nodiff-label' : 'ratio'},
         `${letter(0)}/${letter(i)} ${ratioText(r)}${r.no_difference ? ' (no difference)' : ''}`) : null)) : '–');
     }));
-  const overall = data.overall.ratios.map((r, i) => (r ? h('li', {},
-    `${letter(0)}/${letter(i)} over all cells: ${ratioText(r)}`, r.no_difference ? ' — no difference' : '') : null));
   return [
     h('div', {class: 'table-scroll'}, h('table', {class: 'grid compare', id: 'compare-table'},
       h('thead', {}, head), h('tbody', {}, body, geo))),
-    h('ul', {class: 'overall'}, overall),
   ];
+}
+
+// The answer per workload / sweep point (rows) and device (columns).
+function answersSection(data) {
+  const answers = data.answers;
+  const parts = [h('h2', {}, 'Best strategy per workload and device')];
+  parts.push(h('p', {class: 'muted small'}, `A winner only when its 95% CI separates from the runner-up's and the ` +
+    `margin exceeds ${(answers.min_margin * 100).toFixed(1)}%; n = samples; a result with n = 1 never wins.`));
+  if (answers.points.length) {
+    parts.push(h('div', {class: 'table-scroll'}, h('table', {class: 'grid', id: 'compare-answers'},
+      h('thead', {}, h('tr', {}, h('th', {}, 'workload / point'), data.devices.map((d) => h('th', {}, d.name)))),
+      h('tbody', {}, answers.points.map((p) => h('tr', {dataset: {point: p.point}}, h('th', {class: 'rowhead'}, p.point),
+        p.devices.map((d) => h('td', {class: d && !d.tie && d.ranked.length > 1 ? 'answer winner' : 'answer',
+          dataset: {winner: d && !d.tie && d.ranked.length > 1 ? d.winner : 'none'}}, d ? d.answer : '–'))))))));
+  }
+  if (answers.scenarios.length) {
+    parts.push(h('h3', {}, 'Memory (KiB/task), fan-out (total time, timeouts), load (throughput, p99, peak RSS)'));
+    parts.push(h('div', {class: 'table-scroll'}, h('table', {class: 'grid', id: 'compare-scenarios'},
+      h('thead', {}, h('tr', {}, h('th', {}, 'case'), data.devices.map((d) => h('th', {}, d.name)))),
+      h('tbody', {}, answers.scenarios.map((row) => h('tr', {dataset: {case: row.case_id}},
+        h('th', {class: 'rowhead'}, row.case_id), row.devices.map((d) => h('td', {class: 'num'}, d ? d.text : '–'))))))));
+  }
+  const unsupported = answers.unsupported;
+  if (unsupported.cases > 0) {
+    parts.push(h('p', {class: 'muted', id: 'compare-unsupported'},
+      `Unsupported: ${unsupported.cases} case${unsupported.cases === 1 ? '' : 's'} of strategies ` +
+      `${unsupported.strategies.join(', ')}`));
+  }
+  return h('section', {}, parts);
+}
+
+// ?cases=A,B: B against A on every device, and the fleet summary.
+function abSection(ab) {
+  const fmt = (r, lo, hi) => (r === null ? '–' : `${formatRatio(r)} [${formatRatio(lo)}–${hi === null ? '∞' : formatRatio(hi)}]`);
+  const f = ab.fleet;
+  return h('section', {id: 'compare-ab'}, h('h2', {}, 'A/B of two cases'),
+    h('p', {}, 'A = ', h('code', {}, ab.a), ', B = ', h('code', {}, ab.b), '; B/A < 1: B is faster.'),
+    h('table', {class: 'grid'}, h('thead', {}, h('tr', {}, ['device', 'B/A [95% CI]', 'B is', 'method'].map((x) => h('th', {}, x)))),
+      h('tbody', {}, ab.devices.map((d) => h('tr', {dataset: {verdict: d.verdict}}, h('td', {}, d.device),
+        h('td', {class: 'num'}, fmt(d.ratio, d.ratio_low, d.ratio_high)), h('td', {}, d.verdict), h('td', {}, d.method))))),
+    h('p', {class: 'fleet-ab'}, `Fleet: B is faster on ${f.faster}, slower on ${f.slower}, tie on ${f.tie}` +
+      (f.devices > 0 ? `; geometric-mean B/A ${fmt(f.ratio, f.ratio_low, f.ratio_high)} over ${f.devices} devices` : '')));
 }
 
 // What differs between the devices besides the strategy (CPU, kernel, governor, ...):
@@ -124,7 +167,10 @@ export async function renderCompare(root, params) {
     root.appendChild(h('p', {}, 'Pick one or more devices above.'));
     return;
   }
-  const data = await getJson('compare', deviceQuery(root, params, chosen, chosenRuns));
+  const query = deviceQuery(root, params, chosen, chosenRuns);
+  if (params.get('cases')) query.cases = params.get('cases');
+  if (params.get('min_margin')) query.min_margin = params.get('min_margin');
+  const data = await getJson('compare', query);
   const {devices, workloads, strategies} = data;
   const emulatedNote = (d) => {
     if (d.emulated_left_out > 0) return h('span', {class: 'emulated'}, ` emulated: ${d.emulated_left_out} results left out`);
@@ -132,9 +178,11 @@ export async function renderCompare(root, params) {
   };
   root.appendChild(h('p', {class: 'muted'}, devices.map((d, i) => h('span', {class: 'device', dataset: {emulated: d.emulated ? '1' : '0'}},
     h('b', {}, `${String.fromCharCode(65 + i)}: `), d.name, ` (run ${shortId(d.run_id)})`, emulatedNote(d), '  '))));
+  if (data.ab) root.appendChild(abSection(data.ab));
+  root.appendChild(answersSection(data));
   if (devices.length > 1) root.appendChild(fingerprintSection(data));
   if (strategies.length === 0) {
-    root.appendChild(h('p', {}, 'No timed results for these devices.'));
+    if (!data.answers.scenarios.length) root.appendChild(h('p', {}, 'No timed results for these devices.'));
     return;
   }
   const heatmaps = h('div', {class: 'panels'});

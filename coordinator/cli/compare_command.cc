@@ -1,0 +1,281 @@
+// `fleetmark compare RUN --agents A[,B,...]`: the answer first — per workload (and sweep
+// point) per device the best strategy or the set tied with it, with n and the margin
+// (engine/report/strategy_map.h's one winner rule, --min_margin) — then the memory,
+// fan-out and load scenarios per device, unsupported cases in one line, the timed cases
+// side by side and the fingerprint fields that differ.
+// `fleetmark compare RUN --cases A,B`: fleet A/B of two cases of the run, B against A on
+// every device (engine/report/ab_compare.h).
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "coordinator/cli/remote_client.h"
+#include "coordinator/cli/remote_commands.h"
+#include "coordinator/cli/remote_flags.h"
+#include "coordinator/cli/remote_render.h"
+#include "coordinator/cli/run_flags.h"
+#include "engine/common/text.h"
+#include "engine/report/ab_compare.h"
+#include "engine/report/device_answers.h"
+#include "engine/report/case_names.h"
+#include "engine/report/scenario_metrics.h"
+#include "engine/report/strategy_map.h"
+#include "engine/report/text_table.h"
+#include "engine/report/units.h"
+#include "engine/topology/fingerprint.h"
+
+namespace fleetmark::cli {
+namespace {
+
+constexpr char kCompareUsage[] =
+    "fleetmark compare RUN (--agents A[,B,...] | --cases A,B [--agents ...]) [--min_margin 0.02] "
+    "[--format table|json] [--include_emulated]";
+
+std::string MedianWithCi(const v1::CaseResult* r) {
+  if (r == nullptr) return "-";
+  if (r->status() != v1::CASE_STATUS_OK) return absl::StrCat("(", report::StatusWord(r->status()), ")");
+  const v1::Statistics& s = r->stats();
+  return absl::StrCat(report::FormatNanos(s.median_ns()), " [", report::FormatNanos(s.ci_low_ns()), ", ",
+                      report::FormatNanos(s.ci_high_ns()), "]");
+}
+
+int Compare(const std::vector<std::string>& args) {
+  if (args.size() != 1) return RemoteUsageError(kCompareUsage, "compare takes one run id");
+  const std::string format = absl::GetFlag(FLAGS_format);
+  if (format != "table" && format != "json") {
+    std::cerr << "fleetmark: compare: --format: table or json, got \"" << EscapeForTerminal(format) << "\"\n";
+    return kExitUsage;
+  }
+  const double min_margin = absl::GetFlag(FLAGS_min_margin);
+  if (!(min_margin >= 0 && min_margin < 1)) {
+    std::cerr << "fleetmark: compare: --min_margin: a fraction 0 <= min_margin < 1 (0.02 = 2 %), got " << min_margin
+              << "\n";
+    return kExitUsage;
+  }
+  const report::MapOptions options{.min_margin = min_margin};
+  const std::string agents_flag = absl::GetFlag(FLAGS_agents), cases_flag = absl::GetFlag(FLAGS_cases);
+  std::vector<std::string> agents, case_items;
+  if (!agents_flag.empty()) {
+    absl::StatusOr<std::vector<std::string>> listed = SplitListFlag("--agents", agents_flag);
+    if (!listed.ok()) return RemoteUsageError(kCompareUsage, std::string(listed.status().message()));
+    agents = *listed;
+    std::set<std::string> seen;
+    for (const std::string& a : agents) {
+      if (!seen.insert(a).second) {
+        return RemoteUsageError(kCompareUsage,
+                                absl::StrCat("--agents: each agent once, got \"", EscapeForTerminal(a), "\" twice"));
+      }
+    }
+  }
+  if (!cases_flag.empty()) {
+    absl::StatusOr<std::vector<std::string>> listed = SplitListFlag("--cases", cases_flag);
+    if (!listed.ok()) return RemoteUsageError(kCompareUsage, std::string(listed.status().message()));
+    case_items = *listed;
+    if (case_items.size() != 2) {
+      return RemoteUsageError(kCompareUsage,
+                              absl::StrCat("--cases: two case ids or labels A,B, got ", case_items.size()));
+    }
+  }
+  if (agents.empty() && case_items.empty()) {
+    return RemoteUsageError(kCompareUsage, "compare needs --agents A[,B,...] (devices) or --cases A,B (two cases)");
+  }
+  int code = 0;
+  std::optional<ControlClient> client = ClientFromFlags(&code);
+  if (!client) return code;
+  v1::ExportResultsResponse exported;
+  grpc::Status status = client->FetchResults(args[0], "", std::chrono::seconds(300), &exported);
+  if (!status.ok()) return client->Fail(absl::StrCat("results of run ", args[0]), status);
+  std::map<std::string, v1::RunReport> reports = ReportsByAgent(exported);
+  if (agents.empty()) {
+    for (const auto& [name, report] : reports) agents.push_back(name);
+    if (agents.empty()) {
+      std::cerr << "fleetmark: compare: run " << exported.run().run_id() << " has no results yet\n";
+      return kExitUsage;
+    }
+  }
+  const bool include_emulated = absl::GetFlag(FLAGS_include_emulated);
+  for (const std::string& name : agents) {
+    auto report = reports.find(name);
+    if (report == reports.end()) {
+      std::vector<std::string> names;
+      for (const auto& [n, r] : reports) names.push_back(n);
+      std::cerr << "fleetmark: --agents: agent \"" << EscapeForTerminal(name) << "\" has no results in run "
+                << exported.run().run_id()
+                << " (agents with results: " << (names.empty() ? "none" : EscapeForTerminal(absl::StrJoin(names, ", ")))
+                << ")\n";
+      return kExitUsage;
+    }
+    const int emulated = EmulatedResults(report->second);
+    if (emulated > 0 && !include_emulated) {
+      // Emulated numbers are never compared as hardware numbers: leave them out.
+      v1::RunReport kept = report->second;
+      kept.clear_results();
+      for (const v1::CaseResult& r : report->second.results()) {
+        if (!r.emulated()) *kept.add_results() = r;
+      }
+      if (kept.results_size() == 0) {
+        std::cerr << "fleetmark: --agents: agent \"" << EscapeForTerminal(name) << "\" measured its results in run "
+                  << exported.run().run_id()
+                  << " under user-mode emulation (qemu-user): they are the emulator's numbers, not "
+                     "hardware numbers; compare them anyway with --include_emulated\n";
+        return kExitUsage;
+      }
+      std::cerr << "fleetmark: compare: left out " << emulated << " of " << report->second.results_size()
+                << " results of \"" << EscapeForTerminal(name)
+                << "\" measured under emulation (--include_emulated keeps them)\n";
+      report->second = std::move(kept);
+    }
+  }
+  // With --include_emulated an emulated side is named so in its column.
+  auto side_name = [&](const std::string& name) {
+    return EscapeForTerminal(EmulatedResults(reports[name]) > 0 ? absl::StrCat(name, " (emulated)") : name);
+  };
+
+  std::vector<report::DeviceCases> devices;
+  for (const std::string& name : agents) {
+    report::DeviceCases& d = devices.emplace_back();
+    d.name = side_name(name);
+    for (const v1::CaseResult& r : reports[name].results()) d.results.push_back(&r);
+  }
+
+  if (!case_items.empty()) {
+    // Fleet A/B.
+    absl::StatusOr<report::FleetAbAnswer> ab = report::CompareCasesOverDevices(case_items, devices, options);
+    if (!ab.ok()) return RemoteUsageError(kCompareUsage, EscapeForTerminal(std::string(ab.status().message())));
+    if (format == "json") {
+      nlohmann::json doc = report::AbJson(ab->cases, ab->devices, ab->fleet, options);
+      doc["run_id"] = exported.run().run_id();
+      std::cout << doc.dump(2) << "\n";
+    } else {
+      std::cout << RunSummary(exported.run()) << "\n\n"
+                << report::FormatAb(ab->cases, ab->devices, ab->fleet)
+                << absl::StrFormat(
+                       "\nB/A < 1: B is faster. Per device: the per-round medians' log-ratio with a Student-t 95%% "
+                       "interval where both cases ran in >= 2 rounds, else the medians' CIs; faster/slower only when "
+                       "the interval excludes 1 and the margin exceeds %.1f%% (--min_margin).\n",
+                       min_margin * 100);
+    }
+    return kExitOk;
+  }
+
+  // The answer: per group and point, per device, the best strategy or the tied set.
+  const report::DeviceAnswers answers = report::BuildDeviceAnswers(devices, options);
+  if (format == "json") {
+    nlohmann::json doc = report::DeviceAnswersJson(answers, options);
+    doc["run_id"] = exported.run().run_id();
+    doc["agents"] = agents;
+    std::cout << doc.dump(2) << "\n";
+    return kExitOk;
+  }
+
+  std::cout << RunSummary(exported.run()) << "\n\n";
+  std::vector<report::Column> columns = {{"workload / point"}};
+  for (const std::string& name : agents) columns.push_back({side_name(name)});
+  if (!answers.points.empty()) {
+    report::TextTable table(columns);
+    for (const report::AnswerRow& point : answers.points) {
+      std::vector<std::string> row = {point.label};
+      for (const auto& p : point.devices) row.push_back(p ? report::AnswerCell(*p) : "-");
+      table.AddRow(std::move(row));
+    }
+    std::cout << absl::StrFormat(
+                     "Best strategy per workload and device (a winner only when its CI separates from the "
+                     "runner-up's and the margin exceeds %.1f%%, --min_margin; n = samples):\n",
+                     min_margin * 100)
+              << table.Render() << "\n";
+  }
+  if (!answers.scenarios.empty()) {
+    std::vector<report::Column> scenario_columns = {{"scenario case"}};
+    for (const std::string& name : agents) scenario_columns.push_back({side_name(name), report::Align::kRight});
+    report::TextTable table(scenario_columns);
+    for (const auto& [id, results] : answers.scenarios) {
+      std::vector<std::string> row = {id};
+      for (const v1::CaseResult* r : results) row.push_back(r == nullptr ? "-" : report::ScenarioMetricsText(*r));
+      table.AddRow(std::move(row));
+    }
+    std::cout << "Memory (KiB/task), fan-out (total time, timeouts) and load (throughput, p99, peak RSS) per "
+                 "device (one measurement each, no CI):\n"
+              << table.Render() << "\n";
+  }
+  if (answers.unsupported > 0) {
+    std::vector<std::string> per_agent;
+    for (const auto& [name, n] : answers.unsupported_per_device) per_agent.push_back(absl::StrCat(name, " ", n));
+    std::cout << "Unsupported: " << answers.unsupported << " case" << (answers.unsupported == 1 ? "" : "s") << " ("
+              << absl::StrJoin(per_agent, ", ") << ") of strategies "
+              << absl::StrJoin(answers.unsupported_strategies, ", ") << "\n\n";
+  }
+  if (!answers.batch.empty()) {
+    std::vector<report::Column> timed = {{"case"}};
+    for (const std::string& name : agents) {
+      timed.push_back({absl::StrCat(side_name(name), " median [95% CI]"), report::Align::kRight});
+    }
+    for (size_t d = 1; d < agents.size(); ++d) {
+      timed.push_back({absl::StrCat(agents[d], "/", agents[0]), report::Align::kRight});
+    }
+    report::TextTable table(timed);
+    for (const auto& [id, sides] : answers.batch) {
+      std::vector<std::string> row = {id};
+      for (const v1::CaseResult* r : sides) row.push_back(MedianWithCi(r));
+      for (size_t d = 1; d < agents.size(); ++d) {
+        const v1::CaseResult *a = sides[0], *x = sides[d];
+        std::string ratio = "-";
+        if (a != nullptr && x != nullptr && a->status() == v1::CASE_STATUS_OK && x->status() == v1::CASE_STATUS_OK &&
+            a->stats().median_ns() > 0 && std::isfinite(x->stats().median_ns())) {
+          ratio = absl::StrFormat("%.2fx", x->stats().median_ns() / a->stats().median_ns());
+        }
+        row.push_back(ratio);
+      }
+      table.AddRow(std::move(row));
+    }
+    std::cout << "Timed cases side by side:\n" << table.Render();
+  }
+  // What differs between the devices besides the strategy (kernel, governor, ...).
+  std::vector<v1::DeviceFingerprint> sides;
+  for (const std::string& name : agents) {
+    std::vector<const v1::CaseResult*> results;
+    for (const v1::CaseResult& r : reports[name].results()) results.push_back(&r);
+    sides.push_back(engine::PrevailingFingerprint(results));
+  }
+  if (agents.size() < 2) return kExitOk;
+  std::vector<std::string> unknown;
+  for (size_t d = 0; d < agents.size(); ++d) {
+    if (sides[d].hash().empty()) unknown.push_back(agents[d]);
+  }
+  const std::vector<engine::FingerprintRow> differing = engine::DifferingFingerprintFields(sides);
+  if (!unknown.empty()) {
+    std::cout << "\nDevice fingerprint: unknown for " << EscapeForTerminal(absl::StrJoin(unknown, ", "))
+              << " (results from an agent that sends none)\n";
+  } else if (differing.empty()) {
+    std::cout << "\nDevice fingerprint: the same on all (" << sides[0].hash() << ")\n";
+  } else {
+    std::vector<report::Column> field_columns = {{"fingerprint field"}};
+    for (const std::string& name : agents) field_columns.push_back({name});
+    report::TextTable fields(field_columns);
+    for (const engine::FingerprintRow& row : differing) {
+      std::vector<std::string> cells = {row.field};
+      for (const std::string& v : row.values) cells.push_back(EscapeForTerminal(v));
+      fields.AddRow(std::move(cells));
+    }
+    std::cout << "\nDevice fingerprint fields that differ:\n" << fields.Render();
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterCompareCommand(CommandRegistry& registry) {
+  registry.Add({.name = "compare",
+                .summary = "the answer per workload and device (best strategy or the tied set, with n and margin), "
+                           "scenario metrics per device; --cases A,B: fleet A/B of two cases with CIs",
+                .usage = kCompareUsage,
+                .run = Compare});
+}
+
+}  // namespace fleetmark::cli
