@@ -58,6 +58,7 @@ MapEntry EntryOf(const v1::CaseResult& r) {
   e.strategy = StrategyLabel(r.spec());
   e.median_ns = s.median_ns();
   e.samples = s.count();
+  e.fastest_ns = s.min_ns();
   // A CI that was not achieved (too few samples: an infinite half-width) or is
   // degenerate bounds nothing: the entry ties with everything.
   const bool has_ci = std::isfinite(s.ci_half_width_percent()) && s.count() >= 2 && s.ci_low_ns() > 0 &&
@@ -82,9 +83,16 @@ void DecidePoint(MapPoint& p, const MapOptions& options) {
   p.tied = {w.strategy};
   bool ci_tie = false;
   for (size_t i = 1; i < p.ranked.size(); ++i) {
-    const bool overlaps = p.ranked[i].ci_low_ns <= w.ci_high_ns;
+    const MapEntry& e = p.ranked[i];
+    // An entry without a CI bounds nothing and ties, unless it has >= 2 samples and even
+    // its fastest was slower than the winner's CI and margin: slower on every sample
+    // (timing noise only slows a run down), e.g. a pool 40x slower that hit its time
+    // cap before its CI. One sample still ties: it may be one slow run.
+    const bool slower_every_sample = !std::isfinite(e.ci_high_ns) && e.samples >= 2 && e.fastest_ns > 0 &&
+                                     e.fastest_ns > std::max(w.ci_high_ns, margin_limit);
+    const bool overlaps = !slower_every_sample && e.ci_low_ns <= w.ci_high_ns;
     ci_tie = ci_tie || overlaps;
-    if (overlaps || p.ranked[i].median_ns <= margin_limit) p.tied.push_back(p.ranked[i].strategy);
+    if (overlaps || e.median_ns <= margin_limit) p.tied.push_back(e.strategy);
   }
   if (p.ranked.size() < 2) return;
   const MapEntry& r = p.ranked[1];

@@ -27,6 +27,7 @@ struct MapEntry {
   double ci_low_ns = 0;
   double ci_high_ns = 0;  // +inf when the result has no CI (too few samples)
   uint64_t samples = 0;
+  double fastest_ns = 0;  // its fastest sample (Statistics.min_ns); 0 = unknown
 };
 
 // One point: the ok batch results of one group, ranked by median.

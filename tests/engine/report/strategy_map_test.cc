@@ -102,6 +102,26 @@ TEST(StrategyMapTest, AResultWithoutACiTiesWithEverything) {
   EXPECT_THAT(FormatStrategyMap(lone), HasSubstr("tie: io, cpu"));
 }
 
+// Without a CI but with several samples that were all slower than the winner's CI (a
+// pool that hit its time cap with 4 repetitions at 40x the winner's time): not a tie.
+// A CI-less entry whose fastest sample reaches into the winner's CI still ties.
+TEST(StrategyMapTest, AResultWithoutACiWhoseEverySampleIsSlowerDoesNotTie) {
+  v1::CaseResult capped = Result("cpu", 10, 162e6, 0);
+  capped.mutable_stats()->set_count(4);
+  capped.mutable_stats()->set_min_ns(150e6);
+  capped.mutable_stats()->set_ci_half_width_percent(std::numeric_limits<double>::infinity());
+  const v1::CaseResult winner = Result("io", 10, 4.21e6, 0.03e6), runner_up = Result("elastic", 10, 4.73e6, 0.05e6);
+  const StrategyMap map = BuildStrategyMap({winner, runner_up, capped});
+  ASSERT_EQ(map.points.size(), 1u);
+  EXPECT_EQ(map.points[0].decisive_winner(), "io");
+  EXPECT_EQ(map.points[0].tied, std::vector<std::string>{"io"});
+  EXPECT_EQ(VerdictText(map.points[0]), "io wins");
+  capped.mutable_stats()->set_min_ns(4.22e6);  // one sample as fast as the winner
+  const StrategyMap close = BuildStrategyMap({winner, runner_up, capped});
+  EXPECT_TRUE(close.points[0].tie);
+  EXPECT_EQ(close.points[0].tied, (std::vector<std::string>{"io", "cpu"}));
+}
+
 TEST(StrategyMapTest, CrossoverBracketedByDecisivePointsWithAnInterpolatedEstimate) {
   // cpu wins at 10 and 100, tie at 316, io wins at 1000 and 3162. The medians cross
   // between 316 (io/cpu = 1.1) and 1000 (io/cpu = 1/1.1): the log-midpoint, sqrt(316e3).
