@@ -42,8 +42,7 @@ report::TableOptions ShowTableOptions(bool wide);
 // header of an agent with results measured under emulation says so (EmulatedNote).
 // `options` as report::FormatTable takes them; agent_name is set per agent. The
 // default is the full table (export --format table).
-absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& exported,
-                                         report::TableOptions options = {});
+absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& exported, report::TableOptions options = {});
 
 // "== conditions of agent <name>\n" and per case its stored conditions at the start and
 // end (EnvSnapshot: battery, temperatures, load, free memory, governor, other CPU, failed
