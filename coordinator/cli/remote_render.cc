@@ -1,10 +1,15 @@
 #include "coordinator/cli/remote_render.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "engine/common/text.h"
-#include "engine/report/report.h"
 #include "engine/report/text_table.h"
 #include "engine/topology/conditions_text.h"
 
@@ -69,16 +74,33 @@ std::string EmulatedNote(const v1::RunReport& report) {
                       " results are the emulator's numbers, not hardware numbers");
 }
 
-absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& exported) {
+size_t OutputWidth(bool wide) {
+  if (wide) return 0;
+  if (const char* columns = std::getenv("COLUMNS"); columns != nullptr) {
+    int value = 0;
+    if (absl::SimpleAtoi(columns, &value) && value >= 20 && value <= 10000) return static_cast<size_t>(value);
+  }
+  struct winsize size = {};
+  if (::isatty(STDOUT_FILENO) == 1 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col >= 20) {
+    return size.ws_col;
+  }
+  return 0;
+}
+
+report::TableOptions ShowTableOptions(bool wide) {
+  return report::TableOptions{.max_width = OutputWidth(wide), .collapse_unsupported = !wide};
+}
+
+absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& exported, report::TableOptions options) {
   std::string out;
   for (const auto& [agent, report] : ReportsByAgent(exported)) {
-    absl::StatusOr<std::string> table = report::FormatReport(report, report::ReportFormat::kTable);
-    if (!table.ok()) return table.status();
+    options.agent_name = agent;
+    const std::string table = report::FormatTable(report, options);
     absl::StrAppend(&out,
                     EscapeForTerminal(absl::StrCat("== agent ", agent, " (",
                                                    report.host().cpu_model().empty() ? "?" : report.host().cpu_model(),
                                                    ", ", report.host().arch(), ")")),
-                    EmulatedNote(report), "\n", *table, "\n");
+                    EmulatedNote(report), "\n", table, "\n");
   }
   return out;
 }

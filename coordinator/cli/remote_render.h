@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/report/table.h"
 #include "fleetmark/v1/control.pb.h"
 #include "fleetmark/v1/result.pb.h"
 
@@ -27,9 +28,21 @@ std::string JobsTable(const v1::RunInfo& run);
 // One RunReport per agent (by the run's job → agent map), keyed and ordered by agent name.
 std::map<std::string, v1::RunReport> ReportsByAgent(const v1::ExportResultsResponse& exported);
 
+// The terminal columns the result tables fit (report::TableOptions::max_width): 0 (no
+// limit) when `wide`; else $COLUMNS when it holds 20..10000; else the width of the
+// terminal on stdout (TIOCGWINSZ); else 0: output that is not a terminal (a pipe, a
+// file) keeps the full, stable layout unless $COLUMNS asks otherwise.
+size_t OutputWidth(bool wide);
+
+// Table options of `runs show` and `submit --wait`: fitted to OutputWidth(wide), unsupported
+// cases collapsed unless `wide`.
+report::TableOptions ShowTableOptions(bool wide);
+
 // "== agent <name> (<cpu model>, <arch>)\n<table>" for each agent with results; the
 // header of an agent with results measured under emulation says so (EmulatedNote).
-absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& exported);
+// `options` as report::FormatTable takes them; agent_name is set per agent. The
+// default is the full table (export --format table).
+absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& exported, report::TableOptions options = {});
 
 // "== conditions of agent <name>\n" and per case its stored conditions at the start and
 // end (EnvSnapshot: battery, temperatures, load, free memory, governor, other CPU, failed

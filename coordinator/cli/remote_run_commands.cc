@@ -38,7 +38,7 @@ int WaitAndShow(ControlClient& client, const std::string& run_id, absl::Duration
   v1::ExportResultsResponse exported;
   const grpc::Status status = client.FetchResults(run_id, "", std::chrono::seconds(120), &exported);
   if (!status.ok()) return client.Fail("fetching results", status);
-  absl::StatusOr<std::string> tables = ResultTables(exported);
+  absl::StatusOr<std::string> tables = ResultTables(exported, ShowTableOptions(absl::GetFlag(FLAGS_wide)));
   if (!tables.ok()) {
     std::cerr << "fleetmark: " << tables.status().message() << "\n";
     return kExitFailure;
@@ -147,7 +147,7 @@ int RunsList(const std::vector<std::string>& args) {
 }
 
 int RunsShow(const std::vector<std::string>& args) {
-  if (args.size() != 1) return RemoteUsageError("fleetmark runs show RUN", "runs show takes one run id");
+  if (args.size() != 1) return RemoteUsageError("fleetmark runs show RUN [--wide]", "runs show takes one run id");
   int code = 0;
   std::optional<ControlClient> client = ClientFromFlags(&code);
   if (!client) return code;
@@ -155,7 +155,7 @@ int RunsShow(const std::vector<std::string>& args) {
   grpc::Status status = client->FetchResults(args[0], "", std::chrono::seconds(120), &exported);
   if (!status.ok()) return client->Fail(absl::StrCat("runs show ", args[0]), status);
   std::cout << RunSummary(exported.run()) << "\n\n" << JobsTable(exported.run()) << "\n";
-  absl::StatusOr<std::string> tables = ResultTables(exported);
+  absl::StatusOr<std::string> tables = ResultTables(exported, ShowTableOptions(absl::GetFlag(FLAGS_wide)));
   if (!tables.ok()) {
     std::cerr << "fleetmark: " << tables.status().message() << "\n";
     return kExitFailure;
@@ -191,7 +191,7 @@ void RegisterRunRemoteCommands(CommandRegistry& registry) {
                 .run = RunsList});
   registry.Add({.name = "runs show",
                 .summary = "show a run: its jobs and results tables per agent",
-                .usage = "fleetmark runs show RUN",
+                .usage = "fleetmark runs show RUN [--wide]",
                 .run = RunsShow});
   registry.Add({.name = "runs cancel",
                 .summary = "cancel a run (its running jobs are stopped)",

@@ -9,6 +9,7 @@
 #include "coordinator/http/change_points.h"
 #include "coordinator/http/compare.h"
 #include "coordinator/http/json_codec.h"
+#include "engine/common/text.h"
 #include "engine/report/device_answers.h"
 
 namespace fleetmark::http {
@@ -76,6 +77,7 @@ ApiResponse Api::Get(std::string_view path, const std::map<std::string, std::str
     if (parts.size() == 1 && parts[0] == "map") return Map(query);
     if (parts.size() == 1 && parts[0] == "history") return History(query);
     if (parts.size() == 1 && parts[0] == "cases") return Cases(query);
+    if (parts.size() == 1 && parts[0] == "schedules") return Schedules();
   } catch (const std::exception& e) {
     // Nothing above is expected to throw; keep the server up if it does.
     return Error(500, absl::StrCat("internal error: ", e.what()));
@@ -102,9 +104,27 @@ ApiResponse Api::Runs(const std::map<std::string, std::string>& query) const {
 }
 
 ApiResponse Api::Run(std::string_view id_or_prefix) const {
-  auto run_id = reader_->ResolveRunId(id_or_prefix);
-  if (!run_id.ok()) return FromStatus(run_id.status());
-  auto run = reader_->GetRun(*run_id);
+  auto matches = reader_->RunIdsWithPrefix(id_or_prefix, kMaxPrefixMatches);
+  if (!matches.ok()) return FromStatus(matches.status());
+  if (matches->empty()) {
+    return Error(404,
+                 absl::StrCat("no run with id ", IsUuid(id_or_prefix) ? "" : "prefix ", std::string(id_or_prefix)));
+  }
+  if (matches->size() > 1) {
+    // Ambiguous: 300 Multiple Choices with the candidates, so the page can list them.
+    json list = json::array();
+    for (const std::string& id : *matches) {
+      auto run = reader_->GetRun(id);
+      if (run.ok()) list.push_back(RunJson(*run));
+    }
+    ApiResponse response =
+        Error(300, absl::StrCat("run id prefix ", std::string(id_or_prefix), " is ambiguous: it matches ",
+                                matches->size() == static_cast<size_t>(kMaxPrefixMatches) ? "at least " : "",
+                                matches->size(), " runs; give more characters"));
+    response.body["matches"] = std::move(list);
+    return response;
+  }
+  auto run = reader_->GetRun(matches->front());
   if (!run.ok()) return FromStatus(run.status());
   return {200, json{{"run", RunJson(*run)}}};
 }
@@ -290,12 +310,27 @@ ApiResponse Api::History(const std::map<std::string, std::string>& query) const 
 }
 
 ApiResponse Api::Cases(const std::map<std::string, std::string>& query) const {
-  if (Param(query, "agent").empty()) {
-    return Error(400, "agent: required, an agent id (UUID), e.g. /api/v1/cases?agent=<agent_id>");
+  std::vector<std::string> agent_ids;
+  if (!Param(query, "agents").empty()) agent_ids = ListParam(query, "agents");
+  if (!Param(query, "agent").empty()) agent_ids.push_back(Param(query, "agent"));
+  if (agent_ids.empty()) {
+    return Error(400,
+                 "agent: required, an agent id (UUID) or agents=<id>,<id>,..., e.g. /api/v1/cases?agent=<agent_id>");
   }
-  auto ids = reader_->CaseIds(Param(query, "agent"));
+  if (agent_ids.size() > static_cast<size_t>(kMaxDevices)) {
+    return Error(400, absl::StrCat("agents: 1..", kMaxDevices, " comma-separated agent ids, got ", agent_ids.size()));
+  }
+  auto ids = reader_->CaseIds(agent_ids);
   if (!ids.ok()) return FromStatus(ids.status());
-  return {200, json{{"agent_id", Param(query, "agent")}, {"case_ids", *ids}}};
+  return {200, json{{"agent_ids", agent_ids}, {"case_ids", *ids}}};
+}
+
+ApiResponse Api::Schedules() const {
+  auto schedules = reader_->ListSchedules();
+  if (!schedules.ok()) return FromStatus(schedules.status());
+  json list = json::array();
+  for (const store::WebSchedule& s : *schedules) list.push_back(ScheduleJson(s));
+  return Ok("schedules", std::move(list));
 }
 
 }  // namespace fleetmark::http

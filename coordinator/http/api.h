@@ -9,7 +9,9 @@
 // Endpoints (all GET):
 //   agents                       every agent with host, labels, state
 //   runs?limit=N                 newest N runs (1..1000, default 50) with jobs
-//   runs/<run_id>                one run with jobs
+//   runs/<run_id>                one run with jobs; <run_id> may be a unique prefix (>= 6
+//                                hex digits, as in the CLI); an ambiguous one is 300 with
+//                                {"error", "matches": [run, ...]} (at most kMaxPrefixMatches)
 //   runs/<run_id>/results[?agent=<agent_id>]   results without raw samples
 //   results/<result_id>          one result in full, raw samples included
 //   compare?agents=a,b[&runs=r1,r2]   comparison (compare.h); runs default to each
@@ -18,7 +20,10 @@
 //                                (engine/report/strategy_map.h; json_codec.h's
 //                                StrategyMapsJson), runs chosen as for compare
 //   history?case=<case_id>&agents=a,b[&limit=N][&nightly=1]   medians + change points
-//   cases?agent=<agent_id>       case ids of the agent's newest run
+//   cases?agents=a,b (or agent=a) every case id with a result of those agents in any run
+//                                (the cases History can chart)
+//   schedules                    every schedule: cron, plan, selector, filter, paused,
+//                                next and latest fire
 // Thread-safety: Get may be called from many threads (the reader must allow it).
 #pragma once
 
@@ -63,11 +68,15 @@ class Api {
   absl::StatusOr<std::vector<DeviceResults>> LoadDevices(const std::map<std::string, std::string>& query) const;
   ApiResponse History(const std::map<std::string, std::string>& query) const;
   ApiResponse Cases(const std::map<std::string, std::string>& query) const;
+  ApiResponse Schedules() const;
 
   std::shared_ptr<store::WebReader> reader_;
 };
 
 // Maximum devices in one comparison or history request.
 inline constexpr int kMaxDevices = 16;
+
+// Runs listed at most for an ambiguous run id prefix.
+inline constexpr int kMaxPrefixMatches = 20;
 
 }  // namespace fleetmark::http

@@ -189,9 +189,13 @@ class HttpServerImpl final : public HttpServer {
     server_.Get(R"(/(fleet|runs|compare|map|history)?/?)",
                 [this](const httplib::Request&, httplib::Response& res) { Page(res, 200); });
     server_.Get(R"(/runs/([^/]+)/?)", [this](const httplib::Request& req, httplib::Response& res) {
-      auto run_id = api_.reader().ResolveRunId(req.matches[1].str());
-      absl::Status status = run_id.status();
-      if (run_id.ok()) status = api_.reader().GetRun(*run_id).status();
+      // As the API's runs/<id>: a unique prefix is the run's page, an ambiguous one a
+      // page listing the matches (300 Multiple Choices), none a not-found page (404).
+      auto matches = api_.reader().RunIdsWithPrefix(req.matches[1].str(), 2);
+      absl::Status status = matches.status();
+      if (matches.ok() && matches->empty()) status = absl::NotFoundError("no such run");
+      if (matches.ok() && matches->size() > 1) return Page(res, 300);
+      if (status.ok()) status = api_.reader().GetRun(matches->front()).status();
       // A page: a malformed id names no page either (404); the API says 400 with the form.
       Page(res, status.ok() ? 200 : absl::IsNotFound(status) || absl::IsInvalidArgument(status) ? 404 : 503);
     });

@@ -11,6 +11,7 @@
 #include "engine/report/case_names.h"
 #include "engine/report/strategy_map.h"
 #include "engine/report/strategy_map_json.h"
+#include "engine/report/table.h"
 
 namespace fleetmark::http {
 namespace {
@@ -189,6 +190,19 @@ json RunJson(const store::WebRun& run) {
           {"jobs", jobs}};
 }
 
+json ScheduleJson(const store::WebSchedule& s) {
+  return {{"name", s.name},
+          {"cron", s.cron},
+          {"plan_name", s.plan_name},
+          {"selector", s.selector},
+          {"quick", s.quick},
+          {"filter", s.filter},
+          {"paused", s.paused},
+          {"next_fire_unix_ms", Ms(s.next_fire_unix_ns)},
+          {"last_fire_unix_ms", Ms(s.last_fire_slot_unix_ns)},
+          {"last_fire_outcome", s.last_fire_outcome}};
+}
+
 json ResultJson(const store::WebResult& wr, bool full) {
   // Built by assignment, not initializer lists: nlohmann copies every nested
   // initializer, and run pages list hundreds of results.
@@ -209,6 +223,9 @@ json ResultJson(const store::WebResult& wr, bool full) {
   out["strategy"] = StrategyLabel(r.spec());
   out["strategy_name"] = r.spec().strategy().name();
   out["threads"] = r.spec().strategy().threads();
+  // The CLI table's own cells (engine/report/table.h), so both show the same values.
+  out["threads_text"] = report::ThreadsText(r);
+  out["cpu_per_rep_text"] = report::CpuPerRepetitionText(r);
   out["status"] = CaseStatusName(r.status());
   out["message"] = r.message();
   out["stop_reason"] = StopReasonName(r.stop_reason());
@@ -237,6 +254,7 @@ json ResultJson(const store::WebResult& wr, bool full) {
   counters["allocated_bytes"] = c.allocated_bytes();
   counters["peak_threads"] = c.peak_threads();
   counters["rss_delta_bytes"] = c.rss_delta_bytes();
+  counters["repetitions"] = c.repetitions();
   if (r.has_memory()) out["memory"] = MemoryJson(r.memory());
   if (r.has_load()) out["load"] = LoadJson(r.load());
   if (r.has_fanout()) out["fanout"] = FanoutJson(r.fanout());
@@ -244,7 +262,6 @@ json ResultJson(const store::WebResult& wr, bool full) {
     out["samples_ns"] = std::vector<int64_t>(r.samples_ns().begin(), r.samples_ns().end());
     out["counters"]["voluntary_context_switches"] = c.voluntary_context_switches();
     out["counters"]["involuntary_context_switches"] = c.involuntary_context_switches();
-    out["counters"]["repetitions"] = c.repetitions();
     out["env_before"] = EnvJson(r.env_before());
     out["env_after"] = EnvJson(r.env_after());
     out["cpus_used"] = std::vector<uint32_t>(r.cpus_used().begin(), r.cpus_used().end());

@@ -17,7 +17,13 @@ namespace fleetmark::http {
 
 nlohmann::json AgentJson(const store::WebAgent& agent);
 nlohmann::json RunJson(const store::WebRun& run);
+// {"name", "cron", "plan_name", "selector", "quick", "filter", "paused",
+//  "next_fire_unix_ms", "last_fire_unix_ms", "last_fire_outcome"}.
+nlohmann::json ScheduleJson(const store::WebSchedule& schedule);
 // `full`: also raw samples, every counter, environment snapshots and CPUs used.
+// "threads_text" ("48 of 100") and "cpu_per_rep_text" ("2.40 µs") are the CLI table's
+// cells (report::ThreadsText, report::CpuPerRepetitionText): the one formatting rule
+// both views show.
 nlohmann::json ResultJson(const store::WebResult& result, bool full);
 nlohmann::json ComparisonJson(const std::vector<DeviceResults>& devices, const Comparison& comparison);
 // The strategy map of each device (engine/report/strategy_map.h, as

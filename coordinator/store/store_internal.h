@@ -24,6 +24,12 @@ bool IsUuid(std::string_view id);
 // digits), read in `txn`; the web reader resolves the web API's run ids with it too.
 absl::StatusOr<std::string> ResolveRunId(pqxx::transaction_base& txn, const std::string& id_or_prefix);
 
+// The ids of the runs `id_or_prefix` names by ResolveRunId's rule (checked the same
+// way: InvalidArgument naming `run_id` for a malformed prefix), in id order, at most
+// `limit` (>= 1); a UUID gives itself when that run exists. Empty when none matches.
+absl::StatusOr<std::vector<std::string>> RunIdsWithPrefix(pqxx::transaction_base& txn, const std::string& id_or_prefix,
+                                                          int limit);
+
 // InvalidArgument naming `field` unless `id` is a UUID.
 absl::Status CheckUuid(std::string_view field, std::string_view id);
 

@@ -3,9 +3,13 @@
 
 #include "coordinator/store/pg_store.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/store/store_internal.h"
+#include "engine/common/status_macros.h"
 #include "google/protobuf/text_format.h"
 
 namespace fleetmark::store::internal {
@@ -168,37 +172,52 @@ absl::Status BadRunIdPrefix(const std::string& given, const std::string& why) {
 
 namespace internal {
 
+absl::StatusOr<std::vector<std::string>> RunIdsWithPrefix(pqxx::transaction_base& txn, const std::string& id_or_prefix,
+                                                          int limit) {
+  const std::string prefix = absl::AsciiStrToLower(id_or_prefix);
+  std::string low, high;
+  if (internal::IsUuid(prefix)) {
+    low = high = prefix;
+  } else {
+    if (prefix.size() > sizeof(kUuidZero) - 1) return BadRunIdPrefix(id_or_prefix, "too long");
+    int digits = 0;
+    for (size_t i = 0; i < prefix.size(); ++i) {
+      if (kUuidZero[i] == '-') {
+        if (prefix[i] != '-') return BadRunIdPrefix(id_or_prefix, absl::StrCat("expected '-' at offset ", i));
+      } else if (absl::ascii_isxdigit(static_cast<unsigned char>(prefix[i]))) {
+        ++digits;
+      } else {
+        return BadRunIdPrefix(id_or_prefix, absl::StrCat("not a hex digit at offset ", i));
+      }
+    }
+    if (digits < kMinRunIdPrefixDigits) {
+      return BadRunIdPrefix(id_or_prefix, absl::StrCat(digits, " hex digits"));
+    }
+    // `run_id::text LIKE prefix || '%'` written as the range of UUIDs with that prefix, so
+    // the primary key index answers it.
+    low = prefix + (kUuidZero + prefix.size());
+    high = prefix + (kUuidMax + prefix.size());
+  }
+  pqxx::result r = txn.exec_params(
+      "SELECT run_id::text FROM runs WHERE run_id BETWEEN $1::uuid AND $2::uuid ORDER BY run_id LIMIT $3", low, high,
+      std::max(1, limit));
+  std::vector<std::string> ids;
+  for (const pqxx::row& row : r) ids.push_back(row[0].as<std::string>());
+  return ids;
+}
+
 absl::StatusOr<std::string> ResolveRunId(pqxx::transaction_base& txn, const std::string& id_or_prefix) {
   const std::string prefix = absl::AsciiStrToLower(id_or_prefix);
   if (internal::IsUuid(prefix)) return prefix;
-  if (prefix.size() > sizeof(kUuidZero) - 1) return BadRunIdPrefix(id_or_prefix, "too long");
-  int digits = 0;
-  for (size_t i = 0; i < prefix.size(); ++i) {
-    if (kUuidZero[i] == '-') {
-      if (prefix[i] != '-') return BadRunIdPrefix(id_or_prefix, absl::StrCat("expected '-' at offset ", i));
-    } else if (absl::ascii_isxdigit(static_cast<unsigned char>(prefix[i]))) {
-      ++digits;
-    } else {
-      return BadRunIdPrefix(id_or_prefix, absl::StrCat("not a hex digit at offset ", i));
-    }
-  }
-  if (digits < kMinRunIdPrefixDigits) {
-    return BadRunIdPrefix(id_or_prefix, absl::StrCat(digits, " hex digits"));
-  }
-  // `run_id::text LIKE prefix || '%'` written as the range of UUIDs with that prefix, so
-  // the primary key index answers it.
-  const std::string low = prefix + (kUuidZero + prefix.size());
-  const std::string high = prefix + (kUuidMax + prefix.size());
-  pqxx::result r = txn.exec_params(
-      "SELECT run_id::text FROM runs WHERE run_id BETWEEN $1::uuid AND $2::uuid ORDER BY run_id LIMIT 3", low, high);
-  if (r.empty()) return absl::NotFoundError(absl::StrCat("no run with id prefix ", id_or_prefix));
-  if (r.size() > 1) {
+  FLEETMARK_ASSIGN_OR_RETURN(const std::vector<std::string> ids, RunIdsWithPrefix(txn, id_or_prefix, 3));
+  if (ids.empty()) return absl::NotFoundError(absl::StrCat("no run with id prefix ", id_or_prefix));
+  if (ids.size() > 1) {
     // A third row means there may be more: "..." only then.
-    return absl::InvalidArgumentError(absl::StrCat("run id prefix ", id_or_prefix, " is ambiguous (matches ",
-                                                   r[0][0].as<std::string>(), ", ", r[1][0].as<std::string>(),
-                                                   r.size() > 2 ? ", ..." : "", "): give more characters"));
+    return absl::InvalidArgumentError(absl::StrCat("run id prefix ", id_or_prefix, " is ambiguous (matches ", ids[0],
+                                                   ", ", ids[1], ids.size() > 2 ? ", ..." : "",
+                                                   "): give more characters"));
   }
-  return r[0][0].as<std::string>();
+  return ids[0];
 }
 
 }  // namespace internal

@@ -38,6 +38,7 @@ constexpr char kGetResult[] = "fm_web_get_result";
 constexpr char kLatestRun[] = "fm_web_latest_run";
 constexpr char kCaseIds[] = "fm_web_case_ids";
 constexpr char kHistory[] = "fm_web_history";
+constexpr char kListSchedules[] = "fm_web_list_schedules";
 
 // ORDER BY of a DISTINCT ON (c.job_id, c.case_id) keeping each case's newest attempt:
 // the same order as Store::ExportResults, plus the result id so ties are deterministic.
@@ -154,6 +155,9 @@ WebResult ResultFromRow(const pqxx::row& row) {
   counters.set_allocated_bytes(Or<uint64_t>(row[32], 0));
   counters.set_peak_threads(Or<uint32_t>(row[33], 0));
   counters.set_rss_delta_bytes(Or<int64_t>(row[34], 0));
+  // No column holds the repetitions: each timed repetition gives one sample, so the
+  // sample count is theirs (GetResult's stored proto has the agent's own figure).
+  counters.set_repetitions(stats.count());
   r.set_throttled(Or<bool>(row[35], false));
   r.set_started_unix_ns(Or<int64_t>(row[36], 0));
   r.set_finished_unix_ns(Or<int64_t>(row[37], 0));
@@ -232,6 +236,13 @@ class PgWebReader final : public WebReader {
                 [&](pqxx::nontransaction& txn) { return internal::ResolveRunId(txn, std::string(id_or_prefix)); });
   }
 
+  absl::StatusOr<std::vector<std::string>> RunIdsWithPrefix(std::string_view id_or_prefix, int limit) override {
+    if (limit < 1 || limit > 100) return absl::InvalidArgumentError(absl::StrCat("limit: 1..100, got ", limit));
+    return Read(*pool_, "run ids with prefix", [&](pqxx::nontransaction& txn) {
+      return internal::RunIdsWithPrefix(txn, std::string(id_or_prefix), limit);
+    });
+  }
+
   absl::StatusOr<std::vector<WebRun>> ListRuns(int limit) override {
     if (limit < 1 || limit > 1000) {
       return absl::InvalidArgumentError(absl::StrCat("limit: 1 <= limit <= 1000, got ", limit));
@@ -303,14 +314,40 @@ class PgWebReader final : public WebReader {
     });
   }
 
-  absl::StatusOr<std::vector<std::string>> CaseIds(std::string_view agent_id) override {
-    FLEETMARK_ASSIGN_OR_RETURN(std::string run_id, LatestRunWithResults(agent_id));
+  absl::StatusOr<std::vector<std::string>> CaseIds(const std::vector<std::string>& agent_ids) override {
+    for (const std::string& id : agent_ids) {
+      if (!IsUuid(id)) return NotFound("agent", id);
+    }
     return Read(*pool_, "case ids", [&](pqxx::nontransaction& txn) -> absl::StatusOr<std::vector<std::string>> {
       std::vector<std::string> ids;
-      for (const pqxx::row& row : txn.exec_prepared(kCaseIds, run_id, std::string(agent_id))) {
+      for (const pqxx::row& row : txn.exec_prepared(kCaseIds, internal::UuidArray(agent_ids)))
         ids.push_back(Text(row[0]));
-      }
       return ids;
+    });
+  }
+
+  absl::StatusOr<std::vector<WebSchedule>> ListSchedules() override {
+    return Read(*pool_, "list schedules", [&](pqxx::nontransaction& txn) -> absl::StatusOr<std::vector<WebSchedule>> {
+      std::vector<WebSchedule> schedules;
+      for (const pqxx::row& row : txn.exec_prepared(kListSchedules)) {
+        WebSchedule& s = schedules.emplace_back();
+        s.name = Text(row[0]);
+        s.cron = Text(row[1]);
+        s.plan_name = Text(row[2]);
+        s.selector = Text(row[3]);
+        s.quick = Or<bool>(row[4], false);
+        s.filter = Text(row[5]);
+        s.paused = Or<bool>(row[6], false);
+        s.next_fire_unix_ns = Or<int64_t>(row[7], 0);
+        s.last_fire_slot_unix_ns = Or<int64_t>(row[8], 0);
+        // As `schedules list`: the run it made, else why the slot made none.
+        if (!row[9].is_null()) {
+          s.last_fire_outcome = absl::StrCat("run ", Text(row[9]));
+        } else if (s.last_fire_slot_unix_ns != 0) {
+          s.last_fire_outcome = Text(row[10]).empty() ? "no run" : Text(row[10]);
+        }
+      }
+      return schedules;
     });
   }
 
@@ -390,8 +427,16 @@ class PgWebReader final : public WebReader {
                                 "WHERE c.run_id = r.run_id AND c.agent_id = $1::uuid) "
                                 "ORDER BY (r.status = 'done') DESC, r.created_at DESC LIMIT 1");
     pool_->AddPreparedStatement(kCaseIds,
-                                "SELECT DISTINCT c.case_id FROM case_results c WHERE c.run_id = $1::uuid "
-                                "AND c.agent_id = $2::uuid ORDER BY 1");
+                                "SELECT DISTINCT c.case_id FROM case_results c WHERE c.agent_id = ANY($1::uuid[]) "
+                                "ORDER BY 1");
+    // As Store::ListSchedules: the latest fire is the newest row of schedule_fires' key.
+    pool_->AddPreparedStatement(
+        kListSchedules,
+        absl::StrCat("SELECT s.name, s.cron, p.name, s.selector, s.quick, s.filter, s.paused, ",
+                     UnixNs("s.next_fire_at"), ", ", UnixNs("f.slot"),
+                     ", f.run_id::text, f.note FROM schedules s JOIN plans p ON p.plan_id = s.plan_id "
+                     "LEFT JOIN LATERAL (SELECT slot, run_id, note FROM schedule_fires "
+                     "WHERE schedule_id = s.schedule_id ORDER BY slot DESC LIMIT 1) f ON true ORDER BY s.name"));
     // Per agent, the newest $4 runs holding the case, one point per job (its newest
     // attempt): case_results_web_history_latest + runs pkey (`emulated` and
     // `fingerprint`, not in that index, are read from the heap for the kept rows).

@@ -70,6 +70,20 @@ struct WebResult {
   fleetmark::v1::CaseResult result;
 };
 
+// One schedule (`fleetmark schedules create`), as `schedules list` shows it.
+struct WebSchedule {
+  std::string name;
+  std::string cron;  // 5 fields, UTC
+  std::string plan_name;
+  std::string selector;  // "" = every online agent
+  bool quick = false;
+  std::string filter;                  // RE2 on case ids applied to every run it fires; "" = every case
+  bool paused = false;                 // `schedules pause`: fires nothing until resumed
+  int64_t next_fire_unix_ns = 0;       // 0 = not computed yet
+  int64_t last_fire_slot_unix_ns = 0;  // 0 = never fired
+  std::string last_fire_outcome;       // "run <id>", or why the slot made no run ("skipped: paused")
+};
+
 // One point of a case's history: the case's median in one run on one agent.
 struct HistoryPoint {
   std::string agent_id;
@@ -102,6 +116,11 @@ class WebReader {
   // InvalidArgument for a malformed or ambiguous prefix, NotFound if none matches.
   virtual absl::StatusOr<std::string> ResolveRunId(std::string_view id_or_prefix) = 0;
 
+  // The ids of the runs `id_or_prefix` names (ResolveRunId's rule and errors for a
+  // malformed prefix), in id order, at most `limit` (1..100); empty when none matches.
+  // More than one: the prefix is ambiguous, and these are the candidates.
+  virtual absl::StatusOr<std::vector<std::string>> RunIdsWithPrefix(std::string_view id_or_prefix, int limit) = 0;
+
   // One run with its jobs; NotFound if `run_id` is unknown or not a UUID.
   virtual absl::StatusOr<WebRun> GetRun(std::string_view run_id) = 0;
 
@@ -117,8 +136,13 @@ class WebReader {
   // has no results.
   virtual absl::StatusOr<std::string> LatestRunWithResults(std::string_view agent_id) = 0;
 
-  // The case ids measured by `agent_id` in its newest run with results (sorted).
-  virtual absl::StatusOr<std::vector<std::string>> CaseIds(std::string_view agent_id) = 0;
+  // Every case id with a stored result of any of `agent_ids` in any run (sorted,
+  // distinct): the cases that have a history for those devices. NotFound if an id is not
+  // a UUID; an unknown agent adds none.
+  virtual absl::StatusOr<std::vector<std::string>> CaseIds(const std::vector<std::string>& agent_ids) = 0;
+
+  // Every schedule, ordered by name, with its filter, paused state and latest fire.
+  virtual absl::StatusOr<std::vector<WebSchedule>> ListSchedules() = 0;
 
   // The median of `case_id` in each of the newest `limit` (1..1000) runs per agent,
   // grouped by agent (in `agent_ids` order), oldest first; `scheduled_only` keeps runs

@@ -1,5 +1,8 @@
 #include "engine/common/text.h"
 
+#include <locale.h>
+#include <wchar.h>
+
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -143,6 +146,61 @@ std::string EscapeForTerminal(std::string_view text, size_t max_bytes) {
   }
   if (i < text.size()) out += "...";
   return out;
+}
+
+namespace {
+
+// The C.UTF-8 locale for wcwidth; nullptr where it cannot be loaded. Created once,
+// never freed (it is shared by every thread).
+locale_t Utf8Locale() {
+  static const locale_t locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+  return locale;
+}
+
+// Calls `visit(offset, bytes, columns)` for each character of `text` in order: its byte
+// offset, its UTF-8 length (1 for a byte that is not UTF-8) and its width in columns.
+template <typename Visit>
+void ForEachCharacterWidth(std::string_view text, Visit visit) {
+  const locale_t utf8 = Utf8Locale();
+  const locale_t previous = utf8 != nullptr ? uselocale(utf8) : nullptr;
+  for (size_t i = 0; i < text.size();) {
+    char32_t cp = 0;
+    size_t length = DecodeUtf8(text, i, &cp);
+    size_t columns = 1;
+    if (length == 0) {
+      length = 1;
+    } else if (utf8 != nullptr && cp >= 0x20) {
+      const int w = wcwidth(static_cast<wchar_t>(cp));
+      columns = w < 0 ? 1 : static_cast<size_t>(w);
+    }
+    visit(i, length, columns);
+    i += length;
+  }
+  if (previous != nullptr) uselocale(previous);
+}
+
+}  // namespace
+
+size_t DisplayWidth(std::string_view text) {
+  size_t width = 0;
+  ForEachCharacterWidth(text, [&](size_t, size_t, size_t columns) { width += columns; });
+  return width;
+}
+
+std::string_view PrefixOfWidth(std::string_view text, size_t columns) {
+  size_t width = 0;
+  size_t end = 0;
+  bool full = false;
+  ForEachCharacterWidth(text, [&](size_t at, size_t length, size_t w) {
+    if (full) return;
+    if (width + w > columns) {
+      full = true;
+      return;
+    }
+    width += w;
+    end = at + length;
+  });
+  return text.substr(0, end);
 }
 
 }  // namespace fleetmark

@@ -51,4 +51,16 @@ bool IsUuid(std::string_view text);
 // character boundary, and appends "...".
 std::string EscapeForTerminal(std::string_view text, size_t max_bytes = 0);
 
+// Columns `text` (UTF-8) takes on a terminal: each character's glibc wcwidth under the
+// C.UTF-8 locale (newlocale/uselocale, this thread only), so CJK and emoji count 2,
+// combining marks and zero-width characters 0, other printable characters 1; a byte
+// that is not UTF-8 and a control character count 1 (tables hold EscapeForTerminal
+// text, which has neither). Where C.UTF-8 cannot be loaded (a static binary without
+// locale data), every code point counts 1. Thread-safe.
+size_t DisplayWidth(std::string_view text);
+
+// The longest prefix of `text` (UTF-8) at most `columns` wide (DisplayWidth), cut at a
+// character boundary and never between a character and its combining marks.
+std::string_view PrefixOfWidth(std::string_view text, size_t columns);
+
 }  // namespace fleetmark

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "engine/common/synthetic_text.h"
 #include "engine/common/text.h"
@@ -94,16 +95,6 @@ std::string GroupTitle(const CaseResult& r, Kind kind) {
 
 bool IsOk(const CaseResult& r) { return r.status() == fleetmark::v1::CASE_STATUS_OK; }
 
-// Threads the case used, with what the plan requested when that differs ("4 of 100"),
-// or only the request ("100 req.") / "-" when nothing ran (unsupported, failed early).
-std::string ThreadsCell(const CaseResult& r) {
-  const uint32_t requested = r.spec().strategy().threads();
-  const uint32_t used = r.threads_used();
-  if (!IsOk(r) && used == 0) return requested > 0 ? absl::StrCat(requested, " req.") : "-";
-  if (requested > 0 && requested != used) return absl::StrCat(used, " of ", requested);
-  return absl::StrCat(used);
-}
-
 // "ok", "ok (rep cap)", "unsupported: reason", with " [throttled]" / " [unstable]" /
 // " [harness 12%]" when flagged.
 std::string StatusCell(const CaseResult& r, bool with_stop_reason) {
@@ -154,13 +145,14 @@ bool AnyProcesses(const std::vector<const CaseResult*>& rows) {
   return std::any_of(rows.begin(), rows.end(), [](const CaseResult* r) { return r->process_medians_ns_size() >= 2; });
 }
 
-std::string BatchTable(const std::vector<const CaseResult*>& group, const TableOptions& options) {
+// One batch table; its CPU/rep and allocs/rep columns only when `counters`.
+TextTable BatchTable(const std::vector<const CaseResult*>& group, bool counters) {
   std::vector<Column> columns = {
       {"strategy"},          {"threads", Align::kRight}, {"median", Align::kRight}, {"95% CI", Align::kRight},
       {"±%", Align::kRight}, {"n", Align::kRight},       {"ratio", Align::kRight}};
   const bool processes = AnyProcesses(group);
   if (processes) columns.push_back({"btw", Align::kRight});
-  if (options.counters) {
+  if (counters) {
     columns.push_back({"CPU/rep", Align::kRight});
     columns.push_back({"allocs/rep", Align::kRight});
   }
@@ -177,7 +169,7 @@ std::string BatchTable(const std::vector<const CaseResult*>& group, const TableO
   for (const CaseResult* r : rows) {
     const auto& st = r->stats();
     const bool measured = IsOk(*r) && st.count() > 0;
-    std::vector<std::string> cells = {StrategyLabel(r->spec()), ThreadsCell(*r)};
+    std::vector<std::string> cells = {StrategyLabel(r->spec()), ThreadsText(*r)};
     if (measured) {
       cells.push_back(FormatNanos(st.median_ns()));
       cells.push_back(absl::StrCat("[", FormatNanos(st.ci_low_ns()), ", ", FormatNanos(st.ci_high_ns()), "]"));
@@ -191,21 +183,67 @@ std::string BatchTable(const std::vector<const CaseResult*>& group, const TableO
       cells.push_back(measured && r->process_medians_ns_size() >= 2 ? Fixed(100 * r->between_process_share(), 0, "%")
                                                                     : "-");
     }
-    if (options.counters) {
+    if (counters) {
       const auto& c = r->counters();
-      const double reps = static_cast<double>(c.repetitions());
-      cells.push_back(measured && reps > 0 ? FormatNanos((c.cpu_user_seconds() + c.cpu_system_seconds()) * 1e9 / reps)
-                                           : "-");
+      cells.push_back(CpuPerRepetitionText(*r));
       const bool counted = c.allocations_counted() || c.allocations() > 0;
       cells.push_back(!measured ? "-" : counted ? FormatCount(static_cast<double>(c.allocations())) : "n/a");
     }
     cells.push_back(StatusCell(*r, /*with_stop_reason=*/true));
     table.AddRow(std::move(cells));
   }
-  return table.Render();
+  return table;
 }
 
-std::string MemoryTable(const std::vector<const CaseResult*>& group) {
+// The batch table fitted to options.max_width: without its counters columns (and a
+// note saying so) when the other columns leave the status less than kReadableStatus
+// columns.
+std::string FittedBatchTable(const std::vector<const CaseResult*>& group, const TableOptions& options) {
+  constexpr size_t kReadableStatus = 24;
+  TextTable table = BatchTable(group, options.counters);
+  if (options.max_width == 0 || !options.counters || table.LastColumnStart() + kReadableStatus <= options.max_width) {
+    return table.Render(options.max_width);
+  }
+  return absl::StrCat(BatchTable(group, /*counters=*/false).Render(options.max_width),
+                      "(CPU/rep and allocs/rep left out to fit ", options.max_width, " columns; --wide shows them)\n");
+}
+
+// "unsupported (3): fiber_1, coroutine_1, event_loop_1 — <reason>": the unsupported
+// cases of one table in one line (wrapped to `max_width`, continuation lines indented
+// by two), the reason being what their messages share once each strategy's own name is
+// taken off: the whole message, or the part before its first ": ".
+std::string CollapsedUnsupported(const std::vector<const CaseResult*>& rows, size_t max_width) {
+  std::vector<std::string> names;
+  std::vector<std::string> reasons;
+  for (const CaseResult* r : rows) {
+    names.push_back(StrategyLabel(r->spec()));
+    std::string reason = r->message();
+    const std::string own = absl::StrCat(r->spec().strategy().name(), " ");
+    if (!r->spec().strategy().name().empty() && absl::StartsWith(reason, own)) reason.erase(0, own.size());
+    reasons.push_back(std::move(reason));
+  }
+  const auto all_equal = [](const std::vector<std::string>& v) {
+    return std::all_of(v.begin(), v.end(), [&](const std::string& x) { return x == v.front(); });
+  };
+  std::string reason;
+  if (all_equal(reasons)) {
+    reason = reasons.front();
+  } else {
+    std::vector<std::string> heads;
+    for (const std::string& x : reasons) heads.push_back(x.substr(0, x.find(": ")));
+    reason = all_equal(heads) && !heads.front().empty()
+                 ? absl::StrCat(heads.front(), " (--wide shows each strategy's reason)")
+                 : "for reasons of their own (--wide shows each)";
+  }
+  const std::string line = EscapeForTerminal(absl::StrCat(
+      "unsupported (", rows.size(), "): ", absl::StrJoin(names, ", "), reason.empty() ? "" : " — ", reason));
+  const std::vector<std::string> lines = WrapText(line, max_width == 0 ? 0 : std::max<size_t>(max_width, 40) - 2);
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) absl::StrAppend(&out, i == 0 ? "" : "  ", lines[i], "\n");
+  return out;
+}
+
+std::string MemoryTable(const std::vector<const CaseResult*>& group, size_t max_width) {
   TextTable table({{"strategy"},
                    {"threads", Align::kRight},
                    {"stack", Align::kRight},
@@ -233,7 +271,7 @@ std::string MemoryTable(const std::vector<const CaseResult*>& group) {
       points.push_back(absl::StrCat(p.tasks(), ":", Fixed(kib, 0)));
     }
     const bool ok = IsOk(*r) && r->has_memory();
-    table.AddRow({StrategyLabel(r->spec()), ThreadsCell(*r),
+    table.AddRow({StrategyLabel(r->spec()), ThreadsText(*r),
                   !m.stack_source().empty() ? m.stack_source()
                   : m.stack_kib() > 0       ? absl::StrCat(m.stack_kib(), " KiB")
                                             : "default",
@@ -242,10 +280,10 @@ std::string MemoryTable(const std::vector<const CaseResult*>& group) {
                   ok ? Fixed(m.r_squared(), 3) : "-", ok ? Ratio(m.slope_kib_per_task(), smallest) : "-",
                   StatusCell(*r, /*with_stop_reason=*/false)});
   }
-  return table.Render();
+  return table.Render(max_width);
 }
 
-std::string FanoutTable(const std::vector<const CaseResult*>& group) {
+std::string FanoutTable(const std::vector<const CaseResult*>& group, size_t max_width) {
   TextTable table({{"strategy"},
                    {"threads", Align::kRight},
                    {"total", Align::kRight},
@@ -264,20 +302,20 @@ std::string FanoutTable(const std::vector<const CaseResult*>& group) {
     const auto& f = r->fanout();
     const bool ok = IsOk(*r) && r->has_fanout();
     if (!ok) {
-      table.AddRow({StrategyLabel(r->spec()), ThreadsCell(*r), "-", "-", "-", "-", "-", "-", "-", "-", "-",
+      table.AddRow({StrategyLabel(r->spec()), ThreadsText(*r), "-", "-", "-", "-", "-", "-", "-", "-", "-",
                     StatusCell(*r, false)});
       continue;
     }
-    table.AddRow({StrategyLabel(r->spec()), ThreadsCell(*r), Millis(f.total_ms()),
+    table.AddRow({StrategyLabel(r->spec()), ThreadsText(*r), Millis(f.total_ms()),
                   FormatCount(static_cast<double>(f.successes())), FormatCount(static_cast<double>(f.timeouts())),
                   FormatCount(static_cast<double>(f.failures())), Millis(f.latency_p50_ms()),
                   Millis(f.latency_p99_ms()), absl::StrCat(f.peak_threads()), Ratio(f.total_ms(), fastest),
                   f.executor().empty() ? "-" : f.executor(), StatusCell(*r, false)});
   }
-  return table.Render();
+  return table.Render(max_width);
 }
 
-std::string LoadTable(const std::vector<const CaseResult*>& group) {
+std::string LoadTable(const std::vector<const CaseResult*>& group, size_t max_width) {
   // threads: the server model's worker threads (server_threads) when reported.
   TextTable table({{"strategy"},
                    {"threads", Align::kRight},
@@ -297,7 +335,7 @@ std::string LoadTable(const std::vector<const CaseResult*>& group) {
     const auto& l = r->load();
     const bool ok = IsOk(*r) && r->has_load();
     if (!ok) {
-      table.AddRow({StrategyLabel(r->spec()), ThreadsCell(*r), "-", "-", "-", "-", "-", "-", "-", "-", "-",
+      table.AddRow({StrategyLabel(r->spec()), ThreadsText(*r), "-", "-", "-", "-", "-", "-", "-", "-", "-",
                     StatusCell(*r, false)});
       continue;
     }
@@ -309,10 +347,25 @@ std::string LoadTable(const std::vector<const CaseResult*>& group) {
                   FormatCount(static_cast<double>(errors)), FormatBytes(static_cast<double>(l.peak_rss_bytes())),
                   Fixed(l.generator_cpu_percent(), 0, "%"), StatusCell(*r, false)});
   }
-  return table.Render();
+  return table.Render(max_width);
 }
 
 }  // namespace
+
+std::string ThreadsText(const CaseResult& r) {
+  const uint32_t requested = r.spec().strategy().threads();
+  const uint32_t used = r.threads_used();
+  if (!IsOk(r) && used == 0) return requested > 0 ? absl::StrCat(requested, " req.") : "-";
+  if (requested > 0 && requested != used) return absl::StrCat(used, " of ", requested);
+  return absl::StrCat(used);
+}
+
+std::string CpuPerRepetitionText(const CaseResult& r) {
+  const auto& c = r.counters();
+  const double reps = static_cast<double>(c.repetitions());
+  if (!IsOk(r) || r.stats().count() == 0 || !(reps > 0)) return "-";
+  return FormatNanos((c.cpu_user_seconds() + c.cpu_system_seconds()) * 1e9 / reps);
+}
 
 std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptions& options) {
   struct Group {
@@ -334,6 +387,7 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
   const auto& host = report.host();
   std::vector<std::string> heading;
   if (!report.plan_name().empty()) heading.push_back(absl::StrCat("plan ", report.plan_name()));
+  if (!options.agent_name.empty()) heading.push_back(absl::StrCat("agent ", options.agent_name));
   if (!host.cpu_model().empty()) heading.push_back(host.cpu_model());
   if (host.logical_cpus() > 0) {
     std::string cpus = absl::StrCat(host.logical_cpus(), " CPUs");
@@ -348,7 +402,7 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
     }
     heading.push_back(std::move(cpus));
   }
-  if (!host.hostname().empty()) heading.push_back(host.hostname());
+  if (!host.hostname().empty()) heading.push_back(absl::StrCat("host name ", host.hostname()));
   if (host.emulated()) {
     heading.push_back("EMULATED (qemu-user): the emulator's numbers, not hardware numbers");
   }
@@ -363,22 +417,34 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
   bool any_processes = false;
   for (const Group& g : groups) {
     absl::StrAppend(&out, "== ", EscapeForTerminal(g.title), " ==\n");
-    switch (g.kind) {
-      case Kind::kBatch:
-        out += BatchTable(g.rows, options);
-        any_batch = true;
-        any_processes = any_processes || AnyProcesses(g.rows);
-        break;
-      case Kind::kMemory:
-        out += MemoryTable(g.rows);
-        break;
-      case Kind::kFanout:
-        out += FanoutTable(g.rows);
-        break;
-      case Kind::kLoad:
-        out += LoadTable(g.rows);
-        break;
+    std::vector<const CaseResult*> shown;
+    std::vector<const CaseResult*> unsupported;
+    for (const CaseResult* r : g.rows) {
+      (r->status() == fleetmark::v1::CASE_STATUS_UNSUPPORTED ? unsupported : shown).push_back(r);
     }
+    if (!options.collapse_unsupported || unsupported.size() < 2) {
+      shown = g.rows;
+      unsupported.clear();
+    }
+    if (!shown.empty()) {
+      switch (g.kind) {
+        case Kind::kBatch:
+          out += FittedBatchTable(shown, options);
+          any_batch = true;
+          any_processes = any_processes || AnyProcesses(shown);
+          break;
+        case Kind::kMemory:
+          out += MemoryTable(shown, options.max_width);
+          break;
+        case Kind::kFanout:
+          out += FanoutTable(shown, options.max_width);
+          break;
+        case Kind::kLoad:
+          out += LoadTable(shown, options.max_width);
+          break;
+      }
+    }
+    if (!unsupported.empty()) out += CollapsedUnsupported(unsupported, options.max_width);
     out += '\n';
   }
   if (any_batch) {

@@ -14,10 +14,32 @@ namespace fleetmark::report {
 
 struct TableOptions {
   bool counters = true;  // CPU time and allocations columns of batch tables
+  // Terminal columns to fit (0 = no limit, the full table: `--wide`, or output that
+  // is not a terminal). When set, the status column wraps onto continuation lines
+  // and, where a batch table is still too wide, its CPU/rep and allocs/rep columns are
+  // left out with a note saying so.
+  size_t max_width = 0;
+  // Two or more unsupported cases of a table become one line under it naming their
+  // strategies and the reason once (`runs show`, whose --wide gives the full table);
+  // false: one row each.
+  bool collapse_unsupported = false;
+  // The agent the report belongs to ("" = none): named in the heading, before the
+  // host's own fields (the OS host name is labelled "host name").
+  std::string agent_name = {};
 };
 
+// The threads cell of every table, CLI and web alike: the threads the case used, with
+// what the plan requested when that differs ("48 of 100"), only the request
+// ("100 req.") when nothing ran, "-" when neither is known.
+std::string ThreadsText(const fleetmark::v1::CaseResult& result);
+
+// CPU time (user + system) per timed repetition, auto-scaled like the medians
+// ("2.40 µs", "1.50 ms"); "-" when nothing was measured or counted.
+std::string CpuPerRepetitionText(const fleetmark::v1::CaseResult& result);
+
 // Returns the tables for all results of `report`, in the order their groups first
-// appear, under a heading with the plan and host. A group holds the results sharing
+// appear, under a heading with the plan, the agent (options.agent_name) and the host
+// ("host name <hostname>"). A group holds the results sharing
 // scenario, workload, io mode, scenario parameters and placement; its title reads
 // e.g. "batch · arithmetic · blocking · n=100".
 // Batch groups: OK rows sorted by median (then label), non-OK rows after them; columns
@@ -28,6 +50,9 @@ struct TableOptions {
 // allocs/rep "n/a" when the counting operator new was not linked; status "ok", with
 // "(rep cap)" / "(time cap)" when the CI target was not reached, "unsupported: <why>"
 // etc. for non-OK cases, and "[throttled]" for flagged cases. A legend follows.
+// Unsupported cases (two or more in a table, with options.collapse_unsupported): one line
+// under the table, "unsupported (3): a, b, c: <reason>", the reason being what their
+// messages share once each strategy's own name is taken off.
 // Memory groups: strategy, threads, stack (its source when reported), points
 // (tasks:KiB over baseline), KiB/task RSS slope, +kstack (slope of RSS + kernel
 // stacks), R², ratio of RSS slopes to the smallest. Fanout: total, ok/timeouts/

@@ -56,10 +56,4 @@ std::string ShortestDouble(double value) {
   return std::string(buf, r.ptr);
 }
 
-size_t DisplayWidth(const std::string& text) {
-  size_t width = 0;
-  for (unsigned char c : text) width += (c & 0xC0) != 0x80 ? 1 : 0;
-  return width;
-}
-
 }  // namespace fleetmark::report

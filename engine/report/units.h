@@ -22,8 +22,4 @@ std::string FormatBytes(double bytes);
 // "-inf", "nan" for non-finite values.
 std::string ShortestDouble(double value);
 
-// Display width of UTF-8 text in terminal columns, counting each code point as one
-// column (the report uses only narrow symbols such as µ, ±, ×, ·, ²).
-size_t DisplayWidth(const std::string& text);
-
 }  // namespace fleetmark::report

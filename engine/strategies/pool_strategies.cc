@@ -8,13 +8,17 @@
 namespace fleetmark::engine {
 namespace {
 
+// Why each has no suspending wait, in its own words: single_thread has one worker, not
+// a pool.
 constexpr char kPoolUnsupported[] = "its tasks run on pool OS threads, which can only block";
+constexpr char kSingleThreadUnsupported[] = "its tasks run on its one worker OS thread, which can only block";
 
 class PoolStrategy final : public StrategyBase {
  public:
   // `fixed_threads` > 0 pins the pool size (single_thread); 0 = options.threads.
-  PoolStrategy(std::string_view name, std::string_view prefix, int fixed_threads)
-      : StrategyBase(name, prefix, kPoolUnsupported), fixed_threads_(fixed_threads) {}
+  // `unsupported_reason`: why io_mode suspending is unsupported (StrategyBase).
+  PoolStrategy(std::string_view name, std::string_view prefix, int fixed_threads, std::string_view unsupported_reason)
+      : StrategyBase(name, prefix, unsupported_reason), fixed_threads_(fixed_threads) {}
   ~PoolStrategy() override { Stop(); }
 
  protected:
@@ -38,8 +42,10 @@ class PoolStrategy final : public StrategyBase {
 }  // namespace
 
 std::unique_ptr<Strategy> NewSingleThreadStrategy() {
-  return std::make_unique<PoolStrategy>("single_thread", "fm-single", 1);
+  return std::make_unique<PoolStrategy>("single_thread", "fm-single", 1, kSingleThreadUnsupported);
 }
-std::unique_ptr<Strategy> NewFixedPoolStrategy() { return std::make_unique<PoolStrategy>("fixed_pool", "fm-pool", 0); }
+std::unique_ptr<Strategy> NewFixedPoolStrategy() {
+  return std::make_unique<PoolStrategy>("fixed_pool", "fm-pool", 0, kPoolUnsupported);
+}
 
 }  // namespace fleetmark::engine

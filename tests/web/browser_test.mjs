@@ -125,12 +125,21 @@ test('runs page shows status, progress and submitter', async () => {
   const {page, errors} = await open('/runs');
   assert.deepEqual(errors, []);
   const rows = page.locator('#runs-table tbody tr');
-  assert.equal(await rows.count(), 4 + manifest.nightly.length + 1);
+  assert.equal(await rows.count(), 4 + manifest.nightly.length + 4);
   const live = await page.locator(`tr[data-run="${manifest.live_run_id}"]`).innerText();
   assert.match(live, /running/);
   assert.match(live, /3\/9/);  // the seed: 3 results of 3 x 3 cases (web_seed.cc)
   const nightly = await page.locator(`tr[data-run="${manifest.nightly[0].run_id}"]`).innerText();
   assert.match(nightly, /schedule:nightly/);
+  // The schedules: each one's state (paused or active) and case filter.
+  const schedules = Object.fromEntries((await page.locator('#schedules-table tbody tr').allInnerTexts())
+    .map((row) => row.split('\t')).map(([name, ...cells]) => [name, cells]));
+  assert.deepEqual(Object.keys(schedules), ['weekly-fanout', 'yearly-s1']);
+  assert.equal(schedules['weekly-fanout'][0], 'paused');
+  assert.equal(schedules['weekly-fanout'][4], '^fanout/');
+  assert.match(schedules['weekly-fanout'][2], /s4-fanout/);
+  assert.equal(schedules['yearly-s1'][0], 'active');
+  assert.equal(schedules['yearly-s1'][4], 'every case');
   await shot(page, 'runs');
   await page.close();
 });
@@ -200,13 +209,68 @@ test('run page: an unsupported case shows "–", not "0 – 0" or 0', async () =
   const cell = (name) => cells[headers.indexOf(name)];
   assert.match(cell('status'), /unsupported: no suspending wait/);
   for (const name of ['median', '95% CI', '±%', 'samples', 'min – max', 'mean', 'stddev', 'MAD', 'n', 'outliers',
-    'CPU s user / sys', 'allocations', 'peak threads', 'RSS delta']) {
+    'CPU/rep', 'allocations', 'peak threads', 'RSS delta']) {
     assert.equal(cell(name), '–', `${name}: ${cells.join(' | ')}`);
   }
   // The measured rows of the same run keep their numbers.
   const measured = await page.locator('table.metrics tbody tr').first().locator('td').allInnerTexts();
   assert.match(measured[headers.indexOf('median')], /µs|ms/);
+  // The CLI's values: CPU per repetition auto-scaled (the seed: 1.1 × the median), not seconds.
+  assert.match(measured[headers.indexOf('CPU/rep')], /^[0-9.]+ (µs|ms)$/);
   await page.close();
+});
+
+test('run page: fan-out rows show the scenario\'s own metrics, as the CLI', async () => {
+  const {page, errors} = await open(`/runs/${manifest.fanout_run_id}`);
+  assert.deepEqual(errors, []);
+  assert.equal(await page.locator('table.metrics:not(.fanout)').count(), 0, 'not a timed batch table');
+  const headers = await page.locator('table.fanout thead th').allInnerTexts();
+  assert.ok(!headers.includes('median') && !headers.includes('stopped by'), headers.join(' | '));
+  const row = async (id) => {
+    const cells = await page.locator(`table.fanout tr[data-result="${id}"] td`).allInnerTexts();
+    return (name) => cells[headers.indexOf(name)];
+  };
+  const [fiber, pool, exhausted] = await Promise.all(manifest.fanout_result_ids.map(row));
+  assert.equal(pool('threads'), '48 of 100');
+  assert.equal(pool('total time'), '4.63 s');
+  assert.equal(pool('timeouts'), '12');
+  assert.equal(pool('p99'), '3.00 s');
+  assert.equal(pool('peak threads'), '104');
+  assert.equal(fiber('total time'), '1.51 s');
+  assert.equal(fiber('timeouts'), '0');
+  assert.match(exhausted('status'), /^resource_exhausted: thread creation failed/);
+  for (const name of ['total time', 'ok', 'timeouts', 'p99', 'peak threads']) assert.equal(exhausted(name), '–', name);
+  await shot(page, 'run-fanout');
+  await page.close();
+});
+
+test('run pages by id prefix: a unique one opens the run, an ambiguous one lists the matches', async () => {
+  const unique = await open(`/runs/${manifest.study_run_id.slice(0, 8)}`);
+  assert.equal(unique.response.status(), 200);
+  assert.deepEqual(unique.errors, []);
+  assert.match(await unique.page.locator('h1').innerText(), new RegExp(`^Run ${manifest.study_run_id.slice(0, 8)}: `));
+  assert.equal(await unique.page.locator('[data-chart="bars"]').count(), 9);
+  await unique.page.close();
+
+  const ambiguous = await open(`/runs/${manifest.ambiguous_prefix}`);
+  assert.equal(ambiguous.response.status(), 300);
+  assert.deepEqual(ambiguous.errors.filter((e) => !/status of 300/.test(e)), []);
+  assert.equal(await ambiguous.page.locator('[data-ambiguous]').count(), 1);
+  const links = await ambiguous.page.locator('#matches-table tbody a').allInnerTexts();
+  assert.deepEqual(links, manifest.ambiguous_run_ids);
+  assert.match(await ambiguous.page.locator('h1').innerText(), /matches 2 runs/);
+  await shot(ambiguous.page, 'run-ambiguous');
+  // A match opens its run.
+  await ambiguous.page.locator('#matches-table tbody a').first().click();
+  await ambiguous.page.waitForSelector('body[data-ready="1"]');
+  assert.match(ambiguous.page.url(), new RegExp(`/runs/${manifest.ambiguous_run_ids[0]}$`));
+  await ambiguous.page.close();
+
+  const none = await open('/runs/abcdef0f', {allow404: true});
+  assert.equal(none.response.status(), 404);
+  assert.equal(await none.page.locator('[data-notfound]').count(), 1);
+  assert.match(await none.page.locator('[data-notfound]').innerText(), /no run with id prefix abcdef0f/);
+  await none.page.close();
 });
 
 test('memory and load scenario views', async () => {
@@ -358,6 +422,13 @@ test('history page marks the seeded change point', async () => {
     document.querySelector('[data-chart="history"]')).getOption().series.filter((s) => s.type === 'line')
     .map((s) => s.markLine.data.length));
   assert.deepEqual(lines, [0, 1]);
+  // The case list holds every case with history for the chosen devices, not only the
+  // newest run's (the nightly runs measure two cases).
+  const options = await page.locator('.controls select option').allInnerTexts();
+  for (const id of ['memory/network/blocking/thread_per_task/any', 'batch/arithmetic/blocking/direct/any',
+    'load/-/-/coroutine/any/users=1000']) {
+    assert.ok(options.includes(id), `${id} in ${options.join(' | ')}`);
+  }
   await shot(page, 'history');
   await page.close();
 });
@@ -390,5 +461,5 @@ test('missing or malformed ids give 404, not a crash', async () => {
   assert.equal(bad.status, 400);
   assert.match((await bad.json()).error, /limit/);
   const runs = await (await fetch(`${baseUrl}/api/v1/runs?limit=100`)).json();
-  assert.equal(runs.runs.length, 4 + manifest.nightly.length + 1, 'tables intact');
+  assert.equal(runs.runs.length, 4 + manifest.nightly.length + 4, 'tables intact');
 });

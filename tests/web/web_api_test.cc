@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "coordinator/http/http_server.h"
 #include "coordinator/store/store.h"
+#include "engine/report/units.h"
 #include "gtest/gtest.h"
 #include "tests/web/pg_database.h"
 
@@ -149,6 +151,95 @@ TEST_F(WebApiTest, RunRoutesAcceptAUniqueIdPrefix) {
   EXPECT_NE(short_body["error"].get<std::string>().find("run_id: a run id (UUID) or a unique prefix"),
             std::string::npos)
       << short_body.dump();
+}
+
+// Issue 16, item 6: an ambiguous prefix answers the runs it matches (300), so the page
+// can list them; a unique longer prefix names its run; none is a clear 404.
+TEST_F(WebApiTest, AnAmbiguousRunIdPrefixListsTheMatches) {
+  const std::string prefix = (*manifest_)["ambiguous_prefix"];
+  auto [status, body] = Get("/api/v1/runs/" + prefix);
+  ASSERT_EQ(status, 300) << body.dump();
+  EXPECT_EQ(body["error"], "run id prefix " + prefix + " is ambiguous: it matches 2 runs; give more characters");
+  ASSERT_EQ(body["matches"].size(), 2u) << body.dump();
+  EXPECT_EQ(body["matches"][0]["run_id"], (*manifest_)["ambiguous_run_ids"][0]);
+  EXPECT_EQ(body["matches"][1]["run_id"], (*manifest_)["ambiguous_run_ids"][1]);
+  EXPECT_EQ(body["matches"][0]["plan_name"], "s4-fanout");
+  auto [one_status, one] = Get("/api/v1/runs/" + prefix + "-2");
+  ASSERT_EQ(one_status, 200) << one.dump();
+  EXPECT_EQ(one["run"]["run_id"], (*manifest_)["ambiguous_run_ids"][1]);
+  auto [none_status, none] = Get("/api/v1/runs/abcdef0f");
+  EXPECT_EQ(none_status, 404);
+  EXPECT_EQ(none["error"], "no run with id prefix abcdef0f") << none.dump();
+}
+
+// History's case list: every case with a result of the chosen devices in any run, not
+// only their newest run's (for the host: the nightly runs hold only two cases).
+TEST_F(WebApiTest, CasesListEveryCaseWithHistoryForTheDevices) {
+  auto [status, body] = Get("/api/v1/cases?agents=" + AgentId("x86-host") + "," + AgentId("pixel-8"));
+  ASSERT_EQ(status, 200) << body.dump();
+  const std::vector<std::string> ids = body["case_ids"];
+  const std::set<std::string> set(ids.begin(), ids.end());
+  EXPECT_EQ(set.size(), ids.size()) << "distinct";
+  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+  for (const std::string id : {"batch/arithmetic/blocking/fixed_pool/any",     // nightly and study runs
+                               "memory/network/blocking/thread_per_task/any",  // the memory run
+                               "load/-/-/coroutine/any/users=1000",            // the host's load run
+                               "batch/synthetic[cpu_ns=1000,wait_us=10]/blocking/fixed_pool_io/any"}) {
+    EXPECT_EQ(set.count(id), 1u) << id << " in " << body.dump();
+  }
+  // The phone alone has no load run.
+  auto [phone_status, phone] = Get("/api/v1/cases?agents=" + AgentId("pixel-8"));
+  ASSERT_EQ(phone_status, 200);
+  const std::vector<std::string> phone_ids = phone["case_ids"];
+  EXPECT_EQ(std::count(phone_ids.begin(), phone_ids.end(), "load/-/-/coroutine/any/users=1000"), 0);
+  EXPECT_EQ(std::count(phone_ids.begin(), phone_ids.end(), "memory/network/blocking/thread_per_task/any"), 1);
+}
+
+TEST_F(WebApiTest, SchedulesShowTheirFilterAndPausedState) {
+  auto [status, body] = Get("/api/v1/schedules");
+  ASSERT_EQ(status, 200) << body.dump();
+  ASSERT_EQ(body["schedules"].size(), 2u) << body.dump();
+  const json& paused = body["schedules"][0];
+  EXPECT_EQ(paused["name"], "weekly-fanout");
+  EXPECT_EQ(paused["paused"], true);
+  EXPECT_EQ(paused["filter"], "^fanout/");
+  EXPECT_EQ(paused["quick"], true);
+  EXPECT_EQ(paused["cron"], "0 3 * * 0");
+  EXPECT_EQ(paused["plan_name"], "s4-fanout");
+  EXPECT_EQ(paused["selector"], "arch=aarch64");
+  const json& active = body["schedules"][1];
+  EXPECT_EQ(active["name"], "yearly-s1");
+  EXPECT_EQ(active["paused"], false);
+  EXPECT_EQ(active["filter"], "");
+  EXPECT_GT(active["next_fire_unix_ms"].get<int64_t>(), 0);
+}
+
+// The run page's tables show the CLI's values: threads "48 of 100", CPU per repetition
+// auto-scaled (the CLI table's cells), and fan-out rows their own metrics.
+TEST_F(WebApiTest, ResultsCarryTheCliTablesCells) {
+  auto [status, body] = Get("/api/v1/runs/" + std::string((*manifest_)["fanout_run_id"]) + "/results");
+  ASSERT_EQ(status, 200) << body.dump();
+  std::map<std::string, json> by_strategy;
+  for (const json& r : body["results"]) by_strategy[r["strategy_name"]] = r;
+  ASSERT_EQ(by_strategy.size(), 3u) << body.dump();
+  EXPECT_EQ(by_strategy["fixed_pool"]["threads_text"], "48 of 100");
+  EXPECT_EQ(by_strategy["fiber"]["threads_text"], "2");
+  EXPECT_EQ(by_strategy["thread_per_task"]["threads_text"], "-");  // exhausted: nothing ran
+  EXPECT_EQ(by_strategy["fixed_pool"]["fanout"]["timeouts"], 12);
+  EXPECT_EQ(by_strategy["fixed_pool"]["fanout"]["latency_p99_ms"], 3001.0);
+  EXPECT_EQ(by_strategy["fixed_pool"]["fanout"]["peak_threads"], 104);
+  EXPECT_FALSE(by_strategy["thread_per_task"].contains("fanout"));
+
+  auto [s2, study] =
+      Get("/api/v1/runs/" + std::string((*manifest_)["study_run_id"]) + "/results?agent=" + AgentId("x86-host"));
+  ASSERT_EQ(s2, 200);
+  for (const json& r : study["results"]) {
+    const json& c = r["counters"];
+    // The seed: 40 repetitions, CPU user + system = 1.1 × the median per repetition.
+    EXPECT_EQ(c["repetitions"], 40) << r.dump();
+    const double per_rep_ns = (c["cpu_user_seconds"].get<double>() + c["cpu_system_seconds"].get<double>()) * 1e9 / 40;
+    EXPECT_EQ(r["cpu_per_rep_text"], report::FormatNanos(per_rep_ns)) << r.dump();
+  }
 }
 
 TEST_F(WebApiTest, CasesWithoutAgentIs400NamingIt) {
@@ -379,7 +470,7 @@ TEST_F(WebApiTest, MissingWrongAndHostileIdsAre404Or400) {
   }
   auto [status, body] = Get("/api/v1/runs?limit=1000");
   EXPECT_EQ(status, 200);
-  EXPECT_EQ(body["runs"].size(), 19u) << "tables intact";
+  EXPECT_EQ(body["runs"].size(), 22u) << "tables intact";
   httplib::Client client("127.0.0.1", server_->port());
   auto page = client.Get("/runs/00000000-0000-4000-8000-000000000000");
   ASSERT_TRUE(page);

@@ -17,10 +17,12 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "coordinator/store/store.h"
 #include "engine/common/status_macros.h"
 #include "engine/topology/fingerprint.h"
@@ -380,7 +382,91 @@ absl::Status Seed(const std::string& uri) {
   manifest["fingerprint_change_index"] = 10;
   manifest["fingerprint_change_text"] = "kernel 6.1.0-18-android14 → 6.1.0-21-android14";
 
-  // 5. A run still in progress on the board.
+  // 5. Fan-out (S4) on the board (before its live run below: one job at a time per agent): the scenario's own metrics
+  // (total time, timeouts, p99, peak threads), one case exhausted its threads and one is unsupported: the Run page
+  // shows them as the CLI's fan-out table does, not as a timed batch (median 0).
+  FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo fanout_run, NewRun(*store, "s4-fanout", "cli:erin", {&board}, 3));
+  {
+    std::vector<v1::CaseResult> results;
+    struct FanoutCase {
+      std::string strategy;
+      v1::CaseStatus status;
+      double total_ms;
+      uint64_t timeouts;
+      double p99_ms;
+      uint32_t peak_threads;
+    };
+    for (const FanoutCase& f : {FanoutCase{"fiber", v1::CASE_STATUS_OK, 1512.5, 0, 1504.0, 6},
+                                FanoutCase{"fixed_pool", v1::CASE_STATUS_OK, 4630.0, 12, 3001.0, 104},
+                                FanoutCase{"thread_per_task", v1::CASE_STATUS_RESOURCE_EXHAUSTED, 0, 0, 0, 0}}) {
+      v1::CaseResult r;
+      r.set_result_id(ResultId(id++));
+      r.mutable_spec()->mutable_strategy()->set_name(f.strategy);
+      r.mutable_spec()->mutable_strategy()->set_threads(f.strategy == "fixed_pool" ? 100 : 0);
+      r.mutable_spec()->set_scenario("fanout");
+      r.mutable_spec()->set_workload("network");
+      r.mutable_spec()->set_io_mode(f.strategy == "fiber" ? "suspending" : "blocking");
+      r.mutable_spec()->set_placement("any");
+      r.mutable_spec()->mutable_fanout()->set_requests(1000);
+      r.mutable_spec()->mutable_fanout()->set_calls_per_request(3);
+      r.mutable_spec()->set_case_id(
+          absl::StrFormat("fanout/network/%s/%s/any/R1000_D3", r.spec().io_mode(), f.strategy));
+      r.set_status(f.status);
+      if (f.status != v1::CASE_STATUS_OK) {
+        r.set_message("thread creation failed after 31000 threads: Resource temporarily unavailable");
+      } else {
+        r.set_threads_used(f.strategy == "fixed_pool" ? 48 : 2);  // the pool reached 48 of 100
+        v1::FanoutResult* out = r.mutable_fanout();
+        out->set_total_ms(f.total_ms);
+        out->set_successes(1000 - f.timeouts);
+        out->set_timeouts(f.timeouts);
+        out->set_latency_p50_ms(f.p99_ms * 0.9);
+        out->set_latency_p99_ms(f.p99_ms);
+        out->set_peak_threads(f.peak_threads);
+        out->set_peak_rss_bytes(uint64_t{40} << 20);
+      }
+      results.push_back(r);
+    }
+    manifest["fanout_result_ids"] = {results[0].result_id(), results[1].result_id(), results[2].result_id()};
+    FLEETMARK_RETURN_IF_ERROR(RunJob(*store, fanout_run, board, results, true));
+  }
+  manifest["fanout_run_id"] = fanout_run.run_id();
+
+  // 6. Schedules: a paused one with a case filter, and an active one running every case.
+  {
+    v1::Schedule paused;
+    paused.set_name("weekly-fanout");
+    paused.set_cron("0 3 * * 0");
+    paused.mutable_plan()->set_name("s4-fanout");
+    paused.set_selector("arch=aarch64");
+    paused.set_filter("^fanout/");
+    paused.set_quick(true);
+    FLEETMARK_RETURN_IF_ERROR(store->CreateSchedule(paused, absl::Now() + absl::Hours(24 * 5)).status());
+    FLEETMARK_RETURN_IF_ERROR(store->SetSchedulePaused("weekly-fanout", true));
+    v1::Schedule active;
+    active.set_name("yearly-s1");
+    active.set_cron("0 3 1 1 *");
+    active.mutable_plan()->set_name("s1-frameworks");
+    FLEETMARK_RETURN_IF_ERROR(store->CreateSchedule(active, absl::Now() + absl::Hours(24 * 30)).status());
+  }
+
+  // 7. Two runs whose ids share their first 8 characters (no jobs): the prefix "abcdef01"
+  // is ambiguous, "abcdef01-1" names one of them.
+  {
+    pqxx::connection conn(uri);
+    pqxx::work txn(conn);
+    for (const char* run_id : {"abcdef01-1111-4111-8111-111111111111", "abcdef01-2222-4222-8222-222222222222"}) {
+      txn.exec_params(
+          "INSERT INTO runs (run_id, plan_id, plan_name, status, submitted_by) SELECT $1::uuid, plan_id, plan_name, "
+          "'done', 'cli:frank' FROM runs WHERE run_id = $2::uuid",
+          std::string(run_id), fanout_run.run_id());
+    }
+    txn.commit();
+  }
+  manifest["ambiguous_prefix"] = "abcdef01";
+  manifest["ambiguous_run_ids"] = {"abcdef01-1111-4111-8111-111111111111", "abcdef01-2222-4222-8222-222222222222"};
+
+  // 8. A run still in progress on the board.
   // Its third case is unsupported: no samples, no statistics, no counters (the Run page
   // shows "–" in their cells, never "0 – 0").
   FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo live, NewRun(*store, "s1-frameworks", "cli:alice", {&board}, 18));

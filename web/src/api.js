@@ -2,9 +2,11 @@
 // asked for once and kept in sessionStorage.
 
 export class ApiError extends Error {
-  constructor(status, message) {
+  // `body`: the error's JSON body (e.g. the "matches" of an ambiguous run id prefix).
+  constructor(status, message, body = null) {
     super(message);
     this.status = status;
+    this.body = body;
   }
 }
 
@@ -27,7 +29,7 @@ export async function getJson(path, params = {}) {
   }
   if (!response.ok) {
     const message = (body && body.error) || `${response.status} ${response.statusText}`;
-    throw new ApiError(response.status, message);
+    throw new ApiError(response.status, message, body);
   }
   return body;
 }

@@ -32,6 +32,13 @@ export function formatNumber(value, digits = 3) {
   return value.toPrecision(digits);
 }
 
+// A cell the server formatted with the CLI table's rule (threads_text "48 of 100",
+// cpu_per_rep_text "2.40 µs": engine/report/table.h), so both views show the same
+// value; its "-" (nothing measured) is drawn as the page's "–".
+export function cliText(text) {
+  return text === undefined || text === null || text === '' || text === '-' ? '–' : String(text);
+}
+
 export function formatRatio(value) {
   if (!Number.isFinite(value)) return '–';
   return `${value.toFixed(value >= 100 ? 0 : 2)}×`;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "engine/common/duration_text.h"
 #include "engine/common/message_text.h"
@@ -101,6 +102,53 @@ TEST(TextTest, IsUuid) {
   EXPECT_FALSE(IsUuid("44444444x4444-4444-8444-444444444444"));
   EXPECT_FALSE(IsUuid("4444444g-4444-4444-8444-444444444444"));
   EXPECT_FALSE(IsUuid("'; DROP TABLE jobs; --"));
+}
+
+// Terminal columns: glibc's wcwidth under C.UTF-8, not a count of code points.
+TEST(TextTest, DisplayWidthCountsTerminalColumns) {
+  EXPECT_EQ(DisplayWidth(""), 0u);
+  EXPECT_EQ(DisplayWidth("big-x86"), 7u);
+  EXPECT_EQ(DisplayWidth("1.23 µs ± 2% × 3 · R²"), 21u);  // narrow symbols: one column each
+  EXPECT_EQ(DisplayWidth("测试机"), 6u);                  // CJK ideographs: two columns each
+  EXPECT_EQ(DisplayWidth("ｆｕｌｌ"), 8u);                // fullwidth Latin
+  EXPECT_EQ(DisplayWidth("한국"), 4u);                    // Hangul syllables
+  EXPECT_EQ(DisplayWidth("e\u0301"), 1u);                 // e + COMBINING ACUTE ACCENT
+  EXPECT_EQ(DisplayWidth("Z\u0351\u0352a"), 2u);          // several combining marks on one letter
+  EXPECT_EQ(DisplayWidth("a\u200bb"), 2u);                // ZERO WIDTH SPACE
+  EXPECT_EQ(DisplayWidth("😀"), 2u);                       // emoji (presentation by default)
+  EXPECT_EQ(DisplayWidth("phone 📱"), 8u);
+  EXPECT_EQ(DisplayWidth("\xff"), 1u);  // not UTF-8: one column (tables escape it first)
+}
+
+TEST(TextTest, PrefixOfWidthCutsAtCharacterBoundaries) {
+  EXPECT_EQ(PrefixOfWidth("abcdef", 3), "abc");
+  EXPECT_EQ(PrefixOfWidth("测试机", 3), "测");  // a wide character does not fit half
+  EXPECT_EQ(PrefixOfWidth("测试机", 4), "测试");
+  EXPECT_EQ(PrefixOfWidth("e\u0301x", 1), "e\u0301");  // the mark stays with its letter
+  EXPECT_EQ(PrefixOfWidth("ab", 10), "ab");
+  EXPECT_EQ(PrefixOfWidth("ab", 0), "");
+}
+
+// Cells with wide and combining characters line up: every row's next column starts at
+// the same display column.
+TEST(TextTest, TablesAlignByDisplayWidth) {
+  report::TextTable table({{"agent"}, {"median", report::Align::kRight}, {"status"}});
+  table.AddRow({"big-x86", "1.00 ms", "ok"});
+  table.AddRow({"测试机-手机", "2.00 ms", "ok"});
+  table.AddRow({"Ame\u0301lie", "3.00 ms", "ok"});
+  table.AddRow({"phone 📱", "4.00 ms", "ok"});
+  const std::string text = table.Render();
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = text.find('\n', at);
+    lines.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  ASSERT_EQ(lines.size(), 6u) << text;
+  const size_t end_of_median = DisplayWidth(lines[0].substr(0, lines[0].find("median") + 6));
+  for (size_t i = 2; i < lines.size(); ++i) {
+    EXPECT_EQ(DisplayWidth(lines[i].substr(0, lines[i].find(" ms") + 3)), end_of_median) << text;
+  }
 }
 
 TEST(TextTest, TablesEscapeTheirCells) {

@@ -1,10 +1,15 @@
 // The human table: grouping, ranking by median, ratios, statuses, scenario tables.
 #include "engine/report/table.h"
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "engine/common/text.h"
+#include "engine/report/text_table.h"
 #include "engine/report/units.h"
 #include "gtest/gtest.h"
 #include "sample_report.h"
@@ -218,6 +223,134 @@ TEST(TableTest, EmptyAndDegenerateReports) {
   const std::string text = FormatTable(report);
   EXPECT_NE(text.find("status 99"), std::string::npos) << text;
   EXPECT_NE(text.find("== batch · blocking · n=100 =="), std::string::npos) << text;
+}
+
+// Issue 16, item 4: a suspending batch where most strategies have no suspending wait.
+fleetmark::v1::RunReport SuspendingReport() {
+  fleetmark::v1::RunReport report;
+  report.set_plan_name("s1");
+  report.mutable_host()->set_hostname("vm");
+  for (const char* name : {"coroutine", "fiber"}) {
+    auto r = testing::BatchCase(name, 2, "network", 5'000'000);
+    r.mutable_spec()->set_io_mode("suspending");
+    *report.add_results() = r;
+  }
+  const std::vector<std::pair<std::string, std::string>> unsupported = {
+      {"single_thread", "its tasks run on its one worker OS thread, which can only block"},
+      {"fixed_pool", "its tasks run on pool OS threads, which can only block"},
+      {"thread_per_task", "each task owns an OS thread, which can only block"}};
+  for (const auto& [name, why] : unsupported) {
+    auto r = testing::BatchCase(name, 4, "network", 0, 0);
+    r.mutable_spec()->set_io_mode("suspending");
+    r.set_status(fleetmark::v1::CASE_STATUS_UNSUPPORTED);
+    r.set_threads_used(0);
+    r.clear_stats();
+    r.set_message(name + " has no suspending wait (io_mode suspending): " + why);
+    *report.add_results() = r;
+  }
+  return report;
+}
+
+TEST(TableTest, UnsupportedCasesCollapseIntoOneLineNamingTheStrategies) {
+  const std::string text = FormatTable(SuspendingReport(), {.collapse_unsupported = true});
+  const std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  const int group = LineOf(lines, "== batch · network · suspending · n=100 ==");
+  ASSERT_NE(group, -1) << text;
+  // Header, rule, the two measured rows, then the one collapsed line.
+  EXPECT_NE(lines[group + 3].find("coroutine"), std::string::npos) << text;
+  EXPECT_NE(lines[group + 4].find("fiber"), std::string::npos) << text;
+  EXPECT_EQ(lines[group + 5],
+            "unsupported (3): single_thread_4, fixed_pool_4, thread_per_task_4 — has no suspending wait "
+            "(io_mode suspending) (--wide shows each strategy's reason)")
+      << text;
+  size_t mentions = 0;
+  for (size_t at = text.find("no suspending wait"); at != std::string::npos;
+       at = text.find("no suspending wait", at + 1)) {
+    ++mentions;
+  }
+  EXPECT_EQ(mentions, 1u) << "the reason once: " << text;
+
+  // The full table: one row each, every reason.
+  const std::string wide = FormatTable(SuspendingReport());
+  EXPECT_EQ(wide.find("unsupported (3)"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("its one worker OS thread"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("each task owns an OS thread"), std::string::npos) << wide;
+}
+
+TEST(TableTest, IdenticalReasonsAreGivenWhole) {
+  fleetmark::v1::RunReport report;
+  for (const char* name : {"direct", "async"}) {
+    auto r = testing::BatchCase(name, 0, "storage", 0, 0);
+    r.set_status(fleetmark::v1::CASE_STATUS_UNSUPPORTED);
+    r.clear_stats();
+    r.set_message(std::string(name) + " has no suspending wait: its tasks can only block their OS thread");
+    *report.add_results() = r;
+  }
+  const std::string text = FormatTable(report, {.collapse_unsupported = true});
+  EXPECT_NE(text.find("unsupported (2): direct, async — has no suspending wait: its tasks can only block their OS "
+                      "thread\n"),
+            std::string::npos)
+      << text;
+  // A table of unsupported cases only: no empty header, just the line.
+  EXPECT_EQ(text.find("strategy"), std::string::npos) << text;
+}
+
+// Fitting a terminal: every line within the width, the status wrapped under its column,
+// the counters left out (and said so) where they would not fit.
+TEST(TableTest, FitsTheGivenWidth) {
+  fleetmark::v1::RunReport report = SuspendingReport();
+  auto slow = testing::BatchCase("event_loop", 2, "network", 9'000'000);
+  slow.mutable_spec()->set_io_mode("suspending");
+  slow.set_stop_reason(fleetmark::v1::STOP_REASON_MAX_TIME);
+  slow.set_throttled(true);
+  slow.set_unstable(true);
+  slow.set_harness_heavy(true);
+  slow.set_harness_share(0.12);
+  *report.add_results() = slow;
+  const std::string full = FormatTable(report);
+  size_t widest = 0;
+  for (absl::string_view line : absl::StrSplit(full, '\n')) widest = std::max(widest, DisplayWidth(std::string(line)));
+  ASSERT_GT(widest, 80u) << full;
+
+  const std::string fitted = FormatTable(report, {.max_width = 80, .collapse_unsupported = true});
+  for (absl::string_view line : absl::StrSplit(fitted, '\n')) {
+    EXPECT_LE(DisplayWidth(std::string(line)), 80u) << "'" << line << "' in\n" << fitted;
+  }
+  EXPECT_NE(fitted.find("CPU/rep and allocs/rep left out to fit 80 columns; --wide shows them"), std::string::npos)
+      << fitted;
+  EXPECT_EQ(fitted.find("allocs/rep  status"), std::string::npos) << fitted;
+  // The flags still all there, wrapped onto continuation lines under the status column.
+  const std::string words = absl::StrJoin(absl::StrSplit(fitted, absl::ByAnyChar(" \n"), absl::SkipEmpty()), " ");
+  EXPECT_NE(words.find("ok (time cap) [throttled] [unstable] [harness 12%]"), std::string::npos) << fitted;
+  const std::vector<std::string> lines = absl::StrSplit(fitted, '\n');
+  const int row = LineOf(lines, "event_loop_2");
+  ASSERT_NE(row, -1) << fitted;
+  const size_t status_column = DisplayWidth(lines[row].substr(0, lines[row].find("ok (time")));
+  EXPECT_EQ(lines[row + 1].find_first_not_of(' '), status_column) << fitted;
+  // A width that fits everything changes nothing.
+  EXPECT_EQ(FormatTable(report, {.max_width = 1000}), full);
+}
+
+TEST(TableTest, HeadingNamesTheAgentAndLabelsTheHostName) {
+  const std::string text = FormatTable(SuspendingReport(), {.agent_name = "big-x86"});
+  EXPECT_EQ(text.substr(0, text.find('\n')), "plan s1 · agent big-x86 · host name vm") << text;
+  const std::string without = FormatTable(SuspendingReport());
+  EXPECT_EQ(without.substr(0, without.find('\n')), "plan s1 · host name vm") << without;
+}
+
+TEST(TableTest, TextTableWrapsItsLastColumn) {
+  TextTable table({{"strategy"}, {"status"}});
+  table.AddRow({"fixed_pool", "ok (rep cap) [throttled] [unstable] [harness 12%]"});
+  const std::string text = table.Render(40);
+  EXPECT_EQ(text,
+            "strategy    status\n"
+            "------------------\n"
+            "fixed_pool  ok (rep cap) [throttled]\n"
+            "            [unstable] [harness 12%]\n")
+      << text;
+  EXPECT_EQ(WrapText("测试机 测试机", 7), (std::vector<std::string>{"测试机", "测试机"}));
+  EXPECT_EQ(WrapText("abcdefghij", 4), (std::vector<std::string>{"abcd", "efgh", "ij"}));
+  EXPECT_TRUE(WrapText("", 4).empty());
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "engine/common/registry.h"
 #include "engine/strategies/registry.h"
@@ -152,6 +153,24 @@ TEST_P(StrategyContractTest, SuspendingModeIsSupportedOrUnimplemented) {
     EXPECT_TRUE(strategy->RunBatch(wait, 10, IoMode::kBlocking).ok());
     strategy->Stop();
   });
+}
+
+// Each strategy's unsupported message describes that strategy: single_thread has one
+// worker thread, not a pool (issue 16, item 4).
+TEST(StrategyTest, UnsupportedMessageDescribesTheStrategy) {
+  {
+    for (const auto& [name, words, not_words] :
+         {std::tuple<const char*, const char*, const char*>{"single_thread", "its one worker OS thread", "pool"},
+          {"fixed_pool", "pool OS threads", "one worker"}}) {
+      auto strategy = *MakeStrategy(name);
+      ASSERT_TRUE(strategy->Start({.threads = 2}).ok());
+      FixedWaitWorkload wait(absl::Milliseconds(1));
+      const std::string message(strategy->RunBatch(wait, 2, IoMode::kSuspending).message());
+      EXPECT_NE(message.find(words), std::string::npos) << name << ": " << message;
+      EXPECT_EQ(message.find(not_words), std::string::npos) << name << ": " << message;
+      strategy->Stop();
+    }
+  }
 }
 
 TEST_P(StrategyContractTest, RejectsBadArguments) {

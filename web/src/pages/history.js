@@ -25,7 +25,8 @@ export async function renderHistory(root, params) {
   }
   let caseIds = [];
   try {
-    ({case_ids: caseIds} = await getJson('cases', {agent: chosen[0]}));
+    // Every case with a result of any chosen device, in any run (not only the newest).
+    ({case_ids: caseIds} = await getJson('cases', {agents: chosen.join(',')}));
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 404) throw error;  // no results yet
   }

@@ -1,13 +1,13 @@
 // Run page: per group (scenario × workload × io mode × placement), one bar panel per
 // device with strategies sorted by median and CI whiskers, a table of every metric,
 // raw samples as a distribution on demand, and the memory / load scenario views.
-import {getJson} from '../api.js';
+import {ApiError, getJson} from '../api.js';
 import {drawBarsWithWhiskers} from '../charts/bars.js';
 import {drawDistribution} from '../charts/distribution.js';
 import {drawLoad, drawMemory} from '../charts/lines.js';
 import {palette} from '../charts/setup.js';
 import {h} from '../dom.js';
-import {formatBytes, formatNs, formatNumber, formatTime, shortId} from '../format.js';
+import {cliText, formatBytes, formatNs, formatNumber, formatTime, shortId} from '../format.js';
 import {groupBy, groupKey, groupLabel, hasTiming} from '../groups.js';
 import {link, updateQuery} from '../router.js';
 
@@ -29,7 +29,7 @@ function metricTable(results) {
   const columns = [
     ['device', (r) => h('span', {class: 'device-name', title: r.agent_name}, r.agent_name)],
     ['strategy', (r) => r.strategy],
-    ['threads', (r) => r.threads_used || r.threads || 'default', 'num'],
+    ['threads', (r) => cliText(r.threads_text), 'num'],
     ['status', (r) => r.status + (r.message ? `: ${r.message}` : '')],
     ['median', measured((r) => formatNs(r.stats.median_ns)), 'num'],
     ['95% CI', measured((r) => `${formatNs(r.stats.ci_low_ns)} – ${formatNs(r.stats.ci_high_ns)}`)],
@@ -42,8 +42,7 @@ function metricTable(results) {
     ['n', measured((r) => formatNumber(r.stats.count)), 'num'],
     ['outliers', measured((r) => formatNumber(r.stats.outliers)), 'num'],
     ['stopped by', measured((r) => r.stop_reason)],
-    ['CPU s user / sys', counted((r) => `${formatNumber(r.counters.cpu_user_seconds)} / ` +
-      formatNumber(r.counters.cpu_system_seconds))],
+    ['CPU/rep', (r) => cliText(r.cpu_per_rep_text), 'num'],
     ['allocations', counted((r) => `${formatNumber(r.counters.allocations)} (${formatBytes(r.counters.allocated_bytes)})`)],
     ['peak threads', counted((r) => formatNumber(r.counters.peak_threads)), 'num'],
     ['RSS delta', counted((r) => formatBytes(r.counters.rss_delta_bytes)), 'num'],
@@ -85,7 +84,8 @@ function memorySection(key, results, agents) {
     h('h2', {}, `${groupLabel(results[0])}: resident memory vs live tasks`), panels);
   const draws = [];
   for (const agent of agents) {
-    const curves = results.filter((r) => r.agent_id === agent.agent_id && r.memory).map((r) => ({
+    const mine = results.filter((r) => r.agent_id === agent.agent_id);
+    const curves = mine.filter((r) => r.memory).map((r) => ({
       name: r.strategy,
       slope: r.memory.slope_kib_per_task,
       intercept: r.memory.intercept_kib,
@@ -93,13 +93,22 @@ function memorySection(key, results, agents) {
       points: r.memory.points.filter((p) => p.status === 'ok')
         .map((p) => [p.tasks, (p.rss_bytes - p.baseline_rss_bytes) / 1024]),
     }));
-    if (curves.length === 0) continue;
+    if (mine.length === 0) continue;
     const el = chartBox({dataset: {chart: 'memory', group: key, agent: agent.agent_id}}, 340);
+    // Every row of the device, the ones that did not run too (their status, "–" metrics).
+    const fit = (r) => (r.status === 'ok' && r.memory ? r.memory : null);
+    const rows = [...mine].sort((a, b) => (!!fit(b) - !!fit(a)) ||
+      ((fit(a) ? fit(a).slope_kib_per_task : 0) - (fit(b) ? fit(b).slope_kib_per_task : 0)));
+    const metric = (r, f) => (fit(r) ? f(fit(r)) : '–');
     const table = h('table', {class: 'grid small'},
-      h('thead', {}, h('tr', {}, ['strategy', 'KiB/task', 'intercept KiB', 'R²'].map((t) => h('th', {}, t)))),
-      h('tbody', {}, [...curves].sort((a, b) => a.slope - b.slope).map((c) => h('tr', {},
-        h('td', {}, c.name), h('td', {class: 'num'}, c.slope.toFixed(2)),
-        h('td', {class: 'num'}, c.intercept.toFixed(0)), h('td', {class: 'num'}, formatNumber(c.r2, 3))))));
+      h('thead', {}, h('tr', {}, ['strategy', 'threads', 'KiB/task', 'intercept KiB', 'R²', 'status']
+        .map((t) => h('th', {}, t)))),
+      h('tbody', {}, rows.map((r) => h('tr', {dataset: {result: r.result_id}},
+        h('td', {}, r.strategy), h('td', {class: 'num'}, cliText(r.threads_text)),
+        h('td', {class: 'num'}, metric(r, (m) => m.slope_kib_per_task.toFixed(2))),
+        h('td', {class: 'num'}, metric(r, (m) => m.intercept_kib.toFixed(0))),
+        h('td', {class: 'num'}, metric(r, (m) => formatNumber(m.r_squared, 3))),
+        h('td', {}, r.status + (r.message ? `: ${r.message}` : ''))))));
     panels.appendChild(h('div', {class: 'panel wide'}, h('h3', {}, agent.name), el, table));
     draws.push(() => drawMemory(el, curves));
   }
@@ -131,6 +140,35 @@ function loadSection(key, results, agents, params) {
   }
   section.appendChild(loadTable(results));
   return {section, draws};
+}
+
+// Fan-out rows: the scenario's own metrics, as the CLI's fan-out table (total time of
+// the R requests, successes, timeouts, failures, latency percentiles, peak threads);
+// a case that did not run shows its status and "–" in every metric.
+function fanoutSection(key, results) {
+  const section = h('section', {class: 'group', dataset: {group: key}},
+    h('h2', {}, `${groupLabel(results[0])}: fan-out requests`));
+  const ran = (r) => r.status === 'ok' && r.fanout;
+  const rows = [...results].sort((a, b) => a.agent_name.localeCompare(b.agent_name) || (ran(b) - ran(a)) ||
+    ((ran(a) ? a.fanout.total_ms : 0) - (ran(b) ? b.fanout.total_ms : 0)) || a.strategy.localeCompare(b.strategy));
+  const ms = (v) => formatNs(v * 1e6);
+  const measured = (f) => (r) => (ran(r) ? f(r.fanout) : '–');
+  const columns = [
+    ['device', (r) => r.agent_name], ['strategy', (r) => r.strategy], ['threads', (r) => cliText(r.threads_text), 'num'],
+    ['status', (r) => r.status + (r.message ? `: ${r.message}` : '')],
+    ['total time', measured((f) => ms(f.total_ms)), 'num'],
+    ['ok', measured((f) => formatNumber(f.successes)), 'num'],
+    ['timeouts', measured((f) => formatNumber(f.timeouts)), 'num'],
+    ['failures', measured((f) => formatNumber(f.failures)), 'num'],
+    ['p50', measured((f) => ms(f.latency_p50_ms)), 'num'], ['p99', measured((f) => ms(f.latency_p99_ms)), 'num'],
+    ['peak threads', measured((f) => formatNumber(f.peak_threads)), 'num'],
+    ['peak RSS', measured((f) => formatBytes(f.peak_rss_bytes)), 'num'],
+  ];
+  section.appendChild(h('div', {class: 'table-scroll'}, h('table', {class: 'grid metrics fanout'},
+    h('thead', {}, h('tr', {}, columns.map(([t]) => h('th', {}, t)))),
+    h('tbody', {}, rows.map((r) => h('tr', {dataset: {result: r.result_id}},
+      columns.map(([, f, cls]) => h('td', cls ? {class: cls} : {}, f(r)))))))));
+  return {section, draws: []};
 }
 
 function loadTable(results) {
@@ -197,11 +235,31 @@ function jobsSummary(run) {
     j.agent_name, ' ', h('span', {class: `status ${j.status}`}, j.status), ` ${j.cases_done}/${j.cases_total}`)));
 }
 
+// An ambiguous run id prefix: the runs it matches, each a link to its page.
+function renderMatches(root, prefix, error) {
+  document.title = `Run ${prefix}… · fleetmark`;
+  const matches = (error.body && error.body.matches) || [];
+  root.appendChild(h('section', {class: 'ambiguous', dataset: {ambiguous: '1'}},
+    h('h1', {}, `Run id prefix ${prefix} matches ${matches.length} runs`),
+    h('p', {}, error.message),
+    h('table', {class: 'grid', id: 'matches-table'},
+      h('thead', {}, h('tr', {}, ['run', 'plan', 'status', 'submitted by', 'created'].map((t) => h('th', {}, t)))),
+      h('tbody', {}, matches.map((r) => h('tr', {dataset: {run: r.run_id}},
+        h('td', {}, link(`/runs/${encodeURIComponent(r.run_id)}`, r.run_id)), h('td', {}, r.plan_name),
+        h('td', {}, h('span', {class: `status ${r.status}`}, r.status)), h('td', {}, r.submitted_by),
+        h('td', {}, formatTime(r.created_unix_ms))))))));
+}
+
 export async function renderRun(root, params, runId) {
-  const [{run}, {results}] = await Promise.all([
-    getJson(`runs/${encodeURIComponent(runId)}`),
-    getJson(`runs/${encodeURIComponent(runId)}/results`),
-  ]);
+  let run;
+  try {
+    ({run} = await getJson(`runs/${encodeURIComponent(runId)}`));
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 300) return renderMatches(root, runId, error);
+    throw error;
+  }
+  // The full id from here on: a prefix resolved once names the same run in every request.
+  const {results} = await getJson(`runs/${encodeURIComponent(run.run_id)}/results`);
   document.title = `Run ${shortId(run.run_id)} · fleetmark`;
   const agents = [...groupBy(results, (r) => r.agent_id).values()]
     .map((rs) => ({agent_id: rs[0].agent_id, name: rs[0].agent_name}))
@@ -239,7 +297,8 @@ export async function renderRun(root, params, runId) {
     if (selected && key !== selected) continue;
     const scenario = rs[0].scenario;
     const part = scenario === 'memory' ? memorySection(key, rs, agents) :
-      scenario === 'load' ? loadSection(key, rs, agents, params) : timingSection(key, rs, agents, params);
+      scenario === 'load' ? loadSection(key, rs, agents, params) :
+        scenario === 'fanout' ? fanoutSection(key, rs) : timingSection(key, rs, agents, params);
     root.appendChild(part.section);
     draws.push(...part.draws);
   }
