@@ -152,8 +152,8 @@ absl::StatusOr<std::vector<DeviceResults>> Api::LoadDevices(const std::map<std::
   const std::vector<std::string> agent_ids = ListParam(query, "agents");
   std::vector<std::string> run_ids = ListParam(query, "runs");
   if (Param(query, "agents").empty() || agent_ids.size() > static_cast<size_t>(kMaxDevices)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("agents: 1..", kMaxDevices, " comma-separated agent ids, got \"", Param(query, "agents"), "\""));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "agents: 1..", kMaxDevices, " comma-separated agent ids or names, got \"", Param(query, "agents"), "\""));
   }
   if (Param(query, "runs").empty()) run_ids.assign(agent_ids.size(), "");
   if (run_ids.size() != agent_ids.size()) {
@@ -166,11 +166,17 @@ absl::StatusOr<std::vector<DeviceResults>> Api::LoadDevices(const std::map<std::
   if (!agents.ok()) return agents.status();
   std::vector<DeviceResults> devices;
   for (size_t i = 0; i < agent_ids.size(); ++i) {
+    // An agent id, or the name of an agent that is not removed (as the CLI takes them).
     const store::WebAgent* agent = nullptr;
     for (const auto& a : *agents) {
       if (a.agent_id == agent_ids[i]) agent = &a;
     }
-    if (agent == nullptr) return absl::NotFoundError(absl::StrCat("agent ", agent_ids[i], " not found"));
+    for (const auto& a : *agents) {
+      if (agent == nullptr && a.name == agent_ids[i] && a.state != "removed") agent = &a;
+    }
+    if (agent == nullptr) {
+      return absl::NotFoundError(absl::StrCat("agent ", agent_ids[i], " not found (agents: agent ids or names)"));
+    }
     DeviceResults& device = devices.emplace_back();
     device.agent_id = agent->agent_id;
     device.name = agent->name;

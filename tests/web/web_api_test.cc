@@ -409,6 +409,13 @@ TEST_F(WebApiTest, MapGivesWinnersTiesAndTheCrossoverAcrossDevices) {
   EXPECT_NE(missing["error"].get<std::string>().find("agents: 1..16"), std::string::npos) << missing.dump();
   auto [s5, unknown] = Get("/api/v1/map?agents=00000000-0000-4000-8000-000000000000");
   EXPECT_EQ(s5, 404);
+  EXPECT_NE(unknown["error"].get<std::string>().find("(agents: agent ids or names)"), std::string::npos);
+  // Agent names work as the CLI's do: the same map as by id.
+  auto [s7, by_name] = Get("/api/v1/map?agents=x86-host,pixel-8&runs=" + run + "," + run);
+  ASSERT_EQ(s7, 200) << by_name.dump();
+  EXPECT_EQ(by_name["devices"], body["devices"]);
+  auto [s8, no_such] = Get("/api/v1/map?agents=no-such-agent");
+  EXPECT_EQ(s8, 404);
   // A device without a sweep: an empty map, not an error.
   auto [s6, study] = Get("/api/v1/map?agents=" + a + "&runs=" + std::string((*manifest_)["study_run_id"]));
   ASSERT_EQ(s6, 200);
