@@ -566,9 +566,9 @@ TEST_F(CliWaitTest, RunsOverFourMiBOfResultsReadBack) {
   CliResult json = Fleet("export " + run_id + " --format json");
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const nlohmann::json exported = nlohmann::json::parse(json.out);
-  const nlohmann::json& results = exported["devices"][0]["results"];
-  ASSERT_EQ(results.size(), 2u) << json.out.substr(0, 2000);
-  for (const nlohmann::json& result : results) {
+  const nlohmann::json& exported_results = exported["devices"][0]["results"];
+  ASSERT_EQ(exported_results.size(), 2u) << json.out.substr(0, 2000);
+  for (const nlohmann::json& result : exported_results) {
     const std::string case_id = result["spec"]["case_id"];
     std::string samples;
     for (const nlohmann::json& sample : result["samples_ns"]) {
