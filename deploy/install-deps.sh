@@ -11,6 +11,8 @@ packages=(
   libboost-dev libhwloc-dev hwloc nlohmann-json3-dev libcpp-httplib-dev
   libpqxx-dev libpq-dev postgresql-15 postgresql-client-15
   libre2-dev libgtest-dev libgmock-dev libbenchmark-dev libbenchmark-tools python3-scipy
+  # python3-jsonschema validates exported results against docs/results-schema.json in the tests.
+  python3-jsonschema
   chromium bzip2 procps util-linux iproute2 openssl
   # promtool (`promtool check metrics`) parses the coordinator's /metrics in the tests.
   prometheus

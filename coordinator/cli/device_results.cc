@@ -18,8 +18,10 @@ namespace {
 
 constexpr std::streamsize kMaxResultsFileBytes = std::streamsize{1} << 30;
 
-// The results of `path` (RunReport JSON); exit code 2 with the reason on failure.
-std::optional<v1::RunReport> ReadResultsFile(const std::string& command, const std::string& path, int* exit_code) {
+// The results document of `path` (`fleetmark run` or `fleetmark export --format json`,
+// or a pre-schema `fleetmark run` file); exit code 2 with the reason on failure.
+std::optional<v1::ResultsDocument> ReadResultsFile(const std::string& command, const std::string& path,
+                                                   int* exit_code) {
   *exit_code = kExitUsage;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -32,15 +34,15 @@ std::optional<v1::RunReport> ReadResultsFile(const std::string& command, const s
     std::cerr << "fleetmark: " << command << ": --results: at most " << kMaxResultsFileBytes << " bytes\n";
     return std::nullopt;
   }
-  absl::StatusOr<v1::RunReport> report = report::ParseJson(text.str());
-  if (!report.ok()) {
+  absl::StatusOr<v1::ResultsDocument> document = report::ParseResultsJson(text.str());
+  if (!document.ok()) {
     std::cerr << "fleetmark: " << command << ": --results: " << EscapeForTerminal(path)
-              << ": not a results file of `fleetmark run --format json`: "
-              << EscapeForTerminal(std::string(report.status().message())) << "\n";
+              << ": not a results file of `fleetmark run --format json` or `fleetmark export --format json`: "
+              << EscapeForTerminal(std::string(document.status().message())) << "\n";
     return std::nullopt;
   }
   *exit_code = kExitOk;
-  return *report;
+  return *document;
 }
 
 // The id of the latest run of plan `name` that is done; "" after printing why not.
@@ -93,11 +95,12 @@ std::optional<DeviceResults> LoadDeviceResults(const DeviceResultsRequest& r, in
       RemoteUsageError(r.usage, absl::StrCat(r.command, ": --agent selects an agent of a run, not of --results"));
       return std::nullopt;
     }
-    std::optional<v1::RunReport> report = ReadResultsFile(r.command, r.results_file, exit_code);
-    if (!report) return std::nullopt;
-    const std::string name = report->host().hostname().empty() ? "this host" : report->host().hostname();
-    if (selector->Matches(name, report->host(), {})) {
-      out.devices[name].assign(report->results().begin(), report->results().end());
+    std::optional<v1::ResultsDocument> document = ReadResultsFile(r.command, r.results_file, exit_code);
+    if (!document) return std::nullopt;
+    for (const v1::ResultsDevice& device : document->devices()) {
+      if (selector->Matches(device.agent(), device.host(), {})) {
+        out.devices[device.agent()].assign(device.results().begin(), device.results().end());
+      }
     }
     *exit_code = kExitOk;
     return out;

@@ -1,5 +1,6 @@
 // The results of each device (agent) that `fleetmark map` and `fleetmark recommend`
-// read: a results file of `fleetmark run --format json` (one device, its host name), a
+// read: a results file (docs/results-schema.md: `fleetmark run --format json`, one device
+// named by its host name, or `fleetmark export --format json`, one per agent), a
 // run's results per agent, or those of the latest finished run of a plan; results
 // measured under emulation left out unless asked; optionally only the agents a
 // selector matches. Main thread only (reads flags' values through its arguments).

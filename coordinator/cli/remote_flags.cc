@@ -50,7 +50,8 @@ ABSL_FLAG(double, min_margin, 0.02,
           "(0 <= min_margin < 1; 0.02 = 2 %)");
 ABSL_FLAG(std::string, agent, "", "map, recommend: only this agent");
 ABSL_FLAG(std::string, results, "",
-          "map, recommend: read the results from this file (`fleetmark run --format json` output) instead of a run");
+          "map, recommend: read the results from this file (`fleetmark run` or `fleetmark export` --format json, "
+          "docs/results-schema.md) instead of a run");
 ABSL_FLAG(std::string, profile, "",
           "recommend: the task profile, key=value[,key=value] of the synthetic workload's parameters "
           "(cpu_ns|cpu_us|cpu_ms, wait_us|wait_ms, alloc_bytes|alloc_kib, touch_kib|touch_mib)");

@@ -10,6 +10,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "engine/common/text.h"
+#include "engine/report/report.h"
+#include "engine/report/results_document.h"
 #include "engine/report/text_table.h"
 #include "engine/topology/conditions_text.h"
 
@@ -38,22 +40,48 @@ std::string JobsTable(const v1::RunInfo& run) {
   return table.Render();
 }
 
-std::map<std::string, v1::RunReport> ReportsByAgent(const v1::ExportResultsResponse& exported) {
-  std::map<std::string, std::string> agent_of_job;
-  for (const v1::JobInfo& job : exported.run().jobs()) agent_of_job[job.job_id()] = job.agent_name();
-  std::map<std::string, v1::RunReport> reports;
+v1::ResultsDocument FleetResultsDocument(const v1::ExportResultsResponse& exported) {
+  std::map<std::string, const v1::JobInfo*> job_by_id;
+  for (const v1::JobInfo& job : exported.run().jobs()) job_by_id[job.job_id()] = &job;
+  std::map<std::string, v1::ResultsDevice> devices;
   for (const v1::CaseResult& result : exported.results()) {
-    auto it = agent_of_job.find(result.job_id());
-    const std::string agent = it == agent_of_job.end() ? "(unknown agent)" : it->second;
-    v1::RunReport& report = reports[agent];
-    if (report.plan_name().empty()) {
-      report.set_plan_name(exported.run().plan_name());
-      if (auto host = exported.hosts().find(agent); host != exported.hosts().end()) {
-        *report.mutable_host() = host->second;
+    auto job = job_by_id.find(result.job_id());
+    const std::string agent = job == job_by_id.end() ? "(unknown agent)" : job->second->agent_name();
+    auto [it, inserted] = devices.try_emplace(agent);
+    v1::ResultsDevice& device = it->second;
+    if (inserted) {
+      device.set_agent(agent);
+      if (job != job_by_id.end()) {
+        device.set_job_id(job->second->job_id());
+        device.set_job_status(job->second->status());
       }
+      if (auto host = exported.hosts().find(agent); host != exported.hosts().end())
+        *device.mutable_host() = host->second;
     }
-    *report.add_results() = result;
+    *device.add_results() = result;
   }
+  const v1::RunInfo& info = exported.run();
+  v1::ResultsDocument document;
+  document.set_schema_version(report::kResultsSchemaVersion);
+  document.set_source("fleet");
+  v1::ResultsRun* run = document.mutable_run();
+  run->set_run_id(info.run_id());
+  run->set_plan_name(info.plan_name());
+  run->set_status(info.status());
+  run->set_selector(info.selector());
+  run->set_submitted_by(info.submitted_by());
+  run->set_created_unix_ns(info.created_unix_ns());
+  run->set_finished_unix_ns(info.finished_unix_ns());
+  run->set_quick(info.quick());
+  for (auto& [agent, device] : devices) *document.add_devices() = std::move(device);
+  return document;
+}
+
+std::map<std::string, v1::RunReport> ReportsByAgent(const v1::ExportResultsResponse& exported) {
+  const v1::ResultsDocument document = FleetResultsDocument(exported);
+  std::map<std::string, v1::RunReport> reports;
+  for (const v1::ResultsDevice& device : document.devices())
+    reports[device.agent()] = report::DeviceReport(document, device);
   return reports;
 }
 

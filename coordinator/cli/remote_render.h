@@ -25,7 +25,12 @@ std::string RunSummary(const v1::RunInfo& run);
 // The run's jobs: agent, status, attempts, progress, message.
 std::string JobsTable(const v1::RunInfo& run);
 
-// One RunReport per agent (by the run's job → agent map), keyed and ordered by agent name.
+// The run's results document (engine/report/results_document.h): source "fleet", the
+// run, and one device per agent with results (by the run's job → agent map; results of
+// an unknown job under "(unknown agent)"), ordered by agent name, with its job and host.
+v1::ResultsDocument FleetResultsDocument(const v1::ExportResultsResponse& exported);
+
+// One RunReport per device of FleetResultsDocument, keyed and ordered by agent name.
 std::map<std::string, v1::RunReport> ReportsByAgent(const v1::ExportResultsResponse& exported);
 
 // The terminal columns the result tables fit (report::TableOptions::max_width): 0 (no

@@ -8,14 +8,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "coordinator/cli/remote_client.h"
 #include "coordinator/cli/remote_commands.h"
 #include "coordinator/cli/remote_render.h"
 #include "coordinator/cli/result_output.h"
 #include "coordinator/cli/run_flags.h"
+#include "engine/report/csv.h"
+#include "engine/report/json.h"
 #include "engine/report/report.h"
-#include "google/protobuf/util/json_util.h"
 
 namespace fleetmark::cli {
 namespace {
@@ -30,28 +30,6 @@ std::optional<v1::ExportResultsResponse> Fetch(ControlClient& client, const std:
     return std::nullopt;
   }
   return response;
-}
-
-// CSV of every agent, with a leading "agent" column (and engine/report's "emulated"
-// column per result).
-absl::StatusOr<std::string> CsvByAgent(const v1::ExportResultsResponse& exported) {
-  std::string out;
-  bool header_done = false;
-  for (const auto& [agent, report] : ReportsByAgent(exported)) {
-    absl::StatusOr<std::string> csv = report::FormatReport(report, report::ReportFormat::kCsv);
-    if (!csv.ok()) return csv.status();
-    bool first_line = true;
-    for (absl::string_view line : absl::StrSplit(*csv, '\n', absl::SkipEmpty())) {
-      if (first_line) {
-        first_line = false;
-        if (!header_done) absl::StrAppend(&out, "agent,", line, "\n");
-        header_done = true;
-        continue;
-      }
-      absl::StrAppend(&out, agent, ",", line, "\n");  // agent names need no CSV quoting
-    }
-  }
-  return out;
 }
 
 int Export(const std::vector<std::string>& args) {
@@ -82,20 +60,11 @@ int Export(const std::vector<std::string>& args) {
       text = ResultTables(*exported);
       break;
     case report::ReportFormat::kCsv:
-      text = CsvByAgent(*exported);
+      text = report::FormatResultsCsv(FleetResultsDocument(*exported));
       break;
-    case report::ReportFormat::kJson: {
-      std::string json;
-      google::protobuf::util::JsonPrintOptions print;
-      print.add_whitespace = true;
-      print.preserve_proto_field_names = true;
-      auto status = google::protobuf::util::MessageToJsonString(*exported, &json, print);
-      if (!status.ok())
-        text = absl::InternalError(std::string(status.message()));
-      else
-        text = json;
+    case report::ReportFormat::kJson:
+      text = report::FormatResultsJson(FleetResultsDocument(*exported));
       break;
-    }
     case report::ReportFormat::kGbenchJson: {
       std::map<std::string, v1::RunReport> reports = ReportsByAgent(*exported);
       if (reports.size() > 1) {

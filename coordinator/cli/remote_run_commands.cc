@@ -7,6 +7,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "coordinator/cli/case_outcomes.h"
@@ -29,9 +30,11 @@ constexpr char kSubmitUsage[] =
     "[--wait [--timeout DURATION]]";
 
 // Live progress per agent until the run ends (through coordinator restarts, up to
-// `timeout`); then its results tables. Exit code: a done run's cases decide as for a
-// local `fleetmark run` (ExitCodeForOutcomes: 3 when a case failed, else 0); 1 if the
-// run failed, was cancelled, or the watch gave up (the reason printed).
+// `timeout`); then its results tables and the outcome counts (as `fleetmark run` prints
+// them). Exit code: a done run's cases decide as for a local `fleetmark run`
+// (ExitCodeForOutcomes: 3 when a case failed, else 0; resource_exhausted and
+// unsupported are outcomes, not failures); 1 if the run failed, was cancelled, or the
+// watch gave up (the reason printed).
 int WaitAndShow(ControlClient& client, const std::string& run_id, absl::Duration timeout) {
   WatchResult watched = WatchRunUntilEnded(client, run_id, {.timeout = timeout});
   if (!watched.ended) return watched.exit_code;
@@ -44,8 +47,12 @@ int WaitAndShow(ControlClient& client, const std::string& run_id, absl::Duration
     return kExitFailure;
   }
   std::cout << RunSummary(exported.run()) << "\n\n" << *tables;
+  const CaseOutcomes outcomes = CountOutcomes(exported.results());
+  std::cerr << absl::StrFormat("fleetmark submit: %d case%s: %s%s\n", outcomes.total(),
+                               outcomes.total() == 1 ? "" : "s", OutcomeCounts(outcomes),
+                               outcomes.cancelled > 0 ? absl::StrFormat(", %d cancelled", outcomes.cancelled) : "");
   if (exported.run().status() != "done") return kExitFailure;
-  return ExitCodeForOutcomes(CountOutcomes(exported.results()));
+  return ExitCodeForOutcomes(outcomes);
 }
 
 // Who submits: $USER, else the effective user's login name, else the host name.

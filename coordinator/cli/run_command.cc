@@ -144,16 +144,14 @@ class RunSession {
       return Fail(kExitFailure, std::string(written.message()));
     }
     const CaseOutcomes outcomes = CountOutcomes(report_.results());
-    const int ok = outcomes.ok, unsupported = outcomes.unsupported, failed = outcomes.failed,
-              cancelled = outcomes.cancelled;
     const int total = report_.results_size();
-    std::cerr << absl::StrFormat("fleetmark run: %d case%s in %s: %d ok, %d unsupported, %d failed%s\n", total,
-                                 total == 1 ? "" : "s", HumanDuration(absl::Now() - started_), ok, unsupported, failed,
-                                 cancelled > 0 ? absl::StrFormat(", %d cancelled (%s)", cancelled,
-                                                                 !deferred.empty()   ? "deferred"
-                                                                 : signal == SIGTERM ? "terminated"
-                                                                                     : "interrupted")
-                                               : "");
+    std::cerr << absl::StrFormat("fleetmark run: %d case%s in %s: %s%s\n", total, total == 1 ? "" : "s",
+                                 HumanDuration(absl::Now() - started_), OutcomeCounts(outcomes),
+                                 outcomes.cancelled > 0 ? absl::StrFormat(", %d cancelled (%s)", outcomes.cancelled,
+                                                                          !deferred.empty()   ? "deferred"
+                                                                          : signal == SIGTERM ? "terminated"
+                                                                                              : "interrupted")
+                                                        : "");
     std::cerr.flush();
     if (signal != 0) return kExitSignalBase + signal;
     if (!deferred.empty()) {

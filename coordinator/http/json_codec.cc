@@ -103,6 +103,9 @@ json MemoryJson(const fleetmark::v1::MemoryResult& m) {
           {"slope_kib_per_task", Number(m.slope_kib_per_task())},
           {"intercept_kib", Number(m.intercept_kib())},
           {"r_squared", Number(m.r_squared())},
+          // The slope is fitted on the points that ran: how many, and the task counts left out.
+          {"points_fitted", m.points_fitted()},
+          {"left_out_tasks", std::vector<uint32_t>(m.left_out_tasks().begin(), m.left_out_tasks().end())},
           {"stack_kib", m.stack_kib()}};
 }
 

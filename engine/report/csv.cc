@@ -8,7 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/report/case_names.h"
+#include "engine/report/results_document.h"
 #include "engine/report/units.h"
+#include "engine/topology/conditions_text.h"
 
 namespace fleetmark::report {
 namespace {
@@ -163,6 +165,18 @@ const std::vector<CsvColumn>& Columns() {
          for (double v : r.synthetic_ns_per_iteration()) sum += v;
          return Num(sum / r.synthetic_ns_per_iteration_size());
        }},
+      // The memory fit: the points it used and the task counts left out (";"-separated).
+      {"memory_points_fitted",
+       [](const CaseResult& r) { return r.has_memory() ? Int(r.memory().points_fitted()) : std::string(); }},
+      {"memory_left_out_tasks", [](const CaseResult& r) { return absl::StrJoin(r.memory().left_out_tasks(), ";"); }},
+      // The device fingerprint's hash (engine/topology/fingerprint.h; empty = unknown) and
+      // the conditions at the case's start and end (FormatConditions; empty = none).
+      {"fingerprint_hash", [](const CaseResult& r) { return r.fingerprint().hash(); }},
+      {"conditions_start", [](const CaseResult& r) {
+         return r.has_env_before() ? engine::FormatConditions(r.env_before()) : std::string();
+       }},
+      {"conditions_end",
+       [](const CaseResult& r) { return r.has_env_after() ? engine::FormatConditions(r.env_after()) : std::string(); }},
       // Last: measured under user-mode emulation (qemu-user): not a hardware number.
       {"emulated", [](const CaseResult& r) { return std::string(r.emulated() ? "true" : "false"); }},
   };
@@ -181,7 +195,7 @@ void AppendRow(const std::vector<std::string>& fields, std::string* out) {
 
 const std::vector<std::string>& CsvColumns() {
   static const auto* const names = [] {
-    auto* v = new std::vector<std::string>();
+    auto* v = new std::vector<std::string>{"agent"};
     for (const CsvColumn& c : Columns()) v->push_back(c.name);
     return v;
   }();
@@ -199,16 +213,21 @@ std::string CsvField(std::string_view value) {
   return quoted;
 }
 
-std::string FormatCsv(const fleetmark::v1::RunReport& report) {
+std::string FormatResultsCsv(const fleetmark::v1::ResultsDocument& document) {
   std::string out;
   AppendRow(CsvColumns(), &out);
   std::vector<std::string> fields;
-  for (const CaseResult& r : report.results()) {
-    fields.clear();
-    for (const CsvColumn& c : Columns()) fields.push_back(c.value(r));
-    AppendRow(fields, &out);
+  for (const fleetmark::v1::ResultsDevice& device : document.devices()) {
+    for (const CaseResult& r : device.results()) {
+      fields.clear();
+      fields.push_back(device.agent());
+      for (const CsvColumn& c : Columns()) fields.push_back(c.value(r));
+      AppendRow(fields, &out);
+    }
   }
   return out;
 }
+
+std::string FormatCsv(const fleetmark::v1::RunReport& report) { return FormatResultsCsv(LocalResultsDocument(report)); }
 
 }  // namespace fleetmark::report

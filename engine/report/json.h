@@ -1,6 +1,7 @@
-// JSON export of a RunReport through protobuf's own JSON printer, so any protobuf
-// implementation parses it back (field names in lowerCamelCase, int64 as strings,
-// enums by name).
+// JSON of fleetmark's results: the ResultsDocument (results_document.h) through
+// protobuf's own JSON printer with the proto field names (snake_case), every primitive
+// field present, int64 as strings and enums by name (docs/results-schema.md), so any
+// protobuf implementation or JSON tool reads it.
 #pragma once
 
 #include <string>
@@ -11,12 +12,23 @@
 
 namespace fleetmark::report {
 
-// Pretty-printed JSON with default-valued fields included. Internal on a printer
-// error (which protobuf reports only for invalid messages). Thread-safe.
+// Pretty-printed JSON of `document`. Internal on a printer error (which protobuf
+// reports only for invalid messages). Thread-safe.
+absl::StatusOr<std::string> FormatResultsJson(const fleetmark::v1::ResultsDocument& document);
+
+// FormatResultsJson(LocalResultsDocument(report)): `fleetmark run --format json`.
 absl::StatusOr<std::string> FormatJson(const fleetmark::v1::RunReport& report);
 
-// Parses FormatJson's output (or any protobuf JSON of RunReport; unknown fields are
-// rejected). InvalidArgument with protobuf's message on malformed input.
+// Parses a results document of this schema version or older, and also the RunReport
+// JSON that `fleetmark run --format json` wrote before the schema (camelCase keys
+// "planName", "host", "results"; read as a local document of one device).
+// InvalidArgument with protobuf's message on malformed input or unknown fields, and
+// naming schema_version when it is newer than kResultsSchemaVersion.
+absl::StatusOr<fleetmark::v1::ResultsDocument> ParseResultsJson(std::string_view json);
+
+// ParseResultsJson, then the one device's results as a RunReport (an empty report for a
+// document with no device). InvalidArgument also when the document holds several
+// devices (a fleet export of several agents).
 absl::StatusOr<fleetmark::v1::RunReport> ParseJson(std::string_view json);
 
 }  // namespace fleetmark::report

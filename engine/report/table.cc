@@ -243,6 +243,23 @@ std::string CollapsedUnsupported(const std::vector<const CaseResult*>& rows, siz
   return out;
 }
 
+// A memory case's slope is an answer when it was fitted on two or more points that ran,
+// also when other points were left out (MemoryResult.left_out_tasks: e.g. 100 000
+// threads resource exhausted); unsupported and cancelled cases have none.
+bool HasMemorySlope(const CaseResult& r) {
+  if (!r.has_memory()) return false;
+  if (IsOk(r)) return true;
+  return r.memory().points_fitted() >= 2 && r.status() != fleetmark::v1::CASE_STATUS_UNSUPPORTED &&
+         r.status() != fleetmark::v1::CASE_STATUS_CANCELLED;
+}
+
+// "12.34", or "12.34 (without 100000)" naming the points left out of the fit.
+std::string SlopeCell(const fleetmark::v1::MemoryResult& m) {
+  std::string cell = Fixed(m.slope_kib_per_task(), 2);
+  if (m.left_out_tasks_size() > 0) absl::StrAppend(&cell, " (without ", absl::StrJoin(m.left_out_tasks(), ", "), ")");
+  return cell;
+}
+
 std::string MemoryTable(const std::vector<const CaseResult*>& group, size_t max_width) {
   TextTable table({{"strategy"},
                    {"threads", Align::kRight},
@@ -257,7 +274,7 @@ std::string MemoryTable(const std::vector<const CaseResult*>& group, size_t max_
   double smallest = 0;
   for (const CaseResult* r : rows) {
     const double slope = r->memory().slope_kib_per_task();
-    if (IsOk(*r) && slope > 0 && (smallest == 0 || slope < smallest)) smallest = slope;
+    if (HasMemorySlope(*r) && slope > 0 && (smallest == 0 || slope < smallest)) smallest = slope;
   }
   for (const CaseResult* r : rows) {
     const auto& m = r->memory();
@@ -270,12 +287,12 @@ std::string MemoryTable(const std::vector<const CaseResult*>& group, size_t max_
       const double kib = (static_cast<double>(p.rss_bytes()) - static_cast<double>(p.baseline_rss_bytes())) / 1024;
       points.push_back(absl::StrCat(p.tasks(), ":", Fixed(kib, 0)));
     }
-    const bool ok = IsOk(*r) && r->has_memory();
+    const bool ok = HasMemorySlope(*r);
     table.AddRow({StrategyLabel(r->spec()), ThreadsText(*r),
                   !m.stack_source().empty() ? m.stack_source()
                   : m.stack_kib() > 0       ? absl::StrCat(m.stack_kib(), " KiB")
                                             : "default",
-                  points.empty() ? "-" : absl::StrJoin(points, " "), ok ? Fixed(m.slope_kib_per_task(), 2) : "-",
+                  points.empty() ? "-" : absl::StrJoin(points, " "), ok ? SlopeCell(m) : "-",
                   ok && m.total_slope_kib_per_task() != 0 ? Fixed(m.total_slope_kib_per_task(), 2) : "-",
                   ok ? Fixed(m.r_squared(), 3) : "-", ok ? Ratio(m.slope_kib_per_task(), smallest) : "-",
                   StatusCell(*r, /*with_stop_reason=*/false)});

@@ -90,73 +90,52 @@ bool IsMemoryThreadPerTask(const StrategyTraits& strategy) {
          (strategy.carrier == Carrier::kPool && !strategy.ignores_threads);
 }
 
-absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx, v1::CaseResult* result) {
-  FLEETMARK_ASSIGN_OR_RETURN(MemoryConfig config, ResolveMemoryConfig(spec));
-  v1::MemoryResult* memory = result->mutable_memory();
-  const TaskStack stack = DescribeTaskStack(spec.strategy().name(), config.stack_kib);
-  memory->set_stack_kib(stack.kib);
-  memory->set_stack_source(stack.source);
-
+void FitMemoryPoints(bool thread_per_task, v1::MemoryResult* memory, v1::CaseResult* result) {
   std::vector<double> x, rss_kib, pss_kib, uss_kib, kernel_kib, total_kib;
   std::vector<std::string> problems;
-  std::vector<std::string> notes;  // measurement caveats of an OK result
+  std::vector<std::string> notes;  // measurement caveats of the fit
   v1::CaseStatus first_problem = v1::CASE_STATUS_OK;
-  for (uint32_t n : config.task_counts) {
-    if (ctx.cancelled != nullptr && ctx.cancelled->load()) {
-      result->set_status(v1::CASE_STATUS_CANCELLED);
-      result->set_message("cancelled");
-      return absl::OkStatus();
-    }
-    v1::MemoryPoint point = RunPoint(spec, n, config, ctx);
-    if (point.status() == v1::CASE_STATUS_UNSUPPORTED || point.status() == v1::CASE_STATUS_CANCELLED) {
-      // Same answer for every N (the strategy cannot do it) or the job was cancelled.
-      result->set_status(point.status());
-      result->set_message(point.message());
-      *memory->add_points() = point;
-      return absl::OkStatus();
-    }
-    if (point.status() == v1::CASE_STATUS_OK) {
-      x.push_back(n);
-      const double base = static_cast<double>(point.baseline_rss_bytes());
-      rss_kib.push_back((static_cast<double>(point.rss_bytes()) - base) / 1024);
-      // KernelStack is system-wide: other processes' thread churn moves it. Only a
-      // thread per task adds kernel stacks, and N new threads never remove any, so a
-      // negative delta is noise (counted as 0); for fibres, coroutines and callbacks it
-      // is noise only and left out.
-      double kernel = 0;
-      if (UsesThreadPerTask(spec.strategy().name())) {
-        kernel = static_cast<double>(point.kernel_stack_delta_bytes()) / 1024;
-        if (kernel < 0) {
-          notes.push_back(
-              absl::StrCat("N=", n, ": kernel-stack delta ", kernel, " KiB < 0 (system-wide noise), counted as 0"));
-          kernel = 0;
-        }
-      }
-      kernel_kib.push_back(kernel);
-      total_kib.push_back(rss_kib.back() + kernel);
-      if (point.pss_bytes() != 0) {
-        pss_kib.push_back(static_cast<double>(point.pss_bytes()) / 1024);
-        uss_kib.push_back(static_cast<double>(point.uss_bytes()) / 1024);
-      }
-    } else {
+  memory->clear_left_out_tasks();
+  for (const v1::MemoryPoint& point : memory->points()) {
+    const uint32_t n = point.tasks();
+    if (point.status() != v1::CASE_STATUS_OK) {
       if (first_problem == v1::CASE_STATUS_OK) first_problem = point.status();
       problems.push_back(absl::StrCat("N=", n, ": ", point.message()));
+      memory->add_left_out_tasks(n);
+      continue;
     }
-    *memory->add_points() = point;
-  }
-  // Threads: one per task for thread strategies (at the largest OK point), else the
-  // carrier threads the fibres/coroutines/callbacks ran on.
-  if (UsesThreadPerTask(spec.strategy().name())) {
-    result->set_threads_used(x.empty() ? 0 : static_cast<uint32_t>(*std::max_element(x.begin(), x.end())));
-  } else {
-    result->set_threads_used(config.threads > 0 ? static_cast<uint32_t>(config.threads)
-                                                : static_cast<uint32_t>(LogicalCpuCount()));
+    x.push_back(n);
+    const double base = static_cast<double>(point.baseline_rss_bytes());
+    rss_kib.push_back((static_cast<double>(point.rss_bytes()) - base) / 1024);
+    // KernelStack is system-wide: other processes' thread churn moves it. Only a
+    // thread per task adds kernel stacks, and N new threads never remove any, so a
+    // negative delta is noise (counted as 0); for fibres, coroutines and callbacks it
+    // is noise only and left out.
+    double kernel = 0;
+    if (thread_per_task) {
+      kernel = static_cast<double>(point.kernel_stack_delta_bytes()) / 1024;
+      if (kernel < 0) {
+        notes.push_back(
+            absl::StrCat("N=", n, ": kernel-stack delta ", kernel, " KiB < 0 (system-wide noise), counted as 0"));
+        kernel = 0;
+      }
+    }
+    kernel_kib.push_back(kernel);
+    total_kib.push_back(rss_kib.back() + kernel);
+    if (point.pss_bytes() != 0) {
+      pss_kib.push_back(static_cast<double>(point.pss_bytes()) / 1024);
+      uss_kib.push_back(static_cast<double>(point.uss_bytes()) / 1024);
+    }
   }
   if (absl::StatusOr<LineFit> fit = FitLine(x, rss_kib); fit.ok()) {
     memory->set_slope_kib_per_task(fit->slope);
     memory->set_intercept_kib(fit->intercept);
     memory->set_r_squared(fit->r_squared);
     memory->set_points_fitted(fit->points);
+    if (memory->left_out_tasks_size() > 0) {
+      notes.push_back(absl::StrCat("slope fitted on the ", fit->points,
+                                   " points that ran, without N=", absl::StrJoin(memory->left_out_tasks(), ", N=")));
+    }
     if (static_cast<size_t>(fit->points) < kMinFitPoints) {
       notes.push_back(absl::StrCat("only ", fit->points,
                                    " points fitted: R^2 = 1 by "
@@ -188,6 +167,43 @@ absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx,
   result->set_status(first_problem);
   problems.insert(problems.end(), notes.begin(), notes.end());
   result->set_message(absl::StrJoin(problems, "; "));
+}
+
+absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx, v1::CaseResult* result) {
+  FLEETMARK_ASSIGN_OR_RETURN(MemoryConfig config, ResolveMemoryConfig(spec));
+  v1::MemoryResult* memory = result->mutable_memory();
+  const TaskStack stack = DescribeTaskStack(spec.strategy().name(), config.stack_kib);
+  memory->set_stack_kib(stack.kib);
+  memory->set_stack_source(stack.source);
+
+  uint32_t largest_ok = 0;
+  for (uint32_t n : config.task_counts) {
+    if (ctx.cancelled != nullptr && ctx.cancelled->load()) {
+      result->set_status(v1::CASE_STATUS_CANCELLED);
+      result->set_message("cancelled");
+      return absl::OkStatus();
+    }
+    v1::MemoryPoint point = RunPoint(spec, n, config, ctx);
+    if (point.status() == v1::CASE_STATUS_UNSUPPORTED || point.status() == v1::CASE_STATUS_CANCELLED) {
+      // Same answer for every N (the strategy cannot do it) or the job was cancelled.
+      result->set_status(point.status());
+      result->set_message(point.message());
+      *memory->add_points() = point;
+      return absl::OkStatus();
+    }
+    if (point.status() == v1::CASE_STATUS_OK) largest_ok = std::max(largest_ok, n);
+    *memory->add_points() = point;
+  }
+  // Threads: one per task for thread strategies (at the largest OK point), else the
+  // carrier threads the fibres/coroutines/callbacks ran on.
+  const bool thread_per_task = UsesThreadPerTask(spec.strategy().name());
+  if (thread_per_task) {
+    result->set_threads_used(largest_ok);
+  } else {
+    result->set_threads_used(config.threads > 0 ? static_cast<uint32_t>(config.threads)
+                                                : static_cast<uint32_t>(LogicalCpuCount()));
+  }
+  FitMemoryPoints(thread_per_task, memory, result);
   return absl::OkStatus();
 }
 

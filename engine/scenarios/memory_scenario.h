@@ -36,6 +36,16 @@ namespace fleetmark::engine {
 // calling thread; spawns one child process at a time.
 absl::Status RunMemoryCase(const v1::CaseSpec& spec, const ScenarioContext& ctx, v1::CaseResult* result);
 
+// Fits memory->points(): the RSS, PSS, USS, kernel-stack and total slopes (KiB/task,
+// least squares) over the points that ran (status ok); the task counts of the others
+// go to memory->left_out_tasks (in point order), and the fit counts only what ran, so a
+// 100 000-thread point that ran out of threads does not hide the slope of the rest.
+// result->status is the first left-out point's status (ok when all ran; failed when
+// fewer than two distinct N ran and nothing else explains it); result->message names
+// each left-out point and the fit's caveats. `thread_per_task`: count kernel stacks
+// (IsMemoryThreadPerTask). Pure; thread-safe on distinct results.
+void FitMemoryPoints(bool thread_per_task, v1::MemoryResult* memory, v1::CaseResult* result);
+
 // Child handler for kMemoryPointChildKind: request = serialized CaseSpec whose
 // memory.task_counts holds exactly one N; response = serialized MemoryPoint (its status
 // tells whether the N tasks could be started). InvalidArgument for a malformed request.

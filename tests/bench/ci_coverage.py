@@ -68,13 +68,13 @@ def run_once(fleetmark, plan_path, out_path):
     with open(out_path) as f:
         report = json.load(f)
     cases = {}
-    for r in report.get("results", []):
+    for r in (r for d in report.get("devices", []) for r in d.get("results", [])):
         st = r.get("stats", {})
         if r.get("status") != "CASE_STATUS_OK" or not st.get("count"):
             continue
-        cases[r["spec"]["caseId"]] = (float(st["ciLowNs"]), float(st["ciHighNs"]),
-                                      float(st["medianNs"]), r.get("stopReason", ""),
-                                      float(r.get("betweenProcessShare", 0.0)))
+        cases[r["spec"]["case_id"]] = (float(st["ci_low_ns"]), float(st["ci_high_ns"]),
+                                       float(st["median_ns"]), r.get("stop_reason", ""),
+                                       float(r.get("between_process_share", 0.0)))
     return wall, cases
 
 

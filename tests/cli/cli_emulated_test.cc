@@ -97,9 +97,11 @@ TEST_F(CliEmulatedTest, AgentsListRunsShowAndExportMarkEmulatedResults) {
   CliResult json = Fleet("export " + run_id_ + " --format json");
   ASSERT_EQ(json.exit_code, 0) << json.err;
   auto parsed = nlohmann::json::parse(json.out);
-  EXPECT_EQ(parsed["hosts"]["qemu-arm64"]["emulated"], true);
   int emulated = 0;
-  for (const auto& r : parsed["results"]) emulated += r.value("emulated", false) ? 1 : 0;
+  for (const auto& device : parsed["devices"]) {
+    if (device["agent"] == "qemu-arm64") EXPECT_EQ(device["host"]["emulated"], true);
+    for (const auto& r : device["results"]) emulated += r.value("emulated", false) ? 1 : 0;
+  }
   EXPECT_EQ(emulated, 2) << json.out;
 }
 

@@ -21,15 +21,16 @@ TEST_F(CliTest, MapOfALocalSweepRun) {
   CliResult run = Cli("run " + plan.string() + " --format json --out " + json.string());
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const nlohmann::json doc = nlohmann::json::parse(ReadFile(json));
-  ASSERT_EQ(doc.at("results").size(), 4u);
-  for (const nlohmann::json& r : doc.at("results")) {
-    const std::string id = r.at("spec").at("caseId");
+  const nlohmann::json& results = doc.at("devices").at(0).at("results");
+  ASSERT_EQ(results.size(), 4u);
+  for (const nlohmann::json& r : results) {
+    const std::string id = r.at("spec").at("case_id");
     EXPECT_THAT(id, ::testing::MatchesRegex(R"(batch/synthetic\[cpu_ns=2000,wait_us=(0|1000)\]/blocking/.*/any)"));
-    EXPECT_EQ(r.at("spec").at("synthetic").at("cpuNs"), 2000) << id;
+    EXPECT_EQ(r.at("spec").at("synthetic").at("cpu_ns"), 2000) << id;
     EXPECT_EQ(r.at("spec").at("swept"), nlohmann::json::array({"wait_us"})) << id;
     // One process measured the case: one calibration, in ns per loop iteration.
-    ASSERT_EQ(r.at("syntheticNsPerIteration").size(), 1u) << id;
-    EXPECT_GT(r.at("syntheticNsPerIteration")[0].get<double>(), 0) << id;
+    ASSERT_EQ(r.at("synthetic_ns_per_iteration").size(), 1u) << id;
+    EXPECT_GT(r.at("synthetic_ns_per_iteration")[0].get<double>(), 0) << id;
   }
 
   CliResult map = Cli("map --results " + json.string());

@@ -20,8 +20,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "coordinator/store/store.h"
+#include "engine/report/csv.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -369,27 +371,90 @@ TEST_F(CliWaitTest, WaitKeepsWatchingThroughACoordinatorRestart) {
   EXPECT_THAT(log, HasSubstr("== agent w1"));                             // and the results table
 }
 
-// submit --wait follows local run's outcome rule (ExitCodeForOutcomes): a done run whose
-// case failed exits 3, as `fleetmark run` of the same plan does (it exited 0 before).
-// fixed_pool refuses memory points above 10000 threads: resource_exhausted.
-TEST_F(CliWaitTest, FailedCasesExit3LikeALocalRun) {
+// `/usr/bin/python3 tests/cli/validate_results_schema.py docs/results-schema.json FILES`:
+// its exit code (0 = every file valid) and its messages.
+std::pair<int, std::string> ValidateAgainstSchema(const fs::path& dir, const std::vector<fs::path>& files) {
+  std::string command = std::string("/usr/bin/python3 ") + FLEETMARK_SOURCE_DIR +
+                        "/tests/cli/validate_results_schema.py " + FLEETMARK_SOURCE_DIR + "/docs/results-schema.json";
+  for (const fs::path& f : files) command += " '" + f.string() + "'";
+  const fs::path log = dir / "schema.log";
+  const int status = std::system((command + " 2>'" + log.string() + "'").c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(log)};
+}
+
+// The CSV header row (up to CRLF).
+std::string CsvHeader(const std::string& csv) { return csv.substr(0, csv.find("\r\n")); }
+
+// The same plan locally and through a real coordinator and agent: the same outcomes and
+// exit code (ExitCodeForOutcomes) and the same results schema. fixed_pool refuses memory
+// points above 10000 threads, so N=1000000 is resource_exhausted at once (cheap, not
+// timed): an outcome, counted, not a failure (both exited 3 before; the fleet 0 before
+// that); the slope is fitted on N=1 and 2 and names 1000000 as left out. Both JSON
+// exports validate against docs/results-schema.json (a camelCase key does not), and
+// both CSV headers are the same columns.
+TEST_F(CliWaitTest, ResourceExhaustionIsAnOutcomeWithTheSameExitCodeAndSchemaLocallyAndInTheFleet) {
   const fs::path plan = Write("oom.txtpb", R"pb(name: "oom"
                                                 matrix {
                                                   strategies { name: "fixed_pool" }
                                                   memory { task_counts: [ 1, 2, 1000000 ] }
                                                 }
   )pb");
-  const CliResult local = Cli("run " + plan.string() + " --format csv");
-  EXPECT_EQ(local.exit_code, 3) << local.err;
+  const fs::path local_json = dir_ / "local.json", local_csv = dir_ / "local.csv";
+  const CliResult local = Cli("run " + plan.string() + " --format json --out " + local_json.string());
+  EXPECT_EQ(local.exit_code, 0) << local.err;
+  EXPECT_THAT(local.err, HasSubstr("0 ok, 0 unsupported, 1 resource exhausted, 0 failed")) << local.err;
+  const CliResult local_as_csv = Cli("run " + plan.string() + " --format csv --out " + local_csv.string());
+  EXPECT_EQ(local_as_csv.exit_code, 0) << local_as_csv.err;
+
   ASSERT_NO_FATAL_FAILURE(StartAgent());
   ASSERT_NO_FATAL_FAILURE(StartSubmit(plan, {"--timeout", "240s"}));
+  const std::string run_id = RunId();
+  ASSERT_FALSE(run_id.empty()) << cli_->Log();
   absl::StatusOr<fleetmark::testing::ExitInfo> exit = cli_->Wait(absl::Seconds(300));
   ASSERT_TRUE(exit.ok()) << exit.status() << "\n" << cli_->Log();
   const std::string log = cli_->Log();
   EXPECT_TRUE(exit->exited) << log;
-  EXPECT_EQ(exit->exit_code, 3) << log;
+  EXPECT_EQ(exit->exit_code, local.exit_code) << log;
   EXPECT_THAT(log, HasSubstr("plan oom  done"));
-  EXPECT_THAT(log, HasSubstr("resource_exhausted"));
+  EXPECT_THAT(log, HasSubstr("1000000:resource_exhausted"));
+  EXPECT_THAT(log, HasSubstr("(without 1000000)"));  // the slope of N=1, 2
+  EXPECT_THAT(log, HasSubstr("fleetmark submit: 1 case: 0 ok, 0 unsupported, 1 resource exhausted, 0 failed"));
+
+  const fs::path fleet_json = dir_ / "fleet.json", fleet_csv = dir_ / "fleet.csv";
+  const CliResult exported = Fleet("export " + run_id + " --format json --out " + fleet_json.string());
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  const CliResult exported_csv = Fleet("export " + run_id + " --format csv --out " + fleet_csv.string());
+  ASSERT_EQ(exported_csv.exit_code, 0) << exported_csv.err;
+
+  const auto [valid, why] = ValidateAgainstSchema(dir_, {local_json, fleet_json});
+  EXPECT_EQ(valid, 0) << why;
+  std::string camel = ReadFile(fleet_json);
+  for (size_t at = camel.find("\"result_id\""); at != std::string::npos; at = camel.find("\"result_id\"", at)) {
+    camel.replace(at, 11, "\"resultId\"");
+  }
+  const fs::path camel_json = Write("camel.json", camel);
+  const auto [camel_valid, camel_why] = ValidateAgainstSchema(dir_, {camel_json});
+  EXPECT_EQ(camel_valid, 1) << camel_why;
+  EXPECT_THAT(camel_why, HasSubstr("resultId"));
+
+  for (const auto& [path, source] : {std::pair{local_json, "local"}, std::pair{fleet_json, "fleet"}}) {
+    const nlohmann::json doc = nlohmann::json::parse(ReadFile(path));
+    EXPECT_EQ(doc["schema_version"], 1) << path;
+    EXPECT_EQ(doc["source"], source) << path;
+    EXPECT_EQ(doc["run"]["plan_name"], "oom") << path;
+    ASSERT_EQ(doc["devices"].size(), 1u) << path;
+    const nlohmann::json& result = doc["devices"][0]["results"][0];
+    EXPECT_EQ(result["status"], "CASE_STATUS_RESOURCE_EXHAUSTED") << path;
+    EXPECT_EQ(result["memory"]["points_fitted"], 2) << path;
+    EXPECT_EQ(result["memory"]["left_out_tasks"], nlohmann::json::array({1000000})) << path;
+  }
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(fleet_json))["run"]["run_id"], run_id);
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(fleet_json))["devices"][0]["agent"], "w1");
+
+  const std::string header = CsvHeader(ReadFile(local_csv));
+  EXPECT_EQ(header, CsvHeader(ReadFile(fleet_csv)));
+  EXPECT_EQ(header, absl::StrJoin(fleetmark::report::CsvColumns(), ","));
+  EXPECT_THAT(ReadFile(fleet_csv), HasSubstr("\r\nw1,"));
 }
 
 TEST_F(CliWaitTest, TimeoutPrintsTheStateAndHowToFollow) {
@@ -501,8 +566,9 @@ TEST_F(CliWaitTest, RunsOverFourMiBOfResultsReadBack) {
   CliResult json = Fleet("export " + run_id + " --format json");
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const nlohmann::json exported = nlohmann::json::parse(json.out);
-  ASSERT_EQ(exported["results"].size(), 2u) << json.out.substr(0, 2000);
-  for (const nlohmann::json& result : exported["results"]) {
+  const nlohmann::json& exported_results = exported["devices"][0]["results"];
+  ASSERT_EQ(exported_results.size(), 2u) << json.out.substr(0, 2000);
+  for (const nlohmann::json& result : exported_results) {
     const std::string case_id = result["spec"]["case_id"];
     std::string samples;
     for (const nlohmann::json& sample : result["samples_ns"]) {

@@ -182,9 +182,11 @@ result=$(sed -n 's/^results: //p' "$tmp/out")
 /usr/bin/python3 - "$result" <<'PY' || fail "results JSON"
 import json, sys
 report = json.load(open(sys.argv[1]))
-ids = sorted(r["spec"]["caseId"] for r in report["results"])
-assert len(ids) == 2 and all(r.get("status") == "CASE_STATUS_OK" for r in report["results"]), report["results"]
-assert report["planName"] == "tiny", report["planName"]
+results = report["devices"][0]["results"]
+ids = sorted(r["spec"]["case_id"] for r in results)
+assert report["schema_version"] == 1, report["schema_version"]
+assert len(ids) == 2 and all(r.get("status") == "CASE_STATUS_OK" for r in results), results
+assert report["run"]["plan_name"] == "tiny", report["run"]
 print("pulled", ids)
 PY
 ok "run pulls results"

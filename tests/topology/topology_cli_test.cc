@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "engine/report/json.h"
 #include "fleetmark/v1/host.pb.h"
 #include "fleetmark/v1/result.pb.h"
 #include "gmock/gmock.h"
@@ -124,8 +125,10 @@ class LimitsCliTest : public ::testing::Test {
     const std::string json = dir_ + "/run.json";
     Output run = RunFleetmark("run " + plan_ + " --format json --out " + json, launcher);
     ASSERT_EQ(run.exit_code, 0) << run.text;
-    v1::RunReport report;
-    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(Slurp(json), &report).ok());
+    // The results document (docs/results-schema.md) of the one local device.
+    const absl::StatusOr<v1::RunReport> parsed = report::ParseJson(Slurp(json));
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    const v1::RunReport& report = *parsed;
     const long machine = sysconf(_SC_NPROCESSORS_ONLN);
     EXPECT_EQ(report.host().logical_cpus(), logical);
     EXPECT_EQ(report.host().limits().allowed_cpus(), allowed);

@@ -11,6 +11,8 @@
 #include "engine/report/gbench_json.h"
 #include "engine/report/json.h"
 #include "engine/report/report.h"
+#include "engine/report/results_document.h"
+#include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -90,7 +92,16 @@ TEST(JsonTest, RoundTripsThroughProtobuf) {
   report.mutable_results(0)->mutable_stats()->set_ci_half_width_percent(std::numeric_limits<double>::infinity());
   const absl::StatusOr<std::string> json = FormatJson(report);
   ASSERT_TRUE(json.ok()) << json.status();
-  EXPECT_NE(json->find("\"planName\": \"s1-test\""), std::string::npos);
+  // The results schema (docs/results-schema.md): snake_case, versioned, one device.
+  const nlohmann::json doc = nlohmann::json::parse(*json);
+  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_EQ(doc["source"], "local");
+  EXPECT_EQ(doc["run"]["plan_name"], "s1-test");
+  ASSERT_EQ(doc["devices"].size(), 1u);
+  EXPECT_EQ(doc["devices"][0]["agent"], LocalAgentName(report.host()));
+  EXPECT_TRUE(doc["devices"][0]["results"][0].contains("result_id"));
+  EXPECT_EQ(json->find("planName"), std::string::npos);
+  EXPECT_EQ(json->find("resultId"), std::string::npos);
   EXPECT_NE(json->find("\"CASE_STATUS_UNSUPPORTED\""), std::string::npos);
   const absl::StatusOr<fleetmark::v1::RunReport> back = ParseJson(*json);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -102,6 +113,38 @@ TEST(JsonTest, RoundTripsThroughProtobuf) {
   const absl::StatusOr<std::string> via_dispatch = FormatReport(report, ReportFormat::kJson);
   ASSERT_TRUE(via_dispatch.ok());
   EXPECT_EQ(*via_dispatch, *json);
+}
+
+// A file `fleetmark run --format json` wrote before the schema (a RunReport in
+// protobuf's camelCase JSON) still reads, as a local document of one device.
+TEST(JsonTest, ReadsThePreSchemaRunReport) {
+  const fleetmark::v1::RunReport report = testing::SampleReport();
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  std::string old_json;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(report, &old_json, options).ok());
+  ASSERT_NE(old_json.find("\"planName\""), std::string::npos);
+  const absl::StatusOr<fleetmark::v1::ResultsDocument> doc = ParseResultsJson(old_json);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->schema_version(), 0u);
+  EXPECT_EQ(doc->source(), "local");
+  ASSERT_EQ(doc->devices_size(), 1);
+  EXPECT_EQ(doc->devices(0).results_size(), report.results_size());
+  const absl::StatusOr<fleetmark::v1::RunReport> back = ParseJson(old_json);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(report, *back));
+}
+
+TEST(JsonTest, RefusesANewerSchemaVersionAndSeveralDevicesAsOneReport) {
+  const absl::Status newer = ParseResultsJson(R"({"schema_version": 2, "source": "local"})").status();
+  EXPECT_EQ(newer.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(newer.message().find("schema_version 2 is newer than this fleetmark reads (1 <= schema_version <= 1)"),
+            std::string::npos)
+      << newer;
+  const std::string two = R"({"schema_version": 1, "source": "fleet", "devices": [{"agent": "a"}, {"agent": "b"}]})";
+  ASSERT_TRUE(ParseResultsJson(two).ok());
+  EXPECT_EQ(ParseResultsJson(two)->devices_size(), 2);
+  EXPECT_NE(ParseJson(two).status().message().find("holds 2 devices, expected one"), std::string::npos);
 }
 
 TEST(JsonTest, MalformedInputIsAnError) {
@@ -134,6 +177,14 @@ TEST(CsvTest, ParsesBackOneRowPerCase) {
     return size_t{0};
   };
   for (size_t r = 1; r < rows.size(); ++r) ASSERT_EQ(rows[r].size(), rows[0].size()) << r;
+  // The device first, as in a fleet export (the results schema's "agent").
+  EXPECT_EQ(rows[0][0], "agent");
+  EXPECT_EQ(rows[1][0], LocalAgentName(report.host()));
+  for (const char* newer : {"fingerprint_hash", "conditions_start", "conditions_end", "harness_ns_per_task", "wait_us",
+                            "memory_left_out_tasks"}) {
+    col(newer);
+  }
+  EXPECT_EQ(rows[0].back(), "emulated");
   // Values parse back exactly.
   EXPECT_EQ(rows[1][col("strategy")], "fixed_pool");
   EXPECT_EQ(rows[1][col("strategy_label")], "fixed_pool_2");

@@ -178,6 +178,47 @@ TEST(TableTest, ColumnsAreAligned) {
   }
 }
 
+// S2 at 100 000 threads: the largest point ran out of threads, so the case is
+// resource_exhausted, but the slope fitted on the points that ran is the answer: shown
+// with the points left out (it was "-" before), in the ratio column too.
+TEST(TableTest, MemorySlopeOverThePointsThatRanNamesThoseLeftOut) {
+  fleetmark::v1::RunReport report;
+  fleetmark::v1::CaseResult r;
+  r.mutable_spec()->set_scenario("memory");
+  r.mutable_spec()->set_workload("network");
+  r.mutable_spec()->mutable_strategy()->set_name("thread_per_task");
+  r.set_status(fleetmark::v1::CASE_STATUS_RESOURCE_EXHAUSTED);
+  r.set_message("N=100000: skipped: needs 100000 more threads");
+  auto* m = r.mutable_memory();
+  for (uint32_t n : {10u, 100u, 100000u}) {
+    auto* p = m->add_points();
+    p->set_tasks(n);
+    p->set_status(n == 100000 ? fleetmark::v1::CASE_STATUS_RESOURCE_EXHAUSTED : fleetmark::v1::CASE_STATUS_OK);
+    p->set_rss_bytes(n == 100000 ? 0 : n * 10 * 1024);
+  }
+  m->set_slope_kib_per_task(10);
+  m->set_r_squared(1);
+  m->set_points_fitted(2);
+  m->add_left_out_tasks(100000);
+  *report.add_results() = r;
+  fleetmark::v1::CaseResult fiber = r;
+  fiber.mutable_spec()->mutable_strategy()->set_name("fiber");
+  fiber.set_status(fleetmark::v1::CASE_STATUS_OK);
+  fiber.mutable_memory()->set_slope_kib_per_task(2);
+  fiber.mutable_memory()->clear_left_out_tasks();
+  *report.add_results() = fiber;
+  const std::string text = FormatTable(report);
+  const std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  const int threads = LineOf(lines, "thread_per_task");
+  ASSERT_NE(threads, -1) << text;
+  EXPECT_NE(lines[threads].find("10.00 (without 100000)"), std::string::npos) << lines[threads];
+  EXPECT_NE(lines[threads].find("5.00×"), std::string::npos) << lines[threads];
+  EXPECT_NE(lines[threads].find("100000:resource_exhausted"), std::string::npos) << lines[threads];
+  const int fiber_row = LineOf(lines, "fiber");
+  ASSERT_NE(fiber_row, -1) << text;
+  EXPECT_EQ(lines[fiber_row].find("without"), std::string::npos) << lines[fiber_row];
+}
+
 TEST(TableTest, MemoryFanoutAndLoadTables) {
   const std::string text = FormatTable(testing::SampleReport());
   const std::vector<std::string> lines = absl::StrSplit(text, '\n');

@@ -174,3 +174,71 @@ TEST(MemoryScenarioTest, NoiseIsNotReportedAsACost) {
 
 }  // namespace
 }  // namespace fleetmark::engine
+
+namespace fleetmark::engine {
+namespace {
+
+v1::MemoryPoint Point(uint32_t tasks, uint64_t kib_over_baseline, int64_t kernel_kib,
+                      v1::CaseStatus status = v1::CASE_STATUS_OK) {
+  v1::MemoryPoint p;
+  p.set_tasks(tasks);
+  p.set_status(status);
+  if (status != v1::CASE_STATUS_OK) {
+    p.set_message("skipped: needs 100000 more threads");
+    return p;
+  }
+  p.set_baseline_rss_bytes(4 << 20);
+  p.set_rss_bytes((4 << 20) + kib_over_baseline * 1024);
+  p.set_kernel_stack_delta_bytes(kernel_kib * 1024);
+  return p;
+}
+
+// S2's thread rows: the 100 000-thread point ran out of threads. The slope is the
+// least-squares line of the three points that ran (known numbers: RSS = 20 + 12·N KiB,
+// kernel stacks 16·N KiB, so 12, 16 and 28 KiB/task), the left-out point is named, and
+// the case is still reported resource_exhausted.
+TEST(MemoryFitTest, FitsThePointsThatRanAndNamesThoseLeftOut) {
+  v1::CaseResult result;
+  v1::MemoryResult* memory = result.mutable_memory();
+  *memory->add_points() = Point(10, 20 + 12 * 10, 16 * 10);
+  *memory->add_points() = Point(100, 20 + 12 * 100, 16 * 100);
+  *memory->add_points() = Point(1000, 20 + 12 * 1000, 16 * 1000);
+  *memory->add_points() = Point(100000, 0, 0, v1::CASE_STATUS_RESOURCE_EXHAUSTED);
+  FitMemoryPoints(/*thread_per_task=*/true, memory, &result);
+  EXPECT_EQ(result.status(), v1::CASE_STATUS_RESOURCE_EXHAUSTED);
+  EXPECT_EQ(memory->points_fitted(), 3u);
+  EXPECT_NEAR(memory->slope_kib_per_task(), 12, 1e-9);
+  EXPECT_NEAR(memory->intercept_kib(), 20, 1e-6);
+  EXPECT_NEAR(memory->r_squared(), 1, 1e-12);
+  EXPECT_NEAR(memory->kernel_stack_slope_kib_per_task(), 16, 1e-9);
+  EXPECT_NEAR(memory->total_slope_kib_per_task(), 28, 1e-9);
+  ASSERT_EQ(memory->left_out_tasks_size(), 1);
+  EXPECT_EQ(memory->left_out_tasks(0), 100000u);
+  EXPECT_THAT(result.message(), HasSubstr("N=100000: skipped: needs 100000 more threads"));
+  EXPECT_THAT(result.message(), HasSubstr("slope fitted on the 3 points that ran, without N=100000"));
+}
+
+// Every point ran: ok, nothing left out; one point that ran: no slope, the case keeps
+// the left-out point's status.
+TEST(MemoryFitTest, AllPointsOkAndTooFewPoints) {
+  v1::CaseResult all;
+  *all.mutable_memory()->add_points() = Point(10, 100, 0);
+  *all.mutable_memory()->add_points() = Point(20, 200, 0);
+  FitMemoryPoints(/*thread_per_task=*/false, all.mutable_memory(), &all);
+  EXPECT_EQ(all.status(), v1::CASE_STATUS_OK);
+  EXPECT_NEAR(all.memory().slope_kib_per_task(), 10, 1e-9);
+  EXPECT_EQ(all.memory().left_out_tasks_size(), 0);
+  EXPECT_THAT(all.message(), ::testing::Not(HasSubstr("without")));
+
+  v1::CaseResult one;
+  *one.mutable_memory()->add_points() = Point(10, 100, 0);
+  *one.mutable_memory()->add_points() = Point(100000, 0, 0, v1::CASE_STATUS_RESOURCE_EXHAUSTED);
+  FitMemoryPoints(/*thread_per_task=*/false, one.mutable_memory(), &one);
+  EXPECT_EQ(one.status(), v1::CASE_STATUS_RESOURCE_EXHAUSTED);
+  EXPECT_EQ(one.memory().points_fitted(), 0u);
+  EXPECT_EQ(one.memory().slope_kib_per_task(), 0);
+  ASSERT_EQ(one.memory().left_out_tasks_size(), 1);
+}
+
+}  // namespace
+}  // namespace fleetmark::engine

@@ -1,0 +1,32 @@
+#include "engine/report/results_document.h"
+
+namespace fleetmark::report {
+
+std::string LocalAgentName(const fleetmark::v1::HostInfo& host) {
+  return host.hostname().empty() ? "local" : host.hostname();
+}
+
+fleetmark::v1::ResultsDocument LocalResultsDocument(const fleetmark::v1::RunReport& report) {
+  fleetmark::v1::ResultsDocument document;
+  document.set_schema_version(kResultsSchemaVersion);
+  document.set_source("local");
+  document.mutable_run()->set_plan_name(report.plan_name());
+  fleetmark::v1::ResultsDevice* device = document.add_devices();
+  device->set_agent(LocalAgentName(report.host()));
+  if (report.has_host()) *device->mutable_host() = report.host();
+  if (report.has_fingerprint()) *device->mutable_fingerprint() = report.fingerprint();
+  *device->mutable_results() = report.results();
+  return document;
+}
+
+fleetmark::v1::RunReport DeviceReport(const fleetmark::v1::ResultsDocument& document,
+                                      const fleetmark::v1::ResultsDevice& device) {
+  fleetmark::v1::RunReport report;
+  report.set_plan_name(document.run().plan_name());
+  if (device.has_host()) *report.mutable_host() = device.host();
+  if (device.has_fingerprint()) *report.mutable_fingerprint() = device.fingerprint();
+  *report.mutable_results() = device.results();
+  return report;
+}
+
+}  // namespace fleetmark::report
