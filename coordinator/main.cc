@@ -18,6 +18,8 @@
 //   --db_outage_grace=5s              end agent streams (they spool, replay) after this outage
 //   --executor_threads=4  --db_pool_size=8
 //   --nightly_plan=PATH  --nightly_cron="0 2 * * *"  --nightly_selector=EXPR
+//   --noise_nights=14  --quarantine_drift_percent=10  --quarantine_drift_noise_multiple=4
+//   --quarantine_noise_percent=10  --quarantine_deferred_jobs=3
 //
 // Exits 2 on bad flags, 1 if it cannot start; SIGINT/SIGTERM shut it down cleanly.
 #include <netdb.h>
@@ -78,6 +80,14 @@ ABSL_FLAG(int, db_pool_size, 8, "PostgreSQL connections (2..256)");
 ABSL_FLAG(std::string, nightly_plan, "", "plan file of the default nightly schedule (empty = none)");
 ABSL_FLAG(std::string, nightly_cron, "0 2 * * *", "cron (5 fields, UTC) of the nightly schedule");
 ABSL_FLAG(std::string, nightly_selector, "", "agent selector of the nightly schedule");
+ABSL_FLAG(int, noise_nights, 14, "nights (runs with calibration results) an agent's noise score spans (3..1000)");
+ABSL_FLAG(double, quarantine_drift_percent, 10,
+          "quarantine an agent whose newest calibration night drifts more than max(this %, "
+          "--quarantine_drift_noise_multiple x noise) from its earlier nights (0 = off)");
+ABSL_FLAG(double, quarantine_drift_noise_multiple, 4, "noise multiple of the drift limit (0..100)");
+ABSL_FLAG(double, quarantine_noise_percent, 10, "quarantine an agent whose noise score exceeds this % (0 = off)");
+ABSL_FLAG(int, quarantine_deferred_jobs, 3,
+          "quarantine an agent whose preflight gates deferred this many jobs in a row (0 = off)");
 ABSL_FLAG(std::string, default_preconditions, "",
           "preflight gates of runs whose plan sets none, as Preconditions text format, e.g. "
           "'min_battery_percent: 20 max_temperature_c: 45' (empty = none)");
@@ -170,6 +180,11 @@ int main(int argc, char** argv) {
   options.nightly_plan_file = absl::GetFlag(FLAGS_nightly_plan);
   options.nightly_cron = absl::GetFlag(FLAGS_nightly_cron);
   options.nightly_selector = absl::GetFlag(FLAGS_nightly_selector);
+  options.health.noise_nights = absl::GetFlag(FLAGS_noise_nights);
+  options.health.drift_percent = absl::GetFlag(FLAGS_quarantine_drift_percent);
+  options.health.drift_noise_multiple = absl::GetFlag(FLAGS_quarantine_drift_noise_multiple);
+  options.health.noise_limit_percent = absl::GetFlag(FLAGS_quarantine_noise_percent);
+  options.health.deferred_jobs = absl::GetFlag(FLAGS_quarantine_deferred_jobs);
   if (const std::string text = absl::GetFlag(FLAGS_default_preconditions); !text.empty()) {
     if (!google::protobuf::TextFormat::ParseFromString(text, &options.default_preconditions)) {
       std::cerr << "fleetmark-coordinator: --default_preconditions: not Preconditions text format "

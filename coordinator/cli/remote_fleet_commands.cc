@@ -1,4 +1,4 @@
-// `fleetmark agents list|remove`, `schedules create|list|delete`, `tokens create|list|revoke`.
+// `fleetmark agents list|remove|release`, `schedules create|list|delete`, `tokens create|list|revoke`.
 #include <iostream>
 #include <optional>
 
@@ -42,6 +42,13 @@ std::string Ago(int64_t unix_ns) {
 
 constexpr char kAgentsListUsage[] = "fleetmark agents list [--select EXPR] [--all]";
 
+// "1.3% (14 nights)", or "-" with no score yet ("- (2 nights)" once some nights exist).
+std::string NoiseCell(const v1::AgentInfo& agent) {
+  const std::string nights = absl::StrCat(agent.noise_nights(), agent.noise_nights() == 1 ? " night" : " nights");
+  if (!agent.has_noise_percent()) return agent.noise_nights() > 0 ? absl::StrCat("- (", nights, ")") : "-";
+  return absl::StrFormat("%.1f%% (%s)", agent.noise_percent(), nights);
+}
+
 int AgentsList(const std::vector<std::string>& args) {
   if (!args.empty()) return RemoteUsageError(kAgentsListUsage, "agents list takes no arguments");
   if (absl::Status select = CheckSelectFlag(/*required=*/false); !select.ok()) {
@@ -62,7 +69,11 @@ int AgentsList(const std::vector<std::string>& args) {
                            {"cores/threads", report::Align::kRight},
                            {"core kinds"},
                            {"last seen"},
-                           {"job"}});
+                           {"job"},
+                           {"noise", report::Align::kRight},
+                           {"health"},
+                           {"since"},
+                           {"reason"}});
   // Cells come from agents' hellos: the table escapes control characters (TextTable).
   for (const v1::AgentInfo& agent : response.agents()) {
     const v1::HostInfo& host = agent.host();
@@ -70,7 +81,10 @@ int AgentsList(const std::vector<std::string>& args) {
         agent.removed_unix_ns() > 0 ? absl::StrCat("removed ", FormatUnixNs(agent.removed_unix_ns())) : agent.state();
     table.AddRow({agent.name(), state, ArchCell(host), host.cpu_model(),
                   absl::StrCat(host.physical_cores(), "/", host.logical_cpus()), CoreKinds(host),
-                  Ago(agent.last_seen_unix_ns()), agent.running_job_id().empty() ? "-" : agent.running_job_id()});
+                  Ago(agent.last_seen_unix_ns()), agent.running_job_id().empty() ? "-" : agent.running_job_id(),
+                  NoiseCell(agent), agent.health().empty() ? "ok" : agent.health(),
+                  agent.quarantined_unix_ns() > 0 ? FormatUnixNs(agent.quarantined_unix_ns()) : "-",
+                  agent.quarantine_reason().empty() ? "-" : agent.quarantine_reason()});
   }
   std::cout << table.Render();
   return kExitOk;
@@ -92,6 +106,23 @@ int AgentsRemove(const std::vector<std::string>& args) {
                "the name may be enrolled again as a new agent";
   if (response.failed_jobs_size() > 0) std::cout << "; " << response.failed_jobs_size() << " unfinished jobs failed";
   std::cout << "\n";
+  return kExitOk;
+}
+
+int AgentsRelease(const std::vector<std::string>& args) {
+  static const char kUsage[] = "fleetmark agents release NAME";
+  if (args.size() != 1) return RemoteUsageError(kUsage, "agents release takes one agent name");
+  v1::ReleaseAgentRequest request;
+  request.set_name(args[0]);
+  v1::ReleaseAgentResponse response;
+  if (int code = CallControl(&v1::ControlService::Stub::ReleaseAgent, request, &response,
+                             absl::StrCat("agents release ", EscapeForTerminal(args[0])));
+      code != kExitOk) {
+    return code;
+  }
+  std::cout << "released agent " << EscapeForTerminal(args[0]) << " from quarantine (since "
+            << FormatUnixNs(response.quarantined_unix_ns()) << ": " << EscapeForTerminal(response.reason())
+            << "): selectors pick it again; its calibration nights start a new baseline\n";
   return kExitOk;
 }
 
@@ -272,14 +303,20 @@ int TokensList(const std::vector<std::string>& args) {
 }  // namespace
 
 void RegisterFleetRemoteCommands(CommandRegistry& registry) {
-  registry.Add({.name = "agents list",
-                .summary = "list agents: state, arch, CPU, cores/threads, core kinds, last seen (--all: removed too)",
-                .usage = kAgentsListUsage,
-                .run = AgentsList});
+  registry.Add(
+      {.name = "agents list",
+       .summary =
+           "list agents: state, arch, CPU, cores/threads, core kinds, last seen, noise, health (--all: removed too)",
+       .usage = kAgentsListUsage,
+       .run = AgentsList});
   registry.Add({.name = "agents remove",
                 .summary = "remove an agent (results kept; its credential stops working; the name may enroll again)",
                 .usage = "fleetmark agents remove NAME",
                 .run = AgentsRemove});
+  registry.Add({.name = "agents release",
+                .summary = "end an agent's quarantine (selectors pick it again; its noise baseline restarts)",
+                .usage = "fleetmark agents release NAME",
+                .run = AgentsRelease});
   registry.Add({.name = "schedules create",
                 .summary = "run a plan on a cron schedule (UTC)",
                 .usage = kSchedulesCreateUsage,

@@ -1,5 +1,7 @@
 #include "coordinator/http/api.h"
 
+#include <algorithm>
+#include <map>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -256,6 +258,15 @@ ApiResponse Api::History(const std::map<std::string, std::string>& query) const 
   const bool nightly = Param(query, "nightly") == "1";
   auto points = reader_->CaseHistory(case_id, agent_ids, *limit, nightly);
   if (!points.ok()) return FromStatus(points.status());
+  // Each device's noise score scales its change threshold (ChangePointOptions::noise).
+  std::map<std::string, double> noise_of;
+  if (!points->empty()) {
+    auto agents = reader_->ListAgents();
+    if (!agents.ok()) return FromStatus(agents.status());
+    for (const store::WebAgent& a : *agents) {
+      if (a.noise_percent > 0) noise_of[a.agent_id] = a.noise_percent / 100;
+    }
+  }
   json series = json::array();
   for (size_t begin = 0; begin < points->size();) {
     size_t end = begin;
@@ -299,7 +310,12 @@ ApiResponse Api::History(const std::map<std::string, std::string>& query) const 
     json entry = json::object();
     entry["agent_id"] = (*points)[begin].agent_id;
     entry["name"] = (*points)[begin].agent_name;
-    entry["change_points"] = DetectChangePointsInSegments(medians, breaks);
+    ChangePointOptions change_options;
+    if (auto it = noise_of.find((*points)[begin].agent_id); it != noise_of.end()) change_options.noise = it->second;
+    entry["noise_percent"] = change_options.noise > 0 ? json(100 * change_options.noise) : json(nullptr);
+    entry["min_change_percent"] =
+        100 * std::max(change_options.min_relative_change, kNoiseChangeMultiple * change_options.noise);
+    entry["change_points"] = DetectChangePointsInSegments(medians, breaks, change_options);
     entry["fingerprint_changes"] = std::move(events);
     entry["points"] = std::move(list);
     series.push_back(std::move(entry));
@@ -310,7 +326,8 @@ ApiResponse Api::History(const std::map<std::string, std::string>& query) const 
   response.body["method"] =
       "binary segmentation of log(median) per device, BIC penalty "
       "2·σ²·ln n with σ from the MAD of successive differences, "
-      "changes of at least 3%, at least 2 runs per segment; a device fingerprint change "
+      "changes of at least max(3%, 3 × the device's noise score) with σ at least the noise score, "
+      "at least 2 runs per segment; a device fingerprint change "
       "(kernel, OS build, governor, engine, ...) starts a new segment";
   return response;
 }

@@ -72,15 +72,18 @@ std::vector<size_t> DetectChangePoints(const std::vector<double>& medians, const
       index.push_back(i);
     }
   }
-  const ChangePointOptions opts{std::max<size_t>(1, options.min_segment), options.min_relative_change};
+  const double noise = std::isfinite(options.noise) && options.noise > 0 ? options.noise : 0;
+  const ChangePointOptions opts{std::max<size_t>(1, options.min_segment),
+                                std::max(options.min_relative_change, kNoiseChangeMultiple * noise), noise};
   if (x.size() < 2 * opts.min_segment) return {};
   std::vector<double> diffs;
   for (size_t i = 1; i < x.size(); ++i) diffs.push_back(x[i] - x[i - 1]);
   const double diff_median = Median(diffs);
   for (double& d : diffs) d = std::fabs(d - diff_median);
   double sigma = Median(diffs) / (0.6745 * std::sqrt(2.0));
-  // Floor: a series quieter than 0.1% is treated as 0.1% noise.
-  sigma = std::max(sigma, 1e-3);
+  // Floor: a series quieter than 0.1% is treated as 0.1% noise; nor quieter than its
+  // device's noise score.
+  sigma = std::max({sigma, 1e-3, noise});
   const double penalty = 2.0 * sigma * sigma * std::log(static_cast<double>(x.size()));
   SegmentCost cost(x);
   std::vector<size_t> found;

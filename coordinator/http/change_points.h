@@ -21,7 +21,15 @@ struct ChangePointOptions {
   // Shifts smaller than this relative change of the segment medians are ignored
   // (0.03 = 3%), so a perfectly quiet series does not flag tiny moves.
   double min_relative_change = 0.03;
+  // The device's noise score as a fraction (store/agent_health.h; 0.02 = 2 %), 0 =
+  // unknown. A noisier device needs a bigger jump: a shift must reach
+  // max(min_relative_change, kNoiseChangeMultiple × noise), and the BIC penalty's σ is
+  // at least the noise (σ = max(MAD estimate, 0.1 %, noise)).
+  double noise = 0;
 };
+
+// How many noise scores a change must exceed (see ChangePointOptions::noise).
+inline constexpr double kNoiseChangeMultiple = 3;
 
 // Indices i (ascending) where a new level starts: points[i-1] and points[i] lie in
 // different segments. Non-positive or non-finite values are skipped for fitting and

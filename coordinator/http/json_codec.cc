@@ -166,7 +166,12 @@ json AgentJson(const store::WebAgent& agent) {
           {"last_seen_unix_ms", Ms(agent.last_seen_unix_ns)},
           {"running_job_id", agent.running_job_id},
           {"labels", agent.labels},
-          {"host", HostJson(agent.host)}};
+          {"host", HostJson(agent.host)},
+          {"health", agent.health},
+          {"quarantine_reason", agent.quarantine_reason},
+          {"quarantined_unix_ms", Ms(agent.quarantined_unix_ns)},
+          {"noise_percent", agent.noise_percent < 0 ? json(nullptr) : json(agent.noise_percent)},
+          {"noise_nights", agent.noise_nights}};
 }
 
 json RunJson(const store::WebRun& run) {

@@ -113,10 +113,22 @@ absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan
   FLEETMARK_ASSIGN_OR_RETURN(std::vector<store::AgentSummary> agents, store.ListAgentSummaries());
   store::NewRun run;
   size_t online = 0;
+  std::vector<std::string> quarantined;  // selectable and matching, but skipped for their health
   for (const store::AgentSummary& agent : agents) {
     if (agent.online) ++online;
     if (!agent.online && !include_offline) continue;
-    if (parsed.Matches(agent.name, agent.host, agent.labels)) run.agent_ids.push_back(agent.agent_id);
+    if (!parsed.Matches(agent.name, agent.host, agent.labels)) continue;
+    if (parsed.AdmitsHealth(agent.quarantined)) {
+      run.agent_ids.push_back(agent.agent_id);
+    } else if (agent.quarantined) {
+      quarantined.push_back(absl::StrCat(agent.name, " (", agent.quarantine_reason, ")"));
+    }
+  }
+  if (run.agent_ids.empty() && !quarantined.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "every ", include_offline ? "" : "online ", "agent matching selector \"", selector,
+        "\" is quarantined: ", absl::StrJoin(quarantined, "; "),
+        ". Release one with `fleetmark agents release NAME`, or add health=any to the selector to run on it anyway"));
   }
   if (run.agent_ids.empty() && include_offline) {
     return absl::FailedPreconditionError(absl::StrCat("no agent, online or offline, matches selector \"", selector,
@@ -367,6 +379,8 @@ grpc::ServerUnaryReactor* ControlServiceImpl::ListAgents(grpc::CallbackServerCon
         }
       }
       std::map<std::string, std::string> labels(agent.labels().begin(), agent.labels().end());
+      // Listing shows every agent's health; it filters by health only when asked.
+      if (selector.has_health_term() && !selector.AdmitsHealth(agent.health() == store::kHealthQuarantined)) continue;
       if (selector.Matches(agent.name(), agent.host(), labels)) *response->add_agents() = std::move(agent);
     }
     return absl::OkStatus();
@@ -615,6 +629,20 @@ grpc::ServerUnaryReactor* ControlServiceImpl::RemoveAgent(grpc::CallbackServerCo
     if (ended.ok() && !ended->empty()) {
       ::fleetmark::Log(::fleetmark::LogLevel::kInfo, absl::StrCat("agent ", request->name(), " removed: disconnected"));
     }
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::ReleaseAgent(grpc::CallbackServerContext* context,
+                                                           const v1::ReleaseAgentRequest* request,
+                                                           v1::ReleaseAgentResponse* response) {
+  return Async(context, [this, request, response]() -> absl::Status {
+    FLEETMARK_ASSIGN_OR_RETURN(store::ReleasedAgent released, store_.ReleaseAgent(request->name()));
+    response->set_agent_id(released.agent_id);
+    response->set_reason(released.reason);
+    response->set_quarantined_unix_ns(absl::ToUnixNanos(released.quarantined_at));
+    ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
+                     absl::StrCat("agent ", request->name(), " released from quarantine (", released.reason, ")"));
     return absl::OkStatus();
   });
 }

@@ -130,6 +130,10 @@ class ControlServiceImpl final : public v1::ControlService::CallbackService {
   grpc::Status Authorize(const grpc::ServerContextBase& context) const;
   grpc::ServerUnaryReactor* RemoveAgent(grpc::CallbackServerContext*, const v1::RemoveAgentRequest*,
                                         v1::RemoveAgentResponse*) override;
+  // `agents release NAME`: Store::ReleaseAgent (NotFound, FailedPrecondition if the
+  // agent is not quarantined).
+  grpc::ServerUnaryReactor* ReleaseAgent(grpc::CallbackServerContext*, const v1::ReleaseAgentRequest*,
+                                         v1::ReleaseAgentResponse*) override;
 
  private:
   // Authorizes, then runs `work` on the executor and finishes with its status.

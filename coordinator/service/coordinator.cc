@@ -90,7 +90,7 @@ absl::Status CheckOptions(const CoordinatorOptions& o) {
     return absl::InvalidArgumentError(
         absl::StrCat("sweep_interval: 10ms <= sweep_interval <= 1m, got ", absl::FormatDuration(o.sweep_interval)));
   }
-  return absl::OkStatus();
+  return store::ValidateHealthOptions(o.health);
 }
 
 class CoordinatorImpl : public Coordinator {
@@ -107,6 +107,7 @@ class CoordinatorImpl : public Coordinator {
     store_options.connection.application_name = absl::StrCat("fleetmark-coordinator ", options_.coordinator_id);
     store_options.coordinator_id = options_.coordinator_id;
     store_options.online_window = 3 * options_.heartbeat_interval + absl::Seconds(5);
+    store_options.health = options_.health;
     FLEETMARK_ASSIGN_OR_RETURN(store_, store::Store::Open(store_options));
     FLEETMARK_RETURN_IF_ERROR(store_->Migrate());
     for (const std::string& token : options_.enrollment_tokens) {

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/common/clock.h"
+#include "coordinator/store/agent_health.h"
 #include "fleetmark/v1/plan.pb.h"
 
 namespace fleetmark::service {
@@ -69,6 +70,9 @@ struct CoordinatorOptions {
   // Preflight gates of every run whose plan sets none (submitted or scheduled); empty =
   // none. Checked at start like a plan's (engine::ValidatePreconditions).
   v1::Preconditions default_preconditions;
+  // Noise score window and quarantine rules (store::ValidateHealthOptions names the
+  // flag of a bad value).
+  store::HealthOptions health;
   // Grace period for in-flight RPCs at shutdown.
   absl::Duration shutdown_grace = absl::Seconds(5);
   // What the sweeper, leases, heartbeat timeouts, outage grace and schedules read the

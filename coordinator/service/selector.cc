@@ -113,6 +113,16 @@ absl::StatusOr<Selector> Selector::Parse(absl::string_view text) {
     }
     const bool is_label = absl::StartsWith(term.key, "label:");
     if (is_label && term.key.size() == 6) return error("label: needs a label name, e.g. label:rack=b");
+    if (term.key == "health") {
+      const std::string value = absl::AsciiStrToLower(term.value);
+      if (term.op != Op::kEq) return error("health takes only = (health=ok, health=quarantined or health=any)");
+      if (value != "ok" && value != "quarantined" && value != "any") {
+        return error(absl::StrCat("health is ok, quarantined or any, got \"", term.value, "\""));
+      }
+      if (!selector.health_.empty()) return error("health given twice");
+      selector.health_ = value;
+      continue;
+    }
     const bool known =
         is_label || IsNumericKey(term.key) || term.key == "arch" || term.key == "kind" || term.key == "name";
     if (!known) {
@@ -168,6 +178,12 @@ absl::Status CheckQueueOffline(absl::Duration expiry, absl::string_view flag) {
                      absl::FormatDuration(kMaxQueueOffline), " (e.g. 24h), got ", absl::FormatDuration(expiry)));
   }
   return absl::OkStatus();
+}
+
+bool Selector::AdmitsHealth(bool quarantined) const {
+  if (health_ == "any") return true;
+  if (health_ == "quarantined") return quarantined;
+  return !quarantined;
 }
 
 }  // namespace fleetmark::service

@@ -7,6 +7,10 @@
 //                       name such as performance / efficiency
 //   label:rack=b        an agent label
 //   name=pixel-7        the agent name; '*' and '?' are wildcards (name=pixel-*)
+//   health=any          fleet health: ok (the default), quarantined, or any. Without a
+//                       health term a selector admits only agents that are not
+//                       quarantined (AdmitsHealth), so submit and schedules skip them;
+//                       health takes only `=`.
 // Operators: = and != for every key; <, <=, >, >= for the numeric keys. Unknown keys
 // are errors naming the key and the allowed keys.
 //
@@ -45,7 +49,7 @@ class Selector {
   };
 
   // The keys a term may use (for error messages and help).
-  static constexpr char kAllowedKeys[] = "arch, cores, threads, memory_gib, kind, name, label:<key>";
+  static constexpr char kAllowedKeys[] = "arch, cores, threads, memory_gib, kind, name, health, label:<key>";
 
   // The word that selects every agent (case-insensitive).
   static constexpr char kAll[] = "all";
@@ -55,15 +59,24 @@ class Selector {
   // "", blank and `all` give a selector with no terms (matches every agent).
   static absl::StatusOr<Selector> Parse(absl::string_view text);
 
+  // Whether the agent's name, host and labels satisfy every term (health aside).
   bool Matches(const std::string& name, const v1::HostInfo& host,
                const std::map<std::string, std::string>& labels) const;
 
+  // Whether an agent of this health is admitted: health=any admits every agent,
+  // health=quarantined only quarantined ones, health=ok and no health term only the
+  // others.
+  bool AdmitsHealth(bool quarantined) const;
+  // True when a health term was given (agents list filters by health only then).
+  bool has_health_term() const { return !health_.empty(); }
+
   // True when it matches every agent ("", blank or `all`).
-  bool empty() const { return terms_.empty(); }
+  bool empty() const { return terms_.empty() && health_.empty(); }
   const std::vector<Term>& terms() const { return terms_; }
 
  private:
   std::vector<Term> terms_;
+  std::string health_;  // "" (no term: ok), "ok", "quarantined" or "any"
 };
 
 // "arm64" for aarch64/arm64/armv8*, "x86_64" for x86_64/amd64/x64, "arm" for armv7*/arm,

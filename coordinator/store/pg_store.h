@@ -38,6 +38,7 @@ class PgStore final : public Store {
   absl::StatusOr<AgentIdentity> FindAgentByName(const std::string& name) override;
   absl::StatusOr<std::string> RegisterAgent(const AgentRegistration& registration) override;
   absl::StatusOr<RemovedAgent> RemoveAgent(const std::string& name) override;
+  absl::StatusOr<ReleasedAgent> ReleaseAgent(const std::string& name) override;
   absl::Status SetAgentOffline(const std::string& agent_id, const std::string& session_id) override;
   absl::Status RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease,
                               const std::vector<std::string>& renew_also) override;

@@ -31,6 +31,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "coordinator/store/agent_health.h"
 #include "coordinator/store/connection_options.h"
 #include "fleetmark/v1/agent.pb.h"
 #include "fleetmark/v1/control.pb.h"
@@ -46,7 +47,13 @@ struct StoreOptions {
   std::string coordinator_id = "coordinator";
   // An agent counts as online while state = 'online' and it was seen this recently.
   absl::Duration online_window = absl::Seconds(30);
+  // Noise score window and quarantine rules, applied when a job finishes (FinishJob).
+  HealthOptions health;
 };
+
+// agents.health values.
+inline constexpr char kHealthOk[] = "ok";
+inline constexpr char kHealthQuarantined[] = "quarantined";
 
 // Job statuses (jobs.status). Terminal: done, failed, cancelled.
 inline constexpr char kJobQueued[] = "queued";
@@ -93,6 +100,16 @@ struct AgentSummary {
   bool online = false;
   v1::HostInfo host;
   std::map<std::string, std::string> labels;
+  // Quarantined agents are skipped by selectors without `health=any`.
+  bool quarantined = false;
+  std::string quarantine_reason;
+};
+
+// What `agents release` ended.
+struct ReleasedAgent {
+  std::string agent_id;
+  std::string reason;  // why it was quarantined
+  absl::Time quarantined_at;
 };
 
 // What `agents remove` did.
@@ -257,6 +274,11 @@ class Store {
   // assigned and running jobs fail as infrastructure ("agent NAME removed"), and their
   // runs are updated. NotFound if no such agent (or it was removed already).
   virtual absl::StatusOr<RemovedAgent> RemoveAgent(const std::string& name) = 0;
+  // `fleetmark agents release NAME`: ends the quarantine of the agent (not removed) named
+  // `name`; its deferred-job streak restarts and calibration nights measured before now
+  // no longer count (released_at: a new baseline). NotFound if no such agent,
+  // FailedPrecondition if it is not quarantined.
+  virtual absl::StatusOr<ReleasedAgent> ReleaseAgent(const std::string& name) = 0;
   // Marks the agent offline if `session_id` is still its registered stream (a
   // reconnect may already have replaced it).
   virtual absl::Status SetAgentOffline(const std::string& agent_id, const std::string& session_id) = 0;
@@ -341,7 +363,12 @@ class Store {
   virtual absl::Status UpdateJobProgress(const std::string& job_id, const std::string& agent_id, uint32_t cases_done,
                                          uint32_t cases_total, absl::Duration lease) = 0;
   // Ends a job (done / failed as a benchmark failure, or as infrastructure when
-  // deferred / cancelled) and updates its run.
+  // deferred / cancelled) and updates its run. In the same transaction, under the agent
+  // row's lock, updates the agent's health (options.health): a deferred job extends its
+  // deferred streak (rule c), any other job that ran resets it; a job with calibration
+  // results (IsCalibrationLabel) recomputes the noise score over the agent's newest K
+  // nights since its last release and applies rules (a) and (b). A quarantine, once
+  // set, stays (reason and since unchanged) until ReleaseAgent.
   virtual absl::Status FinishJob(const std::string& job_id, const std::string& agent_id, const JobOutcome& outcome) = 0;
   // Of `job_ids`, those that ended (done, failed, cancelled) — e.g. cancelled through
   // another coordinator — so their agents can be told to stop.

@@ -175,7 +175,8 @@ absl::StatusOr<std::vector<AgentSummary>> PgStore::ListAgentSummaries() {
         "SELECT a.agent_id::text, a.name, (a.state = 'online' AND a.last_seen > now() - $1::interval"
         "  AND NOT EXISTS (SELECT 1 FROM enrollment_tokens t WHERE t.token_id = a.token_id"
         "                  AND t.revoked_at IS NOT NULL)),"
-        " a.host, a.labels::text FROM agents a WHERE a.removed_at IS NULL ORDER BY a.name",
+        " a.host, a.labels::text, a.health, a.quarantine_reason FROM agents a WHERE a.removed_at IS NULL"
+        " ORDER BY a.name",
         internal::IntervalParam(options_.online_window));
     for (const auto& row : r) {
       AgentSummary& a = agents.emplace_back();
@@ -184,6 +185,8 @@ absl::StatusOr<std::vector<AgentSummary>> PgStore::ListAgentSummaries() {
       a.online = row[2].as<bool>();
       internal::ParseProtoField(row[3], &a.host);
       a.labels = internal::ParseLabelsJson(row[4].as<std::string>());
+      a.quarantined = row[5].as<std::string>() == kHealthQuarantined;
+      a.quarantine_reason = row[6].as<std::string>();
     }
     return agents;
   });
@@ -198,8 +201,10 @@ absl::StatusOr<std::vector<v1::AgentInfo>> PgStore::ListAgents(bool include_remo
             internal::UnixNs("a.last_seen") +
             ", coalesce((SELECT j.job_id::text FROM jobs j WHERE j.agent_id = a.agent_id"
             "  AND j.status IN ('assigned', 'running') LIMIT 1), ''), a.rss_bytes, a.cpu_seconds, " +
-            internal::UnixNs("a.removed_at") +
-            " FROM agents a WHERE $2 OR a.removed_at IS NULL ORDER BY a.name, a.removed_at NULLS FIRST",
+            internal::UnixNs("a.removed_at") + ", a.health, a.quarantine_reason, " +
+            internal::UnixNs("a.quarantined_at") +
+            ", a.noise_percent, a.noise_nights FROM agents a WHERE $2 OR a.removed_at IS NULL ORDER BY a.name, "
+            "a.removed_at NULLS FIRST",
         internal::IntervalParam(options_.online_window), include_removed);
     for (const auto& row : r) {
       v1::AgentInfo& a = agents.emplace_back();
@@ -216,6 +221,11 @@ absl::StatusOr<std::vector<v1::AgentInfo>> PgStore::ListAgents(bool include_remo
       a.set_running_job_id(row[6].as<std::string>());
       a.set_rss_bytes(row[7].as<uint64_t>());
       a.set_cpu_seconds(row[8].as<double>());
+      a.set_health(row[10].as<std::string>());
+      a.set_quarantine_reason(row[11].as<std::string>());
+      a.set_quarantined_unix_ns(row[12].is_null() ? 0 : row[12].as<int64_t>());
+      if (!row[13].is_null()) a.set_noise_percent(row[13].as<double>());
+      a.set_noise_nights(row[14].as<uint32_t>());
     }
     return agents;
   });

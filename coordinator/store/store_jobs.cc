@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "coordinator/store/result_rows.h"
 #include "coordinator/store/pg_store.h"
+#include "coordinator/store/store_health.h"
 #include "coordinator/store/store_internal.h"
 #include "coordinator/store/store_runs.h"
 #include "engine/common/status_macros.h"
@@ -263,6 +264,7 @@ absl::Status PgStore::FinishJob(const std::string& job_id, const std::string& ag
                                        outcome.message.substr(0, 4096));
     if (!r.empty()) {
       internal::RefreshRun(txn, r[0][0].as<std::string>());
+      internal::UpdateAgentHealth(txn, agent_id, job_id, outcome, options_.health);
       return absl::OkStatus();
     }
     pqxx::result owner =

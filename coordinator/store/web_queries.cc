@@ -226,6 +226,11 @@ class PgWebReader final : public WebReader {
         internal::ParseProtoField(row[4], &agent.host);
         agent.labels = internal::ParseLabelsJson(Text(row[5]));
         agent.running_job_id = Text(row[6]);
+        agent.health = Text(row[7]);
+        agent.quarantine_reason = Text(row[8]);
+        agent.quarantined_unix_ns = Or<int64_t>(row[9], 0);
+        agent.noise_percent = Or<double>(row[10], -1);
+        agent.noise_nights = Or<int>(row[11], 0);
       }
       return agents;
     });
@@ -394,7 +399,10 @@ class PgWebReader final : public WebReader {
                                   UnixNs("a.last_seen"),
                                   ", a.host, a.labels::text, "
                                   "(SELECT j.job_id::text FROM jobs j WHERE j.agent_id = a.agent_id "
-                                  " AND j.status IN ('assigned', 'running') LIMIT 1) "
+                                  " AND j.status IN ('assigned', 'running') LIMIT 1), "
+                                  "a.health, a.quarantine_reason, ",
+                                  UnixNs("a.quarantined_at"),
+                                  ", a.noise_percent, a.noise_nights "
                                   "FROM agents a ORDER BY a.name"));
     pool_->AddPreparedStatement(kListRuns, absl::StrCat("SELECT ", internal::RunColumns(),
                                                         " FROM runs r ORDER BY r.created_at DESC, r.run_id LIMIT $1"));

@@ -34,6 +34,12 @@ struct WebAgent {
   std::map<std::string, std::string> labels;  // agent-provided; untrusted text
   int64_t last_seen_unix_ns = 0;              // 0 = never
   std::string running_job_id;                 // "" = idle
+  // Fleet health (store/agent_health.h): "ok" | "quarantined", why, since (0 = not).
+  std::string health = "ok";
+  std::string quarantine_reason;
+  int64_t quarantined_unix_ns = 0;
+  double noise_percent = -1;  // the noise score, percent; < 0 = unknown
+  int noise_nights = 0;
 };
 
 // One job of a run: the run's share on one agent.

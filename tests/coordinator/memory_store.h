@@ -93,6 +93,7 @@ class MemoryStore final : public Store {
     return Unused("RegisterAgent");
   }
   absl::StatusOr<RemovedAgent> RemoveAgent(const std::string& /*name*/) override { return Unused("RemoveAgent"); }
+  absl::StatusOr<ReleasedAgent> ReleaseAgent(const std::string& /*name*/) override { return Unused("ReleaseAgent"); }
   absl::Status SetAgentOffline(const std::string& /*agent_id*/, const std::string& /*session_id*/) override {
     return Unused("SetAgentOffline");
   }

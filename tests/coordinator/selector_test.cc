@@ -112,6 +112,31 @@ TEST(SelectorTest, MalformedOperatorsNameTheAllowedOnes) {
   EXPECT_TRUE(Selector::Parse("arch!=x86_64,cores>=8,threads<=64").ok());
 }
 
+TEST(SelectorTest, HealthTermAdmitsByQuarantine) {
+  auto plain = Selector::Parse("arch=x86_64");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->AdmitsHealth(false));
+  EXPECT_FALSE(plain->AdmitsHealth(true)) << "without a health term quarantined agents are skipped";
+  EXPECT_FALSE(plain->has_health_term());
+  auto any = Selector::Parse("arch=x86_64, health=any");
+  ASSERT_TRUE(any.ok()) << any.status();
+  EXPECT_TRUE(any->AdmitsHealth(true));
+  EXPECT_TRUE(any->AdmitsHealth(false));
+  EXPECT_EQ(any->terms().size(), 1u) << "health is not a host term";
+  auto only = Selector::Parse("health=Quarantined");
+  ASSERT_TRUE(only.ok());
+  EXPECT_TRUE(only->AdmitsHealth(true));
+  EXPECT_FALSE(only->AdmitsHealth(false));
+  EXPECT_FALSE(only->empty());
+  EXPECT_TRUE(Selector::Parse("health=ok")->has_health_term());
+  EXPECT_EQ(Selector::Parse("health=sick").status().message(),
+            "selector term 1 \"health=sick\": health is ok, quarantined or any, got \"sick\"");
+  EXPECT_EQ(Selector::Parse("health!=ok").status().message(),
+            "selector term 1 \"health!=ok\": health takes only = (health=ok, health=quarantined or health=any)");
+  EXPECT_EQ(Selector::Parse("health=ok,health=any").status().message(),
+            "selector term 2 \"health=any\": health given twice");
+}
+
 TEST(SelectorTest, NormalizeArch) {
   EXPECT_EQ(NormalizeArch("AArch64"), "arm64");
   EXPECT_EQ(NormalizeArch("amd64"), "x86_64");

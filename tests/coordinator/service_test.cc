@@ -386,6 +386,18 @@ TEST_F(ServiceTest, MalformedMessageRefusedOthersKeepBeingServed) {
 // Issue 14, item 1: the coordinator's --default_preconditions gate plans that set none
 // (a plan's own gates win), and a job the agent reports deferred ends failed as
 // infrastructure with the agent's message; a bad default is refused at start.
+// `agent` reports job `job_id` deferred by its preflight gates (`reason`) and reads the ack.
+void ReportDeferred(TestAgent& agent, const std::string& job_id, const std::string& reason) {
+  v1::AgentMessage finished;
+  finished.mutable_job_finished()->set_job_id(job_id);
+  finished.mutable_job_finished()->set_deferred(true);
+  finished.mutable_job_finished()->set_message(reason);
+  ASSERT_TRUE(agent.Send(finished));
+  v1::CoordinatorMessage ack;
+  ASSERT_TRUE(agent.Read(&ack));
+  ASSERT_TRUE(ack.has_job_finished_ack()) << ack.DebugString();
+}
+
 TEST_F(ServiceTest, DefaultPreconditionsAndDeferredJobs) {
   CoordinatorOptions bad = Options(db_->uri());
   bad.default_preconditions.set_max_checks(0);
@@ -424,14 +436,7 @@ TEST_F(ServiceTest, DefaultPreconditionsAndDeferredJobs) {
   EXPECT_FALSE(gates.has_max_load_average());
 
   const std::string reason = "deferred: battery: 12 % < 20 % and not charging (3 checks, 60 s of cool-down)";
-  v1::AgentMessage finished;
-  finished.mutable_job_finished()->set_job_id(assignment.assignment().job_id());
-  finished.mutable_job_finished()->set_deferred(true);
-  finished.mutable_job_finished()->set_message(reason);
-  ASSERT_TRUE(phone.Send(finished));
-  v1::CoordinatorMessage ack;
-  ASSERT_TRUE(phone.Read(&ack));
-  ASSERT_TRUE(ack.has_job_finished_ack()) << ack.DebugString();
+  ASSERT_NO_FATAL_FAILURE(ReportDeferred(phone, assignment.assignment().job_id(), reason));
   {
     grpc::ClientContext context;
     Authorize(&context);
@@ -459,6 +464,114 @@ TEST_F(ServiceTest, DefaultPreconditionsAndDeferredJobs) {
   ASSERT_TRUE(assignment.has_assignment()) << assignment.DebugString();
   EXPECT_EQ(assignment.assignment().plan().preconditions().max_load_average(), 2);
   EXPECT_FALSE(assignment.assignment().plan().preconditions().has_min_battery_percent());
+}
+
+// Quarantine through the real services: an agent whose gates defer N jobs in a row is
+// quarantined, selectors skip it unless they say health=any, a selection of only
+// quarantined agents says so, and ReleaseAgent ends it.
+TEST_F(ServiceTest, QuarantinedAgentsAreSkippedBySelectorsUntilReleased) {
+  coordinator_.reset();
+  CoordinatorOptions bad = Options(db_->uri());
+  bad.health.deferred_jobs = -1;
+  absl::StatusOr<std::unique_ptr<Coordinator>> refused = Coordinator::Start(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "--quarantine_deferred_jobs: 0 <= quarantine_deferred_jobs <= 1000, got -1");
+  CoordinatorOptions options = Options(db_->uri());
+  options.health.deferred_jobs = 2;
+  StartCoordinator(options);
+  TestAgent phone(channel_), other(channel_);
+  v1::CoordinatorMessage welcome;
+  ASSERT_TRUE(phone.Send(TestAgent::Hello("phone-1", 1, kEnrollToken)));
+  ASSERT_TRUE(phone.Read(&welcome));
+  ASSERT_TRUE(welcome.has_welcome()) << welcome.DebugString();
+  ASSERT_TRUE(other.Send(TestAgent::Hello("agent-b", 1, kEnrollToken)));
+  ASSERT_TRUE(other.Read(&welcome));
+  ASSERT_TRUE(welcome.has_welcome()) << welcome.DebugString();
+
+  auto submit = [&](const std::string& selector, v1::SubmitRunResponse* submitted) {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::SubmitRunRequest request;
+    *request.mutable_plan() = SmallPlan();
+    request.set_selector(selector);
+    return control_->SubmitRun(&context, request, submitted);
+  };
+  const std::string reason = "deferred: temperature: 47 °C > 45 °C (3 checks, 60 s of cool-down)";
+  for (int i = 0; i < 2; ++i) {
+    v1::SubmitRunResponse submitted;
+    grpc::Status status = submit("name=phone-1", &submitted);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    v1::CoordinatorMessage assignment;
+    ASSERT_TRUE(phone.Read(&assignment));
+    ASSERT_TRUE(assignment.has_assignment()) << assignment.DebugString();
+    ASSERT_NO_FATAL_FAILURE(ReportDeferred(phone, assignment.assignment().job_id(), reason));
+  }
+  std::string phone_reason;
+  for (const v1::AgentInfo& a : Agents()) {
+    EXPECT_EQ(a.health(), a.name() == "phone-1" ? "quarantined" : "ok") << a.name();
+    if (a.name() == "phone-1") {
+      phone_reason = a.quarantine_reason();
+      EXPECT_GT(a.quarantined_unix_ns(), 0);
+    }
+  }
+  EXPECT_EQ(phone_reason, "preflight gates deferred 2 jobs in a row (--quarantine_deferred_jobs 2); last: " + reason);
+
+  // Only quarantined agents selected: refused, saying so and how to go on.
+  v1::SubmitRunResponse none;
+  grpc::Status status = submit("name=phone-1", &none);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(status.error_message(),
+            "every online agent matching selector \"name=phone-1\" is quarantined: phone-1 (" + phone_reason +
+                "). Release one with `fleetmark agents release NAME`, or add health=any to the selector to run on it "
+                "anyway");
+  // The whole fleet: the quarantined agent is skipped.
+  v1::SubmitRunResponse all;
+  status = submit("all", &all);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(all.run().jobs_size(), 1);
+  EXPECT_EQ(all.run().jobs(0).agent_name(), "agent-b");
+  // health=any takes it anyway; health=quarantined lists only it.
+  v1::SubmitRunResponse any;
+  status = submit("name=phone-1,health=any", &any);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(any.run().jobs_size(), 1);
+  EXPECT_EQ(any.run().jobs(0).agent_name(), "phone-1");
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::ListAgentsRequest request;
+    request.set_selector("health=quarantined");
+    v1::ListAgentsResponse response;
+    ASSERT_TRUE(control_->ListAgents(&context, request, &response).ok());
+    ASSERT_EQ(response.agents_size(), 1);
+    EXPECT_EQ(response.agents(0).name(), "phone-1");
+  }
+
+  // ReleaseAgent: admin only; then selected again.
+  v1::ReleaseAgentRequest release;
+  release.set_name("phone-1");
+  v1::ReleaseAgentResponse released;
+  {
+    grpc::ClientContext context;
+    EXPECT_EQ(control_->ReleaseAgent(&context, release, &released).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    grpc::Status s = control_->ReleaseAgent(&context, release, &released);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(released.reason(), phone_reason);
+  }
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    grpc::Status s = control_->ReleaseAgent(&context, release, &released);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+  }
+  for (const v1::AgentInfo& a : Agents()) EXPECT_EQ(a.health(), "ok") << a.name();
+  v1::SubmitRunResponse again;
+  status = submit("name=phone-1", &again);
+  ASSERT_TRUE(status.ok()) << status.error_message();
 }
 
 // An agent that comes back still running a job which ended meanwhile (cancelled while

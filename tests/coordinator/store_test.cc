@@ -1318,5 +1318,170 @@ TEST(StoreTest, RemovedAgentKeepsItsHistoryAndFreesItsName) {
   EXPECT_EQ(exported->run().jobs(0).agent_name(), "board");
 }
 
+// --- fleet health: noise score and quarantine (issue 14, items 3 and 4) ---
+
+// One "night" on `agent`: a run whose job stores the three calibration cases of
+// plans/nightly.txtpb at `factor` × their base medians (plus one ordinary case, which
+// never counts) and finishes.
+void CalibrationNight(Store& store, const std::string& agent, double factor, int* next_id) {
+  auto claimed = CreateAndClaim(store, {agent});
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  const std::string job = claimed->job_of.at(agent);
+  std::vector<v1::CaseResult> results;
+  const std::vector<std::pair<std::string, double>> cases = {
+      {"calibration_direct", 8e3}, {"calibration_single_thread", 60e3}, {"calibration_fixed_pool_2", 30e3}};
+  for (const auto& [label, base] : cases) {
+    v1::CaseResult r = Result(absl::StrFormat("%08x-ca1b-4000-8000-%012x", *next_id, *next_id), job, base * factor);
+    ++*next_id;
+    r.mutable_spec()->mutable_strategy()->set_label(label);
+    r.mutable_spec()->set_case_id(absl::StrCat("batch/arithmetic/blocking/", label, "/any"));
+    results.push_back(r);
+  }
+  // An ordinary case 5x slower every other night: not calibration, never counted.
+  v1::CaseResult other =
+      Result(absl::StrFormat("%08x-ca1b-4000-8000-%012x", *next_id, *next_id), job, *next_id % 2 == 0 ? 1e6 : 5e6);
+  ++*next_id;
+  results.push_back(other);
+  std::vector<Store::AgentResult> batch;
+  for (const v1::CaseResult& r : results) batch.push_back({agent, &r});
+  auto stored = store.InsertResults(batch);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  for (const ResultOutcome& o : *stored) ASSERT_TRUE(o.stored) << o.message;
+  ASSERT_TRUE(store.FinishJob(job, agent, JobOutcome{.ok = true}).ok());
+}
+
+v1::AgentInfo AgentNamed(Store& store, const std::string& name) {
+  auto agents = store.ListAgents();
+  EXPECT_TRUE(agents.ok()) << agents.status();
+  for (const v1::AgentInfo& a : *agents) {
+    if (a.name() == name) return a;
+  }
+  ADD_FAILURE() << "no agent " << name;
+  return {};
+}
+
+constexpr double kQuietNights[] = {1.0, 1.01, 0.99, 1.005, 0.995, 1.0};
+
+TEST(StoreTest, CalibrationNightsGiveANoiseScoreAndADriftQuarantinesUntilReleased) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string board = Agent(*store, "board");
+  const std::string host = Agent(*store, "host");
+  int id = 1;
+  for (int night = 0; night < 6; ++night) {
+    CalibrationNight(*store, board, kQuietNights[night], &id);
+    const v1::AgentInfo a = AgentNamed(*store, "board");
+    EXPECT_EQ(a.noise_nights(), static_cast<uint32_t>(night + 1));
+    EXPECT_EQ(a.has_noise_percent(), night + 1 >= kMinNoiseNights) << "night " << night;
+    EXPECT_EQ(a.health(), "ok");
+  }
+  v1::AgentInfo quiet = AgentNamed(*store, "board");
+  // ln-MAD x 1.4826 of {1, 1.01, 0.99, 1.005, 0.995, 1}: ~0.74 %.
+  EXPECT_NEAR(quiet.noise_percent(), 0.74, 0.05);
+  EXPECT_EQ(AgentNamed(*store, "host").health(), "ok");
+  EXPECT_FALSE(AgentNamed(*store, "host").has_noise_percent()) << "no calibration: no score";
+
+  // The newest night 40 % slower than the median of its 6 earlier nights: quarantined.
+  CalibrationNight(*store, board, 1.4, &id);
+  const v1::AgentInfo drifted = AgentNamed(*store, "board");
+  EXPECT_EQ(drifted.health(), "quarantined");
+  EXPECT_NE(drifted.quarantine_reason().find("calibration drift: the newest night is 40.0 % slower than the median "
+                                             "of its 6 earlier nights"),
+            std::string::npos)
+      << drifted.quarantine_reason();
+  EXPECT_GT(drifted.quarantined_unix_ns(), 0);
+  auto summaries = store->ListAgentSummaries();
+  ASSERT_TRUE(summaries.ok());
+  for (const AgentSummary& s : *summaries) EXPECT_EQ(s.quarantined, s.name == "board") << s.name;
+
+  // Stored: a restarted coordinator and a second one on the same database see it.
+  store.reset();
+  auto restarted = OpenStore(db.uri(), "c1");
+  auto other = OpenStore(db.uri(), "c2");
+  ASSERT_NE(restarted, nullptr);
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(AgentNamed(*other, "board").quarantine_reason(), drifted.quarantine_reason());
+  // A good night through the other coordinator does not end it; reason and since stay.
+  CalibrationNight(*other, board, 1.0, &id);
+  const v1::AgentInfo still = AgentNamed(*restarted, "board");
+  EXPECT_EQ(still.health(), "quarantined");
+  EXPECT_EQ(still.quarantined_unix_ns(), drifted.quarantined_unix_ns());
+
+  EXPECT_TRUE(absl::IsNotFound(restarted->ReleaseAgent("nobody").status()));
+  EXPECT_TRUE(absl::IsFailedPrecondition(restarted->ReleaseAgent("host").status()));
+  auto released = restarted->ReleaseAgent("board");
+  ASSERT_TRUE(released.ok()) << released.status();
+  EXPECT_EQ(released->agent_id, board);
+  EXPECT_EQ(released->reason, drifted.quarantine_reason());
+  EXPECT_EQ(absl::ToUnixNanos(released->quarantined_at), drifted.quarantined_unix_ns());
+  auto again = other->ReleaseAgent("board");
+  EXPECT_TRUE(absl::IsFailedPrecondition(again.status())) << again.status();
+  EXPECT_NE(again.status().message().find("is not quarantined"), std::string::npos);
+  const v1::AgentInfo ok = AgentNamed(*other, "board");
+  EXPECT_EQ(ok.health(), "ok");
+  EXPECT_EQ(ok.quarantine_reason(), "");
+  EXPECT_EQ(ok.quarantined_unix_ns(), 0);
+  // A new baseline: the nights before the release no longer count.
+  CalibrationNight(*other, board, 1.4, &id);
+  EXPECT_EQ(AgentNamed(*other, "board").noise_nights(), 1u);
+  EXPECT_EQ(AgentNamed(*other, "board").health(), "ok");
+}
+
+TEST(StoreTest, NoiseAboveTheLimitQuarantines) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  StoreOptions options;
+  options.connection.uri = db.uri();
+  options.connection.pool_size = 2;
+  options.health.noise_limit_percent = 5;
+  options.health.drift_percent = 0;  // only the noise rule
+  auto opened = Store::Open(options);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  Store& store = **opened;
+  ASSERT_TRUE(store.Migrate().ok());
+  const std::string phone = Agent(store, "phone");
+  int id = 1;
+  const double factors[] = {1.0, 1.3, 0.8, 1.2, 0.75, 1.25};
+  for (int night = 0; night < 6; ++night) {
+    CalibrationNight(store, phone, factors[night], &id);
+    EXPECT_EQ(AgentNamed(store, "phone").health(), night + 1 >= kMinNoiseLimitNights ? "quarantined" : "ok")
+        << "night " << night;
+  }
+  const v1::AgentInfo a = AgentNamed(store, "phone");
+  EXPECT_GT(a.noise_percent(), 5);
+  EXPECT_NE(a.quarantine_reason().find("exceeds the limit of 5 %"), std::string::npos) << a.quarantine_reason();
+}
+
+TEST(StoreTest, PreflightGatesDeferringNJobsInARowQuarantine) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());  // default: 3 in a row
+  ASSERT_NE(store, nullptr);
+  const std::string phone = Agent(*store, "phone");
+  auto finish = [&](bool deferred) {
+    auto claimed = CreateAndClaim(*store, {phone});
+    ASSERT_TRUE(claimed.ok()) << claimed.status();
+    JobOutcome outcome;
+    outcome.ok = !deferred;
+    outcome.deferred = deferred;
+    outcome.message = deferred ? "deferred: battery: 12 % < 20 % and not charging" : "";
+    ASSERT_TRUE(store->FinishJob(claimed->job_of.at(phone), phone, outcome).ok());
+  };
+  finish(true);
+  finish(true);
+  finish(false);  // a job that ran resets the streak
+  finish(true);
+  finish(true);
+  EXPECT_EQ(AgentNamed(*store, "phone").health(), "ok");
+  finish(true);
+  const v1::AgentInfo a = AgentNamed(*store, "phone");
+  EXPECT_EQ(a.health(), "quarantined");
+  EXPECT_EQ(a.quarantine_reason(),
+            "preflight gates deferred 3 jobs in a row (--quarantine_deferred_jobs 3); last: deferred: battery: 12 % "
+            "< 20 % and not charging");
+  ASSERT_TRUE(store->ReleaseAgent("phone").ok());
+  finish(true);
+  EXPECT_EQ(AgentNamed(*store, "phone").health(), "ok") << "the release restarted the streak";
+}
+
 }  // namespace
 }  // namespace fleetmark::store

@@ -117,6 +117,22 @@ test('fleet page lists every agent, hostile strings as text', async () => {
   assert.equal(await page.locator('main script').count(), 0, 'no <script> element was injected');
   await page.waitForTimeout(200);
   assert.deepEqual(dialogs, [], 'no alert() ran');
+  // Fleet health: the host's calibration drifted on the last night (quarantined, with
+  // since and why); the phone has a noise score and is ok; the board has no score yet.
+  const quarantined = page.locator(`#fleet-table tr[data-agent="${agentId(manifest.quarantined_agent)}"]`);
+  assert.equal(await quarantined.getAttribute('data-health'), 'quarantined');
+  const healthText = await quarantined.locator('td.health').innerText();
+  assert.ok(healthText.includes('quarantined'), healthText);
+  assert.ok(/since \d{4}-\d{2}-\d{2}/.test(healthText), `since shown: ${healthText}`);
+  assert.ok(healthText.includes('calibration drift: the newest night is'), healthText);
+  assert.ok(healthText.includes(`fleetmark agents release ${manifest.quarantined_agent}`), healthText);
+  const quiet = page.locator(`#fleet-table tr[data-agent="${agentId(manifest.quiet_agent)}"]`);
+  assert.equal(await quiet.getAttribute('data-health'), 'ok');
+  assert.ok(/^\d+\.\d %/.test(await quiet.locator('td.noise').innerText()), 'noise score in percent');
+  assert.ok((await quiet.locator('td.noise').innerText()).includes('14 nights'));
+  const board = page.locator(`#fleet-table tr[data-agent="${agentId(manifest.hostile_name)}"]`);
+  assert.equal((await board.locator('td.noise').innerText()).trim(), '–');
+  assert.ok((await page.locator('main').innerText()).includes('1 quarantined'));
   await shot(page, 'fleet');
   await page.close();
 });

@@ -275,7 +275,7 @@ TEST_F(WebApiTest, CompareFindsWinnersAndTheTie) {
   auto [s2, newest] = Get("/api/v1/compare?agents=" + a + "," + b);
   ASSERT_EQ(s2, 200);
   EXPECT_NE(newest["devices"][0]["run_id"], run);
-  EXPECT_EQ(newest["cells"].size(), 2u);
+  EXPECT_EQ(newest["cells"].size(), 5u);  // two cases and the three of the calibration block
 }
 
 // The answer first (issue 15, item 7): per workload and device the best strategy or the
@@ -443,6 +443,39 @@ TEST_F(WebApiTest, HistoryMarksTheStep) {
   EXPECT_EQ(events[0]["changes"],
             json::array({{{"field", "kernel"}, {"before", "6.1.0-18-android14"}, {"after", "6.1.0-21-android14"}}}));
   EXPECT_NE(body["series"][1]["points"][9]["fingerprint_hash"], body["series"][1]["points"][10]["fingerprint_hash"]);
+}
+
+// Fleet health in the API: the seeded nightly calibration block gives both nightly
+// devices a noise score of about 1 %; the host's last night drifted 40 %, so it is
+// quarantined (reason, since); the board has no calibration nights (no score).
+TEST_F(WebApiTest, AgentsCarryNoiseScoreAndQuarantine) {
+  auto [status, body] = Get("/api/v1/agents");
+  ASSERT_EQ(status, 200);
+  std::map<std::string, json> by_name;
+  for (const auto& a : body["agents"]) by_name[a["name"]] = a;
+  const json& host = by_name.at((*manifest_)["quarantined_agent"]);
+  EXPECT_EQ(host["health"], "quarantined");
+  EXPECT_NE(host["quarantine_reason"].get<std::string>().find("calibration drift: the newest night is"),
+            std::string::npos)
+      << host.dump();
+  EXPECT_GT(host["quarantined_unix_ms"].get<int64_t>(), 0);
+  EXPECT_EQ(host["noise_nights"], 14);
+  const json& phone = by_name.at((*manifest_)["quiet_agent"]);
+  EXPECT_EQ(phone["health"], "ok");
+  EXPECT_EQ(phone["quarantine_reason"], "");
+  ASSERT_TRUE(phone["noise_percent"].is_number()) << phone.dump();
+  EXPECT_GT(phone["noise_percent"].get<double>(), 0.1);
+  EXPECT_LT(phone["noise_percent"].get<double>(), 2.0);
+  EXPECT_TRUE(by_name.at((*manifest_)["hostile_name"])["noise_percent"].is_null());
+
+  // History scales each device's change threshold with its noise score.
+  const std::string a = AgentId("x86-host");
+  auto [hs, history] = Get("/api/v1/history?case=batch/arithmetic/blocking/fixed_pool/any&nightly=1&agents=" + a);
+  ASSERT_EQ(hs, 200);
+  const json& series = history["series"][0];
+  ASSERT_TRUE(series["noise_percent"].is_number()) << series.dump();
+  EXPECT_DOUBLE_EQ(series["min_change_percent"].get<double>(),
+                   std::max(3.0, 3 * series["noise_percent"].get<double>()));
 }
 
 TEST_F(WebApiTest, CompareListsTheFingerprintFieldsThatDiffer) {

@@ -113,6 +113,29 @@ TEST(ChangePointsTest, TwoStepsSkippingMissingPoints) {
   EXPECT_TRUE(DetectChangePoints({}).empty());
 }
 
+// A noisier device needs a bigger jump: an 8 % step is a change on a quiet device
+// (noise 0.5 %), not on one whose noise score is 4 % (threshold max(3 %, 3 × 4 %) = 12 %);
+// a 30 % step is a change on both.
+TEST(ChangePointsTest, TheThresholdScalesWithTheDeviceNoise) {
+  std::vector<double> step8, step30;
+  for (int i = 0; i < 14; ++i) {
+    const double wobble = 1 + 0.005 * std::sin(i * 1.7);
+    step8.push_back((i >= 7 ? 108 : 100) * wobble);
+    step30.push_back((i >= 7 ? 130 : 100) * wobble);
+  }
+  ChangePointOptions quiet;
+  quiet.noise = 0.005;
+  ChangePointOptions noisy;
+  noisy.noise = 0.04;
+  EXPECT_EQ(DetectChangePoints(step8, quiet), std::vector<size_t>({7}));
+  EXPECT_TRUE(DetectChangePoints(step8, noisy).empty());
+  EXPECT_EQ(DetectChangePoints(step30, noisy), std::vector<size_t>({7}));
+  // Unknown (0) or garbage noise: the default threshold.
+  ChangePointOptions garbage;
+  garbage.noise = std::nan("");
+  EXPECT_EQ(DetectChangePoints(step8, garbage), DetectChangePoints(step8));
+}
+
 TEST(ChangePointsTest, AFingerprintBreakIsNotAChangePoint) {
   std::vector<double> series;
   for (int i = 0; i < 14; ++i) series.push_back((i >= 8 ? 130 : 100) * (1 + 0.01 * std::sin(i * 1.7)));

@@ -8,7 +8,8 @@
 // Devices: an x86 host (SMT, P/E cores), a phone (big/mid/LITTLE) and an ARM board
 // whose name and labels are hostile HTML. Runs: a batch study on all three, a memory
 // run, a load run, a sweep of the synthetic workload (the strategy map), 14 nightly runs
-// (with a step in one case's median at night 8) and a run still in progress.
+// (with a step in one case's median at night 8, and the calibration block: the host's
+// drifts on the last night, so it ends quarantined) and a run still in progress.
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -362,13 +363,26 @@ absl::Status Seed(const std::string& uri) {
   const v1::DeviceFingerprint updated_fingerprint = fleetmark::engine::DeviceFingerprintOf(updated_phone);
   json nightly = json::array();
   for (int night = 0; night < 14; ++night) {
-    FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo run, NewRun(*store, "nightly", "schedule:nightly", {&x86, &phone}, 2));
+    FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo run, NewRun(*store, "nightly", "schedule:nightly", {&x86, &phone}, 5));
     for (Device* d : {&x86, &phone}) {
       double base = 95e3 * d->scale * (1 + 0.01 * Noise(night * 7 + (d == &x86)));
       if (d == &x86 && night >= 8) base *= 1.3;
       if (d == &phone && night >= 10) base *= 1.25;
       std::vector<v1::CaseResult> results = {BatchResult(id++, "fixed_pool", "arithmetic", base, 1.0),
                                              BatchResult(id++, "direct", "arithmetic", 9e3 * d->scale, 1.0)};
+      // The calibration block (plans/nightly.txtpb): about 1 % noise on both; the
+      // host's drifts 40 % slower on the last night, which quarantines it.
+      const std::vector<std::pair<std::string, double>> calibration = {
+          {"direct", 8e3}, {"single_thread", 60e3}, {"fixed_pool", 30e3}};
+      for (size_t c = 0; c < calibration.size(); ++c) {
+        double median = calibration[c].second * d->scale * (1 + 0.01 * Noise(night * 31 + c * 5 + (d == &x86)));
+        if (d == &x86 && night == 13) median *= 1.4;
+        v1::CaseResult r = BatchResult(id++, calibration[c].first, "arithmetic", median, 1.0);
+        r.mutable_spec()->mutable_strategy()->set_label("calibration_" + calibration[c].first);
+        r.mutable_spec()->set_case_id(
+            absl::StrFormat("batch/arithmetic/blocking/calibration_%s/any", calibration[c].first));
+        results.push_back(std::move(r));
+      }
       if (d == &phone && night >= 10) {
         for (v1::CaseResult& r : results) *r.mutable_fingerprint() = updated_fingerprint;
       }
@@ -381,6 +395,8 @@ absl::Status Seed(const std::string& uri) {
   manifest["history_change_index"] = 8;
   manifest["fingerprint_change_index"] = 10;
   manifest["fingerprint_change_text"] = "kernel 6.1.0-18-android14 → 6.1.0-21-android14";
+  manifest["quarantined_agent"] = x86.name;
+  manifest["quiet_agent"] = phone.name;
 
   // 5. Fan-out (S4) on the board (before its live run below: one job at a time per agent): the scenario's own metrics
   // (total time, timeouts, p99, peak threads), one case exhausted its threads and one is unsupported: the Run page

@@ -1,4 +1,5 @@
-// Fleet page: every agent with its state, hardware and labels.
+// Fleet page: every agent with its state, health (noise score, quarantine), hardware and
+// labels.
 import {getJson} from '../api.js';
 import {h} from '../dom.js';
 import {formatAgo, formatBytes, formatTime} from '../format.js';
@@ -14,13 +15,34 @@ function coreKinds(host) {
   }).join(' · ');
 }
 
+// The noise score cell: "1.3 %" over N nights, "–" while unknown.
+function noiseCell(a) {
+  const nights = `${a.noise_nights || 0} night${a.noise_nights === 1 ? '' : 's'}`;
+  if (a.noise_percent === null || a.noise_percent === undefined) {
+    return h('td', {class: 'num noise', title: `no noise score yet (${nights} of calibration)`}, '–');
+  }
+  return h('td', {class: 'num noise', title: `robust spread of the calibration cases over ${nights}`},
+    `${a.noise_percent.toFixed(1)} %`, h('div', {class: 'muted'}, nights));
+}
+
+// Health: "ok", or "quarantined" with since when and why (`fleetmark agents release`).
+function healthCell(a) {
+  if (a.health !== 'quarantined') return h('td', {class: 'health'}, h('span', {class: 'health ok'}, 'ok'));
+  return h('td', {class: 'health'}, h('span', {class: 'health quarantined'}, 'quarantined'),
+    h('div', {class: 'muted small quarantine-since'}, `since ${formatTime(a.quarantined_unix_ms)}`),
+    h('div', {class: 'small quarantine-reason'}, a.quarantine_reason),
+    h('div', {class: 'muted small'}, `release: fleetmark agents release ${a.name}`));
+}
+
 export async function renderFleet(root) {
   document.title = 'Fleet · fleetmark';
   const {agents} = await getJson('agents');
   const online = agents.filter((a) => a.state === 'online').length;
   const removed = agents.filter((a) => a.state === 'removed').length;
   root.appendChild(h('h1', {}, 'Fleet'));
+  const quarantined = agents.filter((a) => a.health === 'quarantined' && a.state !== 'removed').length;
   root.appendChild(h('p', {class: 'muted'}, `${agents.length - removed} agents, ${online} online` +
+    (quarantined ? `, ${quarantined} quarantined (skipped by selectors without health=any)` : '') +
     (removed ? `; ${removed} removed (their results are kept).` : '.')));
   if (agents.length === 0) {
     root.appendChild(h('p', {}, 'No agent has enrolled yet.'));
@@ -30,8 +52,10 @@ export async function renderFleet(root) {
   root.appendChild(h('p', {}, link(compareAll, 'Compare all devices →')));
   const rows = agents.map((a) => {
     const host = a.host || {};
-    return h('tr', {dataset: {agent: a.agent_id}},
+    return h('tr', {dataset: {agent: a.agent_id, health: a.health || 'ok'}},
       h('td', {}, h('span', {class: `state ${['online', 'removed'].includes(a.state) ? a.state : 'offline'}`}, a.state)),
+      healthCell(a),
+      noiseCell(a),
       h('td', {class: 'name'}, a.name, host.device_model ? h('div', {class: 'muted'}, host.device_model) : null),
       h('td', {}, host.arch || '–', host.emulated ? h('div', {class: 'emulated', title: host.emulation_evidence || ''},
         'emulated: not hardware numbers') : null),
@@ -46,7 +70,7 @@ export async function renderFleet(root) {
         link(`/history?agents=${encodeURIComponent(a.agent_id)}`, 'history')));
   });
   root.appendChild(h('table', {class: 'grid', id: 'fleet-table'},
-    h('thead', {}, h('tr', {}, ['state', 'name', 'arch', 'CPU', 'cores / threads', 'SMT', 'core kinds',
+    h('thead', {}, h('tr', {}, ['state', 'health', 'noise', 'name', 'arch', 'CPU', 'cores / threads', 'SMT', 'core kinds',
       'memory', 'last seen', 'labels', ''].map((t) => h('th', {}, t)))),
     h('tbody', {}, rows)));
 }

@@ -1,0 +1,107 @@
+// Store: fleet health (noise score, quarantine, release) of agents.
+#include "coordinator/store/store_health.h"
+
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "coordinator/store/pg_store.h"
+#include "coordinator/store/store_internal.h"
+
+namespace fleetmark::store {
+namespace internal {
+namespace {
+
+// LIKE pattern of calibration strategy labels ('_' escaped).
+std::string CalibrationLike() {
+  return absl::StrCat(absl::StrReplaceAll(kCalibrationLabelPrefix, {{"_", "\\_"}}), "%");
+}
+
+// The agent's newest `limit` nights (runs with an ok calibration result of its, created
+// after its last release), oldest first; per case the newest attempt's median.
+std::vector<CalibrationNight> LoadCalibrationNights(pqxx::work& txn, const std::string& agent_id, int limit) {
+  pqxx::result r = txn.exec_params(
+      "WITH nights AS ("
+      "  SELECT r.run_id, r.created_at FROM runs r"
+      "  WHERE r.run_id IN (SELECT j.run_id FROM jobs j WHERE j.agent_id = $1::uuid)"
+      "    AND r.created_at > coalesce((SELECT released_at FROM agents WHERE agent_id = $1::uuid), '-infinity')"
+      "    AND EXISTS (SELECT 1 FROM case_results c WHERE c.run_id = r.run_id AND c.agent_id = $1::uuid"
+      "                AND c.strategy_label LIKE $2 AND c.status = 'ok' AND c.median_ns > 0)"
+      "  ORDER BY r.created_at DESC LIMIT $3) "
+      "SELECT DISTINCT ON (n.created_at, n.run_id, c.case_id) n.run_id::text, c.case_id, c.median_ns "
+      "FROM nights n JOIN case_results c ON c.run_id = n.run_id AND c.agent_id = $1::uuid "
+      "WHERE c.strategy_label LIKE $2 AND c.status = 'ok' AND c.median_ns > 0 "
+      "ORDER BY n.created_at, n.run_id, c.case_id, c.finished_at DESC NULLS LAST, c.received_at DESC",
+      agent_id, CalibrationLike(), limit);
+  std::vector<CalibrationNight> nights;
+  for (const auto& row : r) {
+    const std::string run_id = row[0].as<std::string>();
+    if (nights.empty() || nights.back().run_id != run_id) nights.push_back({run_id, {}});
+    nights.back().median_ns[row[1].as<std::string>()] = row[2].as<double>();
+  }
+  return nights;
+}
+
+}  // namespace
+
+void UpdateAgentHealth(pqxx::work& txn, const std::string& agent_id, const std::string& job_id,
+                       const JobOutcome& outcome, const HealthOptions& options) {
+  pqxx::result agent =
+      txn.exec_params("SELECT health, deferred_in_a_row FROM agents WHERE agent_id = $1::uuid FOR UPDATE", agent_id);
+  if (agent.empty()) return;
+  const bool quarantined = agent[0][0].as<std::string>() == kHealthQuarantined;
+  std::string reason;
+  if (outcome.cancelled) return;  // says nothing about the device
+  if (outcome.deferred) {
+    const int streak = agent[0][1].as<int>() + 1;
+    txn.exec_params("UPDATE agents SET deferred_in_a_row = $2 WHERE agent_id = $1::uuid", agent_id, streak);
+    reason = DeferredQuarantineReason(streak, options, outcome.message);
+  } else {
+    txn.exec_params("UPDATE agents SET deferred_in_a_row = 0 WHERE agent_id = $1::uuid", agent_id);
+    pqxx::result calibrated =
+        txn.exec_params("SELECT 1 FROM case_results WHERE job_id = $1::uuid AND strategy_label LIKE $2 LIMIT 1", job_id,
+                        CalibrationLike());
+    if (calibrated.empty()) return;
+    const HealthVerdict verdict =
+        EvaluateCalibration(LoadCalibrationNights(txn, agent_id, options.noise_nights), options);
+    txn.exec_params("UPDATE agents SET noise_percent = $2, noise_nights = $3 WHERE agent_id = $1::uuid", agent_id,
+                    verdict.noise ? std::optional<double>(100 * *verdict.noise) : std::nullopt, verdict.nights);
+    reason = verdict.quarantine_reason;
+  }
+  if (reason.empty() || quarantined) return;
+  txn.exec_params(
+      "UPDATE agents SET health = 'quarantined', quarantine_reason = $2, quarantined_at = now() "
+      "WHERE agent_id = $1::uuid",
+      agent_id, reason.substr(0, 4096));
+}
+
+}  // namespace internal
+
+absl::StatusOr<ReleasedAgent> PgStore::ReleaseAgent(const std::string& name) {
+  return internal::InTransactionOr(
+      *pool_, absl::StrCat("release agent ", name), [&](pqxx::work& txn) -> absl::StatusOr<ReleasedAgent> {
+        pqxx::result r =
+            txn.exec_params("SELECT agent_id::text, health, quarantine_reason, " + internal::UnixNs("quarantined_at") +
+                                " FROM agents WHERE name = $1 AND removed_at IS NULL FOR UPDATE",
+                            name);
+        if (r.empty()) {
+          return absl::NotFoundError(
+              absl::StrCat("agent \"", name, "\" not found (`fleetmark agents list` lists the agents)"));
+        }
+        if (r[0][1].as<std::string>() != kHealthQuarantined) {
+          return absl::FailedPreconditionError(absl::StrCat("agent \"", name, "\" is not quarantined"));
+        }
+        ReleasedAgent released;
+        released.agent_id = r[0][0].as<std::string>();
+        released.reason = r[0][2].as<std::string>();
+        released.quarantined_at = absl::FromUnixNanos(r[0][3].is_null() ? 0 : r[0][3].as<int64_t>());
+        txn.exec_params(
+            "UPDATE agents SET health = 'ok', quarantine_reason = '', quarantined_at = NULL, released_at = now(),"
+            " deferred_in_a_row = 0, noise_percent = NULL, noise_nights = 0 WHERE agent_id = $1::uuid",
+            released.agent_id);
+        return released;
+      });
+}
+
+}  // namespace fleetmark::store
