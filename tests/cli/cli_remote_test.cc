@@ -710,13 +710,16 @@ TEST_F(CliFleetTest, QueueOfflineWaitsForOfflineAgentsUntilTheJobsExpire) {
   // w1 enrolls, then goes offline.
   ASSERT_NO_FATAL_FAILURE(StartAgent("w1"));
   fleetmark::testing::ControlClient control(coordinator_->address(), coordinator_->config().admin_token);
-  agent_->Kill9();
-  ASSERT_TRUE(fleetmark::testing::WaitUntil(
-      [&] {
-        auto agents = control.ListAgents();
-        return agents.ok() && agents->size() == 1 && (*agents)[0].state() == "offline";
-      },
-      absl::Seconds(60)));
+  auto KillAndWaitOffline = [&] {
+    agent_->Kill9();
+    return fleetmark::testing::WaitUntil(
+        [&] {
+          auto agents = control.ListAgents();
+          return agents.ok() && agents->size() == 1 && (*agents)[0].state() == "offline";
+        },
+        absl::Seconds(60));
+  };
+  ASSERT_TRUE(KillAndWaitOffline());
   r = Fleet(submit);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("no online agent matches"));
@@ -738,13 +741,7 @@ TEST_F(CliFleetTest, QueueOfflineWaitsForOfflineAgentsUntilTheJobsExpire) {
   EXPECT_GT(done->results(), 0u);
 
   // A job the agent does not take in time fails as expired, and so does its run.
-  agent_->Kill9();
-  ASSERT_TRUE(fleetmark::testing::WaitUntil(
-      [&] {
-        auto agents = control.ListAgents();
-        return agents.ok() && agents->size() == 1 && (*agents)[0].state() == "offline";
-      },
-      absl::Seconds(60)));
+  ASSERT_TRUE(KillAndWaitOffline());
   r = Fleet(submit + " --queue_offline=1s");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string expired_id(absl::StripAsciiWhitespace(r.out));

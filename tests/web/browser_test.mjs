@@ -362,6 +362,23 @@ test('compare page: winner per cell matches the data', async () => {
   const verdicts = await ab.page.evaluate(() => [...document.querySelectorAll('#compare-ab tbody tr')].map((tr) => tr.dataset.verdict));
   assert.deepEqual(verdicts, ['slower', 'slower', 'slower']);
   assert.match(await ab.page.locator('#compare-ab .fleet-ab').innerText(), /slower on 3, tie on 0; geometric-mean B\/A 1\.06×/);
+  assert.equal(await ab.page.locator('#case-a').inputValue(), 'storage/blocking/fixed_pool');
+  // The controls: "No A/B" leaves the mode; A/B and the minimum margin set from the form.
+  await ab.page.click('#compare-clear-ab');
+  await ab.page.waitForFunction(() => !document.querySelector('#compare-ab') && !location.search.includes('cases='));
+  await ab.page.fill('#case-a', 'storage/blocking/fixed_pool');
+  await ab.page.fill('#case-b', 'storage/blocking/work_stealing');
+  await ab.page.fill('#min-margin', '10');
+  await ab.page.click('#compare-apply');
+  await ab.page.waitForSelector('#compare-ab tbody tr');
+  const search = new URLSearchParams(await ab.page.evaluate(() => location.search));
+  assert.equal(search.get('cases'), 'storage/blocking/fixed_pool,storage/blocking/work_stealing');
+  assert.equal(search.get('min_margin'), '0.1');
+  // A 10 % minimum: the 6.1 % storage winner is a tie now, on the answers table too.
+  await ab.page.waitForFunction(() => /10\.0%/.test(document.querySelector('main').innerText));
+  const storageAt10 = await ab.page.locator('#compare-answers tr[data-point="batch/storage/blocking/any"] td').first().innerText();
+  assert.match(storageAt10, /^tie: /);
+  assert.deepEqual(ab.errors, []);
   await ab.page.close();
 });
 

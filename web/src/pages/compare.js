@@ -142,6 +142,29 @@ function abSection(ab) {
       (f.devices > 0 ? `; geometric-mean B/A ${fmt(f.ratio, f.ratio_low, f.ratio_high)} over ${f.devices} devices` : '')));
 }
 
+// The controls of the answer: the minimum margin (percent; ?min_margin= as a fraction)
+// and the A/B of two cases (?cases=A,B: case ids, or whole '/'-separated parts of exactly
+// one case id, as `fleetmark compare RUN --cases A,B` takes them).
+function controls(params, minMargin) {
+  const [a, b] = (params.get('cases') || '').split(',');
+  const margin = h('input', {type: 'number', id: 'min-margin', min: '0', max: '50', step: '0.5',
+    value: String(Math.round(minMargin * 1000) / 10)});
+  const caseA = h('input', {type: 'text', id: 'case-a', size: '34', value: a || '',
+    placeholder: 'case A, e.g. storage/blocking/fixed_pool'});
+  const caseB = h('input', {type: 'text', id: 'case-b', size: '34', value: b || '',
+    placeholder: 'case B, e.g. storage/blocking/work_stealing'});
+  const apply = h('button', {type: 'submit', id: 'compare-apply'}, 'Apply');
+  const clear = h('button', {type: 'button', id: 'compare-clear-ab', disabled: !params.get('cases'),
+    onclick: () => updateQuery({cases: null})}, 'No A/B');
+  return h('form', {class: 'controls', id: 'compare-controls', onsubmit: (e) => {
+    e.preventDefault();
+    const percent = Number(margin.value);
+    const ab = caseA.value.trim() && caseB.value.trim() ? `${caseA.value.trim()},${caseB.value.trim()}` : null;
+    updateQuery({min_margin: Number.isFinite(percent) && percent !== 2 ? String(percent / 100) : null, cases: ab});
+  }}, h('label', {}, 'minimum margin for a winner ', margin, ' %'), '  ',
+  h('label', {}, 'A/B: ', caseA, ' vs ', caseB), ' ', apply, ' ', clear);
+}
+
 // What differs between the devices besides the strategy (CPU, kernel, governor, ...):
 // the fingerprint fields the server found different, one column per device.
 function fingerprintSection(data) {
@@ -178,6 +201,7 @@ export async function renderCompare(root, params) {
   };
   root.appendChild(h('p', {class: 'muted'}, devices.map((d, i) => h('span', {class: 'device', dataset: {emulated: d.emulated ? '1' : '0'}},
     h('b', {}, `${String.fromCharCode(65 + i)}: `), d.name, ` (run ${shortId(d.run_id)})`, emulatedNote(d), '  '))));
+  root.appendChild(controls(params, data.answers.min_margin));
   if (data.ab) root.appendChild(abSection(data.ab));
   root.appendChild(answersSection(data));
   if (devices.length > 1) root.appendChild(fingerprintSection(data));
