@@ -25,13 +25,6 @@ namespace store = fleetmark::store;
 namespace v1 = fleetmark::v1;
 
 // The line of `text` holding `what`.
-std::string LineWith(const std::string& text, const std::string& what) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (line.find(what) != absl::string_view::npos) return std::string(line);
-  }
-  return "";
-}
-
 class CliCompareTest : public CliStoreTest {
  protected:
   void SetUp() override {

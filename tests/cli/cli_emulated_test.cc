@@ -62,13 +62,6 @@ class CliEmulatedTest : public CliStoreTest {
 };
 
 // The line of `text` holding `what`.
-std::string LineWith(const std::string& text, const std::string& what) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (line.find(what) != absl::string_view::npos) return std::string(line);
-  }
-  return "";
-}
-
 TEST_F(CliEmulatedTest, AgentsListRunsShowAndExportMarkEmulatedResults) {
   CliResult agents = Fleet("agents list");
   ASSERT_EQ(agents.exit_code, 0) << agents.err;

@@ -22,6 +22,15 @@ inline size_t Count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// The first line of `text` containing `what` ("" if none).
+inline std::string LineWith(const std::string& text, const std::string& what) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(what) != std::string::npos) return line;
+  }
+  return "";
+}
+
 namespace fs = std::filesystem;
 
 struct CliResult {
@@ -85,6 +94,6 @@ inline constexpr char kTinyPlan[] =
            batch { tasks: 5 }
          }
          measurement { warmup_seconds: 0.01 max_repetitions: 12 max_seconds_per_case: 2 rounds: 2 }
-)pb";
+    )pb";
 
 }  // namespace fleetmark_cli_test
