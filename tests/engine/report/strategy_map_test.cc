@@ -191,8 +191,8 @@ TEST(StrategyMapTest, CsvKeepsTheSweepParametersAsColumns) {
   report.mutable_results(0)->add_synthetic_ns_per_iteration(1.5);
   const std::string csv = FormatCsv(report);
   EXPECT_THAT(csv, HasSubstr(",cpu_ns,wait_us,wait_distribution,wait_seed,alloc_bytes,touch_kib,swept,"
-                             "synthetic_ns_per_iteration,emulated\r\n"));
-  EXPECT_THAT(csv, HasSubstr(",1000,316,fixed,0,0,0,wait_us,1,false\r\n"));
+                             "synthetic_ns_per_iteration,"));
+  EXPECT_THAT(csv, HasSubstr(",1000,316,fixed,0,0,0,wait_us,1,"));
 }
 
 }  // namespace
