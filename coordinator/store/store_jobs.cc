@@ -33,8 +33,9 @@ std::vector<ExpiredJob> ExpireInTxn(pqxx::work& txn, bool release, const std::st
                                     const std::string& keep_job_id) {
   std::vector<ExpiredJob> expired;
   std::set<std::string> runs;
-  pqxx::result r = txn.exec_prepared("fm_expire_jobs", release, agent_id, keep_job_id);
-  std::vector<pqxx::result> results = {r};
+  // Leases that ran out (or, on release, the agent's other jobs), then, in the sweep,
+  // queued jobs past their expiry (submit --queue_offline).
+  std::vector<pqxx::result> results = {txn.exec_prepared("fm_expire_jobs", release, agent_id, keep_job_id)};
   if (!release) results.push_back(txn.exec_prepared("fm_expire_queued"));
   for (const pqxx::result& rows : results) {
     for (const auto& row : rows) {
