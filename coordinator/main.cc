@@ -38,6 +38,7 @@
 #include <thread>
 
 #include "absl/flags/flag.h"
+#include "engine/common/text.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/escaping.h"
@@ -190,7 +191,7 @@ int main(int argc, char** argv) {
       std::cerr << "fleetmark-coordinator: --default_preconditions: not Preconditions text format "
                    "(fields min_battery_percent, max_temperature_c, max_other_cpu_percent, max_load_average, "
                    "required_governor, min_free_memory_mib, cooldown_seconds, max_checks, cpu_sample_seconds), got \""
-                << absl::CEscape(text) << "\"\n";
+                << fleetmark::EscapeForTerminal(text, 200) << "\"\n";
       return 2;
     }
   }

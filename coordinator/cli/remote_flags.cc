@@ -61,10 +61,6 @@ ABSL_FLAG(bool, include_emulated, false,
           "compare, map: also compare results measured under user-mode emulation (qemu-user), marked "
           "(emulated); left out by default: they are the emulator's numbers, not the hardware's");
 ABSL_FLAG(int, limit, 20, "runs list: how many runs (1..1000)");
-ABSL_FLAG(bool, wide, false,
-          "runs show, submit --wait: the full tables (one row per case, unwrapped) instead of fitting the "
-          "terminal ($COLUMNS, else the terminal's width; output that is not a terminal is never narrowed) and "
-          "collapsing unsupported cases into one line");
 ABSL_FLAG(std::string, cron, "", "schedules create: 5-field cron expression, UTC");
 ABSL_FLAG(std::string, description, "", "tokens create: what the token is for");
 ABSL_FLAG(bool, all, false, "agents list: also the agents removed by `agents remove`");

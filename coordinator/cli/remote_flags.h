@@ -30,7 +30,6 @@ ABSL_DECLARE_FLAG(std::string, profile);
 ABSL_DECLARE_FLAG(std::string, run);
 ABSL_DECLARE_FLAG(std::string, plan_latest);
 ABSL_DECLARE_FLAG(int, limit);
-ABSL_DECLARE_FLAG(bool, wide);
 ABSL_DECLARE_FLAG(std::string, cron);
 ABSL_DECLARE_FLAG(std::string, description);
 ABSL_DECLARE_FLAG(bool, all);

@@ -1,8 +1,5 @@
 #include "coordinator/cli/remote_render.h"
 
-#include <sys/ioctl.h>
-#include <unistd.h>
-
 #include <cstdlib>
 
 #include "absl/strings/numbers.h"
@@ -102,23 +99,6 @@ std::string EmulatedNote(const v1::RunReport& report) {
                       " results are the emulator's numbers, not hardware numbers");
 }
 
-size_t OutputWidth(bool wide) {
-  if (wide) return 0;
-  if (const char* columns = std::getenv("COLUMNS"); columns != nullptr) {
-    int value = 0;
-    if (absl::SimpleAtoi(columns, &value) && value >= 20 && value <= 10000) return static_cast<size_t>(value);
-  }
-  struct winsize size = {};
-  if (::isatty(STDOUT_FILENO) == 1 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col >= 20) {
-    return size.ws_col;
-  }
-  return 0;
-}
-
-report::TableOptions ShowTableOptions(bool wide) {
-  return report::TableOptions{.max_width = OutputWidth(wide), .collapse_unsupported = !wide};
-}
-
 absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& exported, report::TableOptions options) {
   std::string out;
   for (const auto& [agent, report] : ReportsByAgent(exported)) {
@@ -133,14 +113,38 @@ absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& export
   return out;
 }
 
-std::string ConditionsTables(const v1::ExportResultsResponse& exported) {
+std::string ConditionsTables(const v1::ExportResultsResponse& exported, bool wide) {
   std::string out;
   for (const auto& [agent, report] : ReportsByAgent(exported)) {
-    absl::StrAppend(&out, EscapeForTerminal(absl::StrCat("== conditions of agent ", agent)), "\n");
+    absl::StrAppend(&out, EscapeForTerminal(absl::StrCat("== conditions of agent ", agent)));
+    if (wide) {
+      absl::StrAppend(&out, "\n");
+      for (const v1::CaseResult& r : report.results()) {
+        absl::StrAppend(&out, EscapeForTerminal(r.spec().case_id()),
+                        "\n  start: ", EscapeForTerminal(engine::FormatConditions(r.env_before())),
+                        "\n  end:   ", EscapeForTerminal(engine::FormatConditions(r.env_after())), "\n");
+      }
+      absl::StrAppend(&out, "\n");
+      continue;
+    }
+    // One line for the whole run, then only the cases whose conditions need a look.
+    std::vector<const v1::EnvSnapshot*> snapshots;
+    std::vector<const v1::CaseResult*> flagged;
     for (const v1::CaseResult& r : report.results()) {
-      absl::StrAppend(&out, EscapeForTerminal(r.spec().case_id()),
-                      "\n  start: ", EscapeForTerminal(engine::FormatConditions(r.env_before())),
-                      "\n  end:   ", EscapeForTerminal(engine::FormatConditions(r.env_after())), "\n");
+      snapshots.push_back(&r.env_before());
+      snapshots.push_back(&r.env_after());
+      const auto needs_look = [](const v1::EnvSnapshot& e) {
+        return e.trip_point_crossed() || e.gate_failures_size() > 0;
+      };
+      if (needs_look(r.env_before()) || needs_look(r.env_after())) flagged.push_back(&r);
+    }
+    absl::StrAppend(&out, " (start and end of ", report.results_size(), " case", report.results_size() == 1 ? "" : "s",
+                    "; --wide lists every case)\n  ", EscapeForTerminal(engine::FormatConditionsRange(snapshots)),
+                    "\n");
+    for (const v1::CaseResult* r : flagged) {
+      absl::StrAppend(&out, EscapeForTerminal(r->spec().case_id()),
+                      "\n  start: ", EscapeForTerminal(engine::FormatConditions(r->env_before())),
+                      "\n  end:   ", EscapeForTerminal(engine::FormatConditions(r->env_after())), "\n");
     }
     absl::StrAppend(&out, "\n");
   }

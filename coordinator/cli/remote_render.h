@@ -33,26 +33,18 @@ v1::ResultsDocument FleetResultsDocument(const v1::ExportResultsResponse& export
 // One RunReport per device of FleetResultsDocument, keyed and ordered by agent name.
 std::map<std::string, v1::RunReport> ReportsByAgent(const v1::ExportResultsResponse& exported);
 
-// The terminal columns the result tables fit (report::TableOptions::max_width): 0 (no
-// limit) when `wide`; else $COLUMNS when it holds 20..10000; else the width of the
-// terminal on stdout (TIOCGWINSZ); else 0: output that is not a terminal (a pipe, a
-// file) keeps the full, stable layout unless $COLUMNS asks otherwise.
-size_t OutputWidth(bool wide);
-
-// Table options of `runs show` and `submit --wait`: fitted to OutputWidth(wide), unsupported
-// cases collapsed unless `wide`.
-report::TableOptions ShowTableOptions(bool wide);
-
 // "== agent <name> (<cpu model>, <arch>)\n<table>" for each agent with results; the
 // header of an agent with results measured under emulation says so (EmulatedNote).
 // `options` as report::FormatTable takes them; agent_name is set per agent. The
 // default is the full table (export --format table).
 absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& exported, report::TableOptions options = {});
 
-// "== conditions of agent <name>\n" and per case its stored conditions at the start and
-// end (EnvSnapshot: battery, temperatures, load, free memory, governor, other CPU, failed
-// gates; engine::FormatConditions), for each agent with results. Escaped for a terminal.
-std::string ConditionsTables(const v1::ExportResultsResponse& exported);
+// "== conditions of agent <name>" for each agent with results: the range of its stored
+// conditions over the start and end of every case (engine::FormatConditionsRange), then
+// the cases whose start or end crossed a trip point or failed a gate, with both
+// snapshots (engine::FormatConditions). `wide`: every case's start and end instead.
+// Escaped for a terminal.
+std::string ConditionsTables(const v1::ExportResultsResponse& exported, bool wide);
 
 // "aarch64", or "aarch64 (emulated)" for a host under user-mode emulation.
 std::string ArchCell(const v1::HostInfo& host);

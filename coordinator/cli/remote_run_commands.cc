@@ -15,6 +15,7 @@
 #include "coordinator/cli/remote_client.h"
 #include "coordinator/cli/remote_commands.h"
 #include "coordinator/cli/remote_render.h"
+#include "coordinator/cli/table_fit.h"
 #include "coordinator/cli/run_flags.h"
 #include "coordinator/cli/run_watch.h"
 #include "coordinator/service/run_cases.h"
@@ -41,7 +42,7 @@ int WaitAndShow(ControlClient& client, const std::string& run_id, absl::Duration
   v1::ExportResultsResponse exported;
   const grpc::Status status = client.FetchResults(run_id, "", std::chrono::seconds(120), &exported);
   if (!status.ok()) return client.Fail("fetching results", status);
-  absl::StatusOr<std::string> tables = ResultTables(exported, ShowTableOptions(absl::GetFlag(FLAGS_wide)));
+  absl::StatusOr<std::string> tables = ResultTables(exported, FittedTableOptions(absl::GetFlag(FLAGS_wide)));
   if (!tables.ok()) {
     std::cerr << "fleetmark: " << tables.status().message() << "\n";
     return kExitFailure;
@@ -162,12 +163,12 @@ int RunsShow(const std::vector<std::string>& args) {
   grpc::Status status = client->FetchResults(args[0], "", std::chrono::seconds(120), &exported);
   if (!status.ok()) return client->Fail(absl::StrCat("runs show ", args[0]), status);
   std::cout << RunSummary(exported.run()) << "\n\n" << JobsTable(exported.run()) << "\n";
-  absl::StatusOr<std::string> tables = ResultTables(exported, ShowTableOptions(absl::GetFlag(FLAGS_wide)));
+  absl::StatusOr<std::string> tables = ResultTables(exported, FittedTableOptions(absl::GetFlag(FLAGS_wide)));
   if (!tables.ok()) {
     std::cerr << "fleetmark: " << tables.status().message() << "\n";
     return kExitFailure;
   }
-  std::cout << *tables << ConditionsTables(exported);
+  std::cout << *tables << ConditionsTables(exported, absl::GetFlag(FLAGS_wide));
   return kExitOk;
 }
 

@@ -28,6 +28,7 @@
 #include "coordinator/cli/local_commands.h"
 #include "coordinator/cli/plan_loader.h"
 #include "coordinator/cli/progress_bar.h"
+#include "coordinator/cli/table_fit.h"
 #include "coordinator/cli/result_output.h"
 #include "coordinator/cli/run_flags.h"
 #include "engine/plan/plan.h"
@@ -138,6 +139,7 @@ class RunSession {
     }
     report::ReportOptions report_options;
     report_options.now = absl::Now();
+    report_options.table = FittedTableOptions(options_.wide, !options_.out.empty());
     absl::StatusOr<std::string> text = report::FormatReport(report_, options_.format, report_options);
     if (!text.ok()) return Fail(kExitFailure, std::string(text.status().message()));
     if (absl::Status written = output_.WriteAll(*text); !written.ok()) {
@@ -269,7 +271,7 @@ void RegisterRunCommand(CommandRegistry& registry) {
   registry.Add({.name = "run",
                 .summary = "run a plan on this machine (no servers) and print its results",
                 .usage = "fleetmark run PLAN|- [--format table|json|csv|gbench-json] "
-                         "[--out FILE] [--filter REGEX] [--quick]",
+                         "[--out FILE] [--filter REGEX] [--quick] [--wide]",
                 .runs_cases = true,
                 .run = RunCommand});
 }

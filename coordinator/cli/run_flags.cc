@@ -14,6 +14,11 @@ ABSL_FLAG(bool, quick, false,
           "use the plan's quick settings (its `quick` measurement overrides and "
           "`quick_matrix`)");
 
+ABSL_FLAG(bool, wide, false,
+          "run, runs show, submit --wait: the full tables (one row per case, unwrapped) instead of "
+          "fitting the terminal ($COLUMNS, else the terminal's width; output that is not a terminal, "
+          "or a file written by --out, is never narrowed) and collapsing unsupported cases into one line");
+
 namespace fleetmark::cli {
 
 absl::StatusOr<RunCommandOptions> RunCommandOptionsFromFlags() {
@@ -24,6 +29,7 @@ absl::StatusOr<RunCommandOptions> RunCommandOptionsFromFlags() {
   options.out = absl::GetFlag(FLAGS_out);
   options.filter = absl::GetFlag(FLAGS_filter);
   options.quick = absl::GetFlag(FLAGS_quick);
+  options.wide = absl::GetFlag(FLAGS_wide);
   return options;
 }
 

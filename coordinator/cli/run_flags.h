@@ -12,6 +12,7 @@ ABSL_DECLARE_FLAG(std::string, format);
 ABSL_DECLARE_FLAG(std::string, out);
 ABSL_DECLARE_FLAG(std::string, filter);
 ABSL_DECLARE_FLAG(bool, quick);
+ABSL_DECLARE_FLAG(bool, wide);
 
 namespace fleetmark::cli {
 
@@ -20,6 +21,7 @@ struct RunCommandOptions {
   std::string out;     // "" = stdout
   std::string filter;  // RE2 regex on case ids (engine/plan/case_filter.h); "" = all
   bool quick = false;
+  bool wide = false;   // table: the full tables (table_fit.h)
 };
 
 // Reads the flags. InvalidArgument naming the flag for a bad --format.

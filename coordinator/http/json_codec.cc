@@ -234,6 +234,7 @@ json ResultJson(const store::WebResult& wr, bool full) {
   // The CLI table's own cells (engine/report/table.h), so both show the same values.
   out["threads_text"] = report::ThreadsText(r);
   out["cpu_per_rep_text"] = report::CpuPerRepetitionText(r);
+  if (r.has_memory()) out["slope_text"] = report::MemorySlopeText(r);
   out["status"] = CaseStatusName(r.status());
   out["message"] = r.message();
   out["stop_reason"] = StopReasonName(r.stop_reason());

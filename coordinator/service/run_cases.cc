@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "engine/common/text.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
@@ -19,8 +20,7 @@ absl::StatusOr<std::vector<std::string>> SelectedCaseIds(const v1::Plan& plan, b
   }
   if (selected.empty()) {
     // The message quotes at most 64 bytes of the pattern, like CaseFilter::Compile.
-    return absl::InvalidArgumentError(absl::StrCat("--filter: \"", absl::CEscape(filter.substr(0, 64)),
-                                                   filter.size() > 64 ? "...\"" : "\"", " matches none of the plan's ",
+    return absl::InvalidArgumentError(absl::StrCat("--filter: \"", EscapeForTerminal(filter, 64), "\" matches none of the plan's ",
                                                    specs.size(), quick ? " quick" : "", " case ids"));
   }
   return selected;

@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <array>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "engine/common/text.h"
 
 namespace fleetmark::service {
 namespace {
@@ -74,13 +76,17 @@ std::string NormalizeArch(absl::string_view arch) {
 absl::StatusOr<Selector> Selector::Parse(absl::string_view text) {
   Selector selector;
   if (absl::StripAsciiWhitespace(text).empty()) return selector;
+  if (text.size() > kMaxBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("selector: at most ", kMaxBytes, " bytes, got ", text.size()));
+  }
+  const auto quoted = [](absl::string_view t) { return EscapeForTerminal(std::string_view(t.data(), t.size()), kMaxQuotedBytes); };
   const std::vector<absl::string_view> raw_terms = absl::StrSplit(text, ',');
   int index = 0;
   for (absl::string_view raw : raw_terms) {
     ++index;
     const absl::string_view term_text = absl::StripAsciiWhitespace(raw);
     auto error = [&](absl::string_view what) {
-      return absl::InvalidArgumentError(absl::StrCat("selector term ", index, " \"", term_text, "\": ", what));
+      return absl::InvalidArgumentError(absl::StrCat("selector term ", index, " \"", quoted(term_text), "\": ", what));
     };
     if (term_text.empty()) return error("empty term (two commas, or a trailing comma?)");
     if (absl::EqualsIgnoreCase(term_text, kAll)) {
@@ -117,7 +123,7 @@ absl::StatusOr<Selector> Selector::Parse(absl::string_view text) {
       const std::string value = absl::AsciiStrToLower(term.value);
       if (term.op != Op::kEq) return error("health takes only = (health=ok, health=quarantined or health=any)");
       if (value != "ok" && value != "quarantined" && value != "any") {
-        return error(absl::StrCat("health is ok, quarantined or any, got \"", term.value, "\""));
+        return error(absl::StrCat("health is ok, quarantined or any, got \"", quoted(term.value), "\""));
       }
       if (!selector.health_.empty()) return error("health given twice");
       selector.health_ = value;
@@ -126,11 +132,11 @@ absl::StatusOr<Selector> Selector::Parse(absl::string_view text) {
     const bool known =
         is_label || IsNumericKey(term.key) || term.key == "arch" || term.key == "kind" || term.key == "name";
     if (!known) {
-      return error(absl::StrCat("unknown key \"", term.key, "\"; allowed keys: ", kAllowedKeys));
+      return error(absl::StrCat("unknown key \"", quoted(term.key), "\"; allowed keys: ", kAllowedKeys));
     }
     if (IsNumericKey(term.key)) {
       if (!absl::SimpleAtod(term.value, &term.number)) {
-        return error(absl::StrCat(term.key, " takes a number, got \"", term.value, "\""));
+        return error(absl::StrCat(term.key, " takes a number, got \"", quoted(term.value), "\""));
       }
     } else if (term.op != Op::kEq && term.op != Op::kNe) {
       return error(absl::StrCat(term.key, " takes only = or != (it is not a number)"));

@@ -54,9 +54,16 @@ class Selector {
   // The word that selects every agent (case-insensitive).
   static constexpr char kAll[] = "all";
 
+  // The longest selector text accepted (bytes); error messages quote at most
+  // kMaxQuotedBytes of a term.
+  static constexpr size_t kMaxBytes = 4096;
+  static constexpr size_t kMaxQuotedBytes = 80;
+
   // InvalidArgument naming the term and what is wrong, e.g.
   //   "selector term 2 \"coers>=8\": unknown key \"coers\"; allowed keys: arch, cores, ..."
-  // "", blank and `all` give a selector with no terms (matches every agent).
+  // "", blank and `all` give a selector with no terms (matches every agent). Longer than
+  // kMaxBytes: "selector: at most 4096 bytes, got N". Quoted input is escaped for a
+  // terminal and cut at kMaxQuotedBytes.
   static absl::StatusOr<Selector> Parse(absl::string_view text);
 
   // Whether the agent's name, host and labels satisfy every term (health aside).

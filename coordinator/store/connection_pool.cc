@@ -1,10 +1,15 @@
 #include "coordinator/store/connection_pool.h"
 
 #include <atomic>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "coordinator/store/store.h"
 
 namespace fleetmark::store {
@@ -172,8 +177,20 @@ namespace {
 
 // StatusFromPqxx's mapping; AlreadyExists, FailedPrecondition and InvalidArgument are
 // answers (a constraint, bad input), not database failures.
+// libpq's messages span lines ("ERROR:  ...\nDETAIL:  ...", "connection to server ... failed:
+// Connection refused\n\tIs the server running ...?\n"): one line, its lines joined by "; ",
+// so logs and CLI errors show no escaped newlines.
+std::string OneLine(std::string_view message) {
+  std::vector<std::string> lines;
+  for (absl::string_view line : absl::StrSplit(absl::string_view(message.data(), message.size()), '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (!line.empty()) lines.emplace_back(line);
+  }
+  return absl::StrJoin(lines, "; ");
+}
+
 absl::Status MapPqxx(const std::exception& e, std::string_view context) {
-  const std::string what = absl::StrCat(std::string(context), ": ", e.what());
+  const std::string what = absl::StrCat(std::string(context), ": ", OneLine(e.what()));
   if (dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr ||
       dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr) {
     return absl::UnavailableError(what);

@@ -19,19 +19,30 @@ std::string CalibrationLike() {
 }
 
 // The agent's newest `limit` nights (runs with an ok calibration result of its, created
-// after its last release), oldest first; per case the newest attempt's median.
+// after its last release, measured under the device fingerprint of its newest calibration
+// result), oldest first; per case the newest attempt's median. A fingerprint change (a
+// kernel or OS update, another governor, a new engine build) starts the history over, as
+// it starts a new segment on the History page: an update is not a drift of the device.
 std::vector<CalibrationNight> LoadCalibrationNights(pqxx::work& txn, const std::string& agent_id, int limit) {
   pqxx::result r = txn.exec_params(
-      "WITH nights AS ("
+      "WITH since AS (SELECT coalesce((SELECT released_at FROM agents WHERE agent_id = $1::uuid), '-infinity') AS t), "
+      "current AS ("
+      "  SELECT c.fingerprint_hash FROM case_results c JOIN runs r ON r.run_id = c.run_id"
+      "  WHERE c.agent_id = $1::uuid AND c.strategy_label LIKE $2 AND c.status = 'ok' AND c.median_ns > 0"
+      "    AND r.created_at > (SELECT t FROM since)"
+      "  ORDER BY r.created_at DESC, c.received_at DESC LIMIT 1), "
+      "calibration AS ("
+      "  SELECT c.* FROM case_results c"
+      "  WHERE c.agent_id = $1::uuid AND c.strategy_label LIKE $2 AND c.status = 'ok' AND c.median_ns > 0"
+      "    AND c.fingerprint_hash IS NOT DISTINCT FROM (SELECT fingerprint_hash FROM current)), "
+      "nights AS ("
       "  SELECT r.run_id, r.created_at FROM runs r"
       "  WHERE r.run_id IN (SELECT j.run_id FROM jobs j WHERE j.agent_id = $1::uuid)"
-      "    AND r.created_at > coalesce((SELECT released_at FROM agents WHERE agent_id = $1::uuid), '-infinity')"
-      "    AND EXISTS (SELECT 1 FROM case_results c WHERE c.run_id = r.run_id AND c.agent_id = $1::uuid"
-      "                AND c.strategy_label LIKE $2 AND c.status = 'ok' AND c.median_ns > 0)"
+      "    AND r.created_at > (SELECT t FROM since)"
+      "    AND EXISTS (SELECT 1 FROM calibration c WHERE c.run_id = r.run_id)"
       "  ORDER BY r.created_at DESC LIMIT $3) "
       "SELECT DISTINCT ON (n.created_at, n.run_id, c.case_id) n.run_id::text, c.case_id, c.median_ns "
-      "FROM nights n JOIN case_results c ON c.run_id = n.run_id AND c.agent_id = $1::uuid "
-      "WHERE c.strategy_label LIKE $2 AND c.status = 'ok' AND c.median_ns > 0 "
+      "FROM nights n JOIN calibration c ON c.run_id = n.run_id "
       "ORDER BY n.created_at, n.run_id, c.case_id, c.finished_at DESC NULLS LAST, c.received_at DESC",
       agent_id, CalibrationLike(), limit);
   std::vector<CalibrationNight> nights;

@@ -1,6 +1,7 @@
 // RunInChild / MaybeRunChild: posix_spawn of /proc/self/exe, request on stdin, response
 // on stdout, exit status and signals mapped to absl::Status.
 #include "engine/child/child.h"
+#include "engine/child/oom_kills.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -17,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -244,6 +246,7 @@ absl::StatusOr<std::string> RunInChild(std::string_view kind, std::string_view r
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
   pid_t pid = -1;
+  const std::optional<uint64_t> oom_kills_before = ReadOomKillCount();
   const int spawn_error = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawn_error != 0) return SpawnError(spawn_error, kind);
@@ -328,13 +331,7 @@ absl::StatusOr<std::string> RunInChild(std::string_view kind, std::string_view r
 
   if (WIFSIGNALED(wait_status)) {
     const int sig = WTERMSIG(wait_status);
-    if (sig == SIGKILL) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("child \"", kind_arg,
-                       "\" was killed by SIGKILL (the kernel's out-of-memory killer, or a "
-                       "resource limit)",
-                       Tail(child_stderr)));
-    }
+    if (sig == SIGKILL) return SigkillStatus(kind_arg, oom_kills_before, ReadOomKillCount(), Tail(child_stderr));
     return absl::InternalError(absl::StrCat("child \"", kind_arg, "\" crashed with signal ", sig, " (", strsignal(sig),
                                             ")", Tail(child_stderr)));
   }

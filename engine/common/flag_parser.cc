@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "engine/common/text.h"
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/reflection.h"
 #include "absl/status/status.h"
@@ -82,7 +83,7 @@ absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view 
         return absl::InvalidArgumentError(absl::StrCat(
             "--", name, ": ", absl::SimpleAtod(value, &number) ? "a duration needs a unit" : "not a duration",
             " (h, m, s, ms, us, ns; e.g. --", name, "=30m or --", name, "=1h30m), got \"",
-            absl::CEscape(value.substr(0, 200)), "\""));
+            EscapeForTerminal(value, 200), "\""));
       }
       if (flag->IsOfType<int>() || flag->IsOfType<int64_t>() || flag->IsOfType<uint32_t>() ||
           flag->IsOfType<uint64_t>()) {
@@ -91,7 +92,7 @@ absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view 
         const bool digits = !value.empty() && value.find_first_not_of("-+0123456789") == std::string::npos;
         return absl::InvalidArgumentError(
             absl::StrCat("--", name, ": ", digits ? "a number out of range (see --help)" : "not a whole number",
-                         ", got \"", absl::CEscape(value.substr(0, 200)), "\""));
+                         ", got \"", EscapeForTerminal(value, 200), "\""));
       }
       return absl::InvalidArgumentError(absl::StrCat("--", name, ": ", error));
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/common/text.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "re2/re2.h"
@@ -14,8 +15,7 @@ constexpr int64_t kFilterMaxMem = int64_t{1} << 22;
 
 std::string Quoted(std::string_view pattern) {
   constexpr size_t kShown = 64;
-  std::string shown = absl::CEscape(absl::string_view(pattern.data(), std::min(pattern.size(), kShown)));
-  return absl::StrCat("\"", shown, pattern.size() > kShown ? "\"..." : "\"");
+  return absl::StrCat("\"", EscapeForTerminal(pattern, kShown), "\"");
 }
 
 }  // namespace

@@ -27,6 +27,13 @@ namespace {
 // Parser messages may quote input bytes: escape them and keep the line short.
 std::string Sanitized(std::string_view message) { return PrintableText(message, 300); }
 
+// protobuf's text parser says "Expected integer, got: -" for a negative number given to an
+// unsigned field (counts, sizes, seconds: every integer of a plan); say that instead.
+std::string ParserMessage(const std::string& message) {
+  if (message == "Expected integer, got: -") return "takes a whole number >= 0, got a negative number";
+  return Sanitized(message);
+}
+
 // Keeps the first error's 0-based position and message.
 class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
  public:
@@ -151,7 +158,7 @@ absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format, s
     const TextScan scan = ScanPlanText(text, at);
     return absl::InvalidArgumentError(absl::StrCat(source_name, ":", at.line + 1, ":", at.column + 1, ": ",
                                                    FormatFieldPath(scan.path_at_stop), ": ",
-                                                   Sanitized(errors.message())));
+                                                   ParserMessage(errors.message())));
   }
   parsed.source_map = std::make_shared<const PlanSourceMap>(ScanPlanText(text, std::nullopt).positions);
   return parsed;

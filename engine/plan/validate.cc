@@ -74,6 +74,10 @@ bool Contains(const Table& table, std::string_view name) {
   return false;
 }
 
+// User text inside an error message: printable characters as they are (a CJK name stays
+// readable), control bytes and invalid UTF-8 as \xNN (engine/common/text.h).
+std::string Quoted(std::string_view text) { return EscapeForTerminal(text); }
+
 bool IsLabelChar(char c) {
   return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '+' || c == ':';
 }
@@ -158,7 +162,7 @@ class Validator {
       const std::optional<std::string> problem = TextProblem(text, allow_newlines);
       return Error(path, absl::StrCat("printable text only (no control characters",
                                       allow_newlines ? " other than newline and tab" : "",
-                                      ", no bidirectional controls), got \"", absl::CEscape(text), "\"",
+                                      ", no bidirectional controls), got \"", Quoted(text), "\"",
                                       problem ? ": " : "", problem ? *problem : ""));
     }
     return absl::OkStatus();
@@ -181,7 +185,8 @@ class Validator {
                                              : reflection->GetStringReference(message, field, &scratch);
           // protobuf's own check, the one its binary parser applies to proto3 strings.
           if (!google::protobuf::internal::IsStructurallyValidUTF8(text.data(), static_cast<int>(text.size()))) {
-            return Error(at, absl::StrCat("valid UTF-8 text only, got \"", absl::CEscape(text.substr(0, 200)), "\""));
+            return Error(at, absl::StrCat("valid UTF-8 text only, got \"",
+                                          Quoted(std::string_view(text).substr(0, 200)), "\""));
           }
         } else if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
           FLEETMARK_RETURN_IF_ERROR(CheckUtf8(
@@ -228,7 +233,7 @@ class Validator {
     for (int i = 0; i < m.workloads_size(); ++i) {
       if (!Contains(kWorkloads, m.workloads(i))) {
         return Error(Append(path, "workloads", i), absl::StrCat("one of ", AllowedNames(kWorkloads), "; got \"",
-                                                                absl::CEscape(m.workloads(i)), "\""));
+                                                                Quoted(m.workloads(i)), "\""));
       }
     }
     FLEETMARK_RETURN_IF_ERROR(CheckSynthetic(m, path));
@@ -240,12 +245,12 @@ class Validator {
       return Error(Append(path, "workloads", 0),
                    absl::StrCat("the load scenario has no workload (its server does fixed "
                                 "work), got \"",
-                                absl::CEscape(m.workloads(0)), "\""));
+                                Quoted(m.workloads(0)), "\""));
     }
     for (int i = 0; i < m.io_modes_size(); ++i) {
       if (!Contains(kIoModes, m.io_modes(i))) {
         return Error(Append(path, "io_modes", i),
-                     absl::StrCat("one of ", AllowedNames(kIoModes), "; got \"", absl::CEscape(m.io_modes(i)), "\""));
+                     absl::StrCat("one of ", AllowedNames(kIoModes), "; got \"", Quoted(m.io_modes(i)), "\""));
       }
     }
     for (int i = 0; i < m.placements_size(); ++i) {
@@ -256,7 +261,7 @@ class Validator {
       if (m.placements(i) != spec->text) {
         return Error(Append(path, "placements", i),
                      absl::StrCat("write it as \"", spec->text, "\" (canonical form), got \"",
-                                  absl::CEscape(m.placements(i)), "\""));
+                                  Quoted(m.placements(i)), "\""));
       }
     }
     return CheckScenario(m, path);
@@ -278,7 +283,7 @@ class Validator {
     if (!distribution.empty() && !Contains(kWaitDistributions, distribution)) {
       return Error(Append(sp, "wait_distribution"),
                    absl::StrCat("one of ", AllowedNames(kWaitDistributions), " (empty = fixed); got \"",
-                                absl::CEscape(distribution), "\""));
+                                Quoted(distribution), "\""));
     }
     if (m.sweeps_size() > kMaxSweeps) {
       return Error(Append(path, "sweeps", kMaxSweeps),
@@ -295,7 +300,7 @@ class Validator {
     const ParamRule<v1::SyntheticParams>* rule = FindSyntheticRule(sweep.param());
     if (rule == nullptr) {
       return Error(Append(path, "param"), absl::StrCat("one of ", AllowedNames(kSyntheticRules, &RuleField), "; got \"",
-                                                       absl::CEscape(sweep.param()), "\""));
+                                                       Quoted(sweep.param()), "\""));
     }
     for (int j = 0; j < index; ++j) {
       if (m.sweeps(j).param() == sweep.param()) {
@@ -343,7 +348,7 @@ class Validator {
   absl::Status CheckStrategy(const v1::StrategySpec& s, const FieldPath& path) const {
     if (!Contains(kStrategies, s.name())) {
       return Error(Append(path, "name"),
-                   absl::StrCat("one of ", AllowedNames(kStrategies), "; got \"", absl::CEscape(s.name()), "\""));
+                   absl::StrCat("one of ", AllowedNames(kStrategies), "; got \"", Quoted(s.name()), "\""));
     }
     FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(path, "threads"), s.threads(), kMaxThreads));
     if (FindStrategy(s.name())->ignores_threads && s.threads() != 0) {
@@ -366,7 +371,7 @@ class Validator {
     if (!label_ok) {
       return Error(Append(path, "label"),
                    absl::StrCat("at most ", kMaxLabelLength, " letters, digits and _ - . + : (no '/'), got \"",
-                                absl::CEscape(label), "\""));
+                                Quoted(label), "\""));
     }
     return absl::OkStatus();
   }
@@ -476,7 +481,7 @@ class Validator {
       if (!ok) {
         return Error(Append(path, "required_governor"),
                      absl::StrCat("[a-z0-9_]{1,", kMaxGovernorLength,
-                                  "} (a cpufreq governor, e.g. performance), got \"", absl::CEscape(g), "\""));
+                                  "} (a cpufreq governor, e.g. performance), got \"", Quoted(g), "\""));
       }
     }
     FLEETMARK_RETURN_IF_ERROR(in_range(p.has_min_free_memory_mib(), "min_free_memory_mib",

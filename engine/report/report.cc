@@ -51,7 +51,7 @@ absl::StatusOr<std::string> FormatReport(const fleetmark::v1::RunReport& report,
     case ReportFormat::kTable:
       break;
   }
-  return FormatTable(report, TableOptions{.counters = options.table_counters});
+  return FormatTable(report, options.table);
 }
 
 }  // namespace fleetmark::report

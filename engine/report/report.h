@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "engine/report/table.h"
 #include "fleetmark/v1/result.pb.h"
 
 namespace fleetmark::report {
@@ -36,8 +37,9 @@ struct ReportOptions {
   std::string executable = "fleetmark";
   // gbench-json time unit of every entry: "ns", "us", "ms" or "s".
   std::string gbench_time_unit = "ns";
-  // table: include the per-case counters columns (CPU time, allocations).
-  bool table_counters = true;
+  // table: the table options (counters columns, terminal width, collapsed unsupported
+  // cases; engine/report/table.h). The default is the full table.
+  TableOptions table = {};
 };
 
 // Renders `report` in `format`. Errors only from the JSON printer (Internal).

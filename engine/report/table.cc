@@ -243,9 +243,8 @@ std::string CollapsedUnsupported(const std::vector<const CaseResult*>& rows, siz
   return out;
 }
 
-// A memory case's slope is an answer when it was fitted on two or more points that ran,
-// also when other points were left out (MemoryResult.left_out_tasks: e.g. 100 000
-// threads resource exhausted); unsupported and cancelled cases have none.
+}  // namespace
+
 bool HasMemorySlope(const CaseResult& r) {
   if (!r.has_memory()) return false;
   if (IsOk(r)) return true;
@@ -253,12 +252,15 @@ bool HasMemorySlope(const CaseResult& r) {
          r.status() != fleetmark::v1::CASE_STATUS_CANCELLED;
 }
 
-// "12.34", or "12.34 (without 100000)" naming the points left out of the fit.
-std::string SlopeCell(const fleetmark::v1::MemoryResult& m) {
+std::string MemorySlopeText(const CaseResult& r) {
+  if (!HasMemorySlope(r)) return "-";
+  const fleetmark::v1::MemoryResult& m = r.memory();
   std::string cell = Fixed(m.slope_kib_per_task(), 2);
   if (m.left_out_tasks_size() > 0) absl::StrAppend(&cell, " (without ", absl::StrJoin(m.left_out_tasks(), ", "), ")");
   return cell;
 }
+
+namespace {
 
 std::string MemoryTable(const std::vector<const CaseResult*>& group, size_t max_width) {
   TextTable table({{"strategy"},
@@ -292,7 +294,7 @@ std::string MemoryTable(const std::vector<const CaseResult*>& group, size_t max_
                   !m.stack_source().empty() ? m.stack_source()
                   : m.stack_kib() > 0       ? absl::StrCat(m.stack_kib(), " KiB")
                                             : "default",
-                  points.empty() ? "-" : absl::StrJoin(points, " "), ok ? SlopeCell(m) : "-",
+                  points.empty() ? "-" : absl::StrJoin(points, " "), MemorySlopeText(*r),
                   ok && m.total_slope_kib_per_task() != 0 ? Fixed(m.total_slope_kib_per_task(), 2) : "-",
                   ok ? Fixed(m.r_squared(), 3) : "-", ok ? Ratio(m.slope_kib_per_task(), smallest) : "-",
                   StatusCell(*r, /*with_stop_reason=*/false)});

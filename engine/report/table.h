@@ -37,6 +37,16 @@ std::string ThreadsText(const fleetmark::v1::CaseResult& result);
 // ("2.40 µs", "1.50 ms"); "-" when nothing was measured or counted.
 std::string CpuPerRepetitionText(const fleetmark::v1::CaseResult& result);
 
+// A memory case's slope is an answer when it was fitted on two or more points that ran,
+// also when other points were left out (MemoryResult.left_out_tasks: e.g. 100 000
+// threads resource exhausted); unsupported and cancelled cases have none.
+bool HasMemorySlope(const fleetmark::v1::CaseResult& result);
+
+// The KiB/task cell of every memory table, CLI and web alike: the RSS slope ("12.34"),
+// naming the points left out of the fit ("12.34 (without 100000)"); "-" when
+// HasMemorySlope is false.
+std::string MemorySlopeText(const fleetmark::v1::CaseResult& result);
+
 // Returns the tables for all results of `report`, in the order their groups first
 // appear, under a heading with the plan, the agent (options.agent_name) and the host
 // ("host name <hostname>"). A group holds the results sharing

@@ -22,7 +22,8 @@ runner::SliceResponse RunBatchSlice(const runner::SliceRequest& request, const s
 
 // Runs the slice in a child process: what runs there can always be abandoned (a hung
 // repetition, Boost.Fiber's once-per-process scheduler, a strategy that corrupts the
-// process). Child failures become statuses: killed by SIGKILL -> RESOURCE_EXHAUSTED,
+// process). Child failures become statuses: killed by the OOM killer -> RESOURCE_EXHAUSTED,
+// killed by SIGKILL from outside -> FAILED,
 // crash -> FAILED, over `timeout` -> TIMEOUT (the child is killed), `*cancelled`
 // (polled every ~20 ms) -> CANCELLED (the child is killed). Returns only once the
 // child has exited and been reaped, so nothing of the slice runs on afterwards.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/common/text.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -83,7 +84,7 @@ class PlanRunner {
       cases_.push_back(std::move(state));
     }
     if (cases_.empty() && summary_.skipped == 0) {
-      return absl::InvalidArgumentError(absl::StrCat("--filter: \"", absl::CEscape(options_.filter),
+      return absl::InvalidArgumentError(absl::StrCat("--filter: \"", EscapeForTerminal(options_.filter, 64),
                                                      "\" matches none of the plan's ", specs.size(), " case ids"));
     }
     return absl::OkStatus();

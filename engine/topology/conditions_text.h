@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "fleetmark/v1/host.pb.h"
 
@@ -16,5 +17,14 @@ namespace fleetmark::engine {
 // free memory 6021 MiB, governor schedutil, other CPU 3.1 %, gates failed: ...". Unknown
 // values are left out; "no conditions recorded" for an empty snapshot. Pure, thread-safe.
 std::string FormatConditions(const v1::EnvSnapshot& env);
+
+// The range of the conditions over many snapshots (e.g. the start and end of every case
+// of a run on one device), one line: each known value as "min–max" (or one value when
+// they agree), e.g. "load 0.42–2.31, free memory 5900–6021 MiB, hottest zone
+// 41.0–47.5 °C, governor schedutil, other CPU ≤ 3.1 %"; then how many snapshots crossed a
+// trip point or failed a gate, when any did. A value is taken from the snapshots that
+// know it, as FormatConditions reads them; "no conditions recorded" when none knows
+// anything. Pure, thread-safe.
+std::string FormatConditionsRange(const std::vector<const v1::EnvSnapshot*>& snapshots);
 
 }  // namespace fleetmark::engine

@@ -57,8 +57,8 @@ class CliFingerprintTest : public CliStoreTest {
       r.mutable_env_before()->set_battery_level_percent(-1);
       r.mutable_env_after()->set_free_memory_bytes(uint64_t{5900} << 20);
       r.mutable_env_after()->set_battery_level_percent(-1);
-      r.mutable_env_after()->add_gate_failures("free memory: 5900 MiB < 8000 MiB");
       if (job.agent_id == a) {
+        r.mutable_env_after()->add_gate_failures("free memory: 5900 MiB < 8000 MiB");
         old_fingerprint_ = r.fingerprint();
         old_result_id_ = r.result_id();
         r.mutable_fingerprint()->set_hash("forged");  // the coordinator recomputes it
@@ -98,14 +98,29 @@ TEST_F(CliFingerprintTest, CompareListsTheFingerprintFieldsThatDiffer) {
   EXPECT_THAT(r.out, Not(HasSubstr("Cortex-A76"))) << r.out;  // the same on both: not listed
 }
 
-TEST_F(CliFingerprintTest, RunsShowPrintsEachCasesStartAndEndConditions) {
+TEST_F(CliFingerprintTest, RunsShowSummarizesTheConditionsAndListsTheCasesThatFailedAGate) {
   CliResult r = Fleet("runs show " + run_id_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("== conditions of agent board-a\nbatch/arithmetic/blocking/direct/any\n"
+  // board-a: the range over both snapshots, then its case whose end failed a gate.
+  EXPECT_THAT(r.out, HasSubstr("== conditions of agent board-a (start and end of 1 case; --wide lists every case)\n"
+                               "  free memory 5900–6000 MiB, governor schedutil, gates failed in 1 of 2\n"
+                               "batch/arithmetic/blocking/direct/any\n"
                                "  start: free memory 6000 MiB, governor schedutil\n"
                                "  end:   free memory 5900 MiB, gates failed: free memory: 5900 MiB < 8000 MiB\n"))
       << r.out;
-  EXPECT_THAT(r.out, HasSubstr("== conditions of agent board-b\n")) << r.out;
+  // board-b: nothing failed, so the range alone.
+  EXPECT_THAT(r.out, HasSubstr("== conditions of agent board-b (start and end of 1 case; --wide lists every case)\n"
+                               "  free memory 5900–6000 MiB, governor schedutil\n\n"))
+      << r.out;
+}
+
+TEST_F(CliFingerprintTest, RunsShowWideListsEveryCasesStartAndEndConditions) {
+  CliResult r = Fleet("runs show " + run_id_ + " --wide");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("== conditions of agent board-b\nbatch/arithmetic/blocking/direct/any\n"
+                               "  start: free memory 6000 MiB, governor schedutil\n"
+                               "  end:   free memory 5900 MiB\n"))
+      << r.out;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "engine/topology/fingerprint.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_store_fixture.h"
@@ -22,8 +23,9 @@ namespace v1 = fleetmark::v1;
 
 class CliHealthTest : public CliStoreTest {
  protected:
-  // One night of the calibration block on `agent`, at `factor` × the base medians.
-  void Night(const std::string& agent, double factor) {
+  // One night of the calibration block on `agent`, at `factor` × the base medians,
+  // measured under `kernel` (the device fingerprint's kernel; "" = no fingerprint).
+  void Night(const std::string& agent, double factor, const std::string& kernel = "") {
     std::vector<store::ClaimedJob> claimed;
     CreateClaimedRun("nightly", {agent}, 3, &claimed);
     ASSERT_EQ(claimed.size(), 1u);
@@ -32,6 +34,12 @@ class CliHealthTest : public CliStoreTest {
              {"calibration_direct", 8e3}, {"calibration_single_thread", 60e3}, {"calibration_fixed_pool_2", 30e3}}) {
       v1::CaseResult r = BatchResult(next_id_++, claimed[0], label, base * factor);
       r.mutable_spec()->mutable_strategy()->set_label(label);
+      if (!kernel.empty()) {
+        v1::HostInfo host;
+        host.set_arch("aarch64");
+        host.set_kernel(kernel);
+        *r.mutable_fingerprint() = fleetmark::engine::DeviceFingerprintOf(host);
+      }
       results.push_back(r);
     }
     Insert(results, std::vector<std::string>(results.size(), agent));
@@ -93,6 +101,27 @@ TEST_F(CliHealthTest, AgentsListShowsNoiseAndQuarantineAndReleaseEndsIt) {
   CliResult unknown = Fleet("agents release nobody");
   EXPECT_NE(unknown.exit_code, 0);
   EXPECT_THAT(unknown.err, HasSubstr("agent \"nobody\" not found"));
+}
+
+// A kernel update changes the device fingerprint: the calibration history starts over
+// there (as History's segments do), so the slower nights after it are not a drift.
+TEST_F(CliHealthTest, AFingerprintChangeStartsTheCalibrationHistoryOver) {
+  v1::HostInfo host;
+  host.set_arch("aarch64");
+  const std::string board = Register("board", host);
+  for (double factor : {1.0, 1.01, 0.99, 1.005, 0.995}) ASSERT_NO_FATAL_FAILURE(Night(board, factor, "6.1.0-18"));
+  for (double factor : {1.4, 1.41, 1.39, 1.4}) ASSERT_NO_FATAL_FAILURE(Night(board, factor, "6.1.0-21"));
+  CliResult list = Fleet("agents list");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.out, Not(HasSubstr("quarantined"))) << list.out;
+  EXPECT_THAT(list.out, HasSubstr("(4 nights)")) << list.out;  // only the new kernel's nights
+  // Within the new fingerprint's history a drift still quarantines.
+  ASSERT_NO_FATAL_FAILURE(Night(board, 1.4 * 1.5, "6.1.0-21"));
+  list = Fleet("agents list");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.out, HasSubstr("calibration drift: the newest night is 50.0 % slower than the median of its 4 "
+                                  "earlier nights"))
+      << list.out;
 }
 
 }  // namespace

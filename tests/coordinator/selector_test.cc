@@ -92,6 +92,19 @@ TEST(SelectorTest, UnknownKeyNamesKeyAndAllowedKeys) {
   EXPECT_NE(message.find("allowed keys: arch, cores"), std::string::npos) << message;
 }
 
+TEST(SelectorTest, LongInputIsRefusedByItsSizeAndQuotedShort) {
+  auto huge = Selector::Parse(std::string(100000, 'a'));
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().message(), "selector: at most 4096 bytes, got 100000");
+  // Within the limit, a bad term is quoted cut (and escaped), not echoed whole.
+  auto long_term = Selector::Parse(std::string(3000, 'b') + "\x1b=1");
+  ASSERT_FALSE(long_term.ok());
+  const std::string message(long_term.status().message());
+  EXPECT_LT(message.size(), 400u) << message;
+  EXPECT_NE(message.find("unknown key \"bbbb"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\x1b'), std::string::npos) << message;
+}
+
 TEST(SelectorTest, MalformedTermsAreErrors) {
   for (const char* bad :
        {"arch", "=arm64", "arch=", "cores>=many", "arch>=arm64", "a=b,,c=d", "label:=x", "cores=8,"}) {

@@ -124,6 +124,21 @@ int64_t Count(const std::string& uri, const std::string& sql) {
   return txn.exec(sql)[0][0].as<int64_t>();
 }
 
+// libpq's multi-line messages become one line (no "\x0a" in a CLI error or a log line).
+TEST(StoreTest, DatabaseErrorsAreOneLine) {
+  const pqxx::sql_error e("ERROR:  relation \"runz\" does not exist\nLINE 1: SELECT * FROM runz\n  ^\n",
+                          "SELECT * FROM runz", "42P01");
+  absl::Status status = StatusFromPqxx(e, "list runs");
+  EXPECT_EQ(status.message(), "list runs: ERROR:  relation \"runz\" does not exist; LINE 1: SELECT * FROM runz; ^");
+  const pqxx::broken_connection down(
+      "connection to server at \"127.0.0.1\", port 1 failed: Connection refused\n\tIs the server running on that "
+      "host and accepting TCP/IP connections?\n");
+  status = StatusFromPqxx(down, "connect");
+  EXPECT_TRUE(absl::IsUnavailable(status)) << status;
+  EXPECT_EQ(std::string(status.message()).find('\n'), std::string::npos) << status;
+  EXPECT_EQ(std::string(status.message()).find('\t'), std::string::npos) << status;
+}
+
 TEST(StoreTest, ConnectingToASilentServerTimesOut) {
   // A listener that completes TCP handshakes and never answers (a port taken by
   // another program): without libpq's connect_timeout a connect would block for good.

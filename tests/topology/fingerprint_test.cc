@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace fleetmark::engine {
@@ -157,6 +158,36 @@ TEST(ConditionsTextTest, NamesTheRecordedConditionsAndLeavesUnknownOut) {
   no_battery.set_other_cpu_percent(3.14);
   EXPECT_EQ(FormatConditions(no_battery), "other CPU 3.1 %");
   EXPECT_EQ(FormatConditions(v1::EnvSnapshot()), "no conditions recorded");
+}
+
+TEST(ConditionsTextTest, RangeGivesEachKnownValuesLowAndHighAndCountsTheFlaggedSnapshots) {
+  v1::EnvSnapshot a;
+  a.set_battery_level_percent(81);
+  a.add_temperatures_c(41.0);
+  a.set_load_average_1m(0.42);
+  a.set_unix_time_ns(1);
+  a.set_free_memory_bytes(uint64_t{6021} << 20);
+  a.set_governor("schedutil");
+  v1::EnvSnapshot b = a;
+  b.set_battery_level_percent(78);
+  b.set_battery_charging(true);
+  b.clear_temperatures_c();
+  b.add_temperatures_c(47.5);
+  b.add_temperatures_c(30.0);
+  b.set_load_average_1m(2.31);
+  b.set_trip_point_crossed(true);
+  b.set_other_cpu_measured(true);
+  b.set_other_cpu_percent(3.14);
+  b.add_gate_failures("load: 2.31 > 2.00");
+  v1::EnvSnapshot unknown;  // knows nothing: changes no range
+  unknown.set_battery_level_percent(-1);
+  EXPECT_EQ(FormatConditionsRange({&a, &b, &unknown}),
+            "battery 78–81 % (charging), hottest zone 41.0–47.5 °C, load 0.42–2.31, free memory 6021 MiB, "
+            "governor schedutil, other CPU ≤ 3.1 %, trip point crossed in 1 of 3, gates failed in 1 of 3");
+  b.set_governor("performance");
+  EXPECT_THAT(FormatConditionsRange({&a, &b}), ::testing::HasSubstr("governor schedutil/performance"));
+  EXPECT_EQ(FormatConditionsRange({&unknown}), "no conditions recorded");
+  EXPECT_EQ(FormatConditionsRange({}), "no conditions recorded");
 }
 
 }  // namespace

@@ -297,6 +297,11 @@ test('memory and load scenario views', async () => {
     document.querySelector(`[data-chart="memory"][data-agent="${agent}"]`)).getOption().series.map((s) => s.name),
   agentId('x86-host'));
   assert.ok(legend.some((n) => /thread_per_task: 64\.0 KiB\/task/.test(n)), legend.join(' | '));
+  // A slope fitted on the points that ran names the point left out, as the CLI does.
+  const phoneSlope = await memory.page.locator(
+    `[data-chart="memory"][data-agent="${agentId('pixel-8')}"] ~ table tr:has(td:text-is("fixed_pool")) td:nth-child(3)`)
+    .textContent();
+  assert.equal(phoneSlope, '40.30 (without 10000)');
   await shot(memory.page, 'run-memory');
   await memory.page.close();
 

@@ -201,7 +201,7 @@ TEST(ParsePlanTest, ListElementsAfterTheFirstHaveTheirOwnPosition) {
 
 TEST(ParsePlanTest, TypeErrorsNameTheField) {
   const std::string prefix = "name: \"x\"\nmatrix {\n  strategies { name: \"fixed_pool\" ";
-  for (const auto& [value, what] : {std::pair<std::string, std::string>{"threads: -1", "Expected integer"},
+  for (const auto& [value, what] : {std::pair<std::string, std::string>{"threads: -1", "takes a whole number >= 0, got a negative number"},
                                     {"threads: 4294967296", "out of range"},
                                     {"threads: 1.5", "Expected integer"},
                                     {"threads: \"8\"", "Expected integer"},
@@ -477,7 +477,7 @@ TEST(ValidatePlanTest, NameAndDescriptionArePrintableAndBounded) {
 TEST(ValidatePlanTest, EveryStringFieldIsValidUtf8) {
   const std::string body = WithStrategy("name: 'direct'");
   EXPECT_THAT(ValidateText("name: \"\\303\\050\"\n" + body).message(),
-              HasSubstr("p.txtpb:1:1: plan.name: valid UTF-8 text only, got \"\\303(\""));
+              HasSubstr("p.txtpb:1:1: plan.name: valid UTF-8 text only, got \"\\xc3(\""));
   EXPECT_THAT(ValidateText("description: \"ok \\377\"\n" + body).message(),
               HasSubstr("plan.description: valid UTF-8 text only"));
   // Nested and repeated fields, including ones checked against the registry later, and
@@ -489,6 +489,8 @@ TEST(ValidatePlanTest, EveryStringFieldIsValidUtf8) {
           .message(),
       HasSubstr("plan.matrix[0].workloads[1]: valid UTF-8 text only"));  // a surrogate
   EXPECT_TRUE(ValidateText("name: \"\\303\\251tudes \\360\\237\\232\\200\"\n" + body).ok());
+  // Valid text in an error is quoted as it is (no octal escapes of a CJK name).
+  EXPECT_THAT(ValidateText(WithStrategy("name: '日本'")).message(), HasSubstr("got \"日本\""));
 }
 
 TEST(ValidatePlanTest, ChecksTheQuickFormToo) {

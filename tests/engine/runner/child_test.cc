@@ -1,6 +1,7 @@
 // Child processes: request/response round trip, error codes, and children that crash,
 // get SIGKILLed, run out of memory or hang — the parent (this test) must survive all.
 #include "engine/child/child.h"
+#include "engine/child/oom_kills.h"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -10,6 +11,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -80,11 +83,43 @@ TEST(ChildTest, HandlerErrorKeepsCodeAndMessage) {
   EXPECT_EQ(r.status().message(), "no such thing: x");
 }
 
-TEST(ChildTest, SigkilledChildIsResourceExhausted) {
+TEST(ChildTest, ChildSigkilledFromOutsideIsAFailureNotResourceExhaustion) {
+  // The child kills itself as `kill -9` would: the kernel's OOM-kill count does not move.
+  const std::optional<uint64_t> count = ReadOomKillCount();
   absl::StatusOr<std::string> r = RunInChild("test.sigkill", "x");
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(r.status().code(), count ? absl::StatusCode::kInternal : absl::StatusCode::kResourceExhausted)
+      << r.status();
   EXPECT_THAT(r.status().message(), HasSubstr("SIGKILL"));
   EXPECT_THAT(r.status().message(), HasSubstr("about to die"));
+  if (count) EXPECT_THAT(r.status().message(), HasSubstr("not the out-of-memory killer"));
+}
+
+TEST(OomKillsTest, ReadsTheCountAndTellsTheOomKillerFromOtherKills) {
+  const std::string dir = ::testing::TempDir();
+  const std::string vmstat = dir + "/vmstat";
+  {
+    std::ofstream out(vmstat);
+    out << "nr_free_pages 1234\noom_kill 7\nnr_zone_active_anon 5\n";
+  }
+  EXPECT_EQ(ReadOomKillCount(vmstat), std::optional<uint64_t>(7));
+  {
+    std::ofstream out(vmstat);
+    out << "nr_free_pages 1234\n";  // a kernel before 4.13
+  }
+  EXPECT_EQ(ReadOomKillCount(vmstat), std::nullopt);
+  EXPECT_EQ(ReadOomKillCount(dir + "/missing"), std::nullopt);
+  // The count rose while the child ran: the OOM killer.
+  absl::Status oom = SigkillStatus("memory_point", 7, 8, "; stderr: x");
+  EXPECT_EQ(oom.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(oom.message(),
+            "child \"memory_point\" was killed by SIGKILL from the kernel's out-of-memory killer (oom_kill 7 → 8)"
+            "; stderr: x");
+  // Known and unchanged: somebody else's kill -9.
+  EXPECT_EQ(SigkillStatus("memory_point", 7, 7, "").code(), absl::StatusCode::kInternal);
+  // Unknown: both causes named, counted as resource exhaustion (the study's answer).
+  absl::Status unknown = SigkillStatus("memory_point", std::nullopt, 7, "");
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(unknown.message(), HasSubstr("unreadable"));
 }
 
 TEST(ChildTest, CrashedChildIsInternal) {

@@ -96,7 +96,9 @@ function memorySection(key, results, agents) {
     if (mine.length === 0) continue;
     const el = chartBox({dataset: {chart: 'memory', group: key, agent: agent.agent_id}}, 340);
     // Every row of the device, the ones that did not run too (their status, "–" metrics).
-    const fit = (r) => (r.status === 'ok' && r.memory ? r.memory : null);
+    // A slope fitted on the points that ran is an answer also when some point was left
+    // out (slope_text names it: "12.34 (without 100000)"), as in the CLI table.
+    const fit = (r) => (r.memory && r.slope_text && r.slope_text !== '-' ? r.memory : null);
     const rows = [...mine].sort((a, b) => (!!fit(b) - !!fit(a)) ||
       ((fit(a) ? fit(a).slope_kib_per_task : 0) - (fit(b) ? fit(b).slope_kib_per_task : 0)));
     const metric = (r, f) => (fit(r) ? f(fit(r)) : '–');
@@ -105,7 +107,7 @@ function memorySection(key, results, agents) {
         .map((t) => h('th', {}, t)))),
       h('tbody', {}, rows.map((r) => h('tr', {dataset: {result: r.result_id}},
         h('td', {}, r.strategy), h('td', {class: 'num'}, cliText(r.threads_text)),
-        h('td', {class: 'num'}, metric(r, (m) => m.slope_kib_per_task.toFixed(2))),
+        h('td', {class: 'num'}, metric(r, () => cliText(r.slope_text))),
         h('td', {class: 'num'}, metric(r, (m) => m.intercept_kib.toFixed(0))),
         h('td', {class: 'num'}, metric(r, (m) => formatNumber(m.r_squared, 3))),
         h('td', {}, r.status + (r.message ? `: ${r.message}` : ''))))));
