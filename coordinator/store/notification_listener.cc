@@ -102,12 +102,14 @@ bool NotificationListener::Pause(absl::Duration delay) {
 bool NotificationListener::ListenOnce(bool reconnected) {
   absl::StatusOr<std::unique_ptr<pqxx::connection>> conn = ConnectionPool::Connect(options_.connection);
   if (!conn.ok()) {
-    if (!reconnected) {
+    // Once per outage: the retries follow every few seconds.
+    if (failed_connects_++ == 0) {
       ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
-                       absl::StrCat("notification listener: ", conn.status().message(), "; retrying"));
+                       absl::StrCat("notification listener: ", conn.status().message(), "; retrying with backoff"));
     }
     return false;
   }
+  failed_connects_ = 0;
   bool listened = false;
   std::unique_ptr<Receiver> receiver;
   try {

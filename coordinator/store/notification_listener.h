@@ -79,6 +79,7 @@ class NotificationListener {
   std::atomic<bool> stopping_{false};
   std::atomic<bool> listening_{false};
   std::atomic<uint64_t> received_{0}, malformed_{0}, reconnects_{0};
+  int failed_connects_ = 0;  // in a row; listener thread only
   std::thread thread_;
 };
 
