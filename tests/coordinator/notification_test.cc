@@ -22,7 +22,7 @@ namespace {
 
 std::string Uuid(int i) { return absl::StrFormat("00000000-0000-4000-8000-%012d", i); }
 
-TEST(NotificationTest, LongListsAreCutIntoPayloadsPostgresAcceptsAndParseBackInOrder) {
+TEST(NotificationTest, LongListsAreCutIntoPayloadsUnder8000BytesThatParseBackInOrder) {
   Notification ended{.kind = NotificationKind::kEnded};
   for (int i = 0; i < 500; ++i) {
     ended.agent_ids.push_back(Uuid(i));
