@@ -11,7 +11,9 @@
 //       [&](const Notification& n) { ... },          // listener thread; must not block
 //       [&](bool reconnected) { RequestSweep(); });  // listener thread, after each LISTEN
 //   ...
-//   listener.reset();  // stops within milliseconds, even while the database is down
+//   listener.reset();  // stops within milliseconds, also while the database is down
+//                      // (a connect in progress to a host that never answers: at most
+//                      // libpq's connect_timeout, 10 s, as the pool's connections)
 //
 // The connection's socket gets TCP keepalives (idle 10 s, 3 probes 5 s apart), so a
 // database host that vanished without closing the connection is noticed in ~25 s.
