@@ -121,10 +121,10 @@ bool NotificationListener::ListenOnce(bool reconnected) {
       ::fleetmark::Log(::fleetmark::LogLevel::kInfo, "notification listener: listening again");
     }
     if (on_listening_) on_listening_(reconnected);
+    const int sock = (*conn)->sock();
+    if (sock < 0) throw pqxx::broken_connection("no socket");
+    SetKeepalive(sock);
     while (!stopping_.load()) {
-      const int sock = (*conn)->sock();
-      if (sock < 0) throw pqxx::broken_connection("no socket");
-      SetKeepalive(sock);
       pollfd fds[2] = {{.fd = sock, .events = POLLIN, .revents = 0}, {.fd = wake_fd_, .events = POLLIN, .revents = 0}};
       if (poll(fds, 2, -1) < 0 && errno != EINTR) throw pqxx::broken_connection(std::strerror(errno));
       if (stopping_.load()) break;
