@@ -15,6 +15,7 @@
 //   --enrollment_token_file=PATH      seed this enrollment token (stored hashed)
 //   --coordinator_id=NAME             name in the database (default host:pid)
 //   --heartbeat_interval=5s  --job_lease=30s  --sweep_interval=1s  --max_attempts=3
+//   --listen_notifications=true       pushes between coordinators (LISTEN/NOTIFY); false = sweep only
 //   --db_outage_grace=5s              end agent streams (they spool, replay) after this outage
 //   --executor_threads=4  --db_pool_size=8
 //   --nightly_plan=PATH  --nightly_cron="0 2 * * *"  --nightly_selector=EXPR
@@ -73,6 +74,9 @@ ABSL_FLAG(std::string, coordinator_id, "", "this coordinator's name (default hos
 ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(5), "agent heartbeat period");
 ABSL_FLAG(absl::Duration, job_lease, absl::Seconds(30), "job lease, renewed by heartbeats/progress");
 ABSL_FLAG(absl::Duration, sweep_interval, absl::Seconds(1), "lease/schedule/dispatch sweep period");
+ABSL_FLAG(bool, listen_notifications, true,
+          "LISTEN for other coordinators' notifications (jobs queued, runs cancelled, agents revoked) on a "
+          "dedicated database connection; false = the sweep alone (e.g. behind a transaction-mode pooler)");
 ABSL_FLAG(absl::Duration, db_outage_grace, absl::Seconds(5),
           "end agent streams (agents spool and replay) once the database is down this long");
 ABSL_FLAG(int, max_attempts, 3, "attempts per job before failing as infrastructure (1..100)");
@@ -174,6 +178,7 @@ int main(int argc, char** argv) {
   options.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);
   options.job_lease = absl::GetFlag(FLAGS_job_lease);
   options.sweep_interval = absl::GetFlag(FLAGS_sweep_interval);
+  options.listen_notifications = absl::GetFlag(FLAGS_listen_notifications);
   options.max_attempts = absl::GetFlag(FLAGS_max_attempts);
   options.db_outage_grace = absl::GetFlag(FLAGS_db_outage_grace);
   options.executor_threads = absl::GetFlag(FLAGS_executor_threads);

@@ -5,7 +5,8 @@
 // gRPC threads.
 //
 // RevokeToken also ends the streams of this coordinator's agents enrolled with the
-// token (revocation.h); other coordinators do at their next liveness flush.
+// token (revocation.h); other coordinators do on the notification its transaction sends
+// (notification_handler.h), else at their next liveness flush.
 //
 // Every call taking a run id (GetRun, WatchRun, CancelRun, ExportResults,
 // StreamResults) also accepts a unique prefix of it with at least 6 hex digits

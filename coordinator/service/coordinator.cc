@@ -24,12 +24,15 @@
 #include "coordinator/service/coordinator_metrics.h"
 #include "coordinator/service/dispatcher.h"
 #include "coordinator/service/executor.h"
+#include "coordinator/service/job_stop.h"
 #include "coordinator/service/job_updates.h"
+#include "coordinator/service/notification_handler.h"
 #include "coordinator/service/parse_errors.h"
 #include "coordinator/service/result_ingestor.h"
 #include "coordinator/service/revocation.h"
 #include "coordinator/service/secrets.h"
 #include "coordinator/service/selector.h"
+#include "coordinator/store/notification_listener.h"
 #include "coordinator/store/store.h"
 #include "engine/common/log.h"
 #include "engine/common/message_limits.h"
@@ -146,6 +149,10 @@ class CoordinatorImpl : public Coordinator {
         },
         schedule_options);
 
+    if (options_.listen_notifications) {
+      FLEETMARK_RETURN_IF_ERROR(StartListener(store_options.connection));
+    }
+
     FLEETMARK_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials, Credentials());
     grpc::ServerBuilder builder;
     builder.AddListeningPort(options_.listen_address, credentials, &port_);
@@ -231,6 +238,20 @@ class CoordinatorImpl : public Coordinator {
     out.WriteHistogram("fleetmark_dispatch_seconds",
                        "From a job's claim being asked for to its assignment queued on the agent's stream.",
                        metrics_.dispatch_seconds);
+    out.Family("fleetmark_notifications_received_total",
+               "Notifications from the database (LISTEN/NOTIFY between coordinators) by kind.", "counter");
+    for (store::NotificationKind kind : {store::NotificationKind::kQueued, store::NotificationKind::kEnded,
+                                         store::NotificationKind::kDisconnect}) {
+      out.Sample("fleetmark_notifications_received_total", {{"kind", std::string(store::NotificationKindName(kind))}},
+                 static_cast<double>(metrics_.notifications[static_cast<size_t>(kind)].value()));
+    }
+    out.WriteGauge("fleetmark_notification_listener_up",
+                   "1 while the LISTEN connection is up, 0 while it reconnects or with --listen_notifications=false.",
+                   listener_ != nullptr && listener_->listening() ? 1 : 0);
+    out.Family("fleetmark_notification_listener_reconnects_total",
+               "Times the LISTEN connection was lost and opened again (each followed by a sweep).", "counter");
+    out.Sample("fleetmark_notification_listener_reconnects_total", {},
+               listener_ != nullptr ? static_cast<double>(listener_->reconnects()) : 0);
     return out.Finish();
   }
 
@@ -246,6 +267,7 @@ class CoordinatorImpl : public Coordinator {
       stopping_ = shut_down_ = true;
     }
     if (sweeper_.joinable()) sweeper_.join();
+    listener_.reset();
     // Close agent streams so the server's shutdown does not wait for them.
     for (const auto& session : registry_.All()) {
       session->Close(grpc::Status(grpc::StatusCode::UNAVAILABLE, "coordinator shutting down"));
@@ -299,9 +321,34 @@ class CoordinatorImpl : public Coordinator {
     return absl::OkStatus();
   }
 
-  // Liveness flush + heartbeat timeouts, revoked tokens, lease expiry, schedules, periodic dispatch.
+  // The LISTEN connection's thread (store/notification_listener.h): notifications go
+  // to the handler; each (re)connect asks for a sweep, for what it may have missed.
+  absl::Status StartListener(const store::ConnectionOptions& connection) {
+    notifications_ = std::make_unique<NotificationHandler>(
+        registry_, *dispatcher_, *executor_, [this] { EndRevokedAgents(); }, &metrics_);
+    store::NotificationListener::Options listener_options;
+    listener_options.connection = connection;
+    listener_options.connection.application_name = absl::StrCat("fleetmark-coordinator ", options_.coordinator_id,
+                                                                " (listener)");
+    FLEETMARK_ASSIGN_OR_RETURN(listener_, store::NotificationListener::Start(
+                                              listener_options,
+                                              [this](const store::Notification& n) { notifications_->Handle(n); },
+                                              [this](bool) { RequestSweep(); }));
+    return absl::OkStatus();
+  }
+
+  // The sweeper runs its next sweep now rather than at the end of its pause.
+  void RequestSweep() {
+    absl::MutexLock lock(&mu_);
+    sweep_requested_ = true;
+  }
+
+  // Liveness flush + heartbeat timeouts and revoked tokens every heartbeat interval;
+  // lease expiry, schedules, ended jobs and periodic dispatch every sweep interval (or
+  // at once when RequestSweep asks).
   void SweepLoop() {
     absl::Time next_flush = clock_.Now();
+    absl::Time next_sweep = absl::Now();  // real time, as the pause
     bool flushed = false;
     absl::Time last_db_ok = clock_.Now();
     // Since when this coordinator has been writing to the database without a failure
@@ -328,26 +375,44 @@ class CoordinatorImpl : public Coordinator {
         }
       }
       if (!flushed && now - last_db_ok > options_.db_outage_grace) EndStreamsForOutage(now - last_db_ok);
-      // Leases do not run out for time this coordinator could not record renewals in:
-      // it expires leases only with fresh renewals in the database, and after a (re)start
-      // or a database outage only once every job had a full lease of reachable database
-      // time (the renewals that failed meanwhile were recorded by the first flush after
-      // it: FlushLiveness), so agents whose streams the outage ended can reconnect and
-      // resume their jobs. An agent really lost is found one lease later at most. Other
-      // coordinators on the same database had the same outage and hold off likewise.
-      if (flushed && now - reachable_since >= options_.job_lease) ExpireLeases();
-      if (auto fired = schedules_->Tick(); fired.ok()) {
-        for (const v1::RunInfo& run : *fired) {
-          ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
-                           absl::StrCat("schedule fired run ", run.run_id(), " (", run.submitted_by(), ")"));
-        }
+      bool sweep = absl::Now() >= next_sweep;
+      {
+        absl::MutexLock lock(&mu_);
+        sweep = sweep || sweep_requested_;
+        sweep_requested_ = false;
       }
-      StopEndedJobs();
-      dispatcher_->WakeAllIdle();
-      // The pause between sweeps is real time (a fake clock moves only when told to).
+      if (sweep) {
+        Sweep(flushed && now - reachable_since >= options_.job_lease);
+        next_sweep = absl::Now() + options_.sweep_interval;
+      }
+      // The pause is real time (a fake clock moves only when told to): until the next
+      // sweep, at most a heartbeat interval (the next flush), or a requested sweep.
+      const absl::Duration pause = std::min(next_sweep - absl::Now(), options_.heartbeat_interval);
       absl::MutexLock lock(&mu_);
-      mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.sweep_interval);
+      mu_.AwaitWithTimeout(absl::Condition(this, &CoordinatorImpl::SweeperWoken), pause);
     }
+  }
+
+  bool SweeperWoken() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || sweep_requested_; }
+
+  // `expire`: whether leases may be expired now (see below).
+  void Sweep(bool expire) {
+    // Leases do not run out for time this coordinator could not record renewals in:
+    // it expires leases only with fresh renewals in the database, and after a (re)start
+    // or a database outage only once every job had a full lease of reachable database
+    // time (the renewals that failed meanwhile were recorded by the first flush after
+    // it: FlushLiveness), so agents whose streams the outage ended can reconnect and
+    // resume their jobs. An agent really lost is found one lease later at most. Other
+    // coordinators on the same database had the same outage and hold off likewise.
+    if (expire) ExpireLeases();
+    if (auto fired = schedules_->Tick(); fired.ok()) {
+      for (const v1::RunInfo& run : *fired) {
+        ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
+                         absl::StrCat("schedule fired run ", run.run_id(), " (", run.submitted_by(), ")"));
+      }
+    }
+    StopEndedJobs();
+    dispatcher_->WakeAllIdle();
   }
 
   // Agents whose enrollment token was revoked, or that were removed (possibly through
@@ -419,19 +484,7 @@ class CoordinatorImpl : public Coordinator {
     absl::StatusOr<std::vector<std::string>> ended = store_->EndedJobs(jobs);
     if (!ended.ok()) return;
     for (const std::string& job : *ended) {
-      const std::shared_ptr<AgentSession>& session = by_job[job];
-      bool stop = false;
-      session->UpdateState([&](AgentSession::AgentState& s) {
-        if (s.running_job == job && s.cancel_sent != job) {
-          s.cancel_sent = job;
-          stop = true;
-        }
-      });
-      if (!stop) continue;
-      v1::CoordinatorMessage cancel;
-      cancel.mutable_cancellation()->set_job_id(job);
-      cancel.mutable_cancellation()->set_reason("the job ended (cancelled or failed) on another coordinator");
-      session->Send(std::move(cancel));
+      StopRunningJob(*by_job[job], job, "the job ended (cancelled or failed) on another coordinator");
     }
   }
 
@@ -445,19 +498,7 @@ class CoordinatorImpl : public Coordinator {
                                     (job.failed ? ": failed (infrastructure)" : ": re-queued")));
       std::shared_ptr<AgentSession> session = registry_.Find(job.agent_id);
       if (session == nullptr) continue;
-      bool was_running = false;
-      session->UpdateState([&](AgentSession::AgentState& s) {
-        if (s.running_job == job.job_id && s.cancel_sent != job.job_id) {
-          s.cancel_sent = job.job_id;
-          was_running = true;
-        }
-      });
-      if (was_running) {
-        v1::CoordinatorMessage cancel;
-        cancel.mutable_cancellation()->set_job_id(job.job_id);
-        cancel.mutable_cancellation()->set_reason("lease expired");
-        session->Send(std::move(cancel));
-      }
+      StopRunningJob(*session, job.job_id, "lease expired");
       wake.push_back(job.agent_id);
     }
     dispatcher_->Wake(wake);
@@ -475,6 +516,8 @@ class CoordinatorImpl : public Coordinator {
   std::unique_ptr<AgentServiceImpl> agent_service_;
   std::unique_ptr<ControlServiceImpl> control_service_;
   std::unique_ptr<scheduler::ScheduleRunner> schedules_;
+  std::unique_ptr<NotificationHandler> notifications_;
+  std::unique_ptr<store::NotificationListener> listener_;  // null with listen_notifications off
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   absl::Time started_;
@@ -485,6 +528,7 @@ class CoordinatorImpl : public Coordinator {
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  bool sweep_requested_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace

@@ -49,9 +49,17 @@ struct CoordinatorOptions {
   absl::Duration heartbeat_interval = absl::Seconds(5);
   // A job's lease: renewed by heartbeats and progress; expired → re-queued or failed.
   absl::Duration job_lease = absl::Seconds(30);
-  // How often expired leases and schedules are checked, and queued jobs of connected
-  // idle agents claimed (jobs are also pushed at once on submit/finish/connect).
+  // How often expired leases, schedules and ended jobs are checked, and queued jobs of
+  // connected idle agents claimed (jobs are also pushed at once on submit/finish/connect
+  // and on other coordinators' notifications). Liveness is flushed every
+  // heartbeat_interval whatever this is.
   absl::Duration sweep_interval = absl::Seconds(1);
+  // Listen for other coordinators' notifications (PostgreSQL LISTEN/NOTIFY on a
+  // dedicated connection): a job queued, a run cancelled or an agent revoked through
+  // another coordinator reaches this one's agents at once instead of at its next sweep
+  // (or liveness flush). Off: the sweep alone, e.g. behind a transaction-mode connection
+  // pooler (PgBouncer), where LISTEN does not work. Notifications are sent either way.
+  bool listen_notifications = true;
   // When the database has been unreachable this long, agent streams are ended with
   // UNAVAILABLE: agents keep their results spooled and replay them once they are
   // welcomed again (hellos are refused, retryable, while the database is down). Keeps

@@ -5,6 +5,8 @@
 // Thread-safety: every member is safe from any thread.
 #pragma once
 
+#include <array>
+
 #include "coordinator/service/metrics.h"
 
 namespace fleetmark::service {
@@ -21,6 +23,9 @@ struct CoordinatorMetrics {
   // Per job pushed: from the Wake that asked for its agent to the assignment queued on
   // the agent's stream (claim transaction included), seconds.
   metrics::Histogram dispatch_seconds{metrics::ExponentialBuckets(0.0005, 2, 16)};
+  // Notifications received from the database (LISTEN), by store::NotificationKind
+  // (index: its value), whether or not they named an agent held here.
+  std::array<metrics::Counter, 3> notifications;
 };
 
 }  // namespace fleetmark::service

@@ -30,7 +30,8 @@ class Dispatcher {
              CoordinatorMetrics* metrics = nullptr);
 
   void Wake(const std::vector<std::string>& agent_ids);
-  // Every connected agent with no job (periodic: catches runs other coordinators created).
+  // Every connected agent with no job (the periodic sweep: catches runs other
+  // coordinators created whose notification was lost).
   void WakeAllIdle();
 
   // Of `agent_ids`, those connected here with no job.

@@ -1,9 +1,10 @@
 // Token revocation and agent removal for connected agents: ends the streams of this
 // coordinator's agents whose enrollment token is revoked or that were removed
 // (`fleetmark agents remove`), so they get no new job. Called by RevokeToken and
-// RemoveAgent (on the coordinator that served them) and by the sweeper at every
-// liveness flush (coordinators sharing the database notice within one heartbeat
-// interval).
+// RemoveAgent (on the coordinator that served them), on the "disconnect" notification
+// their transactions send (the other coordinators sharing the database:
+// notification_handler.h), and by the sweeper at every liveness flush (the safety net:
+// within one heartbeat interval).
 //
 // Each such stream gets a Refusal (not retryable) — "enrollment token <id> revoked" or
 // store::kAgentRemovedReason — and ends with PERMISSION_DENIED; the agent's reconnect

@@ -69,19 +69,29 @@ std::string WithConnectTimeout(const std::string& uri) {
 
 }  // namespace
 
+absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Connect(const ConnectionOptions& options) {
+  try {
+    auto conn = std::make_unique<pqxx::connection>(WithConnectTimeout(options.uri));
+    pqxx::nontransaction txn(*conn);
+    txn.exec(absl::StrCat("SET application_name = ", txn.quote(options.application_name)));
+    txn.commit();
+    return conn;
+  } catch (const std::exception& e) {
+    database_errors.fetch_add(1, std::memory_order_relaxed);
+    return absl::UnavailableError(absl::StrCat("database: cannot connect: ", e.what()));
+  }
+}
+
 absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Open() {
   std::vector<std::pair<std::string, std::string>> prepared;
   {
     absl::MutexLock lock(&mu_);
     prepared = prepared_;
   }
+  absl::StatusOr<std::unique_ptr<pqxx::connection>> conn = Connect(options_);
+  if (!conn.ok()) return conn.status();
   try {
-    auto conn = std::make_unique<pqxx::connection>(WithConnectTimeout(options_.uri));
-    {
-      pqxx::nontransaction txn(*conn);
-      txn.exec(absl::StrCat("SET application_name = ", txn.quote(options_.application_name)));
-    }
-    for (const auto& [name, sql] : prepared) conn->prepare(name, sql);
+    for (const auto& [name, sql] : prepared) (*conn)->prepare(name, sql);
     return conn;
   } catch (const std::exception& e) {
     database_errors.fetch_add(1, std::memory_order_relaxed);

@@ -73,6 +73,11 @@ class ConnectionPool {
 
   const ConnectionOptions& options() const { return options_; }
 
+  // One connection outside any pool, set up as the pool's are (connect_timeout,
+  // application_name), for a thread that keeps its own (the notification listener).
+  // Unavailable if the server cannot be reached. Any thread.
+  static absl::StatusOr<std::unique_ptr<pqxx::connection>> Connect(const ConnectionOptions& options);
+
  private:
   explicit ConnectionPool(ConnectionOptions options) : options_(std::move(options)) {}
   absl::StatusOr<std::unique_ptr<pqxx::connection>> Open();

@@ -2,7 +2,8 @@
 // jobs (status, lease, attempts), case results, host snapshots, schedules and their
 // fires. Several coordinators may share one database: job claims use
 // `FOR UPDATE SKIP LOCKED`, a schedule slot fires once via a unique (schedule, slot)
-// key, migrations run under an advisory lock.
+// key, migrations run under an advisory lock, and the transactions that queue or end
+// jobs or make agents unwelcome NOTIFY the other coordinators (notification.h).
 //
 //   StoreOptions options;
 //   options.connection.uri = "postgresql://postgres@127.0.0.1:5433/fleetmark";
@@ -240,7 +241,8 @@ class Store {
   virtual absl::Status EnsureEnrollmentToken(const std::string& token_id, const std::string& sha256_hex,
                                              const std::string& description) = 0;
   // NotFound naming the id if unknown; FailedPrecondition saying when if it was
-  // already revoked (nothing changes).
+  // already revoked (nothing changes). Notifies (notification.h: disconnect) the agents
+  // enrolled with it on commit.
   virtual absl::Status RevokeEnrollmentToken(const std::string& token_id) = 0;
   // The token id for a hash; NotFound if unknown, PermissionDenied if revoked.
   virtual absl::StatusOr<std::string> FindEnrollmentToken(const std::string& sha256_hex) = 0;
@@ -272,7 +274,8 @@ class Store {
   // (FindAgentByName no longer finds it), it is never selected, listed only with
   // include_removed, and its name may be enrolled again (a new agent id). Its queued,
   // assigned and running jobs fail as infrastructure ("agent NAME removed"), and their
-  // runs are updated. NotFound if no such agent (or it was removed already).
+  // runs are updated; the agent is notified (disconnect) on commit. NotFound if no such
+  // agent (or it was removed already).
   virtual absl::StatusOr<RemovedAgent> RemoveAgent(const std::string& name) = 0;
   // `fleetmark agents release NAME`: ends the quarantine of the agent (not removed) named
   // `name`; its deferred-job streak restarts and calibration nights measured before now
@@ -299,7 +302,8 @@ class Store {
   virtual absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents(bool include_removed = false) = 0;
 
   // --- runs and jobs ---
-  // Stores the plan, the run and one queued job per agent in one transaction.
+  // Stores the plan, the run and one queued job per agent in one transaction; the
+  // queued jobs' agents are notified (notification.h: queued) on commit.
   virtual absl::StatusOr<v1::RunInfo> CreateRun(const NewRun& run) = 0;
   // CreateRun, and in the same transaction assigns the new jobs of `idle_agent_ids`
   // (agents this coordinator knows to be connected and idle) as ClaimJobs would, so they
@@ -328,7 +332,8 @@ class Store {
   virtual absl::StatusOr<std::string> ResolveRunId(const std::string& id_or_prefix) = 0;
   // Newest first; limit 1..1000.
   virtual absl::StatusOr<std::vector<v1::RunInfo>> ListRuns(int limit) = 0;
-  // Cancels queued/assigned/running jobs; FailedPrecondition if the run already ended.
+  // Cancels queued/assigned/running jobs (the assigned/running ones are notified:
+  // ended); FailedPrecondition if the run already ended.
   virtual absl::StatusOr<CancelledRun> CancelRun(const std::string& run_id) = 0;
 
   // Claims, for each agent in `agent_ids` that has no assigned/running job, its oldest
@@ -376,7 +381,8 @@ class Store {
   // Handles jobs whose lease expired: re-queued while attempts < max_attempts, else
   // failed with "infrastructure: agent <name> lost ...". Also fails queued jobs past
   // their expiry (NewRun::queue_expiry) with "infrastructure: expired: agent <name> did
-  // not take the job ..." (failed = true). Updates the runs.
+  // not take the job ..." (failed = true). Updates the runs. Notifies the re-queued
+  // jobs' agents (queued) and the failed ones (ended) on commit.
   virtual absl::StatusOr<std::vector<ExpiredJob>> ExpireLeases() = 0;
   // The agent (re)connected and runs nothing but `keep_job_id` ("" = nothing): its
   // other assigned/running jobs are handled like expired leases at once.

@@ -119,6 +119,8 @@ absl::StatusOr<RemovedAgent> PgStore::RemoveAgent(const std::string& name) {
           runs.insert(row[1].as<std::string>());
         }
         for (const std::string& run_id : runs) internal::RefreshRun(txn, run_id);
+        // The coordinator holding its stream ends it on commit.
+        internal::Notify(txn, {.kind = NotificationKind::kDisconnect, .agent_ids = {agent.agent_id}});
         return agent;
       });
 }

@@ -61,6 +61,12 @@ std::string TextArray(const std::vector<std::string>& values) {
   return out;
 }
 
+void Notify(pqxx::work& txn, const Notification& n) {
+  const std::vector<std::string> payloads = NotificationPayloads(n);
+  if (payloads.empty()) return;
+  txn.exec_params("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p", kNotificationChannel, TextArray(payloads));
+}
+
 std::string LabelsJson(const std::map<std::string, std::string>& labels) {
   nlohmann::json json = nlohmann::json::object();
   for (const auto& [key, value] : labels) json[key] = value;

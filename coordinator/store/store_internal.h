@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "coordinator/store/connection_pool.h"
+#include "coordinator/store/notification.h"
 #include "google/protobuf/message.h"
 
 namespace fleetmark::store::internal {
@@ -118,6 +119,11 @@ namespace fleetmark::store::internal {
 
 // PostgreSQL text[] literal with each element double-quoted and escaped.
 std::string TextArray(const std::vector<std::string>& values);
+
+// Sends `n` to every coordinator listening (kNotificationChannel) when `txn` commits
+// (NOTIFY is transactional: nothing is sent on rollback). One statement for all its
+// payloads; none when `n` names no agent.
+void Notify(pqxx::work& txn, const Notification& n);
 
 // JSON object text of a string map (for jsonb columns) and back.
 std::string LabelsJson(const std::map<std::string, std::string>& labels);

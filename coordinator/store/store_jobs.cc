@@ -37,6 +37,7 @@ std::vector<ExpiredJob> ExpireInTxn(pqxx::work& txn, bool release, const std::st
   // queued jobs past their expiry (submit --queue_offline).
   std::vector<pqxx::result> results = {txn.exec_prepared("fm_expire_jobs", release, agent_id, keep_job_id)};
   if (!release) results.push_back(txn.exec_prepared("fm_expire_queued"));
+  Notification requeued{.kind = NotificationKind::kQueued}, failed{.kind = NotificationKind::kEnded};
   for (const pqxx::result& rows : results) {
     for (const auto& row : rows) {
       ExpiredJob& job = expired.emplace_back();
@@ -46,9 +47,18 @@ std::vector<ExpiredJob> ExpireInTxn(pqxx::work& txn, bool release, const std::st
       job.failed = row[3].as<std::string>() == kJobFailed;
       job.attempts = row[4].as<uint32_t>();
       runs.insert(job.run_id);
+      if (job.failed) {
+        failed.agent_ids.push_back(job.agent_id);
+        failed.job_ids.push_back(job.job_id);
+      } else {
+        requeued.agent_ids.push_back(job.agent_id);
+      }
     }
   }
   for (const std::string& run_id : runs) internal::RefreshRun(txn, run_id);
+  // The coordinators holding these agents claim the re-queued jobs and stop the failed ones.
+  internal::Notify(txn, requeued);
+  internal::Notify(txn, failed);
   return expired;
 }
 
@@ -125,12 +135,17 @@ absl::StatusOr<CancelledRun> PgStore::CancelRun(const std::string& run_id) {
         " finished_at = now(), updated_at = now() FROM c WHERE j.job_id = c.job_id "
         "RETURNING c.agent_id::text, c.job_id::text, c.status",
         run_id);
+    Notification ended{.kind = NotificationKind::kEnded};
     for (const auto& row : jobs) {
       if (row[2].as<std::string>() != kJobQueued) {
         cancelled.agent_jobs.emplace_back(row[0].as<std::string>(), row[1].as<std::string>());
+        ended.agent_ids.push_back(row[0].as<std::string>());
+        ended.job_ids.push_back(row[1].as<std::string>());
       }
     }
     txn.exec_params("UPDATE runs SET status = 'cancelled', finished_at = now() WHERE run_id = $1::uuid", run_id);
+    // The coordinators holding these agents tell them to stop on commit.
+    internal::Notify(txn, ended);
     cancelled.run = *internal::LoadRun(txn, run_id);
     return cancelled;
   });

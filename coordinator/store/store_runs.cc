@@ -76,9 +76,12 @@ InsertedRun InsertRun(pqxx::work& txn, const NewRun& run, const std::vector<std:
       "FROM i JOIN agents a ON a.agent_id = i.agent_id ORDER BY a.name",
       run_id, UuidArray(run.agent_ids), static_cast<int64_t>(run.max_attempts), static_cast<int64_t>(run.cases_total),
       UuidArray(assign_to), IntervalParam(lease), coordinator_id, IntervalParam(run.queue_expiry));
+  Notification queued{.kind = NotificationKind::kQueued};
   for (const auto& row : jobs) {
     if (row[2].as<std::string>() == kJobAssigned) {
       inserted.assigned.emplace_back(row[0].as<std::string>(), row[1].as<std::string>());
+    } else {
+      queued.agent_ids.push_back(row[1].as<std::string>());
     }
     v1::JobInfo* job = info.add_jobs();
     job->set_job_id(row[0].as<std::string>());
@@ -91,6 +94,8 @@ InsertedRun InsertRun(pqxx::work& txn, const NewRun& run, const std::vector<std:
     txn.exec_params("UPDATE runs SET status = 'running' WHERE run_id = $1::uuid", run_id);
     info.set_status("running");
   }
+  // The coordinators holding the agents of the queued jobs claim them on commit.
+  Notify(txn, queued);
   return inserted;
 }
 

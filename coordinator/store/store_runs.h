@@ -19,7 +19,8 @@ std::string InsertPlan(pqxx::work& txn, const v1::Plan& plan);
 // (attempt 1, lease now + `lease`, claimed by `coordinator_id`) for the agents in
 // `assign_to` that have no assigned/running job. Returns the run id and the
 // (job_id, agent_id) pairs assigned, and the run as LoadRun would return it (built from
-// the inserted rows, without reading them back).
+// the inserted rows, without reading them back). The agents of the queued jobs are
+// announced (NotificationKind::kQueued) on commit.
 struct InsertedRun {
   std::string run_id;
   std::vector<std::pair<std::string, std::string>> assigned;

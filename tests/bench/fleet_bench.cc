@@ -36,6 +36,7 @@
 #include "absl/time/clock.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/uuid.h"
+#include "tests/bench/bench_stats.h"
 #include "tests/bench/sim_agent.h"
 #include "tests/integration/fleet_harness.h"
 
@@ -88,14 +89,6 @@ double CpuSeconds(pid_t pid) {
     return 0;
   }
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-double Percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  // Nearest-rank percentile (NIST/Hyndman-Fan definition 1).
-  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * values.size()));
-  return values[std::min(values.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
 std::string Mib(uint64_t bytes) { return absl::StrFormat("%.1f MiB", bytes / 1048576.0); }

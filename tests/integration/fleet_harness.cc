@@ -189,7 +189,8 @@ absl::Status CoordinatorProcess::Launch() {
       absl::StrCat("--database_uri=", config_.database_uri),
       absl::StrCat("--admin_token_file=", dir_, "/admin_token"),
       absl::StrCat("--enrollment_token_file=", dir_, "/enrollment_token"),
-      absl::StrCat("--coordinator_id=it-coordinator-", launches_),
+      config_.coordinator_id.empty() ? absl::StrCat("--coordinator_id=it-coordinator-", launches_)
+                                     : absl::StrCat("--coordinator_id=", config_.coordinator_id),
       absl::StrCat("--heartbeat_interval=", absl::FormatDuration(config_.heartbeat_interval)),
       absl::StrCat("--job_lease=", absl::FormatDuration(config_.job_lease)),
       absl::StrCat("--sweep_interval=", absl::FormatDuration(config_.sweep_interval)),

@@ -82,6 +82,7 @@ struct CoordinatorConfig {
   absl::Duration sweep_interval = absl::Milliseconds(200);
   int max_attempts = 3;
   int listen_port = 0;                   // first start's port (0 = a free one)
+  std::string coordinator_id;            // --coordinator_id ("" = it-coordinator-<launch count>)
   std::vector<std::string> extra_flags;  // e.g. "--executor_threads=8" (each flag once)
 };
 
