@@ -69,8 +69,8 @@ std::string CommandRegistry::Usage() const {
   absl::StrAppend(&out,
                   "\nexit codes: 0 success; 1 the command failed (server error, results not "
                   "written, ...);\n  2 bad input (unknown command or flag, invalid plan, ...); "
-                  "3 run: finished but some case\n  failed (status failed, timeout or "
-                  "resource_exhausted; unsupported cases do not count);\n  130 interrupted "
+                  "3 run, submit --wait: finished but some\n  case failed (status failed or timeout; "
+                  "resource_exhausted and unsupported are outcomes, not failures);\n  130 interrupted "
                   "(SIGINT), 143 terminated (SIGTERM): results so far are still written\n");
   return out;
 }
