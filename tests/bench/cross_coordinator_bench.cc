@@ -111,26 +111,12 @@ std::string Measure(const std::string& dir, const std::string& db_uri, bool list
 int Main() {
   signal(SIGPIPE, SIG_IGN);
   const std::string dir = testing::MakeTempDir("fleetmark-xbench");
-  std::unique_ptr<testing::TestDatabase> database;
-  std::unique_ptr<testing::PrivatePostgres> private_pg;
-  std::string db_uri;
-  if (!testing::TestPgUri().empty()) {
-    auto created = testing::TestDatabase::Create(testing::TestPgUri());
-    if (!created.ok()) {
-      std::cerr << created.status() << "\n";
-      return 1;
-    }
-    database = *std::move(created);
-    db_uri = database->uri();
-  } else {
-    auto started = testing::PrivatePostgres::Start();
-    if (!started.ok()) {
-      std::cerr << started.status() << "\n";
-      return 1;
-    }
-    private_pg = *std::move(started);
-    db_uri = private_pg->uri();
+  absl::StatusOr<testing::BenchDatabase> bench_database = testing::OpenBenchDatabase();
+  if (!bench_database.ok()) {
+    std::cerr << bench_database.status() << "\n";
+    return 1;
   }
+  const std::string db_uri = bench_database->uri;
   std::cout << "machine: " << sysconf(_SC_NPROCESSORS_ONLN) << " CPUs; PostgreSQL " << db_uri << "; sweep interval "
             << absl::FormatDuration(absl::GetFlag(FLAGS_sweep_interval)) << std::endl;
   const std::string notify = Measure(dir, db_uri, true, "notify");

@@ -376,26 +376,12 @@ int Main() {
   const std::string dir = testing::MakeTempDir("fleetmark-bench");
   Report report;
 
-  std::unique_ptr<testing::TestDatabase> database;
-  std::unique_ptr<testing::PrivatePostgres> private_pg;
-  std::string db_uri;
-  if (!testing::TestPgUri().empty()) {
-    auto created = testing::TestDatabase::Create(testing::TestPgUri());
-    if (!created.ok()) {
-      std::cerr << created.status() << "\n";
-      return 1;
-    }
-    database = *std::move(created);
-    db_uri = database->uri();
-  } else {
-    auto started = testing::PrivatePostgres::Start();
-    if (!started.ok()) {
-      std::cerr << started.status() << "\n";
-      return 1;
-    }
-    private_pg = *std::move(started);
-    db_uri = private_pg->uri();
+  absl::StatusOr<testing::BenchDatabase> bench_database = testing::OpenBenchDatabase();
+  if (!bench_database.ok()) {
+    std::cerr << bench_database.status() << "\n";
+    return 1;
   }
+  const std::string db_uri = bench_database->uri;
 
   CoordinatorConfig config;
   config.database_uri = db_uri;

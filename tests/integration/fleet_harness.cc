@@ -149,6 +149,22 @@ absl::Status PrivatePostgres::Stop() {
   return RunCommand({FLEETMARK_SOURCE_DIR "/deploy/pg.sh", "stop", dir_}, absl::Seconds(60)).status();
 }
 
+absl::StatusOr<BenchDatabase> OpenBenchDatabase() {
+  BenchDatabase opened;
+  if (!TestPgUri().empty()) {
+    auto created = TestDatabase::Create(TestPgUri());
+    if (!created.ok()) return created.status();
+    opened.database = *std::move(created);
+    opened.uri = opened.database->uri();
+    return opened;
+  }
+  auto started = PrivatePostgres::Start();
+  if (!started.ok()) return started.status();
+  opened.private_pg = *std::move(started);
+  opened.uri = opened.private_pg->uri();
+  return opened;
+}
+
 absl::Status PrivatePostgres::StartAgain() {
   // deploy/pg.sh start would pick a new free port; the coordinator keeps its URI, so
   // start the same data directory on the recorded port with pg_ctl directly.

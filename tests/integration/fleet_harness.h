@@ -73,6 +73,16 @@ class PrivatePostgres {
   std::string dir_, uri_;
 };
 
+// A database for a benchmark: a fresh one on the test PostgreSQL when
+// FLEETMARK_TEST_PG_URI is set (TestPgUri), else a private PostgreSQL of its own. Owns
+// whichever it made; `uri` is the database's.
+struct BenchDatabase {
+  std::unique_ptr<TestDatabase> database;
+  std::unique_ptr<PrivatePostgres> private_pg;
+  std::string uri;
+};
+absl::StatusOr<BenchDatabase> OpenBenchDatabase();
+
 struct CoordinatorConfig {
   std::string database_uri;
   std::string enrollment_token = "it-enrollment-token-5f1c2b";
