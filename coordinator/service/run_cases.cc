@@ -2,7 +2,6 @@
 
 #include <vector>
 
-#include "engine/common/text.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
@@ -19,9 +18,9 @@ absl::StatusOr<std::vector<std::string>> SelectedCaseIds(const v1::Plan& plan, b
     if (compiled.Matches(spec.case_id())) selected.push_back(spec.case_id());
   }
   if (selected.empty()) {
-    // The message quotes at most 64 bytes of the pattern, like CaseFilter::Compile.
-    return absl::InvalidArgumentError(absl::StrCat("--filter: \"", EscapeForTerminal(filter, 64), "\" matches none of the plan's ",
-                                                   specs.size(), quick ? " quick" : "", " case ids"));
+    return absl::InvalidArgumentError(absl::StrCat("--filter: ", engine::QuotedFilter(filter),
+                                                   " matches none of the plan's ", specs.size(), quick ? " quick" : "",
+                                                   " case ids"));
   }
   return selected;
 }

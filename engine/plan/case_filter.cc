@@ -13,30 +13,30 @@ namespace {
 // Memory budget of the compiled pattern (RE2's default is 8 MiB).
 constexpr int64_t kFilterMaxMem = int64_t{1} << 22;
 
-std::string Quoted(std::string_view pattern) {
+}  // namespace
+
+std::string QuotedFilter(std::string_view pattern) {
   constexpr size_t kShown = 64;
   return absl::StrCat("\"", EscapeForTerminal(pattern, kShown), "\"");
 }
-
-}  // namespace
 
 absl::StatusOr<CaseFilter> CaseFilter::Compile(std::string_view pattern) {
   CaseFilter filter;
   if (pattern.empty()) return filter;
   if (pattern.size() > kMaxFilterLength) {
     return absl::InvalidArgumentError(absl::StrCat("--filter: at most ", kMaxFilterLength, " bytes, got ",
-                                                   pattern.size(), " (", Quoted(pattern), ")"));
+                                                   pattern.size(), " (", QuotedFilter(pattern), ")"));
   }
   if (pattern.find('\0') != std::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("--filter: must not contain NUL bytes, got ", Quoted(pattern)));
+    return absl::InvalidArgumentError(absl::StrCat("--filter: must not contain NUL bytes, got ", QuotedFilter(pattern)));
   }
   RE2::Options options;
   options.set_log_errors(false);
   options.set_max_mem(kFilterMaxMem);
   auto re = std::make_shared<const RE2>(re2::StringPiece(pattern.data(), pattern.size()), options);
   if (!re->ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--filter: not a valid RE2 regular expression: ", Quoted(pattern),
-                                                   " (", Quoted(re->error()), ")"));
+    return absl::InvalidArgumentError(absl::StrCat("--filter: not a valid RE2 regular expression: ", QuotedFilter(pattern),
+                                                   " (", QuotedFilter(re->error()), ")"));
   }
   filter.re_ = std::move(re);
   return filter;

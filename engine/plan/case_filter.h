@@ -26,12 +26,16 @@ namespace fleetmark::engine {
 // mistake, and its compiled form would cost memory for nothing).
 inline constexpr size_t kMaxFilterLength = 1024;
 
+// A --filter pattern as error messages quote it: in double quotes, its first 64 bytes
+// escaped for a terminal (EscapeForTerminal, "..." when cut).
+std::string QuotedFilter(std::string_view pattern);
+
 class CaseFilter {
  public:
   // "" matches every case. InvalidArgument naming --filter for a pattern longer than
   // kMaxFilterLength, with NUL bytes, or that RE2 rejects (syntax, nesting deeper than
   // RE2's limit, compiled program over its memory budget); the message quotes at most
-  // the first 64 bytes of the pattern, C-escaped.
+  // the first 64 bytes of the pattern (QuotedFilter).
   static absl::StatusOr<CaseFilter> Compile(std::string_view pattern);
 
   // Whether the pattern matches anywhere in `case_id` (unanchored search).

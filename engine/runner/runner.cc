@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "engine/common/text.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -84,8 +83,8 @@ class PlanRunner {
       cases_.push_back(std::move(state));
     }
     if (cases_.empty() && summary_.skipped == 0) {
-      return absl::InvalidArgumentError(absl::StrCat("--filter: \"", EscapeForTerminal(options_.filter, 64),
-                                                     "\" matches none of the plan's ", specs.size(), " case ids"));
+      return absl::InvalidArgumentError(absl::StrCat("--filter: ", QuotedFilter(options_.filter),
+                                                     " matches none of the plan's ", specs.size(), " case ids"));
     }
     return absl::OkStatus();
   }
