@@ -40,13 +40,14 @@ absl::StatusOr<Notification> ParseNotification(absl::string_view payload) {
   const size_t space = payload.find(' ');
   const absl::string_view kind = payload.substr(0, space);
   Notification n;
-  if (kind == "queued") {
-    n.kind = NotificationKind::kQueued;
-  } else if (kind == "ended") {
-    n.kind = NotificationKind::kEnded;
-  } else if (kind == "disconnect") {
-    n.kind = NotificationKind::kDisconnect;
-  } else {
+  bool known = false;
+  for (NotificationKind k : {NotificationKind::kQueued, NotificationKind::kEnded, NotificationKind::kDisconnect}) {
+    if (kind == NotificationKindName(k)) {
+      n.kind = k;
+      known = true;
+    }
+  }
+  if (!known) {
     return absl::InvalidArgumentError(absl::StrCat("notification \"", payload.substr(0, 64),
                                                    "\": kind must be queued, ended or disconnect"));
   }
