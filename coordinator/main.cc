@@ -1,7 +1,7 @@
 // fleetmark-coordinator: schedules plans across agents and stores every result in
 // PostgreSQL. Flags (all optional except --database_uri):
 //
-//   --listen_address=127.0.0.1:7443   gRPC (AgentService + ControlService); port 0 = any free port
+//   --listen_address=127.0.0.1:7443   gRPC (AgentService + ControlService); port 0 = any free port; or unix:/path/to/socket
 //   --port_file=PATH                  write the bound gRPC port there once serving (tests, scripts)
 //   --http_address=HOST:PORT          also serve the web view / JSON API, GET /healthz and
 //                                     Prometheus GET /metrics ("" = off)
@@ -57,7 +57,7 @@
 #include "engine/common/version.h"
 #endif
 
-ABSL_FLAG(std::string, listen_address, "127.0.0.1:7443", "gRPC listen address host:port (port 0 = any)");
+ABSL_FLAG(std::string, listen_address, "127.0.0.1:7443", "gRPC listen address host:port (port 0 = any) or unix:/path/to/socket");
 ABSL_FLAG(std::string, port_file, "", "write the bound gRPC port to this file once serving");
 ABSL_FLAG(std::string, http_address, "", "web view / JSON API, /healthz and /metrics address host:port (empty = off)");
 ABSL_FLAG(std::string, http_token_file, "",
@@ -262,8 +262,10 @@ int main(int argc, char** argv) {
     fleetmark::Log(fleetmark::LogLevel::kError, coordinator.status().message());
     return absl::IsInvalidArgument(coordinator.status()) ? 2 : 1;
   }
-  fleetmark::Log(fleetmark::LogLevel::kInfo, absl::StrCat(fleetmark::VersionLine("fleetmark-coordinator"),
-                                                          ": serving gRPC on port ", (*coordinator)->port()));
+  const bool unix_socket = absl::StartsWith(options.listen_address, "unix:");
+  fleetmark::Log(fleetmark::LogLevel::kInfo,
+                 absl::StrCat(fleetmark::VersionLine("fleetmark-coordinator"), ": serving gRPC on ",
+                              unix_socket ? options.listen_address : absl::StrCat("port ", (*coordinator)->port())));
 #if FLEETMARK_WITH_HTTP
   std::unique_ptr<fleetmark::http::HttpServer> http;
   if (!http_options.address.empty()) {

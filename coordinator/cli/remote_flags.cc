@@ -24,7 +24,7 @@
 
 ABSL_FLAG(std::string, coordinator, "",
           "coordinator gRPC address IP:PORT, HOST:PORT or a gRPC target such as "
-          "dns://DNS_SERVER_IP/HOST:PORT (devices without /etc/resolv.conf) (remote commands; "
+          "dns://DNS_SERVER_IP/HOST:PORT (devices without /etc/resolv.conf) or unix:/path/to/socket (remote commands; "
           "default: $FLEETMARK_COORDINATOR, else "
           "127.0.0.1 and the port in .fleetmark/coordinator.port (the local stack's), else 127.0.0.1:7443)");
 ABSL_FLAG(std::string, admin_token_file, "",

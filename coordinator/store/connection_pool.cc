@@ -73,7 +73,7 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Connect(const 
   try {
     auto conn = std::make_unique<pqxx::connection>(WithConnectTimeout(options.uri));
     pqxx::nontransaction txn(*conn);
-    txn.exec(absl::StrCat("SET application_name = ", txn.quote(options.application_name)));
+    txn.exec_params("SELECT set_config('application_name', $1, false)", options.application_name);
     txn.commit();
     return conn;
   } catch (const std::exception& e) {

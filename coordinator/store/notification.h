@@ -40,9 +40,9 @@ absl::string_view NotificationKindName(NotificationKind kind);
 
 struct Notification {
   NotificationKind kind = NotificationKind::kQueued;
-  std::vector<std::string> agent_ids;
+  std::vector<std::string> agent_ids = {};
   // kEnded only: job_ids[i] is agent_ids[i]'s job.
-  std::vector<std::string> job_ids;
+  std::vector<std::string> job_ids = {};
 };
 
 // The payloads announcing `n` (none when it names no agent), each at most

@@ -252,7 +252,7 @@ fleetmark::v1::Statistics ComputeHierarchicalStatistics(absl::Span<const int64_t
 
 size_t ProcessCount(size_t n, absl::Span<const uint32_t> process_sizes, size_t min_size) {
   size_t count = 0;
-  for (const auto [begin, end] : ProcessRanges(n, process_sizes)) {
+  for (const auto& [begin, end] : ProcessRanges(n, process_sizes)) {
     if (end - begin >= std::max<size_t>(1, min_size)) ++count;
   }
   return count;
@@ -260,7 +260,7 @@ size_t ProcessCount(size_t n, absl::Span<const uint32_t> process_sizes, size_t m
 
 std::vector<double> ProcessMedians(absl::Span<const int64_t> samples_ns, absl::Span<const uint32_t> process_sizes) {
   std::vector<double> out;
-  for (const auto [begin, end] : ProcessRanges(samples_ns.size(), process_sizes)) {
+  for (const auto& [begin, end] : ProcessRanges(samples_ns.size(), process_sizes)) {
     std::vector<double> values(samples_ns.begin() + begin, samples_ns.begin() + end);
     out.push_back(MedianInPlace(values));
   }

@@ -185,7 +185,7 @@ DeviceAb CompareAb(const std::string& device, const v1::CaseResult* a, const v1:
   if (out.a_status.empty()) out.a_median_ns = a->stats().median_ns();
   if (out.b_status.empty()) out.b_median_ns = b->stats().median_ns();
   if (!out.a_status.empty() || !out.b_status.empty()) {
-    out.method = "-";
+    out.method = std::string(1, '-');  // not = "-": a false GCC 12 -Wrestrict (GCC bug 105329)
     return out;
   }
   const std::vector<double> rounds_a(a->process_medians_ns().begin(), a->process_medians_ns().end());
