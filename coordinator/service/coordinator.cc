@@ -457,14 +457,34 @@ class CoordinatorImpl : public Coordinator {
     std::vector<std::string> unrecorded(unrecorded_agents_.begin(), unrecorded_agents_.end());
     absl::Status status = store_->RecordLiveness(batch, options_.job_lease, unrecorded);
     if (!status.ok()) {
-      ::fleetmark::Log(::fleetmark::LogLevel::kWarning, absl::StrCat("liveness flush: ", status.message()));
+      // The first failure, then one line a minute while it lasts (it runs every
+      // heartbeat interval: an outage must not fill the log).
+      ++liveness_failures_;
+      if (now - last_liveness_warning_ >= absl::Minutes(1)) {
+        ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
+                         liveness_failures_ == 1
+                             ? absl::StrCat("liveness flush: ", status.message())
+                             : absl::StrCat("liveness flush: failing for ", liveness_failures_, " flushes since ",
+                                            absl::FormatTime("%H:%M:%S UTC", first_liveness_failure_,
+                                                             absl::UTCTimeZone()),
+                                            ": ", status.message()));
+        last_liveness_warning_ = now;
+      }
+      if (liveness_failures_ == 1) first_liveness_failure_ = now;
       for (const store::AgentLiveness& a : batch) unrecorded_agents_.insert(a.agent_id);
       return false;
     }
+    if (liveness_failures_ > 0 && unrecorded.empty()) {
+      ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
+                       absl::StrCat("database reachable again after ", liveness_failures_, " failed liveness flushes"));
+    }
+    liveness_failures_ = 0;
+    last_liveness_warning_ = absl::InfinitePast();
     if (!unrecorded.empty()) {
       ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
                        absl::StrCat("database reachable again; renewed the job leases of ", unrecorded.size(),
-                                    " agents whose renewals failed meanwhile"));
+                                    unrecorded.size() == 1 ? " agent whose renewals" : " agents whose renewals",
+                                    " failed meanwhile"));
     }
     unrecorded_agents_.clear();
     return true;
@@ -524,6 +544,11 @@ class CoordinatorImpl : public Coordinator {
   // Agents whose lease renewals failed (database unreachable) since the last successful
   // flush. Sweeper thread only.
   std::set<std::string> unrecorded_agents_;
+  // Failed liveness flushes in a row, the first one's time and the last warning logged
+  // (sweeper thread only).
+  int liveness_failures_ = 0;
+  absl::Time first_liveness_failure_;
+  absl::Time last_liveness_warning_ = absl::InfinitePast();
   std::thread sweeper_;
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
