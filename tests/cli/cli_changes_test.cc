@@ -127,7 +127,9 @@ class CliChangesTest : public CliStoreTest {
       results.push_back(r);
     }
     Insert(results, std::vector<std::string>(results.size(), agent_id));
-    ASSERT_TRUE(store_->FinishJob(job.assignment.job_id(), agent_id, store::JobOutcome{.ok = true}).ok());
+    store::JobOutcome done;
+    done.ok = true;
+    ASSERT_TRUE(store_->FinishJob(job.assignment.job_id(), agent_id, done).ok());
   }
   void Nights(const std::string& agent_id, int n, const std::vector<double>& levels, const v1::Plan& plan) {
     for (int k = 0; k < n; ++k) {
