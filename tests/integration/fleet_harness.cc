@@ -212,6 +212,7 @@ absl::Status CoordinatorProcess::Launch() {
       absl::StrCat("--sweep_interval=", absl::FormatDuration(config_.sweep_interval)),
       absl::StrCat("--max_attempts=", config_.max_attempts)};
   for (const std::string& flag : config_.extra_flags) argv.push_back(flag);
+  argv.insert(argv.begin(), config_.command_prefix.begin(), config_.command_prefix.end());
   FLEETMARK_ASSIGN_OR_RETURN(process_, Subprocess::Start(argv, dir_ + "/coordinator.log"));
   int port = 0;
   const bool up = WaitUntil(

@@ -65,6 +65,8 @@ class PrivatePostgres {
   static absl::StatusOr<std::unique_ptr<PrivatePostgres>> Start();
   ~PrivatePostgres();
   const std::string& uri() const { return uri_; }
+  // Its deploy/pg.sh directory (e.g. for `deploy/pg.sh replica DIR REPLICA_DIR`).
+  const std::string& dir() const { return dir_; }
   absl::Status Stop();
   absl::Status StartAgain();  // same data directory and port
 
@@ -94,6 +96,10 @@ struct CoordinatorConfig {
   int listen_port = 0;                   // first start's port (0 = a free one)
   std::string coordinator_id;            // --coordinator_id ("" = it-coordinator-<launch count>)
   std::vector<std::string> extra_flags;  // e.g. "--executor_threads=8" (each flag once)
+  // Runs the coordinator through this command (an absolute path first), e.g.
+  // {"/usr/bin/prlimit", "--nofile=256", "--"}: it must exec the coordinator in its own
+  // process (the pid stays the coordinator's).
+  std::vector<std::string> command_prefix;
 };
 
 // A fleetmark-coordinator process on 127.0.0.1 (first start on a free port; restarts
