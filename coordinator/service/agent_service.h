@@ -30,6 +30,7 @@
 #include "coordinator/service/hello_check.h"
 #include "coordinator/service/job_updates.h"
 #include "coordinator/service/result_ingestor.h"
+#include "coordinator/service/stream_budget.h"
 #include "coordinator/store/store.h"
 #include "engine/common/clock.h"
 #include "fleetmark/v1/agent.grpc.pb.h"

@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "engine/common/clock.h"
 #include "coordinator/store/agent_health.h"
+#include "coordinator/store/read_router.h"
 #include "fleetmark/v1/plan.pb.h"
 
 namespace fleetmark::service {

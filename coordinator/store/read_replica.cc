@@ -20,7 +20,7 @@ namespace {
 // Runs `fn(txn)` on `*conn` (opened on `uri` first if needed); a failure closes the
 // connection, so the next call reconnects, and is Unavailable prefixed with `server`.
 template <typename Fn>
-auto OnConnection(std::unique_ptr<pqxx::connection>& conn, const std::string& uri, std::string_view server, Fn&& fn)
+auto OnConnection(std::unique_ptr<pqxx::connection>& conn, const std::string& uri, const char* server, Fn&& fn)
     -> absl::StatusOr<decltype(fn(std::declval<pqxx::nontransaction&>()))> {
   if (conn == nullptr || !conn->is_open()) {
     ConnectionOptions options;

@@ -4,6 +4,7 @@
 
 #include <sys/resource.h>
 
+#include <atomic>
 #include <thread>
 #include <vector>
 
