@@ -125,6 +125,11 @@ class CoordinatorProcess {
   std::unique_ptr<Subprocess> process_;
 };
 
+// The web view's port of a coordinator started with --http_address, from its log line
+// "web view at http://HOST:PORT/" (logged before the port file is written). Waits up
+// to `timeout`; DeadlineExceeded when the line does not appear.
+absl::StatusOr<int> WebViewPort(const CoordinatorProcess& coordinator, absl::Duration timeout = absl::Seconds(30));
+
 struct AgentConfig {
   std::string name;
   std::string labels;  // --labels

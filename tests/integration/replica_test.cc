@@ -18,7 +18,6 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "fleetmark/v1/control.grpc.pb.h"
@@ -55,12 +54,9 @@ class ReplicaTest : public ::testing::Test {
     auto coordinator = CoordinatorProcess::Start(dir_, config);
     ASSERT_TRUE(coordinator.ok()) << coordinator.status();
     coordinator_ = *std::move(coordinator);
-    ASSERT_TRUE(
-        WaitUntil([&] { return absl::StrContains(coordinator_->Log(), "web view at http://"); }, absl::Seconds(30)));
-    const std::string log = coordinator_->Log();
-    const size_t at = log.find("web view at http://") + std::string("web view at http://").size();
-    const std::string host_port = log.substr(at, log.find('/', at) - at);
-    ASSERT_TRUE(absl::SimpleAtoi(host_port.substr(host_port.rfind(':') + 1), &http_port_)) << host_port;
+    auto http_port = WebViewPort(*coordinator_);
+    ASSERT_TRUE(http_port.ok()) << http_port.status();
+    http_port_ = *http_port;
     control_ = std::make_unique<ControlClient>(coordinator_->address(), config.admin_token);
 
     AgentConfig agent;
