@@ -231,7 +231,7 @@ absl::Status CoordinatorProcess::Launch() {
 }
 
 absl::StatusOr<int> WebViewPort(const CoordinatorProcess& coordinator, absl::Duration timeout) {
-  constexpr absl::string_view kLine = "web view at http://";
+  const std::string kLine = "web view at http://";
   if (!WaitUntil([&] { return absl::StrContains(coordinator.Log(), kLine); }, timeout)) {
     return absl::DeadlineExceededError(absl::StrCat("no \"", kLine, "\" line in the coordinator's log"));
   }
