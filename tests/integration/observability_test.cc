@@ -133,6 +133,8 @@ TEST_F(ObservabilityTest, MetricsAfterAJobPassPromtoolAndCountTheFleet) {
   const int cases = CaseCount(plan);
   EXPECT_GE(value("fleetmark_results_ingested_total"), cases);
   EXPECT_EQ(value("fleetmark_agent_streams_open"), 1);
+  EXPECT_GT(value("fleetmark_agent_streams_limit"), 1);  // the descriptor budget
+  EXPECT_EQ(value("fleetmark_agent_streams_refused_total"), 0);
   EXPECT_EQ(value("fleetmark_agents{state=\"online\"}"), 1);
   EXPECT_EQ(value("fleetmark_agents{state=\"offline\"}"), 0);
   EXPECT_EQ(value("fleetmark_agents{state=\"removed\"}"), 0);

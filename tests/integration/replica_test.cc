@@ -10,6 +10,7 @@
 //     replica serves again.
 #include <httplib.h>
 
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -168,6 +169,12 @@ TEST_F(ReplicaTest, ARunReplayedOnTheReplicaIsReadFromIt) {
   ASSERT_EQ(metrics_status, 200);
   EXPECT_THAT(metrics, HasSubstr("fleetmark_read_server{server=\"replica\"} 1"));
   EXPECT_THAT(metrics, HasSubstr("fleetmark_read_replica_lag_seconds "));
+  // Prometheus's own parser and linter accept the replica's families.
+  const std::string file = dir_ + "/metrics.txt";
+  std::ofstream(file) << metrics;
+  absl::StatusOr<std::string> check = RunCommand({"sh", "-c", "promtool check metrics < '" + file + "' 2>&1"});
+  ASSERT_TRUE(check.ok()) << "promtool check metrics: " << check.status() << "\n" << metrics;
+  EXPECT_EQ(*check, "") << metrics;
 }
 
 TEST_F(ReplicaTest, ReplayPausedBeyondTheLagLimitSendsReadsToThePrimaryAndBack) {
