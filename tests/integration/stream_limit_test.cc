@@ -113,11 +113,11 @@ TEST_F(StreamLimitTest, StreamsOverTheDescriptorBudgetAreRefusedAndTheHeldOnesSt
   EXPECT_EQ(listed_online, static_cast<size_t>(budget));
   EXPECT_THAT(coordinator_->Log(), Not(HasSubstr("Too many open files")));
 
-  // A real agent at the limit is refused, backs off and retries; a freed slot takes it.
+  // A real agent at the limit is refused, backs off (the harness gives it 200ms doubling
+  // to 2s) and retries; a freed slot takes it.
   AgentConfig agent;
   agent.name = "real-agent";
   agent.token = coordinator_->config().enrollment_token;
-  agent.extra_flags = {"--reconnect_initial_delay=200ms", "--reconnect_max_delay=1s"};
   auto started = AgentProcess::Start(dir_, coordinator_->address(), agent);
   ASSERT_TRUE(started.ok()) << started.status();
   agent_ = *std::move(started);
