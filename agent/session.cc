@@ -103,10 +103,16 @@ SessionOutcome Session::Serve(SessionStream& stream, const AgentMessage& hello) 
   }
   std::string refusal;
   // The hello goes first, from this thread; only then may the writer thread write.
-  if (stream.Write(hello)) {
-    writer.Start();
+  const bool hello_sent = stream.Write(hello);
+  if (hello_sent) writer.Start();
+  {
+    // Read to the end even when the hello could not be written: a coordinator that
+    // refused the stream before reading it (one at its stream limit) has sent its
+    // Refusal and status, and Finish() before Read() returned false may block for ever
+    // (SessionStream's contract). Only a Refusal means anything then.
     CoordinatorMessage message;
     while (stream.Read(&message)) {
+      if (!hello_sent && !message.has_refusal()) continue;
       if (message.has_welcome()) {
         if (!outcome.welcomed) {
           outcome.welcomed = true;

@@ -18,6 +18,9 @@
 //   --listen_notifications=true       pushes between coordinators (LISTEN/NOTIFY); false = sweep only
 //   --db_outage_grace=5s              end agent streams (they spool, replay) after this outage
 //   --executor_threads=4  --db_pool_size=8
+//   --max_agent_streams=N             hold at most N agent streams (default: the descriptor budget)
+//   --read_database_uri=URI           web view and read-only control RPCs from a streaming replica
+//   --read_max_lag=10s                ... while it lags at most this; else from the primary
 //   --nightly_plan=PATH  --nightly_cron="0 2 * * *"  --nightly_selector=EXPR
 //   --noise_nights=14  --quarantine_drift_percent=10  --quarantine_drift_noise_multiple=4
 //   --quarantine_noise_percent=10  --quarantine_deferred_jobs=3
@@ -65,6 +68,11 @@ ABSL_FLAG(std::string, http_token_file, "",
           "file holding the bearer token the web view's JSON API requires; required when "
           "--http_address is not a loopback address");
 ABSL_FLAG(std::string, database_uri, "", "PostgreSQL URI (required)");
+ABSL_FLAG(std::string, read_database_uri, "",
+          "a streaming replica of --database_uri: the web view and `runs list`/`export`/`compare` read from it while "
+          "it answers and lags at most --read_max_lag (empty = every read on the primary)");
+ABSL_FLAG(absl::Duration, read_max_lag, absl::Seconds(10),
+          "reads go to the primary while the read replica's WAL replay is further behind than this (1s..1h)");
 ABSL_FLAG(std::string, tls_cert_file, "", "TLS certificate chain (PEM) for the gRPC port");
 ABSL_FLAG(std::string, tls_key_file, "", "TLS private key (PEM)");
 ABSL_FLAG(std::string, tls_client_ca_file, "", "CA (PEM) for client certificates: enables mutual TLS");
@@ -83,6 +91,9 @@ ABSL_FLAG(absl::Duration, db_outage_grace, absl::Seconds(5),
 ABSL_FLAG(int, max_attempts, 3, "attempts per job before failing as infrastructure (1..100)");
 ABSL_FLAG(int, executor_threads, 4, "coordinator executor threads (1..64)");
 ABSL_FLAG(int, db_pool_size, 8, "PostgreSQL connections (2..256)");
+ABSL_FLAG(int, max_agent_streams, 0,
+          "agent streams held at most (0 = the descriptor budget: RLIMIT_NOFILE, raised to its hard limit, minus a "
+          "reserve); a hello over it gets a retryable Refusal naming the limit, so the agent backs off");
 ABSL_FLAG(std::string, nightly_plan, "", "plan file of the default nightly schedule (empty = none)");
 ABSL_FLAG(std::string, nightly_cron, "0 2 * * *", "cron (5 fields, UTC) of the nightly schedule");
 ABSL_FLAG(std::string, nightly_selector, "", "agent selector of the nightly schedule");
@@ -175,6 +186,8 @@ int main(int argc, char** argv) {
   fleetmark::service::CoordinatorOptions options;
   options.listen_address = absl::GetFlag(FLAGS_listen_address);
   options.database_uri = absl::GetFlag(FLAGS_database_uri);
+  options.read_database_uri = absl::GetFlag(FLAGS_read_database_uri);
+  options.read_max_lag = absl::GetFlag(FLAGS_read_max_lag);
   options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert_file);
   options.tls_key_file = absl::GetFlag(FLAGS_tls_key_file);
   options.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);
@@ -189,6 +202,7 @@ int main(int argc, char** argv) {
   options.db_outage_grace = absl::GetFlag(FLAGS_db_outage_grace);
   options.executor_threads = absl::GetFlag(FLAGS_executor_threads);
   options.db_pool_size = absl::GetFlag(FLAGS_db_pool_size);
+  options.max_agent_streams = absl::GetFlag(FLAGS_max_agent_streams);
   options.nightly_plan_file = absl::GetFlag(FLAGS_nightly_plan);
   options.nightly_cron = absl::GetFlag(FLAGS_nightly_cron);
   options.nightly_selector = absl::GetFlag(FLAGS_nightly_selector);
@@ -267,6 +281,11 @@ int main(int argc, char** argv) {
   if (!CheckCanListen("listen_address", options.listen_address)) return 1;
 #if FLEETMARK_WITH_HTTP
   if (!http_options.address.empty() && !CheckCanListen("http_address", http_options.address)) return 1;
+  // The web view's database connections and sockets count in the descriptor reserve
+  // (twice the connections with a read replica: one reader on each server).
+  if (!http_options.address.empty()) {
+    options.http_threads = http_options.threads * (options.read_database_uri.empty() ? 1 : 2);
+  }
 #endif
 
   // Block the shutdown signals in every thread; one thread waits for them.
@@ -285,12 +304,19 @@ int main(int argc, char** argv) {
   fleetmark::Log(fleetmark::LogLevel::kInfo,
                  absl::StrCat(fleetmark::VersionLine("fleetmark-coordinator"), ": serving gRPC on ",
                               unix_socket ? options.listen_address : absl::StrCat("port ", (*coordinator)->port())));
+  fleetmark::Log(fleetmark::LogLevel::kInfo,
+                 absl::StrCat("holding up to ", (*coordinator)->stream_budget(), " agent streams (RLIMIT_NOFILE ",
+                              (*coordinator)->descriptor_limit(), ")"));
 #if FLEETMARK_WITH_HTTP
   std::unique_ptr<fleetmark::http::HttpServer> http;
   if (!http_options.address.empty()) {
     http_options.health = [c = coordinator->get()] { return c->CheckHealth(); };
     http_options.metrics = [c = coordinator->get()] { return c->RenderMetrics(); };
-    auto server = fleetmark::http::StartHttpServer(http_options);
+    fleetmark::store::ReadRouter* router = (*coordinator)->read_router();
+    if (router != nullptr) http_options.read_server = [router] { return router->ReadServer(); };
+    auto server = router == nullptr ? fleetmark::http::StartHttpServer(http_options)
+                                    : fleetmark::http::StartRoutedHttpServer(http_options, options.read_database_uri,
+                                                                             *router);
     if (!server.ok()) {
       fleetmark::Log(fleetmark::LogLevel::kError, absl::StrCat("--http_address: ", server.status().message()));
       return absl::IsInvalidArgument(server.status()) ? 2 : 1;

@@ -7,12 +7,18 @@
 #   deploy/pg.sh start DIR   # initdb if needed, start, print the connection URI
 #   deploy/pg.sh uri DIR     # print the URI of a running instance (exit 1 if stopped)
 #   deploy/pg.sh stop DIR
+#   deploy/pg.sh replica DIR REPLICA_DIR
+#                            # a streaming replica of the running instance in DIR
+#                            # (pg_basebackup -R on first use), started on its own
+#                            # free port; prints its URI. `uri`/`stop REPLICA_DIR` as
+#                            # for any instance; `start REPLICA_DIR` restarts it.
 #
 # DIR must be writable by the chosen user (created and chowned when run as root).
 # The database "fleetmark" is created on first start. Listens on 127.0.0.1 only.
 set -euo pipefail
 cmd=${1:-}; dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|uri|stop DIR" >&2; exit 2; }
+usage="usage: $0 start|uri|stop DIR, or $0 replica PRIMARY_DIR REPLICA_DIR"
+[ -n "$cmd" ] && [ -n "$dir" ] || { echo "$usage" >&2; exit 2; }
 bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
 [ -x "$bindir/initdb" ] || { echo "pg.sh: PostgreSQL server not installed (deploy/install-deps.sh)" >&2; exit 1; }
 mkdir -p "$dir"
@@ -21,14 +27,17 @@ data="$dir/data"
 
 as_user=()
 pguser=$(id -un)
+own_dir() {  # own_dir DIR: the server's user may write DIR and traverse its parents
+  [ "$(id -u)" -eq 0 ] || return 0
+  chown "$pguser" "$1"
+  local p="$1"; while [ "$p" != / ]; do chmod o+x "$p" 2>/dev/null || true; p=$(dirname "$p"); done
+}
 if [ "$(id -u)" -eq 0 ]; then
   pguser=postgres
   id postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql postgres
-  chown "$pguser" "$dir"
-  # Every parent must be traversable by the server's user.
-  p="$dir"; while [ "$p" != / ]; do chmod o+x "$p" 2>/dev/null || true; p=$(dirname "$p"); done
   as_user=(runuser -u "$pguser" --)
 fi
+own_dir "$dir"
 
 free_port() {
   /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
@@ -48,6 +57,27 @@ pg_start() {  # pg_start PORT
 
 uri() { echo "postgresql://$pguser@127.0.0.1:$(cat "$dir/port")/fleetmark"; }
 
+# Starts the stopped instance of $dir/data on the port kept in $dir/port, or a new
+# free one.
+run_instance() {
+  port=$(cat "$dir/port" 2>/dev/null || true)
+  if ! [[ "$port" =~ ^[0-9]+$ ]] || ! port_free "$port"; then
+    [ -z "$port" ] || echo "pg.sh: port $port (from $dir/port) is in use; starting on a new port" >&2
+    port=$(free_port)
+    echo "$port" > "$dir/port"
+  fi
+  log_start=$(stat -c %s "$dir/server.log" 2>/dev/null || echo 0)
+  if ! pg_start "$port"; then
+    # Taken between the check and the start? Once more on a fresh port.
+    tail -c +"$((log_start + 1))" "$dir/server.log" 2>/dev/null | grep -q "could not bind" \
+      || { tail -20 "$dir/server.log" >&2; exit 1; }
+    echo "pg.sh: port $port was taken while starting; starting on a new port" >&2
+    port=$(free_port)
+    echo "$port" > "$dir/port"
+    pg_start "$port" || { tail -20 "$dir/server.log" >&2; exit 1; }
+  fi
+}
+
 case "$cmd" in
   start)
     if [ ! -f "$data/PG_VERSION" ]; then
@@ -57,22 +87,8 @@ case "$cmd" in
     if "${as_user[@]}" "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1; then
       uri; exit 0
     fi
-    port=$(cat "$dir/port" 2>/dev/null || true)
-    if ! [[ "$port" =~ ^[0-9]+$ ]] || ! port_free "$port"; then
-      [ -z "$port" ] || echo "pg.sh: port $port (from $dir/port) is in use; starting on a new port" >&2
-      port=$(free_port)
-      echo "$port" > "$dir/port"
-    fi
-    log_start=$(stat -c %s "$dir/server.log" 2>/dev/null || echo 0)
-    if ! pg_start "$port"; then
-      # Taken between the check and the start? Once more on a fresh port.
-      tail -c +"$((log_start + 1))" "$dir/server.log" 2>/dev/null | grep -q "could not bind" \
-        || { tail -20 "$dir/server.log" >&2; exit 1; }
-      echo "pg.sh: port $port was taken while starting; starting on a new port" >&2
-      port=$(free_port)
-      echo "$port" > "$dir/port"
-      pg_start "$port" || { tail -20 "$dir/server.log" >&2; exit 1; }
-    fi
+    run_instance
+    port=$(cat "$dir/port")
     if ! "${as_user[@]}" "$bindir/psql" -h 127.0.0.1 -p "$port" -U "$pguser" -d postgres -tAc \
         "SELECT 1 FROM pg_database WHERE datname='fleetmark'" | grep -q 1; then
       "${as_user[@]}" "$bindir/createdb" -h 127.0.0.1 -p "$port" -U "$pguser" fleetmark
@@ -89,5 +105,24 @@ case "$cmd" in
   stop)
     [ -f "$data/PG_VERSION" ] || exit 0
     "${as_user[@]}" "$bindir/pg_ctl" -D "$data" -m fast -w stop >/dev/null 2>&1 || true ;;
-  *) echo "usage: $0 start|uri|stop DIR" >&2; exit 2 ;;
+  replica)
+    replica_dir=${3:-}
+    [ -n "$replica_dir" ] || { echo "$usage" >&2; exit 2; }
+    "${as_user[@]}" "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1 \
+      || { echo "pg.sh: the primary in $dir is not running (deploy/pg.sh start $dir)" >&2; exit 1; }
+    primary_port=$(cat "$dir/port")
+    mkdir -p "$replica_dir"
+    dir=$(cd "$replica_dir" && pwd)
+    data="$dir/data"
+    own_dir "$dir"
+    if [ ! -f "$data/PG_VERSION" ]; then
+      # -R writes standby.signal and primary_conninfo; -X stream copies the WAL the
+      # backup needs. initdb's default pg_hba trusts replication from 127.0.0.1.
+      "${as_user[@]}" "$bindir/pg_basebackup" -h 127.0.0.1 -p "$primary_port" -U "$pguser" -D "$data" \
+        -R -X stream -c fast >"$dir/basebackup.log" 2>&1 || { cat "$dir/basebackup.log" >&2; exit 1; }
+      rm -f "$dir/port"  # never the primary's
+    fi
+    if ! "${as_user[@]}" "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1; then run_instance; fi
+    uri ;;
+  *) echo "$usage" >&2; exit 2 ;;
 esac

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/http/api.h"
+#include "coordinator/store/web_routed_reader.h"
 #include "coordinator/service/metrics.h"
 #include "engine/common/secret_file.h"
 #include "engine/common/status_macros.h"
@@ -170,9 +171,12 @@ class HttpServerImpl final : public HttpServer {
         absl::StatusOr<int> schema = options_.health();
         res.status = schema.ok() ? 200 : 503;
         res.set_header("Cache-Control", "no-store");
-        res.set_content(schema.ok() ? Dump({{"status", "ok"}, {"database", "reachable"}, {"schema_version", *schema}})
-                                    : Dump({{"status", "unavailable"}, {"reason", schema.status().message()}}),
-                        "application/json");
+        nlohmann::json body = schema.ok() ? nlohmann::json{{"status", "ok"}, {"database", "reachable"},
+                                                           {"schema_version", *schema}}
+                                          : nlohmann::json{{"status", "unavailable"},
+                                                           {"reason", schema.status().message()}};
+        if (options_.read_server) body["reads"] = options_.read_server();
+        res.set_content(Dump(body), "application/json");
       });
     }
     if (options_.metrics) {
@@ -380,13 +384,34 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartHttpServer(const HttpServerOpti
   return std::unique_ptr<HttpServer>(std::move(server));
 }
 
+namespace {
+
+// The PostgreSQL reader on `uri`, one connection per server thread.
+absl::StatusOr<std::unique_ptr<store::WebReader>> OpenReader(const HttpServerOptions& options, const std::string& uri,
+                                                             bool connect_at_open) {
+  store::WebReaderOptions reader_options;
+  reader_options.uri = uri;
+  reader_options.pool_size = std::clamp(options.threads, 1, 256);
+  reader_options.connect_at_open = connect_at_open;
+  return store::OpenPgWebReader(reader_options);
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<HttpServer>> StartHttpServer(const HttpServerOptions& options) {
   FLEETMARK_RETURN_IF_ERROR(ValidateHttpServerOptions(options));  // before opening the database
-  store::WebReaderOptions reader_options;
-  reader_options.uri = options.pg_uri;
-  reader_options.pool_size = std::clamp(options.threads, 1, 256);
-  FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<store::WebReader> reader, store::OpenPgWebReader(reader_options));
+  FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<store::WebReader> reader, OpenReader(options, options.pg_uri, true));
   return StartHttpServer(options, std::shared_ptr<store::WebReader>(std::move(reader)));
+}
+
+absl::StatusOr<std::unique_ptr<HttpServer>> StartRoutedHttpServer(const HttpServerOptions& options,
+                                                                  const std::string& replica_uri,
+                                                                  store::ReadRouter& router) {
+  FLEETMARK_RETURN_IF_ERROR(ValidateHttpServerOptions(options));
+  FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<store::WebReader> primary, OpenReader(options, options.pg_uri, true));
+  FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<store::WebReader> replica, OpenReader(options, replica_uri, false));
+  return StartHttpServer(options, std::shared_ptr<store::WebReader>(
+                                      store::MakeRoutedWebReader(std::move(primary), std::move(replica), router)));
 }
 
 }  // namespace fleetmark::http

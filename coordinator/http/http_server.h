@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "coordinator/store/read_router.h"
 #include "coordinator/store/web_reader.h"
 
 namespace fleetmark::http {
@@ -55,6 +56,9 @@ struct HttpServerOptions {
   // Each scrape calls it once.
   // Called on server threads: must be thread-safe.
   std::function<std::string()> metrics;
+  // With a read replica: "replica" or "primary", the server reads go to now, added to
+  // `/healthz` as "reads". Null = no such field. Called on server threads.
+  std::function<std::string()> read_server;
 };
 
 // A running server. Not copyable; destroying it stops it. Thread-safe.
@@ -103,6 +107,13 @@ absl::Status ValidateHttpServerOptions(const HttpServerOptions& options);
 // Errors: InvalidArgument (address, threads, token rules), FailedPrecondition (web
 // root without index.html), Unavailable (database or bind failure).
 absl::StatusOr<std::unique_ptr<HttpServer>> StartHttpServer(const HttpServerOptions& options);
+
+// Same, with the API's reads on the streaming replica at `replica_uri` while `router`
+// says so, else on `options.pg_uri` (store/web_routed_reader.h). A replica down at start
+// is not an error. `router` must outlive the server.
+absl::StatusOr<std::unique_ptr<HttpServer>> StartRoutedHttpServer(const HttpServerOptions& options,
+                                                                  const std::string& replica_uri,
+                                                                  store::ReadRouter& router);
 
 // Same, over any reader (tests and benchmarks inject theirs). `reader` is shared with
 // the server threads and must be thread-safe.

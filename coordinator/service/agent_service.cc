@@ -64,6 +64,12 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* AgentServiceImpl::C
   if (options_.metrics != nullptr) options_.metrics->agent_streams_open.Add(1);
   handlers.on_done = [this](SessionPtr s) {
     if (options_.metrics != nullptr) options_.metrics->agent_streams_open.Add(-1);
+    // The slot frees at once (on the gRPC thread), so a waiting agent's retry gets it.
+    s->UpdateState([this](AgentSession::AgentState& state) {
+      state.stream_done = true;
+      if (state.holds_stream_slot) options_.stream_slots->Release();
+      state.holds_stream_slot = false;
+    });
     executor_.Post([this, s = std::move(s)] { OnStreamDone(s); });
   };
   return new AgentStream(std::move(session), std::move(handlers));
@@ -192,7 +198,25 @@ void AgentServiceImpl::AfterAcks(const SessionPtr& session, std::function<void()
                       [this, session, then = std::move(then)]() mutable { AfterAcks(session, std::move(then)); });
 }
 
+bool AgentServiceImpl::TakeStreamSlot(AgentSession& session) {
+  if (options_.stream_slots == nullptr) return true;
+  bool admitted = false;
+  session.UpdateState([&](AgentSession::AgentState& s) {
+    // Under the session's lock, so an end of stream racing this hello gives the slot back.
+    if (!s.stream_done && !s.holds_stream_slot) s.holds_stream_slot = options_.stream_slots->TryAcquire();
+    admitted = s.holds_stream_slot || s.stream_done;
+  });
+  return admitted;
+}
+
 void AgentServiceImpl::HandleHello(const SessionPtr& session, const v1::Hello& hello) {
+  // Before any database work: a coordinator at its descriptor budget turns agents away
+  // (they back off and retry) instead of failing accepts at RLIMIT_NOFILE.
+  if (!TakeStreamSlot(*session)) {
+    if (options_.metrics != nullptr) options_.metrics->agent_streams_refused.Add(1);
+    Refuse(session, grpc::StatusCode::RESOURCE_EXHAUSTED, options_.stream_slots->RefusalReason(), true);
+    return;
+  }
   absl::Status refusal = CheckHello(hello);
   absl::StatusOr<HelloIdentity> identity = refusal.ok() ? Authenticate(hello) : refusal;
   absl::StatusOr<std::string> agent_id = identity.ok() ? Register(*session, hello, *identity) : identity.status();

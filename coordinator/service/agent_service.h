@@ -30,6 +30,7 @@
 #include "coordinator/service/hello_check.h"
 #include "coordinator/service/job_updates.h"
 #include "coordinator/service/result_ingestor.h"
+#include "coordinator/service/stream_budget.h"
 #include "coordinator/store/store.h"
 #include "engine/common/clock.h"
 #include "fleetmark/v1/agent.grpc.pb.h"
@@ -46,6 +47,9 @@ struct AgentServiceOptions {
   uint32_t max_pending_acks = 1024;
   // Counts open streams (agent_streams_open) when not null; not owned, outlives the service.
   CoordinatorMetrics* metrics = nullptr;
+  // Admits streams up to the descriptor budget at their hello (stream_budget.h); a hello
+  // over it gets a retryable Refusal naming the limit. Null = no limit. Not owned.
+  StreamSlots* stream_slots = nullptr;
 };
 
 // Connect is registered raw (bytes): AgentStream parses each message itself, so an
@@ -64,6 +68,8 @@ class AgentServiceImpl final : public v1::AgentService::WithRawCallbackMethod_Co
   using SessionPtr = std::shared_ptr<AgentSession>;
   void Handle(const SessionPtr& session, v1::AgentMessage message);
   void HandleHello(const SessionPtr& session, const v1::Hello& hello);
+  // Takes a stream slot for `session` at its hello; false when the budget is full.
+  bool TakeStreamSlot(AgentSession& session);
   // The steps of a hello. Each returns the refusal as a status: its code is the
   // stream's, and only Unavailable (a database outage) is retryable.
   struct HelloIdentity {

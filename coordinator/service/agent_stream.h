@@ -76,6 +76,8 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
     double cpu_seconds = 0;
     uint32_t pending_acks = 0;
     bool read_paused = false;  // waiting for acks to drain before reading on
+    bool holds_stream_slot = false;  // took a StreamSlots slot at its hello (given back at the end)
+    bool stream_done = false;        // the stream ended (set before on_done's work)
   };
   AgentState state() const;
   void UpdateState(const std::function<void(AgentState&)>& update);

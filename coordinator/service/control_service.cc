@@ -152,7 +152,12 @@ absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan
 
 ControlServiceImpl::ControlServiceImpl(store::Store& store, Executor& executor, Dispatcher& dispatcher,
                                        AgentRegistry& registry, ControlServiceOptions options)
-    : store_(store), executor_(executor), dispatcher_(dispatcher), registry_(registry), options_(options) {}
+    : store_(store),
+      reads_(store, options.read_replica, options.read_router),
+      executor_(executor),
+      dispatcher_(dispatcher),
+      registry_(registry),
+      options_(options) {}
 
 grpc::Status ControlServiceImpl::Authorize(const grpc::ServerContextBase& context) const {
   if (options_.admin_token.empty()) {
@@ -233,7 +238,8 @@ grpc::ServerUnaryReactor* ControlServiceImpl::ListRuns(grpc::CallbackServerConte
                                                        v1::ListRunsResponse* response) {
   return Async(context, [this, request, response]() -> absl::Status {
     const int limit = request->limit() == 0 ? 20 : static_cast<int>(std::min<uint32_t>(request->limit(), 100000));
-    FLEETMARK_ASSIGN_OR_RETURN(std::vector<v1::RunInfo> runs, store_.ListRuns(limit));
+    FLEETMARK_ASSIGN_OR_RETURN(std::vector<v1::RunInfo> runs,
+                               reads_.ForList([&](store::Store& store) { return store.ListRuns(limit); }));
     for (v1::RunInfo& run : runs) *response->add_runs() = std::move(run);
     return absl::OkStatus();
   });
@@ -241,7 +247,6 @@ grpc::ServerUnaryReactor* ControlServiceImpl::ListRuns(grpc::CallbackServerConte
 
 namespace {
 
-bool Terminal(const std::string& status) { return status == "done" || status == "failed" || status == "cancelled"; }
 
 // A server stream ended at once with `status` (a refused token).
 template <typename Message>
@@ -267,7 +272,7 @@ class RunWatcher : public grpc::ServerWriteReactor<v1::RunInfo> {
       Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "write failed"));
       return;
     }
-    if (Terminal(state_->last.status())) {
+    if (RunFinished(state_->last.status())) {
       Finish(grpc::Status::OK);
       return;
     }
@@ -510,8 +515,9 @@ void SetHeader(const store::ResultExportIndex& index, v1::ExportResultsResponse*
 // never races a write.
 class ResultStreamer : public grpc::ServerWriteReactor<v1::ExportResultsResponse> {
  public:
-  ResultStreamer(store::Store& store, Executor& executor, std::string run_id, std::string agent_name)
-      : state_(std::make_shared<State>(store, executor, std::move(run_id), std::move(agent_name))) {
+  // The store is chosen on the executor (ReadStores::ForRun may query the replica).
+  ResultStreamer(ReadStores& reads, Executor& executor, std::string run_id, std::string agent_name)
+      : state_(std::make_shared<State>(reads, executor, std::move(run_id), std::move(agent_name))) {
     state_->reactor = this;
     state_->executor.Post([state = state_] { Start(state); });
   }
@@ -531,9 +537,10 @@ class ResultStreamer : public grpc::ServerWriteReactor<v1::ExportResultsResponse
 
  private:
   struct State {
-    State(store::Store& s, Executor& e, std::string id, std::string agent)
-        : store(s), executor(e), run_id(std::move(id)), agent_name(std::move(agent)) {}
-    store::Store& store;
+    State(ReadStores& r, Executor& e, std::string id, std::string agent)
+        : reads(r), executor(e), run_id(std::move(id)), agent_name(std::move(agent)) {}
+    ReadStores& reads;
+    store::Store* store = nullptr;  // set by Start
     Executor& executor;
     const std::string run_id;  // as requested
     const std::string agent_name;
@@ -545,9 +552,10 @@ class ResultStreamer : public grpc::ServerWriteReactor<v1::ExportResultsResponse
     v1::ExportResultsResponse out;  // the message being written
   };
   static void Start(const std::shared_ptr<State>& state) {
+    state->store = &state->reads.ForRun(state->run_id);
     absl::Status indexed = [&]() -> absl::Status {
-      FLEETMARK_ASSIGN_OR_RETURN(const std::string run_id, state->store.ResolveRunId(state->run_id));
-      FLEETMARK_ASSIGN_OR_RETURN(state->index, state->store.ListExportResults(run_id, state->agent_name));
+      FLEETMARK_ASSIGN_OR_RETURN(const std::string run_id, state->store->ResolveRunId(state->run_id));
+      FLEETMARK_ASSIGN_OR_RETURN(state->index, state->store->ListExportResults(run_id, state->agent_name));
       return absl::OkStatus();
     }();
     if (!indexed.ok()) {
@@ -564,7 +572,7 @@ class ResultStreamer : public grpc::ServerWriteReactor<v1::ExportResultsResponse
     }
     state->out.Clear();
     if (state->next_page == 0) SetHeader(state->index, &state->out);
-    if (absl::Status loaded = LoadPage(state->store, state->index, state->pages[state->next_page], &state->out);
+    if (absl::Status loaded = LoadPage(*state->store, state->index, state->pages[state->next_page], &state->out);
         !loaded.ok()) {
       state->reactor->Finish(ToGrpcStatus(loaded));
       return;
@@ -581,8 +589,9 @@ grpc::ServerUnaryReactor* ControlServiceImpl::ExportResults(grpc::CallbackServer
                                                             const v1::ExportResultsRequest* request,
                                                             v1::ExportResultsResponse* response) {
   return Async(context, [this, request, response]() -> absl::Status {
-    FLEETMARK_ASSIGN_OR_RETURN(const std::string run_id, store_.ResolveRunId(request->run_id()));
-    FLEETMARK_ASSIGN_OR_RETURN(store::ResultExportIndex index, store_.ListExportResults(run_id, request->agent_name()));
+    store::Store& store = reads_.ForRun(request->run_id());
+    FLEETMARK_ASSIGN_OR_RETURN(const std::string run_id, store.ResolveRunId(request->run_id()));
+    FLEETMARK_ASSIGN_OR_RETURN(store::ResultExportIndex index, store.ListExportResults(run_id, request->agent_name()));
     // The answer's size from the index, before loading anything.
     SetHeader(index, response);
     size_t bytes = response->ByteSizeLong();
@@ -594,7 +603,7 @@ grpc::ServerUnaryReactor* ControlServiceImpl::ExportResults(grpc::CallbackServer
                        FormatMessageLimit(kCoordinatorMaxMessageBytes), " limit of one ExportResults answer (",
                        kCoordinatorMaxMessageBytes, " bytes); read them with StreamResults, as fleetmark export does"));
     }
-    return LoadPage(store_, index, {0, index.results.size()}, response);
+    return LoadPage(store, index, {0, index.results.size()}, response);
   });
 }
 
@@ -603,7 +612,7 @@ grpc::ServerWriteReactor<v1::ExportResultsResponse>* ControlServiceImpl::StreamR
   if (grpc::Status auth = Authorize(*context); !auth.ok()) {
     return new RefusedWriter<v1::ExportResultsResponse>(auth);
   }
-  return new ResultStreamer(store_, executor_, request->run_id(), request->agent_name());
+  return new ResultStreamer(reads_, executor_, request->run_id(), request->agent_name());
 }
 
 grpc::ServerUnaryReactor* ControlServiceImpl::ListTokens(grpc::CallbackServerContext* context,

@@ -34,6 +34,7 @@
 #include "absl/time/time.h"
 #include "coordinator/service/dispatcher.h"
 #include "coordinator/service/executor.h"
+#include "coordinator/service/read_stores.h"
 #include "coordinator/store/store.h"
 #include "fleetmark/v1/control.grpc.pb.h"
 
@@ -49,6 +50,11 @@ struct ControlServiceOptions {
   // and returns its run; called on the executor. Unset (a service built without a
   // scheduler, as in unit tests): RunSchedule fails with FailedPrecondition.
   std::function<absl::StatusOr<v1::RunInfo>(const std::string& name)> run_schedule;
+  // --read_database_uri: ListRuns, ExportResults and StreamResults read from this store
+  // on the streaming replica while `read_router` says so (read_stores.h). Both or
+  // neither; not owned, they outlive the service.
+  store::Store* read_replica = nullptr;
+  store::ReadRouter* read_router = nullptr;
 };
 
 // absl::Status → grpc::Status (same numeric codes).
@@ -144,6 +150,7 @@ class ControlServiceImpl final : public v1::ControlService::CallbackService {
   grpc::ServerUnaryReactor* Async(grpc::CallbackServerContext* context, std::function<absl::Status()> work);
 
   store::Store& store_;
+  ReadStores reads_;
   Executor& executor_;
   Dispatcher& dispatcher_;
   AgentRegistry& registry_;

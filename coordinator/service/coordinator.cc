@@ -1,5 +1,6 @@
 #include "coordinator/service/coordinator.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -32,6 +33,7 @@
 #include "coordinator/service/revocation.h"
 #include "coordinator/service/secrets.h"
 #include "coordinator/service/selector.h"
+#include "coordinator/service/stream_budget.h"
 #include "coordinator/store/notification_listener.h"
 #include "coordinator/store/store.h"
 #include "engine/common/log.h"
@@ -84,6 +86,17 @@ absl::Status CheckOptions(const CoordinatorOptions& o) {
   if (o.db_pool_size < 2 || o.db_pool_size > 256) {
     return absl::InvalidArgumentError(absl::StrCat("db_pool_size: 2 <= db_pool_size <= 256, got ", o.db_pool_size));
   }
+  if (!o.read_database_uri.empty()) {
+    store::ReadRouterOptions reads;
+    reads.primary_uri = o.database_uri;
+    reads.replica_uri = o.read_database_uri;
+    reads.max_lag = o.read_max_lag;
+    if (absl::Status valid = store::ValidateReadRouterOptions(reads); !valid.ok()) return valid;
+  }
+  if (o.max_agent_streams < 0 || o.max_agent_streams > 1000000) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_agent_streams: 0 (the descriptor budget) <= max_agent_streams <= 1000000, got ", o.max_agent_streams));
+  }
   if (o.heartbeat_interval < absl::Milliseconds(100) || o.job_lease < 2 * o.heartbeat_interval) {
     return absl::InvalidArgumentError(
         absl::StrCat("heartbeat_interval >= 100ms and job_lease >= 2 x heartbeat_interval, got heartbeat_interval ",
@@ -104,6 +117,11 @@ class CoordinatorImpl : public Coordinator {
   ~CoordinatorImpl() override { Shutdown(); }
 
   absl::Status Init() {
+    FLEETMARK_ASSIGN_OR_RETURN(const DescriptorLimit limit, RaiseDescriptorLimit());
+    const int budget = StreamBudget(
+        limit.soft, DescriptorReserve(limit.soft, options_.db_pool_size, options_.http_threads),
+        options_.max_agent_streams);
+    stream_slots_ = std::make_unique<StreamSlots>(budget, limit.soft);
     store::StoreOptions store_options;
     store_options.connection.uri = options_.database_uri;
     store_options.connection.pool_size = options_.db_pool_size;
@@ -135,6 +153,7 @@ class CoordinatorImpl : public Coordinator {
     agent_options.heartbeat_interval = options_.heartbeat_interval;
     agent_options.job_lease = options_.job_lease;
     agent_options.metrics = &metrics_;
+    agent_options.stream_slots = stream_slots_.get();
     agent_service_ = std::make_unique<AgentServiceImpl>(*store_, *executor_, registry_, *dispatcher_, *ingestor_,
                                                         *job_updates_, agent_options, clock_);
     ControlServiceOptions control_options;
@@ -144,6 +163,11 @@ class CoordinatorImpl : public Coordinator {
     control_options.default_preconditions = options_.default_preconditions;
     // schedules_ is created below, before the server starts taking calls.
     control_options.run_schedule = [this](const std::string& name) { return schedules_->RunNow(name); };
+    if (!options_.read_database_uri.empty()) {
+      FLEETMARK_RETURN_IF_ERROR(OpenReadReplica(store_options));
+      control_options.read_replica = read_store_.get();
+      control_options.read_router = read_router_.get();
+    }
     control_service_ =
         std::make_unique<ControlServiceImpl>(*store_, *executor_, *dispatcher_, registry_, control_options);
     scheduler::ScheduleRunnerOptions schedule_options;
@@ -221,6 +245,22 @@ class CoordinatorImpl : public Coordinator {
     return applied->empty() ? 0 : applied->back();
   }
 
+  // The read router and a store on the replica; the replica may be down now.
+  absl::Status OpenReadReplica(const store::StoreOptions& primary) {
+    store::ReadRouterOptions router_options;
+    router_options.primary_uri = options_.database_uri;
+    router_options.replica_uri = options_.read_database_uri;
+    router_options.max_lag = options_.read_max_lag;
+    FLEETMARK_ASSIGN_OR_RETURN(read_router_, store::ReadRouter::Start(router_options));
+    store::StoreOptions replica = primary;
+    replica.connection.uri = options_.read_database_uri;
+    replica.connection.pool_size = std::max(2, options_.db_pool_size / 2);
+    replica.connection.application_name = absl::StrCat("fleetmark-coordinator ", options_.coordinator_id, " (reads)");
+    replica.connection.connect_at_create = false;
+    FLEETMARK_ASSIGN_OR_RETURN(read_store_, store::Store::Open(replica));
+    return absl::OkStatus();
+  }
+
   std::string RenderMetrics() override {
     metrics::ExpositionWriter out;
     absl::StatusOr<store::FleetCounts> fleet = store_->CountFleet();
@@ -246,6 +286,12 @@ class CoordinatorImpl : public Coordinator {
     out.Sample("fleetmark_database_errors_total", {}, static_cast<double>(store::DatabaseErrorCount()));
     out.WriteGauge("fleetmark_agent_streams_open", "Agent streams open on this coordinator.",
                    static_cast<double>(metrics_.agent_streams_open.value()));
+    out.WriteGauge("fleetmark_agent_streams_limit",
+                   "Agent streams this coordinator admits: RLIMIT_NOFILE minus its reserve, or --max_agent_streams.",
+                   static_cast<double>(stream_slots_->budget()));
+    out.WriteCounter("fleetmark_agent_streams_refused_total",
+                     "Agent hellos refused (retryable) because the coordinator held its stream limit.",
+                     metrics_.agent_streams_refused);
     out.WriteHistogram("fleetmark_dispatch_seconds",
                        "From a job's claim being asked for to its assignment queued on the agent's stream.",
                        metrics_.dispatch_seconds);
@@ -255,6 +301,20 @@ class CoordinatorImpl : public Coordinator {
                                          store::NotificationKind::kDisconnect}) {
       out.Sample("fleetmark_notifications_received_total", {{"kind", std::string(store::NotificationKindName(kind))}},
                  static_cast<double>(metrics_.notifications[static_cast<size_t>(kind)].value()));
+    }
+    if (read_router_ != nullptr) {
+      const store::ReadRouter::State reads = read_router_->state();
+      out.Family("fleetmark_read_replica_lag_seconds",
+                 "How long the read replica has been behind the primary in WAL replay (0 = caught up); no sample "
+                 "while it cannot be measured.",
+                 "gauge");
+      if (reads.lag_known) out.Sample("fleetmark_read_replica_lag_seconds", {}, absl::ToDoubleSeconds(reads.lag.replay));
+      out.Family("fleetmark_read_replica_lag_bytes", "WAL the primary wrote that the read replica has not replayed.",
+                 "gauge");
+      if (reads.lag_known) out.Sample("fleetmark_read_replica_lag_bytes", {}, static_cast<double>(reads.lag.bytes));
+      out.Family("fleetmark_read_server", "1 for the server read-only queries go to now: replica or primary.", "gauge");
+      out.Sample("fleetmark_read_server", {{"server", "replica"}}, reads.replica ? 1 : 0);
+      out.Sample("fleetmark_read_server", {{"server", "primary"}}, reads.replica ? 0 : 1);
     }
     out.WriteGauge("fleetmark_notification_listener_up",
                    "1 while the LISTEN connection is up, 0 while it reconnects or with --listen_notifications=false.",
@@ -275,6 +335,11 @@ class CoordinatorImpl : public Coordinator {
     }
     return out.Finish();
   }
+
+  store::ReadRouter* read_router() override { return read_router_.get(); }
+
+  int stream_budget() const override { return stream_slots_->budget(); }
+  int descriptor_limit() const override { return stream_slots_->descriptor_limit(); }
 
   void Wait() override {
     absl::MutexLock lock(&mu_);
@@ -551,7 +616,11 @@ class CoordinatorImpl : public Coordinator {
   const CoordinatorOptions options_;
   const Clock& clock_;
   std::unique_ptr<store::Store> store_;
+  // --read_database_uri: the lag router and a store on the replica (reads only).
+  std::unique_ptr<store::ReadRouter> read_router_;
+  std::unique_ptr<store::Store> read_store_;
   CoordinatorMetrics metrics_;  // before the components that update it
+  std::unique_ptr<StreamSlots> stream_slots_;  // before the agent service, which admits through it
   AgentRegistry registry_;
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<ResultIngestor> ingestor_;

@@ -24,6 +24,7 @@
 #include "engine/common/clock.h"
 #include "coordinator/service/change_monitor.h"
 #include "coordinator/store/agent_health.h"
+#include "coordinator/store/read_router.h"
 #include "fleetmark/v1/plan.pb.h"
 
 namespace fleetmark::service {
@@ -72,6 +73,20 @@ struct CoordinatorOptions {
   int executor_threads = 4;
   // Database connections (executor threads + ingestor + sweeper need one each).
   int db_pool_size = 8;
+  // A PostgreSQL streaming replica of `database_uri` ("" = none): ListRuns,
+  // ExportResults and StreamResults (and the web view, through read_router()) read from
+  // it while it answers and lags at most `read_max_lag` (store/read_router.h); writes
+  // and claims stay on the primary. A replica down at start is not an error.
+  std::string read_database_uri;
+  absl::Duration read_max_lag = absl::Seconds(10);
+  // Agent streams held at most (0 = the descriptor budget alone): at start the soft
+  // RLIMIT_NOFILE is raised to the hard limit and the budget is that limit minus a
+  // reserve (stream_budget.h); this can only lower it. A hello over it gets a retryable
+  // Refusal "coordinator at its stream limit S (RLIMIT_NOFILE M)".
+  int max_agent_streams = 0;
+  // Web view threads served beside this coordinator (each holds a database connection
+  // and up to 4 sockets), counted in the descriptor reserve; 0 = no web view.
+  int http_threads = 0;
   // Default nightly schedule: plan file ("" = none), cron (UTC), selector.
   std::string nightly_plan_file;
   std::string nightly_cron = "0 2 * * *";
@@ -111,11 +126,17 @@ class Coordinator {
   // be reached (the reason), FailedPrecondition when its schema is behind (naming the
   // missing versions). One database round trip; any thread.
   virtual absl::StatusOr<int> CheckHealth() = 0;
+  // Agent streams this coordinator admits (its descriptor budget) and its RLIMIT_NOFILE.
+  virtual int stream_budget() const = 0;
+  virtual int descriptor_limit() const = 0;
   // `GET /metrics`: the text exposition format 0.0.4 (metrics.h; every metric in
   // coordinator/README.md). The fleet gauges (agents, jobs, runs) cost one read-only
   // query; when it fails they are left without samples and the error is counted in
   // fleetmark_database_errors_total. Any thread.
   virtual std::string RenderMetrics() = 0;
+  // The router of read-only queries with `read_database_uri`, else null. Lives as long
+  // as the coordinator.
+  virtual store::ReadRouter* read_router() = 0;
 };
 
 }  // namespace fleetmark::service

@@ -21,6 +21,8 @@ struct CoordinatorMetrics {
   metrics::Histogram ingest_batch_size{metrics::ExponentialBuckets(1, 2, 10)};  // 1 .. 512
   // Agent streams (AgentService.Connect) open now, welcomed or not.
   metrics::Gauge agent_streams_open;
+  // Hellos refused because the coordinator held its stream budget (stream_budget.h).
+  metrics::Counter agent_streams_refused;
   // Per job pushed: from the Wake that asked for its agent to the assignment queued on
   // the agent's stream (claim transaction included), seconds.
   metrics::Histogram dispatch_seconds{metrics::ExponentialBuckets(0.0005, 2, 16)};

@@ -17,6 +17,10 @@ struct ConnectionOptions {
   absl::Duration acquire_timeout = absl::Seconds(30);
   // PostgreSQL application_name, shown in pg_stat_activity.
   std::string application_name = "fleetmark-coordinator";
+  // Whether ConnectionPool::Create opens a first connection to check the URI (and fails
+  // with Unavailable when it cannot). false: the first Acquire connects, for a read
+  // replica that may be down while the coordinator starts.
+  bool connect_at_create = true;
 };
 
 }  // namespace fleetmark::store

@@ -38,6 +38,7 @@ absl::StatusOr<std::unique_ptr<ConnectionPool>> ConnectionPool::Create(Connectio
         absl::StrCat("database pool_size: 1 <= pool_size <= 256, got ", options.pool_size));
   }
   std::unique_ptr<ConnectionPool> pool(new ConnectionPool(std::move(options)));
+  if (!pool->options_.connect_at_create) return pool;
   auto first = pool->Open();
   if (!first.ok()) return first.status();
   {

@@ -54,8 +54,9 @@ class ConnectionPool {
     bool discard_ = false;
   };
 
-  // Validates options and opens one connection to check the URI. InvalidArgument for a
-  // bad pool size or empty URI, Unavailable if the server cannot be reached.
+  // Validates options and opens one connection to check the URI (unless
+  // !connect_at_create). InvalidArgument for a bad pool size or empty URI, Unavailable
+  // if the server cannot be reached.
   static absl::StatusOr<std::unique_ptr<ConnectionPool>> Create(ConnectionOptions options);
 
   // Registers `sql` under `name` for every connection (existing and future). Call

@@ -494,6 +494,7 @@ absl::StatusOr<std::unique_ptr<WebReader>> OpenPgWebReader(const WebReaderOption
   connection.uri = options.uri;
   connection.pool_size = options.pool_size;
   connection.application_name = "fleetmark-web";
+  connection.connect_at_create = options.connect_at_open;
   FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<ConnectionPool> pool, ConnectionPool::Create(connection));
   return std::unique_ptr<WebReader>(new PgWebReader(std::move(pool), options.online_window_seconds));
 }

@@ -169,6 +169,9 @@ struct WebReaderOptions {
   // An agent shows as online while its state is online and it was seen this recently
   // (the coordinator's StoreOptions::online_window).
   int online_window_seconds = 30;
+  // false: connect on the first read, not at open (a read replica that may be down at
+  // start; its reads then fail with Unavailable until it answers).
+  bool connect_at_open = true;
 };
 
 // The PostgreSQL-backed reader. Errors: InvalidArgument (empty URI, pool size out of

@@ -59,7 +59,10 @@ class FakeStream : public SessionStream {
     absl::MutexLock lock(&mu_);
     mu_.Await(absl::Condition(
         +[](FakeStream* s) ABSL_NO_THREAD_SAFETY_ANALYSIS { return s->ended_ || !s->inbound_.empty(); }, this));
-    if (inbound_.empty()) return false;
+    if (inbound_.empty()) {
+      read_end_seen_ = true;
+      return false;
+    }
     *message = std::move(inbound_.front());
     inbound_.pop_front();
     return true;
@@ -68,7 +71,22 @@ class FakeStream : public SessionStream {
   absl::Status Finish() override {
     absl::MutexLock lock(&mu_);
     ++finishes_;
+    // gRPC's Finish() may block for ever while messages are unread (SessionStream's
+    // contract: only after Read returned false).
+    if (!read_end_seen_) ++early_finishes_;
     return absl::UnavailableError("fake stream ended");
+  }
+  // The coordinator refused the stream before reading anything: `refusal` is queued and
+  // the stream has ended, so the agent's hello cannot be written.
+  void RefuseBeforeHello(CoordinatorMessage refusal) {
+    absl::MutexLock lock(&mu_);
+    inbound_.push_back(std::move(refusal));
+    ended_ = true;
+  }
+  // Finish() calls made before Read() returned false.
+  int early_finishes() {
+    absl::MutexLock lock(&mu_);
+    return early_finishes_;
   }
 
   // The coordinator's side.
@@ -107,7 +125,9 @@ class FakeStream : public SessionStream {
   std::vector<AgentMessage> written_ ABSL_GUARDED_BY(mu_);
   std::optional<v1::JobFinished> held_report_ ABSL_GUARDED_BY(mu_);
   bool ended_ ABSL_GUARDED_BY(mu_) = false;
+  bool read_end_seen_ ABSL_GUARDED_BY(mu_) = false;
   int finishes_ ABSL_GUARDED_BY(mu_) = 0;
+  int early_finishes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // Hands out a new FakeStream per session and keeps them for the test.
@@ -117,12 +137,18 @@ class FakeTransport : public Transport {
     absl::Mutex mu;
     std::vector<std::shared_ptr<FakeStream>> streams ABSL_GUARDED_BY(mu);
     bool break_on_report ABSL_GUARDED_BY(mu) = false;
+    // The first this many streams are refused before the hello (RefuseBeforeHello).
+    int refuse_before_hello ABSL_GUARDED_BY(mu) = 0;
+    CoordinatorMessage refusal ABSL_GUARDED_BY(mu);
   };
   explicit FakeTransport(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
 
   absl::StatusOr<std::unique_ptr<SessionStream>> Open() override {
     absl::MutexLock lock(&shared_->mu);
     auto stream = std::make_shared<FakeStream>(shared_->break_on_report);
+    if (static_cast<int>(shared_->streams.size()) < shared_->refuse_before_hello) {
+      stream->RefuseBeforeHello(shared_->refusal);
+    }
     shared_->streams.push_back(stream);
     // The agent owns a forwarder; the test keeps the stream itself.
     class Forwarder : public SessionStream {
@@ -675,6 +701,31 @@ TEST_F(AgentSessionTest, ARefusalEndsRunUnauthenticated) {
   EXPECT_EQ(run_status_.code(), absl::StatusCode::kUnauthenticated);
   EXPECT_THAT(run_status_.message(), HasSubstr("enrollment token revoked"));
   agent_.reset();
+}
+
+// A coordinator at its stream limit refuses the stream (retryable Refusal) before the
+// agent's hello is even written: the agent reads the Refusal to the end of the stream
+// before Finish() (which in gRPC blocks for ever on unread messages), backs off, and
+// connects again.
+TEST_F(AgentSessionTest, AStreamRefusedBeforeItsHelloEndsCleanlyAndTheAgentRetriesAfterItsBackoff) {
+  {
+    absl::MutexLock lock(&transport_->mu);
+    transport_->refuse_before_hello = 1;
+    transport_->refusal.mutable_refusal()->set_reason("coordinator at its stream limit 136 (RLIMIT_NOFILE 256)");
+    transport_->refusal.mutable_refusal()->set_retryable(true);
+  }
+  StartAgent();
+  auto first = Stream(0);
+  ASSERT_NE(first, nullptr);
+  ASSERT_TRUE(first->WaitEnded());
+  EXPECT_EQ(first->early_finishes(), 0);
+  EXPECT_TRUE(first->written().empty());  // the hello could not be written
+  ASSERT_TRUE(clock_.AdvanceToWaitEndingAt(clock_.Now() + absl::Hours(1)));  // the backoff
+  auto second = Stream(1);
+  ASSERT_NE(second, nullptr);
+  ASSERT_TRUE(second->WaitWritten([](auto& w) { return !w.empty(); }));
+  EXPECT_TRUE(second->written()[0].has_hello());
+  EXPECT_EQ(agent_->stats().sessions, 2u);
 }
 
 }  // namespace

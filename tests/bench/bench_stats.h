@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <string>
 #include <vector>
 
 namespace fleetmark::bench {
@@ -14,6 +16,14 @@ inline double Percentile(std::vector<double> values, double p) {
   std::sort(values.begin(), values.end());
   const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * values.size()));
   return values[std::min(values.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+// "1-min 5-min 15-min" from /proc/loadavg: the load a figure was measured under.
+inline std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
 }
 
 }  // namespace fleetmark::bench

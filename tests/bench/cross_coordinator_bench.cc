@@ -39,13 +39,6 @@ using testing::ControlClient;
 using testing::CoordinatorConfig;
 using testing::CoordinatorProcess;
 
-std::string LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string one, five, fifteen;
-  in >> one >> five >> fifteen;
-  return absl::StrCat(one, " ", five, " ", fifteen);
-}
-
 // One measurement on fresh coordinators; returns its report line.
 std::string Measure(const std::string& dir, const std::string& db_uri, bool listen, const std::string& label) {
   std::vector<std::unique_ptr<CoordinatorProcess>> coordinators;

@@ -39,6 +39,7 @@
 #include "tests/bench/bench_stats.h"
 #include "tests/bench/sim_agent.h"
 #include "tests/integration/fleet_harness.h"
+#include "tests/integration/subprocess.h"
 
 ABSL_FLAG(int, agents, 2000, "simulated agents to hold connected with heartbeats");
 ABSL_FLAG(int, dispatch_agents, 1000, "agents connected during the dispatch measurements");
@@ -54,6 +55,18 @@ ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(5), "coordinator hea
 ABSL_FLAG(absl::Duration, idle_window, absl::Seconds(60), "real agent idle measurement window");
 ABSL_FLAG(int, executor_threads, 4, "coordinator --executor_threads");
 ABSL_FLAG(int, db_pool_size, 8, "coordinator --db_pool_size");
+ABSL_FLAG(int, hold_processes, 0,
+          "simulator processes holding the agents beyond --dispatch_agents (0 = all in this process); "
+          "their CPU share is reported");
+ABSL_FLAG(int, max_agent_streams, 0, "coordinator --max_agent_streams (0 = its descriptor budget)");
+// A simulator child (started by --hold_processes; not for use by hand): holds
+// --sim_child_agents agents on --sim_child_target and writes its counts to
+// --sim_child_status every second until killed.
+ABSL_FLAG(std::string, sim_child_target, "", "internal: simulator child's coordinator target");
+ABSL_FLAG(std::string, sim_child_token, "", "internal: simulator child's enrollment token");
+ABSL_FLAG(std::string, sim_child_prefix, "", "internal: simulator child's agent name prefix");
+ABSL_FLAG(int, sim_child_agents, 0, "internal: simulator child's agents");
+ABSL_FLAG(std::string, sim_child_status, "", "internal: simulator child's status file");
 
 namespace fleetmark::bench {
 namespace {
@@ -346,23 +359,138 @@ void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFlee
       rate, rates.size(), copy_rate, 100.0 * rate / copy_rate, no_fk_rate, 100.0 * rate / no_fk_rate));
 }
 
-void HoldAgents(SimFleet& fleet, ControlClient& control, pid_t coordinator_pid, Report& report) {
+// Counts of simulated agents, in this process or summed over simulator children.
+struct SimCounts {
+  size_t size = 0, welcomed = 0, open = 0;
+  uint64_t refusals = 0;
+  std::string first_refusal;
+};
+
+SimCounts CountsOf(const SimFleet& fleet) {
+  return {fleet.size(), fleet.welcomed(), fleet.open_streams(), fleet.refusals.load(), fleet.first_refusal()};
+}
+
+// The hold agents in child processes of this binary (--hold_processes), each writing
+// "size welcomed open refusals<TAB>first refusal" to its status file every second.
+class SimChildren {
+ public:
+  absl::Status Start(const std::string& dir, const std::string& target, const std::string& token, int agents,
+                     int processes) {
+    char self[4096] = {};
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return absl::InternalError("readlink /proc/self/exe failed");
+    for (int i = 0; i < processes; ++i) {
+      const int share = agents / processes + (i < agents % processes ? 1 : 0);
+      const std::string status = absl::StrCat(dir, "/sim-", i, ".status");
+      auto child = testing::Subprocess::Start(
+          {std::string(self, n), absl::StrCat("--sim_child_target=", target), absl::StrCat("--sim_child_token=", token),
+           absl::StrCat("--sim_child_prefix=simh", i), absl::StrCat("--sim_child_agents=", share),
+           absl::StrCat("--sim_child_status=", status),
+           absl::StrCat("--heartbeat_interval=", absl::FormatDuration(absl::GetFlag(FLAGS_heartbeat_interval)))},
+          absl::StrCat(dir, "/sim-", i, ".log"));
+      if (!child.ok()) return child.status();
+      children_.push_back(*std::move(child));
+      status_files_.push_back(status);
+    }
+    return absl::OkStatus();
+  }
+  SimCounts Counts() const {
+    SimCounts sum;
+    for (const std::string& path : status_files_) {
+      std::ifstream in(path);
+      std::string line;
+      if (!std::getline(in, line)) continue;
+      std::vector<std::string> parts = absl::StrSplit(line, absl::MaxSplits('\t', 1));
+      std::vector<std::string> numbers = absl::StrSplit(parts[0], ' ', absl::SkipEmpty());
+      uint64_t v[4] = {};
+      for (size_t i = 0; i < 4 && i < numbers.size(); ++i) (void)absl::SimpleAtoi(numbers[i], &v[i]);
+      sum.size += v[0];
+      sum.welcomed += v[1];
+      sum.open += v[2];
+      sum.refusals += v[3];
+      if (sum.first_refusal.empty() && parts.size() > 1) sum.first_refusal = parts[1];
+    }
+    return sum;
+  }
+  double CpuSeconds() const {
+    double total = 0;
+    for (const auto& child : children_) total += bench::CpuSeconds(child->pid());
+    return total;
+  }
+  uint64_t RssBytes() const {
+    uint64_t total = 0;
+    for (const auto& child : children_) total += bench::RssBytes(child->pid());
+    return total;
+  }
+  size_t processes() const { return children_.size(); }
+  void Stop() {
+    for (auto& child : children_) child->Signal(SIGTERM);
+    for (auto& child : children_) (void)child->Wait(absl::Seconds(30));
+  }
+
+ private:
+  std::vector<std::unique_ptr<testing::Subprocess>> children_;
+  std::vector<std::string> status_files_;
+};
+
+// This process's own CPU time (user + system), seconds.
+double SelfCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return absl::ToDoubleSeconds(absl::DurationFromTimeval(usage.ru_utime) + absl::DurationFromTimeval(usage.ru_stime));
+}
+
+void HoldAgents(SimFleet& fleet, const SimChildren& children, ControlClient& control, pid_t coordinator_pid,
+                Report& report) {
   const absl::Duration hold = absl::GetFlag(FLAGS_hold);
   const absl::Duration interval = absl::GetFlag(FLAGS_heartbeat_interval);
   const double cpu0 = CpuSeconds(coordinator_pid);
+  const double self0 = SelfCpuSeconds(), children0 = children.CpuSeconds();
+  const uint64_t rss_before = RssBytes(coordinator_pid);
   const absl::Time t0 = absl::Now();
-  absl::SleepFor(hold);  // the fleet's heartbeat thread keeps every agent alive
+  absl::SleepFor(hold);  // the fleets' heartbeat threads keep every agent alive
   const double wall = absl::ToDoubleSeconds(absl::Now() - t0);
   const double cpu = CpuSeconds(coordinator_pid) - cpu0;
+  const double sim_self = SelfCpuSeconds() - self0, sim_children = children.CpuSeconds() - children0;
   size_t online = 0;
   if (auto agents = control.ListAgents("label:fleet=sim"); agents.ok()) {
     for (const v1::AgentInfo& a : *agents) online += a.state() == "online";
   }
+  const SimCounts here = CountsOf(fleet), there = children.Counts();
+  const size_t held = here.open + there.open, size = here.size + there.size;
+  const uint64_t refusals = here.refusals + there.refusals;
+  const uint64_t rss = RssBytes(coordinator_pid);
   report.Add(absl::StrFormat(
       "held: %zu of %zu simulated agents with open streams after %.0f s of heartbeats every %s; "
-      "coordinator lists %zu online; coordinator RSS %s, CPU %.1f%% of one core; refusals %llu",
-      fleet.open_streams(), fleet.size(), wall, absl::FormatDuration(interval), online, Mib(RssBytes(coordinator_pid)),
-      100.0 * cpu / wall, static_cast<unsigned long long>(fleet.refusals.load())));
+      "coordinator lists %zu online; coordinator RSS %s (%s at the start of the hold; %s per 1000 held), CPU %.1f%% "
+      "of one core; refusals %llu%s",
+      held, size, wall, absl::FormatDuration(interval), online, Mib(rss), Mib(rss_before),
+      Mib(held > 0 ? rss * 1000 / held : 0), 100.0 * cpu / wall, static_cast<unsigned long long>(refusals),
+      refusals > 0 ? absl::StrCat(" (first: \"", here.refusals > 0 ? here.first_refusal : there.first_refusal, "\")")
+                   : ""));
+  report.Add(absl::StrFormat(
+      "simulator CPU during the hold: %.1f%% of one core (this process %.1f%%, %zu child processes %.1f%%, their RSS "
+      "%s); load average %s",
+      100.0 * (sim_self + sim_children) / wall, 100.0 * sim_self / wall, children.processes(),
+      100.0 * sim_children / wall, Mib(children.RssBytes()), LoadAverage()));
+}
+
+// --sim_child_*: a simulator child of --hold_processes. Runs until killed.
+int SimChildMain() {
+  SimFleet fleet(absl::GetFlag(FLAGS_sim_child_target), absl::GetFlag(FLAGS_sim_child_token));
+  fleet.StartHeartbeats(absl::GetFlag(FLAGS_heartbeat_interval));
+  fleet.Add(absl::GetFlag(FLAGS_sim_child_agents), absl::GetFlag(FLAGS_sim_child_prefix), {{"fleet", "sim"}});
+  const std::string path = absl::GetFlag(FLAGS_sim_child_status);
+  while (true) {
+    const SimCounts counts = CountsOf(fleet);
+    {
+      std::ofstream out(path + ".tmp");
+      out << counts.size << " " << counts.welcomed << " " << counts.open << " " << counts.refusals << "\t"
+          << counts.first_refusal << "\n";
+    }
+    std::rename((path + ".tmp").c_str(), path.c_str());
+    absl::SleepFor(absl::Seconds(1));
+  }
 }
 
 int Main() {
@@ -373,6 +501,7 @@ int Main() {
     setrlimit(RLIMIT_NOFILE, &limit);
   }
   signal(SIGPIPE, SIG_IGN);
+  if (absl::GetFlag(FLAGS_sim_child_agents) > 0) return SimChildMain();
   const std::string dir = testing::MakeTempDir("fleetmark-bench");
   Report report;
 
@@ -389,7 +518,8 @@ int Main() {
   config.job_lease = absl::Seconds(120);
   config.sweep_interval = absl::Seconds(1);
   config.extra_flags = {absl::StrCat("--executor_threads=", absl::GetFlag(FLAGS_executor_threads)),
-                        absl::StrCat("--db_pool_size=", absl::GetFlag(FLAGS_db_pool_size))};
+                        absl::StrCat("--db_pool_size=", absl::GetFlag(FLAGS_db_pool_size)),
+                        absl::StrCat("--max_agent_streams=", absl::GetFlag(FLAGS_max_agent_streams))};
   auto coordinator = CoordinatorProcess::Start(dir, config);
   if (!coordinator.ok()) {
     std::cerr << coordinator.status() << "\n";
@@ -418,13 +548,33 @@ int Main() {
   MeasureIngestion(dir, db_uri, fleet, control, report);
 
   const absl::Time h0 = absl::Now();
-  fleet.Add(total - dispatch, "simh", {{"fleet", "sim"}});
-  const bool all_connected = Wait([&] { return fleet.welcomed() >= static_cast<size_t>(total); }, absl::Seconds(600));
-  report.Add(absl::StrFormat("connect: %zu of %d agents welcomed (%.1f s for the last %d)%s", fleet.welcomed(), total,
-                             absl::ToDoubleSeconds(absl::Now() - h0), total - dispatch,
+  SimChildren children;
+  if (const int processes = absl::GetFlag(FLAGS_hold_processes); processes > 0) {
+    if (absl::Status started = children.Start(dir, absl::StrCat("ipv4:", (*coordinator)->address()),
+                                              config.enrollment_token, total - dispatch, processes);
+        !started.ok()) {
+      std::cerr << started << "\n";
+      return 1;
+    }
+  } else {
+    fleet.Add(total - dispatch, "simh", {{"fleet", "sim"}});
+  }
+  // Every agent welcomed, or refused at the coordinator's stream limit (it does not retry).
+  auto settled = [&] {
+    const SimCounts here = CountsOf(fleet), there = children.Counts();
+    return here.welcomed + there.welcomed + here.refusals + there.refusals >= static_cast<size_t>(total);
+  };
+  const bool all_connected = Wait(settled, absl::Seconds(900));
+  const SimCounts here = CountsOf(fleet), there = children.Counts();
+  report.Add(absl::StrFormat("connect: %zu of %d agents welcomed, %llu refused (%.1f s for the last %d, %zu simulator "
+                             "processes)%s",
+                             here.welcomed + there.welcomed, total,
+                             static_cast<unsigned long long>(here.refusals + there.refusals),
+                             absl::ToDoubleSeconds(absl::Now() - h0), total - dispatch, children.processes(),
                              all_connected ? "" : " (INCOMPLETE)"));
-  HoldAgents(fleet, control, coordinator_pid, report);
+  HoldAgents(fleet, children, control, coordinator_pid, report);
 
+  children.Stop();
   fleet.StopAll();
   fleet.WaitAllDone(absl::Seconds(60));
   std::cout << "\n== fleet benchmark summary\n" << absl::StrJoin(report.lines, "\n") << std::endl;

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -212,6 +213,7 @@ absl::Status CoordinatorProcess::Launch() {
       absl::StrCat("--sweep_interval=", absl::FormatDuration(config_.sweep_interval)),
       absl::StrCat("--max_attempts=", config_.max_attempts)};
   for (const std::string& flag : config_.extra_flags) argv.push_back(flag);
+  argv.insert(argv.begin(), config_.command_prefix.begin(), config_.command_prefix.end());
   FLEETMARK_ASSIGN_OR_RETURN(process_, Subprocess::Start(argv, dir_ + "/coordinator.log"));
   int port = 0;
   const bool up = WaitUntil(
@@ -226,6 +228,21 @@ absl::Status CoordinatorProcess::Launch() {
   }
   port_ = port;
   return absl::OkStatus();
+}
+
+absl::StatusOr<int> WebViewPort(const CoordinatorProcess& coordinator, absl::Duration timeout) {
+  const std::string kLine = "web view at http://";
+  if (!WaitUntil([&] { return absl::StrContains(coordinator.Log(), kLine); }, timeout)) {
+    return absl::DeadlineExceededError(absl::StrCat("no \"", kLine, "\" line in the coordinator's log"));
+  }
+  const std::string log = coordinator.Log();
+  const size_t at = log.find(kLine) + kLine.size();
+  const std::string host_port = log.substr(at, log.find('/', at) - at);
+  int port = 0;
+  if (!absl::SimpleAtoi(host_port.substr(host_port.rfind(':') + 1), &port)) {
+    return absl::InternalError(absl::StrCat("web view address ", host_port, ": no port"));
+  }
+  return port;
 }
 
 absl::Status CoordinatorProcess::Restart() {

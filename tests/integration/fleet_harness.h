@@ -65,6 +65,8 @@ class PrivatePostgres {
   static absl::StatusOr<std::unique_ptr<PrivatePostgres>> Start();
   ~PrivatePostgres();
   const std::string& uri() const { return uri_; }
+  // Its deploy/pg.sh directory (e.g. for `deploy/pg.sh replica DIR REPLICA_DIR`).
+  const std::string& dir() const { return dir_; }
   absl::Status Stop();
   absl::Status StartAgain();  // same data directory and port
 
@@ -94,6 +96,10 @@ struct CoordinatorConfig {
   int listen_port = 0;                   // first start's port (0 = a free one)
   std::string coordinator_id;            // --coordinator_id ("" = it-coordinator-<launch count>)
   std::vector<std::string> extra_flags;  // e.g. "--executor_threads=8" (each flag once)
+  // Runs the coordinator through this command (an absolute path first), e.g.
+  // {"/usr/bin/prlimit", "--nofile=256", "--"}: it must exec the coordinator in its own
+  // process (the pid stays the coordinator's).
+  std::vector<std::string> command_prefix;
 };
 
 // A fleetmark-coordinator process on 127.0.0.1 (first start on a free port; restarts
@@ -118,6 +124,11 @@ class CoordinatorProcess {
   int launches_ = 0;
   std::unique_ptr<Subprocess> process_;
 };
+
+// The web view's port of a coordinator started with --http_address, from its log line
+// "web view at http://HOST:PORT/" (logged before the port file is written). Waits up
+// to `timeout`; DeadlineExceeded when the line does not appear.
+absl::StatusOr<int> WebViewPort(const CoordinatorProcess& coordinator, absl::Duration timeout = absl::Seconds(30));
 
 struct AgentConfig {
   std::string name;

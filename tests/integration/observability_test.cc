@@ -43,14 +43,9 @@ class ObservabilityTest : public ::testing::Test {
     ASSERT_TRUE(coordinator.ok()) << coordinator.status();
     coordinator_ = *std::move(coordinator);
     control_ = std::make_unique<ControlClient>(coordinator_->address(), config.admin_token);
-    // "web view at http://127.0.0.1:PORT/" (logged before the port file is written).
-    ASSERT_TRUE(
-        WaitUntil([&] { return absl::StrContains(coordinator_->Log(), "web view at http://"); }, absl::Seconds(30)));
-    const std::string log = coordinator_->Log();
-    const size_t at = log.find("web view at http://") + std::string("web view at http://").size();
-    const std::string host_port = log.substr(at, log.find('/', at) - at);
-    const size_t colon = host_port.rfind(':');
-    ASSERT_TRUE(absl::SimpleAtoi(host_port.substr(colon + 1), &http_port_)) << host_port;
+    auto http_port = WebViewPort(*coordinator_);
+    ASSERT_TRUE(http_port.ok()) << http_port.status();
+    http_port_ = *http_port;
   }
 
   void TearDown() override {
@@ -138,6 +133,8 @@ TEST_F(ObservabilityTest, MetricsAfterAJobPassPromtoolAndCountTheFleet) {
   const int cases = CaseCount(plan);
   EXPECT_GE(value("fleetmark_results_ingested_total"), cases);
   EXPECT_EQ(value("fleetmark_agent_streams_open"), 1);
+  EXPECT_GT(value("fleetmark_agent_streams_limit"), 1);  // the descriptor budget
+  EXPECT_EQ(value("fleetmark_agent_streams_refused_total"), 0);
   EXPECT_EQ(value("fleetmark_agents{state=\"online\"}"), 1);
   EXPECT_EQ(value("fleetmark_agents{state=\"offline\"}"), 0);
   EXPECT_EQ(value("fleetmark_agents{state=\"removed\"}"), 0);
