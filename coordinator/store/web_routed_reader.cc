@@ -67,6 +67,9 @@ class RoutedWebReader final : public WebReader {
                                                         bool scheduled_only) override {
     return Route([&](WebReader& r) { return r.CaseHistory(case_id, agent_ids, limit, scheduled_only); });
   }
+  absl::StatusOr<std::vector<ChangeRecord>> ListChanges(const ChangeFilter& filter) override {
+    return Route([&](WebReader& r) { return r.ListChanges(filter); });
+  }
 
  private:
   static bool Finished(const WebRun& run) { return run.finished_unix_ns != 0; }
