@@ -80,7 +80,7 @@ TEST(FlagParserTest, BadInputNamesTheFlag) {
 
 TEST(FlagParserTest, HelpListsOurFlagsWithoutPathsOrTestHooks) {
   const std::vector<std::string> names = FlagNames(kFiles);
-  EXPECT_EQ(names, (std::vector<std::string>{"fp_count", "fp_delay", "fp_name", "fp_on"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"fp_count", "fp_delay", "fp_limit", "fp_name", "fp_on"}));
   const std::string help = FlagsHelp(names);
   EXPECT_NE(help.find("  --fp_count (default \"3\")\n      an int flag\n"), std::string::npos) << help;
   EXPECT_NE(help.find("  --fp_on\n      a bool flag\n"), std::string::npos) << help;

@@ -100,7 +100,7 @@ TEST(TextTest, EscapeForTerminalEscapesFormatCharacters) {
 TEST(TextTest, NameRuleMessageShowsCharactersAndCountsThem) {
   EXPECT_EQ(CharacterCount("sch\xf0\x9f\x98\x80"), 4u);
   EXPECT_EQ(CharacterCount("caf\xc3\xa9"), 4u);
-  EXPECT_EQ(CharacterCount("a\xffb"), 3u);  // a byte that is not UTF-8 counts 1
+  EXPECT_EQ(CharacterCount("a\xff" "b"), 3u);  // a byte that is not UTF-8 counts 1
   EXPECT_EQ(CharacterCount(""), 0u);
   EXPECT_EQ(NameRuleMessage("schedule.name", "sch\xf0\x9f\x98\x80"),
             "schedule.name: 1 to 64 characters of [A-Za-z0-9._-], got \"sch\xf0\x9f\x98\x80\" (4 characters)");
