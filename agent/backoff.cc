@@ -9,19 +9,20 @@
 namespace fleetmark::agent {
 
 absl::Status ValidateBackoffOptions(const BackoffOptions& options) {
+  // The cap first, then what must fit under it: a bad cap is blamed on the cap.
+  if (options.max_delay <= absl::ZeroDuration() || options.max_delay > absl::Hours(1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("backoff.max_delay: 0 < max_delay <= 1h, got ", absl::FormatDuration(options.max_delay)));
+  }
+  if (options.initial_delay <= absl::ZeroDuration() || options.initial_delay > options.max_delay) {
+    return absl::InvalidArgumentError(absl::StrCat("backoff.initial_delay: 0 < initial_delay <= max_delay (",
+                                                   absl::FormatDuration(options.max_delay), "), got ",
+                                                   absl::FormatDuration(options.initial_delay)));
+  }
   if (options.min_delay <= absl::ZeroDuration() || options.min_delay > options.initial_delay) {
     return absl::InvalidArgumentError(absl::StrCat("backoff.min_delay: 0 < min_delay <= initial_delay (",
                                                    absl::FormatDuration(options.initial_delay), "), got ",
                                                    absl::FormatDuration(options.min_delay)));
-  }
-  if (options.initial_delay > options.max_delay) {
-    return absl::InvalidArgumentError(absl::StrCat("backoff.initial_delay: initial_delay <= max_delay (",
-                                                   absl::FormatDuration(options.max_delay), "), got ",
-                                                   absl::FormatDuration(options.initial_delay)));
-  }
-  if (options.max_delay > absl::Hours(1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("backoff.max_delay: max_delay <= 1h, got ", absl::FormatDuration(options.max_delay)));
   }
   if (!(options.multiplier >= 1.0 && options.multiplier <= 10.0)) {
     return absl::InvalidArgumentError(

@@ -27,7 +27,8 @@ struct BackoffOptions {
 };
 
 // Checks 0 < min_delay <= initial_delay <= max_delay <= 1 h and 1 <= multiplier <= 10;
-// InvalidArgument names the field, its value and the allowed range.
+// InvalidArgument names the field, its value and the allowed range — max_delay checked
+// first, so a bad cap is blamed on the cap, not on the delays under it.
 absl::Status ValidateBackoffOptions(const BackoffOptions& options);
 
 // Not thread-safe: one Backoff per reconnect loop. `gen` must outlive the Backoff.

@@ -20,6 +20,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/agent.h"
 #include "agent/labels.h"
@@ -117,15 +118,15 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "fleetmark-agent: %s\n", std::string(message).c_str());
     return kExitConfig;
   };
-  if (options.backoff.initial_delay <= absl::ZeroDuration() ||
-      options.backoff.initial_delay > options.backoff.max_delay) {
-    return flag_error(absl::StrCat("--reconnect_initial_delay: 0 < delay <= --reconnect_max_delay (",
-                                   absl::FormatDuration(options.backoff.max_delay), "), got ",
-                                   absl::FormatDuration(options.backoff.initial_delay)));
-  }
-  if (options.backoff.max_delay > absl::Hours(1)) {
-    return flag_error(
-        absl::StrCat("--reconnect_max_delay: at most 1h, got ", absl::FormatDuration(options.backoff.max_delay)));
+  // The backoff rule (agent/backoff.h) in the flags' names.
+  if (const absl::Status backoff = ValidateBackoffOptions(options.backoff); !backoff.ok()) {
+    // One replacement pass: the fields' rule texts in the flags' names.
+    const std::string message = absl::StrReplaceAll(
+        backoff.message(),
+        {{"backoff.max_delay: 0 < max_delay", "--reconnect_max_delay: 0 < delay"},
+         {"backoff.initial_delay: 0 < initial_delay <= max_delay",
+          "--reconnect_initial_delay: 0 < delay <= --reconnect_max_delay"}});
+    return flag_error(message);
   }
   absl::StatusOr<std::map<std::string, std::string>> labels = ParseLabels(absl::GetFlag(FLAGS_labels));
   if (!labels.ok()) return flag_error(absl::StrCat("--", labels.status().message()));

@@ -14,8 +14,7 @@ namespace fleetmark::agent {
 absl::Status ValidateAgentOptions(const AgentOptions& options) {
   FLEETMARK_RETURN_IF_ERROR(CoordinatorTarget(options.coordinator).status());
   if (!IsName(options.name)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("name: 1 to 64 characters of [A-Za-z0-9._-], got \"", EscapeForTerminal(options.name, 80), "\""));
+    return absl::InvalidArgumentError(NameRuleMessage("name", options.name));
   }
   if (options.spool_dir.empty()) return absl::InvalidArgumentError("spool_dir: empty");
   if (options.tls.cert_file.empty() != options.tls.key_file.empty()) {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/cli/command.h"
+#include "coordinator/cli/run_flags.h"
 #include "engine/child/child.h"
 #include "engine/common/flag_parser.h"
 #include "engine/common/version.h"
@@ -114,6 +115,9 @@ int RunCli(const CommandRegistry& registry, int argc, char** argv) {
           "--", flag, " does not apply to `fleetmark ", command->name, "` (",
           shown.empty() ? "it takes no flags" : absl::StrCat("its flags: ", absl::StrJoin(shown, " ")), ")"));
     }
+  }
+  if (const absl::Status filter = CheckGivenFilter(parsed.flags_set); !filter.ok()) {
+    return UsageError(std::string(filter.message()));
   }
   if (command->runs_cases) {
     // A set but unusable FLEETMARK_CHILD_EMULATOR would fail every case: refuse at once.

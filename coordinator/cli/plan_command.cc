@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "engine/common/text.h"
 #include "coordinator/cli/local_commands.h"
 #include "coordinator/cli/plan_loader.h"
 #include "engine/plan/plan.h"
@@ -22,8 +23,10 @@ int ValidateCommand(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   const std::string source = args[0] == engine::kStdinPlanPath ? std::string(engine::kStdinSourceName) : args[0];
-  std::cout << absl::StrFormat("%s: valid plan \"%s\": %d cases (%d with --quick)\n", source, plan->name(),
-                               engine::ExpandCases(*plan, false).size(), engine::ExpandCases(*plan, true).size());
+  const size_t cases = engine::ExpandCases(*plan, false).size();
+  std::cout << absl::StrFormat("%s: valid plan \"%s\": %d case%s (%d with --quick)\n", source,
+                               EscapeForTerminal(plan->name()), cases, cases == 1 ? "" : "s",
+                               engine::ExpandCases(*plan, true).size());
   return kExitOk;
 }
 

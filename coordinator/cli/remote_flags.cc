@@ -19,8 +19,10 @@
 #include "coordinator/cli/run_flags.h"
 #include "coordinator/service/run_cases.h"
 #include "coordinator/service/selector.h"
+#include "engine/common/flag_parser.h"
 #include "engine/common/secret_file.h"
 #include "engine/common/status_macros.h"
+#include "engine/common/text.h"
 
 ABSL_FLAG(std::string, coordinator, "",
           "coordinator gRPC address IP:PORT, HOST:PORT or a gRPC target such as "
@@ -223,11 +225,21 @@ absl::Status CheckFilterFlag(const v1::Plan& plan) {
   return service::CountSelectedCases(plan, absl::GetFlag(FLAGS_quick), absl::GetFlag(FLAGS_filter)).status();
 }
 
+namespace {
+
+// A duration flag's value as the user typed it (FlagTextGiven), else as Abseil formats it.
+std::string GivenText(absl::string_view flag, absl::Duration value) {
+  const std::string given = FlagTextGiven(flag);
+  return given.empty() ? absl::FormatDuration(value) : EscapeForTerminal(given, 200);
+}
+
+}  // namespace
+
 absl::StatusOr<absl::Duration> TimeoutFromFlag() {
   const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
   if (timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--timeout: a duration > 0 such as 30s, 10m or 2h, got ", absl::FormatDuration(timeout)));
+        absl::StrCat("--timeout: a duration > 0 such as 30s, 10m or 2h, got \"", GivenText("timeout", timeout), "\""));
   }
   return timeout;
 }

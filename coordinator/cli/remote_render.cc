@@ -1,11 +1,15 @@
 #include "coordinator/cli/remote_render.h"
 
+#include <algorithm>
 #include <cstdlib>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "coordinator/cli/case_outcomes.h"
 #include "engine/common/text.h"
 #include "engine/report/report.h"
 #include "engine/report/results_document.h"
@@ -25,6 +29,32 @@ std::string RunSummary(const v1::RunInfo& run) {
       run.quick() ? "  quick" : "", "  selector '", run.selector(), "'  by ", run.submitted_by(), "  created ",
       FormatUnixNs(run.created_unix_ns()),
       run.finished_unix_ns() > 0 ? absl::StrCat("  finished ", FormatUnixNs(run.finished_unix_ns())) : ""));
+}
+
+std::string RunCasesLine(const v1::ExportResultsResponse& exported) {
+  const CaseOutcomes outcomes = CountOutcomes(exported.results());
+  std::map<std::string, int64_t> results_by_job;
+  for (const v1::CaseResult& r : exported.results()) ++results_by_job[r.job_id()];
+  int64_t planned = 0;
+  std::map<std::string, int64_t> not_run;  // by why the job ended, ordered by name
+  for (const v1::JobInfo& job : exported.run().jobs()) {
+    planned += job.cases_total();
+    const int64_t missing = static_cast<int64_t>(job.cases_total()) - results_by_job[job.job_id()];
+    if (missing <= 0) continue;
+    const bool expired = absl::StartsWith(job.message(), "infrastructure: expired");
+    not_run[expired ? "expired" : EscapeForTerminal(job.status(), 40)] += missing;
+  }
+  const int64_t total = std::max<int64_t>(planned, outcomes.total());
+  std::string line = absl::StrCat(total, total == 1 ? " case: " : " cases: ", OutcomeCounts(outcomes));
+  if (outcomes.cancelled > 0) absl::StrAppend(&line, ", ", outcomes.cancelled, " cancelled");
+  int64_t missing = 0;
+  std::vector<std::string> reasons;
+  for (const auto& [reason, count] : not_run) {
+    missing += count;
+    reasons.push_back(reason);
+  }
+  if (missing > 0) absl::StrAppend(&line, ", ", missing, " not run (", absl::StrJoin(reasons, ", "), ")");
+  return line;
 }
 
 std::string JobsTable(const v1::RunInfo& run) {

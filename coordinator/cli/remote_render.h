@@ -22,6 +22,15 @@ std::string FormatUnixNs(int64_t unix_ns);
 // "run <id>  plan <name>  <status>  <n> results  selector '<s>'  by <who>  <created>".
 std::string RunSummary(const v1::RunInfo& run);
 
+// The outcome line of a run, one rule for `submit --wait` and `runs show`: its planned
+// cases (the jobs' cases_total; the results' count when larger) and how they ended —
+// "18 cases: 0 ok, 0 unsupported, 0 resource exhausted, 0 failed, 18 not run (expired)"
+// — the results' outcomes (OutcomeCounts, case_outcomes.h), then ", N cancelled", then
+// the planned cases with no result by why their jobs ended ("expired" for a job that
+// --queue_offline expired, else the job's status: "failed", "cancelled", "queued",
+// "running", ...; several reasons joined by ", "). "1 case" singular.
+std::string RunCasesLine(const v1::ExportResultsResponse& exported);
+
 // The run's jobs: agent, status, attempts, progress, message.
 std::string JobsTable(const v1::RunInfo& run);
 

@@ -88,7 +88,7 @@ int Export(const std::vector<std::string>& args) {
     return kExitFailure;
   }
   if (!options->out.empty()) {
-    std::cerr << "wrote " << exported->results_size() << " results to " << options->out << "\n";
+    std::cerr << WroteResultsLine(exported->results_size(), options->out) << "\n";
   }
   return kExitOk;
 }

@@ -49,9 +49,7 @@ int WaitAndShow(ControlClient& client, const std::string& run_id, absl::Duration
   }
   std::cout << RunSummary(exported.run()) << "\n\n" << *tables;
   const CaseOutcomes outcomes = CountOutcomes(exported.results());
-  std::cerr << absl::StrFormat("fleetmark submit: %d case%s: %s%s\n", outcomes.total(),
-                               outcomes.total() == 1 ? "" : "s", OutcomeCounts(outcomes),
-                               outcomes.cancelled > 0 ? absl::StrFormat(", %d cancelled", outcomes.cancelled) : "");
+  std::cerr << "fleetmark submit: " << RunCasesLine(exported) << "\n";
   if (exported.run().status() != "done") return kExitFailure;
   return ExitCodeForOutcomes(outcomes);
 }
@@ -164,7 +162,8 @@ int RunsShow(const std::vector<std::string>& args) {
   v1::ExportResultsResponse exported;
   grpc::Status status = client->FetchResults(args[0], "", std::chrono::seconds(120), &exported);
   if (!status.ok()) return client->Fail(absl::StrCat("runs show ", args[0]), status);
-  std::cout << RunSummary(exported.run()) << "\n\n" << JobsTable(exported.run()) << "\n";
+  std::cout << RunSummary(exported.run()) << "\n" << RunCasesLine(exported) << "\n\n"
+            << JobsTable(exported.run()) << "\n";
   absl::StatusOr<std::string> tables = ResultTables(exported, FittedTableOptions(absl::GetFlag(FLAGS_wide)));
   if (!tables.ok()) {
     std::cerr << "fleetmark: " << tables.status().message() << "\n";

@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/text.h"
 
 namespace fleetmark::cli {
 namespace {
@@ -227,6 +228,10 @@ absl::Status ResultOutput::WriteAll(const std::string& text) {
   }
   temp_path_.clear();
   return status;
+}
+
+std::string WroteResultsLine(int results, const std::string& out) {
+  return absl::StrCat("wrote ", results, results == 1 ? " result" : " results", " to ", EscapeForTerminal(out));
 }
 
 }  // namespace fleetmark::cli

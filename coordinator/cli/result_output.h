@@ -57,4 +57,9 @@ class ResultOutput {
   bool owns_fd_ = false;  // fd_ is closed by this object (not for stdout)
 };
 
+// The stderr line of `fleetmark run --out` and `fleetmark export --out` once the file is
+// committed: "wrote 18 results to out.json" ("1 result"), with the path as given
+// (terminal-escaped). Pure.
+std::string WroteResultsLine(int results, const std::string& out);
+
 }  // namespace fleetmark::cli

@@ -145,6 +145,7 @@ class RunSession {
     if (absl::Status written = output_.WriteAll(*text); !written.ok()) {
       return Fail(kExitFailure, std::string(written.message()));
     }
+    if (!options_.out.empty()) std::cerr << WroteResultsLine(report_.results_size(), options_.out) << "\n";
     const CaseOutcomes outcomes = CountOutcomes(report_.results());
     const int total = report_.results_size();
     std::cerr << absl::StrFormat("fleetmark run: %d case%s in %s: %s%s\n", total, total == 1 ? "" : "s",

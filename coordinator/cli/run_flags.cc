@@ -1,6 +1,10 @@
 #include "coordinator/cli/run_flags.h"
 
+#include <algorithm>
+
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 
 ABSL_FLAG(std::string, format, "table",
           "output format of results: table | json | csv | gbench-json (Google Benchmark's "
@@ -31,6 +35,15 @@ absl::StatusOr<RunCommandOptions> RunCommandOptionsFromFlags() {
   options.quick = absl::GetFlag(FLAGS_quick);
   options.wide = absl::GetFlag(FLAGS_wide);
   return options;
+}
+
+absl::Status CheckGivenFilter(const std::vector<std::string>& flags_set) {
+  if (std::find(flags_set.begin(), flags_set.end(), "filter") == flags_set.end()) return absl::OkStatus();
+  const std::string filter = absl::GetFlag(FLAGS_filter);
+  if (!absl::StripAsciiWhitespace(filter).empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("--filter: a regular expression on case ids, got \"", filter,
+                   "\" (an unset shell variable must not run the whole plan; leave --filter out for every case)"));
 }
 
 }  // namespace fleetmark::cli

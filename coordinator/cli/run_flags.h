@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/flags/declare.h"
 #include "absl/status/statusor.h"
@@ -26,5 +27,12 @@ struct RunCommandOptions {
 
 // Reads the flags. InvalidArgument naming the flag for a bad --format.
 absl::StatusOr<RunCommandOptions> RunCommandOptionsFromFlags();
+
+// The one rule for a --filter given on the command line (`flags_set`: the flag names
+// given, engine/common/flag_parser.h) with an empty or blank value, on every command
+// that takes it (run, submit, schedules create): InvalidArgument naming --filter — an
+// unset shell variable (`--filter "$RE"`) must not run the whole plan, as with --select;
+// leaving the flag out still runs every case. OK otherwise.
+absl::Status CheckGivenFilter(const std::vector<std::string>& flags_set);
 
 }  // namespace fleetmark::cli

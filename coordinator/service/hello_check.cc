@@ -27,8 +27,7 @@ absl::Status CheckHello(const v1::Hello& hello) {
     return absl::InvalidArgumentError(absl::StrCat("hello refused: ", text.message()));
   }
   if (!ValidAgentName(hello.agent_name())) {
-    return absl::InvalidArgumentError(absl::StrCat("hello.agent_name: must match [A-Za-z0-9._-]{1,64}, got \"",
-                                                   hello.agent_name().substr(0, 80), "\""));
+    return absl::InvalidArgumentError(NameRuleMessage("hello.agent_name", hello.agent_name()));
   }
   // Selectors match labels as label:<key>=<value>: a key must be one the agent's
   // --labels could have given.

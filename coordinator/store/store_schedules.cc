@@ -26,9 +26,7 @@ constexpr size_t kMaxScheduleName = 64;
 absl::Status CheckSchedule(const v1::Schedule& schedule) {
   const std::string& name = schedule.name();
   if (!IsName(name, kMaxScheduleName)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "schedule.name: 1 to ", kMaxScheduleName, " characters from [A-Za-z0-9._-], got \"",
-        absl::CHexEscape(name.substr(0, 80)), "\"", name.size() > 80 ? "..." : "", " (", name.size(), " characters)"));
+    return absl::InvalidArgumentError(NameRuleMessage("schedule.name", name, kMaxScheduleName));
   }
   if (schedule.cron().empty()) return absl::InvalidArgumentError("schedule.cron: must not be empty");
   return absl::OkStatus();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "engine/common/text.h"
 #include "absl/flags/commandlineflag.h"
@@ -24,10 +25,32 @@ absl::CommandLineFlag* Find(const std::string& name, absl::string_view flag_file
   return flag;
 }
 
+// FlagTextGiven's texts: written by ParseFlags before other threads start.
+std::map<std::string, std::string>& GivenTexts() {
+  static auto* texts = new std::map<std::string, std::string>();
+  return *texts;
+}
+
+// The range an integer flag's help names as "(1..1000)" (the project's help convention:
+// "runs list: how many runs (1..1000)"), as "1..1000"; "" when it names none.
+std::string HelpRange(const std::string& help) {
+  for (size_t open = help.find('('); open != std::string::npos; open = help.find('(', open + 1)) {
+    const size_t close = help.find(')', open);
+    if (close == std::string::npos) break;
+    const std::string inner = help.substr(open + 1, close - open - 1);
+    const size_t dots = inner.find("..");
+    if (dots == std::string::npos || dots == 0 || dots + 2 >= inner.size()) continue;
+    int64_t low = 0, high = 0;
+    if (absl::SimpleAtoi(inner.substr(0, dots), &low) && absl::SimpleAtoi(inner.substr(dots + 2), &high)) return inner;
+  }
+  return "";
+}
+
 }  // namespace
 
 absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view flag_files) {
   ParsedFlags parsed;
+  GivenTexts().clear();
   bool only_positional = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -90,15 +113,22 @@ absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view 
         // Abseil says "Illegal value '99999999999' specified for flag 'limit'" for a
         // number out of the type's range too; the command checks its own range after.
         const bool digits = !value.empty() && value.find_first_not_of("-+0123456789") == std::string::npos;
-        return absl::InvalidArgumentError(
-            absl::StrCat("--", name, ": ", digits ? "a number out of range (see --help)" : "not a whole number",
-                         ", got \"", EscapeForTerminal(value, 200), "\""));
+        const std::string range = HelpRange(flag->Help());
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--", name, ": ", !digits ? "not a whole number" : range.empty() ? "a number out of range" : range,
+            ", got \"", EscapeForTerminal(value, 200), "\""));
       }
       return absl::InvalidArgumentError(absl::StrCat("--", name, ": ", error));
     }
     parsed.flags_set.push_back(name);
+    GivenTexts()[name] = value;
   }
   return parsed;
+}
+
+std::string FlagTextGiven(absl::string_view name) {
+  auto it = GivenTexts().find(std::string(name));
+  return it == GivenTexts().end() ? "" : it->second;
 }
 
 std::vector<std::string> FlagNames(absl::string_view flag_files) {

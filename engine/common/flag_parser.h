@@ -32,6 +32,11 @@ struct ParsedFlags {
 // "--x is given twice; give it once", "--x: <Abseil's parse error>".
 absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view flag_files);
 
+// The text the last ParseFlags call was given for flag `name` ("0s" for --timeout=0s),
+// for messages that echo the input as typed (a parsed 0s would print as "0"); "" when
+// the flag was not given. Read after ParseFlags, from any thread.
+std::string FlagTextGiven(absl::string_view name);
+
 // The flags defined in files containing `flag_files` (not retired, not test hooks:
 // names starting with "test_" are left out of help), sorted by name.
 std::vector<std::string> FlagNames(absl::string_view flag_files);

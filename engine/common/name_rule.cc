@@ -1,5 +1,8 @@
 #include "engine/common/name_rule.h"
 
+#include "absl/strings/str_cat.h"
+#include "engine/common/text.h"
+
 namespace fleetmark {
 
 bool IsNameChar(char c) {
@@ -12,6 +15,14 @@ bool IsName(std::string_view text, size_t max_bytes) {
     if (!IsNameChar(c)) return false;
   }
   return true;
+}
+
+std::string NameRuleMessage(std::string_view field, std::string_view text, size_t max_bytes) {
+  // Debian's Abseil has its own string_view: StrCat takes std::string here.
+  const size_t characters = CharacterCount(text);
+  return absl::StrCat(std::string(field), ": 1 to ", max_bytes, " characters of ", std::string(kNameCharacters),
+                      ", got \"", EscapeForTerminal(text, 80), "\" (", characters,
+                      characters == 1 ? " character)" : " characters)");
 }
 
 }  // namespace fleetmark

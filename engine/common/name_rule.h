@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace fleetmark {
@@ -18,5 +19,12 @@ bool IsNameChar(char c);
 
 // Whether `text` follows the name rule with at most `max_bytes` characters.
 bool IsName(std::string_view text, size_t max_bytes = kMaxNameBytes);
+
+// The one message for a text that breaks the rule, naming `field`:
+// "schedule.name: 1 to 64 characters of [A-Za-z0-9._-], got \"sch😀\" (4 characters)" —
+// the text as EscapeForTerminal shows it (valid UTF-8 as its characters; control,
+// format and non-UTF-8 bytes escaped; cut at 80 bytes), its length in characters
+// (CharacterCount).
+std::string NameRuleMessage(std::string_view field, std::string_view text, size_t max_bytes = kMaxNameBytes);
 
 }  // namespace fleetmark

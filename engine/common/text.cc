@@ -122,6 +122,16 @@ bool IsUuid(std::string_view text) {
   return true;
 }
 
+size_t CharacterCount(std::string_view text) {
+  size_t count = 0;
+  char32_t cp = 0;
+  for (size_t i = 0; i < text.size(); ++count) {
+    const size_t n = DecodeUtf8(text, i, &cp);
+    i += n == 0 ? 1 : n;
+  }
+  return count;
+}
+
 std::string EscapeForTerminal(std::string_view text, size_t max_bytes) {
   std::string out;
   out.reserve(text.size());

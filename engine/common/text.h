@@ -51,6 +51,10 @@ bool IsUuid(std::string_view text);
 // character boundary, and appends "...".
 std::string EscapeForTerminal(std::string_view text, size_t max_bytes = 0);
 
+// Characters (code points) in `text`, as messages that say "characters" count them: a
+// byte that is not UTF-8 counts 1. "sch\xf0\x9f\x98\x80" (sch + an emoji) is 4.
+size_t CharacterCount(std::string_view text);
+
 // Columns `text` (UTF-8) takes on a terminal: each character's glibc wcwidth under the
 // C.UTF-8 locale (newlocale/uselocale, this thread only), so CJK and emoji count 2,
 // combining marks and zero-width characters 0, other printable characters 1; a byte

@@ -34,6 +34,42 @@ std::string ParserMessage(const std::string& message) {
   return Sanitized(message);
 }
 
+// protobuf says only "Integer out of range (1000000000000)" for a number past its
+// field's type. The field's own rule (validation's range) is named instead: the number
+// is swapped for the type's largest value, and if validation then refuses that field,
+// its message is returned with the number as given; otherwise the type's range is.
+// `at` is 0-based; nullopt when the message is another one.
+std::optional<std::string> OutOfRangeMessage(const std::string& text, const std::string& message,
+                                             SourcePosition at, const std::string& source_name,
+                                             const std::string& path) {
+  if (!absl::StartsWith(message, "Integer out of range")) return std::nullopt;
+  // The number's token starts at the error's position.
+  size_t offset = 0;
+  for (int line = 0; line < at.line && offset != std::string::npos; ++line) {
+    offset = text.find('\n', offset);
+    if (offset != std::string::npos) ++offset;
+  }
+  if (offset == std::string::npos) return std::nullopt;
+  offset += static_cast<size_t>(at.column);
+  size_t end = offset;
+  while (end < text.size() && (absl::ascii_isalnum(static_cast<unsigned char>(text[end])) || text[end] == '-')) ++end;
+  if (end == offset || end - offset > 40) return std::nullopt;
+  const std::string given = text.substr(offset, end - offset);
+  constexpr char kTypeMax[] = "4294967295";  // every integer of a plan is a uint32 or wider
+  const std::string swapped = absl::StrCat(text.substr(0, offset), kTypeMax, text.substr(end));
+  absl::StatusOr<ParsedPlan> parsed = ParsePlan(swapped, PlanFormat::kText, source_name);
+  if (parsed.ok()) {
+    const absl::Status valid = ValidatePlan(*parsed);
+    const std::string refused(valid.message());
+    const std::string got = absl::StrCat(", got ", kTypeMax);
+    if (!valid.ok() && absl::StrContains(refused, absl::StrCat(path, ": ")) && absl::EndsWith(refused, got)) {
+      return absl::StrCat(refused.substr(0, refused.size() - got.size()), ", got ", Sanitized(given));
+    }
+  }
+  return absl::StrCat(source_name, ":", at.line + 1, ":", at.column + 1, ": ", path,
+                      ": a whole number 0..4294967295, got ", Sanitized(given));
+}
+
 // Keeps the first error's 0-based position and message.
 class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
  public:
@@ -156,6 +192,10 @@ absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format, s
     }
     const SourcePosition at = *errors.position();
     const TextScan scan = ScanPlanText(text, at);
+    if (std::optional<std::string> range =
+            OutOfRangeMessage(std::string(text), errors.message(), at, source_name, FormatFieldPath(scan.path_at_stop))) {
+      return absl::InvalidArgumentError(*range);
+    }
     return absl::InvalidArgumentError(absl::StrCat(source_name, ":", at.line + 1, ":", at.column + 1, ": ",
                                                    FormatFieldPath(scan.path_at_stop), ": ",
                                                    ParserMessage(errors.message())));

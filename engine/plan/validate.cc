@@ -134,8 +134,10 @@ class Validator {
     FLEETMARK_RETURN_IF_ERROR(
         CheckRepetitionTime(plan.matrix(), "matrix", ResolveMeasurement(plan.measurement()), "measurement"));
     const v1::Plan quick = ApplyQuick(plan);
-    return CheckRepetitionTime(quick.matrix(), plan.quick_matrix_size() > 0 ? "quick_matrix" : "matrix",
-                               ResolveMeasurement(quick.measurement()), "quick");
+    FLEETMARK_RETURN_IF_ERROR(CheckRepetitionTime(quick.matrix(),
+                                                  plan.quick_matrix_size() > 0 ? "quick_matrix" : "matrix",
+                                                  ResolveMeasurement(quick.measurement()), "quick"));
+    return absl::OkStatus();
   }
 
   absl::Status CheckPreconditionsOf(const v1::Preconditions& p) const {
@@ -241,10 +243,15 @@ class Validator {
       return Error(Append(path, "workloads"), absl::StrCat("the batch scenario needs at least one workload (",
                                                            AllowedNames(kWorkloads), "), got 0"));
     }
-    if (m.has_load() && m.workloads_size() > 0) {
+    // Only batch runs a workload: memory measures idle waiting tasks, fanout waits on
+    // its dependency calls, load's server does fixed work. A workload there would only
+    // rename the same measurement.
+    if (!m.has_batch() && m.workloads_size() > 0) {
+      const char* why = m.has_memory()   ? "memory measures waiting tasks that run no workload"
+                        : m.has_fanout() ? "fanout's tasks only wait on their dependency calls"
+                                         : "its server does fixed work";
       return Error(Append(path, "workloads", 0),
-                   absl::StrCat("the load scenario has no workload (its server does fixed "
-                                "work), got \"",
+                   absl::StrCat("only the batch scenario takes workloads (", why, "); leave workloads out, got \"",
                                 Quoted(m.workloads(0)), "\""));
     }
     for (int i = 0; i < m.io_modes_size(); ++i) {

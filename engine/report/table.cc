@@ -96,7 +96,7 @@ std::string GroupTitle(const CaseResult& r, Kind kind) {
 bool IsOk(const CaseResult& r) { return r.status() == fleetmark::v1::CASE_STATUS_OK; }
 
 // "ok", "ok (rep cap)", "unsupported: reason", with " [throttled]" / " [unstable]" /
-// " [harness 12%]" when flagged.
+// " [harness 12%]" (or " [harness >= median]") when flagged.
 std::string StatusCell(const CaseResult& r, bool with_stop_reason) {
   std::string cell = StatusWord(r.status());
   if (IsOk(r)) {
@@ -117,7 +117,7 @@ std::string StatusCell(const CaseResult& r, bool with_stop_reason) {
   }
   if (r.throttled()) cell += " [throttled]";
   if (r.unstable()) cell += " [unstable]";
-  if (r.harness_heavy()) absl::StrAppend(&cell, " [harness ", std::llround(r.harness_share() * 100), "%]");
+  if (r.harness_heavy()) absl::StrAppend(&cell, " ", HarnessNote(r.harness_share()));
   return cell;
 }
 
@@ -174,7 +174,7 @@ TextTable BatchTable(const std::vector<const CaseResult*>& group, bool counters)
       cells.push_back(FormatNanos(st.median_ns()));
       cells.push_back(absl::StrCat("[", FormatNanos(st.ci_low_ns()), ", ", FormatNanos(st.ci_high_ns()), "]"));
       cells.push_back(Fixed(st.ci_half_width_percent(), 1, "%"));
-      cells.push_back(absl::StrCat(st.count()));
+      cells.push_back(SampleCountText(*r));
       cells.push_back(Ratio(st.median_ns(), fastest));
     } else {
       cells.insert(cells.end(), {"-", "-", "-", "-", "-"});
@@ -379,6 +379,18 @@ std::string ThreadsText(const CaseResult& r) {
   return absl::StrCat(used);
 }
 
+std::string HarnessNote(double harness_share) {
+  const long long percent = std::isfinite(harness_share) ? std::llround(harness_share * 100) : 100;
+  if (percent >= 100) return "[harness >= median]";
+  return absl::StrCat("[harness ", percent, "%]");
+}
+
+std::string SampleCountText(const CaseResult& r) {
+  const uint64_t kept = r.stats().count();
+  if (r.transient_samples() == 0) return absl::StrCat(kept);
+  return absl::StrCat(kept, " of ", kept + r.transient_samples());
+}
+
 std::string CpuPerRepetitionText(const CaseResult& r) {
   const auto& c = r.counters();
   const double reps = static_cast<double>(c.repetitions());
@@ -470,7 +482,8 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
     out +=
         "median: wall time of one batch of n tasks. 95% CI: distribution-free confidence\n"
         "interval of the median (order statistics); ±%: its half-width, \"-\" below 6\n"
-        "samples (the CI shown is then [min, max]). n: samples. ratio: median / fastest\n"
+        "samples (the CI shown is then [min, max]). n: samples kept (\"97 of 1000\": the\n"
+        "others were dropped as a transient warm-up phase). ratio: median / fastest\n"
         "median of the group. CPU/rep, allocs/rep: CPU time and operator new calls per\n"
         "repetition, counted over the timed repetitions only. threads: worker threads\n"
         "used (0: the caller's; \"4 of 100\": fewer than requested; \"req.\": nothing ran).\n"
@@ -478,7 +491,9 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
         "the CPU was throttled during the case. [unstable]: the samples still drifted\n"
         "(a transient phase) when the case's budget ran out. [harness N%]: a batch of\n"
         "empty tasks through the same strategy (timing, bookkeeping, dispatch) takes N%\n"
-        "of the median (> 5%): the median is not all the task's own work.\n";
+        "of the median (> 5%): the median is not all the task's own work. [harness >=\n"
+        "median]: the empty batch alone takes as long as the real one or longer: the\n"
+        "task's own work is below what this strategy's dispatch can resolve.\n";
   }
   if (any_processes) {
     out +=

@@ -37,6 +37,17 @@ std::string ThreadsText(const fleetmark::v1::CaseResult& result);
 // ("2.40 µs", "1.50 ms"); "-" when nothing was measured or counted.
 std::string CpuPerRepetitionText(const fleetmark::v1::CaseResult& result);
 
+// The status cell's harness note for CaseResult.harness_share (the empty-task batch's
+// wall time / the median): "[harness 12%]", or "[harness >= median]" from 100 % up —
+// the empty batch then costs as much as the real one or more (the task's own work is
+// below what the strategy's dispatch resolves), and a percentage above 100 would read as
+// a share. Pure.
+std::string HarnessNote(double harness_share);
+
+// The n cell: samples kept (stats.count), as "97 of 1000" when transient_samples leading
+// samples were dropped as a transient warm-up phase, else "97". Pure.
+std::string SampleCountText(const fleetmark::v1::CaseResult& result);
+
 // A memory case's slope is an answer when it was fitted on two or more points that ran,
 // also when other points were left out (MemoryResult.left_out_tasks: e.g. 100 000
 // threads resource exhausted); unsupported and cancelled cases have none.

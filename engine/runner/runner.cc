@@ -274,8 +274,10 @@ class PlanRunner {
   }
 
   // The case's stop rule over all its samples (the hierarchical CI with processes >= 2).
-  StopDecision CaseDecision(const CaseState& c) const {
+  // judge_only: the final verdict on the samples taken, without min_seconds_per_case.
+  StopDecision CaseDecision(const CaseState& c, bool judge_only = false) const {
     StopRuleOptions rule = CaseStopRule();
+    if (judge_only) rule.min_time = absl::ZeroDuration();
     rule.processes = settings_.processes();
     rule.bootstrap_seed = BootstrapSeed(c.result.spec().case_id(), settings_.shuffle_seed());
     return DecideStop(c.samples, c.process_sizes, rule, absl::Seconds(c.measured_seconds));
@@ -417,8 +419,11 @@ class PlanRunner {
   // CI_TARGET if the merged samples meet the target; otherwise the cap that ended the
   // last slice (its repetition or time quota, the case's budget split over rounds).
   // An unstable case never claims CI_TARGET: its budget ran out while it drifted.
+  // min_seconds_per_case only holds back an early stop: a case whose cap came first but
+  // whose merged samples meet the CI target reports CI_TARGET (README: "(rep cap)" marks a
+  // CI that missed its target).
   v1::StopReason FinalStopReason(const CaseState& c) const {
-    StopDecision d = CaseDecision(c);
+    StopDecision d = CaseDecision(c, /*judge_only=*/true);
     if (d.stop && !(c.result.unstable() && d.reason == v1::STOP_REASON_CI_TARGET)) return d.reason;
     return c.last_slice_stop == v1::STOP_REASON_MAX_REPETITIONS ? v1::STOP_REASON_MAX_REPETITIONS
                                                                 : v1::STOP_REASON_MAX_TIME;

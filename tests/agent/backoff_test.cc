@@ -77,6 +77,14 @@ TEST(BackoffTest, ValidationNamesTheField) {
   BackoffOptions bad_cap;
   bad_cap.max_delay = absl::Milliseconds(100);
   EXPECT_NE(ValidateBackoffOptions(bad_cap).message().find("backoff.initial_delay"), std::string::npos);
+  // A cap that is not positive is the cap's fault, not the initial delay's.
+  BackoffOptions negative_cap;
+  negative_cap.max_delay = absl::Seconds(-1);
+  EXPECT_EQ(ValidateBackoffOptions(negative_cap).message(), "backoff.max_delay: 0 < max_delay <= 1h, got -1s");
+  BackoffOptions zero_initial;
+  zero_initial.initial_delay = absl::ZeroDuration();
+  EXPECT_EQ(ValidateBackoffOptions(zero_initial).message(),
+            "backoff.initial_delay: 0 < initial_delay <= max_delay (30s), got 0");
   BackoffOptions bad_multiplier;
   bad_multiplier.multiplier = 0.5;
   EXPECT_NE(ValidateBackoffOptions(bad_multiplier).message().find("backoff.multiplier"), std::string::npos);

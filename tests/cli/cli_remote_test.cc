@@ -76,6 +76,36 @@ TEST_F(CliTest, SubmitAndSchedulesNeedASelectorAndAllIsExplicit) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
 }
 
+// Trial of 2026-12-02, finding 7: `--filter ''` ran the whole plan; like an empty
+// --select, an empty or blank --filter given on the command line is refused, on every
+// command that takes it, before anything runs or connects.
+TEST_F(CliTest, AnEmptyFilterIsRefusedLikeAnEmptySelector) {
+  const fs::path plan = Write("tiny.txtpb", kTinyPlan);
+  for (const std::string filter : {" --filter ''", " --filter=' '"}) {
+    for (const std::string& command :
+         {"run " + plan.string(), "submit " + plan.string() + " --select all" + kNowhere,
+          "schedules create n " + plan.string() + " --cron '0 3 * * *' --select all" + kNowhere}) {
+      CliResult r = Cli(command + filter);
+      EXPECT_EQ(r.exit_code, 2) << command << filter << ": " << r.err;
+      EXPECT_THAT(r.err, HasSubstr("--filter: a regular expression on case ids, got \""))
+          << command << filter;
+      EXPECT_THAT(r.err, HasSubstr("leave --filter out for every case")) << command << filter;
+      EXPECT_TRUE(r.out.empty()) << command << filter << ": " << r.out;  // nothing ran
+    }
+  }
+}
+
+// Finding 8: a number past the flag's type names the range its help gives, and
+// "see --help" once.
+TEST_F(CliTest, AnIntegerFlagPastItsTypeNamesItsRange) {
+  CliResult r = Cli("runs list --limit 99999999999" + std::string(kNowhere));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--limit: 1..1000, got \"99999999999\" (see fleetmark --help)"));
+  size_t mentions = 0;
+  for (size_t at = r.err.find("--help"); at != std::string::npos; at = r.err.find("--help", at + 1)) ++mentions;
+  EXPECT_EQ(mentions, 1u) << r.err;
+}
+
 TEST_F(CliTest, AdminTokenFileProblemsNameTheFileBeforeConnecting) {
   const fs::path empty = Write("empty_token", " \n");
   const fs::path unreadable = dir_ / "missing_token";
@@ -124,7 +154,8 @@ TEST_F(CliTest, TimeoutIsForWaitAndPositive) {
   EXPECT_THAT(r.err, HasSubstr("--timeout applies to --wait"));
   r = Cli("submit " + plan.string() + " --select all --wait --timeout 0s" + kNowhere);
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--timeout: a duration > 0"));
+  // The input as given ("0s"), not as Abseil formats the parsed value ("0").
+  EXPECT_THAT(r.err, HasSubstr("--timeout: a duration > 0 such as 30s, 10m or 2h, got \"0s\""));
   r = Cli("submit " + plan.string() + " --select all --wait --timeout soon" + kNowhere);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--timeout"));
@@ -752,6 +783,15 @@ TEST_F(CliFleetTest, QueueOfflineWaitsForOfflineAgentsUntilTheJobsExpire) {
   EXPECT_EQ(expired->jobs(0).status(), "failed");
   EXPECT_THAT(expired->jobs(0).message(), HasSubstr("infrastructure: expired: agent w1 did not take the job by "));
   EXPECT_THAT(expired->jobs(0).message(), HasSubstr("(submit --queue_offline)"));
+  // `runs show` names the planned cases that never ran, and why (finding 12 of the trial
+  // of 2026-12-02: it was "0 cases: ..." in submit --wait, nothing in runs show).
+  const uint32_t planned = expired->jobs(0).cases_total();
+  ASSERT_GT(planned, 0u);
+  r = Fleet("runs show " + expired_id);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(absl::StrCat(planned, planned == 1 ? " case: " : " cases: ",
+                                            "0 ok, 0 unsupported, 0 resource exhausted, 0 failed, ", planned,
+                                            " not run (expired)")));
   // The agent coming back later finds nothing to run: the expired job stays failed.
   ASSERT_TRUE(agent_->Restart().ok());
   ASSERT_TRUE(control.WaitOnline(1, absl::Seconds(60)).ok());

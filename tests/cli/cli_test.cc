@@ -107,6 +107,20 @@ TEST_F(CliTest, BadPlansExit2NamingTheField) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("plan.matrix[0].batch.tasks: 0 <= tasks <= 1000000, got 2000000"));
 
+  // protobuf's "Integer out of range" becomes the field's own range (finding 8).
+  p = Write("huge.txtpb", "name: \"h\"\nmatrix {\n  strategies { name: \"direct\" }\n  workloads: \"arithmetic\"\n"
+                          "  batch { tasks: 1000000000000 }\n}\n");
+  r = Cli("plan validate " + p.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("plan.matrix[0].batch.tasks: 0 <= tasks <= 1000000, got 1000000000000"));
+
+  // A memory scenario runs no workload (finding 9).
+  p = Write("memory.txtpb", "name: \"m\"\nmatrix {\n  strategies { name: \"thread_per_task\" }\n"
+                            "  workloads: [\"arithmetic\"]\n  memory {}\n}\n");
+  r = Cli("plan validate " + p.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("plan.matrix[0].workloads[0]: only the batch scenario takes workloads"));
+
   p = Write("negative.txtpb", std::string(kTinyPlan) + "quick { warmup_seconds: -2 }\n");
   r = Cli("run --quick " + p.string());
   EXPECT_EQ(r.exit_code, 2);
@@ -122,12 +136,21 @@ TEST_F(CliTest, ValidatesTheS1Plan) {
   CliResult r = Cli("plan validate " + std::string(FLEETMARK_SOURCE_DIR) + "/plans/s1-frameworks.txtpb");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("130 cases"));
+  // One case is "1 case" (trial of 2026-12-02, finding 9); every shipped plan is valid,
+  // the nightly one included (its memory blocks carry no workloads).
+  const fs::path one = Write("one.txtpb", "name: \"one\"\nmatrix {\n  strategies { name: \"direct\" }\n"
+                                          "  workloads: \"arithmetic\"\n  batch {}\n}\n");
+  r = Cli("plan validate " + one.string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("valid plan \"one\": 1 case (1 with --quick)"));
+  r = Cli("plan validate " + std::string(FLEETMARK_SOURCE_DIR) + "/plans/nightly.txtpb");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 // The README describes the markers the table really prints.
 TEST_F(CliTest, ReadmeMatchesTheTableLegend) {
   const std::string readme = ReadFile(fs::path(FLEETMARK_SOURCE_DIR) / "README.md");
-  for (const char* marker : {"(rep cap)", "(time cap)", "[throttled]", "130", "RE2"}) {
+  for (const char* marker : {"(rep cap)", "(time cap)", "[throttled]", "[harness >= median]", "97 of 1000", "130", "RE2"}) {
     EXPECT_THAT(readme, HasSubstr(marker)) << marker;
   }
   EXPECT_THAT(readme, Not(HasSubstr("`~` marks")));
@@ -159,6 +182,8 @@ TEST_F(CliTest, RunsATinyPlanInEveryFormat) {
   CliResult json = Cli("run " + plan.string() + " --format=json --out " + json_out.string());
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_TRUE(json.out.empty());
+  // As `export --out` does (trial of 2026-12-02, finding 14).
+  EXPECT_THAT(json.err, HasSubstr("wrote 4 results to " + json_out.string()));
   absl::StatusOr<fleetmark::v1::RunReport> report = fleetmark::report::ParseJson(ReadFile(json_out));
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->plan_name(), "tiny");

@@ -1150,12 +1150,18 @@ TEST(StoreTest, ScheduleNamesFollowTheAgentNameRule) {
     schedule.set_name(bad);
     auto created = store->CreateSchedule(schedule, absl::Now());
     EXPECT_EQ(created.status().code(), absl::StatusCode::kInvalidArgument) << bad;
-    EXPECT_NE(created.status().message().find("schedule.name: 1 to 64 characters from [A-Za-z0-9._-]"),
+    EXPECT_NE(created.status().message().find("schedule.name: 1 to 64 characters of [A-Za-z0-9._-]"),
               std::string::npos)
         << created.status();
   }
   schedule.set_name("bad name!");
   EXPECT_NE(store->CreateSchedule(schedule, absl::Now()).status().message().find("got \"bad name!\""),
+            std::string::npos);
+  // Valid UTF-8 is shown as its characters and counted in characters (a trial saw
+  // "sch\xf0\x9f\x98\x80" (7 characters) for a 4-character name).
+  schedule.set_name("sch\xf0\x9f\x98\x80");
+  EXPECT_NE(store->CreateSchedule(schedule, absl::Now()).status().message().find(
+                "got \"sch\xf0\x9f\x98\x80\" (4 characters)"),
             std::string::npos);
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM schedules"), 0);
 

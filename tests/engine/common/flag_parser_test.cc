@@ -11,6 +11,7 @@
 
 ABSL_FLAG(std::string, fp_name, "dflt", "a string flag");
 ABSL_FLAG(int, fp_count, 3, "an int flag");
+ABSL_FLAG(int, fp_limit, 20, "an int flag with a range (1..1000)");
 ABSL_FLAG(bool, fp_on, false, "a bool flag");
 ABSL_FLAG(absl::Duration, fp_delay, absl::Seconds(1), "a duration flag");
 ABSL_FLAG(int, test_fp_hook, 0, "a test hook: never in help");
@@ -64,7 +65,9 @@ TEST(FlagParserTest, BadInputNamesTheFlag) {
   EXPECT_EQ(bad_int.message(), "--fp_count: not a whole number, got \"x\"");
   // A number past the type's range is named as such (Abseil: "Illegal value ...").
   EXPECT_EQ(Parse({"--fp_count=99999999999"}).status().message(),
-            "--fp_count: a number out of range (see --help), got \"99999999999\"");
+            "--fp_count: a number out of range, got \"99999999999\"");
+  // ... and by the range its help names, once (the CLI adds "(see fleetmark --help)").
+  EXPECT_EQ(Parse({"--fp_limit=99999999999"}).status().message(), "--fp_limit: 1..1000, got \"99999999999\"");
   // A duration without a unit says so, naming the flag, the units and an example.
   EXPECT_EQ(Parse({"--fp_delay", "5"}).status().message(),
             "--fp_delay: a duration needs a unit (h, m, s, ms, us, ns; e.g. --fp_delay=30m or --fp_delay=1h30m), "
@@ -77,7 +80,7 @@ TEST(FlagParserTest, BadInputNamesTheFlag) {
 
 TEST(FlagParserTest, HelpListsOurFlagsWithoutPathsOrTestHooks) {
   const std::vector<std::string> names = FlagNames(kFiles);
-  EXPECT_EQ(names, (std::vector<std::string>{"fp_count", "fp_delay", "fp_name", "fp_on"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"fp_count", "fp_delay", "fp_limit", "fp_name", "fp_on"}));
   const std::string help = FlagsHelp(names);
   EXPECT_NE(help.find("  --fp_count (default \"3\")\n      an int flag\n"), std::string::npos) << help;
   EXPECT_NE(help.find("  --fp_on\n      a bool flag\n"), std::string::npos) << help;

@@ -94,6 +94,21 @@ TEST(TextTest, EscapeForTerminalEscapesFormatCharacters) {
   EXPECT_EQ(EscapeForTerminal("µs é 中 \u2013"), "µs é 中 \u2013");  // not format characters
 }
 
+// Trial of 2026-12-02, finding 10: `schedules create 'sch😀'` was refused with
+// got "sch\xf0\x9f\x98\x80" (7 characters); valid UTF-8 is shown as its characters and
+// counted in characters, control and bidirectional characters are still escaped.
+TEST(TextTest, NameRuleMessageShowsCharactersAndCountsThem) {
+  EXPECT_EQ(CharacterCount("sch\xf0\x9f\x98\x80"), 4u);
+  EXPECT_EQ(CharacterCount("caf\xc3\xa9"), 4u);
+  EXPECT_EQ(CharacterCount("a\xff" "b"), 3u);  // a byte that is not UTF-8 counts 1
+  EXPECT_EQ(CharacterCount(""), 0u);
+  EXPECT_EQ(NameRuleMessage("schedule.name", "sch\xf0\x9f\x98\x80"),
+            "schedule.name: 1 to 64 characters of [A-Za-z0-9._-], got \"sch\xf0\x9f\x98\x80\" (4 characters)");
+  EXPECT_EQ(NameRuleMessage("name", "a\x1b[2J\xe2\x80\xae", 8),
+            "name: 1 to 8 characters of [A-Za-z0-9._-], got \"a\\x1b[2J\\u202e\" (6 characters)");
+  EXPECT_EQ(NameRuleMessage("name", "!"), "name: 1 to 64 characters of [A-Za-z0-9._-], got \"!\" (1 character)");
+}
+
 TEST(TextTest, IsUuid) {
   EXPECT_TRUE(IsUuid("44444444-4444-4444-8444-444444444444"));
   EXPECT_TRUE(IsUuid("ABCDEF01-2345-6789-abcd-ef0123456789"));

@@ -41,6 +41,23 @@ std::string WithStrategy(const std::string& strategy) {
   return "matrix {\n  strategies { " + strategy + " }\n  workloads: \"arithmetic\"\n  batch {}\n}\n";
 }
 
+// Trial of 2026-12-02, finding 9: `workloads: ["arithmetic"] memory {}` was accepted
+// silently though only batch runs a workload (it only renamed the same memory cases).
+TEST(ValidatePlanTest, OnlyBatchTakesWorkloads) {
+  for (const auto& [scenario, why] :
+       {std::pair<std::string, std::string>{"memory {}", "memory measures waiting tasks that run no workload"},
+        {"fanout {}", "fanout's tasks only wait on their dependency calls"},
+        {"load {}", "its server does fixed work"}}) {
+    const absl::Status status = ValidateText("name: \"m\"\nmatrix {\n  strategies { name: \"thread_per_task\" }\n"
+                                             "  workloads: [\"arithmetic\"]\n  " + scenario + "\n}\n");
+    ASSERT_TRUE(absl::IsInvalidArgument(status)) << scenario << ": " << status;
+    EXPECT_THAT(status.message(), HasSubstr("p.txtpb:4:15: plan.matrix[0].workloads[0]: only the batch scenario "
+                                            "takes workloads (" + why + "); leave workloads out, got \"arithmetic\""))
+        << scenario;
+  }
+  EXPECT_TRUE(ValidateText("name: \"m\"\nmatrix {\n  strategies { name: \"thread_per_task\" }\n  memory {}\n}\n").ok());
+}
+
 TEST(ParsePlanTest, ParsesTextAndExpandsTheCartesianProduct) {
   absl::StatusOr<ParsedPlan> parsed = ParsePlan(kTinyPlan, PlanFormat::kText);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -199,10 +216,24 @@ TEST(ParsePlanTest, ListElementsAfterTheFirstHaveTheirOwnPosition) {
   EXPECT_THAT(fix("\"what\"", "\"one_per_core\""), HasSubstr("p.txtpb:9:70: plan.matrix[1].memory.task_counts[2]"));
 }
 
+// Trial of 2026-12-02, finding 8: "plan.matrix[0].batch.tasks: Integer out of range
+// (1000000000000)" named no range; it names the field's own (validation's) range, at the
+// number's position, with the number as given.
+TEST(ParsePlanTest, AnIntegerPastItsTypeNamesTheFieldsRange) {
+  const std::string text =
+      "name: \"x\"\nmatrix {\n  strategies { name: \"direct\" }\n  workloads: \"arithmetic\"\n"
+      "  batch { tasks: 1000000000000 }\n}\n";
+  absl::StatusOr<ParsedPlan> parsed = ParsePlan(text, PlanFormat::kText, "t.txtpb");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(), "t.txtpb:5:11: plan.matrix[0].batch.tasks: 0 <= tasks <= 1000000, got 1000000000000");
+}
+
 TEST(ParsePlanTest, TypeErrorsNameTheField) {
   const std::string prefix = "name: \"x\"\nmatrix {\n  strategies { name: \"fixed_pool\" ";
   for (const auto& [value, what] : {std::pair<std::string, std::string>{"threads: -1", "takes a whole number >= 0, got a negative number"},
-                                    {"threads: 4294967296", "out of range"},
+                                    // The type's range when validation has none to name (the plan
+                                    // has no scenario, so threads' own rule is not reached).
+                                    {"threads: 4294967296", "a whole number 0..4294967295, got 4294967296"},
                                     {"threads: 1.5", "Expected integer"},
                                     {"threads: \"8\"", "Expected integer"},
                                     {"threads: nan", "Expected integer"}}) {

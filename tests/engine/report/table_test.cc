@@ -157,8 +157,45 @@ TEST(TableTest, HarnessHeavyCasesAreMarked) {
   EXPECT_NE(text.find("ok [harness 60%]"), std::string::npos) << text;
   size_t marks = 0;
   for (size_t at = text.find("[harness"); at != std::string::npos; at = text.find("[harness", at + 1)) ++marks;
-  EXPECT_EQ(marks, 2u) << text;  // the heavy row and the legend
+  EXPECT_EQ(marks, 3u) << text;  // the heavy row and the legend's two marks (N% and >= median)
   EXPECT_NE(text.find("[harness N%]: a batch of"), std::string::npos) << text;
+}
+
+// Trial of 2026-12-02, finding 5: an empty-task batch costing more than the task read
+// "[harness 261%]", a share above 100 %; it says the harness is at least the median.
+TEST(TableTest, HarnessAboveTheMedianIsNotAPercentage) {
+  EXPECT_EQ(HarnessNote(0.12), "[harness 12%]");
+  EXPECT_EQ(HarnessNote(0.994), "[harness 99%]");
+  EXPECT_EQ(HarnessNote(0.996), "[harness >= median]");  // would round to 100 %
+  EXPECT_EQ(HarnessNote(2.61), "[harness >= median]");
+  fleetmark::v1::RunReport report;
+  auto over = testing::BatchCase("single_thread", 0, "arithmetic", 268);
+  over.set_harness_ns_per_task(699);
+  over.set_harness_share(2.61);
+  over.set_harness_heavy(true);
+  *report.add_results() = over;
+  const std::string text = FormatTable(report);
+  EXPECT_NE(text.find("ok [harness >= median]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("261%"), std::string::npos) << text;
+  EXPECT_NE(text.find("[harness >=\nmedian]: the empty batch"), std::string::npos) << text;
+}
+
+// Finding 5 too: a case whose repetitions were mostly dropped as a transient phase says
+// how many ran ("97 of 1000"), in the n column; one with none dropped shows its count.
+TEST(TableTest, SamplesDroppedAsTransientAreCounted) {
+  fleetmark::v1::RunReport report;
+  auto dropped = testing::BatchCase("single_thread", 0, "arithmetic", 4'000);
+  dropped.mutable_stats()->set_count(97);
+  dropped.set_transient_samples(903);
+  *report.add_results() = dropped;
+  auto kept = testing::BatchCase("direct", 0, "arithmetic", 2'000);
+  kept.mutable_stats()->set_count(120);
+  *report.add_results() = kept;
+  EXPECT_EQ(SampleCountText(dropped), "97 of 1000");
+  EXPECT_EQ(SampleCountText(kept), "120");
+  const std::string text = FormatTable(report);
+  EXPECT_NE(text.find(" 97 of 1000 "), std::string::npos) << text;
+  EXPECT_NE(text.find("\"97 of 1000\": the"), std::string::npos) << text;  // the legend
 }
 
 TEST(TableTest, ColumnsAreAligned) {

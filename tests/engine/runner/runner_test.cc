@@ -99,6 +99,36 @@ TEST(RunnerTest, StopsWhenTheCiReachesItsTarget) {
   EXPECT_GE(r.finished_unix_ns(), r.started_unix_ns());
 }
 
+// Trial of 2026-12-02, finding 5: "ok (rep cap)" on a case whose CI was 0.2 %. The
+// repetition cap came before min_seconds_per_case (which only holds back an early stop),
+// so no CI stop was allowed; the samples met the target all the same, and the result
+// says so: "(rep cap)" marks a CI that missed its target.
+TEST(RunnerTest, ACapBeforeMinSecondsStillReportsAMetCiTarget) {
+  Outcome o = RunCases(PlanFrom(R"pb(
+    matrix {
+      strategies { name: "direct" }
+      workloads: "storage"
+      batch { tasks: 1 }
+    }
+    measurement {
+      warmup_seconds: 0.01
+      target_ci_percent: 90
+      min_repetitions: 12
+      max_repetitions: 40
+      max_seconds_per_case: 60
+      min_seconds_per_case: 50
+      rounds: 1
+      processes: 1
+    })pb"));
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 1u);
+  const v1::CaseResult& r = o.results[0];
+  EXPECT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
+  EXPECT_EQ(r.samples_ns_size(), 40);  // the cap ended it, long before 50 s
+  ASSERT_LE(r.stats().ci_half_width_percent(), 90.0);
+  EXPECT_EQ(r.stop_reason(), v1::STOP_REASON_CI_TARGET);
+}
+
 TEST(RunnerTest, MeasuresEachCaseInItsProcessesAndKeepsTheirMedians) {
   // One round asked for, but three processes: three slices, each a fresh child, each
   // measured to the (loose) target on its own before the case's hierarchical CI
