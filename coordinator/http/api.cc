@@ -179,14 +179,15 @@ absl::StatusOr<std::vector<store::WebAgent>> Api::ResolveAgents(const std::vecto
 }
 
 absl::StatusOr<std::vector<DeviceResults>> Api::LoadDevices(const std::map<std::string, std::string>& query) const {
-  auto agents = ResolveAgents(ListParam(query, "agents"));
-  if (!agents.ok()) return agents.status();
+  const std::vector<std::string> requested = ListParam(query, "agents");
   std::vector<std::string> run_ids = ListParam(query, "runs");
-  if (Param(query, "runs").empty()) run_ids.assign(agents->size(), "");
-  if (run_ids.size() != agents->size()) {
-    return absl::InvalidArgumentError(absl::StrCat("runs: one run id (or empty) per agent: ", agents->size(),
+  if (Param(query, "runs").empty()) run_ids.assign(requested.size(), "");
+  if (run_ids.size() != requested.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("runs: one run id (or empty) per agent: ", requested.size(),
                                                    " agents, ", run_ids.size(), " runs"));
   }
+  auto agents = ResolveAgents(requested);
+  if (!agents.ok()) return agents.status();
   // Emulated numbers are the emulator's, not the hardware's: left out unless asked.
   const bool include_emulated = Param(query, "include_emulated") == "1";
   std::vector<DeviceResults> devices;

@@ -300,7 +300,8 @@ class PgWebReader final : public WebReader {
       if (rows.empty()) return NotFound("result", result_id);
       WebResult out = ResultFromRow(rows[0]);
       v1::CaseResult full;
-      if (!internal::ParseProtoField(rows[0][42], &full)) {
+      // The stored proto: the column after ResultColumns().
+      if (!internal::ParseProtoField(rows[0][rows[0].size() - 1], &full)) {
         return absl::DataLossError(absl::StrCat("result ", std::string(result_id), ": stored proto does not parse"));
       }
       // The stored proto is the agent's original, with samples and environment; whether

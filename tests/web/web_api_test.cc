@@ -246,7 +246,10 @@ TEST_F(WebApiTest, ResultsCarryTheCliTablesCells) {
     EXPECT_EQ(r["stats"]["count"], 40) << r.dump();
     const double cpu_s = c["cpu_user_seconds"].get<double>() + c["cpu_system_seconds"].get<double>();
     EXPECT_EQ(r["cpu_per_rep_text"], report::FormatNanos(cpu_s * 1e9 / repetitions)) << r.dump();
-    EXPECT_EQ(r["cpu_per_rep_text"], report::FormatNanos(1.1 * r["stats"]["median_ns"].get<double>())) << r.dump();
+    const double median_ns = r["stats"]["median_ns"].get<double>();
+    EXPECT_NEAR(cpu_s * 1e9 / repetitions, 1.1 * median_ns, 1e-6 * median_ns) << r.dump();
+    // Dividing by the kept samples instead would show 2.5 times as much.
+    if (transient) EXPECT_NE(r["cpu_per_rep_text"], report::FormatNanos(cpu_s * 1e9 / 40)) << r.dump();
   }
   EXPECT_GT(with_transient, 0) << study.dump();
 }
@@ -301,7 +304,7 @@ TEST_F(WebApiTest, MapAndCompareRunsTakeIdPrefixes) {
       ASSERT_EQ(short_status, 200) << endpoint << prefixed.dump();
       EXPECT_EQ(prefixed, full) << endpoint;
       EXPECT_EQ(prefixed["devices"][0]["run_id"], run) << endpoint;
-      for (const std::string bad : {"zz", "303018f6-", "abc"}) {
+      for (const std::string bad : {"zz", "abc", "abcdef_1"}) {
         auto [bad_status, body] = Get("/api/v1/" + endpoint + "?agents=" + agents + "&runs=" + run + "," + bad);
         EXPECT_EQ(bad_status, 400) << endpoint << " " << bad << body.dump();
         EXPECT_EQ(body["error"].get<std::string>().rfind("run_id: a run id (UUID) or a unique prefix", 0), 0u)
