@@ -212,6 +212,11 @@ TEST_F(WebApiTest, SchedulesShowTheirFilterAndPausedState) {
   EXPECT_EQ(active["paused"], false);
   EXPECT_EQ(active["filter"], "");
   EXPECT_GT(active["next_fire_unix_ms"].get<int64_t>(), 0);
+  // The selector as `schedules list` shows it (service::SelectorText), the last fire's run.
+  EXPECT_EQ(paused["selector_text"], "arch=aarch64");
+  EXPECT_EQ(active["selector_text"], "(all online)");
+  EXPECT_EQ(active["last_fire_run_id"], (*manifest_)["yearly_fire_run_id"]) << active.dump();
+  EXPECT_EQ(paused["last_fire_run_id"], "");
 }
 
 // The run page's tables show the CLI's values: threads "48 of 100", CPU per repetition
