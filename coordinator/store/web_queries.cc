@@ -155,7 +155,7 @@ WebResult ResultFromRow(const pqxx::row& row) {
   counters.set_allocated_bytes(Or<uint64_t>(row[32], 0));
   counters.set_peak_threads(Or<uint32_t>(row[33], 0));
   counters.set_rss_delta_bytes(Or<int64_t>(row[34], 0));
-  // The agent's Counters.repetitions (migrations/0012): all timed repetitions, also the
+  // The agent's Counters.repetitions (migrations/0013): all timed repetitions, also the
   // transient ones not in the samples, the CLI's denominator of CPU per repetition. Rows
   // from before that column have one sample per repetition as far as the row tells.
   counters.set_repetitions(Or<uint64_t>(row[42], stats.count()));
