@@ -21,6 +21,7 @@
 //   --nightly_plan=PATH  --nightly_cron="0 2 * * *"  --nightly_selector=EXPR
 //   --noise_nights=14  --quarantine_drift_percent=10  --quarantine_drift_noise_multiple=4
 //   --quarantine_noise_percent=10  --quarantine_deferred_jobs=3
+//   --confirm_budget_per_agent_per_day=4  --alert_webhook_url=http://HOST:PORT/PATH
 //
 // Exits 2 on bad flags, 1 if it cannot start; SIGINT/SIGTERM shut it down cleanly.
 #include <netdb.h>
@@ -93,6 +94,11 @@ ABSL_FLAG(double, quarantine_drift_noise_multiple, 4, "noise multiple of the dri
 ABSL_FLAG(double, quarantine_noise_percent, 10, "quarantine an agent whose noise score exceeds this % (0 = off)");
 ABSL_FLAG(int, quarantine_deferred_jobs, 3,
           "quarantine an agent whose preflight gates deferred this many jobs in a row (0 = off)");
+ABSL_FLAG(int, confirm_budget_per_agent_per_day, 4,
+          "confirmation runs of suspected changes per agent in any 24 hours (0..1000; 0 = none: changes stay "
+          "unconfirmed)");
+ABSL_FLAG(std::string, alert_webhook_url, "",
+          "POST each confirmed change as JSON to this http(s)://HOST[:PORT][/PATH] (empty = off)");
 ABSL_FLAG(std::string, default_preconditions, "",
           "preflight gates of runs whose plan sets none, as Preconditions text format, e.g. "
           "'min_battery_percent: 20 max_temperature_c: 45' (empty = none)");
@@ -191,6 +197,18 @@ int main(int argc, char** argv) {
   options.health.drift_noise_multiple = absl::GetFlag(FLAGS_quarantine_drift_noise_multiple);
   options.health.noise_limit_percent = absl::GetFlag(FLAGS_quarantine_noise_percent);
   options.health.deferred_jobs = absl::GetFlag(FLAGS_quarantine_deferred_jobs);
+  options.changes.confirm_budget_per_agent_per_day = absl::GetFlag(FLAGS_confirm_budget_per_agent_per_day);
+  options.alert_webhook_url = absl::GetFlag(FLAGS_alert_webhook_url);
+  if (absl::Status valid = fleetmark::service::ValidateChangeMonitorOptions(options.changes); !valid.ok()) {
+    std::cerr << "fleetmark-coordinator: " << valid.message() << "\n";
+    return 2;
+  }
+  if (!options.alert_webhook_url.empty()) {
+    if (absl::Status valid = fleetmark::alerts::ValidateWebhookUrl(options.alert_webhook_url); !valid.ok()) {
+      std::cerr << "fleetmark-coordinator: " << fleetmark::EscapeForTerminal(std::string(valid.message()), 300) << "\n";
+      return 2;
+    }
+  }
   if (const std::string text = absl::GetFlag(FLAGS_default_preconditions); !text.empty()) {
     if (!google::protobuf::TextFormat::ParseFromString(text, &options.default_preconditions)) {
       std::cerr << "fleetmark-coordinator: --default_preconditions: not Preconditions text format "
@@ -217,6 +235,7 @@ int main(int argc, char** argv) {
   // The web view's flags are checked before anything starts.
   fleetmark::http::HttpServerOptions http_options;
   http_options.address = absl::GetFlag(FLAGS_http_address);
+  if (!http_options.address.empty()) options.changes.link_base = absl::StrCat("http://", http_options.address);
   http_options.pg_uri = options.database_uri;
   if (const std::string path = absl::GetFlag(FLAGS_http_token_file); !path.empty()) {
     if (http_options.address.empty()) {

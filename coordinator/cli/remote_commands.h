@@ -20,6 +20,8 @@ void RegisterMapCommand(CommandRegistry& registry);
 void RegisterRecommendCommand(CommandRegistry& registry);
 // `fleetmark compare` (compare_command.cc).
 void RegisterCompareCommand(CommandRegistry& registry);
+// `fleetmark changes list` (changes_command.cc).
+void RegisterChangesCommand(CommandRegistry& registry);
 
 // Every remote command also takes the connection flags (remote_flags.h).
 inline void RegisterRemoteCommands(CommandRegistry& registry) {
@@ -30,6 +32,7 @@ inline void RegisterRemoteCommands(CommandRegistry& registry) {
   RegisterMapCommand(registry);
   RegisterRecommendCommand(registry);
   RegisterCompareCommand(registry);
+  RegisterChangesCommand(registry);
   registry.SetCommonFlags({});
 }
 

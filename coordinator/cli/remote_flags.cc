@@ -48,7 +48,7 @@ ABSL_FLAG(
 ABSL_FLAG(double, min_margin, 0.02,
           "compare: a winner (or faster/slower) only when the CIs separate and the margin exceeds this fraction "
           "(0 <= min_margin < 1; 0.02 = 2 %)");
-ABSL_FLAG(std::string, agent, "", "map, recommend: only this agent");
+ABSL_FLAG(std::string, agent, "", "map, recommend, changes list: only this agent");
 ABSL_FLAG(std::string, results, "",
           "map, recommend: read the results from this file (`fleetmark run` or `fleetmark export` --format json, "
           "docs/results-schema.md) instead of a run");
@@ -64,6 +64,11 @@ ABSL_FLAG(int, limit, 20, "runs list: how many runs (1..1000)");
 ABSL_FLAG(std::string, cron, "", "schedules create: 5-field cron expression, UTC");
 ABSL_FLAG(std::string, description, "", "tokens create: what the token is for");
 ABSL_FLAG(bool, all, false, "agents list: also the agents removed by `agents remove`");
+ABSL_FLAG(std::string, since, "",
+          "changes list: changes found since a duration back from now (24h, 90m, 7d) or a UTC date or time "
+          "(2026-12-01, 2026-12-01T10:00:00Z)");
+ABSL_FLAG(std::string, state, "",
+          "changes list: only changes in this state: suspected, confirmed, not_reproduced or unconfirmed");
 ABSL_FLAG(absl::Duration, queue_offline, absl::ZeroDuration(),
           "submit: also queue jobs for the matching agents that are offline now (a phone that connects "
           "later); a job its agent has not taken within this duration of the submit fails as expired "

@@ -33,6 +33,8 @@ ABSL_DECLARE_FLAG(int, limit);
 ABSL_DECLARE_FLAG(std::string, cron);
 ABSL_DECLARE_FLAG(std::string, description);
 ABSL_DECLARE_FLAG(bool, all);
+ABSL_DECLARE_FLAG(std::string, since);
+ABSL_DECLARE_FLAG(std::string, state);
 ABSL_DECLARE_FLAG(absl::Duration, timeout);
 ABSL_DECLARE_FLAG(absl::Duration, queue_offline);
 

@@ -143,13 +143,14 @@ int RunsList(const std::vector<std::string>& args) {
                            {"jobs", report::Align::kRight},
                            {"results", report::Align::kRight},
                            {"created"},
-                           {"selector"}});
+                           {"selector"},
+                           {"by"}});  // cli:USER, schedule:NAME, confirmation of change N
   for (const v1::RunInfo& run : response.runs()) {
     int done = 0;
     for (const v1::JobInfo& job : run.jobs()) done += job.status() == "done" ? 1 : 0;
     table.AddRow({run.run_id(), run.plan_name(), run.status(), absl::StrCat(done, "/", run.jobs_size()),
                   absl::StrCat(run.results()), FormatUnixNs(run.created_unix_ns()),
-                  service::SelectorText(run.selector())});
+                  service::SelectorText(run.selector()), run.submitted_by()});
   }
   std::cout << table.Render();
   return kExitOk;

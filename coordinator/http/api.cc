@@ -9,7 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "coordinator/http/change_points.h"
+#include "coordinator/alerts/change_json.h"
+#include "coordinator/changes/change_points.h"
+#include "coordinator/changes/since.h"
 #include "coordinator/http/compare.h"
 #include "coordinator/http/json_codec.h"
 #include "engine/common/text.h"
@@ -81,6 +83,7 @@ ApiResponse Api::Get(std::string_view path, const std::map<std::string, std::str
     if (parts.size() == 1 && parts[0] == "history") return History(query);
     if (parts.size() == 1 && parts[0] == "cases") return Cases(query);
     if (parts.size() == 1 && parts[0] == "schedules") return Schedules();
+    if (parts.size() == 1 && parts[0] == "changes") return Changes(query);
   } catch (const std::exception& e) {
     // Nothing above is expected to throw; keep the server up if it does.
     return Error(500, absl::StrCat("internal error: ", e.what()));
@@ -275,7 +278,7 @@ ApiResponse Api::History(const std::map<std::string, std::string>& query) const 
   const bool nightly = Param(query, "nightly") == "1";
   auto points = reader_->CaseHistory(case_id, agent_ids, *limit, nightly);
   if (!points.ok()) return FromStatus(points.status());
-  // Each device's noise score scales its change threshold (ChangePointOptions::noise).
+  // Each device's noise score scales its change threshold (changes::ChangePointOptions::noise).
   std::map<std::string, double> noise_of;
   if (!points->empty()) {
     auto agents = reader_->ListAgents();
@@ -293,20 +296,20 @@ ApiResponse Api::History(const std::map<std::string, std::string>& query) const 
     // Where the device fingerprint changed (a new kernel, governor, engine, ...): an
     // event that starts a new segment. A point without a fingerprint (an older agent's)
     // is no change; the next known one is compared with the last known.
-    std::vector<size_t> breaks;
+    std::vector<std::string> hashes;
+    for (size_t i = begin; i < end; ++i) hashes.push_back((*points)[i].fingerprint.hash());
+    const std::vector<size_t> breaks = changes::FingerprintBreaks(hashes);
     json events = json::array();
-    const fleetmark::v1::DeviceFingerprint* last_known = nullptr;
-    for (size_t i = begin; i < end; ++i) {
-      const store::HistoryPoint& p = (*points)[i];
-      if (p.fingerprint.hash().empty()) continue;
-      if (last_known != nullptr && last_known->hash() != p.fingerprint.hash()) {
-        const std::vector<engine::FingerprintChange> changes = engine::DiffFingerprints(*last_known, p.fingerprint);
-        breaks.push_back(i - begin);
-        events.push_back({{"index", i - begin},
-                          {"text", changes.empty() ? "device fingerprint changed" : engine::DescribeChanges(changes)},
-                          {"changes", FingerprintChangesJson(changes)}});
+    for (size_t b : breaks) {
+      // The last known fingerprint before the break.
+      size_t prev = b;
+      while (prev > 0 && hashes[--prev].empty()) {
       }
-      last_known = &p.fingerprint;
+      const std::vector<engine::FingerprintChange> diff =
+          engine::DiffFingerprints((*points)[begin + prev].fingerprint, (*points)[begin + b].fingerprint);
+      events.push_back({{"index", b},
+                        {"text", diff.empty() ? "device fingerprint changed" : engine::DescribeChanges(diff)},
+                        {"changes", FingerprintChangesJson(diff)}});
     }
     for (size_t i = begin; i < end; ++i) {
       const store::HistoryPoint& p = (*points)[i];
@@ -327,12 +330,11 @@ ApiResponse Api::History(const std::map<std::string, std::string>& query) const 
     json entry = json::object();
     entry["agent_id"] = (*points)[begin].agent_id;
     entry["name"] = (*points)[begin].agent_name;
-    ChangePointOptions change_options;
+    changes::ChangePointOptions change_options;
     if (auto it = noise_of.find((*points)[begin].agent_id); it != noise_of.end()) change_options.noise = it->second;
     entry["noise_percent"] = change_options.noise > 0 ? json(100 * change_options.noise) : json(nullptr);
-    entry["min_change_percent"] =
-        100 * std::max(change_options.min_relative_change, kNoiseChangeMultiple * change_options.noise);
-    entry["change_points"] = DetectChangePointsInSegments(medians, breaks, change_options);
+    entry["min_change_percent"] = 100 * changes::MinRelativeChange(change_options);
+    entry["change_points"] = changes::DetectChangePointsInSegments(medians, breaks, change_options);
     entry["fingerprint_changes"] = std::move(events);
     entry["points"] = std::move(list);
     series.push_back(std::move(entry));
@@ -372,6 +374,25 @@ ApiResponse Api::Schedules() const {
   json list = json::array();
   for (const store::WebSchedule& s : *schedules) list.push_back(ScheduleJson(s));
   return Ok("schedules", std::move(list));
+}
+
+ApiResponse Api::Changes(const std::map<std::string, std::string>& query) const {
+  int64_t since_unix_ns = 0;
+  if (const std::string since = Param(query, "since"); !since.empty()) {
+    auto t = changes::ParseSince(since, absl::Now(), "since");
+    if (!t.ok()) return FromStatus(t.status());
+    since_unix_ns = absl::ToUnixNanos(*t);
+  }
+  auto limit = IntParam(query, "limit", 1000, 1, 10000);
+  if (!limit.ok()) return FromStatus(limit.status());
+  auto filter = store::ChangeFilterOf(since_unix_ns, Param(query, "agent"), Param(query, "state"),
+                                      static_cast<uint32_t>(*limit));
+  if (!filter.ok()) return FromStatus(filter.status());
+  auto found = reader_->ListChanges(*filter);
+  if (!found.ok()) return FromStatus(found.status());
+  json list = json::array();
+  for (const store::ChangeRecord& c : *found) list.push_back(alerts::ChangeJson(c));
+  return Ok("changes", std::move(list));
 }
 
 }  // namespace fleetmark::http

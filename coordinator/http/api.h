@@ -24,6 +24,8 @@
 //                                (the cases History can chart)
 //   schedules                    every schedule: cron, plan, selector, filter, paused,
 //                                next and latest fire
+//   changes[?since=24h|2026-12-01][&agent=NAME][&state=S][&limit=N]   confirmed changes
+//                                (`fleetmark changes list`), newest first
 // Thread-safety: Get may be called from many threads (the reader must allow it).
 #pragma once
 
@@ -74,6 +76,7 @@ class Api {
   ApiResponse History(const std::map<std::string, std::string>& query) const;
   ApiResponse Cases(const std::map<std::string, std::string>& query) const;
   ApiResponse Schedules() const;
+  ApiResponse Changes(const std::map<std::string, std::string>& query) const;
 
   std::shared_ptr<store::WebReader> reader_;
 };

@@ -647,4 +647,34 @@ grpc::ServerUnaryReactor* ControlServiceImpl::ReleaseAgent(grpc::CallbackServerC
   });
 }
 
+grpc::ServerUnaryReactor* ControlServiceImpl::ListChanges(grpc::CallbackServerContext* context,
+                                                          const v1::ListChangesRequest* request,
+                                                          v1::ListChangesResponse* response) {
+  return Async(context, [this, request, response]() -> absl::Status {
+    FLEETMARK_ASSIGN_OR_RETURN(
+        store::ChangeFilter filter,
+        store::ChangeFilterOf(request->since_unix_ns(), request->agent(), request->state(), request->limit()));
+    FLEETMARK_ASSIGN_OR_RETURN(std::vector<store::ChangeRecord> found, store_.ListChanges(filter));
+    for (const store::ChangeRecord& c : found) {
+      v1::ChangeInfo* info = response->add_changes();
+      info->set_change_id(c.change_id);
+      info->set_agent_name(c.agent_name);
+      info->set_agent_id(c.agent_id);
+      info->set_case_id(c.case_id);
+      info->set_run_id(c.run_id);
+      info->set_old_level_ns(c.old_level_ns);
+      info->set_new_level_ns(c.new_level_ns);
+      if (c.noise_percent) info->set_noise_percent(*c.noise_percent);
+      info->set_min_change_percent(c.min_change_percent);
+      info->set_state(c.state);
+      info->set_reason(c.reason);
+      info->set_confirmation_run_id(c.confirmation_run_id);
+      if (c.confirmation_median_ns) info->set_confirmation_median_ns(*c.confirmation_median_ns);
+      info->set_created_unix_ns(absl::ToUnixNanos(c.created_at));
+      info->set_decided_unix_ns(c.decided_at == absl::InfinitePast() ? 0 : absl::ToUnixNanos(c.decided_at));
+    }
+    return absl::OkStatus();
+  });
+}
+
 }  // namespace fleetmark::service

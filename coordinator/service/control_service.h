@@ -135,6 +135,9 @@ class ControlServiceImpl final : public v1::ControlService::CallbackService {
   // agent is not quarantined).
   grpc::ServerUnaryReactor* ReleaseAgent(grpc::CallbackServerContext*, const v1::ReleaseAgentRequest*,
                                          v1::ReleaseAgentResponse*) override;
+  // `changes list`: Store::ListChanges (InvalidArgument naming `state` or `limit`).
+  grpc::ServerUnaryReactor* ListChanges(grpc::CallbackServerContext*, const v1::ListChangesRequest*,
+                                        v1::ListChangesResponse*) override;
 
  private:
   // Authorizes, then runs `work` on the executor and finishes with its status.

@@ -120,6 +120,13 @@ class CoordinatorImpl : public Coordinator {
     }
     FLEETMARK_RETURN_IF_ERROR(SeedNightly());
 
+    FLEETMARK_RETURN_IF_ERROR(ValidateChangeMonitorOptions(options_.changes));
+    if (!options_.alert_webhook_url.empty()) {
+      alerts::AlertWebhookOptions webhook_options;
+      webhook_options.url = options_.alert_webhook_url;
+      FLEETMARK_ASSIGN_OR_RETURN(webhook_, alerts::AlertWebhook::Create(webhook_options, &metrics_.alert_webhook_posts));
+    }
+
     executor_ = std::make_unique<Executor>(options_.executor_threads);
     ingestor_ = std::make_unique<ResultIngestor>(*store_, ResultIngestorOptions{}, &metrics_);
     job_updates_ = MakeJobUpdateQueue(*store_, options_.job_lease);
@@ -148,6 +155,10 @@ class CoordinatorImpl : public Coordinator {
                           static_cast<uint32_t>(options_.max_attempts), options_.default_preconditions);
         },
         schedule_options);
+
+    ChangeMonitorOptions change_options = options_.changes;
+    change_options.max_attempts = static_cast<uint32_t>(options_.max_attempts);
+    changes_ = std::make_unique<ChangeMonitor>(*store_, *dispatcher_, webhook_.get(), change_options);
 
     if (options_.listen_notifications) {
       FLEETMARK_RETURN_IF_ERROR(StartListener(store_options.connection));
@@ -252,6 +263,16 @@ class CoordinatorImpl : public Coordinator {
                "Times the LISTEN connection was lost and opened again (each followed by a sweep).", "counter");
     out.Sample("fleetmark_notification_listener_reconnects_total", {},
                listener_ != nullptr ? static_cast<double>(listener_->reconnects()) : 0);
+    out.Family("fleetmark_alert_webhook_posts_total",
+               "Confirmed changes POSTed to --alert_webhook_url, by result: ok, failed (after the retries), "
+               "dropped (queue full or shutdown).",
+               "counter");
+    for (const auto& [result, counter] :
+         {std::pair<const char*, const metrics::Counter*>{"ok", &metrics_.alert_webhook_posts.ok},
+          {"failed", &metrics_.alert_webhook_posts.failed},
+          {"dropped", &metrics_.alert_webhook_posts.dropped}}) {
+      out.Sample("fleetmark_alert_webhook_posts_total", {{"result", result}}, static_cast<double>(counter->value()));
+    }
     return out.Finish();
   }
 
@@ -268,6 +289,8 @@ class CoordinatorImpl : public Coordinator {
     }
     if (sweeper_.joinable()) sweeper_.join();
     listener_.reset();
+    changes_.reset();
+    webhook_.reset();  // waits for a POST in flight (bounded by its timeout)
     // Close agent streams so the server's shutdown does not wait for them.
     for (const auto& session : registry_.All()) {
       session->Close(grpc::Status(grpc::StatusCode::UNAVAILABLE, "coordinator shutting down"));
@@ -413,6 +436,7 @@ class CoordinatorImpl : public Coordinator {
     }
     StopEndedJobs();
     dispatcher_->WakeAllIdle();
+    changes_->Tick();
   }
 
   // Agents whose enrollment token was revoked, or that were removed (possibly through
@@ -457,14 +481,34 @@ class CoordinatorImpl : public Coordinator {
     std::vector<std::string> unrecorded(unrecorded_agents_.begin(), unrecorded_agents_.end());
     absl::Status status = store_->RecordLiveness(batch, options_.job_lease, unrecorded);
     if (!status.ok()) {
-      ::fleetmark::Log(::fleetmark::LogLevel::kWarning, absl::StrCat("liveness flush: ", status.message()));
+      // The first failure, then one line a minute while it lasts (it runs every
+      // heartbeat interval: an outage must not fill the log).
+      ++liveness_failures_;
+      if (now - last_liveness_warning_ >= absl::Minutes(1)) {
+        ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
+                         liveness_failures_ == 1
+                             ? absl::StrCat("liveness flush: ", status.message())
+                             : absl::StrCat("liveness flush: failing for ", liveness_failures_, " flushes since ",
+                                            absl::FormatTime("%H:%M:%S UTC", first_liveness_failure_,
+                                                             absl::UTCTimeZone()),
+                                            ": ", status.message()));
+        last_liveness_warning_ = now;
+      }
+      if (liveness_failures_ == 1) first_liveness_failure_ = now;
       for (const store::AgentLiveness& a : batch) unrecorded_agents_.insert(a.agent_id);
       return false;
     }
+    if (liveness_failures_ > 0 && unrecorded.empty()) {
+      ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
+                       absl::StrCat("database reachable again after ", liveness_failures_, " failed liveness flushes"));
+    }
+    liveness_failures_ = 0;
+    last_liveness_warning_ = absl::InfinitePast();
     if (!unrecorded.empty()) {
       ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
                        absl::StrCat("database reachable again; renewed the job leases of ", unrecorded.size(),
-                                    " agents whose renewals failed meanwhile"));
+                                    unrecorded.size() == 1 ? " agent whose renewals" : " agents whose renewals",
+                                    " failed meanwhile"));
     }
     unrecorded_agents_.clear();
     return true;
@@ -518,12 +562,19 @@ class CoordinatorImpl : public Coordinator {
   std::unique_ptr<scheduler::ScheduleRunner> schedules_;
   std::unique_ptr<NotificationHandler> notifications_;
   std::unique_ptr<store::NotificationListener> listener_;  // null with listen_notifications off
+  std::unique_ptr<alerts::AlertWebhook> webhook_;  // null without alert_webhook_url
+  std::unique_ptr<ChangeMonitor> changes_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   absl::Time started_;
   // Agents whose lease renewals failed (database unreachable) since the last successful
   // flush. Sweeper thread only.
   std::set<std::string> unrecorded_agents_;
+  // Failed liveness flushes in a row, the first one's time and the last warning logged
+  // (sweeper thread only).
+  int liveness_failures_ = 0;
+  absl::Time first_liveness_failure_;
+  absl::Time last_liveness_warning_ = absl::InfinitePast();
   std::thread sweeper_;
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

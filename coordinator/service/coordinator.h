@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/common/clock.h"
+#include "coordinator/service/change_monitor.h"
 #include "coordinator/store/agent_health.h"
 #include "fleetmark/v1/plan.pb.h"
 
@@ -81,6 +82,10 @@ struct CoordinatorOptions {
   // Noise score window and quarantine rules (store::ValidateHealthOptions names the
   // flag of a bad value).
   store::HealthOptions health;
+  // Confirmed changes (change_monitor.h): the budget of confirmation runs, and the
+  // webhook confirmed changes are POSTed to ("" = none; alerts::AlertWebhook checks it).
+  ChangeMonitorOptions changes;
+  std::string alert_webhook_url;
   // Grace period for in-flight RPCs at shutdown.
   absl::Duration shutdown_grace = absl::Seconds(5);
   // What the sweeper, leases, heartbeat timeouts, outage grace and schedules read the

@@ -7,6 +7,7 @@
 
 #include <array>
 
+#include "coordinator/alerts/alert_webhook.h"
 #include "coordinator/service/metrics.h"
 
 namespace fleetmark::service {
@@ -26,6 +27,9 @@ struct CoordinatorMetrics {
   // Notifications received from the database (LISTEN), by store::NotificationKind
   // (index: its value), whether or not they named an agent held here.
   std::array<metrics::Counter, 3> notifications;
+  // Confirmed changes POSTed to --alert_webhook_url, by how each ended (ok, failed,
+  // dropped).
+  alerts::AlertCounters alert_webhook_posts;
 };
 
 }  // namespace fleetmark::service

@@ -67,6 +67,18 @@ std::string WithConnectTimeout(const std::string& uri) {
   return absl::StrCat(uri, uri.empty() ? "" : " ", "connect_timeout=10");
 }
 
+// libpq's messages span lines ("ERROR:  ...\nDETAIL:  ...", "connection to server ... failed:
+// Connection refused\n\tIs the server running ...?\n"): one line, its lines joined by "; ",
+// so logs and CLI errors show no escaped newlines.
+std::string OneLine(std::string_view message) {
+  std::vector<std::string> lines;
+  for (absl::string_view line : absl::StrSplit(absl::string_view(message.data(), message.size()), '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (!line.empty()) lines.emplace_back(line);
+  }
+  return absl::StrJoin(lines, "; ");
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Connect(const ConnectionOptions& options) {
@@ -78,7 +90,7 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Connect(const 
     return conn;
   } catch (const std::exception& e) {
     database_errors.fetch_add(1, std::memory_order_relaxed);
-    return absl::UnavailableError(absl::StrCat("database: cannot connect: ", e.what()));
+    return absl::UnavailableError(absl::StrCat("database: cannot connect: ", OneLine(e.what())));
   }
 }
 
@@ -95,7 +107,7 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Open() {
     return conn;
   } catch (const std::exception& e) {
     database_errors.fetch_add(1, std::memory_order_relaxed);
-    return absl::UnavailableError(absl::StrCat("database: cannot connect: ", e.what()));
+    return absl::UnavailableError(absl::StrCat("database: cannot connect: ", OneLine(e.what())));
   }
 }
 
@@ -187,17 +199,6 @@ namespace {
 
 // StatusFromPqxx's mapping; AlreadyExists, FailedPrecondition and InvalidArgument are
 // answers (a constraint, bad input), not database failures.
-// libpq's messages span lines ("ERROR:  ...\nDETAIL:  ...", "connection to server ... failed:
-// Connection refused\n\tIs the server running ...?\n"): one line, its lines joined by "; ",
-// so logs and CLI errors show no escaped newlines.
-std::string OneLine(std::string_view message) {
-  std::vector<std::string> lines;
-  for (absl::string_view line : absl::StrSplit(absl::string_view(message.data(), message.size()), '\n')) {
-    line = absl::StripAsciiWhitespace(line);
-    if (!line.empty()) lines.emplace_back(line);
-  }
-  return absl::StrJoin(lines, "; ");
-}
 
 absl::Status MapPqxx(const std::exception& e, std::string_view context) {
   const std::string what = absl::StrCat(std::string(context), ": ", OneLine(e.what()));

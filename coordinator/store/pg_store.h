@@ -1,7 +1,7 @@
 // The PostgreSQL implementation of Store (store.h), over a pool of libpqxx
 // connections: what Store::Open returns. Its methods are defined in store.cc (opening,
-// migrations), store_tokens.cc, store_agents.cc, store_jobs.cc, store_runs.cc and
-// store_schedules.cc; their contracts are Store's. Only coordinator/store/ and its
+// migrations), store_tokens.cc, store_agents.cc, store_jobs.cc, store_runs.cc,
+// store_schedules.cc and store_changes.cc; their contracts are Store's. Only coordinator/store/ and its
 // tests include this header (it exposes libpqxx through ConnectionPool).
 //
 // Thread-safety: every method may be called from any thread; each call borrows one
@@ -78,6 +78,14 @@ class PgStore final : public Store {
   absl::StatusOr<std::optional<v1::RunInfo>> FireSchedule(const std::string& schedule_name, absl::Time slot,
                                                           const NewRun& run, const std::string& skipped) override;
   absl::StatusOr<std::optional<absl::Time>> LastFiredSlot(const std::string& schedule_name) override;
+  absl::StatusOr<std::vector<SuspectedChanges>> ScanNightlyRuns(const ChangeDetector& detect, int max_scans) override;
+  absl::StatusOr<std::string> SubmitConfirmation(const SuspectedChanges& found, int budget_per_day,
+                                                 const ConfirmationBuilder& build, v1::RunInfo* run) override;
+  absl::StatusOr<std::vector<EndedConfirmation>> EndedConfirmations(int limit) override;
+  absl::StatusOr<std::optional<ChangeRecord>> DecideChange(int64_t change_id, const std::string& state,
+                                                           const std::string& reason,
+                                                           std::optional<double> median_ns) override;
+  absl::StatusOr<std::vector<ChangeRecord>> ListChanges(const ChangeFilter& filter) override;
 
   ConnectionPool& pool() { return *pool_; }
   const StoreOptions& options() const { return options_; }

@@ -33,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "coordinator/store/agent_health.h"
+#include "coordinator/store/change_records.h"
 #include "coordinator/store/connection_options.h"
 #include "fleetmark/v1/agent.pb.h"
 #include "fleetmark/v1/control.pb.h"
@@ -450,6 +451,48 @@ class Store {
                                                                   const std::string& skipped = "") = 0;
   // The latest fired slot of a schedule, or nullopt if it never fired.
   virtual absl::StatusOr<std::optional<absl::Time>> LastFiredSlot(const std::string& schedule_name) = 0;
+
+  // --- confirmed changes (change_records.h, migration 0012) ---
+  // The PostgreSQL store implements them; other stores (tests' in-memory one) answer
+  // Unimplemented.
+  //
+  // Scans up to `max_scans` (nightly run, agent) pairs not scanned yet: jobs of ended
+  // runs submitted by a schedule (never confirmation runs). Each scan claims its pair
+  // (change_scans) and, in the same transaction, records what `detect` finds in the
+  // agent's series of the run's non-calibration cases (each series ends at that run) as
+  // `suspected` changes. Returns the scans that found changes.
+  virtual absl::StatusOr<std::vector<SuspectedChanges>> ScanNightlyRuns(const ChangeDetector& /*detect*/, int /*max_scans*/) {
+    return absl::UnimplementedError("confirmed changes need the PostgreSQL store");
+  }
+  // For the suspected changes `found`, under the agent row's lock: when the agent is
+  // removed, quarantined or offline, or already had `budget_per_day` confirmation runs
+  // in the last 24 hours, marks them unconfirmed with the reason and returns it;
+  // otherwise creates the run `build(plan, quick)` returns (the nightly run's stored plan
+  // and quick flag), records it as their confirmation run and returns "" with the run
+  // in `run`. An error of `build` marks them unconfirmed with its message.
+  using ConfirmationBuilder = std::function<absl::StatusOr<NewRun>(const v1::Plan& plan, bool quick)>;
+  virtual absl::StatusOr<std::string> SubmitConfirmation(const SuspectedChanges& /*found*/, int /*budget_per_day*/,
+                                                         const ConfirmationBuilder& /*build*/, v1::RunInfo* /*run*/) {
+    return absl::UnimplementedError("confirmed changes need the PostgreSQL store");
+  }
+  // Suspected changes whose confirmation run ended (done, failed or cancelled), oldest
+  // first, at most `limit`.
+  virtual absl::StatusOr<std::vector<EndedConfirmation>> EndedConfirmations(int /*limit*/) {
+    return absl::UnimplementedError("confirmed changes need the PostgreSQL store");
+  }
+  // Decides change `change_id` if it is still suspected: its state, reason and the
+  // confirmation median. Returns the updated change, or nullopt if it was decided
+  // already (by another coordinator).
+  virtual absl::StatusOr<std::optional<ChangeRecord>> DecideChange(int64_t /*change_id*/, const std::string& /*state*/,
+                                                                   const std::string& /*reason*/,
+                                                                   std::optional<double> /*median_ns*/) {
+    return absl::UnimplementedError("confirmed changes need the PostgreSQL store");
+  }
+  // The changes `filter` selects, newest first. InvalidArgument naming `limit` out of
+  // 1..10000.
+  virtual absl::StatusOr<std::vector<ChangeRecord>> ListChanges(const ChangeFilter& /*filter*/) {
+    return absl::UnimplementedError("confirmed changes need the PostgreSQL store");
+  }
 };
 
 }  // namespace fleetmark::store

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "coordinator/store/change_records.h"
 #include "coordinator/store/connection_pool.h"
 #include "coordinator/store/notification.h"
 #include "google/protobuf/message.h"
@@ -30,6 +31,15 @@ absl::StatusOr<std::string> ResolveRunId(pqxx::transaction_base& txn, const std:
 // `limit` (>= 1); a UUID gives itself when that run exists. Empty when none matches.
 absl::StatusOr<std::vector<std::string>> RunIdsWithPrefix(pqxx::transaction_base& txn, const std::string& id_or_prefix,
                                                           int limit);
+
+// ORDER BY of a DISTINCT ON (c.job_id, c.case_id) keeping each case's newest attempt:
+// the same order as Store::ExportResults, plus the result id so ties are deterministic.
+inline constexpr char kNewestPerJobCase[] =
+    "c.job_id, c.case_id, c.finished_at DESC NULLS LAST, c.received_at DESC, c.result_id DESC";
+
+// SQL condition on runs `r`: submitted by a schedule (a nightly run; History's
+// nightly=1, the confirmed-change scan).
+inline constexpr char kScheduledRun[] = "r.submitted_by LIKE 'schedule:%'";
 
 // InvalidArgument naming `field` unless `id` is a UUID.
 absl::Status CheckUuid(std::string_view field, std::string_view id);
@@ -128,5 +138,12 @@ void Notify(pqxx::work& txn, const Notification& n);
 // JSON object text of a string map (for jsonb columns) and back.
 std::string LabelsJson(const std::map<std::string, std::string>& labels);
 std::map<std::string, std::string> ParseLabelsJson(const std::string& json);
+
+// Confirmed changes (store_changes.cc): the columns of a change row (changes `ch` joined
+// with agents `a`), the record of such a row, and the list query both the control
+// service and the web view run.
+std::string ChangeColumns();
+ChangeRecord ChangeFromRow(const pqxx::row& row);
+absl::StatusOr<std::vector<ChangeRecord>> QueryChanges(pqxx::transaction_base& txn, const ChangeFilter& filter);
 
 }  // namespace fleetmark::store::internal

@@ -40,10 +40,6 @@ constexpr char kCaseIds[] = "fm_web_case_ids";
 constexpr char kHistory[] = "fm_web_history";
 constexpr char kListSchedules[] = "fm_web_list_schedules";
 
-// ORDER BY of a DISTINCT ON (c.job_id, c.case_id) keeping each case's newest attempt:
-// the same order as Store::ExportResults, plus the result id so ties are deterministic.
-constexpr char kNewestPerJobCase[] =
-    "c.job_id, c.case_id, c.finished_at DESC NULLS LAST, c.received_at DESC, c.result_id DESC";
 
 // Columns of a result row (order matters: see ResultFromRow). The stored proto is read
 // only for scenarios whose output lives there (memory points, load, fanout) and for the
@@ -333,6 +329,10 @@ class PgWebReader final : public WebReader {
     });
   }
 
+  absl::StatusOr<std::vector<ChangeRecord>> ListChanges(const ChangeFilter& filter) override {
+    return Read(*pool_, "list changes", [&](pqxx::nontransaction& txn) { return internal::QueryChanges(txn, filter); });
+  }
+
   absl::StatusOr<std::vector<WebSchedule>> ListSchedules() override {
     return Read(*pool_, "list schedules", [&](pqxx::nontransaction& txn) -> absl::StatusOr<std::vector<WebSchedule>> {
       std::vector<WebSchedule> schedules;
@@ -421,12 +421,12 @@ class PgWebReader final : public WebReader {
         kRunResults, absl::StrCat("SELECT * FROM (SELECT DISTINCT ON (c.job_id, c.case_id) ", ResultColumns(),
                                   " FROM case_results c JOIN agents a ON a.agent_id = c.agent_id "
                                   "WHERE c.run_id = $1::uuid ORDER BY ",
-                                  kNewestPerJobCase, ") latest ORDER BY 3, 6"));
+                                  internal::kNewestPerJobCase, ") latest ORDER BY 3, 6"));
     pool_->AddPreparedStatement(
         kRunAgentResults, absl::StrCat("SELECT * FROM (SELECT DISTINCT ON (c.job_id, c.case_id) ", ResultColumns(),
                                        " FROM case_results c JOIN agents a ON a.agent_id = c.agent_id "
                                        "WHERE c.run_id = $1::uuid AND c.agent_id = $2::uuid ORDER BY ",
-                                       kNewestPerJobCase, ") latest ORDER BY 6"));
+                                       internal::kNewestPerJobCase, ") latest ORDER BY 6"));
     pool_->AddPreparedStatement(kGetResult,
                                 absl::StrCat("SELECT ", ResultColumns(),
                                              ", c.result FROM case_results c "
@@ -464,9 +464,9 @@ class PgWebReader final : public WebReader {
                      " AS created_ns "
                      "  FROM case_results c JOIN runs r ON r.run_id = c.run_id "
                      "  WHERE c.case_id = $1 AND c.agent_id = wanted.agent_id "
-                     "    AND (NOT $3::boolean OR r.submitted_by LIKE 'schedule:%') "
+                     "    AND (NOT $3::boolean OR ", internal::kScheduledRun, ") "
                      "  ORDER BY ",
-                     kNewestPerJobCase,
+                     internal::kNewestPerJobCase,
                      ") latest "
                      "  ORDER BY latest.created_at DESC LIMIT $4) x "
                      "ORDER BY wanted.ord, x.created_at"));

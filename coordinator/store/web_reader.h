@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "coordinator/store/change_records.h"
 #include "fleetmark/v1/host.pb.h"
 #include "fleetmark/v1/result.pb.h"
 
@@ -157,6 +158,10 @@ class WebReader {
   virtual absl::StatusOr<std::vector<HistoryPoint>> CaseHistory(std::string_view case_id,
                                                                 const std::vector<std::string>& agent_ids, int limit,
                                                                 bool scheduled_only) = 0;
+
+  // Confirmed changes (change_records.h) as Store::ListChanges selects them: newest
+  // first. InvalidArgument naming `limit` out of 1..10000.
+  virtual absl::StatusOr<std::vector<ChangeRecord>> ListChanges(const ChangeFilter& filter) = 0;
 };
 
 struct WebReaderOptions {

@@ -117,11 +117,16 @@ class PlanRunner {
     // (a later attempt measures them); what was finished before stays delivered.
     if (Deferred()) return summary_;
     // Only a cancellation leaves cases unfinished. A case whose samples already meet
-    // its stop rule (CI target, repetition or time cap) was finished: it keeps them.
+    // its stop rule (CI target, repetition or time cap) was finished: it keeps them. A
+    // case that started is CANCELLED with the samples it has; one that never started
+    // has nothing to report and gets no result (only a count): a cancelled 100 000-case
+    // plan must not send 100 000 empty results.
     for (CaseState& c : cases_) {
       if (c.done) continue;
       if (MeetsStopRule(c)) {
         Finish(c, v1::CASE_STATUS_OK, "");
+      } else if (c.result.started_unix_ns() == 0) {
+        ++summary_.not_started;
       } else {
         Finish(c, v1::CASE_STATUS_CANCELLED, "cancelled before the case finished");
       }

@@ -88,7 +88,8 @@ struct RunSummary {
   int ok = 0;
   int unsupported = 0;
   int failed = 0;  // any other non-OK status (resource exhausted, timeout, ...)
-  int cancelled = 0;
+  int cancelled = 0;    // started, then cancelled: reported with the samples they had
+  int not_started = 0;  // cancelled before their first slice: no result reported
   int skipped = 0;  // selected cases in RunOptions::skip_case_ids (not in `cases`)
   // Non-empty when the plan's preconditions kept failing before a slice
   // (engine/health/preflight.h): "deferred: <gate>: <value> vs <limit> (...)". The
@@ -105,7 +106,8 @@ struct RunSummary {
 // the run stops with summary.deferred set (not an error). If
 // `*cancelled` becomes true, the current slice is abandoned (its child killed within
 // ~20 ms), cases whose samples already meet their stop rule are reported OK, the other
-// unfinished ones with status CANCELLED, and RunPlan returns a summary (not an error).
+// started ones with status CANCELLED, cases not started yet get no result
+// (summary.not_started), and RunPlan returns a summary (not an error).
 // `cancelled` may be null. Runs on the calling thread; one RunPlan per process at a
 // time (strategies create threads and timing needs the machine).
 absl::StatusOr<RunSummary> RunPlan(const v1::Plan& plan, const RunOptions& options, const ResultCallback& on_result,

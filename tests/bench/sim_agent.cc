@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "agent/uuid.h"
+#include "engine/plan/plan.h"
 
 namespace fleetmark::bench {
 
@@ -105,10 +106,14 @@ void SimAgent::OnAssignment(const v1::JobAssignment& job) {
   v1::AgentMessage accepted;
   accepted.mutable_job_accepted()->set_job_id(job.job_id());
   Send(std::move(accepted));
+  // Results of the job's own cases, in turn (a run accepts results of its cases only).
+  const std::vector<v1::CaseSpec> cases =
+      plan.results_per_job > 0 ? engine::ExpandCases(job.plan(), job.quick()) : std::vector<v1::CaseSpec>{};
   for (int i = 0; i < plan.results_per_job; ++i) {
     v1::AgentMessage message;
     *message.mutable_result() =
-        SyntheticResult(agent::NewUuidV4().value_or(""), job.run_id(), job.job_id(), i, plan.samples_per_result);
+        SyntheticResult(agent::NewUuidV4().value_or(""), job.run_id(), job.job_id(), i, plan.samples_per_result,
+                        cases.empty() ? nullptr : &cases[static_cast<size_t>(i) % cases.size()]);
     Send(std::move(message));
   }
   if (plan.results_per_job == 0) {
@@ -276,20 +281,24 @@ bool SimFleet::WaitAllDone(absl::Duration timeout) {
 }
 
 v1::CaseResult SyntheticResult(const std::string& result_id, const std::string& run_id, const std::string& job_id,
-                               int index, int samples) {
+                               int index, int samples, const v1::CaseSpec* case_spec) {
   v1::CaseResult r;
   r.set_result_id(result_id);
   r.set_run_id(run_id);
   r.set_job_id(job_id);
   v1::CaseSpec* spec = r.mutable_spec();
-  spec->mutable_strategy()->set_name(index % 2 == 0 ? "direct" : "fixed_pool");
-  spec->mutable_strategy()->set_threads(index % 2 == 0 ? 0 : 4);
-  spec->set_workload("arithmetic");
-  spec->set_io_mode("blocking");
-  spec->set_scenario("batch");
-  spec->set_placement("any");
-  spec->mutable_batch()->set_tasks(100);
-  spec->set_case_id(absl::StrCat("batch/arithmetic/blocking/sim_", index, "/any"));
+  if (case_spec != nullptr) {
+    *spec = *case_spec;
+  } else {
+    spec->mutable_strategy()->set_name(index % 2 == 0 ? "direct" : "fixed_pool");
+    spec->mutable_strategy()->set_threads(index % 2 == 0 ? 0 : 4);
+    spec->set_workload("arithmetic");
+    spec->set_io_mode("blocking");
+    spec->set_scenario("batch");
+    spec->set_placement("any");
+    spec->mutable_batch()->set_tasks(100);
+    spec->set_case_id(absl::StrCat("batch/arithmetic/blocking/sim_", index, "/any"));
+  }
   r.set_status(v1::CASE_STATUS_OK);
   r.set_stop_reason(v1::STOP_REASON_CI_TARGET);
   for (int i = 0; i < samples; ++i) r.add_samples_ns(100000 + (i * 7919) % 5000);

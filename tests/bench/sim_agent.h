@@ -156,7 +156,9 @@ class SimFleet {
 };
 
 // A synthetic case result of realistic size (statistics, counters, `samples` samples).
+// With `spec` (a case of the job's plan: the coordinator rejects results of cases the
+// run does not have) it is that case's; without, a made-up batch case numbered `index`.
 v1::CaseResult SyntheticResult(const std::string& result_id, const std::string& run_id, const std::string& job_id,
-                               int index, int samples);
+                               int index, int samples, const v1::CaseSpec* spec = nullptr);
 
 }  // namespace fleetmark::bench

@@ -139,6 +139,29 @@ TEST(StoreTest, DatabaseErrorsAreOneLine) {
   EXPECT_EQ(std::string(status.message()).find('\t'), std::string::npos) << status;
 }
 
+// A refused connection (nothing listens on the port) is one line too: the CLI printed
+// libpq's "\x0a\x09Is the server running ...?" while PostgreSQL was down (trial finding).
+TEST(StoreTest, ARefusedConnectionIsOneLine) {
+  const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(probe, 0);
+  sockaddr_in address = {};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  ::close(probe);  // the port is free again: a connect is refused
+  ConnectionOptions options;
+  options.uri = absl::StrCat("postgresql://postgres@127.0.0.1:", ntohs(address.sin_port), "/fleetmark");
+  auto conn = ConnectionPool::Connect(options);
+  ASSERT_FALSE(conn.ok());
+  EXPECT_TRUE(absl::IsUnavailable(conn.status())) << conn.status();
+  const std::string message(conn.status().message());
+  EXPECT_EQ(message.rfind("database: cannot connect: ", 0), 0u) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_EQ(message.find('\t'), std::string::npos) << message;
+}
+
 TEST(StoreTest, ConnectingToASilentServerTimesOut) {
   // A listener that completes TCP handshakes and never answers (a port taken by
   // another program): without libpq's connect_timeout a connect would block for good.

@@ -326,6 +326,8 @@ std::vector<std::string> ChildrenOf(pid_t pid) {
 // A job hung in a repetition (the test agent's hang hook) is stopped by `runs cancel`:
 // the agent kills the case's child process, reports the job cancelled and takes the
 // run queued behind it (issue 10: it kept spinning, and the next run stayed queued).
+// Only the case that started is reported: the cases that never started send nothing
+// (a cancelled 100 000-case run sent 100 000 placeholders and kept its agent busy).
 TEST_F(FleetTest, CancellingAHungJobStopsItAndTheAgentTakesTheNextJob) {
   ASSERT_NO_FATAL_FAILURE(StartCoordinator(CoordinatorConfig{}));
   AgentConfig config;
@@ -342,11 +344,12 @@ TEST_F(FleetTest, CancellingAHungJobStopsItAndTheAgentTakesTheNextJob) {
       PlanFromText(R"pb(name: "hung"
                         matrix {
                           strategies { name: "direct" label: "test_hang" }
-                          workloads: "arithmetic"
+                          workloads: [ "arithmetic", "collections" ]
                           batch { tasks: 10 }
                         }
                         measurement { warmup_seconds: 0 min_repetitions: 5 max_repetitions: 5 rounds: 1 })pb");
   ASSERT_TRUE(hung_plan.ok()) << hung_plan.status();
+  ASSERT_EQ(CaseCount(*hung_plan), 2);
   auto hung = control_->Submit(*hung_plan, "name=hangs");
   ASSERT_TRUE(hung.ok()) << hung.status();
   // Running (the case hangs in its third repetition, a few milliseconds in).
@@ -375,6 +378,10 @@ TEST_F(FleetTest, CancellingAHungJobStopsItAndTheAgentTakesTheNextJob) {
   EXPECT_TRUE(agent->process()->Running());
   EXPECT_TRUE(ChildrenOf(agent->process()->pid()).empty());
   EXPECT_THAT(agent->Log(), HasSubstr(absl::StrCat("job ", hung->jobs(0).job_id(), " cancelled")));
+  // The first case hangs; the second never started: one result, CANCELLED.
+  auto stored = PsqlInt(db_uri_, absl::StrCat("SELECT count(*) FROM case_results WHERE run_id = '", hung->run_id(), "'"));
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(*stored, 1);
 }
 
 TEST_F(FleetTest, AgentLostForGoodFailsItsJobAsInfrastructure) {

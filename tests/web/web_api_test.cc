@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/http/http_server.h"
@@ -221,6 +222,45 @@ TEST_F(WebApiTest, SchedulesShowTheirFilterAndPausedState) {
 
 // The run page's tables show the CLI's values: threads "48 of 100", CPU per repetition
 // auto-scaled (the CLI table's cells), and fan-out rows their own metrics.
+// GET /api/v1/changes: the coordinator's confirmed changes (one inserted here as the
+// change monitor stores them), its filters and their errors.
+TEST_F(WebApiTest, ChangesListTheConfirmedChangesWithFilters) {
+  {
+    pqxx::connection c(db_->uri());
+    pqxx::work w(c);
+    w.exec_params(
+        "INSERT INTO changes (agent_id, case_id, run_id, old_level_ns, new_level_ns, noise_percent,"
+        " min_change_percent, state, reason, confirmation_median_ns, decided_at) "
+        "VALUES ($1::uuid, $2, $3::uuid, 95000, 123500, 1.0, 3.0, 'confirmed', 'confirmation 124 µs', 124000, now())",
+        AgentId("x86-host"), std::string((*manifest_)["history_case_id"]),
+        std::string((*manifest_)["nightly"][8]["run_id"]));
+    w.commit();
+  }
+  auto [status, body] = Get("/api/v1/changes?agent=x86-host&state=confirmed&since=24h");
+  ASSERT_EQ(status, 200) << body.dump();
+  ASSERT_EQ(body["changes"].size(), 1u) << body.dump();
+  const json& change = body["changes"][0];
+  EXPECT_EQ(change["agent"], "x86-host");
+  EXPECT_EQ(change["case_id"], (*manifest_)["history_case_id"]);
+  EXPECT_EQ(change["run_id"], (*manifest_)["nightly"][8]["run_id"]);
+  EXPECT_EQ(change["old_level"], "95.0 µs");
+  EXPECT_EQ(change["new_level"], "124 µs");
+  EXPECT_DOUBLE_EQ(change["ratio"].get<double>(), 1.3);
+  EXPECT_EQ(change["confirmation_median_ns"], 124000);
+  EXPECT_EQ(change["state"], "confirmed");
+  EXPECT_EQ(Get("/api/v1/changes?agent=pixel-8").second["changes"].size(), 0u);
+  EXPECT_EQ(Get("/api/v1/changes?state=not_reproduced").second["changes"].size(), 0u);
+  EXPECT_EQ(Get("/api/v1/changes?since=2999-01-01").second["changes"].size(), 0u);
+  auto [bad_state, bad_state_body] = Get("/api/v1/changes?state=gone");
+  EXPECT_EQ(bad_state, 400);
+  EXPECT_EQ(bad_state_body["error"],
+            "state: one of suspected, confirmed, not_reproduced, unconfirmed, got \"gone\"");
+  auto [bad_since, bad_since_body] = Get("/api/v1/changes?since=soon");
+  EXPECT_EQ(bad_since, 400);
+  EXPECT_NE(bad_since_body["error"].get<std::string>().find("since: a duration back from now"), std::string::npos);
+  EXPECT_EQ(Get("/api/v1/changes?limit=0").first, 400);
+}
+
 TEST_F(WebApiTest, ResultsCarryTheCliTablesCells) {
   auto [status, body] = Get("/api/v1/runs/" + std::string((*manifest_)["fanout_run_id"]) + "/results");
   ASSERT_EQ(status, 200) << body.dump();

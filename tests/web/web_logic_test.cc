@@ -1,8 +1,7 @@
 // Unit tests of the web view's pure logic: device comparison (winner, ratio CI, "no
-// difference", geometric means, normalisation) and change-point detection.
+// difference", geometric means, normalisation). Change points: tests/coordinator/changes_test.cc.
 #include <cmath>
 
-#include "coordinator/http/change_points.h"
 #include "coordinator/http/compare.h"
 #include "coordinator/http/http_server.h"
 #include "coordinator/http/json_codec.h"
@@ -121,60 +120,6 @@ TEST(CompareDevicesTest, IgnoresFailedAndSingleDeviceCells) {
   EXPECT_FALSE(c.cells[0].ratios[1].has_value());
   EXPECT_FALSE(c.overall[1].has_value());
   EXPECT_TRUE(CompareDevices({}).cells.empty());
-}
-
-TEST(ChangePointsTest, FindsAStepAndNothingInNoise) {
-  std::vector<double> series;
-  for (int i = 0; i < 14; ++i) series.push_back((i >= 8 ? 130 : 100) * (1 + 0.01 * std::sin(i * 1.7)));
-  EXPECT_EQ(DetectChangePoints(series), std::vector<size_t>({8}));
-
-  std::vector<double> flat;
-  for (int i = 0; i < 30; ++i) flat.push_back(100 * (1 + 0.02 * std::sin(i * 2.3)));
-  EXPECT_TRUE(DetectChangePoints(flat).empty());
-}
-
-TEST(ChangePointsTest, TwoStepsSkippingMissingPoints) {
-  std::vector<double> series = {50, 51, 49, 50, 0, 80, 81, 79, 80, 81, 40, 41, 40, 39};
-  EXPECT_EQ(DetectChangePoints(series), std::vector<size_t>({5, 10}));
-  EXPECT_TRUE(DetectChangePoints({1.0, 2.0, 3.0}).empty());
-  EXPECT_TRUE(DetectChangePoints({}).empty());
-}
-
-// A noisier device needs a bigger jump: an 8 % step is a change on a quiet device
-// (noise 0.5 %), not on one whose noise score is 4 % (threshold max(3 %, 3 × 4 %) = 12 %);
-// a 30 % step is a change on both.
-TEST(ChangePointsTest, TheThresholdScalesWithTheDeviceNoise) {
-  std::vector<double> step8, step30;
-  for (int i = 0; i < 14; ++i) {
-    const double wobble = 1 + 0.005 * std::sin(i * 1.7);
-    step8.push_back((i >= 7 ? 108 : 100) * wobble);
-    step30.push_back((i >= 7 ? 130 : 100) * wobble);
-  }
-  ChangePointOptions quiet;
-  quiet.noise = 0.005;
-  ChangePointOptions noisy;
-  noisy.noise = 0.04;
-  EXPECT_EQ(DetectChangePoints(step8, quiet), std::vector<size_t>({7}));
-  EXPECT_TRUE(DetectChangePoints(step8, noisy).empty());
-  EXPECT_EQ(DetectChangePoints(step30, noisy), std::vector<size_t>({7}));
-  // Unknown (0) or garbage noise: the default threshold.
-  ChangePointOptions garbage;
-  garbage.noise = std::nan("");
-  EXPECT_EQ(DetectChangePoints(step8, garbage), DetectChangePoints(step8));
-}
-
-TEST(ChangePointsTest, AFingerprintBreakIsNotAChangePoint) {
-  std::vector<double> series;
-  for (int i = 0; i < 14; ++i) series.push_back((i >= 8 ? 130 : 100) * (1 + 0.01 * std::sin(i * 1.7)));
-  // The step at 8 is where the device changed: no change point there.
-  EXPECT_TRUE(DetectChangePointsInSegments(series, {8}).empty());
-  // A real step inside a segment is still found, with indices into the whole series.
-  std::vector<double> two = {50, 51, 49, 50, 51, 50, 90, 91, 89, 90, 120, 121, 119, 120};
-  EXPECT_EQ(DetectChangePointsInSegments(two, {10}), std::vector<size_t>({6}));
-  // No breaks, or breaks out of range: as DetectChangePoints.
-  EXPECT_EQ(DetectChangePointsInSegments(series, {}), DetectChangePoints(series));
-  EXPECT_EQ(DetectChangePointsInSegments(series, {0, 99}), DetectChangePoints(series));
-  EXPECT_TRUE(DetectChangePointsInSegments({}, {3}).empty());
 }
 
 TEST(ParseHostPortTest, AcceptsAndRejects) {

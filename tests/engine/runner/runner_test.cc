@@ -550,7 +550,9 @@ TEST(RunnerTest, InvalidPlanRunsNothing) {
   EXPECT_TRUE(o.progress.empty());
 }
 
-TEST(RunnerTest, CancelReportsUnfinishedCasesAsCancelled) {
+// Cancelled after 2 of round 1's 4 slices: the 2 cases that started are CANCELLED with
+// their samples; the 2 that never started get no result, only the not_started count.
+TEST(RunnerTest, CancelReportsStartedCasesAsCancelledAndCountsTheOthers) {
   const v1::Plan plan = PlanFrom(R"pb(
     matrix {
       strategies { name: "direct" }
@@ -563,9 +565,13 @@ TEST(RunnerTest, CancelReportsUnfinishedCasesAsCancelled) {
   const absl::StatusOr<RunSummary>& summary = o.summary;
   const std::vector<v1::CaseResult>& results = o.results;
   ASSERT_TRUE(summary.ok()) << summary.status();
-  EXPECT_EQ(results.size(), 4u);
-  EXPECT_EQ(summary->cancelled, 4);
-  for (const v1::CaseResult& r : results) EXPECT_EQ(r.status(), v1::CASE_STATUS_CANCELLED);
+  EXPECT_EQ(results.size(), 2u);
+  EXPECT_EQ(summary->cancelled, 2);
+  EXPECT_EQ(summary->not_started, 2);
+  for (const v1::CaseResult& r : results) {
+    EXPECT_EQ(r.status(), v1::CASE_STATUS_CANCELLED);
+    EXPECT_GT(r.samples_ns_size(), 0) << r.spec().case_id();
+  }
 }
 
 // A cancellation keeps what was finished: cases whose samples meet their stop rule

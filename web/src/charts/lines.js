@@ -5,7 +5,16 @@ import {escapeHtml} from '../dom.js';
 import {formatNs, formatTime} from '../format.js';
 import {drawChart, palette} from './setup.js';
 
-// series: [{name, points: [{t_ms, median_ns, ci_low_ns, ci_high_ns}], changes: [index]}]
+// The marker of a coordinator change by state (coordinator/README.md, "Confirmed changes").
+const kStateMarks = {
+  confirmed: {label: '✓', color: '#c9302c'},
+  not_reproduced: {label: '✗', color: '#5cb85c'},
+  suspected: {label: '?', color: '#f0ad4e'},
+  unconfirmed: {label: '?', color: '#777'},
+};
+
+// series: [{name, points: [{t_ms, median_ns, ci_low_ns, ci_high_ns}], changes: [index],
+//           states: [{index, state, id}]}]
 export function drawHistory(el, series) {
   const chartSeries = [];
   series.forEach((s, i) => {
@@ -17,7 +26,12 @@ export function drawHistory(el, series) {
         symbol: 'pin', symbolSize: 34, itemStyle: {color: '#d9534f'},
         label: {formatter: '∆', color: '#fff'},
         data: s.changes.map((index) => ({coord: [s.points[index].t_ms, s.points[index].median_ns],
-          name: 'change'})),
+          name: 'change'})).concat((s.states || []).map((m) => {
+          const mark = kStateMarks[m.state] || kStateMarks.unconfirmed;
+          return {coord: [s.points[m.index].t_ms, s.points[m.index].median_ns], symbol: 'circle', symbolSize: 22,
+            itemStyle: {color: mark.color}, label: {formatter: mark.label, color: '#fff'},
+            name: `change ${m.id}: ${m.state.replace('_', ' ')}`};
+        })),
       },
       // Device fingerprint changes (new kernel, governor, ...): a dashed line where the
       // new segment starts, named by what changed.

@@ -1,5 +1,6 @@
 // History page: one case's median over runs per device (nightly runs only on request),
-// with the change points the server detected marked on the line.
+// with the change points the server detected marked on the line, and the coordinator's
+// confirmed changes (suspected, confirmed, not reproduced, unconfirmed) on their points.
 import {ApiError, getJson} from '../api.js';
 import {drawHistory} from '../charts/lines.js';
 import {h} from '../dom.js';
@@ -48,9 +49,20 @@ export async function renderHistory(root, params) {
     root.appendChild(h('p', {class: 'warning', id: 'history-emulated'},
       `Measured under emulation (not the device's own speed): some points of ${emulated.join(', ')}.`));
   }
+  // The coordinator's changes of this case on the chosen devices (GET /api/v1/changes).
+  let allChanges = [];
+  try {
+    ({changes: allChanges} = await getJson('changes', {limit: 1000}));
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;  // the chart does not need them
+  }
+  const confirmedChanges = allChanges.filter((c) => c.case_id === caseId && chosen.includes(c.agent_id));
   const series = data.series.map((s) => ({
     name: s.name,
     changes: s.change_points,
+    states: confirmedChanges.filter((c) => c.agent_id === s.agent_id)
+      .map((c) => ({index: s.points.findIndex((p) => p.run_id === c.run_id), state: c.state, id: c.change_id}))
+      .filter((m) => m.index >= 0),
     events: s.fingerprint_changes,
     points: s.points.map((p) => ({t_ms: p.finished_unix_ms, median_ns: p.median_ns,
       ci_low_ns: p.ci_low_ns, ci_high_ns: p.ci_high_ns, run_id: p.run_id})),
@@ -72,6 +84,21 @@ export async function renderHistory(root, params) {
     h('table', {class: 'grid', id: 'changes-table'},
       h('thead', {}, h('tr', {}, ['device', 'run submitted', 'run', 'median before', 'median after'].map((t) => h('th', {}, t)))),
       h('tbody', {}, rows)) : h('p', {}, 'None.')));
+  const stateRows = confirmedChanges.map((c) => h('tr', {dataset: {state: c.state}},
+    h('td', {class: 'num'}, String(c.change_id)), h('td', {}, c.agent),
+    h('td', {}, formatTime(c.created_unix_ms)),
+    h('td', {}, link(`/runs/${encodeURIComponent(c.run_id)}`, shortId(c.run_id))),
+    h('td', {class: 'num'}, c.old_level), h('td', {class: 'num'}, c.new_level),
+    h('td', {}, c.state.replace('_', ' ')),
+    h('td', {}, c.confirmation_run_id ?
+      link(`/runs/${encodeURIComponent(c.confirmation_run_id)}`, shortId(c.confirmation_run_id)) : '–'),
+    h('td', {class: 'small'}, c.reason || '–')));
+  root.appendChild(h('section', {}, h('h2', {}, 'Confirmed changes'), stateRows.length ?
+    h('table', {class: 'grid', id: 'confirmed-changes'},
+      h('thead', {}, h('tr', {}, ['id', 'device', 'found', 'nightly run', 'old level', 'new level', 'state',
+        'confirmation run', 'reason'].map((t) => h('th', {}, t)))),
+      h('tbody', {}, stateRows)) :
+    h('p', {}, 'None: no nightly point of this case started a change the coordinator checked.')));
   // Device fingerprint changes: each starts a new segment (change points are searched
   // within segments), so an OS update is not mistaken for a regression of the strategy.
   const events = [];

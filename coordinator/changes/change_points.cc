@@ -1,10 +1,10 @@
-#include "coordinator/http/change_points.h"
+#include "coordinator/changes/change_points.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-namespace fleetmark::http {
+namespace fleetmark::changes {
 namespace {
 
 double Median(std::vector<double> values) {
@@ -39,14 +39,15 @@ class SegmentCost {
   std::vector<double> sum_sq_;
 };
 
-void Split(const SegmentCost& cost, size_t begin, size_t end, double penalty, const ChangePointOptions& options,
-           std::vector<size_t>& out) {
+void Split(const SegmentCost& cost, size_t begin, size_t end, size_t series_end, double penalty,
+           const ChangePointOptions& options, std::vector<size_t>& out) {
   const size_t m = options.min_segment;
-  if (end - begin < 2 * m) return;
+  const size_t m_right = end == series_end ? options.min_last_segment : m;
+  if (end - begin < m + m_right) return;
   const double whole = cost.Cost(begin, end);
   double best_gain = 0;
   size_t best = 0;
-  for (size_t k = begin + m; k + m <= end; ++k) {
+  for (size_t k = begin + m; k + m_right <= end; ++k) {
     const double gain = whole - cost.Cost(begin, k) - cost.Cost(k, end);
     if (gain > best_gain) {
       best_gain = gain;
@@ -56,12 +57,28 @@ void Split(const SegmentCost& cost, size_t begin, size_t end, double penalty, co
   if (best == 0 || best_gain <= penalty) return;
   const double shift = std::fabs(cost.Mean(begin, best) - cost.Mean(best, end));
   if (shift < std::log1p(options.min_relative_change)) return;
-  Split(cost, begin, best, penalty, options, out);
+  Split(cost, begin, best, series_end, penalty, options, out);
   out.push_back(best);
-  Split(cost, best, end, penalty, options, out);
+  Split(cost, best, end, series_end, penalty, options, out);
 }
 
 }  // namespace
+
+double MinRelativeChange(const ChangePointOptions& options) {
+  const double noise = std::isfinite(options.noise) && options.noise > 0 ? options.noise : 0;
+  return std::max(options.min_relative_change, kNoiseChangeMultiple * noise);
+}
+
+std::vector<size_t> FingerprintBreaks(const std::vector<std::string>& hashes) {
+  std::vector<size_t> breaks;
+  const std::string* last_known = nullptr;
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    if (hashes[i].empty()) continue;
+    if (last_known != nullptr && *last_known != hashes[i]) breaks.push_back(i);
+    last_known = &hashes[i];
+  }
+  return breaks;
+}
 
 std::vector<size_t> DetectChangePoints(const std::vector<double>& medians, const ChangePointOptions& options) {
   std::vector<double> x;
@@ -73,9 +90,12 @@ std::vector<size_t> DetectChangePoints(const std::vector<double>& medians, const
     }
   }
   const double noise = std::isfinite(options.noise) && options.noise > 0 ? options.noise : 0;
-  const ChangePointOptions opts{std::max<size_t>(1, options.min_segment),
-                                std::max(options.min_relative_change, kNoiseChangeMultiple * noise), noise};
-  if (x.size() < 2 * opts.min_segment) return {};
+  ChangePointOptions opts;
+  opts.min_segment = std::max<size_t>(1, options.min_segment);
+  opts.min_relative_change = MinRelativeChange(options);
+  opts.noise = noise;
+  opts.min_last_segment = options.min_last_segment == 0 ? opts.min_segment : options.min_last_segment;
+  if (x.size() < opts.min_segment + opts.min_last_segment) return {};
   std::vector<double> diffs;
   for (size_t i = 1; i < x.size(); ++i) diffs.push_back(x[i] - x[i - 1]);
   const double diff_median = Median(diffs);
@@ -87,7 +107,7 @@ std::vector<size_t> DetectChangePoints(const std::vector<double>& medians, const
   const double penalty = 2.0 * sigma * sigma * std::log(static_cast<double>(x.size()));
   SegmentCost cost(x);
   std::vector<size_t> found;
-  Split(cost, 0, x.size(), penalty, opts, found);
+  Split(cost, 0, x.size(), x.size(), penalty, opts, found);
   std::vector<size_t> out;
   for (size_t k : found) out.push_back(index[k]);
   return out;
@@ -102,13 +122,15 @@ std::vector<size_t> DetectChangePointsInSegments(const std::vector<double>& medi
     if (b > begin && b < medians.size()) ends.push_back(b);
   }
   ends.push_back(medians.size());
+  ChangePointOptions inner = options;
+  inner.min_last_segment = 0;  // only the series' last piece ends at its newest point
   for (size_t end : ends) {
     if (end <= begin) continue;
     const std::vector<double> piece(medians.begin() + begin, medians.begin() + end);
-    for (size_t i : DetectChangePoints(piece, options)) out.push_back(begin + i);
+    for (size_t i : DetectChangePoints(piece, end == medians.size() ? options : inner)) out.push_back(begin + i);
     begin = end;
   }
   return out;
 }
 
-}  // namespace fleetmark::http
+}  // namespace fleetmark::changes
