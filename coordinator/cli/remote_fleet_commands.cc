@@ -12,6 +12,7 @@
 #include "coordinator/cli/remote_commands.h"
 #include "coordinator/cli/remote_render.h"
 #include "coordinator/cli/run_flags.h"
+#include "coordinator/service/selector.h"
 #include "engine/common/text.h"
 #include "engine/report/text_table.h"
 
@@ -191,7 +192,7 @@ int SchedulesList(const std::vector<std::string>& args) {
     table.AddRow({s.name(), s.paused() ? "paused" : "active", s.cron(), s.plan().name(), s.quick() ? "yes" : "no",
                   s.filter().empty() ? "-" : s.filter(),
                   s.paused() ? "- (paused)" : FormatUnixNs(s.next_fire_unix_ns()),
-                  s.selector().empty() ? "(all online)" : s.selector(), last});
+                  service::SelectorText(s.selector()), last});
   }
   std::cout << table.Render();
   return kExitOk;

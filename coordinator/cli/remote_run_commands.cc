@@ -147,8 +147,8 @@ int RunsList(const std::vector<std::string>& args) {
     int done = 0;
     for (const v1::JobInfo& job : run.jobs()) done += job.status() == "done" ? 1 : 0;
     table.AddRow({run.run_id(), run.plan_name(), run.status(), absl::StrCat(done, "/", run.jobs_size()),
-                  absl::StrCat(run.results()), FormatUnixNs(run.created_unix_ns()), run.selector(),
-                  run.submitted_by()});
+                  absl::StrCat(run.results()), FormatUnixNs(run.created_unix_ns()),
+                  service::SelectorText(run.selector()), run.submitted_by()});
   }
   std::cout << table.Render();
   return kExitOk;

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "coordinator/alerts/change_json.h"
 #include "coordinator/changes/change_points.h"
@@ -153,41 +154,58 @@ ApiResponse Api::Result(std::string_view result_id) const {
   return Ok("result", ResultJson(*result, /*full=*/true));
 }
 
-absl::StatusOr<std::vector<DeviceResults>> Api::LoadDevices(const std::map<std::string, std::string>& query) const {
-  const std::vector<std::string> agent_ids = ListParam(query, "agents");
-  std::vector<std::string> run_ids = ListParam(query, "runs");
-  if (Param(query, "agents").empty() || agent_ids.size() > static_cast<size_t>(kMaxDevices)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "agents: 1..", kMaxDevices, " comma-separated agent ids or names, got \"", Param(query, "agents"), "\""));
+absl::StatusOr<std::vector<store::WebAgent>> Api::ResolveAgents(const std::vector<std::string>& ids_or_names) const {
+  if (ids_or_names.empty() || ids_or_names.size() > static_cast<size_t>(kMaxDevices) ||
+      (ids_or_names.size() == 1 && ids_or_names[0].empty())) {
+    return absl::InvalidArgumentError(absl::StrCat("agents: 1..", kMaxDevices,
+                                                   " comma-separated agent ids or names, got \"",
+                                                   absl::StrJoin(ids_or_names, ","), "\""));
   }
-  if (Param(query, "runs").empty()) run_ids.assign(agent_ids.size(), "");
-  if (run_ids.size() != agent_ids.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("runs: one run id (or empty) per agent: ", agent_ids.size(),
-                                                   " agents, ", run_ids.size(), " runs"));
-  }
-  // Emulated numbers are the emulator's, not the hardware's: left out unless asked.
-  const bool include_emulated = Param(query, "include_emulated") == "1";
   auto agents = reader_->ListAgents();
   if (!agents.ok()) return agents.status();
-  std::vector<DeviceResults> devices;
-  for (size_t i = 0; i < agent_ids.size(); ++i) {
-    // An agent id, or the name of an agent that is not removed (as the CLI takes them).
+  std::vector<store::WebAgent> resolved;
+  for (const std::string& id_or_name : ids_or_names) {
+    // An id first (also of a removed agent: its history stays), then a current name.
     const store::WebAgent* agent = nullptr;
     for (const auto& a : *agents) {
-      if (a.agent_id == agent_ids[i]) agent = &a;
+      if (a.agent_id == id_or_name) agent = &a;
     }
     for (const auto& a : *agents) {
-      if (agent == nullptr && a.name == agent_ids[i] && a.state != "removed") agent = &a;
+      if (agent == nullptr && a.name == id_or_name && a.state != "removed") agent = &a;
     }
     if (agent == nullptr) {
-      return absl::NotFoundError(absl::StrCat("agent ", agent_ids[i], " not found (agents: agent ids or names)"));
+      return absl::NotFoundError(absl::StrCat("agent ", id_or_name, " not found (agents: agent ids or names)"));
     }
+    resolved.push_back(*agent);
+  }
+  return resolved;
+}
+
+absl::StatusOr<std::vector<DeviceResults>> Api::LoadDevices(const std::map<std::string, std::string>& query) const {
+  const std::vector<std::string> requested = ListParam(query, "agents");
+  std::vector<std::string> run_ids = ListParam(query, "runs");
+  if (Param(query, "runs").empty()) run_ids.assign(requested.size(), "");
+  if (run_ids.size() != requested.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("runs: one run id (or empty) per agent: ", requested.size(),
+                                                   " agents, ", run_ids.size(), " runs"));
+  }
+  auto agents = ResolveAgents(requested);
+  if (!agents.ok()) return agents.status();
+  // Emulated numbers are the emulator's, not the hardware's: left out unless asked.
+  const bool include_emulated = Param(query, "include_emulated") == "1";
+  std::vector<DeviceResults> devices;
+  for (size_t i = 0; i < agents->size(); ++i) {
+    const store::WebAgent* agent = &(*agents)[i];
     DeviceResults& device = devices.emplace_back();
     device.agent_id = agent->agent_id;
     device.name = agent->name;
-    device.run_id = run_ids[i];
     device.emulated = agent->host.emulated();
-    if (device.run_id.empty()) {
+    if (!run_ids[i].empty()) {
+      // A run id or a unique prefix of it, the rule of /runs/<prefix> and the CLI.
+      auto run_id = reader_->ResolveRunId(run_ids[i]);
+      if (!run_id.ok()) return run_id.status();
+      device.run_id = *run_id;
+    } else {
       auto latest = reader_->LatestRunWithResults(agent->agent_id);
       if (absl::IsNotFound(latest.status())) continue;  // no results yet: an empty column
       if (!latest.ok()) return latest.status();
@@ -251,11 +269,10 @@ ApiResponse Api::Map(const std::map<std::string, std::string>& query) const {
 ApiResponse Api::History(const std::map<std::string, std::string>& query) const {
   const std::string case_id = Param(query, "case");
   if (case_id.empty()) return Error(400, "case: a case id is required, got \"\"");
-  const std::vector<std::string> agent_ids = ListParam(query, "agents");
-  if (Param(query, "agents").empty() || agent_ids.size() > static_cast<size_t>(kMaxDevices)) {
-    return Error(400, absl::StrCat("agents: 1..", kMaxDevices, " comma-separated agent ids, got \"",
-                                   Param(query, "agents"), "\""));
-  }
+  auto agents = ResolveAgents(ListParam(query, "agents"));
+  if (!agents.ok()) return FromStatus(agents.status());
+  std::vector<std::string> agent_ids;
+  for (const store::WebAgent& a : *agents) agent_ids.push_back(a.agent_id);
   auto limit = IntParam(query, "limit", 120, 1, 1000);
   if (!limit.ok()) return FromStatus(limit.status());
   const bool nightly = Param(query, "nightly") == "1";
@@ -335,16 +352,17 @@ ApiResponse Api::History(const std::map<std::string, std::string>& query) const 
 }
 
 ApiResponse Api::Cases(const std::map<std::string, std::string>& query) const {
-  std::vector<std::string> agent_ids;
-  if (!Param(query, "agents").empty()) agent_ids = ListParam(query, "agents");
-  if (!Param(query, "agent").empty()) agent_ids.push_back(Param(query, "agent"));
-  if (agent_ids.empty()) {
+  std::vector<std::string> requested;
+  if (!Param(query, "agents").empty()) requested = ListParam(query, "agents");
+  if (!Param(query, "agent").empty()) requested.push_back(Param(query, "agent"));
+  if (requested.empty()) {
     return Error(400,
-                 "agent: required, an agent id (UUID) or agents=<id>,<id>,..., e.g. /api/v1/cases?agent=<agent_id>");
+                 "agent: required, an agent id or name, or agents=<id or name>,..., e.g. /api/v1/cases?agent=<agent_id>");
   }
-  if (agent_ids.size() > static_cast<size_t>(kMaxDevices)) {
-    return Error(400, absl::StrCat("agents: 1..", kMaxDevices, " comma-separated agent ids, got ", agent_ids.size()));
-  }
+  auto agents = ResolveAgents(requested);
+  if (!agents.ok()) return FromStatus(agents.status());
+  std::vector<std::string> agent_ids;
+  for (const store::WebAgent& a : *agents) agent_ids.push_back(a.agent_id);
   auto ids = reader_->CaseIds(agent_ids);
   if (!ids.ok()) return FromStatus(ids.status());
   return {200, json{{"agent_ids", agent_ids}, {"case_ids", *ids}}};

@@ -68,6 +68,11 @@ class Api {
   ApiResponse Map(const std::map<std::string, std::string>& query) const;
   // The devices of compare and map: agents=..., runs=..., include_emulated=1.
   absl::StatusOr<std::vector<DeviceResults>> LoadDevices(const std::map<std::string, std::string>& query) const;
+  // The agents of `agents=` (compare, map, history, cases): 1..kMaxDevices comma-separated
+  // agent ids or names of agents that are not removed, as the CLI takes them, in the
+  // given order. InvalidArgument for a count out of range; NotFound naming the first
+  // unknown one — the same rule and errors for every endpoint.
+  absl::StatusOr<std::vector<store::WebAgent>> ResolveAgents(const std::vector<std::string>& ids_or_names) const;
   ApiResponse History(const std::map<std::string, std::string>& query) const;
   ApiResponse Cases(const std::map<std::string, std::string>& query) const;
   ApiResponse Schedules() const;

@@ -131,7 +131,7 @@ Comparison CompareDevices(const std::vector<DeviceResults>& devices, const repor
       report::MapPoint point;
       for (size_t d : present) {
         const CellValue& v = *cell.values[d];
-        const bool has_ci = v.ci_low_ns > 0 && std::isfinite(v.ci_high_ns) && v.ci_high_ns >= v.ci_low_ns;
+        const bool has_ci = v.has_ci();
         point.ranked.push_back({.strategy = std::to_string(d),
                                 .median_ns = v.median_ns,
                                 .ci_low_ns = has_ci ? std::min(v.ci_low_ns, v.median_ns) : 0,

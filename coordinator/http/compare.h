@@ -14,6 +14,7 @@
 // benchmark results". Pure functions, thread-safe.
 #pragma once
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,10 @@ struct CellValue {
   double ci_high_ns = 0;
   double normalized = 1;  // median / this device's fastest median in the workload (>= 1)
   bool fastest = false;   // this device's fastest strategy in the workload
+
+  // Whether the value has a confidence interval (0 < low <= high, finite): without one
+  // the ranking treats it as [0, ∞) and the JSON gives both bounds as null.
+  bool has_ci() const { return ci_low_ns > 0 && std::isfinite(ci_high_ns) && ci_high_ns >= ci_low_ns; }
 };
 
 struct Ratio {

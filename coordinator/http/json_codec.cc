@@ -8,6 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "coordinator/service/selector.h"
 #include "engine/report/case_names.h"
 #include "engine/report/strategy_map.h"
 #include "engine/report/strategy_map_json.h"
@@ -190,6 +191,7 @@ json RunJson(const store::WebRun& run) {
           {"plan_name", run.plan_name},
           {"status", run.status},
           {"selector", run.selector},
+          {"selector_text", service::SelectorText(run.selector)},
           {"submitted_by", run.submitted_by},
           {"quick", run.quick},
           {"created_unix_ms", Ms(run.created_unix_ns)},
@@ -203,12 +205,14 @@ json ScheduleJson(const store::WebSchedule& s) {
           {"cron", s.cron},
           {"plan_name", s.plan_name},
           {"selector", s.selector},
+          {"selector_text", service::SelectorText(s.selector)},
           {"quick", s.quick},
           {"filter", s.filter},
           {"paused", s.paused},
           {"next_fire_unix_ms", Ms(s.next_fire_unix_ns)},
           {"last_fire_unix_ms", Ms(s.last_fire_slot_unix_ns)},
-          {"last_fire_outcome", s.last_fire_outcome}};
+          {"last_fire_outcome", s.last_fire_outcome},
+          {"last_fire_run_id", s.last_fire_run_id}};
 }
 
 json ResultJson(const store::WebResult& wr, bool full) {
@@ -329,8 +333,8 @@ json ComparisonJson(const std::vector<DeviceResults>& devices, const Comparison&
       }
       values.push_back({{"result_id", v->result_id},
                         {"median_ns", Number(v->median_ns)},
-                        {"ci_low_ns", Number(v->ci_low_ns)},
-                        {"ci_high_ns", Number(v->ci_high_ns)},
+                        {"ci_low_ns", v->has_ci() ? Number(v->ci_low_ns) : json(nullptr)},
+                        {"ci_high_ns", v->has_ci() ? Number(v->ci_high_ns) : json(nullptr)},
                         {"normalized", Number(v->normalized)},
                         {"fastest", v->fastest}});
     }

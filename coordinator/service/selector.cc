@@ -192,4 +192,8 @@ bool Selector::AdmitsHealth(bool quarantined) const {
   return !quarantined;
 }
 
+std::string SelectorText(absl::string_view selector) {
+  return selector.empty() ? "(all online)" : std::string(selector);
+}
+
 }  // namespace fleetmark::service

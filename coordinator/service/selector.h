@@ -98,4 +98,10 @@ inline constexpr absl::Duration kMinQueueOffline = absl::Seconds(1);
 inline constexpr absl::Duration kMaxQueueOffline = absl::Hours(24 * 30);
 absl::Status CheckQueueOffline(absl::Duration expiry, absl::string_view flag = "--queue_offline");
 
+// A run's or schedule's selector as every table shows it, CLI (`runs list`, `schedules
+// list`) and web (the JSON's "selector_text") alike: the selector itself, or
+// "(all online)" for the empty one (every online agent; in parentheses, as no
+// selector can be spelled so).
+std::string SelectorText(absl::string_view selector);
+
 }  // namespace fleetmark::service

@@ -188,7 +188,8 @@ std::array<std::optional<std::string>, kResultColumnCount> ResultCopyFields(cons
           absl::StrCat("\\x", absl::BytesToHexString(r.SerializeAsString())),
           std::string(emulated ? "t" : "f"),
           fingerprint_hash,
-          fingerprint};
+          fingerprint,
+          absl::StrCat(Int64(c.repetitions()))};
 }
 
 void AppendCopyLine(const std::array<std::optional<std::string>, kResultColumnCount>& fields, std::string* line) {
@@ -235,7 +236,7 @@ const std::string& ResultColumns() {
       " median_ns, max_ns, mean_ns, stddev_ns, mad_ns, ci_low_ns, ci_high_ns, ci_half_width_percent,"
       " outliers, threads_used, peak_in_flight, cpu_user_seconds, cpu_system_seconds, allocations,"
       " allocated_bytes, peak_threads, rss_delta_bytes, throttled, samples_ns, started_at,"
-      " finished_at, engine_version, result, emulated, fingerprint_hash, fingerprint)");
+      " finished_at, engine_version, result, emulated, fingerprint_hash, fingerprint, repetitions)");
   return *kColumns;
 }
 

@@ -30,7 +30,7 @@ const std::string& ResultColumns();
 // The column names of ResultColumns, for COPY.
 const std::vector<std::string>& ResultColumnNames();
 
-inline constexpr size_t kResultColumnCount = 43;
+inline constexpr size_t kResultColumnCount = 44;
 
 // The row of `result` as text fields for COPY (in ResultColumns' order;
 // the run and agent come from the result's job, not from the agent's message, and

@@ -55,7 +55,7 @@ std::string ResultColumns() {
       "c.allocations, c.allocated_bytes, c.peak_threads, c.rss_delta_bytes, c.throttled, ", UnixNs("c.started_at"),
       ", ", UnixNs("c.finished_at"), ", c.engine_version, ",
       "CASE WHEN c.scenario IN ('memory', 'load', 'fanout') OR c.workload = 'synthetic' THEN c.result END, ",
-      "c.emulated, c.fingerprint");
+      "c.emulated, c.fingerprint, c.repetitions");
 }
 
 template <typename T>
@@ -151,9 +151,10 @@ WebResult ResultFromRow(const pqxx::row& row) {
   counters.set_allocated_bytes(Or<uint64_t>(row[32], 0));
   counters.set_peak_threads(Or<uint32_t>(row[33], 0));
   counters.set_rss_delta_bytes(Or<int64_t>(row[34], 0));
-  // No column holds the repetitions: each timed repetition gives one sample, so the
-  // sample count is theirs (GetResult's stored proto has the agent's own figure).
-  counters.set_repetitions(stats.count());
+  // The agent's Counters.repetitions (migrations/0013): all timed repetitions, also the
+  // transient ones not in the samples, the CLI's denominator of CPU per repetition. Rows
+  // from before that column have one sample per repetition as far as the row tells.
+  counters.set_repetitions(Or<uint64_t>(row[42], stats.count()));
   r.set_throttled(Or<bool>(row[35], false));
   r.set_started_unix_ns(Or<int64_t>(row[36], 0));
   r.set_finished_unix_ns(Or<int64_t>(row[37], 0));
@@ -295,7 +296,8 @@ class PgWebReader final : public WebReader {
       if (rows.empty()) return NotFound("result", result_id);
       WebResult out = ResultFromRow(rows[0]);
       v1::CaseResult full;
-      if (!internal::ParseProtoField(rows[0][42], &full)) {
+      // The stored proto: the column after ResultColumns().
+      if (!internal::ParseProtoField(rows[0][rows[0].size() - 1], &full)) {
         return absl::DataLossError(absl::StrCat("result ", std::string(result_id), ": stored proto does not parse"));
       }
       // The stored proto is the agent's original, with samples and environment; whether
@@ -347,7 +349,8 @@ class PgWebReader final : public WebReader {
         s.last_fire_slot_unix_ns = Or<int64_t>(row[8], 0);
         // As `schedules list`: the run it made, else why the slot made none.
         if (!row[9].is_null()) {
-          s.last_fire_outcome = absl::StrCat("run ", Text(row[9]));
+          s.last_fire_run_id = Text(row[9]);
+          s.last_fire_outcome = absl::StrCat("run ", s.last_fire_run_id);
         } else if (s.last_fire_slot_unix_ns != 0) {
           s.last_fire_outcome = Text(row[10]).empty() ? "no run" : Text(row[10]);
         }

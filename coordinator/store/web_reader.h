@@ -89,6 +89,7 @@ struct WebSchedule {
   int64_t next_fire_unix_ns = 0;       // 0 = not computed yet
   int64_t last_fire_slot_unix_ns = 0;  // 0 = never fired
   std::string last_fire_outcome;       // "run <id>", or why the slot made no run ("skipped: paused")
+  std::string last_fire_run_id;        // the run the last fire made; "" = none
 };
 
 // One point of a case's history: the case's median in one run on one agent.

@@ -157,6 +157,28 @@ test('runs page shows status, progress and submitter', async () => {
   assert.match(schedules['weekly-fanout'][2], /s4-fanout/);
   assert.equal(schedules['yearly-s1'][0], 'active');
   assert.equal(schedules['yearly-s1'][4], 'every case');
+  // The selector as `schedules list` shows it; the last fire's run a link to its page.
+  assert.equal(schedules['yearly-s1'][3], '(all online)');
+  assert.equal(schedules['weekly-fanout'][3], 'arch=aarch64');
+  const fired = page.locator('tr[data-schedule="yearly-s1"] td.last-fire a');
+  assert.equal(await fired.getAttribute('href'), `/runs/${manifest.yearly_fire_run_id}`);
+  assert.equal(await fired.innerText(), manifest.yearly_fire_run_id.slice(0, 8));
+  // Small-font cells sit on the row's text baseline, as the rest of the row.
+  const baselines = await page.evaluate(() => [...document.querySelectorAll('#runs-table tbody tr:first-child td, ' +
+    '#schedules-table tbody tr td')].map((td) => getComputedStyle(td).verticalAlign));
+  assert.deepEqual([...new Set(baselines)], ['baseline']);
+  const tops = await page.evaluate(() => {
+    const row = document.querySelector('tr[data-schedule="yearly-s1"]');
+    const top = (el) => {
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      const rect = range.getClientRects()[0];
+      return rect.bottom;
+    };
+    return [...row.querySelectorAll('td')].map(top);
+  });
+  // Text bottoms within 3 px of each other: a 12 px cell's text on the 14 px text's line.
+  assert.ok(Math.max(...tops) - Math.min(...tops) <= 3, `text bottoms ${tops.join(', ')}`);
   await shot(page, 'runs');
   await page.close();
 });
@@ -437,6 +459,42 @@ test('map page draws each device\'s strategy map and the crossover across device
   assert.deepEqual(dialogs, []);
   await shot(page, 'map');
   await page.close();
+});
+
+// Agent names and ids, full run ids and their 8-character prefixes (what the pages show)
+// name the same devices and runs on every page: the same data, the same boxes ticked.
+test('compare, map and history take agent names and run id prefixes', async () => {
+  const names = ['x86-host', 'pixel-8'];
+  const ids = names.map(agentId);
+  const run = manifest.sweep_run_id;
+  const ticked = (page) => page.evaluate(() => [...document.querySelectorAll('.picker input[type="checkbox"]')]
+    .filter((box) => box.checked).map((box) => box.closest('label').textContent));
+  for (const kind of ['map', 'compare']) {
+    const byId = await open(`/${kind}?agents=${ids.join(',')}&runs=${run},${run}`);
+    const byName = await open(`/${kind}?agents=${names.join(',')}&runs=${run.slice(0, 8)},${run.slice(0, 8)}`);
+    assert.deepEqual(byName.errors, [], kind);
+    const labels = await ticked(byName.page);
+    assert.equal(labels.length, 2, `${kind}: ${labels}`);
+    assert.ok(labels[0].includes('x86-host') && labels[1].includes('pixel-8'), `${kind}: ${labels}`);
+    assert.deepEqual(labels, await ticked(byId.page), kind);
+    // The run selects show the run the prefix names.
+    const selected = await byName.page.evaluate(() => [...document.querySelectorAll('.picker select')]
+      .filter((s) => !s.disabled).map((s) => s.value));
+    assert.deepEqual(selected, [run, run], kind);
+    const content = (p) => p.locator('main, #app').first().innerText();
+    assert.equal(await content(byName.page), await content(byId.page), `${kind}: the same page`);
+    await byId.page.close();
+    await byName.page.close();
+  }
+  const caseId = encodeURIComponent(manifest.history_case_id);
+  const history = await open(`/history?agents=${names.join(',')}&case=${caseId}&nightly=1`);
+  assert.deepEqual(history.errors, []);
+  assert.equal((await ticked(history.page)).length, 2);
+  const points = await history.page.evaluate(() => window.fleetmark.chartOf(
+    document.querySelector('[data-chart="history"]')).getOption().series.filter((s) => s.type === 'line')
+    .map((s) => s.data.length));
+  assert.deepEqual(points, [14, 14], 'names give the same series as ids');
+  await history.page.close();
 });
 
 test('history page marks the seeded change point', async () => {

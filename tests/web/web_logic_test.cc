@@ -4,6 +4,7 @@
 
 #include "coordinator/http/compare.h"
 #include "coordinator/http/http_server.h"
+#include "coordinator/http/json_codec.h"
 #include "gtest/gtest.h"
 
 namespace fleetmark::http {
@@ -67,6 +68,32 @@ TEST(CompareDevicesTest, WinnerRatioAndNoDifference) {
   ASSERT_EQ(c.geomean.size(), 2u);
   EXPECT_NEAR(c.geomean[0].second[1]->ratio, std::sqrt(0.4 * 0.5), 1e-12);
   EXPECT_NEAR(c.overall[1]->ratio, std::cbrt(0.4 * 0.5 * (1000.0 / 1005.0)), 1e-12);
+}
+
+// A value without a CI (none computed: both bounds 0, or an unbounded one) is in the
+// compare JSON with both bounds null, not 0 and null; one with a CI keeps both.
+TEST(CompareDevicesTest, AValueWithoutACiHasBothBoundsNull) {
+  store::WebResult no_ci = Timed("pool", "arithmetic", 800);
+  no_ci.result.mutable_stats()->set_ci_low_ns(0);
+  no_ci.result.mutable_stats()->set_ci_high_ns(INFINITY);
+  store::WebResult zero_ci = Timed("pool", "storage", 900);
+  zero_ci.result.mutable_stats()->set_ci_low_ns(0);
+  zero_ci.result.mutable_stats()->set_ci_high_ns(0);
+  const std::vector<DeviceResults> devices = {
+      {"a", "A", "r1", {Timed("direct", "arithmetic", 100), no_ci, zero_ci}},
+      {"b", "B", "r2", {Timed("direct", "arithmetic", 250), Timed("pool", "arithmetic", 900)}}};
+  const nlohmann::json json = ComparisonJson(devices, CompareDevices(devices));
+  int checked = 0;
+  for (const auto& cell : json["cells"]) {
+    const auto& v = cell["values"][0];
+    if (v.is_null()) continue;
+    const bool has_ci = cell["strategy"] == "direct";
+    EXPECT_EQ(v["ci_low_ns"].is_null(), !has_ci) << cell.dump();
+    EXPECT_EQ(v["ci_high_ns"].is_null(), !has_ci) << cell.dump();
+    if (has_ci) EXPECT_DOUBLE_EQ(v["ci_low_ns"].get<double>(), 98.0);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3) << json.dump();
 }
 
 TEST(CompareDevicesTest, AMarginBelowTheMinimumIsNoDifference) {

@@ -44,3 +44,20 @@ export function queryParams() {
 export function listParam(params, name) {
   return (params.get(name) || '').split(',').filter((s) => s.length > 0);
 }
+
+// The agents of an `agents=` list as ids, by the API's one rule (coordinator/http/api.cc,
+// Api::ResolveAgents): an agent id, else the name of an agent that is not removed.
+// An entry naming no agent stays as given, so the API's 404 names it.
+export function agentIdsOf(entries, agents) {
+  return entries.map((entry) => {
+    const byId = agents.find((a) => a.agent_id === entry);
+    const byName = agents.find((a) => a.name === entry && a.state !== 'removed');
+    return (byId || byName || {agent_id: entry}).agent_id;
+  });
+}
+
+// Whether `runId` is the run an entry of `runs=` names: the id or a prefix of it
+// (the API resolves a unique prefix, as /runs/<prefix> and the CLI do).
+export function runMatches(runId, entry) {
+  return Boolean(entry) && runId.startsWith(entry.toLowerCase());
+}

@@ -10,7 +10,7 @@ import {getJson} from '../api.js';
 import {drawNormalizedHeatmap} from '../charts/heatmap.js';
 import {h} from '../dom.js';
 import {formatNs, formatRatio, shortId} from '../format.js';
-import {listParam, updateQuery} from '../router.js';
+import {agentIdsOf, listParam, runMatches, updateQuery} from '../router.js';
 
 // The device picker (shared with the Map page): chosen devices first, in their letter
 // order (A, B, ...), then the others; each with its run (default its newest).
@@ -27,7 +27,7 @@ export function picker(agents, runs, chosen, chosenRuns) {
         updateQuery({runs: next.some((x) => x) ? next.join(',') : null});
       },
     }, h('option', {value: ''}, 'newest run'), agentRuns.map((r) => h('option',
-      {value: r.run_id, selected: index >= 0 && chosenRuns[index] === r.run_id},
+      {value: r.run_id, selected: index >= 0 && runMatches(r.run_id, chosenRuns[index])},
       `${shortId(r.run_id)} ${r.plan_name}`)));
     const box = h('input', {type: 'checkbox', checked: index >= 0, onchange: (e) => {
       const ids = [...chosen];
@@ -181,9 +181,9 @@ function fingerprintSection(data) {
 
 export async function renderCompare(root, params) {
   document.title = 'Compare · fleetmark';
-  const chosen = listParam(params, 'agents');
   const chosenRuns = (params.get('runs') || '').split(',');
   const [{agents}, {runs}] = await Promise.all([getJson('agents'), getJson('runs', {limit: 200})]);
+  const chosen = agentIdsOf(listParam(params, 'agents'), agents);  // names or ids
   root.appendChild(h('h1', {}, 'Compare devices'));
   root.appendChild(picker(agents, runs, chosen, chosenRuns));
   if (chosen.length === 0) {

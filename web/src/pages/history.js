@@ -5,14 +5,14 @@ import {ApiError, getJson} from '../api.js';
 import {drawHistory} from '../charts/lines.js';
 import {h} from '../dom.js';
 import {formatNs, formatTime, shortId} from '../format.js';
-import {link, listParam, updateQuery} from '../router.js';
+import {agentIdsOf, link, listParam, updateQuery} from '../router.js';
 
 export async function renderHistory(root, params) {
   document.title = 'History · fleetmark';
-  const chosen = listParam(params, 'agents');
   const caseId = params.get('case') || '';
   const nightly = params.get('nightly') === '1';
   const {agents} = await getJson('agents');
+  const chosen = agentIdsOf(listParam(params, 'agents'), agents);  // names or ids
   root.appendChild(h('h1', {}, 'History'));
   const boxes = agents.map((a) => h('label', {class: 'pick'}, h('input', {
     type: 'checkbox', checked: chosen.includes(a.agent_id), onchange: (e) => {

@@ -8,7 +8,7 @@ import {getJson} from '../api.js';
 import {drawCrossover, drawStrategyMap, mapRatioText, paramsText, strategyColour} from '../charts/strategy_map.js';
 import {h} from '../dom.js';
 import {formatNumber, shortId} from '../format.js';
-import {listParam} from '../router.js';
+import {agentIdsOf, listParam} from '../router.js';
 import {deviceQuery, picker} from './compare.js';
 
 function fixedText(fixed) {
@@ -43,9 +43,9 @@ function fixedTable(points) {
 
 export async function renderMap(root, params) {
   document.title = 'Strategy map · fleetmark';
-  const chosen = listParam(params, 'agents');
   const chosenRuns = (params.get('runs') || '').split(',');
   const [{agents}, {runs}] = await Promise.all([getJson('agents'), getJson('runs', {limit: 200})]);
+  const chosen = agentIdsOf(listParam(params, 'agents'), agents);  // names or ids
   root.appendChild(h('h1', {}, 'Strategy map'));
   root.appendChild(h('p', {class: 'muted small'}, 'Which strategy is fastest at each measured point of a sweep, ' +
     'per device. A winner only when its 95% CI separates from every other strategy\'s; otherwise a tie. ' +

@@ -17,6 +17,14 @@ function progress(job) {
     job.message ? h('span', {class: 'muted small'}, ` ${job.message}`) : null);
 }
 
+// A schedule's last fire: when, and the run it made (a link to it) or why it made none.
+function lastFire(s) {
+  if (!s.last_fire_unix_ms) return 'never';
+  if (!s.last_fire_run_id) return `${formatTime(s.last_fire_unix_ms)}: ${s.last_fire_outcome}`;
+  return [`${formatTime(s.last_fire_unix_ms)}: run `,
+    link(`/runs/${encodeURIComponent(s.last_fire_run_id)}`, shortId(s.last_fire_run_id))];
+}
+
 // The schedules as `fleetmark schedules list` shows them: state (paused: fires nothing
 // until `schedules resume`), the case filter applied to every run it fires, next and
 // latest fire.
@@ -31,11 +39,10 @@ function schedulesTable(schedules) {
           h('td', {}, h('span', {class: `status ${s.paused ? 'paused' : 'active'}`}, s.paused ? 'paused' : 'active')),
           h('td', {}, h('code', {}, s.cron)),
           h('td', {}, s.plan_name, s.quick ? h('span', {class: 'label'}, 'quick') : null),
-          h('td', {class: 'small'}, s.selector || 'all online'),
+          h('td', {class: 'small'}, s.selector_text),
           h('td', {class: 'small'}, s.filter ? h('code', {}, s.filter) : 'every case'),
           h('td', {}, s.paused ? '– (paused)' : formatTime(s.next_fire_unix_ms)),
-          h('td', {class: 'small'}, s.last_fire_unix_ms ?
-            `${formatTime(s.last_fire_unix_ms)}: ${s.last_fire_outcome}` : 'never'))))));
+          h('td', {class: 'small last-fire'}, lastFire(s)))))));
 }
 
 export async function renderRuns(root, params) {
@@ -60,7 +67,7 @@ export async function renderRuns(root, params) {
       h('td', {}, h('span', {class: `source ${source}`}, source), ' ', r.submitted_by,
         scheduleOf.has(r.submitted_by) && scheduleOf.get(r.submitted_by).paused ?
           h('span', {class: 'label paused', title: 'this schedule is paused now'}, 'paused') : null),
-      h('td', {class: 'small'}, r.selector || 'all online'),
+      h('td', {class: 'small'}, r.selector_text),
       h('td', {}, formatTime(r.created_unix_ms)),
       h('td', {class: 'num'}, String(r.results)),
       h('td', {}, r.jobs.map(progress)));
