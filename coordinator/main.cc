@@ -21,6 +21,7 @@
 //   --nightly_plan=PATH  --nightly_cron="0 2 * * *"  --nightly_selector=EXPR
 //   --noise_nights=14  --quarantine_drift_percent=10  --quarantine_drift_noise_multiple=4
 //   --quarantine_noise_percent=10  --quarantine_deferred_jobs=3
+//   --partitions_ahead=3              monthly result partitions created ahead (0..120)
 //
 // Exits 2 on bad flags, 1 if it cannot start; SIGINT/SIGTERM shut it down cleanly.
 #include <netdb.h>
@@ -82,6 +83,9 @@ ABSL_FLAG(absl::Duration, db_outage_grace, absl::Seconds(5),
 ABSL_FLAG(int, max_attempts, 3, "attempts per job before failing as infrastructure (1..100)");
 ABSL_FLAG(int, executor_threads, 4, "coordinator executor threads (1..64)");
 ABSL_FLAG(int, db_pool_size, 8, "PostgreSQL connections (2..256)");
+ABSL_FLAG(int, partitions_ahead, 3,
+          "months of case_results partitions created ahead of this one, at start and daily (0..120; "
+          "coordinator/README.md \"Storage\")");
 ABSL_FLAG(std::string, nightly_plan, "", "plan file of the default nightly schedule (empty = none)");
 ABSL_FLAG(std::string, nightly_cron, "0 2 * * *", "cron (5 fields, UTC) of the nightly schedule");
 ABSL_FLAG(std::string, nightly_selector, "", "agent selector of the nightly schedule");
@@ -183,6 +187,7 @@ int main(int argc, char** argv) {
   options.db_outage_grace = absl::GetFlag(FLAGS_db_outage_grace);
   options.executor_threads = absl::GetFlag(FLAGS_executor_threads);
   options.db_pool_size = absl::GetFlag(FLAGS_db_pool_size);
+  options.partitions_ahead = absl::GetFlag(FLAGS_partitions_ahead);
   options.nightly_plan_file = absl::GetFlag(FLAGS_nightly_plan);
   options.nightly_cron = absl::GetFlag(FLAGS_nightly_cron);
   options.nightly_selector = absl::GetFlag(FLAGS_nightly_selector);

@@ -35,6 +35,9 @@ ABSL_DECLARE_FLAG(std::string, description);
 ABSL_DECLARE_FLAG(bool, all);
 ABSL_DECLARE_FLAG(absl::Duration, timeout);
 ABSL_DECLARE_FLAG(absl::Duration, queue_offline);
+ABSL_DECLARE_FLAG(std::string, older_than);
+ABSL_DECLARE_FLAG(bool, force);
+ABSL_DECLARE_FLAG(bool, dry_run);
 
 namespace fleetmark::cli {
 

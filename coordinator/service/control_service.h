@@ -135,6 +135,10 @@ class ControlServiceImpl final : public v1::ControlService::CallbackService {
   // agent is not quarantined).
   grpc::ServerUnaryReactor* ReleaseAgent(grpc::CallbackServerContext*, const v1::ReleaseAgentRequest*,
                                          v1::ReleaseAgentResponse*) override;
+  // `results prune`: CheckRetention (retention.h), then Store::PruneResults
+  // (FailedPrecondition naming unfinished or unexported runs).
+  grpc::ServerUnaryReactor* PruneResults(grpc::CallbackServerContext*, const v1::PruneResultsRequest*,
+                                         v1::PruneResultsResponse*) override;
 
  private:
   // Authorizes, then runs `work` on the executor and finishes with its status.

@@ -81,6 +81,11 @@ struct CoordinatorOptions {
   // Noise score window and quarantine rules (store::ValidateHealthOptions names the
   // flag of a bad value).
   store::HealthOptions health;
+  // Monthly case_results partitions kept ahead of this month (0..120; migration 0014):
+  // created at start and checked daily by the sweeper (idempotent, safe with several
+  // coordinators). A month without a partition still stores its results (the DEFAULT
+  // partition), moved into the month's partition when it is created.
+  int partitions_ahead = 3;
   // Grace period for in-flight RPCs at shutdown.
   absl::Duration shutdown_grace = absl::Seconds(5);
   // What the sweeper, leases, heartbeat timeouts, outage grace and schedules read the

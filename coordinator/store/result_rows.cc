@@ -129,7 +129,8 @@ const std::vector<std::string>& ResultColumnNames() {
 std::array<std::optional<std::string>, kResultColumnCount> ResultCopyFields(const v1::CaseResult& r,
                                                                             const std::string& run_id,
                                                                             const std::string& agent_id,
-                                                                            bool emulated) {
+                                                                            bool emulated,
+                                                                            const std::string& run_created_at) {
   const v1::CaseSpec& spec = r.spec();
   const v1::Statistics& st = r.stats();
   const v1::Counters& c = r.counters();
@@ -188,7 +189,8 @@ std::array<std::optional<std::string>, kResultColumnCount> ResultCopyFields(cons
           absl::StrCat("\\x", absl::BytesToHexString(r.SerializeAsString())),
           std::string(emulated ? "t" : "f"),
           fingerprint_hash,
-          fingerprint};
+          fingerprint,
+          run_created_at};
 }
 
 void AppendCopyLine(const std::array<std::optional<std::string>, kResultColumnCount>& fields, std::string* line) {
@@ -235,7 +237,7 @@ const std::string& ResultColumns() {
       " median_ns, max_ns, mean_ns, stddev_ns, mad_ns, ci_low_ns, ci_high_ns, ci_half_width_percent,"
       " outliers, threads_used, peak_in_flight, cpu_user_seconds, cpu_system_seconds, allocations,"
       " allocated_bytes, peak_threads, rss_delta_bytes, throttled, samples_ns, started_at,"
-      " finished_at, engine_version, result, emulated, fingerprint_hash, fingerprint)");
+      " finished_at, engine_version, result, emulated, fingerprint_hash, fingerprint, run_created_at)");
   return *kColumns;
 }
 

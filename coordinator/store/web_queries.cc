@@ -40,10 +40,11 @@ constexpr char kCaseIds[] = "fm_web_case_ids";
 constexpr char kHistory[] = "fm_web_history";
 constexpr char kListSchedules[] = "fm_web_list_schedules";
 
-// ORDER BY of a DISTINCT ON (c.job_id, c.case_id) keeping each case's newest attempt:
-// the same order as Store::ExportResults, plus the result id so ties are deterministic.
-constexpr char kNewestPerJobCase[] =
-    "c.job_id, c.case_id, c.finished_at DESC NULLS LAST, c.received_at DESC, c.result_id DESC";
+// The newest attempt first among a (job, case)'s results: the same order as
+// Store::ExportResults, plus the result id so ties are deterministic.
+#define FLEETMARK_NEWEST_ATTEMPT "c.finished_at DESC NULLS LAST, c.received_at DESC, c.result_id DESC"
+// ORDER BY of a DISTINCT ON (c.job_id, c.case_id) keeping each case's newest attempt.
+constexpr char kNewestPerJobCase[] = "c.job_id, c.case_id, " FLEETMARK_NEWEST_ATTEMPT;
 
 // Columns of a result row (order matters: see ResultFromRow). The stored proto is read
 // only for scenarios whose output lives there (memory points, load, fanout) and for the
@@ -429,14 +430,32 @@ class PgWebReader final : public WebReader {
                                              ", c.result FROM case_results c "
                                              "JOIN agents a ON a.agent_id = c.agent_id WHERE c.result_id = $1::uuid"));
     // The newest finished ('done') run, else the newest run at all (a cancelled or
-    // running run holds only part of the cases): probing case_results_run per run.
-    pool_->AddPreparedStatement(kLatestRun,
-                                "SELECT r.run_id::text FROM runs r WHERE EXISTS (SELECT 1 FROM case_results c "
-                                "WHERE c.run_id = r.run_id AND c.agent_id = $1::uuid) "
-                                "ORDER BY (r.status = 'done') DESC, r.created_at DESC LIMIT 1");
+    // running run holds only part of the cases): done runs newest first
+    // (runs_done_created), then all runs (runs_created), each probing case_results_run in
+    // the run's own partition (run_created_at) and stopping at the first with results;
+    // the second branch runs only when the first finds none.
+    const std::string has_results =
+        "EXISTS (SELECT 1 FROM case_results c WHERE c.run_id = r.run_id AND c.run_created_at = r.created_at "
+        "AND c.agent_id = $1::uuid)";
+    pool_->AddPreparedStatement(
+        kLatestRun, absl::StrCat("SELECT run_id::text FROM ("
+                                 "(SELECT r.run_id FROM runs r WHERE r.status = 'done' AND ",
+                                 has_results,
+                                 " ORDER BY r.created_at DESC LIMIT 1) UNION ALL "
+                                 "(SELECT r.run_id FROM runs r WHERE ",
+                                 has_results, " ORDER BY r.created_at DESC LIMIT 1)) newest LIMIT 1"));
+    // The case ids of the agents' results, by a loose index scan (a recursive CTE
+    // jumping from one case id to the next on case_results_web_history_newest): one
+    // index probe per partition and case id, where DISTINCT read every row.
     pool_->AddPreparedStatement(kCaseIds,
-                                "SELECT DISTINCT c.case_id FROM case_results c WHERE c.agent_id = ANY($1::uuid[]) "
-                                "ORDER BY 1");
+                                "WITH RECURSIVE ids AS ("
+                                "  (SELECT c.case_id FROM case_results c WHERE c.agent_id = ANY($1::uuid[])"
+                                "   ORDER BY c.case_id LIMIT 1)"
+                                "  UNION ALL"
+                                "  SELECT (SELECT c.case_id FROM case_results c WHERE c.case_id > ids.case_id"
+                                "    AND c.agent_id = ANY($1::uuid[]) ORDER BY c.case_id LIMIT 1)"
+                                "  FROM ids WHERE ids.case_id IS NOT NULL) "
+                                "SELECT case_id FROM ids WHERE case_id IS NOT NULL ORDER BY 1");
     // As Store::ListSchedules: the latest fire is the newest row of schedule_fires' key.
     pool_->AddPreparedStatement(
         kListSchedules,
@@ -446,27 +465,27 @@ class PgWebReader final : public WebReader {
                      "LEFT JOIN LATERAL (SELECT slot, run_id, note FROM schedule_fires "
                      "WHERE schedule_id = s.schedule_id ORDER BY slot DESC LIMIT 1) f ON true ORDER BY s.name"));
     // Per agent, the newest $4 runs holding the case, one point per job (its newest
-    // attempt): case_results_web_history_latest + runs pkey (`emulated` and
-    // `fingerprint`, not in that index, are read from the heap for the kept rows).
+    // attempt): case_results_web_history_newest walked newest run first in every
+    // partition and merged (Merge Append), a job's newest attempt first within its run,
+    // stopped after $4 jobs; runs pkey for the schedule filter (`emulated` and
+    // `fingerprint`, not in that index, are read from the heap for the kept rows). A job
+    // is in one run, so DISTINCT ON (run_created_at, job_id) = one row per job.
     pool_->AddPreparedStatement(
         kHistory,
-        absl::StrCat("SELECT x.agent_id::text, a.name, x.run_id::text, x.result_id::text, x.created_ns, "
-                     "x.median_ns, x.ci_low_ns, x.ci_high_ns, x.status, x.emulated, x.fingerprint "
+        absl::StrCat("SELECT x.agent_id::text, a.name, x.run_id::text, x.result_id::text, ",
+                     UnixNs("x.run_created_at"),
+                     ", x.median_ns, x.ci_low_ns, x.ci_high_ns, x.status, x.emulated, x.fingerprint "
                      "FROM unnest($2::uuid[]) WITH ORDINALITY AS wanted(agent_id, ord) "
                      "JOIN agents a ON a.agent_id = wanted.agent_id "
-                     "CROSS JOIN LATERAL (SELECT * FROM ("
-                     "  SELECT DISTINCT ON (c.job_id, c.case_id) c.agent_id, c.run_id, c.result_id, c.median_ns, "
-                     "    c.ci_low_ns, c.ci_high_ns, c.status, c.emulated, c.fingerprint, r.created_at, ",
-                     UnixNs("r.created_at"),
-                     " AS created_ns "
-                     "  FROM case_results c JOIN runs r ON r.run_id = c.run_id "
-                     "  WHERE c.case_id = $1 AND c.agent_id = wanted.agent_id "
-                     "    AND (NOT $3::boolean OR r.submitted_by LIKE 'schedule:%') "
-                     "  ORDER BY ",
-                     kNewestPerJobCase,
-                     ") latest "
-                     "  ORDER BY latest.created_at DESC LIMIT $4) x "
-                     "ORDER BY wanted.ord, x.created_at"));
+                     "CROSS JOIN LATERAL (SELECT latest.* FROM ("
+                     "  SELECT DISTINCT ON (c.run_created_at, c.job_id) c.agent_id, c.run_id, c.result_id, "
+                     "    c.median_ns, c.ci_low_ns, c.ci_high_ns, c.status, c.emulated, c.fingerprint, c.run_created_at"
+                     "  FROM case_results c WHERE c.case_id = $1 AND c.agent_id = wanted.agent_id"
+                     "  ORDER BY c.run_created_at DESC, c.job_id, " FLEETMARK_NEWEST_ATTEMPT ") latest "
+                     "  JOIN runs r ON r.run_id = latest.run_id "
+                     "  WHERE NOT $3::boolean OR r.submitted_by LIKE 'schedule:%' "
+                     "  ORDER BY latest.run_created_at DESC LIMIT $4) x "
+                     "ORDER BY wanted.ord, x.run_created_at"));
   }
 
   void AttachJobs(pqxx::nontransaction& txn, const std::vector<std::string>& run_ids, std::vector<WebRun>& runs) {
