@@ -35,7 +35,8 @@ absl::StatusOr<absl::Duration> ParseRetention(const std::string& field, const st
     return absl::InvalidArgumentError(absl::StrCat(field, ": a duration such as 400d, 8w or 720h (", kRange,
                                                    "), got \"", EscapeForTerminal(text.substr(0, 64)), "\""));
   }
-  return CheckRetention(field, retention);
+  if (absl::Status in_range = CheckRetention(field, retention); !in_range.ok()) return in_range;
+  return retention;
 }
 
 }  // namespace fleetmark::service

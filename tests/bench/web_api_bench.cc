@@ -240,13 +240,14 @@ int main(int argc, char** argv) {
   std::mt19937 rng(42);
   const auto& runs = seeded->run_ids;
   const auto& agents = seeded->agent_ids;
-  std::vector<std::string> run_paths, compare_paths, compare_newest, history_paths;
+  std::vector<std::string> run_paths, compare_paths, compare_newest, history_paths, cases_paths;
   for (int i = 0; i < 50; ++i) {
     const std::string run = runs[rng() % runs.size()];
     const std::string a = agents[rng() % agents.size()], b = agents[rng() % agents.size()];
     run_paths.push_back(absl::StrCat("/api/v1/runs/", run, "/results"));
     compare_paths.push_back(absl::StrCat("/api/v1/compare?agents=", a, ",", b, "&runs=", run, ",", run));
     compare_newest.push_back(absl::StrCat("/api/v1/compare?agents=", a, ",", b));
+    cases_paths.push_back(absl::StrCat("/api/v1/cases?agents=", a, ",", b));
     history_paths.push_back(
         absl::StrCat("/api/v1/history?case=batch/storage/blocking/fiber/any&agents=", a, ",", b, "&limit=365"));
   }
@@ -258,6 +259,7 @@ int main(int argc, char** argv) {
       Measure(client, "compare, 2 devices, newest runs", compare_newest, requests, &ok),
       Measure(client, "history, 2 devices, 365 runs", history_paths, requests, &ok),
       Measure(client, "runs list (50)", {"/api/v1/runs?limit=50"}, requests, &ok),
+      Measure(client, "case ids, 2 devices", cases_paths, requests, &ok),
   };
   // The same run query without HTTP/JSON, to split database time from serving time.
   {
