@@ -25,6 +25,7 @@
 //   --noise_nights=14  --quarantine_drift_percent=10  --quarantine_drift_noise_multiple=4
 //   --quarantine_noise_percent=10  --quarantine_deferred_jobs=3
 //   --confirm_budget_per_agent_per_day=4  --alert_webhook_url=http://HOST:PORT/PATH
+//   --partitions_ahead=3              monthly result partitions created ahead (0..120)
 //
 // Exits 2 on bad flags, 1 if it cannot start; SIGINT/SIGTERM shut it down cleanly.
 #include <netdb.h>
@@ -94,6 +95,9 @@ ABSL_FLAG(int, db_pool_size, 8, "PostgreSQL connections (2..256)");
 ABSL_FLAG(int, max_agent_streams, 0,
           "agent streams held at most (0 = the descriptor budget: RLIMIT_NOFILE, raised to its hard limit, minus a "
           "reserve); a hello over it gets a retryable Refusal naming the limit, so the agent backs off");
+ABSL_FLAG(int, partitions_ahead, 3,
+          "months of case_results partitions created ahead of this one, at start and daily (0..120; "
+          "coordinator/README.md \"Storage\")");
 ABSL_FLAG(std::string, nightly_plan, "", "plan file of the default nightly schedule (empty = none)");
 ABSL_FLAG(std::string, nightly_cron, "0 2 * * *", "cron (5 fields, UTC) of the nightly schedule");
 ABSL_FLAG(std::string, nightly_selector, "", "agent selector of the nightly schedule");
@@ -203,6 +207,7 @@ int main(int argc, char** argv) {
   options.executor_threads = absl::GetFlag(FLAGS_executor_threads);
   options.db_pool_size = absl::GetFlag(FLAGS_db_pool_size);
   options.max_agent_streams = absl::GetFlag(FLAGS_max_agent_streams);
+  options.partitions_ahead = absl::GetFlag(FLAGS_partitions_ahead);
   options.nightly_plan_file = absl::GetFlag(FLAGS_nightly_plan);
   options.nightly_cron = absl::GetFlag(FLAGS_nightly_cron);
   options.nightly_selector = absl::GetFlag(FLAGS_nightly_selector);

@@ -39,10 +39,12 @@ std::unique_ptr<grpc::ClientContext> ControlClient::Context(std::chrono::seconds
 }
 
 grpc::Status ControlClient::FetchResults(const std::string& run_id, const std::string& agent_name,
-                                         std::chrono::seconds timeout, v1::ExportResultsResponse* out) const {
+                                         std::chrono::seconds timeout, v1::ExportResultsResponse* out,
+                                         bool record_export) const {
   v1::ExportResultsRequest request;
   request.set_run_id(run_id);
   request.set_agent_name(agent_name);
+  request.set_record_export(record_export);
   out->Clear();
   auto context = Context(timeout);
   std::unique_ptr<grpc::ClientReader<v1::ExportResultsResponse>> reader = stub_->StreamResults(context.get(), request);

@@ -28,8 +28,10 @@ class ControlClient {
   // only, unless ""), read page by page with StreamResults and merged, so a run of any
   // size reads back; from a coordinator without StreamResults (UNIMPLEMENTED), with its
   // unary ExportResults. `timeout` bounds the whole transfer. On error, the call's status.
+  // `record_export` (`fleetmark export` of a whole run): the coordinator records the run
+  // as exported (`results prune` refuses runs never exported).
   grpc::Status FetchResults(const std::string& run_id, const std::string& agent_name, std::chrono::seconds timeout,
-                            v1::ExportResultsResponse* out) const;
+                            v1::ExportResultsResponse* out, bool record_export = false) const;
 
   // True when a failed call's `status` came from the transport (the coordinator could
   // not be reached, or the connection broke), false when the coordinator itself returned

@@ -75,6 +75,11 @@ ABSL_FLAG(absl::Duration, queue_offline, absl::ZeroDuration(),
           "submit: also queue jobs for the matching agents that are offline now (a phone that connects "
           "later); a job its agent has not taken within this duration of the submit fails as expired "
           "(1s to 720h, e.g. --queue_offline=24h; 0, the default: online agents only)");
+ABSL_FLAG(std::string, older_than, "",
+          "results prune: drop the months of results whose range ends before now minus this duration "
+          "(400d, 8w, 720h; 1h to 36500d), with their runs");
+ABSL_FLAG(bool, force, false, "results prune: also drop runs that were never exported (fleetmark export)");
+ABSL_FLAG(bool, dry_run, false, "results prune: list what would be dropped, change nothing");
 ABSL_FLAG(absl::Duration, timeout, absl::InfiniteDuration(),
           "submit --wait: stop waiting after this long (e.g. 30m, 2h) and exit 1 with the run's state; "
           "the run goes on (default: wait until it ends)");

@@ -37,6 +37,9 @@ ABSL_DECLARE_FLAG(std::string, since);
 ABSL_DECLARE_FLAG(std::string, state);
 ABSL_DECLARE_FLAG(absl::Duration, timeout);
 ABSL_DECLARE_FLAG(absl::Duration, queue_offline);
+ABSL_DECLARE_FLAG(std::string, older_than);
+ABSL_DECLARE_FLAG(bool, force);
+ABSL_DECLARE_FLAG(bool, dry_run);
 
 namespace fleetmark::cli {
 

@@ -1,4 +1,5 @@
-// `fleetmark export` (`fleetmark compare` is compare_command.cc).
+// `fleetmark export` and `fleetmark results prune` (`fleetmark compare` is
+// compare_command.cc).
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -10,9 +11,12 @@
 #include "absl/strings/str_join.h"
 #include "coordinator/cli/remote_client.h"
 #include "coordinator/cli/remote_commands.h"
+#include "coordinator/cli/remote_flags.h"
 #include "coordinator/cli/remote_render.h"
 #include "coordinator/cli/result_output.h"
 #include "coordinator/cli/run_flags.h"
+#include "coordinator/service/retention.h"
+#include "engine/common/text.h"
 #include "engine/report/csv.h"
 #include "engine/report/json.h"
 #include "engine/report/report.h"
@@ -24,7 +28,8 @@ namespace {
 std::optional<v1::ExportResultsResponse> Fetch(ControlClient& client, const std::string& run_id,
                                                const std::string& agent, int* exit_code) {
   v1::ExportResultsResponse response;
-  grpc::Status status = client.FetchResults(run_id, agent, std::chrono::seconds(300), &response);
+  grpc::Status status =
+      client.FetchResults(run_id, agent, std::chrono::seconds(300), &response, /*record_export=*/agent.empty());
   if (!status.ok()) {
     *exit_code = client.Fail(absl::StrCat("results of run ", run_id), status);
     return std::nullopt;
@@ -93,6 +98,51 @@ int Export(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+constexpr char kPruneUsage[] = "fleetmark results prune --older_than DURATION [--force] [--dry_run]";
+
+// "2026-03" for the month starting at `unix_ns` (UTC).
+std::string MonthOf(int64_t unix_ns) {
+  return absl::FormatTime("%Y-%m", absl::FromUnixNanos(unix_ns), absl::UTCTimeZone());
+}
+
+int ResultsPrune(const std::vector<std::string>& args) {
+  if (!args.empty()) return RemoteUsageError(kPruneUsage, "results prune takes no arguments");
+  if (absl::GetFlag(FLAGS_older_than).empty()) {
+    return RemoteUsageError(kPruneUsage, "results prune: --older_than DURATION is required (e.g. --older_than 400d)");
+  }
+  absl::StatusOr<absl::Duration> older_than = service::ParseRetention("--older_than", absl::GetFlag(FLAGS_older_than));
+  if (!older_than.ok()) return RemoteUsageError(kPruneUsage, std::string(older_than.status().message()));
+  v1::PruneResultsRequest request;
+  request.set_older_than_seconds(absl::ToInt64Seconds(*older_than));
+  request.set_force(absl::GetFlag(FLAGS_force));
+  request.set_dry_run(absl::GetFlag(FLAGS_dry_run));
+  v1::PruneResultsResponse response;
+  if (int code = CallControl(&v1::ControlService::Stub::PruneResults, request, &response, "results prune");
+      code != kExitOk) {
+    return code;
+  }
+  const char* verb = response.dry_run() ? "would drop" : "dropped";
+  if (response.partitions_size() == 0) {
+    std::cout << "nothing to prune: no month of results ends before " << FormatUnixNs(response.cutoff_unix_ns())
+              << "\n";
+    return kExitOk;
+  }
+  for (const v1::ResultPartitionInfo& p : response.partitions()) {
+    std::cout << verb << " " << MonthOf(p.from_unix_ns()) << " (" << EscapeForTerminal(p.name()) << ", ";
+    if (p.estimated_rows() >= 0) {
+      std::cout << "about " << p.estimated_rows() << " results)\n";
+    } else {
+      std::cout << "results not counted yet)\n";
+    }
+  }
+  std::cout << verb << " " << response.run_ids_size() << " runs created before "
+            << FormatUnixNs(response.partitions(response.partitions_size() - 1).to_unix_ns()) << " with their jobs";
+  if (response.run_ids_size() > 0) std::cout << ": " << absl::StrJoin(response.run_ids(), ", ");
+  std::cout << "\n";
+  if (response.dry_run()) std::cout << "dry run: nothing was changed\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 void RegisterResultsRemoteCommands(CommandRegistry& registry) {
@@ -100,6 +150,11 @@ void RegisterResultsRemoteCommands(CommandRegistry& registry) {
                 .summary = "export a run's results (csv with an agent column, json, gbench-json for one agent)",
                 .usage = "fleetmark export RUN --format csv|json|gbench-json|table [--out FILE] [--agents NAME]",
                 .run = Export});
+  registry.Add({.name = "results prune",
+                .summary = "drop whole months of results older than a duration, with their runs (refuses runs never "
+                           "exported unless --force; --dry_run lists them)",
+                .usage = kPruneUsage,
+                .run = ResultsPrune});
 }
 
 }  // namespace fleetmark::cli

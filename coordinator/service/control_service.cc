@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/scheduler/cron.h"
+#include "coordinator/service/retention.h"
 #include "coordinator/service/revocation.h"
 #include "coordinator/service/run_cases.h"
 #include "coordinator/service/secrets.h"
@@ -516,8 +517,11 @@ void SetHeader(const store::ResultExportIndex& index, v1::ExportResultsResponse*
 class ResultStreamer : public grpc::ServerWriteReactor<v1::ExportResultsResponse> {
  public:
   // The store is chosen on the executor (ReadStores::ForRun may query the replica).
-  ResultStreamer(ReadStores& reads, Executor& executor, std::string run_id, std::string agent_name)
+  // record_export: once the last page is loaded, Store::RecordRunExported (on the primary).
+  ResultStreamer(ReadStores& reads, Executor& executor, std::string run_id, std::string agent_name,
+                 bool record_export)
       : state_(std::make_shared<State>(reads, executor, std::move(run_id), std::move(agent_name))) {
+    state_->record_export = record_export;
     state_->reactor = this;
     state_->executor.Post([state = state_] { Start(state); });
   }
@@ -544,6 +548,7 @@ class ResultStreamer : public grpc::ServerWriteReactor<v1::ExportResultsResponse
     Executor& executor;
     const std::string run_id;  // as requested
     const std::string agent_name;
+    bool record_export = false;
     ResultStreamer* reactor = nullptr;
     std::atomic<bool> cancelled{false};
     store::ResultExportIndex index;
@@ -578,6 +583,12 @@ class ResultStreamer : public grpc::ServerWriteReactor<v1::ExportResultsResponse
       return;
     }
     ++state->next_page;
+    if (state->next_page == state->pages.size() && state->record_export) {
+      if (absl::Status recorded = state->reads.primary().RecordRunExported(state->index.run.run_id()); !recorded.ok()) {
+        state->reactor->Finish(ToGrpcStatus(recorded));
+        return;
+      }
+    }
     state->reactor->StartWrite(&state->out);
   }
   std::shared_ptr<State> state_;
@@ -603,7 +614,11 @@ grpc::ServerUnaryReactor* ControlServiceImpl::ExportResults(grpc::CallbackServer
                        FormatMessageLimit(kCoordinatorMaxMessageBytes), " limit of one ExportResults answer (",
                        kCoordinatorMaxMessageBytes, " bytes); read them with StreamResults, as fleetmark export does"));
     }
-    return LoadPage(store, index, {0, index.results.size()}, response);
+    FLEETMARK_RETURN_IF_ERROR(LoadPage(store, index, {0, index.results.size()}, response));
+    if (request->record_export() && request->agent_name().empty()) {
+      FLEETMARK_RETURN_IF_ERROR(store_.RecordRunExported(run_id));
+    }
+    return absl::OkStatus();
   });
 }
 
@@ -612,7 +627,8 @@ grpc::ServerWriteReactor<v1::ExportResultsResponse>* ControlServiceImpl::StreamR
   if (grpc::Status auth = Authorize(*context); !auth.ok()) {
     return new RefusedWriter<v1::ExportResultsResponse>(auth);
   }
-  return new ResultStreamer(reads_, executor_, request->run_id(), request->agent_name());
+  return new ResultStreamer(reads_, executor_, request->run_id(), request->agent_name(),
+                            request->record_export() && request->agent_name().empty());
 }
 
 grpc::ServerUnaryReactor* ControlServiceImpl::ListTokens(grpc::CallbackServerContext* context,
@@ -681,6 +697,36 @@ grpc::ServerUnaryReactor* ControlServiceImpl::ListChanges(grpc::CallbackServerCo
       if (c.confirmation_median_ns) info->set_confirmation_median_ns(*c.confirmation_median_ns);
       info->set_created_unix_ns(absl::ToUnixNanos(c.created_at));
       info->set_decided_unix_ns(c.decided_at == absl::InfinitePast() ? 0 : absl::ToUnixNanos(c.decided_at));
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ControlServiceImpl::PruneResults(grpc::CallbackServerContext* context,
+                                                           const v1::PruneResultsRequest* request,
+                                                           v1::PruneResultsResponse* response) {
+  return Async(context, [this, request, response]() -> absl::Status {
+    store::PruneOptions options;
+    options.older_than = absl::Seconds(request->older_than_seconds());
+    options.force = request->force();
+    options.dry_run = request->dry_run();
+    FLEETMARK_RETURN_IF_ERROR(CheckRetention("older_than_seconds", options.older_than));
+    FLEETMARK_ASSIGN_OR_RETURN(store::PruneOutcome pruned, store_.PruneResults(options));
+    response->set_cutoff_unix_ns(absl::ToUnixNanos(pruned.cutoff));
+    response->set_dry_run(options.dry_run);
+    for (const store::ResultPartition& p : pruned.partitions) {
+      v1::ResultPartitionInfo* info = response->add_partitions();
+      info->set_name(p.name);
+      info->set_from_unix_ns(absl::ToUnixNanos(p.from));
+      info->set_to_unix_ns(absl::ToUnixNanos(p.to));
+      info->set_estimated_rows(p.estimated_rows);
+    }
+    for (const std::string& run_id : pruned.run_ids) response->add_run_ids(run_id);
+    if (!options.dry_run && !pruned.partitions.empty()) {
+      ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
+                       absl::StrCat("results pruned: ", pruned.partitions.size(), " partitions, ",
+                                    pruned.run_ids.size(), " runs (older than ",
+                                    absl::FormatDuration(options.older_than), ", force=", options.force, ")"));
     }
     return absl::OkStatus();
   });

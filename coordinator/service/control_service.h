@@ -144,6 +144,10 @@ class ControlServiceImpl final : public v1::ControlService::CallbackService {
   // `changes list`: Store::ListChanges (InvalidArgument naming `state` or `limit`).
   grpc::ServerUnaryReactor* ListChanges(grpc::CallbackServerContext*, const v1::ListChangesRequest*,
                                         v1::ListChangesResponse*) override;
+  // `results prune`: CheckRetention (retention.h), then Store::PruneResults
+  // (FailedPrecondition naming unfinished or unexported runs).
+  grpc::ServerUnaryReactor* PruneResults(grpc::CallbackServerContext*, const v1::PruneResultsRequest*,
+                                         v1::PruneResultsResponse*) override;
 
  private:
   // Authorizes, then runs `work` on the executor and finishes with its status.

@@ -131,6 +131,7 @@ class CoordinatorImpl : public Coordinator {
     store_options.health = options_.health;
     FLEETMARK_ASSIGN_OR_RETURN(store_, store::Store::Open(store_options));
     FLEETMARK_RETURN_IF_ERROR(store_->Migrate());
+    FLEETMARK_RETURN_IF_ERROR(EnsurePartitions(clock_.Now()));
     for (const std::string& token : options_.enrollment_tokens) {
       const std::string hash = Sha256Hex(token);
       FLEETMARK_RETURN_IF_ERROR(
@@ -493,6 +494,7 @@ class CoordinatorImpl : public Coordinator {
     // resume their jobs. An agent really lost is found one lease later at most. Other
     // coordinators on the same database had the same outage and hold off likewise.
     if (expire) ExpireLeases();
+    if (clock_.Now() >= next_partitions_check_) EnsurePartitions(clock_.Now()).IgnoreError();  // logged
     if (auto fired = schedules_->Tick(); fired.ok()) {
       for (const v1::RunInfo& run : *fired) {
         ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
@@ -502,6 +504,25 @@ class CoordinatorImpl : public Coordinator {
     StopEndedJobs();
     dispatcher_->WakeAllIdle();
     changes_->Tick();
+  }
+
+  // The case_results partitions of this month and --partitions_ahead more; checked
+  // again a day later (a minute later after an error, which is logged).
+  absl::Status EnsurePartitions(absl::Time now) {
+    absl::StatusOr<int> created = store_->EnsureResultPartitions(options_.partitions_ahead);
+    if (!created.ok()) {
+      next_partitions_check_ = now + absl::Minutes(1);
+      ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
+                       absl::StrCat("result partitions: ", created.status().message()));
+      return created.status();
+    }
+    next_partitions_check_ = now + absl::Hours(24);
+    if (*created > 0) {
+      ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
+                       absl::StrCat("result partitions: created ", *created, " (", options_.partitions_ahead,
+                                    " months ahead)"));
+    }
+    return absl::OkStatus();
   }
 
   // Agents whose enrollment token was revoked, or that were removed (possibly through
@@ -629,6 +650,7 @@ class CoordinatorImpl : public Coordinator {
   std::unique_ptr<AgentServiceImpl> agent_service_;
   std::unique_ptr<ControlServiceImpl> control_service_;
   std::unique_ptr<scheduler::ScheduleRunner> schedules_;
+  absl::Time next_partitions_check_ = absl::InfinitePast();  // sweeper thread (and Init before it)
   std::unique_ptr<NotificationHandler> notifications_;
   std::unique_ptr<store::NotificationListener> listener_;  // null with listen_notifications off
   std::unique_ptr<alerts::AlertWebhook> webhook_;  // null without alert_webhook_url

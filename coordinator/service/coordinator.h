@@ -101,6 +101,11 @@ struct CoordinatorOptions {
   // webhook confirmed changes are POSTed to ("" = none; alerts::AlertWebhook checks it).
   ChangeMonitorOptions changes;
   std::string alert_webhook_url;
+  // Monthly case_results partitions kept ahead of this month (0..120; migration 0014):
+  // created at start and checked daily by the sweeper (idempotent, safe with several
+  // coordinators). A month without a partition still stores its results (the DEFAULT
+  // partition), moved into the month's partition when it is created.
+  int partitions_ahead = 3;
   // Grace period for in-flight RPCs at shutdown.
   absl::Duration shutdown_grace = absl::Seconds(5);
   // What the sweeper, leases, heartbeat timeouts, outage grace and schedules read the

@@ -48,6 +48,9 @@ class ReadStores {
   // reads its own run as the primary has it. Two small queries on the replica.
   store::Store& ForRun(const std::string& id_or_prefix);
 
+  // The primary, for the writes a read implies (e.g. recording that a run was exported).
+  store::Store& primary() { return primary_; }
+
  private:
   store::Store& primary_;
   store::Store* const replica_;

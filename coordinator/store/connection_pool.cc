@@ -87,6 +87,12 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Connect(const 
     auto conn = std::make_unique<pqxx::connection>(WithConnectTimeout(options.uri));
     pqxx::nontransaction txn(*conn);
     txn.exec_params("SELECT set_config('application_name', $1, false)", options.application_name);
+    // The store's statements are short index lookups: JIT compilation (tens of ms on a
+    // query the planner costs high on a large case_results) and parallel workers (a
+    // gather over partitions) cost more than they save (EXPLAIN ANALYZE of the web
+    // queries at 10 M results, coordinator/README.md "Storage").
+    txn.exec("SET jit = off");
+    txn.exec("SET max_parallel_workers_per_gather = 0");
     txn.commit();
     return conn;
   } catch (const std::exception& e) {

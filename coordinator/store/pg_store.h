@@ -69,6 +69,9 @@ class PgStore final : public Store {
   absl::StatusOr<ResultExportIndex> ListExportResults(const std::string& run_id,
                                                       const std::string& agent_name) override;
   absl::StatusOr<std::vector<v1::CaseResult>> LoadResults(const std::vector<std::string>& result_ids) override;
+  absl::Status RecordRunExported(const std::string& run_id) override;
+  absl::StatusOr<int> EnsureResultPartitions(int months_ahead) override;
+  absl::StatusOr<PruneOutcome> PruneResults(const PruneOptions& options) override;
   absl::StatusOr<v1::Schedule> CreateSchedule(const v1::Schedule& schedule, absl::Time next_fire) override;
   absl::StatusOr<SeedOutcome> SeedDefaultSchedule(const v1::Schedule& schedule, absl::Time next_fire) override;
   absl::StatusOr<std::vector<v1::Schedule>> ListSchedules() override;

@@ -129,7 +129,8 @@ const std::vector<std::string>& ResultColumnNames() {
 std::array<std::optional<std::string>, kResultColumnCount> ResultCopyFields(const v1::CaseResult& r,
                                                                             const std::string& run_id,
                                                                             const std::string& agent_id,
-                                                                            bool emulated) {
+                                                                            bool emulated,
+                                                                            const std::string& run_created_at) {
   const v1::CaseSpec& spec = r.spec();
   const v1::Statistics& st = r.stats();
   const v1::Counters& c = r.counters();
@@ -189,7 +190,8 @@ std::array<std::optional<std::string>, kResultColumnCount> ResultCopyFields(cons
           std::string(emulated ? "t" : "f"),
           fingerprint_hash,
           fingerprint,
-          absl::StrCat(Int64(c.repetitions()))};
+          absl::StrCat(Int64(c.repetitions())),
+          run_created_at};
 }
 
 void AppendCopyLine(const std::array<std::optional<std::string>, kResultColumnCount>& fields, std::string* line) {
@@ -236,7 +238,7 @@ const std::string& ResultColumns() {
       " median_ns, max_ns, mean_ns, stddev_ns, mad_ns, ci_low_ns, ci_high_ns, ci_half_width_percent,"
       " outliers, threads_used, peak_in_flight, cpu_user_seconds, cpu_system_seconds, allocations,"
       " allocated_bytes, peak_threads, rss_delta_bytes, throttled, samples_ns, started_at,"
-      " finished_at, engine_version, result, emulated, fingerprint_hash, fingerprint, repetitions)");
+      " finished_at, engine_version, result, emulated, fingerprint_hash, fingerprint, repetitions, run_created_at)");
   return *kColumns;
 }
 

@@ -30,16 +30,18 @@ const std::string& ResultColumns();
 // The column names of ResultColumns, for COPY.
 const std::vector<std::string>& ResultColumnNames();
 
-inline constexpr size_t kResultColumnCount = 44;
+inline constexpr size_t kResultColumnCount = 45;
 
 // The row of `result` as text fields for COPY (in ResultColumns' order;
-// the run and agent come from the result's job, not from the agent's message, and
-// `emulated` from the agent's stored HostInfo; doubles
+// the run and agent come from the result's job, not from the agent's message,
+// `run_created_at` (the run's creation time as a timestamptz literal: the partition
+// key, migration 0014) from the run, and `emulated` from the agent's stored HostInfo; doubles
 // keep 17 significant digits, NaN/Infinity stay; nullopt = NULL; not escaped:
 // AppendCopyLine does that).
 std::array<std::optional<std::string>, kResultColumnCount> ResultCopyFields(const v1::CaseResult& result,
                                                                             const std::string& run_id,
-                                                                            const std::string& agent_id, bool emulated);
+                                                                            const std::string& agent_id, bool emulated,
+                                                                            const std::string& run_created_at);
 
 // The fields as one line of COPY's text format (tab-separated, NULL as \N, backslash,
 // tab, newline and carriage return escaped; no trailing newline), appended to `line`.

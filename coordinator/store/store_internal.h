@@ -32,10 +32,13 @@ absl::StatusOr<std::string> ResolveRunId(pqxx::transaction_base& txn, const std:
 absl::StatusOr<std::vector<std::string>> RunIdsWithPrefix(pqxx::transaction_base& txn, const std::string& id_or_prefix,
                                                           int limit);
 
-// ORDER BY of a DISTINCT ON (c.job_id, c.case_id) keeping each case's newest attempt:
-// the same order as Store::ExportResults, plus the result id so ties are deterministic.
-inline constexpr char kNewestPerJobCase[] =
-    "c.job_id, c.case_id, c.finished_at DESC NULLS LAST, c.received_at DESC, c.result_id DESC";
+// The newest attempt first among a (job, case)'s results: the same order as
+// Store::ExportResults, plus the result id so ties are deterministic.
+#define FLEETMARK_NEWEST_ATTEMPT "c.finished_at DESC NULLS LAST, c.received_at DESC, c.result_id DESC"
+inline constexpr char kNewestAttempt[] = FLEETMARK_NEWEST_ATTEMPT;
+// ORDER BY of a DISTINCT ON (c.job_id, c.case_id) keeping each case's newest attempt.
+inline constexpr char kNewestPerJobCase[] = "c.job_id, c.case_id, " FLEETMARK_NEWEST_ATTEMPT;
+#undef FLEETMARK_NEWEST_ATTEMPT
 
 // SQL condition on runs `r`: submitted by a schedule (a nightly run; History's
 // nightly=1, the confirmed-change scan).

@@ -322,6 +322,7 @@ struct JobOwner {
   std::string agent_id;
   std::string run_id;
   bool emulated = false;  // the agent's HostInfo.emulated now, stored with each result
+  std::string run_created_at;  // the run's created_at (timestamptz text): the partition key
 };
 
 // Streams rows `indices` of `results` into `table` with COPY, one raw text line per
@@ -339,7 +340,7 @@ void CopyRows(pqxx::work& txn, const std::string& table, const std::vector<PgSto
     const v1::CaseResult& result = *results[index].result;
     const JobOwner& owner = owners.at(result.job_id());
     line.clear();
-    internal::AppendCopyLine(internal::ResultCopyFields(result, owner.run_id, owner.agent_id, owner.emulated), &line);
+    internal::AppendCopyLine(internal::ResultCopyFields(result, owner.run_id, owner.agent_id, owner.emulated, owner.run_created_at), &line);
     writer.write_raw_line(line);
   }
   writer.complete();
@@ -350,10 +351,11 @@ enum class InsertPath {
   // Ids already stored are looked up and skipped, the rest is COPY'd straight into
   // case_results: one pass over the rows. A concurrent writer storing one of the ids
   // meanwhile makes the COPY fail with a unique violation (the caller then retries
-  // the batch with kStaged).
+  // the batch with kStaged). A re-sent result has its first copy's run, so its
+  // run_created_at: it meets that copy in the same partition.
   kDirect,
   // COPY into a per-session staging table (emptied at commit), then INSERT ... SELECT
-  // ... ON CONFLICT (result_id) DO NOTHING: idempotent under any concurrency, but every
+  // ... ON CONFLICT (result_id, run_created_at) DO NOTHING (the primary key): idempotent under any concurrency, but every
   // row is written twice.
   kStaged,
 };
@@ -371,7 +373,7 @@ std::set<std::string> InsertRows(pqxx::work& txn, const std::vector<PgStore::Age
         "ON COMMIT DELETE ROWS");
     CopyRows(txn, "fm_stage_results", results, indices, owners);
     for (const auto& row : txn.exec("INSERT INTO case_results SELECT * FROM fm_stage_results "
-                                    "ORDER BY result_id ON CONFLICT (result_id) DO NOTHING "
+                                    "ORDER BY result_id ON CONFLICT (result_id, run_created_at) DO NOTHING "
                                     "RETURNING result_id::text")) {
       stored.insert(row[0].as<std::string>());
     }
@@ -459,7 +461,8 @@ absl::StatusOr<std::vector<ResultOutcome>> PgStore::InsertResults(const std::vec
     std::vector<ResultOutcome> outcomes = checked;
     std::map<std::string, JobOwner> owners;
     for (const auto& row : txn.exec_prepared("fm_jobs_owner", internal::UuidArray(job_ids))) {
-      owners[row[0].as<std::string>()] = {row[1].as<std::string>(), row[2].as<std::string>(), row[3].as<bool>()};
+      owners[row[0].as<std::string>()] = {row[1].as<std::string>(), row[2].as<std::string>(), row[3].as<bool>(),
+                                          row[4].as<std::string>()};
     }
     std::vector<size_t> rows;
     for (size_t i = 0; i < results.size(); ++i) {

@@ -103,8 +103,9 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
        " ON c.run_id = j.run_id AND c.agent_id = j.agent_id AND c.job_id = j.job_id "
        "WHERE j.job_id = ANY($1::uuid[]) AND c.status <> 'cancelled' ORDER BY 1, 2"},
       {"fm_jobs_owner",
-       "SELECT j.job_id::text, j.agent_id::text, j.run_id::text, a.emulated FROM jobs j"
-       " JOIN agents a ON a.agent_id = j.agent_id WHERE j.job_id = ANY($1::uuid[])"},
+       "SELECT j.job_id::text, j.agent_id::text, j.run_id::text, a.emulated,"
+       " to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') || '+00' FROM jobs j"
+       " JOIN agents a ON a.agent_id = j.agent_id JOIN runs r ON r.run_id = j.run_id WHERE j.job_id = ANY($1::uuid[])"},
   };
   return *kStatements;
 }

@@ -233,9 +233,10 @@ void MeasureDispatch(SimFleet& fleet, ControlClient& control, int fanout_agents,
                       Percentile(single_ms, 99), Percentile(single_ms, 100)));
 }
 
-// Writes `rows` CSV rows shaped like case_results rows; returns the column list.
+// Writes `rows` CSV rows shaped like case_results rows (`run_created_at`: the run's
+// created_at, the partition key); returns the column list.
 std::string WriteCopyCsv(const std::string& path, int rows, int samples, const std::string& run_id,
-                         const std::string& job_id, const std::string& agent_id) {
+                         const std::string& job_id, const std::string& agent_id, const std::string& run_created_at) {
   std::ofstream out(path, std::ios::trunc);
   for (int i = 0; i < rows; ++i) {
     const std::string id = agent::NewUuidV4().value_or("");
@@ -251,14 +252,14 @@ std::string WriteCopyCsv(const std::string& path, int rows, int samples, const s
         << r.stats().stddev_ns() << ',' << r.stats().mad_ns() << ',' << r.stats().ci_low_ns() << ','
         << r.stats().ci_high_ns() << ',' << r.stats().ci_half_width_percent() << ",0," << r.threads_used() << ','
         << r.peak_in_flight() << ",0.5,0.01,1200,64000,5,false,\"{" << absl::StrJoin(sample_text, ",")
-        << "}\",copy-baseline,\\x" << absl::BytesToHexString(bytes) << '\n';
+        << "}\",copy-baseline,\\x" << absl::BytesToHexString(bytes) << ',' << run_created_at << '\n';
   }
   return "result_id, run_id, job_id, agent_id, case_id, scenario, workload, io_mode, strategy, "
          "strategy_label, threads, placement, status, stop_reason, sample_count, min_ns, "
          "median_ns, max_ns, mean_ns, stddev_ns, mad_ns, ci_low_ns, ci_high_ns, "
          "ci_half_width_percent, outliers, threads_used, peak_in_flight, cpu_user_seconds, "
          "cpu_system_seconds, allocations, allocated_bytes, peak_threads, throttled, samples_ns, "
-         "engine_version, result";
+         "engine_version, result, run_created_at";
 }
 
 // One ingestion round: every ingest agent sends its results for one run; returns
@@ -314,14 +315,14 @@ void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFlee
   // baseline), rows marked engine_version 'copy-baseline' and deleted between rounds;
   // (b) a copy of it without foreign keys (LIKE copies indexes, not constraints), for
   // reference. Each side is summarised by its median.
-  auto ids = testing::Psql(db_uri, absl::StrCat("SELECT run_id || ',' || job_id || ',' || agent_id "
-                                                "FROM jobs WHERE run_id = '",
+  auto ids = testing::Psql(db_uri, absl::StrCat("SELECT j.run_id || ',' || j.job_id || ',' || j.agent_id || ',' || "
+                                                "r.created_at FROM jobs j JOIN runs r USING (run_id) WHERE j.run_id = '",
                                                 run_id, "' LIMIT 1"));
-  std::vector<std::string> id_parts = absl::StrSplit(ids.value_or(",,"), ',');
-  if (id_parts.size() != 3) return;
+  std::vector<std::string> id_parts = absl::StrSplit(absl::StripAsciiWhitespace(ids.value_or(",,,")), ',');
+  if (id_parts.size() != 4) return;
   const std::string csv = dir + "/copy_rows.csv";
   const std::string columns = WriteCopyCsv(csv, static_cast<int>(expected), absl::GetFlag(FLAGS_samples_per_result),
-                                           id_parts[0], id_parts[1], id_parts[2]);
+                                           id_parts[0], id_parts[1], id_parts[2], id_parts[3]);
   auto created = testing::Psql(db_uri,
                                "DROP TABLE IF EXISTS copy_bench; CREATE TABLE copy_bench "
                                "(LIKE case_results INCLUDING DEFAULTS INCLUDING INDEXES)");

@@ -155,6 +155,9 @@ class MemoryStore final : public Store {
                                                       const std::string& /*agent_name*/) override {
     return Unused("ListExportResults");
   }
+  absl::Status RecordRunExported(const std::string& /*run_id*/) override { return Unused("RecordRunExported"); }
+  absl::StatusOr<int> EnsureResultPartitions(int /*months_ahead*/) override { return Unused("EnsureResultPartitions"); }
+  absl::StatusOr<PruneOutcome> PruneResults(const PruneOptions& /*options*/) override { return Unused("PruneResults"); }
   absl::StatusOr<std::vector<v1::CaseResult>> LoadResults(const std::vector<std::string>& /*result_ids*/) override {
     return Unused("LoadResults");
   }

@@ -1,0 +1,303 @@
+// The results store for years against a real PostgreSQL (FLEETMARK_TEST_PG_URI):
+// migration 0014 partitions case_results by month keeping every row, a re-sent result
+// is stored once, partitions are created ahead (and concurrently), and PruneResults
+// drops only old months, refuses unexported or unfinished runs, obeys --force and
+// changes nothing on a dry run.
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <pqxx/pqxx>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/civil_time.h"
+#include "absl/time/clock.h"
+#include "coordinator/store/migrations.h"
+#include "coordinator/store/store.h"
+#include "tests/coordinator/store_fixtures.h"
+#include "tests/coordinator/test_database.h"
+
+namespace fleetmark::store {
+namespace {
+
+void Exec(const std::string& uri, const std::string& sql) {
+  pqxx::connection conn(uri);
+  pqxx::work txn(conn);
+  txn.exec(sql);
+  txn.commit();
+}
+
+std::string Text(const std::string& uri, const std::string& sql) {
+  pqxx::connection conn(uri);
+  pqxx::work txn(conn);
+  pqxx::result r = txn.exec(sql);
+  return r.empty() || r[0][0].is_null() ? "" : r[0][0].as<std::string>();
+}
+
+// "case_results_y2026m03" for the UTC month `months` after this one.
+std::string PartitionName(int months) {
+  const absl::CivilSecond now = absl::ToCivilSecond(absl::Now(), absl::UTCTimeZone());
+  const absl::CivilMonth month = absl::CivilMonth(now) + months;
+  return absl::StrFormat("case_results_y%04dm%02d", month.year(), month.month());
+}
+
+bool TableExists(const std::string& uri, const std::string& name) {
+  return Text(uri, absl::StrCat("SELECT to_regclass('", name, "')::text")) == name;
+}
+
+// A finished run of `agent` with one stored result (id `result_id`), created at
+// `created_at` (SQL timestamptz literal, "" = now), whose month's partition is made
+// first. Answers the run id.
+std::string OldRunWithResult(Store& store, const std::string& uri, const std::string& agent,
+                             const std::string& result_id, const std::string& created_at) {
+  auto run = CreateAndClaim(store, {agent});
+  EXPECT_TRUE(run.ok()) << run.status();
+  if (!run.ok()) return "";
+  const std::string run_id = run->run.run_id();
+  if (!created_at.empty()) {
+    Exec(uri, absl::StrCat("SELECT fleetmark_ensure_result_partitions('", created_at, "', '", created_at,
+                           "'); UPDATE runs SET created_at = '", created_at, "' WHERE run_id = '", run_id, "'"));
+  }
+  v1::CaseResult result = Result(result_id, run->job_of.at(agent), 100);
+  auto stored = store.InsertResults({{agent, &result}});
+  EXPECT_TRUE(stored.ok() && (*stored)[0].stored) << stored.status();
+  EXPECT_TRUE(store.FinishJob(run->job_of.at(agent), agent, JobOutcome{.ok = true}).ok());
+  Exec(uri, absl::StrCat("UPDATE runs SET status = 'done' WHERE run_id = '", run_id, "'"));
+  return run_id;
+}
+
+// Rows written before migration 0014 (the unpartitioned table, bigint[] samples) keep
+// their ids and contents, each in its run's month, and the web indexes are on the parent.
+TEST(ResultsStoreTest, MigrationKeepsEveryRowInItsRunsMonth) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  std::vector<Migration> before;
+  for (const Migration& m : EmbeddedMigrations()) {
+    if (m.version < 14 || m.version == 50 || m.version == 51) before.push_back(m);
+  }
+  {
+    pqxx::connection conn(db.uri());
+    ASSERT_TRUE(ApplyMigrations(conn, before).ok());
+  }
+  Exec(db.uri(),
+       "INSERT INTO agents (agent_id, name, credential_sha256, host) VALUES "
+       " ('00000000-0000-4000-8000-00000000000a', 'a1', 'x', '\\x00');"
+       "INSERT INTO plans (plan_id, name, plan, plan_text) VALUES "
+       " ('00000000-0000-4000-8000-00000000000b', 'p', '\\x00', '');"
+       "INSERT INTO runs (run_id, plan_id, plan_name, created_at) VALUES "
+       " ('00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-00000000000b', 'p', '2025-03-05 10:00+00'),"
+       " ('00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-00000000000b', 'p', now());"
+       "INSERT INTO jobs (job_id, run_id, agent_id) SELECT run_id, run_id, '00000000-0000-4000-8000-00000000000a' "
+       " FROM runs;"
+       "INSERT INTO case_results (result_id, run_id, job_id, agent_id, case_id, scenario, workload, io_mode,"
+       " strategy, strategy_label, threads, placement, status, median_ns, samples_ns, result)"
+       " SELECT gen_random_uuid(), r.run_id, r.run_id, '00000000-0000-4000-8000-00000000000a', 'c' || g, 'batch',"
+       "  'arithmetic', 'blocking', 'direct', 'direct', 0, 'any', 'ok', g * 1.5, ARRAY[g, 2 * g, 3 * g]::bigint[],"
+       "  decode(md5(g::text), 'hex') FROM runs r, generate_series(1, 50) g;");
+  const std::string kContents =
+      "SELECT md5(string_agg(result_id::text || run_id::text || case_id || median_ns::text ||"
+      " samples_ns::bigint[]::text || encode(result, 'hex'), ',' ORDER BY result_id)) FROM case_results";
+  const std::string before_contents = Text(db.uri(), kContents);
+  ASSERT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results"), 100);
+
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results"), 100);
+  EXPECT_EQ(Text(db.uri(), kContents), before_contents);
+  EXPECT_EQ(Text(db.uri(), "SELECT relkind::text FROM pg_class WHERE relname = 'case_results'"), "p");
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results_y2025m03"), 50);
+  EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM ", PartitionName(0))), 50);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results_default"), 0);
+  EXPECT_EQ(Count(db.uri(),
+                  "SELECT count(*) FROM case_results c JOIN runs r USING (run_id) "
+                  "WHERE c.run_created_at <> r.created_at"),
+            0);
+  EXPECT_EQ(Text(db.uri(), "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                           "WHERE attrelid = 'case_results'::regclass AND attname = 'samples_ns'"),
+            "real[]");
+  EXPECT_EQ(Text(db.uri(), "SELECT attcompression::text FROM pg_attribute "
+                           "WHERE attrelid = 'case_results_y2025m03'::regclass AND attname = 'result'"),
+            "l");
+  // 0001's run index and 0052's history index, on the parent (so on every partition).
+  for (const char* index : {"case_results_run", "case_results_web_history_newest", "case_results_pkey"}) {
+    EXPECT_EQ(Text(db.uri(), absl::StrCat("SELECT relkind::text FROM pg_class WHERE relname = '", index, "'")), "I")
+        << index;
+  }
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM pg_indexes WHERE tablename = 'case_results_y2025m03'"), 3);
+}
+
+// A result re-sent in a later batch (an agent's replay) is stored once, in the
+// partition of its run's month, and answered as a duplicate.
+TEST(ResultsStoreTest, ResentResultIsStoredOnce) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string agent = Agent(*store, "a1");
+  auto run = CreateAndClaim(*store, {agent});
+  ASSERT_TRUE(run.ok()) << run.status();
+  const std::string id = "00000000-0000-4000-8000-0000000000f1";
+  v1::CaseResult result = Result(id, run->job_of.at(agent), 100);
+  auto first = store->InsertResults({{agent, &result}});
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE((*first)[0].stored);
+  auto again = store->InsertResults({{agent, &result}, {agent, &result}});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE((*again)[0].duplicate);
+  EXPECT_TRUE((*again)[1].duplicate);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results"), 1);
+  EXPECT_EQ(Text(db.uri(), absl::StrCat("SELECT tableoid::regclass::text FROM case_results WHERE result_id = '", id,
+                                        "'")),
+            PartitionName(0));
+  EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM case_results c JOIN runs r USING (run_id) "
+                                         "WHERE c.run_created_at = r.created_at AND c.result_id = '",
+                                         id, "'")),
+            1);
+}
+
+// EnsureResultPartitions creates the months ahead once (also when coordinators race),
+// and moves rows of a month that had no partition out of the DEFAULT one.
+TEST(ResultsStoreTest, PartitionsAheadAreCreatedOnceAndTakeOverDefaultRows) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  // The migration made this month and the next.
+  EXPECT_TRUE(TableExists(db.uri(), PartitionName(1)));
+  EXPECT_FALSE(TableExists(db.uri(), PartitionName(2)));
+  auto created = store->EnsureResultPartitions(3);
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(*created, 2);
+  for (int m = 0; m <= 3; ++m) EXPECT_TRUE(TableExists(db.uri(), PartitionName(m))) << m;
+  EXPECT_FALSE(TableExists(db.uri(), PartitionName(4)));
+  created = store->EnsureResultPartitions(3);
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(*created, 0);
+
+  // A row of month +8 (no partition yet) lands in DEFAULT; creating month +8 moves it.
+  const absl::CivilMonth later = absl::CivilMonth(absl::ToCivilSecond(absl::Now(), absl::UTCTimeZone())) + 8;
+  Exec(db.uri(), absl::StrFormat("INSERT INTO case_results (result_id, run_id, job_id, agent_id, case_id, scenario,"
+                                 " workload, io_mode, strategy, strategy_label, threads, placement, status, result,"
+                                 " run_created_at) VALUES (gen_random_uuid(), gen_random_uuid(), gen_random_uuid(),"
+                                 " gen_random_uuid(), 'c', 'batch', 'w', 'blocking', 'direct', 'direct', 0, 'any',"
+                                 " 'ok', '\\x00', '%04d-%02d-10 12:00+00')",
+                                 later.year(), later.month()));
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results_default"), 1);
+
+  // Two coordinators at once: every month made exactly once, no error.
+  auto other = OpenStore(db.uri(), "c2");
+  ASSERT_NE(other, nullptr);
+  absl::StatusOr<int> a = 0, b = 0;
+  std::thread first([&] { a = store->EnsureResultPartitions(10); });
+  std::thread second([&] { b = other->EnsureResultPartitions(10); });
+  first.join();
+  second.join();
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(*a + *b, 7);  // months +4 .. +10
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results_default"), 0);
+  EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM ", PartitionName(8))), 1);
+  EXPECT_TRUE(absl::IsInvalidArgument(store->EnsureResultPartitions(121).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(store->EnsureResultPartitions(-1).status()));
+}
+
+class PruneTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!database_.uri().empty()) uri_ = database_.uri();
+    if (uri_.empty()) {
+      if (testing::TestDatabase::Required()) FAIL() << database_.error();
+      GTEST_SKIP() << database_.error();
+    }
+    store_ = OpenStore(uri_);
+    ASSERT_NE(store_, nullptr);
+    agent_ = Agent(*store_, "a1");
+    old_run_ = OldRunWithResult(*store_, uri_, agent_, "00000000-0000-4000-8000-0000000000a1", "2024-01-15 08:00+00");
+    new_run_ = OldRunWithResult(*store_, uri_, agent_, "00000000-0000-4000-8000-0000000000a2", "");
+    ASSERT_FALSE(old_run_.empty());
+    ASSERT_FALSE(new_run_.empty());
+  }
+  int64_t Rows() { return Count(uri_, "SELECT count(*) FROM case_results"); }
+  int64_t Runs() { return Count(uri_, "SELECT count(*) FROM runs"); }
+
+  testing::TestDatabase database_;
+  std::string uri_;
+  std::unique_ptr<Store> store_;
+  std::string agent_, old_run_, new_run_;
+};
+
+TEST_F(PruneTest, DropsOnlyTheOldMonthsWithTheirRunsAndJobs) {
+  ASSERT_TRUE(store_->RecordRunExported(old_run_).ok());
+  auto pruned = store_->PruneResults({.older_than = absl::Hours(24 * 365)});
+  ASSERT_TRUE(pruned.ok()) << pruned.status();
+  ASSERT_EQ(pruned->partitions.size(), 1u);
+  EXPECT_EQ(pruned->partitions[0].name, "case_results_y2024m01");
+  EXPECT_EQ(pruned->partitions[0].from, absl::FromCivil(absl::CivilMonth(2024, 1), absl::UTCTimeZone()));
+  EXPECT_EQ(pruned->partitions[0].to, absl::FromCivil(absl::CivilMonth(2024, 2), absl::UTCTimeZone()));
+  EXPECT_EQ(pruned->run_ids, std::vector<std::string>{old_run_});
+  EXPECT_FALSE(TableExists(uri_, "case_results_y2024m01"));
+  EXPECT_EQ(Rows(), 1);
+  EXPECT_EQ(Runs(), 1);
+  EXPECT_EQ(Count(uri_, absl::StrCat("SELECT count(*) FROM jobs WHERE run_id = '", old_run_, "'")), 0);
+  EXPECT_EQ(Count(uri_, absl::StrCat("SELECT count(*) FROM case_results WHERE run_id = '", new_run_, "'")), 1);
+  // Nothing is that old any more.
+  pruned = store_->PruneResults({.older_than = absl::Hours(24 * 365)});
+  ASSERT_TRUE(pruned.ok()) << pruned.status();
+  EXPECT_TRUE(pruned->partitions.empty());
+  EXPECT_TRUE(pruned->run_ids.empty());
+}
+
+TEST_F(PruneTest, RefusesRunsNeverExportedUnlessForced) {
+  auto refused = store_->PruneResults({.older_than = absl::Hours(24 * 365)});
+  ASSERT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), old_run_)) << refused.status();
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "never exported")) << refused.status();
+  EXPECT_FALSE(absl::StrContains(refused.status().message(), new_run_)) << refused.status();
+  EXPECT_TRUE(TableExists(uri_, "case_results_y2024m01"));
+  EXPECT_EQ(Rows(), 2);
+  EXPECT_EQ(Runs(), 2);
+
+  auto forced = store_->PruneResults({.older_than = absl::Hours(24 * 365), .force = true});
+  ASSERT_TRUE(forced.ok()) << forced.status();
+  EXPECT_EQ(forced->run_ids, std::vector<std::string>{old_run_});
+  EXPECT_FALSE(TableExists(uri_, "case_results_y2024m01"));
+  EXPECT_EQ(Rows(), 1);
+  EXPECT_EQ(Runs(), 1);
+}
+
+TEST_F(PruneTest, RefusesUnfinishedRunsEvenWhenForced) {
+  Exec(uri_, absl::StrCat("UPDATE runs SET status = 'running' WHERE run_id = '", old_run_, "'"));
+  auto refused = store_->PruneResults({.older_than = absl::Hours(24 * 365), .force = true});
+  ASSERT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "still queued or running")) << refused.status();
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), old_run_)) << refused.status();
+  EXPECT_TRUE(TableExists(uri_, "case_results_y2024m01"));
+  EXPECT_EQ(Runs(), 2);
+}
+
+TEST_F(PruneTest, DryRunAnswersTheSameAndChangesNothing) {
+  auto dry = store_->PruneResults({.older_than = absl::Hours(24 * 365), .force = true, .dry_run = true});
+  ASSERT_TRUE(dry.ok()) << dry.status();
+  ASSERT_EQ(dry->partitions.size(), 1u);
+  EXPECT_EQ(dry->partitions[0].name, "case_results_y2024m01");
+  EXPECT_EQ(dry->run_ids, std::vector<std::string>{old_run_});
+  EXPECT_TRUE(TableExists(uri_, "case_results_y2024m01"));
+  EXPECT_EQ(Rows(), 2);
+  EXPECT_EQ(Runs(), 2);
+  // The refusal too.
+  auto refused = store_->PruneResults({.older_than = absl::Hours(24 * 365), .dry_run = true});
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
+  EXPECT_TRUE(absl::IsInvalidArgument(store_->PruneResults({.older_than = absl::ZeroDuration()}).status()));
+}
+
+TEST_F(PruneTest, ExportRecordNeedsAKnownRun) {
+  EXPECT_TRUE(absl::IsNotFound(store_->RecordRunExported("00000000-0000-4000-8000-00000000dead")));
+  EXPECT_TRUE(absl::IsInvalidArgument(store_->RecordRunExported("not-a-uuid")));
+  ASSERT_TRUE(store_->RecordRunExported(new_run_).ok());
+  EXPECT_EQ(Count(uri_, absl::StrCat("SELECT count(*) FROM runs WHERE exported_at IS NOT NULL AND run_id = '",
+                                     new_run_, "'")),
+            1);
+}
+
+}  // namespace
+}  // namespace fleetmark::store
