@@ -102,8 +102,9 @@ TEST_F(CliShowTest, UnsupportedCasesCollapseIntoOneLinePerTable) {
   const std::string tables = TablesPart(r.out);
   ASSERT_FALSE(tables.empty()) << r.out;
   const std::vector<std::string> lines = absl::StrSplit(tables, '\n');
-  // Three agents' tables of 2 measured rows and one collapsed line, with the legend.
-  EXPECT_LE(lines.size(), 3u * 24) << tables;
+  // Three agents' tables of 2 measured rows and one collapsed line, with the legend
+  // (about 16 lines): under 90 lines, where the uncollapsed tables took 494.
+  EXPECT_LE(lines.size(), 90u) << tables;
   // One collapsed line per agent's table, naming all seven strategies and the reason.
   int collapsed = 0;
   for (const std::string& line : lines) {

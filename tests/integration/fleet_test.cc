@@ -1152,7 +1152,7 @@ TEST_F(FleetTest, DatabaseOutageLongerThanTheLeaseCostsNoAttempt) {
   EXPECT_EQ(ended->jobs(0).attempts(), 1u);
   EXPECT_THAT(ended->jobs(0).message(), Not(HasSubstr("lost")));
   ExpectExactlyOnce(run->run_id(), CaseCount(plan));
-  EXPECT_THAT(coordinator_->Log(), HasSubstr("database reachable again; renewed the job leases of 1 agents"));
+  EXPECT_THAT(coordinator_->Log(), HasSubstr("database reachable again; renewed the job leases of 1 agent whose"));
   agents_.clear();
   coordinator_.reset();
 }

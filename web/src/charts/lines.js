@@ -25,8 +25,11 @@ export function drawHistory(el, series) {
       markPoint: {
         symbol: 'pin', symbolSize: 34, itemStyle: {color: '#d9534f'},
         label: {formatter: '∆', color: '#fff'},
-        data: s.changes.map((index) => ({coord: [s.points[index].t_ms, s.points[index].median_ns],
-          name: 'change'})).concat((s.states || []).map((m) => {
+        // One mark per point: a change the coordinator recorded (its state) replaces the
+        // plain change-point pin on the same point.
+        data: s.changes.filter((index) => !(s.states || []).some((m) => m.index === index))
+          .map((index) => ({coord: [s.points[index].t_ms, s.points[index].median_ns],
+            name: 'change'})).concat((s.states || []).map((m) => {
           const mark = kStateMarks[m.state] || kStateMarks.unconfirmed;
           return {coord: [s.points[m.index].t_ms, s.points[m.index].median_ns], symbol: 'circle', symbolSize: 22,
             itemStyle: {color: mark.color}, label: {formatter: mark.label, color: '#fff'},
