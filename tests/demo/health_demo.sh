@@ -28,9 +28,11 @@ stop_hogs() { for pid in "${hogs[@]}"; do kill "$pid" 2>/dev/null || true; done;
 trap stop_hogs EXIT
 
 # Fires schedule $1 and waits until its run ended.
+last_run=
 night() {
   local run
   run=$("$fm" schedules run "$1")
+  last_run=$run
   for _ in $(seq 600); do
     if "$fm" runs show "$run" | head -1 | grep -Eq "  (done|failed|cancelled)  "; then return 0; fi
     sleep 0.5
@@ -45,7 +47,7 @@ matrix {
   strategies { name: "direct" }
   strategies { name: "fixed_pool" threads: 2 }
   workloads: [ "arithmetic" ]
-  batch { tasks: 400 }
+  batch { tasks: 100000 }
 }
 measurement { warmup_seconds: 0.05 max_repetitions: 15 max_seconds_per_case: 2 rounds: 2 }
 PLAN
@@ -57,13 +59,15 @@ echo "== 1. confirmed change: 6 quiet nights, then one under 2 CPU hogs"
 for _ in 1 2 3 4 5 6; do night demo; done
 start_hogs
 night demo
+# Until the change the hog night started is decided (its confirmation ran, hogs still on).
+hog_run=${last_run:0:8}
 for _ in $(seq 240); do
-  if "$fm" changes list | grep -Eq "confirmed|not_reproduced|unconfirmed"; then break; fi
+  if "$fm" changes list | grep -F "$hog_run" | grep -Eq "  (confirmed|not_reproduced|unconfirmed)"; then break; fi
   sleep 0.5
 done
 stop_hogs
 "$fm" changes list
-"$fm" runs list --limit 3
+"$fm" runs list --limit 4
 
 echo "== 2. quarantine: 4 quiet calibration nights, then one under 2 CPU hogs"
 for _ in 1 2 3 4; do night calibration; done

@@ -41,7 +41,7 @@ export async function renderFleet(root) {
   const removed = agents.filter((a) => a.state === 'removed').length;
   root.appendChild(h('h1', {}, 'Fleet'));
   const quarantined = agents.filter((a) => a.health === 'quarantined' && a.state !== 'removed').length;
-  root.appendChild(h('p', {class: 'muted'}, `${agents.length - removed} agents, ${online} online` +
+  root.appendChild(h('p', {class: 'muted'}, `${agents.length - removed} agent${agents.length - removed === 1 ? '' : 's'}, ${online} online` +
     (quarantined ? `, ${quarantined} quarantined (skipped by selectors without health=any)` : '') +
     (removed ? `; ${removed} removed (their results are kept).` : '.')));
   if (agents.length === 0) {
