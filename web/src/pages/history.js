@@ -80,7 +80,9 @@ export async function renderHistory(root, params) {
         h('td', {class: 'num'}, formatNs(p.median_ns))));
     }
   }
-  root.appendChild(h('section', {}, h('h2', {}, 'Detected changes'), rows.length ?
+  root.appendChild(h('section', {}, h('h2', {}, 'Detected changes'),
+    h('p', {class: 'muted'}, 'Change points of the series shown (at least 2 runs on each side of a change).'),
+    rows.length ?
     h('table', {class: 'grid', id: 'changes-table'},
       h('thead', {}, h('tr', {}, ['device', 'run submitted', 'run', 'median before', 'median after'].map((t) => h('th', {}, t)))),
       h('tbody', {}, rows)) : h('p', {}, 'None.')));
@@ -93,7 +95,11 @@ export async function renderHistory(root, params) {
     h('td', {}, c.confirmation_run_id ?
       link(`/runs/${encodeURIComponent(c.confirmation_run_id)}`, shortId(c.confirmation_run_id)) : '–'),
     h('td', {class: 'small'}, c.reason || '–')));
-  root.appendChild(h('section', {}, h('h2', {}, 'Confirmed changes'), stateRows.length ?
+  root.appendChild(h('section', {}, h('h2', {}, 'Confirmed changes'),
+    h('p', {class: 'muted'}, 'Changes the coordinator found when a nightly run ended (its newest point alone can ' +
+      'start one) and re-measured with a confirmation run: confirmed, not reproduced or unconfirmed. A change ' +
+      'confirmed here may not be a change point above until a second run stays at the new level.'),
+    stateRows.length ?
     h('table', {class: 'grid', id: 'confirmed-changes'},
       h('thead', {}, h('tr', {}, ['id', 'device', 'found', 'nightly run', 'old level', 'new level', 'state',
         'confirmation run', 'reason'].map((t) => h('th', {}, t)))),
