@@ -243,13 +243,14 @@ class Validator {
       return Error(Append(path, "workloads"), absl::StrCat("the batch scenario needs at least one workload (",
                                                            AllowedNames(kWorkloads), "), got 0"));
     }
-    // Only batch runs a workload: memory measures idle waiting tasks, fanout waits on
-    // its dependency calls, load's server does fixed work. A workload there would only
-    // rename the same measurement.
-    if (!m.has_batch() && m.workloads_size() > 0) {
-      const char* why = m.has_memory()   ? "memory measures waiting tasks that run no workload"
-                        : m.has_fanout() ? "fanout's tasks only wait on their dependency calls"
-                                         : "its server does fixed work";
+    // Only batch runs a workload: fanout waits on its dependency calls, load's server
+    // does fixed work; a workload there would only rename the same measurement. Memory
+    // runs none either, but keeps accepting one as a name in its case ids (stored nightly
+    // schedules have `workloads: ["storage"]` on their memory blocks: refusing it would
+    // fail them on every agent and cut their history).
+    if ((m.has_fanout() || m.has_load()) && m.workloads_size() > 0) {
+      const char* why = m.has_fanout() ? "fanout's tasks only wait on their dependency calls"
+                                       : "its server does fixed work";
       return Error(Append(path, "workloads", 0),
                    absl::StrCat("only the batch scenario takes workloads (", why, "); leave workloads out, got \"",
                                 Quoted(m.workloads(0)), "\""));

@@ -41,12 +41,12 @@ std::string WithStrategy(const std::string& strategy) {
   return "matrix {\n  strategies { " + strategy + " }\n  workloads: \"arithmetic\"\n  batch {}\n}\n";
 }
 
-// Trial of 2026-12-02, finding 9: `workloads: ["arithmetic"] memory {}` was accepted
-// silently though only batch runs a workload (it only renamed the same memory cases).
-TEST(ValidatePlanTest, OnlyBatchTakesWorkloads) {
+// Trial of 2026-12-02, finding 9: a workload on a scenario that runs none was accepted
+// silently. Fanout and load refuse it; memory keeps it as a name (stored nightly plans
+// have `workloads: ["storage"]` on their memory blocks).
+TEST(ValidatePlanTest, FanoutAndLoadTakeNoWorkloads) {
   for (const auto& [scenario, why] :
-       {std::pair<std::string, std::string>{"memory {}", "memory measures waiting tasks that run no workload"},
-        {"fanout {}", "fanout's tasks only wait on their dependency calls"},
+       {std::pair<std::string, std::string>{"fanout {}", "fanout's tasks only wait on their dependency calls"},
         {"load {}", "its server does fixed work"}}) {
     const absl::Status status = ValidateText("name: \"m\"\nmatrix {\n  strategies { name: \"thread_per_task\" }\n"
                                              "  workloads: [\"arithmetic\"]\n  " + scenario + "\n}\n");
@@ -56,6 +56,8 @@ TEST(ValidatePlanTest, OnlyBatchTakesWorkloads) {
         << scenario;
   }
   EXPECT_TRUE(ValidateText("name: \"m\"\nmatrix {\n  strategies { name: \"thread_per_task\" }\n  memory {}\n}\n").ok());
+  EXPECT_TRUE(ValidateText("name: \"m\"\nmatrix {\n  strategies { name: \"thread_per_task\" }\n"
+                           "  workloads: [\"storage\"]\n  memory {}\n}\n").ok());
 }
 
 TEST(ParsePlanTest, ParsesTextAndExpandsTheCartesianProduct) {
