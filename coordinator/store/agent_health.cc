@@ -23,7 +23,7 @@ std::set<std::string> CaseIds(const std::vector<CalibrationNight>& nights) {
 }
 
 // The usable medians (finite, > 0) of case `id` in `nights`.
-std::vector<double> CaseSeries(const std::vector<CalibrationNight>& nights, const std::string& id) {
+std::vector<double> CalibrationCaseSeries(const std::vector<CalibrationNight>& nights, const std::string& id) {
   std::vector<double> series;
   for (const CalibrationNight& night : nights) {
     auto it = night.median_ns.find(id);
@@ -69,7 +69,7 @@ std::optional<double> LogSpread(const std::vector<double>& values, size_t min_co
 std::optional<double> NoiseScore(const std::vector<CalibrationNight>& nights) {
   std::vector<double> per_case;
   for (const std::string& id : CaseIds(nights)) {
-    if (std::optional<double> spread = LogSpread(CaseSeries(nights, id), kMinNoiseNights)) per_case.push_back(*spread);
+    if (std::optional<double> spread = LogSpread(CalibrationCaseSeries(nights, id), kMinNoiseNights)) per_case.push_back(*spread);
   }
   if (per_case.empty()) return std::nullopt;
   return engine::Median(per_case);
@@ -88,7 +88,7 @@ HealthVerdict EvaluateCalibration(const std::vector<CalibrationNight>& all, cons
   const std::vector<CalibrationNight> earlier(nights.begin(), nights.end() - 1);
   std::vector<double> shifts;
   for (const auto& [id, median] : newest.median_ns) {
-    const std::vector<double> history = CaseSeries(earlier, id);
+    const std::vector<double> history = CalibrationCaseSeries(earlier, id);
     if (history.size() < static_cast<size_t>(kMinDriftHistoryNights) || !std::isfinite(median) || median <= 0) {
       continue;
     }
