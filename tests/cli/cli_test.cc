@@ -114,9 +114,9 @@ TEST_F(CliTest, BadPlansExit2NamingTheField) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("plan.matrix[0].batch.tasks: 0 <= tasks <= 1000000, got 1000000000000"));
 
-  // A memory scenario runs no workload (finding 9).
-  p = Write("memory.txtpb", "name: \"m\"\nmatrix {\n  strategies { name: \"thread_per_task\" }\n"
-                            "  workloads: [\"arithmetic\"]\n  memory {}\n}\n");
+  // A fan-out runs no workload (finding 9; memory keeps accepting one as a name).
+  p = Write("fanout.txtpb", "name: \"f\"\nmatrix {\n  strategies { name: \"thread_per_task\" }\n"
+                            "  workloads: [\"arithmetic\"]\n  fanout {}\n}\n");
   r = Cli("plan validate " + p.string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("plan.matrix[0].workloads[0]: only the batch scenario takes workloads"));
