@@ -252,7 +252,7 @@ class Validator {
       const char* why = m.has_fanout() ? "fanout's tasks only wait on their dependency calls"
                                        : "its server does fixed work";
       return Error(Append(path, "workloads", 0),
-                   absl::StrCat("only the batch scenario takes workloads (", why, "); leave workloads out, got \"",
+                   absl::StrCat("this scenario runs no workload (", why, "); leave workloads out, got \"",
                                 Quoted(m.workloads(0)), "\""));
     }
     for (int i = 0; i < m.io_modes_size(); ++i) {

@@ -119,7 +119,7 @@ TEST_F(CliTest, BadPlansExit2NamingTheField) {
                             "  workloads: [\"arithmetic\"]\n  fanout {}\n}\n");
   r = Cli("plan validate " + p.string());
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("plan.matrix[0].workloads[0]: only the batch scenario takes workloads"));
+  EXPECT_THAT(r.err, HasSubstr("plan.matrix[0].workloads[0]: this scenario runs no workload"));
 
   p = Write("negative.txtpb", std::string(kTinyPlan) + "quick { warmup_seconds: -2 }\n");
   r = Cli("run --quick " + p.string());

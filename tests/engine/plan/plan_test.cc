@@ -51,8 +51,8 @@ TEST(ValidatePlanTest, FanoutAndLoadTakeNoWorkloads) {
     const absl::Status status = ValidateText("name: \"m\"\nmatrix {\n  strategies { name: \"thread_per_task\" }\n"
                                              "  workloads: [\"arithmetic\"]\n  " + scenario + "\n}\n");
     ASSERT_TRUE(absl::IsInvalidArgument(status)) << scenario << ": " << status;
-    EXPECT_THAT(status.message(), HasSubstr("p.txtpb:4:15: plan.matrix[0].workloads[0]: only the batch scenario "
-                                            "takes workloads (" + why + "); leave workloads out, got \"arithmetic\""))
+    EXPECT_THAT(status.message(), HasSubstr("p.txtpb:4:15: plan.matrix[0].workloads[0]: this scenario runs no workload (" +
+                                            why + "); leave workloads out, got \"arithmetic\""))
         << scenario;
   }
   EXPECT_TRUE(ValidateText("name: \"m\"\nmatrix {\n  strategies { name: \"thread_per_task\" }\n  memory {}\n}\n").ok());
