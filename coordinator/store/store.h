@@ -493,8 +493,8 @@ class Store {
   virtual absl::StatusOr<std::optional<absl::Time>> LastFiredSlot(const std::string& schedule_name) = 0;
 
   // --- confirmed changes (change_records.h, migration 0012) ---
-  // The PostgreSQL store implements them; other stores (tests' in-memory one) answer
-  // Unimplemented.
+  // The PostgreSQL store implements them. The tests' in-memory store has no change
+  // tables: there these defaults return an absl::UnimplementedError status.
   //
   // Scans up to `max_scans` (nightly run, agent) pairs not scanned yet: jobs of ended
   // runs submitted by a schedule (never confirmation runs). Each scan claims its pair
