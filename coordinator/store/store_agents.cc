@@ -65,7 +65,7 @@ absl::StatusOr<std::string> PgStore::RegisterAgent(const AgentRegistration& reg)
           agent_id = r[0][0].as<std::string>();
         } else {
           pqxx::result old = txn.exec_params(
-              "SELECT host FROM agents WHERE agent_id = $1::uuid AND removed_at IS NULL FOR UPDATE", reg.agent_id);
+              "SELECT host FROM agents WHERE agent_id = $1::uuid AND removed_at IS NULL FOR NO KEY UPDATE", reg.agent_id);
           if (old.empty()) {
             return absl::NotFoundError(absl::StrCat("agent ", reg.agent_id, " (\"", reg.name, "\") was removed"));
           }

@@ -197,7 +197,7 @@ absl::StatusOr<std::string> PgStore::SubmitConfirmation(const SuspectedChanges& 
         };
         pqxx::result agent = txn.exec_params(
             "SELECT name, removed_at IS NOT NULL, health, quarantine_reason,"
-            " (state = 'online' AND last_seen > now() - $2::interval) FROM agents WHERE agent_id = $1::uuid FOR UPDATE",
+            " (state = 'online' AND last_seen > now() - $2::interval) FROM agents WHERE agent_id = $1::uuid FOR NO KEY UPDATE",
             found.agent_id, internal::IntervalParam(options_.online_window));
         if (agent.empty()) return unconfirmed("agent not found");
         const std::string name = agent[0][0].as<std::string>();

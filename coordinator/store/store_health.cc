@@ -59,7 +59,7 @@ std::vector<CalibrationNight> LoadCalibrationNights(pqxx::work& txn, const std::
 void UpdateAgentHealth(pqxx::work& txn, const std::string& agent_id, const std::string& job_id,
                        const JobOutcome& outcome, const HealthOptions& options) {
   pqxx::result agent =
-      txn.exec_params("SELECT health, deferred_in_a_row FROM agents WHERE agent_id = $1::uuid FOR UPDATE", agent_id);
+      txn.exec_params("SELECT health, deferred_in_a_row FROM agents WHERE agent_id = $1::uuid FOR NO KEY UPDATE", agent_id);
   if (agent.empty()) return;
   const bool quarantined = agent[0][0].as<std::string>() == kHealthQuarantined;
   std::string reason;
@@ -94,7 +94,7 @@ absl::StatusOr<ReleasedAgent> PgStore::ReleaseAgent(const std::string& name) {
       *pool_, absl::StrCat("release agent ", name), [&](pqxx::work& txn) -> absl::StatusOr<ReleasedAgent> {
         pqxx::result r =
             txn.exec_params("SELECT agent_id::text, health, quarantine_reason, " + internal::UnixNs("quarantined_at") +
-                                " FROM agents WHERE name = $1 AND removed_at IS NULL FOR UPDATE",
+                                " FROM agents WHERE name = $1 AND removed_at IS NULL FOR NO KEY UPDATE",
                             name);
         if (r.empty()) {
           return absl::NotFoundError(

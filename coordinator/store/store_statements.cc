@@ -12,13 +12,24 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
       {"fm_agent_offline",
        "UPDATE agents SET state = 'offline', last_seen = now() "
        "WHERE agent_id = $1::uuid AND session_id = $2"},
+      // The liveness flush never waits for a row lock, so it is never part of a deadlock:
+      // rows another transaction holds (a job finishing: job row, then its agent row,
+      // then its run row) are skipped and written by the next flush, one heartbeat
+      // interval later (the lease is many intervals long). Waiting for them deadlocked
+      // against job ends in every fan-out of the fleet benchmark: the flush held
+      // agent rows and waited for job rows, the job ends the reverse, each cycle cost
+      // deadlock_timeout (1 s), and the stalled acks ended 1 000 agents' streams.
       {"fm_liveness_agents",
+       "WITH v AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[], $4::float8[])"
+       "           AS v(id, seen, rss, cpu)), "
+       "l AS (SELECT a.agent_id FROM agents a WHERE a.agent_id IN (SELECT id FROM v) "
+       "      ORDER BY a.agent_id FOR NO KEY UPDATE SKIP LOCKED) "
        "UPDATE agents a SET last_seen = v.seen, rss_bytes = v.rss, cpu_seconds = v.cpu "
-       "FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[], $4::float8[]) AS v(id, seen, rss, cpu) "
-       "WHERE a.agent_id = v.id"},
+       "FROM v, l WHERE a.agent_id = l.agent_id AND v.id = l.agent_id"},
       {"fm_liveness_leases",
-       "UPDATE jobs SET lease_expires_at = now() + $2::interval "
-       "WHERE agent_id = ANY($1::uuid[]) AND status IN ('assigned', 'running')"},
+       "WITH l AS (SELECT job_id FROM jobs WHERE agent_id = ANY($1::uuid[]) AND status IN ('assigned', 'running')"
+       "           ORDER BY job_id FOR NO KEY UPDATE SKIP LOCKED) "
+       "UPDATE jobs j SET lease_expires_at = now() + $2::interval FROM l WHERE j.job_id = l.job_id"},
       {"fm_claim_jobs",
        "WITH cand AS ("
        "  SELECT j.job_id FROM jobs j"

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <functional>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -59,6 +60,10 @@ ABSL_FLAG(int, hold_processes, 0,
           "simulator processes holding the agents beyond --dispatch_agents (0 = all in this process); "
           "their CPU share is reported");
 ABSL_FLAG(int, max_agent_streams, 0, "coordinator --max_agent_streams (0 = its descriptor budget)");
+ABSL_FLAG(int, hold_coordinators, 1,
+          "coordinators on the one database holding the --hold_processes agents (round-robin by process); "
+          "the first also runs the dispatch and ingestion phases");
+ABSL_FLAG(bool, hold_only, false, "skip the idle, dispatch and ingestion phases (a hold run)");
 // A simulator child (started by --hold_processes; not for use by hand): holds
 // --sim_child_agents agents on --sim_child_target and writes its counts to
 // --sim_child_status every second until killed.
@@ -375,8 +380,9 @@ SimCounts CountsOf(const SimFleet& fleet) {
 // "size welcomed open refusals<TAB>first refusal" to its status file every second.
 class SimChildren {
  public:
-  absl::Status Start(const std::string& dir, const std::string& target, const std::string& token, int agents,
-                     int processes) {
+  // Child i connects to targets[i % targets.size()].
+  absl::Status Start(const std::string& dir, const std::vector<std::string>& targets, const std::string& token,
+                     int agents, int processes) {
     char self[4096] = {};
     const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) return absl::InternalError("readlink /proc/self/exe failed");
@@ -384,7 +390,7 @@ class SimChildren {
       const int share = agents / processes + (i < agents % processes ? 1 : 0);
       const std::string status = absl::StrCat(dir, "/sim-", i, ".status");
       auto child = testing::Subprocess::Start(
-          {std::string(self, n), absl::StrCat("--sim_child_target=", target), absl::StrCat("--sim_child_token=", token),
+          {std::string(self, n), absl::StrCat("--sim_child_target=", targets[i % targets.size()]), absl::StrCat("--sim_child_token=", token),
            absl::StrCat("--sim_child_prefix=simh", i), absl::StrCat("--sim_child_agents=", share),
            absl::StrCat("--sim_child_status=", status),
            absl::StrCat("--heartbeat_interval=", absl::FormatDuration(absl::GetFlag(FLAGS_heartbeat_interval)))},
@@ -441,32 +447,70 @@ double SelfCpuSeconds() {
   return absl::ToDoubleSeconds(absl::DurationFromTimeval(usage.ru_utime) + absl::DurationFromTimeval(usage.ru_stime));
 }
 
-void HoldAgents(SimFleet& fleet, const SimChildren& children, ControlClient& control, pid_t coordinator_pid,
-                Report& report) {
+void HoldAgents(SimFleet& fleet, const SimChildren& children, ControlClient& control,
+                const std::vector<pid_t>& coordinator_pids, Report& report) {
+  auto cpu_of = [&] {
+    std::vector<double> cpu;
+    for (pid_t pid : coordinator_pids) cpu.push_back(CpuSeconds(pid));
+    return cpu;
+  };
+  auto rss_of = [&] {
+    std::vector<uint64_t> rss;
+    for (pid_t pid : coordinator_pids) rss.push_back(RssBytes(pid));
+    return rss;
+  };
   const absl::Duration hold = absl::GetFlag(FLAGS_hold);
   const absl::Duration interval = absl::GetFlag(FLAGS_heartbeat_interval);
-  const double cpu0 = CpuSeconds(coordinator_pid);
+  const std::vector<double> cpu0 = cpu_of();
   const double self0 = SelfCpuSeconds(), children0 = children.CpuSeconds();
-  const uint64_t rss_before = RssBytes(coordinator_pid);
-  const absl::Time t0 = absl::Now();
-  absl::SleepFor(hold);  // the fleets' heartbeat threads keep every agent alive
-  const double wall = absl::ToDoubleSeconds(absl::Now() - t0);
-  const double cpu = CpuSeconds(coordinator_pid) - cpu0;
-  const double sim_self = SelfCpuSeconds() - self0, sim_children = children.CpuSeconds() - children0;
-  size_t online = 0;
-  if (auto agents = control.ListAgents("label:fleet=sim"); agents.ok()) {
+  const std::vector<uint64_t> rss_before = rss_of();
+  // The fleets' heartbeat threads keep every agent alive; every 30 s (and at the end)
+  // the first coordinator lists the agents: the fewest listed online is reported.
+  auto listed_online = [&]() -> int64_t {
+    auto agents = control.ListAgents("label:fleet=sim");
+    if (!agents.ok()) return -1;
+    int64_t online = 0;
     for (const v1::AgentInfo& a : *agents) online += a.state() == "online";
+    return online;
+  };
+  const absl::Time t0 = absl::Now();
+  int64_t min_online = -1;
+  int samples = 0, failed_lists = 0;
+  while (absl::Now() - t0 < hold) {
+    absl::SleepFor(std::min(absl::Seconds(30), hold - (absl::Now() - t0)));
+    const int64_t online = listed_online();
+    ++samples;
+    if (online < 0) {
+      ++failed_lists;
+      continue;
+    }
+    if (min_online < 0 || online < min_online) min_online = online;
   }
+  const double wall = absl::ToDoubleSeconds(absl::Now() - t0);
+  const std::vector<double> cpu1 = cpu_of();
+  const double sim_self = SelfCpuSeconds() - self0, sim_children = children.CpuSeconds() - children0;
+  const int64_t online = listed_online();
   const SimCounts here = CountsOf(fleet), there = children.Counts();
   const size_t held = here.open + there.open, size = here.size + there.size;
   const uint64_t refusals = here.refusals + there.refusals;
-  const uint64_t rss = RssBytes(coordinator_pid);
+  const std::vector<uint64_t> rss = rss_of();
+  uint64_t rss_sum = 0, rss_before_sum = 0;
+  double cpu = 0;
+  std::vector<std::string> each;
+  for (size_t i = 0; i < coordinator_pids.size(); ++i) {
+    rss_sum += rss[i];
+    rss_before_sum += rss_before[i];
+    cpu += cpu1[i] - cpu0[i];
+    each.push_back(absl::StrFormat("%s, %.1f%%", Mib(rss[i]), 100.0 * (cpu1[i] - cpu0[i]) / wall));
+  }
   report.Add(absl::StrFormat(
       "held: %zu of %zu simulated agents with open streams after %.0f s of heartbeats every %s; "
-      "coordinator lists %zu online; coordinator RSS %s (%s at the start of the hold; %s per 1000 held), CPU %.1f%% "
-      "of one core; refusals %llu%s",
-      held, size, wall, absl::FormatDuration(interval), online, Mib(rss), Mib(rss_before),
-      Mib(held > 0 ? rss * 1000 / held : 0), 100.0 * cpu / wall, static_cast<unsigned long long>(refusals),
+      "listed online: %lld at the end, fewest %lld over %d lists (%d failed); %zu coordinator(s) RSS %s (%s at the "
+      "start of the hold; %s per 1000 held), CPU %.1f%% of one core (each: %s); refusals %llu%s",
+      held, size, wall, absl::FormatDuration(interval), static_cast<long long>(online),
+      static_cast<long long>(min_online), samples, failed_lists, coordinator_pids.size(), Mib(rss_sum),
+      Mib(rss_before_sum), Mib(held > 0 ? rss_sum * 1000 / held : 0), 100.0 * cpu / wall, absl::StrJoin(each, "; "),
+      static_cast<unsigned long long>(refusals),
       refusals > 0 ? absl::StrCat(" (first: \"", here.refusals > 0 ? here.first_refusal : there.first_refusal, "\")")
                    : ""));
   report.Add(absl::StrFormat(
@@ -531,11 +575,29 @@ int Main() {
   report.Add(absl::StrCat("machine: ", sysconf(_SC_NPROCESSORS_ONLN), " CPUs; coordinator at ",
                           (*coordinator)->address(), ", PostgreSQL ", db_uri));
 
-  MeasureRealAgent(dir, **coordinator, control, report);
+  // --hold_coordinators: more coordinators on the same database, for the hold only.
+  std::vector<std::unique_ptr<CoordinatorProcess>> more;
+  std::vector<std::string> hold_targets = {absl::StrCat("ipv4:", (*coordinator)->address())};
+  std::vector<pid_t> coordinator_pids = {coordinator_pid};
+  for (int i = 1; i < absl::GetFlag(FLAGS_hold_coordinators); ++i) {
+    const std::string sub = absl::StrCat(dir, "/coordinator-", i);
+    std::filesystem::create_directories(sub);
+    auto started = CoordinatorProcess::Start(sub, config);
+    if (!started.ok()) {
+      std::cerr << "coordinator " << i << ": " << started.status() << "\n";
+      return 1;
+    }
+    hold_targets.push_back(absl::StrCat("ipv4:", (*started)->address()));
+    coordinator_pids.push_back((*started)->process()->pid());
+    more.push_back(*std::move(started));
+  }
+  const bool hold_only = absl::GetFlag(FLAGS_hold_only);
+
+  if (!hold_only) MeasureRealAgent(dir, **coordinator, control, report);
 
   SimFleet fleet(absl::StrCat("ipv4:", (*coordinator)->address()), config.enrollment_token);
   const int total = absl::GetFlag(FLAGS_agents);
-  const int dispatch = std::min(total, absl::GetFlag(FLAGS_dispatch_agents));
+  const int dispatch = hold_only ? 0 : std::min(total, absl::GetFlag(FLAGS_dispatch_agents));
   const int ingest = std::min(dispatch, absl::GetFlag(FLAGS_ingest_agents));
   const absl::Time c0 = absl::Now();
   fleet.StartHeartbeats(absl::GetFlag(FLAGS_heartbeat_interval));
@@ -545,13 +607,15 @@ int Main() {
   report.Add(absl::StrFormat("connect: %zu of %d agents welcomed in %.1f s%s", fleet.welcomed(), dispatch,
                              absl::ToDoubleSeconds(absl::Now() - c0), connected ? "" : " (INCOMPLETE)"));
 
-  MeasureDispatch(fleet, control, dispatch, report);
-  MeasureIngestion(dir, db_uri, fleet, control, report);
+  if (!hold_only) {
+    MeasureDispatch(fleet, control, dispatch, report);
+    MeasureIngestion(dir, db_uri, fleet, control, report);
+  }
 
   const absl::Time h0 = absl::Now();
   SimChildren children;
   if (const int processes = absl::GetFlag(FLAGS_hold_processes); processes > 0) {
-    if (absl::Status started = children.Start(dir, absl::StrCat("ipv4:", (*coordinator)->address()),
+    if (absl::Status started = children.Start(dir, hold_targets,
                                               config.enrollment_token, total - dispatch, processes);
         !started.ok()) {
       std::cerr << started << "\n";
@@ -573,12 +637,13 @@ int Main() {
                              static_cast<unsigned long long>(here.refusals + there.refusals),
                              absl::ToDoubleSeconds(absl::Now() - h0), total - dispatch, children.processes(),
                              all_connected ? "" : " (INCOMPLETE)"));
-  HoldAgents(fleet, children, control, coordinator_pid, report);
+  HoldAgents(fleet, children, control, coordinator_pids, report);
 
   children.Stop();
   fleet.StopAll();
   fleet.WaitAllDone(absl::Seconds(60));
   std::cout << "\n== fleet benchmark summary\n" << absl::StrJoin(report.lines, "\n") << std::endl;
+  more.clear();
   coordinator->reset();
   testing::RemoveTree(dir);
   return 0;

@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "engine/common/message_limits.h"
 #include "engine/common/status_macros.h"
 #include "google/protobuf/text_format.h"
 
@@ -357,7 +358,10 @@ ControlClient::ControlClient(const std::string& address, std::string admin_token
     ssl.pem_private_key = ReadFile(tls->client_key);
     credentials = grpc::SslCredentials(ssl);
   }
-  stub_ = v1::ControlService::NewStub(grpc::CreateChannel(address, credentials));
+  // The CLI's limit: a list of tens of thousands of agents is larger than gRPC's 4 MiB.
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(kCliMaxMessageBytes);
+  stub_ = v1::ControlService::NewStub(grpc::CreateCustomChannel(address, credentials, arguments));
 }
 
 std::unique_ptr<grpc::ClientContext> ControlClient::Context() const {
