@@ -1047,6 +1047,48 @@ TEST(StoreTest, LivenessFlushRenewsLeasesOfAgentsItCouldNotRecord) {
   EXPECT_EQ(store->RecordLiveness({}, absl::Seconds(30), {"not-a-uuid"}).code(), absl::StatusCode::kInvalidArgument);
 }
 
+// The liveness flush never waits for a row lock: a job end holds its job row, then its
+// agent row, then its run row, and a flush that waited for them (while holding other
+// agents' rows) deadlocked against job ends in every 1 000-agent fan-out. Rows held
+// elsewhere are skipped and written by the next flush.
+TEST(StoreTest, LivenessFlushSkipsRowsAnotherTransactionHolds) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string held = Agent(*store, "held"), free = Agent(*store, "free");
+  ASSERT_TRUE(store->CreateRun(MakeRun({held, free}, /*max_attempts=*/1)).ok());
+  auto claimed = store->ClaimJobs({held, free}, absl::Seconds(5));
+  ASSERT_TRUE(claimed.ok() && claimed->size() == 2u);
+  const absl::Time seen = absl::Now();
+  pqxx::connection other(db.uri());
+  pqxx::work holder(other);
+  holder.exec_params("SELECT 1 FROM jobs WHERE agent_id = $1::uuid FOR UPDATE", held);
+  holder.exec_params("SELECT 1 FROM agents WHERE agent_id = $1::uuid FOR NO KEY UPDATE", held);
+  // With the rows held, the flush returns (the old statements waited here until the
+  // holder ended) and writes the free agent's row and lease only.
+  std::atomic<bool> done{false};
+  absl::Status flushed;
+  std::thread flush([&] {
+    flushed = store->RecordLiveness({{held, seen, 111, 1.0}, {free, seen, 222, 2.0}}, absl::Seconds(600));
+    done = true;
+  });
+  for (int i = 0; i < 3000 && !done; ++i) absl::SleepFor(absl::Milliseconds(10));
+  const bool returned_while_held = done.load();
+  holder.commit();
+  flush.join();
+  ASSERT_TRUE(returned_while_held) << "the liveness flush waited for rows another transaction held";
+  ASSERT_TRUE(flushed.ok()) << flushed;
+  const std::string long_lease = "lease_expires_at > now() + interval '300 seconds'";
+  EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM agents WHERE rss_bytes = 222 AND agent_id = '", free, "'")), 1);
+  EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM agents WHERE rss_bytes = 111")), 0);
+  EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM jobs WHERE ", long_lease, " AND agent_id = '", free, "'")), 1);
+  EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM jobs WHERE ", long_lease, " AND agent_id = '", held, "'")), 0);
+  // The next flush, with the rows free again, writes the skipped ones.
+  ASSERT_TRUE(store->RecordLiveness({{held, seen, 111, 1.0}}, absl::Seconds(600)).ok());
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM agents WHERE rss_bytes = 111"), 1);
+  EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM jobs WHERE ", long_lease, " AND agent_id = '", held, "'")), 1);
+}
+
 TEST(StoreTest, ScheduleNamesFollowTheAgentNameRule) {
   FLEETMARK_TEST_DATABASE_OR_SKIP(db);
   auto store = OpenStore(db.uri());
