@@ -139,8 +139,9 @@ absl::Status PgStore::SetAgentOffline(const std::string& agent_id, const std::st
 absl::Status PgStore::RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease,
                                      const std::vector<std::string>& renew_also) {
   for (const std::string& id : renew_also) FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("renew_also[]", id));
-  // The arrays in agent id order (deterministic statements). A flush of 19 500 agents
-  // once failed with "deadlock detected" against a fan-out's claims: Aborted is retried.
+  // The arrays in agent id order (deterministic statements). The statements skip rows
+  // other transactions hold, so they take part in no deadlock (fm_liveness_agents);
+  // Aborted (a serialization failure) is still retried, as a safety net.
   std::vector<const AgentLiveness*> sorted;
   sorted.reserve(batch.size());
   for (const AgentLiveness& a : batch) sorted.push_back(&a);

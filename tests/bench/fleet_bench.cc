@@ -320,9 +320,10 @@ void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFlee
   // baseline), rows marked engine_version 'copy-baseline' and deleted between rounds;
   // (b) a copy of it without foreign keys (LIKE copies indexes, not constraints), for
   // reference. Each side is summarised by its median.
-  auto ids = testing::Psql(db_uri, absl::StrCat("SELECT j.run_id || ',' || j.job_id || ',' || j.agent_id || ',' || "
-                                                "r.created_at FROM jobs j JOIN runs r USING (run_id) WHERE j.run_id = '",
-                                                run_id, "' LIMIT 1"));
+  auto ids =
+      testing::Psql(db_uri, absl::StrCat("SELECT j.run_id || ',' || j.job_id || ',' || j.agent_id || ',' || "
+                                         "r.created_at FROM jobs j JOIN runs r USING (run_id) WHERE j.run_id = '",
+                                         run_id, "' LIMIT 1"));
   std::vector<std::string> id_parts = absl::StrSplit(absl::StripAsciiWhitespace(ids.value_or(",,,")), ',');
   if (id_parts.size() != 4) return;
   const std::string csv = dir + "/copy_rows.csv";
@@ -390,9 +391,9 @@ class SimChildren {
       const int share = agents / processes + (i < agents % processes ? 1 : 0);
       const std::string status = absl::StrCat(dir, "/sim-", i, ".status");
       auto child = testing::Subprocess::Start(
-          {std::string(self, n), absl::StrCat("--sim_child_target=", targets[i % targets.size()]), absl::StrCat("--sim_child_token=", token),
-           absl::StrCat("--sim_child_prefix=simh", i), absl::StrCat("--sim_child_agents=", share),
-           absl::StrCat("--sim_child_status=", status),
+          {std::string(self, n), absl::StrCat("--sim_child_target=", targets[i % targets.size()]),
+           absl::StrCat("--sim_child_token=", token), absl::StrCat("--sim_child_prefix=simh", i),
+           absl::StrCat("--sim_child_agents=", share), absl::StrCat("--sim_child_status=", status),
            absl::StrCat("--heartbeat_interval=", absl::FormatDuration(absl::GetFlag(FLAGS_heartbeat_interval)))},
           absl::StrCat(dir, "/sim-", i, ".log"));
       if (!child.ok()) return child.status();
@@ -467,11 +468,8 @@ void HoldAgents(SimFleet& fleet, const SimChildren& children, ControlClient& con
   // The fleets' heartbeat threads keep every agent alive; every 30 s (and at the end)
   // the first coordinator lists the agents: the fewest listed online is reported.
   auto listed_online = [&]() -> int64_t {
-    auto agents = control.ListAgents("label:fleet=sim");
-    if (!agents.ok()) return -1;
-    int64_t online = 0;
-    for (const v1::AgentInfo& a : *agents) online += a.state() == "online";
-    return online;
+    absl::StatusOr<size_t> online = control.CountOnline("label:fleet=sim");
+    return online.ok() ? static_cast<int64_t>(*online) : -1;
   };
   const absl::Time t0 = absl::Now();
   int64_t min_online = -1;
@@ -615,8 +613,7 @@ int Main() {
   const absl::Time h0 = absl::Now();
   SimChildren children;
   if (const int processes = absl::GetFlag(FLAGS_hold_processes); processes > 0) {
-    if (absl::Status started = children.Start(dir, hold_targets,
-                                              config.enrollment_token, total - dispatch, processes);
+    if (absl::Status started = children.Start(dir, hold_targets, config.enrollment_token, total - dispatch, processes);
         !started.ok()) {
       std::cerr << started << "\n";
       return 1;
@@ -631,12 +628,12 @@ int Main() {
   };
   const bool all_connected = Wait(settled, absl::Seconds(900));
   const SimCounts here = CountsOf(fleet), there = children.Counts();
-  report.Add(absl::StrFormat("connect: %zu of %d agents welcomed, %llu refused (%.1f s for the last %d, %zu simulator "
-                             "processes)%s",
-                             here.welcomed + there.welcomed, total,
-                             static_cast<unsigned long long>(here.refusals + there.refusals),
-                             absl::ToDoubleSeconds(absl::Now() - h0), total - dispatch, children.processes(),
-                             all_connected ? "" : " (INCOMPLETE)"));
+  report.Add(absl::StrFormat(
+      "connect: %zu of %d agents welcomed, %llu refused (%.1f s for the last %d, %zu simulator "
+      "processes)%s",
+      here.welcomed + there.welcomed, total, static_cast<unsigned long long>(here.refusals + there.refusals),
+      absl::ToDoubleSeconds(absl::Now() - h0), total - dispatch, children.processes(),
+      all_connected ? "" : " (INCOMPLETE)"));
   HoldAgents(fleet, children, control, coordinator_pids, report);
 
   children.Stop();

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -457,16 +458,21 @@ absl::StatusOr<v1::RunInfo> ControlClient::WaitRunEnded(const std::string& run_i
   return run;
 }
 
+absl::StatusOr<size_t> ControlClient::CountOnline(const std::string& selector) {
+  FLEETMARK_ASSIGN_OR_RETURN(const std::vector<v1::AgentInfo> agents, ListAgents(selector));
+  return static_cast<size_t>(
+      std::count_if(agents.begin(), agents.end(), [](const v1::AgentInfo& a) { return a.state() == "online"; }));
+}
+
 absl::Status ControlClient::WaitOnline(size_t count, absl::Duration timeout) {
   size_t online = 0;
   absl::Status last;
   const bool ok = WaitUntil(
       [&] {
-        absl::StatusOr<std::vector<v1::AgentInfo>> agents = ListAgents();
-        last = agents.status();
-        if (!agents.ok()) return false;
-        online = 0;
-        for (const v1::AgentInfo& a : *agents) online += a.state() == "online";
+        absl::StatusOr<size_t> counted = CountOnline();
+        last = counted.status();
+        if (!counted.ok()) return false;
+        online = *counted;
         return online >= count;
       },
       timeout, absl::Milliseconds(100));

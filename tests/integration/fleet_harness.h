@@ -199,6 +199,8 @@ class ControlClient {
   absl::StatusOr<v1::RemoveAgentResponse> RemoveAgent(const std::string& name);
   // Polls GetRun until the run is done, failed or cancelled.
   absl::StatusOr<v1::RunInfo> WaitRunEnded(const std::string& run_id, absl::Duration timeout);
+  // Agents matching `selector` whose state is "online".
+  absl::StatusOr<size_t> CountOnline(const std::string& selector = "");
   // Polls ListAgents until at least `count` agents are online.
   absl::Status WaitOnline(size_t count, absl::Duration timeout);
 
