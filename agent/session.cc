@@ -133,6 +133,8 @@ SessionOutcome Session::Serve(SessionStream& stream, const AgentMessage& hello) 
         OnCancellation(message.cancellation());
       } else if (message.has_ack()) {
         OnAck(message.ack());
+      } else if (message.has_acks()) {
+        for (const fleetmark::v1::ResultAck& ack : message.acks().acks()) OnAck(ack);
       } else if (message.has_job_finished_ack()) {
         OnFinishedAck(message.job_finished_ack());
       }

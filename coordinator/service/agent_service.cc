@@ -1,5 +1,6 @@
 #include "coordinator/service/agent_service.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -333,6 +334,8 @@ void AgentServiceImpl::Welcome(const SessionPtr& session, const v1::Hello& hello
     s.running_job = resumption.running_job.empty() ? resumption.ended_job : resumption.running_job;
     s.cancel_sent = resumption.ended_job;
     s.last_heartbeat = clock_.Now();
+    s.batched_acks = std::find(hello.capabilities().begin(), hello.capabilities().end(),
+                               v1::CAPABILITY_RESULT_ACKS) != hello.capabilities().end();
   });
   if (SessionPtr previous = registry_.Add(agent_id, session); previous != nullptr && previous != session) {
     previous->Close(grpc::Status(grpc::StatusCode::ABORTED, "replaced by a newer connection of this agent"));
@@ -359,21 +362,21 @@ void AgentServiceImpl::Welcome(const SessionPtr& session, const v1::Hello& hello
 
 void AgentServiceImpl::HandleResult(const SessionPtr& session, v1::CaseResult result) {
   const std::string agent_id = session->state().agent_id;
-  bool pause = false;
+  bool pause = false, batched = false;
   session->UpdateState([&](AgentSession::AgentState& s) {
+    batched = s.batched_acks;
     ++s.pending_acks;
     pause = s.pending_acks >= options_.max_pending_acks;
     s.read_paused = pause;
   });
   const uint32_t resume_below = options_.max_pending_acks / 2;
-  ingestor_.Submit(agent_id, std::move(result), [session, resume_below](const store::ResultOutcome& outcome) {
-    v1::CoordinatorMessage message;
-    v1::ResultAck* ack = message.mutable_ack();
-    ack->set_result_id(outcome.result_id);
-    ack->set_duplicate(outcome.duplicate);
-    ack->set_rejected(outcome.rejected);
-    ack->set_message(outcome.message);
-    session->Send(std::move(message));
+  ingestor_.Submit(agent_id, std::move(result), [session, resume_below, batched](const store::ResultOutcome& outcome) {
+    v1::ResultAck ack;
+    ack.set_result_id(outcome.result_id);
+    ack.set_duplicate(outcome.duplicate);
+    ack.set_rejected(outcome.rejected);
+    ack.set_message(outcome.message);
+    session->SendResultAck(std::move(ack), batched);
     bool resume = false;
     session->UpdateState([&](AgentSession::AgentState& s) {
       if (s.pending_acks > 0) --s.pending_acks;

@@ -29,6 +29,27 @@ void AgentSession::Send(v1::CoordinatorMessage message) {
   Pump();
 }
 
+void AgentSession::SendResultAck(v1::ResultAck ack, bool batched) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (finish_requested_) return;
+    // Only queued messages are joined: the one being written was already serialised.
+    if (batched && !outbound_.empty() && outbound_.back().has_acks() &&
+        outbound_.back().acks().acks_size() < kMaxAcksPerMessage) {
+      *outbound_.back().mutable_acks()->add_acks() = std::move(ack);
+      return;  // a write is in flight or queued ahead: its completion pumps this one
+    }
+    v1::CoordinatorMessage message;
+    if (batched) {
+      *message.mutable_acks()->add_acks() = std::move(ack);
+    } else {
+      *message.mutable_ack() = std::move(ack);
+    }
+    outbound_.push_back(std::move(message));
+  }
+  Pump();
+}
+
 void AgentSession::Close(const grpc::Status& status) {
   {
     absl::MutexLock lock(&mu_);

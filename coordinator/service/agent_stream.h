@@ -35,6 +35,10 @@ namespace fleetmark::service {
 
 class AgentStream;
 
+// Entries of one ResultAcks message at most: a full batch of short acks is ~60 KiB, of
+// acks carrying a rejection message (<= 1 KiB each) under 1 MiB.
+inline constexpr int kMaxAcksPerMessage = 1000;
+
 class AgentSession : public std::enable_shared_from_this<AgentSession> {
  public:
   // Receives each inbound message (on a gRPC thread: must return at once) and, once,
@@ -48,6 +52,11 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
 
   // Queues `message` for the agent. Dropped once the stream is closing.
   void Send(v1::CoordinatorMessage message);
+  // Queues one result's ack. With `batched` (the agent announced
+  // CAPABILITY_RESULT_ACKS) acks queued while a write is in flight are coalesced into
+  // one ResultAcks message of at most kMaxAcksPerMessage entries, in order; else each is
+  // its own ResultAck message. Dropped once the stream is closing.
+  void SendResultAck(v1::ResultAck ack, bool batched);
   // Ends the stream with `status` after the queued messages are written. Idempotent:
   // the first status wins.
   void Close(const grpc::Status& status);
@@ -78,6 +87,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
     bool read_paused = false;  // waiting for acks to drain before reading on
     bool holds_stream_slot = false;  // took a StreamSlots slot at its hello (given back at the end)
     bool stream_done = false;        // the stream ended (set before on_done's work)
+    bool batched_acks = false;       // the hello announced CAPABILITY_RESULT_ACKS
   };
   AgentState state() const;
   void UpdateState(const std::function<void(AgentState&)>& update);

@@ -505,6 +505,33 @@ TEST_F(AgentSessionTest, AssignmentIsAcceptedRunAndItsResultsSpooledAckedAndRepo
   EXPECT_TRUE((*spool)->PendingFinished().empty());
 }
 
+// The hello announces CAPABILITY_RESULT_ACKS; acks batched in one ResultAcks drop
+// their results from the spool as single ResultAcks do, and both may mix.
+TEST_F(AgentSessionTest, BatchedResultAcksDropTheirResultsFromTheSpool) {
+  StartAgent();
+  auto stream = Stream(0);
+  ASSERT_NE(stream, nullptr);
+  ASSERT_NO_FATAL_FAILURE(WelcomeOn(*stream));
+  const std::vector<AgentMessage> written = RunJobOn(*stream);
+  const int hello = IndexOf(written, AgentMessage::kHello);
+  ASSERT_GE(hello, 0);
+  EXPECT_THAT(written[hello].hello().capabilities(), testing::Contains(fleetmark::v1::CAPABILITY_RESULT_ACKS));
+  const std::vector<std::string> ids = ResultIds(written);
+  ASSERT_EQ(ids.size(), 3u);
+  CoordinatorMessage batch;
+  for (size_t i = 0; i < 2; ++i) batch.mutable_acks()->add_acks()->set_result_id(ids[i]);
+  stream->Push(batch);
+  stream->Push(Ack(ids[2]));
+  stream->Push(FinishedAck(kJob));
+  stream->End();
+  ASSERT_TRUE(stream->WaitEnded());
+  EXPECT_EQ(agent_->stats().acks, 3u);
+  StopAgent();
+  auto spool = Spool::Open(Options().spool_dir, {});
+  ASSERT_TRUE(spool.ok()) << spool.status();
+  EXPECT_EQ((*spool)->pending(), 0u);
+}
+
 TEST_F(AgentSessionTest, CancellationStopsTheRunningJobAndReportsItCancelled) {
   auto stream = StartAHeldJob();
   ASSERT_NE(stream, nullptr);

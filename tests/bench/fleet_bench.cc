@@ -269,16 +269,17 @@ std::string WriteCopyCsv(const std::string& path, int rows, int samples, const s
 
 // One ingestion round: every ingest agent sends its results for one run; returns
 // results/s from the first result written to the last ack (0 on failure, reported).
-double IngestRound(const std::string& db_uri, SimFleet& fleet, ControlClient& control, int round, Report& report,
-                   std::string* run_id) {
+// `selector` picks the ingesting agents, `acks` names how they are acknowledged.
+double IngestRound(const std::string& db_uri, SimFleet& fleet, ControlClient& control, int round,
+                   const std::string& selector, const std::string& acks, Report& report, std::string* run_id) {
   const int agents = absl::GetFlag(FLAGS_ingest_agents);
   const int per_agent = absl::GetFlag(FLAGS_results_per_agent);
   const int samples = absl::GetFlag(FLAGS_samples_per_result);
   const uint64_t expected = static_cast<uint64_t>(agents) * per_agent;
   fleet.set_job_plan({.results_per_job = per_agent, .samples_per_result = samples});
   fleet.first_result_ns.store(0);
-  const uint64_t acks_before = fleet.acks.load();
-  auto run = control.Submit(testing::ReducedS1Plan({"direct"}, {"arithmetic"}, 10, 2), "label:i=1");
+  const uint64_t acks_before = fleet.acks.load(), messages_before = fleet.ack_messages.load();
+  auto run = control.Submit(testing::ReducedS1Plan({"direct"}, {"arithmetic"}, 10, 2), selector);
   if (!run.ok()) {
     report.Add(absl::StrCat("ingestion: submit failed: ", run.status().ToString()));
     return 0;
@@ -291,9 +292,10 @@ double IngestRound(const std::string& db_uri, SimFleet& fleet, ControlClient& co
       testing::PsqlInt(db_uri, absl::StrCat("SELECT count(*) FROM case_results WHERE run_id = '", run->run_id(), "'"));
   const double rate = acked / seconds;
   report.Add(absl::StrFormat(
-      "ingestion round %d via coordinator: %llu results from %d agents (%d samples each) acked in %.2f s = "
-      "%.0f results/s%s; rows in PostgreSQL %s; rejected acks %llu",
-      round, static_cast<unsigned long long>(acked), agents, samples, seconds, rate, all ? "" : " (INCOMPLETE)",
+      "ingestion round %d via coordinator, %s acks: %llu results from %d agents (%d samples each) acked in %.2f s "
+      "= %.0f results/s%s, in %llu ack messages; rows in PostgreSQL %s; rejected acks %llu",
+      round, acks, static_cast<unsigned long long>(acked), agents, samples, seconds, rate,
+      all ? "" : " (INCOMPLETE)", static_cast<unsigned long long>(fleet.ack_messages.load() - messages_before),
       rows.ok() ? absl::StrCat(*rows) : rows.status().ToString(),
       static_cast<unsigned long long>(fleet.rejected_acks.load())));
   (void)control.WaitRunEnded(run->run_id(), absl::Seconds(300));
@@ -305,15 +307,22 @@ void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFlee
   const int rounds = absl::GetFlag(FLAGS_ingest_rounds);
   const uint64_t expected =
       static_cast<uint64_t>(absl::GetFlag(FLAGS_ingest_agents)) * absl::GetFlag(FLAGS_results_per_agent);
-  std::vector<double> rates;
+  // Rounds alternate between agents announcing CAPABILITY_RESULT_ACKS (batched acks, as
+  // fleetmark-agent does) and agents that do not (one ResultAck per result, as agents
+  // built before it), so both meet the same machine noise.
+  std::vector<double> rates, single_rates;
   std::string run_id;
   for (int round = 1; round <= rounds; ++round) {
-    const double rate = IngestRound(db_uri, fleet, control, round, report, &run_id);
+    const double rate = IngestRound(db_uri, fleet, control, round, "label:i=1", "batched", report, &run_id);
     if (rate <= 0) break;
     rates.push_back(rate);
+    std::string unused;
+    const double single = IngestRound(db_uri, fleet, control, round, "label:i=2", "single", report, &unused);
+    if (single <= 0) break;
+    single_rates.push_back(single);
   }
   fleet.set_job_plan({.results_per_job = 0});
-  if (rates.empty()) return;
+  if (rates.empty() || single_rates.empty()) return;
 
   // The same number of rows with COPY via psql, as many times, into (a) case_results
   // itself: the same table with its foreign keys, unique key and indexes (the target's
@@ -360,10 +369,13 @@ void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFlee
   if (copy_rates.empty() || no_fk_rates.empty()) return;
   const double no_fk_rate = Percentile(no_fk_rates, 50);
   const double rate = Percentile(rates, 50), copy_rate = Percentile(copy_rates, 50);
+  const double single_rate = Percentile(single_rates, 50);
   report.Add(absl::StrFormat(
-      "ingestion: median %.0f results/s over %zu rounds; COPY into case_results median %.0f rows/s: coordinator "
-      "ingestion = %.0f%% of COPY (COPY into a copy without foreign keys: %.0f rows/s, ingestion = %.0f%% of it)",
-      rate, rates.size(), copy_rate, 100.0 * rate / copy_rate, no_fk_rate, 100.0 * rate / no_fk_rate));
+      "ingestion: median %.0f results/s over %zu rounds with batched acks (%.0f with single acks); COPY into "
+      "case_results median %.0f rows/s: coordinator ingestion = %.0f%% of COPY (single acks: %.0f%%; COPY into "
+      "a copy without foreign keys: %.0f rows/s, ingestion = %.0f%% of it)",
+      rate, rates.size(), single_rate, copy_rate, 100.0 * rate / copy_rate, 100.0 * single_rate / copy_rate,
+      no_fk_rate, 100.0 * rate / no_fk_rate));
 }
 
 // Counts of simulated agents, in this process or summed over simulator children.
@@ -601,8 +613,16 @@ int Main() {
   fleet.StartHeartbeats(absl::GetFlag(FLAGS_heartbeat_interval));
   fleet.Add(ingest, "simi", {{"fleet", "sim"}, {"d", "1"}, {"i", "1"}});
   fleet.Add(dispatch - ingest, "simd", {{"fleet", "sim"}, {"d", "1"}});
-  const bool connected = Wait([&] { return fleet.welcomed() >= static_cast<size_t>(dispatch); }, absl::Seconds(600));
-  report.Add(absl::StrFormat("connect: %zu of %d agents welcomed in %.1f s%s", fleet.welcomed(), dispatch,
+  // As many again that acknowledge results one by one (agents older than
+  // CAPABILITY_RESULT_ACKS), outside the fan-out.
+  fleet.set_protocol({.batched_acks = false});
+  fleet.Add(ingest, "simo", {{"fleet", "sim"}, {"i", "2"}});
+  fleet.set_protocol({});
+  const int connecting = dispatch + ingest;  // of --agents
+  const int held = std::max(0, total - connecting);  // added for the hold
+  const bool connected =
+      Wait([&] { return fleet.welcomed() >= static_cast<size_t>(connecting); }, absl::Seconds(600));
+  report.Add(absl::StrFormat("connect: %zu of %d agents welcomed in %.1f s%s", fleet.welcomed(), connecting,
                              absl::ToDoubleSeconds(absl::Now() - c0), connected ? "" : " (INCOMPLETE)"));
 
   if (!hold_only) {
@@ -613,26 +633,28 @@ int Main() {
   const absl::Time h0 = absl::Now();
   SimChildren children;
   if (const int processes = absl::GetFlag(FLAGS_hold_processes); processes > 0) {
-    if (absl::Status started = children.Start(dir, hold_targets, config.enrollment_token, total - dispatch, processes);
+    if (absl::Status started = children.Start(dir, hold_targets, config.enrollment_token, held, processes);
         !started.ok()) {
       std::cerr << started << "\n";
       return 1;
     }
   } else {
-    fleet.Add(total - dispatch, "simh", {{"fleet", "sim"}});
+    fleet.Add(held, "simh", {{"fleet", "sim"}});
   }
   // Every agent welcomed, or refused at the coordinator's stream limit (it does not retry).
   auto settled = [&] {
     const SimCounts here = CountsOf(fleet), there = children.Counts();
-    return here.welcomed + there.welcomed + here.refusals + there.refusals >= static_cast<size_t>(total);
+    return here.welcomed + there.welcomed + here.refusals + there.refusals >=
+           static_cast<size_t>(connecting + held);
   };
   const bool all_connected = Wait(settled, absl::Seconds(900));
   const SimCounts here = CountsOf(fleet), there = children.Counts();
   report.Add(absl::StrFormat(
       "connect: %zu of %d agents welcomed, %llu refused (%.1f s for the last %d, %zu simulator "
       "processes)%s",
-      here.welcomed + there.welcomed, total, static_cast<unsigned long long>(here.refusals + there.refusals),
-      absl::ToDoubleSeconds(absl::Now() - h0), total - dispatch, children.processes(),
+      here.welcomed + there.welcomed, connecting + held,
+      static_cast<unsigned long long>(here.refusals + there.refusals),
+      absl::ToDoubleSeconds(absl::Now() - h0), held, children.processes(),
       all_connected ? "" : " (INCOMPLETE)"));
   HoldAgents(fleet, children, control, coordinator_pids, report);
 

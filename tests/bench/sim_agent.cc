@@ -38,6 +38,7 @@ void SimAgent::Start(const std::string& target, const std::string& token) {
   for (const char* s : {"direct", "fixed_pool"}) h->add_strategies(s);
   h->add_workloads("arithmetic");
   h->add_scenarios("batch");
+  if (fleet_->protocol().batched_acks) h->add_capabilities(v1::CAPABILITY_RESULT_ACKS);
   Send(std::move(hello));
   StartRead(&in_);
   StartCall();
@@ -155,22 +156,30 @@ void SimAgent::OnReadDone(bool ok) {
     case v1::CoordinatorMessage::kAssignment:
       OnAssignment(in_.assignment());
       break;
-    case v1::CoordinatorMessage::kAck: {
-      fleet_->acks.fetch_add(1);
-      if (in_.ack().rejected()) fleet_->rejected_acks.fetch_add(1);
-      fleet_->last_ack_ns.store(absl::ToUnixNanos(absl::Now()));
-      std::string finish_job;
-      {
-        absl::MutexLock lock(&mu_);
-        if (unacked_ > 0 && --unacked_ == 0) finish_job = job_id_;
-      }
-      if (!finish_job.empty()) SendFinished(finish_job);
+    case v1::CoordinatorMessage::kAck:
+      fleet_->ack_messages.fetch_add(1);
+      OnAck(in_.ack());
       break;
-    }
+    case v1::CoordinatorMessage::kAcks:
+      fleet_->ack_messages.fetch_add(1);
+      for (const v1::ResultAck& ack : in_.acks().acks()) OnAck(ack);
+      break;
     default:
       break;
   }
   StartRead(&in_);
+}
+
+void SimAgent::OnAck(const v1::ResultAck& ack) {
+  fleet_->acks.fetch_add(1);
+  if (ack.rejected()) fleet_->rejected_acks.fetch_add(1);
+  fleet_->last_ack_ns.store(absl::ToUnixNanos(absl::Now()));
+  std::string finish_job;
+  {
+    absl::MutexLock lock(&mu_);
+    if (unacked_ > 0 && --unacked_ == 0) finish_job = job_id_;
+  }
+  if (!finish_job.empty()) SendFinished(finish_job);
 }
 
 void SimAgent::OnDone(const grpc::Status& status) {

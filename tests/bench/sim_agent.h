@@ -33,6 +33,11 @@ struct JobPlan {
   bool hold_finish = false;
 };
 
+// How simulated agents speak the protocol (fixed when they say hello).
+struct SimProtocol {
+  bool batched_acks = true;  // announce CAPABILITY_RESULT_ACKS, as fleetmark-agent does
+};
+
 class SimFleet;
 
 class SimAgent : public grpc::ClientBidiReactor<v1::AgentMessage, v1::CoordinatorMessage> {
@@ -61,6 +66,7 @@ class SimAgent : public grpc::ClientBidiReactor<v1::AgentMessage, v1::Coordinato
 
  private:
   void OnAssignment(const v1::JobAssignment& job);
+  void OnAck(const v1::ResultAck& ack);
   void SendFinished(const std::string& job_id);
   // Moves the next queued message to out_; false (and not writing) if none.
   bool PrepareNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -106,6 +112,15 @@ class SimFleet {
     absl::MutexLock lock(&mu_);
     return job_plan_;
   }
+  // For agents added after the call.
+  void set_protocol(SimProtocol protocol) {
+    absl::MutexLock lock(&mu_);
+    protocol_ = protocol;
+  }
+  SimProtocol protocol() const {
+    absl::MutexLock lock(&mu_);
+    return protocol_;
+  }
 
   size_t size() const;
   void set_first_refusal(std::string reason) {
@@ -133,6 +148,7 @@ class SimFleet {
   // Counters (thread-safe).
   std::atomic<uint64_t> results_sent{0};
   std::atomic<uint64_t> acks{0};
+  std::atomic<uint64_t> ack_messages{0};  // messages carrying acks (a ResultAcks counts once)
   std::atomic<uint64_t> rejected_acks{0};
   std::atomic<uint64_t> refusals{0};
   std::atomic<int64_t> first_result_ns{0};  // absl::ToUnixNanos of the first result write
@@ -145,6 +161,7 @@ class SimFleet {
   const std::string token_;
   mutable absl::Mutex mu_;
   JobPlan job_plan_ ABSL_GUARDED_BY(mu_);
+  SimProtocol protocol_ ABSL_GUARDED_BY(mu_);
   std::string first_refusal_ ABSL_GUARDED_BY(mu_);
   // The agents (pointers stable); Add runs while the heartbeat thread reads.
   std::vector<SimAgent*> Snapshot() const;

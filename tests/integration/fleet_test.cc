@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -20,6 +21,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -33,6 +35,7 @@
 #include "agent/job_executor.h"
 #include "agent/spool.h"
 #include "agent/transport.h"
+#include "coordinator/service/agent_stream.h"
 #include "engine/topology/host.h"
 
 namespace fleetmark::testing {
@@ -1062,6 +1065,93 @@ TEST_F(FleetTest, AgentKilledAfterSpoolingJobFinishedEndsTheJobWithoutARerun) {
   EXPECT_EQ(after->jobs(0).attempts(), 1u);
   EXPECT_THAT(after->jobs(0).message(), Not(HasSubstr("stale replay")));
   ExpectExactlyOnce(run->run_id(), CaseCount(plan));
+}
+
+// Result acks to an agent announcing CAPABILITY_RESULT_ACKS come batched (ResultAcks,
+// several results per message while a write is in flight); an agent that does not
+// announce it (one built before the addition) gets one ResultAck per result. Either
+// way every result is acked exactly once with what the store decided (here: rejected,
+// the job is not the agent's).
+struct AckTally {
+  std::map<std::string, int> acked;  // result id -> times acked
+  int single_messages = 0, batch_messages = 0, largest_batch = 0, rejected = 0;
+  bool welcomed = false;
+};
+AckTally SendResultsAndTallyAcks(const std::string& address, v1::AgentMessage hello,
+                                 const std::vector<std::string>& ids) {
+  auto stub = v1::AgentService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  auto stream = stub->Connect(&context);
+  AckTally tally;
+  v1::CoordinatorMessage reply;
+  if (stream->Write(hello) && stream->Read(&reply) && reply.has_welcome()) {
+    tally.welcomed = true;
+    std::thread writer([&] {
+      for (const std::string& id : ids) {
+        v1::AgentMessage m;
+        v1::CaseResult* r = m.mutable_result();
+        r->set_result_id(id);
+        r->set_run_id("00000000-0000-4000-8000-00000000aaaa");
+        r->set_job_id("00000000-0000-4000-8000-00000000bbbb");  // no such job
+        r->mutable_spec()->set_case_id("batch/arithmetic/blocking/direct/any");
+        r->set_status(v1::CASE_STATUS_OK);
+        r->add_samples_ns(100);
+        if (!stream->Write(m)) break;
+      }
+    });
+    size_t acks = 0;
+    auto count = [&](const v1::ResultAck& ack) {
+      ++tally.acked[ack.result_id()];
+      tally.rejected += ack.rejected() && absl::StrContains(ack.message(), "is not a job of this agent");
+      ++acks;
+    };
+    while (acks < ids.size() && stream->Read(&reply)) {
+      if (reply.has_ack()) {
+        ++tally.single_messages;
+        count(reply.ack());
+      } else if (reply.has_acks()) {
+        ++tally.batch_messages;
+        tally.largest_batch = std::max(tally.largest_batch, reply.acks().acks_size());
+        for (const v1::ResultAck& ack : reply.acks().acks()) count(ack);
+      }
+    }
+    writer.join();
+  }
+  context.TryCancel();
+  while (stream->Read(&reply)) {
+  }
+  (void)stream->Finish();
+  return tally;
+}
+
+TEST_F(FleetTest, BatchedAcksGoOnlyToAgentsThatAnnounceThemAndEveryResultIsAckedOnce) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({}));
+  const std::string token = coordinator_->config().enrollment_token;
+  constexpr int kResults = 400;
+  for (const bool batched : {true, false}) {
+    SCOPED_TRACE(batched ? "batched" : "single");
+    std::vector<std::string> ids;
+    for (int i = 0; i < kResults; ++i) {
+      ids.push_back(absl::StrFormat("%08x-0000-4000-8000-%012x", batched ? 1 : 2, i));
+    }
+    v1::AgentMessage hello = Hello(batched ? "acks-batched" : "acks-single", token);
+    if (batched) hello.mutable_hello()->add_capabilities(v1::CAPABILITY_RESULT_ACKS);
+    const AckTally tally = SendResultsAndTallyAcks(coordinator_->address(), hello, ids);
+    ASSERT_TRUE(tally.welcomed);
+    ASSERT_EQ(tally.acked.size(), ids.size());
+    for (const std::string& id : ids) EXPECT_EQ(tally.acked.count(id) == 1 ? tally.acked.at(id) : 0, 1) << id;
+    EXPECT_EQ(tally.rejected, kResults);
+    if (batched) {
+      EXPECT_EQ(tally.single_messages, 0);
+      // 400 results in a burst: acks queued behind a write in flight share a message.
+      EXPECT_LT(tally.batch_messages, kResults);
+      EXPECT_LE(tally.largest_batch, service::kMaxAcksPerMessage);
+    } else {
+      EXPECT_EQ(tally.batch_messages, 0);
+      EXPECT_EQ(tally.single_messages, kResults);
+    }
+  }
 }
 
 // The same kill, but the agent stays away until the job's lease expired and the job
