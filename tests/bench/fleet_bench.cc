@@ -38,6 +38,7 @@
 #include "absl/synchronization/mutex.h"
 #include "agent/uuid.h"
 #include "tests/bench/bench_stats.h"
+#include "tests/bench/proc_stats.h"
 #include "tests/bench/sim_agent.h"
 #include "tests/integration/fleet_harness.h"
 #include "tests/integration/subprocess.h"
@@ -80,36 +81,35 @@ using testing::ControlClient;
 using testing::CoordinatorConfig;
 using testing::CoordinatorProcess;
 
-// /proc/<pid>/status VmRSS in bytes (0 if unreadable).
-uint64_t RssBytes(pid_t pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) {
-      std::vector<std::string> parts = absl::StrSplit(line, ' ', absl::SkipEmpty());
-      uint64_t kib = 0;
-      if (parts.size() >= 2 && absl::SimpleAtoi(parts[1], &kib)) return kib * 1024;
-    }
-  }
-  return 0;
-}
-
-// utime + stime of /proc/<pid>/stat, seconds.
-double CpuSeconds(pid_t pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::vector<std::string> fields = absl::StrSplit(text.substr(close + 2), ' ');
-  // After "pid (comm) ", field 3 (state) is index 0; utime = field 14 -> index 11.
-  uint64_t utime = 0, stime = 0;
-  if (fields.size() < 13 || !absl::SimpleAtoi(fields[11], &utime) || !absl::SimpleAtoi(fields[12], &stime)) {
-    return 0;
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
 std::string Mib(uint64_t bytes) { return absl::StrFormat("%.1f MiB", bytes / 1048576.0); }
+
+// CPU time (user + system), seconds, of this process (RUSAGE_SELF) or of its children
+// that ended and were waited for (RUSAGE_CHILDREN: psql).
+double RusageCpuSeconds(int who) {
+  rusage usage{};
+  getrusage(who, &usage);
+  return absl::ToDoubleSeconds(absl::DurationFromTimeval(usage.ru_utime) + absl::DurationFromTimeval(usage.ru_stime));
+}
+double SelfCpuSeconds() { return RusageCpuSeconds(RUSAGE_SELF); }
+
+// CPU seconds by side of a phase: the coordinator, PostgreSQL (every postgres process),
+// this process (the simulated agents) and its ended children (psql).
+struct CpuSplit {
+  double coordinator = 0, postgres = 0, simulator = 0, psql = 0;
+
+  static CpuSplit Now(pid_t coordinator_pid) {
+    return {CpuSeconds(coordinator_pid), PostgresCpuSeconds(), SelfCpuSeconds(), RusageCpuSeconds(RUSAGE_CHILDREN)};
+  }
+  CpuSplit operator-(const CpuSplit& o) const {
+    return {coordinator - o.coordinator, postgres - o.postgres, simulator - o.simulator, psql - o.psql};
+  }
+  // "coordinator 0.41 s, PostgreSQL 0.62 s, ..." per 1 000 `rows`.
+  std::string PerThousand(uint64_t rows) const {
+    const double k = rows > 0 ? 1000.0 / static_cast<double>(rows) : 0;
+    return absl::StrFormat("coordinator %.3f s, PostgreSQL %.3f s, simulator %.3f s, psql %.3f s", coordinator * k,
+                           postgres * k, simulator * k, psql * k);
+  }
+};
 
 bool Wait(const std::function<bool()>& done, absl::Duration timeout) {
   return testing::WaitUntil(done, timeout, absl::Milliseconds(20));
@@ -270,8 +270,10 @@ std::string WriteCopyCsv(const std::string& path, int rows, int samples, const s
 // One ingestion round: every ingest agent sends its results for one run; returns
 // results/s from the first result written to the last ack (0 on failure, reported).
 // `selector` picks the ingesting agents, `acks` names how they are acknowledged.
-double IngestRound(const std::string& db_uri, SimFleet& fleet, ControlClient& control, int round,
-                   const std::string& selector, const std::string& acks, Report& report, std::string* run_id) {
+// `cpu` gets the CPU each side spent from the submit to the last ack.
+double IngestRound(const std::string& db_uri, SimFleet& fleet, ControlClient& control, pid_t coordinator_pid,
+                   int round, const std::string& selector, const std::string& acks, Report& report,
+                   std::string* run_id, CpuSplit* cpu) {
   const int agents = absl::GetFlag(FLAGS_ingest_agents);
   const int per_agent = absl::GetFlag(FLAGS_results_per_agent);
   const int samples = absl::GetFlag(FLAGS_samples_per_result);
@@ -279,6 +281,7 @@ double IngestRound(const std::string& db_uri, SimFleet& fleet, ControlClient& co
   fleet.set_job_plan({.results_per_job = per_agent, .samples_per_result = samples});
   fleet.first_result_ns.store(0);
   const uint64_t acks_before = fleet.acks.load(), messages_before = fleet.ack_messages.load();
+  const CpuSplit cpu0 = CpuSplit::Now(coordinator_pid);
   auto run = control.Submit(testing::ReducedS1Plan({"direct"}, {"arithmetic"}, 10, 2), selector);
   if (!run.ok()) {
     report.Add(absl::StrCat("ingestion: submit failed: ", run.status().ToString()));
@@ -286,6 +289,7 @@ double IngestRound(const std::string& db_uri, SimFleet& fleet, ControlClient& co
   }
   *run_id = run->run_id();
   const bool all = Wait([&] { return fleet.acks.load() - acks_before >= expected; }, absl::Seconds(900));
+  *cpu = CpuSplit::Now(coordinator_pid) - cpu0;
   const double seconds = (fleet.last_ack_ns.load() - fleet.first_result_ns.load()) / 1e9;
   const uint64_t acked = fleet.acks.load() - acks_before;
   auto rows =
@@ -293,33 +297,40 @@ double IngestRound(const std::string& db_uri, SimFleet& fleet, ControlClient& co
   const double rate = acked / seconds;
   report.Add(absl::StrFormat(
       "ingestion round %d via coordinator, %s acks: %llu results from %d agents (%d samples each) acked in %.2f s "
-      "= %.0f results/s%s, in %llu ack messages; rows in PostgreSQL %s; rejected acks %llu",
+      "= %.0f results/s%s, in %llu ack messages; rows in PostgreSQL %s; rejected acks %llu; CPU per 1000 results: %s",
       round, acks, static_cast<unsigned long long>(acked), agents, samples, seconds, rate,
       all ? "" : " (INCOMPLETE)", static_cast<unsigned long long>(fleet.ack_messages.load() - messages_before),
       rows.ok() ? absl::StrCat(*rows) : rows.status().ToString(),
-      static_cast<unsigned long long>(fleet.rejected_acks.load())));
+      static_cast<unsigned long long>(fleet.rejected_acks.load()), cpu->PerThousand(acked)));
   (void)control.WaitRunEnded(run->run_id(), absl::Seconds(300));
   return all ? rate : 0;
 }
 
 void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFleet& fleet, ControlClient& control,
-                      Report& report) {
+                      pid_t coordinator_pid, Report& report) {
   const int rounds = absl::GetFlag(FLAGS_ingest_rounds);
   const uint64_t expected =
       static_cast<uint64_t>(absl::GetFlag(FLAGS_ingest_agents)) * absl::GetFlag(FLAGS_results_per_agent);
   // Rounds alternate between agents announcing CAPABILITY_RESULT_ACKS (batched acks, as
   // fleetmark-agent does) and agents that do not (one ResultAck per result, as agents
   // built before it), so both meet the same machine noise.
-  std::vector<double> rates, single_rates;
+  // PostgreSQL's CPU seconds per 1 000 rows, per round, on each side.
+  std::vector<double> rates, single_rates, pg_per_k, single_pg_per_k;
   std::string run_id;
+  const double k = 1000.0 / static_cast<double>(expected);
   for (int round = 1; round <= rounds; ++round) {
-    const double rate = IngestRound(db_uri, fleet, control, round, "label:i=1", "batched", report, &run_id);
+    CpuSplit cpu;
+    const double rate =
+        IngestRound(db_uri, fleet, control, coordinator_pid, round, "label:i=1", "batched", report, &run_id, &cpu);
     if (rate <= 0) break;
     rates.push_back(rate);
+    pg_per_k.push_back(cpu.postgres * k);
     std::string unused;
-    const double single = IngestRound(db_uri, fleet, control, round, "label:i=2", "single", report, &unused);
+    const double single =
+        IngestRound(db_uri, fleet, control, coordinator_pid, round, "label:i=2", "single", report, &unused, &cpu);
     if (single <= 0) break;
     single_rates.push_back(single);
+    single_pg_per_k.push_back(cpu.postgres * k);
   }
   fleet.set_job_plan({.results_per_job = 0});
   if (rates.empty() || single_rates.empty()) return;
@@ -345,27 +356,34 @@ void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFlee
     report.Add(absl::StrCat("COPY: ", created.status().ToString()));
     return;
   }
-  auto copy_rounds = [&](const std::string& table, const std::string& empty_sql) -> std::vector<double> {
+  auto copy_rounds = [&](const std::string& table, const std::string& empty_sql,
+                         std::vector<double>* copy_pg_per_k) -> std::vector<double> {
     std::vector<double> copy_rates;
     for (int round = 1; round <= rounds; ++round) {
       if (!testing::Psql(db_uri, empty_sql).ok()) break;
+      const CpuSplit cpu0 = CpuSplit::Now(coordinator_pid);
       const absl::Time c0 = absl::Now();
       auto copied =
           testing::Psql(db_uri, absl::StrCat("\\copy ", table, " (", columns, ") FROM '", csv, "' WITH (FORMAT csv)"));
       const double copy_seconds = absl::ToDoubleSeconds(absl::Now() - c0);
+      const CpuSplit cpu = CpuSplit::Now(coordinator_pid) - cpu0;
+      copy_pg_per_k->push_back(cpu.postgres * k);
       if (!copied.ok()) {
         report.Add(absl::StrCat("COPY into ", table, " failed: ", copied.status().ToString()));
         return {};
       }
       copy_rates.push_back(expected / copy_seconds);
-      report.Add(absl::StrFormat("COPY round %d via psql into %s: %llu rows in %.2f s = %.0f rows/s", round, table,
-                                 static_cast<unsigned long long>(expected), copy_seconds, copy_rates.back()));
+      report.Add(absl::StrFormat("COPY round %d via psql into %s: %llu rows in %.2f s = %.0f rows/s; CPU per 1000 "
+                                 "rows: %s",
+                                 round, table, static_cast<unsigned long long>(expected), copy_seconds,
+                                 copy_rates.back(), cpu.PerThousand(expected)));
     }
     return copy_rates;
   };
+  std::vector<double> copy_pg_per_k, no_fk_pg_per_k;
   const std::vector<double> copy_rates =
-      copy_rounds("case_results", "DELETE FROM case_results WHERE engine_version = 'copy-baseline'");
-  const std::vector<double> no_fk_rates = copy_rounds("copy_bench", "TRUNCATE copy_bench");
+      copy_rounds("case_results", "DELETE FROM case_results WHERE engine_version = 'copy-baseline'", &copy_pg_per_k);
+  const std::vector<double> no_fk_rates = copy_rounds("copy_bench", "TRUNCATE copy_bench", &no_fk_pg_per_k);
   if (copy_rates.empty() || no_fk_rates.empty()) return;
   const double no_fk_rate = Percentile(no_fk_rates, 50);
   const double rate = Percentile(rates, 50), copy_rate = Percentile(copy_rates, 50);
@@ -376,6 +394,16 @@ void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFlee
       "a copy without foreign keys: %.0f rows/s, ingestion = %.0f%% of it)",
       rate, rates.size(), single_rate, copy_rate, 100.0 * rate / copy_rate, 100.0 * single_rate / copy_rate,
       no_fk_rate, 100.0 * rate / no_fk_rate));
+  // The database is what a fleet shares: rows stored per PostgreSQL CPU-second is the
+  // rate one database core sustains, whatever runs the agents and the coordinator.
+  const double pg = Percentile(pg_per_k, 50), single_pg = Percentile(single_pg_per_k, 50);
+  const double copy_pg = Percentile(copy_pg_per_k, 50);
+  report.Add(absl::StrFormat(
+      "ingestion per database core: PostgreSQL CPU per 1000 rows (median over rounds) %.3f s with batched acks, "
+      "%.3f s with single acks, %.3f s for COPY into case_results: coordinator ingestion stores %.0f%% (single "
+      "acks: %.0f%%) of COPY's rows per PostgreSQL CPU-second; load average %s",
+      pg, single_pg, copy_pg, pg > 0 ? 100.0 * copy_pg / pg : 0, single_pg > 0 ? 100.0 * copy_pg / single_pg : 0,
+      LoadAverage()));
 }
 
 // Counts of simulated agents, in this process or summed over simulator children.
@@ -452,13 +480,6 @@ class SimChildren {
   std::vector<std::unique_ptr<testing::Subprocess>> children_;
   std::vector<std::string> status_files_;
 };
-
-// This process's own CPU time (user + system), seconds.
-double SelfCpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return absl::ToDoubleSeconds(absl::DurationFromTimeval(usage.ru_utime) + absl::DurationFromTimeval(usage.ru_stime));
-}
 
 void HoldAgents(SimFleet& fleet, const SimChildren& children, ControlClient& control,
                 const std::vector<pid_t>& coordinator_pids, Report& report) {
@@ -627,7 +648,7 @@ int Main() {
 
   if (!hold_only) {
     MeasureDispatch(fleet, control, dispatch, report);
-    MeasureIngestion(dir, db_uri, fleet, control, report);
+    MeasureIngestion(dir, db_uri, fleet, control, coordinator_pid, report);
   }
 
   const absl::Time h0 = absl::Now();
