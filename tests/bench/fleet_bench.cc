@@ -60,6 +60,8 @@ ABSL_FLAG(int, db_pool_size, 8, "coordinator --db_pool_size");
 ABSL_FLAG(int, hold_processes, 0,
           "simulator processes holding the agents beyond --dispatch_agents (0 = all in this process); "
           "their CPU share is reported");
+ABSL_FLAG(int, connect_in_flight, 500,
+          "hellos each --hold_processes simulator keeps waiting for their Welcome at once (a ramp, not a storm)");
 ABSL_FLAG(int, max_agent_streams, 0, "coordinator --max_agent_streams (0 = its descriptor budget)");
 ABSL_FLAG(int, hold_coordinators, 1,
           "coordinators on the one database holding the --hold_processes agents (round-robin by process); "
@@ -410,15 +412,27 @@ void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFlee
 struct SimCounts {
   size_t size = 0, welcomed = 0, open = 0;
   uint64_t refusals = 0;
+  size_t unwelcomed_ended = 0;  // refused, or never connected
   std::string first_refusal;
+  std::string ends;  // SimFleet::EndSummary, per process
 };
 
 SimCounts CountsOf(const SimFleet& fleet) {
-  return {fleet.size(), fleet.welcomed(), fleet.open_streams(), fleet.refusals.load(), fleet.first_refusal()};
+  return {fleet.size(),         fleet.welcomed(),         fleet.open_streams(), fleet.refusals.load(),
+          fleet.unwelcomed_ended(), fleet.first_refusal(), fleet.EndSummary()};
+}
+
+// "; streams ended: ..." for a report line ("" if none ended).
+std::string EndsOf(const SimCounts& here, const SimCounts& there) {
+  std::vector<std::string> parts;
+  if (!here.ends.empty()) parts.push_back(absl::StrCat("main: ", here.ends));
+  if (!there.ends.empty()) parts.push_back(there.ends);
+  return parts.empty() ? "" : absl::StrCat("; streams ended: ", absl::StrJoin(parts, " | "));
 }
 
 // The hold agents in child processes of this binary (--hold_processes), each writing
-// "size welcomed open refusals<TAB>first refusal" to its status file every second.
+// "size welcomed open refusals unwelcomed_ended<TAB>first refusal<TAB>end summary" to
+// its status file every second.
 class SimChildren {
  public:
   // Child i connects to targets[i % targets.size()].
@@ -448,15 +462,19 @@ class SimChildren {
       std::ifstream in(path);
       std::string line;
       if (!std::getline(in, line)) continue;
-      std::vector<std::string> parts = absl::StrSplit(line, absl::MaxSplits('\t', 1));
+      std::vector<std::string> parts = absl::StrSplit(line, absl::MaxSplits('\t', 2));
       std::vector<std::string> numbers = absl::StrSplit(parts[0], ' ', absl::SkipEmpty());
-      uint64_t v[4] = {};
-      for (size_t i = 0; i < 4 && i < numbers.size(); ++i) (void)absl::SimpleAtoi(numbers[i], &v[i]);
+      uint64_t v[5] = {};
+      for (size_t i = 0; i < 5 && i < numbers.size(); ++i) (void)absl::SimpleAtoi(numbers[i], &v[i]);
       sum.size += v[0];
       sum.welcomed += v[1];
       sum.open += v[2];
       sum.refusals += v[3];
+      sum.unwelcomed_ended += v[4];
       if (sum.first_refusal.empty() && parts.size() > 1) sum.first_refusal = parts[1];
+      if (parts.size() > 2 && !parts[2].empty()) {
+        absl::StrAppend(&sum.ends, sum.ends.empty() ? "" : " | ", path.substr(path.rfind('/') + 1), ": ", parts[2]);
+      }
     }
     return sum;
   }
@@ -537,13 +555,14 @@ void HoldAgents(SimFleet& fleet, const SimChildren& children, ControlClient& con
   report.Add(absl::StrFormat(
       "held: %zu of %zu simulated agents with open streams after %.0f s of heartbeats every %s; "
       "listed online: %lld at the end, fewest %lld over %d lists (%d failed); %zu coordinator(s) RSS %s (%s at the "
-      "start of the hold; %s per 1000 held), CPU %.1f%% of one core (each: %s); refusals %llu%s",
+      "start of the hold; %s per 1000 held), CPU %.1f%% of one core (each: %s); refusals %llu%s%s",
       held, size, wall, absl::FormatDuration(interval), static_cast<long long>(online),
       static_cast<long long>(min_online), samples, failed_lists, coordinator_pids.size(), Mib(rss_sum),
       Mib(rss_before_sum), Mib(held > 0 ? rss_sum * 1000 / held : 0), 100.0 * cpu / wall, absl::StrJoin(each, "; "),
       static_cast<unsigned long long>(refusals),
       refusals > 0 ? absl::StrCat(" (first: \"", here.refusals > 0 ? here.first_refusal : there.first_refusal, "\")")
-                   : ""));
+                   : "",
+      EndsOf(here, there)));
   report.Add(absl::StrFormat(
       "simulator CPU during the hold: %.1f%% of one core (this process %.1f%%, %zu child processes %.1f%%, their RSS "
       "%s); load average %s",
@@ -555,17 +574,31 @@ void HoldAgents(SimFleet& fleet, const SimChildren& children, ControlClient& con
 int SimChildMain() {
   SimFleet fleet(absl::GetFlag(FLAGS_sim_child_target), absl::GetFlag(FLAGS_sim_child_token));
   fleet.StartHeartbeats(absl::GetFlag(FLAGS_heartbeat_interval));
-  fleet.Add(absl::GetFlag(FLAGS_sim_child_agents), absl::GetFlag(FLAGS_sim_child_prefix), {{"fleet", "sim"}});
   const std::string path = absl::GetFlag(FLAGS_sim_child_status);
+  // A fleet comes online over time, not in one instant: at most --connect_in_flight
+  // hellos of this process wait for their Welcome (or end) at once, every 100 ms.
+  const int total = absl::GetFlag(FLAGS_sim_child_agents);
+  const int in_flight = std::max(1, absl::GetFlag(FLAGS_connect_in_flight));
+  int chunk = 0;
+  absl::Time next_status = absl::InfinitePast();
   while (true) {
     const SimCounts counts = CountsOf(fleet);
+    const int waiting = static_cast<int>(counts.size - counts.welcomed - counts.unwelcomed_ended);
+    if (static_cast<int>(counts.size) < total && waiting < in_flight) {
+      fleet.Add(std::min(in_flight - waiting, total - static_cast<int>(counts.size)),
+                absl::StrCat(absl::GetFlag(FLAGS_sim_child_prefix), "c", chunk++), {{"fleet", "sim"}});
+    }
+    if (absl::Now() < next_status) {
+      absl::SleepFor(absl::Milliseconds(100));
+      continue;
+    }
+    next_status = absl::Now() + absl::Seconds(1);
     {
       std::ofstream out(path + ".tmp");
-      out << counts.size << " " << counts.welcomed << " " << counts.open << " " << counts.refusals << "\t"
-          << counts.first_refusal << "\n";
+      out << counts.size << " " << counts.welcomed << " " << counts.open << " " << counts.refusals << " "
+          << counts.unwelcomed_ended << "\t" << counts.first_refusal << "\t" << counts.ends << "\n";
     }
     std::rename((path + ".tmp").c_str(), path.c_str());
-    absl::SleepFor(absl::Seconds(1));
   }
 }
 
@@ -665,18 +698,19 @@ int Main() {
   // Every agent welcomed, or refused at the coordinator's stream limit (it does not retry).
   auto settled = [&] {
     const SimCounts here = CountsOf(fleet), there = children.Counts();
-    return here.welcomed + there.welcomed + here.refusals + there.refusals >=
-           static_cast<size_t>(connecting + held);
+    const size_t all = static_cast<size_t>(connecting + held), welcomed = here.welcomed + there.welcomed;
+    return welcomed + here.refusals + there.refusals >= all ||
+           welcomed + here.unwelcomed_ended + there.unwelcomed_ended >= all;
   };
   const bool all_connected = Wait(settled, absl::Seconds(900));
   const SimCounts here = CountsOf(fleet), there = children.Counts();
   report.Add(absl::StrFormat(
       "connect: %zu of %d agents welcomed, %llu refused (%.1f s for the last %d, %zu simulator "
-      "processes)%s",
+      "processes)%s%s",
       here.welcomed + there.welcomed, connecting + held,
       static_cast<unsigned long long>(here.refusals + there.refusals),
       absl::ToDoubleSeconds(absl::Now() - h0), held, children.processes(),
-      all_connected ? "" : " (INCOMPLETE)"));
+      all_connected ? "" : " (INCOMPLETE)", EndsOf(here, there)));
   HoldAgents(fleet, children, control, coordinator_pids, report);
 
   children.Stop();

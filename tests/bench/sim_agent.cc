@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "agent/uuid.h"
 #include "engine/plan/plan.h"
@@ -187,6 +188,7 @@ void SimAgent::OnDone(const grpc::Status& status) {
     absl::MutexLock lock(&mu_);
     status_ = status;
   }
+  fleet_->RecordEnd(status);
   done_.store(true);
 }
 
@@ -249,6 +251,28 @@ size_t SimFleet::open_streams() const {
   return n;
 }
 
+size_t SimFleet::unwelcomed_ended() const {
+  size_t n = 0;
+  for (const SimAgent* a : Snapshot()) n += !a->welcomed() && a->done();
+  return n;
+}
+
+void SimFleet::RecordEnd(const grpc::Status& status) {
+  if (stopping_.load()) return;
+  absl::MutexLock lock(&mu_);
+  auto& [count, first] = ends_[static_cast<int>(status.error_code())];
+  if (count++ == 0) first = status.error_message();
+}
+
+std::string SimFleet::EndSummary() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> parts;
+  for (const auto& [code, end] : ends_) {
+    parts.push_back(absl::StrCat("code ", code, " x", end.first, " (first: ", end.second, ")"));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
 void SimFleet::StartHeartbeats(absl::Duration period) {
   heartbeats_ = std::thread([this, period] { HeartbeatLoop(period); });
 }
@@ -273,6 +297,7 @@ void SimFleet::FinishHeldJobs() {
 }
 
 void SimFleet::StopAll() {
+  stopping_.store(true);
   stop_heartbeats_.store(true);
   if (heartbeats_.joinable()) heartbeats_.join();
   for (SimAgent* a : Snapshot()) a->Stop();

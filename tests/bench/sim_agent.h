@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -134,6 +135,11 @@ class SimFleet {
   SimAgent* agent(size_t i);  // stable for the fleet's life
   size_t welcomed() const;
   size_t open_streams() const;  // welcomed and not done
+  size_t unwelcomed_ended() const;  // ended before a Welcome (refused, or failed to connect)
+  // A stream that ended (OnDone) before StopAll, by status code: "CODE xN (first:
+  // message); ..." ("" if none).
+  void RecordEnd(const grpc::Status& status);
+  std::string EndSummary() const;
   // Sends one heartbeat per welcomed agent, spread over `period`. Blocks for `period`.
   // Starts a thread sending, every `period`, one heartbeat per welcomed agent spread over
   // the period (as real agents do all the time: a coordinator ends streams silent for
@@ -163,6 +169,8 @@ class SimFleet {
   JobPlan job_plan_ ABSL_GUARDED_BY(mu_);
   SimProtocol protocol_ ABSL_GUARDED_BY(mu_);
   std::string first_refusal_ ABSL_GUARDED_BY(mu_);
+  std::map<int, std::pair<uint64_t, std::string>> ends_ ABSL_GUARDED_BY(mu_);  // code -> count, first message
+  std::atomic<bool> stopping_{false};
   // The agents (pointers stable); Add runs while the heartbeat thread reads.
   std::vector<SimAgent*> Snapshot() const;
   void HeartbeatLoop(absl::Duration period);
