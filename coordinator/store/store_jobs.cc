@@ -383,11 +383,17 @@ std::set<std::string> InsertRows(pqxx::work& txn, const std::vector<PgStore::Age
   // that batches sharing ids wait for each other in one order (no deadlock).
   std::map<std::string, size_t> first;
   for (size_t index : indices) first.emplace(absl::AsciiStrToLower(results[index].result->result_id()), index);
-  std::vector<std::string> ids;
-  for (const auto& [id, index] : first) ids.push_back(id);
+  // A stored copy of a result is in its run's partition: look ids up per run creation
+  // time (a batch usually holds one or two runs).
+  std::map<std::string, std::vector<std::string>> ids_by_created_at;
+  for (const auto& [id, index] : first) {
+    ids_by_created_at[owners.at(results[index].result->job_id()).run_created_at].push_back(id);
+  }
   std::set<std::string> existing;
-  for (const auto& row : txn.exec_prepared("fm_existing_results", internal::UuidArray(ids))) {
-    existing.insert(row[0].as<std::string>());
+  for (const auto& [created_at, ids] : ids_by_created_at) {
+    for (const auto& row : txn.exec_prepared("fm_existing_results", internal::UuidArray(ids), created_at)) {
+      existing.insert(row[0].as<std::string>());
+    }
   }
   std::vector<size_t> fresh;
   for (const auto& [id, index] : first) {

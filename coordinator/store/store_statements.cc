@@ -100,7 +100,10 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
        " updated_at = now(), finished_at = now() "
        "FROM expired, agents a WHERE j.job_id = expired.job_id AND a.agent_id = j.agent_id "
        "RETURNING j.job_id::text, j.run_id::text, j.agent_id::text, j.status, j.attempts"},
-      {"fm_existing_results", "SELECT result_id::text FROM case_results WHERE result_id = ANY($1::uuid[])"},
+      // Ids of one run's creation time: the partition key prunes the scan to its month at
+      // executor start (without it every monthly partition's index was probed per id).
+      {"fm_existing_results",
+       "SELECT result_id::text FROM case_results WHERE result_id = ANY($1::uuid[]) AND run_created_at = $2::timestamptz"},
       // Of the (job, case id) pairs of a batch, the 1-based positions of those whose case
       // id is not among the run's case ids (runs from before migration 0005 have none).
       {"fm_unknown_cases",

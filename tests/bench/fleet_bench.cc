@@ -514,7 +514,7 @@ void HoldAgents(SimFleet& fleet, const SimChildren& children, ControlClient& con
   const absl::Duration hold = absl::GetFlag(FLAGS_hold);
   const absl::Duration interval = absl::GetFlag(FLAGS_heartbeat_interval);
   const std::vector<double> cpu0 = cpu_of();
-  const double self0 = SelfCpuSeconds(), children0 = children.CpuSeconds();
+  const double self0 = SelfCpuSeconds(), children0 = children.CpuSeconds(), pg0 = PostgresCpuSeconds();
   const std::vector<uint64_t> rss_before = rss_of();
   // The fleets' heartbeat threads keep every agent alive; every 30 s (and at the end)
   // the first coordinator lists the agents: the fewest listed online is reported.
@@ -538,6 +538,7 @@ void HoldAgents(SimFleet& fleet, const SimChildren& children, ControlClient& con
   const double wall = absl::ToDoubleSeconds(absl::Now() - t0);
   const std::vector<double> cpu1 = cpu_of();
   const double sim_self = SelfCpuSeconds() - self0, sim_children = children.CpuSeconds() - children0;
+  const double pg = PostgresCpuSeconds() - pg0;
   const int64_t online = listed_online();
   const SimCounts here = CountsOf(fleet), there = children.Counts();
   const size_t held = here.open + there.open, size = here.size + there.size;
@@ -565,9 +566,9 @@ void HoldAgents(SimFleet& fleet, const SimChildren& children, ControlClient& con
       EndsOf(here, there)));
   report.Add(absl::StrFormat(
       "simulator CPU during the hold: %.1f%% of one core (this process %.1f%%, %zu child processes %.1f%%, their RSS "
-      "%s); load average %s",
+      "%s); PostgreSQL CPU (liveness flushes, lists) %.1f%% of one core; load average %s",
       100.0 * (sim_self + sim_children) / wall, 100.0 * sim_self / wall, children.processes(),
-      100.0 * sim_children / wall, Mib(children.RssBytes()), LoadAverage()));
+      100.0 * sim_children / wall, Mib(children.RssBytes()), 100.0 * pg / wall, LoadAverage()));
 }
 
 // --sim_child_*: a simulator child of --hold_processes. Runs until killed.
