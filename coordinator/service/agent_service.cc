@@ -112,6 +112,7 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
   // Any message shows the agent is alive.
   session->UpdateState([this](AgentSession::AgentState& s) { s.last_heartbeat = clock_.Now(); });
   auto continue_or_close = [this, session](const absl::Status& status) {
+    session->UpdateState([](AgentSession::AgentState& s) { s.awaiting_store = false; });
     if (absl::IsInvalidArgument(status) || absl::IsNotFound(status)) {
       Refuse(session, grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat("malformed message: ", status.message()), false);
     } else if (!status.ok()) {
@@ -121,6 +122,11 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
       session->ReadNext();
     }
   };
+  // Every message but a heartbeat or a result (pending_acks counts those) waits for a
+  // store call before the stream is read on.
+  if (message.msg_case() != v1::AgentMessage::kHeartbeat && message.msg_case() != v1::AgentMessage::kResult) {
+    session->UpdateState([](AgentSession::AgentState& s) { s.awaiting_store = true; });
+  }
   switch (message.msg_case()) {
     case v1::AgentMessage::kHeartbeat: {
       const v1::Heartbeat& hb = message.heartbeat();

@@ -85,6 +85,9 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
     double cpu_seconds = 0;
     uint32_t pending_acks = 0;
     bool read_paused = false;  // waiting for acks to drain before reading on
+    // Not read on until a store call for its last message (a job end, accepted or
+    // progress) returns: its heartbeats wait in TCP meanwhile, which is not silence.
+    bool awaiting_store = false;
     bool holds_stream_slot = false;  // took a StreamSlots slot at its hello (given back at the end)
     bool stream_done = false;        // the stream ended (set before on_done's work)
     bool batched_acks = false;       // the hello announced CAPABILITY_RESULT_ACKS

@@ -555,9 +555,10 @@ class CoordinatorImpl : public Coordinator {
     for (const auto& session : registry_.All()) {
       AgentSession::AgentState s = session->state();
       if (s.agent_id.empty() || session->closing()) continue;
-      // A stream waiting for result commits (database slow or down) is not read
-      // meanwhile, so its heartbeats queue up: not silence.
-      if (s.pending_acks == 0 && now - s.last_heartbeat > silence_limit) {
+      // A stream waiting for result commits or for the store call of its last message
+      // (database slow or down, or a 10 000-job run's ends queued on its run row) is not
+      // read meanwhile, so its heartbeats queue up: not silence.
+      if (s.pending_acks == 0 && !s.awaiting_store && now - s.last_heartbeat > silence_limit) {
         session->Close(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
                                     absl::StrCat("no heartbeat for ", absl::FormatDuration(now - s.last_heartbeat))));
         continue;
