@@ -122,8 +122,8 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
       session->ReadNext();
     }
   };
-  // Every message but a heartbeat or a result (pending_acks counts those) waits for a
-  // store call before the stream is read on.
+  // Every message but a heartbeat (read on at once) or a result (pending_acks covers
+  // those) waits for a store call before the stream is read on.
   if (message.msg_case() != v1::AgentMessage::kHeartbeat && message.msg_case() != v1::AgentMessage::kResult) {
     session->UpdateState([](AgentSession::AgentState& s) { s.awaiting_store = true; });
   }

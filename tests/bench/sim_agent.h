@@ -136,9 +136,9 @@ class SimFleet {
   size_t welcomed() const;
   size_t open_streams() const;  // welcomed and not done
   size_t unwelcomed_ended() const;  // ended before a Welcome (refused, or failed to connect)
-  // A stream that ended (OnDone) before StopAll, by status code: "CODE xN (first:
-  // message); ..." ("" if none).
+  // Tallies a stream that ended (OnDone) before StopAll, by status code.
   void RecordEnd(const grpc::Status& status);
+  // The tally: "code 4 x46 (first: <message>); ..." ("" if none ended).
   std::string EndSummary() const;
   // Sends one heartbeat per welcomed agent, spread over `period`. Blocks for `period`.
   // Starts a thread sending, every `period`, one heartbeat per welcomed agent spread over
