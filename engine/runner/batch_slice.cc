@@ -160,7 +160,12 @@ class SliceRunner {
   // strategy, threads and placement hooks, timed exactly as a repetition is, after the
   // warm-up (warm threads) and outside the counters. At least kMinCalibrationBatches
   // batches, more until kCalibrationTasks tasks ran or kMaxCalibrationSeconds passed.
-  // Sets harness_ns_per_task = fastest batch / tasks. A failing empty batch leaves it 0
+  // Sets harness_ns_per_task = median batch / tasks: the same statistic as the case's own
+  // median, so the share compares like with like. (The fastest batch, kept until
+  // session 13, was biased low against a median: a 20-task batch handed to one pool
+  // thread has a bimodal hand-off, a worker still spinning or one woken by a futex, and
+  // the floor of 100 empty batches caught the first while the case's median paid the
+  // second; a few-ns task then showed a 4.6 % "share".) A failing empty batch leaves it 0
   // (not calibrated; the case's own repetitions report the failure); only a
   // cancellation is returned.
   static constexpr int kMinCalibrationBatches = 5;
@@ -180,8 +185,7 @@ class SliceRunner {
       if (!status.ok()) return absl::OkStatus();
       batch_ns.push_back(static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
     }
-    // The fastest batch: other load only ever adds time, so the floor is the estimate.
-    if (tasks_ > 0) response_.set_harness_ns_per_task(*std::min_element(batch_ns.begin(), batch_ns.end()) / tasks_);
+    if (tasks_ > 0) response_.set_harness_ns_per_task(Median(batch_ns) / tasks_);
     return absl::OkStatus();
   }
 

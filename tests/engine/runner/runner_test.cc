@@ -351,8 +351,11 @@ TEST(RunnerTest, UnsupportedIoModeIsAResultWithAReason) {
 // Issue 13, item 5: every batch case carries its empty-task calibration (the harness
 // path with a no-op task through the same strategy): per task, its share of the median,
 // and the flag above 5 %. A task that is a wait of >= 0.5 ms (storage) dwarfs the
-// harness; an arithmetic task of a few ns handed to a pool thread one at a time is
-// mostly hand-off (the empty task's hand-off is the same), so it is flagged.
+// harness; an arithmetic task of a few ns run directly is mostly the harness's per-task
+// timing and bookkeeping (share 0.40-0.60 on the 2-core VM), so it is flagged. Handed to
+// a pool thread, its share swings with the thread's wake-up (0.04-0.81 over runs at load
+// 1.2: both medians are of bimodal hand-offs), so the pool case asserts only an order
+// within one run: its share is far above the storage case's.
 TEST(RunnerTest, CalibratesTheHarnessCostOfEveryBatchCase) {
   Outcome o = RunCases(PlanFrom(R"pb(
     matrix {
@@ -377,9 +380,13 @@ TEST(RunnerTest, CalibratesTheHarnessCostOfEveryBatchCase) {
   const v1::CaseResult* direct_storage = by_id["batch/storage/blocking/direct/any"];
   ASSERT_NE(pool_arithmetic, nullptr);
   ASSERT_NE(direct_storage, nullptr);
-  EXPECT_TRUE(pool_arithmetic->harness_heavy()) << pool_arithmetic->harness_share();
+  const v1::CaseResult* direct_arithmetic = by_id["batch/arithmetic/blocking/direct/any"];
+  ASSERT_NE(direct_arithmetic, nullptr);
+  EXPECT_TRUE(direct_arithmetic->harness_heavy()) << direct_arithmetic->harness_share();
   EXPECT_FALSE(direct_storage->harness_heavy()) << direct_storage->harness_share();
   EXPECT_LT(direct_storage->harness_share(), 0.01);
+  EXPECT_GT(pool_arithmetic->harness_share(), 4 * direct_storage->harness_share())
+      << pool_arithmetic->harness_share() << " vs " << direct_storage->harness_share();
 }
 
 TEST(RunnerTest, CountsAllocationsAndCpu) {
