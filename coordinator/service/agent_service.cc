@@ -37,13 +37,14 @@ const char* MessageKind(const v1::AgentMessage& m) {
 
 AgentServiceImpl::AgentServiceImpl(store::Store& store, Executor& executor, AgentRegistry& registry,
                                    Dispatcher& dispatcher, ResultIngestor& ingestor, JobUpdateQueue& job_updates,
-                                   AgentServiceOptions options, const Clock& clock)
+                                   JobEndQueue& job_ends, AgentServiceOptions options, const Clock& clock)
     : store_(store),
       executor_(executor),
       registry_(registry),
       dispatcher_(dispatcher),
       ingestor_(ingestor),
       job_updates_(job_updates),
+      job_ends_(job_ends),
       options_(options),
       clock_(clock) {}
 
@@ -79,21 +80,6 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* AgentServiceImpl::C
 void AgentServiceImpl::Refuse(const SessionPtr& session, grpc::StatusCode code, const std::string& reason,
                               bool retryable) {
   session->Refuse(code, reason, retryable);
-}
-
-void AgentServiceImpl::WithRetry(const SessionPtr& session, std::function<absl::Status()> op,
-                                 std::function<void(const absl::Status&)> then, absl::Time deadline,
-                                 absl::Duration backoff) {
-  absl::Status status = op();
-  if ((absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status) || absl::IsAborted(status)) &&
-      !session->closing() && clock_.Now() + backoff < deadline) {
-    executor_.PostAfter(
-        backoff, [this, session, op = std::move(op), then = std::move(then), deadline, backoff]() mutable {
-          WithRetry(session, std::move(op), std::move(then), deadline, std::min(backoff * 2, absl::Seconds(5)));
-        });
-    return;
-  }
-  then(status);
 }
 
 void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage message) {
@@ -160,25 +146,25 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
       const v1::JobFinished f = message.job_finished();
       store::JobOutcome outcome{f.ok(), f.cancelled(), f.message(), f.deferred() && !f.ok() && !f.cancelled()};
       // The job ends only after every result sent before this message is committed,
-      // so a finished run has all its rows.
+      // so a finished run has all its rows. Group-committed with other agents' ends
+      // (job_updates.h); the queue retries while the database is away.
       AfterAcks(session, [=, this] {
-        WithRetry(
-            session, [=, this] { return store_.FinishJob(f.job_id(), agent_id, outcome); },
-            [=, this](const absl::Status& status) {
-              session->UpdateState([&](AgentSession::AgentState& s) {
-                if (s.running_job == f.job_id()) s.running_job.clear();
-              });
-              if (status.ok()) {
-                // Recorded (or stale: FinishJob changed nothing): the agent may drop
-                // its spooled report. Sent before Wake, so it precedes a new assignment.
-                v1::CoordinatorMessage ack;
-                ack.mutable_job_finished_ack()->set_job_id(f.job_id());
-                session->Send(std::move(ack));
-              }
-              continue_or_close(status);
-              if (status.ok()) dispatcher_.Wake({agent_id});
-            },
-            clock_.Now() + options_.db_retry_limit);
+        job_ends_.Submit({.job_id = f.job_id(), .agent_id = agent_id, .outcome = outcome},
+                         [=, this](const absl::Status& status) {
+                           session->UpdateState([&](AgentSession::AgentState& s) {
+                             if (s.running_job == f.job_id()) s.running_job.clear();
+                           });
+                           if (status.ok()) {
+                             // Recorded (or stale: FinishJobs changed nothing): the agent may
+                             // drop its spooled report. Sent before Wake, so it precedes a
+                             // new assignment.
+                             v1::CoordinatorMessage ack;
+                             ack.mutable_job_finished_ack()->set_job_id(f.job_id());
+                             session->Send(std::move(ack));
+                           }
+                           continue_or_close(status);
+                           if (status.ok()) dispatcher_.Wake({agent_id});
+                         });
       });
       return;
     }

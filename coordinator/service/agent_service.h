@@ -40,9 +40,6 @@ namespace fleetmark::service {
 struct AgentServiceOptions {
   absl::Duration heartbeat_interval = absl::Seconds(5);
   absl::Duration job_lease = absl::Seconds(30);
-  // Database retries of one message give up after this (the stream is then closed
-  // with UNAVAILABLE; the agent reconnects and replays).
-  absl::Duration db_retry_limit = absl::Seconds(120);
   // Results awaiting an ack per stream before reading pauses (back-pressure).
   uint32_t max_pending_acks = 1024;
   // Counts open streams (agent_streams_open) when not null; not owned, outlives the service.
@@ -57,10 +54,11 @@ struct AgentServiceOptions {
 class AgentServiceImpl final : public v1::AgentService::WithRawCallbackMethod_Connect<v1::AgentService::Service> {
  public:
   // All references must outlive the service (and the gRPC server using it). `clock`
-  // times heartbeats (AgentState::last_heartbeat) and database retry deadlines.
+  // times heartbeats (AgentState::last_heartbeat). The group-commit queues retry while
+  // the database is away, and the stream waits (it is not silent: awaiting_store).
   AgentServiceImpl(store::Store& store, Executor& executor, AgentRegistry& registry, Dispatcher& dispatcher,
-                   ResultIngestor& ingestor, JobUpdateQueue& job_updates, AgentServiceOptions options,
-                   const Clock& clock = SystemClock());
+                   ResultIngestor& ingestor, JobUpdateQueue& job_updates, JobEndQueue& job_ends,
+                   AgentServiceOptions options, const Clock& clock = SystemClock());
 
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Connect(grpc::CallbackServerContext* context) override;
 
@@ -98,11 +96,6 @@ class AgentServiceImpl final : public v1::AgentService::WithRawCallbackMethod_Co
   void AfterAcks(const SessionPtr& session, std::function<void()> then);
   // Refuses the agent: sends a Refusal, then finishes the stream with `code`.
   void Refuse(const SessionPtr& session, grpc::StatusCode code, const std::string& reason, bool retryable);
-  // Runs `op` (a database call) now, and again after a backoff while it returns
-  // Unavailable, then `then(status)`; the session's next read waits for it.
-  void WithRetry(const SessionPtr& session, std::function<absl::Status()> op,
-                 std::function<void(const absl::Status&)> then, absl::Time deadline,
-                 absl::Duration backoff = absl::Milliseconds(100));
 
   store::Store& store_;
   Executor& executor_;
@@ -110,6 +103,7 @@ class AgentServiceImpl final : public v1::AgentService::WithRawCallbackMethod_Co
   Dispatcher& dispatcher_;
   ResultIngestor& ingestor_;
   JobUpdateQueue& job_updates_;
+  JobEndQueue& job_ends_;
   const AgentServiceOptions options_;
   const Clock& clock_;
   std::atomic<uint64_t> next_session_{1};

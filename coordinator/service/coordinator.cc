@@ -149,6 +149,7 @@ class CoordinatorImpl : public Coordinator {
     executor_ = std::make_unique<Executor>(options_.executor_threads);
     ingestor_ = std::make_unique<ResultIngestor>(*store_, ResultIngestorOptions{}, &metrics_);
     job_updates_ = MakeJobUpdateQueue(*store_, options_.job_lease);
+    job_ends_ = MakeJobEndQueue(*store_);
     dispatcher_ = std::make_unique<Dispatcher>(*store_, registry_, *executor_, options_.job_lease, &metrics_);
     AgentServiceOptions agent_options;
     agent_options.heartbeat_interval = options_.heartbeat_interval;
@@ -156,7 +157,7 @@ class CoordinatorImpl : public Coordinator {
     agent_options.metrics = &metrics_;
     agent_options.stream_slots = stream_slots_.get();
     agent_service_ = std::make_unique<AgentServiceImpl>(*store_, *executor_, registry_, *dispatcher_, *ingestor_,
-                                                        *job_updates_, agent_options, clock_);
+                                                        *job_updates_, *job_ends_, agent_options, clock_);
     ControlServiceOptions control_options;
     control_options.admin_token = options_.admin_token;
     control_options.max_attempts = static_cast<uint32_t>(options_.max_attempts);
@@ -366,6 +367,7 @@ class CoordinatorImpl : public Coordinator {
     if (executor_ != nullptr) executor_->Shutdown();
     ingestor_.reset();
     job_updates_.reset();
+    job_ends_.reset();
   }
 
  private:
@@ -647,6 +649,7 @@ class CoordinatorImpl : public Coordinator {
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<ResultIngestor> ingestor_;
   std::unique_ptr<JobUpdateQueue> job_updates_;
+  std::unique_ptr<JobEndQueue> job_ends_;
   std::unique_ptr<Dispatcher> dispatcher_;
   std::unique_ptr<AgentServiceImpl> agent_service_;
   std::unique_ptr<ControlServiceImpl> control_service_;

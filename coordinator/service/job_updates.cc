@@ -20,4 +20,18 @@ std::unique_ptr<JobUpdateQueue> MakeJobUpdateQueue(store::Store& store, absl::Du
       GroupCommitOptions{.threads = 1});
 }
 
+std::unique_ptr<JobEndQueue> MakeJobEndQueue(store::Store& store) {
+  return std::make_unique<JobEndQueue>(
+      "job end(s)",
+      JobEndQueue::Ops{.write = [&store](const std::vector<const store::Store::JobEnd*>& batch)
+                           -> absl::StatusOr<std::vector<absl::Status>> {
+                         std::vector<store::Store::JobEnd> ends;
+                         ends.reserve(batch.size());
+                         for (const store::Store::JobEnd* e : batch) ends.push_back(*e);
+                         return store.FinishJobs(ends);
+                       },
+                       .reject = [](const store::Store::JobEnd&, const absl::Status& status) { return status; }},
+      GroupCommitOptions{.threads = 1});
+}
+
 }  // namespace fleetmark::service

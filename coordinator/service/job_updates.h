@@ -1,8 +1,10 @@
-// Job state updates from agents (JobAccepted, JobProgress) with group commit
-// (group_commit.h): a fan-out to 1 000 agents brings 1 000 JobAccepted within
-// milliseconds; they are written as a few Store::UpdateJobs statements instead of
-// 1 000 transactions. The callback gets OK after the commit, or the non-retryable
-// error of the agent's own update (InvalidArgument naming the field).
+// Job state updates from agents (JobAccepted, JobProgress, JobFinished) with group
+// commit (group_commit.h): a fan-out to 1 000 agents brings 1 000 JobAccepted, and
+// later 1 000 JobFinished, within milliseconds; they are written as a few
+// Store::UpdateJobs / Store::FinishJobs transactions instead of 1 000 each. The
+// callback gets OK after the commit, or the non-retryable error of the agent's own
+// item (InvalidArgument naming the field; NotFound for a job end naming a job that is
+// not the agent's).
 //
 // Thread-safety: as GroupCommitQueue.
 #pragma once
@@ -22,5 +24,11 @@ using JobUpdateQueue = GroupCommitQueue<store::Store::JobUpdate, absl::Status>;
 // thread (batches of one coordinator never wait for each other's row locks).
 // `store` must outlive the queue.
 std::unique_ptr<JobUpdateQueue> MakeJobUpdateQueue(store::Store& store, absl::Duration lease);
+
+using JobEndQueue = GroupCommitQueue<store::Store::JobEnd, absl::Status>;
+
+// Writes with Store::FinishJobs on one thread: a run's ends from this coordinator take
+// its row lock once per batch. `store` must outlive the queue.
+std::unique_ptr<JobEndQueue> MakeJobEndQueue(store::Store& store);
 
 }  // namespace fleetmark::service

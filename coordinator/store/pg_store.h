@@ -58,7 +58,7 @@ class PgStore final : public Store {
   absl::Status MarkJobRunning(const std::string& job_id, const std::string& agent_id, absl::Duration lease) override;
   absl::Status UpdateJobProgress(const std::string& job_id, const std::string& agent_id, uint32_t cases_done,
                                  uint32_t cases_total, absl::Duration lease) override;
-  absl::Status FinishJob(const std::string& job_id, const std::string& agent_id, const JobOutcome& outcome) override;
+  absl::StatusOr<std::vector<absl::Status>> FinishJobs(const std::vector<JobEnd>& ends) override;
   absl::StatusOr<std::vector<std::string>> EndedJobs(const std::vector<std::string>& job_ids) override;
   absl::StatusOr<std::vector<ExpiredJob>> ExpireLeases() override;
   absl::StatusOr<std::vector<ExpiredJob>> ReleaseAgentJobs(const std::string& agent_id,

@@ -398,7 +398,27 @@ class Store {
   // results (IsCalibrationLabel) recomputes the noise score over the agent's newest K
   // nights since its last release and applies rules (a) and (b). A quarantine, once
   // set, stays (reason and since unchanged) until ReleaseAgent.
-  virtual absl::Status FinishJob(const std::string& job_id, const std::string& agent_id, const JobOutcome& outcome) = 0;
+  //
+  // Group commit of many agents' JobFinished (a fan-out's 1 000 job ends come within
+  // milliseconds): all of `ends` in one transaction, which locks the jobs, then their
+  // agents, then their runs, each in id order, and recounts each run once (not once per
+  // job: a run's row lock then serialised every end and each end recounted every job,
+  // O(jobs^2) per run). One status per item, in order: OK (ended now, or already ended
+  // — cancelled, expired — so nothing changed), NotFound (not a job of this agent),
+  // InvalidArgument naming the field (an id is not a UUID); such items write nothing
+  // and the others are still written. The StatusOr's own error is the transaction's
+  // (Unavailable: nothing written).
+  struct JobEnd {
+    std::string job_id;
+    std::string agent_id;
+    JobOutcome outcome;
+  };
+  virtual absl::StatusOr<std::vector<absl::Status>> FinishJobs(const std::vector<JobEnd>& ends) = 0;
+  // One-job form of FinishJobs: its item's status, or the transaction's error.
+  absl::Status FinishJob(const std::string& job_id, const std::string& agent_id, const JobOutcome& outcome) {
+    absl::StatusOr<std::vector<absl::Status>> statuses = FinishJobs({JobEnd{job_id, agent_id, outcome}});
+    return statuses.ok() ? statuses->front() : statuses.status();
+  }
   // Of `job_ids`, those that ended (done, failed, cancelled) — e.g. cancelled through
   // another coordinator — so their agents can be told to stop.
   virtual absl::StatusOr<std::vector<std::string>> EndedJobs(const std::vector<std::string>& job_ids) = 0;

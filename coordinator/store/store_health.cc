@@ -1,13 +1,17 @@
 // Store: fleet health (noise score, quarantine, release) of agents.
 #include "coordinator/store/store_health.h"
 
+#include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "coordinator/store/pg_store.h"
 #include "coordinator/store/store_internal.h"
+#include "engine/common/text.h"
 
 namespace fleetmark::store {
 namespace internal {
@@ -56,35 +60,65 @@ std::vector<CalibrationNight> LoadCalibrationNights(pqxx::work& txn, const std::
 
 }  // namespace
 
-void UpdateAgentHealth(pqxx::work& txn, const std::string& agent_id, const std::string& job_id,
-                       const JobOutcome& outcome, const HealthOptions& options) {
-  pqxx::result agent =
-      txn.exec_params("SELECT health, deferred_in_a_row FROM agents WHERE agent_id = $1::uuid FOR NO KEY UPDATE", agent_id);
-  if (agent.empty()) return;
-  const bool quarantined = agent[0][0].as<std::string>() == kHealthQuarantined;
-  std::string reason;
-  if (outcome.cancelled) return;  // says nothing about the device
-  if (outcome.deferred) {
-    const int streak = agent[0][1].as<int>() + 1;
-    txn.exec_params("UPDATE agents SET deferred_in_a_row = $2 WHERE agent_id = $1::uuid", agent_id, streak);
-    reason = DeferredQuarantineReason(streak, options, outcome.message);
-  } else {
-    txn.exec_params("UPDATE agents SET deferred_in_a_row = 0 WHERE agent_id = $1::uuid", agent_id);
-    pqxx::result calibrated =
-        txn.exec_params("SELECT 1 FROM case_results WHERE job_id = $1::uuid AND strategy_label LIKE $2 LIMIT 1", job_id,
-                        CalibrationLike());
-    if (calibrated.empty()) return;
-    const HealthVerdict verdict =
-        EvaluateCalibration(LoadCalibrationNights(txn, agent_id, options.noise_nights), options);
-    txn.exec_params("UPDATE agents SET noise_percent = $2, noise_nights = $3 WHERE agent_id = $1::uuid", agent_id,
-                    verdict.noise ? std::optional<double>(100 * *verdict.noise) : std::nullopt, verdict.nights);
-    reason = verdict.quarantine_reason;
+void UpdateAgentsHealth(pqxx::work& txn, const std::vector<EndedJob>& ended, const HealthOptions& options) {
+  // Each agent at most once: an agent has one live job (index jobs_one_active_per_agent),
+  // and `ended` holds the jobs that were live until now.
+  std::vector<const EndedJob*> round;
+  for (const EndedJob& e : ended) {
+    if (!e.outcome->cancelled) round.push_back(&e);  // a cancel says nothing about the device
   }
-  if (reason.empty() || quarantined) return;
-  txn.exec_params(
-      "UPDATE agents SET health = 'quarantined', quarantine_reason = $2, quarantined_at = now() "
-      "WHERE agent_id = $1::uuid",
-      agent_id, reason.substr(0, 4096));
+  if (round.empty()) return;
+  std::vector<std::string> agents;
+  std::vector<std::string> deferred;
+  for (const EndedJob* e : round) {
+    agents.push_back(e->agent_id);
+    deferred.push_back(e->outcome->deferred ? "t" : "f");
+  }
+  pqxx::result rows = txn.exec_prepared("fm_agents_job_end", UuidArray(agents),
+                                        absl::StrCat("{", absl::StrJoin(deferred, ","), "}"));
+  struct AgentNow {
+    bool quarantined = false;
+    int deferred_in_a_row = 0;
+    std::string reason;  // a rule's quarantine reason after this job end, "" = none
+  };
+  std::map<std::string, AgentNow> now;  // agents whose row exists (removed agents: none)
+  for (const auto& row : rows) {
+    now[row[0].as<std::string>()] = {row[1].as<std::string>() == kHealthQuarantined, row[2].as<int>(), ""};
+  }
+  std::vector<std::string> ran_jobs, ran_agents, ran_runs;
+  for (const EndedJob* e : round) {
+    auto it = now.find(e->agent_id);
+    if (it == now.end()) continue;
+    if (e->outcome->deferred) {
+      it->second.reason = DeferredQuarantineReason(it->second.deferred_in_a_row, options, e->outcome->message);
+    } else {
+      ran_jobs.push_back(e->job_id);
+      ran_agents.push_back(e->agent_id);
+      ran_runs.push_back(e->run_id);
+    }
+  }
+  if (!ran_jobs.empty()) {
+    pqxx::result calibrated = txn.exec_prepared("fm_calibrated_jobs", UuidArray(ran_jobs), UuidArray(ran_agents),
+                                                UuidArray(ran_runs), CalibrationLike());
+    std::set<std::string> calibrated_jobs;
+    for (const auto& row : calibrated) calibrated_jobs.insert(row[0].as<std::string>());
+    for (size_t i = 0; i < ran_jobs.size(); ++i) {
+      if (!calibrated_jobs.contains(ran_jobs[i])) continue;
+      const HealthVerdict verdict =
+          EvaluateCalibration(LoadCalibrationNights(txn, ran_agents[i], options.noise_nights), options);
+      txn.exec_params("UPDATE agents SET noise_percent = $2, noise_nights = $3 WHERE agent_id = $1::uuid",
+                      ran_agents[i], verdict.noise ? std::optional<double>(100 * *verdict.noise) : std::nullopt,
+                      verdict.nights);
+      now[ran_agents[i]].reason = verdict.quarantine_reason;
+    }
+  }
+  for (const auto& [agent_id, agent] : now) {
+    if (agent.reason.empty() || agent.quarantined) continue;
+    txn.exec_params(
+        "UPDATE agents SET health = 'quarantined', quarantine_reason = $2, quarantined_at = now() "
+        "WHERE agent_id = $1::uuid",
+        agent_id, StorableText(agent.reason, 4096));
+  }
 }
 
 }  // namespace internal

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <pqxx/pqxx>
 
@@ -11,11 +12,20 @@
 
 namespace fleetmark::store::internal {
 
-// After job `job_id` of `agent_id` (in run `run_id`) ended with `outcome` in `txn`:
-// locks the agent row, updates its deferred streak and, when the job stored
-// calibration results, its noise score; quarantines it when a rule says so and it is
-// not quarantined yet. Throws what libpqxx throws (the caller's transaction maps it).
-void UpdateAgentHealth(pqxx::work& txn, const std::string& agent_id, const std::string& job_id,
-                       const JobOutcome& outcome, const HealthOptions& options);
+// A job ended in the caller's transaction, for UpdateAgentsHealth.
+struct EndedJob {
+  std::string job_id;
+  std::string agent_id;
+  std::string run_id;
+  const JobOutcome* outcome = nullptr;  // not owned; outlives the call
+};
+
+// After `ended` ended in `txn` (in this order): for each job that ran (not cancelled:
+// that says nothing about the device) locks its agent's row (all of a batch's agents in
+// id order, in one statement), updates its deferred streak and, when the job stored
+// calibration results, its noise score; quarantines the agent when a rule says so and
+// it is not quarantined yet. `ended` names each agent at most once (an agent has one
+// live job). Throws what libpqxx throws (the caller's transaction maps it).
+void UpdateAgentsHealth(pqxx::work& txn, const std::vector<EndedJob>& ended, const HealthOptions& options);
 
 }  // namespace fleetmark::store::internal

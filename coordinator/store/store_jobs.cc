@@ -18,6 +18,7 @@
 #include "coordinator/store/store_internal.h"
 #include "coordinator/store/store_runs.h"
 #include "engine/common/status_macros.h"
+#include "engine/common/text.h"
 
 namespace fleetmark::store {
 
@@ -270,26 +271,64 @@ absl::Status PgStore::UpdateJobProgress(const std::string& job_id, const std::st
                     lease);
 }
 
-absl::Status PgStore::FinishJob(const std::string& job_id, const std::string& agent_id, const JobOutcome& outcome) {
-  FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("job_id", job_id));
-  FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", agent_id));
-  const char* status = outcome.cancelled ? kJobCancelled : outcome.ok ? kJobDone : kJobFailed;
-  const char* kind = (outcome.ok || outcome.cancelled) ? "" : outcome.deferred ? "infrastructure" : "benchmark";
-  return InTransactionOr(*pool_, "job finished", [&](pqxx::work& txn) -> absl::Status {
-    pqxx::result r = txn.exec_prepared("fm_job_finish", job_id, agent_id, std::string(status), std::string(kind),
-                                       outcome.message.substr(0, 4096));
-    if (!r.empty()) {
-      internal::RefreshRun(txn, r[0][0].as<std::string>());
-      internal::UpdateAgentHealth(txn, agent_id, job_id, outcome, options_.health);
-      return absl::OkStatus();
-    }
-    pqxx::result owner =
-        txn.exec_params("SELECT 1 FROM jobs WHERE job_id = $1::uuid AND agent_id = $2::uuid", job_id, agent_id);
-    if (owner.empty()) {
-      return absl::NotFoundError(absl::StrCat("job ", job_id, " is not a job of this agent"));
-    }
-    return absl::OkStatus();  // already ended (cancelled, expired): nothing to do
-  });
+absl::StatusOr<std::vector<absl::Status>> PgStore::FinishJobs(const std::vector<JobEnd>& ends) {
+  std::vector<absl::Status> statuses(ends.size());
+  std::vector<size_t> valid;  // positions in `ends` of the items with well-formed ids
+  for (size_t i = 0; i < ends.size(); ++i) {
+    statuses[i] = internal::CheckUuid("job_id", ends[i].job_id);
+    if (statuses[i].ok()) statuses[i] = internal::CheckUuid("agent_id", ends[i].agent_id);
+    if (statuses[i].ok()) valid.push_back(i);
+  }
+  if (valid.empty()) return statuses;
+  std::vector<std::string> jobs, agents, status, kind, message;
+  for (size_t i : valid) {
+    const JobOutcome& o = ends[i].outcome;
+    jobs.push_back(ends[i].job_id);
+    agents.push_back(ends[i].agent_id);
+    status.push_back(o.cancelled ? kJobCancelled : o.ok ? kJobDone : kJobFailed);
+    kind.push_back((o.ok || o.cancelled) ? "" : o.deferred ? "infrastructure" : "benchmark");
+    message.push_back(StorableText(o.message, 4096));
+  }
+  return InTransactionOr(
+      *pool_, "job ends", [&](pqxx::work& txn) -> absl::StatusOr<std::vector<absl::Status>> {
+        // 1. The jobs (locked in id order), ended.
+        pqxx::result r = txn.exec_prepared("fm_jobs_finish", internal::UuidArray(jobs), internal::UuidArray(agents),
+                                           internal::TextArray(status), internal::TextArray(kind),
+                                           internal::TextArray(message));
+        std::vector<internal::EndedJob> ended;
+        std::vector<bool> ended_now(valid.size(), false);
+        std::set<std::string> runs;
+        for (const auto& row : r) {
+          const size_t k = row[0].as<size_t>() - 1;  // 1-based position among `valid`
+          ended_now[k] = true;
+          const JobEnd& e = ends[valid[k]];
+          ended.push_back({e.job_id, e.agent_id, row[1].as<std::string>(), &e.outcome});
+          runs.insert(row[1].as<std::string>());
+        }
+        // 2. Their agents' health (rows locked in id order).
+        internal::UpdateAgentsHealth(txn, ended, options_.health);
+        // 3. Their runs, each recounted once, in id order (std::set).
+        for (const std::string& run_id : runs) internal::RefreshRun(txn, run_id);
+        // The others: already ended (nothing to do), or not this agent's job.
+        std::vector<absl::Status> out = statuses;
+        if (ended.size() < valid.size()) {
+          std::vector<std::string> rest_jobs, rest_agents;
+          std::vector<size_t> rest;
+          for (size_t k = 0; k < valid.size(); ++k) {
+            if (ended_now[k]) continue;
+            rest.push_back(valid[k]);
+            rest_jobs.push_back(jobs[k]);
+            rest_agents.push_back(agents[k]);
+          }
+          pqxx::result not_owned =
+              txn.exec_prepared("fm_jobs_not_owned", internal::UuidArray(rest_jobs), internal::UuidArray(rest_agents));
+          for (const auto& row : not_owned) {
+            const size_t i = rest[row[0].as<size_t>() - 1];
+            out[i] = absl::NotFoundError(absl::StrCat("job ", ends[i].job_id, " is not a job of this agent"));
+          }
+        }
+        return out;
+      });
 }
 
 absl::StatusOr<std::vector<std::string>> PgStore::EndedJobs(const std::vector<std::string>& job_ids) {

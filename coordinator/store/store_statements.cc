@@ -55,12 +55,43 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
        " lease_expires_at = now() + $5::interval, updated_at = now() "
        "FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::int[]) AS v(job, agent, done, total) "
        "WHERE j.job_id = v.job AND j.agent_id = v.agent AND j.status IN ('assigned', 'running')"},
-      {"fm_job_finish",
-       "UPDATE jobs SET status = $3, failure_kind = $4, message = $5, lease_expires_at = NULL,"
+      // Job ends (FinishJobs): the live jobs among (job, agent) pairs, locked in job id
+      // order (two batches never wait for each other in a cycle), ended; one row per job
+      // ended now. A pair repeated in the batch ends its job once (the first pair's
+      // status).
+      {"fm_jobs_finish",
+       "WITH v AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[])"
+       "           WITH ORDINALITY AS v(job, agent, status, kind, message, i)), "
+       "l AS (SELECT j.job_id, (SELECT min(v.i) FROM v WHERE v.job = j.job_id AND v.agent = j.agent_id) AS i"
+       "      FROM jobs j WHERE j.job_id IN (SELECT job FROM v) AND j.status IN ('assigned', 'running')"
+       "        AND EXISTS (SELECT 1 FROM v WHERE v.job = j.job_id AND v.agent = j.agent_id)"
+       "      ORDER BY j.job_id FOR NO KEY UPDATE) "
+       "UPDATE jobs j SET status = v.status, failure_kind = v.kind, message = v.message, lease_expires_at = NULL,"
        " finished_at = now(), updated_at = now(),"
-       " cases_done = CASE WHEN $3 = 'done' THEN greatest(cases_done, cases_total) ELSE cases_done END "
-       "WHERE job_id = $1::uuid AND agent_id = $2::uuid AND status IN ('assigned', 'running') "
-       "RETURNING run_id::text"},
+       " cases_done = CASE WHEN v.status = 'done' THEN greatest(j.cases_done, j.cases_total) ELSE j.cases_done END "
+       "FROM l, v WHERE j.job_id = l.job_id AND v.i = l.i AND j.status IN ('assigned', 'running') "
+       "RETURNING v.i, j.run_id::text"},
+      // Of (job, agent) pairs, the 1-based positions of those naming no job of that agent.
+      {"fm_jobs_not_owned",
+       "SELECT v.i FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS v(job, agent, i) "
+       "WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.job_id = v.job AND j.agent_id = v.agent)"},
+      // Health after job ends (UpdateAgentsHealth), one row per agent: locked in id order,
+      // the deferred streak extended (deferred) or reset; returns it and the health.
+      {"fm_agents_job_end",
+       "WITH v AS (SELECT * FROM unnest($1::uuid[], $2::bool[]) AS v(agent, deferred)), "
+       "l AS (SELECT a.agent_id FROM agents a WHERE a.agent_id IN (SELECT agent FROM v)"
+       "      ORDER BY a.agent_id FOR NO KEY UPDATE) "
+       "UPDATE agents a SET deferred_in_a_row = CASE WHEN v.deferred THEN a.deferred_in_a_row + 1 ELSE 0 END "
+       "FROM l, v WHERE a.agent_id = l.agent_id AND v.agent = a.agent_id "
+       "RETURNING a.agent_id::text, a.health, a.deferred_in_a_row"},
+      // Of (job, agent, run) triples, the jobs that stored a result of a strategy label
+      // LIKE $4 (calibration): through case_results_run (run_id, agent_id), pruned to the
+      // run's partition by its creation time.
+      {"fm_calibrated_jobs",
+       "SELECT DISTINCT v.job::text FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS v(job, agent, run) "
+       "JOIN runs r ON r.run_id = v.run "
+       "WHERE EXISTS (SELECT 1 FROM case_results c WHERE c.run_created_at = r.created_at AND c.run_id = v.run"
+       "              AND c.agent_id = v.agent AND c.job_id = v.job AND c.strategy_label LIKE $4)"},
       {"fm_refresh_run",
        "UPDATE runs r SET status = s.new_status,"
        " finished_at = CASE WHEN s.new_status IN ('done', 'failed', 'cancelled')"

@@ -3,6 +3,7 @@
 #include <locale.h>
 #include <wchar.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -130,6 +131,22 @@ size_t CharacterCount(std::string_view text) {
     i += n == 0 ? 1 : n;
   }
   return count;
+}
+
+std::string StorableText(std::string_view text, size_t max_bytes) {
+  static constexpr std::string_view kReplacement = "\xef\xbf\xbd";  // U+FFFD
+  std::string out;
+  out.reserve(std::min(text.size(), max_bytes));
+  char32_t cp = 0;
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = DecodeUtf8(text, i, &cp);
+    const bool keep = n > 0 && cp != 0;
+    const std::string_view piece = keep ? text.substr(i, n) : kReplacement;
+    if (out.size() + piece.size() > max_bytes) break;
+    out.append(piece);
+    i += keep ? n : 1;
+  }
+  return out;
 }
 
 std::string EscapeForTerminal(std::string_view text, size_t max_bytes) {

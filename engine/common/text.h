@@ -51,6 +51,12 @@ bool IsUuid(std::string_view text);
 // character boundary, and appends "...".
 std::string EscapeForTerminal(std::string_view text, size_t max_bytes = 0);
 
+// `text` as a PostgreSQL text value can hold it (agent-reported messages stored by the
+// coordinator): well-formed UTF-8 with no NUL byte, at most `max_bytes` bytes, cut at a
+// character boundary (never inside a multi-byte character, which PostgreSQL refuses
+// as "invalid byte sequence"). NUL bytes and bytes that are not UTF-8 become U+FFFD.
+std::string StorableText(std::string_view text, size_t max_bytes);
+
 // Characters (code points) in `text`, as messages that say "characters" count them: a
 // byte that is not UTF-8 counts 1. "sch\xf0\x9f\x98\x80" (sch + an emoji) is 4.
 size_t CharacterCount(std::string_view text);

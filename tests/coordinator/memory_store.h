@@ -132,9 +132,8 @@ class MemoryStore final : public Store {
                                  uint32_t /*cases_done*/, uint32_t /*cases_total*/, absl::Duration /*lease*/) override {
     return Unused("UpdateJobProgress");
   }
-  absl::Status FinishJob(const std::string& /*job_id*/, const std::string& /*agent_id*/,
-                         const JobOutcome& /*outcome*/) override {
-    return Unused("FinishJob");
+  absl::StatusOr<std::vector<absl::Status>> FinishJobs(const std::vector<JobEnd>& /*ends*/) override {
+    return Unused("FinishJobs");
   }
   absl::StatusOr<std::vector<std::string>> EndedJobs(const std::vector<std::string>& /*job_ids*/) override {
     return Unused("EndedJobs");

@@ -580,6 +580,58 @@ TEST(StoreTest, JobUpdatesInOneBatch) {
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM jobs WHERE job_id = '" + job_b + "' AND status = 'done'"), 1);
 }
 
+// Issue 17: job ends are group-committed (Store::FinishJobs): one transaction for many
+// agents' ends, one status per item, one recount per run. The bad items of a batch
+// (not a UUID, not the agent's job) get their own error and the rest is written.
+TEST(StoreTest, JobEndsInOneBatch) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string a = Agent(*store, "ea"), b = Agent(*store, "eb"), c = Agent(*store, "ec");
+  auto claimed = CreateAndClaim(*store, {a, b, c});
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  const std::string job_a = claimed->job_of.at(a), job_b = claimed->job_of.at(b), job_c = claimed->job_of.at(c);
+  using End = Store::JobEnd;
+  // A benchmark failure's message longer than the 4096 bytes kept, cut inside a
+  // two-byte character.
+  const std::string long_message = std::string(4095, 'x') + "\xc3\xa9" + "tail";
+  auto statuses = store->FinishJobs({End{job_a, a, {.ok = true}},
+                                     End{job_b, b, {.ok = false, .message = long_message}},
+                                     End{job_a, c, {.ok = true}},  // c naming a's job
+                                     End{"nope", a, {.ok = true}},
+                                     End{job_a, a, {.ok = false, .message = "a repeat, ignored"}}});
+  ASSERT_TRUE(statuses.ok()) << statuses.status();
+  ASSERT_EQ(statuses->size(), 5u);
+  EXPECT_TRUE((*statuses)[0].ok()) << (*statuses)[0];
+  EXPECT_TRUE((*statuses)[1].ok()) << (*statuses)[1];
+  EXPECT_EQ((*statuses)[2].code(), absl::StatusCode::kNotFound) << (*statuses)[2];
+  EXPECT_EQ((*statuses)[3].code(), absl::StatusCode::kInvalidArgument) << (*statuses)[3];
+  EXPECT_NE((*statuses)[3].message().find("job_id"), std::string::npos) << (*statuses)[3];
+  EXPECT_TRUE((*statuses)[4].ok()) << "already ended: nothing to do";
+  auto run = store->GetRun(claimed->run.run_id());
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->status(), "running") << "c still runs";
+  std::map<std::string, v1::JobInfo> jobs;
+  for (const v1::JobInfo& j : run->jobs()) jobs[j.job_id()] = j;
+  EXPECT_EQ(jobs[job_a].status(), "done");
+  EXPECT_EQ(jobs[job_a].message(), "") << "the first end of a job wins";
+  EXPECT_EQ(jobs[job_b].status(), "failed");
+  EXPECT_EQ(jobs[job_b].message(), std::string(4095, 'x')) << "cut at the character boundary";
+  EXPECT_EQ(jobs[job_c].status(), "assigned");
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM jobs WHERE failure_kind = 'benchmark'"), 1);
+  // The last end recounts the run once more: failed (b failed).
+  ASSERT_TRUE(store->FinishJob(job_c, c, {.ok = true}).ok());
+  run = store->GetRun(claimed->run.run_id());
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->status(), "failed");
+  EXPECT_GT(run->finished_unix_ns(), 0);
+  // Only bad items: nothing to write, no transaction, each its error.
+  statuses = store->FinishJobs({End{job_a, "bad", {}}});
+  ASSERT_TRUE(statuses.ok()) << statuses.status();
+  EXPECT_EQ((*statuses)[0].code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE((*statuses)[0].message().find("agent_id"), std::string::npos) << (*statuses)[0];
+}
+
 TEST(StoreTest, ScheduleSlotFiresOnceWithTwoCoordinators) {
   FLEETMARK_TEST_DATABASE_OR_SKIP(db);
   auto store1 = OpenStore(db.uri(), "c1");

@@ -62,6 +62,20 @@ TEST(TextTest, BidiControlsAreNotPrintable) {
   EXPECT_EQ(TextProblem("\u200dx", false), std::nullopt);
 }
 
+TEST(TextTest, StorableTextCutsAtACharacterAndReplacesWhatTextCannotHold) {
+  EXPECT_EQ(StorableText("plain", 100), "plain");
+  EXPECT_EQ(StorableText("plain", 3), "pla");
+  // "é" is 2 bytes: a cut at 2 would split it, so it stops before.
+  EXPECT_EQ(StorableText("x\xc3\xa9y", 2), "x");
+  EXPECT_EQ(StorableText("x\xc3\xa9y", 3), "x\xc3\xa9");
+  // NUL and a byte that is not UTF-8 become U+FFFD (3 bytes).
+  EXPECT_EQ(StorableText(std::string("a\0b", 3), 100), "a\xef\xbf\xbd" "b");
+  EXPECT_EQ(StorableText("a\xff" "b", 100), "a\xef\xbf\xbd" "b");
+  EXPECT_EQ(StorableText("a\xff", 3), "a") << "no room for the replacement";
+  EXPECT_TRUE(IsValidUtf8(StorableText("\xf0\x9f\x98\x80\xf0\x9f", 100)));
+  EXPECT_EQ(StorableText("", 0), "");
+}
+
 TEST(TextTest, EscapeForTerminalKeepsTextAndEscapesControls) {
   EXPECT_EQ(EscapeForTerminal("\x1b]0;pwned\x07\x1b[1A"), "\\x1b]0;pwned\\x07\\x1b[1A");
   EXPECT_EQ(EscapeForTerminal("µs <b> ok"), "µs <b> ok");
