@@ -118,7 +118,7 @@ absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan
   for (const store::AgentSummary& agent : agents) {
     if (agent.online) ++online;
     if (!agent.online && !include_offline) continue;
-    if (!parsed.Matches(agent.name, agent.host, agent.labels)) continue;
+    if (!parsed.Matches(agent.name, agent.profile->host, agent.profile->labels)) continue;
     if (parsed.AdmitsHealth(agent.quarantined)) {
       run.agent_ids.push_back(agent.agent_id);
     } else if (agent.quarantined) {

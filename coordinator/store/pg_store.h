@@ -5,7 +5,7 @@
 // tests include this header (it exposes libpqxx through ConnectionPool).
 //
 // Thread-safety: every method may be called from any thread; each call borrows one
-// pooled connection for its duration.
+// pooled connection for its duration (and ListAgentSummaries its cache's mutex).
 #pragma once
 
 #include <memory>
@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
 #include "coordinator/store/connection_pool.h"
 #include "coordinator/store/store.h"
 
@@ -97,6 +100,14 @@ class PgStore final : public Store {
   PgStore(StoreOptions options, std::unique_ptr<ConnectionPool> pool);
   StoreOptions options_;
   std::unique_ptr<ConnectionPool> pool_;
+  // ListAgentSummaries' parsed profiles: agent id -> (profile_version, profile), the
+  // agents of its last listing.
+  struct CachedProfile {
+    int64_t version = 0;
+    std::shared_ptr<const AgentProfile> profile;
+  };
+  absl::Mutex profiles_mu_;
+  absl::flat_hash_map<std::string, CachedProfile> profiles_ ABSL_GUARDED_BY(profiles_mu_);
 };
 
 }  // namespace fleetmark::store

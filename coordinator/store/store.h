@@ -96,12 +96,18 @@ struct AgentIdentity {
 };
 
 // An agent as matched by selectors: what the selector language can ask about.
+// What a selector matches of an agent besides its name (Selector::Matches): written by
+// its registrations (hellos). Immutable once built, so summaries share it.
+struct AgentProfile {
+  v1::HostInfo host;
+  std::map<std::string, std::string> labels;
+};
+
 struct AgentSummary {
   std::string agent_id;
   std::string name;
   bool online = false;
-  v1::HostInfo host;
-  std::map<std::string, std::string> labels;
+  std::shared_ptr<const AgentProfile> profile;  // never null
   // Quarantined agents are skipped by selectors without `health=any`.
   bool quarantined = false;
   std::string quarantine_reason;
@@ -319,7 +325,9 @@ class Store {
                                       const std::vector<std::string>& renew_also = {}) = 0;
   // Every agent (online state computed with options.online_window), ordered by name. An
   // agent whose enrollment token is revoked is never online (its stream is being ended).
-  // Removed agents are not listed.
+  // Removed agents are not listed. PgStore keeps the parsed profiles it read and reads
+  // again only those a registration changed since (agents.profile_version), also
+  // through another coordinator.
   virtual absl::StatusOr<std::vector<AgentSummary>> ListAgentSummaries() = 0;
   // Agents ordered by name, state "online" | "offline" | "removed" (removed agents only
   // with `include_removed`, after the agent holding the name now).

@@ -74,7 +74,7 @@ absl::StatusOr<std::string> PgStore::RegisterAgent(const AgentRegistration& reg)
               "UPDATE agents SET host = $2, arch = $3, cpu_model = $4, logical_cpus = $5, physical_cores = $6,"
               " labels = $7::jsonb, engine_version = $8, strategies = $9::text[], workloads = $10::text[],"
               " scenarios = $11::text[], state = 'online', coordinator_id = $12, session_id = $13, last_seen = now(),"
-              " emulated = $14 "
+              " emulated = $14, profile_version = profile_version + 1 "
               "WHERE agent_id = $1::uuid",
               reg.agent_id, pqxx::binarystring(host_bytes), reg.host.arch(), reg.host.cpu_model(),
               static_cast<int64_t>(reg.host.logical_cpus()), static_cast<int64_t>(reg.host.physical_cores()),
@@ -194,18 +194,56 @@ absl::StatusOr<std::vector<AgentSummary>> PgStore::ListAgentSummaries() {
         "SELECT a.agent_id::text, a.name, (a.state = 'online' AND a.last_seen > now() - $1::interval"
         "  AND NOT EXISTS (SELECT 1 FROM enrollment_tokens t WHERE t.token_id = a.token_id"
         "                  AND t.revoked_at IS NOT NULL)),"
-        " a.host, a.labels::text, a.health, a.quarantine_reason FROM agents a WHERE a.removed_at IS NULL"
+        " a.health, a.quarantine_reason, a.profile_version FROM agents a WHERE a.removed_at IS NULL"
         " ORDER BY a.name",
         internal::IntervalParam(options_.online_window));
+    std::vector<int64_t> versions;
+    agents.reserve(r.size());
+    versions.reserve(r.size());
     for (const auto& row : r) {
       AgentSummary& a = agents.emplace_back();
       a.agent_id = row[0].as<std::string>();
       a.name = row[1].as<std::string>();
       a.online = row[2].as<bool>();
-      internal::ParseProtoField(row[3], &a.host);
-      a.labels = internal::ParseLabelsJson(row[4].as<std::string>());
-      a.quarantined = row[5].as<std::string>() == kHealthQuarantined;
-      a.quarantine_reason = row[6].as<std::string>();
+      a.quarantined = row[3].as<std::string>() == kHealthQuarantined;
+      a.quarantine_reason = row[4].as<std::string>();
+      versions.push_back(row[5].as<int64_t>());
+    }
+    // The profiles: cached ones at the listed version, the others read (and cached).
+    absl::flat_hash_map<std::string, CachedProfile> listed;
+    listed.reserve(agents.size());
+    std::vector<std::string> stale;
+    {
+      absl::MutexLock lock(&profiles_mu_);
+      for (size_t i = 0; i < agents.size(); ++i) {
+        auto it = profiles_.find(agents[i].agent_id);
+        if (it != profiles_.end() && it->second.version == versions[i]) {
+          listed[agents[i].agent_id] = it->second;
+        } else {
+          stale.push_back(agents[i].agent_id);
+        }
+      }
+    }
+    if (!stale.empty()) {
+      pqxx::result p = txn.exec_params(
+          "SELECT agent_id::text, profile_version, host, labels::text FROM agents WHERE agent_id = ANY($1::uuid[])",
+          internal::UuidArray(stale));
+      for (const auto& row : p) {
+        auto profile = std::make_shared<AgentProfile>();
+        internal::ParseProtoField(row[2], &profile->host);
+        profile->labels = internal::ParseLabelsJson(row[3].as<std::string>());
+        listed[row[0].as<std::string>()] = {row[1].as<int64_t>(), std::move(profile)};
+      }
+    }
+    static const auto* kNoProfile = new std::shared_ptr<const AgentProfile>(std::make_shared<AgentProfile>());
+    for (AgentSummary& a : agents) {
+      auto it = listed.find(a.agent_id);
+      a.profile = it != listed.end() ? it->second.profile : *kNoProfile;
+    }
+    {
+      // The agents of this listing only: removed agents leave the cache.
+      absl::MutexLock lock(&profiles_mu_);
+      profiles_ = std::move(listed);
     }
     return agents;
   });

@@ -1230,6 +1230,60 @@ TEST(StoreTest, AgentsToDisconnectAreFoundAndNotSelectable) {
   for (const AgentSummary& s : *summaries) EXPECT_EQ(s.online, s.agent_id != a) << s.name;
 }
 
+// Issue 17: ListAgentSummaries keeps the parsed profiles (host, labels) it read and reads
+// again only the agents whose profile a registration changed, also one made through
+// another coordinator's store; a summary never shows a stale profile.
+TEST(StoreTest, AgentSummariesFollowEveryRegistrationAcrossCoordinators) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto one = OpenStore(db.uri(), "c1");
+  auto two = OpenStore(db.uri(), "c2");
+  ASSERT_NE(one, nullptr);
+  ASSERT_NE(two, nullptr);
+  const std::string a = Agent(*one, "pa"), b = Agent(*one, "pb");
+  auto profile_of = [&](Store& store, const std::string& id) -> std::shared_ptr<const AgentProfile> {
+    auto summaries = store.ListAgentSummaries();
+    EXPECT_TRUE(summaries.ok()) << summaries.status();
+    if (!summaries.ok()) return nullptr;
+    for (const AgentSummary& s : *summaries) {
+      if (s.agent_id == id) return s.profile;
+    }
+    return nullptr;
+  };
+  const auto first_a = profile_of(*one, a), first_b = profile_of(*one, b);
+  ASSERT_NE(first_a, nullptr);
+  ASSERT_NE(first_b, nullptr);
+  EXPECT_EQ(first_a->host.arch(), "x86_64");
+  EXPECT_EQ(first_a->labels.at("rack"), "b");
+  EXPECT_EQ(profile_of(*one, a), first_a) << "unchanged: the cached profile, not read again";
+  // `a` reconnects through the other coordinator as another machine with other labels.
+  AgentRegistration again;
+  again.agent_id = a;
+  again.name = "pa";
+  again.credential_sha256 = "hash-pa";
+  again.host.set_arch("aarch64");
+  again.host.set_logical_cpus(4);
+  again.labels["rack"] = "c";
+  again.session_id = "s-pa-2";
+  ASSERT_TRUE(two->RegisterAgent(again).ok());
+  const auto second_a = profile_of(*one, a);
+  ASSERT_NE(second_a, nullptr);
+  EXPECT_EQ(second_a->host.arch(), "aarch64");
+  EXPECT_EQ(second_a->labels.at("rack"), "c");
+  EXPECT_EQ(first_a->host.arch(), "x86_64") << "a profile handed out never changes";
+  EXPECT_EQ(profile_of(*one, b), first_b) << "b did not change";
+  // The same hello again (same host and labels, a new session) still re-reads it: every
+  // registration moves the version.
+  again.session_id = "s-pa-3";
+  ASSERT_TRUE(two->RegisterAgent(again).ok());
+  const auto third_a = profile_of(*one, a);
+  ASSERT_NE(third_a, nullptr);
+  EXPECT_NE(third_a, second_a);
+  EXPECT_EQ(third_a->host.arch(), "aarch64");
+  // A removed agent leaves the listing.
+  ASSERT_TRUE(two->RemoveAgent("pb").ok());
+  EXPECT_EQ(profile_of(*one, b), nullptr);
+}
+
 // A name belongs to the agent holding its credential: a second enrollment under it is
 // refused (online or offline, through any store on the database), naming the command
 // that frees it; a reconnect of the agent itself (by id) keeps its id.
