@@ -206,7 +206,7 @@ void MeasureDispatch(SimFleet& fleet, ControlClient& control, int fanout_agents,
     if (ms.empty()) break;
     p50s.push_back(Percentile(ms, 50));
     p99s.push_back(Percentile(ms, 99));
-    // Let this round's 1 000 job ends (FinishJob transactions on one run row, acks,
+    // Let this round's 1 000 job ends (group-committed FinishJobs batches, acks,
     // dispatcher wakes) finish: a fan-out goes to an idle fleet. With 1 s here every
     // other round overlapped that tail and took ~100 ms longer.
     absl::SleepFor(absl::GetFlag(FLAGS_fanout_gap));
