@@ -29,6 +29,11 @@ cmd=${1:-}; dir_arg=${2:-.fleetmark}
 usage() { echo "usage: $0 up|down|status|env [DIR]" >&2; exit 2; }
 case "$cmd" in -h|--help) sed -n '2,/^# Binaries come from/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 case "$cmd" in up|down|status|env) ;; *) usage ;; esac
+[ "$#" -le 2 ] || usage
+# DIR as messages show it: shell-quoted when it holds anything unprintable (an escape
+# sequence in the argument is not echoed to the terminal).
+shown_dir=$dir_arg
+case "$dir_arg" in *[![:print:]]*) shown_dir=$(printf '%q' "$dir_arg") ;; esac
 build=${FLEETMARK_BUILD:-$root/build/release}
 # shellcheck source=deploy/lib/pid.sh
 . "$root/deploy/lib/pid.sh"
@@ -36,8 +41,8 @@ build=${FLEETMARK_BUILD:-$root/build/release}
 if [ ! -d "$dir_arg" ]; then
   case "$cmd" in
     up) mkdir -p "$dir_arg" ;;
-    status) echo "no stack at $dir_arg (deploy/stack.sh up $dir_arg starts one)"; exit 3 ;;
-    down) echo "no stack at $dir_arg: nothing to stop"; exit 0 ;;
+    status) echo "no stack at $shown_dir (deploy/stack.sh up $shown_dir starts one)"; exit 3 ;;
+    down) echo "no stack at $shown_dir: nothing to stop"; exit 0 ;;
     env) echo "stack.sh: no stack in $dir_arg yet: run deploy/stack.sh up $dir_arg" >&2; exit 1 ;;
   esac
 fi

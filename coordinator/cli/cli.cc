@@ -11,6 +11,7 @@
 #include "absl/flags/reflection.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/text.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/cli/command.h"
 #include "coordinator/cli/run_flags.h"
@@ -58,12 +59,13 @@ const Command* FindCommand(const CommandRegistry& registry, const std::vector<st
   if (command != nullptr) return command;
   const std::string group = GroupUsage(registry, args[0]);
   if (group.empty()) {
-    *code = UsageError(absl::StrCat("unknown command \"", args[0], "\""));
+    *code = UsageError(absl::StrCat("unknown command \"", EscapeForTerminal(args[0], 80), "\""));
   } else if (args.size() == 1) {
     std::cerr << "fleetmark " << args[0] << ": needs a subcommand:\n" << group;
     *code = kExitUsage;
   } else {
-    std::cerr << "fleetmark " << args[0] << ": unknown subcommand \"" << args[1] << "\"; one of:\n" << group;
+    std::cerr << "fleetmark " << args[0] << ": unknown subcommand \"" << EscapeForTerminal(args[1], 80)
+              << "\"; one of:\n" << group;
     *code = kExitUsage;
   }
   return nullptr;

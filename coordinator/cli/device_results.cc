@@ -1,40 +1,39 @@
 // LoadDeviceResults (device_results.h).
 #include "coordinator/cli/device_results.h"
 
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/cli/command.h"
 #include "coordinator/cli/remote_client.h"
 #include "coordinator/cli/remote_render.h"
 #include "coordinator/service/selector.h"
+#include "engine/common/input_file.h"
 #include "engine/common/text.h"
 #include "engine/report/json.h"
 
 namespace fleetmark::cli {
 namespace {
 
-constexpr std::streamsize kMaxResultsFileBytes = std::streamsize{1} << 30;
+constexpr InputFileRule kResultsFileRule{
+    .noun = "results file",
+    .must_be = "--results must be a regular file (or - for standard input)",
+    .max_bytes = uint64_t{1} << 30,
+    .max_text = "1 GiB",
+    .stdin_name = "<stdin>"};
 
 // The results document of `path` (`fleetmark run` or `fleetmark export --format json`,
 // or a pre-schema `fleetmark run` file); exit code 2 with the reason on failure.
 std::optional<v1::ResultsDocument> ReadResultsFile(const std::string& command, const std::string& path,
                                                    int* exit_code) {
   *exit_code = kExitUsage;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::cerr << "fleetmark: " << command << ": --results: cannot read \"" << EscapeForTerminal(path) << "\"\n";
+  absl::StatusOr<std::string> text = ReadInputFile(path, kResultsFileRule);
+  if (!text.ok()) {
+    std::cerr << "fleetmark: " << command << ": --results: " << EscapeForTerminal(std::string(text.status().message()))
+              << "\n";
     return std::nullopt;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.tellp() > kMaxResultsFileBytes) {
-    std::cerr << "fleetmark: " << command << ": --results: at most " << kMaxResultsFileBytes << " bytes\n";
-    return std::nullopt;
-  }
-  absl::StatusOr<v1::ResultsDocument> document = report::ParseResultsJson(text.str());
+  absl::StatusOr<v1::ResultsDocument> document = report::ParseResultsJson(*text);
   if (!document.ok()) {
     std::cerr << "fleetmark: " << command << ": --results: " << EscapeForTerminal(path)
               << ": not a results file of `fleetmark run --format json` or `fleetmark export --format json`: "

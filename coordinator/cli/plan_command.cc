@@ -19,12 +19,12 @@ int ValidateCommand(const std::vector<std::string>& args) {
   }
   absl::StatusOr<v1::Plan> plan = LoadValidPlan(args[0]);
   if (!plan.ok()) {
-    std::cerr << "fleetmark plan validate: " << plan.status().message() << "\n";
+    std::cerr << "fleetmark plan validate: " << EscapeForTerminal(std::string(plan.status().message()), 4096) << "\n";
     return kExitUsage;
   }
   const std::string source = args[0] == engine::kStdinPlanPath ? std::string(engine::kStdinSourceName) : args[0];
   const size_t cases = engine::ExpandCases(*plan, false).size();
-  std::cout << absl::StrFormat("%s: valid plan \"%s\": %d case%s (%d with --quick)\n", source,
+  std::cout << absl::StrFormat("%s: valid plan \"%s\": %d case%s (%d with --quick)\n", EscapeForTerminal(source, 200),
                                EscapeForTerminal(plan->name()), cases, cases == 1 ? "" : "s",
                                engine::ExpandCases(*plan, true).size());
   return kExitOk;

@@ -72,9 +72,19 @@ bool ControlClient::IsTransportError(const grpc::Status& status) const {
   return channel_->GetState(/*try_to_connect=*/false) != GRPC_CHANNEL_READY;
 }
 
+namespace {
+// The most of a user's input (a run id, an address) an error line repeats, and of a
+// coordinator's error message (it may quote input too), in bytes.
+constexpr size_t kMaxEchoedBytes = 200;
+constexpr size_t kMaxMessageBytes = 4096;
+}  // namespace
+
 int ControlClient::Fail(const std::string& what, const grpc::Status& status) const {
-  std::cerr << "fleetmark: " << what << ": " << EscapeForTerminal(status.error_message()) << "\n";
-  const std::string& address = options_.coordinator;
+  // `what` and the address may hold what the user typed (a run id, a --coordinator
+  // value): escaped and cut like every quoted input.
+  std::cerr << "fleetmark: " << EscapeForTerminal(what, kMaxEchoedBytes) << ": "
+            << EscapeForTerminal(status.error_message(), kMaxMessageBytes) << "\n";
+  const std::string address = EscapeForTerminal(options_.coordinator, kMaxEchoedBytes);
   switch (status.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:
     case grpc::StatusCode::DEADLINE_EXCEEDED:

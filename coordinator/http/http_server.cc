@@ -264,30 +264,6 @@ class HttpServerImpl final : public HttpServer {
 
 }  // namespace
 
-absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view address_view) {
-  const absl::string_view address(address_view.data(), address_view.size());
-  const auto bad = [&] {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "http address: expected host:port (IPv4, [IPv6] or localhost; port 0..65535), got \"", address, "\""));
-  };
-  std::string host;
-  absl::string_view port_text;
-  if (absl::StartsWith(address, "[")) {
-    const size_t close = address.find("]:");
-    if (close == absl::string_view::npos) return bad();
-    host = std::string(address.substr(1, close - 1));
-    port_text = address.substr(close + 2);
-  } else {
-    const size_t colon = address.rfind(':');
-    if (colon == absl::string_view::npos || address.find(':') != colon) return bad();
-    host = std::string(address.substr(0, colon));
-    port_text = address.substr(colon + 1);
-  }
-  int port = 0;
-  if (host.empty() || !absl::SimpleAtoi(port_text, &port) || port < 0 || port > 65535) return bad();
-  return std::make_pair(host, port);
-}
-
 std::vector<std::string> DefaultWebRoots() {
   std::vector<std::string> roots;
   std::error_code error;

@@ -20,6 +20,8 @@
 // rebinding: another site's name pointed at 127.0.0.1 must not read the API).
 #pragma once
 
+#include "engine/common/host_port.h"
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -80,8 +82,11 @@ class HttpServer {
 // bundle of the build tree this binary was built in (compiled in).
 std::vector<std::string> DefaultWebRoots();
 
-// Parses "host:port". Errors: InvalidArgument naming the value and the expected form.
-absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view address);
+// Parses "host:port" (engine/common/host_port.h) for --http_address: errors name
+// "http address".
+inline absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view address) {
+  return ::fleetmark::ParseHostPort(address, "http address");
+}
 
 // True for "localhost", "::1" and 127.0.0.0/8 hosts (as returned by ParseHostPort).
 bool IsLoopbackHost(std::string_view host);

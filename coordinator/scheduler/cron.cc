@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "engine/common/text.h"
 
 namespace fleetmark::scheduler {
 namespace {
@@ -32,8 +33,9 @@ constexpr std::array<FieldSpec, 5> kFields = {{
 }};
 
 absl::Status FieldError(absl::string_view expression, const FieldSpec& f, absl::string_view what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("cron \"", std::string(expression), "\": ", f.name, ": ", std::string(what)));
+  // The expression and the field's text are the user's: escaped for a terminal.
+  return absl::InvalidArgumentError(EscapeForTerminal(
+      absl::StrCat("cron \"", std::string(expression), "\": ", f.name, ": ", std::string(what)), 300));
 }
 
 absl::StatusOr<int> ParseValue(absl::string_view expression, const FieldSpec& f, absl::string_view text) {
@@ -110,7 +112,7 @@ absl::StatusOr<CronSchedule> CronSchedule::Parse(absl::string_view expression) {
   std::vector<absl::string_view> fields = absl::StrSplit(text, absl::ByAnyChar(" \t"), absl::SkipEmpty());
   if (fields.size() != 5) {
     return absl::InvalidArgumentError(
-        absl::StrCat("cron \"", std::string(expression),
+        absl::StrCat("cron \"", EscapeForTerminal(std::string(expression), 80),
                      "\": expected 5 fields (minute hour day-of-month month day-of-week), got ", fields.size()));
   }
   CronSchedule cron;

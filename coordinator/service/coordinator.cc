@@ -16,6 +16,7 @@
 #include "engine/plan/plan.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "engine/common/host_port.h"
 #include "engine/common/clock.h"
 #include "coordinator/scheduler/cron.h"
 #include "coordinator/scheduler/scheduler.h"
@@ -65,6 +66,10 @@ absl::Status CheckOptions(const CoordinatorOptions& o) {
   }
   if (!o.tls_client_ca_file.empty() && o.tls_cert_file.empty()) {
     return absl::InvalidArgumentError("tls_client_ca_file: mutual TLS needs tls_cert_file and tls_key_file");
+  }
+  if (!absl::StartsWith(o.listen_address, "unix:") && !absl::StartsWith(o.listen_address, "ipv4:") &&
+      !absl::StartsWith(o.listen_address, "ipv6:")) {
+    FLEETMARK_RETURN_IF_ERROR(ParseHostPort(o.listen_address, "listen_address").status());
   }
   if (o.tls_cert_file.empty() && !o.allow_insecure_remote && !IsLoopback(o.listen_address)) {
     return absl::InvalidArgumentError(

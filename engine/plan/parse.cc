@@ -1,17 +1,13 @@
 // ParsePlan / LoadPlanFile: protobuf's own parsers, with line:column and the field path
 // in errors; plan files are size-capped regular files (or "-" for standard input).
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
+#include <cstdint>
 #include <optional>
 #include <string>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/input_file.h"
 #include "engine/common/status_macros.h"
 #include "engine/plan/json_check.h"
 #include "engine/plan/plan.h"
@@ -89,67 +85,20 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
   std::string message_;
 };
 
-absl::Status OpenError(const std::string& path, int err) {
-  const std::string what = absl::StrCat(path, ": cannot open plan file: ", std::strerror(err));
-  if (err == ENOENT) return absl::NotFoundError(what);
-  if (err == EACCES) return absl::PermissionDeniedError(what);
-  return absl::InvalidArgumentError(what);
-}
+constexpr InputFileRule kPlanFileRule{.noun = "plan file",
+                                      .must_be = "a plan must be a regular file (or - for standard input)",
+                                      .max_bytes = kMaxPlanBytes,
+                                      .max_text = "16 MiB",
+                                      .stdin_name = kStdinSourceName.data()};
 
-std::string FileKind(mode_t mode) {
-  if (S_ISDIR(mode)) return "is a directory";
-  if (S_ISFIFO(mode)) return "is a FIFO (named pipe)";
-  if (S_ISCHR(mode)) return "is a character device";
-  if (S_ISBLK(mode)) return "is a block device";
-  if (S_ISSOCK(mode)) return "is a socket";
-  return "is not a regular file";
-}
-
+// As ReadInputFile says a file is too large, for plan text given directly.
 absl::Status TooLarge(const std::string& name, uint64_t bytes) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(name, ": plan file is ", bytes, " bytes or more; at most ", kMaxPlanBytes, " (16 MiB)"));
+  return absl::InvalidArgumentError(absl::StrCat(name, ": ", kPlanFileRule.noun, " is ", bytes,
+                                                 " bytes or more; at most ", kPlanFileRule.max_bytes, " (",
+                                                 kPlanFileRule.max_text, ")"));
 }
 
-// Reads at most kMaxPlanBytes from `fd`; InvalidArgument if there is more.
-absl::StatusOr<std::string> ReadCapped(int fd, const std::string& name) {
-  std::string text;
-  char buffer[1 << 16];
-  while (true) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n == 0) return text;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return absl::InvalidArgumentError(absl::StrCat(name, ": cannot read plan file: ", std::strerror(errno)));
-    }
-    if (text.size() + static_cast<size_t>(n) > kMaxPlanBytes) {
-      return TooLarge(name, text.size() + static_cast<size_t>(n));
-    }
-    text.append(buffer, static_cast<size_t>(n));
-  }
-}
-
-// Closes the descriptor it owns.
-struct FdCloser {
-  int fd;
-  ~FdCloser() { ::close(fd); }
-};
-
-absl::StatusOr<std::string> ReadPlanText(const std::string& path) {
-  if (path == kStdinPlanPath) return ReadCapped(STDIN_FILENO, std::string(kStdinSourceName));
-  // O_NONBLOCK: opening a FIFO without a writer must not block; it is refused below.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return OpenError(path, errno);
-  FdCloser closer{fd};
-  struct stat st = {};
-  if (::fstat(fd, &st) != 0) return OpenError(path, errno);
-  if (!S_ISREG(st.st_mode)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": ", FileKind(st.st_mode), "; a plan must be a regular file (or - for standard input)"));
-  }
-  if (static_cast<uint64_t>(st.st_size) > kMaxPlanBytes) return TooLarge(path, st.st_size);
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  return ReadCapped(fd, path);
-}
+absl::StatusOr<std::string> ReadPlanText(const std::string& path) { return ReadInputFile(path, kPlanFileRule); }
 
 }  // namespace
 

@@ -54,7 +54,18 @@ TEST_F(CliTest, MapRefusesBadInput) {
   EXPECT_EQ(Cli("map").exit_code, 2);
   CliResult missing = Cli("map --results " + (dir_ / "none.json").string());
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_THAT(missing.err, HasSubstr("--results: cannot read"));
+  EXPECT_THAT(missing.err, HasSubstr("none.json: cannot open results file: No such file or directory"));
+  // Only a size-capped regular file (or -) is read: /dev/zero read without end until the
+  // OOM killer stopped it (22 GB), a directory said "Unexpected end of string".
+  CliResult device = Cli("map --results /dev/zero");
+  EXPECT_EQ(device.exit_code, 2);
+  EXPECT_THAT(device.err, HasSubstr("/dev/zero: is a character device; --results must be a regular file"));
+  CliResult directory = Cli("map --results " + dir_.string());
+  EXPECT_EQ(directory.exit_code, 2);
+  EXPECT_THAT(directory.err, HasSubstr(": is a directory; --results must be a regular file"));
+  CliResult piped = Cli("map --results -", "< /dev/null");
+  EXPECT_EQ(piped.exit_code, 2);
+  EXPECT_THAT(piped.err, HasSubstr("not a results file"));
   const fs::path bad = Write("bad.json", "{\"results\": 5}");
   CliResult malformed = Cli("map --results " + bad.string());
   EXPECT_EQ(malformed.exit_code, 2);

@@ -56,6 +56,15 @@ TEST_F(CliTest, UnknownCommandOrFlagExits2) {
   CliResult r = Cli("frobnicate");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("unknown command \"frobnicate\""));
+  // What the user typed is escaped, never echoed raw to the terminal.
+  r = Cli("\"$(printf 'x\\033[2J')\"");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown command \"x\\x1b[2J\""));
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  r = Cli("runs show \"$(printf 'x\\033]0;pwn\\007')\" --coordinator 127.0.0.1:1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\x07'), std::string::npos) << r.err;
 
   const fs::path plan = Write("tiny.txtpb", kTinyPlan);
   r = Cli("run " + plan.string() + " --no_such_flag=1");

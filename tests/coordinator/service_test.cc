@@ -398,6 +398,21 @@ void ReportDeferred(TestAgent& agent, const std::string& job_id, const std::stri
   ASSERT_TRUE(ack.has_job_finished_ack()) << ack.DebugString();
 }
 
+// A listen address that is not host:port with a port 0..65535 is refused at start,
+// naming the flag: "127.0.0.1:99999" served on port 34463 (99999 - 65536) before.
+TEST_F(ServiceTest, ABadListenAddressIsRefusedAtStart) {
+  for (const char* address : {"127.0.0.1:99999", "127.0.0.1:65536", "bogus", "", "127.0.0.1:-1"}) {
+    CoordinatorOptions bad = Options(db_->uri());
+    bad.listen_address = address;
+    absl::StatusOr<std::unique_ptr<Coordinator>> refused = Coordinator::Start(bad);
+    ASSERT_FALSE(refused.ok()) << address;
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << address;
+    EXPECT_EQ(refused.status().message(),
+              absl::StrCat("listen_address: expected host:port (IPv4, [IPv6] or localhost; port 0..65535), got \"",
+                           address, "\""));
+  }
+}
+
 TEST_F(ServiceTest, DefaultPreconditionsAndDeferredJobs) {
   CoordinatorOptions bad = Options(db_->uri());
   bad.default_preconditions.set_max_checks(0);

@@ -68,6 +68,16 @@ code=0
 [ ! -e "$tmp/nostack" ] || fail "status created $tmp/nostack"
 ok "stack.sh status without a stack"
 
+# stack.sh with more than one DIR: usage (exit 2), nothing started; an unprintable DIR is
+# shell-quoted in messages, never echoed raw.
+code=0
+"$repo/deploy/stack.sh" up "$tmp/extra" b > "$tmp/out" 2>&1 || code=$?
+[ "$code" -eq 2 ] && grep -q "usage:" "$tmp/out" && [ ! -e "$tmp/extra" ] || fail "up with 2 dirs: $code $(cat "$tmp/out")"
+code=0
+"$repo/deploy/stack.sh" status "$tmp/$(printf 'e\033[31m')" > "$tmp/out" 2>&1 || code=$?
+[ "$code" -eq 3 ] && ! grep -q "$(printf '\033')" "$tmp/out" || fail "status with an escape: $code $(cat -v "$tmp/out")"
+ok "stack.sh refuses extra arguments and escapes DIR"
+
 # pid_runs: a live process of the binary yes; a zombie, another binary, junk no.
 # shellcheck source=deploy/lib/pid.sh
 . "$repo/deploy/lib/pid.sh"
