@@ -3,20 +3,35 @@
 #include <vector>
 
 namespace fleetmark::service {
+namespace {
+
+// The items of a group-commit batch by value, as the store's batch calls take them.
+template <typename Item>
+std::vector<Item> Copies(const std::vector<const Item*>& batch) {
+  std::vector<Item> items;
+  items.reserve(batch.size());
+  for (const Item* item : batch) items.push_back(*item);
+  return items;
+}
+
+// The one reject of both queues: the item's own error is its outcome.
+template <typename Item>
+absl::Status ItsError(const Item&, const absl::Status& status) {
+  return status;
+}
+
+}  // namespace
 
 std::unique_ptr<JobUpdateQueue> MakeJobUpdateQueue(store::Store& store, absl::Duration lease) {
   return std::make_unique<JobUpdateQueue>(
       "job update(s)",
       JobUpdateQueue::Ops{.write = [&store, lease](const std::vector<const store::Store::JobUpdate*>& batch)
                               -> absl::StatusOr<std::vector<absl::Status>> {
-                            std::vector<store::Store::JobUpdate> updates;
-                            updates.reserve(batch.size());
-                            for (const store::Store::JobUpdate* u : batch) updates.push_back(*u);
-                            absl::Status status = store.UpdateJobs(updates, lease);
+                            absl::Status status = store.UpdateJobs(Copies(batch), lease);
                             if (!status.ok()) return status;
                             return std::vector<absl::Status>(batch.size(), absl::OkStatus());
                           },
-                          .reject = [](const store::Store::JobUpdate&, const absl::Status& status) { return status; }},
+                          .reject = ItsError<store::Store::JobUpdate>},
       GroupCommitOptions{.threads = 1});
 }
 
@@ -25,12 +40,9 @@ std::unique_ptr<JobEndQueue> MakeJobEndQueue(store::Store& store) {
       "job end(s)",
       JobEndQueue::Ops{.write = [&store](const std::vector<const store::Store::JobEnd*>& batch)
                            -> absl::StatusOr<std::vector<absl::Status>> {
-                         std::vector<store::Store::JobEnd> ends;
-                         ends.reserve(batch.size());
-                         for (const store::Store::JobEnd* e : batch) ends.push_back(*e);
-                         return store.FinishJobs(ends);
+                         return store.FinishJobs(Copies(batch));
                        },
-                       .reject = [](const store::Store::JobEnd&, const absl::Status& status) { return status; }},
+                       .reject = ItsError<store::Store::JobEnd>},
       GroupCommitOptions{.threads = 1});
 }
 

@@ -61,7 +61,7 @@ struct FdCloser {
 }  // namespace
 
 absl::StatusOr<std::string> ReadInputFile(const std::string& path, const InputFileRule& rule) {
-  if (path == "-") return ReadCapped(STDIN_FILENO, std::string(rule.stdin_name), rule);
+  if (path == kStdinPath) return ReadCapped(STDIN_FILENO, std::string(rule.stdin_name), rule);
   // O_NONBLOCK: opening a FIFO without a writer must not block; it is refused below.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return OpenError(path, errno, rule);

@@ -16,6 +16,9 @@
 
 namespace fleetmark {
 
+// The path that names standard input.
+inline constexpr char kStdinPath[] = "-";
+
 // What a kind of input file is called in errors, and its size limit.
 struct InputFileRule {
   const char* noun = "";       // "plan file": "<path>: cannot open plan file: ..."

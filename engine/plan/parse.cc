@@ -98,8 +98,6 @@ absl::Status TooLarge(const std::string& name, uint64_t bytes) {
                                                  kPlanFileRule.max_text, ")"));
 }
 
-absl::StatusOr<std::string> ReadPlanText(const std::string& path) { return ReadInputFile(path, kPlanFileRule); }
-
 }  // namespace
 
 PlanFormat PlanFormatFromPath(std::string_view path) {
@@ -154,7 +152,7 @@ absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format, s
 }
 
 absl::StatusOr<ParsedPlan> LoadPlanFile(const std::string& path) {
-  FLEETMARK_ASSIGN_OR_RETURN(const std::string text, ReadPlanText(path));
+  FLEETMARK_ASSIGN_OR_RETURN(const std::string text, ReadInputFile(path, kPlanFileRule));
   const std::string source = path == kStdinPlanPath ? std::string(kStdinSourceName) : path;
   return ParsePlan(text, SniffPlanFormat(path, text), source);
 }

@@ -12,6 +12,8 @@
 // Every function here is pure (no global state) and safe to call from any thread.
 #pragma once
 
+#include "engine/common/input_file.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -65,7 +67,7 @@ PlanFormat PlanFormatFromPath(std::string_view path);
 PlanFormat SniffPlanFormat(std::string_view path, std::string_view text);
 
 // LoadPlanFile's path for standard input, and the source name its errors use.
-inline constexpr std::string_view kStdinPlanPath = "-";
+inline constexpr std::string_view kStdinPlanPath = kStdinPath;  // engine/common/input_file.h
 inline constexpr std::string_view kStdinSourceName = "<stdin>";
 
 // Where the fields of a text-format plan were written (line:column, 1-based).

@@ -670,8 +670,8 @@ TEST_F(ServiceTest, AgentBackWithAnEndedJobStillRunningGetsNoJobUntilItReportsIt
   back.Finish();
 }
 
-// A job end waiting for the database (its run row locked: 10 000 job ends of one run
-// queue on it) holds the stream's reads, so its heartbeats wait in TCP: the liveness
+// A job end waiting for the database (slow, or a batch of a 10 000-job run's ends ahead
+// of it) holds the stream's reads, so its heartbeats wait in TCP: the liveness
 // flush must not end the stream for silence meanwhile (it did, for 3 806 of 10 000
 // agents of a fan-out in fleet_bench).
 TEST_F(ServiceTest, AJobEndWaitingForTheDatabaseIsNotSilence) {
