@@ -55,6 +55,18 @@ if ((${#missing[@]} + ${#apt_setup[@]})); then
     fi
   fi
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
+  # A mirror mid-sync serves an index whose size does not match its Release file
+  # ("File has unexpected size ... Mirror sync in progress?"), and apt-get update exits
+  # 100 although every other list was fetched. Retry a few times, then go on with the
+  # lists it has: the install below fails by itself, naming the package, if one is
+  # really missing.
+  for attempt in 1 2 3; do
+    apt-get update -qq && break
+    if [ "$attempt" -eq 3 ]; then
+      echo "install-deps: apt-get update failed 3 times; going on with the package lists it has" >&2
+    else
+      sleep $((attempt * 10))
+    fi
+  done
   ((${#missing[@]} == 0)) || apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

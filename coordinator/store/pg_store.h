@@ -8,6 +8,7 @@
 // pooled connection for its duration (and ListAgentSummaries its cache's mutex).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,7 +17,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "coordinator/store/connection_pool.h"
+#include "coordinator/store/run_case_ids.h"
 #include "coordinator/store/store.h"
 
 namespace fleetmark::store {
@@ -106,6 +109,11 @@ class PgStore final : public Store {
     int64_t version = 0;
     std::shared_ptr<const AgentProfile> profile;
   };
+  // InsertResults: each run's case ids, and until when (unix ns) ids are looked up
+  // before a COPY because a replay was seen (kLookupAfterReplay after the last one).
+  static constexpr absl::Duration kLookupAfterReplay = absl::Seconds(60);
+  RunCaseIds run_case_ids_;
+  std::atomic<int64_t> lookup_until_unix_ns_{0};
   absl::Mutex profiles_mu_;
   absl::flat_hash_map<std::string, CachedProfile> profiles_ ABSL_GUARDED_BY(profiles_mu_);
 };

@@ -441,9 +441,10 @@ class Store {
   virtual absl::StatusOr<std::vector<ExpiredJob>> ReleaseAgentJobs(const std::string& agent_id,
                                                                    const std::string& keep_job_id) = 0;
 
-  // Stores `results` in one transaction (ids already stored are skipped, the rest is
-  // COPY'd; a batch racing another writer of the same ids is redone with INSERT ...
-  // ON CONFLICT (result_id) DO NOTHING); returns one outcome per input, same order:
+  // Stores `results` in one transaction (COPY'd; ids already stored are skipped: in
+  // PgStore a batch whose COPY meets a stored id is redone with INSERT ... ON CONFLICT
+  // DO NOTHING, and for a minute after such a replay ids are looked up before the COPY);
+  // returns one outcome per input, same order:
   // the first occurrence of a new id is stored, replays are duplicates. Results whose
   // id is not a UUID, whose job is not this agent's, whose case id is not one of the
   // run's (NewRun::case_ids), or whose values are implausible (NaN/Infinity statistics,

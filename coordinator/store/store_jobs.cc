@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "coordinator/store/result_rows.h"
 #include "coordinator/store/pg_store.h"
+#include "coordinator/store/run_case_ids.h"
 #include "coordinator/store/store_health.h"
 #include "coordinator/store/store_internal.h"
 #include "coordinator/store/store_runs.h"
@@ -75,25 +76,29 @@ absl::StatusOr<PgStore::CreatedRun> PgStore::CreateRunAndClaim(const NewRun& run
                                                                absl::Duration lease) {
   FLEETMARK_RETURN_IF_ERROR(internal::ValidateNewRun(run));
   for (const std::string& id : idle_agent_ids) FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", id));
-  return InTransaction(*pool_, "create run", [&](pqxx::work& txn) {
-    internal::InsertedRun inserted = internal::InsertRun(txn, run, idle_agent_ids, lease, options_.coordinator_id);
-    CreatedRun created;
-    created.run_id = inserted.run_id;
-    created.run = std::move(inserted.info);
-    v1::JobAssignment assignment;
-    assignment.set_run_id(created.run_id);
-    *assignment.mutable_plan() = run.plan;
-    assignment.set_quick(run.quick);
-    assignment.set_filter(run.filter);
-    assignment.set_attempt(1);
-    for (const auto& [job_id, agent_id] : inserted.assigned) {
-      ClaimedJob& job = created.claimed.emplace_back();
-      job.agent_id = agent_id;
-      job.assignment = assignment;
-      job.assignment.set_job_id(job_id);
-    }
-    return created;
-  });
+  FLEETMARK_ASSIGN_OR_RETURN(
+      internal::InsertedRun inserted, InTransaction(*pool_, "create run", [&](pqxx::work& txn) {
+        return internal::InsertRun(txn, run, idle_agent_ids, lease, options_.coordinator_id);
+      }));
+  // The assignments (one copy of the plan each) are built after the commit, not with
+  // the transaction and its row locks still open.
+  CreatedRun created;
+  created.run_id = inserted.run_id;
+  created.run = std::move(inserted.info);
+  v1::JobAssignment assignment;
+  assignment.set_run_id(created.run_id);
+  *assignment.mutable_plan() = run.plan;
+  assignment.set_quick(run.quick);
+  assignment.set_filter(run.filter);
+  assignment.set_attempt(1);
+  created.claimed.reserve(inserted.assigned.size());
+  for (const auto& [job_id, agent_id] : inserted.assigned) {
+    ClaimedJob& job = created.claimed.emplace_back();
+    job.agent_id = agent_id;
+    job.assignment = assignment;
+    job.assignment.set_job_id(job_id);
+  }
+  return created;
 }
 
 absl::StatusOr<v1::RunInfo> PgStore::GetRun(const std::string& run_id) {
@@ -387,11 +392,16 @@ void CopyRows(pqxx::work& txn, const std::string& table, const std::vector<PgSto
 
 // How InsertRows writes a batch.
 enum class InsertPath {
+  // COPY'd straight into case_results, nothing looked up: a stored id makes the COPY
+  // fail with a unique violation (the caller then retries the batch with kStaged).
+  // What PgStore::InsertResults uses while it has seen no replay lately.
+  kCopy,
   // Ids already stored are looked up and skipped, the rest is COPY'd straight into
   // case_results: one pass over the rows. A concurrent writer storing one of the ids
   // meanwhile makes the COPY fail with a unique violation (the caller then retries
   // the batch with kStaged). A re-sent result has its first copy's run, so its
-  // run_created_at: it meets that copy in the same partition.
+  // run_created_at: it meets that copy in the same partition. What InsertResults uses
+  // for a while after it met a replay (PgStore::kLookupAfterReplay).
   kDirect,
   // COPY into a per-session staging table (emptied at commit), then INSERT ... SELECT
   // ... ON CONFLICT (result_id, run_created_at) DO NOTHING (the primary key): idempotent under any concurrency, but every
@@ -422,6 +432,15 @@ std::set<std::string> InsertRows(pqxx::work& txn, const std::vector<PgStore::Age
   // that batches sharing ids wait for each other in one order (no deadlock).
   std::map<std::string, size_t> first;
   for (size_t index : indices) first.emplace(absl::AsciiStrToLower(results[index].result->result_id()), index);
+  if (path == InsertPath::kCopy) {
+    std::vector<size_t> fresh;
+    for (const auto& [id, index] : first) {
+      fresh.push_back(index);
+      stored.insert(id);
+    }
+    CopyRows(txn, "case_results", results, fresh, owners);
+    return stored;
+  }
   // A stored copy of a result is in its run's partition: look ids up per run creation
   // time (a batch usually holds one or two runs).
   std::map<std::string, std::vector<std::string>> ids_by_created_at;
@@ -448,31 +467,52 @@ bool IsPrintableAscii(const std::string& text) {
   return std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
 }
 
+// The case ids of `run_ids` (distinct), from `cache` or else read in `txn` (and cached).
+absl::flat_hash_map<std::string, RunCaseIds::CaseIds> CaseIdsOfRuns(pqxx::work& txn, RunCaseIds& cache,
+                                                                     const std::vector<std::string>& run_ids) {
+  std::vector<std::string> missing;
+  absl::flat_hash_map<std::string, RunCaseIds::CaseIds> found = cache.Find(run_ids, &missing);
+  if (missing.empty()) return found;
+  // One row per case id; a run without case ids comes back as one row with NULL.
+  absl::flat_hash_map<std::string, std::shared_ptr<absl::flat_hash_set<std::string>>> read;
+  for (const auto& row : txn.exec_prepared("fm_run_case_ids", internal::UuidArray(missing))) {
+    auto& ids = read[row[0].as<std::string>()];
+    if (row[1].is_null()) continue;
+    if (ids == nullptr) ids = std::make_shared<absl::flat_hash_set<std::string>>();
+    ids->insert(row[1].as<std::string>());
+  }
+  for (auto& [run_id, ids] : read) {
+    RunCaseIds::CaseIds frozen = std::move(ids);
+    cache.Put(run_id, frozen);
+    found.emplace(run_id, std::move(frozen));
+  }
+  return found;
+}
+
 // Rejects the results among `rows` whose case id is not one of their run's (a case the
-// job's plan does not have), and removes them from `rows`. One statement.
-void RejectUnknownCases(pqxx::work& txn, const std::vector<PgStore::AgentResult>& results, std::vector<size_t>& rows,
+// job's plan does not have), and removes them from `rows`. The runs' case ids come from
+// `cache` (read once per run): no per-row work in PostgreSQL.
+void RejectUnknownCases(pqxx::work& txn, RunCaseIds& cache, const std::vector<PgStore::AgentResult>& results,
+                        const std::map<std::string, JobOwner>& owners, std::vector<size_t>& rows,
                         std::vector<ResultOutcome>& outcomes) {
   if (rows.empty()) return;
-  std::vector<std::string> jobs, cases;
-  for (size_t i : rows) {
-    jobs.push_back(absl::AsciiStrToLower(results[i].result->job_id()));
-    cases.push_back(results[i].result->spec().case_id());
-  }
-  std::set<size_t> unknown;  // indices into `rows`
-  for (const auto& row : txn.exec_prepared("fm_unknown_cases", internal::UuidArray(jobs), internal::TextArray(cases))) {
-    unknown.insert(row[0].as<size_t>() - 1);
-  }
-  if (unknown.empty()) return;
+  std::set<std::string> distinct;
+  for (size_t i : rows) distinct.insert(owners.at(results[i].result->job_id()).run_id);
+  const absl::flat_hash_map<std::string, RunCaseIds::CaseIds> case_ids =
+      CaseIdsOfRuns(txn, cache, std::vector<std::string>(distinct.begin(), distinct.end()));
   std::vector<size_t> kept;
-  for (size_t k = 0; k < rows.size(); ++k) {
-    if (unknown.count(k) == 0) {
-      kept.push_back(rows[k]);
+  for (size_t i : rows) {
+    const v1::CaseResult& result = *results[i].result;
+    const std::string& run_id = owners.at(result.job_id()).run_id;
+    auto it = case_ids.find(run_id);
+    if (it == case_ids.end() || it->second == nullptr || it->second->contains(result.spec().case_id())) {
+      kept.push_back(i);
       continue;
     }
-    ResultOutcome& outcome = outcomes[rows[k]];
+    ResultOutcome& outcome = outcomes[i];
     outcome.rejected = true;
-    outcome.message = absl::StrCat("result.spec.case_id: \"", cases[k].substr(0, 200), "\" is not a case of job ",
-                                   jobs[k], "'s plan");
+    outcome.message = absl::StrCat("result.spec.case_id: \"", result.spec().case_id().substr(0, 200),
+                                   "\" is not a case of job ", absl::AsciiStrToLower(result.job_id()), "'s plan");
   }
   rows = std::move(kept);
 }
@@ -521,13 +561,13 @@ absl::StatusOr<std::vector<ResultOutcome>> PgStore::InsertResults(const std::vec
       }
       rows.push_back(i);
     }
-    RejectUnknownCases(txn, results, rows, outcomes);
     // Job ids in `owners` are lower case; key the results' lookup the same way.
     std::map<std::string, JobOwner> by_given_id;
     for (size_t i : rows) {
       const std::string& given = results[i].result->job_id();
       by_given_id[given] = owners[absl::AsciiStrToLower(given)];
     }
+    RejectUnknownCases(txn, run_case_ids_, results, by_given_id, rows, outcomes);
     std::set<std::string> stored;
     if (!rows.empty()) stored = InsertRows(txn, results, rows, by_given_id, path);
     std::set<std::string> seen;
@@ -542,13 +582,27 @@ absl::StatusOr<std::vector<ResultOutcome>> PgStore::InsertResults(const std::vec
     }
     return outcomes;
   };
+  // Replays come in bursts (an agent's spool after a reconnect): while this store has
+  // seen one lately, ids are looked up before the COPY; otherwise the batch is COPY'd
+  // as it is and the primary key finds a replay (the batch is then written again,
+  // staged).
+  const int64_t now_ns = absl::ToUnixNanos(absl::Now());
+  const InsertPath first_path = now_ns < lookup_until_unix_ns_.load(std::memory_order_relaxed) ? InsertPath::kDirect
+                                                                                               : InsertPath::kCopy;
   absl::StatusOr<std::vector<ResultOutcome>> inserted =
-      InTransaction(*pool_, "insert results", [&](pqxx::work& txn) { return insert(txn, InsertPath::kDirect); });
-  // AlreadyExists: another writer stored one of the ids between the lookup and the
-  // COPY (an agent's replay racing its original); nothing was committed.
-  if (absl::IsAlreadyExists(inserted.status())) {
+      InTransaction(*pool_, "insert results", [&](pqxx::work& txn) { return insert(txn, first_path); });
+  // AlreadyExists: the COPY met a stored id (a replay, or another writer storing one of
+  // the ids between the lookup and the COPY); nothing was committed.
+  bool replayed = absl::IsAlreadyExists(inserted.status());
+  if (replayed) {
     inserted =
         InTransaction(*pool_, "insert results", [&](pqxx::work& txn) { return insert(txn, InsertPath::kStaged); });
+  }
+  if (inserted.ok()) {
+    for (const ResultOutcome& outcome : *inserted) replayed = replayed || outcome.duplicate;
+  }
+  if (replayed) {
+    lookup_until_unix_ns_.store(now_ns + absl::ToInt64Nanoseconds(kLookupAfterReplay), std::memory_order_relaxed);
   }
   return inserted;
 }

@@ -135,12 +135,11 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
       // executor start (without it every monthly partition's index was probed per id).
       {"fm_existing_results",
        "SELECT result_id::text FROM case_results WHERE result_id = ANY($1::uuid[]) AND run_created_at = $2::timestamptz"},
-      // Of the (job, case id) pairs of a batch, the 1-based positions of those whose case
-      // id is not among the run's case ids (runs from before migration 0005 have none).
-      {"fm_unknown_cases",
-       "SELECT v.i FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS v(job, case_id, i) "
-       "JOIN jobs j ON j.job_id = v.job JOIN runs r ON r.run_id = j.run_id "
-       "WHERE r.case_ids IS NOT NULL AND NOT (v.case_id = ANY(r.case_ids))"},
+      // The runs' case ids, one row each; a run without them (from before migration
+      // 0005) is one row with NULL. Read once per run (RunCaseIds).
+      {"fm_run_case_ids",
+       "SELECT r.run_id::text, c.case_id FROM runs r LEFT JOIN LATERAL unnest(r.case_ids) AS c(case_id) ON true "
+       "WHERE r.run_id = ANY($1::uuid[])"},
       // The case ids of each job's stored results (not the cancelled placeholders), for a
       // job claimed again: case_results_run (run_id, agent_id) narrows to the job's rows.
       {"fm_stored_case_ids",

@@ -170,6 +170,41 @@ TEST(StoreTest, EnrollmentTokensAreHashedAndRevocable) {
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM enrollment_tokens WHERE token_sha256 = 'abc123'"), 1);
 }
 
+// A store that has met no replay lately COPYs a batch without looking its ids up; a
+// replay then meets the primary key, and the batch is written again staged: the new id
+// is stored once, the replayed one is a duplicate, also in a batch where the same id
+// comes twice (the second store here has seen nothing).
+TEST(StoreTest, AReplayToAStoreThatLooksNothingUpIsFoundByThePrimaryKey) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto one = OpenStore(db.uri(), "c1");
+  auto two = OpenStore(db.uri(), "c2");
+  ASSERT_NE(one, nullptr);
+  ASSERT_NE(two, nullptr);
+  const std::string a = Agent(*one, "a1");
+  auto claimed = CreateAndClaim(*one, {a});
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  const std::string job = claimed->job_of.at(a);
+  const v1::CaseResult r1 = Result("11111111-1111-4111-8111-111111111111", job, 100);
+  const v1::CaseResult r2 = Result("22222222-2222-4222-8222-222222222222", job, 200);
+  auto first = one->InsertResults({{a, &r1}});
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE((*first)[0].stored);
+  auto replay = two->InsertResults({{a, &r2}, {a, &r1}, {a, &r2}});
+  ASSERT_TRUE(replay.ok()) << replay.status();
+  EXPECT_TRUE((*replay)[0].stored);
+  EXPECT_TRUE((*replay)[1].duplicate);
+  EXPECT_FALSE((*replay)[1].stored);
+  EXPECT_TRUE((*replay)[2].duplicate);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results"), 2);
+  EXPECT_EQ(Count(db.uri(), "SELECT median_ns::bigint FROM case_results WHERE result_id = '" + r1.result_id() + "'"),
+            100);
+  // After the replay the same store looks ids up first: the outcome is the same.
+  auto again = two->InsertResults({{a, &r1}});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE((*again)[0].duplicate);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results"), 2);
+}
+
 TEST(StoreTest, ResultInsertIsIdempotent) {
   FLEETMARK_TEST_DATABASE_OR_SKIP(db);
   auto store = OpenStore(db.uri());
