@@ -111,19 +111,36 @@ absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan
   FLEETMARK_RETURN_IF_ERROR(CheckPlanDeliverable(plan, quick, filter, "plan refused: plan"));
   FLEETMARK_ASSIGN_OR_RETURN(std::vector<std::string> case_ids, SelectedCaseIds(plan, quick, filter));
   FLEETMARK_ASSIGN_OR_RETURN(Selector parsed, Selector::Parse(selector));
-  FLEETMARK_ASSIGN_OR_RETURN(std::vector<store::AgentSummary> agents, store.ListAgentSummaries());
   store::NewRun run;
   size_t online = 0;
   std::vector<std::string> quarantined;  // selectable and matching, but skipped for their health
-  for (const store::AgentSummary& agent : agents) {
-    if (agent.online) ++online;
-    if (!agent.online && !include_offline) continue;
-    if (!parsed.Matches(agent.name, agent.profile->host, agent.profile->labels)) continue;
-    if (parsed.AdmitsHealth(agent.quarantined)) {
-      run.agent_ids.push_back(agent.agent_id);
-    } else if (agent.quarantined) {
-      quarantined.push_back(absl::StrCat(agent.name, " (", agent.quarantine_reason, ")"));
+  std::vector<store::AgentSummary> agents;
+  auto select = [&](std::vector<store::AgentSummary> listed) {
+    agents = std::move(listed);
+    online = 0;
+    run.agent_ids.clear();
+    quarantined.clear();
+    for (const store::AgentSummary& agent : agents) {
+      if (agent.online) ++online;
+      if (!agent.online && !include_offline) continue;
+      if (!parsed.Matches(agent.name, agent.profile->host, agent.profile->labels)) continue;
+      if (parsed.AdmitsHealth(agent.quarantined)) {
+        run.agent_ids.push_back(agent.agent_id);
+      } else if (agent.quarantined) {
+        quarantined.push_back(absl::StrCat(agent.name, " (", agent.quarantine_reason, ")"));
+      }
     }
+  };
+  // A selector naming one agent reads that agent only (a submit listed all 10 000 agents
+  // of a fleet for it: 37-46 ms); when it selects nothing, the whole listing gives the
+  // refusal its counts.
+  if (const std::optional<std::string> name = parsed.ExactName()) {
+    FLEETMARK_ASSIGN_OR_RETURN(std::vector<store::AgentSummary> named, store.ListAgentSummariesNamed(*name));
+    select(std::move(named));
+  }
+  if (run.agent_ids.empty()) {
+    FLEETMARK_ASSIGN_OR_RETURN(std::vector<store::AgentSummary> all, store.ListAgentSummaries());
+    select(std::move(all));
   }
   if (run.agent_ids.empty() && !quarantined.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(

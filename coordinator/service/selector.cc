@@ -148,6 +148,13 @@ absl::StatusOr<Selector> Selector::Parse(absl::string_view text) {
   return selector;
 }
 
+std::optional<std::string> Selector::ExactName() const {
+  for (const Term& t : terms_) {
+    if (t.key == "name" && t.op == Op::kEq && t.value.find_first_of("*?[\\") == std::string::npos) return t.value;
+  }
+  return std::nullopt;
+}
+
 bool Selector::Matches(const std::string& name, const v1::HostInfo& host,
                        const std::map<std::string, std::string>& labels) const {
   for (const Term& t : terms_) {

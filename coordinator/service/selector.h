@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,11 @@ class Selector {
   bool AdmitsHealth(bool quarantined) const;
   // True when a health term was given (agents list filters by health only then).
   bool has_health_term() const { return !health_.empty(); }
+
+  // The agent name a `name=VALUE` term (no wildcard or bracket, no backslash) pins the
+  // selection to, if there is one: no agent of another name can match. Lets a submit
+  // read one agent instead of the whole fleet.
+  std::optional<std::string> ExactName() const;
 
   // True when it matches every agent ("", blank or `all`).
   bool empty() const { return terms_.empty() && health_.empty(); }

@@ -49,6 +49,7 @@ class PgStore final : public Store {
   absl::Status RecordLiveness(const std::vector<AgentLiveness>& batch, absl::Duration lease,
                               const std::vector<std::string>& renew_also) override;
   absl::StatusOr<std::vector<AgentSummary>> ListAgentSummaries() override;
+  absl::StatusOr<std::vector<AgentSummary>> ListAgentSummariesNamed(const std::string& name) override;
   absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents(bool include_removed) override;
   absl::StatusOr<v1::RunInfo> CreateRun(const NewRun& run) override;
   absl::StatusOr<CreatedRun> CreateRunAndClaim(const NewRun& run, const std::vector<std::string>& idle_agent_ids,
@@ -101,6 +102,8 @@ class PgStore final : public Store {
 
  private:
   PgStore(StoreOptions options, std::unique_ptr<ConnectionPool> pool);
+  // ListAgentSummaries, or (`name` not null) its entry for that name.
+  absl::StatusOr<std::vector<AgentSummary>> ListSummaries(const std::string* name);
   StoreOptions options_;
   std::unique_ptr<ConnectionPool> pool_;
   // ListAgentSummaries' parsed profiles: agent id -> (profile_version, profile), the

@@ -5,6 +5,7 @@
 #include "coordinator/store/migrations.h"
 #include "coordinator/store/store_internal.h"
 #include "coordinator/store/store_statements.h"
+#include "engine/common/status_macros.h"
 
 namespace fleetmark::store {
 
@@ -28,6 +29,15 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
   absl::StatusOr<std::unique_ptr<PgStore>> store = PgStore::Open(options);
   if (!store.ok()) return store.status();
   return std::unique_ptr<Store>(*std::move(store));
+}
+
+absl::StatusOr<std::vector<AgentSummary>> Store::ListAgentSummariesNamed(const std::string& name) {
+  FLEETMARK_ASSIGN_OR_RETURN(std::vector<AgentSummary> agents, ListAgentSummaries());
+  std::vector<AgentSummary> named;
+  for (AgentSummary& agent : agents) {
+    if (agent.name == name) named.push_back(std::move(agent));
+  }
+  return named;
 }
 
 absl::Status PgStore::Migrate() {

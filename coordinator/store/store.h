@@ -329,6 +329,10 @@ class Store {
   // again only those a registration changed since (agents.profile_version), also
   // through another coordinator.
   virtual absl::StatusOr<std::vector<AgentSummary>> ListAgentSummaries() = 0;
+  // ListAgentSummaries' entry for the agent named `name` (empty, or one agent): what a
+  // submit selecting one agent by name reads instead of the whole fleet. The default
+  // filters ListAgentSummaries(); PgStore reads the one row.
+  virtual absl::StatusOr<std::vector<AgentSummary>> ListAgentSummariesNamed(const std::string& name);
   // Agents ordered by name, state "online" | "offline" | "removed" (removed agents only
   // with `include_removed`, after the agent holding the name now).
   virtual absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents(bool include_removed = false) = 0;

@@ -186,7 +186,13 @@ absl::Status PgStore::RecordLiveness(const std::vector<AgentLiveness>& batch, ab
   return status;
 }
 
-absl::StatusOr<std::vector<AgentSummary>> PgStore::ListAgentSummaries() {
+absl::StatusOr<std::vector<AgentSummary>> PgStore::ListAgentSummaries() { return ListSummaries(nullptr); }
+
+absl::StatusOr<std::vector<AgentSummary>> PgStore::ListAgentSummariesNamed(const std::string& name) {
+  return ListSummaries(&name);
+}
+
+absl::StatusOr<std::vector<AgentSummary>> PgStore::ListSummaries(const std::string* name) {
   return InTransaction(*pool_, "list agents", [&](pqxx::work& txn) {
     std::vector<AgentSummary> agents;
     // A revoked token's agent is being disconnected (revocation.h): never selected.
@@ -195,8 +201,9 @@ absl::StatusOr<std::vector<AgentSummary>> PgStore::ListAgentSummaries() {
         "  AND NOT EXISTS (SELECT 1 FROM enrollment_tokens t WHERE t.token_id = a.token_id"
         "                  AND t.revoked_at IS NOT NULL)),"
         " a.health, a.quarantine_reason, a.profile_version FROM agents a WHERE a.removed_at IS NULL"
+        "  AND ($2::text IS NULL OR a.name = $2::text)"
         " ORDER BY a.name",
-        internal::IntervalParam(options_.online_window));
+        internal::IntervalParam(options_.online_window), name != nullptr ? std::optional<std::string>(*name) : std::nullopt);
     std::vector<int64_t> versions;
     agents.reserve(r.size());
     versions.reserve(r.size());
@@ -241,9 +248,13 @@ absl::StatusOr<std::vector<AgentSummary>> PgStore::ListAgentSummaries() {
       a.profile = it != listed.end() ? it->second.profile : *kNoProfile;
     }
     {
-      // The agents of this listing only: removed agents leave the cache.
       absl::MutexLock lock(&profiles_mu_);
-      profiles_ = std::move(listed);
+      if (name == nullptr) {
+        // The agents of this listing only: removed agents leave the cache.
+        profiles_ = std::move(listed);
+      } else {
+        for (auto& [agent_id, cached] : listed) profiles_.insert_or_assign(agent_id, std::move(cached));
+      }
     }
     return agents;
   });

@@ -186,10 +186,10 @@ std::vector<double> FanOutRound(SimFleet& fleet, ControlClient& control, const v
   }
   report.Add(absl::StrFormat(
       "dispatch fan-out round %d (1 run -> %d agents, %zu connected): %zu assignments%s, submit RPC %.1f ms, "
-      "latency p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+      "latency p50 %.1f ms, p99 %.1f ms, max %.1f ms; submitted at %s UTC (to align a server-side trace)",
       round, fanout_agents, fleet.open_streams(), fanout_ms.size(), all ? "" : " (INCOMPLETE)",
       absl::ToDoubleMilliseconds(submitted - t0), Percentile(fanout_ms, 50), Percentile(fanout_ms, 99),
-      Percentile(fanout_ms, 100)));
+      Percentile(fanout_ms, 100), absl::FormatTime("%Y-%m-%d %H:%M:%E6S", t0, absl::UTCTimeZone())));
   fleet.FinishHeldJobs();
   (void)control.WaitRunEnded(run->run_id(), absl::Seconds(300));
   return fanout_ms;

@@ -24,6 +24,18 @@ TEST(SelectorTest, EmptyMatchesEverything) {
   EXPECT_TRUE(s->Matches("any", Host("x86_64", 4, 8, 1, true), {}));
 }
 
+// A name=VALUE term without glob characters pins a selection to one agent name.
+TEST(SelectorTest, ExactNameOnlyForALiteralNameTerm) {
+  EXPECT_EQ(Selector::Parse("name=pixel-7")->ExactName(), "pixel-7");
+  EXPECT_EQ(Selector::Parse("arch=arm64, name = pixel-7 ,label:rack=b")->ExactName(), "pixel-7");
+  for (const char* other : {"", "all", "name=pixel-*", "name=pixel-?", "name=pixel-[78]", "name=a\\*",
+                            "name!=pixel-7", "label:name=pixel-7", "arch=arm64"}) {
+    auto s = Selector::Parse(other);
+    ASSERT_TRUE(s.ok()) << other << ": " << s.status();
+    EXPECT_FALSE(s->ExactName().has_value()) << other;
+  }
+}
+
 TEST(SelectorTest, AllAloneMatchesEverything) {
   for (const char* all : {"all", " all ", "ALL"}) {
     auto s = Selector::Parse(all);

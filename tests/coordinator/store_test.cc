@@ -1319,6 +1319,35 @@ TEST(StoreTest, AgentSummariesFollowEveryRegistrationAcrossCoordinators) {
   EXPECT_EQ(profile_of(*one, b), nullptr);
 }
 
+// Issue 17: a submit naming one agent reads that agent only. The named listing is the
+// full listing's entry (same profile, online state), empty for an unknown or removed
+// name, and it keeps the other agents' cached profiles.
+TEST(StoreTest, TheNamedAgentSummaryIsTheListingsEntry) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string a = Agent(*store, "na"), b = Agent(*store, "nb");
+  auto all = store->ListAgentSummaries();
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 2u);
+  auto named = store->ListAgentSummariesNamed("nb");
+  ASSERT_TRUE(named.ok()) << named.status();
+  ASSERT_EQ(named->size(), 1u);
+  EXPECT_EQ((*named)[0].agent_id, b);
+  EXPECT_EQ((*named)[0].name, "nb");
+  EXPECT_EQ((*named)[0].online, (*all)[1].online);
+  EXPECT_EQ((*named)[0].profile, (*all)[1].profile) << "the cached profile, not read again";
+  EXPECT_EQ((*named)[0].profile->labels.at("rack"), "b");
+  auto again = store->ListAgentSummaries();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)[0].profile, (*all)[0].profile) << "the named listing kept a's cached profile";
+  EXPECT_TRUE(store->ListAgentSummariesNamed("nobody")->empty());
+  EXPECT_TRUE(store->ListAgentSummariesNamed("n%")->empty()) << "a name, not a pattern";
+  ASSERT_TRUE(store->RemoveAgent("na").ok());
+  EXPECT_TRUE(store->ListAgentSummariesNamed("na")->empty());
+  EXPECT_NE(a, b);
+}
+
 // A name belongs to the agent holding its credential: a second enrollment under it is
 // refused (online or offline, through any store on the database), naming the command
 // that frees it; a reconnect of the agent itself (by id) keeps its id.
