@@ -37,7 +37,7 @@ ABSL_FLAG(std::string, coordinator, "127.0.0.1:7443",
           "DNS server (devices without /etc/resolv.conf, e.g. Android; the static device builds "
           "have no NSS), or any gRPC target (ipv4:, ipv6:, dns:, unix:)");
 ABSL_FLAG(std::string, token_file, "", "File holding the enrollment token (needed until a credential is stored)");
-ABSL_FLAG(std::string, name, "", "Agent name, unique in the fleet (default: host name)");
+ABSL_FLAG(std::string, name, "", "Agent name, unique in the fleet: [A-Za-z0-9._-]{1,64} (default: host name)");
 ABSL_FLAG(std::string, labels, "", "Comma-separated key=value labels, e.g. rack=b,os=android");
 ABSL_FLAG(std::string, spool_dir, "/var/lib/fleetmark-agent",
           "Directory for the result spool and the stored credential");
@@ -103,7 +103,8 @@ int Main(int argc, char** argv) {
   options.coordinator = absl::GetFlag(FLAGS_coordinator);
   options.token_file = absl::GetFlag(FLAGS_token_file);
   options.name = absl::GetFlag(FLAGS_name);
-  if (options.name.empty()) options.name = HostName();
+  // The host name only when --name is not given: `--name ''` is refused below (the name rule).
+  if (!FlagGiven("name")) options.name = HostName();
   options.spool_dir = absl::GetFlag(FLAGS_spool_dir);
   options.tls.ca_file = absl::GetFlag(FLAGS_tls_ca_file);
   options.tls.cert_file = absl::GetFlag(FLAGS_tls_cert_file);

@@ -31,9 +31,10 @@ absl::StatusOr<UrlParts> SplitUrl(const std::string& url) {
         "--alert_webhook_url: http://HOST[:PORT][/PATH] or https://... (at most 2048 bytes, no spaces), got \"",
         url.substr(0, 128), url.size() > 128 ? "...\"" : "\""));
   }
-  UrlParts parts{absl::StrCat(scheme, "://", host_port), url.substr(path_begin)};
-  if (parts.path.empty()) parts.path = "/";
-  return parts;
+  // The path is built in place, not assigned "/" afterwards: GCC 12 warns falsely
+  // (-Wrestrict, GCC bug 105329) on assigning a literal to a std::string here.
+  return UrlParts{absl::StrCat(scheme, "://", host_port),
+                  path_begin < url.size() ? url.substr(path_begin) : std::string(1, '/')};
 }
 
 }  // namespace

@@ -129,6 +129,12 @@ int RunCli(const CommandRegistry& registry, int argc, char** argv) {
     }
   }
   std::vector<std::string> rest(args.begin() + words, args.end());
+  for (size_t i = 0; i < command->text_arguments.size() && i < rest.size(); ++i) {
+    if (const absl::Status text = CheckRequestText(command->text_arguments[i], rest[i]); !text.ok()) {
+      std::cerr << "fleetmark " << command->name << ": " << text.message() << "\n";
+      return kExitUsage;
+    }
+  }
   return command->run(rest);
 }
 

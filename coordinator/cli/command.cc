@@ -5,8 +5,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "engine/common/text.h"
 
 namespace fleetmark::cli {
+
+absl::Status CheckRequestText(std::string_view what, std::string_view value) {
+  if (IsValidUtf8(value)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(std::string(what), ": not valid UTF-8 (text sent to the coordinator must be UTF-8), got \"",
+                   EscapeForTerminal(value, 200), "\""));
+}
 
 std::vector<std::string> CommandRegistry::FlagsOf(const Command& command) {
   std::vector<std::string> flags = command.common_flags;

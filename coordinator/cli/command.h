@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
+
 namespace fleetmark::cli {
 
 // Process exit codes of every command.
@@ -47,7 +49,19 @@ struct Command {
   // Receives the positional arguments after the command's words (flags already parsed)
   // and returns a process exit code. Prints its own errors to stderr.
   std::function<int(const std::vector<std::string>& args)> run;
+  // The leading positional arguments the command sends to a coordinator in request
+  // string fields, named as its usage names them (e.g. {"RUN"}, {"NAME"}; never a PLAN,
+  // which is a file path read here): RunCli refuses one that is not valid UTF-8
+  // (CheckRequestText, exit 2) before calling `run`.
+  std::vector<std::string> text_arguments = {};
 };
+
+// OK if `value`, what the user gave for `what` ("--select", "RUN"), is valid UTF-8, as
+// the protobuf string fields of a request to the coordinator must be (protobuf would
+// log an error naming the request's field and send it anyway). Otherwise
+// InvalidArgument: `--select: not valid UTF-8 (text sent to the coordinator must be
+// UTF-8), got "name=\xff"`, the value escaped (EscapeForTerminal) and cut at 200 bytes.
+absl::Status CheckRequestText(std::string_view what, std::string_view value);
 
 class CommandRegistry {
  public:

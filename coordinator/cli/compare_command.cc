@@ -275,7 +275,8 @@ void RegisterCompareCommand(CommandRegistry& registry) {
                 .summary = "the answer per workload and device (best strategy or the tied set, with n and margin), "
                            "scenario metrics per device; --cases A,B: fleet A/B of two cases with CIs",
                 .usage = kCompareUsage,
-                .run = Compare});
+                .run = Compare,
+                .text_arguments = {"RUN"}});
 }
 
 }  // namespace fleetmark::cli

@@ -48,7 +48,8 @@ void RegisterMapCommand(CommandRegistry& registry) {
   registry.Add({.name = "map",
                 .summary = "the strategy map per device: winner, runner-up, ratio with CI or tie, and crossovers",
                 .usage = kMapUsage,
-                .run = Map});
+                .run = Map,
+                .text_arguments = {"RUN"}});
 }
 
 }  // namespace fleetmark::cli

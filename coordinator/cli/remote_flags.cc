@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "coordinator/scheduler/cron.h"
+#include "coordinator/cli/command.h"
 #include "coordinator/cli/run_flags.h"
 #include "coordinator/service/run_cases.h"
 #include "coordinator/service/selector.h"
@@ -192,6 +193,7 @@ absl::Status ResolveAdminToken(RemoteOptions& options) {
 
 absl::Status CheckSelectFlag(bool required) {
   const std::string select = absl::GetFlag(FLAGS_select);
+  FLEETMARK_RETURN_IF_ERROR(CheckRequestText("--select", select));
   if (absl::StripAsciiWhitespace(select).empty()) {
     if (!required) return absl::OkStatus();
     return absl::InvalidArgumentError(absl::StrCat(
@@ -250,6 +252,19 @@ absl::StatusOr<absl::Duration> TimeoutFromFlag() {
 }
 
 absl::StatusOr<RemoteOptions> RemoteOptionsFromFlags() {
+  // The string flags sent in requests' string fields: every remote command's client
+  // comes from here, so they are checked before its first call.
+  for (const auto& [flag, value] : {std::pair<const char*, std::string>{"--select", absl::GetFlag(FLAGS_select)},
+                                    {"--filter", absl::GetFlag(FLAGS_filter)},
+                                    {"--cron", absl::GetFlag(FLAGS_cron)},
+                                    {"--description", absl::GetFlag(FLAGS_description)},
+                                    {"--agent", absl::GetFlag(FLAGS_agent)},
+                                    {"--agents", absl::GetFlag(FLAGS_agents)},
+                                    {"--state", absl::GetFlag(FLAGS_state)},
+                                    {"--run", absl::GetFlag(FLAGS_run)},
+                                    {"--plan_latest", absl::GetFlag(FLAGS_plan_latest)}}) {
+    FLEETMARK_RETURN_IF_ERROR(CheckRequestText(flag, value));
+  }
   RemoteOptions options;
   FLEETMARK_RETURN_IF_ERROR(ResolveCoordinator(options));
   FLEETMARK_RETURN_IF_ERROR(ResolveAdminToken(options));

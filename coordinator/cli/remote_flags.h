@@ -63,11 +63,15 @@ struct RemoteOptions {
   std::string tls_cert_pem, tls_key_pem;  // client certificate for mutual TLS
 };
 
-// Reads the connection flags. InvalidArgument naming the flag (or environment variable,
-// or default file), the path and the problem (a directory, empty, unreadable: strerror)
-// for a bad token or TLS file, a malformed .fleetmark/coordinator.port, or an
-// inconsistent TLS set-up (a file that is not PEM, a key that does not belong to its
-// certificate: CheckTlsClientFiles) (exit code 2). Reads files only; no connection.
+// Reads the connection flags, after checking that the string flags sent in requests
+// (--select, --filter, --cron, --description, --agent, --agents, --state, --run,
+// --plan_latest) are valid UTF-8 (CheckRequestText, command.h): every remote command
+// gets its client here, before its first call. InvalidArgument naming the flag (or
+// environment variable, or default file), the path and the problem (a directory,
+// empty, unreadable: strerror) for a bad token or TLS file, a malformed
+// .fleetmark/coordinator.port, or an inconsistent TLS set-up (a file that is not PEM, a
+// key that does not belong to its certificate: CheckTlsClientFiles) (exit code 2).
+// Reads files only; no connection.
 absl::StatusOr<RemoteOptions> RemoteOptionsFromFlags();
 
 // The CLI's TLS flags, as tls_probe.h names them in messages.
@@ -78,9 +82,10 @@ TlsClientFiles TlsFiles(const RemoteOptions& options);
 
 // --select checked with the coordinator's own selector parser (coordinator/service/
 // selector.h) and --cron with its cron parser (coordinator/scheduler/cron.h; required),
-// so a typo is exit 2 before any connection. InvalidArgument naming the flag. With
-// `required` (submit, schedules create), an empty or blank --select is refused (the
-// whole fleet is `--select all`); otherwise "" means every agent (agents list).
+// so a typo is exit 2 before any connection (a --select that is not UTF-8 too:
+// CheckRequestText). InvalidArgument naming the flag. With `required` (submit,
+// schedules create), an empty or blank --select is refused (the whole fleet is
+// `--select all`); otherwise "" means every agent (agents list).
 absl::Status CheckSelectFlag(bool required);
 absl::Status CheckCronFlag();
 

@@ -149,7 +149,8 @@ void RegisterResultsRemoteCommands(CommandRegistry& registry) {
   registry.Add({.name = "export",
                 .summary = "export a run's results (csv with an agent column, json, gbench-json for one agent)",
                 .usage = "fleetmark export RUN --format csv|json|gbench-json|table [--out FILE] [--agents NAME]",
-                .run = Export});
+                .run = Export,
+                .text_arguments = {"RUN"}});
   registry.Add({.name = "results prune",
                 .summary = "drop whole months of results older than a duration, with their runs (refuses runs never "
                            "exported unless --force; --dry_run lists them)",

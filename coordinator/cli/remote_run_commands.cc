@@ -201,11 +201,13 @@ void RegisterRunRemoteCommands(CommandRegistry& registry) {
   registry.Add({.name = "runs show",
                 .summary = "show a run: its jobs and results tables per agent",
                 .usage = "fleetmark runs show RUN [--wide]",
-                .run = RunsShow});
+                .run = RunsShow,
+                .text_arguments = {"RUN"}});
   registry.Add({.name = "runs cancel",
                 .summary = "cancel a run (its running jobs are stopped)",
                 .usage = "fleetmark runs cancel RUN",
-                .run = RunsCancel});
+                .run = RunsCancel,
+                .text_arguments = {"RUN"}});
 }
 
 }  // namespace fleetmark::cli

@@ -84,6 +84,18 @@ std::optional<std::string> RequestFramingProblem(const httplib::Request& req) {
   return std::nullopt;
 }
 
+// The error text of a response httplib answers itself, without a body: 414 for a
+// request line over CPPHTTPLIB_REQUEST_URI_MAX_LENGTH, 413 for a body over
+// kMaxBodyBytes, 400 for a malformed request.
+std::string BuiltInErrorText(int status) {
+  if (status == 414) {
+    return absl::StrCat("request line too long (at most ", CPPHTTPLIB_REQUEST_URI_MAX_LENGTH, " bytes)");
+  }
+  if (status == 413) return absl::StrCat("request body too large (at most ", kMaxBodyBytes, " bytes)");
+  if (status == 400) return "malformed request";
+  return absl::StrCat("HTTP status ", status);
+}
+
 class HttpServerImpl final : public HttpServer {
  public:
   HttpServerImpl(const HttpServerOptions& options, std::string host, std::string index_html,
@@ -210,6 +222,14 @@ class HttpServerImpl final : public HttpServer {
     server_.Put(R"(/.*)", read_only);
     server_.Patch(R"(/.*)", read_only);
     server_.Delete(R"(/.*)", read_only);
+    // Errors httplib answers itself (414 for a request line over
+    // CPPHTTPLIB_REQUEST_URI_MAX_LENGTH, 400 for a malformed one) carry no body: give
+    // them the JSON error body of every other error. Bodies set above are kept.
+    server_.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+      if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+      res.set_content(Dump({{"error", BuiltInErrorText(res.status)}}), "application/json");
+      return httplib::Server::HandlerResponse::Handled;
+    }));
     server_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
       res.status = 500;
       res.set_content(Dump({{"error", "internal error"}}), "application/json");

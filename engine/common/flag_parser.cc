@@ -131,6 +131,8 @@ std::string FlagTextGiven(absl::string_view name) {
   return it == GivenTexts().end() ? "" : it->second;
 }
 
+bool FlagGiven(absl::string_view name) { return GivenTexts().count(std::string(name)) > 0; }
+
 std::vector<std::string> FlagNames(absl::string_view flag_files) {
   std::vector<std::string> names;
   for (const auto& [name, flag] : absl::GetAllFlags()) {

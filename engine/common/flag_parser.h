@@ -37,6 +37,12 @@ absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view 
 // the flag was not given. Read after ParseFlags, from any thread.
 std::string FlagTextGiven(absl::string_view name);
 
+// Whether the last ParseFlags call was given flag `name` (`--name=` and `--name ''`
+// included), for a flag whose empty value means "not given" only when it was not
+// typed (Abseil 20220623 keeps IsSpecifiedOnCommandLine private). Read after
+// ParseFlags, from any thread.
+bool FlagGiven(absl::string_view name);
+
 // The flags defined in files containing `flag_files` (not retired, not test hooks:
 // names starting with "test_" are left out of help), sorted by name.
 std::vector<std::string> FlagNames(absl::string_view flag_files);

@@ -95,6 +95,54 @@ TEST_F(CliTest, AnEmptyFilterIsRefusedLikeAnEmptySelector) {
   }
 }
 
+// New-user trial: bytes that are not UTF-8 in a flag or argument sent in a request went
+// out unchecked (protobuf logged an error naming the request's field, e.g.
+// "fleetmark.v1.ExportResultsRequest.run_id"). Each is exit 2 naming the flag or the
+// argument, with the bytes escaped, before connecting; a PLAN path is a file name, not text.
+TEST_F(CliTest, TextThatIsNotUtf8IsRefusedBeforeConnecting) {
+  const fs::path plan = Write("tiny.txtpb", kTinyPlan);
+  const std::string p = plan.string();
+  const std::string bad = "\"$(printf 'a\\377b')\"";  // a, byte 0xff, b
+  const std::string not_utf8 = ": not valid UTF-8 (text sent to the coordinator must be UTF-8), got \"";
+  // --filter is a regex: RE2 says the bytes are not UTF-8 first.
+  const std::string not_re2 = ": not a valid RE2 regular expression: \"";
+  for (const auto& [command, says] : std::vector<std::pair<std::string, std::string>>{
+           {"submit " + p + " --select " + bad, "--select" + not_utf8},
+           {"submit " + p + " --select all --filter " + bad, "--filter" + not_re2},
+           {"agents list --select " + bad, "--select" + not_utf8},
+           {"tokens create --description " + bad, "--description" + not_utf8},
+           {"schedules create n " + p + " --cron '0 3 * * *' --select all --filter " + bad, "--filter" + not_re2},
+           {"changes list --agent " + bad, "--agent" + not_utf8},
+           {"changes list --state " + bad, "--state" + not_utf8},
+           {"export abcdef12 --format csv --agents " + bad, "--agents" + not_utf8},
+           {"compare abcdef12 --agents " + bad, "--agents" + not_utf8},
+           {"recommend --profile cpu_us=5 --run " + bad, "--run" + not_utf8},
+           {"recommend --profile cpu_us=5 --plan_latest " + bad, "--plan_latest" + not_utf8},
+           {"runs show " + bad, "RUN" + not_utf8},
+           {"runs cancel " + bad, "RUN" + not_utf8},
+           {"export " + bad + " --format csv", "RUN" + not_utf8},
+           {"compare " + bad + " --agents x", "RUN" + not_utf8},
+           {"map " + bad, "RUN" + not_utf8},
+           {"agents remove " + bad, "NAME" + not_utf8},
+           {"agents release " + bad, "NAME" + not_utf8},
+           {"schedules create " + bad + " " + p + " --cron '0 3 * * *' --select all", "NAME" + not_utf8},
+           {"schedules delete " + bad, "NAME" + not_utf8},
+           {"schedules pause " + bad, "NAME" + not_utf8},
+           {"schedules resume " + bad, "NAME" + not_utf8},
+           {"schedules run " + bad, "NAME" + not_utf8},
+           {"tokens revoke " + bad, "TOKEN_ID" + not_utf8}}) {
+    CliResult r = Cli(command + kNowhere);
+    EXPECT_EQ(r.exit_code, 2) << command << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(says + "a\\xffb\"")) << command;  // escaped, not the raw byte
+    EXPECT_EQ(r.err.find('\xff'), std::string::npos) << command;
+    EXPECT_THAT(r.err, Not(HasSubstr("libprotobuf"))) << command;
+    EXPECT_THAT(r.err, Not(HasSubstr("is a coordinator running"))) << command;
+  }
+  // UTF-8 text goes on to connect (and fails: nothing listens).
+  CliResult r = Cli("runs show 'caf\xc3\xa9'" + std::string(kNowhere));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+}
+
 // Finding 8: a number past the flag's type names the range its help gives, and
 // "see --help" once.
 TEST_F(CliTest, AnIntegerFlagPastItsTypeNamesItsRange) {

@@ -220,6 +220,13 @@ TEST(BinaryFlagsTest, DaemonsExit2OnBadFlagsAnd0OnHelpAndVersion) {
        2,
        "fleetmark-agent: --welcome_timeout: 10ms <= welcome_timeout <= 1h, got 1ms"},
       {{agent, "--labels=a", "--coordinator=127.0.0.1:1"}, 2, "fleetmark-agent: --labels[0]"},
+      // An empty --name is refused, not replaced by the host name (the default only when not given).
+      {{agent, "--name=", "--coordinator=127.0.0.1:1"},
+       2,
+       "fleetmark-agent: --name: 1 to 64 characters of [A-Za-z0-9._-], got \"\""},
+      {{agent, "--name", "", "--coordinator=127.0.0.1:1"},
+       2,
+       "fleetmark-agent: --name: 1 to 64 characters of [A-Za-z0-9._-], got \"\""},
       {{agent, "--version"}, 0, "fleetmark-agent " FLEETMARK_ENGINE_VERSION " (commit "},
       {{coordinator, "--version"}, 0, "fleetmark-coordinator " FLEETMARK_ENGINE_VERSION " (commit "},
       {{agent, "--help"}, 0, "  --tls_ca_file (default \"\")"},

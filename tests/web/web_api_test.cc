@@ -727,6 +727,26 @@ TEST_F(WebApiTest, MalformedHostAndContentLengthAre400) {
   }
 }
 
+// New-user trial: a request line over httplib's limit was 414 with an empty body; it
+// carries the JSON error body of the server's other errors, naming the limit.
+TEST_F(WebApiTest, ATooLongRequestLineIs414WithAJsonErrorBody) {
+  httplib::Client client("127.0.0.1", server_->port());
+  for (const std::string& path : {"/api/v1/runs/" + std::string(9000, 'a'), "/fleet?x=" + std::string(9000, 'b')}) {
+    auto res = client.Get(path);
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 414);
+    EXPECT_EQ(res->get_header_value("Content-Type"), "application/json");
+    const json body = json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(body.is_object()) << res->body;
+    EXPECT_EQ(body.value("error", ""), "request line too long (at most 8192 bytes)") << res->body;
+  }
+  // Errors that have their own body keep it.
+  auto [status, body] = Get("/api/v1/runs/not-a-uuid");
+  EXPECT_EQ(status, 400);
+  EXPECT_FALSE(body.value("error", "").empty()) << body.dump();
+  EXPECT_NE(body.value("error", ""), "malformed request") << body.dump();
+}
+
 // Idle sockets that sent half a request (no blank line) hold a worker each until the
 // read timeout: twice as many of them as `threads` must not keep a GET waiting for
 // them. Asserted while they are still open and unanswered, not by a time bound.
