@@ -98,11 +98,16 @@ void SimAgent::SendHeartbeat() {
 
 void SimAgent::OnAssignment(const v1::JobAssignment& job) {
   const JobPlan plan = fleet_->job_plan();
+  const bool hold = plan.results_per_job == 0 && plan.hold_finish;
   {
     absl::MutexLock lock(&mu_);
     assignment_time_ = absl::Now();
     job_id_ = job.job_id();
     unacked_ = plan.results_per_job;
+    // Held before it is counted: the bench calls FinishHeldJobs once every assignment is
+    // counted, and a job held after that was never finished (its run never ended; seen
+    // under load, a fan-out round then waited 300 s).
+    if (hold) held_job_id_ = job.job_id();
   }
   fleet_->assignments.fetch_add(1);
   v1::AgentMessage accepted;
@@ -118,14 +123,7 @@ void SimAgent::OnAssignment(const v1::JobAssignment& job) {
                         cases.empty() ? nullptr : &cases[static_cast<size_t>(i) % cases.size()]);
     Send(std::move(message));
   }
-  if (plan.results_per_job == 0) {
-    if (plan.hold_finish) {
-      absl::MutexLock lock(&mu_);
-      held_job_id_ = job.job_id();
-    } else {
-      SendFinished(job.job_id());
-    }
-  }
+  if (plan.results_per_job == 0 && !hold) SendFinished(job.job_id());
 }
 
 void SimAgent::SendFinished(const std::string& job_id) {

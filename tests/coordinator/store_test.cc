@@ -205,6 +205,57 @@ TEST(StoreTest, AReplayToAStoreThatLooksNothingUpIsFoundByThePrimaryKey) {
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results"), 2);
 }
 
+// Migration 0016: a job's run and agent are checked once per statement, not by foreign
+// keys row by row; the triggers keep what the keys guaranteed. Each violation is
+// SQLSTATE 23503 (foreign_key_violation) naming the missing row, and changes nothing.
+TEST(StoreTest, JobReferencesAreKeptWithoutForeignKeys) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string a = Agent(*store, "ra"), b = Agent(*store, "rb");
+  auto claimed = CreateAndClaim(*store, {a, b});
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  const std::string run_id = claimed->run.run_id();
+  const std::string job_a = claimed->job_of.at(a);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM pg_constraint WHERE conrelid = 'jobs'::regclass AND contype = 'f'"),
+            0);
+  // SQLSTATE and message of `sql`, run in its own transaction ("" when it succeeds).
+  auto refused = [&](const std::string& sql) -> std::string {
+    pqxx::connection conn(db.uri());
+    pqxx::work txn(conn);
+    try {
+      txn.exec(sql);
+      txn.commit();
+      return "";
+    } catch (const pqxx::sql_error& e) {
+      return e.sqlstate() + " " + e.what();
+    }
+  };
+  const std::string nobody = "00000000-0000-4000-8000-0000000000ff";
+  std::string error = refused(absl::StrCat("INSERT INTO jobs (job_id, run_id, agent_id) VALUES (gen_random_uuid(), '",
+                                           run_id, "', '", a, "'), (gen_random_uuid(), '", run_id, "', '", nobody,
+                                           "')"));
+  EXPECT_EQ(error.rfind("23503 ", 0), 0u) << error;
+  EXPECT_NE(error.find("agent " + nobody + ", which does not exist"), std::string::npos) << error;
+  error = refused(absl::StrCat("INSERT INTO jobs (job_id, run_id, agent_id) VALUES (gen_random_uuid(), '", nobody,
+                               "', '", a, "')"));
+  EXPECT_EQ(error.rfind("23503 ", 0), 0u) << error;
+  EXPECT_NE(error.find("run " + nobody + ", which does not exist"), std::string::npos) << error;
+  error = refused(absl::StrCat("UPDATE jobs SET agent_id = '", b, "' WHERE job_id = '", job_a, "'"));
+  EXPECT_EQ(error.rfind("23503 ", 0), 0u) << error;
+  EXPECT_EQ(refused(absl::StrCat("UPDATE jobs SET agent_id = agent_id, message = 'same' WHERE job_id = '", job_a, "'")),
+            "")
+      << "setting the same agent is no change";
+  error = refused(absl::StrCat("DELETE FROM agents WHERE agent_id = '", a, "'"));
+  EXPECT_EQ(error.rfind("23503 ", 0), 0u) << error;
+  EXPECT_NE(error.find("still has jobs"), std::string::npos) << error;
+  EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM jobs WHERE run_id = '", run_id, "'")), 2);
+  // Deleting the run deletes its jobs (prune relies on it).
+  EXPECT_EQ(refused(absl::StrCat("DELETE FROM runs WHERE run_id = '", run_id, "'")), "");
+  EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM jobs WHERE run_id = '", run_id, "'")), 0);
+  EXPECT_EQ(refused(absl::StrCat("DELETE FROM agents WHERE agent_id = '", a, "'")), "") << "no job left";
+}
+
 TEST(StoreTest, ResultInsertIsIdempotent) {
   FLEETMARK_TEST_DATABASE_OR_SKIP(db);
   auto store = OpenStore(db.uri());
