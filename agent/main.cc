@@ -26,6 +26,7 @@
 #include "agent/labels.h"
 #include "agent/log.h"
 #include "engine/common/flag_parser.h"
+#include "engine/common/host_port.h"
 #include "engine/common/version.h"
 #include "engine/child/child.h"
 #include "engine/strategies/work_stealing_implementation.h"
@@ -128,6 +129,11 @@ int Main(int argc, char** argv) {
          {"backoff.initial_delay: 0 < initial_delay <= max_delay",
           "--reconnect_initial_delay: 0 < delay <= --reconnect_max_delay"}});
     return flag_error(message);
+  }
+  // The address forms (README, "Names"); a host that cannot be dialled is refused here,
+  // not retried for ever.
+  if (const absl::Status address = CheckDialAddress(options.coordinator, "--coordinator"); !address.ok()) {
+    return flag_error(address.message());
   }
   absl::StatusOr<std::map<std::string, std::string>> labels = ParseLabels(absl::GetFlag(FLAGS_labels));
   if (!labels.ok()) return flag_error(absl::StrCat("--", labels.status().message()));

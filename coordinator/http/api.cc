@@ -72,6 +72,17 @@ std::vector<std::string> ListParam(const std::map<std::string, std::string>& que
 ApiResponse Api::Get(std::string_view path, const std::map<std::string, std::string>& query) const {
   std::vector<std::string> parts = absl::StrSplit(absl::string_view(path.data(), path.size()), '/');
   if (!parts.empty() && parts.back().empty()) parts.pop_back();  // trailing slash
+  // Every endpoint's parameters are text: bytes that are not UTF-8 are refused here,
+  // naming the parameter, before they reach the database (whose error would leak).
+  for (const auto& [name, value] : query) {
+    if (!IsValidUtf8(name)) {
+      return Error(400, absl::StrCat("parameter \"", EscapeForTerminal(name, 80), "\": its name is not UTF-8"));
+    }
+    if (!IsValidUtf8(value)) {
+      return Error(400, absl::StrCat(name, ": parameter values are UTF-8 text, got \"", EscapeForTerminal(value, 80),
+                                     "\" (", *TextProblem(value, true), ")"));
+    }
+  }
   try {
     if (parts.size() == 1 && parts[0] == "agents") return Agents();
     if (parts.size() == 1 && parts[0] == "runs") return Runs(query);

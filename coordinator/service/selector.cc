@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <array>
+#include <cmath>
 #include <string_view>
 #include <vector>
 
@@ -61,6 +62,39 @@ bool KindMatches(const v1::HostInfo& host, const std::string& kind) {
     if (absl::AsciiStrToLower(c.name()) == kind) return true;
   }
   return false;
+}
+
+bool IsNameChar(char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'; }
+
+// Whether `value` is an agent name or a glob over the name alphabet: name characters,
+// '*', '?', and well-formed bracket expressions [...] / [!...] whose items are name
+// characters or ranges a-z with a <= z ('-' first or last is literal).
+bool IsNamePattern(absl::string_view value) {
+  size_t i = 0;
+  while (i < value.size()) {
+    const char c = value[i];
+    if (IsNameChar(c) || c == '*' || c == '?') {
+      ++i;
+      continue;
+    }
+    if (c != '[') return false;
+    ++i;
+    if (i < value.size() && value[i] == '!') ++i;
+    bool any = false;
+    while (i < value.size() && value[i] != ']') {
+      if (!IsNameChar(value[i])) return false;
+      if (i + 2 < value.size() && value[i + 1] == '-' && value[i + 2] != ']') {
+        if (!IsNameChar(value[i + 2]) || value[i] > value[i + 2]) return false;
+        i += 3;
+      } else {
+        ++i;
+      }
+      any = true;
+    }
+    if (i >= value.size() || !any) return false;  // unclosed or empty bracket
+    ++i;
+  }
+  return true;
 }
 
 }  // namespace
@@ -134,12 +168,34 @@ absl::StatusOr<Selector> Selector::Parse(absl::string_view text) {
     if (!known) {
       return error(absl::StrCat("unknown key \"", quoted(term.key), "\"; allowed keys: ", kAllowedKeys));
     }
-    if (IsNumericKey(term.key)) {
-      if (!absl::SimpleAtod(term.value, &term.number)) {
-        return error(absl::StrCat(term.key, " takes a number, got \"", quoted(term.value), "\""));
+    if (term.key == "memory_gib") {
+      // Decimal only, digits first: no sign (not even -0), no inf/nan/hex; overflow is inf.
+      if ((!absl::ascii_isdigit(static_cast<unsigned char>(term.value.front())) && term.value.front() != '.') ||
+          term.value.find_first_not_of("0123456789.eE+-") != std::string::npos) {
+        term.number = -1;
+      } else if (!absl::SimpleAtod(term.value, &term.number) || !std::isfinite(term.number)) {
+        term.number = -1;
       }
+      if (term.number < 0) {
+        return error(absl::StrCat("memory_gib takes a finite number >= 0, got \"", quoted(term.value), "\""));
+      }
+    } else if (IsNumericKey(term.key)) {
+      int32_t whole = -1;
+      if (term.value.find_first_not_of("0123456789") != std::string::npos || !absl::SimpleAtoi(term.value, &whole)) {
+        whole = -1;
+      }
+      if (whole < 0) {
+        return error(absl::StrCat(term.key, " takes a whole number >= 0 (at most ", INT32_MAX, "), got \"",
+                                  quoted(term.value), "\""));
+      }
+      term.number = whole;
     } else if (term.op != Op::kEq && term.op != Op::kNe) {
       return error(absl::StrCat(term.key, " takes only = or != (it is not a number)"));
+    }
+    if (term.key == "name" && !IsNamePattern(term.value)) {
+      return error(absl::StrCat("name takes an agent name or a glob over [A-Za-z0-9._-] with *, ? and [...] / [!...], "
+                                "got \"",
+                                quoted(term.value), "\""));
     }
     if (term.key == "arch") term.value = NormalizeArch(term.value);
     if (term.key == "kind") term.value = absl::AsciiStrToLower(term.value);

@@ -6,12 +6,14 @@
 //   kind=hybrid         hybrid (several core classes), uniform, smt, or a core class
 //                       name such as performance / efficiency
 //   label:rack=b        an agent label
-//   name=pixel-7        the agent name; '*' and '?' are wildcards (name=pixel-*)
+//   name=pixel-7        the agent name, case-sensitive; '*', '?' and [...] / [!...] are
+//                       wildcards (name=pixel-*); only [A-Za-z0-9._-] otherwise
 //   health=any          fleet health: ok (the default), quarantined, or any. Without a
 //                       health term a selector admits only agents that are not
 //                       quarantined (AdmitsHealth), so submit and schedules skip them;
 //                       health takes only `=`.
-// Operators: = and != for every key; <, <=, >, >= for the numeric keys. Unknown keys
+// Operators: = and != for every key; <, <=, >, >= for the numeric keys. cores and
+// threads take whole numbers >= 0, memory_gib a finite number >= 0. Unknown keys
 // are errors naming the key and the allowed keys.
 //
 // `all` matches every agent. It stands alone: `all` with other terms is refused (comma

@@ -28,7 +28,7 @@ TEST(SelectorTest, EmptyMatchesEverything) {
 TEST(SelectorTest, ExactNameOnlyForALiteralNameTerm) {
   EXPECT_EQ(Selector::Parse("name=pixel-7")->ExactName(), "pixel-7");
   EXPECT_EQ(Selector::Parse("arch=arm64, name = pixel-7 ,label:rack=b")->ExactName(), "pixel-7");
-  for (const char* other : {"", "all", "name=pixel-*", "name=pixel-?", "name=pixel-[78]", "name=a\\*",
+  for (const char* other : {"", "all", "name=pixel-*", "name=pixel-?", "name=pixel-[78]", "name=pixel-[!0-7]",
                             "name!=pixel-7", "label:name=pixel-7", "arch=arm64"}) {
     auto s = Selector::Parse(other);
     ASSERT_TRUE(s.ok()) << other << ": " << s.status();
@@ -124,6 +124,55 @@ TEST(SelectorTest, MalformedTermsAreErrors) {
     EXPECT_FALSE(s.ok()) << bad;
     EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
+}
+
+// cores and threads take whole numbers >= 0, memory_gib a finite number >= 0.
+TEST(SelectorTest, NumbersOutsideTheirRangeAreRefusedNamingKeyAndRange) {
+  for (const char* good : {"cores>=0", "cores>=8", "threads<=2147483647", "memory_gib>=0", "memory_gib>=1.5",
+                           "memory_gib<.5", "memory_gib>=1e3"}) {
+    auto s = Selector::Parse(good);
+    EXPECT_TRUE(s.ok()) << good << ": " << s.status();
+  }
+  auto s = Selector::Parse("cores>=-1");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "selector term 1 \"cores>=-1\": cores takes a whole number >= 0 (at most 2147483647), got \"-1\"");
+  for (const char* bad : {"cores>=-1", "cores>=1.5", "cores<=inf", "cores!=nan", "cores>=+8", "cores>=1e3",
+                          "threads<=1e309", "threads<=2147483648", "threads>=99999999999999999999"}) {
+    auto s = Selector::Parse(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(s.status().message().find("takes a whole number >= 0"), std::string::npos) << s.status();
+  }
+  for (const char* bad : {"memory_gib>=-0", "memory_gib>=-1", "memory_gib<=inf", "memory_gib!=nan",
+                          "memory_gib<=1e309", "memory_gib>=+1", "memory_gib>=0x10"}) {
+    auto s = Selector::Parse(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.status().message().find("memory_gib takes a finite number >= 0, got"), std::string::npos)
+        << s.status();
+  }
+}
+
+// A name value is a name or a glob over [A-Za-z0-9._-]; matching is case-sensitive.
+TEST(SelectorTest, NameValuesAreNamesOrWellFormedGlobs) {
+  for (const char* good : {"name=pixel-7", "name=vm_1.a", "name=pixel-*", "name=p?x", "name=[a-c]m",
+                           "name=[!a-c]m", "name=[-a]m", "name=[a-]m", "name!=[0-9]*"}) {
+    auto s = Selector::Parse(good);
+    EXPECT_TRUE(s.ok()) << good << ": " << s.status();
+  }
+  for (const char* bad : {"name=\x1b[31mred", "name=a\nb", "name=[", "name=[z-a]m", "name=[]", "name=a]b[",
+                          "name=[a", "name=a b", "name=a\\*", "name=a/b", "name=[a*]", "name=\xff"}) {
+    auto s = Selector::Parse(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(s.status().message().find("name takes an agent name or a glob over [A-Za-z0-9._-]"), std::string::npos)
+        << s.status();
+    EXPECT_EQ(s.status().message().find('\x1b'), std::string::npos) << s.status();
+  }
+  auto s = Selector::Parse("name=Pixel-*");
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->Matches("Pixel-7", Host("x86_64", 4, 8, 1, true), {}));
+  EXPECT_FALSE(s->Matches("pixel-7", Host("x86_64", 4, 8, 1, true), {}));
 }
 
 TEST(SelectorTest, MalformedOperatorsNameTheAllowedOnes) {

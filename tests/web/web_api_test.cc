@@ -261,6 +261,21 @@ TEST_F(WebApiTest, ChangesListTheConfirmedChangesWithFilters) {
   EXPECT_EQ(Get("/api/v1/changes?limit=0").first, 400);
 }
 
+// A parameter value that is not UTF-8 is refused by name before any query (PostgreSQL's
+// "invalid byte sequence" error leaked before), on every endpoint.
+TEST_F(WebApiTest, AParameterThatIsNotUtf8Is400NamingIt) {
+  for (const char* path : {"/api/v1/changes?agent=%ff", "/api/v1/runs?limit=%c3%28", "/api/v1/cases?agent=a%ffb"}) {
+    auto [status, body] = Get(path);
+    EXPECT_EQ(status, 400) << path;
+    const std::string error = body.value("error", "");
+    EXPECT_NE(error.find(": parameter values are UTF-8 text, got \""), std::string::npos) << path << ": " << error;
+    EXPECT_EQ(error.find("ERROR"), std::string::npos) << error;
+    EXPECT_EQ(error.find("encoding"), std::string::npos) << error;
+  }
+  EXPECT_EQ(Get("/api/v1/changes?agent=%ff").second["error"],
+            "agent: parameter values are UTF-8 text, got \"\\xff\" (invalid UTF-8 at byte 0)");
+}
+
 TEST_F(WebApiTest, ResultsCarryTheCliTablesCells) {
   auto [status, body] = Get("/api/v1/runs/" + std::string((*manifest_)["fanout_run_id"]) + "/results");
   ASSERT_EQ(status, 200) << body.dump();
