@@ -4,8 +4,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/host_port.h"
 
 namespace fleetmark::agent {
 namespace {
@@ -42,10 +42,9 @@ absl::StatusOr<std::string> CoordinatorTarget(absl::string_view address) {
       return BadAddress(address, "an IPv6 address must be written in brackets");
     }
   }
-  int port = 0;
-  if (!absl::SimpleAtoi(port_text, &port) || port < 1 || port > 65535) {
-    return BadAddress(address, absl::StrCat("port \"", port_text, "\""));
-  }
+  const std::optional<int> parsed_port = ParsePort(std::string_view(port_text.data(), port_text.size()), 1);  // the one port rule
+  if (!parsed_port) return BadAddress(address, absl::StrCat("port \"", port_text, "\""));
+  const int port = *parsed_port;
   if (host.empty()) return BadAddress(address, "empty host");
   const std::string host_str(host);
   in_addr v4;

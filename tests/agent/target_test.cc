@@ -19,7 +19,7 @@ TEST(TargetTest, NamesUseDnsAndSchemesPassThrough) {
 
 TEST(TargetTest, BadAddressesAreRefusedWithTheValue) {
   for (const char* bad : {"", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "host:port", "::1:7000", "[::1]7000",
-                          "[nothex]:7000", ":7000"}) {
+                          "[nothex]:7000", ":7000", "127.0.0.1:+80", "127.0.0.1: 80"}) {
     auto target = CoordinatorTarget(bad);
     ASSERT_FALSE(target.ok()) << bad;
     EXPECT_TRUE(absl::IsInvalidArgument(target.status())) << bad;
