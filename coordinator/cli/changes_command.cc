@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "coordinator/changes/since.h"
+#include "coordinator/cli/command.h"
 #include "coordinator/cli/remote_client.h"
 #include "coordinator/cli/remote_commands.h"
 #include "coordinator/cli/remote_flags.h"
@@ -35,7 +36,7 @@ int ChangesList(const std::vector<std::string>& args) {
   if (!args.empty()) return RemoteUsageError(kChangesListUsage, "changes list takes no arguments");
   const std::string format = absl::GetFlag(FLAGS_format);
   if (format != "table" && format != "json" && format != "csv") {
-    return RemoteUsageError(kChangesListUsage, absl::StrCat("--format: table, json or csv, got \"", format, "\""));
+    return RemoteUsageError(kChangesListUsage, absl::StrCat("--format: table, json or csv, got \"", EchoValue(format), "\""));
   }
   v1::ListChangesRequest request;
   if (const std::string since = absl::GetFlag(FLAGS_since); !since.empty()) {

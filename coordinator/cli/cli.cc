@@ -74,6 +74,8 @@ const Command* FindCommand(const CommandRegistry& registry, const std::vector<st
 }  // namespace
 
 int RunCli(const CommandRegistry& registry, int argc, char** argv) {
+  // Every error line below and in the commands goes through std::cerr: escaped there.
+  const TerminalSafeStderr safe_stderr;
   absl::StatusOr<ParsedFlags> flags = ParseFlags(argc, argv, kCliFlagFiles);
   if (!flags.ok()) return UsageError(std::string(flags.status().message()));
   if (flags->version) {
@@ -101,7 +103,7 @@ int RunCli(const CommandRegistry& registry, int argc, char** argv) {
     const Command* command = FindCommand(registry, rest, &words, &code);
     if (command == nullptr) return code;
     if (static_cast<size_t>(words) != rest.size()) {
-      return UsageError(absl::StrCat("help takes one command, got extra \"", rest[words], "\""));
+      return UsageError(absl::StrCat("help takes one command, got extra \"", EchoValue(rest[words]), "\""));
     }
     PrintCommandHelp(*command);
     return kExitOk;
@@ -132,6 +134,12 @@ int RunCli(const CommandRegistry& registry, int argc, char** argv) {
   for (size_t i = 0; i < command->text_arguments.size() && i < rest.size(); ++i) {
     if (const absl::Status text = CheckRequestText(command->text_arguments[i], rest[i]); !text.ok()) {
       std::cerr << "fleetmark " << command->name << ": " << text.message() << "\n";
+      return kExitUsage;
+    }
+  }
+  for (size_t i = 0; i < command->name_arguments.size() && i < rest.size(); ++i) {
+    if (const absl::Status name = CheckNameArgument(command->name_arguments[i], rest[i]); !name.ok()) {
+      std::cerr << "fleetmark " << command->name << ": " << name.message() << "\n";
       return kExitUsage;
     }
   }

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "engine/common/name_rule.h"
 #include "engine/common/text.h"
 
 namespace fleetmark::cli {
@@ -14,6 +17,87 @@ absl::Status CheckRequestText(std::string_view what, std::string_view value) {
   return absl::InvalidArgumentError(
       absl::StrCat(std::string(what), ": not valid UTF-8 (text sent to the coordinator must be UTF-8), got \"",
                    EscapeForTerminal(value, 200), "\""));
+}
+
+std::string EchoValue(std::string_view value) { return EscapeForTerminal(value, kMaxEchoBytes); }
+
+std::string CutEchoes(std::string_view message, std::string_view value) {
+  if (value.size() <= kMaxEchoBytes) return std::string(message);
+  const std::string echo = EchoValue(value);
+  return absl::StrReplaceAll(absl::string_view(message.data(), message.size()),
+                             {{absl::string_view(value.data(), value.size()), absl::string_view(echo)}});
+}
+
+absl::Status CheckNameArgument(std::string_view what, std::string_view value) {
+  if (IsName(value)) return absl::OkStatus();
+  return absl::InvalidArgumentError(NameRuleMessage(what, value));
+}
+
+namespace {
+
+// The bytes at the end of `text` that begin a UTF-8 character not yet complete (a
+// stream write may end inside one): kept until the rest arrives.
+size_t IncompleteUtf8Tail(std::string_view text) {
+  for (size_t back = 1; back <= 3 && back <= text.size(); ++back) {
+    const unsigned char c = static_cast<unsigned char>(text[text.size() - back]);
+    if ((c & 0xC0) == 0x80) continue;  // a continuation byte: look further back
+    const size_t length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    return length > back ? back : 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+// Collects what std::cerr is given and writes it on each flush (std::cerr flushes after
+// every output operation), escaped, to the buffer std::cerr had before.
+class TerminalSafeStderr::Buffer : public std::streambuf {
+ public:
+  explicit Buffer(std::streambuf* out) : out_(out) {}
+  ~Buffer() override { Emit(/*all=*/true); }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!traits_type::eq_int_type(c, traits_type::eof())) pending_.push_back(traits_type::to_char_type(c));
+    return traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    pending_.append(s, static_cast<size_t>(n));
+    return n;
+  }
+  int sync() override {
+    Emit(/*all=*/false);
+    return out_->pubsync();
+  }
+
+ private:
+  void Emit(bool all) {
+    const size_t ready = pending_.size() - (all ? 0 : IncompleteUtf8Tail(pending_));
+    std::string out;
+    size_t start = 0;
+    while (start < ready) {
+      size_t newline = pending_.find('\n', start);
+      if (newline == std::string::npos || newline >= ready) newline = ready;
+      absl::StrAppend(&out, EscapeForTerminal(std::string_view(pending_).substr(start, newline - start)));
+      if (newline < ready) out.push_back('\n');
+      start = newline + 1;
+    }
+    pending_.erase(0, ready);
+    if (!out.empty()) out_->sputn(out.data(), static_cast<std::streamsize>(out.size()));
+  }
+
+  std::streambuf* out_;
+  std::string pending_;
+};
+
+TerminalSafeStderr::TerminalSafeStderr()
+    : buffer_(std::make_unique<Buffer>(std::cerr.rdbuf())), previous_(std::cerr.rdbuf(buffer_.get())) {}
+
+TerminalSafeStderr::~TerminalSafeStderr() {
+  std::cerr.flush();
+  std::cerr.rdbuf(previous_);
+  buffer_.reset();
+  previous_->pubsync();
 }
 
 std::vector<std::string> CommandRegistry::FlagsOf(const Command& command) {

@@ -14,7 +14,10 @@
 // library. Not thread-safe: built and used on main's thread.
 #pragma once
 
+#include <cstddef>
 #include <functional>
+#include <memory>
+#include <streambuf>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +57,10 @@ struct Command {
   // which is a file path read here): RunCli refuses one that is not valid UTF-8
   // (CheckRequestText, exit 2) before calling `run`.
   std::vector<std::string> text_arguments = {};
+  // The leading positional arguments that are agent, schedule or token names (e.g.
+  // {"NAME"}): RunCli refuses one that breaks the name rule (CheckNameArgument, exit 2)
+  // before calling `run`, so neither an empty nor a 100 KB name reaches the coordinator.
+  std::vector<std::string> name_arguments = {};
 };
 
 // OK if `value`, what the user gave for `what` ("--select", "RUN"), is valid UTF-8, as
@@ -62,6 +69,45 @@ struct Command {
 // InvalidArgument: `--select: not valid UTF-8 (text sent to the coordinator must be
 // UTF-8), got "name=\xff"`, the value escaped (EscapeForTerminal) and cut at 200 bytes.
 absl::Status CheckRequestText(std::string_view what, std::string_view value);
+
+// The most bytes of a user-given value (a flag value, an argument, a file path) an
+// error message echoes; longer values are cut there with "..." appended.
+inline constexpr size_t kMaxEchoBytes = 200;
+
+// `value`, given by the user, as an error message echoes it: EscapeForTerminal cut at
+// kMaxEchoBytes. "--profile: got \"" + EchoValue(big) + "\"" stays short and inert.
+std::string EchoValue(std::string_view value);
+
+// `message` with each occurrence of `value` (a user-given value longer than
+// kMaxEchoBytes, e.g. a 100 KB path in a library's "cannot read <path>: ...") replaced
+// by EchoValue(value); `message` unchanged when `value` is short.
+std::string CutEchoes(std::string_view message, std::string_view value);
+
+// OK if `value`, given for `what` ("NAME", "--agent"), follows the agent and schedule
+// name rule (engine/common/name_rule.h: 1 to 64 characters of [A-Za-z0-9._-]);
+// otherwise InvalidArgument with NameRuleMessage(what, value). Commands check names
+// with it before any call, so a 100 KB name never reaches gRPC's metadata limits.
+absl::Status CheckNameArgument(std::string_view what, std::string_view value);
+
+// The one place the CLI's error text passes through: while alive, everything written
+// to std::cerr is escaped line by line with EscapeForTerminal (newlines kept; text
+// already escaped is unchanged, its backslashes being printable), so a control byte in
+// any echoed input (a path, a flag value, a gRPC message) reaches the terminal as the
+// text "\x1b". Restores std::cerr's buffer when destroyed. Terminal control sequences
+// the CLI draws itself (progress redraw) go to stdio's stderr, not std::cerr. Main
+// thread only.
+class TerminalSafeStderr {
+ public:
+  TerminalSafeStderr();
+  ~TerminalSafeStderr();
+  TerminalSafeStderr(const TerminalSafeStderr&) = delete;
+  TerminalSafeStderr& operator=(const TerminalSafeStderr&) = delete;
+
+ private:
+  class Buffer;
+  std::unique_ptr<Buffer> buffer_;
+  std::streambuf* previous_;
+};
 
 class CommandRegistry {
  public:

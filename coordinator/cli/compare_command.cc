@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "coordinator/cli/command.h"
 #include "coordinator/cli/remote_client.h"
 #include "coordinator/cli/remote_commands.h"
 #include "coordinator/cli/remote_flags.h"
@@ -50,7 +51,7 @@ int Compare(const std::vector<std::string>& args) {
   if (args.size() != 1) return RemoteUsageError(kCompareUsage, "compare takes one run id");
   const std::string format = absl::GetFlag(FLAGS_format);
   if (format != "table" && format != "json") {
-    std::cerr << "fleetmark: compare: --format: table or json, got \"" << EscapeForTerminal(format) << "\"\n";
+    std::cerr << "fleetmark: compare: --format: table or json, got \"" << EchoValue(format) << "\"\n";
     return kExitUsage;
   }
   const double min_margin = absl::GetFlag(FLAGS_min_margin);
@@ -70,7 +71,7 @@ int Compare(const std::vector<std::string>& args) {
     for (const std::string& a : agents) {
       if (!seen.insert(a).second) {
         return RemoteUsageError(kCompareUsage,
-                                absl::StrCat("--agents: each agent once, got \"", EscapeForTerminal(a), "\" twice"));
+                                absl::StrCat("--agents: each agent once, got \"", EchoValue(a), "\" twice"));
       }
     }
   }

@@ -67,7 +67,7 @@ std::string LatestRunOf(const ControlClient& client, const std::string& command,
   }
   if (latest == nullptr) {
     std::cerr << "fleetmark: " << command << ": --plan_latest: no finished (done) run of plan \""
-              << EscapeForTerminal(name) << "\" (" << of_plan << " runs of it in any state)\n";
+              << EchoValue(name) << "\" (" << of_plan << " runs of it in any state)\n";
     *exit_code = kExitUsage;
     return "";
   }

@@ -7,6 +7,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "coordinator/cli/command.h"
 #include "coordinator/cli/device_results.h"
 #include "coordinator/cli/remote_client.h"
 #include "coordinator/cli/remote_commands.h"
@@ -27,13 +28,13 @@ int Recommend(const std::vector<std::string>& args) {
     return RemoteUsageError(kRecommendUsage, "recommend takes no positional arguments (a run is --run RUN)");
   const std::string format = absl::GetFlag(FLAGS_format);
   if (format != "table" && format != "json") {
-    std::cerr << "fleetmark: recommend: --format: table or json, got \"" << EscapeForTerminal(format) << "\"\n";
+    std::cerr << "fleetmark: recommend: --format: table or json, got \"" << EchoValue(format) << "\"\n";
     return kExitUsage;
   }
   if (absl::GetFlag(FLAGS_profile).empty()) return RemoteUsageError(kRecommendUsage, "recommend needs --profile");
   absl::StatusOr<report::Profile> profile = report::ParseProfile(absl::GetFlag(FLAGS_profile));
   if (!profile.ok()) {
-    std::cerr << "fleetmark: recommend: --profile: " << EscapeForTerminal(std::string(profile.status().message()))
+    std::cerr << "fleetmark: recommend: --profile: " << EscapeForTerminal(CutEchoes(std::string(profile.status().message()), absl::GetFlag(FLAGS_profile)))
               << "\n";
     return kExitUsage;
   }

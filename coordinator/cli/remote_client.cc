@@ -111,7 +111,7 @@ int ControlClient::Fail(const std::string& what, const grpc::Status& status) con
                   << "for the local stack: eval \"$(deploy/stack.sh env)\", or run from the directory holding "
                   << kStackAdminTokenFile << ")\n";
       } else {
-        std::cerr << "  (the admin token was read from \"" << options_.admin_token_file << "\" ("
+        std::cerr << "  (the admin token was read from \"" << EchoValue(options_.admin_token_file) << "\" ("
                   << options_.admin_token_source << "); the coordinator's is in the file its --admin_token_file "
                   << "names; the local stack's is " << kStackAdminTokenFile << ")\n";
       }

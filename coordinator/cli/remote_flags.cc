@@ -175,15 +175,16 @@ absl::Status ResolveAdminToken(RemoteOptions& options) {
     source = "the default admin token file";
   }
   if (file.empty()) return absl::OkStatus();
-  FLEETMARK_ASSIGN_OR_RETURN(
-      options.admin_token,
+  absl::StatusOr<std::string> token =
       ReadSecretFile(source, file,
                      absl::StrCat("the coordinator's admin token (the file the coordinator's --admin_token_file "
                                   "names; the local stack's is ",
-                                  kStackAdminTokenFile, ")")));
+                                  kStackAdminTokenFile, ")"));
+  if (!token.ok()) return absl::Status(token.status().code(), CutEchoes(std::string(token.status().message()), file));
+  options.admin_token = *std::move(token);
   // The token travels as an HTTP/2 header value: gRPC aborts the process on a byte it
   // cannot send there.
-  FLEETMARK_RETURN_IF_ERROR(CheckSecretText(absl::StrCat(source, ": \"", file, "\""), options.admin_token));
+  FLEETMARK_RETURN_IF_ERROR(CheckSecretText(absl::StrCat(source, ": \"", EchoValue(file), "\""), options.admin_token));
   options.admin_token_file = file;
   options.admin_token_source = source;
   return absl::OkStatus();
@@ -264,6 +265,15 @@ absl::StatusOr<RemoteOptions> RemoteOptionsFromFlags() {
                                     {"--run", absl::GetFlag(FLAGS_run)},
                                     {"--plan_latest", absl::GetFlag(FLAGS_plan_latest)}}) {
     FLEETMARK_RETURN_IF_ERROR(CheckRequestText(flag, value));
+  }
+  // Agent names, checked against the name rule before any call (a 100 KB name would
+  // fail in gRPC's metadata limits, not as a name).
+  if (const std::string agent = absl::GetFlag(FLAGS_agent); !agent.empty()) {
+    FLEETMARK_RETURN_IF_ERROR(CheckNameArgument("--agent", agent));
+  }
+  // Items are trimmed and empty ones left to the command, which names their position.
+  for (absl::string_view agent : absl::StrSplit(absl::GetFlag(FLAGS_agents), ',', absl::SkipWhitespace())) {
+    FLEETMARK_RETURN_IF_ERROR(CheckNameArgument("--agents", std::string(absl::StripAsciiWhitespace(agent))));
   }
   RemoteOptions options;
   FLEETMARK_RETURN_IF_ERROR(ResolveCoordinator(options));

@@ -314,17 +314,20 @@ void RegisterFleetRemoteCommands(CommandRegistry& registry) {
                 .summary = "remove an agent (results kept; its credential stops working; the name may enroll again)",
                 .usage = "fleetmark agents remove NAME",
                 .run = AgentsRemove,
-                .text_arguments = {"NAME"}});
+                .text_arguments = {"NAME"},
+                .name_arguments = {"NAME"}});
   registry.Add({.name = "agents release",
                 .summary = "end an agent's quarantine (selectors pick it again; its noise baseline restarts)",
                 .usage = "fleetmark agents release NAME",
                 .run = AgentsRelease,
-                .text_arguments = {"NAME"}});
+                .text_arguments = {"NAME"},
+                .name_arguments = {"NAME"}});
   registry.Add({.name = "schedules create",
                 .summary = "run a plan on a cron schedule (UTC)",
                 .usage = kSchedulesCreateUsage,
                 .run = SchedulesCreate,
-                .text_arguments = {"NAME"}});
+                .text_arguments = {"NAME"},
+                .name_arguments = {"NAME"}});
   registry.Add({.name = "schedules list",
                 .summary = "list schedules and their next fire time",
                 .usage = "fleetmark schedules list",
@@ -333,22 +336,26 @@ void RegisterFleetRemoteCommands(CommandRegistry& registry) {
                 .summary = "delete a schedule",
                 .usage = "fleetmark schedules delete NAME",
                 .run = SchedulesDelete,
-                .text_arguments = {"NAME"}});
+                .text_arguments = {"NAME"},
+                .name_arguments = {"NAME"}});
   registry.Add({.name = "schedules pause",
                 .summary = "pause a schedule: it does not fire until resumed",
                 .usage = "fleetmark schedules pause NAME",
                 .run = [](const std::vector<std::string>& args) { return SchedulesSetPaused(args, true); },
-                .text_arguments = {"NAME"}});
+                .text_arguments = {"NAME"},
+                .name_arguments = {"NAME"}});
   registry.Add({.name = "schedules resume",
                 .summary = "resume a paused schedule (from its next slot)",
                 .usage = "fleetmark schedules resume NAME",
                 .run = [](const std::vector<std::string>& args) { return SchedulesSetPaused(args, false); },
-                .text_arguments = {"NAME"}});
+                .text_arguments = {"NAME"},
+                .name_arguments = {"NAME"}});
   registry.Add({.name = "schedules run",
                 .summary = "fire a schedule now, once (paused or not); prints the run id",
                 .usage = "fleetmark schedules run NAME",
                 .run = SchedulesRun,
-                .text_arguments = {"NAME"}});
+                .text_arguments = {"NAME"},
+                .name_arguments = {"NAME"}});
   registry.Add({.name = "tokens create",
                 .summary = "create an agent enrollment token (printed once)",
                 .usage = "fleetmark tokens create [--description TEXT]",
@@ -361,7 +368,8 @@ void RegisterFleetRemoteCommands(CommandRegistry& registry) {
                 .summary = "revoke an enrollment token and the agents enrolled with it",
                 .usage = "fleetmark tokens revoke TOKEN_ID",
                 .run = TokensRevoke,
-                .text_arguments = {"TOKEN_ID"}});
+                .text_arguments = {"TOKEN_ID"},
+                .name_arguments = {"TOKEN_ID"}});
 }
 
 }  // namespace fleetmark::cli

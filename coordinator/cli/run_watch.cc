@@ -1,5 +1,6 @@
 #include "coordinator/cli/run_watch.h"
 
+#include <cstdio>
 #include <signal.h>
 #include <unistd.h>
 
@@ -85,7 +86,9 @@ class ProgressView {
     std::string lines;
     for (const v1::JobInfo& job : run.jobs()) absl::StrAppend(&lines, JobLine(job, eta_.Eta(job, now)), "\n");
     if (tty_) {
-      for (size_t i = 0; i < drawn_; ++i) std::cerr << "\x1b[1A\x1b[2K";
+      // Drawn through stdio: std::cerr escapes control characters (TerminalSafeStderr).
+      std::cerr.flush();
+      for (size_t i = 0; i < drawn_; ++i) std::fputs("\x1b[1A\x1b[2K", stderr);
       drawn_ = static_cast<size_t>(run.jobs_size()) + 1;
     }
     std::cerr << "run " << run.run_id() << ": " << run.status() << ", " << run.results() << " results\n" << lines;

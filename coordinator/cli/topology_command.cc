@@ -6,6 +6,7 @@
 
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
+#include "coordinator/cli/command.h"
 #include "coordinator/cli/run_flags.h"
 #include "coordinator/cli/topology_command.h"
 #include "engine/topology/host.h"
@@ -26,7 +27,7 @@ int TopologyCommand(const std::vector<std::string>& args) {
   const std::string format = absl::GetFlag(FLAGS_format);
   const bool json = format == "json";
   if (!json && format != "text" && format != "table") {
-    std::cerr << "fleetmark topology: --format must be text or json, got \"" << format << "\"\n";
+    std::cerr << "fleetmark topology: --format must be text or json, got \"" << EchoValue(format) << "\"\n";
     return kExitUsage;
   }
   engine::HostOptions options;

@@ -19,6 +19,9 @@
 namespace fleetmark {
 namespace {
 
+// The most bytes of a flag or value a parse error echoes (with "..." after a cut).
+constexpr size_t kMaxEchoedFlagBytes = 200;
+
 absl::CommandLineFlag* Find(const std::string& name, absl::string_view flag_files) {
   absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
   if (flag == nullptr || flag->IsRetired() || !absl::StrContains(flag->Filename(), flag_files)) return nullptr;
@@ -92,7 +95,9 @@ absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view 
       if (i + 1 >= argc) return absl::InvalidArgumentError(absl::StrCat("flag --", name, " needs a value"));
       value = argv[++i];
     }
-    if (flag == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown flag ", arg.substr(0, 200)));
+    if (flag == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", EscapeForTerminal(arg, kMaxEchoedFlagBytes)));
+    }
     // Abseil keeps the last value of a repeated flag: `--select a --select b` would
     // silently mean b only.
     if (std::find(parsed.flags_set.begin(), parsed.flags_set.end(), name) != parsed.flags_set.end()) {
@@ -106,7 +111,7 @@ absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view 
         return absl::InvalidArgumentError(absl::StrCat(
             "--", name, ": ", absl::SimpleAtod(value, &number) ? "a duration needs a unit" : "not a duration",
             " (h, m, s, ms, us, ns; e.g. --", name, "=30m or --", name, "=1h30m), got \"",
-            EscapeForTerminal(value, 200), "\""));
+            EscapeForTerminal(value, kMaxEchoedFlagBytes), "\""));
       }
       if (flag->IsOfType<int>() || flag->IsOfType<int64_t>() || flag->IsOfType<uint32_t>() ||
           flag->IsOfType<uint64_t>()) {
@@ -116,9 +121,12 @@ absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view 
         const std::string range = HelpRange(flag->Help());
         return absl::InvalidArgumentError(absl::StrCat(
             "--", name, ": ", !digits ? "not a whole number" : range.empty() ? "a number out of range" : range,
-            ", got \"", EscapeForTerminal(value, 200), "\""));
+            ", got \"", EscapeForTerminal(value, kMaxEchoedFlagBytes), "\""));
       }
-      return absl::InvalidArgumentError(absl::StrCat("--", name, ": ", error));
+      // Abseil's error quotes the value as given: "Illegal value '<value>' specified
+      // for flag 'wide'".
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name, ": ", EscapeForTerminal(error, kMaxEchoedFlagBytes + 64)));
     }
     parsed.flags_set.push_back(name);
     GivenTexts()[name] = value;
@@ -162,8 +170,9 @@ int ParseDaemonCommandLine(int argc, char** argv, absl::string_view program, abs
   absl::StatusOr<ParsedFlags> parsed = ParseFlags(argc, argv, flag_files);
   absl::Status error = parsed.status();
   if (parsed.ok() && !parsed->positional.empty()) {
-    error = absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", parsed->positional[0].substr(0, 200),
-                                                    "\": this program takes flags only"));
+    error = absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument \"", EscapeForTerminal(parsed->positional[0], kMaxEchoedFlagBytes),
+                     "\": this program takes flags only"));
   }
   if (!error.ok()) {
     std::cerr << program << ": " << error.message() << " (see --help)\n";

@@ -29,7 +29,8 @@ struct ParsedFlags {
 // contains `flag_files` (other flags, e.g. gRPC's or Abseil's own, are unknown here).
 // Accepts --name=value, --name value, -name, bool --name / --noname. InvalidArgument,
 // with a message naming the flag: "unknown flag --x", "flag --x needs a value",
-// "--x is given twice; give it once", "--x: <Abseil's parse error>".
+// "--x is given twice; give it once", "--x: <Abseil's parse error>". What the user
+// typed is echoed escaped (EscapeForTerminal) and cut at 200 bytes.
 absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view flag_files);
 
 // The text the last ParseFlags call was given for flag `name` ("0s" for --timeout=0s),
