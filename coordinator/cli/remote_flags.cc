@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "absl/flags/flag.h"
@@ -17,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "coordinator/scheduler/cron.h"
 #include "coordinator/cli/command.h"
+#include "engine/common/host_port.h"
 #include "coordinator/cli/run_flags.h"
 #include "coordinator/service/run_cases.h"
 #include "coordinator/service/selector.h"
@@ -111,23 +113,16 @@ absl::StatusOr<std::string> ReadNamedFile(const std::string& what, const std::st
 
 namespace {
 
-// A HOST:PORT address (not a gRPC target such as dns:/// or unix:) needs a port in
-// 1..65535: gRPC would otherwise wrap 99999 round to another port.
-absl::Status CheckCoordinatorPort(const RemoteOptions& options) {
-  const std::string& address = options.coordinator;
-  if (address.find("://") != std::string::npos) return absl::OkStatus();
-  for (absl::string_view scheme : {"ipv4:", "ipv6:", "dns:", "unix:", "unix-abstract:", "vsock:"}) {
-    if (absl::StartsWith(address, scheme)) return absl::OkStatus();
+// The address is checked as fleetmark-agent checks its own (CheckDialAddress: IP:PORT,
+// [IPv6]:PORT, a DNS-name HOST:PORT, dns:, ipv4:, ipv6:, unix: targets; ports 1..65535,
+// digits only), so a malformed one is bad usage (exit 2) before anything is dialled
+// rather than a connection failure. gRPC's unix-abstract: and vsock: targets, which the
+// agent does not take, pass as given.
+absl::Status CheckCoordinatorAddress(const RemoteOptions& options) {
+  for (absl::string_view scheme : {"unix-abstract:", "vsock:"}) {
+    if (absl::StartsWith(options.coordinator, scheme)) return absl::OkStatus();
   }
-  const size_t colon = address.rfind(':');
-  const absl::string_view port_text =
-      colon == std::string::npos ? absl::string_view() : absl::string_view(address).substr(colon + 1);
-  int port = 0;
-  if (!absl::SimpleAtoi(port_text, &port) || port < 1 || port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(options.coordinator_source, ": \"", address.substr(0, 80),
-                                                   "\": expected HOST:PORT with a port 1..65535"));
-  }
-  return absl::OkStatus();
+  return CheckDialAddress(options.coordinator, options.coordinator_source);
 }
 
 }  // namespace
@@ -135,23 +130,23 @@ absl::Status CheckCoordinatorPort(const RemoteOptions& options) {
 absl::Status ResolveCoordinator(RemoteOptions& options) {
   options.coordinator = absl::GetFlag(FLAGS_coordinator);
   options.coordinator_source = "--coordinator";
-  if (!options.coordinator.empty()) return CheckCoordinatorPort(options);
+  if (!options.coordinator.empty()) return CheckCoordinatorAddress(options);
   if (const char* env = std::getenv("FLEETMARK_COORDINATOR"); env != nullptr && *env != '\0') {
     options.coordinator = env;
     options.coordinator_source = "$FLEETMARK_COORDINATOR";
-    return CheckCoordinatorPort(options);
+    return CheckCoordinatorAddress(options);
   }
   struct stat st = {};
   if (::stat(kStackPortFile, &st) == 0) {
     FLEETMARK_ASSIGN_OR_RETURN(std::string text, ReadNamedFile("coordinator port file", kStackPortFile));
     const absl::string_view port_text = absl::StripAsciiWhitespace(text);
-    int port = 0;
-    if (!absl::SimpleAtoi(port_text, &port) || port < 1 || port > 65535) {
+    const std::optional<int> port = ParsePort(std::string_view(port_text.data(), port_text.size()), 1);
+    if (!port) {
       return absl::InvalidArgumentError(absl::StrCat("coordinator port file \"", kStackPortFile,
                                                      "\": a port 1..65535, got \"", port_text.substr(0, 40),
                                                      "\" (pass --coordinator HOST:PORT)"));
     }
-    options.coordinator = absl::StrCat("127.0.0.1:", port);
+    options.coordinator = absl::StrCat("127.0.0.1:", *port);
     options.coordinator_source = kStackPortFile;
     return absl::OkStatus();
   }

@@ -75,6 +75,14 @@ TEST_F(CliTest, UnknownCommandOrFlagExits2) {
   r = Cli("agents list --coordinator 127.0.0.1:99999");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("1..65535"));
+  // The agent's rule for the host too (one CheckDialAddress): bad usage, not a failed
+  // connection (exit 1), and what was typed is shown escaped.
+  for (const char* bad : {"\"$(printf 'x\\033[31m:1')\"", "'a b:1'", "127.0.0.1:+80", "dns:///:1", "unix:"}) {
+    r = Cli(std::string("agents list --coordinator ") + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--coordinator: expected IP:PORT")) << bad;
+    EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  }
 
   r = Cli("run " + plan.string() + " --format=xml");
   EXPECT_EQ(r.exit_code, 2);
