@@ -10,6 +10,7 @@
 #include "coordinator/changes/confirmation.h"
 #include "coordinator/store/pg_store.h"
 #include "coordinator/store/store_internal.h"
+#include "engine/common/text.h"
 #include "coordinator/store/store_runs.h"
 #include "engine/common/status_macros.h"
 
@@ -64,6 +65,13 @@ ChangeRecord ChangeFromRow(const pqxx::row& row) {
 absl::StatusOr<std::vector<ChangeRecord>> QueryChanges(pqxx::transaction_base& txn, const ChangeFilter& filter) {
   if (filter.limit < 1 || filter.limit > 10000) {
     return absl::InvalidArgumentError(absl::StrCat("limit: 1 <= limit <= 10000, got ", filter.limit));
+  }
+  // A name no agent ever had (a typo) is an error, not an empty list; a removed agent's
+  // changes stay listed by its name.
+  if (!filter.agent_name.empty() &&
+      txn.exec_params("SELECT 1 FROM agents WHERE name = $1 LIMIT 1", filter.agent_name).empty()) {
+    return absl::NotFoundError(absl::StrCat("agent: no agent named \"", EscapeForTerminal(filter.agent_name, 80),
+                                            "\" (fleetmark agents list --all lists every agent)"));
   }
   pqxx::result r = txn.exec_params(
       absl::StrCat("SELECT ", ChangeColumns(),

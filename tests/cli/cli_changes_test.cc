@@ -244,9 +244,13 @@ TEST_F(CliChangesTest, ConfirmedNotReproducedOverBudgetAndTheWebhook) {
   ASSERT_EQ(only.exit_code, 0) << only.err;
   EXPECT_THAT(only.out, HasSubstr(case_ids_[0]));
   EXPECT_THAT(only.out, ::testing::Not(HasSubstr(case_ids_[1])));
-  CliResult none = Fleet("changes list --agent nobody");
+  CliResult none = Fleet("changes list --agent w1 --state suspected");  // both changes are decided
   ASSERT_EQ(none.exit_code, 0) << none.err;
   EXPECT_EQ(none.out, "no changes\n");
+  // A name no agent ever had is a mistake to say, not an empty list.
+  CliResult nobody = Fleet("changes list --agent nobody");
+  EXPECT_EQ(nobody.exit_code, 2) << nobody.err;
+  EXPECT_THAT(nobody.err, HasSubstr("no agent named \"nobody\""));
   CliResult bad_state = Fleet("changes list --state broken");
   EXPECT_NE(bad_state.exit_code, 0);
   EXPECT_THAT(bad_state.err, HasSubstr("state: one of suspected, confirmed, not_reproduced, unconfirmed"));

@@ -249,6 +249,9 @@ TEST_F(WebApiTest, ChangesListTheConfirmedChangesWithFilters) {
   EXPECT_EQ(change["confirmation_median_ns"], 124000);
   EXPECT_EQ(change["state"], "confirmed");
   EXPECT_EQ(Get("/api/v1/changes?agent=pixel-8").second["changes"].size(), 0u);
+  auto [unknown, unknown_body] = Get("/api/v1/changes?agent=nosuch");  // a typo, not "no changes"
+  EXPECT_EQ(unknown, 404);
+  EXPECT_NE(unknown_body["error"].get<std::string>().find("no agent named \"nosuch\""), std::string::npos);
   EXPECT_EQ(Get("/api/v1/changes?state=not_reproduced").second["changes"].size(), 0u);
   EXPECT_EQ(Get("/api/v1/changes?since=2999-01-01").second["changes"].size(), 0u);
   auto [bad_state, bad_state_body] = Get("/api/v1/changes?state=gone");
