@@ -16,7 +16,7 @@ absl::Status CheckRequestText(std::string_view what, std::string_view value) {
   if (IsValidUtf8(value)) return absl::OkStatus();
   return absl::InvalidArgumentError(
       absl::StrCat(std::string(what), ": not valid UTF-8 (text sent to the coordinator must be UTF-8), got \"",
-                   EscapeForTerminal(value, 200), "\""));
+                   EchoValue(value), "\""));
 }
 
 std::string EchoValue(std::string_view value) { return EscapeForTerminal(value, kMaxEchoBytes); }

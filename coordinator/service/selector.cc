@@ -206,7 +206,7 @@ absl::StatusOr<Selector> Selector::Parse(absl::string_view text) {
 
 std::optional<std::string> Selector::ExactName() const {
   for (const Term& t : terms_) {
-    if (t.key == "name" && t.op == Op::kEq && t.value.find_first_of("*?[\\") == std::string::npos) return t.value;
+    if (t.key == "name" && t.op == Op::kEq && t.value.find_first_of("*?[") == std::string::npos) return t.value;
   }
   return std::nullopt;
 }

@@ -80,9 +80,9 @@ class Selector {
   // True when a health term was given (agents list filters by health only then).
   bool has_health_term() const { return !health_.empty(); }
 
-  // The agent name a `name=VALUE` term (no wildcard or bracket, no backslash) pins the
-  // selection to, if there is one: no agent of another name can match. Lets a submit
-  // read one agent instead of the whole fleet.
+  // The agent name a `name=VALUE` term without wildcard or bracket (Parse refuses any
+  // other glob syntax) pins the selection to, if there is one: no agent of another name
+  // can match. Lets a submit read one agent instead of the whole fleet.
   std::optional<std::string> ExactName() const;
 
   // True when it matches every agent ("", blank or `all`).
