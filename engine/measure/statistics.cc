@@ -6,6 +6,8 @@
 #include <random>
 #include <vector>
 
+#include "engine/measure/verdict.h"
+
 namespace fleetmark::engine {
 namespace {
 
@@ -42,20 +44,6 @@ double ApproximateCoverage(int64_t n, int64_t l) {
   const double z =
       (static_cast<double>(l) - 0.5 - static_cast<double>(n) / 2) / (std::sqrt(static_cast<double>(n)) / 2);
   return 1.0 - 2.0 * NormalCdf(z);
-}
-
-// Student-t quantile t(0.975, df): exact to 3 decimals from the table for df <= 30
-// (Abramowitz & Stegun, "Handbook of Mathematical Functions", 1964, Table 26.10), the
-// Cornish-Fisher expansion in 1/df above it (A&S 26.7.5; within 0.001 of the table at
-// df = 30 and closer beyond).
-double StudentT975(size_t df) {
-  static constexpr double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                                      2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-                                      2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-  if (df >= 1 && df <= 30) return kTable[df - 1];
-  const double z = 1.959964, d = static_cast<double>(df);
-  const double z3 = z * z * z, z5 = z3 * z * z;
-  return z + (z3 + z) / (4 * d) + (5 * z5 + 16 * z3 + 3 * z) / (96 * d * d);
 }
 
 // [begin, end) offsets of each non-empty process (see ComputeHierarchicalStatistics).
@@ -235,7 +223,7 @@ fleetmark::v1::Statistics ComputeHierarchicalStatistics(absl::Span<const int64_t
   const double mean = sum / k;
   double squares = 0;
   for (double m : process_medians) squares += (m - mean) * (m - mean);
-  const double t_half = StudentT975(process_medians.size() - 1) * std::sqrt(squares / (k - 1) / k);
+  const double t_half = StudentTQuantile(0.975, k - 1) * std::sqrt(squares / (k - 1) / k);
   low = std::min(low, mean - t_half);
   high = std::max(high, mean + t_half);
   // The interval always holds the pooled median (a skewed bootstrap can miss it).

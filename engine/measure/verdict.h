@@ -119,7 +119,11 @@ double DeviceSpread(const std::vector<std::vector<double>>& process_medians_per_
 // max(min_margin, kMarginSpreads · spread). Pure.
 double MarginFor(double spread, double min_margin);
 
-// Student-t quantile t(p, dof) for p in (0.5, 1), dof > 0 (fractional allowed). Pure.
+// Student-t quantile t(p, dof) for p in (0.5, 1), dof > 0 (fractional allowed): Boost.Math's
+// inverse Student-t (Hill, "Algorithm 396: Student's t-quantiles", CACM 13(10), 1970, with
+// Shaw, "Sampling Student's T distribution", J. Comput. Finance 9(4), 2006, refined on the
+// incomplete beta). The one t quantile of fleetmark (statistics.h, ab_compare.h use it).
+// p <= 0.5 gives 0; p >= 1 or dof <= 0 gives +inf; NaN gives NaN. Pure.
 double StudentTQuantile(double p, double dof);
 
 }  // namespace fleetmark::engine

@@ -239,7 +239,7 @@ TEST(HierarchicalStatisticsTest, CutsSamplesByTheSizes) {
 TEST(HierarchicalStatisticsTest, ThreeProcessesGetTheStudentTInterval) {
   // k = 3 processes at 1000, 1020 and 1040 ns (±2 ns): the percentile bootstrap alone
   // stays inside [1000, 1040]; the process-level t interval is
-  // 1020 ± t(0.975, 2) · 20 / √3 = 1020 ± 4.303 · 11.547 = [970.3, 1069.7].
+  // 1020 ± t(0.975, 2) · 20 / √3 = 1020 ± 4.3027 · 11.547 = [970.3, 1069.7].
   std::vector<uint32_t> sizes;
   const std::vector<int64_t> v = ProcessSamples({1000, 1020, 1040}, 200, 2, &sizes);
   const v1::Statistics hier = ComputeHierarchicalStatistics(v, sizes, 42);
@@ -248,19 +248,19 @@ TEST(HierarchicalStatisticsTest, ThreeProcessesGetTheStudentTInterval) {
   const double mean = (m[0] + m[1] + m[2]) / 3;
   const double s =
       std::sqrt(((m[0] - mean) * (m[0] - mean) + (m[1] - mean) * (m[1] - mean) + (m[2] - mean) * (m[2] - mean)) / 2);
-  EXPECT_NEAR(hier.ci_low_ns(), mean - 4.303 * s / std::sqrt(3.0), 1e-6);
-  EXPECT_NEAR(hier.ci_high_ns(), mean + 4.303 * s / std::sqrt(3.0), 1e-6);
+  EXPECT_NEAR(hier.ci_low_ns(), mean - 4.3026527297 * s / std::sqrt(3.0), 1e-6);
+  EXPECT_NEAR(hier.ci_high_ns(), mean + 4.3026527297 * s / std::sqrt(3.0), 1e-6);
   EXPECT_LT(hier.ci_low_ns(), 971);
   EXPECT_GT(hier.ci_high_ns(), 1069);
-  // Eleven processes: t(0.975, 10) = 2.228.
+  // Eleven processes: t(0.975, 10) = 2.228139.
   sizes.clear();
   const std::vector<int64_t> w =
       ProcessSamples({1000, 1010, 1020, 1030, 1040, 1050, 1060, 1070, 1080, 1090, 1100}, 50, 0, &sizes);
   const v1::Statistics eleven = ComputeHierarchicalStatistics(w, sizes, 3);
   const double s11 = std::sqrt(11000.0 / 10);  // sum of squared deviations 2·(50²+40²+30²+20²+10²) = 11000
   // (here the bootstrap is the wider of the two at the top: the union keeps it)
-  EXPECT_GE(eleven.ci_high_ns(), 1050 + 2.228 * s11 / std::sqrt(11.0) - 1e-9);
-  EXPECT_LE(eleven.ci_low_ns(), 1050 - 2.228 * s11 / std::sqrt(11.0) + 1e-9);
+  EXPECT_GE(eleven.ci_high_ns(), 1050 + 2.228139 * s11 / std::sqrt(11.0) - 1e-9);
+  EXPECT_LE(eleven.ci_low_ns(), 1050 - 2.228139 * s11 / std::sqrt(11.0) + 1e-9);
 }
 
 TEST(HierarchicalStatisticsTest, DeterministicGivenTheSeed) {

@@ -1,0 +1,226 @@
+// DecideGroup, DeviceSpread, MarginFor, StudentTQuantile (verdict.h).
+#include "engine/measure/verdict.h"
+
+#include <algorithm>
+#include <boost/math/distributions/students_t.hpp>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace fleetmark::engine {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A contender's usable processes: round -> ln(median), medians > 0 and finite only (a
+// repeated round keeps its first process).
+struct Logs {
+  const Contender* contender = nullptr;
+  std::map<uint32_t, double> by_round;
+  double mean_log = 0;  // ln of the geometric mean
+};
+
+Logs LogsOf(const Contender& c) {
+  Logs out;
+  out.contender = &c;
+  const size_t n = std::min(c.rounds.size(), c.process_medians_ns.size());
+  for (size_t i = 0; i < n; ++i) {
+    const double m = c.process_medians_ns[i];
+    if (m > 0 && std::isfinite(m)) out.by_round.emplace(c.rounds[i], std::log(m));
+  }
+  double sum = 0;
+  for (const auto& [round, log] : out.by_round) sum += log;
+  if (!out.by_round.empty()) out.mean_log = sum / static_cast<double>(out.by_round.size());
+  return out;
+}
+
+std::string Ratio(double r) { return std::isfinite(r) ? absl::StrFormat("%.2fx", r) : std::string("inf"); }
+
+std::string RatioText(const PairedRatio& p) {
+  if (p.pairs < 2) return Ratio(p.ratio);
+  return absl::StrCat(Ratio(p.ratio), " [", Ratio(p.low), ", ", Ratio(p.high), "]");
+}
+
+std::string Percent(double fraction) { return absl::StrFormat("%.1f %%", fraction * 100); }
+
+// The leader against `other` over their common rounds, with the moderated interval.
+PairedRatio Compare(const Logs& leader, const Logs& other, double prior_variance, double margin) {
+  PairedRatio p;
+  p.name = other.contender->name;
+  std::vector<double> d;
+  for (const auto& [round, log] : other.by_round) {
+    const auto it = leader.by_round.find(round);
+    if (it != leader.by_round.end()) d.push_back(log - it->second);
+  }
+  p.pairs = static_cast<int>(d.size());
+  p.low = 0;
+  p.high = kInf;
+  if (d.empty()) {  // nothing paired: the ratio of the geometric means, unbounded
+    p.ratio = std::exp(other.mean_log - leader.mean_log);
+    return p;
+  }
+  const double k = static_cast<double>(d.size());
+  double mean = 0;
+  for (double x : d) mean += x;
+  mean /= k;
+  p.ratio = std::exp(mean);
+  p.slower_every_round = std::all_of(d.begin(), d.end(), [](double x) { return x > 0; });
+  if (d.size() >= 2) {
+    double squares = 0;
+    for (double x : d) squares += (x - mean) * (x - mean);
+    const double s2 = squares / (k - 1);
+    const double nu = k - 1 + kPriorDegreesOfFreedom;
+    const double moderated = ((k - 1) * s2 + kPriorDegreesOfFreedom * prior_variance) / nu;
+    const double half = StudentTQuantile(0.975, nu) * std::sqrt(moderated / k);
+    p.low = std::exp(mean - half);
+    p.high = std::exp(mean + half);
+  }
+  p.out = p.slower_every_round && p.low > 1 + margin;
+  p.within_margin = p.low >= 1 / (1 + margin) && p.high <= 1 + margin;
+  return p;
+}
+
+}  // namespace
+
+const char* VerdictKindName(VerdictKind kind) {
+  switch (kind) {
+    case VerdictKind::kSingle:
+      return "single";
+    case VerdictKind::kProvisional:
+      return "provisional";
+    case VerdictKind::kDecided:
+      return "decided";
+    case VerdictKind::kEquivalent:
+      return "equivalent";
+    case VerdictKind::kUndecided:
+      return "undecided";
+    case VerdictKind::kNone:
+      break;
+  }
+  return "none";
+}
+
+double MarginFor(double spread, double min_margin) {
+  const double floor = min_margin > 0 && std::isfinite(min_margin) ? min_margin : 0;
+  const double scaled = spread > 0 && std::isfinite(spread) ? kMarginSpreads * spread : 0;
+  return std::max(floor, scaled);
+}
+
+double DeviceSpread(const std::vector<std::vector<double>>& process_medians_per_case) {
+  double squares = 0, dof = 0;
+  for (const std::vector<double>& medians : process_medians_per_case) {
+    std::vector<double> logs;
+    for (double m : medians) {
+      if (m > 0 && std::isfinite(m)) logs.push_back(std::log(m));
+    }
+    if (logs.size() < 2) continue;
+    double mean = 0;
+    for (double x : logs) mean += x;
+    mean /= static_cast<double>(logs.size());
+    for (double x : logs) squares += (x - mean) * (x - mean);
+    dof += static_cast<double>(logs.size() - 1);
+  }
+  return dof > 0 ? std::sqrt(squares / dof) : 0;
+}
+
+double StudentTQuantile(double p, double dof) {
+  if (std::isnan(p) || std::isnan(dof)) return std::numeric_limits<double>::quiet_NaN();
+  if (p <= 0.5) return 0;
+  if (p >= 1 || !(dof > 0)) return kInf;
+  if (std::isinf(dof)) dof = 1e300;  // the normal limit; Boost takes any finite dof
+  // Errors become values (an overflow for a tiny dof: +inf) instead of exceptions.
+  using Quiet = boost::math::policies::policy<boost::math::policies::domain_error<boost::math::policies::ignore_error>,
+                                              boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
+                                              boost::math::policies::evaluation_error<boost::math::policies::ignore_error>>;
+  return boost::math::quantile(boost::math::students_t_distribution<double, Quiet>(dof), p);
+}
+
+GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const VerdictOptions& options) {
+  GroupVerdict v;
+  std::vector<Logs> logs;
+  for (const Contender& c : contenders) {
+    Logs l = LogsOf(c);
+    if (!l.by_round.empty()) logs.push_back(std::move(l));
+  }
+  const double spread = options.spread > 0 && std::isfinite(options.spread) ? options.spread : kDefaultSpread;
+  v.margin = MarginFor(spread, options.min_margin);
+  if (logs.empty()) {
+    v.reason = "nothing measured";
+    return v;
+  }
+  // The leader: the smallest geometric mean (the first of equals).
+  size_t lead = 0;
+  for (size_t i = 1; i < logs.size(); ++i) {
+    if (logs[i].mean_log < logs[lead].mean_log) lead = i;
+  }
+  v.leader = logs[lead].contender->name;
+  v.open = {v.leader};
+  if (logs.size() == 1) {
+    v.kind = VerdictKind::kSingle;
+    v.reason = "only one strategy";
+    return v;
+  }
+  const double prior_variance = 2 * spread * spread;
+  for (size_t i = 0; i < logs.size(); ++i) {
+    if (i != lead) v.others.push_back(Compare(logs[lead], logs[i], prior_variance, v.margin));
+  }
+  std::stable_sort(v.others.begin(), v.others.end(),
+                   [](const PairedRatio& a, const PairedRatio& b) { return a.ratio < b.ratio; });
+  // A contended contender is never OUT (its slowness may be the other work's).
+  std::vector<std::string> contended;
+  for (const Logs& l : logs) {
+    if (l.contender->contended) contended.push_back(l.contender->name);
+  }
+  for (PairedRatio& p : v.others) {
+    if (std::find(contended.begin(), contended.end(), p.name) != contended.end()) p.out = false;
+    if (!p.out) v.open.push_back(p.name);
+  }
+
+  const int min_processes = std::max(1, options.min_processes);
+  int fewest = v.others.front().pairs;
+  for (const PairedRatio& p : v.others) fewest = std::min(fewest, p.pairs);
+  if (fewest < min_processes) {
+    // Too few paired rounds: nothing is OUT yet, whatever the interval says.
+    for (PairedRatio& p : v.others) p.out = false;
+    v.open = {v.leader};
+    for (const PairedRatio& p : v.others) v.open.push_back(p.name);
+    v.kind = VerdictKind::kProvisional;
+    v.reason = absl::StrCat(fewest, " paired process", fewest == 1 ? "" : "es", " < ", min_processes, " needed");
+    return v;
+  }
+  if (!contended.empty()) {
+    v.kind = VerdictKind::kUndecided;
+    v.reason = absl::StrCat("contended: ", absl::StrJoin(contended, ", "),
+                            " measured while other work used the device");
+    return v;
+  }
+  const PairedRatio* blocking = nullptr;  // the closest other neither OUT nor within the margin
+  for (const PairedRatio& p : v.others) {
+    if (!p.out && !p.within_margin) {
+      blocking = &p;
+      break;
+    }
+  }
+  if (v.open.size() == 1) {
+    v.kind = VerdictKind::kDecided;
+    v.reason = absl::StrCat("every other slower in every round beyond the ", Percent(v.margin), " margin; ",
+                            v.others.front().name, " ", RatioText(v.others.front()));
+  } else if (blocking == nullptr) {
+    v.kind = VerdictKind::kEquivalent;
+    v.reason = absl::StrCat(absl::StrJoin(v.open.begin() + 1, v.open.end(), ", "), " within ", Percent(v.margin),
+                            " of ", v.leader);
+  } else {
+    v.kind = VerdictKind::kUndecided;
+    v.reason = absl::StrCat(blocking->name, " ", RatioText(*blocking), " against ", v.leader,
+                            blocking->low > 1 + v.margin ? " but not slower in every round"
+                                                         : absl::StrCat(" straddles the ", Percent(v.margin), " margin"));
+  }
+  return v;
+}
+
+}  // namespace fleetmark::engine
