@@ -63,3 +63,11 @@ export function formatAgo(unixMs, nowMs = Date.now()) {
 export function shortId(id) {
   return String(id || '').slice(0, 8);
 }
+
+// "N results" as the API's run and the CLI count them (cases with a real result: the
+// placeholders a cancelled job reports for the cases it did not measure do not count),
+// and the placeholders as the CLI's "M cancelled".
+export function resultsText(run, results) {
+  const cancelled = results.filter((r) => r.status === 'cancelled').length;
+  return `${run.results} results` + (cancelled > 0 ? `, ${cancelled} cancelled` : '');
+}

@@ -7,7 +7,7 @@ import {drawDistribution} from '../charts/distribution.js';
 import {drawLoad, drawMemory} from '../charts/lines.js';
 import {palette} from '../charts/setup.js';
 import {h} from '../dom.js';
-import {cliText, formatBytes, formatNs, formatNumber, formatTime, shortId} from '../format.js';
+import {cliText, formatBytes, formatNs, formatNumber, formatTime, resultsText, shortId} from '../format.js';
 import {groupBy, groupKey, groupLabel, hasTiming} from '../groups.js';
 import {link, updateQuery} from '../router.js';
 
@@ -273,7 +273,7 @@ export async function renderRun(root, params, runId) {
   root.appendChild(h('p', {class: 'muted'},
     h('span', {class: `status ${run.status}`}, run.status),
     ` · submitted by ${run.submitted_by || '–'} · created ${formatTime(run.created_unix_ms)}` +
-    ` · ${results.length} results`));
+    ` · ${resultsText(run, results)}`));
   root.appendChild(jobsSummary(run));
   if (agents.length > 1) {
     root.appendChild(h('p', {}, link(`/compare?agents=${agents.map((a) => encodeURIComponent(a.agent_id)).join(',')}` +
