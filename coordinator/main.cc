@@ -286,10 +286,12 @@ int main(int argc, char** argv) {
   if (!CheckCanListen("listen_address", options.listen_address)) return 1;
 #if FLEETMARK_WITH_HTTP
   if (!http_options.address.empty() && !CheckCanListen("http_address", http_options.address)) return 1;
-  // The web view's database connections and sockets count in the descriptor reserve
-  // (twice the connections with a read replica: one reader on each server).
+  // The web view's database connections and client connections count in the
+  // descriptor reserve (twice the database connections with a read replica: one reader
+  // on each server).
   if (!http_options.address.empty()) {
-    options.http_threads = http_options.threads * (options.read_database_uri.empty() ? 1 : 2);
+    options.http_descriptors =
+        fleetmark::http::HttpDescriptors(http_options, options.read_database_uri.empty() ? 1 : 2);
   }
 #endif
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <filesystem>
@@ -12,6 +15,11 @@
 
 #include <arpa/inet.h>
 #include <httplib.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -19,6 +27,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/http/api.h"
+#include "coordinator/http/request_framing.h"
+#include "coordinator/http/request_gate.h"
 #include "coordinator/store/web_routed_reader.h"
 #include "coordinator/service/metrics.h"
 #include "engine/common/secret_file.h"
@@ -50,10 +60,172 @@ std::string Dump(const nlohmann::json& body) {
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-constexpr int kWorkersPerConnection = 4;
-constexpr time_t kReadTimeoutSeconds = 5;
-constexpr time_t kKeepAliveTimeoutSeconds = 2;
-constexpr size_t kMaxBodyBytes = 64 * 1024;
+// Workers answer complete requests only (request_gate.h reads them): a worker waits for
+// a database connection or for a slow client to take its response, never for a request.
+constexpr int kWorkersPerConnection = 2;
+constexpr int kKeepAliveTimeoutSeconds = 2;
+constexpr int kMaxRequestsPerConnection = 100;
+// A response's writes: at most this long without progress, and this long in all.
+constexpr auto kWriteStall = std::chrono::seconds(5);
+constexpr auto kWriteDeadline = std::chrono::seconds(60);
+
+// Headers of every response, the gate's own refusals included.
+const httplib::Headers& DefaultHeaders() {
+  static const httplib::Headers* headers = new httplib::Headers{{"X-Content-Type-Options", "nosniff"},
+                                                                {"Content-Security-Policy", kSecurityPolicy},
+                                                                {"Referrer-Policy", "no-referrer"},
+                                                                {"X-Frame-Options", "DENY"}};
+  return *headers;
+}
+
+const char* ReasonPhrase(int status) {
+  switch (status) {
+    case 400: return "Bad Request";
+    case 408: return "Request Timeout";
+    case 411: return "Length Required";
+    case 413: return "Payload Too Large";
+    case 414: return "URI Too Long";
+    case 431: return "Request Header Fields Too Large";
+    case 503: return "Service Unavailable";
+    default: return "Error";
+  }
+}
+
+// A refusal the gate answers itself: the JSON error body of every other error, and
+// the connection closed.
+std::string GateResponse(int status, std::string_view error) {
+  const std::string body = Dump({{"error", error}});
+  std::string response = absl::StrCat("HTTP/1.1 ", status, " ", ReasonPhrase(status), "\r\n");
+  for (const auto& [name, value] : DefaultHeaders()) absl::StrAppend(&response, name, ": ", value, "\r\n");
+  absl::StrAppend(&response, "Content-Type: application/json\r\nContent-Length: ", body.size(),
+                  "\r\nConnection: close\r\n\r\n", body);
+  return response;
+}
+
+// One complete request (the gate read it) as cpp-httplib's input, and the connection's
+// socket as its output: reads end with the request, writes wait for the client within
+// kWriteStall / kWriteDeadline.
+class RequestStream final : public httplib::Stream {
+ public:
+  RequestStream(int fd, std::string_view request)
+      : fd_(fd), request_(request), deadline_(std::chrono::steady_clock::now() + kWriteDeadline) {}
+
+  bool is_readable() const override { return offset_ < request_.size(); }
+  bool is_writable() const override { return WaitWritable(); }
+  ssize_t read(char* ptr, size_t size) override {
+    const size_t n = std::min(size, request_.size() - offset_);
+    std::memcpy(ptr, request_.data() + offset_, n);
+    offset_ += n;
+    return static_cast<ssize_t>(n);
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    size_t done = 0;
+    while (done < size) {
+      const ssize_t n = ::send(fd_, ptr + done, size - done, MSG_NOSIGNAL);
+      if (n > 0) {
+        done += static_cast<size_t>(n);
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && WaitWritable()) {
+        continue;
+      } else {
+        return -1;
+      }
+    }
+    return static_cast<ssize_t>(size);
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override { Address(::getpeername, ip, port); }
+  void get_local_ip_and_port(std::string& ip, int& port) const override { Address(::getsockname, ip, port); }
+  socket_t socket() const override { return fd_; }
+
+ private:
+  bool WaitWritable() const {
+    const auto left = std::min<std::chrono::steady_clock::duration>(
+        kWriteStall, deadline_ - std::chrono::steady_clock::now());
+    if (left <= std::chrono::steady_clock::duration::zero()) return false;
+    pollfd p{fd_, POLLOUT, 0};
+    const int ms = static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(left).count());
+    return ::poll(&p, 1, ms) > 0 && (p.revents & POLLOUT) != 0;
+  }
+  template <typename Get>
+  void Address(Get get, std::string& ip, int& port) const {
+    sockaddr_storage address{};
+    socklen_t length = sizeof(address);
+    ip.clear();
+    port = 0;
+    if (get(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) return;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (address.ss_family == AF_INET) {
+      const auto* in4 = reinterpret_cast<const sockaddr_in*>(&address);
+      inet_ntop(AF_INET, &in4->sin_addr, text, sizeof(text));
+      port = ntohs(in4->sin_port);
+    } else if (address.ss_family == AF_INET6) {
+      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&address);
+      inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof(text));
+      port = ntohs(in6->sin6_port);
+    }
+    ip = text;
+  }
+
+  const int fd_;
+  const std::string_view request_;
+  const std::chrono::steady_clock::time_point deadline_;
+  size_t offset_ = 0;
+};
+
+// The routes and handlers, answering one request at a time handed over by the gate
+// (cpp-httplib's own listener and its read loop are not used).
+class Routes final : public httplib::Server {
+ public:
+  // Answers `request` on `fd`; true when the connection may carry another request.
+  bool Answer(int fd, std::string_view request, bool last) {
+    RequestStream stream(fd, request);
+    bool connection_closed = false;
+    response_says_close_ = false;
+    const bool written = process_request(stream, last, connection_closed, nullptr);
+    return written && !connection_closed && !response_says_close_;
+  }
+  // Called from the post-routing handler (the worker's thread).
+  static void NoteResponse(const httplib::Response& res) {
+    response_says_close_ = res.get_header_value("Connection") == "close";
+  }
+
+ private:
+  static inline thread_local bool response_says_close_ = false;
+};
+
+// A listening TCP socket on host:port (port 0: any free one): SO_REUSEADDR only
+// (cpp-httplib's SO_REUSEPORT would let a second coordinator share the port), dual-stack
+// on IPv6. -1 when no address of `host` binds.
+int ListenOn(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return -1;
+  int fd = -1;
+  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    int yes = 1, no = 0;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    if (a->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &no, sizeof(no));
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(found);
+  return fd;
+}
+
+int BoundPort(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return 0;
+  if (address.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
+  return ntohs(reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port);
+}
 
 // Read-only: every other method than GET and HEAD is 405 with the methods that are
 // allowed (RFC 9110 15.5.6).
@@ -64,34 +236,23 @@ void ReadOnly(const httplib::Request& req, httplib::Response& res) {
                   "application/json");
 }
 
-// Why the request's headers are malformed (RFC 9112 3.2: exactly one Host; 6.3: a
-// Content-Length of decimal digits), or nullopt.
+// Why the request's Host header is malformed (RFC 9112 3.2: exactly one Host), or nullopt.
 std::optional<std::string> RequestFramingProblem(const httplib::Request& req) {
   if (req.get_header_value_count("Host") > 1) return "Host: exactly one Host header is allowed (RFC 9112 3.2)";
   if (req.has_header("Host") && !HasValidHostPort(req.get_header_value("Host"))) {
     return absl::StrCat("Host: expected host or host:port with port 1..65535, got \"", req.get_header_value("Host"),
                         "\"");
   }
-  const size_t lengths = req.get_header_value_count("Content-Length");
-  for (size_t i = 0; i < lengths; ++i) {
-    const std::string value = req.get_header_value("Content-Length", i);
-    uint64_t length = 0;
-    if (value.empty() || value.size() > 18 || !std::all_of(value.begin(), value.end(), absl::ascii_isdigit) ||
-        !absl::SimpleAtoi(value, &length) || value != req.get_header_value("Content-Length", 0)) {
-      return absl::StrCat("Content-Length: one decimal number of bytes, got \"", value, "\"");
-    }
-  }
+  // Content-Length: checked by the gate (request_framing.h) before the request got here.
   return std::nullopt;
 }
 
 // The error text of a response httplib answers itself, without a body: 414 for a
-// request line over CPPHTTPLIB_REQUEST_URI_MAX_LENGTH, 413 for a body over
-// kMaxBodyBytes, 400 for a malformed request.
+// request line over CPPHTTPLIB_REQUEST_URI_MAX_LENGTH, 413 for a body over the cap,
+// 400 for a malformed request (the gate refuses the first two before httplib sees them).
 std::string BuiltInErrorText(int status) {
-  if (status == 414) {
-    return absl::StrCat("request line too long (at most ", CPPHTTPLIB_REQUEST_URI_MAX_LENGTH, " bytes)");
-  }
-  if (status == 413) return absl::StrCat("request body too large (at most ", kMaxBodyBytes, " bytes)");
+  if (status == 414) return RequestLineTooLong(CPPHTTPLIB_REQUEST_URI_MAX_LENGTH);
+  if (status == 413) return BodyTooLarge(RequestLimits{}.max_body);
   if (status == 400) return "malformed request";
   return absl::StrCat("HTTP status ", status);
 }
@@ -105,29 +266,14 @@ class HttpServerImpl final : public HttpServer {
   ~HttpServerImpl() override { Stop(); }
 
   absl::Status Start(int port) {
-    // A worker is held by its socket for as long as the client keeps it (a request
-    // sent slowly, an idle keep-alive connection), not only while it reads the
-    // database: more workers than database connections, so a handful of slow or idle
-    // clients cannot leave none for the next request.
-    const int workers = kWorkersPerConnection * options_.threads;
-    server_.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
-    server_.set_read_timeout(kReadTimeoutSeconds);
+    // The gate reads requests; these settings shape the responses (the Keep-Alive
+    // header) and the body of a POST that gets its 405.
     server_.set_keep_alive_timeout(kKeepAliveTimeoutSeconds);
-    // The API takes no body: a request's body is read only to be refused.
-    server_.set_payload_max_length(kMaxBodyBytes);
-    // Headers and a large body go out in separate writes: without TCP_NODELAY, Nagle
-    // plus the client's delayed ACK adds ~40 ms to every big response.
-    server_.set_tcp_nodelay(true);
-    // cpp-httplib sets SO_REUSEPORT by default: a second coordinator could then share the
-    // port. SO_REUSEADDR only (a restart still binds at once past TIME_WAIT).
-    server_.set_socket_options([](socket_t sock) {
-      int yes = 1;
-      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    });
-    server_.set_default_headers({{"X-Content-Type-Options", "nosniff"},
-                                 {"Content-Security-Policy", kSecurityPolicy},
-                                 {"Referrer-Policy", "no-referrer"},
-                                 {"X-Frame-Options", "DENY"}});
+    server_.set_keep_alive_max_count(kMaxRequestsPerConnection);
+    server_.set_payload_max_length(RequestLimits{}.max_body);
+    server_.set_default_headers(DefaultHeaders());
+    // Whether the response closes the connection (a 400 of the pre-routing handler).
+    server_.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) { Routes::NoteResponse(res); });
     server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       // Runs before httplib reads a body.
       if (std::optional<std::string> problem = RequestFramingProblem(req)) {
@@ -157,10 +303,7 @@ class HttpServerImpl final : public HttpServer {
       if (options_.bearer_token.empty() || !absl::StartsWith(req.path, "/api/")) {
         return httplib::Server::HandlerResponse::Unhandled;
       }
-      const std::string header = req.get_header_value("Authorization");
-      constexpr absl::string_view kBearer = "Bearer ";
-      if (absl::StartsWith(header, kBearer) &&
-          SameSecret(std::string_view(header).substr(kBearer.size()), options_.bearer_token)) {
+      if (SameSecret(BearerCredentials(req.get_header_value("Authorization")), options_.bearer_token)) {
         return httplib::Server::HandlerResponse::Unhandled;
       }
       res.status = 401;
@@ -235,18 +378,20 @@ class HttpServerImpl final : public HttpServer {
       res.set_content(Dump({{"error", "internal error"}}), "application/json");
     });
 
-    bool bound = false;
-    if (port == 0) {
-      port_ = server_.bind_to_any_port(host_);
-      bound = port_ > 0;
-    } else {
-      bound = server_.bind_to_port(host_, port);
-      port_ = port;
-    }
-    if (!bound) {
-      return absl::UnavailableError(absl::StrCat("http: cannot listen on ", options_.address));
-    }
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    const int listen_fd = ListenOn(host_, port);
+    if (listen_fd < 0) return absl::UnavailableError(absl::StrCat("http: cannot listen on ", options_.address));
+    port_ = BoundPort(listen_fd);
+    RequestGate::Options gate;
+    gate.keep_alive_idle = absl::Seconds(kKeepAliveTimeoutSeconds);
+    gate.max_requests_per_connection = kMaxRequestsPerConnection;
+    gate.max_connections = options_.max_connections;
+    gate.max_connections_per_client = options_.max_connections_per_client;
+    gate.workers = kWorkersPerConnection * options_.threads;
+    FLEETMARK_ASSIGN_OR_RETURN(
+        gate_, RequestGate::Start(
+                   listen_fd, gate,
+                   [this](int fd, std::string_view request, bool last) { return server_.Answer(fd, request, last); },
+                   GateResponse));
     return absl::OkStatus();
   }
 
@@ -261,8 +406,7 @@ class HttpServerImpl final : public HttpServer {
 
   void Stop() override {
     if (stopped_.exchange(true)) return;
-    server_.stop();
-    if (thread_.joinable()) thread_.join();
+    if (gate_ != nullptr) gate_->Stop();
   }
 
  private:
@@ -276,13 +420,26 @@ class HttpServerImpl final : public HttpServer {
   const std::string host_;
   const std::string index_html_;
   Api api_;
-  httplib::Server server_;
-  std::thread thread_;
+  Routes server_;
+  std::unique_ptr<RequestGate> gate_;
   int port_ = 0;
   std::atomic<bool> stopped_{false};
 };
 
 }  // namespace
+
+std::string_view BearerCredentials(std::string_view header_view) {
+  const absl::string_view header(header_view.data(), header_view.size());
+  const size_t space = header.find(' ');
+  if (space == absl::string_view::npos || !absl::EqualsIgnoreCase(header.substr(0, space), "Bearer")) return {};
+  const size_t token = header.find_first_not_of(' ', space);
+  if (token == absl::string_view::npos) return {};
+  return std::string_view(header.data() + token, header.size() - token);
+}
+
+int HttpDescriptors(const HttpServerOptions& options, int readers) {
+  return options.threads * readers + options.max_connections;
+}
 
 std::vector<std::string> DefaultWebRoots() {
   std::vector<std::string> roots;
@@ -339,6 +496,14 @@ absl::Status ValidateHttpServerOptions(const HttpServerOptions& options) {
   FLEETMARK_ASSIGN_OR_RETURN(auto host_port, ParseHostPort(options.address));
   if (options.threads < 1 || options.threads > 256) {
     return absl::InvalidArgumentError(absl::StrCat("http threads: 1..256, got ", options.threads));
+  }
+  if (options.max_connections < 1 || options.max_connections > 65536) {
+    return absl::InvalidArgumentError(absl::StrCat("http max connections: 1..65536, got ", options.max_connections));
+  }
+  if (options.max_connections_per_client < 1 || options.max_connections_per_client > options.max_connections) {
+    return absl::InvalidArgumentError(absl::StrCat("http max connections per client: 1..max connections (",
+                                                   options.max_connections, "), got ",
+                                                   options.max_connections_per_client));
   }
   const std::string& token = options.bearer_token;
   if (!token.empty()) FLEETMARK_RETURN_IF_ERROR(CheckSecretText("http bearer token", token));  // "" = none

@@ -1,6 +1,7 @@
 // The coordinator's HTTP edge: a read-only JSON API under /api/v1/ (agents, runs, run
 // results, samples, comparison, history) plus the bundled web view (static files built
-// from web/ into the build tree). Built on cpp-httplib 0.11 (poll(), not select()).
+// from web/ into the build tree). Requests are read by request_gate.h (one epoll thread)
+// and answered by cpp-httplib 0.11's routing on a small worker pool.
 //
 //   fleetmark::http::HttpServerOptions options;
 //   options.address = "127.0.0.1:8080";          // from --http_address
@@ -13,8 +14,14 @@
 // `/healthz` and `/metrics` (when the options give their callbacks) need no bearer
 // token: they say nothing about agents, runs or results beyond counts.
 //
+// Requests (request_gate.h, request_framing.h): each is read whole within 5 s (the
+// request line, header fields and body; 408 after), a body over 64 KiB is 413 for every
+// method from its Content-Length alone, Transfer-Encoding is 411; idle keep-alive
+// connections close after 2 s.
+//
 // Security: every endpoint is read-only (GET/HEAD; other methods get 405). When
-// `bearer_token` is set, the API requires `Authorization: Bearer <token>`; a non-loopback
+// `bearer_token` is set, the API requires `Authorization: Bearer <token>` (the scheme in
+// any case, RFC 7235 2.1); a non-loopback
 // address without a token is refused unless `allow_insecure_remote` is set. Without a
 // token, a request whose Host header is not localhost or an IP literal gets 403 (DNS
 // rebinding: another site's name pointed at 127.0.0.1 must not read the API).
@@ -46,10 +53,18 @@ struct HttpServerOptions {
   // allow_insecure_remote).
   std::string bearer_token;
   bool allow_insecure_remote = false;
-  // Database connections opened on demand (1..256). The server runs 4 worker threads
-  // per connection: a worker is held by its socket (a slow request, an idle keep-alive
-  // connection, up to 5 s read / 2 s keep-alive timeout), not only by the database.
+  // Database connections opened on demand (1..256). The server runs 2 worker threads
+  // per connection; they answer complete requests only (request_gate.h reads each
+  // request whole, within 5 s, on one epoll thread), so a slow or idle client holds
+  // none.
   int threads = 8;
+  // Client connections held at most (1..65536), and per client address (1..
+  // max_connections). A new connection over either cap closes the oldest one that is
+  // idle or still sending its request (of that client; for the total, of the client
+  // holding the most), so a slow or idle crowd cannot keep a new request out
+  // (request_gate.h). Behind a reverse proxy every client is the proxy's address.
+  int max_connections = 256;
+  int max_connections_per_client = 32;
   // `GET /healthz`: returns the applied schema version, or why the coordinator is not
   // healthy (200 {"status":"ok",...} / 503 {"status":"unavailable","reason":...}).
   // Null = no such path (404). Called on server threads: must be thread-safe.
@@ -101,8 +116,17 @@ bool IsAllowedHostHeader(std::string_view host_header);
 // digits with a value 1..65535, or there is none. The form of the host is not judged.
 bool HasValidHostPort(std::string_view host_header);
 
+// The credentials of an `Authorization` header value of the Bearer scheme: what follows
+// "Bearer" (any case, RFC 7235 2.1) and one or more spaces; "" for another scheme or none.
+std::string_view BearerCredentials(std::string_view header);
+
+// Descriptors the web view may hold: `readers` × `threads` database connections (2 with
+// a read replica) plus `max_connections` client connections (stream_budget.h's reserve).
+int HttpDescriptors(const HttpServerOptions& options, int readers);
+
 // The checks StartHttpServer makes before touching the network or the database, for
-// callers that want to refuse bad flags early: the address form, the thread count, and
+// callers that want to refuse bad flags early: the address form, the thread count, the
+// connection caps, and
 // the token rule (a non-loopback address needs `bearer_token` unless
 // `allow_insecure_remote`; a token must be 1..4096 visible ASCII characters, no spaces,
 // so it fits an Authorization header). Errors: InvalidArgument naming the option.

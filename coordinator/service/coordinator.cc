@@ -124,7 +124,7 @@ class CoordinatorImpl : public Coordinator {
   absl::Status Init() {
     FLEETMARK_ASSIGN_OR_RETURN(const DescriptorLimit limit, RaiseDescriptorLimit());
     const int budget = StreamBudget(
-        limit.soft, DescriptorReserve(limit.soft, options_.db_pool_size, options_.http_threads),
+        limit.soft, DescriptorReserve(limit.soft, options_.db_pool_size, options_.http_descriptors),
         options_.max_agent_streams);
     stream_slots_ = std::make_unique<StreamSlots>(budget, limit.soft);
     store::StoreOptions store_options;

@@ -84,9 +84,10 @@ struct CoordinatorOptions {
   // reserve (stream_budget.h); this can only lower it. A hello over it gets a retryable
   // Refusal "coordinator at its stream limit S (RLIMIT_NOFILE M)".
   int max_agent_streams = 0;
-  // Web view threads served beside this coordinator (each holds a database connection
-  // and up to 4 sockets), counted in the descriptor reserve; 0 = no web view.
-  int http_threads = 0;
+  // Descriptors of the web view served beside this coordinator (its database
+  // connections and client connections, http::HttpDescriptors), counted in the
+  // descriptor reserve; 0 = no web view.
+  int http_descriptors = 0;
   // Default nightly schedule: plan file ("" = none), cron (UTC), selector.
   std::string nightly_plan_file;
   std::string nightly_cron = "0 2 * * *";

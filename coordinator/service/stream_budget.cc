@@ -14,7 +14,6 @@ namespace {
 constexpr rlim_t kMaxUsefulLimit = 1 << 20;
 constexpr int kFixedReserve = 32;
 constexpr int kMinRefusalHeadroom = 64;
-constexpr int kHttpSocketsPerThread = 4;
 
 }  // namespace
 
@@ -39,9 +38,9 @@ absl::StatusOr<DescriptorLimit> RaiseDescriptorLimit() {
   return out;
 }
 
-int DescriptorReserve(int limit, int db_pool_size, int http_threads) {
+int DescriptorReserve(int limit, int db_pool_size, int http_descriptors) {
   const int headroom = std::max(kMinRefusalHeadroom, limit / 20);
-  return headroom + db_pool_size + 1 + http_threads * (1 + kHttpSocketsPerThread) + kFixedReserve;
+  return headroom + db_pool_size + 1 + http_descriptors + kFixedReserve;
 }
 
 int StreamBudget(int limit, int reserve, int max_agent_streams) {

@@ -35,13 +35,15 @@ absl::StatusOr<DescriptorLimit> RaiseDescriptorLimit();
 
 // Descriptors the coordinator needs besides agent streams:
 //   - the database pool (`db_pool_size`) and the notification listener (1),
-//   - the web view: `http_threads` database connections plus 4 worker sockets each,
+//   - the web view: `http_descriptors`, its database connections plus the client
+//     connections it holds at most (http::HttpDescriptors; 0 without a web view),
 //   - a fixed 32 for stdio, the logs, both listening sockets, gRPC's epoll set, event
 //     and wake-up descriptors, resolver and /proc reads,
 //   - headroom for connections accepted only to be refused (agents retrying while the
 //     budget is full): max(64, 5 % of `limit`).
-// E.g. limit 20 000, pool 8, web view 8 threads: 1 000 + 9 + 40 + 32 = 1 081.
-int DescriptorReserve(int limit, int db_pool_size, int http_threads);
+// E.g. limit 20 000, pool 8, web view of 8 threads and 256 connections:
+// 1 000 + 9 + 264 + 32 = 1 305.
+int DescriptorReserve(int limit, int db_pool_size, int http_descriptors);
 
 // Streams to admit: `limit` − `reserve`, at least 1, lowered to `max_agent_streams`
 // when that is > 0 and smaller.

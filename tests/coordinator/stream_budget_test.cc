@@ -14,8 +14,9 @@ namespace fleetmark::service {
 namespace {
 
 TEST(StreamBudgetTest, TheReserveCoversThePoolTheWebViewAndFivePercentOfHeadroom) {
-  // 1 000 headroom + 8 pool + 1 listener + 8 x (1 + 4) web view + 32 fixed.
-  EXPECT_EQ(DescriptorReserve(20000, 8, 8), 1081);
+  // 1 000 headroom + 8 pool + 1 listener + web view (8 database + 256 client
+  // connections) + 32 fixed.
+  EXPECT_EQ(DescriptorReserve(20000, 8, 8 + 256), 1305);
   // A small limit still keeps 64 descriptors of headroom.
   EXPECT_EQ(DescriptorReserve(256, 8, 0), 64 + 9 + 32);
 }

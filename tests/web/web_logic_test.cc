@@ -2,9 +2,12 @@
 // difference", geometric means, normalisation). Change points: tests/coordinator/changes_test.cc.
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
+
 #include "coordinator/http/compare.h"
 #include "coordinator/http/http_server.h"
 #include "coordinator/http/json_codec.h"
+#include "coordinator/http/request_framing.h"
 #include "gtest/gtest.h"
 
 namespace fleetmark::http {
@@ -129,6 +132,48 @@ TEST(ParseHostPortTest, AcceptsAndRejects) {
   for (const char* bad : {"", "8080", ":80", "host:", "host:99999", "host:-1", "::1:80", "[::1]80"}) {
     EXPECT_FALSE(ParseHostPort(bad).ok()) << bad;
   }
+}
+
+// The web server's framing of one request (request_framing.h), decided on the bytes
+// received so far.
+TEST(RequestFramingTest, ARequestIsCompleteWithItsBodyAndNoMore) {
+  const std::string get = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  RequestFraming f = FrameRequest(get + "GET /next", {});
+  EXPECT_EQ(f.state, RequestFraming::kComplete);
+  EXPECT_EQ(f.size(), get.size()) << "a pipelined request stays for later";
+  EXPECT_EQ(FrameRequest(get.substr(0, get.size() - 1), {}).state, RequestFraming::kIncomplete);
+  const std::string with_body = "GET / HTTP/1.1\r\ncontent-length:  5 \r\n\r\n";
+  EXPECT_EQ(FrameRequest(with_body + "hell", {}).state, RequestFraming::kIncomplete);
+  f = FrameRequest(with_body + "hello", {});
+  EXPECT_EQ(f.state, RequestFraming::kComplete);
+  EXPECT_EQ(f.body_bytes, 5u);
+  EXPECT_EQ(FrameRequest(with_body.substr(0, 20) + "Content-Length: 5\r\nContent-Length: 5\r\n\r\nhello", {}).state,
+            RequestFraming::kComplete)
+      << "repeated lengths that agree";
+}
+
+TEST(RequestFramingTest, RefusalsAreDecidedFromTheHeadAlone) {
+  const auto status = [](const std::string& bytes) {
+    const RequestFraming f = FrameRequest(bytes, {});
+    return f.state == RequestFraming::kRefused ? f.status : 0;
+  };
+  // Over the body cap, whatever the method, before any body byte.
+  for (const char* method : {"GET", "HEAD", "POST", "OPTIONS"}) {
+    EXPECT_EQ(status(absl::StrCat(method, " / HTTP/1.1\r\nContent-Length: 1073741824\r\n\r\n")), 413) << method;
+  }
+  EXPECT_EQ(status("GET / HTTP/1.1\r\nContent-Length: 65537\r\n\r\n"), 413);
+  EXPECT_EQ(status("GET / HTTP/1.1\r\nContent-Length: 65536\r\n\r\n"), 0);
+  EXPECT_EQ(status("GET /" + std::string(9000, 'a')), 414) << "a request line too long, not yet ended";
+  EXPECT_EQ(status("GET /" + std::string(8180, 'a') + " HTTP/1.1\r\n"), 414);
+  EXPECT_EQ(status("GET / HTTP/1.1\r\n" + std::string(40000, 'x')), 431);
+  for (const std::string& bad : std::vector<std::string>{"Content-Length: -1", "Content-Length: 1x", "Content-Length: ", "Content-Length: 99999999999999999999",
+                          "Content-Length: 1\r\nContent-Length: 2", "Content-Length : 1", "X\nContent-Length: 1",
+                          "X: a\rb", std::string("X: \0", 4)}) {
+    EXPECT_EQ(status(absl::StrCat("POST / HTTP/1.1\r\n", bad, "\r\n\r\n")), 400) << bad;
+  }
+  EXPECT_EQ(status("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"), 411);
+  const RequestFraming big = FrameRequest("GET / HTTP/1.1\r\nContent-Length: 70000\r\n\r\n", {});
+  EXPECT_EQ(big.error, "request body too large (at most 65536 bytes)");
 }
 
 }  // namespace
