@@ -1,27 +1,53 @@
 // `fleetmark recommend`: per device, the best strategy at a task profile, its margin
 // over the runner-up with a CI, the ties, or "not measured near this profile"
-// (engine/report/recommend.h), from a run, the latest run of a plan, or a results file.
+// (engine/report/recommend.h), from a run, the latest run of a plan, or a results file;
+// with --measure, from a plan measured for the profile (recommend_measure.h); with
+// --workload, one sentence for a fixed workload of a run (engine/report/recommend_answer.h).
 #include <iostream>
 #include <optional>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
 #include "coordinator/cli/command.h"
 #include "coordinator/cli/device_results.h"
 #include "coordinator/cli/remote_client.h"
 #include "coordinator/cli/remote_commands.h"
+#include "coordinator/cli/recommend_measure.h"
 #include "coordinator/cli/remote_flags.h"
 #include "coordinator/cli/run_flags.h"
 #include "engine/common/text.h"
+#include "engine/common/flag_parser.h"
 #include "engine/report/recommend.h"
+#include "engine/report/recommend_answer.h"
 
 namespace fleetmark::cli {
 namespace {
 
 constexpr char kRecommendUsage[] =
-    "fleetmark recommend --profile 'cpu_us=50,wait_us=2000' (--run RUN | --plan_latest NAME | --results FILE) "
+    "fleetmark recommend --profile 'cpu_us=50,wait_us=2000' --measure [--tasks N] [--select EXPR] "
+    "[--dry_run] [--plan_out FILE] [--format table|json] | "
+    "fleetmark recommend (--profile P | --workload NAME) (--run RUN | --plan_latest NAME | --results FILE) "
     "[--select EXPR] [--agent NAME] [--include_emulated] [--format table|json]";
+
+// The flags that only --measure reads.
+constexpr const char* kMeasureOnly[] = {"tasks", "dry_run", "plan_out"};
+
+// `recommend --workload NAME`: each device's one-sentence answer for that workload.
+int RecommendWorkload(const DeviceResults& loaded, const std::string& workload, const std::string& format) {
+  std::vector<report::DeviceAnswer> answers;
+  for (const auto& [name, results] : loaded.devices) answers.push_back(report::AnswerWorkload(workload, name, results));
+  if (format == "json") {
+    nlohmann::json devices = nlohmann::json::array();
+    for (const report::DeviceAnswer& a : answers) devices.push_back(report::DeviceAnswerJson(a));
+    std::cout << nlohmann::json{{"workload", workload}, {"devices", std::move(devices)}}.dump(2) << "\n";
+  } else {
+    if (!loaded.header.empty()) std::cout << loaded.header << "\n\n";
+    std::cout << "workload " << EscapeForTerminal(workload) << "\n" << report::FormatDeviceAnswers(answers, "");
+  }
+  return kExitOk;
+}
 
 int Recommend(const std::vector<std::string>& args) {
   if (!args.empty())
@@ -31,12 +57,30 @@ int Recommend(const std::vector<std::string>& args) {
     std::cerr << "fleetmark: recommend: --format: table or json, got \"" << EchoValue(format) << "\"\n";
     return kExitUsage;
   }
-  if (absl::GetFlag(FLAGS_profile).empty()) return RemoteUsageError(kRecommendUsage, "recommend needs --profile");
-  absl::StatusOr<report::Profile> profile = report::ParseProfile(absl::GetFlag(FLAGS_profile));
-  if (!profile.ok()) {
-    std::cerr << "fleetmark: recommend: --profile: " << EscapeForTerminal(CutEchoes(std::string(profile.status().message()), absl::GetFlag(FLAGS_profile)))
-              << "\n";
-    return kExitUsage;
+  const std::string workload = absl::GetFlag(FLAGS_workload);
+  const bool measure = absl::GetFlag(FLAGS_measure);
+  if (!measure) {
+    for (const char* flag : kMeasureOnly) {
+      if (FlagGiven(flag)) return RemoteUsageError(kRecommendUsage, absl::StrCat("--", flag, " applies to --measure"));
+    }
+  }
+  if (absl::GetFlag(FLAGS_profile).empty() == workload.empty()) {
+    return RemoteUsageError(kRecommendUsage, "recommend needs --profile, or --workload NAME to answer from a run");
+  }
+  std::optional<report::Profile> profile;
+  if (workload.empty()) {
+    absl::StatusOr<report::Profile> parsed = report::ParseProfile(absl::GetFlag(FLAGS_profile));
+    if (!parsed.ok()) {
+      std::cerr << "fleetmark: recommend: --profile: "
+                << EscapeForTerminal(CutEchoes(std::string(parsed.status().message()), absl::GetFlag(FLAGS_profile)))
+                << "\n";
+      return kExitUsage;
+    }
+    profile = *parsed;
+  }
+  if (measure) {
+    if (!profile) return RemoteUsageError(kRecommendUsage, "--measure needs --profile (not --workload)");
+    return RecommendMeasure(*profile, format, kRecommendUsage);
   }
   const std::string run = absl::GetFlag(FLAGS_run);
   int code = kExitOk;
@@ -55,6 +99,7 @@ int Recommend(const std::vector<std::string>& args) {
     std::cerr << "fleetmark: recommend: no device left to answer for (--select matched none of the run's agents)\n";
     return kExitUsage;
   }
+  if (!workload.empty()) return RecommendWorkload(*loaded, workload, format);
   std::vector<report::DeviceRecommendations> devices;
   for (const auto& [name, results] : loaded->devices) {
     devices.push_back({name, report::Recommend(report::BuildStrategyMap(results), *profile)});
@@ -73,8 +118,10 @@ int Recommend(const std::vector<std::string>& args) {
 void RegisterRecommendCommand(CommandRegistry& registry) {
   registry.Add({.name = "recommend",
                 .summary = "per device, the best strategy at a task profile, its margin with a CI, or the ties; "
-                           "\"not measured near this profile\" outside the measured sweeps",
+                           "\"not measured near this profile\" outside the measured sweeps; --measure measures "
+                           "the profile's neighbourhood first and answers in one sentence",
                 .usage = kRecommendUsage,
+                .runs_cases = true,
                 .run = Recommend});
 }
 

@@ -4,7 +4,13 @@
 // prefix of it with at least 6 hex digits (resolved by the coordinator).
 #pragma once
 
+#include <optional>
+#include <string>
+
+#include "absl/time/time.h"
 #include "coordinator/cli/command.h"
+#include "coordinator/cli/remote_client.h"
+#include "fleetmark/v1/control.pb.h"
 
 namespace fleetmark::cli {
 
@@ -22,6 +28,20 @@ void RegisterRecommendCommand(CommandRegistry& registry);
 void RegisterCompareCommand(CommandRegistry& registry);
 // `fleetmark changes list` (changes_command.cc).
 void RegisterChangesCommand(CommandRegistry& registry);
+
+// What `submit` sends besides the plan (its flags; `recommend --measure --select` sets them).
+struct SubmitPlanOptions {
+  std::string select;  // a selector (checked by the caller)
+  bool quick = false;
+  std::string filter;
+  absl::Duration queue_offline = absl::ZeroDuration();
+};
+
+// Submits `plan` as a run and prints "submitted run ID (plan NAME) to N agent(s): ..." on
+// stderr (and the expiry with a queue_offline). The run as created, or nullopt after the
+// coordinator's error was printed, `*exit_code` set (remote_client.h's Fail).
+std::optional<v1::RunInfo> SubmitPlan(ControlClient& client, const v1::Plan& plan, const SubmitPlanOptions& options,
+                                      int* exit_code);
 
 // Every remote command also takes the connection flags (remote_flags.h).
 inline void RegisterRemoteCommands(CommandRegistry& registry) {

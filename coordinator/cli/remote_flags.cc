@@ -61,6 +61,15 @@ ABSL_FLAG(std::string, profile, "",
           "(cpu_ns|cpu_us|cpu_ms, wait_us|wait_ms, alloc_bytes|alloc_kib, touch_kib|touch_mib)");
 ABSL_FLAG(std::string, run, "", "recommend: the run (id or unique prefix) to answer from");
 ABSL_FLAG(std::string, plan_latest, "", "recommend: answer from the latest finished run of the plan of this name");
+ABSL_FLAG(bool, measure, false,
+          "recommend: measure the smallest plan that brackets --profile (the profile and its neighbours x0.5 "
+          "and x2, blocking and suspending waits) with quick settings, here, or on the agents --select "
+          "matches, and answer from it");
+ABSL_FLAG(int, tasks, 100, "recommend --measure: tasks per batch the answer assumes (1..10000)");
+ABSL_FLAG(std::string, plan_out, "", "recommend --measure: also write the plan it runs to this file (text format)");
+ABSL_FLAG(std::string, workload, "",
+          "recommend: instead of --profile, the answer for a fixed workload of the run (arithmetic, "
+          "collections, storage, network, mixed) across its io modes, in one sentence");
 ABSL_FLAG(bool, include_emulated, false,
           "compare, map: also compare results measured under user-mode emulation (qemu-user), marked "
           "(emulated); left out by default: they are the emulator's numbers, not the hardware's");
@@ -81,7 +90,9 @@ ABSL_FLAG(std::string, older_than, "",
           "results prune: drop the months of results whose range ends before now minus this duration "
           "(400d, 8w, 720h; 1h to 36500d), with their runs");
 ABSL_FLAG(bool, force, false, "results prune: also drop runs that were never exported (fleetmark export)");
-ABSL_FLAG(bool, dry_run, false, "results prune: list what would be dropped, change nothing");
+ABSL_FLAG(bool, dry_run, false,
+          "results prune: list what would be dropped, change nothing; recommend --measure: print the plan "
+          "it would run (or write it to --plan_out), measure nothing");
 ABSL_FLAG(absl::Duration, timeout, absl::InfiniteDuration(),
           "submit --wait: stop waiting after this long (e.g. 30m, 2h) and exit 1 with the run's state; "
           "the run goes on (default: wait until it ends)");

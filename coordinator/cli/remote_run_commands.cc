@@ -65,6 +65,39 @@ std::string Submitter() {
   return "unknown";
 }
 
+}  // namespace
+
+std::optional<v1::RunInfo> SubmitPlan(ControlClient& client, const v1::Plan& plan, const SubmitPlanOptions& options,
+                                      int* exit_code) {
+  v1::SubmitRunRequest request;
+  *request.mutable_plan() = plan;
+  request.set_selector(options.select);
+  request.set_quick(options.quick);
+  request.set_filter(options.filter);
+  request.set_submitted_by(absl::StrCat("cli:", Submitter()));
+  request.set_queue_offline_ms(absl::ToInt64Milliseconds(options.queue_offline));
+  v1::SubmitRunResponse response;
+  auto context = client.Context();
+  grpc::Status status = client.stub().SubmitRun(context.get(), request, &response);
+  if (!status.ok()) {
+    *exit_code = client.Fail("submit", status);
+    return std::nullopt;
+  }
+  std::vector<std::string> agents;
+  for (const v1::JobInfo& job : response.run().jobs()) agents.push_back(job.agent_name());
+  std::cerr << "submitted run " << response.run().run_id() << " (plan " << plan.name() << ") to " << agents.size()
+            << " agent(s): " << absl::StrJoin(agents, ", ") << "\n";
+  if (options.queue_offline != absl::ZeroDuration()) {
+    std::cerr << "jobs their agents have not taken by "
+              << FormatUnixNs(response.run().created_unix_ns() + absl::ToInt64Nanoseconds(options.queue_offline))
+              << " fail as expired (--queue_offline=" << RoundedDuration(options.queue_offline) << ")\n";
+  }
+  *exit_code = kExitOk;
+  return response.run();
+}
+
+namespace {
+
 int Submit(const std::vector<std::string>& args) {
   if (args.size() != 1) return RemoteUsageError(kSubmitUsage, "submit takes exactly one plan file");
   if (absl::Status select = CheckSelectFlag(/*required=*/true); !select.ok()) {
@@ -95,31 +128,18 @@ int Submit(const std::vector<std::string>& args) {
   int code = 0;
   std::optional<ControlClient> client = ClientFromFlags(&code);
   if (!client) return code;
-  v1::SubmitRunRequest request;
-  *request.mutable_plan() = *plan;
-  request.set_selector(absl::GetFlag(FLAGS_select));
-  request.set_quick(absl::GetFlag(FLAGS_quick));
-  request.set_filter(absl::GetFlag(FLAGS_filter));
-  request.set_submitted_by(absl::StrCat("cli:", Submitter()));
-  request.set_queue_offline_ms(absl::ToInt64Milliseconds(queue_offline));
-  v1::SubmitRunResponse response;
-  auto context = client->Context();
-  grpc::Status status = client->stub().SubmitRun(context.get(), request, &response);
-  if (!status.ok()) return client->Fail("submit", status);
-  std::vector<std::string> agents;
-  for (const v1::JobInfo& job : response.run().jobs()) agents.push_back(job.agent_name());
-  std::cerr << "submitted run " << response.run().run_id() << " (plan " << plan->name() << ") to " << agents.size()
-            << " agent(s): " << absl::StrJoin(agents, ", ") << "\n";
-  if (queue_offline != absl::ZeroDuration()) {
-    std::cerr << "jobs their agents have not taken by "
-              << FormatUnixNs(response.run().created_unix_ns() + absl::ToInt64Nanoseconds(queue_offline))
-              << " fail as expired (--queue_offline=" << RoundedDuration(queue_offline) << ")\n";
-  }
+  std::optional<v1::RunInfo> run = SubmitPlan(*client, *plan,
+                                              {.select = absl::GetFlag(FLAGS_select),
+                                               .quick = absl::GetFlag(FLAGS_quick),
+                                               .filter = absl::GetFlag(FLAGS_filter),
+                                               .queue_offline = queue_offline},
+                                              &code);
+  if (!run) return code;
   if (!absl::GetFlag(FLAGS_wait)) {
-    std::cout << response.run().run_id() << "\n";
+    std::cout << run->run_id() << "\n";
     return kExitOk;
   }
-  return WaitAndShow(*client, response.run().run_id(), *timeout);
+  return WaitAndShow(*client, run->run_id(), *timeout);
 }
 
 int RunsList(const std::vector<std::string>& args) {

@@ -1,18 +1,24 @@
 // `fleetmark recommend` end to end: on a real local run of a small sweep plan
 // (--results FILE, real child processes) and through a real coordinator and agent
 // (--run, --plan_latest, --select), table and JSON; "not measured near this profile"
-// outside the sweep; bad profiles and flags exit 2 naming the key or flag.
+// outside the sweep; bad profiles and flags exit 2 naming the key or flag. And
+// `recommend --measure`: the plan it builds for a tiny profile, measured by the real
+// runner here and by a real agent through a real coordinator and PostgreSQL, answered in
+// one sentence naming a strategy of the registry, with its JSON fields.
 //
 // The plan's known answer: at wait_us=1000, 20 tasks on `direct` wait one after the
 // other (~20 ms) while a 20-thread pool waits for them together (~1 ms), so the pool
 // is the fastest by far more than any noise.
+#include <set>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/time/time.h"
 #include "cli_fleet_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "engine/strategies/registry.h"
 #include "tests/cli/sweep_plan.h"
 
 namespace fleetmark_cli_test {
@@ -104,6 +110,82 @@ TEST_F(CliTest, RecommendFromALocalSweepRun) {
   EXPECT_EQ(o.at("best"), "");
 }
 
+// A profile whose every batch is short: 4 tasks of ~1 us of computation and 200 us of
+// waiting (the neighbours 100 and 400 us), so the run takes seconds, through the real
+// runner (child processes, quick settings).
+constexpr char kTinyMeasure[] = "recommend --profile 'cpu_us=1,wait_us=200' --tasks 4 --measure";
+
+// The checks of a --measure answer's JSON for one device named `device`.
+void ExpectMeasuredAnswer(const nlohmann::json& doc, const std::string& device) {
+  EXPECT_EQ(doc.at("profile").at("cpu_ns"), 1000);
+  EXPECT_EQ(doc.at("profile").at("wait_us"), 200);
+  EXPECT_EQ(doc.at("assumed").at("tasks"), 4);
+  EXPECT_EQ(doc.at("assumed").at("io_threads"), nlohmann::json::array({4}));
+  EXPECT_THAT(doc.at("assumed").at("text").get<std::string>(), HasSubstr("4 tasks per batch; thread counts tried 4"));
+  ASSERT_EQ(doc.at("devices").size(), 1u) << doc.dump(2);
+  const nlohmann::json& d = doc.at("devices").at(0);
+  EXPECT_EQ(d.at("device"), device);
+  // One sentence that names a strategy of the registry.
+  const std::string sentence = d.at("sentence");
+  EXPECT_TRUE(absl::StartsWith(sentence, "use ")) << sentence;
+  bool names_one = false;
+  for (const fleetmark::engine::StrategyTraits& s : fleetmark::engine::kStrategies) {
+    names_one = names_one || absl::StrContains(sentence, std::string(s.name));
+  }
+  EXPECT_TRUE(names_one) << sentence;
+  // Both io modes, each at the profile and its four neighbours.
+  ASSERT_EQ(d.at("io_modes").size(), 2u) << doc.dump(2);
+  std::set<std::string> modes;
+  for (const nlohmann::json& m : d.at("io_modes")) {
+    modes.insert(m.at("io_mode").get<std::string>());
+    EXPECT_THAT(m.at("verdict").get<std::string>(), ::testing::AnyOf("winner", "tie")) << m.dump(2);
+    EXPECT_NE(fleetmark::engine::FindStrategy(m.at("strategy").at("name").get<std::string>()), nullptr) << m.dump(2);
+    ASSERT_EQ(m.at("points").size(), 5u);
+    EXPECT_EQ(m.at("points").at(0).at("role"), "profile");
+    EXPECT_EQ(m.at("points").at(0).at("params").at("wait_us"), 200);
+    EXPECT_EQ(m.at("points").at(4).at("params").at("wait_us"), 400);
+    for (const nlohmann::json& p : m.at("points")) {
+      EXPECT_TRUE(p.at("measured")) << p.dump(2);
+      EXPECT_FALSE(p.at("verdict_text").get<std::string>().empty());
+    }
+  }
+  EXPECT_EQ(modes, (std::set<std::string>{"blocking", "suspending"}));
+}
+
+TEST_F(CliTest, RecommendMeasuresTheProfileHere) {
+  CliResult json = Cli(std::string(kTinyMeasure) + " --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_THAT(json.err, HasSubstr("recommend: measuring 25 cases here with quick settings"));
+  const nlohmann::json doc = nlohmann::json::parse(json.out);
+  ExpectMeasuredAnswer(doc, doc.at("devices").at(0).at("device"));
+
+  // --dry_run: the plan, valid, naming its cases; --plan_out writes the same.
+  CliResult dry = Cli(std::string(kTinyMeasure) + " --dry_run");
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_THAT(dry.out, HasSubstr("name: \"recommend\""));
+  EXPECT_THAT(dry.out, HasSubstr("io_modes: \"suspending\""));
+  const fs::path plan = dir_ / "bracket.txtpb";
+  ASSERT_EQ(Cli(std::string(kTinyMeasure) + " --dry_run --plan_out " + plan.string()).exit_code, 0);
+  CliResult valid = Cli("plan validate " + plan.string());
+  EXPECT_EQ(valid.exit_code, 0) << valid.err;
+  EXPECT_THAT(valid.out, HasSubstr("valid plan \"recommend\": 25 cases"));
+}
+
+TEST_F(CliTest, RecommendMeasureRefusesBadInput) {
+  CliResult range = Cli("recommend --profile 'cpu_ms=20' --measure --dry_run");
+  EXPECT_EQ(range.exit_code, 2);
+  EXPECT_THAT(range.err, HasSubstr("cpu_ns: 0 <= cpu_ns <= 10000000 (cpu_us <= 10000) for --measure, got 20000000"));
+  CliResult tasks = Cli("recommend --profile wait_us=10 --measure --tasks 0 --dry_run");
+  EXPECT_EQ(tasks.exit_code, 2);
+  EXPECT_THAT(tasks.err, HasSubstr("--tasks: 1 <= tasks <= 10000, got 0"));
+  CliResult without = Cli("recommend --profile wait_us=10 --tasks 5 --results x.json");
+  EXPECT_EQ(without.exit_code, 2);
+  EXPECT_THAT(without.err, HasSubstr("--tasks applies to --measure"));
+  CliResult source = Cli("recommend --profile wait_us=10 --measure --results x.json");
+  EXPECT_EQ(source.exit_code, 2);
+  EXPECT_THAT(source.err, HasSubstr("--measure measures a plan of its own: it takes no --results"));
+}
+
 TEST_F(CliTest, RecommendRefusesBadInput) {
   const fs::path json = Write("empty.json", "{\"results\": []}");
   const std::string results = " --results " + json.string();
@@ -156,6 +238,20 @@ TEST_F(CliFleetTest, RecommendFromARunOfTheFleet) {
   CliResult no_plan = Fleet("recommend --profile wait_us=1000 --plan_latest nosuchplan");
   EXPECT_EQ(no_plan.exit_code, 2);
   EXPECT_THAT(no_plan.err, HasSubstr("--plan_latest: no finished (done) run of plan \"nosuchplan\" (0 runs of it"));
+}
+
+TEST_F(CliFleetTest, RecommendMeasuresTheProfileOnTheFleet) {
+  ASSERT_NO_FATAL_FAILURE(StartAgent("w1", "rack=a"));
+  CliResult answered = Fleet(std::string(kTinyMeasure) + " --select label:rack=a --format json");
+  ASSERT_EQ(answered.exit_code, 0) << answered.err << agent_->Log();
+  EXPECT_THAT(answered.err, HasSubstr("submitted run "));
+  ExpectMeasuredAnswer(nlohmann::json::parse(answered.out), "w1");
+  // The run is the fleet's like any other: recommend --plan_latest answers from it too.
+  CliResult latest = Fleet("recommend --profile 'cpu_us=1,wait_us=200' --plan_latest recommend --format json");
+  ASSERT_EQ(latest.exit_code, 0) << latest.err;
+  EXPECT_EQ(nlohmann::json::parse(latest.out).at("devices").at(0).at("device"), "w1");
+  CliResult nobody = Fleet(std::string(kTinyMeasure) + " --select name=nobody");
+  EXPECT_NE(nobody.exit_code, 0);
 }
 
 }  // namespace

@@ -1,0 +1,185 @@
+// `fleetmark recommend --profile P --measure [--select EXPR] [--tasks N] [--dry_run]
+// [--plan_out FILE]`: builds the plan that brackets P (engine/report/recommend_plan.h),
+// runs it with quick settings here (the runner, as `fleetmark run --quick`) or submits
+// it to the agents EXPR matches (as `fleetmark submit --quick --wait`), and answers per
+// device in one sentence plus the bracketing points (engine/report/recommend_answer.h).
+#include "coordinator/cli/recommend_measure.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/clock.h"
+#include "coordinator/cli/device_results.h"
+#include "coordinator/cli/progress_bar.h"
+#include "coordinator/cli/remote_client.h"
+#include "coordinator/cli/remote_commands.h"
+#include "coordinator/cli/remote_flags.h"
+#include "coordinator/cli/run_watch.h"
+#include "engine/common/flag_parser.h"
+#include "engine/common/text.h"
+#include "engine/plan/plan.h"
+#include "engine/report/recommend_answer.h"
+#include "engine/runner/runner.h"
+#include "engine/topology/host.h"
+#include "google/protobuf/text_format.h"
+
+namespace fleetmark::cli {
+namespace {
+
+int Usage(const std::string& usage, const std::string& message) { return RemoteUsageError(usage, message); }
+
+// The plan as text, headed by how to run it by hand.
+std::string PlanText(const report::BracketPlan& bracket) {
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(bracket.plan, &text);
+  return absl::StrCat("# The plan `fleetmark recommend --profile '", absl::StrReplaceAll(report::FormatProfile(bracket.profile), {{", ", ","}}),
+                      "' --tasks ", bracket.tasks, " --measure` runs (with --quick).\n# assumed: ",
+                      report::AssumedText(bracket), "\n#   fleetmark run FILE --quick --format json --out r.json\n",
+                      text);
+}
+
+// This machine's name, as `fleetmark run`'s results name the device.
+std::string ThisDevice() {
+  absl::StatusOr<v1::HostInfo> host = engine::DetectHost();
+  if (host.ok() && !host->hostname().empty()) return host->hostname();
+  char name[256] = {};
+  return gethostname(name, sizeof(name) - 1) == 0 && name[0] != '\0' ? name : "this machine";
+}
+
+// Runs the plan here with quick settings; the results, or nullopt with `*code` set.
+std::optional<std::vector<v1::CaseResult>> MeasureHere(const v1::Plan& plan, int* code) {
+  engine::RunOptions options;
+  options.quick = true;
+  std::optional<ProgressBar> bar;
+  if (::isatty(STDERR_FILENO)) {
+    bar.emplace(stderr);
+    options.on_progress = [&](const engine::RunProgress& p) { bar->Update(p); };
+  }
+  std::vector<v1::CaseResult> results;
+  absl::StatusOr<engine::RunSummary> summary =
+      engine::RunPlan(plan, options, [&](const v1::CaseResult& r) { results.push_back(r); }, nullptr);
+  if (bar) bar->Finish();
+  if (!summary.ok()) {
+    std::cerr << "fleetmark: recommend: measuring: " << summary.status().message() << "\n";
+    *code = kExitFailure;
+    return std::nullopt;
+  }
+  if (!summary->deferred.empty()) {
+    std::cerr << "fleetmark: recommend: " << summary->deferred << "\n";
+    *code = kExitDeferred;
+    return std::nullopt;
+  }
+  return results;
+}
+
+// Submits the plan to the agents --select matches and waits for it; each device's
+// results, or nullopt with `*code` set (the reason printed).
+std::optional<DeviceResults> MeasureOnFleet(const v1::Plan& plan, const std::string& usage, int* code) {
+  std::optional<ControlClient> client = ClientFromFlags(code);
+  if (!client) return std::nullopt;
+  std::optional<v1::RunInfo> run =
+      SubmitPlan(*client, plan, {.select = absl::GetFlag(FLAGS_select), .quick = true, .filter = ""}, code);
+  if (!run) return std::nullopt;
+  WatchResult watched = WatchRunUntilEnded(*client, run->run_id(), {});
+  if (!watched.ended) {
+    *code = watched.exit_code;
+    return std::nullopt;
+  }
+  if (watched.run.status() != "done") {
+    std::cerr << "fleetmark: recommend: run " << run->run_id() << " ended " << watched.run.status() << "\n";
+    *code = kExitFailure;
+    return std::nullopt;
+  }
+  return LoadDeviceResults({.command = "recommend",
+                            .usage = usage,
+                            .args = {run->run_id()},
+                            .results_file = "",
+                            .plan_latest = "",
+                            .agent = "",
+                            .select = "",
+                            .include_emulated = absl::GetFlag(FLAGS_include_emulated)},
+                           code);
+}
+
+}  // namespace
+
+int RecommendMeasure(const report::Profile& profile, const std::string& format, const std::string& usage) {
+  for (const char* other : {"run", "results", "plan_latest", "agent", "workload"}) {
+    if (FlagGiven(other)) {
+      return Usage(usage, absl::StrCat("--measure measures a plan of its own: it takes no --", other));
+    }
+  }
+  const int tasks = absl::GetFlag(FLAGS_tasks);
+  if (tasks < 1 || tasks > static_cast<int>(report::kMaxBracketTasks)) {
+    std::cerr << "fleetmark: recommend: --tasks: 1 <= tasks <= " << report::kMaxBracketTasks << ", got " << tasks
+              << "\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<report::BracketPlan> bracket =
+      report::BuildBracketPlan(profile, {.tasks = static_cast<uint32_t>(tasks)});
+  if (!bracket.ok()) {
+    std::cerr << "fleetmark: recommend: " << bracket.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (absl::Status valid = engine::ValidatePlan(bracket->plan); !valid.ok()) {
+    // The builder's own mistake, not the user's.
+    std::cerr << "fleetmark: recommend: the bracketing plan is invalid: " << valid.message() << "\n";
+    return kExitFailure;
+  }
+  const std::string plan_out = absl::GetFlag(FLAGS_plan_out);
+  if (!plan_out.empty()) {
+    std::ofstream file(plan_out, std::ios::binary | std::ios::trunc);
+    file << PlanText(*bracket);
+    file.close();
+    if (!file) {
+      std::cerr << "fleetmark: recommend: --plan_out: cannot write " << EchoValue(plan_out) << "\n";
+      return kExitUsage;
+    }
+  }
+  if (absl::GetFlag(FLAGS_dry_run)) {
+    if (plan_out.empty()) std::cout << PlanText(*bracket);
+    return kExitOk;
+  }
+  const bool fleet = !absl::GetFlag(FLAGS_select).empty();
+  if (fleet) {
+    if (absl::Status select = CheckSelectFlag(/*required=*/true); !select.ok()) {
+      return Usage(usage, std::string(select.message()));
+    }
+  }
+  const size_t cases = engine::ExpandCases(bracket->plan, /*quick=*/true).size();
+  std::cerr << "recommend: measuring " << cases << " cases " << (fleet ? "on the fleet" : "here")
+            << " with quick settings (" << report::AssumedText(*bracket) << ")\n";
+  const absl::Time started = absl::Now();
+  int code = kExitOk;
+  std::vector<report::DeviceAnswer> answers;
+  std::string header;
+  if (fleet) {
+    std::optional<DeviceResults> loaded = MeasureOnFleet(bracket->plan, usage, &code);
+    if (!loaded) return code;
+    header = loaded->header;
+    for (const auto& [name, results] : loaded->devices) answers.push_back(report::AnswerBracket(*bracket, name, results));
+  } else {
+    std::optional<std::vector<v1::CaseResult>> results = MeasureHere(bracket->plan, &code);
+    if (!results) return code;
+    answers.push_back(report::AnswerBracket(*bracket, ThisDevice(), *results));
+  }
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - started);
+  if (format == "json") {
+    std::cout << report::BracketAnswersJson(*bracket, answers);
+  } else {
+    if (!header.empty()) std::cout << header << "\n\n";
+    std::cout << "profile " << report::FormatProfile(profile) << absl::StrFormat(", measured in %.0f s\n", seconds)
+              << report::FormatDeviceAnswers(answers, report::AssumedText(*bracket));
+  }
+  return kExitOk;
+}
+
+}  // namespace fleetmark::cli
