@@ -112,6 +112,9 @@ test('fleet page lists every agent, hostile strings as text', async () => {
   const text = await page.locator('#fleet-table').innerText();
   assert.ok(text.includes(manifest.hostile_name), 'hostile device name shown verbatim');
   assert.ok(text.includes('<script>alert(2)</script>'), 'hostile label shown verbatim');
+  // Issue 32: a zero-width space showed raw; the page escapes it as the CLI does.
+  assert.ok(text.includes('zero\\u200bwidth'), `zero-width space escaped: ${text}`);
+  assert.ok(!text.includes('\u200b'), 'no raw zero-width space');
   assert.ok(text.includes('Intel(R) Core(TM) i7-12700H'));
   assert.equal(await page.locator('img').count(), 0, 'no <img> element was injected');
   assert.equal(await page.locator('main script').count(), 0, 'no <script> element was injected');

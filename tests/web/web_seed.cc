@@ -213,6 +213,8 @@ absl::Status Seed(const std::string& uri) {
     reg.host = hosts[i];
     devices[i].host = hosts[i];
     reg.labels = {{"site", i == 2 ? "<script>alert(2)</script>" : "lab"}, {"tier", i == 0 ? "x86" : "arm"}};
+    // A zero-width space (Unicode Cf) the page must show escaped, as the CLI prints it.
+    if (i == 2) reg.labels["note"] = "zero\u200bwidth";
     reg.engine_version = "0.1.0";
     FLEETMARK_ASSIGN_OR_RETURN(devices[i].agent_id, store->RegisterAgent(reg));
     manifest["agents"].push_back({{"name", devices[i].name}, {"agent_id", devices[i].agent_id}});
