@@ -149,7 +149,7 @@ std::string OverallSentence(std::vector<IoModeAnswer>& answers) {
   std::string out;
   if (across.tie) {
     out = absl::StrCat("use ", suspending_text, " with suspending waits or, just as fast, ", blocking_text,
-                       " with blocking waits");
+                       " (blocking waits)");
   } else if (across.winner() == "suspending") {
     out = absl::StrCat("use ", suspending_text, " with suspending waits; if your waits must block, ", blocking_text);
   } else {

@@ -171,6 +171,46 @@ TEST_F(CliTest, RecommendMeasuresTheProfileHere) {
   EXPECT_THAT(valid.out, HasSubstr("valid plan \"recommend\": 25 cases"));
 }
 
+// `recommend --workload network`, the quickstart's last answer, on a real local run of
+// a small S1-like plan: one sentence across the io modes, on the one JSON line the
+// quickstart's sed reads ("sentence": "use ...").
+TEST_F(CliTest, RecommendWorkloadAnswersInOneSentence) {
+  const fs::path plan = Write("s1-like.txtpb", R"pb(name: "s1-like"
+    matrix {
+      strategies { name: "direct" }
+      strategies { name: "fixed_pool" threads: 10 label: "fixed_pool_io" }
+      strategies { name: "coroutine" }
+      workloads: [ "network" ]
+      io_modes: [ "blocking", "suspending" ]
+      batch { tasks: 10 }
+    }
+    measurement { warmup_seconds: 0.01 min_repetitions: 6 max_seconds_per_case: 0.3 rounds: 1 processes: 3 }
+  )pb");
+  const fs::path json = dir_ / "s1.json";
+  CliResult run = Cli("run " + plan.string() + " --format json --out " + json.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  CliResult answer = Cli("recommend --workload network --format json --results " + json.string());
+  ASSERT_EQ(answer.exit_code, 0) << answer.err;
+  EXPECT_THAT(answer.out, ContainsRegex("\n *\"sentence\": \"use [^\"]+\",?\n")) << answer.out;
+  const nlohmann::json doc = nlohmann::json::parse(answer.out);
+  EXPECT_EQ(doc.at("workload"), "network");
+  const nlohmann::json& d = doc.at("devices").at(0);
+  ASSERT_EQ(d.at("io_modes").size(), 2u) << answer.out;
+  for (const nlohmann::json& m : d.at("io_modes")) {
+    // direct waits one task after another (~45 ms); the others wait together.
+    EXPECT_NE(m.at("best"), "direct") << answer.out;
+  }
+  CliResult table = Cli("recommend --workload network --results " + json.string());
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr(": " + d.at("sentence").get<std::string>() + "\n"));
+  CliResult none = Cli("recommend --workload storage --results " + json.string());
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_THAT(none.out, HasSubstr("no answer: no storage batch case was measured ok"));
+  CliResult both = Cli("recommend --workload network --profile wait_us=1 --results " + json.string());
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.err, HasSubstr("recommend needs --profile, or --workload NAME"));
+}
+
 TEST_F(CliTest, RecommendMeasureRefusesBadInput) {
   CliResult range = Cli("recommend --profile 'cpu_ms=20' --measure --dry_run");
   EXPECT_EQ(range.exit_code, 2);

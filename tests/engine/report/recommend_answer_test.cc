@@ -21,7 +21,9 @@ using ::testing::HasSubstr;
 // Median (ns) of a case; <= 0 leaves the case out (not measured ok).
 using MedianOf = std::function<double(const v1::CaseSpec&)>;
 
-// An ok result per case of `plan` (quick), median m with CI m ± 2 %.
+// An ok result per case of `plan` (quick), median m with CI m ± 2 %, measured in three
+// processes (rounds 1..3) whose medians are m, m·1.01 and m·0.99 (the paired ratios of
+// two contenders are then the same in every round).
 std::vector<v1::CaseResult> Results(const v1::Plan& plan, const MedianOf& median) {
   std::vector<v1::CaseResult> out;
   for (const v1::CaseSpec& spec : engine::ExpandCases(plan, /*quick=*/true)) {
@@ -35,6 +37,11 @@ std::vector<v1::CaseResult> Results(const v1::Plan& plan, const MedianOf& median
     r.mutable_stats()->set_ci_low_ns(m * 0.98);
     r.mutable_stats()->set_ci_high_ns(m * 1.02);
     r.mutable_stats()->set_ci_half_width_percent(2);
+    for (uint32_t round : {1u, 2u, 3u}) {
+      r.add_process_medians_ns(m * (round == 2 ? 1.01 : round == 3 ? 0.99 : 1.0));
+      r.add_process_rounds(round);
+      r.add_process_sample_counts(10);
+    }
     out.push_back(std::move(r));
   }
   return out;
@@ -108,8 +115,8 @@ TEST(RecommendAnswerTest, TiesAreSaidAsTiesAndEqualIoModesBoth) {
   EXPECT_EQ(a.io_modes[0].verdict, Verdict::kTie);
   EXPECT_THAT(a.io_modes[0].tied, ElementsAre("coroutine", "fiber"));
   EXPECT_EQ(a.sentence,
-            "use coroutine or fiber (tied) with suspending waits or, just as fast, fixed_pool with 100 threads with "
-            "blocking waits");
+            "use coroutine or fiber (tied) with suspending waits or, just as fast, fixed_pool with 100 threads "
+            "(blocking waits)");
 }
 
 TEST(RecommendAnswerTest, ANeighbourWithAnotherWinnerIsACrossover) {
