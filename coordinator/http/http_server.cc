@@ -151,20 +151,8 @@ class RequestStream final : public httplib::Stream {
   void Address(Get get, std::string& ip, int& port) const {
     sockaddr_storage address{};
     socklen_t length = sizeof(address);
-    ip.clear();
     port = 0;
-    if (get(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) return;
-    char text[INET6_ADDRSTRLEN] = {};
-    if (address.ss_family == AF_INET) {
-      const auto* in4 = reinterpret_cast<const sockaddr_in*>(&address);
-      inet_ntop(AF_INET, &in4->sin_addr, text, sizeof(text));
-      port = ntohs(in4->sin_port);
-    } else if (address.ss_family == AF_INET6) {
-      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&address);
-      inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof(text));
-      port = ntohs(in6->sin6_port);
-    }
-    ip = text;
+    ip = get(fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0 ? SocketAddressText(address, &port) : "";
   }
 
   const int fd_;
@@ -222,9 +210,9 @@ int ListenOn(const std::string& host, int port) {
 int BoundPort(int fd) {
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return 0;
-  if (address.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
-  return ntohs(reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port);
+  int port = 0;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) SocketAddressText(address, &port);
+  return port;
 }
 
 // Read-only: every other method than GET and HEAD is 405 with the methods that are

@@ -59,23 +59,6 @@ struct Connection {
   std::string buffer;    // bytes received and not yet handed to a worker
 };
 
-// The client's address as text ("127.0.0.1", "::1"; an IPv4-mapped IPv6 address as IPv4).
-std::string ClientAddress(const sockaddr_storage& address) {
-  char text[INET6_ADDRSTRLEN] = {};
-  if (address.ss_family == AF_INET) {
-    const auto* in4 = reinterpret_cast<const sockaddr_in*>(&address);
-    inet_ntop(AF_INET, &in4->sin_addr, text, sizeof(text));
-  } else if (address.ss_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&address);
-    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
-      inet_ntop(AF_INET, &in6->sin6_addr.s6_addr[12], text, sizeof(text));
-    } else {
-      inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof(text));
-    }
-  }
-  return text;
-}
-
 class Gate final : public RequestGate {
  public:
   Gate(int listen_fd, const Options& options, Handler handler, ErrorResponse error_response)
@@ -184,7 +167,7 @@ class Gate final : public RequestGate {
       }
       int yes = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
-      Admit(fd, ClientAddress(address));
+      Admit(fd, SocketAddressText(address, nullptr));
     }
   }
 
@@ -431,6 +414,26 @@ class Gate final : public RequestGate {
 };
 
 }  // namespace
+
+std::string SocketAddressText(const sockaddr_storage& address, int* port) {
+  char text[INET6_ADDRSTRLEN] = {};
+  int number = 0;
+  if (address.ss_family == AF_INET) {
+    const auto* in4 = reinterpret_cast<const sockaddr_in*>(&address);
+    inet_ntop(AF_INET, &in4->sin_addr, text, sizeof(text));
+    number = ntohs(in4->sin_port);
+  } else if (address.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&address);
+    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+      inet_ntop(AF_INET, &in6->sin6_addr.s6_addr[12], text, sizeof(text));
+    } else {
+      inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof(text));
+    }
+    number = ntohs(in6->sin6_port);
+  }
+  if (port != nullptr) *port = number;
+  return text;
+}
 
 absl::StatusOr<std::unique_ptr<RequestGate>> RequestGate::Start(int listen_fd, const Options& options, Handler handler,
                                                                  ErrorResponse error_response) {

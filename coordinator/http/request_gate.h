@@ -30,6 +30,8 @@
 // call per connection at a time.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -69,6 +71,11 @@ class RequestGate {
   // joins the threads. Idempotent.
   virtual void Stop() = 0;
 };
+
+// A socket address as text: "127.0.0.1", "::1" (an IPv4-mapped IPv6 address as IPv4;
+// "" for another family), and its port in `*port` when not null. The per-client cap's
+// key.
+std::string SocketAddressText(const sockaddr_storage& address, int* port);
 
 // Bytes read and discarded after a refusal before the connection is closed anyway.
 inline constexpr size_t kLingerBytes = 256 * 1024;
