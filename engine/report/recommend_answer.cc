@@ -55,7 +55,7 @@ std::string OrList(const std::vector<std::string>& items) {
 // What the answer of one io mode recommends: "fixed_pool with 64 threads", "coroutine or
 // fiber (tied)".
 std::string Choice(const IoModeAnswer& a) {
-  if (a.verdict == Verdict::kWinner) return DescribeStrategy(a.best_spec);
+  if (a.verdict == AnswerKind::kWinner) return DescribeStrategy(a.best_spec);
   return absl::StrCat(OrList(a.tied_text), " (tied)");
 }
 
@@ -71,11 +71,23 @@ std::string Caveat(const IoModeAnswer& a) {
 }
 
 const MapEntry* Fastest(const IoModeAnswer& a) {
-  if (a.verdict == Verdict::kNotMeasured || a.points.empty() || a.points.front().point.ranked.empty()) return nullptr;
+  if (a.verdict == AnswerKind::kNotMeasured || a.points.empty() || a.points.front().point.ranked.empty()) return nullptr;
   return &a.points.front().point.ranked.front();
 }
 
 }  // namespace
+
+const char* AnswerKindName(AnswerKind kind) {
+  switch (kind) {
+    case AnswerKind::kWinner:
+      return "winner";
+    case AnswerKind::kOpen:
+      return "open";
+    case AnswerKind::kNotMeasured:
+      break;
+  }
+  return "not_measured";
+}
 
 std::string DescribeStrategy(const v1::StrategySpec& spec) {
   const engine::StrategyTraits* t = engine::FindStrategy(spec.name());
@@ -93,11 +105,12 @@ IoModeAnswer AnswerIoMode(const std::string& io_mode, std::vector<AnswerPoint> p
   a.io_mode = io_mode;
   a.points = std::move(points);
   if (a.points.empty() || !a.points.front().measured || a.points.front().point.ranked.empty()) {
-    a.verdict = Verdict::kNotMeasured;
+    a.verdict = AnswerKind::kNotMeasured;
     a.reason = "no strategy measured ok at the profile";
     return a;
   }
   const MapPoint& p = a.points.front().point;
+  a.verdict_text = VerdictText(p);
   a.best = p.winner();
   if (const v1::StrategySpec* s = SpecOf(specs, a.best)) a.best_spec = *s;
   else a.best_spec.set_name(a.best);
@@ -108,12 +121,12 @@ IoModeAnswer AnswerIoMode(const std::string& io_mode, std::vector<AnswerPoint> p
     a.ratio_high = p.ratio_high;
   }
   if (p.tie) {
-    a.verdict = Verdict::kTie;
+    a.verdict = AnswerKind::kOpen;
     a.tied = p.tied;
     for (const std::string& label : a.tied) a.tied_text.push_back(Described(specs, label));
     return a;
   }
-  a.verdict = Verdict::kWinner;
+  a.verdict = AnswerKind::kWinner;
   for (size_t i = 1; i < a.points.size(); ++i) {
     const std::string w = a.points[i].measured ? a.points[i].point.decisive_winner() : "";
     if (!w.empty() && w != a.best) a.changes_at.push_back(a.points[i].role);
@@ -124,7 +137,7 @@ IoModeAnswer AnswerIoMode(const std::string& io_mode, std::vector<AnswerPoint> p
 std::string OverallSentence(std::vector<IoModeAnswer>& answers) {
   std::vector<IoModeAnswer*> measured;
   for (IoModeAnswer& a : answers) {
-    if (a.verdict != Verdict::kNotMeasured) measured.push_back(&a);
+    if (a.verdict != AnswerKind::kNotMeasured) measured.push_back(&a);
   }
   if (measured.empty()) return "no answer: no strategy was measured ok at this profile";
   if (measured.size() == 1) {
@@ -279,9 +292,10 @@ nlohmann::json DeviceAnswerJson(const DeviceAnswer& d) {
       j["verdict_text"] = p.measured ? VerdictText(p.point) : "nothing measured ok";
       points.push_back(std::move(j));
     }
-    const bool winner = a.verdict == Verdict::kWinner && !a.runner_up.empty();
+    const bool winner = a.verdict == AnswerKind::kWinner && !a.runner_up.empty();
     io_modes.push_back({{"io_mode", a.io_mode},
-                        {"verdict", VerdictName(a.verdict)},
+                        {"verdict", AnswerKindName(a.verdict)},
+                        {"verdict_text", a.verdict_text},
                         {"reason", a.reason},
                         {"best", a.best},
                         {"strategy", {{"name", a.best_spec.name()}, {"threads", a.best_spec.threads()}}},

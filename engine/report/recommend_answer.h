@@ -36,20 +36,29 @@ struct AnswerPoint {
   MapPoint point;
 };
 
+// What one io mode's answer is, at the profile's point.
+enum class AnswerKind {
+  kWinner,       // the map's rule decides a winner there
+  kOpen,         // it does not (a tie, equivalent or undecided: `tied` and `verdict_text`)
+  kNotMeasured,  // nothing measured ok there: `reason`
+};
+
+// "winner", "open", "not_measured".
+const char* AnswerKindName(AnswerKind kind);
+
 // The answer of one io mode: the verdict at its first point (the profile), the others
 // (the neighbours) as evidence.
 struct IoModeAnswer {
   std::string io_mode;  // "blocking" | "suspending"
-  // kWinner (a decisive winner at the profile), kTie (no decisive winner: `tied`), or
-  // kNotMeasured (nothing measured ok at the profile: `reason`).
-  Verdict verdict = Verdict::kNotMeasured;
+  AnswerKind verdict = AnswerKind::kNotMeasured;
+  std::string verdict_text;  // the profile point's VerdictText (strategy_map.h)
   std::string reason;
   std::string best;            // label of the fastest at the profile ("" when not measured)
   v1::StrategySpec best_spec;  // its spec (name, threads) as measured
   std::string runner_up;
   double ratio = 0, ratio_low = 0, ratio_high = 0;  // runner-up / best with its 95% interval
-  std::vector<std::string> tied;                    // kTie: the tied labels, fastest first
-  std::vector<std::string> tied_text;               // kTie: the same as DescribeStrategy says them
+  std::vector<std::string> tied;                    // kOpen: the open labels, fastest first
+  std::vector<std::string> tied_text;               // kOpen: the same as DescribeStrategy says them
   // The neighbours whose decisive winner is another strategy (roles), when the
   // profile's verdict is kWinner.
   std::vector<std::string> changes_at;
@@ -93,7 +102,8 @@ DeviceAnswer AnswerWorkload(const std::string& workload, const std::string& devi
 // empty. Names are escaped for a terminal.
 std::string FormatDeviceAnswers(const std::vector<DeviceAnswer>& answers, const std::string& assumed);
 
-// JSON: {"device", "sentence", "io_modes": [{"io_mode", "verdict", "reason", "best",
+// JSON: {"device", "sentence", "io_modes": [{"io_mode", "verdict" (AnswerKindName),
+// "verdict_text", "reason", "best",
 // "strategy": {"name", "threads"}, "runner_up", "ratio", "ratio_low", "ratio_high"
 // (null when unbounded or no winner), "tied", "changes_at", "points": [{"role",
 // "params": {...}, "measured", "verdict_text", ...MapPointJson}]}]}.

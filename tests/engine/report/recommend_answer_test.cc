@@ -70,8 +70,10 @@ TEST(RecommendAnswerTest, SuspendingWinsFirstThenTheBlockingChoice) {
   EXPECT_EQ(a.sentence, "use coroutine with suspending waits; if your waits must block, fixed_pool with 64 threads");
   ASSERT_EQ(a.io_modes.size(), 2u);
   EXPECT_EQ(a.io_modes[0].io_mode, "suspending");
-  EXPECT_EQ(a.io_modes[0].verdict, Verdict::kWinner);
+  EXPECT_EQ(a.io_modes[0].verdict, AnswerKind::kWinner);
   EXPECT_EQ(a.io_modes[0].runner_up, "fiber");
+  EXPECT_EQ(a.io_modes[0].verdict_text, VerdictText(a.io_modes[0].points[0].point));
+  EXPECT_THAT(a.io_modes[0].verdict_text, HasSubstr("coroutine"));
   EXPECT_DOUBLE_EQ(a.io_modes[0].ratio, 4.0 / 3.0);
   EXPECT_EQ(a.io_modes[1].best, "fixed_pool_64");
   EXPECT_EQ(a.io_modes[1].best_spec.threads(), 64u);
@@ -94,6 +96,7 @@ TEST(RecommendAnswerTest, SuspendingWinsFirstThenTheBlockingChoice) {
   EXPECT_EQ(d.at("io_modes").at(1).at("strategy").at("name"), "fixed_pool");
   EXPECT_EQ(d.at("io_modes").at(1).at("strategy").at("threads"), 64);
   EXPECT_EQ(d.at("io_modes").at(0).at("verdict"), "winner");
+  EXPECT_EQ(d.at("io_modes").at(0).at("verdict_text"), a.io_modes[0].verdict_text);
   EXPECT_GT(d.at("io_modes").at(0).at("ratio_low").get<double>(), 1.0);
   EXPECT_EQ(d.at("io_modes").at(0).at("points").at(0).at("role"), "profile");
   EXPECT_EQ(d.at("io_modes").at(0).at("points").at(0).at("params").at("wait_us"), 2000);
@@ -112,7 +115,7 @@ TEST(RecommendAnswerTest, TiesAreSaidAsTiesAndEqualIoModesBoth) {
   const BracketPlan b = Example();
   const DeviceAnswer a = AnswerBracket(
       b, "vm", Results(b.plan, Medians({{"coroutine", 4e6}, {"fiber", 4.01e6}, {"fixed_pool_100", 4.02e6}})));
-  EXPECT_EQ(a.io_modes[0].verdict, Verdict::kTie);
+  EXPECT_EQ(a.io_modes[0].verdict, AnswerKind::kOpen);
   EXPECT_THAT(a.io_modes[0].tied, ElementsAre("coroutine", "fiber"));
   EXPECT_EQ(a.sentence,
             "use coroutine or fiber (tied) with suspending waits or, just as fast, fixed_pool with 100 threads "
@@ -142,7 +145,7 @@ TEST(RecommendAnswerTest, AnIoModeNotMeasuredAtTheProfileIsLeftOut) {
                                    return s.io_mode() == "suspending" ? 0.0 : s.strategy().label() == "fixed_pool_16" ? 2e6 : 5e6;
                                  }));
   EXPECT_EQ(a.sentence, "use fixed_pool with 16 threads");
-  EXPECT_EQ(a.io_modes[1].verdict, Verdict::kNotMeasured);
+  EXPECT_EQ(a.io_modes[1].verdict, AnswerKind::kNotMeasured);
   EXPECT_FALSE(a.io_modes[1].points[0].measured);
   EXPECT_THAT(FormatDeviceAnswers({a}, ""), HasSubstr("nothing measured ok"));
   // Nothing at all.
