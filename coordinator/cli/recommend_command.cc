@@ -26,13 +26,13 @@ namespace fleetmark::cli {
 namespace {
 
 constexpr char kRecommendUsage[] =
-    "fleetmark recommend --profile 'cpu_us=50,wait_us=2000' --measure [--tasks N] [--select EXPR] "
+    "fleetmark recommend --profile 'cpu_us=50,wait_us=2000' --measure [--tasks N] [--select EXPR [--timeout DURATION]] "
     "[--dry_run] [--plan_out FILE] [--format table|json] | "
     "fleetmark recommend (--profile P | --workload NAME) (--run RUN | --plan_latest NAME | --results FILE) "
     "[--select EXPR] [--agent NAME] [--include_emulated] [--format table|json]";
 
 // The flags that only --measure reads.
-constexpr const char* kMeasureOnly[] = {"tasks", "dry_run", "plan_out"};
+constexpr const char* kMeasureOnly[] = {"tasks", "dry_run", "plan_out", "timeout"};
 
 // `recommend --workload NAME`: each device's one-sentence answer for that workload.
 int RecommendWorkload(const DeviceResults& loaded, const std::string& workload, const std::string& format) {

@@ -1,5 +1,5 @@
-// `fleetmark recommend --profile P --measure [--select EXPR] [--tasks N] [--dry_run]
-// [--plan_out FILE]`: builds the plan that brackets P (engine/report/recommend_plan.h),
+// `fleetmark recommend --profile P --measure [--select EXPR [--timeout DURATION]]
+// [--tasks N] [--dry_run] [--plan_out FILE]`: builds the plan that brackets P (engine/report/recommend_plan.h),
 // runs it with quick settings here (the runner, as `fleetmark run --quick`) or submits
 // it to the agents EXPR matches (as `fleetmark submit --quick --wait`), and answers per
 // device in one sentence plus the bracketing points (engine/report/recommend_answer.h).
@@ -82,13 +82,14 @@ std::optional<std::vector<v1::CaseResult>> MeasureHere(const v1::Plan& plan, int
 
 // Submits the plan to the agents --select matches and waits for it; each device's
 // results, or nullopt with `*code` set (the reason printed).
-std::optional<DeviceResults> MeasureOnFleet(const v1::Plan& plan, const std::string& usage, int* code) {
+std::optional<DeviceResults> MeasureOnFleet(const v1::Plan& plan, const std::string& usage, absl::Duration timeout,
+                                            int* code) {
   std::optional<ControlClient> client = ClientFromFlags(code);
   if (!client) return std::nullopt;
   std::optional<v1::RunInfo> run =
       SubmitPlan(*client, plan, {.select = absl::GetFlag(FLAGS_select), .quick = true, .filter = ""}, code);
   if (!run) return std::nullopt;
-  WatchResult watched = WatchRunUntilEnded(*client, run->run_id(), {});
+  WatchResult watched = WatchRunUntilEnded(*client, run->run_id(), {.timeout = timeout});
   if (!watched.ended) {
     *code = watched.exit_code;
     return std::nullopt;
@@ -149,10 +150,14 @@ int RecommendMeasure(const report::Profile& profile, const std::string& format, 
     return kExitOk;
   }
   const bool fleet = !absl::GetFlag(FLAGS_select).empty();
+  absl::StatusOr<absl::Duration> timeout = TimeoutFromFlag();
+  if (!timeout.ok()) return Usage(usage, std::string(timeout.status().message()));
   if (fleet) {
     if (absl::Status select = CheckSelectFlag(/*required=*/true); !select.ok()) {
       return Usage(usage, std::string(select.message()));
     }
+  } else if (FlagGiven("timeout")) {
+    return Usage(usage, "--timeout applies to --measure --select (the fleet): add --select, or drop --timeout");
   }
   const size_t cases = engine::ExpandCases(bracket->plan, /*quick=*/true).size();
   std::cerr << "recommend: measuring " << cases << " cases " << (fleet ? "on the fleet" : "here")
@@ -162,7 +167,7 @@ int RecommendMeasure(const report::Profile& profile, const std::string& format, 
   std::vector<report::DeviceAnswer> answers;
   std::string header;
   if (fleet) {
-    std::optional<DeviceResults> loaded = MeasureOnFleet(bracket->plan, usage, &code);
+    std::optional<DeviceResults> loaded = MeasureOnFleet(bracket->plan, usage, *timeout, &code);
     if (!loaded) return code;
     header = loaded->header;
     for (const auto& [name, results] : loaded->devices) answers.push_back(report::AnswerBracket(*bracket, name, results));

@@ -8,7 +8,7 @@
 
 namespace fleetmark::cli {
 
-// Reads --tasks, --select, --dry_run, --plan_out and the connection flags; `format` is
+// Reads --tasks, --select, --timeout, --dry_run, --plan_out and the connection flags; `format` is
 // "table" or "json" (checked by the caller); `usage` is recommend's usage line. Returns
 // the exit code: 0 answered (or --dry_run), 2 bad input (naming the flag or key), 1 a
 // measurement or coordinator failure, 4 the plan's preflight gates kept failing.

@@ -94,8 +94,8 @@ ABSL_FLAG(bool, dry_run, false,
           "results prune: list what would be dropped, change nothing; recommend --measure: print the plan "
           "it would run (or write it to --plan_out), measure nothing");
 ABSL_FLAG(absl::Duration, timeout, absl::InfiniteDuration(),
-          "submit --wait: stop waiting after this long (e.g. 30m, 2h) and exit 1 with the run's state; "
-          "the run goes on (default: wait until it ends)");
+          "submit --wait, recommend --measure --select: stop waiting after this long (e.g. 30m, 2h) and exit 1 "
+          "with the run's state; the run goes on (default: wait until it ends)");
 
 namespace fleetmark::cli {
 namespace {

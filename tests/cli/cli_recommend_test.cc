@@ -221,6 +221,9 @@ TEST_F(CliTest, RecommendMeasureRefusesBadInput) {
   CliResult without = Cli("recommend --profile wait_us=10 --tasks 5 --results x.json");
   EXPECT_EQ(without.exit_code, 2);
   EXPECT_THAT(without.err, HasSubstr("--tasks applies to --measure"));
+  CliResult timeout = Cli("recommend --profile wait_us=10 --measure --timeout 5m");
+  EXPECT_EQ(timeout.exit_code, 2);
+  EXPECT_THAT(timeout.err, HasSubstr("--timeout applies to --measure --select (the fleet)"));
   CliResult source = Cli("recommend --profile wait_us=10 --measure --results x.json");
   EXPECT_EQ(source.exit_code, 2);
   EXPECT_THAT(source.err, HasSubstr("--measure measures a plan of its own: it takes no --results"));
@@ -282,7 +285,7 @@ TEST_F(CliFleetTest, RecommendFromARunOfTheFleet) {
 
 TEST_F(CliFleetTest, RecommendMeasuresTheProfileOnTheFleet) {
   ASSERT_NO_FATAL_FAILURE(StartAgent("w1", "rack=a"));
-  CliResult answered = Fleet(std::string(kTinyMeasure) + " --select label:rack=a --format json");
+  CliResult answered = Fleet(std::string(kTinyMeasure) + " --select label:rack=a --timeout 4m --format json");
   ASSERT_EQ(answered.exit_code, 0) << answered.err << agent_->Log();
   EXPECT_THAT(answered.err, HasSubstr("submitted run "));
   ExpectMeasuredAnswer(nlohmann::json::parse(answered.out), "w1");
