@@ -19,15 +19,6 @@ absl::Status CheckRequestText(std::string_view what, std::string_view value) {
                    EchoValue(value), "\""));
 }
 
-std::string EchoValue(std::string_view value) { return EscapeForTerminal(value, kMaxEchoBytes); }
-
-std::string CutEchoes(std::string_view message, std::string_view value) {
-  if (value.size() <= kMaxEchoBytes) return std::string(message);
-  const std::string echo = EchoValue(value);
-  return absl::StrReplaceAll(absl::string_view(message.data(), message.size()),
-                             {{absl::string_view(value.data(), value.size()), absl::string_view(echo)}});
-}
-
 absl::Status CheckNameArgument(std::string_view what, std::string_view value) {
   if (IsName(value)) return absl::OkStatus();
   return absl::InvalidArgumentError(NameRuleMessage(what, value));

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "engine/common/text.h"  // EchoValue, CutEchoes, kMaxEchoBytes
 
 namespace fleetmark::cli {
 
@@ -70,18 +71,8 @@ struct Command {
 // UTF-8), got "name=\xff"`, the value escaped (EscapeForTerminal) and cut at 200 bytes.
 absl::Status CheckRequestText(std::string_view what, std::string_view value);
 
-// The most bytes of a user-given value (a flag value, an argument, a file path) an
-// error message echoes; longer values are cut there with "..." appended.
-inline constexpr size_t kMaxEchoBytes = 200;
-
-// `value`, given by the user, as an error message echoes it: EscapeForTerminal cut at
-// kMaxEchoBytes. "--profile: got \"" + EchoValue(big) + "\"" stays short and inert.
-std::string EchoValue(std::string_view value);
-
-// `message` with each occurrence of `value` (a user-given value longer than
-// kMaxEchoBytes, e.g. a 100 KB path in a library's "cannot read <path>: ...") replaced
-// by EchoValue(value); `message` unchanged when `value` is short.
-std::string CutEchoes(std::string_view message, std::string_view value);
+// kMaxEchoBytes, EchoValue and CutEchoes (what an error echoes of a user's value) are
+// engine/common/text.h's, shared with the coordinator's gRPC errors.
 
 // OK if `value`, given for `what` ("NAME", "--agent"), follows the agent and schedule
 // name rule (engine/common/name_rule.h: 1 to 64 characters of [A-Za-z0-9._-]);

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/service/parse_errors.h"
+#include "engine/common/text.h"
 
 namespace fleetmark::service {
 namespace {
@@ -55,14 +56,15 @@ void AgentSession::Close(const grpc::Status& status) {
     absl::MutexLock lock(&mu_);
     if (finish_requested_) return;
     finish_requested_ = true;
-    finish_status_ = status;
+    // What the agent sent and the reason echoes is cut (engine/common/text.h).
+    finish_status_ = grpc::Status(status.error_code(), CutLongEchoes(status.error_message()), status.error_details());
   }
   Pump();
 }
 
 void AgentSession::Refuse(grpc::StatusCode code, const std::string& reason, bool retryable) {
   v1::CoordinatorMessage message;
-  message.mutable_refusal()->set_reason(reason);
+  message.mutable_refusal()->set_reason(CutLongEchoes(reason));
   message.mutable_refusal()->set_retryable(retryable);
   Send(std::move(message));
   Close(grpc::Status(code, reason));

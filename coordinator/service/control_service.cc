@@ -18,6 +18,7 @@
 #include "engine/common/log.h"
 #include "engine/common/message_limits.h"
 #include "engine/common/message_text.h"
+#include "engine/common/text.h"
 #include "engine/common/status_macros.h"
 #include "engine/plan/plan.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -26,7 +27,8 @@ namespace fleetmark::service {
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+  // What the caller sent and the message echoes is cut (a 6 MB plan field was sent back whole).
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), CutLongEchoes(std::string(status.message())));
 }
 
 namespace {

@@ -57,7 +57,8 @@ struct ControlServiceOptions {
   store::ReadRouter* read_router = nullptr;
 };
 
-// absl::Status → grpc::Status (same numeric codes).
+// absl::Status → grpc::Status (same numeric codes); the message through CutLongEchoes
+// (engine/common/text.h: echoed values cut at 200 bytes, the whole at 4 KiB).
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
 // Bytes of the CoordinatorMessage that delivers a job of `plan` (with `quick` and

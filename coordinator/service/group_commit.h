@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
-#include <iostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "engine/common/log.h"
 
 namespace fleetmark::service {
 
@@ -130,8 +130,10 @@ class GroupCommitQueue {
     absl::StatusOr<std::vector<Outcome>> outcomes = ops_.write(items);
     if (!outcomes.ok()) {
       if (Retryable(outcomes.status())) {
-        std::cerr << "fleetmark-coordinator: storing " << batch.size() << " " << what_
-                  << " failed, will retry: " << outcomes.status().message() << "\n";
+        // Through the daemon's log, as every other line (time and level).
+        ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
+                         absl::StrCat("storing ", batch.size(), " ", what_,
+                                      " failed, will retry: ", outcomes.status().message()));
         return false;
       }
       if (batch.size() == 1) {

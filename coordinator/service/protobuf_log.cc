@@ -1,9 +1,8 @@
 #include "coordinator/service/protobuf_log.h"
 
-#include <cstdio>
-
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "engine/common/log.h"
 #include "google/protobuf/stubs/logging.h"
 
 namespace fleetmark::service {
@@ -24,18 +23,18 @@ const char* LevelName(google::protobuf::LogLevel level) {
   }
 }
 
+// Through the daemon's log (engine/common/log.h: time and level, as every other line).
 void Handler(google::protobuf::LogLevel level, const char* filename, int line, const std::string& message) {
   // protobuf's default format: "[libprotobuf ERROR file:line] message".
   const std::string text = absl::StrCat("[libprotobuf ", LevelName(level), " ", filename, ":", line, "] ", message);
+  const LogLevel ours = level == google::protobuf::LOGLEVEL_INFO      ? LogLevel::kInfo
+                        : level == google::protobuf::LOGLEVEL_WARNING ? LogLevel::kWarning
+                                                                      : LogLevel::kError;
   if (level >= google::protobuf::LOGLEVEL_FATAL) {
-    std::fprintf(stderr, "%s\n", text.c_str());
-    std::fflush(stderr);
+    Log(ours, text);
     return;
   }
-  if (std::optional<std::string> admitted = limiter->Admit(absl::Now(), text)) {
-    std::fprintf(stderr, "%s\n", admitted->c_str());
-    std::fflush(stderr);
-  }
+  if (std::optional<std::string> admitted = limiter->Admit(absl::Now(), text)) Log(ours, *admitted);
 }
 
 }  // namespace

@@ -358,8 +358,9 @@ class Store {
                                                        absl::Duration lease) = 0;
   virtual absl::StatusOr<v1::RunInfo> GetRun(const std::string& run_id) = 0;
   // The full run id that `id_or_prefix` names (every entry point taking a run id from a
-  // person resolves it here first): a full UUID (any case) is returned lower-cased
-  // without a lookup (an unknown one is then NotFound where it is used); otherwise a
+  // person resolves it here first): a full UUID (any case) that is a job's id gives that
+  // job's run (`agents list` shows job ids), any other is returned lower-cased (an
+  // unknown one is then NotFound where it is used); otherwise a
   // prefix of the id's text form with at least 6 hex digits, case-insensitive, matching
   // exactly one run. InvalidArgument naming the field `run_id` and the rule for a short
   // or non-hex prefix; InvalidArgument naming two of the runs for a prefix matching

@@ -22,8 +22,8 @@ namespace fleetmark::store::internal {
 // True for the canonical 8-4-4-4-12 hex form.
 bool IsUuid(std::string_view id);
 
-// The rule of Store::ResolveRunId (a UUID, or a unique prefix of at least 6 hex
-// digits), read in `txn`; the web reader resolves the web API's run ids with it too.
+// The rule of Store::ResolveRunId (a UUID, a job's id giving its run, or a unique
+// prefix of at least 6 hex digits), read in `txn`; the web reader resolves the web API's run ids with it too.
 absl::StatusOr<std::string> ResolveRunId(pqxx::transaction_base& txn, const std::string& id_or_prefix);
 
 // The ids of the runs `id_or_prefix` names by ResolveRunId's rule (checked the same

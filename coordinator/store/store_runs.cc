@@ -216,7 +216,15 @@ absl::StatusOr<std::vector<std::string>> RunIdsWithPrefix(pqxx::transaction_base
 
 absl::StatusOr<std::string> ResolveRunId(pqxx::transaction_base& txn, const std::string& id_or_prefix) {
   const std::string prefix = absl::AsciiStrToLower(id_or_prefix);
-  if (internal::IsUuid(prefix)) return prefix;
+  if (internal::IsUuid(prefix)) {
+    // A job's id names its run (`agents list` shows the job an agent runs); any other
+    // UUID is itself (an unknown one is NotFound where it is used). One primary-key read.
+    pqxx::result r = txn.exec_params(
+        "SELECT j.run_id::text FROM jobs j WHERE j.job_id = $1::uuid"
+        " AND NOT EXISTS (SELECT 1 FROM runs WHERE run_id = $1::uuid)",
+        prefix);
+    return r.empty() ? prefix : r[0][0].as<std::string>();
+  }
   FLEETMARK_ASSIGN_OR_RETURN(const std::vector<std::string> ids, RunIdsWithPrefix(txn, id_or_prefix, 3));
   if (ids.empty()) return absl::NotFoundError(absl::StrCat("no run with id prefix ", id_or_prefix));
   if (ids.size() > 1) {
@@ -231,7 +239,6 @@ absl::StatusOr<std::string> ResolveRunId(pqxx::transaction_base& txn, const std:
 }  // namespace internal
 
 absl::StatusOr<std::string> PgStore::ResolveRunId(const std::string& id_or_prefix) {
-  if (const std::string lower = absl::AsciiStrToLower(id_or_prefix); internal::IsUuid(lower)) return lower;
   return internal::InTransactionOr(*pool_, "resolve run id",
                                    [&](pqxx::work& txn) { return internal::ResolveRunId(txn, id_or_prefix); });
 }

@@ -120,7 +120,8 @@ class WebReader {
   virtual absl::StatusOr<std::vector<WebRun>> ListRuns(int limit) = 0;
 
   // The full run id `id_or_prefix` names, as Store::ResolveRunId (and the CLI) accept
-  // it: a UUID, or a prefix with at least 6 hex digits matching exactly one run.
+  // it: a UUID (a job's id gives its run), or a prefix with at least 6 hex digits
+  // matching exactly one run.
   // InvalidArgument for a malformed or ambiguous prefix, NotFound if none matches.
   virtual absl::StatusOr<std::string> ResolveRunId(std::string_view id_or_prefix) = 0;
 

@@ -10,7 +10,8 @@ bool IsNameChar(char c) {
 }
 
 bool IsName(std::string_view text, size_t max_bytes) {
-  if (text.empty() || text.size() > max_bytes) return false;
+  // A leading '-' would read as a flag wherever the name is an argument (`agents remove --all`).
+  if (text.empty() || text.size() > max_bytes || text.front() == '-') return false;
   for (char c : text) {
     if (!IsNameChar(c)) return false;
   }
@@ -22,7 +23,8 @@ std::string NameRuleMessage(std::string_view field, std::string_view text, size_
   const size_t characters = CharacterCount(text);
   return absl::StrCat(std::string(field), ": 1 to ", max_bytes, " characters of ", std::string(kNameCharacters),
                       ", got \"", EscapeForTerminal(text, 80), "\" (", characters,
-                      characters == 1 ? " character)" : " characters)");
+                      characters == 1 ? " character)" : " characters)",
+                      !text.empty() && text.front() == '-' ? ", which starts with '-' (read as a flag)" : "");
 }
 
 }  // namespace fleetmark

@@ -1,6 +1,7 @@
 // The name rule of agent names, schedule names and agent label keys, in one place:
-// 1 to `max_bytes` characters, each a letter, digit, '.', '_' or '-'. Messages quote
-// kNameCharacters, e.g. "name: 1 to 64 characters of [A-Za-z0-9._-], got \"a b\"".
+// 1 to `max_bytes` characters, each a letter, digit, '.', '_' or '-', the first not '-'
+// (a name is an argument of commands, where `--all` would read as a flag). Messages
+// quote kNameCharacters, e.g. "name: 1 to 64 characters of [A-Za-z0-9._-], got \"a b\"".
 // Pure; thread-safe. Part of fleetmark_text (engine/common), which the agent, the
 // coordinator and the CLI link.
 #pragma once
@@ -24,7 +25,8 @@ bool IsName(std::string_view text, size_t max_bytes = kMaxNameBytes);
 // "schedule.name: 1 to 64 characters of [A-Za-z0-9._-], got \"sch😀\" (4 characters)" —
 // the text as EscapeForTerminal shows it (valid UTF-8 as its characters; control,
 // format and non-UTF-8 bytes escaped; cut at 80 bytes), its length in characters
-// (CharacterCount).
+// (CharacterCount); a text starting with '-' gets ", which starts with '-' (read as a
+// flag)" after the count.
 std::string NameRuleMessage(std::string_view field, std::string_view text, size_t max_bytes = kMaxNameBytes);
 
 }  // namespace fleetmark

@@ -8,6 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_format.h"
 
 namespace fleetmark {
@@ -173,6 +174,37 @@ std::string EscapeForTerminal(std::string_view text, size_t max_bytes) {
   }
   if (i < text.size()) out += "...";
   return out;
+}
+
+std::string EchoValue(std::string_view value) { return EscapeForTerminal(value, kMaxEchoBytes); }
+
+std::string CutEchoes(std::string_view message, std::string_view value) {
+  if (value.size() <= kMaxEchoBytes) return std::string(message);
+  const std::string echo = EchoValue(value);
+  return absl::StrReplaceAll(absl::string_view(message.data(), message.size()),
+                             {{absl::string_view(value.data(), value.size()), absl::string_view(echo)}});
+}
+
+std::string CutLongEchoes(std::string_view message) {
+  std::string out;
+  size_t i = 0;
+  while (i < message.size()) {
+    const size_t open = message.find('"', i);
+    if (open == std::string_view::npos) {
+      out.append(message.substr(i));
+      break;
+    }
+    out.append(message.substr(i, open + 1 - i));
+    const size_t close = message.find('"', open + 1);
+    const size_t end = close == std::string_view::npos ? message.size() : close;
+    const std::string_view value = message.substr(open + 1, end - open - 1);
+    out.append(value.size() > kMaxEchoBytes ? EchoValue(value) : std::string(value));
+    if (close == std::string_view::npos) break;
+    out.push_back('"');
+    i = close + 1;
+  }
+  if (out.size() <= kMaxErrorMessageBytes) return out;
+  return EscapeForTerminal(out, kMaxErrorMessageBytes);
 }
 
 namespace {

@@ -51,6 +51,31 @@ bool IsUuid(std::string_view text);
 // character boundary, and appends "...".
 std::string EscapeForTerminal(std::string_view text, size_t max_bytes = 0);
 
+// The most bytes of a value someone sent (a flag value, an argument, a file path, a
+// request field) an error message echoes; longer values are cut there with "..."
+// appended. The one echo rule of the CLI and of the coordinator's gRPC errors.
+inline constexpr size_t kMaxEchoBytes = 200;
+
+// `value`, given by the user, as an error message echoes it: EscapeForTerminal cut at
+// kMaxEchoBytes. "--profile: got \"" + EchoValue(big) + "\"" stays short and inert.
+std::string EchoValue(std::string_view value);
+
+// `message` with each occurrence of `value` (a user-given value longer than
+// kMaxEchoBytes, e.g. a 100 KB path in a library's "cannot read <path>: ...") replaced
+// by EchoValue(value); `message` unchanged when `value` is short.
+std::string CutEchoes(std::string_view message, std::string_view value);
+
+// The most bytes of an error message sent back over gRPC (its grpc-message trailer:
+// clients refuse metadata past 8 KiB by default).
+inline constexpr size_t kMaxErrorMessageBytes = 4096;
+
+// An error message as it is sent back to whoever sent the value it echoes (every gRPC
+// error of the coordinator): each double-quoted span longer than kMaxEchoBytes becomes
+// EchoValue(span) (a quote left open runs to the end), then the whole is cut at
+// kMaxErrorMessageBytes (EscapeForTerminal's cut). A 6 MB plan field echoed as
+// `got "<6 MB>"` is sent as `got "<200 bytes>..."`; short messages are unchanged.
+std::string CutLongEchoes(std::string_view message);
+
 // `text` as a PostgreSQL text value can hold it (agent-reported messages stored by the
 // coordinator): well-formed UTF-8 with no NUL byte, at most `max_bytes` bytes, cut at a
 // character boundary (never inside a multi-byte character, which PostgreSQL refuses

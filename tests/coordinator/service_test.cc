@@ -400,6 +400,24 @@ void ReportDeferred(TestAgent& agent, const std::string& job_id, const std::stri
 
 // A listen address that is not host:port with a port 0..65535 is refused at start,
 // naming the flag: "127.0.0.1:99999" served on port 34463 (99999 - 65536) before.
+// Issue 32, item 12: a raw SubmitRun whose plan held a 6 MB strategy name was refused
+// with the whole value echoed (gRPC clients then fail on the trailer's size). Every
+// gRPC error cuts what it echoes at 200 bytes (CutLongEchoes, engine/common/text.h).
+TEST_F(ServiceTest, AnErrorCutsAHugeValueItEchoes) {
+  grpc::ClientContext context;
+  Authorize(&context);
+  v1::SubmitRunRequest submit;
+  *submit.mutable_plan() = SmallPlan();
+  submit.mutable_plan()->mutable_matrix(0)->mutable_strategies(0)->set_name(std::string(3 << 20, 'x'));
+  v1::SubmitRunResponse submitted;
+  grpc::Status status = control_->SubmitRun(&context, submit, &submitted);
+  ASSERT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message().substr(0, 300);
+  EXPECT_LE(status.error_message().size(), 1024u) << status.error_message().substr(0, 300);
+  EXPECT_NE(status.error_message().find("strategies[0].name"), std::string::npos) << status.error_message().substr(0, 300);
+  EXPECT_NE(status.error_message().find("got \"" + std::string(200, 'x') + "...\""), std::string::npos)
+      << status.error_message().substr(0, 300);
+}
+
 TEST_F(ServiceTest, ABadListenAddressIsRefusedAtStart) {
   for (const char* address : {"127.0.0.1:99999", "127.0.0.1:65536", "bogus", "", "127.0.0.1:-1"}) {
     CoordinatorOptions bad = Options(db_->uri());

@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 #include <pqxx/pqxx>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -857,8 +858,13 @@ TEST(StoreTest, RunIdPrefixesResolveToOneRun) {
   EXPECT_EQ(*store->ResolveRunId("abcdef01"), one);
   EXPECT_EQ(*store->ResolveRunId("ABCDEF02-22"), two);  // any case, dashes where the id has them
   EXPECT_EQ(*store->ResolveRunId("ABCDEF01-1111-4111-8111-111111111111"), one);
-  // A full UUID is not looked up: an unknown one is NotFound where it is used.
+  // An unknown full UUID is itself: NotFound where it is used.
   EXPECT_EQ(*store->ResolveRunId("00000000-0000-4000-8000-000000000000"), "00000000-0000-4000-8000-000000000000");
+  // Issue 32, item 12: `agents list` shows the job an agent runs, and `runs show` refused
+  // that id. A job's id (any case) names its run.
+  ASSERT_GE(run->jobs_size(), 1);
+  EXPECT_EQ(*store->ResolveRunId(run->jobs(0).job_id()), run->run_id());
+  EXPECT_EQ(*store->ResolveRunId(absl::AsciiStrToUpper(run->jobs(0).job_id())), run->run_id());
 
   auto ambiguous = store->ResolveRunId("abcdef");
   EXPECT_EQ(ambiguous.status().code(), absl::StatusCode::kInvalidArgument);

@@ -123,6 +123,20 @@ TEST(TextTest, NameRuleMessageShowsCharactersAndCountsThem) {
   EXPECT_EQ(NameRuleMessage("name", "!"), "name: 1 to 64 characters of [A-Za-z0-9._-], got \"!\" (1 character)");
 }
 
+// Issue 32, item 12: the coordinator's gRPC errors echoed a 6 MB value whole.
+TEST(TextTest, CutLongEchoesCutsEachLongQuotedValueAndTheWhole) {
+  EXPECT_EQ(CutLongEchoes("plan.name: got \"short\""), "plan.name: got \"short\"");
+  const std::string big(6 << 20, 'x');
+  EXPECT_EQ(CutLongEchoes("a: got \"" + big + "\", b: got \"ok\""),
+            "a: got \"" + std::string(kMaxEchoBytes, 'x') + "...\", b: got \"ok\"");
+  EXPECT_EQ(CutLongEchoes("open: \"" + big), "open: \"" + std::string(kMaxEchoBytes, 'x') + "...");
+  // Not quoted: the whole message is cut.
+  const std::string unquoted = CutLongEchoes("value " + big);
+  EXPECT_EQ(unquoted.size(), kMaxErrorMessageBytes + 3);
+  EXPECT_EQ(unquoted.substr(unquoted.size() - 3), "...");
+  EXPECT_EQ(CutLongEchoes(""), "");
+}
+
 TEST(TextTest, IsUuid) {
   EXPECT_TRUE(IsUuid("44444444-4444-4444-8444-444444444444"));
   EXPECT_TRUE(IsUuid("ABCDEF01-2345-6789-abcd-ef0123456789"));
@@ -282,6 +296,21 @@ TEST(NameRuleTest, LettersDigitsDotUnderscoreDashOneTo64) {
   }
   EXPECT_TRUE(IsName(std::string(63, 'k'), 63));
   EXPECT_FALSE(IsName(std::string(64, 'k'), 63));
+}
+
+// Issue 32, item 12: an agent could be named `--all`, which `agents remove --all` then
+// reads as a flag. A name never starts with '-' (a '-' inside stays allowed).
+TEST(NameRuleTest, ANameDoesNotStartWithADash) {
+  for (const char* bad : {"--all", "-", "-a", "--"}) {
+    EXPECT_FALSE(IsName(bad)) << bad;
+    EXPECT_FALSE(IsName(bad, 63)) << bad;  // label keys too
+  }
+  EXPECT_TRUE(IsName("a-"));
+  EXPECT_TRUE(IsName("a--all"));
+  EXPECT_EQ(NameRuleMessage("hello.agent_name", "--all"),
+            "hello.agent_name: 1 to 64 characters of [A-Za-z0-9._-], got \"--all\" (5 characters), which starts "
+            "with '-' (read as a flag)");
+  EXPECT_EQ(NameRuleMessage("name", "a b"), "name: 1 to 64 characters of [A-Za-z0-9._-], got \"a b\" (3 characters)");
 }
 
 }  // namespace
