@@ -112,7 +112,7 @@ absl::Status Agent::Run() {
                                         absl::FormatDuration(delay), " (attempt ", backoff.attempt(), ")"));
     }
     absl::MutexLock lock(&wait_mu_);
-    if (clock_.AwaitWithDeadline(wait_mu_, absl::Condition(&stop_requested_), clock_.Now() + delay)) break;
+    if (clock_.AwaitWithDeadline(wait_mu_, absl::Condition(&stop_requested_), clock_.SteadyNow() + delay)) break;
   }
   session_->StopAndWait();  // the job cancelled here is not reported (Session::OnJobFinished)
   return result;

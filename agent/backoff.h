@@ -7,7 +7,7 @@
 //
 //   Backoff backoff(BackoffOptions{}, absl::BitGenRef(gen));
 //   const absl::Duration delay = backoff.NextDelay();   // after a failed attempt; the agent waits it
-//   clock.AwaitWithDeadline(mu, absl::Condition(&stop), clock.Now() + delay);   // on its Clock
+//   clock.AwaitWithDeadline(mu, absl::Condition(&stop), clock.SteadyNow() + delay);   // on its Clock
 //   backoff.Reset();                       // after a successful session
 #pragma once
 

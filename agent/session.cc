@@ -88,7 +88,7 @@ std::string Session::OpenJobId() const {
 
 SessionOutcome Session::Serve(SessionStream& stream, const AgentMessage& hello) {
   SessionOutcome outcome;
-  SessionWriter writer(&stream, spool_, clock_, clock_.Now() + options_.welcome_timeout, [this] {
+  SessionWriter writer(&stream, spool_, clock_, clock_.SteadyNow() + options_.welcome_timeout, [this] {
     absl::MutexLock lock(&mu_);
     ++stats_.results_sent;
   });

@@ -33,7 +33,7 @@ void SessionWriter::SetWelcomed(absl::Duration heartbeat_interval) {
   absl::MutexLock lock(&mu_);
   welcomed_ = true;
   heartbeat_interval_ = heartbeat_interval;
-  next_heartbeat_ = clock_.Now();  // first heartbeat at once: fresh RSS/CPU/spool figures
+  next_heartbeat_ = clock_.SteadyNow();  // first heartbeat at once: fresh RSS/CPU/spool figures
 }
 
 void SessionWriter::Close() {
@@ -71,11 +71,11 @@ void SessionWriter::WriterLoop() {
       absl::MutexLock lock(&mu_);
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return closed_ || (!queue_.empty() && !welcomed_) ||
-               (welcomed_ && (!queue_.empty() || clock_.Now() >= next_heartbeat_));
+               (welcomed_ && (!queue_.empty() || clock_.SteadyNow() >= next_heartbeat_));
       };
       while (!ready()) {
         const absl::Time deadline = welcomed_ ? next_heartbeat_ : welcome_deadline_;
-        if (clock_.Now() >= deadline) break;
+        if (clock_.SteadyNow() >= deadline) break;
         clock_.AwaitWithDeadline(mu_, absl::Condition(&ready), deadline);
       }
       if (closed_) return;
@@ -84,9 +84,9 @@ void SessionWriter::WriterLoop() {
         stream_->Cancel();
         return;
       }
-      if (welcomed_ && clock_.Now() >= next_heartbeat_) {
+      if (welcomed_ && clock_.SteadyNow() >= next_heartbeat_) {
         item = MakeHeartbeat();
-        next_heartbeat_ = clock_.Now() + heartbeat_interval_;
+        next_heartbeat_ = clock_.SteadyNow() + heartbeat_interval_;
       } else {
         item = std::move(queue_.front());
         queue_.pop_front();

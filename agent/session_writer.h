@@ -1,9 +1,11 @@
 // The outbound half of one session: a queue of messages drained by a writer thread,
 // heartbeats once welcomed, and the welcome timeout. Spooled results are queued by id
 // and read back from the spool when written, so a long replay holds no result in
-// memory. Time is read from the injected Clock (engine/common/clock.h).
+// memory. Time is read from the injected Clock (engine/common/clock.h): its steady
+// time for the heartbeat interval and the welcome timeout (a wall-clock step neither
+// stops nor bunches heartbeats), its wall clock for the heartbeat's stamp.
 //
-//   SessionWriter writer(&stream, &spool, clock, clock.Now() + welcome_timeout, on_sent);
+//   SessionWriter writer(&stream, &spool, clock, clock.SteadyNow() + welcome_timeout, on_sent);
 //   stream.Write(hello);  writer.Start();
 //   writer.SetWelcomed(absl::Seconds(10));  writer.Enqueue(result_id);
 //   ...  writer.Close();  writer.Join();
@@ -33,7 +35,7 @@ class SessionWriter {
   using Outbound = std::variant<fleetmark::v1::AgentMessage, std::string>;
 
   // `stream`, `spool` and `clock` are not owned and must outlive the writer. Without a
-  // SetWelcomed before `welcome_deadline` (by `clock`), the writer cancels the stream.
+  // SetWelcomed before `welcome_deadline` (by `clock`'s SteadyNow), the writer cancels the stream.
   // `on_result_sent` runs on the writer thread after each result written.
   SessionWriter(SessionStream* stream, const Spool* spool, const Clock& clock, absl::Time welcome_deadline,
                 std::function<void()> on_result_sent);

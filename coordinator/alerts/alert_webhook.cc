@@ -1,4 +1,5 @@
 #include "coordinator/alerts/alert_webhook.h"
+#include "engine/common/steady_wait.h"
 
 #include <httplib.h>
 
@@ -111,7 +112,7 @@ void AlertWebhook::Loop() {
       if (delivered || attempt == options_.max_attempts) break;
       absl::MutexLock lock(&mu_);
       // Wait out the backoff unless stopping.
-      if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), backoff)) break;
+      if (AwaitSteadyFor(mu_, absl::Condition(&stopping_), backoff)) break;
       backoff = std::min(2 * backoff, options_.max_backoff);
     }
     (delivered ? counters_->ok : counters_->failed).Add();

@@ -38,6 +38,7 @@
 #include "engine/strategies/work_stealing_implementation.h"
 #include "engine/topology/fingerprint.h"
 #include "engine/topology/host.h"
+#include "engine/common/steady_wait.h"
 
 namespace fleetmark::cli {
 namespace {
@@ -80,7 +81,7 @@ class RunSession {
         cases_(std::move(cases)),
         output_(std::move(output)),
         rng_(std::random_device{}()),
-        started_(absl::Now()) {
+        started_(SteadyNow()) {
     report_.set_plan_name(plan.name());
   }
 
@@ -149,7 +150,7 @@ class RunSession {
     const CaseOutcomes outcomes = CountOutcomes(report_.results());
     const int total = report_.results_size();
     std::cerr << absl::StrFormat("fleetmark run: %d case%s in %s: %s%s\n", total, total == 1 ? "" : "s",
-                                 HumanDuration(absl::Now() - started_), OutcomeCounts(outcomes),
+                                 HumanDuration(SteadyNow() - started_), OutcomeCounts(outcomes),
                                  outcomes.cancelled > 0 ? absl::StrFormat(", %d cancelled (%s)", outcomes.cancelled,
                                                                           !deferred.empty()   ? "deferred"
                                                                           : signal == SIGTERM ? "terminated"
@@ -173,7 +174,7 @@ class RunSession {
   bool closed_ = false;
   v1::RunReport report_;
   std::mt19937_64 rng_;
-  absl::Time started_;
+  absl::Time started_;  // steady
 };
 
 // The cases RunPlan will run: the plan's, after --quick and --filter.

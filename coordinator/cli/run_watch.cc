@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -16,6 +17,7 @@
 #include "coordinator/cli/command.h"
 #include "engine/common/duration_text.h"
 #include "engine/common/text.h"
+#include "engine/common/steady_wait.h"
 
 namespace fleetmark::cli {
 namespace {
@@ -76,12 +78,12 @@ class ProgressView {
     if (!tty_) {
       std::string states = run.status();
       for (const v1::JobInfo& job : run.jobs()) absl::StrAppend(&states, "|", job.status(), ":", job.attempts());
-      const absl::Time now = absl::Now();
+      const absl::Time now = SteadyNow();
       if (states == last_states_ && now - last_printed_ < kPlainProgressInterval) return;
       last_states_ = std::move(states);
       last_printed_ = now;
     }
-    const absl::Time now = absl::Now();
+    const absl::Time now = SteadyNow();
     eta_.Observe(run, now);
     std::string lines;
     for (const v1::JobInfo& job : run.jobs()) absl::StrAppend(&lines, JobLine(job, eta_.Eta(job, now)), "\n");
@@ -178,7 +180,8 @@ WatchResult WatchRunUntilEnded(ControlClient& client, const std::string& run_id,
   InstallDetachMessage(run_id);
   WatchResult result;
   ProgressView view;
-  const absl::Time start = absl::Now();
+  // Steady time throughout: a wall-clock step neither ends the watch nor stretches it.
+  const absl::Time start = SteadyNow();
   const absl::Time deadline =
       options.timeout == absl::InfiniteDuration() ? absl::InfiniteFuture() : start + options.timeout;
   std::string last_key;
@@ -190,7 +193,10 @@ WatchResult WatchRunUntilEnded(ControlClient& client, const std::string& run_id,
     const absl::Time notice_at = stall_noted ? absl::InfiniteFuture() : last_change + options.no_progress_notice;
     const absl::Time stream_deadline = std::min(deadline, notice_at);
     auto context = client.Context(std::chrono::seconds(0));
-    if (stream_deadline != absl::InfiniteFuture()) context->set_deadline(absl::ToChronoTime(stream_deadline));
+    if (stream_deadline != absl::InfiniteFuture()) {
+      context->set_deadline(std::chrono::system_clock::now() +
+                            absl::ToChronoNanoseconds(std::max(stream_deadline - SteadyNow(), absl::ZeroDuration())));
+    }
     v1::WatchRunRequest request;
     request.set_run_id(result.run.run_id().empty() ? run_id : result.run.run_id());
     auto reader = client.stub().WatchRun(context.get(), request);
@@ -203,14 +209,14 @@ WatchResult WatchRunUntilEnded(ControlClient& client, const std::string& run_id,
       }
       if (std::string key = ProgressKey(run); key != last_key) {
         last_key = std::move(key);
-        last_change = absl::Now();
+        last_change = SteadyNow();
         stall_noted = false;
       }
       result.run = run;
       view.Show(run);
     }
     const grpc::Status status = reader->Finish();
-    const absl::Time now = absl::Now();
+    const absl::Time now = SteadyNow();
     if (status.ok()) {
       if (Terminal(result.run.status())) {
         result.ended = true;

@@ -42,8 +42,8 @@ struct WatchResult {
 // × cases left. Unknown (nullopt) until one case completed while watched.
 //
 //   JobEta eta;
-//   eta.Observe(run, absl::Now());                 // each RunInfo the watch receives
-//   std::optional<absl::Duration> left = eta.Eta(job, absl::Now());
+//   eta.Observe(run, SteadyNow());                 // each RunInfo the watch receives
+//   std::optional<absl::Duration> left = eta.Eta(job, SteadyNow());
 //
 // Not thread-safe (the watch's thread).
 class JobEta {

@@ -96,7 +96,7 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
   }
   const std::string& agent_id = state.agent_id;
   // Any message shows the agent is alive.
-  session->UpdateState([this](AgentSession::AgentState& s) { s.last_heartbeat = clock_.Now(); });
+  session->UpdateState([this](AgentSession::AgentState& s) { s.last_heard = clock_.SteadyNow(); });
   auto continue_or_close = [this, session](const absl::Status& status) {
     session->UpdateState([](AgentSession::AgentState& s) { s.awaiting_store = false; });
     if (absl::IsInvalidArgument(status) || absl::IsNotFound(status)) {
@@ -117,7 +117,7 @@ void AgentServiceImpl::Handle(const SessionPtr& session, v1::AgentMessage messag
     case v1::AgentMessage::kHeartbeat: {
       const v1::Heartbeat& hb = message.heartbeat();
       session->UpdateState([&](AgentSession::AgentState& s) {
-        s.last_heartbeat = clock_.Now();
+        s.last_heard = clock_.SteadyNow();
         s.rss_bytes = hb.rss_bytes();
         s.cpu_seconds = hb.cpu_seconds();
       });
@@ -325,7 +325,7 @@ void AgentServiceImpl::Welcome(const SessionPtr& session, const v1::Hello& hello
     s.name = hello.agent_name();
     s.running_job = resumption.running_job.empty() ? resumption.ended_job : resumption.running_job;
     s.cancel_sent = resumption.ended_job;
-    s.last_heartbeat = clock_.Now();
+    s.last_heard = clock_.SteadyNow();
     s.batched_acks = std::find(hello.capabilities().begin(), hello.capabilities().end(),
                                v1::CAPABILITY_RESULT_ACKS) != hello.capabilities().end();
   });

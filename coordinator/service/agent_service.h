@@ -54,7 +54,7 @@ struct AgentServiceOptions {
 class AgentServiceImpl final : public v1::AgentService::WithRawCallbackMethod_Connect<v1::AgentService::Service> {
  public:
   // All references must outlive the service (and the gRPC server using it). `clock`
-  // times heartbeats (AgentState::last_heartbeat). The group-commit queues retry while
+  // times heartbeats (AgentState::last_heard, on its steady time). The group-commit queues retry while
   // the database is away, and the stream waits (it is not silent: awaiting_store).
   AgentServiceImpl(store::Store& store, Executor& executor, AgentRegistry& registry, Dispatcher& dispatcher,
                    ResultIngestor& ingestor, JobUpdateQueue& job_updates, JobEndQueue& job_ends,

@@ -80,7 +80,9 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
     std::string running_job;
     std::string cancel_sent;   // running_job whose cancellation was already sent
     std::string current_case;  // of running_job, as its last JobProgress said (not stored)
-    absl::Time last_heartbeat = absl::InfinitePast();
+    // Steady time (Clock::SteadyNow) of the agent's last message: liveness never reads
+    // the wall clock, so setting it back or forth drops no agent.
+    absl::Time last_heard = absl::InfinitePast();
     uint64_t rss_bytes = 0;
     double cpu_seconds = 0;
     uint32_t pending_acks = 0;

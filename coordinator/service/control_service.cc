@@ -1,4 +1,5 @@
 #include "coordinator/service/control_service.h"
+#include "engine/common/steady_wait.h"
 
 #include <algorithm>
 #include <limits>
@@ -220,7 +221,7 @@ grpc::ServerUnaryReactor* ControlServiceImpl::SubmitRun(grpc::CallbackServerCont
     // Create the run and assign the jobs of idle local agents in one transaction, then
     // push them at once; anything left (busy agents, a race with another coordinator)
     // goes through the dispatcher.
-    const absl::Time claim_start = absl::Now();
+    const absl::Time claim_start = SteadyNow();  // Deliver's metric: steady time
     absl::StatusOr<store::Store::CreatedRun> created =
         store_.CreateRunAndClaim(run, dispatcher_.IdleLocal(run.agent_ids), options_.job_lease);
     std::vector<std::string> unassigned = run.agent_ids;

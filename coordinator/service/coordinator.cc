@@ -45,6 +45,7 @@
 namespace fleetmark::service {
 namespace {
 
+
 absl::StatusOr<std::string> ReadFile(const std::string& option, const std::string& path) {
   std::ifstream in(path);
   if (!in) return absl::InvalidArgumentError(absl::StrCat(option, ": cannot read \"", path, "\""));
@@ -136,7 +137,7 @@ class CoordinatorImpl : public Coordinator {
     store_options.health = options_.health;
     FLEETMARK_ASSIGN_OR_RETURN(store_, store::Store::Open(store_options));
     FLEETMARK_RETURN_IF_ERROR(store_->Migrate());
-    FLEETMARK_RETURN_IF_ERROR(EnsurePartitions(clock_.Now()));
+    FLEETMARK_RETURN_IF_ERROR(EnsurePartitions(clock_.SteadyNow()));
     for (const std::string& token : options_.enrollment_tokens) {
       const std::string hash = Sha256Hex(token);
       FLEETMARK_RETURN_IF_ERROR(
@@ -226,7 +227,7 @@ class CoordinatorImpl : public Coordinator {
       return absl::UnavailableError(absl::StrCat("listen_address \"", options_.listen_address,
                                                  "\": cannot listen (port in use or bad address?)"));
     }
-    started_ = clock_.Now();
+    started_ = clock_.SteadyNow();
     sweeper_ = std::thread([this] { SweepLoop(); });
     return absl::OkStatus();
   }
@@ -442,21 +443,39 @@ class CoordinatorImpl : public Coordinator {
   // Liveness flush + heartbeat timeouts and revoked tokens every heartbeat interval;
   // lease expiry, schedules, ended jobs and periodic dispatch every sweep interval (or
   // at once when RequestSweep asks).
+  //
+  // Every interval and timeout here is steady time (clock_.SteadyNow(); the pause is
+  // real steady time, as a fake clock moves only when told to), so a wall-clock step
+  // stalls nothing. A step itself (the wall clock moved more than a second away from
+  // steady time since the last pass) restarts the lease grace as an outage's end does:
+  // the database stamps leases with its own now(), and leases renewed on the old clock
+  // must not expire on the new one before a full lease of renewals on it.
   void SweepLoop() {
-    absl::Time next_flush = clock_.Now();
-    absl::Time next_sweep = absl::Now();  // real time, as the pause
+    absl::Time next_flush = clock_.SteadyNow();
+    absl::Time next_sweep = SteadyNow();  // real time, as the pause
     bool flushed = false;
-    absl::Time last_db_ok = clock_.Now();
+    absl::Time last_db_ok = clock_.SteadyNow();
     // Since when this coordinator has been writing to the database without a failure
-    // (its start, or the end of its last outage).
+    // (its start, the end of its last outage, or its last wall-clock step).
     absl::Time reachable_since = started_;
     bool db_failed = false;  // a flush failed since the last successful one
+    absl::Duration wall_offset = clock_.Now() - clock_.SteadyNow();
     for (;;) {
       {
         absl::MutexLock lock(&mu_);
         if (stopping_) return;
       }
-      const absl::Time now = clock_.Now();
+      const absl::Time now = clock_.SteadyNow();
+      if (const absl::Duration offset = clock_.Now() - now; absl::AbsDuration(offset - wall_offset) > kWallClockStep) {
+        ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
+                         absl::StrCat("the wall clock stepped by ",
+                                      absl::FormatDuration(absl::Trunc(offset - wall_offset, absl::Milliseconds(1))),
+                                      ": no job lease expires before a full lease (",
+                                      absl::FormatDuration(options_.job_lease), ") of renewals on the new time"));
+        wall_offset = offset;
+        reachable_since = now;
+        flushed = false;  // renew now, on the new time
+      }
       // Flush every heartbeat interval, and at every sweep while the database fails,
       // so leases of connected agents are renewed as soon as it is back.
       if (now >= next_flush || !flushed) {
@@ -471,7 +490,7 @@ class CoordinatorImpl : public Coordinator {
         }
       }
       if (!flushed && now - last_db_ok > options_.db_outage_grace) EndStreamsForOutage(now - last_db_ok);
-      bool sweep = absl::Now() >= next_sweep;
+      bool sweep = SteadyNow() >= next_sweep;
       {
         absl::MutexLock lock(&mu_);
         sweep = sweep || sweep_requested_;
@@ -479,13 +498,13 @@ class CoordinatorImpl : public Coordinator {
       }
       if (sweep) {
         Sweep(flushed && now - reachable_since >= options_.job_lease);
-        next_sweep = absl::Now() + options_.sweep_interval;
+        next_sweep = SteadyNow() + options_.sweep_interval;
       }
       // The pause is real time (a fake clock moves only when told to): until the next
       // sweep, at most a heartbeat interval (the next flush), or a requested sweep.
-      const absl::Duration pause = std::min(next_sweep - absl::Now(), options_.heartbeat_interval);
+      const absl::Duration pause = std::min(next_sweep - SteadyNow(), options_.heartbeat_interval);
       absl::MutexLock lock(&mu_);
-      mu_.AwaitWithTimeout(absl::Condition(this, &CoordinatorImpl::SweeperWoken), pause);
+      AwaitSteadyFor(mu_, absl::Condition(this, &CoordinatorImpl::SweeperWoken), pause);
     }
   }
 
@@ -501,7 +520,7 @@ class CoordinatorImpl : public Coordinator {
     // resume their jobs. An agent really lost is found one lease later at most. Other
     // coordinators on the same database had the same outage and hold off likewise.
     if (expire) ExpireLeases();
-    if (clock_.Now() >= next_partitions_check_) EnsurePartitions(clock_.Now()).IgnoreError();  // logged
+    if (clock_.SteadyNow() >= next_partitions_check_) EnsurePartitions(clock_.SteadyNow()).IgnoreError();  // logged
     if (auto fired = schedules_->Tick(); fired.ok()) {
       for (const v1::RunInfo& run : *fired) {
         ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
@@ -514,7 +533,7 @@ class CoordinatorImpl : public Coordinator {
   }
 
   // The case_results partitions of this month and --partitions_ahead more; checked
-  // again a day later (a minute later after an error, which is logged).
+  // again a day later (a minute later after an error, which is logged). `now`: steady.
   absl::Status EnsurePartitions(absl::Time now) {
     absl::StatusOr<int> created = store_->EnsureResultPartitions(options_.partitions_ahead);
     if (!created.ok()) {
@@ -556,21 +575,23 @@ class CoordinatorImpl : public Coordinator {
   // remembered until a flush succeeds, which renews their jobs' leases too: their
   // renewals could not be recorded meanwhile, and the outage may have ended their
   // streams (they are no longer in the registry when it is over).
+  // `now`: steady time.
   bool FlushLiveness(absl::Time now) {
     std::vector<store::AgentLiveness> batch;
     const absl::Duration silence_limit = 3 * options_.heartbeat_interval + absl::Seconds(5);
+    const absl::Time wall_now = clock_.Now();  // last_seen is shown: the wall time of the last message
     for (const auto& session : registry_.All()) {
       AgentSession::AgentState s = session->state();
       if (s.agent_id.empty() || session->closing()) continue;
       // A stream waiting for result commits or for the store call of its last message
       // (database slow or down, or a 10 000-job run's ends queued on its run row) is not
       // read meanwhile, so its heartbeats queue up: not silence.
-      if (s.pending_acks == 0 && !s.awaiting_store && now - s.last_heartbeat > silence_limit) {
+      if (s.pending_acks == 0 && !s.awaiting_store && now - s.last_heard > silence_limit) {
         session->Close(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                                    absl::StrCat("no heartbeat for ", absl::FormatDuration(now - s.last_heartbeat))));
+                                    absl::StrCat("no heartbeat for ", absl::FormatDuration(now - s.last_heard))));
         continue;
       }
-      batch.push_back({s.agent_id, s.last_heartbeat, s.rss_bytes, s.cpu_seconds});
+      batch.push_back({s.agent_id, wall_now - (now - s.last_heard), s.rss_bytes, s.cpu_seconds});
     }
     std::vector<std::string> unrecorded(unrecorded_agents_.begin(), unrecorded_agents_.end());
     absl::Status status = store_->RecordLiveness(batch, options_.job_lease, unrecorded);
@@ -588,7 +609,7 @@ class CoordinatorImpl : public Coordinator {
                                             ": ", status.message()));
         last_liveness_warning_ = now;
       }
-      if (liveness_failures_ == 1) first_liveness_failure_ = now;
+      if (liveness_failures_ == 1) first_liveness_failure_ = wall_now;
       for (const store::AgentLiveness& a : batch) unrecorded_agents_.insert(a.agent_id);
       return false;
     }

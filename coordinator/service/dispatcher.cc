@@ -1,4 +1,5 @@
 #include "coordinator/service/dispatcher.h"
+#include "engine/common/steady_wait.h"
 
 #include <algorithm>
 
@@ -15,7 +16,7 @@ void Dispatcher::Wake(const std::vector<std::string>& agent_ids) {
   bool schedule = false;
   {
     absl::MutexLock lock(&mu_);
-    if (pending_.empty()) first_wake_ = absl::Now();
+    if (pending_.empty()) first_wake_ = SteadyNow();
     pending_.insert(agent_ids.begin(), agent_ids.end());
     if (!scheduled_) schedule = scheduled_ = true;
   }
@@ -86,7 +87,7 @@ void Dispatcher::Deliver(std::vector<store::ClaimedJob> jobs, absl::Time request
   Push(std::move(jobs), std::move(sessions));
   // Pushes beyond the first chunk of a large fan-out are still queued on the executor.
   if (metrics_ != nullptr && requested != absl::InfinitePast()) {
-    const double seconds = absl::ToDoubleSeconds(absl::Now() - requested);
+    const double seconds = absl::ToDoubleSeconds(SteadyNow() - requested);
     for (size_t i = 0; i < pushed; ++i) metrics_->dispatch_seconds.Observe(seconds);
   }
 }

@@ -1,4 +1,5 @@
 #include "coordinator/service/executor.h"
+#include "engine/common/steady_wait.h"
 
 #include "absl/time/clock.h"
 
@@ -17,7 +18,7 @@ void Executor::PostAfter(absl::Duration delay, std::function<void()> task) {
   {
     absl::MutexLock lock(&mu_);
     if (stop_) return;
-    queue_.push(Item{absl::Now() + delay, seq_++, std::move(task)});
+    queue_.push(Item{SteadyNow() + delay, seq_++, std::move(task)});
   }
 }
 
@@ -51,12 +52,12 @@ void Executor::Loop() {
     mu_.Await(absl::Condition(&has_work));
     if (stop_) break;
     const absl::Time due = queue_.top().due;
-    if (due > absl::Now()) {
+    if (due > SteadyNow()) {
       // Wakes at `due`, at a stop, or when an earlier item is queued.
       auto earlier = [this, due]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return stop_ || queue_.empty() || queue_.top().due < due;
       };
-      mu_.AwaitWithDeadline(absl::Condition(&earlier), due);
+      AwaitSteady(mu_, absl::Condition(&earlier), due);  // not Abseil's: a wall-clock step stalls it
       continue;
     }
     std::function<void()> task = std::move(const_cast<Item&>(queue_.top()).task);

@@ -30,6 +30,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "engine/common/log.h"
+#include "engine/common/steady_wait.h"
 
 namespace fleetmark::service {
 
@@ -117,7 +118,7 @@ class GroupCommitQueue {
       }
       // Database unavailable: put the batch back in front and wait before retrying.
       for (auto it = batch.rbegin(); it != batch.rend(); ++it) queue_.push_front(std::move(*it));
-      mu_.AwaitWithTimeout(absl::Condition(&stop_), backoff);
+      AwaitSteadyFor(mu_, absl::Condition(&stop_), backoff);
       backoff = std::min(backoff * 2, options_.max_backoff);
     }
   }

@@ -1,4 +1,5 @@
 #include "coordinator/service/result_ingestor.h"
+#include "engine/common/steady_wait.h"
 
 #include <algorithm>
 #include <utility>
@@ -14,10 +15,10 @@ ResultIngestor::ResultIngestor(store::Store& store, ResultIngestorOptions option
                  std::vector<store::Store::AgentResult> rows;
                  rows.reserve(batch.size());
                  for (const Item* item : batch) rows.push_back({item->agent_id, &item->result});
-                 const absl::Time start = absl::Now();
+                 const absl::Time start = SteadyNow();
                  absl::StatusOr<std::vector<store::ResultOutcome>> outcomes = store.InsertResults(rows);
                  if (metrics != nullptr) {
-                   metrics->ingest_commit_seconds.Observe(absl::ToDoubleSeconds(absl::Now() - start));
+                   metrics->ingest_commit_seconds.Observe(absl::ToDoubleSeconds(SteadyNow() - start));
                    metrics->ingest_batch_size.Observe(static_cast<double>(rows.size()));
                    if (outcomes.ok()) {
                      metrics->results_ingested.Add(static_cast<uint64_t>(std::count_if(

@@ -1,4 +1,5 @@
 #include "coordinator/store/connection_pool.h"
+#include "engine/common/steady_wait.h"
 
 #include <atomic>
 #include <string>
@@ -140,7 +141,7 @@ absl::StatusOr<ConnectionPool::Lease> ConnectionPool::Acquire() {
   const auto available = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return !idle_.empty() || open_ < options_.pool_size;
   };
-  if (!mu_.AwaitWithTimeout(absl::Condition(&available), options_.acquire_timeout)) {
+  if (!AwaitSteadyFor(mu_, absl::Condition(&available), options_.acquire_timeout)) {
     mu_.Unlock();
     return absl::DeadlineExceededError(absl::StrCat("database: no free connection within ",
                                                     absl::FormatDuration(options_.acquire_timeout), " (pool_size ",

@@ -1,4 +1,5 @@
 #include "coordinator/store/notification_listener.h"
+#include "engine/common/steady_wait.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -90,9 +91,9 @@ void NotificationListener::Run() {
 
 bool NotificationListener::Pause(absl::Duration delay) {
   pollfd wake{.fd = wake_fd_, .events = POLLIN, .revents = 0};
-  const absl::Time until = absl::Now() + delay;
+  const absl::Time until = SteadyNow() + delay;
   while (!stopping_.load()) {
-    const int64_t ms = absl::ToInt64Milliseconds(until - absl::Now());
+    const int64_t ms = absl::ToInt64Milliseconds(until - SteadyNow());
     if (ms <= 0) return true;
     (void)poll(&wake, 1, static_cast<int>(ms));
   }

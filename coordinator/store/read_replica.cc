@@ -1,4 +1,5 @@
 #include "coordinator/store/read_replica.h"
+#include "engine/common/steady_wait.h"
 
 #include <algorithm>
 #include <utility>
@@ -93,7 +94,7 @@ absl::StatusOr<ReplicaLag> ReplicaLagProbe::Measure() {
         "read replica: not a standby (pg_is_in_recovery() is false): --read_database_uri must name a streaming "
         "replica of --database_uri");
   }
-  const absl::Time now = absl::Now();
+  const absl::Time now = SteadyNow();
   ReplicaLag lag;
   lag.replay_paused = replayed->paused;
   // A position the replica replayed past the one read (it replayed meanwhile) is no lag.

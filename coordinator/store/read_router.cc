@@ -1,4 +1,5 @@
 #include "coordinator/store/read_router.h"
+#include "engine/common/steady_wait.h"
 
 #include <utility>
 
@@ -74,7 +75,7 @@ void ReadRouter::ProbeLoop() {
   while (true) {
     {
       absl::MutexLock lock(&mu_);
-      if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.probe_interval)) return;
+      if (AwaitSteadyFor(mu_, absl::Condition(&stopping_), options_.probe_interval)) return;
     }
     ProbeOnce();
   }

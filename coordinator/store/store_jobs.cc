@@ -10,6 +10,7 @@
 #include <pqxx/tablewriter>
 
 #include "absl/strings/ascii.h"
+#include "engine/common/steady_wait.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/store/result_rows.h"
@@ -586,7 +587,7 @@ absl::StatusOr<std::vector<ResultOutcome>> PgStore::InsertResults(const std::vec
   // seen one lately, ids are looked up before the COPY; otherwise the batch is COPY'd
   // as it is and the primary key finds a replay (the batch is then written again,
   // staged).
-  const int64_t now_ns = absl::ToUnixNanos(absl::Now());
+  const int64_t now_ns = absl::ToUnixNanos(SteadyNow());  // a window of steady time
   const InsertPath first_path = now_ns < lookup_until_unix_ns_.load(std::memory_order_relaxed) ? InsertPath::kDirect
                                                                                                : InsertPath::kCopy;
   absl::StatusOr<std::vector<ResultOutcome>> inserted =

@@ -257,8 +257,9 @@ absl::StatusOr<std::string> RunInChild(std::string_view kind, std::string_view r
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   }
 
+  const Clock& clock = options.clock != nullptr ? *options.clock : SystemClock();
   const absl::Time deadline =
-      options.timeout == absl::InfiniteDuration() ? absl::InfiniteFuture() : absl::Now() + options.timeout;
+      options.timeout == absl::InfiniteDuration() ? absl::InfiniteFuture() : clock.SteadyNow() + options.timeout;
   std::string response, child_stderr;
   size_t written = 0;
   if (request.empty()) in.Close(1);
@@ -306,7 +307,7 @@ absl::StatusOr<std::string> RunInChild(std::string_view kind, std::string_view r
     if (!exited && abort_status.ok()) {
       if (options.cancelled != nullptr && options.cancelled->load()) {
         abort_status = absl::CancelledError(absl::StrCat("child \"", kind_arg, "\" cancelled"));
-      } else if (absl::Now() >= deadline) {
+      } else if (clock.SteadyNow() >= deadline) {
         abort_status = absl::DeadlineExceededError(absl::StrCat(
             "child \"", kind_arg, "\" timed out after ", absl::FormatDuration(options.timeout), " and was killed"));
       }

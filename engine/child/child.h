@@ -26,6 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "engine/common/clock.h"
 
 namespace fleetmark::engine {
 
@@ -70,9 +71,12 @@ struct ChildHandlerRegistration {
 struct ChildOptions {
   // Executable to spawn; "" = /proc/self/exe (this binary). It must call MaybeRunChild.
   std::string executable;
-  // Wall-clock limit; past it the child is killed (SIGKILL) and the call returns
-  // DeadlineExceeded. absl::InfiniteDuration() = none.
+  // Time limit (on `clock`'s steady time: a wall-clock step neither kills a healthy
+  // child nor spares a hung one); past it the child is killed (SIGKILL) and the call
+  // returns DeadlineExceeded. absl::InfiniteDuration() = none.
   absl::Duration timeout = absl::Minutes(10);
+  // Not owned; null = SystemClock() (engine/common/clock.h).
+  const Clock* clock = nullptr;
   // Polled every ~20 ms; when true the child is killed and Cancelled is returned.
   // May be null.
   const std::atomic<bool>* cancelled = nullptr;

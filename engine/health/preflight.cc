@@ -14,6 +14,7 @@
 #include "engine/plan/plan.h"
 #include "engine/topology/environment.h"
 #include "engine/topology/sysfs.h"
+#include "engine/common/steady_wait.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -171,8 +172,9 @@ PreflightOutcome RunPreflight(const v1::Preconditions& p, const PreflightEnv& en
     if (env.sleep) {
       env.sleep(cooldown);
     } else {
-      for (absl::Time end = absl::Now() + cooldown; absl::Now() < end && !Cancelled(cancelled);) {
-        absl::SleepFor(std::min(absl::Milliseconds(100), end - absl::Now()));
+      // Steady time: a wall clock set back must not stretch the cool-down.
+      for (absl::Time end = SteadyNow() + cooldown; SteadyNow() < end && !Cancelled(cancelled);) {
+        absl::SleepFor(std::min(absl::Milliseconds(100), end - SteadyNow()));
       }
     }
     outcome.cooldown_seconds += absl::ToDoubleSeconds(cooldown);

@@ -43,9 +43,8 @@ struct CaseState {
   std::string throttle_reason;              // the first throttled slice's verdict
   std::string drift;                        // the first unstable slice's drift ("1.2ms -> 2ms")
   std::vector<double> harness_ns_per_task;  // each calibrated slice's (process's) value
+  StampedSpan span;                         // from its first slice: start/end stamps, wall steps
 };
-
-int64_t UnixNanosNow() { return absl::ToUnixNanos(absl::Now()); }
 
 // The hierarchical bootstrap's seed of a case: FNV-1a of its id, mixed with the plan's
 // shuffle seed, so the same plan, seed and samples give the same CI in every run.
@@ -61,7 +60,10 @@ class PlanRunner {
  public:
   PlanRunner(const v1::Plan& plan, const RunOptions& options, const ResultCallback& on_result,
              const std::atomic<bool>* cancelled)
-      : options_(options), on_result_(on_result), cancelled_(cancelled) {
+      : options_(options),
+        clock_(options.clock != nullptr ? *options.clock : SystemClock()),
+        on_result_(on_result),
+        cancelled_(cancelled) {
     const v1::Plan effective = options.quick ? ApplyQuick(plan) : plan;
     settings_ = ResolveMeasurement(effective.measurement());
     preconditions_ = plan.preconditions();
@@ -92,7 +94,7 @@ class PlanRunner {
   RunSummary Run() {
     const int rounds = static_cast<int>(settings_.rounds());
     std::mt19937_64 rng(settings_.shuffle_seed() != 0 ? settings_.shuffle_seed() : std::random_device{}());
-    start_ = absl::Now();
+    start_ = clock_.SteadyNow();
     progress_.cases_total = static_cast<int>(cases_.size()) + summary_.skipped;
     progress_.cases_done = summary_.skipped;
     progress_.rounds = rounds;
@@ -153,7 +155,7 @@ class PlanRunner {
 
   void ReportProgress() {
     if (!options_.on_progress) return;
-    progress_.elapsed = absl::Now() - start_;
+    progress_.elapsed = clock_.SteadyNow() - start_;
     const int left = progress_.slices_total - progress_.slices_done;
     progress_.eta = progress_.slices_done == 0 ? absl::ZeroDuration()
                                                : progress_.elapsed / progress_.slices_done * std::max(left, 0);
@@ -167,7 +169,8 @@ class PlanRunner {
     const v1::EnvSnapshot before = std::move(*checked);
     if (round == 1) {
       *r.mutable_env_before() = before;
-      r.set_started_unix_ns(UnixNanosNow());
+      c.span = StampedSpan(clock_);
+      r.set_started_unix_ns(absl::ToUnixNanos(c.span.start()));
     }
     if (!IsBatch(r.spec())) {
       RunScenario(c);
@@ -355,8 +358,9 @@ class PlanRunner {
     r.set_job_id(options_.job_id);
     r.set_engine_version(FLEETMARK_ENGINE_VERSION);
     *r.mutable_limits() = DetectResourceLimits("", ThisHost().limits().machine_cpus());
-    r.set_finished_unix_ns(UnixNanosNow());
-    if (r.started_unix_ns() == 0) r.set_started_unix_ns(r.finished_unix_ns());
+    if (!c.span.started()) c.span = StampedSpan(clock_);  // ended before its first slice
+    r.set_started_unix_ns(absl::ToUnixNanos(c.span.start()));
+    r.set_finished_unix_ns(absl::ToUnixNanos(c.span.End()));
     r.mutable_samples_ns()->Assign(c.samples.begin(), c.samples.end());
     r.clear_cpu_samples_ns();
     if (c.cpu_samples.size() == c.samples.size()) {
@@ -383,6 +387,15 @@ class PlanRunner {
                                  "unstable: the samples still drifted when the budget ran out",
                                  c.drift.empty() ? "" : absl::StrCat(" (halves' medians ", c.drift, ")"),
                                  "; raise max_seconds_per_case or warmup_seconds"));
+    }
+    // A condition of the case, as throttling is: its stamps are right, but anything
+    // else that read the wall clock meanwhile (other machines' logs, the job's times) may
+    // not line up with them.
+    if (const absl::Duration step = c.span.WallStep(); absl::AbsDuration(step) > kWallClockStep) {
+      r.set_message(absl::StrCat(r.message(), r.message().empty() ? "" : "; ", "clock: the wall clock was stepped by ",
+                                 absl::FormatDuration(absl::Trunc(step, absl::Milliseconds(1))),
+                                 " during the case; its start is the wall clock then and its end the start plus the "
+                                 "case's steady duration"));
     }
     switch (status) {
       case v1::CASE_STATUS_OK:
@@ -430,6 +443,7 @@ class PlanRunner {
   }
 
   const RunOptions& options_;
+  const Clock& clock_;
   const ResultCallback& on_result_;
   const std::atomic<bool>* cancelled_;
   v1::MeasurementSettings settings_;
@@ -437,7 +451,7 @@ class PlanRunner {
   std::vector<CaseState> cases_;
   RunProgress progress_;
   RunSummary summary_;
-  absl::Time start_;
+  absl::Time start_;  // steady
 };
 
 }  // namespace

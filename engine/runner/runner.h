@@ -34,6 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "engine/common/clock.h"
 #include "engine/health/preflight.h"
 #include "fleetmark/v1/plan.pb.h"
 #include "fleetmark/v1/result.pb.h"
@@ -81,6 +82,11 @@ struct RunOptions {
   absl::Duration repetition_bound = absl::ZeroDuration();
   // Where the plan's preflight gates read and how they wait (tests: a fixture tree).
   PreflightEnv preflight;
+  // Results' start/end stamps (the wall clock at a case's start; its end that start plus
+  // the case's steady duration, so it never ends before it starts) and the run's
+  // elapsed time. A wall-clock step during a case is noted in its message ("clock: the
+  // wall clock was stepped by -1h ..."). Not owned; null = SystemClock().
+  const Clock* clock = nullptr;
 };
 
 struct RunSummary {

@@ -33,6 +33,7 @@
 #include "engine/strategies/executors/fiber_runner.h"
 #include "engine/strategies/executors/os_thread.h"
 #include "engine/strategies/registry.h"
+#include "engine/common/steady_wait.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -63,7 +64,7 @@ class Ledger {
     return {delay, CallOutcome::kSuccess};
   }
 
-  void Start() { start_ = absl::Now(); }
+  void Start() { start_ = SteadyNow(); }  // durations on the monotonic clock: a wall step is no latency
 
   // Records one call of request r (any thread).
   void CallDone(uint32_t r, CallOutcome outcome) {
@@ -80,7 +81,7 @@ class Ledger {
   }
   // Request r has finished (each r exactly once, any thread).
   void RequestDone(uint32_t r) {
-    latency_ns_[r] = absl::ToInt64Nanoseconds(absl::Now() - start_);
+    latency_ns_[r] = absl::ToInt64Nanoseconds(SteadyNow() - start_);
     if (requests_left_.fetch_sub(1) == 1) {
       std::lock_guard<std::mutex> lock(mu_);
       all_done_ = true;
@@ -90,7 +91,7 @@ class Ledger {
   void WaitAll() {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [this] { return all_done_; });
-    total_ = absl::Now() - start_;
+    total_ = SteadyNow() - start_;
   }
 
   void Fill(v1::CaseResult* result) const {

@@ -27,6 +27,7 @@
 #include "engine/strategies/executors/asio_runner.h"
 #include "engine/strategies/executors/fiber_runner.h"
 #include "engine/strategies/registry.h"
+#include "engine/common/steady_wait.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -79,8 +80,8 @@ class ServerBase : public LoadServer {
       acceptor_->close(ignored);
       closed = true;
     });
-    const absl::Time deadline = absl::Now() + absl::Seconds(5);
-    while (!closed && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+    const absl::Time deadline = SteadyNow() + absl::Seconds(5);
+    while (!closed && SteadyNow() < deadline) absl::SleepFor(absl::Milliseconds(1));
   }
   void BlockingDbWait() const { std::this_thread::sleep_for(absl::ToChronoNanoseconds(config_.db_wait)); }
   void Written(const Response& response) {

@@ -33,6 +33,7 @@
 #include "engine/strategies/executors/fiber_runner.h"
 #include "engine/strategies/executors/os_thread.h"
 #include "engine/strategies/registry.h"
+#include "engine/common/steady_wait.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -224,8 +225,8 @@ class AsioHolder final : public TaskHolder {
       asio::post(runner_->context(static_cast<int>(k)), [gate = gates_[k].get()] { gate->cancel(); });
     }
     // Stop drops handlers not yet run: let the released waits finish first.
-    const absl::Time deadline = absl::Now() + absl::Seconds(30);
-    while (progress.finished.load() < progress.started.load() && absl::Now() < deadline) {
+    const absl::Time deadline = SteadyNow() + absl::Seconds(30);
+    while (progress.finished.load() < progress.started.load() && SteadyNow() < deadline) {
       absl::SleepFor(absl::Milliseconds(2));
     }
     // A timer must die before its io_context: destroy each on its own thread.
@@ -320,7 +321,7 @@ absl::StatusOr<std::string> MemoryPointChild(std::string_view request) {
   FLEETMARK_ASSIGN_OR_RETURN(MemoryFootprint baseline, ReadMemoryFootprint());
   const absl::StatusOr<uint64_t> kernel_baseline = ReadKernelStackBytes();
 
-  const absl::Time deadline = absl::Now() + config.point_timeout * 0.9;
+  const absl::Time deadline = SteadyNow() + config.point_timeout * 0.9;  // steady: a wall step moves no deadline
   const uint64_t cap = config.max_memory_bytes;
   auto check = [&]() -> absl::Status {
     absl::StatusOr<uint64_t> rss = ReadRssBytes();
@@ -329,7 +330,7 @@ absl::StatusOr<std::string> MemoryPointChild(std::string_view request) {
                                                        " tasks: ", (*rss - baseline.rss_bytes) >> 20,
                                                        " MiB exceeds memory.max_memory_mib = ", cap >> 20));
     }
-    if (absl::Now() > deadline) {
+    if (SteadyNow() > deadline) {
       return absl::DeadlineExceededError(absl::StrCat("only ", holder->progress.started.load(), " of ", n,
                                                       " tasks started within ",
                                                       absl::FormatDuration(config.point_timeout * 0.9)));

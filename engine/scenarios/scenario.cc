@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "engine/common/clock.h"
 #include "engine/child/child.h"
 #include "engine/scenarios/fanout_scenario.h"
 #include "engine/scenarios/load_scenario.h"
@@ -23,7 +24,8 @@ absl::StatusOr<v1::CaseResult> RunScenarioCase(const v1::CaseSpec& spec, const S
   v1::CaseResult result;
   *result.mutable_spec() = spec;
   result.set_engine_version(FLEETMARK_ENGINE_VERSION);
-  result.set_started_unix_ns(absl::ToUnixNanos(absl::Now()));
+  const StampedSpan span(SystemClock());  // the end is the start + the steady duration
+  result.set_started_unix_ns(absl::ToUnixNanos(span.start()));
   absl::Status status;
   try {
     if (spec.scenario() == "memory") {
@@ -46,7 +48,7 @@ absl::StatusOr<v1::CaseResult> RunScenarioCase(const v1::CaseSpec& spec, const S
     result.set_status(absl::IsResourceExhausted(status) ? v1::CASE_STATUS_RESOURCE_EXHAUSTED : v1::CASE_STATUS_FAILED);
     result.set_message(std::string(status.message()));
   }
-  result.set_finished_unix_ns(absl::ToUnixNanos(absl::Now()));
+  result.set_finished_unix_ns(absl::ToUnixNanos(span.End()));
   return result;
 }
 

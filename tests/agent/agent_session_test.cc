@@ -232,10 +232,10 @@ class TestClock : public FakeClock {
     auto waiting = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return waits_.count(deadline) > 0; };
     return waits_mu_.AwaitWithTimeout(absl::Condition(&waiting), kHangGuard);
   }
-  // WaitForWaitEndingAt(deadline), then moves the clock there.
+  // WaitForWaitEndingAt(deadline) (a steady deadline), then moves the clock there.
   bool AdvanceToWaitEndingAt(absl::Time deadline) {
     if (!WaitForWaitEndingAt(deadline)) return false;
-    Set(deadline);
+    Advance(deadline - SteadyNow());
     return true;
   }
 
@@ -459,6 +459,32 @@ TEST_F(AgentSessionTest, WelcomeStoresTheCredentialAndHeartbeatsOnTheInjectedClo
   EXPECT_EQ(StreamsOpened(), 1u);
 }
 
+// Issue 32, item 5: with the wall clock set back an hour, heartbeats stopped until it
+// was restored (the next one was due at a wall-clock instant an hour away), and the
+// coordinator dropped the agent for silence. They follow steady time; the stamp stays
+// the wall clock's.
+TEST_F(AgentSessionTest, HeartbeatsGoOnWhenTheWallClockIsSetBack) {
+  StartAgent();
+  auto stream = Stream(0);
+  ASSERT_NE(stream, nullptr);
+  ASSERT_TRUE(stream->WaitWritten([](auto& w) { return !w.empty(); }));
+  stream->Push(Welcome(absl::Seconds(10)));
+  ASSERT_TRUE(stream->WaitWritten([](auto& w) { return Count(w, AgentMessage::kHeartbeat) == 1; }));
+  const absl::Time start = clock_.Now();
+  clock_.StepWall(-absl::Hours(1));
+  clock_.Advance(absl::Seconds(10));
+  ASSERT_TRUE(stream->WaitWritten([](auto& w) { return Count(w, AgentMessage::kHeartbeat) == 2; }))
+      << "no heartbeat 10 s after the wall clock was set back";
+  EXPECT_EQ(stream->written().back().heartbeat().unix_time_ns(),
+            absl::ToUnixNanos(start - absl::Hours(1) + absl::Seconds(10)));
+  // Restored: the next comes one interval later, not at once (no burst, no gap).
+  clock_.StepWall(absl::Hours(1));
+  clock_.Advance(absl::Seconds(9));
+  EXPECT_EQ(Count(stream->written(), AgentMessage::kHeartbeat), 2u);
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_TRUE(stream->WaitWritten([](auto& w) { return Count(w, AgentMessage::kHeartbeat) == 3; }));
+}
+
 TEST_F(AgentSessionTest, AssignmentIsAcceptedRunAndItsResultsSpooledAckedAndReported) {
   StartAgent();
   auto stream = Stream(0);
@@ -585,7 +611,7 @@ TEST_F(AgentSessionTest, WelcomeTimeoutAndReconnectBackoffReadTheInjectedClock) 
   auto first = Stream(0);
   ASSERT_NE(first, nullptr);
   ASSERT_TRUE(first->WaitWritten([](auto& w) { return !w.empty(); }));
-  const absl::Time start = clock_.Now();
+  const absl::Time start = clock_.SteadyNow();
   ASSERT_TRUE(clock_.AdvanceToWaitEndingAt(start + absl::Hours(1)));  // the welcome timeout
   ASSERT_TRUE(first->WaitEnded());
   EXPECT_EQ(StreamsOpened(), 1u);
@@ -611,7 +637,7 @@ TEST_F(AgentSessionTest, ReconnectWithARunningJobReplaysTheSpoolAndKeepsTheJob) 
   ASSERT_TRUE(first->WaitEnded());
   EXPECT_EQ(agent_->stats().acks, 1u);
   EXPECT_EQ(StreamsOpened(), 1u);
-  ASSERT_TRUE(clock_.AdvanceToWaitEndingAt(clock_.Now() + absl::Hours(1)));  // the backoff
+  ASSERT_TRUE(clock_.AdvanceToWaitEndingAt(clock_.SteadyNow() + absl::Hours(1)));  // the backoff
   auto second = Stream(1);
   ASSERT_NE(second, nullptr);
   ASSERT_TRUE(second->WaitWritten([](auto& w) { return !w.empty(); }));
@@ -747,7 +773,7 @@ TEST_F(AgentSessionTest, AStreamRefusedBeforeItsHelloEndsCleanlyAndTheAgentRetri
   ASSERT_TRUE(first->WaitEnded());
   EXPECT_EQ(first->early_finishes(), 0);
   EXPECT_TRUE(first->written().empty());  // the hello could not be written
-  ASSERT_TRUE(clock_.AdvanceToWaitEndingAt(clock_.Now() + absl::Hours(1)));  // the backoff
+  ASSERT_TRUE(clock_.AdvanceToWaitEndingAt(clock_.SteadyNow() + absl::Hours(1)));  // the backoff
   auto second = Stream(1);
   ASSERT_NE(second, nullptr);
   ASSERT_TRUE(second->WaitWritten([](auto& w) { return !w.empty(); }));

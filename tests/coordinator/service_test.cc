@@ -10,6 +10,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <atomic>
 #include <memory>
 #include <functional>
 #include <set>
@@ -17,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
 #include "coordinator/service/agent_service.h"
 #include "coordinator/service/control_service.h"
@@ -416,6 +418,65 @@ TEST_F(ServiceTest, AnErrorCutsAHugeValueItEchoes) {
   EXPECT_NE(status.error_message().find("strategies[0].name"), std::string::npos) << status.error_message().substr(0, 300);
   EXPECT_NE(status.error_message().find("got \"" + std::string(200, 'x') + "...\""), std::string::npos)
       << status.error_message().substr(0, 300);
+}
+
+// The real clocks, with a wall clock a test can set back and forth (as `date -s`
+// does): steady time is not affected.
+class SteppableClock : public Clock {
+ public:
+  absl::Time Now() const override { return absl::Now() + absl::Nanoseconds(offset_ns_.load()); }
+  absl::Time SteadyNow() const override { return ::fleetmark::SteadyNow(); }
+  void SetWallOffset(absl::Duration offset) { offset_ns_ = absl::ToInt64Nanoseconds(offset); }
+
+ private:
+  std::atomic<int64_t> offset_ns_{0};
+};
+
+// Issue 32, item 5: with the wall clock set back an hour for a while, the coordinator
+// recorded no liveness meanwhile (its next flush was due an hour later on the wall
+// clock) and, once the clock was restored, dropped an idle agent that had kept sending
+// heartbeats ("no heartbeat for 1h"). Liveness runs on steady time.
+TEST_F(ServiceTest, AWallClockStepNeitherStallsLivenessNorDropsAnAgent) {
+  SteppableClock clock;
+  coordinator_.reset();
+  CoordinatorOptions options = Options(db_->uri());
+  options.clock = &clock;
+  StartCoordinator(options);
+  // The coordinator reads `clock` until it stops: stop it first, however the test ends.
+  absl::Cleanup stop = [&] { coordinator_.reset(); };
+  TestAgent agent(channel_);
+  ASSERT_FALSE(agent.Greet(TestAgent::Hello("agent-clock", 1, kEnrollToken)).agent_id.empty());
+  v1::AgentMessage heartbeat;
+  heartbeat.mutable_heartbeat()->set_rss_bytes(1);
+  // Heartbeats every 300 ms of real time for `d`.
+  auto beat_for = [&](absl::Duration d) {
+    for (const absl::Time end = absl::Now() + d; absl::Now() < end;) {
+      ASSERT_TRUE(agent.Send(heartbeat)) << "the coordinator ended the stream";
+      absl::SleepFor(absl::Milliseconds(300));
+    }
+  };
+  ASSERT_NO_FATAL_FAILURE(beat_for(absl::Seconds(2)));
+  std::vector<v1::AgentInfo> agents = Agents();
+  ASSERT_EQ(agents.size(), 1u);
+  const int64_t seen_before = agents[0].last_seen_unix_ns();
+  ASSERT_GT(seen_before, 0);
+
+  clock.SetWallOffset(-absl::Hours(1));
+  ASSERT_NO_FATAL_FAILURE(beat_for(absl::Seconds(3)));
+  agents = Agents();
+  ASSERT_EQ(agents.size(), 1u);
+  // Flushed meanwhile (every heartbeat interval, 1 s), with the wall time of the last
+  // heartbeat on the clock as it now reads.
+  EXPECT_LT(agents[0].last_seen_unix_ns(), seen_before - absl::ToInt64Nanoseconds(absl::Minutes(59)))
+      << "no liveness flush while the wall clock was set back";
+
+  clock.SetWallOffset(absl::ZeroDuration());
+  ASSERT_NO_FATAL_FAILURE(beat_for(absl::Seconds(3)));
+  agents = Agents();
+  ASSERT_EQ(agents.size(), 1u);
+  EXPECT_EQ(agents[0].state(), "online");
+  EXPECT_GT(agents[0].last_seen_unix_ns(), absl::ToUnixNanos(absl::Now() - absl::Seconds(3)));
+  EXPECT_TRUE(agent.Send(heartbeat));
 }
 
 TEST_F(ServiceTest, ABadListenAddressIsRefusedAtStart) {

@@ -213,6 +213,51 @@ TEST(RunnerTest, StopsAtMaxRepetitionsSplitOverRounds) {
   EXPECT_EQ(o.progress.size(), 3u);  // one slice per round
 }
 
+// Issue 32, item 5: a wall clock set back an hour mid-run gave results that end before
+// they start (-3 598 s). A result's end is its start plus the case's steady duration,
+// and the step is noted as a condition of the case.
+TEST(RunnerTest, AWallClockStepMidCaseKeepsItsDurationAndIsNoted) {
+  const v1::Plan plan = PlanFrom(R"pb(
+    matrix {
+      strategies { name: "direct" }
+      workloads: "arithmetic"
+      batch { tasks: 1 }
+    }
+    measurement { warmup_seconds: 0.01 target_ci_percent: 0.0000001 min_repetitions: 3 max_repetitions: 9 rounds: 3 })pb");
+  const absl::Time t0 = absl::FromUnixSeconds(1'800'000'000);
+  FakeClock clock(t0);
+  RunOptions options;
+  options.clock = &clock;
+  // Between the case's slices (its rounds): 2 s pass, then the wall clock is set back an
+  // hour; 3 s more pass before the last slice.
+  Outcome stepped;
+  options.on_progress = [&](const RunProgress& p) {
+    if (p.slices_done == 1) {
+      clock.Advance(absl::Seconds(2));
+      clock.StepWall(-absl::Hours(1));
+    } else if (p.slices_done == 2) {
+      clock.Advance(absl::Seconds(3));
+    }
+  };
+  stepped.summary = RunPlan(
+      plan, options, [&](const v1::CaseResult& r) { stepped.results.push_back(r); }, nullptr);
+  ASSERT_TRUE(stepped.summary.ok()) << stepped.summary.status();
+  ASSERT_EQ(stepped.results.size(), 1u);
+  const v1::CaseResult& r = stepped.results[0];
+  EXPECT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
+  EXPECT_EQ(r.started_unix_ns(), absl::ToUnixNanos(t0));
+  EXPECT_GE(r.finished_unix_ns(), r.started_unix_ns());
+  EXPECT_EQ(r.finished_unix_ns() - r.started_unix_ns(), absl::ToInt64Nanoseconds(absl::Seconds(5)));
+  EXPECT_THAT(r.message(), HasSubstr("clock: the wall clock was stepped by -1h during the case"));
+
+  // No step, no note.
+  options.on_progress = nullptr;
+  Outcome plain = RunCases(plan, options);
+  ASSERT_EQ(plain.results.size(), 1u);
+  EXPECT_EQ(plain.results[0].message().find("clock:"), std::string::npos) << plain.results[0].message();
+  EXPECT_EQ(plain.results[0].finished_unix_ns(), plain.results[0].started_unix_ns());  // the fake clock stood still
+}
+
 // One direct case of 1 arithmetic task whose strategy label selects a phase hook
 // (phase_hook.h), one process, one round, CI target 2%.
 v1::Plan PhasedPlan(const std::string& label, const std::string& budget) {
