@@ -30,6 +30,7 @@
 #include "engine/runner/runner.h"
 #include "engine/topology/host.h"
 #include "google/protobuf/text_format.h"
+#include "engine/common/steady_wait.h"
 
 namespace fleetmark::cli {
 namespace {
@@ -162,7 +163,7 @@ int RecommendMeasure(const report::Profile& profile, const std::string& format, 
   const size_t cases = engine::ExpandCases(bracket->plan, /*quick=*/true).size();
   std::cerr << "recommend: measuring " << cases << " cases " << (fleet ? "on the fleet" : "here")
             << " with quick settings (" << report::AssumedText(*bracket) << ")\n";
-  const absl::Time started = absl::Now();
+  const absl::Time started = SteadyNow();
   int code = kExitOk;
   std::vector<report::DeviceAnswer> answers;
   std::string header;
@@ -176,7 +177,7 @@ int RecommendMeasure(const report::Profile& profile, const std::string& format, 
     if (!results) return code;
     answers.push_back(report::AnswerBracket(*bracket, ThisDevice(), *results));
   }
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - started);
+  const double seconds = absl::ToDoubleSeconds(SteadyNow() - started);
   if (format == "json") {
     std::cout << report::BracketAnswersJson(*bracket, answers);
   } else {

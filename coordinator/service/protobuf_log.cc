@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "engine/common/log.h"
+#include "engine/common/steady_wait.h"
 #include "google/protobuf/stubs/logging.h"
 
 namespace fleetmark::service {
@@ -24,6 +25,7 @@ const char* LevelName(google::protobuf::LogLevel level) {
 }
 
 // Through the daemon's log (engine/common/log.h: time and level, as every other line).
+// The rate limit runs on steady time: a wall clock set back would silence it.
 void Handler(google::protobuf::LogLevel level, const char* filename, int line, const std::string& message) {
   // protobuf's default format: "[libprotobuf ERROR file:line] message".
   const std::string text = absl::StrCat("[libprotobuf ", LevelName(level), " ", filename, ":", line, "] ", message);
@@ -34,7 +36,7 @@ void Handler(google::protobuf::LogLevel level, const char* filename, int line, c
     Log(ours, text);
     return;
   }
-  if (std::optional<std::string> admitted = limiter->Admit(absl::Now(), text)) Log(ours, *admitted);
+  if (std::optional<std::string> admitted = limiter->Admit(SteadyNow(), text)) Log(ours, *admitted);
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ class LogRateLimiter {
  public:
   LogRateLimiter(int burst, absl::Duration interval) : burst_(burst), interval_(interval) {}
 
-  // The line to print for `line` logged at `now` ("" + "(N similar lines suppressed) "
+  // The line to print for `line` logged at `now` (steady time: SteadyNow) ("" + "(N similar lines suppressed) "
   // prefix when lines were dropped before it), or nullopt to drop it.
   std::optional<std::string> Admit(absl::Time now, const std::string& line);
 

@@ -5,7 +5,7 @@
 //   StopRuleOptions rule = StopRuleOptionsFromSettings(plan.measurement()).value();
 //   while (true) {
 //     samples.push_back(RunOnce());
-//     StopDecision d = DecideStop(samples, rule, absl::Now() - start);
+//     StopDecision d = DecideStop(samples, rule, SteadyNow() - start);
 //     if (d.stop) { result.set_stop_reason(d.reason); break; }
 //   }
 #pragma once
