@@ -56,6 +56,16 @@ std::string OrList(const std::vector<std::string>& items) {
 // fiber (tied)".
 std::string Choice(const IoModeAnswer& a) {
   if (a.verdict == AnswerKind::kWinner) return DescribeStrategy(a.best_spec);
+  // One strategy at several sizes: "fixed_pool with 64 or 100 threads".
+  std::vector<std::string> threads;
+  for (const std::string& label : a.tied) {
+    const v1::StrategySpec* s = SpecOf(a.tied_specs, label);
+    if (s == nullptr || s->name() != a.best_spec.name() || s->threads() == 0) break;
+    threads.push_back(absl::StrCat(s->threads()));
+  }
+  if (threads.size() == a.tied.size() && threads.size() >= 2) {
+    return absl::StrCat(a.best_spec.name(), " with ", OrList(threads), " threads (tied)");
+  }
   return absl::StrCat(OrList(a.tied_text), " (tied)");
 }
 
@@ -123,7 +133,10 @@ IoModeAnswer AnswerIoMode(const std::string& io_mode, std::vector<AnswerPoint> p
   if (p.tie) {
     a.verdict = AnswerKind::kOpen;
     a.tied = p.tied;
-    for (const std::string& label : a.tied) a.tied_text.push_back(Described(specs, label));
+    for (const std::string& label : a.tied) {
+      a.tied_text.push_back(Described(specs, label));
+      if (const v1::StrategySpec* s = SpecOf(specs, label)) a.tied_specs.push_back(*s);
+    }
     return a;
   }
   a.verdict = AnswerKind::kWinner;
@@ -161,8 +174,8 @@ std::string OverallSentence(std::vector<IoModeAnswer>& answers) {
   const std::string suspending_text = Choice(*suspending) + Caveat(*suspending);
   std::string out;
   if (across.tie) {
-    out = absl::StrCat("use ", suspending_text, " with suspending waits or, just as fast, ", blocking_text,
-                       " (blocking waits)");
+    out = absl::StrCat("use ", suspending_text, " with suspending waits or, just as fast with blocking waits, ",
+                       blocking_text);
   } else if (across.winner() == "suspending") {
     out = absl::StrCat("use ", suspending_text, " with suspending waits; if your waits must block, ", blocking_text);
   } else {

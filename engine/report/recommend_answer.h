@@ -59,6 +59,7 @@ struct IoModeAnswer {
   double ratio = 0, ratio_low = 0, ratio_high = 0;  // runner-up / best with its 95% interval
   std::vector<std::string> tied;                    // kOpen: the open labels, fastest first
   std::vector<std::string> tied_text;               // kOpen: the same as DescribeStrategy says them
+  std::vector<v1::StrategySpec> tied_specs;         // kOpen: their specs
   // The neighbours whose decisive winner is another strategy (roles), when the
   // profile's verdict is kWinner.
   std::vector<std::string> changes_at;

@@ -118,8 +118,13 @@ TEST(RecommendAnswerTest, TiesAreSaidAsTiesAndEqualIoModesBoth) {
   EXPECT_EQ(a.io_modes[0].verdict, AnswerKind::kOpen);
   EXPECT_THAT(a.io_modes[0].tied, ElementsAre("coroutine", "fiber"));
   EXPECT_EQ(a.sentence,
-            "use coroutine or fiber (tied) with suspending waits or, just as fast, fixed_pool with 100 threads "
-            "(blocking waits)");
+            "use coroutine or fiber (tied) with suspending waits or, just as fast with blocking waits, fixed_pool "
+            "with 100 threads");
+  // One strategy tied at two sizes is said once.
+  const DeviceAnswer sizes = AnswerBracket(
+      b, "vm", Results(b.plan, Medians({{"coroutine", 2e6}, {"fixed_pool_64", 4e6}, {"fixed_pool_100", 4.01e6}})));
+  EXPECT_EQ(sizes.sentence,
+            "use coroutine with suspending waits; if your waits must block, fixed_pool with 64 or 100 threads (tied)");
 }
 
 TEST(RecommendAnswerTest, ANeighbourWithAnotherWinnerIsACrossover) {
