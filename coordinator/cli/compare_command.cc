@@ -1,6 +1,6 @@
 // `fleetmark compare RUN --agents A[,B,...]`: the answer first — per workload (and sweep
-// point) per device the best strategy or the set tied with it, with n and the margin
-// (engine/report/strategy_map.h's one winner rule, --min_margin) — then the memory,
+// point) per device the verdict of the one rule (engine/measure/verdict.h via
+// strategy_map.h: decided, equivalent, undecided, provisional; --min_margin) — then the memory,
 // fan-out and load scenarios per device, unsupported cases in one line, the timed cases
 // side by side and the fingerprint fields that differ.
 // `fleetmark compare RUN --cases A,B`: fleet A/B of two cases of the run, B against A on
@@ -158,9 +158,10 @@ int Compare(const std::vector<std::string>& args) {
       std::cout << RunSummary(exported.run()) << "\n\n"
                 << report::FormatAb(ab->cases, ab->devices, ab->fleet)
                 << absl::StrFormat(
-                       "\nB/A < 1: B is faster. Per device: the per-round medians' log-ratio with a Student-t 95%% "
-                       "interval where both cases ran in >= 2 rounds, else the medians' CIs; faster/slower only when "
-                       "the interval excludes 1 and the margin exceeds %.1f%% (--min_margin).\n",
+                       "\nB/A < 1: B is faster. Per device: the paired log-ratio of the per-round process medians "
+                       "with a moderated-t 95%% interval; faster/slower only when decided (slower in every paired "
+                       "round of >= 3 and the interval beyond the margin, at least %.1f%%, --min_margin), "
+                       "equivalent when the interval lies within the margin, else undecided.\n",
                        min_margin * 100);
     }
     return kExitOk;
@@ -187,8 +188,9 @@ int Compare(const std::vector<std::string>& args) {
       table.AddRow(std::move(row));
     }
     std::cout << absl::StrFormat(
-                     "Best strategy per workload and device (a winner only when its CI separates from the "
-                     "runner-up's and the margin exceeds %.1f%%, --min_margin; n = samples):\n",
+                     "Best strategy per workload and device (a winner only when every other strategy was "
+                     "slower in every paired process round and its interval lies beyond the margin, at least "
+                     "%.1f%%, --min_margin):\n",
                      min_margin * 100)
               << table.Render() << "\n";
   }
@@ -273,8 +275,9 @@ int Compare(const std::vector<std::string>& args) {
 
 void RegisterCompareCommand(CommandRegistry& registry) {
   registry.Add({.name = "compare",
-                .summary = "the answer per workload and device (best strategy or the tied set, with n and margin), "
-                           "scenario metrics per device; --cases A,B: fleet A/B of two cases with CIs",
+                .summary = "the answer per workload and device (the verdict: winner with its paired ratio, "
+                           "equivalent, undecided or provisional), scenario metrics per device; --cases A,B: fleet "
+                           "A/B of two cases with intervals",
                 .usage = kCompareUsage,
                 .run = Compare,
                 .text_arguments = {"RUN"}});

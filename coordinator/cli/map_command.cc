@@ -1,5 +1,6 @@
 // `fleetmark map`: the strategy map (engine/report/strategy_map.h) of each agent of a
-// run, or of a results file written by `fleetmark run --format json`.
+// run, or of a results file written by `fleetmark run --format json`; as a table, or
+// with --format json as {"devices": [{"device", "map": StrategyMapJson}]}.
 #include <iostream>
 #include <optional>
 #include <vector>
@@ -7,16 +8,21 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "coordinator/cli/command.h"
 #include "coordinator/cli/device_results.h"
 #include "coordinator/cli/remote_commands.h"
 #include "coordinator/cli/remote_flags.h"
+#include "coordinator/cli/run_flags.h"
 #include "engine/common/text.h"
 #include "engine/report/strategy_map.h"
+#include "engine/report/strategy_map_json.h"
 
 namespace fleetmark::cli {
 namespace {
 
-constexpr char kMapUsage[] = "fleetmark map RUN [--agent NAME] [--include_emulated] | fleetmark map --results FILE";
+constexpr char kMapUsage[] =
+    "fleetmark map RUN [--agent NAME] [--include_emulated] [--format table|json] | fleetmark map --results FILE "
+    "[--format table|json]";
 // The map of one device's results, under its name.
 std::string DeviceMap(const std::string& device, const std::vector<v1::CaseResult>& results) {
   const report::StrategyMap map = report::BuildStrategyMap(results);
@@ -26,6 +32,11 @@ std::string DeviceMap(const std::string& device, const std::vector<v1::CaseResul
 }
 
 int Map(const std::vector<std::string>& args) {
+  const std::string format = absl::GetFlag(FLAGS_format);
+  if (format != "table" && format != "json") {
+    std::cerr << "fleetmark: map: --format: table or json, got \"" << EchoValue(format) << "\"\n";
+    return kExitUsage;
+  }
   int code = kExitOk;
   std::optional<DeviceResults> loaded = LoadDeviceResults({.command = "map",
                                                            .usage = kMapUsage,
@@ -37,6 +48,14 @@ int Map(const std::vector<std::string>& args) {
                                                            .include_emulated = absl::GetFlag(FLAGS_include_emulated)},
                                                           &code);
   if (!loaded) return code;
+  if (format == "json") {
+    nlohmann::json doc = {{"devices", nlohmann::json::array()}};
+    for (const auto& [name, results] : loaded->devices) {
+      doc["devices"].push_back({{"device", name}, {"map", report::StrategyMapJson(report::BuildStrategyMap(results))}});
+    }
+    std::cout << doc.dump(2) << "\n";
+    return kExitOk;
+  }
   if (!loaded->header.empty()) std::cout << loaded->header << "\n\n";
   for (const auto& [name, results] : loaded->devices) std::cout << DeviceMap(name, results);
   return kExitOk;
@@ -46,7 +65,8 @@ int Map(const std::vector<std::string>& args) {
 
 void RegisterMapCommand(CommandRegistry& registry) {
   registry.Add({.name = "map",
-                .summary = "the strategy map per device: winner, runner-up, ratio with CI or tie, and crossovers",
+                .summary = "the strategy map per device: per point the verdict (decided winner with its paired ratio "
+                           "and interval, equivalent, undecided or provisional) and the crossovers; --format json",
                 .usage = kMapUsage,
                 .run = Map,
                 .text_arguments = {"RUN"}});

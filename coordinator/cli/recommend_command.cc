@@ -1,8 +1,9 @@
-// `fleetmark recommend`: per device, the best strategy at a task profile, its margin
-// over the runner-up with a CI, the ties, or "not measured near this profile"
-// (engine/report/recommend.h), from a run, the latest run of a plan, or a results file;
-// with --measure, from a plan measured for the profile (recommend_measure.h); with
-// --workload, one sentence for a fixed workload of a run (engine/report/recommend_answer.h).
+// `fleetmark recommend`: per device, the best strategy at a task profile, its paired
+// ratio over the runner-up with its interval, the equivalent or undecided set, or "not
+// measured near this profile" (engine/report/recommend.h), from a run, the latest run of a
+// plan, or a results file; with --measure, from a plan measured for the profile
+// (recommend_measure.h); with --workload, one sentence for a fixed workload of a run
+// (engine/report/recommend_answer.h).
 #include <iostream>
 #include <optional>
 #include <vector>
@@ -117,9 +118,10 @@ int Recommend(const std::vector<std::string>& args) {
 
 void RegisterRecommendCommand(CommandRegistry& registry) {
   registry.Add({.name = "recommend",
-                .summary = "per device, the best strategy at a task profile, its margin with a CI, or the ties; "
-                           "\"not measured near this profile\" outside the measured sweeps; --measure measures "
-                           "the profile's neighbourhood first and answers in one sentence",
+                .summary = "per device, the best strategy at a task profile with its paired ratio and interval, "
+                           "or the equivalent / undecided set; \"not measured near this profile\" outside the "
+                           "measured sweeps; --measure measures the profile's neighbourhood first and answers in "
+                           "one sentence; --format json",
                 .usage = kRecommendUsage,
                 .runs_cases = true,
                 .run = Recommend});

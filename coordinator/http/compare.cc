@@ -13,7 +13,8 @@
 namespace fleetmark::http {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+// A device's name in a cell's verdict: its letter on the page (A, B, ...).
+std::string Letter(size_t d) { return d < 26 ? std::string(1, static_cast<char>('A' + d)) : absl::StrCat("#", d + 1); }
 
 bool IsTimed(const fleetmark::v1::CaseResult& r) {
   return r.status() == fleetmark::v1::CASE_STATUS_OK && r.stats().count() > 0 && std::isfinite(r.stats().median_ns()) &&
@@ -98,6 +99,9 @@ Comparison CompareDevices(const std::vector<DeviceResults>& devices, const repor
       const double width = r.stats().ci_high_ns() - r.stats().ci_low_ns();
       if (slot && slot->ci_high_ns - slot->ci_low_ns <= width) continue;
       slot = CellValue{r.result_id(), r.stats().median_ns(), r.stats().ci_low_ns(), r.stats().ci_high_ns()};
+      const report::MapEntry entry = report::EntryOf(r);
+      slot->process_medians_ns = entry.process_medians_ns;
+      slot->contended = entry.contended;
     }
   }
 
@@ -117,7 +121,15 @@ Comparison CompareDevices(const std::vector<DeviceResults>& devices, const repor
     }
   }
 
-  // Winner, ratios.
+  // Winner, ratios. The spread of every device's results, once.
+  report::MapOptions decide = options;
+  if (!(decide.spread > 0)) {
+    std::vector<const fleetmark::v1::CaseResult*> all;
+    for (const DeviceResults& d : devices) {
+      for (const store::WebResult& wr : d.results) all.push_back(&wr.result);
+    }
+    decide.spread = report::SpreadOf(all);
+  }
   std::map<std::string, std::vector<std::vector<Ratio>>> per_column;
   std::vector<std::vector<Ratio>> all(n);
   for (Cell& cell : out.cells) {
@@ -126,20 +138,23 @@ Comparison CompareDevices(const std::vector<DeviceResults>& devices, const repor
       if (cell.values[d]) present.push_back(d);
     }
     if (present.size() >= 2) {
-      // The devices ranked by the strategy map's one rule (CIs separate AND the margin
-      // exceeds options.min_margin), a device's index standing for the strategy.
+      // The devices as the contenders of the one verdict rule, a device's letter standing
+      // for the strategy (process i of each is round i + 1).
       report::MapPoint point;
       for (size_t d : present) {
         const CellValue& v = *cell.values[d];
-        const bool has_ci = v.has_ci();
-        point.ranked.push_back({.strategy = std::to_string(d),
-                                .median_ns = v.median_ns,
-                                .ci_low_ns = has_ci ? std::min(v.ci_low_ns, v.median_ns) : 0,
-                                .ci_high_ns = has_ci ? std::max(v.ci_high_ns, v.median_ns) : kInf});
+        report::MapEntry e{.strategy = Letter(d), .median_ns = v.median_ns,
+                           .process_medians_ns = v.process_medians_ns, .contended = v.contended};
+        for (size_t i = 0; i < e.process_medians_ns.size(); ++i) e.rounds.push_back(static_cast<uint32_t>(i + 1));
+        point.ranked.push_back(std::move(e));
       }
-      report::DecidePoint(point, options);
-      cell.winner = std::stoi(point.winner());
+      report::DecidePoint(point, decide);
+      for (size_t d : present) {
+        if (Letter(d) == point.winner()) cell.winner = static_cast<int>(d);
+      }
       cell.no_difference = point.tie;
+      cell.verdict = engine::VerdictKindName(point.kind);
+      cell.reason = point.reason;
     }
     auto& column = per_column[cell.workload];
     column.resize(n);

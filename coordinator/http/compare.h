@@ -6,10 +6,13 @@
 //   std::vector<DeviceResults> devices = ...;       // device 0 is "A"
 //   Comparison c = CompareDevices(devices);
 //
-// Ratio interval: [low_A / high_X, high_A / low_X] from the two medians' 95% CIs
+// Ratio interval (shown): [low_A / high_X, high_A / low_X] from the two medians' 95% CIs
 // (interval arithmetic on independent CIs: conservative, at least ~90% coverage by
-// Bonferroni). It contains 1 exactly when the two CIs overlap, which is the "no
-// difference" rule. Geometric means of ratios and of their bounds follow Fleming &
+// Bonferroni). The winning device of a cell is the one verdict rule's
+// (engine/measure/verdict.h, DecideGroup over the devices' process medians, the i-th
+// process of each device taken as round i + 1: devices do not share rounds, so this
+// pairs independent processes, which the interval covers as a two-sample comparison);
+// "no difference" is every cell without a decided winner. Geometric means of ratios and of their bounds follow Fleming &
 // Wallace (1986), "How not to lie with statistics: the correct way to summarize
 // benchmark results". Pure functions, thread-safe.
 #pragma once
@@ -46,6 +49,8 @@ struct CellValue {
   double ci_high_ns = 0;
   double normalized = 1;  // median / this device's fastest median in the workload (>= 1)
   bool fastest = false;   // this device's fastest strategy in the workload
+  std::vector<double> process_medians_ns;  // report::EntryOf: one per process
+  bool contended = false;
 
   // Whether the value has a confidence interval (0 < low <= high, finite): without one
   // the ranking treats it as [0, ∞) and the JSON gives both bounds as null.
@@ -64,7 +69,9 @@ struct Cell {
   std::string workload;                          // WorkloadColumn::key
   std::vector<std::optional<CellValue>> values;  // one per device
   int winner = -1;                               // index of the fastest device; -1 if < 2 devices have it
-  bool no_difference = false;                    // no winner: CIs overlap or the margin is below the minimum
+  bool no_difference = false;                    // no decided winner (equivalent, undecided, provisional)
+  std::string verdict;                           // the verdict's kind ("decided", "undecided", ...)
+  std::string reason;                            // and its reason; "" with fewer than 2 devices
   std::vector<std::optional<Ratio>> ratios;      // [i] = A / device i (i >= 1); [0] empty
 };
 
@@ -83,8 +90,8 @@ struct Comparison {
   std::vector<std::optional<Ratio>> overall;
 };
 
-// `winner` / `no_difference` of each cell follow the strategy map's one rule (a winner
-// only when the CIs separate AND the margin exceeds options.min_margin).
+// `winner` / `no_difference` of each cell follow the one verdict rule (DecidePoint with
+// options; options.spread 0 = the spread of every device's results, report::SpreadOf).
 Comparison CompareDevices(const std::vector<DeviceResults>& devices, const report::MapOptions& options = {});
 
 // The column key / label of a result's case.

@@ -345,6 +345,8 @@ json ComparisonJson(const std::vector<DeviceResults>& devices, const Comparison&
                             {"values", values},
                             {"winner", cell.winner},
                             {"no_difference", cell.no_difference},
+                            {"verdict", cell.verdict},
+                            {"reason", cell.reason},
                             {"ratios", ratios}});
   }
   out["geomean"] = json::array();

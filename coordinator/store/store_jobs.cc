@@ -629,15 +629,22 @@ absl::StatusOr<ResultExportIndex> ExportIndexInTxn(pqxx::work& txn, const std::s
   // result of each case per job (all rows stay stored). octet_length reads the stored
   // size without the contents.
   pqxx::result r = txn.exec_params(
-      "SELECT result_id::text, bytes FROM (SELECT DISTINCT ON (c.job_id, c.case_id) a.name, c.case_id,"
+      "SELECT result_id::text, bytes, name, case_id FROM (SELECT DISTINCT ON (c.job_id, c.case_id) a.name, c.case_id,"
       "  c.result_id, octet_length(c.result) AS bytes"
       "  FROM case_results c JOIN agents a ON a.agent_id = c.agent_id"
       "  WHERE c.run_id = $1::uuid AND ($2 = '' OR a.name = $2)"
       "  ORDER BY c.job_id, c.case_id, c.finished_at DESC NULLS LAST, c.received_at DESC) latest "
       "ORDER BY name, case_id, result_id",
       run_id, agent_name);
+  // By agent, then case id in natural order (a sweep's cpu_ns=20000 before cpu_ns=100000).
+  std::vector<std::pair<std::pair<std::string, std::string>, size_t>> order;
+  for (size_t i = 0; i < r.size(); ++i) order.push_back({{r[i][2].as<std::string>(), r[i][3].as<std::string>()}, i});
+  std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
+    if (x.first.first != y.first.first) return x.first.first < y.first.first;
+    return NaturalLess(x.first.second, y.first.second);
+  });
   index.results.reserve(r.size());
-  for (const auto& row : r) index.results.push_back({row[0].as<std::string>(), row[1].as<size_t>()});
+  for (const auto& [key, i] : order) index.results.push_back({r[i][0].as<std::string>(), r[i][1].as<size_t>()});
   return index;
 }
 

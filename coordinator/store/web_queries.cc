@@ -21,6 +21,7 @@
 #include "coordinator/store/web_reader.h"
 #include "engine/common/scenario_result.h"
 #include "engine/common/status_macros.h"
+#include "engine/common/text.h"
 
 namespace fleetmark::store {
 namespace {
@@ -42,9 +43,9 @@ constexpr char kListSchedules[] = "fm_web_list_schedules";
 
 
 // Columns of a result row (order matters: see ResultFromRow). The stored proto is read
-// only for scenarios whose output lives there (memory points, load, fanout) and for the
+// for scenarios whose output lives there (memory points, load, fanout), for the
 // synthetic workload, whose parameters and swept names (the strategy map's points) live
-// there too.
+// there too, and for batch cases, whose process medians the verdict compares.
 std::string ResultColumns() {
   return absl::StrCat(
       "c.result_id::text, c.agent_id::text, a.name, c.run_id::text, c.job_id::text, c.case_id, ",
@@ -54,7 +55,7 @@ std::string ResultColumns() {
       "c.outliers, c.threads_used, c.peak_in_flight, c.cpu_user_seconds, c.cpu_system_seconds, ",
       "c.allocations, c.allocated_bytes, c.peak_threads, c.rss_delta_bytes, c.throttled, ", UnixNs("c.started_at"),
       ", ", UnixNs("c.finished_at"), ", c.engine_version, ",
-      "CASE WHEN c.scenario IN ('memory', 'load', 'fanout') OR c.workload = 'synthetic' THEN c.result END, ",
+      "CASE WHEN c.scenario IN ('memory', 'load', 'fanout', 'batch') OR c.workload = 'synthetic' THEN c.result END, ",
       "c.emulated, c.fingerprint, c.repetitions");
 }
 
@@ -169,6 +170,12 @@ WebResult ResultFromRow(const pqxx::row& row) {
         *spec.mutable_swept() = full.spec().swept();
       }
       engine::CopyScenarioResult(full, &r);
+      // What the verdict compares (engine/measure/verdict.h): the process medians, their
+      // rounds, and whether other work contended the device.
+      *r.mutable_process_medians_ns() = full.process_medians_ns();
+      *r.mutable_process_rounds() = full.process_rounds();
+      r.set_contended(full.contended());
+      r.set_other_cpu_share(full.other_cpu_share());
     }
   }
   return out;
@@ -285,6 +292,11 @@ class PgWebReader final : public WebReader {
       std::vector<WebResult> results;
       results.reserve(rows.size());
       for (const pqxx::row& row : rows) results.push_back(ResultFromRow(row));
+      // By agent name, then case id in natural order (cpu_ns=20000 before cpu_ns=100000).
+      std::stable_sort(results.begin(), results.end(), [](const WebResult& a, const WebResult& b) {
+        if (a.agent_name != b.agent_name) return a.agent_name < b.agent_name;
+        return NaturalLess(a.result.spec().case_id(), b.result.spec().case_id());
+      });
       return results;
     });
   }

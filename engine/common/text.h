@@ -98,4 +98,10 @@ size_t DisplayWidth(std::string_view text);
 // character boundary and never between a character and its combining marks.
 std::string_view PrefixOfWidth(std::string_view text, size_t columns);
 
+// Natural order of names with numbers in them ("cpu_ns=20000" before "cpu_ns=100000",
+// "x2" before "x10"): runs of ASCII digits compare by numeric value (leading zeros
+// ignored; equal values then by the run's length), everything else byte by byte;
+// equal under that, plain byte order decides. A strict weak order. Pure.
+bool NaturalLess(std::string_view a, std::string_view b);
+
 }  // namespace fleetmark

@@ -2,7 +2,6 @@
 #include "engine/report/ab_compare.h"
 
 #include <algorithm>
-#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -13,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "engine/measure/verdict.h"
 #include "engine/report/text_table.h"
 #include "engine/report/units.h"
 
@@ -53,13 +53,17 @@ std::pair<double, double> MeanSd(const std::vector<double>& v) {
   return {mean, std::sqrt(squares / static_cast<double>(v.size() - 1))};
 }
 
-// exp(mean ± t · sd / √n) of log values.
-PairedRatio LogInterval(const std::vector<double>& logs) {
-  PairedRatio out;
-  out.n = static_cast<int>(logs.size());
+// exp(mean) of log values and its Student-t 95% interval exp(mean ± t · sd / √n); n < 2:
+// ratio 0 (none).
+struct LogInterval {
+  double ratio = 0, low = 0, high = 0;
+};
+LogInterval IntervalOfLogs(const std::vector<double>& logs) {
+  LogInterval out;
   if (logs.size() < 2) return out;
   const auto [mean, sd] = MeanSd(logs);
-  const double half = StudentT975(out.n - 1) * sd / std::sqrt(static_cast<double>(logs.size()));
+  const double n = static_cast<double>(logs.size());
+  const double half = engine::StudentTQuantile(0.975, n - 1) * sd / std::sqrt(n);
   out.ratio = std::exp(mean);
   out.low = std::exp(mean - half);
   out.high = std::exp(mean + half);
@@ -78,16 +82,14 @@ std::string StatusText(const v1::CaseResult* r) {
 
 nlohmann::json Number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
+// The ratio with its interval, or alone when there is none (never "[0.00x, inf]").
 std::string Interval(double ratio, double low, double high) {
   if (!(ratio > 0)) return "-";
+  if (!(low > 0) || !std::isfinite(high)) return FormatRatio(ratio);
   return FormatRatioWithCi(ratio, low, high);
 }
 
 }  // namespace
-
-double StudentT975(int df) {
-  return boost::math::quantile(boost::math::students_t_distribution<double>(std::max(1, df)), 0.975);
-}
 
 std::vector<std::string> CloseMatches(const std::string& item, const std::vector<std::string>& candidates,
                                       size_t limit) {
@@ -150,8 +152,10 @@ std::string AbVerdictName(AbVerdict v) {
       return "faster";
     case AbVerdict::kSlower:
       return "slower";
-    case AbVerdict::kTie:
-      return "tie";
+    case AbVerdict::kEquivalent:
+      return "equivalent";
+    case AbVerdict::kUndecided:
+      return "undecided";
     case AbVerdict::kUnmeasured:
       break;
   }
@@ -163,17 +167,8 @@ AbVerdict RatioVerdict(double ratio, double low, double high, const MapOptions& 
   const double margin = std::max(0.0, options.min_margin);
   if (high < 1 && 1 / ratio - 1 > margin) return AbVerdict::kFaster;
   if (low > 1 && ratio - 1 > margin) return AbVerdict::kSlower;
-  return AbVerdict::kTie;
-}
-
-PairedRatio PairedLogRatio(const std::vector<double>& a, const std::vector<double>& b) {
-  std::vector<double> logs;
-  const size_t n = std::min(a.size(), b.size());
-  for (size_t k = 0; k < n; ++k) {
-    if (!(a[k] > 0) || !(b[k] > 0) || !std::isfinite(a[k]) || !std::isfinite(b[k])) return {};
-    logs.push_back(std::log(b[k] / a[k]));
-  }
-  return LogInterval(logs);
+  if (low >= 1 / (1 + margin) && high <= 1 + margin) return AbVerdict::kEquivalent;
+  return AbVerdict::kUndecided;
 }
 
 DeviceAb CompareAb(const std::string& device, const v1::CaseResult* a, const v1::CaseResult* b,
@@ -188,27 +183,44 @@ DeviceAb CompareAb(const std::string& device, const v1::CaseResult* a, const v1:
     out.method = std::string(1, '-');  // not = "-": a false GCC 12 -Wrestrict (GCC bug 105329)
     return out;
   }
-  const std::vector<double> rounds_a(a->process_medians_ns().begin(), a->process_medians_ns().end());
-  const std::vector<double> rounds_b(b->process_medians_ns().begin(), b->process_medians_ns().end());
-  const PairedRatio paired = PairedLogRatio(rounds_a, rounds_b);
-  if (paired.n >= 2 && paired.ratio > 0) {
-    out.ratio = paired.ratio;
-    out.low = paired.low;
-    out.high = paired.high;
-    out.paired_rounds = paired.n;
-    out.method = absl::StrCat("paired rounds (n=", paired.n, ", log-ratio Student-t)");
+  // The two cases as the contenders of one group ("A" and "B"), the one verdict rule.
+  MapPoint pair;
+  pair.ranked = {EntryOf(*a), EntryOf(*b)};
+  pair.ranked[0].strategy = "A";
+  pair.ranked[1].strategy = "B";
+  MapOptions decide = options;
+  if (!(decide.spread > 0)) decide.spread = SpreadOf({a, b});
+  DecidePoint(pair, decide);
+  const bool b_leads = pair.winner() == "B";
+  out.paired_rounds = pair.pairs;
+  out.reason = pair.reason;
+  if (b_leads) {  // runner-up A / leader B: invert to B / A
+    out.ratio = 1 / pair.ratio;
+    out.low = pair.ratio_high > 0 && std::isfinite(pair.ratio_high) ? 1 / pair.ratio_high : 0;
+    out.high = pair.ratio_low > 0 ? 1 / pair.ratio_low : kInf;
   } else {
-    // One process per case: the medians, and the interval arithmetic of their CIs.
-    const v1::Statistics &sa = a->stats(), &sb = b->stats();
-    const bool cis = sa.count() >= 2 && sb.count() >= 2 && sa.ci_low_ns() > 0 && sb.ci_low_ns() > 0 &&
-                     std::isfinite(sa.ci_high_ns()) && std::isfinite(sb.ci_high_ns()) &&
-                     std::isfinite(sa.ci_half_width_percent()) && std::isfinite(sb.ci_half_width_percent());
-    out.ratio = out.b_median_ns / out.a_median_ns;
-    out.low = cis ? std::min(sb.ci_low_ns(), sb.median_ns()) / std::max(sa.ci_high_ns(), sa.median_ns()) : 0;
-    out.high = cis ? std::max(sb.ci_high_ns(), sb.median_ns()) / std::min(sa.ci_low_ns(), sa.median_ns()) : kInf;
-    out.method = cis ? "medians' CIs (unpaired)" : "no CI (n=1)";
+    out.ratio = pair.ratio;
+    out.low = pair.ratio_low;
+    out.high = pair.ratio_high;
   }
-  out.verdict = RatioVerdict(out.ratio, out.low, out.high, options);
+  if (pair.pairs < 2) {
+    out.low = 0;
+    out.high = kInf;
+  }
+  switch (pair.kind) {
+    case engine::VerdictKind::kDecided:
+      out.verdict = b_leads ? AbVerdict::kFaster : AbVerdict::kSlower;
+      break;
+    case engine::VerdictKind::kEquivalent:
+      out.verdict = AbVerdict::kEquivalent;
+      break;
+    default:
+      out.verdict = AbVerdict::kUndecided;
+      break;
+  }
+  out.method = pair.pairs >= 2 ? absl::StrCat("paired rounds (n=", pair.pairs, ", moderated t)")
+                               : absl::StrCat(pair.pairs, " paired round", pair.pairs == 1 ? "" : "s",
+                                              ": provisional, no interval");
   return out;
 }
 
@@ -223,8 +235,11 @@ FleetAb SummarizeFleet(const std::vector<DeviceAb>& devices, const MapOptions& o
       case AbVerdict::kSlower:
         ++fleet.slower;
         break;
-      case AbVerdict::kTie:
-        ++fleet.tie;
+      case AbVerdict::kEquivalent:
+        ++fleet.equivalent;
+        break;
+      case AbVerdict::kUndecided:
+        ++fleet.undecided;
         break;
       case AbVerdict::kUnmeasured:
         ++fleet.unmeasured;
@@ -240,7 +255,7 @@ FleetAb SummarizeFleet(const std::vector<DeviceAb>& devices, const MapOptions& o
     fleet.low = 0;
     fleet.high = kInf;
   } else {
-    const PairedRatio over = LogInterval(logs);
+    const LogInterval over = IntervalOfLogs(logs);
     fleet.ratio = over.ratio;
     fleet.low = over.low;
     fleet.high = over.high;
@@ -254,7 +269,7 @@ std::string FormatAb(const CasePair& cases, const std::vector<DeviceAb>& devices
   TextTable table({{"device"},
                    {"A median", Align::kRight},
                    {"B median", Align::kRight},
-                   {"B/A [95% CI]", Align::kRight},
+                   {"B/A [95%]", Align::kRight},
                    {"B is"},
                    {"method"}});
   for (const DeviceAb& d : devices) {
@@ -264,7 +279,8 @@ std::string FormatAb(const CasePair& cases, const std::vector<DeviceAb>& devices
   }
   absl::StrAppend(&out, table.Render());
   absl::StrAppend(&out, "\nfleet: B is faster on ", fleet.faster, " device", fleet.faster == 1 ? "" : "s",
-                  ", slower on ", fleet.slower, ", tie on ", fleet.tie);
+                  ", slower on ", fleet.slower, ", equivalent on ", fleet.equivalent, ", undecided on ",
+                  fleet.undecided);
   if (fleet.unmeasured > 0) absl::StrAppend(&out, ", not measured on ", fleet.unmeasured);
   if (fleet.devices > 0) {
     absl::StrAppend(&out, "; geometric-mean B/A ", Interval(fleet.ratio, fleet.low, fleet.high), " over ",
@@ -289,6 +305,7 @@ nlohmann::json AbJson(const CasePair& cases, const std::vector<DeviceAb>& device
                     {"ratio_high", d.ratio > 0 ? Number(d.high) : nlohmann::json(nullptr)},
                     {"paired_rounds", d.paired_rounds},
                     {"method", d.method},
+                    {"reason", d.reason},
                     {"verdict", AbVerdictName(d.verdict)}});
   }
   return {{"a", cases.a},
@@ -298,7 +315,8 @@ nlohmann::json AbJson(const CasePair& cases, const std::vector<DeviceAb>& device
           {"fleet",
            {{"faster", fleet.faster},
             {"slower", fleet.slower},
-            {"tie", fleet.tie},
+            {"equivalent", fleet.equivalent},
+            {"undecided", fleet.undecided},
             {"not_measured", fleet.unmeasured},
             {"devices", fleet.devices},
             {"ratio", fleet.devices > 0 ? Number(fleet.ratio) : nlohmann::json(nullptr)},

@@ -6,18 +6,18 @@
 //   DeviceAb ab = CompareAb("pixel-7", a_result, b_result);
 //   FleetAb fleet = SummarizeFleet({ab, ...});
 //
-// Method. The runner measures cases in interleaved rounds (engine/runner/runner.h): a
-// batch case measured with measurement.processes >= 2 keeps one median per process, the
-// k-th of which ran in round k, as did the k-th of every other case. Rounds where both
-// ran are paired: d_k = ln(B_k / A_k), and the ratio is exp(mean d) with the Student-t
-// 95% interval exp(mean d ± t(0.975, n-1) · s / √n) (the paired t interval on log
-// ratios; drift common to a round cancels). With fewer than two paired rounds the
-// ratio is of the medians and its interval the interval arithmetic of the two medians'
-// CIs, [low_B / high_A, high_B / low_A] (conservative; unbounded without a CI). The
-// fleet's ratio is the geometric mean of the devices' ratios with the Student-t
-// interval over the devices' log ratios (Fleming & Wallace 1986 for the geometric mean).
-// A verdict uses the one rule of winner and tie (strategy_map.h, MapOptions): faster or
-// slower only when the interval excludes 1 AND the margin exceeds the minimum.
+// Method. Per device, A and B are the two contenders of the one verdict rule
+// (engine/measure/verdict.h, DecideGroup; strategy_map.h's EntryOf): their process
+// medians paired by round, the moderated t interval of the paired log ratios, the margin
+// from the device's between-process spread (of the two cases, unless options.spread).
+// B/A is that paired ratio and its interval (with the leader B it is inverted); B is
+// "faster" / "slower" only when the pair is decided (the slower one slower in every
+// paired round and its interval above 1 + margin, from >= 3 processes each),
+// "equivalent" when the interval lies within the margin, "undecided" otherwise
+// (provisional with fewer processes: never "faster" from one process). The fleet's ratio
+// is the geometric mean of the devices' ratios with the Student-t interval over the
+// devices' log ratios (Fleming & Wallace 1986 for the geometric mean) — a question about
+// the fleet, not one device — and its verdict is RatioVerdict below.
 // Pure functions; safe from any thread.
 #pragma once
 
@@ -49,8 +49,8 @@ absl::StatusOr<CasePair> MatchCases(const std::vector<std::string>& items, const
 std::vector<std::string> CloseMatches(const std::string& item, const std::vector<std::string>& candidates,
                                       size_t limit = 5);
 
-enum class AbVerdict { kFaster, kSlower, kTie, kUnmeasured };  // B relative to A
-// "faster", "slower", "tie", "not measured".
+enum class AbVerdict { kFaster, kSlower, kEquivalent, kUndecided, kUnmeasured };  // B relative to A
+// "faster", "slower", "equivalent", "undecided", "not measured".
 std::string AbVerdictName(AbVerdict verdict);
 
 // B / A on one device.
@@ -61,8 +61,9 @@ struct DeviceAb {
   std::string a_status, b_status;
   double ratio = 0;          // B / A: < 1 means B is faster
   double low = 0, high = 0;  // its 95% interval; high = inf when unbounded
-  int paired_rounds = 0;     // n of the paired interval; 0: the medians' CIs were used
-  std::string method;        // "paired rounds (n=5, log-ratio Student-t)" or "medians' CIs (unpaired)"
+  int paired_rounds = 0;     // paired rounds of the interval; < 2: no interval (low 0, high inf)
+  std::string method;        // "paired rounds (n=5, moderated t)", "1 paired round: provisional, no interval"
+  std::string reason;        // the verdict's reason (GroupVerdict::reason)
   AbVerdict verdict = AbVerdict::kUnmeasured;
 };
 
@@ -70,36 +71,27 @@ struct DeviceAb {
 DeviceAb CompareAb(const std::string& device, const v1::CaseResult* a, const v1::CaseResult* b,
                    const MapOptions& options = {});
 
-// The verdict of a ratio and its interval: kFaster when high < 1 and A / B - 1 exceeds
-// the margin, kSlower when low > 1 and ratio - 1 exceeds it, kTie otherwise.
+// The fleet's verdict of a ratio and its interval over devices: kFaster when high < 1 and
+// A / B - 1 exceeds the margin, kSlower when low > 1 and ratio - 1 exceeds it,
+// kEquivalent when [low, high] lies within [1 / (1 + margin), 1 + margin], kUndecided
+// otherwise.
 AbVerdict RatioVerdict(double ratio, double low, double high, const MapOptions& options = {});
 
 struct FleetAb {
-  int faster = 0, slower = 0, tie = 0, unmeasured = 0;  // devices
+  int faster = 0, slower = 0, equivalent = 0, undecided = 0, unmeasured = 0;  // devices
   int devices = 0;                                      // with a ratio
   double ratio = 0, low = 0, high = 0;                  // geometric mean, 95% CI (inf high: < 2 devices)
   AbVerdict verdict = AbVerdict::kUnmeasured;
 };
 FleetAb SummarizeFleet(const std::vector<DeviceAb>& devices, const MapOptions& options = {});
 
-// The paired-round interval alone: n = min(|a|, |b|) pairs (a[k], b[k]); ratio =
-// exp(mean ln(b/a)), [low, high] its Student-t 95% interval. n < 2 or a value <= 0:
-// ratio 0 (none).
-struct PairedRatio {
-  int n = 0;
-  double ratio = 0, low = 0, high = 0;
-};
-PairedRatio PairedLogRatio(const std::vector<double>& a, const std::vector<double>& b);
-
-// t(0.975, df), df >= 1 (Boost.Math's Student-t quantile).
-double StudentT975(int df);
-
 // "B (fixed_pool_io) vs A (direct)" tables: one row per device, then the fleet line.
 std::string FormatAb(const CasePair& cases, const std::vector<DeviceAb>& devices, const FleetAb& fleet);
 
 // {"a", "b", "devices": [{"device", "a_median_ns", "b_median_ns", "a_status",
 //  "b_status", "ratio", "ratio_low", "ratio_high" (null: unbounded), "paired_rounds",
-//  "method", "verdict"}], "fleet": {"faster", "slower", "tie", "not_measured",
+//  "method", "reason", "verdict"}], "fleet": {"faster", "slower", "equivalent", "undecided",
+//  "not_measured",
 //  "devices", "ratio", "ratio_low", "ratio_high", "verdict"}, "min_margin"}; the web
 // API and `fleetmark compare --cases --format json` print this shape.
 nlohmann::json AbJson(const CasePair& cases, const std::vector<DeviceAb>& devices, const FleetAb& fleet,

@@ -68,20 +68,11 @@ DeviceAnswers BuildDeviceAnswers(const std::vector<DeviceCases>& devices, const 
 
 std::string AnswerCell(const MapPoint& p) {
   if (p.ranked.empty()) return "-";
-  std::vector<std::string> ns;
-  for (const MapEntry& e : p.ranked) {
-    if (std::find(p.tied.begin(), p.tied.end(), e.strategy) != p.tied.end()) ns.push_back(absl::StrCat(e.samples));
+  const size_t processes = p.ranked.front().process_medians_ns.size();
+  if (p.ranked.size() < 2) {
+    return absl::StrCat(p.winner(), " (only one strategy, ", processes, processes == 1 ? " process)" : " processes)");
   }
-  const std::string n = absl::StrCat("n=", absl::StrJoin(ns, "/"));
-  if (p.ranked.size() < 2) return absl::StrCat(p.winner(), " (only one strategy, ", n, ")");
-  if (!p.tie) {
-    return absl::StrFormat("%s (%s, +%.1f%% over %s)", p.winner(), n, (p.ratio - 1) * 100, p.ranked[1].strategy);
-  }
-  std::string out = absl::StrCat("tie: ", absl::StrJoin(p.tied, ", "), " (", n);
-  if (p.below_min_margin) {
-    absl::StrAppend(&out, absl::StrFormat(", margin %.1f%% < %.1f%%", (p.ratio - 1) * 100, p.min_margin * 100));
-  }
-  return out + ")";
+  return VerdictText(p);
 }
 
 nlohmann::json DeviceAnswersJson(const DeviceAnswers& answers, const MapOptions& options) {
@@ -148,7 +139,11 @@ absl::StatusOr<FleetAbAnswer> CompareCasesOverDevices(const std::vector<std::str
       if (id == pair->a) a = r;
       if (id == pair->b) b = r;
     }
-    out.devices.push_back(CompareAb(d.name, a, b, options));
+    // The device's spread over all its results (the A/B pair alone would count the
+    // drift between its rounds as noise).
+    MapOptions device = options;
+    if (!(device.spread > 0)) device.spread = SpreadOf(d.results);
+    out.devices.push_back(CompareAb(d.name, a, b, device));
   }
   out.fleet = SummarizeFleet(out.devices, options);
   return out;

@@ -1,6 +1,6 @@
 // The answer across devices (`fleetmark compare --agents`, the Compare page): per
 // workload and sweep point, each device's strategy-map point (the best strategy or the
-// set tied with it, strategy_map.h's one rule); per memory / fan-out / load case each
+// verdict of the one rule, strategy_map.h / engine/measure/verdict.h); per memory / fan-out / load case each
 // device's result (scenario_metrics.h); the unsupported cases counted, not listed; and
 // the fleet A/B of two cases over the devices (ab_compare.h).
 //
@@ -49,8 +49,9 @@ struct DeviceAnswers {
 
 DeviceAnswers BuildDeviceAnswers(const std::vector<DeviceCases>& devices, const MapOptions& options = {});
 
-// "fixed_pool (n=50, +12.3% over direct)", "tie: a, b (n=50/30, margin 1.0% < 2.0%)",
-// "a (only one strategy, n=1)"; "-" for a point without entries.
+// The point's VerdictText ("fixed_pool wins (1.12x [1.05x, 1.20x] over direct)",
+// "equivalent within 3.0 %: a, b", "undecided: ...", "provisional: ..."), or
+// "a (only one strategy, 3 processes)"; "-" for a point without entries.
 std::string AnswerCell(const MapPoint& point);
 
 // {"points": [{"point", "devices": [MapPointJson + "answer": AnswerCell | null]}],

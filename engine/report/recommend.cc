@@ -61,9 +61,9 @@ std::string PointText(const MapPoint& p) {
   return absl::StrJoin(parts, ",");
 }
 
-// A point's own verdict: its decisive winner, or "tie a, b".
+// A point's own verdict: its decided winner, or the verdict text.
 std::string PointVerdict(const MapPoint& p) {
-  return p.tie ? absl::StrCat("tie ", absl::StrJoin(p.tied, ", ")) : p.decisive_winner();
+  return p.decisive_winner().empty() ? VerdictText(p) : p.decisive_winner();
 }
 
 Recommendation NotMeasured(const MapPoint& first, std::string reason) {
@@ -146,12 +146,16 @@ Recommendation RecommendGroup(const std::vector<const MapPoint*>& members, const
   }
   // The verdict of the bracketing points.
   std::vector<std::string> winners;
-  bool any_tie = false;
+  const MapPoint* open = nullptr;  // the first point neither decided nor equivalent
   for (const MapPoint& p : r.points) {
     const std::string w = p.decisive_winner();
-    if (w.empty()) any_tie = true;
     if (!w.empty() && std::find(winners.begin(), winners.end(), w) == winners.end()) winners.push_back(w);
+    const bool settled = p.kind == engine::VerdictKind::kDecided || p.kind == engine::VerdictKind::kEquivalent ||
+                         p.ranked.size() < 2;
+    if (!settled && open == nullptr) open = &p;
   }
+  const bool all_decided = std::all_of(r.points.begin(), r.points.end(),
+                                       [](const MapPoint& p) { return !p.decisive_winner().empty(); });
   if (winners.size() >= 2) {
     r.verdict = Verdict::kCrossover;
     for (const Crossover& c : crossovers) {
@@ -168,7 +172,7 @@ Recommendation RecommendGroup(const std::vector<const MapPoint*>& members, const
       }
       if (inside) r.crossovers.push_back(c);
     }
-  } else if (winners.size() == 1 && !any_tie) {
+  } else if (winners.size() == 1 && all_decided) {
     r.verdict = Verdict::kWinner;
     r.best = winners.front();
     // The margin where it is smallest.
@@ -183,7 +187,8 @@ Recommendation RecommendGroup(const std::vector<const MapPoint*>& members, const
     r.ratio_low = weakest->ratio_low;
     r.ratio_high = weakest->ratio_high;
   } else {
-    r.verdict = Verdict::kTie;
+    r.verdict = open == nullptr ? Verdict::kEquivalent : Verdict::kUndecided;
+    if (open != nullptr) r.reason = absl::StrCat(PointText(*open), ": ", VerdictText(*open));
     r.tied = winners;
     for (const MapPoint& p : r.points) {
       for (const std::string& s : p.tied) {
@@ -196,15 +201,18 @@ Recommendation RecommendGroup(const std::vector<const MapPoint*>& members, const
 
 constexpr char kNear[] =
     "near: every swept parameter on a measured value or between two adjacent measured values, every other given "
-    "parameter as measured; the answer is those measured points' verdicts (a winner only when its 95% CI separates "
-    "from every other strategy's), never an interpolation";
+    "parameter as measured; the answer is those measured points' verdicts (a winner only when every other strategy "
+    "was slower in every paired process round and its interval over >= 3 processes lies above the margin), never an "
+    "interpolation";
 
 std::string AnswerText(const Recommendation& r) {
   switch (r.verdict) {
     case Verdict::kWinner:
       return r.best;
-    case Verdict::kTie:
-      return absl::StrCat("tie: ", absl::StrJoin(r.tied, ", "));
+    case Verdict::kEquivalent:
+      return absl::StrCat("equivalent: ", absl::StrJoin(r.tied, ", "));
+    case Verdict::kUndecided:
+      return absl::StrCat("undecided: ", absl::StrJoin(r.tied, ", "));
     case Verdict::kCrossover: {
       std::vector<std::string> winners;
       for (const MapPoint& p : r.points) {
@@ -222,12 +230,17 @@ std::string AnswerText(const Recommendation& r) {
 std::string MarginText(const Recommendation& r) {
   if (r.verdict != Verdict::kWinner) return "-";
   if (r.runner_up.empty()) return "only strategy measured";
-  return absl::StrCat(FormatRatioWithCi(r.ratio, r.ratio_low, r.ratio_high), " over ", r.runner_up);
+  const bool interval = r.ratio_low > 0 && std::isfinite(r.ratio_high);
+  return absl::StrCat(interval ? FormatRatioWithCi(r.ratio, r.ratio_low, r.ratio_high) : FormatRatio(r.ratio),
+                      " over ", r.runner_up);
 }
 
 std::string FromText(const Recommendation& r) {
   if (r.verdict == Verdict::kNotMeasured) return r.reason;
-  if (r.points.size() == 1) return absl::StrCat(PointText(r.points.front()), " (measured)");
+  if (r.points.size() == 1) {
+    const MapPoint& p = r.points.front();
+    return absl::StrCat(PointText(p), " (measured): ", PointVerdict(p));
+  }
   std::vector<std::string> parts;
   for (const MapPoint& p : r.points) parts.push_back(absl::StrCat(PointText(p), ": ", PointVerdict(p)));
   std::string out = absl::StrJoin(parts, " | ");
@@ -293,8 +306,10 @@ absl::string_view VerdictName(Verdict verdict) {
   switch (verdict) {
     case Verdict::kWinner:
       return "winner";
-    case Verdict::kTie:
-      return "tie";
+    case Verdict::kEquivalent:
+      return "equivalent";
+    case Verdict::kUndecided:
+      return "undecided";
     case Verdict::kCrossover:
       return "crossover";
     case Verdict::kNotMeasured:
@@ -322,7 +337,7 @@ std::vector<Recommendation> Recommend(const StrategyMap& map, const Profile& pro
 }
 
 std::string FormatRecommendations(const Profile& profile, const std::vector<DeviceRecommendations>& devices) {
-  TextTable table({{"device"}, {"workload"}, {"answer"}, {"margin [95% CI]"}, {"from the measured points"}});
+  TextTable table({{"device"}, {"workload"}, {"answer"}, {"ratio over runner-up [95%]"}, {"from the measured points"}});
   for (const DeviceRecommendations& d : devices) {
     for (const Recommendation& r : d.answers) {
       table.AddRow({d.device, r.group.empty() ? "-" : r.group, AnswerText(r), MarginText(r), FromText(r)});
@@ -352,6 +367,7 @@ std::string RecommendationsJson(const Profile& profile, const std::vector<Device
                          {"ratio_low", winner && std::isfinite(r.ratio_low) ? nlohmann::json(r.ratio_low) : nullptr},
                          {"ratio_high", winner && std::isfinite(r.ratio_high) ? nlohmann::json(r.ratio_high) : nullptr},
                          {"tied", r.tied},
+                         {"margin", r.points.empty() ? 0.0 : r.points.front().margin},
                          {"points", std::move(points)},
                          {"crossovers", std::move(crossovers)}});
     }

@@ -1,6 +1,6 @@
 // `fleetmark recommend`: the answer to "which strategy for a task like this one, on this
-// device?" read off the device's strategy map (strategy_map.h, its one rule for winner,
-// tie and ratio CI) at a task profile such as `cpu_us=50,wait_us=2000`.
+// device?" read off the device's strategy map (strategy_map.h: the one verdict rule,
+// engine/measure/verdict.h) at a task profile such as `cpu_us=50,wait_us=2000`.
 //
 //   FLEETMARK_ASSIGN_OR_RETURN(report::Profile profile, report::ParseProfile("cpu_us=50,wait_us=2000"));
 //   std::vector<report::Recommendation> answers = report::Recommend(BuildStrategyMap(results), profile);
@@ -10,9 +10,11 @@
 // log scale these bracket it; nothing is interpolated), and every parameter the profile
 // gives that the sweep does not sweep equals the value it was measured at. The answer
 // is then the verdicts of the bracketing points (one point, two, or four corners of a
-// two-parameter sweep): one decisive winner at all of them is the answer; different
-// winners mean the profile lies at a crossover (both winners are reported, with the
-// map's crossover estimate); otherwise it is a tie. Anything else is "not measured near
+// two-parameter sweep): one decided winner at all of them is the answer; different
+// decided winners mean the profile lies at a crossover (both winners are reported, with
+// the map's crossover estimate); every point decided or equivalent with no two winners
+// is "equivalent"; otherwise the answer is undecided, with the first open point's
+// verdict as the reason. Anything else is "not measured near
 // this profile", with the reason (the measured range, the fixed value).
 //
 // Pure functions; safe from any thread.
@@ -52,13 +54,14 @@ absl::StatusOr<Profile> ParseProfile(absl::string_view text);
 std::string FormatProfile(const Profile& profile);
 
 enum class Verdict {
-  kWinner,       // one strategy decisively fastest at every bracketing point
-  kTie,          // no bracketing point separates a winner; `tied` holds the candidates
-  kCrossover,    // the bracketing points have different decisive winners
+  kWinner,       // one strategy decided fastest at every bracketing point
+  kEquivalent,   // the bracketing points are equivalent (or decided for one of the set)
+  kUndecided,    // some bracketing point is undecided or provisional: `reason` says which
+  kCrossover,    // the bracketing points have different decided winners
   kNotMeasured,  // not measured near this profile: `reason` says why
 };
 
-// "winner", "tie", "crossover", "not_measured".
+// "winner", "equivalent", "undecided", "crossover", "not_measured".
 absl::string_view VerdictName(Verdict verdict);
 
 // The answer for one group of the map (a workload with its io mode and placement).
@@ -66,15 +69,18 @@ struct Recommendation {
   std::string group;  // MapPoint::group; "" when the device measured no synthetic sweep
   std::vector<std::string> swept;
   Verdict verdict = Verdict::kNotMeasured;
-  std::string reason;  // kNotMeasured: e.g. "wait_us=20000 is outside the measured 10..10000"
+  // kNotMeasured: e.g. "wait_us=20000 is outside the measured 10..10000"; kUndecided: the
+  // open point and its verdict ("wait_us=100: undecided: ...").
+  std::string reason;
   // The measured points the answer comes from (the one point the profile lies on, or the
   // bracketing points), in map order. Empty for kNotMeasured.
   std::vector<MapPoint> points;
-  // kWinner: the winner, and its margin over the runner-up at the bracketing point where
-  // it is smallest (MapPoint's ratio and its 95% interval).
+  // kWinner: the winner, and its paired ratio over the runner-up at the bracketing point
+  // where it is smallest (MapPoint's ratio and its 95% interval).
   std::string best, runner_up;
   double ratio = 0, ratio_low = 0, ratio_high = 0;
-  // kTie: every strategy tied with the fastest at some bracketing point, fastest first.
+  // kEquivalent / kUndecided: every strategy still open at some bracketing point, the
+  // leaders first.
   std::vector<std::string> tied;
   // kCrossover: the map's crossovers between the bracketing points.
   std::vector<Crossover> crossovers;
@@ -98,7 +104,7 @@ std::string FormatRecommendations(const Profile& profile, const std::vector<Devi
 // The same as JSON (snake_case; ratios unbounded above are null), for tools:
 //   {"profile": {"cpu_ns": 50000, ...}, "near": "...", "devices": [{"device": "vm",
 //    "answers": [{"group", "swept", "verdict", "reason", "best", "runner_up", "ratio",
-//    "ratio_low", "ratio_high", "tied", "points": [MapPointJson...],
+//    "ratio_low", "ratio_high", "tied", "margin", "points": [MapPointJson...],
 //    "crossovers": [CrossoverJson...]}]}]}
 std::string RecommendationsJson(const Profile& profile, const std::vector<DeviceRecommendations>& devices);
 

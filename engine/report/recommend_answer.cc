@@ -147,7 +147,8 @@ IoModeAnswer AnswerIoMode(const std::string& io_mode, std::vector<AnswerPoint> p
   return a;
 }
 
-std::string OverallSentence(std::vector<IoModeAnswer>& answers) {
+// `spread`: the device's between-process spread (SpreadOf its results), the margin's.
+std::string OverallSentence(std::vector<IoModeAnswer>& answers, double spread) {
   std::vector<IoModeAnswer*> measured;
   for (IoModeAnswer& a : answers) {
     if (a.verdict != AnswerKind::kNotMeasured) measured.push_back(&a);
@@ -169,13 +170,15 @@ std::string OverallSentence(std::vector<IoModeAnswer>& answers) {
   s.strategy = "suspending";
   b.strategy = "blocking";
   across.ranked = {s, b};
-  DecidePoint(across);
+  DecidePoint(across, MapOptions{.spread = spread});
   const std::string blocking_text = Choice(*blocking) + Caveat(*blocking);
   const std::string suspending_text = Choice(*suspending) + Caveat(*suspending);
   std::string out;
   if (across.tie) {
-    out = absl::StrCat("use ", suspending_text, " with suspending waits or, just as fast with blocking waits, ",
-                       blocking_text);
+    // Equivalent: just as fast; undecided or provisional: not told apart (never a silent tie).
+    out = absl::StrCat("use ", suspending_text, " with suspending waits or, ",
+                       across.kind == engine::VerdictKind::kEquivalent ? "just as fast" : "not told apart here",
+                       " with blocking waits, ", blocking_text);
   } else if (across.winner() == "suspending") {
     out = absl::StrCat("use ", suspending_text, " with suspending waits; if your waits must block, ", blocking_text);
   } else {
@@ -229,7 +232,9 @@ DeviceAnswer AnswerBracket(const BracketPlan& bracket, const std::string& device
     }
     out.io_modes.push_back(AnswerIoMode(io_mode, std::move(points), specs));
   }
-  out.sentence = OverallSentence(out.io_modes);
+  std::vector<const v1::CaseResult*> all;
+  for (const v1::CaseResult& r : results) all.push_back(&r);
+  out.sentence = OverallSentence(out.io_modes, SpreadOf(all));
   return out;
 }
 
@@ -262,7 +267,11 @@ DeviceAnswer AnswerWorkload(const std::string& workload, const std::string& devi
   }
   out.sentence = out.io_modes.empty()
                      ? absl::StrCat("no answer: no ", workload, " batch case was measured ok")
-                     : OverallSentence(out.io_modes);
+                     : OverallSentence(out.io_modes, SpreadOf([&] {
+                         std::vector<const v1::CaseResult*> all;
+                         for (const v1::CaseResult& r : mine) all.push_back(&r);
+                         return all;
+                       }()));
   return out;
 }
 
@@ -279,7 +288,7 @@ std::string FormatDeviceAnswers(const std::vector<DeviceAnswer>& answers, const 
         const MapPoint& m = p.point;
         table.AddRow({a.io_mode, p.role, ParamsText(p.params), m.winner(),
                       m.ranked.size() >= 2
-                          ? absl::StrCat(FormatRatioWithCi(m.ratio, m.ratio_low, m.ratio_high), " ", m.ranked[1].strategy)
+                          ? absl::StrCat(PointRatioText(m), " ", m.ranked[1].strategy)
                           : "-",
                       VerdictText(m)});
       }

@@ -52,6 +52,14 @@ std::string GroupOf(const v1::CaseSpec& spec, const std::vector<std::string>& sw
                       spec.placement().empty() ? "any" : spec.placement());
 }
 
+bool Mapped(const v1::CaseResult& r) {
+  const v1::CaseSpec& spec = r.spec();
+  return (spec.scenario().empty() || spec.scenario() == "batch") && r.status() == v1::CASE_STATUS_OK &&
+         r.stats().median_ns() > 0 && std::isfinite(r.stats().median_ns());
+}
+
+}  // namespace
+
 MapEntry EntryOf(const v1::CaseResult& r) {
   const v1::Statistics& s = r.stats();
   MapEntry e;
@@ -59,59 +67,107 @@ MapEntry EntryOf(const v1::CaseResult& r) {
   e.median_ns = s.median_ns();
   e.samples = s.count();
   e.fastest_ns = s.min_ns();
+  e.contended = r.contended();
   // A CI that was not achieved (too few samples: an infinite half-width) or is
-  // degenerate bounds nothing: the entry ties with everything.
+  // degenerate bounds nothing.
   const bool has_ci = std::isfinite(s.ci_half_width_percent()) && s.count() >= 2 && s.ci_low_ns() > 0 &&
                       s.ci_high_ns() >= s.ci_low_ns() && std::isfinite(s.ci_high_ns());
   e.ci_low_ns = has_ci ? std::min(s.ci_low_ns(), s.median_ns()) : 0;
   e.ci_high_ns = has_ci ? std::max(s.ci_high_ns(), s.median_ns()) : kInf;
+  e.process_medians_ns.assign(r.process_medians_ns().begin(), r.process_medians_ns().end());
+  if (e.process_medians_ns.empty() && s.median_ns() > 0) e.process_medians_ns.push_back(s.median_ns());
+  const bool rounds_given = r.process_rounds_size() == static_cast<int>(e.process_medians_ns.size());
+  for (size_t i = 0; i < e.process_medians_ns.size(); ++i) {
+    e.rounds.push_back(rounds_given ? r.process_rounds(static_cast<int>(i)) : static_cast<uint32_t>(i + 1));
+  }
   return e;
 }
 
-}  // namespace
+double SpreadOf(const std::vector<const v1::CaseResult*>& results) {
+  std::vector<std::vector<double>> cases;
+  for (const v1::CaseResult* r : results) {
+    if (Mapped(*r)) cases.push_back(EntryOf(*r).process_medians_ns);
+  }
+  return engine::DeviceSpread(cases);
+}
 
 void DecidePoint(MapPoint& p, const MapOptions& options) {
   std::stable_sort(p.ranked.begin(), p.ranked.end(),
                    [](const MapEntry& a, const MapEntry& b) { return a.median_ns < b.median_ns; });
-  p.min_margin = options.min_margin;
-  p.tied.clear();
-  p.tie = p.below_min_margin = false;
-  p.ratio = p.ratio_low = p.ratio_high = 0;
-  if (p.ranked.empty()) return;
-  const MapEntry& w = p.ranked.front();
-  const double margin_limit = w.median_ns * (1 + std::max(0.0, options.min_margin));
-  p.tied = {w.strategy};
-  bool ci_tie = false;
-  for (size_t i = 1; i < p.ranked.size(); ++i) {
-    const MapEntry& e = p.ranked[i];
-    // An entry without a CI bounds nothing and ties, unless it has >= 2 samples and even
-    // its fastest was slower than the winner's CI and margin: slower on every sample
-    // (timing noise only slows a run down), e.g. a pool 40x slower that hit its time
-    // cap before its CI. One sample still ties: it may be one slow run.
-    const bool slower_every_sample = !std::isfinite(e.ci_high_ns) && e.samples >= 2 && e.fastest_ns > 0 &&
-                                     e.fastest_ns > std::max(w.ci_high_ns, margin_limit);
-    const bool overlaps = !slower_every_sample && e.ci_low_ns <= w.ci_high_ns;
-    ci_tie = ci_tie || overlaps;
-    if (overlaps || e.median_ns <= margin_limit) p.tied.push_back(e.strategy);
+  std::vector<engine::Contender> contenders;
+  for (const MapEntry& e : p.ranked) {
+    contenders.push_back(engine::Contender{.name = e.strategy,
+                                           .rounds = e.rounds,
+                                           .process_medians_ns = e.process_medians_ns,
+                                           .contended = e.contended});
   }
-  if (p.ranked.size() < 2) return;
-  const MapEntry& r = p.ranked[1];
-  p.ratio = r.median_ns / w.median_ns;
-  p.ratio_low = w.ci_high_ns > 0 && std::isfinite(w.ci_high_ns) ? r.ci_low_ns / w.ci_high_ns : 0;
-  p.ratio_high = w.ci_low_ns > 0 ? r.ci_high_ns / w.ci_low_ns : kInf;
-  p.tie = p.tied.size() > 1;
-  p.below_min_margin = p.tie && !ci_tie;
+  const engine::GroupVerdict v = engine::DecideGroup(
+      contenders, {.min_margin = options.min_margin, .min_processes = options.min_processes, .spread = options.spread});
+  // The leader first, then the others in the verdict's order; entries the verdict left
+  // out (no usable process) last, by median.
+  std::vector<std::string> order = {v.leader};
+  for (const engine::PairedRatio& o : v.others) order.push_back(o.name);
+  std::vector<MapEntry> ranked;
+  std::vector<bool> used(p.ranked.size(), false);
+  for (const std::string& name : order) {
+    for (size_t i = 0; i < p.ranked.size(); ++i) {
+      if (!used[i] && p.ranked[i].strategy == name) {
+        used[i] = true;
+        ranked.push_back(std::move(p.ranked[i]));
+        break;
+      }
+    }
+  }
+  for (size_t i = 0; i < p.ranked.size(); ++i) {
+    if (!used[i]) ranked.push_back(std::move(p.ranked[i]));
+  }
+  p.ranked = std::move(ranked);
+  p.kind = v.kind;
+  p.reason = v.reason;
+  p.margin = v.margin;
+  p.ratio = p.ratio_low = p.ratio_high = 0;
+  p.pairs = p.fewest_pairs = 0;
+  if (!v.others.empty()) {
+    const engine::PairedRatio& r = v.others.front();
+    p.ratio = r.ratio;
+    p.ratio_low = r.low;
+    p.ratio_high = r.high;
+    p.pairs = r.pairs;
+    p.fewest_pairs = r.pairs;
+    for (const engine::PairedRatio& o : v.others) p.fewest_pairs = std::min(p.fewest_pairs, o.pairs);
+  }
+  p.tie = p.ranked.size() >= 2 && v.kind != engine::VerdictKind::kDecided;
+  p.tied.clear();
+  if (v.kind == engine::VerdictKind::kDecided) {
+    p.tied = {v.leader};
+  } else if (!v.leader.empty()) {
+    p.tied = v.open;
+  }
+}
+
+std::string PointRatioText(const MapPoint& p) {
+  if (p.ranked.size() < 2 || !(p.ratio > 0)) return "-";
+  return p.has_interval() ? FormatRatioWithCi(p.ratio, p.ratio_low, p.ratio_high) : FormatRatio(p.ratio);
 }
 
 std::string VerdictText(const MapPoint& p) {
   if (p.ranked.empty()) return "nothing measured";
   if (p.ranked.size() < 2) return "only one strategy";
-  if (!p.tie) return absl::StrCat(p.winner(), " wins");
-  std::string out = absl::StrCat("tie: ", absl::StrJoin(p.tied, ", "));
-  if (p.below_min_margin) {
-    absl::StrAppend(&out, absl::StrFormat(" (margin %.1f%% < %.1f%%)", (p.ratio - 1) * 100, p.min_margin * 100));
+  switch (p.kind) {
+    case engine::VerdictKind::kDecided:
+      return absl::StrCat(p.winner(), " wins (", PointRatioText(p), " over ", p.ranked[1].strategy, ")");
+    case engine::VerdictKind::kEquivalent:
+      return absl::StrFormat("equivalent within %.1f %%: %s", p.margin * 100, absl::StrJoin(p.tied, ", "));
+    case engine::VerdictKind::kUndecided:
+      return absl::StrCat("undecided: ", p.reason);
+    case engine::VerdictKind::kProvisional:
+      return absl::StrCat("provisional: ", p.fewest_pairs, p.fewest_pairs == 1 ? " process" : " processes",
+                          " — not a verdict");
+    case engine::VerdictKind::kSingle:
+    case engine::VerdictKind::kNone:
+      break;
   }
-  return out;
+  return "only one strategy";
 }
 
 namespace {
@@ -204,10 +260,7 @@ StrategyMap BuildStrategyMap(const std::vector<v1::CaseResult>& results, const M
   std::map<std::string, std::map<std::vector<double>, size_t>> index;
   for (const v1::CaseResult& r : results) {
     const v1::CaseSpec& spec = r.spec();
-    if (!(spec.scenario().empty() || spec.scenario() == "batch")) continue;
-    if (r.status() != v1::CASE_STATUS_OK || !(r.stats().median_ns() > 0) || !std::isfinite(r.stats().median_ns())) {
-      continue;
-    }
+    if (!Mapped(r)) continue;
     const std::vector<std::string> swept(spec.swept().begin(), spec.swept().end());
     const std::string group = GroupOf(spec, swept);
     std::vector<double> values;
@@ -226,7 +279,13 @@ StrategyMap BuildStrategyMap(const std::vector<v1::CaseResult>& results, const M
     }
     map.points[pit->second].ranked.push_back(EntryOf(r));
   }
-  for (MapPoint& p : map.points) DecidePoint(p, options);
+  MapOptions decide = options;
+  if (!(decide.spread > 0)) {
+    std::vector<const v1::CaseResult*> all;
+    for (const v1::CaseResult& r : results) all.push_back(&r);
+    decide.spread = SpreadOf(all);
+  }
+  for (MapPoint& p : map.points) DecidePoint(p, decide);
   // Groups in first-seen order, points by their values.
   std::vector<MapPoint> ordered;
   for (const std::string& group : group_order) {
@@ -246,8 +305,8 @@ std::string FormatStrategyMap(const StrategyMap& map) {
     const std::vector<std::string>& swept = map.points[i].swept;
     std::vector<Column> columns;
     for (const std::string& name : swept) columns.push_back({name, Align::kRight});
-    for (const char* header : {"winner", "median [95% CI]", "runner-up", "median"}) columns.push_back({header});
-    columns.push_back({"ratio [95% CI]", Align::kRight});
+    for (const char* header : {"leader", "median [95% CI]", "runner-up", "median"}) columns.push_back({header});
+    columns.push_back({"paired ratio [95%]", Align::kRight});
     columns.push_back({"verdict"});
     TextTable table(columns);
     for (; i < map.points.size() && map.points[i].group == group; ++i) {
@@ -263,7 +322,7 @@ std::string FormatStrategyMap(const StrategyMap& map) {
       if (p.ranked.size() >= 2) {
         row.push_back(p.ranked[1].strategy);
         row.push_back(FormatNanos(p.ranked[1].median_ns));
-        row.push_back(FormatRatioWithCi(p.ratio, p.ratio_low, p.ratio_high));
+        row.push_back(PointRatioText(p));
       } else {
         row.insert(row.end(), {"-", "-", "-"});
       }

@@ -1,9 +1,12 @@
 // The strategy map of one device: for each group of batch cases that differ only in
-// their strategy (a workload, and for the synthetic workload a sweep point), which
-// strategy is fastest, the runner-up, their ratio with a confidence interval, and a tie
-// when the CIs overlap; along each swept parameter, the crossovers where the winner
-// changes, with the interval that brackets them. Answers "which strategy for my kind of
-// task on this device?" from measured points only.
+// their strategy (a workload, and for the synthetic workload a sweep point), the verdict
+// of the one rule (engine/measure/verdict.h, DecideGroup: paired log ratios over the
+// processes of each round, a moderated t interval, the device's margin): decided (a
+// winner, with its paired ratio and interval over the runner-up), equivalent within the
+// margin, undecided (with the reason) or provisional (too few processes); along each
+// swept parameter, the crossovers where the decided winner changes, with the interval
+// that brackets them. Answers "which strategy for my kind of task on this device?" from
+// measured points only.
 //
 //   report::StrategyMap map = report::BuildStrategyMap(results_of_one_agent);
 //   std::cout << report::FormatStrategyMap(map);
@@ -16,11 +19,13 @@
 #include <utility>
 #include <vector>
 
+#include "engine/measure/verdict.h"
 #include "fleetmark/v1/result.pb.h"
 
 namespace fleetmark::report {
 
-// One strategy's measurement at a point: median and its 95% CI, ns.
+// One strategy's measurement at a point: its pooled median with its 95% CI (shown), and
+// the per-process medians with their rounds (what the verdict compares).
 struct MapEntry {
   std::string strategy;  // label
   double median_ns = 0;
@@ -28,9 +33,20 @@ struct MapEntry {
   double ci_high_ns = 0;  // +inf when the result has no CI (too few samples)
   uint64_t samples = 0;
   double fastest_ns = 0;  // its fastest sample (Statistics.min_ns); 0 = unknown
+  // One median per fresh process (ns) and the round each ran in (EntryOf: a result
+  // without process_medians_ns is one process, round 1, whose median is the pooled one).
+  std::vector<double> process_medians_ns;
+  std::vector<uint32_t> rounds;
+  bool contended = false;  // measured while other work used the device
 };
 
-// One point: the ok batch results of one group, ranked by median.
+// The entry of a batch result (any status; the caller filters): process_medians_ns and
+// process_rounds (when empty, process i is round i + 1; with no process medians but a
+// median, one process whose median is stats.median_ns), contended, the median and its
+// CI (a CI that was not achieved is [0, +inf]).
+MapEntry EntryOf(const v1::CaseResult& result);
+
+// One point: the ok batch results of one group, decided by DecideGroup.
 struct MapPoint {
   std::string group;                                  // "batch/synthetic/blocking/any", swept params left out
   std::vector<std::string> swept;                     // names of the swept parameters, in sweep order
@@ -40,25 +56,32 @@ struct MapPoint {
   // the fixed workloads.
   bool synthetic = false;
   std::vector<std::pair<std::string, double>> fixed;
-  std::vector<MapEntry> ranked;  // fastest first; empty: nothing measured ok
-  // runner-up median / winner median (>= 1) and its 95% interval, the ratio of the CI
-  // bounds: [runner-up CI low / winner CI high, runner-up CI high / winner CI low]
-  // (conservative: it holds when both CIs hold). 0 when there is no runner-up.
+  // The verdict's leader first (smallest geometric mean of process medians), then the
+  // others by their paired ratio to it, ascending. Empty: nothing measured ok.
+  std::vector<MapEntry> ranked;
+  engine::VerdictKind kind = engine::VerdictKind::kNone;
+  std::string reason;  // GroupVerdict::reason
+  double margin = 0;   // the margin the point was decided with (fraction)
+  // The runner-up against the leader: its paired ratio (>= 1 for a correct leader;
+  // runner-up / leader) and 95% interval over `pairs` paired rounds (low 0 and high
+  // +inf when pairs < 2: no interval). 0 when there is no runner-up.
   double ratio = 0, ratio_low = 0, ratio_high = 0;
-  // No winner: the CIs of the winner and the runner-up overlap (ratio_low <= 1), or
-  // they separate but the margin (ratio - 1) is below MapOptions::min_margin.
+  int pairs = 0;
+  int fewest_pairs = 0;  // the fewest paired rounds of any other strategy with the leader
+  // No decisive winner: two or more strategies and the kind is not kDecided.
   bool tie = false;
-  // The tie is only the margin's: the CIs separate, the margin is below the minimum.
-  bool below_min_margin = false;
-  // The minimum margin this point was decided with (MapOptions::min_margin).
-  double min_margin = 0;
-  // Every strategy whose CI overlaps the winner's or whose median is within the
-  // minimum margin of it, the winner first.
+  // The strategies still open (not decided slower than the leader), the leader first:
+  // the equivalent set, or the candidates of an undecided / provisional point; only the
+  // winner when decided.
   std::vector<std::string> tied;
 
   const std::string& winner() const { return ranked.front().strategy; }
-  // The winner when its CI separates from every other's (not a tie); "" otherwise.
-  std::string decisive_winner() const { return ranked.empty() || tie ? std::string() : ranked.front().strategy; }
+  // The winner of a decided point; "" otherwise.
+  std::string decisive_winner() const {
+    return kind == engine::VerdictKind::kDecided ? ranked.front().strategy : std::string();
+  }
+  // Whether ratio_low / ratio_high bound the ratio (two or more paired rounds).
+  bool has_interval() const { return pairs >= 2 && ratio_low > 0 && ratio_high < 1e300; }
 };
 
 // Where, along swept parameter `param` (the other swept parameters fixed at
@@ -75,12 +98,13 @@ struct Crossover {
   double low = 0, high = 0, estimate = 0;
 };
 
-// How a point is decided. The one rule of winner and tie (the map, recommend and the
-// Compare page and `fleetmark compare` use it): a winner only when its CI separates
-// from the runner-up's AND the runner-up is slower by more than `min_margin` (a
-// fraction: 0.02 = 2 %); a result without a CI (n = 1) ties with everything.
+// How points are decided (engine/measure/verdict.h, VerdictOptions): the margin is
+// max(min_margin, the device's between-process spread); `spread` 0 = BuildStrategyMap
+// measures it over all its results (DeviceSpread), DecidePoint then uses kDefaultSpread.
 struct MapOptions {
-  double min_margin = 0.02;  // >= 0
+  double min_margin = 0.02;  // fraction (0.02 = 2 %), >= 0
+  int min_processes = 3;     // paired rounds before any verdict
+  double spread = 0;
 };
 
 struct StrategyMap {
@@ -89,20 +113,35 @@ struct StrategyMap {
 };
 
 // The map of `results` (one device's): batch results with status ok and a median > 0;
-// other results are left out. Groups keep the order of their first result.
+// other results are left out. Groups keep the order of their first result; points of a
+// group are by their swept values, numerically. The device's spread is measured once
+// over every kept result (DeviceSpread of their process medians) unless options.spread
+// is given.
 StrategyMap BuildStrategyMap(const std::vector<v1::CaseResult>& results, const MapOptions& options = {});
 
-// Decides one point whose `ranked` entries are filled (any order): sorts them by
-// median and sets ratio, ratio_low/high, tie, below_min_margin and tied by the rule of
-// MapOptions. For callers that build points of their own (the Compare page).
+// The device spread of `results` (DeviceSpread of each ok batch result's process medians).
+double SpreadOf(const std::vector<const v1::CaseResult*>& results);
+
+// Decides one point whose `ranked` entries are filled (any order) with DecideGroup
+// (options.spread, or kDefaultSpread when 0): orders `ranked` (leader first) and sets
+// kind, reason, margin, ratio, its interval, pairs, tie and tied. For callers that build
+// points of their own (the Compare page ranks devices this way).
 void DecidePoint(MapPoint& point, const MapOptions& options = {});
 
-// The verdict of a decided point: "<winner> wins", "tie: a, b" (with "(margin 1.2% <
-// 2%)" when only the margin ties them), "only one strategy".
+// The verdict of a decided point, one line:
+//   "fixed_pool wins (1.82x [1.61x, 2.05x] over direct)"
+//   "equivalent within 3.0 %: a, b, c"
+//   "undecided: <reason>"
+//   "provisional: 2 processes — not a verdict"
+//   "only one strategy", "nothing measured".
 std::string VerdictText(const MapPoint& point);
 
-// A compact table per group, one row per point (swept values, winner, runner-up,
-// ratio [CI], verdict), then the group's crossovers. "" for an empty map.
+// The runner-up's ratio with its interval ("1.82x [1.61x, 2.05x]"), or the ratio alone
+// when there is no interval (never "[0.00x, inf]"); "-" without a runner-up.
+std::string PointRatioText(const MapPoint& point);
+
+// A compact table per group, one row per point (swept values, leader, runner-up,
+// paired ratio [95% interval], verdict), then the group's crossovers. "" for an empty map.
 std::string FormatStrategyMap(const StrategyMap& map);
 
 // "2.00x" (two decimals), "inf" for an infinite ratio.

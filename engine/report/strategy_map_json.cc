@@ -27,20 +27,26 @@ nlohmann::json MapPointJson(const MapPoint& p) {
                       {"median_ns", e.median_ns},
                       {"ci_low_ns", Number(e.ci_low_ns)},
                       {"ci_high_ns", Number(e.ci_high_ns)},
-                      {"samples", e.samples}});
+                      {"samples", e.samples},
+                      {"process_medians_ns", e.process_medians_ns},
+                      {"rounds", e.rounds},
+                      {"contended", e.contended}});
   }
+  const bool interval = p.has_interval();
   return {{"group", p.group},
           {"swept", p.swept},
           {"point", Params(p.point)},
           {"fixed", Params(p.fixed)},
           {"winner", p.ranked.empty() ? std::string() : p.winner()},
           {"runner_up", p.ranked.size() >= 2 ? p.ranked[1].strategy : std::string()},
-          {"ratio", Number(p.ratio)},
-          {"ratio_low", Number(p.ratio_low)},
-          {"ratio_high", Number(p.ratio_high)},
+          {"kind", engine::VerdictKindName(p.kind)},
+          {"reason", p.reason},
+          {"margin", p.margin},
+          {"ratio", p.ratio > 0 ? Number(p.ratio) : nlohmann::json(nullptr)},
+          {"ratio_low", interval ? Number(p.ratio_low) : nlohmann::json(nullptr)},
+          {"ratio_high", interval ? Number(p.ratio_high) : nlohmann::json(nullptr)},
+          {"pairs", p.pairs},
           {"tie", p.tie},
-          {"below_min_margin", p.below_min_margin},
-          {"min_margin", p.min_margin},
           {"verdict", VerdictText(p)},
           {"tied", p.tied},
           {"ranked", std::move(ranked)}};

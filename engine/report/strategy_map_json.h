@@ -13,10 +13,13 @@
 
 namespace fleetmark::report {
 
-// {"group", "swept": [...], "point": {"wait_us": 316, ...}, "fixed": {...}, "winner",
-//  "runner_up" ("" when alone), "ratio", "ratio_low", "ratio_high", "tie", "below_min_margin",
-//  "min_margin" (fraction), "verdict" (VerdictText), "tied": [...],
-//  "ranked": [{"strategy", "median_ns", "ci_low_ns", "ci_high_ns", "samples"}, ...]}
+// {"group", "swept": [...], "point": {"wait_us": 316, ...}, "fixed": {...}, "winner" (the
+//  leader), "runner_up" ("" when alone), "kind" ("decided", "equivalent", "undecided",
+//  "provisional", "single", "none"), "reason", "margin" (fraction), "ratio" (runner-up /
+//  leader, paired; null without a runner-up), "ratio_low", "ratio_high" (its 95% interval;
+//  both null when there is none), "pairs", "tie" (no decided winner), "verdict"
+//  (VerdictText), "tied": [...], "ranked": [{"strategy", "median_ns", "ci_low_ns",
+//  "ci_high_ns", "samples", "process_medians_ns", "rounds", "contended"}, ...]}
 nlohmann::json MapPointJson(const MapPoint& point);
 
 // {"group", "param", "fixed": {...}, "from", "to", "low", "high", "estimate"}

@@ -1,7 +1,8 @@
 // `fleetmark compare` through the real binary, a real coordinator and PostgreSQL, on
 // results stored through the coordinator's Store with known answers: the answer first
-// (per workload and device the best strategy or the tied set, with n and the margin; a
-// margin below --min_margin and n = 1 never a winner), any number of agents, unsupported
+// (per workload and device the verdict of the one rule: decided, undecided inside the
+// device's noise, equivalent within --min_margin, one process provisional and never a
+// winner), any number of agents, unsupported
 // cases in one line, memory / fan-out / load metrics per device instead of "0.00 ns",
 // and fleet A/B of two cases (--cases) with paired-round ratios and the fleet summary.
 #include <limits>
@@ -45,7 +46,7 @@ class CliCompareTest : public CliStoreTest {
         agents.push_back(job.agent_id);
       };
       // direct in rounds of 1.0, 1.1, 0.9 ms; fixed_pool B/A = 2 on vm, 1.01 on pixel
-      // (CIs separate, margin 1 %), 3 on board where direct was measured once (n = 1).
+      // (in every round), 3 on board where direct was measured in one process.
       const double factor = job.agent_id == vm ? 2.0 : job.agent_id == pixel ? 1.01 : 3.0;
       v1::CaseResult direct = Timed(BatchResult(++n, job, "direct", 1.0e6), {1.0e6, 1.1e6, 0.9e6});
       v1::CaseResult pool =
@@ -95,11 +96,15 @@ TEST_F(CliCompareTest, TheAnswerComesFirstForAnyNumberOfAgents) {
   const size_t answer = out.find("Best strategy per workload and device");
   ASSERT_NE(answer, std::string::npos) << out;
   EXPECT_LT(answer, out.find("Timed cases side by side")) << out;
-  EXPECT_THAT(out, HasSubstr("margin exceeds 2.0%, --min_margin")) << out;
+  EXPECT_THAT(out, HasSubstr("beyond the margin, at least 2.0%, --min_margin")) << out;
   const std::string row = LineWith(out, "batch/arithmetic/blocking/any");
-  EXPECT_THAT(row, HasSubstr("direct (n=50, +100.0% over fixed_pool)")) << out;                 // vm: a winner
-  EXPECT_THAT(row, HasSubstr("tie: direct, fixed_pool (n=50/50, margin 1.0% < 2.0%)")) << out;  // pixel
-  EXPECT_THAT(row, HasSubstr("tie: direct, fixed_pool (n=1/50)")) << out;                       // board: n = 1
+  // Each device's processes drift 1.0, 1.1, 0.9 alike: a device spread of 10.0 %, the
+  // margin. vm: 2x in every round, decided; pixel: 1.01x in every round, inside the
+  // noise, undecided; board: direct measured in one process, provisional.
+  EXPECT_THAT(row, HasSubstr("direct wins (2.00x [1.70x, 2.36x] over fixed_pool)")) << out;
+  EXPECT_THAT(row, HasSubstr("undecided: fixed_pool 1.01x [0.86x, 1.19x] against direct straddles the 10.0 % margin"))
+      << out;
+  EXPECT_THAT(row, HasSubstr("provisional: 1 process")) << out;
   // Unsupported cases: one line naming the strategies, not a row each.
   EXPECT_THAT(out, HasSubstr("Unsupported: 6 cases (board 2, pixel 2, vm 2) of strategies coroutine, fiber")) << out;
   EXPECT_THAT(out, Not(HasSubstr("(unsupported)"))) << out;
@@ -109,16 +114,21 @@ TEST_F(CliCompareTest, TheAnswerComesFirstForAnyNumberOfAgents) {
   EXPECT_THAT(out, Not(HasSubstr("0.00 ns"))) << out;
   EXPECT_THAT(LineWith(out, "batch/arithmetic/blocking/fixed_pool/any"), HasSubstr("1.50x")) << out;  // board / vm
 
-  // A smaller stated minimum makes direct pixel's winner; JSON carries the same answer.
-  CliResult loose = Fleet("compare " + run_id_ + " --agents vm,pixel,board --min_margin 0.005");
+  // A stated minimum above pixel's interval makes it equivalent; vm's 2x stays decided.
+  // JSON carries the same answer.
+  CliResult loose = Fleet("compare " + run_id_ + " --agents vm,pixel,board --min_margin 0.2");
   ASSERT_EQ(loose.exit_code, 0) << loose.err;
-  EXPECT_THAT(LineWith(loose.out, "batch/arithmetic/blocking/any"), HasSubstr("direct (n=50, +1.0% over fixed_pool)"));
+  EXPECT_THAT(LineWith(loose.out, "batch/arithmetic/blocking/any"),
+              HasSubstr("equivalent within 20.0 %: direct, fixed_pool"));
+  EXPECT_THAT(LineWith(loose.out, "batch/arithmetic/blocking/any"), HasSubstr("direct wins (2.00x"));
   CliResult json = Fleet("compare " + run_id_ + " --agents pixel --format json");
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const nlohmann::json doc = nlohmann::json::parse(json.out);
   EXPECT_EQ(doc["points"][0]["devices"][0]["tie"], true) << json.out;
-  EXPECT_EQ(doc["points"][0]["devices"][0]["below_min_margin"], true) << json.out;
-  EXPECT_EQ(doc["points"][0]["devices"][0]["answer"], "tie: direct, fixed_pool (n=50/50, margin 1.0% < 2.0%)");
+  EXPECT_EQ(doc["points"][0]["devices"][0]["kind"], "undecided") << json.out;
+  EXPECT_NEAR(doc["points"][0]["devices"][0]["margin"].get<double>(), 0.1003773, 1e-6) << json.out;
+  EXPECT_EQ(doc["points"][0]["devices"][0]["answer"],
+            "undecided: fixed_pool 1.01x [0.86x, 1.19x] against direct straddles the 10.0 % margin");
   EXPECT_EQ(doc["scenarios"][0]["devices"][0]["metrics"]["KiB/task"]["value"], 20.25) << json.out;
   EXPECT_EQ(doc["unsupported"]["cases"], 2) << json.out;
 
@@ -132,13 +142,17 @@ TEST_F(CliCompareTest, FleetAbOfTwoCases) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out,
               HasSubstr("A = batch/arithmetic/blocking/direct/any\nB = batch/arithmetic/blocking/fixed_pool/any"));
-  EXPECT_THAT(LineWith(r.out, "vm "), HasSubstr("2.00x [2.00x, 2.00x]")) << r.out;  // paired: B = 2 A every round
+  // vm: B = 2 A in every round, the interval from the device's 10 % spread.
+  EXPECT_THAT(LineWith(r.out, "vm "), HasSubstr("2.00x [1.70x, 2.36x]")) << r.out;
   EXPECT_THAT(LineWith(r.out, "vm "), HasSubstr("slower")) << r.out;
-  EXPECT_THAT(LineWith(r.out, "vm "), HasSubstr("paired rounds (n=3, log-ratio Student-t)")) << r.out;
-  EXPECT_THAT(LineWith(r.out, "pixel "), HasSubstr("tie")) << r.out;  // 1 % < 2 %
-  EXPECT_THAT(LineWith(r.out, "board "), HasSubstr("no CI (n=1)")) << r.out;
-  EXPECT_THAT(LineWith(r.out, "board "), HasSubstr("tie")) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("fleet: B is faster on 0 devices, slower on 1, tie on 2; geometric-mean B/A 1.82x"))
+  EXPECT_THAT(LineWith(r.out, "vm "), HasSubstr("paired rounds (n=3, moderated t)")) << r.out;
+  EXPECT_THAT(LineWith(r.out, "pixel "), HasSubstr("undecided")) << r.out;  // 1.01x inside the 10 % noise
+  EXPECT_THAT(LineWith(r.out, "board "), HasSubstr("1 paired round: provisional, no interval")) << r.out;
+  EXPECT_THAT(LineWith(r.out, "board "), HasSubstr("3.00x ")) << r.out;
+  EXPECT_THAT(LineWith(r.out, "board "), Not(HasSubstr("[0.00x"))) << r.out;
+  EXPECT_THAT(LineWith(r.out, "board "), HasSubstr("undecided")) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("fleet: B is faster on 0 devices, slower on 1, equivalent on 0, undecided on 2; "
+                               "geometric-mean B/A 1.82x"))
       << r.out;
 
   CliResult json =
@@ -146,7 +160,8 @@ TEST_F(CliCompareTest, FleetAbOfTwoCases) {
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const nlohmann::json doc = nlohmann::json::parse(json.out);
   EXPECT_EQ(doc["fleet"]["slower"], 1);
-  EXPECT_EQ(doc["fleet"]["tie"], 2);
+  EXPECT_EQ(doc["fleet"]["undecided"], 2);
+  EXPECT_EQ(doc["fleet"]["equivalent"], 0);
   EXPECT_EQ(doc["devices"].size(), 3u);
   EXPECT_EQ(doc["devices"][2]["device"], "vm");
   EXPECT_EQ(doc["devices"][2]["paired_rounds"], 3);

@@ -1,6 +1,7 @@
 // `fleetmark map --results FILE` end to end: a real local run of a swept synthetic plan
 // (real child processes), its JSON and CSV exports keeping the sweep parameters, the
-// calibration recorded, --filter on a point, and the map's table; bad input exits 2.
+// calibration recorded, --filter on a point, and the map's table and JSON (one process:
+// provisional verdicts); bad input exits 2.
 #include <string>
 
 #include "cli_fixture.h"
@@ -36,11 +37,32 @@ TEST_F(CliTest, MapOfALocalSweepRun) {
   CliResult map = Cli("map --results " + json.string());
   ASSERT_EQ(map.exit_code, 0) << map.err;
   EXPECT_THAT(map.out, HasSubstr("batch/synthetic[cpu_ns=2000]/blocking/any  (swept: wait_us)"));
-  EXPECT_THAT(map.out, HasSubstr("wait_us  winner"));
-  // One row per point (wait_us right-aligned under its header), each with a verdict.
+  EXPECT_THAT(map.out, HasSubstr("wait_us  leader"));
+  // One row per point (wait_us right-aligned under its header), each with a verdict:
+  // one process per case is provisional, never a winner, and shows no interval.
   EXPECT_THAT(map.out, HasSubstr("\n      0  ")) << map.out;
   EXPECT_THAT(map.out, HasSubstr("\n   1000  ")) << map.out;
-  EXPECT_EQ(Count(map.out, " wins") + Count(map.out, "tie: "), 2u) << map.out;
+  EXPECT_EQ(Count(map.out, "provisional: 1 process \u2014 not a verdict"), 2u) << map.out;
+  EXPECT_EQ(Count(map.out, " wins"), 0u) << map.out;
+  EXPECT_EQ(Count(map.out, "[0.00x"), 0u) << map.out;
+
+  // --format json: the same map, one device.
+  CliResult map_json = Cli("map --format json --results " + json.string());
+  ASSERT_EQ(map_json.exit_code, 0) << map_json.err;
+  const nlohmann::json m = nlohmann::json::parse(map_json.out);
+  ASSERT_EQ(m.at("devices").size(), 1u) << map_json.out;
+  const nlohmann::json& points = m.at("devices").at(0).at("map").at("points");
+  ASSERT_EQ(points.size(), 2u) << map_json.out;
+  EXPECT_EQ(points.at(0).at("point").at("wait_us"), 0);  // by value
+  EXPECT_EQ(points.at(1).at("point").at("wait_us"), 1000);
+  for (const nlohmann::json& p : points) {
+    EXPECT_EQ(p.at("kind"), "provisional") << p.dump();
+    EXPECT_TRUE(p.at("ratio_low").is_null()) << p.dump();
+    EXPECT_EQ(p.at("pairs"), 1) << p.dump();
+  }
+  CliResult bad_format = Cli("map --format csv --results " + json.string());
+  EXPECT_EQ(bad_format.exit_code, 2);
+  EXPECT_THAT(bad_format.err, HasSubstr("map: --format: table or json, got \"csv\""));
 
   // --filter selects a point by its id; CSV keeps the parameters as columns.
   CliResult filtered = Cli("run " + plan.string() + " --format csv --filter 'wait_us=1000\\]'");

@@ -357,10 +357,10 @@ test('compare page: winner per cell matches the data', async () => {
     assert.equal(cell.winner, expected, `${caseId}: winner`);
     if (overlap) {
       noDifference += 1;
-      assert.match(cell.text, /no difference/);
+      assert.match(cell.text, /undecided/);
     }
   }
-  assert.equal(noDifference, 1, 'the seeded tie shows as "no difference"');
+  assert.equal(noDifference, 1, 'the seeded 1.005x cell shows as undecided');
   assert.match(await page.locator('tr.geomean').innerText(), /A\/B/);
   assert.equal(await page.locator('ul.overall').count(), 0, 'no geometric mean over unrelated workloads');
   // The answer comes first: per workload and device the best strategy or the tied set.
@@ -372,7 +372,7 @@ test('compare page: winner per cell matches the data', async () => {
   assert.ok(order, 'the answers table precedes the per-cell table');
   const storage = await page.locator('#compare-answers tr[data-point="batch/storage/blocking/any"] td').allInnerTexts();
   assert.equal(storage.length, 3);
-  assert.equal(storage[0], 'fixed_pool (n=40, +6.1% over work_stealing)');
+  assert.equal(storage[0], 'fixed_pool wins (1.06x [1.04x, 1.09x] over work_stealing)');
   assert.equal(await page.locator('#compare-answers tbody tr').count(), 3);
   assert.equal(await page.locator('[data-chart="heatmap"]').count(), 3);
   // The fingerprint fields that differ between the three devices, one column each.
@@ -392,7 +392,7 @@ test('compare page: winner per cell matches the data', async () => {
   assert.deepEqual(ab.errors, []);
   const verdicts = await ab.page.evaluate(() => [...document.querySelectorAll('#compare-ab tbody tr')].map((tr) => tr.dataset.verdict));
   assert.deepEqual(verdicts, ['slower', 'slower', 'slower']);
-  assert.match(await ab.page.locator('#compare-ab .fleet-ab').innerText(), /slower on 3, tie on 0; geometric-mean B\/A 1\.06×/);
+  assert.match(await ab.page.locator('#compare-ab .fleet-ab').innerText(), /slower on 3, equivalent on 0, undecided on 0; geometric-mean B\/A 1\.06×/);
   assert.equal(await ab.page.locator('#case-a').inputValue(), 'storage/blocking/fixed_pool');
   // The controls: "No A/B" leaves the mode; A/B and the minimum margin set from the form.
   await ab.page.click('#compare-clear-ab');
@@ -405,10 +405,10 @@ test('compare page: winner per cell matches the data', async () => {
   const search = new URLSearchParams(await ab.page.evaluate(() => location.search));
   assert.equal(search.get('cases'), 'storage/blocking/fixed_pool,storage/blocking/work_stealing');
   assert.equal(search.get('min_margin'), '0.1');
-  // A 10 % minimum: the 6.1 % storage winner is a tie now, on the answers table too.
+  // A 10 % minimum: the 6.1 % storage winner is equivalent now, on the answers table too.
   await ab.page.waitForFunction(() => /10\.0%/.test(document.querySelector('main').innerText));
   const storageAt10 = await ab.page.locator('#compare-answers tr[data-point="batch/storage/blocking/any"] td').first().innerText();
-  assert.match(storageAt10, /^tie: /);
+  assert.match(storageAt10, /^equivalent within 10\.0 %: fixed_pool, work_stealing/);
   assert.deepEqual(ab.errors, []);
   await ab.page.close();
 });
@@ -446,7 +446,7 @@ test('map page draws each device\'s strategy map and the crossover across device
   });
   assert.match(tooltip, /fixed_pool_cpu wins/);
   assert.match(tooltip, /runner-up fixed_pool_io/);
-  assert.match(tooltip, /ratio 1\.50× \[1\.4\d×–1\.5\d×\] \(95% CI\)/);
+  assert.match(tooltip, /paired ratio 1\.50× \[1\.4\d×–1\.5\d×\]/);
   // The crossover across devices: the host's interval 100..1000, the phone's 1000..10000.
   assert.equal(await page.locator('[data-chart="crossover"]').count(), 1);
   const sentence = await page.locator('.crossover-sentence').innerText();
@@ -457,7 +457,7 @@ test('map page draws each device\'s strategy map and the crossover across device
     return chart.getOption().series[0].data.map((d) => d.value.slice(0, 2));
   });
   assert.deepEqual(intervals, [[100, 1000], [1000, 10000]]);
-  assert.match(await page.locator('#map-legend').innerText(), /tie/);
+  assert.match(await page.locator('#map-legend').innerText(), /no decided winner/);
   assert.equal(await page.locator('img').count(), 0);
   assert.deepEqual(dialogs, []);
   await shot(page, 'map');

@@ -1,5 +1,5 @@
-// Unit tests of the web view's pure logic: device comparison (winner, ratio CI, "no
-// difference", geometric means, normalisation). Change points: tests/coordinator/changes_test.cc.
+// Unit tests of the web view's pure logic: device comparison (the winning device by the
+// one verdict rule, ratio CI, "no difference", geometric means, normalisation). Change points: tests/coordinator/changes_test.cc.
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -26,6 +26,8 @@ store::WebResult Timed(const std::string& strategy, const std::string& workload,
   r.result.mutable_stats()->set_median_ns(median);
   r.result.mutable_stats()->set_ci_low_ns(median * (1 - ci));
   r.result.mutable_stats()->set_ci_high_ns(median * (1 + ci));
+  // Three processes, m(1 - ci), m, m(1 + ci): the device spread is about ci.
+  for (double m : {median * (1 - ci), median, median * (1 + ci)}) r.result.add_process_medians_ns(m);
   return r;
 }
 
@@ -64,9 +66,23 @@ TEST(CompareDevicesTest, WinnerRatioAndNoDifference) {
   EXPECT_TRUE(direct.values[0]->fastest);
   EXPECT_DOUBLE_EQ(Find(c, "pool", "arithmetic").values[1]->normalized, 1600.0 / 250.0);
 
+  EXPECT_EQ(direct.verdict, "decided");
+  // 1000 vs 1005 ns with a 2 % device spread: the interval of the 0.5 % gap straddles
+  // the margin.
   const Cell& tie = Find(c, "pool", "storage");
   EXPECT_TRUE(tie.no_difference);
+  EXPECT_EQ(tie.verdict, "undecided");
+  EXPECT_NE(tie.reason.find("against A straddles the 2.0 % margin"), std::string::npos) << tie.reason;
   EXPECT_TRUE(tie.ratios[1]->no_difference);
+  const nlohmann::json json = ComparisonJson({a, b}, c);
+  bool seen = false;
+  for (const auto& cell : json["cells"]) {
+    if (cell["strategy"] != "pool" || cell["workload"] != "batch/storage/blocking/any") continue;
+    EXPECT_EQ(cell["verdict"], "undecided");
+    EXPECT_EQ(cell["no_difference"], true);
+    seen = true;
+  }
+  EXPECT_TRUE(seen);
 
   ASSERT_EQ(c.geomean.size(), 2u);
   EXPECT_NEAR(c.geomean[0].second[1]->ratio, std::sqrt(0.4 * 0.5), 1e-12);
@@ -99,17 +115,30 @@ TEST(CompareDevicesTest, AValueWithoutACiHasBothBoundsNull) {
   EXPECT_EQ(checked, 3) << json.dump();
 }
 
-TEST(CompareDevicesTest, AMarginBelowTheMinimumIsNoDifference) {
-  // 1% apart with ±0.1% CIs: the CIs separate, the margin is below the default 2%.
+TEST(CompareDevicesTest, AGapInsideTheMarginIsEquivalentNoDifference) {
+  // 1% apart in every process with a ±0.1% spread: inside the default 2% margin.
   DeviceResults a{"a", "A", "r1", {Timed("pool", "storage", 1000, 0.001)}};
   DeviceResults b{"b", "B", "r2", {Timed("pool", "storage", 1010, 0.001)}};
   EXPECT_TRUE(CompareDevices({a, b}).cells[0].no_difference);
+  EXPECT_EQ(CompareDevices({a, b}).cells[0].verdict, "equivalent");
   const Comparison loose = CompareDevices({a, b}, report::MapOptions{.min_margin = 0.005});
   EXPECT_FALSE(loose.cells[0].no_difference);
   EXPECT_EQ(loose.cells[0].winner, 0);
   // The faster device is the winner when it is the second one too.
   const Comparison swapped = CompareDevices({b, a}, report::MapOptions{.min_margin = 0.005});
   EXPECT_EQ(swapped.cells[0].winner, 1);
+}
+
+TEST(CompareDevicesTest, OneProcessPerDeviceNeverWins) {
+  // 2.5x apart, but each device measured one process: provisional, no winning device.
+  DeviceResults a{"a", "A", "r1", {Timed("direct", "arithmetic", 100)}};
+  DeviceResults b{"b", "B", "r2", {Timed("direct", "arithmetic", 250)}};
+  a.results[0].result.clear_process_medians_ns();
+  b.results[0].result.clear_process_medians_ns();
+  const Comparison c = CompareDevices({a, b});
+  ASSERT_EQ(c.cells.size(), 1u);
+  EXPECT_TRUE(c.cells[0].no_difference);
+  EXPECT_EQ(c.cells[0].verdict, "provisional");
 }
 
 TEST(CompareDevicesTest, IgnoresFailedAndSingleDeviceCells) {

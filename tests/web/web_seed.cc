@@ -78,7 +78,8 @@ v1::HostInfo Host(const std::string& arch, const std::string& cpu, int cores, in
   return host;
 }
 
-// A timed batch result with 40 samples around `median_ns` and a ±`ci_percent` CI.
+// A timed batch result with 40 samples around `median_ns`, a ±`ci_percent` CI and three
+// process medians.
 v1::CaseResult BatchResult(int id, const std::string& strategy, const std::string& workload, double median_ns,
                            double ci_percent) {
   v1::CaseResult r;
@@ -125,6 +126,9 @@ v1::CaseResult BatchResult(int id, const std::string& strategy, const std::strin
   s->set_ci_high_ns(median_ns * (1 + ci_percent / 100));
   s->set_ci_half_width_percent(ci_percent);
   s->set_outliers(1);
+  // Three processes at m(1 - ci), m, m(1 + ci): every result drifts alike over the
+  // rounds (the verdict's paired ratios are the medians' ratios), the device spread ≈ ci.
+  for (double f : {-1.0, 0.0, 1.0}) r.add_process_medians_ns(median_ns * (1 + f * ci_percent / 100));
   v1::Counters* c = r.mutable_counters();
   c->set_cpu_user_seconds(median_ns * 40 / 1e9);
   c->set_cpu_system_seconds(median_ns * 4 / 1e9);
@@ -344,7 +348,8 @@ absl::Status Seed(const std::string& uri) {
   // 3b. A sweep of the synthetic workload's wait (the strategy map): a CPU-sized and an
   // IO-sized pool and `direct` at wait_us 10, 100, 1000, 10000. The IO-sized pool overtakes
   // the CPU-sized one between 100 and 1000 us on the host, between 1000 and 10000 on the
-  // phone; on the phone at 10 us `direct` and the CPU-sized pool tie (CIs overlap).
+  // phone; on the phone at 10 us `direct` and the CPU-sized pool are 1.01x apart
+  // (undecided).
   FLEETMARK_ASSIGN_OR_RETURN(v1::RunInfo sweep_run, NewRun(*store, "crossover", "cli:dave", {&x86, &phone}, 12));
   {
     const std::vector<uint32_t> waits = {10, 100, 1000, 10000};

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,20 @@
 
 namespace fleetmark {
 namespace {
+
+TEST(TextTest, NaturalLessOrdersNumbersByValue) {
+  EXPECT_TRUE(NaturalLess("cpu_ns=20000", "cpu_ns=100000"));
+  EXPECT_FALSE(NaturalLess("cpu_ns=100000", "cpu_ns=20000"));
+  EXPECT_TRUE(NaturalLess("batch/synthetic[cpu_ns=9,wait_us=100]", "batch/synthetic[cpu_ns=10,wait_us=1]"));
+  EXPECT_TRUE(NaturalLess("x2", "x10"));
+  EXPECT_TRUE(NaturalLess("x1", "x01"));  // equal values: the shorter run first
+  EXPECT_TRUE(NaturalLess("ab", "abc"));
+  EXPECT_TRUE(NaturalLess("a9b", "a10"));
+  EXPECT_FALSE(NaturalLess("same7", "same7"));
+  std::vector<std::string> ids = {"w=1000", "w=10", "w=316", "w=100", "w=3162", "v"};
+  std::sort(ids.begin(), ids.end(), [](const std::string& a, const std::string& b) { return NaturalLess(a, b); });
+  EXPECT_EQ(ids, (std::vector<std::string>{"v", "w=10", "w=100", "w=316", "w=1000", "w=3162"}));
+}
 
 TEST(TextTest, Utf8Validity) {
   EXPECT_TRUE(IsValidUtf8(""));

@@ -1,7 +1,7 @@
 // `fleetmark recommend`'s answers on synthetic results with known answers: on a
 // measured point, between two points that agree, at a crossover, outside the sweep
-// (not measured), ties, a fixed parameter the profile contradicts, a two-parameter
-// sweep's corners; and the profile's parsing and its errors.
+// (not measured), undecided points, a fixed parameter the profile contradicts, a
+// two-parameter sweep's corners; and the profile's parsing and its errors.
 #include "engine/report/recommend.h"
 
 #include "gmock/gmock.h"
@@ -21,7 +21,8 @@ v1::CaseResult Result(const std::string& label, uint32_t wait, double median, do
   return testing::SweepResult(label, wait, median, half, cpu, two);
 }
 
-// wait_us 10, 100: cpu wins (2x, then 1.5x); 1000: io wins 2x; 10000: a tie.
+// wait_us 10, 100: cpu wins (2x, then 1.5x); 1000: io wins 2x; 10000: undecided (1.06x
+// inside the device's 8.9 % spread). Each result has three processes m - h, m, m + h.
 std::vector<v1::CaseResult> OneSweep() {
   return {Result("cpu", 10, 1.0e6, 0.1e6),  Result("io", 10, 2.0e6, 0.2e6),    Result("cpu", 100, 1.0e6, 0.1e6),
           Result("io", 100, 1.5e6, 0.1e6),  Result("cpu", 1000, 4.0e6, 0.2e6), Result("io", 1000, 2.0e6, 0.1e6),
@@ -46,9 +47,11 @@ TEST(RecommendTest, OnAMeasuredPointItIsThatPointsVerdict) {
   EXPECT_EQ(r.group, "batch/synthetic[cpu_ns=1000]/blocking/any");
   EXPECT_EQ(r.best, "cpu");
   EXPECT_EQ(r.runner_up, "io");
-  EXPECT_DOUBLE_EQ(r.ratio, 2.0);
-  EXPECT_DOUBLE_EQ(r.ratio_low, 1.8 / 1.1);
-  EXPECT_DOUBLE_EQ(r.ratio_high, 2.2 / 0.9);
+  // The paired ratio (ln 2 in every round) with the moderated interval of the device's
+  // spread 0.0890: 2 · exp(±t(0.975, 6) · √(4 · 2 · 0.0890² / 6 / 3)).
+  EXPECT_NEAR(r.ratio, 2.0, 1e-12);
+  EXPECT_NEAR(r.ratio_low, 1.7298029, 1e-6);
+  EXPECT_NEAR(r.ratio_high, 2.3124022, 1e-6);
   ASSERT_EQ(r.points.size(), 1u);
   EXPECT_EQ(r.points[0].point[0].second, 10);
   // The profile's cpu_ns equals the sweep's fixed value: still on the point.
@@ -62,10 +65,13 @@ TEST(RecommendTest, BetweenTwoPointsThatAgreeTheirWinnerWithTheSmallerMargin) {
   ASSERT_EQ(r.points.size(), 2u);
   EXPECT_EQ(r.points[0].point[0].second, 10);
   EXPECT_EQ(r.points[1].point[0].second, 100);
-  // The margin is the weaker bracketing point's (wait_us=100: 1.5x [1.4/1.1, 1.6/0.9]).
-  EXPECT_DOUBLE_EQ(r.ratio, 1.5);
-  EXPECT_DOUBLE_EQ(r.ratio_low, 1.4 / 1.1);
-  EXPECT_DOUBLE_EQ(r.ratio_high, 1.6 / 0.9);
+  // The margin is the weaker bracketing point's (wait_us=100: the paired ratio of
+  // {1.4/0.9, 1.5, 1.6/1.1}, 1.503x [1.296x, 1.742x]).
+  EXPECT_NEAR(r.ratio, 1.5028006, 1e-6);
+  EXPECT_NEAR(r.ratio_low, 1.2964435, 1e-6);
+  EXPECT_NEAR(r.ratio_high, 1.7420040, 1e-6);
+  const std::string text = FormatRecommendations(Parse("wait_us=50"), {{"vm", {r}}});
+  EXPECT_THAT(text, HasSubstr("1.50x [1.30x, 1.74x] over io"));
 }
 
 TEST(RecommendTest, BetweenPointsWithDifferentWinnersIsACrossover) {
@@ -112,16 +118,36 @@ TEST(RecommendTest, OutsideTheSweepIsNotMeasuredNeverExtrapolated) {
   EXPECT_EQ(none.reason, "no synthetic sweep measured ok on this device");
 }
 
-TEST(RecommendTest, TiesAreReportedWithEveryTiedStrategy) {
+TEST(RecommendTest, AnUndecidedPointIsReportedWithItsReasonNeverAsAWinner) {
   const Recommendation on = Only(OneSweep(), "wait_us=10000");
-  EXPECT_EQ(on.verdict, Verdict::kTie);
+  EXPECT_EQ(on.verdict, Verdict::kUndecided);
   EXPECT_THAT(on.tied, ElementsAre("cpu", "io"));
-  // Between a decisive point (io at 1000) and a tie: a tie, the decisive winner first.
+  EXPECT_THAT(on.reason, HasSubstr("wait_us=10000: undecided: io 1.06x [0.91x, 1.22x] against cpu straddles"));
+  // Between a decided point (io at 1000) and an undecided one: undecided, the decided
+  // winner first.
   const Recommendation between = Only(OneSweep(), "wait_us=3000");
-  EXPECT_EQ(between.verdict, Verdict::kTie);
+  EXPECT_EQ(between.verdict, Verdict::kUndecided);
   EXPECT_THAT(between.tied, ElementsAre("io", "cpu"));
   const std::string text = FormatRecommendations(Parse("wait_us=3000"), {{"vm", {between}}});
-  EXPECT_THAT(text, HasSubstr("tie: io, cpu"));
+  EXPECT_THAT(text, HasSubstr("undecided: io, cpu"));
+  EXPECT_THAT(text, HasSubstr("wait_us=1000: io | wait_us=10000: undecided: "));
+  EXPECT_EQ(VerdictName(between.verdict), "undecided");
+}
+
+TEST(RecommendTest, EquivalentPointsAnswerEquivalent) {
+  // cpu and io within 1 % in every round of a quiet device: equivalent at both points.
+  std::vector<v1::CaseResult> results;
+  for (uint32_t wait : {10u, 100u}) {
+    results.push_back(testing::ProcessResult("cpu", wait, {1.00e6, 1.001e6, 0.999e6}));
+    results.push_back(testing::ProcessResult("io", wait, {1.005e6, 1.006e6, 1.004e6}));
+  }
+  const Recommendation r = Only(results, "wait_us=50");
+  EXPECT_EQ(r.verdict, Verdict::kEquivalent);
+  EXPECT_THAT(r.tied, ElementsAre("cpu", "io"));
+  EXPECT_EQ(VerdictName(r.verdict), "equivalent");
+  const nlohmann::json doc = nlohmann::json::parse(RecommendationsJson(Parse("wait_us=50"), {{"vm", {r}}}));
+  EXPECT_EQ(doc["devices"][0]["answers"][0]["verdict"], "equivalent");
+  EXPECT_DOUBLE_EQ(doc["devices"][0]["answers"][0]["margin"].get<double>(), 0.02);
 }
 
 TEST(RecommendTest, TwoSweptParametersUseTheFourCorners) {
@@ -155,7 +181,8 @@ TEST(RecommendTest, JsonCarriesTheVerdictAndThePoints) {
   EXPECT_EQ(a.at("verdict"), "winner");
   EXPECT_EQ(a.at("best"), "cpu");
   EXPECT_EQ(a.at("runner_up"), "io");
-  EXPECT_DOUBLE_EQ(a.at("ratio").get<double>(), 1.5);
+  EXPECT_NEAR(a.at("ratio").get<double>(), 1.5028006, 1e-6);
+  EXPECT_EQ(a.at("points").at(0).at("kind"), "decided");
   ASSERT_EQ(a.at("points").size(), 2u);
   EXPECT_EQ(a.at("points").at(1).at("point").at("wait_us"), 100);
   EXPECT_EQ(a.at("points").at(1).at("winner"), "cpu");

@@ -1,6 +1,7 @@
-// The strategy map on synthetic results with known answers: winners, ties (overlapping
-// CIs, results without a CI), ratios with their intervals, and crossovers along one
-// and two swept parameters.
+// The strategy map on synthetic results with known answers: the one verdict rule
+// (decided, equivalent, undecided, provisional, contended) on the process medians, the
+// paired ratio with its interval, the device spread, and crossovers along one and two
+// swept parameters.
 #include "engine/report/strategy_map.h"
 
 #include <cmath>
@@ -15,6 +16,8 @@ namespace fleetmark::report {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::ProcessResult;
 
 // A result of `label` at a sweep point (sweep_results.h).
 v1::CaseResult Result(const std::string& label, uint32_t wait, double median, double half, uint32_t cpu = 1000,
@@ -22,10 +25,10 @@ v1::CaseResult Result(const std::string& label, uint32_t wait, double median, do
   return testing::SweepResult(label, wait, median, half, cpu, two);
 }
 
-TEST(StrategyMapTest, WinnerRunnerUpRatioAndTies) {
-  std::vector<v1::CaseResult> results = {// wait 10: cpu clearly wins, 2x with CI [1.8/1.1, 2.2/0.9].
+TEST(StrategyMapTest, DecidedAndUndecidedPointsWithThePairedRatio) {
+  std::vector<v1::CaseResult> results = {// wait 10: io is 2x cpu in every round (processes m ± h).
                                          Result("cpu", 10, 1.0e6, 0.1e6), Result("io", 10, 2.0e6, 0.2e6),
-                                         // wait 100: overlapping CIs -> a tie, although cpu's median is lower.
+                                         // wait 100: io 1.05x, inside the device's noise.
                                          Result("cpu", 100, 1.0e6, 0.1e6), Result("io", 100, 1.05e6, 0.1e6)};
   v1::CaseResult failed = Result("broken", 10, 0.5e6, 0.01e6);
   failed.set_status(v1::CASE_STATUS_FAILED);
@@ -41,104 +44,156 @@ TEST(StrategyMapTest, WinnerRunnerUpRatioAndTies) {
   ASSERT_EQ(a.ranked.size(), 2u);
   EXPECT_EQ(a.winner(), "cpu");
   EXPECT_EQ(a.ranked[1].strategy, "io");
+  EXPECT_EQ(a.kind, engine::VerdictKind::kDecided) << a.reason;
   EXPECT_FALSE(a.tie);
   EXPECT_EQ(a.decisive_winner(), "cpu");
-  EXPECT_DOUBLE_EQ(a.ratio, 2.0);
-  EXPECT_DOUBLE_EQ(a.ratio_low, 1.8 / 1.1);
-  EXPECT_DOUBLE_EQ(a.ratio_high, 2.2 / 0.9);
+  // The device spread of the four ok results (pooled sd of ln process medians) is
+  // 0.0992, so the margin is 9.9 %; d = ln 2 in every round, the interval is the
+  // prior's: 2 · exp(±t(0.975, 6) · √(4 · 2 · 0.0992² / 6 / 3)).
+  EXPECT_NEAR(a.margin, 0.0991958, 1e-6);
+  EXPECT_NEAR(a.ratio, 2.0, 1e-12);
+  EXPECT_NEAR(a.ratio_low, 1.7011960, 1e-6);
+  EXPECT_NEAR(a.ratio_high, 2.3512869, 1e-6);
+  EXPECT_EQ(a.pairs, 3);
+  EXPECT_TRUE(a.has_interval());
 
   const MapPoint& b = map.points[1];
   EXPECT_EQ(b.winner(), "cpu");
+  EXPECT_EQ(b.kind, engine::VerdictKind::kUndecided);
   EXPECT_TRUE(b.tie);
   EXPECT_EQ(b.decisive_winner(), "");
   EXPECT_EQ(b.tied, (std::vector<std::string>{"cpu", "io"}));
-  EXPECT_LE(b.ratio_low, 1.0);
-  EXPECT_TRUE(map.crossovers.empty());  // no decisive change of winner
+  EXPECT_NEAR(b.ratio_low, 0.8933648, 1e-6);
+  EXPECT_NEAR(b.ratio_high, 1.2348708, 1e-6);
+  EXPECT_TRUE(map.crossovers.empty());  // no decided change of winner
 
   const std::string text = FormatStrategyMap(map);
   EXPECT_THAT(text, HasSubstr("batch/synthetic[cpu_ns=1000]/blocking/any  (swept: wait_us)"));
-  EXPECT_THAT(text, HasSubstr("2.00x [1.64x, 2.44x]"));
-  EXPECT_THAT(text, HasSubstr("cpu wins"));
-  EXPECT_THAT(text, HasSubstr("tie: cpu, io"));
+  EXPECT_THAT(text, HasSubstr("cpu wins (2.00x [1.70x, 2.35x] over io)"));
+  EXPECT_THAT(text, HasSubstr("undecided: io 1.05x [0.89x, 1.23x] against cpu straddles the 9.9 % margin"));
+  EXPECT_EQ(VerdictText(a), "cpu wins (2.00x [1.70x, 2.35x] over io)");
+  // The spread is measured once over the whole map: a stated one replaces it.
+  const StrategyMap quiet = BuildStrategyMap(results, MapOptions{.spread = 0.01});
+  EXPECT_DOUBLE_EQ(quiet.points[0].margin, 0.02);
+  EXPECT_DOUBLE_EQ(SpreadOf({&results[0], &results[1], &results[2], &results[3], &results[4]}), map.points[0].margin);
 }
 
-TEST(StrategyMapTest, AMarginBelowTheMinimumIsATieEvenWhenTheCisSeparate) {
-  // io is 1% slower with tight CIs that do not overlap: below the default 2% minimum.
-  const std::vector<v1::CaseResult> results = {Result("cpu", 10, 1.00e6, 0.001e6), Result("io", 10, 1.01e6, 0.001e6),
-                                               Result("far", 10, 1.50e6, 0.001e6)};
+TEST(StrategyMapTest, AGapInsideTheMarginIsEquivalentNeverAWin) {
+  // io is 1 % slower in every round with tight processes (device spread 0.09 %): inside
+  // the default 2 % margin, so cpu and io are equivalent; far (1.5x) is out.
+  const std::vector<v1::CaseResult> results = {ProcessResult("cpu", 10, {1.00e6, 1.001e6, 0.999e6}),
+                                               ProcessResult("io", 10, {1.01e6, 1.011e6, 1.009e6}),
+                                               ProcessResult("far", 10, {1.50e6, 1.501e6, 1.499e6})};
   const StrategyMap map = BuildStrategyMap(results);
   ASSERT_EQ(map.points.size(), 1u);
   const MapPoint& p = map.points[0];
-  EXPECT_GT(p.ratio_low, 1.0);  // the CIs separate
+  EXPECT_EQ(p.kind, engine::VerdictKind::kEquivalent) << p.reason;
+  EXPECT_GT(p.ratio_low, 1.0);  // io is slower in every round...
+  EXPECT_LT(p.ratio_high, 1.02);  // ...by less than the margin
   EXPECT_TRUE(p.tie);
-  EXPECT_TRUE(p.below_min_margin);
   EXPECT_EQ(p.decisive_winner(), "");
-  EXPECT_EQ(p.tied, (std::vector<std::string>{"cpu", "io"}));  // far is neither within the margin nor the CI
-  EXPECT_EQ(VerdictText(p), "tie: cpu, io (margin 1.0% < 2.0%)");
-  // A smaller stated minimum makes cpu the winner; a 3% margin beats the default.
+  EXPECT_EQ(p.tied, (std::vector<std::string>{"cpu", "io"}));  // far is out
+  EXPECT_EQ(VerdictText(p), "equivalent within 2.0 %: cpu, io");
+  // A stated 0.5 % minimum margin makes cpu the winner: io's interval [1.0085, 1.0115]
+  // lies above 1.005 and io was slower in every round.
   const StrategyMap loose = BuildStrategyMap(results, MapOptions{.min_margin = 0.005});
   EXPECT_EQ(loose.points[0].decisive_winner(), "cpu");
-  EXPECT_EQ(VerdictText(loose.points[0]), "cpu wins");
-  const StrategyMap clear = BuildStrategyMap({Result("cpu", 10, 1.00e6, 0.001e6), Result("io", 10, 1.03e6, 0.001e6)});
-  EXPECT_EQ(clear.points[0].decisive_winner(), "cpu");
-  EXPECT_FALSE(clear.points[0].below_min_margin);
+  EXPECT_EQ(VerdictText(loose.points[0]), "cpu wins (1.01x [1.01x, 1.01x] over io)");
 }
 
-TEST(StrategyMapTest, AResultWithoutACiTiesWithEverything) {
+TEST(StrategyMapTest, OneProcessIsProvisionalAndPrintsNoInterval) {
+  // A result without process medians is one process (its median, round 1).
   v1::CaseResult one = Result("io", 10, 3.0e6, 0);
+  one.clear_process_medians_ns();
   one.mutable_stats()->set_count(1);
   one.mutable_stats()->set_ci_half_width_percent(std::numeric_limits<double>::infinity());
   const StrategyMap map = BuildStrategyMap({Result("cpu", 10, 1.0e6, 0.01e6), one});
   ASSERT_EQ(map.points.size(), 1u);
-  EXPECT_EQ(map.points[0].winner(), "cpu");
-  EXPECT_TRUE(map.points[0].tie);  // n = 1 bounds nothing: never a winner on it
-  EXPECT_TRUE(std::isinf(map.points[0].ratio_high));
-  // As the winner, it is shown without a CI, and still only ties.
+  const MapPoint& p = map.points[0];
+  EXPECT_EQ(p.winner(), "cpu");
+  EXPECT_EQ(p.kind, engine::VerdictKind::kProvisional);
+  EXPECT_TRUE(p.tie);  // one process is never a winner
+  EXPECT_EQ(p.pairs, 1);
+  EXPECT_FALSE(p.has_interval());
+  EXPECT_EQ(VerdictText(p), "provisional: 1 process \u2014 not a verdict");
+  EXPECT_EQ(PointRatioText(p), "3.03x");  // the one paired round: 3.0 ms / cpu's 0.99 ms
+  const std::string text = FormatStrategyMap(map);
+  EXPECT_THAT(text, HasSubstr(" 3.03x "));
+  EXPECT_THAT(text, HasSubstr("provisional: 1 process"));
+  EXPECT_THAT(text, Not(HasSubstr("[0.00x")));
+  EXPECT_THAT(text, Not(HasSubstr("inf]")));
+  // As the leader it is shown without a CI.
   one.mutable_stats()->set_median_ns(0.5e6);
   const StrategyMap lone = BuildStrategyMap({Result("cpu", 10, 1.0e6, 0.01e6), one});
   EXPECT_EQ(lone.points[0].winner(), "io");
-  EXPECT_TRUE(lone.points[0].tie);
+  EXPECT_EQ(lone.points[0].kind, engine::VerdictKind::kProvisional);
   EXPECT_THAT(FormatStrategyMap(lone), HasSubstr("500 µs [no CI, n=1]"));
-  EXPECT_THAT(FormatStrategyMap(lone), HasSubstr("tie: io, cpu"));
 }
 
-// Without a CI but with several samples that were all slower than the winner's CI (a
-// pool that hit its time cap with 4 repetitions at 40x the winner's time): not a tie.
-// A CI-less entry whose fastest sample reaches into the winner's CI still ties.
-TEST(StrategyMapTest, AResultWithoutACiWhoseEverySampleIsSlowerDoesNotTie) {
-  v1::CaseResult capped = Result("cpu", 10, 162e6, 0);
-  capped.mutable_stats()->set_count(4);
-  capped.mutable_stats()->set_min_ns(150e6);
+// One sample per process (a pool that hit its time cap: no CI), 38x slower than the
+// leader in each of three rounds: decided, not a tie. The runner-up (1.13x in every
+// round, device spread 1.5 %) is out too.
+TEST(StrategyMapTest, AFortyTimesGapFromOneSamplePerProcessIsDecided) {
+  v1::CaseResult capped = ProcessResult("cpu", 10, {162e6, 158e6, 165e6});
+  capped.mutable_stats()->set_count(3);
   capped.mutable_stats()->set_ci_half_width_percent(std::numeric_limits<double>::infinity());
-  const v1::CaseResult winner = Result("io", 10, 4.21e6, 0.03e6), runner_up = Result("elastic", 10, 4.73e6, 0.05e6);
-  const StrategyMap map = BuildStrategyMap({winner, runner_up, capped});
+  const v1::CaseResult winner = ProcessResult("io", 10, {4.21e6, 4.25e6, 4.18e6});
+  const v1::CaseResult runner_up = ProcessResult("elastic", 10, {4.73e6, 4.80e6, 4.70e6});
+  const StrategyMap map = BuildStrategyMap({capped, runner_up, winner});
   ASSERT_EQ(map.points.size(), 1u);
-  EXPECT_EQ(map.points[0].decisive_winner(), "io");
-  EXPECT_EQ(map.points[0].tied, std::vector<std::string>{"io"});
-  EXPECT_EQ(VerdictText(map.points[0]), "io wins");
-  capped.mutable_stats()->set_min_ns(4.22e6);  // one sample as fast as the winner
-  const StrategyMap close = BuildStrategyMap({winner, runner_up, capped});
-  EXPECT_TRUE(close.points[0].tie);
-  EXPECT_EQ(close.points[0].tied, (std::vector<std::string>{"io", "cpu"}));
+  const MapPoint& p = map.points[0];
+  EXPECT_EQ(p.decisive_winner(), "io") << p.reason;
+  EXPECT_EQ(p.tied, std::vector<std::string>{"io"});
+  ASSERT_EQ(p.ranked.size(), 3u);
+  EXPECT_EQ(p.ranked[1].strategy, "elastic");
+  EXPECT_EQ(p.ranked[2].strategy, "cpu");
+  EXPECT_NEAR(p.ratio_low, 1.0987516, 1e-6);
+  EXPECT_EQ(VerdictText(p), "io wins (1.13x [1.10x, 1.15x] over elastic)");
+}
+
+TEST(StrategyMapTest, AContendedResultLeavesThePointUndecided) {
+  v1::CaseResult contended = Result("io", 10, 2.0e6, 0.2e6);
+  contended.set_contended(true);
+  const StrategyMap map = BuildStrategyMap({Result("cpu", 10, 1.0e6, 0.1e6), contended});
+  ASSERT_EQ(map.points.size(), 1u);
+  EXPECT_EQ(map.points[0].kind, engine::VerdictKind::kUndecided);
+  EXPECT_EQ(VerdictText(map.points[0]), "undecided: contended: io measured while other work used the device");
+  EXPECT_TRUE(map.points[0].ranked[1].contended);
+}
+
+TEST(StrategyMapTest, ProcessRoundsPairTheProcesses) {
+  // io ran in rounds 2-4, cpu in 1-3: two common rounds (provisional); with the rounds
+  // left out both would count as rounds 1-3.
+  v1::CaseResult io = Result("io", 10, 2.0e6, 0.2e6);
+  for (uint32_t round : {2u, 3u, 4u}) io.add_process_rounds(round);
+  const StrategyMap paired = BuildStrategyMap({Result("cpu", 10, 1.0e6, 0.1e6), io});
+  EXPECT_EQ(paired.points[0].pairs, 2);
+  EXPECT_EQ(paired.points[0].kind, engine::VerdictKind::kProvisional);
+  io.clear_process_rounds();
+  EXPECT_EQ(BuildStrategyMap({Result("cpu", 10, 1.0e6, 0.1e6), io}).points[0].pairs, 3);
 }
 
 TEST(StrategyMapTest, CrossoverBracketedByDecisivePointsWithAnInterpolatedEstimate) {
-  // cpu wins at 10 and 100, tie at 316, io wins at 1000 and 3162. The medians cross
-  // between 316 (io/cpu = 1.1) and 1000 (io/cpu = 1/1.1): the log-midpoint, sqrt(316e3).
-  const StrategyMap map = BuildStrategyMap({
+  // cpu wins at 10 and 100, undecided at 316 (io faster in round 1, slower in 2 and 3),
+  // io wins at 1000 and 3162 (device spread 1 %). The medians cross between 316 (io/cpu
+  // = 1.1) and 1000 (io/cpu = 1/1.1): the log-midpoint, sqrt(316e3).
+  const StrategyMap map = BuildStrategyMap(
+      {
       Result("cpu", 10, 1.0e6, 0.01e6),
       Result("io", 10, 3.0e6, 0.01e6),
       Result("cpu", 100, 1.0e6, 0.01e6),
       Result("io", 100, 2.0e6, 0.01e6),
-      Result("cpu", 316, 1.0e6, 0.2e6),
-      Result("io", 316, 1.1e6, 0.2e6),
+      ProcessResult("cpu", 316, {1.2e6, 1.0e6, 0.8e6}),
+      ProcessResult("io", 316, {1.1e6, 1.1e6, 0.9e6}),
       Result("cpu", 1000, 1.1e6, 0.01e6),
       Result("io", 1000, 1.0e6, 0.01e6),
       Result("cpu", 3162, 3.0e6, 0.01e6),
       Result("io", 3162, 1.0e6, 0.01e6),
-  });
+      },
+      MapOptions{.spread = 0.01});
   ASSERT_EQ(map.points.size(), 5u);
-  EXPECT_TRUE(map.points[2].tie);
+  EXPECT_EQ(map.points[2].kind, engine::VerdictKind::kUndecided);
+  for (size_t i : {0, 1, 3, 4}) EXPECT_EQ(map.points[i].kind, engine::VerdictKind::kDecided) << i;
   ASSERT_EQ(map.crossovers.size(), 1u);
   const Crossover& c = map.crossovers[0];
   EXPECT_EQ(c.param, "wait_us");

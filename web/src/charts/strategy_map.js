@@ -1,7 +1,8 @@
 // The strategy map of one device and group (from /api/v1/map, computed by the
 // coordinator's engine/report/strategy_map): a heatmap over one or two swept
-// parameters, each cell coloured by its winner, ties hatched and labelled "tie";
-// hover gives winner, runner-up, ratio and its CI. And the chart of one crossover
+// parameters, each cell coloured by its leader, points without a decided winner hatched
+// and labelled by their kind (equivalent, undecided, provisional); hover gives the
+// verdict, leader, runner-up and the paired ratio with its interval. And the chart of one crossover
 // across devices: each device's interval [last point the first strategy won, first
 // point the second did], the estimate marked.
 import {escapeHtml} from '../dom.js';
@@ -14,11 +15,13 @@ export function strategyColour(strategies, name) {
   return i < 0 ? '#999999' : palette[i % palette.length];
 }
 
-// "1.50× [1.46×–1.55×]": a map point's runner-up / winner ratio with its 95% CI.
+// "1.50× [1.46×–1.55×]": a map point's paired runner-up / leader ratio with its 95%
+// interval; the ratio alone when there is no interval (never "[0.00×–∞]").
 export function mapRatioText(p) {
   if (!p.runner_up) return 'only strategy measured';
-  const high = p.ratio_high === null ? '∞' : formatRatio(p.ratio_high);
-  return `${formatRatio(p.ratio)} [${formatRatio(p.ratio_low)}–${high}]`;
+  if (p.ratio === null) return '–';
+  if (p.ratio_low === null || p.ratio_high === null) return formatRatio(p.ratio);
+  return `${formatRatio(p.ratio)} [${formatRatio(p.ratio_low)}–${formatRatio(p.ratio_high)}]`;
 }
 
 // {wait_us: 316, cpu_ns: 1000} -> "wait_us=316, cpu_ns=1,000".
@@ -54,12 +57,12 @@ export function drawStrategyMap(el, points, strategies) {
     tooltip: {
       formatter: (param) => {
         const p = param.data.raw;
-        const verdict = p.tie ? `tie: ${p.tied.map(escapeHtml).join(', ')}` : `${escapeHtml(p.winner)} wins`;
+        const verdict = escapeHtml(p.verdict);
         const runner = p.runner_up ? p.ranked[1] : null;
         return `<b>${escapeHtml(paramsText(p.point))}</b><br>${verdict}` +
-          `<br>winner ${escapeHtml(p.winner)} ${escapeHtml(formatNs(p.ranked[0].median_ns))}` +
+          `<br>leader ${escapeHtml(p.winner)} ${escapeHtml(formatNs(p.ranked[0].median_ns))}` +
           (runner ? `<br>runner-up ${escapeHtml(runner.strategy)} ${escapeHtml(formatNs(runner.median_ns))}` : '') +
-          `<br>ratio ${escapeHtml(mapRatioText(p))} (95% CI)`;
+          `<br>paired ratio ${escapeHtml(mapRatioText(p))}`;
       },
     },
     xAxis: {type: 'category', name: swept[0], nameLocation: 'middle', nameGap: 24, data: xs.map((v) => formatNumber(v))},
@@ -69,7 +72,7 @@ export function drawStrategyMap(el, points, strategies) {
       data,
       label: {
         show: true, fontSize: 10, color: '#111111',
-        formatter: (param) => (param.data.raw.tie ? 'tie' : `${formatRatio(param.data.raw.ratio)}`),
+        formatter: (param) => (param.data.raw.tie ? param.data.raw.kind : `${formatRatio(param.data.raw.ratio)}`),
       },
     }],
   });

@@ -1,11 +1,12 @@
 // Compare page: one or more devices (each at a chosen run, default its newest). First
-// the answer: per workload (and sweep point) per device the best strategy or the set
-// tied with it, with n and the margin (the strategy map's one rule, a winner only when
-// the CIs separate and the margin exceeds min_margin); the memory / fan-out / load
-// cases by their metrics per device; unsupported cases in one line; with ?cases=A,B the
-// fleet A/B of two cases. Then strategy × workload heatmaps normalised to each device's fastest strategy, and a
-// table with the winner per cell, the ratio A/B with its CI, "no difference" where the
-// CIs overlap, and a geometric-mean row per workload (never over unrelated workloads). The numbers come from /api/v1/compare.
+// the answer: per workload (and sweep point) per device the verdict of the one rule
+// (engine/measure/verdict.h: decided, equivalent, undecided, provisional); the memory /
+// fan-out / load cases by their metrics per device; unsupported cases in one line; with
+// ?cases=A,B the fleet A/B of two cases. Then strategy × workload heatmaps normalised to
+// each device's fastest strategy, and a table with the winning device per cell (the same
+// rule over the devices' processes), the ratio A/B with its CI, the verdict's kind where
+// no device is decided faster, and a geometric-mean row per workload (never over
+// unrelated workloads). The numbers come from /api/v1/compare.
 import {getJson} from '../api.js';
 import {drawNormalizedHeatmap} from '../charts/heatmap.js';
 import {h} from '../dom.js';
@@ -79,7 +80,7 @@ function compareTable(data) {
         `${letter(0)}/${letter(i)} ${ratioText(r)}`) : null));
       let verdict;
       if (present < 2) verdict = h('div', {class: 'muted'}, `only ${present ? devices[cell.values.findIndex((v) => v)].name : 'none'}`);
-      else if (cell.no_difference) verdict = h('div', {class: 'nodiff-label'}, 'no difference');
+      else if (cell.no_difference) verdict = h('div', {class: 'nodiff-label', title: cell.reason}, cell.verdict);
       else verdict = h('div', {class: 'winner'}, `${letter(cell.winner)} wins: `, winner.name);
       return h('td', {
         class: cell.no_difference ? 'cell nodiff' : 'cell',
@@ -104,8 +105,9 @@ function compareTable(data) {
 function answersSection(data) {
   const answers = data.answers;
   const parts = [h('h2', {}, 'Best strategy per workload and device')];
-  parts.push(h('p', {class: 'muted small'}, `A winner only when its 95% CI separates from the runner-up's and the ` +
-    `margin exceeds ${(answers.min_margin * 100).toFixed(1)}%; n = samples; a result with n = 1 never wins.`));
+  parts.push(h('p', {class: 'muted small'}, 'A winner only when every other strategy was slower in every paired ' +
+    `process round and its 95% interval lies beyond the margin (at least ${(answers.min_margin * 100).toFixed(1)}%, ` +
+    'more on a noisy device); fewer than 3 processes are provisional, never a winner.'));
   if (answers.points.length) {
     parts.push(h('div', {class: 'table-scroll'}, h('table', {class: 'grid', id: 'compare-answers'},
       h('thead', {}, h('tr', {}, h('th', {}, 'workload / point'), data.devices.map((d) => h('th', {}, d.name)))),
@@ -131,14 +133,16 @@ function answersSection(data) {
 
 // ?cases=A,B: B against A on every device, and the fleet summary.
 function abSection(ab) {
-  const fmt = (r, lo, hi) => (r === null ? '–' : `${formatRatio(r)} [${formatRatio(lo)}–${hi === null ? '∞' : formatRatio(hi)}]`);
+  const fmt = (r, lo, hi) => (r === null ? '–'
+    : (lo === null || hi === null || lo <= 0 ? formatRatio(r) : `${formatRatio(r)} [${formatRatio(lo)}–${formatRatio(hi)}]`));
   const f = ab.fleet;
   return h('section', {id: 'compare-ab'}, h('h2', {}, 'A/B of two cases'),
     h('p', {}, 'A = ', h('code', {}, ab.a), ', B = ', h('code', {}, ab.b), '; B/A < 1: B is faster.'),
     h('table', {class: 'grid'}, h('thead', {}, h('tr', {}, ['device', 'B/A [95% CI]', 'B is', 'method'].map((x) => h('th', {}, x)))),
       h('tbody', {}, ab.devices.map((d) => h('tr', {dataset: {verdict: d.verdict}}, h('td', {}, d.device),
         h('td', {class: 'num'}, fmt(d.ratio, d.ratio_low, d.ratio_high)), h('td', {}, d.verdict), h('td', {}, d.method))))),
-    h('p', {class: 'fleet-ab'}, `Fleet: B is faster on ${f.faster}, slower on ${f.slower}, tie on ${f.tie}` +
+    h('p', {class: 'fleet-ab'}, `Fleet: B is faster on ${f.faster}, slower on ${f.slower}, ` +
+      `equivalent on ${f.equivalent}, undecided on ${f.undecided}` +
       (f.devices > 0 ? `; geometric-mean B/A ${fmt(f.ratio, f.ratio_low, f.ratio_high)} over ${f.devices} devices` : '')));
 }
 
@@ -223,7 +227,8 @@ export async function renderCompare(root, params) {
   if (devices.length > 1) {
     root.appendChild(h('section', {}, h('h2', {}, 'Winner per cell and ratio of medians'),
       h('p', {class: 'muted small'}, 'Ratio A/X = median of A ÷ median of X; the interval combines both ' +
-        'medians\' 95% CIs. "no difference": the two CIs overlap.'), compareTable(data)));
+        'medians\' 95% CIs. The winning device is the one verdict rule\'s over the devices\' processes; ' +
+        'otherwise the cell says equivalent, undecided or provisional (hover for the reason).'), compareTable(data)));
   }
   for (const draw of draws) draw();
 }

@@ -1,8 +1,9 @@
 // Map page: the strategy map of each chosen device (at a chosen run, default its
 // newest), from /api/v1/map, which the coordinator computes with the same code as
 // `fleetmark map` (engine/report/strategy_map): per group of a sweep, a heatmap over
-// one or two swept parameters (winner by colour, ties hatched and labelled "tie", hover
-// for winner, runner-up, ratio and CI); the fixed workloads' winners in a table; and a
+// one or two swept parameters (leader by colour, points without a decided winner hatched
+// and labelled by their kind, hover for the verdict, runner-up and paired ratio); the
+// fixed workloads' verdicts in a table; and a
 // chart of each crossover across the devices.
 import {getJson} from '../api.js';
 import {drawCrossover, drawStrategyMap, mapRatioText, paramsText, strategyColour} from '../charts/strategy_map.js';
@@ -30,15 +31,16 @@ function strategiesOf(devices) {
 function legend(strategies) {
   return h('p', {class: 'legend small', id: 'map-legend'}, strategies.map((s) => h('span', {class: 'legend-item'},
     h('span', {class: 'swatch', style: `background:${strategyColour(strategies, s)}`}), ` ${s}  `)),
-  h('span', {class: 'legend-item'}, h('span', {class: 'swatch tie-swatch'}), ' tie (95% CIs overlap)'));
+  h('span', {class: 'legend-item'}, h('span', {class: 'swatch tie-swatch'}),
+    ' no decided winner (equivalent, undecided or provisional)'));
 }
 
 function fixedTable(points) {
   return h('table', {class: 'grid', 'data-table': 'fixed-workloads'},
-    h('thead', {}, h('tr', {}, ['workload', 'winner', 'runner-up', 'ratio [95% CI]', 'verdict'].map((t) => h('th', {}, t)))),
+    h('thead', {}, h('tr', {}, ['workload', 'leader', 'runner-up', 'paired ratio [95%]', 'verdict'].map((t) => h('th', {}, t)))),
     h('tbody', {}, points.map((p) => h('tr', {dataset: {group: p.group}},
       h('td', {}, p.group), h('td', {}, p.winner), h('td', {}, p.runner_up || '–'), h('td', {}, mapRatioText(p)),
-      h('td', {}, p.tie ? `tie: ${p.tied.join(', ')}` : (p.runner_up ? `${p.winner} wins` : 'only one strategy'))))));
+      h('td', {}, p.verdict)))));
 }
 
 export async function renderMap(root, params) {
@@ -48,7 +50,9 @@ export async function renderMap(root, params) {
   const chosen = agentIdsOf(listParam(params, 'agents'), agents);  // names or ids
   root.appendChild(h('h1', {}, 'Strategy map'));
   root.appendChild(h('p', {class: 'muted small'}, 'Which strategy is fastest at each measured point of a sweep, ' +
-    'per device. A winner only when its 95% CI separates from every other strategy\'s; otherwise a tie. ' +
+    'per device. A winner only when every other strategy was slower in every paired process round and ' +
+    'its 95% interval over the processes lies beyond the device\'s margin; otherwise equivalent within the margin, ' +
+    'undecided (with the reason) or provisional (fewer than 3 processes). ' +
     'The same map as `fleetmark map RUN`.'));
   root.appendChild(picker(agents, runs, chosen, chosenRuns));
   if (chosen.length === 0) {
