@@ -326,6 +326,32 @@ TEST(StoreTest, ResultInsertIsIdempotent) {
   EXPECT_EQ((*listed)[0].results(), 2u);
 }
 
+// An export lists a sweep's points by value (natural order of case ids: cpu_ns=3000,
+// 20000, 100000), not as text, where cpu_ns=100000 came before cpu_ns=20000.
+TEST(StoreTest, ExportOrdersSweepPointsByValue) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string a = Agent(*store, "a1");
+  auto claimed = CreateAndClaim(*store, {a});
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  const std::string job = claimed->job_of.at(a);
+  const std::vector<std::string> cpu = {"100000", "20000", "3000"};
+  std::vector<v1::CaseResult> results;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    results.push_back(Result(absl::StrCat("4444444", i, "-4444-4444-8444-444444444444"), job, 100));
+    results.back().mutable_spec()->set_case_id(absl::StrCat("batch/synthetic[cpu_ns=", cpu[i], "]/blocking/direct/any"));
+  }
+  ASSERT_TRUE(store->InsertResults({{a, &results[0]}, {a, &results[1]}, {a, &results[2]}}).ok());
+  auto exported = store->ExportResults(claimed->run.run_id(), "");
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  std::vector<std::string> order;
+  for (const v1::CaseResult& r : exported->results()) order.push_back(r.spec().case_id());
+  EXPECT_EQ(order, (std::vector<std::string>{"batch/synthetic[cpu_ns=3000]/blocking/direct/any",
+                                             "batch/synthetic[cpu_ns=20000]/blocking/direct/any",
+                                             "batch/synthetic[cpu_ns=100000]/blocking/direct/any"}));
+}
+
 TEST(StoreTest, EmulatedAgentAndTheResultsItMeasuredAreMarked) {
   FLEETMARK_TEST_DATABASE_OR_SKIP(db);
   auto store = OpenStore(db.uri());
