@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "engine/common/text.h"
 #include "engine/report/strategy_map_json.h"
@@ -53,7 +54,7 @@ std::string OrList(const std::vector<std::string>& items) {
 }
 
 // What the answer of one io mode recommends: "fixed_pool with 64 threads", "coroutine or
-// fiber (tied)".
+// fiber (equivalent within 2.0 %)", "coroutine or fiber (not told apart)".
 std::string Choice(const IoModeAnswer& a) {
   if (a.verdict == AnswerKind::kWinner) return DescribeStrategy(a.best_spec);
   // One strategy at several sizes: "fixed_pool with 64 or 100 threads".
@@ -64,9 +65,9 @@ std::string Choice(const IoModeAnswer& a) {
     threads.push_back(absl::StrCat(s->threads()));
   }
   if (threads.size() == a.tied.size() && threads.size() >= 2) {
-    return absl::StrCat(a.best_spec.name(), " with ", OrList(threads), " threads (tied)");
+    return absl::StrCat(a.best_spec.name(), " with ", OrList(threads), " threads (", a.open_note, ")");
   }
-  return absl::StrCat(OrList(a.tied_text), " (tied)");
+  return absl::StrCat(OrList(a.tied_text), " (", a.open_note, ")");
 }
 
 // The caveat of a winner that another strategy beats at a neighbour.
@@ -132,6 +133,9 @@ IoModeAnswer AnswerIoMode(const std::string& io_mode, std::vector<AnswerPoint> p
   }
   if (p.tie) {
     a.verdict = AnswerKind::kOpen;
+    a.open_note = p.kind == engine::VerdictKind::kEquivalent
+                      ? absl::StrFormat("equivalent within %.1f %%", 100 * p.margin)
+                      : "not told apart";
     a.tied = p.tied;
     for (const std::string& label : a.tied) {
       a.tied_text.push_back(Described(specs, label));

@@ -60,6 +60,9 @@ struct IoModeAnswer {
   std::vector<std::string> tied;                    // kOpen: the open labels, fastest first
   std::vector<std::string> tied_text;               // kOpen: the same as DescribeStrategy says them
   std::vector<v1::StrategySpec> tied_specs;         // kOpen: their specs
+  // kOpen: "equivalent within 2.0 %" (the point's margin), else "not told apart"
+  // (undecided or provisional: more processes would be needed).
+  std::string open_note;
   // The neighbours whose decisive winner is another strategy (roles), when the
   // profile's verdict is kWinner.
   std::vector<std::string> changes_at;

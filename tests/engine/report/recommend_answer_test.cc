@@ -6,6 +6,7 @@
 #include "engine/report/recommend_answer.h"
 
 #include <functional>
+#include <set>
 
 #include "engine/plan/plan.h"
 #include "gmock/gmock.h"
@@ -24,7 +25,9 @@ using MedianOf = std::function<double(const v1::CaseSpec&)>;
 // An ok result per case of `plan` (quick), median m with CI m ± 2 %, measured in three
 // processes (rounds 1..3) whose medians are m, m·1.01 and m·0.99 (the paired ratios of
 // two contenders are then the same in every round).
-std::vector<v1::CaseResult> Results(const v1::Plan& plan, const MedianOf& median) {
+// `swing`: labels whose process medians swing by ±10 % instead (m, m·1.1, m·0.9).
+std::vector<v1::CaseResult> Results(const v1::Plan& plan, const MedianOf& median,
+                                    const std::set<std::string>& swing = {}) {
   std::vector<v1::CaseResult> out;
   for (const v1::CaseSpec& spec : engine::ExpandCases(plan, /*quick=*/true)) {
     const double m = median(spec);
@@ -38,7 +41,8 @@ std::vector<v1::CaseResult> Results(const v1::Plan& plan, const MedianOf& median
     r.mutable_stats()->set_ci_high_ns(m * 1.02);
     r.mutable_stats()->set_ci_half_width_percent(2);
     for (uint32_t round : {1u, 2u, 3u}) {
-      r.add_process_medians_ns(m * (round == 2 ? 1.01 : round == 3 ? 0.99 : 1.0));
+      const double step = swing.count(spec.strategy().label()) > 0 ? 0.1 : 0.01;
+      r.add_process_medians_ns(m * (round == 2 ? 1 + step : round == 3 ? 1 - step : 1.0));
       r.add_process_rounds(round);
       r.add_process_sample_counts(10);
     }
@@ -121,18 +125,28 @@ TEST(RecommendAnswerTest, TiesAreSaidAsTiesAndEqualIoModesBoth) {
   // the interval [0.989, 1.021] still reaches past the margin, so the io modes are not
   // told apart (undecided); 0.125 % apart they are equivalent, "just as fast".
   EXPECT_EQ(a.sentence,
-            "use coroutine or fiber (tied) with suspending waits or, not told apart here with blocking waits, "
-            "fixed_pool with 100 threads");
+            "use coroutine or fiber (equivalent within 2.0 %) with suspending waits or, not told apart here with "
+            "blocking waits, fixed_pool with 100 threads");
   const DeviceAnswer closer = AnswerBracket(
       b, "vm", Results(b.plan, Medians({{"coroutine", 4e6}, {"fiber", 4.01e6}, {"fixed_pool_100", 4.005e6}})));
   EXPECT_EQ(closer.sentence,
-            "use coroutine or fiber (tied) with suspending waits or, just as fast with blocking waits, fixed_pool "
-            "with 100 threads");
+            "use coroutine or fiber (equivalent within 2.0 %) with suspending waits or, just as fast with blocking "
+            "waits, fixed_pool with 100 threads");
   // One strategy tied at two sizes is said once.
   const DeviceAnswer sizes = AnswerBracket(
       b, "vm", Results(b.plan, Medians({{"coroutine", 2e6}, {"fixed_pool_64", 4e6}, {"fixed_pool_100", 4.01e6}})));
   EXPECT_EQ(sizes.sentence,
-            "use coroutine with suspending waits; if your waits must block, fixed_pool with 64 or 100 threads (tied)");
+            "use coroutine with suspending waits; if your waits must block, fixed_pool with 64 or 100 threads "
+            "(equivalent within 2.0 %)");
+  // 5 % apart but swinging ±10 % between processes: undecided, "not told apart".
+  const DeviceAnswer swinging = AnswerBracket(
+      b, "vm",
+      Results(b.plan, Medians({{"coroutine", 2e6}, {"fixed_pool_64", 4e6}, {"fixed_pool_100", 4.2e6}}),
+              {"fixed_pool_64"}));
+  EXPECT_EQ(swinging.io_modes[1].points[0].point.kind, engine::VerdictKind::kUndecided);
+  EXPECT_EQ(swinging.sentence,
+            "use coroutine with suspending waits; if your waits must block, fixed_pool with 64 or 100 threads (not "
+            "told apart)");
 }
 
 TEST(RecommendAnswerTest, ANeighbourWithAnotherWinnerIsACrossover) {
