@@ -98,7 +98,11 @@ Comparison CompareDevices(const std::vector<DeviceResults>& devices, const repor
       // A repeated case in one run: keep the tighter interval.
       const double width = r.stats().ci_high_ns() - r.stats().ci_low_ns();
       if (slot && slot->ci_high_ns - slot->ci_low_ns <= width) continue;
-      slot = CellValue{r.result_id(), r.stats().median_ns(), r.stats().ci_low_ns(), r.stats().ci_high_ns()};
+      slot.emplace();
+      slot->result_id = r.result_id();
+      slot->median_ns = r.stats().median_ns();
+      slot->ci_low_ns = r.stats().ci_low_ns();
+      slot->ci_high_ns = r.stats().ci_high_ns();
       const report::MapEntry entry = report::EntryOf(r);
       slot->process_medians_ns = entry.process_medians_ns;
       slot->contended = entry.contended;
@@ -143,8 +147,11 @@ Comparison CompareDevices(const std::vector<DeviceResults>& devices, const repor
       report::MapPoint point;
       for (size_t d : present) {
         const CellValue& v = *cell.values[d];
-        report::MapEntry e{.strategy = Letter(d), .median_ns = v.median_ns,
-                           .process_medians_ns = v.process_medians_ns, .contended = v.contended};
+        report::MapEntry e;
+        e.strategy = Letter(d);
+        e.median_ns = v.median_ns;
+        e.process_medians_ns = v.process_medians_ns;
+        e.contended = v.contended;
         for (size_t i = 0; i < e.process_medians_ns.size(); ++i) e.rounds.push_back(static_cast<uint32_t>(i + 1));
         point.ranked.push_back(std::move(e));
       }
