@@ -180,9 +180,9 @@ std::string OverallSentence(std::vector<IoModeAnswer>& answers, double spread) {
   std::string out;
   if (across.tie) {
     // Equivalent: just as fast; undecided or provisional: not told apart (never a silent tie).
-    out = absl::StrCat("use ", suspending_text, " with suspending waits or, ",
-                       across.kind == engine::VerdictKind::kEquivalent ? "just as fast" : "not told apart here",
-                       " with blocking waits, ", blocking_text);
+    out = absl::StrCat("use ", suspending_text, " with suspending waits or, with blocking waits, ", blocking_text,
+                       across.kind == engine::VerdictKind::kEquivalent ? "; both just as fast"
+                                                                       : "; which is faster is not told apart here");
   } else if (across.winner() == "suspending") {
     out = absl::StrCat("use ", suspending_text, " with suspending waits; if your waits must block, ", blocking_text);
   } else {

@@ -125,13 +125,13 @@ TEST(RecommendAnswerTest, TiesAreSaidAsTiesAndEqualIoModesBoth) {
   // the interval [0.989, 1.021] still reaches past the margin, so the io modes are not
   // told apart (undecided); 0.125 % apart they are equivalent, "just as fast".
   EXPECT_EQ(a.sentence,
-            "use coroutine or fiber (equivalent within 2.0 %) with suspending waits or, not told apart here with "
-            "blocking waits, fixed_pool with 100 threads");
+            "use coroutine or fiber (equivalent within 2.0 %) with suspending waits or, with blocking waits, "
+            "fixed_pool with 100 threads; which is faster is not told apart here");
   const DeviceAnswer closer = AnswerBracket(
       b, "vm", Results(b.plan, Medians({{"coroutine", 4e6}, {"fiber", 4.01e6}, {"fixed_pool_100", 4.005e6}})));
   EXPECT_EQ(closer.sentence,
-            "use coroutine or fiber (equivalent within 2.0 %) with suspending waits or, just as fast with blocking "
-            "waits, fixed_pool with 100 threads");
+            "use coroutine or fiber (equivalent within 2.0 %) with suspending waits or, with blocking waits, "
+            "fixed_pool with 100 threads; both just as fast");
   // One strategy tied at two sizes is said once.
   const DeviceAnswer sizes = AnswerBracket(
       b, "vm", Results(b.plan, Medians({{"coroutine", 2e6}, {"fixed_pool_64", 4e6}, {"fixed_pool_100", 4.01e6}})));
