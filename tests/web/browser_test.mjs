@@ -373,6 +373,7 @@ test('compare page: winner per cell matches the data', async () => {
   const storage = await page.locator('#compare-answers tr[data-point="batch/storage/blocking/any"] td').allInnerTexts();
   assert.equal(storage.length, 3);
   assert.equal(storage[0], 'fixed_pool wins (1.06x [1.04x, 1.09x] over work_stealing)');
+  assert.ok(!(await page.locator('main').innerText()).includes('[0.00×'), 'no unbounded interval beside a verdict');
   assert.equal(await page.locator('#compare-answers tbody tr').count(), 3);
   assert.equal(await page.locator('[data-chart="heatmap"]').count(), 3);
   // The fingerprint fields that differ between the three devices, one column each.
@@ -458,6 +459,7 @@ test('map page draws each device\'s strategy map and the crossover across device
   });
   assert.deepEqual(intervals, [[100, 1000], [1000, 10000]]);
   assert.match(await page.locator('#map-legend').innerText(), /no decided winner/);
+  assert.ok(!(await page.locator('main').innerText()).includes('[0.00×'), 'no unbounded interval beside a verdict');
   assert.equal(await page.locator('img').count(), 0);
   assert.deepEqual(dialogs, []);
   await shot(page, 'map');

@@ -60,7 +60,9 @@ export function deviceQuery(root, params, chosen, chosenRuns) {
   return {agents: chosen.join(','), runs: runParam, include_emulated: includeEmulated ? '1' : undefined};
 }
 
+// The ratio with its interval, or alone when a side has no CI (never "[0.00×–∞]").
 function ratioText(ratio) {
+  if (!(ratio.low > 0) || !Number.isFinite(ratio.high)) return formatRatio(ratio.ratio);
   return `${formatRatio(ratio.ratio)} [${formatRatio(ratio.low)}–${formatRatio(ratio.high)}]`;
 }
 
