@@ -15,6 +15,7 @@
 //   --enrollment_token_file=PATH      seed this enrollment token (stored hashed)
 //   --coordinator_id=NAME             name in the database (default host:pid)
 //   --heartbeat_interval=5s  --job_lease=30s  --sweep_interval=1s  --max_attempts=3
+//   --requeue_timeout=0               a re-queued job not taken back this long fails (0 = one --job_lease)
 //   --listen_notifications=true       pushes between coordinators (LISTEN/NOTIFY); false = sweep only
 //   --db_outage_grace=5s              end agent streams (they spool, replay) after this outage
 //   --executor_threads=4  --db_pool_size=8
@@ -90,6 +91,9 @@ ABSL_FLAG(bool, listen_notifications, true,
 ABSL_FLAG(absl::Duration, db_outage_grace, absl::Seconds(5),
           "end agent streams (agents spool and replay) once the database is down this long");
 ABSL_FLAG(int, max_attempts, 3, "attempts per job before failing as infrastructure (1..100)");
+ABSL_FLAG(absl::Duration, requeue_timeout, absl::ZeroDuration(),
+          "a job re-queued after its agent's lease expired (or its agent restarted) that no agent takes back "
+          "this long fails as infrastructure, whatever attempts are left (0 = one --job_lease; at most 168h)");
 ABSL_FLAG(int, executor_threads, 4, "coordinator executor threads (1..64)");
 ABSL_FLAG(int, db_pool_size, 8, "PostgreSQL connections (2..256)");
 ABSL_FLAG(int, max_agent_streams, 0,
@@ -203,6 +207,7 @@ int main(int argc, char** argv) {
   options.sweep_interval = absl::GetFlag(FLAGS_sweep_interval);
   options.listen_notifications = absl::GetFlag(FLAGS_listen_notifications);
   options.max_attempts = absl::GetFlag(FLAGS_max_attempts);
+  options.requeue_timeout = absl::GetFlag(FLAGS_requeue_timeout);
   options.db_outage_grace = absl::GetFlag(FLAGS_db_outage_grace);
   options.executor_threads = absl::GetFlag(FLAGS_executor_threads);
   options.db_pool_size = absl::GetFlag(FLAGS_db_pool_size);

@@ -108,6 +108,11 @@ absl::Status CheckOptions(const CoordinatorOptions& o) {
         absl::StrCat("heartbeat_interval >= 100ms and job_lease >= 2 x heartbeat_interval, got heartbeat_interval ",
                      absl::FormatDuration(o.heartbeat_interval), ", job_lease ", absl::FormatDuration(o.job_lease)));
   }
+  if (o.requeue_timeout < absl::ZeroDuration() || o.requeue_timeout > absl::Hours(24 * 7)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("requeue_timeout: 0 (one job_lease) <= requeue_timeout <= 168h, got ",
+                     absl::FormatDuration(o.requeue_timeout)));
+  }
   if (o.sweep_interval < absl::Milliseconds(10) || o.sweep_interval > absl::Minutes(1)) {
     return absl::InvalidArgumentError(
         absl::StrCat("sweep_interval: 10ms <= sweep_interval <= 1m, got ", absl::FormatDuration(o.sweep_interval)));
@@ -135,6 +140,8 @@ class CoordinatorImpl : public Coordinator {
     store_options.coordinator_id = options_.coordinator_id;
     store_options.online_window = 3 * options_.heartbeat_interval + absl::Seconds(5);
     store_options.health = options_.health;
+    store_options.requeue_timeout =
+        options_.requeue_timeout > absl::ZeroDuration() ? options_.requeue_timeout : options_.job_lease;
     FLEETMARK_ASSIGN_OR_RETURN(store_, store::Store::Open(store_options));
     FLEETMARK_RETURN_IF_ERROR(store_->Migrate());
     FLEETMARK_RETURN_IF_ERROR(EnsurePartitions(clock_.SteadyNow()));

@@ -69,6 +69,10 @@ struct CoordinatorOptions {
   absl::Duration db_outage_grace = absl::Seconds(5);
   // Attempts per job before it fails as infrastructure (1..100).
   int max_attempts = 3;
+  // A job re-queued after its agent's lease expired (or its agent restarted) waits this
+  // long for an agent to take it back; then it fails as infrastructure and its run can
+  // end, whatever attempts are left. Zero = one job_lease. 0 <= requeue_timeout <= 7 days.
+  absl::Duration requeue_timeout = absl::ZeroDuration();
   // Threads of the coordinator's executor (database work, reactions' follow-ups).
   int executor_threads = 4;
   // Database connections (executor threads + ingestor + sweeper need one each).

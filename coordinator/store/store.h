@@ -51,6 +51,10 @@ struct StoreOptions {
   absl::Duration online_window = absl::Seconds(30);
   // Noise score window and quarantine rules, applied when a job finishes (FinishJob).
   HealthOptions health;
+  // A job re-queued for its agent (ExpireLeases, ReleaseAgentJobs) that no agent takes
+  // back within this long fails as infrastructure at the next ExpireLeases (a later
+  // NewRun::queue_expiry stands). The coordinator passes --requeue_timeout.
+  absl::Duration requeue_timeout = absl::Seconds(30);
 };
 
 // agents.health values.
@@ -435,11 +439,14 @@ class Store {
   // Of `job_ids`, those that ended (done, failed, cancelled) — e.g. cancelled through
   // another coordinator — so their agents can be told to stop.
   virtual absl::StatusOr<std::vector<std::string>> EndedJobs(const std::vector<std::string>& job_ids) = 0;
-  // Handles jobs whose lease expired: re-queued while attempts < max_attempts, else
-  // failed with "infrastructure: agent <name> lost ...". Also fails queued jobs past
-  // their expiry (NewRun::queue_expiry) with "infrastructure: expired: agent <name> did
-  // not take the job ..." (failed = true). Updates the runs. Notifies the re-queued
-  // jobs' agents (queued) and the failed ones (ended) on commit.
+  // Handles jobs whose lease expired: re-queued while attempts < max_attempts (to be
+  // taken back within options.requeue_timeout), else failed with "infrastructure: agent
+  // <name> lost ...". Also fails queued jobs past their expiry (NewRun::queue_expiry)
+  // with "infrastructure: expired: agent <name> did not take the job ...", and
+  // re-queued jobs not taken back in time with their re-queue message and "; not taken
+  // back by <time> UTC (coordinator --requeue_timeout)" (failed = true). Updates the
+  // runs. Notifies the re-queued jobs' agents (queued) and the failed ones (ended) on
+  // commit.
   virtual absl::StatusOr<std::vector<ExpiredJob>> ExpireLeases() = 0;
   // The agent (re)connected and runs nothing but `keep_job_id` ("" = nothing): its
   // other assigned/running jobs are handled like expired leases at once.

@@ -33,12 +33,13 @@ namespace {
 constexpr char kNoAgent[] = "00000000-0000-0000-0000-000000000000";
 
 std::vector<ExpiredJob> ExpireInTxn(pqxx::work& txn, bool release, const std::string& agent_id,
-                                    const std::string& keep_job_id) {
+                                    const std::string& keep_job_id, absl::Duration requeue_timeout) {
   std::vector<ExpiredJob> expired;
   std::set<std::string> runs;
   // Leases that ran out (or, on release, the agent's other jobs), then, in the sweep,
   // queued jobs past their expiry (submit --queue_offline).
-  std::vector<pqxx::result> results = {txn.exec_prepared("fm_expire_jobs", release, agent_id, keep_job_id)};
+  std::vector<pqxx::result> results = {
+      txn.exec_prepared("fm_expire_jobs", release, agent_id, keep_job_id, internal::IntervalParam(requeue_timeout))};
   if (!release) results.push_back(txn.exec_prepared("fm_expire_queued"));
   Notification requeued{.kind = NotificationKind::kQueued}, failed{.kind = NotificationKind::kEnded};
   for (const pqxx::result& rows : results) {
@@ -351,14 +352,17 @@ absl::StatusOr<std::vector<std::string>> PgStore::EndedJobs(const std::vector<st
 }
 
 absl::StatusOr<std::vector<ExpiredJob>> PgStore::ExpireLeases() {
-  return InTransaction(*pool_, "expire leases", [&](pqxx::work& txn) { return ExpireInTxn(txn, false, kNoAgent, ""); });
+  return InTransaction(*pool_, "expire leases", [&](pqxx::work& txn) {
+    return ExpireInTxn(txn, false, kNoAgent, "", options_.requeue_timeout);
+  });
 }
 
 absl::StatusOr<std::vector<ExpiredJob>> PgStore::ReleaseAgentJobs(const std::string& agent_id,
                                                                   const std::string& keep_job_id) {
   FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", agent_id));
-  return InTransaction(*pool_, "release agent jobs",
-                       [&](pqxx::work& txn) { return ExpireInTxn(txn, true, agent_id, keep_job_id); });
+  return InTransaction(*pool_, "release agent jobs", [&](pqxx::work& txn) {
+    return ExpireInTxn(txn, true, agent_id, keep_job_id, options_.requeue_timeout);
+  });
 }
 
 namespace {

@@ -118,16 +118,25 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
        "        THEN ' after ' || j.attempts || ' of ' || j.max_attempts || ' attempts'"
        "        ELSE ', re-queued after attempt ' || j.attempts || ' of ' || j.max_attempts END,"
        " lease_expires_at = NULL, updated_at = now(),"
+       // A re-queued job waits for its agent at most the re-queue timeout ($4; a later
+       // expiry of submit --queue_offline stands): then fm_expire_queued fails it.
+       " expires_at = CASE WHEN j.attempts >= j.max_attempts THEN j.expires_at"
+       "                   ELSE greatest(j.expires_at, now() + $4::interval) END,"
        " finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() ELSE NULL END "
        "FROM expired, agents a WHERE j.job_id = expired.job_id AND a.agent_id = j.agent_id "
        "RETURNING j.job_id::text, j.run_id::text, j.agent_id::text, j.status, j.attempts"},
-      // Queued jobs past their expiry (submit --queue_offline): failed as infrastructure.
+      // Queued jobs past their expiry (submit --queue_offline; a re-queued job, attempts
+      // > 0, the re-queue timeout): failed as infrastructure.
       {"fm_expire_queued",
        "WITH expired AS ("
        "  SELECT job_id FROM jobs WHERE status = 'queued' AND expires_at < now() FOR UPDATE SKIP LOCKED) "
        "UPDATE jobs j SET status = 'failed', failure_kind = 'infrastructure',"
-       " message = 'infrastructure: expired: agent ' || a.name || ' did not take the job by '"
-       "   || to_char(j.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC (submit --queue_offline)',"
+       " message = CASE WHEN j.attempts > 0"
+       "   THEN j.message || '; not taken back by '"
+       "     || to_char(j.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
+       "     || ' UTC (coordinator --requeue_timeout)'"
+       "   ELSE 'infrastructure: expired: agent ' || a.name || ' did not take the job by '"
+       "   || to_char(j.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC (submit --queue_offline)' END,"
        " updated_at = now(), finished_at = now() "
        "FROM expired, agents a WHERE j.job_id = expired.job_id AND a.agent_id = j.agent_id "
        "RETURNING j.job_id::text, j.run_id::text, j.agent_id::text, j.status, j.attempts"},

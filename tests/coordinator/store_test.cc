@@ -531,6 +531,58 @@ TEST(StoreTest, ExpiredLeasesRequeueThenFailAsInfrastructure) {
   EXPECT_TRUE(store->ExpireLeases()->empty());
 }
 
+// Issue 32, item 3: a job re-queued after its lease expired waits for its agent at most
+// the re-queue timeout; an agent that never comes back then fails it as infrastructure
+// (attempts left or not) and its run ends. Before, it stayed queued and its run running
+// for ever. An agent that takes it back in time keeps it.
+TEST(StoreTest, ARequeuedJobNotTakenBackInTimeFailsAndItsRunEnds) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  StoreOptions options;
+  options.connection.uri = db.uri();
+  options.connection.pool_size = 4;
+  options.requeue_timeout = absl::Milliseconds(300);
+  auto opened = Store::Open(options);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::unique_ptr<Store> store = *std::move(opened);
+  ASSERT_TRUE(store->Migrate().ok());
+  const std::string lost = Agent(*store, "lost-for-good"), back = Agent(*store, "comes-back");
+  auto run = store->CreateRun(MakeRun({lost}, /*max_attempts=*/3));
+  auto other = store->CreateRun(MakeRun({back}, /*max_attempts=*/3));
+  ASSERT_TRUE(run.ok() && other.ok());
+  ASSERT_EQ(store->ClaimJobs({lost, back}, absl::Milliseconds(1))->size(), 2u);
+  absl::SleepFor(absl::Milliseconds(20));
+  auto expired = store->ExpireLeases();
+  ASSERT_TRUE(expired.ok()) << expired.status();
+  ASSERT_EQ(expired->size(), 2u);
+  for (const ExpiredJob& job : *expired) EXPECT_FALSE(job.failed);
+  EXPECT_EQ(store->GetRun(run->run_id())->status(), "running");
+  // One agent takes its job back (attempt 2) within the timeout; the other never does.
+  auto again = store->ClaimJobs({back}, absl::Seconds(30));
+  ASSERT_TRUE(again.ok() && again->size() == 1u);
+  EXPECT_TRUE(store->ExpireLeases()->empty());  // still within the timeout
+  absl::SleepFor(absl::Milliseconds(400));
+  expired = store->ExpireLeases();
+  ASSERT_TRUE(expired.ok()) << expired.status();
+  ASSERT_EQ(expired->size(), 1u);
+  EXPECT_TRUE((*expired)[0].failed);
+  EXPECT_EQ((*expired)[0].agent_id, lost);
+  auto ended = store->GetRun(run->run_id());
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "failed");
+  ASSERT_EQ(ended->jobs_size(), 1);
+  EXPECT_EQ(ended->jobs(0).status(), "failed");
+  EXPECT_EQ(ended->jobs(0).message().rfind("infrastructure: agent lost-for-good lost (lease expired), re-queued after "
+                                           "attempt 1 of 3; not taken back by ",
+                                           0),
+            0u)
+      << ended->jobs(0).message();
+  EXPECT_NE(ended->jobs(0).message().find("(coordinator --requeue_timeout)"), std::string::npos);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM jobs WHERE status = 'failed' AND failure_kind = 'infrastructure'"),
+            1);
+  EXPECT_EQ(store->GetRun(other->run_id())->jobs(0).status(), "assigned");
+  EXPECT_TRUE(store->ExpireLeases()->empty());
+}
+
 TEST(StoreTest, ADeferredJobFailsAsInfrastructureNotAsABenchmark) {
   FLEETMARK_TEST_DATABASE_OR_SKIP(db);
   auto store = OpenStore(db.uri());
