@@ -23,6 +23,7 @@ absl::Status JobRunner::Start(fleetmark::v1::JobAssignment job) {
     // The previous job's thread has reported on_finished and is about to exit.
     finished = std::move(thread_);
     cancel_.store(false);
+    defer_reason_.clear();
     running_job_id_ = job.job_id();
   }
   if (finished.joinable()) finished.join();
@@ -47,17 +48,23 @@ void JobRunner::RunJob(fleetmark::v1::JobAssignment job) {
 
   fleetmark::v1::JobFinished finished;
   finished.set_job_id(job.job_id());
-  finished.set_cancelled(cancel_.load());
-  finished.set_ok(status.ok() && !finished.cancelled());
-  finished.set_deferred(engine::IsDeferred(status));
-  if (!status.ok()) {
-    finished.set_message(std::string(status.message()));
-  } else if (finished.cancelled()) {
-    finished.set_message("cancelled");
-  }
   {
     absl::MutexLock lock(&mu_);
+    if (!defer_reason_.empty()) {
+      finished.set_deferred(true);
+      finished.set_message(defer_reason_);
+    }
     running_job_id_.clear();
+  }
+  if (!finished.deferred()) {
+    finished.set_cancelled(cancel_.load());
+    finished.set_ok(status.ok() && !finished.cancelled());
+    finished.set_deferred(engine::IsDeferred(status));
+    if (!status.ok()) {
+      finished.set_message(std::string(status.message()));
+    } else if (finished.cancelled()) {
+      finished.set_message("cancelled");
+    }
   }
   if (events_.on_finished) events_.on_finished(finished);
 }
@@ -65,6 +72,14 @@ void JobRunner::RunJob(fleetmark::v1::JobAssignment job) {
 bool JobRunner::Cancel(absl::string_view job_id) {
   absl::MutexLock lock(&mu_);
   if (running_job_id_.empty() || running_job_id_ != job_id) return false;
+  cancel_.store(true);
+  return true;
+}
+
+bool JobRunner::Defer(absl::string_view job_id, std::string reason) {
+  absl::MutexLock lock(&mu_);
+  if (running_job_id_.empty() || running_job_id_ != job_id) return false;
+  if (defer_reason_.empty()) defer_reason_ = std::move(reason);
   cancel_.store(true);
   return true;
 }

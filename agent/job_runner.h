@@ -49,6 +49,13 @@ class JobRunner {
   // was the running job. The job then finishes with cancelled = true.
   bool Cancel(absl::string_view job_id);
 
+  // Stops the running job if its id is `job_id` (as Cancel) because this agent cannot
+  // go on with it (e.g. its spool cannot hold results); returns whether it was the
+  // running job. The job then finishes deferred (JobFinished.deferred, ok = false,
+  // cancelled = false) with `reason` as its message, whatever the executor returns.
+  // The first reason given stands.
+  bool Defer(absl::string_view job_id, std::string reason);
+
   // Id of the running job, "" when idle.
   std::string running_job_id() const;
 
@@ -64,6 +71,7 @@ class JobRunner {
 
   mutable absl::Mutex mu_;
   std::string running_job_id_ ABSL_GUARDED_BY(mu_);
+  std::string defer_reason_ ABSL_GUARDED_BY(mu_);  // of the running job; "" = not deferred
   std::thread thread_ ABSL_GUARDED_BY(mu_);
 };
 

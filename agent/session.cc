@@ -181,12 +181,19 @@ void Session::OnWelcome(SessionWriter* writer, const fleetmark::v1::Welcome& wel
                    [&](const fleetmark::v1::JobFinished& r) { return r.job_id() == pending_finish_->job_id(); })) {
     reports.push_back(*pending_finish_);  // the spool failed: held in memory only
   }
-  Log(LogLevel::kInfo, absl::StrCat("welcomed as agent ", welcome.agent_id(), " (", options_.name,
-                                    "), heartbeat every ", absl::FormatDuration(interval), ", replaying ",
-                                    pending.size(), " spooled results and ", reports.size(), " job reports"));
+  Log(LogLevel::kInfo,
+      absl::StrCat("welcomed as agent ", welcome.agent_id(), " (", options_.name, "), heartbeat every ",
+                   absl::FormatDuration(interval), ", replaying ", pending.size(), " spooled results",
+                   unspooled_.empty() ? "" : absl::StrCat(", ", unspooled_.size(), " results held in memory"), " and ",
+                   reports.size(), " job reports"));
   ++stats_.welcomes;
   writer->SetWelcomed(interval);
   for (std::string& id : pending) writer->Enqueue(std::move(id));
+  for (const fleetmark::v1::CaseResult& held : unspooled_) {
+    AgentMessage message;
+    *message.mutable_result() = held;
+    writer->Enqueue(std::move(message));
+  }
   const std::string running = runner_->running_job_id();
   for (fleetmark::v1::JobFinished& report : reports) {
     if (report.job_id() == running) continue;  // never report a job that runs here
@@ -220,6 +227,26 @@ void Session::OnAssignment(SessionWriter* writer, const fleetmark::v1::JobAssign
       DropFinishReport(stale);
       Log(LogLevel::kInfo, absl::StrCat("dropped the unconfirmed report of job ", stale,
                                         ": the coordinator assigned job ", job.job_id()));
+    }
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    std::string full;
+    if (!SpoolHeldResults(&full)) {
+      // The spool still cannot hold results: measuring more would only add results
+      // that could be lost. Reported deferred (infrastructure), not run.
+      const std::string reason =
+          absl::StrCat("deferred: the agent's spool cannot hold results (", full, "); ", unspooled_.size(),
+                       " results wait in memory for the coordinator; no new cases until the spool can hold them");
+      Log(LogLevel::kWarning, absl::StrCat("job ", job.job_id(), " not started: ", reason));
+      writer->Enqueue(std::move(accepted));
+      AgentMessage finished;
+      fleetmark::v1::JobFinished* report = finished.mutable_job_finished();
+      report->set_job_id(job.job_id());
+      report->set_deferred(true);
+      report->set_message(reason);
+      writer->Enqueue(std::move(finished));
+      return;
     }
   }
   fleetmark::v1::JobAssignment to_run = job;
@@ -259,6 +286,14 @@ int Session::AddSpooledCases(fleetmark::v1::JobAssignment& job) {
       ++added;
     }
   }
+  absl::MutexLock lock(&mu_);
+  for (const fleetmark::v1::CaseResult& held : unspooled_) {
+    if (held.job_id() != job.job_id() || held.status() == fleetmark::v1::CASE_STATUS_CANCELLED) continue;
+    if (skip.insert(held.spec().case_id()).second) {
+      job.add_stored_case_ids(held.spec().case_id());
+      ++added;
+    }
+  }
   return added;
 }
 
@@ -283,6 +318,7 @@ void Session::OnAck(const fleetmark::v1::ResultAck& ack) {
   absl::Status status = spool_->Ack(ack.result_id());
   if (!status.ok()) Log(LogLevel::kError, absl::StrCat("spool: ", status.message()));
   absl::MutexLock lock(&mu_);
+  std::erase_if(unspooled_, [&](const fleetmark::v1::CaseResult& held) { return held.result_id() == ack.result_id(); });
   ++stats_.acks;
 }
 
@@ -310,12 +346,26 @@ bool Session::DropFinishReport(const std::string& job_id) {
   return had;
 }
 
+bool Session::SpoolHeldResults(std::string* error) {
+  while (!unspooled_.empty()) {
+    absl::Status appended = spool_->Append(unspooled_.front());
+    if (!appended.ok() && !absl::IsAlreadyExists(appended)) {
+      *error = std::string(appended.message());
+      return false;
+    }
+    unspooled_.erase(unspooled_.begin());
+  }
+  return true;
+}
+
 void Session::OnJobResult(const fleetmark::v1::JobAssignment& job, const fleetmark::v1::CaseResult& result) {
   fleetmark::v1::CaseResult spooled = result;
   absl::StatusOr<std::string> id = NewUuidV4();
   if (!id.ok()) {
-    Log(LogLevel::kError,
-        absl::StrCat("result of case ", result.spec().case_id(), " lost: no result id: ", id.status().message()));
+    const std::string reason = absl::StrCat("infrastructure: the result of case ", result.spec().case_id(),
+                                            " was lost: no result id: ", id.status().message());
+    Log(LogLevel::kError, reason);
+    runner_->Defer(job.job_id(), reason);  // never reported done with a result missing
     return;
   }
   spooled.set_result_id(*id);
@@ -325,20 +375,30 @@ void Session::OnJobResult(const fleetmark::v1::JobAssignment& job, const fleetma
   if (!spooled.has_fingerprint()) *spooled.mutable_fingerprint() = engine::DeviceFingerprintOf(identity_.host, spooled);
 
   absl::MutexLock lock(&mu_);
-  absl::Status appended = spool_->Append(spooled);
-  if (!appended.ok()) {
-    // Better delivered without the crash guarantee than not at all.
-    Log(LogLevel::kError,
-        absl::StrCat("spool append failed (", appended.message(), "); sending result ", *id, " unspooled"));
-    if (writer_ != nullptr) {
-      AgentMessage message;
-      *message.mutable_result() = std::move(spooled);
-      writer_->Enqueue(std::move(message));
-    }
+  // Results held in memory go first (keeps their order, and the spool may have room
+  // again); this one joins them if they still cannot be spooled.
+  std::string full;
+  absl::Status appended = SpoolHeldResults(&full) ? spool_->Append(spooled) : absl::ResourceExhaustedError(full);
+  if (appended.ok()) {
+    ++stats_.results_spooled;
+    if (writer_ != nullptr) writer_->Enqueue(*id);
     return;
   }
-  ++stats_.results_spooled;
-  if (writer_ != nullptr) writer_->Enqueue(*id);
+  // Kept in memory until the coordinator acks it (replayed after each Welcome), and
+  // the job stops: it is reported deferred, never done, and takes no new case.
+  ++stats_.results_unspooled;
+  unspooled_.push_back(spooled);
+  const std::string reason =
+      absl::StrCat("deferred: the agent's spool cannot hold results (", appended.message(),
+                   "); the job stopped, its unspooled results wait in memory for the coordinator");
+  Log(LogLevel::kError, absl::StrCat("spool append failed (", appended.message(), "): result ", *id,
+                                     " held in memory until acked; stopping job ", job.job_id()));
+  runner_->Defer(job.job_id(), reason);
+  if (writer_ != nullptr) {
+    AgentMessage message;
+    *message.mutable_result() = std::move(spooled);
+    writer_->Enqueue(std::move(message));
+  }
 }
 
 void Session::OnJobProgress(const fleetmark::v1::JobProgress& progress) {

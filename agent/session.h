@@ -3,7 +3,10 @@
 // hello, handles Welcome / Refusal / JobAssignment / JobCancellation / ResultAck /
 // JobFinishedAck, runs assigned jobs one at a time (agent/job_runner.h), spools every
 // case result and JobFinished report before it is sent (agent/spool.h), and replays
-// the spool after each Welcome. Time (heartbeats, the welcome timeout) comes from the
+// the spool after each Welcome. A result the spool cannot hold (ENOSPC, EIO, any write
+// error) is kept in memory until acked and replayed like a spooled one; its job stops
+// and is reported deferred (an infrastructure outcome, never done), and no job starts
+// while such results wait unless the spool can take them first. Time (heartbeats, the welcome timeout) comes from the
 // injected Clock. The reconnect loop around it is agent/agent.h; the rules of an
 // unconfirmed JobFinished report are described there.
 //
@@ -20,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -41,6 +45,7 @@ struct AgentStats {
   uint64_t sessions = 0;         // streams opened
   uint64_t welcomes = 0;         // sessions that got a Welcome
   uint64_t results_spooled = 0;  // case results appended to the spool
+  uint64_t results_unspooled = 0;  // case results the spool could not hold (kept in memory until acked)
   uint64_t results_sent = 0;     // result messages written (replays included)
   uint64_t acks = 0;             // ResultAcks received
   uint64_t jobs_started = 0;
@@ -99,6 +104,10 @@ class Session {
   // whether there was one.
   bool DropFinishReport(const std::string& job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Moves the results held in memory into the spool, in order; false (with why in
+  // *error) at the first the spool still cannot hold.
+  bool SpoolHeldResults(std::string* error) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   // Job events (job thread).
   void OnJobResult(const fleetmark::v1::JobAssignment& job, const fleetmark::v1::CaseResult& result);
   void OnJobProgress(const fleetmark::v1::JobProgress& progress);
@@ -117,6 +126,11 @@ class Session {
   // Newest finished job whose report is not confirmed yet (also spooled, unless the
   // spool failed); resent after each reconnect.
   std::optional<fleetmark::v1::JobFinished> pending_finish_ ABSL_GUARDED_BY(mu_);
+  // Results the spool could not hold (a full disk, an I/O error), in the order they
+  // came: sent like spooled ones, replayed after each Welcome, dropped on their acks.
+  // While any is here no job starts (it is reported deferred) unless they can be
+  // spooled first. Lost if the agent stops before they are acked.
+  std::vector<fleetmark::v1::CaseResult> unspooled_ ABSL_GUARDED_BY(mu_);
   AgentStats stats_ ABSL_GUARDED_BY(mu_);
 };
 

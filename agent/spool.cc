@@ -212,11 +212,17 @@ absl::Status Spool::Recover() {
   return absl::OkStatus();
 }
 
+absl::Status Spool::WriteFault(size_t bytes) const {
+  return options_.write_fault ? options_.write_fault(bytes) : absl::OkStatus();
+}
+
 absl::Status Spool::AppendRecord(uint32_t type, absl::string_view payload, bool sync, uint64_t* payload_offset) {
   const std::string record = EncodeRecord(type, payload);
-  absl::Status status = PwriteAll(fd_, size_, record, path_);
+  absl::Status status = WriteFault(record.size());
+  if (status.ok()) status = PwriteAll(fd_, size_, record, path_);
   if (status.ok() && sync && ::fdatasync(fd_) != 0) status = ErrnoStatus(errno, "fsync", path_);
   if (!status.ok()) {
+    refused_write_ = true;
     // Cut a partial record so that later appends stay readable.
     if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
       return absl::InternalError(
@@ -255,9 +261,28 @@ absl::Status Spool::Ack(absl::string_view result_id) {
   absl::MutexLock lock(&mu_);
   auto it = live_.find(result_id);
   if (it == live_.end()) return absl::OkStatus();
-  FLEETMARK_RETURN_IF_ERROR(AppendRecord(kAckRecord, result_id, /*sync=*/false, nullptr));
+  const absl::Status written = AppendRecord(kAckRecord, result_id, /*sync=*/false, nullptr);
   live_.erase(it);
-  return AddDeadLocked(2);  // the result and its ack
+  return AfterAckLocked(written);
+}
+
+absl::Status Spool::AfterAckLocked(const absl::Status& written) {
+  if (refused_write_ && live_.empty() && finished_.empty()) {
+    // Nothing left to keep: free the disk in place.
+    if (::ftruncate(fd_, static_cast<off_t>(kHeader.size())) != 0) return ErrnoStatus(errno, "truncate", path_);
+    if (::fdatasync(fd_) != 0) return ErrnoStatus(errno, "fsync", path_);
+    size_ = kHeader.size();
+    dead_records_ = 0;
+    refused_write_ = false;
+    return absl::OkStatus();
+  }
+  // Without its ack record the acked record stays in the file (a restart replays it: a
+  // duplicate the coordinator acks again).
+  if (!written.ok()) {
+    ++dead_records_;
+    return written;
+  }
+  return AddDeadLocked(2);  // the record and its ack
 }
 
 absl::Status Spool::AddDeadLocked(uint64_t dead) {
@@ -291,9 +316,9 @@ absl::Status Spool::AckFinished(absl::string_view job_id) {
   absl::MutexLock lock(&mu_);
   auto it = finished_.find(job_id);
   if (it == finished_.end()) return absl::OkStatus();
-  FLEETMARK_RETURN_IF_ERROR(AppendRecord(kFinishedAckRecord, job_id, /*sync=*/false, nullptr));
+  const absl::Status written = AppendRecord(kFinishedAckRecord, job_id, /*sync=*/false, nullptr);
   finished_.erase(it);
-  return AddDeadLocked(2);  // the report and its ack
+  return AfterAckLocked(written);
 }
 
 std::vector<fleetmark::v1::JobFinished> Spool::PendingFinished() const {
@@ -367,6 +392,7 @@ absl::Status Spool::CompactLocked() {
   absl::flat_hash_map<std::string, Location> moved;
   uint64_t offset = 0;
   auto write = [&](absl::string_view data) -> absl::Status {
+    FLEETMARK_RETURN_IF_ERROR(WriteFault(data.size()));
     FLEETMARK_RETURN_IF_ERROR(PwriteAll(out, offset, data, tmp));
     offset += data.size();
     return absl::OkStatus();
@@ -408,6 +434,7 @@ absl::Status Spool::CompactLocked() {
   size_ = offset;
   live_ = std::move(moved);
   dead_records_ = 0;
+  refused_write_ = false;
   return SyncDirectory(dir_);
 }
 

@@ -36,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -57,6 +58,10 @@ struct SpoolOptions {
   uint32_t compact_min_dead = 256;
   // Largest accepted record payload, bytes; Append refuses bigger results.
   uint32_t max_record_bytes = 64u << 20;
+  // The file-writing seam, for tests: called before each write of `bytes` bytes to a
+  // spool file; a non-OK status is that write's error (e.g. an injected ENOSPC).
+  // Empty = no fault. Called with the spool's lock held, from any thread.
+  std::function<absl::Status(size_t bytes)> write_fault;
 };
 
 // What Open() found in an existing spool file.
@@ -89,6 +94,10 @@ class Spool {
   // Marks `result_id` delivered. Unknown ids (an ack for a result acked before) are
   // ignored and return OK. The ack record is appended without fsync: losing it in a
   // crash only causes a harmless duplicate replay. May compact. Internal on I/O errors.
+  // An ack record the disk refuses (full) is lost the same way: the result is no
+  // longer pending all the same. After any refused write (a full disk), the ack that
+  // leaves nothing pending cuts the file back to its header (no temporary file, which
+  // a full disk could not hold), so the spool has room again.
   absl::Status Ack(absl::string_view result_id);
 
   // Ids of the live results, in append order.
@@ -108,7 +117,8 @@ class Spool {
 
   // Marks the report of `job_id` confirmed. Unknown ids return OK. Like Ack, the
   // record is appended without fsync (losing it only replays a report the coordinator
-  // acknowledges again). May compact. Internal on I/O errors.
+  // acknowledges again), and a refused record is handled as Ack's. May compact.
+  // Internal on I/O errors.
   absl::Status AckFinished(absl::string_view job_id);
 
   // The live JobFinished reports, in append order (reports are small: held in memory).
@@ -142,6 +152,12 @@ class Spool {
   absl::Status CompactLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Counts `dead` more dead records and compacts when they dominate.
   absl::Status AddDeadLocked(uint64_t dead) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After an ack (`written`: whether its record was written): counts the dead records,
+  // cuts the file back to its header when a write was refused since the last cut and
+  // nothing is live, else compacts when dead records dominate.
+  absl::Status AfterAckLocked(const absl::Status& written) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // options_.write_fault's verdict on a write of `bytes`.
+  absl::Status WriteFault(size_t bytes) const;
 
   const std::string dir_;
   const std::string path_;
@@ -153,6 +169,7 @@ class Spool {
   uint64_t size_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t dead_records_ ABSL_GUARDED_BY(mu_) = 0;
+  bool refused_write_ ABSL_GUARDED_BY(mu_) = false;  // a write failed since the file was last cut or compacted
   absl::flat_hash_map<std::string, Location> live_ ABSL_GUARDED_BY(mu_);      // by result id
   absl::flat_hash_map<std::string, Finished> finished_ ABSL_GUARDED_BY(mu_);  // by job id
 };

@@ -409,7 +409,11 @@ class Store {
   virtual absl::Status UpdateJobProgress(const std::string& job_id, const std::string& agent_id, uint32_t cases_done,
                                          uint32_t cases_total, absl::Duration lease) = 0;
   // Ends a job (done / failed as a benchmark failure, or as infrastructure when
-  // deferred / cancelled) and updates its run. In the same transaction, under the agent
+  // deferred / cancelled) and updates its run. A job reported done whose run records
+  // its case ids (NewRun::case_ids) but which has fewer cases with a stored result (of
+  // any status: a cancelled placeholder accounts for its case) is never done: it fails
+  // as infrastructure, "infrastructure: the agent reported the job done, but N of its M
+  // cases have no stored result ...", so its run fails. In the same transaction, under the agent
   // row's lock, updates the agent's health (options.health): a deferred job extends its
   // deferred streak (rule c), any other job that ran resets it; a job with calibration
   // results (IsCalibrationLabel) recomputes the noise score over the agent's newest K

@@ -298,10 +298,33 @@ absl::StatusOr<std::vector<absl::Status>> PgStore::FinishJobs(const std::vector<
   }
   return InTransactionOr(
       *pool_, "job ends", [&](pqxx::work& txn) -> absl::StatusOr<std::vector<absl::Status>> {
+        // 0. A job reported done is done only with a stored result for each of its
+        // cases; else its results were lost on the way: failed as infrastructure.
+        std::vector<std::string> status_now = status, kind_now = kind, message_now = message;
+        std::vector<std::string> done_jobs, done_agents;
+        std::vector<size_t> done_at;  // positions among `valid`
+        for (size_t k = 0; k < valid.size(); ++k) {
+          if (status[k] != kJobDone) continue;
+          done_jobs.push_back(jobs[k]);
+          done_agents.push_back(agents[k]);
+          done_at.push_back(k);
+        }
+        if (!done_jobs.empty()) {
+          for (const auto& row : txn.exec_prepared("fm_jobs_missing_results", internal::UuidArray(done_jobs),
+                                                   internal::UuidArray(done_agents))) {
+            const size_t k = done_at[row[0].as<size_t>() - 1];
+            const int64_t cases = row[1].as<int64_t>(), stored = row[2].as<int64_t>();
+            status_now[k] = kJobFailed;
+            kind_now[k] = "infrastructure";
+            message_now[k] = absl::StrCat("infrastructure: the agent reported the job done, but ", cases - stored,
+                                          " of its ", cases, " cases have no stored result (lost before the "
+                                          "coordinator stored them)");
+          }
+        }
         // 1. The jobs (locked in id order), ended.
         pqxx::result r = txn.exec_prepared("fm_jobs_finish", internal::UuidArray(jobs), internal::UuidArray(agents),
-                                           internal::TextArray(status), internal::TextArray(kind),
-                                           internal::TextArray(message));
+                                           internal::TextArray(status_now), internal::TextArray(kind_now),
+                                           internal::TextArray(message_now));
         std::vector<internal::EndedJob> ended;
         std::vector<bool> ended_now(valid.size(), false);
         std::set<std::string> runs;

@@ -71,6 +71,19 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
        " cases_done = CASE WHEN v.status = 'done' THEN greatest(j.cases_done, j.cases_total) ELSE j.cases_done END "
        "FROM l, v WHERE j.job_id = l.job_id AND v.i = l.i AND j.status IN ('assigned', 'running') "
        "RETURNING v.i, j.run_id::text"},
+      // Of (job, agent) pairs reported done, the live jobs with fewer cases stored (any
+      // status: a cancelled placeholder accounts for its case) than their run's case
+      // ids: 1-based position, cases, cases stored. Runs without case ids (from before
+      // migration 0005) are not checked.
+      {"fm_jobs_missing_results",
+       "SELECT v.i, cardinality(r.case_ids), s.stored "
+       "FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS v(job, agent, i) "
+       "JOIN jobs j ON j.job_id = v.job AND j.agent_id = v.agent AND j.status IN ('assigned', 'running') "
+       "JOIN runs r ON r.run_id = j.run_id "
+       "CROSS JOIN LATERAL (SELECT count(DISTINCT c.case_id) AS stored FROM case_results c"
+       "  WHERE c.run_created_at = r.created_at AND c.run_id = j.run_id AND c.agent_id = j.agent_id"
+       "    AND c.job_id = j.job_id) s "
+       "WHERE cardinality(r.case_ids) > s.stored"},
       // Of (job, agent) pairs, the 1-based positions of those naming no job of that agent.
       {"fm_jobs_not_owned",
        "SELECT v.i FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS v(job, agent, i) "

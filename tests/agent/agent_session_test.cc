@@ -6,7 +6,13 @@
 #include "agent/session.h"
 
 #include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
+
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <functional>
@@ -176,6 +182,7 @@ class FakeExecutor : public JobExecutor {
   struct Shared {
     absl::Mutex mu;
     int cases ABSL_GUARDED_BY(mu) = 3;
+    int message_bytes ABSL_GUARDED_BY(mu) = 0;  // each result's message, to fill a spool
     bool hold ABSL_GUARDED_BY(mu) = false;
     bool released ABSL_GUARDED_BY(mu) = false;
     std::vector<std::string> runs ABSL_GUARDED_BY(mu);     // job ids, one per Run
@@ -185,17 +192,19 @@ class FakeExecutor : public JobExecutor {
 
   absl::Status Run(const v1::JobAssignment& job, const JobCallbacks& callbacks,
                    const std::atomic<bool>& cancel) override {
-    int cases = 0;
+    int cases = 0, message_bytes = 0;
     {
       absl::MutexLock lock(&shared_->mu);
       shared_->runs.push_back(job.job_id());
       shared_->skipped.assign(job.stored_case_ids().begin(), job.stored_case_ids().end());
       cases = shared_->cases;
+      message_bytes = shared_->message_bytes;
     }
-    for (int i = 0; i < cases; ++i) {
+    for (int i = 0; i < cases && !cancel.load(); ++i) {  // as the engine: no new case once cancelled
       v1::CaseResult result;
       result.mutable_spec()->set_case_id(absl::StrCat("case-", i));
       result.set_status(v1::CASE_STATUS_OK);
+      result.set_message(std::string(message_bytes, 'm'));
       callbacks.on_result(result);
     }
     absl::MutexLock lock(&shared_->mu);
@@ -316,6 +325,9 @@ class AgentSessionTest : public ::testing::Test {
   }
   void TearDown() override {
     StopAgent();
+    if (!mounted_.empty()) {
+      EXPECT_EQ(umount2(mounted_.c_str(), MNT_DETACH), 0) << std::strerror(errno);
+    }
     std::string rm = "rm -rf '" + dir_ + "'";
     (void)system(rm.c_str());
   }
@@ -331,7 +343,29 @@ class AgentSessionTest : public ::testing::Test {
     options.backoff.max_delay = absl::Hours(1);
     options.backoff.min_delay = absl::Hours(1);
     options.welcome_timeout = absl::Hours(1);
+    options.spool.write_fault = write_fault_;
     return options;
+  }
+
+  // Puts the spool directory on a 16 KiB tmpfs (CI runs as root, which may mount one);
+  // where this process may not mount, the spool's write seam refuses, with ENOSPC's
+  // message, every write that would take results.spool past 8 KiB. Either way results
+  // of a few KiB soon find the spool full. Sets *how to what was done.
+  void PutTheSpoolOnATinyDisk(std::string* how) {
+    const std::string spool_dir = Options().spool_dir;
+    ASSERT_EQ(mkdir(spool_dir.c_str(), 0700), 0) << std::strerror(errno);
+    if (mount("tmpfs", spool_dir.c_str(), "tmpfs", 0, "size=16k,mode=0700") == 0) {
+      mounted_ = spool_dir;
+      *how = "a 16 KiB tmpfs";
+      return;
+    }
+    *how = absl::StrCat("an injected ENOSPC (mount: ", std::strerror(errno), ")");
+    write_fault_ = [path = spool_dir + "/" + std::string(Spool::kFileName)](size_t bytes) -> absl::Status {
+      struct stat st;
+      const uint64_t size = stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+      if (size + bytes <= 8192) return absl::OkStatus();
+      return absl::ResourceExhaustedError(absl::StrCat("write ", path, ": No space left on device (injected)"));
+    };
   }
 
   // Creates the agent over the fake transport, executor and clock and runs it.
@@ -420,6 +454,8 @@ class AgentSessionTest : public ::testing::Test {
   std::shared_ptr<FakeTransport::Shared> transport_ = std::make_shared<FakeTransport::Shared>();
   std::shared_ptr<FakeExecutor::Shared> executor_ = std::make_shared<FakeExecutor::Shared>();
   std::string dir_, token_file_;
+  std::string mounted_;                              // a tmpfs to unmount, if any
+  std::function<absl::Status(size_t)> write_fault_;  // the spool's write seam
   std::unique_ptr<Agent> agent_;
   std::thread run_;
   absl::Status run_status_;
@@ -740,6 +776,91 @@ TEST_F(AgentSessionTest, AReassignedJobIsAnsweredWithTheSpooledReportNotRerun) {
   const std::vector<v1::JobFinished> reports = (*spool)->PendingFinished();
   ASSERT_EQ(reports.size(), 1u);  // the stale one dropped; the new one awaits its ack
   EXPECT_EQ(reports[0].job_id(), kOtherJob);
+}
+
+// Issue 32, item 1: a result the spool cannot hold (its disk is full) is never lost
+// nor its job reported done. The result is kept in memory until acked and replayed
+// after a reconnect like a spooled one; the job stops at once and is reported
+// deferred, saying why; a job assigned while such results wait is not run but
+// reported deferred; once every result is acked the spool is cut back to its header
+// and the next job runs. Before, the agent sent such a result once "unspooled" (lost
+// with the stream), kept measuring, and reported the job done.
+TEST_F(AgentSessionTest, AResultTheSpoolCannotHoldIsKeptUntilAckedAndItsJobIsDeferred) {
+  std::string how;
+  ASSERT_NO_FATAL_FAILURE(PutTheSpoolOnATinyDisk(&how));
+  SCOPED_TRACE("the spool's disk: " + how);
+  {
+    absl::MutexLock lock(&executor_->mu);
+    executor_->cases = 20;
+    executor_->message_bytes = 3000;
+  }
+  StartAgent();
+  auto first = Stream(0);
+  ASSERT_NE(first, nullptr);
+  ASSERT_NO_FATAL_FAILURE(WelcomeOn(*first));
+  std::vector<AgentMessage> written = RunJobOn(*first);
+  const std::vector<std::string> sent = ResultIds(written);
+  EXPECT_GE(sent.size(), 1u);
+  EXPECT_LT(sent.size(), 20u) << "the job kept measuring cases its spool could not hold";
+  const AgentStats stats = agent_->stats();
+  EXPECT_GE(stats.results_unspooled, 1u);
+  EXPECT_EQ(stats.results_spooled + stats.results_unspooled, sent.size());
+  const v1::JobFinished report = written[IndexOf(written, AgentMessage::kJobFinished)].job_finished();
+  EXPECT_FALSE(report.ok());
+  EXPECT_FALSE(report.cancelled());
+  EXPECT_TRUE(report.deferred());
+  EXPECT_THAT(report.message(), HasSubstr("spool cannot hold results"));
+  EXPECT_THAT(report.message(), HasSubstr("No space left on device"));
+
+  // While results wait in memory, a new job is not run: it is reported deferred.
+  first->Push(FinishedAck(kJob));  // the coordinator assigns another job only after this
+  first->Push(Assignment(kOtherJob));
+  ASSERT_TRUE(first->WaitWritten([](auto& w) { return Count(w, AgentMessage::kJobFinished) == 2; }));
+  written = first->written();
+  EXPECT_EQ(written.back().job_finished().job_id(), kOtherJob);
+  EXPECT_TRUE(written.back().job_finished().deferred());
+  EXPECT_THAT(written.back().job_finished().message(), HasSubstr("no new cases until the spool can hold them"));
+  {
+    absl::MutexLock lock(&executor_->mu);
+    EXPECT_THAT(executor_->runs, ElementsAre(kJob));
+  }
+
+  // The stream breaks before any result is acked: after the reconnect every result is
+  // replayed, the spooled and the held alike.
+  first->End();
+  ASSERT_TRUE(first->WaitEnded());
+  ASSERT_TRUE(clock_.AdvanceToWaitEndingAt(clock_.SteadyNow() + absl::Hours(1)));  // the backoff
+  auto second = Stream(1);
+  ASSERT_NE(second, nullptr);
+  ASSERT_NO_FATAL_FAILURE(WelcomeOn(*second));
+  const size_t expected_count = sent.size();
+  EXPECT_TRUE(second->WaitWritten([&](auto& w) { return ResultIds(w).size() >= expected_count; }));
+  std::vector<std::string> replayed = ResultIds(second->written());
+  std::vector<std::string> expected = sent;
+  std::sort(replayed.begin(), replayed.end());
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(replayed, expected) << "a result the spool could not hold was lost with the stream";
+
+  // Acked, they leave memory and the spool; the spool has room again and jobs run.
+  for (const std::string& id : sent) second->Push(Ack(id));
+  {
+    absl::MutexLock lock(&executor_->mu);
+    executor_->cases = 1;
+    executor_->message_bytes = 0;
+  }
+  const std::string third_job = "33333333-3333-4333-8333-333333333333";
+  second->Push(Assignment(third_job));
+  auto third_report = [&](const std::vector<AgentMessage>& w) -> const AgentMessage* {
+    for (const AgentMessage& m : w) {
+      if (m.has_job_finished() && m.job_finished().job_id() == third_job) return &m;
+    }
+    return nullptr;
+  };
+  ASSERT_TRUE(second->WaitWritten([&](auto& w) { return third_report(w) != nullptr; }));
+  written = second->written();
+  EXPECT_TRUE(third_report(written)->job_finished().ok()) << third_report(written)->job_finished().message();
+  EXPECT_EQ(agent_->stats().results_spooled, stats.results_spooled + 1);
+  EXPECT_EQ(agent_->stats().acks, sent.size());
 }
 
 // A non-retryable refusal before the Welcome ends Run() with Unauthenticated.

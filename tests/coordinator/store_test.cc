@@ -1200,6 +1200,63 @@ TEST(StoreTest, ResultsForUnknownCasesOrWithImplausibleValuesAreRejected) {
   EXPECT_TRUE((*again)[0].rejected);
 }
 
+// Issue 32, item 1: a job reported done is done only when each of its cases has a
+// stored result (a cancelled placeholder counts); with results missing (lost on the
+// agent) it fails as infrastructure naming how many, and its run is never done.
+// Before, the job and the run were done with 1 of 3 results.
+TEST(StoreTest, AJobReportedDoneWithResultsMissingIsNeverDone) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string lossy = Agent(*store, "lossy"), whole = Agent(*store, "whole");
+  NewRun new_run = MakeRun({lossy, whole});
+  new_run.case_ids = {"case-1", "case-2", "case-3"};
+  new_run.cases_total = 3;
+  auto run = store->CreateRun(new_run);
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto claimed = store->ClaimJobs({lossy, whole}, absl::Seconds(30));
+  ASSERT_TRUE(claimed.ok() && claimed->size() == 2u);
+  std::map<std::string, std::string> job_of;
+  for (const ClaimedJob& c : *claimed) job_of[c.agent_id] = c.assignment.job_id();
+  std::vector<v1::CaseResult> rows;
+  int n = 0;
+  auto add = [&](const std::string& agent, int case_number, v1::CaseStatus status) {
+    v1::CaseResult r = Result(absl::StrFormat("%08d-0000-4000-8000-00000000000e", ++n), job_of[agent], 1);
+    r.mutable_spec()->set_case_id(absl::StrCat("case-", case_number));
+    r.set_status(status);
+    rows.push_back(r);
+  };
+  add(lossy, 1, v1::CASE_STATUS_OK);  // cases 2 and 3 lost
+  add(whole, 1, v1::CASE_STATUS_OK);
+  add(whole, 2, v1::CASE_STATUS_FAILED);
+  add(whole, 3, v1::CASE_STATUS_CANCELLED);
+  std::vector<Store::AgentResult> batch;
+  for (size_t i = 0; i < rows.size(); ++i) batch.push_back({i == 0 ? lossy : whole, &rows[i]});
+  auto inserted = store->InsertResults(batch);
+  ASSERT_TRUE(inserted.ok()) << inserted.status();
+  for (const ResultOutcome& o : *inserted) ASSERT_TRUE(o.stored) << o.message;
+
+  auto ends = store->FinishJobs({{job_of[lossy], lossy, JobOutcome{.ok = true}},
+                                 {job_of[whole], whole, JobOutcome{.ok = true}}});
+  ASSERT_TRUE(ends.ok()) << ends.status();
+  for (const absl::Status& status : *ends) EXPECT_TRUE(status.ok()) << status;
+  auto ended = store->GetRun(run->run_id());
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "failed");
+  for (const v1::JobInfo& job : ended->jobs()) {
+    if (job.job_id() == job_of[whole]) {
+      EXPECT_EQ(job.status(), "done") << job.message();
+      continue;
+    }
+    EXPECT_EQ(job.status(), "failed");
+    EXPECT_EQ(job.message(),
+              "infrastructure: the agent reported the job done, but 2 of its 3 cases have no stored result (lost "
+              "before the coordinator stored them)");
+  }
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM jobs WHERE status = 'failed' AND failure_kind = 'infrastructure'"),
+            1);
+}
+
 // Issue 10, item 9: a job claimed again (its agent restarted) carries the case ids of
 // its stored results, so they are not measured twice; its progress never goes back.
 TEST(StoreTest, AJobClaimedAgainCarriesItsStoredCasesAndProgressNeverGoesBack) {
