@@ -467,6 +467,7 @@ class CoordinatorImpl : public Coordinator {
     absl::Time reachable_since = started_;
     bool db_failed = false;  // a flush failed since the last successful one
     absl::Duration wall_offset = clock_.Now() - clock_.SteadyNow();
+    absl::Time last_turn = clock_.SteadyNow();
     for (;;) {
       {
         absl::MutexLock lock(&mu_);
@@ -483,6 +484,22 @@ class CoordinatorImpl : public Coordinator {
         reachable_since = now;
         flushed = false;  // renew now, on the new time
       }
+      // A turn comes at least every heartbeat interval (the longest pause) plus its
+      // work. A longer gap means this coordinator was not running (SIGSTOP, a long
+      // pause of the process or its machine, a database call that hung): it recorded no
+      // renewal meanwhile, and the heartbeats sent meanwhile wait unread. Its own
+      // absence must not count against agents that kept working: as after a database
+      // outage (Sweep), no lease expires before one full lease from the stall's end, and
+      // no stream is silent for the time before it (FlushLiveness).
+      if (const absl::Duration gap = now - last_turn; gap > StallLimit()) {
+        reachable_since = std::max(reachable_since, now);
+        stall_ended_ = now;
+        ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
+                         absl::StrCat("this coordinator did not run for ", absl::FormatDuration(gap),
+                                      " (stopped or paused): expiring no job lease for one lease (",
+                                      absl::FormatDuration(options_.job_lease), ") from now"));
+      }
+      last_turn = now;
       // Flush every heartbeat interval, and at every sweep while the database fails,
       // so leases of connected agents are renewed as soon as it is back.
       if (now >= next_flush || !flushed) {
@@ -517,12 +534,16 @@ class CoordinatorImpl : public Coordinator {
 
   bool SweeperWoken() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || sweep_requested_; }
 
+  // A gap between two turns of SweepLoop longer than this is a stall of the coordinator:
+  // twice its longest pause (the heartbeat interval), room for a turn's work.
+  absl::Duration StallLimit() const { return 2 * options_.heartbeat_interval; }
+
   // `expire`: whether leases may be expired now (see below).
   void Sweep(bool expire) {
     // Leases do not run out for time this coordinator could not record renewals in:
-    // it expires leases only with fresh renewals in the database, and after a (re)start
-    // or a database outage only once every job had a full lease of reachable database
-    // time (the renewals that failed meanwhile were recorded by the first flush after
+    // it expires leases only with fresh renewals in the database, and after a (re)start,
+    // a stall of its own (SweepLoop) or a database outage only once every job had a full
+    // lease of reachable database time (the renewals that failed meanwhile were recorded by the first flush after
     // it: FlushLiveness), so agents whose streams the outage ended can reconnect and
     // resume their jobs. An agent really lost is found one lease later at most. Other
     // coordinators on the same database had the same outage and hold off likewise.
@@ -592,8 +613,10 @@ class CoordinatorImpl : public Coordinator {
       if (s.agent_id.empty() || session->closing()) continue;
       // A stream waiting for result commits or for the store call of its last message
       // (database slow or down, or a 10 000-job run's ends queued on its run row) is not
-      // read meanwhile, so its heartbeats queue up: not silence.
-      if (s.pending_acks == 0 && !s.awaiting_store && now - s.last_heard > silence_limit) {
+      // read meanwhile, so its heartbeats queue up: not silence. Nor is the time this
+      // coordinator itself did not run (SweepLoop): silence counts from the stall's end.
+      const absl::Time heard = std::max(s.last_heard, stall_ended_);
+      if (s.pending_acks == 0 && !s.awaiting_store && now - heard > silence_limit) {
         session->Close(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
                                     absl::StrCat("no heartbeat for ", absl::FormatDuration(now - s.last_heard))));
         continue;
@@ -661,7 +684,9 @@ class CoordinatorImpl : public Coordinator {
     for (const store::ExpiredJob& job : *expired) {
       ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
                        absl::StrCat("job ", job.job_id, " lease expired after attempt ", job.attempts,
-                                    (job.failed ? ": failed (infrastructure)" : ": re-queued")));
+                                    (job.done     ? ": done (every case stored)"
+                                     : job.failed ? ": failed (infrastructure)"
+                                                  : ": re-queued")));
       std::shared_ptr<AgentSession> session = registry_.Find(job.agent_id);
       if (session == nullptr) continue;
       StopRunningJob(*session, job.job_id, "lease expired");
@@ -695,6 +720,8 @@ class CoordinatorImpl : public Coordinator {
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   absl::Time started_;
+  // The end of this coordinator's last stall (SweepLoop); sweeper thread only.
+  absl::Time stall_ended_ = absl::InfinitePast();
   // Agents whose lease renewals failed (database unreachable) since the last successful
   // flush. Sweeper thread only.
   std::set<std::string> unrecorded_agents_;

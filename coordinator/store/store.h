@@ -167,7 +167,8 @@ struct ExpiredJob {
   std::string job_id;
   std::string run_id;
   std::string agent_id;
-  bool failed = false;  // true: failed as infrastructure; false: re-queued
+  bool failed = false;  // true: failed as infrastructure; false: re-queued (or done)
+  bool done = false;    // every case of the job is stored: ended done, not re-queued
   uint32_t attempts = 0;
 };
 
@@ -443,9 +444,11 @@ class Store {
   // Of `job_ids`, those that ended (done, failed, cancelled) — e.g. cancelled through
   // another coordinator — so their agents can be told to stop.
   virtual absl::StatusOr<std::vector<std::string>> EndedJobs(const std::vector<std::string>& job_ids) = 0;
-  // Handles jobs whose lease expired: re-queued while attempts < max_attempts (to be
-  // taken back within options.requeue_timeout), else failed with "infrastructure: agent
-  // <name> lost ...". Also fails queued jobs past their expiry (NewRun::queue_expiry)
+  // Handles jobs whose lease expired: done when each case of the job's run has a stored
+  // result that is not a cancelled placeholder (whatever its attempts: only the report
+  // was missing), else re-queued while attempts < max_attempts (to be taken back within
+  // options.requeue_timeout), else failed with "infrastructure: agent <name> lost ...".
+  // Also fails queued jobs past their expiry (NewRun::queue_expiry)
   // with "infrastructure: expired: agent <name> did not take the job ...", and
   // re-queued jobs not taken back in time with their re-queue message and "; not taken
   // back by <time> UTC (coordinator --requeue_timeout)" (failed = true). Updates the

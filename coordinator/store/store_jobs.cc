@@ -49,9 +49,10 @@ std::vector<ExpiredJob> ExpireInTxn(pqxx::work& txn, bool release, const std::st
       job.run_id = row[1].as<std::string>();
       job.agent_id = row[2].as<std::string>();
       job.failed = row[3].as<std::string>() == kJobFailed;
+      job.done = row[3].as<std::string>() == kJobDone;
       job.attempts = row[4].as<uint32_t>();
       runs.insert(job.run_id);
-      if (job.failed) {
+      if (job.failed || job.done) {
         failed.agent_ids.push_back(job.agent_id);
         failed.job_ids.push_back(job.job_id);
       } else {

@@ -117,26 +117,41 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
        "  WHEN count(*) FILTER (WHERE status = 'cancelled') > 0 THEN 'cancelled'"
        "  ELSE 'done' END AS new_status FROM jobs WHERE run_id = $1::uuid) s "
        "WHERE r.run_id = $1::uuid AND r.status <> 'cancelled' AND r.status <> s.new_status"},
+      // Leases that ran out (or, with $1, agent $2's jobs but $3): each job's end is
+      // done when every case of its run has a stored result that is not a cancelled
+      // placeholder (measured; only the report is missing), else failed at its last
+      // attempt, else queued again.
       {"fm_expire_jobs",
-       "WITH expired AS ("
+       "WITH locked AS ("
        "  SELECT job_id FROM jobs WHERE status IN ('assigned', 'running')"
        "    AND ((NOT $1 AND lease_expires_at < now()) OR ($1 AND agent_id = $2::uuid AND job_id::text <> $3))"
-       "  FOR UPDATE SKIP LOCKED) "
-       "UPDATE jobs j SET"
-       " status = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'queued' END,"
-       " failure_kind = CASE WHEN j.attempts >= j.max_attempts THEN 'infrastructure' ELSE '' END,"
-       " message = 'infrastructure: agent ' || a.name || CASE WHEN $1 THEN ' restarted' ELSE ' lost (lease expired)' "
-       "END ||"
-       "   CASE WHEN j.attempts >= j.max_attempts"
+       "  FOR UPDATE SKIP LOCKED), "
+       "expired AS ("
+       "  SELECT l.job_id, CASE"
+       "    WHEN cardinality(r.case_ids) > 0 AND cardinality(r.case_ids) <= ("
+       "      SELECT count(DISTINCT c.case_id) FROM case_results c"
+       "      WHERE c.run_created_at = r.created_at AND c.run_id = j.run_id AND c.agent_id = j.agent_id"
+       "        AND c.job_id = j.job_id AND c.status <> 'cancelled') THEN 'done'"
+       "    WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'queued' END AS outcome"
+       "  FROM locked l JOIN jobs j ON j.job_id = l.job_id JOIN runs r ON r.run_id = j.run_id) "
+       "UPDATE jobs j SET status = e.outcome,"
+       " failure_kind = CASE WHEN e.outcome = 'failed' THEN 'infrastructure' ELSE '' END,"
+       " message = CASE WHEN e.outcome = 'done' THEN 'every case stored; agent ' || a.name"
+       "   || CASE WHEN $1 THEN ' restarted' ELSE ' lost (lease expired)' END"
+       "   || ' before its report came, after attempt ' || j.attempts || ' of ' || j.max_attempts"
+       "   ELSE 'infrastructure: agent ' || a.name"
+       "   || CASE WHEN $1 THEN ' restarted' ELSE ' lost (lease expired)' END ||"
+       "   CASE WHEN e.outcome = 'failed'"
        "        THEN ' after ' || j.attempts || ' of ' || j.max_attempts || ' attempts'"
-       "        ELSE ', re-queued after attempt ' || j.attempts || ' of ' || j.max_attempts END,"
+       "        ELSE ', re-queued after attempt ' || j.attempts || ' of ' || j.max_attempts END END,"
        " lease_expires_at = NULL, updated_at = now(),"
        // A re-queued job waits for its agent at most the re-queue timeout ($4; a later
        // expiry of submit --queue_offline stands): then fm_expire_queued fails it.
-       " expires_at = CASE WHEN j.attempts >= j.max_attempts THEN j.expires_at"
-       "                   ELSE greatest(j.expires_at, now() + $4::interval) END,"
-       " finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() ELSE NULL END "
-       "FROM expired, agents a WHERE j.job_id = expired.job_id AND a.agent_id = j.agent_id "
+       " expires_at = CASE WHEN e.outcome = 'queued' THEN greatest(j.expires_at, now() + $4::interval)"
+       "                   ELSE j.expires_at END,"
+       " finished_at = CASE WHEN e.outcome = 'queued' THEN NULL ELSE now() END,"
+       " cases_done = CASE WHEN e.outcome = 'done' THEN greatest(j.cases_done, j.cases_total) ELSE j.cases_done END "
+       "FROM expired e, agents a WHERE j.job_id = e.job_id AND a.agent_id = j.agent_id "
        "RETURNING j.job_id::text, j.run_id::text, j.agent_id::text, j.status, j.attempts"},
       // Queued jobs past their expiry (submit --queue_offline; a re-queued job, attempts
       // > 0, the re-queue timeout): failed as infrastructure.

@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +24,7 @@
 #include "coordinator/service/agent_service.h"
 #include "coordinator/service/control_service.h"
 #include "coordinator/service/coordinator.h"
+#include "engine/common/clock.h"
 #include "engine/common/message_limits.h"
 #include "engine/plan/plan.h"
 #include "fleetmark/v1/agent.grpc.pb.h"
@@ -788,6 +790,96 @@ TEST_F(ServiceTest, AJobEndWaitingForTheDatabaseIsNotSilence) {
   ASSERT_TRUE(agent.Read(&m)) << "the stream ended while its job end waited for the database";
   ASSERT_TRUE(m.has_job_finished_ack()) << m.DebugString();
   EXPECT_EQ(m.job_finished_ack().job_id(), job_id);
+  agent.Finish();
+}
+
+// Issue 32, item 4: a coordinator that did not run for longer than the lease (SIGSTOP,
+// a long pause: here its injected clock jumps 60 s) fails no job for its own absence.
+// Its agent's stream is not ended for the heartbeats that waited meanwhile, the lease
+// is renewed and none expires for a lease after the stall, so the job ends done on its
+// first attempt with max_attempts = 1. Before, the first flush after the jump ended the
+// stream ("no heartbeat for 1m"), the lease ran out and the job failed as infrastructure.
+TEST_F(ServiceTest, ACoordinatorThatDidNotRunFailsNoJobForItsOwnAbsence) {
+  coordinator_.reset();  // this test's own coordinator runs on a clock the test moves
+  FakeClock clock(absl::Now());
+  std::atomic<bool> ticking{true};
+  std::thread ticker([&] {  // the clock keeps time, as a real one
+    while (ticking.load()) {
+      absl::SleepFor(absl::Milliseconds(20));
+      clock.Advance(absl::Milliseconds(20));
+    }
+  });
+  struct AtExit {
+    std::function<void()> run;
+    ~AtExit() { run(); }
+  } stop_all{[&] {  // the coordinator goes before the clock it reads
+    coordinator_.reset();
+    ticking.store(false);
+    ticker.join();
+  }};
+  CoordinatorOptions options = Options(db_->uri());
+  options.clock = &clock;
+  options.heartbeat_interval = absl::Milliseconds(500);
+  options.job_lease = absl::Seconds(2);
+  options.max_attempts = 1;
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(options));
+
+  TestAgent agent(channel_);
+  ASSERT_TRUE(agent.Send(TestAgent::Hello("agent-frozen", 1, kEnrollToken)));
+  v1::CoordinatorMessage m;
+  ASSERT_TRUE(agent.Read(&m));
+  ASSERT_TRUE(m.has_welcome()) << m.DebugString();
+  grpc::ClientContext context;
+  Authorize(&context);
+  v1::SubmitRunRequest submit;
+  *submit.mutable_plan() = SmallPlan();
+  submit.set_selector("name=agent-frozen");
+  v1::SubmitRunResponse submitted;
+  ASSERT_TRUE(control_->SubmitRun(&context, submit, &submitted).ok());
+  ASSERT_TRUE(agent.Read(&m));
+  ASSERT_TRUE(m.has_assignment()) << m.DebugString();
+  const std::string job_id = m.assignment().job_id();
+  v1::AgentMessage accepted;
+  accepted.mutable_job_accepted()->set_job_id(job_id);
+  ASSERT_TRUE(agent.Send(accepted));
+  auto job = [&]() -> v1::JobInfo {
+    grpc::ClientContext get_context;
+    Authorize(&get_context);
+    v1::GetRunRequest request;
+    request.set_run_id(submitted.run().run_id());
+    v1::RunInfo run;
+    EXPECT_TRUE(control_->GetRun(&get_context, request, &run).ok());
+    return run.jobs_size() == 1 ? run.jobs(0) : v1::JobInfo();
+  };
+  // Past a lease since the start, so leases may expire; then the coordinator "stops"
+  // for 60 s, and twice the lease (database time) passes after it.
+  absl::SleepFor(absl::Seconds(3));
+  EXPECT_EQ(job().status(), "running");
+  clock.Advance(absl::Seconds(60));
+  absl::SleepFor(absl::Seconds(4));
+  EXPECT_EQ(job().status(), "running") << job().message();
+
+  v1::AgentMessage heartbeat;
+  heartbeat.mutable_heartbeat()->set_rss_bytes(1);
+  ASSERT_TRUE(agent.Send(heartbeat));
+  v1::AgentMessage result;
+  v1::CaseResult* r = result.mutable_result();
+  r->set_result_id("55555555-5555-4555-8555-555555555555");
+  r->set_job_id(job_id);
+  r->mutable_spec()->set_case_id("batch/arithmetic/blocking/direct/any");
+  r->mutable_stats()->set_median_ns(1000);
+  ASSERT_TRUE(agent.Send(result));
+  ASSERT_TRUE(agent.Read(&m)) << "the stream was ended";
+  ASSERT_TRUE(m.has_ack() || m.has_acks()) << m.DebugString();
+  v1::AgentMessage finished;
+  finished.mutable_job_finished()->set_job_id(job_id);
+  finished.mutable_job_finished()->set_ok(true);
+  ASSERT_TRUE(agent.Send(finished));
+  ASSERT_TRUE(agent.Read(&m));
+  ASSERT_TRUE(m.has_job_finished_ack()) << m.DebugString();
+  const v1::JobInfo ended = job();
+  EXPECT_EQ(ended.status(), "done") << ended.message();
+  EXPECT_EQ(ended.attempts(), 1u);
   agent.Finish();
 }
 

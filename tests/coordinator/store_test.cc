@@ -583,6 +583,58 @@ TEST(StoreTest, ARequeuedJobNotTakenBackInTimeFailsAndItsRunEnds) {
   EXPECT_TRUE(store->ExpireLeases()->empty());
 }
 
+// Issue 32, item 4: a job whose lease expires with every case of its run stored (only
+// its report is missing: e.g. its coordinator was stopped as it came) is done, whatever
+// its attempts; one with a case stored only as a cancelled placeholder is not.
+TEST(StoreTest, AnExpiredJobWithEveryCaseStoredIsDone) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string whole = Agent(*store, "measured-all"), partial = Agent(*store, "measured-some");
+  std::map<std::string, std::string> run_of, job_of;
+  for (const std::string& agent : {whole, partial}) {
+    NewRun new_run = MakeRun({agent}, /*max_attempts=*/1);
+    new_run.case_ids = {"case-1", "case-2"};
+    new_run.cases_total = 2;
+    auto run = store->CreateRun(new_run);
+    ASSERT_TRUE(run.ok()) << run.status();
+    run_of[agent] = run->run_id();
+  }
+  auto claimed = store->ClaimJobs({whole, partial}, absl::Milliseconds(1));
+  ASSERT_TRUE(claimed.ok() && claimed->size() == 2u);
+  for (const ClaimedJob& c : *claimed) job_of[c.agent_id] = c.assignment.job_id();
+  std::vector<v1::CaseResult> rows;
+  std::vector<Store::AgentResult> batch;
+  int n = 0;
+  for (const auto& [agent, status] :
+       {std::pair{whole, v1::CASE_STATUS_OK}, std::pair{partial, v1::CASE_STATUS_CANCELLED}}) {
+    for (int c = 1; c <= 2; ++c) {
+      v1::CaseResult r = Result(absl::StrFormat("%08d-0000-4000-8000-00000000000f", ++n), job_of[agent], 1);
+      r.mutable_spec()->set_case_id(absl::StrCat("case-", c));
+      r.set_status(c == 1 ? v1::CASE_STATUS_OK : status);
+      rows.push_back(r);
+    }
+  }
+  for (size_t i = 0; i < rows.size(); ++i) batch.push_back({i < 2 ? whole : partial, &rows[i]});
+  ASSERT_TRUE(store->InsertResults(batch).ok());
+  absl::SleepFor(absl::Milliseconds(20));
+  auto expired = store->ExpireLeases();
+  ASSERT_TRUE(expired.ok()) << expired.status();
+  ASSERT_EQ(expired->size(), 2u);
+  for (const ExpiredJob& job : *expired) {
+    EXPECT_EQ(job.done, job.agent_id == whole) << job.agent_id;
+    EXPECT_EQ(job.failed, job.agent_id == partial) << job.agent_id;
+  }
+  auto done = store->GetRun(run_of[whole]);
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->status(), "done");
+  EXPECT_EQ(done->jobs(0).status(), "done");
+  EXPECT_EQ(done->jobs(0).cases_done(), 2u);
+  EXPECT_EQ(done->jobs(0).message(),
+            "every case stored; agent measured-all lost (lease expired) before its report came, after attempt 1 of 1");
+  EXPECT_EQ(store->GetRun(run_of[partial])->status(), "failed");
+}
+
 TEST(StoreTest, ADeferredJobFailsAsInfrastructureNotAsABenchmark) {
   FLEETMARK_TEST_DATABASE_OR_SKIP(db);
   auto store = OpenStore(db.uri());
