@@ -25,11 +25,8 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentOptions options, Agent
   FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<SpoolLock> spool_lock, SpoolLock::Acquire(options.spool_dir));
   FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<Spool> spool, Spool::Open(options.spool_dir, options.spool));
   const SpoolRecovery& recovery = spool->recovery();
-  if (recovery.truncated_bytes > 0) {
-    Log(LogLevel::kWarning, absl::StrCat("spool ", spool->path(), ": cut ", recovery.truncated_bytes,
-                                         " unreadable bytes at its end (", recovery.tail_error,
-                                         "): an append interrupted by a crash, or a damaged file; any result "
-                                         "in those bytes is lost, the records before them are kept"));
+  if (const std::string warning = RecoveryWarning(spool->path(), recovery); !warning.empty()) {
+    Log(LogLevel::kWarning, warning);
   }
   if (recovery.pending > 0 || recovery.pending_finished > 0) {
     Log(LogLevel::kInfo, absl::StrCat("spool ", spool->path(), ": ", recovery.pending, " results and ",

@@ -122,6 +122,108 @@ Spool::~Spool() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+namespace {
+
+// A record header's type and payload length when both are plausible (a known type, at
+// most `max_record_bytes`); its CRC is not checked.
+bool PlausibleHeader(const char* header, uint32_t max_record_bytes, uint32_t* type, uint32_t* length) {
+  *type = Get32(header);
+  *length = Get32(header + 4);
+  return *type >= kResultRecord && *type <= kFinishedAckRecord && *length <= max_record_bytes;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> Spool::ReadRecordAt(uint64_t offset, uint64_t file_size, uint32_t* type,
+                                                std::string* payload) const {
+  char header[kRecordHeaderBytes];
+  payload->clear();
+  if (file_size - offset < kRecordHeaderBytes) return std::string("torn record header");
+  FLEETMARK_ASSIGN_OR_RETURN(bool complete, PreadExact(fd_, offset, kRecordHeaderBytes, header, path_));
+  if (!complete) return std::string("torn record header");
+  uint32_t length = 0;
+  if (!PlausibleHeader(header, options_.max_record_bytes, type, &length)) {
+    return *type < kResultRecord || *type > kFinishedAckRecord
+               ? absl::StrCat("unknown record type ", *type)
+               : absl::StrCat("record length ", length, " > max_record_bytes ", options_.max_record_bytes);
+  }
+  if (file_size - offset - kRecordHeaderBytes < length) return std::string("torn record payload");
+  payload->resize(length);
+  FLEETMARK_ASSIGN_OR_RETURN(complete, PreadExact(fd_, offset + kRecordHeaderBytes, length, payload->data(), path_));
+  if (!complete) return std::string("torn record payload");
+  if (RecordCrc(header, *payload) != Get32(header + 8)) return std::string("CRC mismatch");
+  return std::string();
+}
+
+absl::StatusOr<Spool::Damage> Spool::ScanDamage(uint64_t offset, uint64_t file_size) const {
+  // The rest of the file, read once (damage is rare).
+  std::string rest(file_size - offset, '\0');
+  FLEETMARK_ASSIGN_OR_RETURN(bool complete, PreadExact(fd_, offset, rest.size(), rest.data(), path_));
+  if (!complete) return absl::DataLossError(absl::StrCat(path_, ": shrank while it was read"));
+  Damage damage;
+  damage.end = file_size;
+  // The next readable record: a plausible header whose CRC matches its payload (a
+  // false match of CRC-32 over random bytes is a 1 in 2^32 event).
+  for (uint64_t p = 1; p + kRecordHeaderBytes <= rest.size(); ++p) {
+    uint32_t type = 0, length = 0;
+    if (!PlausibleHeader(rest.data() + p, options_.max_record_bytes, &type, &length)) continue;
+    if (rest.size() - p - kRecordHeaderBytes < length) continue;
+    const absl::string_view payload(rest.data() + p + kRecordHeaderBytes, length);
+    if (RecordCrc(rest.data() + p, payload) != Get32(rest.data() + p + 8)) continue;
+    damage.end = offset + p;
+    break;
+  }
+  // The records the damaged bytes held, walked by their headers as far as they hold
+  // together; a header whose payload runs past the damage (a damaged length, or a record
+  // cut short by the end of the file: a crash in its append) ends the walk.
+  const uint64_t span = damage.end - offset;
+  uint64_t p = 0;
+  while (p < span) {
+    uint32_t type = 0, length = 0;
+    if (span - p < kRecordHeaderBytes || !PlausibleHeader(rest.data() + p, options_.max_record_bytes, &type, &length)) {
+      break;
+    }
+    if (span - p - kRecordHeaderBytes < length) {
+      if (type == kResultRecord) ++damage.results;
+      if (damage.end == file_size) p = span;  // a record cut short by the end of the file
+      break;
+    }
+    if (type == kResultRecord) ++damage.results;
+    p += kRecordHeaderBytes + length;
+  }
+  damage.exact = p == span;
+  return damage;
+}
+
+std::string Spool::ApplyRecordLocked(uint32_t type, std::string& payload, uint64_t offset, bool after_damage) {
+  if (type == kResultRecord) {
+    const uint32_t length = static_cast<uint32_t>(payload.size());
+    const uint32_t id_length = length >= 4 ? Get32(payload.data()) : UINT32_MAX;
+    if (id_length == 0 || id_length > kMaxIdBytes || 4 + id_length > length) return "malformed result record";
+    std::string id = payload.substr(4, id_length);
+    live_[id] = Location{next_sequence_++, offset + kRecordHeaderBytes + 4 + id_length, length - 4 - id_length};
+  } else if (type == kFinishedRecord) {
+    fleetmark::v1::JobFinished report;
+    if (!report.ParseFromString(payload) || !CheckId("job_id", report.job_id()).ok()) {
+      return "malformed job-finished record";
+    }
+    const std::string job_id = report.job_id();
+    if (finished_.contains(job_id)) ++dead_records_;  // replaced; cannot happen via the API
+    finished_[job_id] = Finished{next_sequence_++, std::move(report)};
+  } else if (type == kAckRecord) {
+    if (live_.erase(payload) > 0) {
+      ++dead_records_;
+    } else if (after_damage) {
+      ++acked_unseen_;  // the ack of a result whose record was damaged: it was stored
+    }
+    ++dead_records_;  // the ack record itself
+  } else {            // kFinishedAckRecord
+    if (finished_.erase(payload) > 0) ++dead_records_;
+    ++dead_records_;
+  }
+  return "";
+}
+
 absl::Status Spool::Recover() {
   absl::MutexLock lock(&mu_);
   struct stat st;
@@ -148,68 +250,72 @@ absl::Status Spool::Recover() {
   }
 
   uint64_t offset = kHeader.size();
+  uint64_t damaged_results = 0;
   std::string payload;
   while (offset < file_size) {
-    char record_header[kRecordHeaderBytes];
-    std::string error;
-    FLEETMARK_ASSIGN_OR_RETURN(bool complete, PreadExact(fd_, offset, kRecordHeaderBytes, record_header, path_));
-    const uint32_t type = complete ? Get32(record_header) : 0;
-    const uint32_t length = complete ? Get32(record_header + 4) : 0;
-    if (!complete) {
-      error = "torn record header";
-    } else if (type < kResultRecord || type > kFinishedAckRecord) {
-      error = absl::StrCat("unknown record type ", type);
-    } else if (length > options_.max_record_bytes) {
-      error = absl::StrCat("record length ", length, " > max_record_bytes ", options_.max_record_bytes);
+    uint32_t type = 0;
+    FLEETMARK_ASSIGN_OR_RETURN(std::string error, ReadRecordAt(offset, file_size, &type, &payload));
+    const bool whole = error.empty();  // its CRC matches: its extent is right
+    if (whole) {
+      error = ApplyRecordLocked(type, payload, offset, recovery_.damaged_records > 0);
+      if (error.empty()) {
+        ++recovery_.records_read;
+        offset += kRecordHeaderBytes + payload.size();
+        continue;
+      }
+    }
+    // Unreadable from `offset`: skip to the next readable record, or cut the tail.
+    Damage damage;
+    if (whole) {  // well framed but malformed: skip just this record
+      damage.end = offset + kRecordHeaderBytes + payload.size();
+      damage.results = type == kResultRecord ? 1 : 0;
     } else {
-      payload.resize(length);
-      FLEETMARK_ASSIGN_OR_RETURN(complete, PreadExact(fd_, offset + kRecordHeaderBytes, length, payload.data(), path_));
-      if (!complete) {
-        error = "torn record payload";
-      } else if (RecordCrc(record_header, payload) != Get32(record_header + 8)) {
-        error = "CRC mismatch";
-      }
+      FLEETMARK_ASSIGN_OR_RETURN(damage, ScanDamage(offset, file_size));
     }
-    if (error.empty() && type == kResultRecord) {
-      const uint32_t id_length = length >= 4 ? Get32(payload.data()) : UINT32_MAX;
-      if (id_length == 0 || id_length > kMaxIdBytes || 4 + id_length > length) {
-        error = "malformed result record";
-      } else {
-        std::string id = payload.substr(4, id_length);
-        live_[id] = Location{next_sequence_++, offset + kRecordHeaderBytes + 4 + id_length, length - 4 - id_length};
-      }
-    } else if (error.empty() && type == kFinishedRecord) {
-      fleetmark::v1::JobFinished report;
-      if (!report.ParseFromString(payload) || !CheckId("job_id", report.job_id()).ok()) {
-        error = "malformed job-finished record";
-      } else {
-        const std::string job_id = report.job_id();
-        if (finished_.contains(job_id)) ++dead_records_;  // replaced; cannot happen via the API
-        finished_[job_id] = Finished{next_sequence_++, std::move(report)};
-      }
-    } else if (error.empty() && type == kAckRecord) {
-      if (live_.erase(payload) > 0) ++dead_records_;
-      ++dead_records_;           // the ack record itself
-    } else if (error.empty()) {  // kFinishedAckRecord
-      if (finished_.erase(payload) > 0) ++dead_records_;
-      ++dead_records_;
+    ++recovery_.damaged_records;
+    damaged_results += damage.results;
+    recovery_.results_lost_is_lower_bound = recovery_.results_lost_is_lower_bound || !damage.exact;
+    const std::string where = absl::StrCat(error, " at offset ", offset);
+    if (recovery_.first_damage.empty()) recovery_.first_damage = where;
+    if (damage.end < file_size) {
+      recovery_.skipped_bytes += damage.end - offset;
+      offset = damage.end;
+      continue;
     }
-    if (!error.empty()) {
-      recovery_.truncated_bytes = file_size - offset;
-      recovery_.tail_error = absl::StrCat(error, " at offset ", offset);
-      if (::ftruncate(fd_, static_cast<off_t>(offset)) != 0) {
-        return ErrnoStatus(errno, "truncate", path_);
-      }
-      if (::fsync(fd_) != 0) return ErrnoStatus(errno, "fsync", path_);
-      break;
-    }
-    ++recovery_.records_read;
-    offset += kRecordHeaderBytes + length;
+    recovery_.truncated_bytes = file_size - offset;
+    recovery_.tail_error = where;
+    if (::ftruncate(fd_, static_cast<off_t>(offset)) != 0) return ErrnoStatus(errno, "truncate", path_);
+    if (::fsync(fd_) != 0) return ErrnoStatus(errno, "fsync", path_);
+    break;
   }
-  size_ = offset;
+  size_ = std::min(offset, file_size);
+  recovery_.results_lost = damaged_results > acked_unseen_ ? damaged_results - acked_unseen_ : 0;
   recovery_.pending = live_.size();
   recovery_.pending_finished = finished_.size();
+  if (recovery_.skipped_bytes > 0) {
+    // Rewrite the readable records without the damaged bytes between them.
+    if (absl::Status rewritten = CompactLocked(); !rewritten.ok()) {
+      recovery_.rewrite_error = std::string(rewritten.message());
+    }
+  }
   return absl::OkStatus();
+}
+
+std::string RecoveryWarning(absl::string_view path, const SpoolRecovery& recovery) {
+  if (recovery.damaged_records == 0) return "";
+  std::string text = absl::StrCat(
+      "spool ", path, ": ", recovery.results_lost_is_lower_bound ? "at least " : "", recovery.results_lost,
+      recovery.results_lost == 1 ? " result" : " results",
+      " lost (unreadable records the coordinator had not acknowledged); ", recovery.damaged_records,
+      recovery.damaged_records == 1 ? " damaged stretch" : " damaged stretches",
+      " skipped, the first: ", recovery.first_damage, " (a crash in the middle of an append, or a damaged file); ",
+      recovery.records_read, " readable records kept (", recovery.pending, " results and ", recovery.pending_finished,
+      " job reports to replay)");
+  if (recovery.truncated_bytes > 0) absl::StrAppend(&text, "; its unreadable end was cut off");
+  if (!recovery.rewrite_error.empty()) {
+    absl::StrAppend(&text, "; rewriting it without the damaged bytes failed: ", recovery.rewrite_error);
+  }
+  return text;
 }
 
 absl::Status Spool::WriteFault(size_t bytes) const {

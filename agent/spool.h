@@ -21,10 +21,13 @@
 // fsyncs the directory. (Agent builds from before types 3 and 4 existed treat such a
 // record as a corrupt tail: do not downgrade an agent over a non-empty spool.)
 //
-// Recovery: Open() reads records in order and stops at the first truncated or
-// corrupt record (a crash in the middle of an append); that tail is cut off with
-// ftruncate. Only the record being appended when the process died can be lost, and it
-// had not been sent yet (the send happens after the fsync returns).
+// Recovery: Open() reads records in order. At an unreadable record (torn by a crash in
+// the middle of an append, or damaged on disk) it resynchronises on the next readable
+// record: a plausible header whose CRC-32 matches its payload. The records after the
+// damage are kept and the file is rewritten without the damaged bytes; an unreadable
+// end of file (no readable record after it) is cut off with ftruncate. A crash loses
+// only the record being appended, which had not been sent yet (the send happens after
+// the fsync returns); SpoolRecovery says how many results damage lost.
 //
 //   FLEETMARK_ASSIGN_OR_RETURN(auto spool, Spool::Open("/var/lib/fleetmark-agent", {}));
 //   FLEETMARK_RETURN_IF_ERROR(spool->Append(result));   // durable when this returns
@@ -71,7 +74,23 @@ struct SpoolRecovery {
   uint64_t pending_finished = 0;  // live JobFinished reports
   uint64_t truncated_bytes = 0;   // bytes of a torn/corrupt tail that were cut off
   std::string tail_error;         // why the tail was cut ("" if nothing was cut)
+  // Unreadable stretches (a torn tail included) and the first one's reason and offset.
+  uint64_t damaged_records = 0;
+  std::string first_damage;
+  // Results lost in them: the result records the damaged bytes held (walked by their
+  // headers), less the acks read after the damage for results never seen (those were
+  // stored). A lower bound when a stretch could not be walked record by record.
+  uint64_t results_lost = 0;
+  bool results_lost_is_lower_bound = false;
+  // Damaged bytes between readable records, dropped by rewriting the file (as a
+  // compaction); why that rewrite failed, if it did (the file is then kept as it is).
+  uint64_t skipped_bytes = 0;
+  std::string rewrite_error;
 };
+
+// The agent's warning about a damaged spool: how many results were lost and what was
+// kept; "" when nothing was damaged.
+std::string RecoveryWarning(absl::string_view path, const SpoolRecovery& recovery);
 
 // Thread-safe: every method may be called from any thread.
 class Spool {
@@ -145,8 +164,26 @@ class Spool {
     fleetmark::v1::JobFinished report;
   };
 
+  // An unreadable stretch of the file from a given offset.
+  struct Damage {
+    uint64_t end = 0;      // offset of the next readable record, or the file size
+    uint64_t results = 0;  // result records it held
+    bool exact = true;     // false: its records could not all be walked
+  };
+
   Spool(std::string dir, std::string path, int fd, SpoolOptions options);
   absl::Status Recover();
+  // Reads the record at `offset` (of a file of `file_size` bytes): "" with its type and
+  // payload, or why it is unreadable (payload empty unless the record is whole).
+  absl::StatusOr<std::string> ReadRecordAt(uint64_t offset, uint64_t file_size, uint32_t* type,
+                                           std::string* payload) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The damaged stretch from `offset` (see Damage).
+  absl::StatusOr<Damage> ScanDamage(uint64_t offset, uint64_t file_size) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Applies a readable record found at `offset` to the live maps; "" or why it is
+  // malformed. `after_damage`: a damaged stretch came before (acks of unseen results
+  // then count in acked_unseen_).
+  std::string ApplyRecordLocked(uint32_t type, std::string& payload, uint64_t offset, bool after_damage)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status AppendRecord(uint32_t type, absl::string_view payload, bool sync, uint64_t* payload_offset)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CompactLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -169,7 +206,9 @@ class Spool {
   uint64_t size_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t dead_records_ ABSL_GUARDED_BY(mu_) = 0;
-  bool refused_write_ ABSL_GUARDED_BY(mu_) = false;  // a write failed since the file was last cut or compacted
+  bool refused_write_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t acked_unseen_ ABSL_GUARDED_BY(mu_) = 0;  // Recover: acks after damage of results never read  // a write
+                                                    // failed since the file was last cut or compacted
   absl::flat_hash_map<std::string, Location> live_ ABSL_GUARDED_BY(mu_);      // by result id
   absl::flat_hash_map<std::string, Finished> finished_ ABSL_GUARDED_BY(mu_);  // by job id
 };

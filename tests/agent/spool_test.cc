@@ -158,6 +158,89 @@ TEST_F(SpoolTest, CorruptedPayloadIsDetectedByCrc) {
   EXPECT_THAT((*recovered)->recovery().tail_error, ::testing::HasSubstr("CRC"));
 }
 
+// Issue 32, item 12: one damaged record no longer discards every record after it.
+// Recovery resynchronises on the next readable record (a plausible header whose CRC
+// matches), keeps the records after the damage, rewrites the file without the damaged
+// bytes, and says how many results were lost: a damaged result the coordinator had
+// not acknowledged is lost, one acknowledged later in the file is not. Before, the
+// spool was cut at the damage (r3, the report and r4 lost) and the warning gave bytes.
+TEST_F(SpoolTest, ADamagedRecordLosesOnlyItselfAndTheRecordsAfterItAreKept) {
+  uint64_t damaged_at = 0, damaged_end = 0;
+  {
+    auto spool = Spool::Open(dir_, {});
+    ASSERT_TRUE(spool.ok());
+    ASSERT_TRUE((*spool)->Append(Result("r1")).ok());
+    damaged_at = (*spool)->file_bytes();
+    ASSERT_TRUE((*spool)->Append(Result("r2", 40)).ok());
+    damaged_end = (*spool)->file_bytes();
+    ASSERT_TRUE((*spool)->Append(Result("r3")).ok());
+    ASSERT_TRUE((*spool)->AppendFinished(Finished("job-1")).ok());
+    ASSERT_TRUE((*spool)->Append(Result("r4")).ok());
+    ASSERT_TRUE((*spool)->Ack("r1").ok());
+  }
+  // Damage r2's length field: its extent is unknown, so r3 is found by its CRC, and
+  // the loss is a lower bound.
+  const int fd = open(path().c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  const char garbage = '\x7f';
+  ASSERT_EQ(pwrite(fd, &garbage, 1, static_cast<off_t>(damaged_at + 5)), 1);  // the length's second byte
+  close(fd);
+
+  auto recovered = Spool::Open(dir_, {});
+  ASSERT_TRUE(recovered.ok()) << recovered.status();
+  EXPECT_THAT((*recovered)->PendingIds(), ElementsAre("r3", "r4"));
+  EXPECT_THAT(JobIds((*recovered)->PendingFinished()), ElementsAre("job-1"));
+  const SpoolRecovery& recovery = (*recovered)->recovery();
+  EXPECT_EQ(recovery.damaged_records, 1u);
+  EXPECT_EQ(recovery.skipped_bytes, damaged_end - damaged_at);
+  EXPECT_EQ(recovery.truncated_bytes, 0u);
+  EXPECT_EQ(recovery.results_lost, 1u);
+  EXPECT_TRUE(recovery.results_lost_is_lower_bound);
+  EXPECT_THAT(recovery.first_damage, ::testing::HasSubstr(absl::StrCat("at offset ", damaged_at)));
+  EXPECT_TRUE(recovery.rewrite_error.empty()) << recovery.rewrite_error;
+  const std::string warning = RecoveryWarning(path(), recovery);
+  EXPECT_THAT(warning, ::testing::HasSubstr(": at least 1 result lost"));
+  EXPECT_THAT(warning, ::testing::HasSubstr("2 results and 1 job reports to replay"));
+  // Rewritten without the damage: a reopen finds nothing wrong and the same records.
+  recovered->reset();
+  auto again = Spool::Open(dir_, {});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)->recovery().damaged_records, 0u);
+  EXPECT_THAT((*again)->PendingIds(), ElementsAre("r3", "r4"));
+  EXPECT_EQ(RecoveryWarning(path(), (*again)->recovery()), "");
+}
+
+// A damaged result acknowledged later in the file was stored: not lost. A torn end
+// after it is cut, and its result (its append interrupted) counted lost.
+TEST_F(SpoolTest, ADamagedResultAckedLaterIsNotLostAndATornEndIsCounted) {
+  uint64_t damaged_at = 0;
+  {
+    auto spool = Spool::Open(dir_, {});
+    ASSERT_TRUE(spool.ok());
+    damaged_at = (*spool)->file_bytes();
+    ASSERT_TRUE((*spool)->Append(Result("stored")).ok());
+    ASSERT_TRUE((*spool)->Append(Result("kept")).ok());
+    ASSERT_TRUE((*spool)->Ack("stored").ok());
+    ASSERT_TRUE((*spool)->Append(Result("torn", 50)).ok());
+  }
+  ASSERT_EQ(truncate(path().c_str(), static_cast<off_t>(FileSize() - 20)), 0);
+  const int fd = open(path().c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(pwrite(fd, "\xee", 1, static_cast<off_t>(damaged_at + 30)), 1);  // in the payload of "stored"
+  close(fd);
+
+  auto recovered = Spool::Open(dir_, {});
+  ASSERT_TRUE(recovered.ok()) << recovered.status();
+  EXPECT_THAT((*recovered)->PendingIds(), ElementsAre("kept"));
+  const SpoolRecovery& recovery = (*recovered)->recovery();
+  EXPECT_EQ(recovery.damaged_records, 2u);
+  EXPECT_EQ(recovery.results_lost, 1u);  // "torn"; "stored" was acknowledged
+  EXPECT_FALSE(recovery.results_lost_is_lower_bound);
+  EXPECT_THAT(recovery.tail_error, ::testing::HasSubstr("torn"));
+  EXPECT_GT(recovery.truncated_bytes, 0u);
+  EXPECT_THAT(RecoveryWarning(path(), recovery), ::testing::HasSubstr(": 1 result lost"));
+}
+
 TEST_F(SpoolTest, TornHeaderStartsAfreshButForeignFileIsRefused) {
   {
     const int fd = open(path().c_str(), O_WRONLY | O_CREAT, 0600);
