@@ -414,6 +414,35 @@ TEST_F(FleetTest, AgentLostForGoodFailsItsJobAsInfrastructure) {
   EXPECT_EQ(other_ended->status(), "done");
 }
 
+// Issue 32, item 3: with attempts left, a killed agent's job is re-queued at the
+// lease; the agent never comes back, so after the re-queue timeout (default: one
+// lease) the job fails as infrastructure and the run ends. Before, the job stayed
+// queued and the run running for ever.
+TEST_F(FleetTest, AgentLostForGoodWithAttemptsLeftEndsItsRunAfterTheRequeueTimeout) {
+  CoordinatorConfig config;
+  config.job_lease = absl::Seconds(2);
+  config.max_attempts = 3;
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(config));
+  AgentProcess* victim = StartAgent("vanished", "");
+  ASSERT_NE(victim, nullptr);
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
+
+  auto run = control_->Submit(SlowPlan(), "name=vanished");
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE(WaitUntil([&] { return Rows(run->run_id()) >= 1; }, absl::Seconds(120)));
+  victim->Kill9();
+  const absl::Time killed = absl::Now();
+  auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(60));
+  ASSERT_TRUE(ended.ok()) << ended.status() << " (the re-queued job waited for its agent)";
+  EXPECT_LT(absl::Now() - killed, absl::Seconds(30));
+  EXPECT_EQ(ended->status(), "failed");
+  ASSERT_EQ(ended->jobs_size(), 1);
+  EXPECT_EQ(ended->jobs(0).status(), "failed");
+  EXPECT_EQ(ended->jobs(0).attempts(), 1u);
+  EXPECT_THAT(ended->jobs(0).message(), ::testing::StartsWith("infrastructure: agent vanished lost (lease expired)"));
+  EXPECT_THAT(ended->jobs(0).message(), HasSubstr("(coordinator --requeue_timeout)"));
+}
+
 TEST_F(FleetTest, CoordinatorKilledMidRunLandsEveryResultExactlyOnce) {
   CoordinatorConfig config;
   config.job_lease = absl::Seconds(30);
@@ -1245,6 +1274,38 @@ TEST_F(FleetTest, DatabaseOutageLongerThanTheLeaseCostsNoAttempt) {
   EXPECT_THAT(coordinator_->Log(), HasSubstr("database reachable again; renewed the job leases of 1 agent whose"));
   agents_.clear();
   coordinator_.reset();
+}
+
+// Issue 32, item 4: a coordinator stopped (SIGSTOP) for longer than the lease, mid-job,
+// fails no job for its own absence: after SIGCONT it expires no lease for one lease
+// and does not end the agent's stream for the heartbeats that waited, so the job ends
+// done on its first attempt (max_attempts = 1) with every case stored once. Before,
+// the job failed "lost (lease expired) after 1 of 1 attempts" and the run failed.
+TEST_F(FleetTest, CoordinatorStoppedLongerThanTheLeaseFailsNoJob) {
+  CoordinatorConfig config;
+  config.job_lease = absl::Seconds(3);
+  config.max_attempts = 1;
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(config));
+  StartAgent("patient", "");
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok());
+
+  const v1::Plan plan = SlowPlan();
+  auto run = control_->Submit(plan, "name=patient");
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE(WaitUntil([&] { return Rows(run->run_id()) >= 1; }, absl::Seconds(120)));
+  ASSERT_LT(Rows(run->run_id()), CaseCount(plan)) << "the job ended before the stop; plan too short";
+  coordinator_->process()->Signal(SIGSTOP);
+  absl::SleepFor(absl::Seconds(10));  // over three leases
+  coordinator_->process()->Signal(SIGCONT);
+
+  auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(300));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "done") << ended->ShortDebugString();
+  ASSERT_EQ(ended->jobs_size(), 1);
+  EXPECT_EQ(ended->jobs(0).status(), "done") << ended->jobs(0).message();
+  EXPECT_EQ(ended->jobs(0).attempts(), 1u);
+  ExpectExactlyOnce(run->run_id(), CaseCount(plan));
+  EXPECT_THAT(coordinator_->Log(), HasSubstr("this coordinator did not run for "));
 }
 
 // Issue 10, item 9: an agent killed mid-job and restarted measures only the cases
