@@ -186,7 +186,10 @@ struct JobOutcome {
 struct ResultOutcome {
   std::string result_id;
   bool stored = false;     // inserted now
-  bool duplicate = false;  // already stored (a replay): ack with duplicate=true
+  // Already stored (a replay), or a result of the same job and case is (another
+  // attempt's, e.g. of a second process with a copied credential): ack with
+  // duplicate=true, nothing written.
+  bool duplicate = false;
   bool rejected = false;   // malformed or not this agent's job: do not retry
   std::string message;     // why rejected
 };

@@ -421,20 +421,21 @@ void CopyRows(pqxx::work& txn, const std::string& table, const std::vector<PgSto
 
 // How InsertRows writes a batch.
 enum class InsertPath {
-  // COPY'd straight into case_results, nothing looked up: a stored id makes the COPY
-  // fail with a unique violation (the caller then retries the batch with kStaged).
+  // COPY'd straight into case_results, nothing looked up: a stored id, or a stored
+  // result of the same (job, case) (case_results_one_per_case, migration 0017), makes
+  // the COPY fail with a unique violation (the caller then retries the batch with kStaged).
   // What PgStore::InsertResults uses while it has seen no replay lately.
   kCopy,
   // Ids already stored are looked up and skipped, the rest is COPY'd straight into
   // case_results: one pass over the rows. A concurrent writer storing one of the ids
-  // meanwhile makes the COPY fail with a unique violation (the caller then retries
-  // the batch with kStaged). A re-sent result has its first copy's run, so its
+  // meanwhile, or a stored result of the same (job, case), makes the COPY fail with a
+  // unique violation (the caller then retries the batch with kStaged). A re-sent result has its first copy's run, so its
   // run_created_at: it meets that copy in the same partition. What InsertResults uses
   // for a while after it met a replay (PgStore::kLookupAfterReplay).
   kDirect,
   // COPY into a per-session staging table (emptied at commit), then INSERT ... SELECT
-  // ... ON CONFLICT (result_id, run_created_at) DO NOTHING (the primary key): idempotent under any concurrency, but every
-  // row is written twice.
+  // ... ON CONFLICT DO NOTHING (the primary key, and one result per (job, case) whatever
+  // the attempt): idempotent under any concurrency, but every row is written twice.
   kStaged,
 };
 
@@ -451,7 +452,7 @@ std::set<std::string> InsertRows(pqxx::work& txn, const std::vector<PgStore::Age
         "ON COMMIT DELETE ROWS");
     CopyRows(txn, "fm_stage_results", results, indices, owners);
     for (const auto& row : txn.exec("INSERT INTO case_results SELECT * FROM fm_stage_results "
-                                    "ORDER BY result_id ON CONFLICT (result_id, run_created_at) DO NOTHING "
+                                    "ORDER BY result_id ON CONFLICT DO NOTHING "
                                     "RETURNING result_id::text")) {
       stored.insert(row[0].as<std::string>());
     }

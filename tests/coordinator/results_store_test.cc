@@ -121,11 +121,12 @@ TEST(ResultsStoreTest, MigrationKeepsEveryRowInItsRunsMonth) {
                            "WHERE attrelid = 'case_results_y2025m03'::regclass AND attname = 'result'"),
             "l");
   // 0001's run index and 0052's history index, on the parent (so on every partition).
-  for (const char* index : {"case_results_run", "case_results_web_history_newest", "case_results_pkey"}) {
+  for (const char* index :
+       {"case_results_run", "case_results_web_history_newest", "case_results_pkey", "case_results_one_per_case"}) {
     EXPECT_EQ(Text(db.uri(), absl::StrCat("SELECT relkind::text FROM pg_class WHERE relname = '", index, "'")), "I")
         << index;
   }
-  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM pg_indexes WHERE tablename = 'case_results_y2025m03'"), 3);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM pg_indexes WHERE tablename = 'case_results_y2025m03'"), 4);
 }
 
 // A result re-sent in a later batch (an agent's replay) is stored once, in the
@@ -154,6 +155,118 @@ TEST(ResultsStoreTest, ResentResultIsStoredOnce) {
                                          "WHERE c.run_created_at = r.created_at AND c.result_id = '",
                                          id, "'")),
             1);
+}
+
+// Issue 32, item 2: one result per (job, case) whatever the attempt. A second
+// attempt's result of a stored case (another id: a second process that ran the job, or
+// a re-run) is answered as a duplicate and adds no row, on each ingestion path (COPY,
+// ids looked up after a replay, staged) and within one batch; a `cancelled`
+// placeholder does not count (the case is measured again), one real result does.
+TEST(ResultsStoreTest, ASecondAttemptsResultOfAStoredCaseAddsNoRow) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto store = OpenStore(db.uri());
+  ASSERT_NE(store, nullptr);
+  const std::string agent = Agent(*store, "a1");
+  auto run = CreateAndClaim(*store, {agent});
+  ASSERT_TRUE(run.ok()) << run.status();
+  const std::string job = run->job_of.at(agent);
+  const std::string rows = absl::StrCat("SELECT count(*) FROM case_results WHERE job_id = '", job, "'");
+  auto result = [&](int n, const std::string& case_id, v1::CaseStatus status = v1::CASE_STATUS_OK) {
+    v1::CaseResult r = Result(absl::StrFormat("00000000-0000-4000-8000-%012d", n), job, 100 + n);
+    r.mutable_spec()->set_case_id(case_id);
+    r.set_status(status);
+    return r;
+  };
+  v1::CaseResult first = result(1, "case-1");
+  auto stored = store->InsertResults({{agent, &first}});
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_TRUE((*stored)[0].stored);
+  // The job claimed again (attempt 2) measures case-1 again: nothing is added.
+  ASSERT_TRUE(store->ReleaseAgentJobs(agent, "").ok());
+  auto again = store->ClaimJobs({agent}, absl::Seconds(30));
+  ASSERT_TRUE(again.ok() && again->size() == 1u) << again.status();
+  EXPECT_EQ((*again)[0].assignment.attempt(), 2u);
+  v1::CaseResult second = result(2, "case-1");
+  auto copied = store->InsertResults({{agent, &second}});  // COPY path: meets the unique index, redone staged
+  ASSERT_TRUE(copied.ok()) << copied.status();
+  EXPECT_TRUE((*copied)[0].duplicate);
+  EXPECT_FALSE((*copied)[0].stored);
+  EXPECT_EQ(Count(db.uri(), rows), 1);
+  // Ids looked up first (the store met a duplicate just now): the same answer.
+  v1::CaseResult third = result(3, "case-1");
+  auto looked_up = store->InsertResults({{agent, &third}});
+  ASSERT_TRUE(looked_up.ok()) << looked_up.status();
+  EXPECT_TRUE((*looked_up)[0].duplicate);
+  // Two results of a new case in one batch: the first is stored, the second is not.
+  v1::CaseResult a = result(4, "case-2"), b = result(5, "case-2");
+  auto batch = store->InsertResults({{agent, &a}, {agent, &b}});
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_TRUE((*batch)[0].stored);
+  EXPECT_TRUE((*batch)[1].duplicate);
+  EXPECT_EQ(Count(db.uri(), rows), 2);
+  // A cancelled placeholder of case-3, then its real result (stored), then another one (not).
+  v1::CaseResult placeholder = result(6, "case-3", v1::CASE_STATUS_CANCELLED), real = result(7, "case-3"),
+                 late = result(8, "case-3");
+  for (const v1::CaseResult* r : {&placeholder, &real}) {
+    auto one = store->InsertResults({{agent, r}});
+    ASSERT_TRUE(one.ok()) << one.status();
+    EXPECT_TRUE((*one)[0].stored) << r->result_id();
+  }
+  auto late_one = store->InsertResults({{agent, &late}});
+  ASSERT_TRUE(late_one.ok()) << late_one.status();
+  EXPECT_TRUE((*late_one)[0].duplicate);
+  EXPECT_EQ(Count(db.uri(), rows + " AND status <> 'cancelled'"), 3);
+  EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(DISTINCT case_id) FROM case_results WHERE job_id = '", job,
+                                         "' AND status <> 'cancelled'")),
+            3);
+  // The first result of each case is the one kept.
+  EXPECT_EQ(Count(db.uri(), "SELECT median_ns::bigint FROM case_results WHERE case_id = 'case-1'"), 101);
+  EXPECT_EQ(Count(db.uri(), "SELECT median_ns::bigint FROM case_results WHERE case_id = 'case-2'"), 104);
+}
+
+// Migration 0017 on a database that holds a case stored twice (and a cancelled
+// placeholder next to a real result): the row every reader shows (newest finished) is
+// kept, the hidden copy deleted, the placeholder kept, other rows untouched.
+TEST(ResultsStoreTest, MigrationKeepsTheShownResultOfACaseStoredTwice) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  std::vector<Migration> before;
+  for (const Migration& m : EmbeddedMigrations()) {
+    if (m.version < 17) before.push_back(m);
+  }
+  {
+    pqxx::connection conn(db.uri());
+    ASSERT_TRUE(ApplyMigrations(conn, before).ok());
+  }
+  StoreOptions options;
+  options.connection.uri = db.uri();
+  options.connection.pool_size = 2;
+  auto opened = Store::Open(options);  // not migrated further
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  Store& store = **opened;
+  const std::string agent = Agent(store, "a1");
+  auto run = CreateAndClaim(store, {agent});
+  ASSERT_TRUE(run.ok()) << run.status();
+  const std::string job = run->job_of.at(agent);
+  std::vector<v1::CaseResult> results;
+  for (int n = 1; n <= 5; ++n) {
+    v1::CaseResult r = Result(absl::StrFormat("00000000-0000-4000-8000-%012d", n), job, 100 + n);
+    r.mutable_spec()->set_case_id(n <= 3 ? "case-1" : absl::StrCat("case-", n));
+    r.set_finished_unix_ns(r.finished_unix_ns() + n * 1'000'000'000LL);
+    if (n == 1) r.set_status(v1::CASE_STATUS_CANCELLED);
+    results.push_back(r);
+  }
+  std::vector<Store::AgentResult> batch;
+  for (const v1::CaseResult& r : results) batch.push_back({agent, &r});
+  auto stored = store.InsertResults(batch);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results"), 5);
+  {
+    pqxx::connection conn(db.uri());
+    ASSERT_TRUE(ApplyMigrations(conn, EmbeddedMigrations()).ok());
+  }
+  // case-1: the placeholder (1) stays, of the two real results the newer (3) is kept.
+  EXPECT_EQ(Text(db.uri(), "SELECT string_agg(median_ns::bigint::text, ',' ORDER BY median_ns) FROM case_results"),
+            "101,103,104,105");
 }
 
 // EnsureResultPartitions creates the months ahead once (also when coordinators race),

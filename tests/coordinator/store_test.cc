@@ -186,7 +186,8 @@ TEST(StoreTest, AReplayToAStoreThatLooksNothingUpIsFoundByThePrimaryKey) {
   ASSERT_TRUE(claimed.ok()) << claimed.status();
   const std::string job = claimed->job_of.at(a);
   const v1::CaseResult r1 = Result("11111111-1111-4111-8111-111111111111", job, 100);
-  const v1::CaseResult r2 = Result("22222222-2222-4222-8222-222222222222", job, 200);
+  v1::CaseResult r2 = Result("22222222-2222-4222-8222-222222222222", job, 200);
+  r2.mutable_spec()->set_case_id("batch/collections/blocking/direct/any");  // one result per case
   auto first = one->InsertResults({{a, &r1}});
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_TRUE((*first)[0].stored);
@@ -295,18 +296,20 @@ TEST(StoreTest, ResultInsertIsIdempotent) {
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results"), 2);
   EXPECT_EQ(Count(db.uri(), "SELECT median_ns::bigint FROM case_results WHERE result_id = '" + id1 + "'"), 100);
   EXPECT_EQ(Count(db.uri(), "SELECT samples_ns[3] FROM case_results WHERE result_id = '" + id1 + "'"), 3);
-  // A re-run of the job measures r1's case again later: both rows stay, export shows
-  // the newest per case.
+  // A re-run of the job measures r1's case again later (another result id): one
+  // result per (job, case) whatever the attempt, so it is a duplicate and the first stays.
   v1::CaseResult rerun = Result("55555555-5555-4555-8555-555555555555", job_a, 300);
   rerun.set_finished_unix_ns(1'700'000'900'000'000'000);
-  ASSERT_TRUE(store->InsertResults({{a, &rerun}}).ok());
-  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results"), 3);
+  auto rerun_outcome = store->InsertResults({{a, &rerun}});
+  ASSERT_TRUE(rerun_outcome.ok()) << rerun_outcome.status();
+  EXPECT_TRUE((*rerun_outcome)[0].duplicate);
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results"), 2);
   auto exported = store->ExportResults(run.run_id(), "a1");
   ASSERT_TRUE(exported.ok()) << exported.status();
   ASSERT_EQ(exported->results_size(), 2);
   for (const auto& r : exported->results()) {
     if (r.spec().case_id() == r1.spec().case_id()) {
-      EXPECT_EQ(r.stats().median_ns(), 300);
+      EXPECT_EQ(r.stats().median_ns(), 100);
     }
   }
   // The same text as a PostgreSQL E'' literal.
@@ -413,6 +416,7 @@ TEST(StoreTest, ConcurrentReplaysStoreEachResultOnce) {
     char id[37];
     std::snprintf(id, sizeof(id), "%08x-0000-4000-8000-%012x", i, i);
     results.push_back(Result(id, job, 100 + i));
+    results.back().mutable_spec()->set_case_id(absl::StrCat("case-", i));  // one result per case
   }
   for (int round = 0; round < kRounds; ++round) {
     std::vector<Store::AgentResult> batch;
@@ -1191,7 +1195,8 @@ TEST(StoreTest, ResultsForUnknownCasesOrWithImplausibleValuesAreRejected) {
   const std::string a = Agent(*store, "checked");
   NewRun new_run = MakeRun({a});
   const std::string kCase = "batch/arithmetic/blocking/direct/any";
-  new_run.case_ids = {kCase};
+  const std::string kOtherCase = "batch/collections/blocking/direct/any";
+  new_run.case_ids = {kCase, kOtherCase};
   auto run = store->CreateRun(new_run);
   ASSERT_TRUE(run.ok()) << run.status();
   auto claimed = store->ClaimJobs({a}, absl::Seconds(30));
@@ -1206,7 +1211,10 @@ TEST(StoreTest, ResultsForUnknownCasesOrWithImplausibleValuesAreRejected) {
   constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
   constexpr double kInf = std::numeric_limits<double>::infinity();
   add([](v1::CaseResult&) {});                                                         // 1 fine
-  add([](v1::CaseResult& r) { r.mutable_stats()->set_ci_half_width_percent(kInf); });  // 2 fine
+  add([&](v1::CaseResult& r) {  // 2 fine (another case: one result per case)
+    r.mutable_stats()->set_ci_half_width_percent(kInf);
+    r.mutable_spec()->set_case_id(kOtherCase);
+  });
   add([](v1::CaseResult& r) { r.mutable_spec()->set_case_id("batch/arithmetic/blocking/fiber/any"); });
   add([](v1::CaseResult& r) { r.mutable_stats()->set_median_ns(kNan); });
   add([](v1::CaseResult& r) { r.mutable_stats()->set_mean_ns(kInf); });
@@ -1245,7 +1253,7 @@ TEST(StoreTest, ResultsForUnknownCasesOrWithImplausibleValuesAreRejected) {
   EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM case_results WHERE job_id = '", job, "'")), 2);
   auto got = store->GetRun(run->run_id());
   ASSERT_TRUE(got.ok());
-  EXPECT_EQ(got->results(), 1u);  // one case of a one-case plan
+  EXPECT_EQ(got->results(), 2u);  // the two cases of the plan
   // A replay of a rejected result is rejected again, never stored.
   auto again = store->InsertResults({batch[2]});
   ASSERT_TRUE(again.ok()) << again.status();
