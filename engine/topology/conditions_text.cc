@@ -32,6 +32,8 @@ std::string FormatConditions(const v1::EnvSnapshot& env) {
   if (env.trip_point_crossed()) parts.push_back("trip point crossed");
   if (env.gate_failures_size() > 0)
     parts.push_back(absl::StrCat("gates failed: ", absl::StrJoin(env.gate_failures(), "; ")));
+  if (env.gates_not_checked_size() > 0)
+    parts.push_back(absl::StrCat("gates not checked: ", absl::StrJoin(env.gates_not_checked(), "; ")));
   return parts.empty() ? "no conditions recorded" : absl::StrJoin(parts, ", ");
 }
 
@@ -61,7 +63,7 @@ std::string FormatConditionsRange(const std::vector<const v1::EnvSnapshot*>& sna
   Range battery, battery_temperature, hottest, load, free_mib, other_cpu;
   bool charging = false;
   std::vector<std::string> governors;
-  int trip_points = 0, gate_failures = 0;
+  int trip_points = 0, gate_failures = 0, not_checked = 0;
   for (const v1::EnvSnapshot* env : snapshots) {
     if (env->battery_level_percent() >= 0 && (env->battery_level_percent() > 0 || env->battery_charging())) {
       battery.Add(env->battery_level_percent());
@@ -80,6 +82,7 @@ std::string FormatConditionsRange(const std::vector<const v1::EnvSnapshot*>& sna
     if (env->other_cpu_measured()) other_cpu.Add(env->other_cpu_percent());
     if (env->trip_point_crossed()) ++trip_points;
     if (env->gate_failures_size() > 0) ++gate_failures;
+    if (env->gates_not_checked_size() > 0) ++not_checked;
   }
   std::vector<std::string> parts;
   if (battery.known) parts.push_back(absl::StrCat("battery ", battery.Text("%.0f"), " %", charging ? " (charging)" : ""));
@@ -91,6 +94,9 @@ std::string FormatConditionsRange(const std::vector<const v1::EnvSnapshot*>& sna
   if (other_cpu.known) parts.push_back(absl::StrFormat("other CPU ≤ %.1f %%", other_cpu.high));
   if (trip_points > 0) parts.push_back(absl::StrCat("trip point crossed in ", trip_points, " of ", snapshots.size()));
   if (gate_failures > 0) parts.push_back(absl::StrCat("gates failed in ", gate_failures, " of ", snapshots.size()));
+  if (not_checked > 0) {
+    parts.push_back(absl::StrCat("gates not checked in ", not_checked, " of ", snapshots.size()));
+  }
   return parts.empty() ? "no conditions recorded" : absl::StrJoin(parts, ", ");
 }
 

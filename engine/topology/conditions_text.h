@@ -14,7 +14,7 @@ namespace fleetmark::engine {
 
 // The conditions an environment snapshot recorded (what the preflight gates read), one
 // line, e.g. "battery 81 % charging, battery 31.5 °C, hottest zone 47.0 °C, load 0.42,
-// free memory 6021 MiB, governor schedutil, other CPU 3.1 %, gates failed: ...". Unknown
+// free memory 6021 MiB, governor schedutil, other CPU 3.1 %, gates failed: ..., gates not checked: ...". Unknown
 // values are left out; "no conditions recorded" for an empty snapshot. Pure, thread-safe.
 std::string FormatConditions(const v1::EnvSnapshot& env);
 
@@ -22,7 +22,7 @@ std::string FormatConditions(const v1::EnvSnapshot& env);
 // of a run on one device), one line: each known value as "min–max" (or one value when
 // they agree), e.g. "load 0.42–2.31, free memory 5900–6021 MiB, hottest zone
 // 41.0–47.5 °C, governor schedutil, other CPU ≤ 3.1 %"; then how many snapshots crossed a
-// trip point or failed a gate, when any did. A value is taken from the snapshots that
+// trip point, failed a gate or left a gate unchecked, when any did. A value is taken from the snapshots that
 // know it, as FormatConditions reads them; "no conditions recorded" when none knows
 // anything. Pure, thread-safe.
 std::string FormatConditionsRange(const std::vector<const v1::EnvSnapshot*>& snapshots);

@@ -79,17 +79,7 @@ CpuSet ParseLooseCpuList(absl::string_view text) {
 }
 
 CpuSet ReadOnlineCpus(const SysfsReader& reader, const CpuInfo& cpuinfo) {
-  if (std::optional<std::string> online = reader.Read(absl::StrCat(kCpuDir, "/online"))) {
-    absl::StatusOr<CpuSet> cpus = ParseCpuList(*online);
-    if (cpus.ok() && !cpus->empty()) return *std::move(cpus);
-  }
-  CpuSet cpus;
-  for (int cpu : reader.ListNumbered(kCpuDir, "cpu")) {
-    if (cpu >= kMaxCpuId) continue;
-    // A CPU that can be taken offline says whether it is online; cpu0 often cannot.
-    std::optional<uint64_t> online = reader.ReadUint(absl::StrCat(kCpuDir, "/cpu", cpu, "/online"));
-    if (online.value_or(1) != 0) cpus.push_back(cpu);
-  }
+  CpuSet cpus = ReadSysfsOnlineCpus(reader);
   if (!cpus.empty()) return cpus;
   for (const auto& [id, entry] : cpuinfo.cpus) {
     if (id < kMaxCpuId) cpus.push_back(id);

@@ -25,7 +25,7 @@ using topology_internal::SysfsReader;
 constexpr uint64_t kNoMemoryLimit = 1ull << 60;
 
 struct Mount {
-  int version = 0;                       // 1 or 2
+  int version = 0;                       // 1 or 2; 0 = a legacy "cpuset" filesystem
   std::string root;                      // the cgroup path mounted there ("/" normally)
   std::string mount_point;               // e.g. /sys/fs/cgroup/cpu
   std::vector<std::string> controllers;  // v1: from the super options
@@ -73,6 +73,34 @@ std::vector<Mount> ParseMountInfo(absl::string_view text) {
     }
     mount.root = Unescape(head[3]);
     mount.mount_point = Unescape(head[4]);
+    mounts.push_back(std::move(mount));
+  }
+  return mounts;
+}
+
+// The cgroup mounts of proc/mounts (recorded trees often have no mountinfo):
+// "cgroup /sys/fs/cgroup/cpuset cgroup rw,relatime,cpuset 0 0", "none /dev/cpuset cpuset rw 0 0".
+std::vector<Mount> ParseProcMounts(absl::string_view text) {
+  std::vector<Mount> mounts;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    std::vector<absl::string_view> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (words.size() < 3) continue;
+    Mount mount;
+    if (words[2] == "cgroup2") {
+      mount.version = 2;
+    } else if (words[2] == "cgroup") {
+      mount.version = 1;
+      if (words.size() >= 4) {
+        for (absl::string_view option : absl::StrSplit(words[3], ',')) mount.controllers.emplace_back(option);
+      }
+    } else if (words[2] == "cpuset") {
+      mount.version = 0;
+      mount.controllers = {"cpuset"};
+    } else {
+      continue;
+    }
+    mount.root = "/";
+    mount.mount_point = Unescape(words[1]);
     mounts.push_back(std::move(mount));
   }
   return mounts;
@@ -163,12 +191,14 @@ void ReadV1Memory(const SysfsReader& reader, const std::vector<std::string>& dir
 std::optional<Mount> FindMount(const SysfsReader& reader, const std::vector<Mount>& mounts, int version,
                                absl::string_view controller) {
   for (const Mount& m : mounts) {
-    if (m.version == version && (version == 2 || HasController(m.controllers, controller))) {
+    if (m.version == version && (version != 1 || HasController(m.controllers, controller))) {
       return m;
     }
   }
   std::vector<std::string> guesses;
-  if (version == 2) {
+  if (version == 0) {
+    return std::nullopt;
+  } else if (version == 2) {
     guesses = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
   } else if (controller == "cpu") {
     guesses = {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"};
@@ -184,7 +214,65 @@ std::optional<Mount> FindMount(const SysfsReader& reader, const std::vector<Moun
   return std::nullopt;
 }
 
-CpuSet ReadAllowed(const SysfsReader& reader) {
+CpuSet ReadCpuListFile(const SysfsReader& reader, const std::string& path) {
+  const std::optional<std::string> text = reader.Read(path);
+  if (!text || text->empty()) return {};
+  absl::StatusOr<CpuSet> cpus = ParseCpuList(*text);
+  return cpus.ok() ? *std::move(cpus) : CpuSet{};
+}
+
+// The cpuset of the cgroup at `dirs` (innermost first) of `mount`: its effective file,
+// else the innermost non-empty list (v1 children are subsets of their parents; an
+// empty v2 cpuset.cpus inherits the parent's).
+void ReadCpusetDirs(const SysfsReader& reader, const Mount& mount, const std::vector<std::string>& dirs,
+                    CpuLimits& limits) {
+  const char* kind = mount.version == 2 ? "cgroup v2 " : mount.version == 1 ? "cgroup v1 " : "cpuset ";
+  const std::string prefix = mount.version == 0 ? "" : "cpuset.";
+  const std::string effective = mount.version == 2 ? "cpuset.cpus.effective" : prefix + "effective_cpus";
+  const std::string plain = prefix + "cpus";
+  for (const std::string& name : {effective, plain}) {
+    for (const std::string& dir : dirs) {
+      const std::string path = absl::StrCat(dir, "/", name);
+      CpuSet cpus = ReadCpuListFile(reader, path);
+      if (!cpus.empty()) {
+        limits.cpuset = std::move(cpus);
+        limits.cpuset_source = absl::StrCat(kind, path);
+        return;
+      }
+      if (name == effective) break;  // only the cgroup's own effective set counts
+    }
+  }
+}
+
+// The process's cpuset cgroup: the path from a "N:cpuset:/path" (v1) or "0::/path"
+// (v2) line of proc/self/cgroup, else proc/self/cpuset; the mount that holds it.
+void ReadCpuset(const SysfsReader& reader, const std::vector<Mount>& mounts, absl::string_view cgroups,
+                CpuLimits& limits) {
+  for (absl::string_view line : absl::StrSplit(cgroups, '\n')) {
+    std::vector<absl::string_view> parts = absl::StrSplit(line, absl::MaxSplits(':', 2));
+    if (parts.size() != 3) continue;
+    const std::vector<std::string> controllers = absl::StrSplit(parts[1], ',');
+    std::optional<Mount> mount;
+    if (parts[0] == "0" && parts[1].empty()) {
+      mount = FindMount(reader, mounts, 2, "");
+    } else if (HasController(controllers, "cpuset")) {
+      mount = FindMount(reader, mounts, 1, "cpuset");
+    }
+    if (!mount) continue;
+    ReadCpusetDirs(reader, *mount, CgroupDirs(reader, *mount, parts[2]), limits);
+    if (!limits.cpuset.empty()) return;
+  }
+  const std::optional<std::string> path = reader.Read("/proc/self/cpuset");
+  if (!path || path->empty()) return;
+  for (int version : {1, 0, 2}) {
+    if (std::optional<Mount> mount = FindMount(reader, mounts, version, "cpuset")) {
+      ReadCpusetDirs(reader, *mount, CgroupDirs(reader, *mount, *path), limits);
+      if (!limits.cpuset.empty()) return;
+    }
+  }
+}
+
+CpuSet ReadAffinity(const SysfsReader& reader) {
   if (reader.fsroot().empty()) {
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -233,13 +321,29 @@ int CpuLimits::EffectiveCpus(int machine_cpus) const {
 CpuLimits ReadCpuLimits(std::string_view fsroot) {
   SysfsReader reader{std::string(fsroot)};
   CpuLimits limits;
-  limits.allowed = ReadAllowed(reader);
+  limits.affinity = ReadAffinity(reader);
+  limits.online = topology_internal::ReadSysfsOnlineCpus(reader);
+  std::vector<Mount> mounts = ParseMountInfo(reader.Read("/proc/self/mountinfo").value_or(""));
+  if (mounts.empty()) mounts = ParseProcMounts(reader.Read("/proc/mounts").value_or(""));
   const std::optional<std::string> cgroups = reader.Read("/proc/self/cgroup");
+  ReadCpuset(reader, mounts, cgroups.value_or(""), limits);
+  // Allowed: every known restriction at once.
+  std::optional<CpuSet> allowed;
+  for (const CpuSet* known : {&limits.online, &limits.affinity, &limits.cpuset}) {
+    if (known->empty()) continue;
+    allowed = allowed ? topology_internal::IntersectCpus(*allowed, *known) : *known;
+  }
+  if (allowed && allowed->empty()) {
+    limits.notes.push_back(absl::StrCat("allowed CPUs: affinity ", FormatCpuList(limits.affinity), ", cpuset ",
+                                        FormatCpuList(limits.cpuset), " and online ", FormatCpuList(limits.online),
+                                        " have no CPU in common: taken as unknown"));
+  } else if (allowed) {
+    limits.allowed = *std::move(allowed);
+  }
   if (!cgroups) {
     limits.notes.push_back("cgroup: no /proc/self/cgroup: CPU quota and memory limit unknown");
     return limits;
   }
-  const std::vector<Mount> mounts = ParseMountInfo(reader.Read("/proc/self/mountinfo").value_or(""));
   // "0::/user.slice/app" (v2), "4:cpu,cpuacct:/ci/job" (v1).
   for (absl::string_view line : absl::StrSplit(*cgroups, '\n')) {
     std::vector<absl::string_view> parts = absl::StrSplit(line, absl::MaxSplits(':', 2));

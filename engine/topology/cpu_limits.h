@@ -21,9 +21,15 @@
 namespace fleetmark::engine {
 
 struct CpuLimits {
-  // CPUs this process may run on: sched_getaffinity live, proc/self/status
-  // Cpus_allowed_list in a recorded tree; empty = unknown (then the machine's CPUs).
+  // CPUs this process may run on: its affinity (sched_getaffinity live,
+  // proc/self/status Cpus_allowed_list in a recorded tree) AND its cgroup cpuset
+  // (`cpuset`) AND the machine's online CPUs (`online`), each where known; the same
+  // rule live and in a recorded tree. Empty = unknown (then the machine's CPUs).
   CpuSet allowed;
+  CpuSet affinity;            // as read; empty = unknown
+  CpuSet cpuset;              // the cgroup cpuset's CPUs; empty = none or unknown
+  std::string cpuset_source;  // e.g. "cgroup v2 /sys/fs/cgroup/ci/cpuset.cpus.effective"; "" = none
+  CpuSet online;              // the machine's online CPUs (sysfs); empty = unknown
   // The cgroup CPU quota in CPUs (quota / period), 0 = no quota.
   double quota_cpus = 0;
   int64_t quota_us = 0;  // of the limiting cgroup, 0 = no quota
@@ -38,9 +44,12 @@ struct CpuLimits {
 };
 
 // Reads the limits below `fsroot` ("" = the live machine and this process): the
-// process's cgroups from proc/self/cgroup, their mount points from proc/self/mountinfo
-// (else /sys/fs/cgroup, /sys/fs/cgroup/cpu and /sys/fs/cgroup/memory), then the limit
-// files of the cgroup and every ancestor up to the mount root. Never fails: whatever is
+// process's cgroups from proc/self/cgroup (the cpuset's also from proc/self/cpuset),
+// their mount points from proc/self/mountinfo, else proc/mounts (else /sys/fs/cgroup,
+// /sys/fs/cgroup/cpu and /sys/fs/cgroup/memory), then the limit files of the cgroup and
+// every ancestor up to the mount root. The cpuset is the cgroup's effective one (v2
+// cpuset.cpus.effective, v1 cpuset.effective_cpus; else the innermost non-empty
+// cpuset.cpus, or `cpus` of a legacy cpuset filesystem), as hwloc reads it. Never fails: whatever is
 // missing stays unknown/0 (unreadable files in `notes`). Thread-safe; a few file reads.
 CpuLimits ReadCpuLimits(std::string_view fsroot = "");
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "engine/common/message_text.h"
 #include "engine/topology/cpu_facts.h"
 #include "engine/topology/device_info.h"
 #include "engine/topology/sensor_range.h"
@@ -146,6 +147,9 @@ v1::EnvSnapshot TakeEnvSnapshot(std::string_view fsroot) {
   std::vector<absl::string_view> load = absl::StrSplit(loadavg, ' ', absl::SkipEmpty());
   double load_1m = 0;
   if (!load.empty() && absl::SimpleAtod(load[0], &load_1m)) snap.set_load_average_1m(load_1m);
+  // Text read from the device's files (zone types, notes naming them, the governor)
+  // passes the agent hello's text rule, as HostInfo's does.
+  SanitizeMessageText(&snap, HelloTextRules());
   return snap;
 }
 

@@ -26,9 +26,19 @@ std::string CoreClassesText(const v1::HostInfo& host) {
   std::vector<std::string> parts;
   for (const v1::CoreKind& k : host.core_classes()) {
     const std::string mhz = k.max_frequency_khz() == 0 ? "?" : absl::StrCat(k.max_frequency_khz() / 1000);
-    parts.push_back(absl::StrCat(k.name(), " ", CpuList(k.cpus()), " @ ", mhz, " MHz"));
+    // The machine's CPUs of the class (hosts recorded before machine_cpus: cpus).
+    parts.push_back(absl::StrCat(k.name(), " ", CpuList(k.machine_cpus_size() > 0 ? k.machine_cpus() : k.cpus()),
+                                 " @ ", mhz, " MHz"));
   }
   return absl::StrJoin(parts, "; ");
+}
+
+// allowed_cpu_list, or in a fingerprint stored before it the deprecated allowed_cpus.
+std::string AllowedCpuList(const v1::DeviceFingerprint& fp) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  return fp.allowed_cpu_list().empty() ? fp.allowed_cpus() : fp.allowed_cpu_list();
+#pragma GCC diagnostic pop
 }
 
 std::string Mib(uint64_t bytes) { return bytes == 0 ? "" : absl::StrCat(bytes / (1024 * 1024), " MiB"); }
@@ -39,7 +49,11 @@ v1::DeviceFingerprint FromHost(const v1::HostInfo& host, const v1::ResourceLimit
   fp.set_cpu_model(host.cpu_model());
   fp.set_arch(host.arch());
   fp.set_core_classes(CoreClassesText(host));
-  fp.set_allowed_cpus(CpuList(limits.allowed_cpu_ids()));
+  fp.set_allowed_cpu_list(CpuList(limits.allowed_cpu_ids()));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  fp.set_allowed_cpus(fp.allowed_cpu_list());  // the deprecated name, for older readers
+#pragma GCC diagnostic pop
   fp.set_cpu_quota(limits.cpu_quota());
   fp.set_memory_bytes(host.memory_bytes());
   fp.set_memory_limit_bytes(limits.memory_limit_bytes());
@@ -75,7 +89,7 @@ std::vector<FingerprintField> FingerprintFields(const v1::DeviceFingerprint& fp)
   return {{"cpu", fp.cpu_model()},
           {"arch", fp.arch()},
           {"core classes", fp.core_classes()},
-          {"allowed cpus", fp.allowed_cpus()},
+          {"allowed cpus", AllowedCpuList(fp)},
           {"cpu quota", quota},
           {"memory", Mib(fp.memory_bytes())},
           {"memory limit", limit},

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/message_text.h"
 #include "engine/topology/core_classes.h"
 #include "engine/topology/cpu_facts.h"
 #include "engine/topology/cpu_limits.h"
@@ -38,32 +39,54 @@ const KindView* KindOf(const std::vector<KindView>& kinds, int cpu) {
   return nullptr;
 }
 
+// Restricts `kind` (the group of `members`, each a core's CPUs) to `usable`: cpus,
+// cores and threads_per_core then count only usable CPUs; machine_cpus keeps them all.
+// One rule for hwloc's kinds and fleetmark's classes.
+void KeepUsable(const std::vector<CpuSet>& members, const CpuSet& usable, v1::CoreKind& kind) {
+  CpuSet all;
+  uint32_t cores = 0;
+  uint32_t threads = 0;
+  for (const CpuSet& core : members) {
+    all.insert(all.end(), core.begin(), core.end());
+    const CpuSet mine = topology_internal::IntersectCpus(core, usable);
+    if (mine.empty()) continue;
+    ++cores;
+    threads = std::max<uint32_t>(threads, static_cast<uint32_t>(mine.size()));
+  }
+  std::sort(all.begin(), all.end());
+  kind.clear_machine_cpus();
+  for (int cpu : all) kind.add_machine_cpus(static_cast<uint32_t>(cpu));
+  kind.clear_cpus();
+  for (int cpu : topology_internal::IntersectCpus(all, usable)) kind.add_cpus(static_cast<uint32_t>(cpu));
+  kind.set_cores(cores);
+  kind.set_threads_per_core(threads);
+}
+
 // hwloc's kinds, as they are (name = kind index; hwloc orders them from the most
-// energy-efficient to the most performant).
-void FillKinds(const TopologyView& view, const std::map<int, CpuFacts>& facts, v1::HostInfo& host) {
+// energy-efficient to the most performant), restricted to `usable`; a kind with no
+// usable CPU is left out.
+void FillKinds(const TopologyView& view, const std::map<int, CpuFacts>& facts, const CpuSet& usable,
+               v1::HostInfo& host) {
   for (std::size_t k = 0; k < view.kinds.size(); ++k) {
     const KindView& kind = view.kinds[k];
-    v1::CoreKind* out = host.add_core_kinds();
-    out->set_name(absl::StrCat(k));
-    out->set_efficiency(kind.efficiency);
-    out->set_microarchitecture(kind.core_type);
-    out->set_max_frequency_khz(kind.max_khz);
+    v1::CoreKind out;
+    out.set_name(absl::StrCat(k));
+    out.set_efficiency(kind.efficiency);
+    out.set_microarchitecture(kind.core_type);
+    out.set_max_frequency_khz(kind.max_khz);
     for (int cpu : kind.cpus) {
-      out->add_cpus(static_cast<uint32_t>(cpu));
       if (auto it = facts.find(cpu); it != facts.end()) {
-        out->set_capacity(std::max(out->capacity(), it->second.capacity));
-        if (out->max_frequency_khz() == 0) out->set_max_frequency_khz(it->second.max_khz);
-        if (out->microarchitecture().empty()) {
-          out->set_microarchitecture(it->second.microarchitecture);
-        }
+        out.set_capacity(std::max(out.capacity(), it->second.capacity));
+        if (out.max_frequency_khz() == 0) out.set_max_frequency_khz(it->second.max_khz);
+        if (out.microarchitecture().empty()) out.set_microarchitecture(it->second.microarchitecture);
       }
     }
+    std::vector<CpuSet> members;
     for (const auto& core : view.cores) {
-      if (std::binary_search(kind.cpus.begin(), kind.cpus.end(), core.cpus[0])) {
-        out->set_cores(out->cores() + 1);
-        out->set_threads_per_core(std::max<uint32_t>(out->threads_per_core(), core.cpus.size()));
-      }
+      if (std::binary_search(kind.cpus.begin(), kind.cpus.end(), core.cpus[0])) members.push_back(core.cpus);
     }
+    KeepUsable(members, usable, out);
+    if (out.cpus_size() > 0) *host.add_core_kinds() = std::move(out);
   }
 }
 
@@ -105,6 +128,7 @@ v1::ResourceLimits DetectResourceLimits(std::string_view fsroot, uint32_t machin
   out.set_cpu_quota_source(limits.quota_source);
   out.set_memory_limit_bytes(limits.memory_limit_bytes);
   out.set_memory_limit_source(limits.memory_source);
+  out.set_cpuset_source(limits.cpuset_source);
   out.set_effective_cpus(static_cast<uint32_t>(limits.EffectiveCpus(static_cast<int>(machine_cpus))));
   if (notes != nullptr) notes->insert(notes->end(), limits.notes.begin(), limits.notes.end());
   return out;
@@ -145,13 +169,16 @@ absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
                                                   : absl::StrCat("fsroot:", options.fsroot, " (", source, ")"));
   host.set_hwloc_version(view->hwloc_version);
 
+  // The whole machine (hwloc includes the CPUs this process may not use; offline ones
+  // are left out); what the process may use is `usable`, from the limits.
+  for (auto& core : view->cores) {
+    if (!online.empty()) core.cpus = topology_internal::IntersectCpus(core.cpus, online);
+  }
+  std::erase_if(view->cores, [](const topology_internal::CoreView& core) { return core.cpus.empty(); });
+  if (view->cores.empty()) return absl::NotFoundError("no online CPU in the topology");
   CpuSet cpus;
   for (const auto& core : view->cores) cpus.insert(cpus.end(), core.cpus.begin(), core.cpus.end());
   std::sort(cpus.begin(), cpus.end());
-  if (!online.empty() && cpus.size() < online.size()) {
-    host.add_notes(absl::StrCat("cpus: ", cpus.size(), " of ", online.size(),
-                                " online CPUs usable by this process (cgroup/affinity)"));
-  }
   std::vector<std::string> sensor_notes;
   const std::vector<CpuFacts> facts = topology_internal::ReadCpuFacts(reader, cpuinfo, cpus, &sensor_notes);
   bool implausible_kind = false;
@@ -173,17 +200,32 @@ absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
   for (const CpuFacts& f : facts) facts_by_cpu[f.cpu] = f;
 
   std::vector<std::string> limit_notes;
-  *host.mutable_limits() = DetectResourceLimits(
-      options.fsroot, static_cast<uint32_t>(online.empty() ? cpus.size() : online.size()), &limit_notes);
+  *host.mutable_limits() = DetectResourceLimits(options.fsroot, static_cast<uint32_t>(cpus.size()), &limit_notes);
   for (std::string& note : limit_notes) host.add_notes(std::move(note));
-  // "Logical CPUs" = what this process may use (the view's CPUs when a cpuset cgroup
-  // already hid some from hwloc).
-  host.set_logical_cpus(std::min<uint32_t>(static_cast<uint32_t>(cpus.size()), host.limits().effective_cpus()));
+  CpuSet usable = topology_internal::IntersectCpus(
+      cpus, CpuSet(host.limits().allowed_cpu_ids().begin(), host.limits().allowed_cpu_ids().end()));
+  if (usable.empty()) usable = cpus;  // allowed unknown (or none of the topology's: noted)
+  if (usable.size() < cpus.size()) {
+    host.add_notes(absl::StrCat("cpus: ", usable.size(), " of ", cpus.size(),
+                                " online CPUs usable by this process (affinity/cgroup cpuset)"));
+  }
+  // "Logical CPUs" = what this process may use.
+  host.set_logical_cpus(std::min<uint32_t>(static_cast<uint32_t>(std::max<std::size_t>(usable.size(), 1)),
+                                           host.limits().effective_cpus()));
   host.set_physical_cores(static_cast<uint32_t>(view->cores.size()));
   host.set_packages(static_cast<uint32_t>(view->packages));
   host.set_numa_nodes(static_cast<uint32_t>(view->numa_nodes));
-  for (const v1::CacheInfo& cache : view->caches) *host.add_caches() = cache;
-  FillKinds(*view, facts_by_cpu, host);
+  for (const v1::CacheInfo& cache : view->caches) {
+    // Per-core cache traits below read the machine's caches; the host lists the usable.
+    const CpuSet mine =
+        topology_internal::IntersectCpus(CpuSet(cache.cpus().begin(), cache.cpus().end()), usable);
+    if (mine.empty()) continue;
+    v1::CacheInfo* out = host.add_caches();
+    *out = cache;
+    out->clear_cpus();
+    for (int cpu : mine) out->add_cpus(static_cast<uint32_t>(cpu));
+  }
+  FillKinds(*view, facts_by_cpu, usable, host);
 
   std::vector<CoreTraits> traits;
   for (const auto& core : view->cores) {
@@ -214,8 +256,17 @@ absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
     traits.push_back(std::move(t));
     if (core.cpus.size() > 1) host.set_smt(true);
   }
+  // Classes are the machine's: ranked over every core, then restricted to `usable`.
   const CoreClasses classes = topology_internal::GroupCoreClasses(traits);
-  for (const v1::CoreKind& c : classes.classes) *host.add_core_classes() = c;
+  for (std::size_t k = 0; k < classes.classes.size(); ++k) {
+    std::vector<CpuSet> members;
+    for (std::size_t i = 0; i < view->cores.size(); ++i) {
+      if (classes.class_of_core[i] == static_cast<int>(k)) members.push_back(view->cores[i].cpus);
+    }
+    v1::CoreKind* out = host.add_core_classes();
+    *out = classes.classes[k];
+    KeepUsable(members, usable, *out);
+  }
   for (std::size_t i = 0; i < view->cores.size(); ++i) {
     v1::CoreInfo* core = host.add_cores();
     core->set_index(static_cast<uint32_t>(i));
@@ -241,7 +292,22 @@ absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
     host.set_emulation_evidence(verdict.evidence);
   }
   host.set_engine_version(FLEETMARK_ENGINE_VERSION);
+  // Everything read from the device's files (a thermal zone's type, a CPU model, a
+  // device-tree string) passes the agent hello's text rule before anyone prints,
+  // serializes or sends it (`fleetmark topology` printed raw escape bytes, protobuf
+  // logged invalid UTF-8).
+  SanitizeHostText(host);
   return host;
+}
+
+int SanitizeHostText(v1::HostInfo& host) {
+  const int changed = SanitizeMessageText(&host, HelloTextRules());
+  if (changed > 0) {
+    host.add_notes(absl::StrCat(changed,
+                                " detected host strings were not printable UTF-8 within their limits "
+                                "and were escaped or cut"));
+  }
+  return changed;
 }
 
 }  // namespace fleetmark::engine

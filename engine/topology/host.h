@@ -55,6 +55,12 @@ struct HostOptions {
 // concurrently. Takes ~10-100 ms on the live machine.
 absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options = {});
 
+// Makes every string of `host` satisfy the agent hello's text rules (HelloTextRules,
+// engine/common/message_text.h): text that does not is escaped and cut, and a note says
+// how many strings were. DetectHost applies it to what it read; the agent applies it to
+// any host it sends. Returns the number of strings changed. Pure.
+int SanitizeHostText(v1::HostInfo& host);
+
 // This process's CPU and memory limits now (engine/topology/cpu_limits.h) as recorded
 // in HostInfo.limits and CaseResult.limits: `machine_cpus` is the machine's online CPU
 // count (HostInfo.limits.machine_cpus; 0 = sysconf's). `fsroot` as in HostOptions.

@@ -33,11 +33,27 @@ std::string Bytes(uint64_t bytes) {
 
 std::string OrUnknown(const std::string& s) { return s.empty() ? "(unknown)" : s; }
 
+// "6 cores x 2 threads" when every core has as many usable CPUs, else "5 cores, 12
+// threads" (SMT off or not allowed on some: cores x threads_per_core would overcount).
+std::string CoreCount(const v1::CoreKind& kind) {
+  const uint32_t cpus = static_cast<uint32_t>(kind.cpus_size());
+  if (kind.cores() * kind.threads_per_core() == cpus) {
+    return absl::StrFormat("%2u %s x %u %s", kind.cores(), kind.cores() == 1 ? "core " : "cores",
+                           kind.threads_per_core(), kind.threads_per_core() == 1 ? "thread " : "threads");
+  }
+  return absl::StrFormat("%2u %s, %u threads", kind.cores(), kind.cores() == 1 ? "core " : "cores", cpus);
+}
+
 std::string KindLine(const v1::CoreKind& kind, int name_width) {
-  std::string line =
-      absl::StrFormat("  %-*s cpus %-10s %2u %s x %u %s  %s", name_width, kind.name(), CpuList(kind.cpus()),
-                      kind.cores(), kind.cores() == 1 ? "core " : "cores", kind.threads_per_core(),
-                      kind.threads_per_core() == 1 ? "thread " : "threads", Ghz(kind.max_frequency_khz()));
+  const std::string machine = CpuList(kind.machine_cpus());
+  if (kind.cpus_size() == 0) {
+    return absl::StrFormat("  %-*s not available here (cpus %s not allowed to this process)", name_width, kind.name(),
+                           machine.empty() ? "?" : machine);
+  }
+  std::string cpus = CpuList(kind.cpus());
+  if (!machine.empty() && machine != cpus) absl::StrAppend(&cpus, " (of ", machine, ")");
+  std::string line = absl::StrFormat("  %-*s cpus %-10s %s  %s", name_width, kind.name(), cpus, CoreCount(kind),
+                                     Ghz(kind.max_frequency_khz()));
   if (kind.capacity() > 0) absl::StrAppend(&line, "  capacity ", kind.capacity());
   if (!kind.microarchitecture().empty()) absl::StrAppend(&line, "  ", kind.microarchitecture());
   return line;
@@ -53,7 +69,8 @@ std::string CacheName(const v1::CacheInfo& cache) {
 std::string FormatLimits(const v1::ResourceLimits& limits) {
   std::string out = absl::StrCat("allowed ", limits.allowed_cpus(), " of ", limits.machine_cpus(), " machine CPUs");
   if (limits.allowed_cpu_ids_size() > 0 && limits.allowed_cpus() < limits.machine_cpus()) {
-    absl::StrAppend(&out, " (cpus ", CpuList(limits.allowed_cpu_ids()), ")");
+    absl::StrAppend(&out, " (cpus ", CpuList(limits.allowed_cpu_ids()),
+                    limits.cpuset_source().empty() ? "" : absl::StrCat("; cpuset ", limits.cpuset_source()), ")");
   }
   if (limits.cpu_quota() > 0) {
     absl::StrAppend(&out, absl::StrFormat(", CPU quota %.2f CPUs (%d/%d us, %s)", limits.cpu_quota(),
@@ -128,8 +145,14 @@ std::string FormatHostText(const v1::HostInfo& host) {
 std::string FormatHostSummary(const v1::HostInfo& host) {
   std::vector<std::string> classes;
   for (const auto& k : host.core_classes()) {
-    classes.push_back(absl::StrFormat("%s %s (%ux%u @%s)", k.name(), CpuList(k.cpus()), k.cores(), k.threads_per_core(),
-                                      Ghz(k.max_frequency_khz())));
+    if (k.cpus_size() == 0) {
+      classes.push_back(absl::StrCat(k.name(), " not available here"));
+      continue;
+    }
+    const std::string count = k.cores() * k.threads_per_core() == static_cast<uint32_t>(k.cpus_size())
+                                  ? absl::StrFormat("%ux%u", k.cores(), k.threads_per_core())
+                                  : absl::StrFormat("%u cores, %d threads", k.cores(), k.cpus_size());
+    classes.push_back(absl::StrFormat("%s %s (%s @%s)", k.name(), CpuList(k.cpus()), count, Ghz(k.max_frequency_khz())));
   }
   return absl::StrFormat("%s %s, %u CPUs / %u cores%s, %s", host.arch(), host.cpu_model(), host.logical_cpus(),
                          host.physical_cores(), host.smt() ? ", SMT" : "", absl::StrJoin(classes, " + "));

@@ -148,6 +148,10 @@ absl::StatusOr<TopologyView> LoadHwlocTopology(absl::string_view fsroot) {
   TopologyPtr topology(raw);
   hwloc_topology_set_cache_types_filter(topology.get(), HWLOC_TYPE_FILTER_KEEP_ALL);
   hwloc_topology_set_io_types_filter(topology.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
+  // The whole machine, also the CPUs a cgroup cpuset keeps from this process: classes
+  // are ranked over every core; host.cc restricts to the allowed CPUs (the same rule
+  // live and for a recorded tree, where hwloc would apply only the cgroup).
+  hwloc_topology_set_flags(topology.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
   int load_result = 0;
   if (fsroot.empty()) {
     // Under the same mutex: a concurrent fsroot load must not lend us its HWLOC_FSROOT.

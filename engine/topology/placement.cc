@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <iterator>
 #include <system_error>
 #include <utility>
 
@@ -59,17 +60,35 @@ const cpu_set_t& InitialAffinity() {
 
 absl::StatusOr<CpuSet> PlanPlacement(const PlacementSpec& spec, const v1::HostInfo& host, int threads) {
   if (threads <= 0) threads = static_cast<int>(host.logical_cpus());
+  const CpuSet host_cpus = HostCpus(host);
+  // What this process may use: every placement is planned inside it.
+  CpuSet allowed(host.limits().allowed_cpu_ids().begin(), host.limits().allowed_cpu_ids().end());
+  std::sort(allowed.begin(), allowed.end());
+  if (allowed.empty()) allowed = host_cpus;  // unknown: the host's CPUs
+  const std::string allowed_text = absl::StrCat("the CPUs this process may use (affinity/cgroup cpuset): ",
+                                                allowed.empty() ? "unknown" : FormatCpuList(allowed));
+  auto usable = [&](CpuSet cpus) {
+    std::sort(cpus.begin(), cpus.end());
+    CpuSet out;
+    std::set_intersection(cpus.begin(), cpus.end(), allowed.begin(), allowed.end(), std::back_inserter(out));
+    return out;
+  };
   switch (spec.kind) {
     case PlacementKind::kAny:
       return CpuSet{};
     case PlacementKind::kClass: {
       for (const v1::CoreKind& c : host.core_classes()) {
-        if (c.name() == spec.class_name) {
-          CpuSet cpus(c.cpus().begin(), c.cpus().end());
-          std::sort(cpus.begin(), cpus.end());
-          if (cpus.empty()) break;
-          return cpus;
+        if (c.name() != spec.class_name) continue;
+        const CpuSet machine = c.machine_cpus_size() > 0 ? CpuSet(c.machine_cpus().begin(), c.machine_cpus().end())
+                                                         : CpuSet(c.cpus().begin(), c.cpus().end());
+        if (machine.empty()) break;
+        CpuSet cpus = usable(CpuSet(c.cpus().begin(), c.cpus().end()));
+        if (cpus.empty()) {
+          return Unsupported(spec, absl::StrCat("none of the host's ", spec.class_name, " CPUs (",
+                                                FormatCpuList(machine),
+                                                ") is among ", allowed_text));
         }
+        return cpus;
       }
       std::string have;
       for (const v1::CoreKind& c : host.core_classes()) {
@@ -79,27 +98,30 @@ absl::StatusOr<CpuSet> PlanPlacement(const PlacementSpec& spec, const v1::HostIn
                                             " cores (its classes: ", have.empty() ? "none" : have, ")"));
     }
     case PlacementKind::kOnePerCore: {
+      if (host.cores_size() == 0) return Unsupported(spec, "the host lists no physical cores");
       CpuSet cpus;
       for (const v1::CoreInfo& core : host.cores()) {
-        if (core.cpus_size() > 0) {
-          cpus.push_back(static_cast<int>(*std::min_element(core.cpus().begin(), core.cpus().end())));
-        }
+        const CpuSet mine = usable(CpuSet(core.cpus().begin(), core.cpus().end()));
+        if (!mine.empty()) cpus.push_back(mine.front());
       }
-      if (cpus.empty()) return Unsupported(spec, "the host lists no physical cores");
+      if (cpus.empty()) return Unsupported(spec, absl::StrCat("no core has a CPU among ", allowed_text));
       std::sort(cpus.begin(), cpus.end());
       return cpus;
     }
     case PlacementKind::kSmtPairs: {
       std::vector<CpuSet> smt_cores;
+      bool any_smt = false;
       for (const v1::CoreInfo& core : host.cores()) {
-        if (core.cpus_size() >= 2) {
-          CpuSet cpus(core.cpus().begin(), core.cpus().end());
-          std::sort(cpus.begin(), cpus.end());
-          smt_cores.push_back(std::move(cpus));
-        }
+        if (core.cpus_size() < 2) continue;
+        any_smt = true;
+        CpuSet mine = usable(CpuSet(core.cpus().begin(), core.cpus().end()));
+        if (mine.size() >= 2) smt_cores.push_back(std::move(mine));
+      }
+      if (!any_smt) {
+        return Unsupported(spec, "the host has no core with 2 or more hardware threads (no SMT)");
       }
       if (smt_cores.empty()) {
-        return Unsupported(spec, "the host has no core with 2 or more hardware threads (no SMT)");
+        return Unsupported(spec, absl::StrCat("no core has 2 or more hardware threads among ", allowed_text));
       }
       std::sort(smt_cores.begin(), smt_cores.end());
       // Fewest cores whose hardware threads cover `threads` (all SMT cores at most).
@@ -112,14 +134,16 @@ absl::StatusOr<CpuSet> PlanPlacement(const PlacementSpec& spec, const v1::HostIn
       return cpus;
     }
     case PlacementKind::kCpus: {
-      const CpuSet host_cpus = HostCpus(host);
+      if (spec.cpus.empty()) return Unsupported(spec, "the CPU list is empty");
       for (int cpu : spec.cpus) {
         if (!std::binary_search(host_cpus.begin(), host_cpus.end(), cpu)) {
           return Unsupported(
               spec, absl::StrCat("CPU ", cpu, " is not one of the host's CPUs (", FormatCpuList(host_cpus), ")"));
         }
+        if (!std::binary_search(allowed.begin(), allowed.end(), cpu)) {
+          return Unsupported(spec, absl::StrCat("CPU ", cpu, " is not among ", allowed_text));
+        }
       }
-      if (spec.cpus.empty()) return Unsupported(spec, "the CPU list is empty");
       return spec.cpus;
     }
   }

@@ -28,17 +28,20 @@
 namespace fleetmark::engine {
 
 // Returns the CPUs a case with `threads` worker threads (0 = unknown, treated as the
-// host's logical CPU count) may run on, ascending:
+// host's logical CPU count) may run on, ascending, always among the CPUs this process
+// may use (HostInfo.limits.allowed_cpu_ids: affinity, cgroup cpuset, online; when the
+// host does not list them, the host's CPUs):
 //   any          -> {} (empty = no restriction: nothing is pinned)
-//   class:<name> -> the CPUs of HostInfo.core_classes[name]
-//   one_per_core -> the first CPU of every physical core (HostInfo.cores)
-//   smt_pairs    -> all CPUs of the first ceil(threads/2) cores with >= 2 hardware
-//                   threads (lowest CPU ids first), at least one core, at most all
+//   class:<name> -> the allowed CPUs of HostInfo.core_classes[name]
+//   one_per_core -> the first allowed CPU of every physical core (HostInfo.cores)
+//   smt_pairs    -> the allowed CPUs of the first cores with >= 2 allowed hardware
+//                   threads covering `threads` (lowest CPU ids first), at least one core
 //   cpus:<list>  -> the list
 // Unimplemented ("the device cannot honour it": the case status `unsupported`, which
-// the runner's CaseStatusFor already maps Unimplemented to) when the class does not
-// exist on the host, the host has no SMT core (smt_pairs), a listed CPU is not one of
-// the host's, or the host lists no cores (one_per_core). Pure function; thread-safe.
+// the runner's CaseStatusFor already maps Unimplemented to), saying why, when the class
+// does not exist on the host or none of its CPUs is allowed, no core has 2 allowed
+// hardware threads (smt_pairs), a listed CPU is not one of the host's or not allowed,
+// or no core has an allowed CPU (one_per_core). Pure function; thread-safe.
 absl::StatusOr<CpuSet> PlanPlacement(const PlacementSpec& spec, const v1::HostInfo& host, int threads);
 
 // True for the errors PlanPlacement, PlacementHooks::status() and

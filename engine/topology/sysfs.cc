@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 #include <fstream>
+#include <iterator>
 #include <memory>
 
 #include "absl/strings/ascii.h"
@@ -109,6 +110,27 @@ std::optional<uint64_t> ReadMeminfoField(const SysfsReader& reader, absl::string
     return std::nullopt;
   }
   return std::nullopt;
+}
+
+CpuSet ReadSysfsOnlineCpus(const SysfsReader& reader) {
+  constexpr absl::string_view kCpuDir = "/sys/devices/system/cpu";
+  if (std::optional<std::string> online = reader.Read(absl::StrCat(kCpuDir, "/online"))) {
+    absl::StatusOr<CpuSet> cpus = ParseCpuList(*online);
+    if (cpus.ok() && !cpus->empty()) return *std::move(cpus);
+  }
+  CpuSet cpus;
+  for (int cpu : reader.ListNumbered(kCpuDir, "cpu")) {
+    if (cpu >= kMaxCpuId) continue;
+    std::optional<uint64_t> online = reader.ReadUint(absl::StrCat(kCpuDir, "/cpu", cpu, "/online"));
+    if (online.value_or(1) != 0) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+CpuSet IntersectCpus(const CpuSet& a, const CpuSet& b) {
+  CpuSet out;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
 }
 
 absl::StatusOr<CpuSet> ParseCpuMask(absl::string_view text) {

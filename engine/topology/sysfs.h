@@ -43,6 +43,14 @@ class SysfsReader {
 // "MemAvailable" (without the colon); nullopt if unreadable or absent. Thread-safe.
 std::optional<uint64_t> ReadMeminfoField(const SysfsReader& reader, absl::string_view key);
 
+// The machine's online CPUs from `reader`'s sys/devices/system/cpu/online, else every
+// cpu<N> directory whose cpu<N>/online is not "0" (a CPU that cannot be taken offline,
+// often cpu0, has no such file); empty when neither is readable. Thread-safe.
+CpuSet ReadSysfsOnlineCpus(const SysfsReader& reader);
+
+// Ascending intersection of two ascending CPU sets.
+CpuSet IntersectCpus(const CpuSet& a, const CpuSet& b);
+
 // Parses a sysfs hexadecimal CPU mask ("00000000,00000101" -> {0, 8}); InvalidArgument
 // on a non-hex digit. Bits >= kMaxCpuId are ignored.
 absl::StatusOr<CpuSet> ParseCpuMask(absl::string_view text);

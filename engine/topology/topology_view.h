@@ -37,7 +37,8 @@ struct TopologyView {
   std::string hwloc_version;  // "" from sysfs
 };
 
-// Loads the topology with hwloc. With a non-empty `fsroot` it sets HWLOC_FSROOT for
+// Loads the whole machine's topology with hwloc (CPUs disallowed by a cgroup cpuset
+// included; offline CPUs are not in it). With a non-empty `fsroot` it sets HWLOC_FSROOT for
 // the duration of the load (under a process-wide mutex) and disables hwloc's x86 CPUID
 // backend, which would otherwise describe the live CPU instead of the recorded one.
 // Internal errors of hwloc -> Internal; a topology without PUs -> NotFound.

@@ -34,7 +34,7 @@ TEST(FingerprintTest, FieldsComeFromTheHost) {
   const v1::DeviceFingerprint fp = DeviceFingerprintOf(SampleHost());
   EXPECT_EQ(fp.cpu_model(), "Cortex-A76");
   EXPECT_EQ(fp.core_classes(), "performance 4-7 @ 2400 MHz; efficiency 0-3 @ ? MHz");
-  EXPECT_EQ(fp.allowed_cpus(), "0-7");
+  EXPECT_EQ(fp.allowed_cpu_list(), "0-7");
   EXPECT_EQ(fp.kernel(), "6.1.0-18-arm64");
   EXPECT_EQ(fp.os_build(), "Debian GNU/Linux 12 (bookworm)");
   EXPECT_EQ(fp.governor(), "schedutil");
@@ -62,10 +62,34 @@ TEST(FingerprintTest, ResultsLimitsAndGovernorWinOverTheHosts) {
   result.mutable_limits()->set_cpu_quota(1.5);
   result.mutable_env_before()->set_governor("performance");
   const v1::DeviceFingerprint fp = DeviceFingerprintOf(SampleHost(), result);
-  EXPECT_EQ(fp.allowed_cpus(), "2-3");
+  EXPECT_EQ(fp.allowed_cpu_list(), "2-3");
   EXPECT_DOUBLE_EQ(fp.cpu_quota(), 1.5);
   EXPECT_EQ(fp.governor(), "performance");
   EXPECT_NE(fp.hash(), DeviceFingerprintOf(SampleHost()).hash());
+}
+
+// The allowed CPUs are a list, named allowed_cpu_list (issue 32, item 12: the
+// fingerprint's allowed_cpus held a list where ResourceLimits.allowed_cpus is a count).
+// The deprecated field still carries the same list, and a fingerprint stored with only
+// it keeps its hash and its diff; the classes are the machine's, whatever is allowed.
+TEST(FingerprintTest, TheAllowedCpuListAndStoredFingerprints) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  const v1::DeviceFingerprint fp = DeviceFingerprintOf(SampleHost());
+  EXPECT_EQ(fp.allowed_cpus(), fp.allowed_cpu_list());
+  v1::DeviceFingerprint stored = fp;  // as written before allowed_cpu_list existed
+  stored.clear_allowed_cpu_list();
+  EXPECT_EQ(FingerprintHash(stored), fp.hash());
+  EXPECT_TRUE(DiffFingerprints(stored, fp).empty());
+  v1::DeviceFingerprint other = stored;
+  other.set_allowed_cpus("0-3");
+  ASSERT_EQ(DiffFingerprints(other, fp).size(), 1u);
+  EXPECT_EQ(DescribeChanges(DiffFingerprints(other, fp)), "allowed cpus 0-3 → 0-7");
+#pragma GCC diagnostic pop
+  v1::HostInfo restricted = SampleHost();
+  restricted.mutable_core_classes(0)->clear_cpus();  // performance not allowed here
+  for (uint32_t cpu : {4, 5, 6, 7}) restricted.mutable_core_classes(0)->add_machine_cpus(cpu);
+  EXPECT_EQ(DeviceFingerprintOf(restricted).core_classes(), fp.core_classes());
 }
 
 TEST(FingerprintTest, HashIsStableAndIgnoresTheStoredHash) {

@@ -71,6 +71,41 @@ TEST(PlanPlacementTest, ImpossiblePlacementsAreUnsupported) {
   EXPECT_FALSE(IsPlacementUnsupported(absl::OkStatus()));
 }
 
+// Every placement lies within the CPUs the process may use (issue 32, item 8: under
+// `taskset -c 1`, class:performance ran on 0-1 and cpus:0 on 0, both ok): the hybrid
+// machine allowed 1-3 and 13 (an affinity mask in the recorded tree).
+TEST(PlanPlacementTest, EveryPlacementIsInsideTheAllowedCpus) {
+  const std::string root = testing::CopyFixture("20em64t-hybrid-1p6c2t+2ca4co1t", "placement-allowed");
+  ASSERT_FALSE(root.empty());
+  testing::WriteTreeFile(root, "/proc/self/status", "Cpus_allowed_list:\t1-3,13\n");
+  absl::StatusOr<v1::HostInfo> host = DetectHost({.fsroot = root});
+  ASSERT_TRUE(host.ok()) << host.status();
+  EXPECT_THAT(*Plan("class:performance", *host, 4), ElementsAre(1, 2, 3));
+  EXPECT_THAT(*Plan("class:efficiency", *host, 4), ElementsAre(13));
+  EXPECT_THAT(*Plan("one_per_core", *host, 4), ElementsAre(1, 2, 13));  // cores 0-1, 2-3, 13
+  EXPECT_THAT(*Plan("smt_pairs", *host, 4), ElementsAre(2, 3));         // the one core with both allowed
+  EXPECT_THAT(*Plan("cpus:2-3", *host, 4), ElementsAre(2, 3));
+  absl::StatusOr<CpuSet> cpu0 = Plan("cpus:0", *host, 4);
+  EXPECT_TRUE(IsPlacementUnsupported(cpu0.status())) << cpu0.status();
+  EXPECT_THAT(std::string(cpu0.status().message()),
+              HasSubstr("CPU 0 is not among the CPUs this process may use (affinity/cgroup cpuset): 1-3,13"));
+
+  // A host recorded before the limits were listed keeps the host's CPUs.
+  v1::HostInfo old = *host;
+  old.mutable_limits()->clear_allowed_cpu_ids();
+  EXPECT_THAT(*Plan("cpus:0", old, 4), ElementsAre(0));
+
+  // Allowed only 1 and 13: no core has two allowed threads.
+  v1::HostInfo one_each = *host;
+  one_each.mutable_limits()->clear_allowed_cpu_ids();
+  one_each.mutable_limits()->add_allowed_cpu_ids(1);
+  one_each.mutable_limits()->add_allowed_cpu_ids(13);
+  absl::StatusOr<CpuSet> pairs = Plan("smt_pairs", one_each, 2);
+  EXPECT_TRUE(IsPlacementUnsupported(pairs.status())) << pairs.status();
+  EXPECT_THAT(std::string(pairs.status().message()), HasSubstr("no core has 2 or more hardware threads among"));
+  EXPECT_THAT(*Plan("class:performance", one_each, 2), ElementsAre(1));
+}
+
 // Runs `threads` threads the way a strategy does: on_thread_start first, then tasks
 // each calling on_task_start.
 void RunLikeAStrategy(const StrategyOptions& options, int threads, int tasks_per_thread) {

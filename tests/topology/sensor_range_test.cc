@@ -3,6 +3,8 @@
 // the host snapshot, never stored as facts.
 #include <string>
 
+#include "engine/common/message_text.h"
+#include "engine/common/text.h"
 #include "engine/topology/environment.h"
 #include "engine/topology/host.h"
 #include "engine/topology/host_text.h"
@@ -103,6 +105,37 @@ TEST(SensorSanityTest, EnvironmentSnapshotLeavesImpossibleReadingsOut) {
   for (const std::string& note : snap.notes()) notes += note + "\n";
   EXPECT_THAT(notes, HasSubstr("thermal_zone0 (cpu-thermal): -263.2°C outside -40..150°C"));
   EXPECT_THAT(notes, HasSubstr("cpu1/cpufreq/scaling_cur_freq: 1e+23kHz outside"));
+}
+
+// Text from a device's files (issue 32, item 11): thermal zone types holding a control
+// byte, a byte that is not UTF-8 and an escape sequence were copied byte for byte into
+// HostInfo (printed raw by `fleetmark topology`, logged by protobuf as invalid UTF-8)
+// and into the snapshot. Both now pass the agent hello's text rule.
+TEST(SensorSanityTest, DeviceTextPassesTheHelloTextRule) {
+  const std::string root = testing::CopyFixture("2arm-2c", "sensors-text");
+  ASSERT_FALSE(root.empty());
+  WriteTreeFile(root, "/sys/class/thermal/thermal_zone0/type", std::string("abc\x01\xff", 5));
+  WriteTreeFile(root, "/sys/class/thermal/thermal_zone0/temp", "41000\n");
+  WriteTreeFile(root, "/sys/class/thermal/thermal_zone1/type", "\x1b[31mred");
+  WriteTreeFile(root, "/sys/class/thermal/thermal_zone1/temp", "-263200\n");  // noted with its type
+  for (bool hwloc : {true, false}) {
+    absl::StatusOr<v1::HostInfo> host = DetectHost({.fsroot = root, .use_hwloc = hwloc});
+    ASSERT_TRUE(host.ok()) << host.status();
+    EXPECT_TRUE(CheckMessageText(*host, "host", HelloTextRules()).ok())
+        << CheckMessageText(*host, "host", HelloTextRules());
+    ASSERT_EQ(host->thermal_zones_size(), 2);
+    EXPECT_EQ(host->thermal_zones(0).type(), "abc\\x01\\xff");
+    EXPECT_EQ(host->thermal_zones(1).type(), "\\x1b[31mred");
+    const std::string text = FormatHostText(*host);
+    EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+    EXPECT_EQ(text.find('\x01'), std::string::npos) << text;
+    EXPECT_TRUE(IsValidUtf8(text)) << text;
+  }
+  const v1::EnvSnapshot snap = TakeEnvSnapshot(root);
+  EXPECT_TRUE(CheckMessageText(snap, "snapshot", HelloTextRules()).ok())
+      << CheckMessageText(snap, "snapshot", HelloTextRules());
+  EXPECT_THAT(snap.thermal_zone_types(), ElementsAre("abc\\x01\\xff"));
+  EXPECT_TRUE(AnyNoteHas(snap.notes(), "(\\x1b[31mred)"));
 }
 
 TEST(SensorSanityTest, RangesAreTheDocumentedOnes) {
