@@ -83,6 +83,7 @@ class RunSession {
         rng_(std::random_device{}()),
         started_(SteadyNow()) {
     report_.set_plan_name(plan.name());
+    report_.set_quick(options.quick);
   }
 
   void OnResult(const v1::CaseResult& result) {
@@ -115,6 +116,7 @@ class RunSession {
       r->set_status(v1::CASE_STATUS_CANCELLED);
       r->set_message(deferred.empty() ? "interrupted before the case finished" : "not measured: " + deferred);
       r->set_engine_version(FLEETMARK_ENGINE_VERSION);
+      r->set_quick(options_.quick);
       r->set_result_id(RandomUuid(rng_));
     }
     // Results arrive in the shuffled order cases finish; report them in plan order.

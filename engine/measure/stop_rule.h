@@ -48,8 +48,16 @@ inline constexpr int64_t kMaxRepetitionsCap = 1000000;
 inline constexpr double kDefaultMaxSecondsPerCase = 10.0;
 inline constexpr double kMaxSecondsPerCaseCap = 86400.0;
 inline constexpr double kDefaultMinSecondsPerCase = 0.5;  // lowered to max_seconds_per_case
-inline constexpr uint32_t kDefaultProcesses = 3;          // 1 under --quick (engine/plan ApplyQuick)
+inline constexpr uint32_t kDefaultProcesses = 3;
 inline constexpr uint32_t kMaxProcesses = 64;
+// A batch case's fewest processes, in every mode (--quick included): a verdict is a
+// claim about the next invocation, and an interval over fewer than three process
+// medians says nothing about it (Kalibera & Jones, ISMM 2013: the process is the level
+// that varies between invocations). measurement.processes 1 and 2 are raised to this.
+inline constexpr uint32_t kMinBatchProcesses = 3;
+// measurement.max_processes: the racing cap (engine/runner/runner.h) when 0.
+inline constexpr uint32_t kDefaultMaxProcesses = 10;
+inline constexpr uint32_t kQuickMaxProcesses = 6;  // under --quick (engine/plan ApplyQuick)
 
 // Builds options from a plan's settings, applying the defaults for zero fields.
 // InvalidArgument naming the field, value and allowed range for: a negative or

@@ -151,8 +151,9 @@ v1::Plan ApplyQuick(const v1::Plan& plan) {
   // proto3 MergeFrom copies exactly the fields `quick` sets (non-zero), replacing
   // `measurement`'s.
   out.mutable_measurement()->MergeFrom(plan.quick());
-  // One process per case under --quick unless `quick` asks for more.
-  if (plan.quick().processes() == 0) out.mutable_measurement()->set_processes(1);
+  // Racing stops earlier under --quick unless `quick` sets its own cap; the minimum
+  // processes stay (kMinBatchProcesses holds in every mode).
+  if (plan.quick().max_processes() == 0) out.mutable_measurement()->set_max_processes(kQuickMaxProcesses);
   if (plan.quick_matrix_size() > 0) *out.mutable_matrix() = plan.quick_matrix();
   out.clear_quick();
   out.clear_quick_matrix();
@@ -173,6 +174,7 @@ v1::MeasurementSettings ResolveMeasurement(const v1::MeasurementSettings& settin
   }
   if (out.rounds() == 0) out.set_rounds(kDefaultRounds);
   if (out.processes() == 0) out.set_processes(kDefaultProcesses);
+  if (out.max_processes() == 0) out.set_max_processes(kDefaultMaxProcesses);
   return out;
 }
 

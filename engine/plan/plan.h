@@ -133,8 +133,9 @@ absl::Status ValidatePreconditions(const v1::Preconditions& preconditions, std::
 
 // The plan as `--quick` runs it: `quick`'s non-zero fields replace `measurement`'s
 // (booleans: quick.include_setup = true sets it), and `quick_matrix` replaces `matrix`
-// when non-empty; measurement.processes becomes 1 unless quick.processes is set. `quick`
-// and `quick_matrix` are cleared in the result.
+// when non-empty; measurement.max_processes becomes kQuickMaxProcesses unless
+// quick.max_processes is set (processes keep their minimum, kMinBatchProcesses, in
+// every mode). `quick` and `quick_matrix` are cleared in the result.
 v1::Plan ApplyQuick(const v1::Plan& plan);
 
 // `settings` with every zero field replaced by its documented default (a default

@@ -456,7 +456,12 @@ class Validator {
     if (s.processes() > kMaxProcesses) {
       return Error(Append(path, "processes"),
                    absl::StrCat("1 <= processes <= ", kMaxProcesses, " (0 = default ", kDefaultProcesses,
-                                ", 1 under --quick), got ", s.processes()));
+                                "; batch cases get at least ", kMinBatchProcesses, "), got ", s.processes()));
+    }
+    if (s.max_processes() > kMaxProcesses) {
+      return Error(Append(path, "max_processes"),
+                   absl::StrCat("0 <= max_processes <= ", kMaxProcesses, " (0 = default ", kDefaultMaxProcesses, ", ",
+                                kQuickMaxProcesses, " under --quick), got ", s.max_processes()));
     }
     FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(path, "cooldown_retries"), s.cooldown_retries(), kMaxCooldownRetries));
     return CheckSeconds(Append(path, "cooldown_seconds"), s.cooldown_seconds(), kMaxCooldownSeconds);

@@ -11,6 +11,7 @@ fleetmark::v1::ResultsDocument LocalResultsDocument(const fleetmark::v1::RunRepo
   document.set_schema_version(kResultsSchemaVersion);
   document.set_source("local");
   document.mutable_run()->set_plan_name(report.plan_name());
+  document.mutable_run()->set_quick(report.quick());
   fleetmark::v1::ResultsDevice* device = document.add_devices();
   device->set_agent(LocalAgentName(report.host()));
   if (report.has_host()) *device->mutable_host() = report.host();
@@ -23,6 +24,7 @@ fleetmark::v1::RunReport DeviceReport(const fleetmark::v1::ResultsDocument& docu
                                       const fleetmark::v1::ResultsDevice& device) {
   fleetmark::v1::RunReport report;
   report.set_plan_name(document.run().plan_name());
+  report.set_quick(document.run().quick());
   if (device.has_host()) *report.mutable_host() = device.host();
   if (device.has_fingerprint()) *report.mutable_fingerprint() = device.fingerprint();
   *report.mutable_results() = device.results();

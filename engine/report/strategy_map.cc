@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "engine/common/synthetic_text.h"
+#include "engine/plan/case_group.h"
 #include "engine/report/case_names.h"
 #include "engine/report/text_table.h"
 #include "engine/report/units.h"
@@ -39,17 +39,6 @@ std::vector<std::pair<std::string, double>> FixedParams(const v1::CaseSpec& spec
     out.emplace_back(field->name(), ParamValue(spec, field->name()));
   }
   return out;
-}
-
-// The group of a batch case: its id without the strategy label, and without the
-// swept parameters' values.
-std::string GroupOf(const v1::CaseSpec& spec, const std::vector<std::string>& swept) {
-  const std::string workload = spec.has_synthetic()
-                                   ? engine::SyntheticWorkloadText(spec.synthetic(), swept, /*with_swept=*/false)
-                                   : (spec.workload().empty() ? "-" : spec.workload());
-  return absl::StrCat(spec.scenario().empty() ? "batch" : spec.scenario(), "/", workload, "/",
-                      spec.io_mode().empty() ? "blocking" : spec.io_mode(), "/",
-                      spec.placement().empty() ? "any" : spec.placement());
 }
 
 bool Mapped(const v1::CaseResult& r) {
@@ -262,7 +251,7 @@ StrategyMap BuildStrategyMap(const std::vector<v1::CaseResult>& results, const M
     const v1::CaseSpec& spec = r.spec();
     if (!Mapped(r)) continue;
     const std::vector<std::string> swept(spec.swept().begin(), spec.swept().end());
-    const std::string group = GroupOf(spec, swept);
+    const std::string group = engine::CaseGroupKey(spec, swept, /*with_swept_values=*/false);
     std::vector<double> values;
     for (const std::string& name : swept) values.push_back(ParamValue(spec, name));
     auto [git, new_group] = index.try_emplace(group);

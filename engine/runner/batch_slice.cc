@@ -69,9 +69,6 @@ std::string DriftText(const DriftCheck& drift) {
 // samples, so checking after every repetition of a microsecond case would cost more than
 // the case; about 50 checks per doubling keeps the overshoot below ~2% of n.
 size_t CheckStride(size_t n) { return std::max<size_t>(1, n / 50); }
-// The hierarchical CI costs kBootstrapReplicates medians per check: about 10 checks per
-// doubling (an overshoot below ~10% of n).
-size_t HierarchicalCheckStride(size_t n) { return std::max<size_t>(1, n / 10); }
 
 class SliceRunner {
  public:
@@ -201,31 +198,19 @@ class SliceRunner {
     if (absl::Status calibrated = Calibrate(); absl::IsCancelled(calibrated)) return calibrated;
     hooks_->ResetSeen();
 
-    std::vector<int64_t> samples(request_.previous_samples_ns().begin(), request_.previous_samples_ns().end());
-    const size_t previous = samples.size();
+    // The slice is one process of the case: it stops on its own samples' CI (a
+    // within-process target; the interval over processes is the runner's) or its quota.
+    std::vector<int64_t> samples;
     StopRuleOptions rule;
     rule.target_ci_percent = request_.target_ci_percent();
     rule.min_repetitions = request_.min_samples();
     rule.min_time = absl::Seconds(request_.min_seconds());
     rule.max_repetitions = std::numeric_limits<int64_t>::max();
     rule.max_time = absl::InfiniteDuration();
-    // measurement.processes >= 2: this slice is process `sizes.size()` (0-based) of the
-    // case. Before the case has its `processes`, the slice measures itself to the target
-    // (its own samples' CI) and ends; from then on the case's hierarchical CI decides.
-    const bool hierarchical = request_.processes() >= 2;
-    std::vector<uint32_t> sizes(request_.previous_process_sizes().begin(), request_.previous_process_sizes().end());
-    const bool own_ci_only = hierarchical && sizes.size() + 1 < request_.processes();
-    rule.processes = hierarchical ? request_.processes() : 1;
-    rule.min_process_repetitions = request_.min_process_samples();
-    rule.bootstrap_seed = request_.bootstrap_seed();
-    StopRuleOptions own_rule = rule;
-    own_rule.processes = 1;
-    own_rule.min_repetitions = request_.min_process_samples();
-    sizes.push_back(0);  // this process's count, updated before each check
     const uint32_t quota = std::max<uint32_t>(1, request_.max_repetitions());
     // Room for the whole quota now, so recording a sample never allocates while the
     // counters run (capped: a time-limited slice rarely takes a million samples).
-    samples.reserve(previous + std::min<size_t>(quota, size_t{1} << 20));
+    samples.reserve(std::min<size_t>(quota, size_t{1} << 20));
 
     std::vector<int64_t> cpu_samples;
     cpu_samples.reserve(std::min<size_t>(quota, size_t{1} << 20));
@@ -234,7 +219,7 @@ class SliceRunner {
     const Clock::time_point start = Clock::now();
     Clock::time_point settled_start = start;  // from the first sample kept after a transient
     uint64_t transient = 0;                   // leading samples dropped as a transient phase
-    size_t next_check = previous + 1;
+    size_t next_check = 1;
     absl::Status status;
     while (true) {
       if (Cancelled()) {
@@ -251,7 +236,7 @@ class SliceRunner {
       if (!status.ok()) break;
       samples.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
       if (cpu0 >= 0 && cpu1 >= cpu0) cpu_samples.push_back(cpu1 - cpu0);
-      const size_t taken = samples.size() - previous + transient;
+      const size_t taken = samples.size() + transient;
       if (taken >= quota) {
         response_.set_stop_reason(v1::STOP_REASON_MAX_REPETITIONS);
         break;
@@ -261,19 +246,18 @@ class SliceRunner {
         break;
       }
       if (samples.size() >= next_check) {
-        const bool case_ci = hierarchical && !own_ci_only;
-        next_check = samples.size() + (case_ci ? HierarchicalCheckStride(samples.size()) : CheckStride(samples.size()));
+        next_check = samples.size() + CheckStride(samples.size());
         // The stop rule copies and sorts the samples: the runner's cost, not the case's.
         (void)collector.Pause();
         // A transient phase (this process's samples drift between their halves) is
         // warm-up: its samples are dropped, the settled time restarts, and no CI stop
         // happens on a drifting sequence.
-        const DriftCheck drift = DetectDrift(absl::MakeConstSpan(samples).subspan(previous), rule.target_ci_percent);
+        const DriftCheck drift = DetectDrift(absl::MakeConstSpan(samples), rule.target_ci_percent);
         if (drift.drifting) {
-          const size_t kept_now = samples.size() - previous;
+          const size_t kept_now = samples.size();
           const size_t dropped = kept_now / 2;
           if (cpu_samples.size() == kept_now) cpu_samples.erase(cpu_samples.begin(), cpu_samples.begin() + dropped);
-          samples.erase(samples.begin() + previous, samples.begin() + previous + dropped);
+          samples.erase(samples.begin(), samples.begin() + dropped);
           transient += dropped;
           settled_start = t1;
           response_.set_drift(DriftText(drift));
@@ -281,12 +265,8 @@ class SliceRunner {
           (void)collector.Resume();
           continue;
         }
-        sizes.back() = static_cast<uint32_t>(samples.size() - previous);
-        const absl::Span<const int64_t> all(samples);
         const absl::Duration settled = absl::FromChrono(t1 - settled_start);
-        const StopDecision decision = own_ci_only ? DecideStop(all.subspan(previous), own_rule, settled)
-                                      : case_ci   ? DecideStop(all, sizes, rule, settled)
-                                                  : DecideStop(all, rule, settled);
+        const StopDecision decision = DecideStop(samples, rule, settled);
         const bool target_met = decision.reason == v1::STOP_REASON_CI_TARGET;
         (void)collector.Resume();
         if (target_met) {
@@ -296,13 +276,13 @@ class SliceRunner {
       }
     }
     response_.set_measured_seconds(std::chrono::duration<double>(Clock::now() - start).count());
-    const size_t kept = samples.size() - previous;
+    const size_t kept = samples.size();
     response_.set_transient_samples(transient);
     // Never a quiet early stop: a slice that did not end on its CI target is unstable
     // when its samples still drift, or when a transient was dropped and too few samples
     // followed to tell whether it settled.
     if (response_.stop_reason() != v1::STOP_REASON_CI_TARGET) {
-      const DriftCheck drift = DetectDrift(absl::MakeConstSpan(samples).subspan(previous), rule.target_ci_percent);
+      const DriftCheck drift = DetectDrift(absl::MakeConstSpan(samples), rule.target_ci_percent);
       if (drift.drifting) response_.set_drift(DriftText(drift));
       response_.set_unstable(drift.drifting || (transient > 0 && !drift.checked));
     }
@@ -324,7 +304,7 @@ class SliceRunner {
       }
       if (counters.ok()) *response_.mutable_counters() = *counters;
     }
-    for (size_t i = previous; i < samples.size(); ++i) response_.add_samples_ns(samples[i]);
+    response_.mutable_samples_ns()->Assign(samples.begin(), samples.end());
     // Per-repetition CPU only when every repetition has one (else none: never a guess).
     if (cpu_samples.size() == kept) {
       response_.mutable_cpu_samples_ns()->Assign(cpu_samples.begin(), cpu_samples.end());

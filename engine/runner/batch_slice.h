@@ -1,6 +1,7 @@
 // Internal to engine/runner: measures one slice of a batch case — build the strategy
 // (untimed unless include_setup), time-based warm-up, then timed repetitions until the
-// slice's quota or the case's CI target — with counters and placement hooks around it.
+// slice's quota or its own median's CI target (one slice is one process of the case) —
+// with counters and placement hooks around it.
 #pragma once
 
 #include <atomic>

@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -15,8 +17,11 @@
 #include "absl/time/clock.h"
 #include "engine/common/status_macros.h"
 #include "engine/health/preflight.h"
+#include "engine/measure/contention.h"
 #include "engine/measure/statistics.h"
 #include "engine/measure/stop_rule.h"
+#include "engine/measure/verdict.h"
+#include "engine/plan/case_group.h"
 #include "engine/plan/plan.h"
 #include "engine/runner/batch_slice.h"
 #include "engine/plan/case_filter.h"
@@ -35,6 +40,10 @@ struct CaseState {
   v1::CaseResult result;  // spec, env, timing; statistics filled at the end
   std::vector<int64_t> samples;
   std::vector<uint32_t> process_sizes;  // samples of each slice's process, in order
+  std::vector<uint32_t> process_rounds;  // the round of each of those processes
+  size_t group = 0;                      // index into PlanRunner::groups_
+  // Racing's verdict on this case (ELIMINATED, GROUP_*); UNSPECIFIED = the stop rule's.
+  v1::StopReason race_stop = v1::STOP_REASON_UNSPECIFIED;
   std::vector<int64_t> cpu_samples;     // per repetition; kept only while it matches `samples`
   double measured_seconds = 0;          // timed repetitions so far
   bool done = false;
@@ -67,13 +76,16 @@ class PlanRunner {
     const v1::Plan effective = options.quick ? ApplyQuick(plan) : plan;
     settings_ = ResolveMeasurement(effective.measurement());
     preconditions_ = plan.preconditions();
-    // Each round's slice of a batch case runs in a fresh process: at least `processes`.
-    settings_.set_rounds(std::max(settings_.rounds(), settings_.processes()));
+    // Each round's slice of a batch case runs in a fresh process: at least
+    // kMinBatchProcesses, `processes` and `rounds` of them; racing adds up to the cap.
+    min_processes_ = static_cast<int>(std::max({kMinBatchProcesses, settings_.processes(), settings_.rounds()}));
+    max_processes_ = std::max(min_processes_, static_cast<int>(settings_.max_processes()));
   }
 
   absl::Status Init(const v1::Plan& plan) {
     std::vector<v1::CaseSpec> specs = ExpandCases(plan, options_.quick);
     FLEETMARK_ASSIGN_OR_RETURN(const CaseFilter filter, CaseFilter::Compile(options_.filter));
+    std::map<std::string, size_t> group_index;
     for (v1::CaseSpec& spec : specs) {
       if (!filter.Matches(spec.case_id())) continue;
       if (options_.skip_case_ids.count(spec.case_id()) > 0) {
@@ -81,6 +93,14 @@ class PlanRunner {
         continue;
       }
       CaseState state;
+      // Batch cases that differ only in strategy are one group (engine/plan/case_group.h);
+      // every other case is its own.
+      const std::string key =
+          IsBatch(spec) ? CasePointKey(spec) : absl::StrCat("case ", cases_.size(), " ", spec.case_id());
+      auto [it, added] = group_index.try_emplace(key, groups_.size());
+      if (added) groups_.emplace_back();
+      groups_[it->second].push_back(cases_.size());
+      state.group = it->second;
       *state.result.mutable_spec() = std::move(spec);
       cases_.push_back(std::move(state));
     }
@@ -92,26 +112,41 @@ class PlanRunner {
   }
 
   RunSummary Run() {
-    const int rounds = static_cast<int>(settings_.rounds());
     std::mt19937_64 rng(settings_.shuffle_seed() != 0 ? settings_.shuffle_seed() : std::random_device{}());
     start_ = clock_.SteadyNow();
     progress_.cases_total = static_cast<int>(cases_.size()) + summary_.skipped;
     progress_.cases_done = summary_.skipped;
-    progress_.rounds = rounds;
-    for (const CaseState& c : cases_) progress_.slices_total += IsBatch(c.result.spec()) ? rounds : 1;
-    for (int round = 1; round <= rounds; ++round) {
-      progress_.round = round;
-      std::vector<size_t> order;
-      for (size_t i = 0; i < cases_.size(); ++i) {
-        if (!cases_[i].done) order.push_back(i);
+    progress_.rounds = min_processes_;
+    for (const CaseState& c : cases_) progress_.slices_total += IsBatch(c.result.spec()) ? min_processes_ : 1;
+    for (int round = 1; round <= max_processes_; ++round) {
+      // The groups in a shuffled order, the open contenders of each back to back in a
+      // shuffled order of their own (runner.h, "Pairing").
+      std::vector<std::pair<size_t, std::vector<size_t>>> order;  // group, its open cases
+      for (size_t g = 0; g < groups_.size(); ++g) {
+        std::vector<size_t> open;
+        for (size_t index : groups_[g]) {
+          if (!cases_[index].done) open.push_back(index);
+        }
+        if (open.empty()) continue;
+        std::shuffle(open.begin(), open.end(), rng);
+        order.emplace_back(g, std::move(open));
       }
+      if (order.empty()) break;
       std::shuffle(order.begin(), order.end(), rng);
-      for (size_t index : order) {
-        if (Cancelled() || Deferred()) break;
-        RunSlice(cases_[index], round, rounds);
-        ++progress_.slices_done;
-        progress_.current_case = cases_[index].result.spec().case_id();
-        ReportProgress();
+      if (round > progress_.rounds) {
+        progress_.rounds = round;
+        for (const auto& [g, open] : order) progress_.slices_total += static_cast<int>(open.size());
+      }
+      progress_.round = round;
+      for (const auto& [g, open] : order) {
+        for (size_t i = 0; i < open.size() && !Cancelled() && !Deferred(); ++i) {
+          RunSlice(cases_[open[i]], round);
+          // The group's round is complete: decide it before reporting its last slice.
+          if (i + 1 == open.size() && !Cancelled() && !Deferred()) DecideAfterRound(g, round);
+          ++progress_.slices_done;
+          progress_.current_case = cases_[open[i]].result.spec().case_id();
+          ReportProgress();
+        }
       }
       if (Cancelled() || Deferred()) break;
     }
@@ -162,7 +197,7 @@ class PlanRunner {
     options_.on_progress(progress_);
   }
 
-  void RunSlice(CaseState& c, int round, int rounds) {
+  void RunSlice(CaseState& c, int round) {
     v1::CaseResult& r = c.result;
     std::optional<v1::EnvSnapshot> checked = Preflight();
     if (!checked) return;  // deferred or cancelled: Run() stops
@@ -176,12 +211,18 @@ class PlanRunner {
       RunScenario(c);
       return;
     }
-    runner::SliceRequest request = SliceRequestFor(c, round, rounds);
+    runner::SliceRequest request = SliceRequestFor(c, round);
     runner::SliceResponse response;
-    for (uint32_t attempt = 0;; ++attempt) {
+    std::optional<double> other_share;
+    bool remeasured = false;
+    for (uint32_t cooldowns = 0;;) {
       // In a child process, always: a hung repetition cannot be abandoned in-process.
       const absl::Duration watchdog = SliceWatchdog(request);
-      response = RunBatchSliceInChild(request, options_.child_executable, watchdog, cancelled_);
+      ContentionProbe probe(options_.proc_stat_reader);
+      response = options_.batch_slice_executor
+                     ? options_.batch_slice_executor(request, watchdog)
+                     : RunBatchSliceInChild(request, options_.child_executable, watchdog, cancelled_);
+      other_share = probe.Finish();
       if (response.status() == v1::CASE_STATUS_TIMEOUT) {
         response.set_message(absl::StrCat("watchdog: the slice did not end within ", absl::FormatDuration(watchdog),
                                           " (warm-up + time quota + 3 x the ", absl::FormatDuration(RepetitionBound()),
@@ -192,62 +233,145 @@ class PlanRunner {
       const v1::EnvSnapshot after = TakeEnvSnapshot();
       *r.mutable_env_after() = after;
       const ThrottleVerdict verdict = Throttled(before, after, ThisHost());
+      const bool ok = response.status() == v1::CASE_STATUS_OK;
       // A throttled slice is measured again after cooling, up to cooldown_retries times.
-      if (!verdict.throttled || response.status() != v1::CASE_STATUS_OK || attempt >= settings_.cooldown_retries() ||
-          Cancelled()) {
-        if (verdict.throttled && !r.throttled()) {
-          r.set_throttled(true);
-          c.throttle_reason = verdict.reason;
-        }
-        break;
+      if (verdict.throttled && ok && cooldowns < settings_.cooldown_retries() && !Cancelled()) {
+        ++cooldowns;
+        absl::SleepFor(absl::Seconds(settings_.cooldown_seconds()));
+        r.set_cooldown_seconds(r.cooldown_seconds() + settings_.cooldown_seconds());
+        continue;
       }
-      absl::SleepFor(absl::Seconds(settings_.cooldown_seconds()));
-      r.set_cooldown_seconds(r.cooldown_seconds() + settings_.cooldown_seconds());
+      if (verdict.throttled && !r.throttled()) {
+        r.set_throttled(true);
+        c.throttle_reason = verdict.reason;
+      }
+      // A contended process (engine/measure/contention.h) is measured again, once.
+      if (ok && other_share && *other_share > kContentionThreshold && !remeasured && !Cancelled()) {
+        remeasured = true;
+        continue;
+      }
+      break;
     }
-    Merge(c, response);
-    if (response.status() == v1::CASE_STATUS_CANCELLED) {
-      return;  // Run() decides, from the samples so far (a cancellation ends the run)
-    } else if (response.status() != v1::CASE_STATUS_OK) {
+    if (other_share && response.status() == v1::CASE_STATUS_OK) {
+      r.set_other_cpu_share(std::max(r.other_cpu_share(), *other_share));
+      if (*other_share > kContentionThreshold) r.set_contended(true);
+    }
+    Merge(c, response, round);
+    // A cancellation: Run() decides, from the samples so far (it ends the run). An OK
+    // slice: DecideAfterRound decides once the round is over.
+    if (response.status() != v1::CASE_STATUS_CANCELLED && response.status() != v1::CASE_STATUS_OK) {
       Finish(c, response.status(), response.message());
-    } else if (round == rounds || (Hierarchical() && MeetsCiTarget(c))) {
-      // With processes >= 2, a case whose hierarchical CI met its target needs no more
-      // processes (one more would add a process of one sample).
+    }
+  }
+
+  // Whether case `c` has spent its budget: its time or its repetitions.
+  bool BudgetSpent(const CaseState& c) const {
+    return c.measured_seconds >= settings_.max_seconds_per_case() ||
+           c.samples.size() >= static_cast<size_t>(settings_.max_repetitions());
+  }
+
+  // The processes a case is planned for: a racing contender's cap, else the minimum.
+  int PlannedProcesses(const CaseState& c) const { return Racing(c) ? max_processes_ : min_processes_; }
+
+  // A batch case in a group of two or more contenders: cases still measuring or
+  // finished OK (one that failed is no contender).
+  bool Racing(const CaseState& c) const {
+    if (!IsBatch(c.result.spec())) return false;
+    int contenders = 0;
+    for (size_t index : groups_[c.group]) {
+      const CaseState& m = cases_[index];
+      if (!m.done || m.result.status() == v1::CASE_STATUS_OK) ++contenders;
+    }
+    return contenders >= 2;
+  }
+
+  // After round `round`: finishes the cases of group `g` that need no more processes.
+  // Racing (runner.h): from min_processes_ on, DecideGroup over the group's open
+  // contenders; OUT ones are ELIMINATED, a decided or equivalent group ends, an open one
+  // goes on up to the cap or a contender's budget (then GROUP_UNDECIDED), and one with a
+  // contended contender ends undecided (more processes under contention cannot decide
+  // it). Other cases end after min_processes_ with their stop rule's reason.
+  void DecideAfterRound(size_t g, int round) {
+    std::vector<size_t> open;
+    for (size_t index : groups_[g]) {
+      if (!cases_[index].done && IsBatch(cases_[index].result.spec())) open.push_back(index);
+    }
+    if (open.empty() || round < min_processes_) return;
+    if (open.size() < 2 || !Racing(cases_[open.front()])) {
+      for (size_t index : open) Finish(cases_[index], v1::CASE_STATUS_OK, "");
+      return;
+    }
+    std::vector<Contender> contenders;
+    for (size_t index : open) contenders.push_back(ContenderOf(cases_[index]));
+    VerdictOptions verdict_options;
+    verdict_options.min_processes = min_processes_;
+    verdict_options.spread = DeviceSpread(AllProcessMedians());
+    const GroupVerdict verdict = DecideGroup(contenders, verdict_options);
+    std::set<std::string> out;
+    for (const PairedRatio& other : verdict.others) {
+      if (other.out) out.insert(other.name);
+    }
+    const bool contended = std::any_of(open.begin(), open.end(), [&](size_t i) { return cases_[i].result.contended(); });
+    const bool out_of_time = round >= max_processes_ ||
+                             std::any_of(open.begin(), open.end(), [&](size_t i) { return BudgetSpent(cases_[i]); });
+    for (size_t index : open) {
+      CaseState& c = cases_[index];
+      if (out.count(c.result.spec().strategy().label()) > 0) {
+        c.race_stop = v1::STOP_REASON_ELIMINATED;
+      } else if (verdict.kind == VerdictKind::kDecided) {
+        c.race_stop = v1::STOP_REASON_GROUP_DECIDED;
+      } else if (verdict.kind == VerdictKind::kEquivalent) {
+        c.race_stop = v1::STOP_REASON_GROUP_EQUIVALENT;
+      } else if (contended || out_of_time) {
+        c.race_stop = v1::STOP_REASON_GROUP_UNDECIDED;
+      } else {
+        continue;  // still open: another process next round
+      }
       Finish(c, v1::CASE_STATUS_OK, "");
     }
   }
 
-  bool Hierarchical() const { return settings_.processes() >= 2; }
+  // A case as a contender of its group: its process medians tagged with their rounds.
+  Contender ContenderOf(const CaseState& c) const {
+    Contender contender;
+    contender.name = c.result.spec().strategy().label();
+    contender.rounds = c.process_rounds;
+    contender.process_medians_ns = ProcessMedians(c.samples, c.process_sizes);
+    contender.contended = c.result.contended();
+    return contender;
+  }
 
-  runner::SliceRequest SliceRequestFor(const CaseState& c, int round, int rounds) const {
+  // The process medians of every batch case measured so far (DeviceSpread's input).
+  std::vector<std::vector<double>> AllProcessMedians() const {
+    std::vector<std::vector<double>> out;
+    for (const CaseState& c : cases_) {
+      if (IsBatch(c.result.spec()) && c.process_sizes.size() >= 2) {
+        out.push_back(ProcessMedians(c.samples, c.process_sizes));
+      }
+    }
+    return out;
+  }
+
+  // One process of case `c`: the whole warm-up (every process is fresh), and its share
+  // of what is left of the case's budget over its planned processes. The process stops
+  // on its own median's CI target (a within-process target: more samples in one process
+  // cannot narrow the interval over processes) or when its share runs out.
+  runner::SliceRequest SliceRequestFor(const CaseState& c, int round) const {
     runner::SliceRequest request;
     *request.mutable_spec() = c.result.spec();
-    request.mutable_previous_samples_ns()->Assign(c.samples.begin(), c.samples.end());
-    // The first `processes` slices are the case's fresh processes, each with the whole
-    // warm-up; later slices start a fresh strategy (and process) too, so they warm up
-    // again, for a round's share of the warm-up time.
-    request.set_warmup_seconds(round <= static_cast<int>(settings_.processes()) ? settings_.warmup_seconds()
-                                                                                : settings_.warmup_seconds() / rounds);
-    const int rounds_left = rounds - round + 1;
+    request.set_warmup_seconds(settings_.warmup_seconds());
+    const int processes_left = std::max(1, PlannedProcesses(c) - round + 1);
     const int64_t reps_left = std::max<int64_t>(
         1, static_cast<int64_t>(settings_.max_repetitions()) - static_cast<int64_t>(c.samples.size()));
-    request.set_max_repetitions(static_cast<uint32_t>((reps_left + rounds_left - 1) / rounds_left));
+    request.set_max_repetitions(static_cast<uint32_t>((reps_left + processes_left - 1) / processes_left));
     const double seconds_left = std::max(0.0, settings_.max_seconds_per_case() - c.measured_seconds);
-    request.set_max_seconds(seconds_left / rounds_left);
-    // The minimum measuring time, split as the budget is (engine/measure/stop_rule.h).
-    request.set_min_seconds(std::max(0.0, settings_.min_seconds_per_case() - c.measured_seconds) / rounds_left);
+    request.set_max_seconds(seconds_left / processes_left);
+    // The minimum measuring time (engine/measure/stop_rule.h): every fresh process gets
+    // its own share, whatever earlier ones spent (each has its own transient to settle).
+    request.set_min_seconds(settings_.min_seconds_per_case() / min_processes_);
     request.set_target_ci_percent(settings_.target_ci_percent());
-    // The minimum grows with the rounds, so the CI rule cannot end round 1's slice
-    // before it holds its share of the samples.
-    request.set_min_samples(
-        static_cast<uint32_t>(std::ceil(static_cast<double>(settings_.min_repetitions()) * round / rounds)));
+    request.set_min_samples(static_cast<uint32_t>((settings_.min_repetitions() + min_processes_ - 1) / min_processes_));
     request.set_include_setup(settings_.include_setup());
-    if (Hierarchical()) {
-      request.set_processes(settings_.processes());
-      request.mutable_previous_process_sizes()->Assign(c.process_sizes.begin(), c.process_sizes.end());
-      request.set_min_process_samples(
-          static_cast<uint32_t>((settings_.min_repetitions() + settings_.processes() - 1) / settings_.processes()));
-      request.set_bootstrap_seed(BootstrapSeed(c.result.spec().case_id(), settings_.shuffle_seed()));
-    }
     return request;
   }
 
@@ -272,16 +396,14 @@ class PlanRunner {
     return CaseDecision(c).stop;
   }
 
-  bool MeetsCiTarget(const CaseState& c) const {
-    return !c.samples.empty() && CaseDecision(c).reason == v1::STOP_REASON_CI_TARGET;
-  }
-
-  // The case's stop rule over all its samples (the hierarchical CI with processes >= 2).
+  // The case's stop rule over all its samples (the hierarchical CI over its processes).
   // judge_only: the final verdict on the samples taken, without min_seconds_per_case.
   StopDecision CaseDecision(const CaseState& c, bool judge_only = false) const {
     StopRuleOptions rule = CaseStopRule();
     if (judge_only) rule.min_time = absl::ZeroDuration();
-    rule.processes = settings_.processes();
+    // Any kMinBatchProcesses processes may meet it (a cancelled run keeps such a case).
+    rule.processes = kMinBatchProcesses;
+    rule.min_process_repetitions = (settings_.min_repetitions() + min_processes_ - 1) / min_processes_;
     rule.bootstrap_seed = BootstrapSeed(c.result.spec().case_id(), settings_.shuffle_seed());
     return DecideStop(c.samples, c.process_sizes, rule, absl::Seconds(c.measured_seconds));
   }
@@ -296,11 +418,12 @@ class PlanRunner {
     return rule;
   }
 
-  void Merge(CaseState& c, const runner::SliceResponse& response) {
+  void Merge(CaseState& c, const runner::SliceResponse& response, int round) {
     v1::CaseResult& r = c.result;
     c.samples.insert(c.samples.end(), response.samples_ns().begin(), response.samples_ns().end());
     if (response.samples_ns_size() > 0) {
       c.process_sizes.push_back(static_cast<uint32_t>(response.samples_ns_size()));
+      c.process_rounds.push_back(static_cast<uint32_t>(round));
     }
     c.cpu_samples.insert(c.cpu_samples.end(), response.cpu_samples_ns().begin(), response.cpu_samples_ns().end());
     c.measured_seconds += response.measured_seconds();
@@ -368,19 +491,31 @@ class PlanRunner {
     }
     r.clear_cpus_used();
     for (uint32_t cpu : c.cpus_used) r.add_cpus_used(cpu);
-    if (!c.samples.empty() && (!IsBatch(r.spec()) || !Hierarchical())) {
+    r.set_quick(options_.quick);
+    if (!c.samples.empty() && !IsBatch(r.spec())) {
       *r.mutable_stats() = ComputeStatistics(c.samples);
     } else if (!c.samples.empty()) {
       *r.mutable_stats() = ComputeHierarchicalStatistics(c.samples, c.process_sizes,
                                                          BootstrapSeed(r.spec().case_id(), settings_.shuffle_seed()));
+      r.clear_process_medians_ns();
       for (double m : ProcessMedians(c.samples, c.process_sizes)) r.add_process_medians_ns(m);
       r.mutable_process_sample_counts()->Assign(c.process_sizes.begin(), c.process_sizes.end());
+      r.mutable_process_rounds()->Assign(c.process_rounds.begin(), c.process_rounds.end());
       r.set_between_process_share(BetweenProcessShare(c.samples, c.process_sizes));
     }
-    if (IsBatch(r.spec()) && !c.samples.empty()) r.set_stop_reason(FinalStopReason(c));
+    if (IsBatch(r.spec()) && !c.samples.empty()) {
+      r.set_stop_reason(c.race_stop != v1::STOP_REASON_UNSPECIFIED ? c.race_stop : FinalStopReason(c));
+    }
     SetHarnessCost(c);
     if (r.throttled() && status == v1::CASE_STATUS_OK && r.message().empty()) {
       r.set_message(absl::StrCat("throttled: ", c.throttle_reason));
+    }
+    if (r.contended() && status == v1::CASE_STATUS_OK) {
+      r.set_message(absl::StrCat(r.message(), r.message().empty() ? "" : "; ", "contended: other work took ",
+                                 std::lround(r.other_cpu_share() * 100),
+                                 "% of the machine's CPU time while a process ran (above ",
+                                 std::lround(kContentionThreshold * 100),
+                                 "%, also when measured again), so its group's verdict stays undecided"));
     }
     if (r.unstable() && status == v1::CASE_STATUS_OK) {
       r.set_message(absl::StrCat(r.message(), r.message().empty() ? "" : "; ",
@@ -448,7 +583,10 @@ class PlanRunner {
   const std::atomic<bool>* cancelled_;
   v1::MeasurementSettings settings_;
   v1::Preconditions preconditions_;
+  int min_processes_ = static_cast<int>(kMinBatchProcesses);  // per batch case, every mode
+  int max_processes_ = static_cast<int>(kDefaultMaxProcesses);  // racing's cap
   std::vector<CaseState> cases_;
+  std::vector<std::vector<size_t>> groups_;  // indices into cases_, in plan order
   RunProgress progress_;
   RunSummary summary_;
   absl::Time start_;  // steady

@@ -1,18 +1,44 @@
 // The runner: measures every case of a plan (DESIGN.md, "Measurement").
 //
 // RunPlan expands the plan's cases, keeps those whose case_id matches the filter, and
-// measures them in shuffled interleaved rounds: each round runs every unfinished case
-// for a slice of its repetitions (after a time-based warm-up) and samples merge across
-// rounds, so drift (heat, other load) spreads over all cases. A case stops when its
-// median's 95% CI half-width is within the target (and it has its minimum repetitions)
-// or when its repetition/time budget is spent; the result says which (stop_reason).
-// Each round's slice of a batch case is a fresh process; a case gets at least
-// measurement.processes of them (rounds = max(rounds, processes)), the first that many
-// with the whole warm-up. With processes >= 2 the CI is the hierarchical one over the
-// processes and their samples (engine/measure/statistics.h): a slice before the case's
-// processes are complete measures itself to the target and ends, a case cannot stop on
-// its CI target with fewer processes, one that reaches it after that needs no more
-// rounds, and the result keeps each process's median and the between-process share.
+// measures them in shuffled rounds. A verdict is a claim about the next invocation, so
+// the unit of a batch case is a fresh process (Kalibera & Jones, "Rigorous benchmarking
+// in reasonable time", ISMM 2013): each round runs one process of every open batch
+// case (its whole warm-up, then timed repetitions until its own median's 95% CI meets
+// target_ci_percent — a within-process target — or its share of the case's budget runs
+// out; more samples in one process cannot narrow an interval over processes), and every
+// batch case gets at least max(kMinBatchProcesses = 3, processes, rounds) of them, in
+// every mode (--quick included). The result keeps each process's median, sample count
+// and round (process_rounds) and the between-process share; its CI is the hierarchical
+// one over the processes and their samples (engine/measure/statistics.h).
+//
+// Pairing. The batch cases that differ only in strategy (one point of a sweep:
+// CaseGroupKey, engine/plan/case_group.h) are a group of contenders. In each round the
+// groups run in a shuffled order and the open contenders of a group run BACK TO BACK in
+// an order shuffled per round, so the processes of one round saw the same moment of the
+// machine and their ratio cancels what the round shared (randomized multiple
+// interleaved trials — Abedi & Brecht, "Conducting repeatable experiments in highly
+// variable cloud computing environments", ICPE 2017; duet benchmarking — Bulej et al.,
+// "Duet benchmarking: improving measurement accuracy in the cloud", ICPE 2020).
+//
+// Racing (F-race — Birattari, Stützle, Paquete & Varrentrapp, "A racing algorithm for
+// configuring metaheuristics", GECCO 2002; successive elimination — Even-Dar, Mannor &
+// Mansour, JMLR 7, 2006): after the minimum rounds, each group of two or more is judged
+// after every round by DecideGroup (engine/measure/verdict.h), with the margin scaled by
+// DeviceSpread over every batch case measured so far in the run. An OUT contender stops
+// (STOP_REASON_ELIMINATED); a decided or equivalent group stops (GROUP_DECIDED,
+// GROUP_EQUIVALENT); otherwise the open contenders get another process, up to
+// measurement.max_processes (default 10, 6 under --quick) or until one of them spent
+// its time or repetition budget, and then end GROUP_UNDECIDED. A group with a contended
+// contender ends GROUP_UNDECIDED at once: processes measured under other work cannot
+// decide it. Contention (engine/measure/contention.h): around each process the runner
+// reads /proc/stat and its own CPU time; a process during which other work took more
+// than kContentionThreshold of the machine is measured again, once, and if still so the
+// case is marked contended (CaseResult.contended, other_cpu_share: the worst kept
+// process's share) and its message says why its verdict stays undecided. A case in no group of two (a single
+// strategy) gets its minimum processes and its stop rule's reason (CI_TARGET, MAX_*).
+// Each process's share of the budget is what is left of it over the processes still
+// planned (the cap for contenders, the minimum for the others).
 // Batch cases are measured here; memory/fanout/load go to RunScenarioCase
 // (engine/scenarios/scenario.h). Every batch slice and the resource-hungry scenarios run
 // in a child process (engine/child/child.h), so a crash, an OOM kill or a hung
@@ -36,6 +62,8 @@
 #include "absl/time/time.h"
 #include "engine/common/clock.h"
 #include "engine/health/preflight.h"
+#include "engine/measure/contention.h"
+#include "engine/runner/slice.pb.h"
 #include "fleetmark/v1/plan.pb.h"
 #include "fleetmark/v1/result.pb.h"
 
@@ -45,10 +73,10 @@ namespace fleetmark::engine {
 struct RunProgress {
   int cases_total = 0;   // selected cases, skipped ones included
   int cases_done = 0;    // cases whose final result was delivered, plus the skipped
-  int slices_total = 0;  // estimate: cases × rounds
+  int slices_total = 0;  // estimate: batch cases x minimum processes + other cases, raised by racing
   int slices_done = 0;
-  int round = 0;  // 1-based current round
-  int rounds = 0;
+  int round = 0;   // 1-based current round
+  int rounds = 0;  // the minimum rounds, raised as racing adds rounds
   std::string current_case;  // case_id of the slice just finished
   absl::Duration elapsed;
   // Remaining time estimate: elapsed / slices_done × slices left (0 when unknown).
@@ -87,6 +115,13 @@ struct RunOptions {
   // elapsed time. A wall-clock step during a case is noted in its message ("clock: the
   // wall clock was stepped by -1h ..."). Not owned; null = SystemClock().
   const Clock* clock = nullptr;
+  // TEST SEAM: measures one process of a batch case instead of RunBatchSliceInChild
+  // (engine/runner/batch_slice.h), given the request and the slice's watchdog; empty =
+  // the real child process. Called on RunPlan's thread.
+  std::function<runner::SliceResponse(const runner::SliceRequest&, absl::Duration watchdog)> batch_slice_executor;
+  // Reads /proc/stat for the contention check around each batch process
+  // (engine/measure/contention.h); empty = the real file. A test seam.
+  ProcStatReader proc_stat_reader;
 };
 
 struct RunSummary {

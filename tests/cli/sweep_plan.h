@@ -1,6 +1,6 @@
 // The small sweep plan of the CLI's map and recommend tests: `direct` and a 20-thread
 // pool ("fixed_pool_io") on the synthetic workload (20 tasks of 2000 ns) at wait_us 0
-// and 1000, quick measurement settings, one process (a verdict from it is provisional);
+// and 1000, quick measurement settings, the fewest processes (`processes: 1` is raised to 3);
 // kSweepPlan3 measures each case in three processes (enough for a verdict) with a time
 // budget that fits three of direct's ~120 ms processes at wait_us=1000 on a loaded host
 // (at 0.3 s a case could end after two: provisional).

@@ -357,20 +357,30 @@ TEST(ValidatePlanTest, ProcessesNamesTheFieldAndItsRange) {
   EXPECT_TRUE(ValidateText(base + "measurement { processes: 64 } quick { processes: 1 }").ok());
   absl::Status s = ValidateText(base + "measurement { processes: 65 }");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("plan.measurement.processes: 1 <= processes <= 64 (0 = default 3, 1 "
-                                     "under --quick), got 65"));
+  EXPECT_THAT(s.message(), HasSubstr("plan.measurement.processes: 1 <= processes <= 64 (0 = default 3; batch "
+                                     "cases get at least 3), got 65"));
   EXPECT_THAT(ValidateText(base + "quick { processes: 1000 }").message(),
               HasSubstr("plan.quick.processes: 1 <= processes <= 64"));
+  EXPECT_TRUE(ValidateText(base + "measurement { max_processes: 64 }").ok());
+  EXPECT_THAT(ValidateText(base + "quick { max_processes: 65 }").message(),
+              HasSubstr("plan.quick.max_processes: 0 <= max_processes <= 64 (0 = default 10, 6 under --quick), "
+                        "got 65"));
 }
 
-TEST(ApplyQuickTest, OneProcessUnlessQuickSetsIt) {
+// --quick keeps the plan's processes (the runner raises batch cases to 3 in every mode)
+// and lowers the racing cap to 6 unless `quick` sets one.
+TEST(ApplyQuickTest, KeepsProcessesAndLowersTheRacingCap) {
   absl::StatusOr<ParsedPlan> parsed =
       ParsePlan(WithStrategy("name: 'direct'") + "measurement { processes: 5 }", PlanFormat::kText);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(ResolveMeasurement(parsed->plan.measurement()).processes(), 5u);
-  EXPECT_EQ(ResolveMeasurement(ApplyQuick(parsed->plan).measurement()).processes(), 1u);
-  parsed->plan.mutable_quick()->set_processes(2);
-  EXPECT_EQ(ResolveMeasurement(ApplyQuick(parsed->plan).measurement()).processes(), 2u);
+  EXPECT_EQ(ResolveMeasurement(parsed->plan.measurement()).max_processes(), 10u);
+  EXPECT_EQ(ResolveMeasurement(ApplyQuick(parsed->plan).measurement()).processes(), 5u);
+  EXPECT_EQ(ResolveMeasurement(ApplyQuick(parsed->plan).measurement()).max_processes(), 6u);
+  parsed->plan.mutable_quick()->set_processes(4);
+  parsed->plan.mutable_quick()->set_max_processes(8);
+  EXPECT_EQ(ResolveMeasurement(ApplyQuick(parsed->plan).measurement()).processes(), 4u);
+  EXPECT_EQ(ResolveMeasurement(ApplyQuick(parsed->plan).measurement()).max_processes(), 8u);
 }
 
 TEST(ValidatePlanTest, RejectsIncoherentPlans) {

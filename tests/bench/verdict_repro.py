@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""Verdicts that reproduce (issue 31, Goals): do separate invocations agree?
+
+Runs `fleetmark run PLAN --format json` N times with --quick and N times in the default
+mode (default N = 5, plan plans/crossover.txtpb), judges every point of every invocation
+with the one verdict rule (results_verdicts, engine/measure/verdict.h), and prints:
+  - contradictions: points where one invocation says "A wins" and another "B wins",
+    B != A (per mode, and across both modes);
+  - per mode, the share of points decided / equivalent / undecided (provisional and
+    single counted as undecided), and the points whose pooled medians differ by >= 25 %
+    between the best and the rest and how many of them were decided;
+  - wall time of each invocation, with the 1-minute load average before and after;
+  - interval coverage: the share of (case, ordered pair of invocations of one mode) where
+    one invocation's CI of the median contains the other's median;
+  - contended cases (engine/measure/contention.h) per invocation.
+--hog runs a busy process pinned to CPU 0 during all invocations (killed at the end, by
+its PID). A benchmark, not a test: it asserts nothing about the figures.
+
+  tests/bench/verdict_repro.py --fleetmark build/release/coordinator/cli/fleetmark \\
+      --verdicts build/release/tests/bench/results_verdicts [--runs 5] [--hog]
+"""
+import argparse
+import collections
+import itertools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def load_average():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def start_hog():
+    """A busy process on CPU 0 (the runner may use every CPU)."""
+    def pin():
+        os.sched_setaffinity(0, {0})
+    return subprocess.Popen(["/usr/bin/python3", "-c", "while True: pass"], preexec_fn=pin)
+
+
+def run_once(args, mode, index, tmp):
+    out = os.path.join(tmp, f"{mode}-{index}.json")
+    cmd = [args.fleetmark, "run", args.plan, "--format", "json", "--out", out]
+    if mode == "quick":
+        cmd.append("--quick")
+    load_before = load_average()
+    start = time.monotonic()
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.monotonic() - start
+    load_after = load_average()
+    if proc.returncode not in (0, 1):  # 1: some case failed; still judged
+        sys.exit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr}")
+    with open(out) as f:
+        doc = json.load(f)
+    verdicts = subprocess.run([args.verdicts, out], capture_output=True, text=True, check=True).stdout
+    points = {}
+    for line in verdicts.splitlines():
+        v = json.loads(line)
+        points[v["point"]] = v
+    results = [r for d in doc["devices"] for r in d["results"]]
+    return {"wall": wall, "load_before": load_before, "load_after": load_after, "points": points,
+            "results": results, "quick_flag": doc["run"].get("quick", False)}
+
+
+def case_stats(results):
+    """case_id -> (median, ci_low, ci_high) of OK batch results."""
+    out = {}
+    for r in results:
+        if r.get("status") != "CASE_STATUS_OK" or r["spec"].get("scenario") != "batch":
+            continue
+        s = r.get("stats", {})
+        if s.get("median_ns", 0) > 0:
+            out[r["spec"]["case_id"]] = (s["median_ns"], s.get("ci_low_ns", 0), s.get("ci_high_ns", 0))
+    return out
+
+
+def point_of(case_id):
+    """scenario/workload/io_mode/label/placement -> scenario/workload/io_mode/placement
+    (results_verdicts' point key)."""
+    parts = case_id.split("/")
+    return "/".join(parts[:3] + parts[4:])
+
+
+def clear_gap_points(results):
+    """Points whose best pooled median beats every other by >= 25 % (the 'Decisive' goal)."""
+    by_point = collections.defaultdict(list)
+    for r in results:
+        if r.get("status") != "CASE_STATUS_OK" or r["spec"].get("scenario") != "batch":
+            continue
+        by_point[point_of(r["spec"]["case_id"])].append(r["stats"]["median_ns"])
+    clear = set()
+    for point, medians in by_point.items():
+        medians.sort()
+        if len(medians) >= 2 and medians[1] >= 1.25 * medians[0]:
+            clear.add(point)
+    return clear
+
+
+def summarize(mode, runs):
+    kinds = collections.Counter()
+    total = 0
+    for run in runs:
+        for v in run["points"].values():
+            if v["contenders"] < 2:
+                continue
+            total += 1
+            kind = v["kind"] if v["kind"] in ("decided", "equivalent") else "undecided"
+            kinds[kind] += 1
+    pct = {k: (100.0 * kinds[k] / total if total else 0) for k in ("decided", "equivalent", "undecided")}
+    # Coverage: ordered pairs of invocations, same case.
+    covered = pairs = 0
+    stats = [case_stats(r["results"]) for r in runs]
+    for a, b in itertools.permutations(range(len(runs)), 2):
+        for cid, (_, low, high) in stats[a].items():
+            if cid in stats[b]:
+                pairs += 1
+                covered += low <= stats[b][cid][0] <= high
+    # Decisive: clear gaps (by one invocation's pooled medians) decided in that invocation.
+    clear = decided_clear = 0
+    for run in runs:
+        gaps = clear_gap_points(run["results"])
+        for point, v in run["points"].items():
+            if point in gaps:
+                clear += 1
+                decided_clear += v["kind"] == "decided"
+    walls = [r["wall"] for r in runs]
+    contended = [sum(1 for x in r["results"] if x.get("contended")) for r in runs]
+    print(f"\n== {mode}: {len(runs)} invocations ==")
+    for i, r in enumerate(runs):
+        print(f"  invocation {i + 1}: {r['wall']:.1f} s, load {r['load_before']:.2f} -> {r['load_after']:.2f}, "
+              f"contended cases {contended[i]}, run.quick={r['quick_flag']}")
+    print(f"  wall time: min {min(walls):.1f} s, max {max(walls):.1f} s, mean {sum(walls) / len(walls):.1f} s")
+    print(f"  points: {total // max(len(runs), 1)} per invocation; decided {pct['decided']:.0f} %, "
+          f"equivalent {pct['equivalent']:.0f} %, undecided {pct['undecided']:.0f} %")
+    print(f"  clear gaps (>= 25 % between best and rest): {clear}, decided {decided_clear}")
+    print(f"  interval coverage: {covered}/{pairs} = {100.0 * covered / pairs if pairs else 0:.0f} %")
+
+
+def contradictions(runs):
+    """Points where two invocations name different winners."""
+    winners = collections.defaultdict(set)
+    for run in runs:
+        for point, v in run["points"].items():
+            if v["kind"] == "decided":
+                winners[point].add(v["leader"])
+    return {p: w for p, w in winners.items() if len(w) > 1}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--fleetmark", required=True)
+    parser.add_argument("--verdicts", required=True, help="the results_verdicts tool")
+    parser.add_argument("--plan", default="plans/crossover.txtpb")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--modes", default="quick,default")
+    parser.add_argument("--hog", action="store_true", help="a busy process on CPU 0 during the runs")
+    args = parser.parse_args()
+    modes = [m for m in args.modes.split(",") if m]
+    hog = start_hog() if args.hog else None
+    all_runs = {}
+    try:
+        with tempfile.TemporaryDirectory(prefix="verdict_repro.") as tmp:
+            print(f"plan {args.plan}, {args.runs} invocations per mode, hog {'on CPU 0' if hog else 'off'}, "
+                  f"{os.cpu_count()} CPUs, load {load_average():.2f}")
+            for mode in modes:
+                all_runs[mode] = []
+                for i in range(args.runs):
+                    run = run_once(args, mode, i, tmp)
+                    all_runs[mode].append(run)
+                    print(f"  {mode} {i + 1}/{args.runs}: {run['wall']:.1f} s (load {run['load_after']:.2f})",
+                          flush=True)
+    finally:
+        if hog is not None:
+            hog.kill()
+            hog.wait()
+    for mode in modes:
+        summarize(mode, all_runs[mode])
+    print()
+    for label, runs in [(m, all_runs[m]) for m in modes] + [("all modes", sum(all_runs.values(), []))]:
+        c = contradictions(runs)
+        print(f"contradictions ({label}): {len(c)}")
+        for point, winners in sorted(c.items()):
+            print(f"  {point}: {', '.join(sorted(winners))}")
+
+
+if __name__ == "__main__":
+    main()
