@@ -11,6 +11,7 @@
 #include "engine/common/secret_file.h"
 #include "engine/common/status_macros.h"
 #include "engine/strategies/registry.h"
+#include "engine/topology/host.h"
 
 namespace fleetmark::agent {
 namespace {
@@ -33,11 +34,7 @@ AgentIdentity BuildIdentity(fleetmark::v1::HostInfo host) {
   if (host.engine_version().empty()) host.set_engine_version(identity.engine_version);
   // Detected text the coordinator would refuse (a control character in a device-tree
   // string, an over-long CPU model) is escaped and cut rather than stop the agent.
-  if (const int changed = SanitizeMessageText(&host, HelloTextRules()); changed > 0) {
-    host.add_notes(absl::StrCat(changed,
-                                " detected host strings were not printable UTF-8 within their limits "
-                                "and were escaped or cut"));
-  }
+  engine::SanitizeHostText(host);
   identity.host = std::move(host);
   for (const auto& strategy : engine::kStrategies) {
     identity.strategies.emplace_back(strategy.name);

@@ -56,6 +56,8 @@ bool KindMatches(const v1::HostInfo& host, const std::string& kind) {
   if (kind == "uniform") return classes <= 1;
   if (kind == "smt") return host.smt();
   for (const auto& c : host.core_classes()) {
+    // A class the agent may not use (every CPU outside its allowed set) is not one it has.
+    if (c.cpus_size() == 0 && c.machine_cpus_size() > 0) continue;
     if (absl::AsciiStrToLower(c.name()) == kind) return true;
   }
   for (const auto& c : host.core_kinds()) {

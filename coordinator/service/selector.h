@@ -4,7 +4,8 @@
 //   arch=arm64          CPU architecture (arm64 = aarch64, x86_64 = amd64, arm = armv7*)
 //   cores>=8            physical cores (also threads = logical CPUs, memory_gib)
 //   kind=hybrid         hybrid (several core classes), uniform, smt, or a core class
-//                       name such as performance / efficiency
+//                       name such as performance / efficiency that has CPUs the agent
+//                       may use (a class "not available here" does not match)
 //   label:rack=b        an agent label
 //   name=pixel-7        the agent name, case-sensitive; '*', '?' and [...] / [!...] are
 //                       wildcards (name=pixel-*); only [A-Za-z0-9._-] otherwise

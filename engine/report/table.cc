@@ -360,7 +360,8 @@ std::string LoadTable(const std::vector<const CaseResult*>& group, size_t max_wi
     }
     const uint64_t errors = l.errors_refused() + l.errors_timeout() + l.errors_5xx() + l.errors_other();
     table.AddRow({StrategyLabel(r->spec()),
-                  absl::StrCat(l.server_threads() > 0 ? l.server_threads() : r->threads_used()),
+                  ThreadsCell(l.server_threads() > 0 ? l.server_threads() : r->threads_used(),
+                              r->spec().strategy().threads()),
                   Fixed(l.throughput_rps(), 1), Millis(l.latency_mean_ms()), Millis(l.latency_p50_ms()),
                   Millis(l.latency_p95_ms()), Millis(l.latency_p99_ms()), Millis(l.latency_p999_ms()),
                   FormatCount(static_cast<double>(errors)), FormatBytes(static_cast<double>(l.peak_rss_bytes())),
@@ -371,12 +372,17 @@ std::string LoadTable(const std::vector<const CaseResult*>& group, size_t max_wi
 
 }  // namespace
 
+std::string ThreadsCell(uint32_t used, uint32_t requested) {
+  if (requested > 0 && used < requested) return absl::StrCat(used, " of ", requested);
+  if (requested > 0 && used > requested) return absl::StrCat(used, " (", requested, " req.)");
+  return absl::StrCat(used);
+}
+
 std::string ThreadsText(const CaseResult& r) {
   const uint32_t requested = r.spec().strategy().threads();
   const uint32_t used = r.threads_used();
   if (!IsOk(r) && used == 0) return requested > 0 ? absl::StrCat(requested, " req.") : "-";
-  if (requested > 0 && requested != used) return absl::StrCat(used, " of ", requested);
-  return absl::StrCat(used);
+  return ThreadsCell(used, requested);
 }
 
 std::string HarnessNote(double harness_share) {
@@ -446,6 +452,7 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
 
   bool any_batch = false;
   bool any_processes = false;
+  bool any_fanout_or_load = false;
   for (const Group& g : groups) {
     absl::StrAppend(&out, "== ", EscapeForTerminal(g.title), " ==\n");
     std::vector<const CaseResult*> shown;
@@ -469,9 +476,11 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
           break;
         case Kind::kFanout:
           out += FanoutTable(shown, options.max_width);
+          any_fanout_or_load = true;
           break;
         case Kind::kLoad:
           out += LoadTable(shown, options.max_width);
+          any_fanout_or_load = true;
           break;
       }
     }
@@ -486,7 +495,8 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
         "others were dropped as a transient warm-up phase). ratio: median / fastest\n"
         "median of the group. CPU/rep, allocs/rep: CPU time and operator new calls per\n"
         "repetition, counted over the timed repetitions only. threads: worker threads\n"
-        "used (0: the caller's; \"4 of 100\": fewer than requested; \"req.\": nothing ran).\n"
+        "used (0: the caller's; \"4 of 100\": fewer than requested; \"6 (4 req.)\": more\n"
+        "than requested; \"req.\": nothing ran).\n"
         "(rep cap) / (time cap): the CI missed its target before that cap. [throttled]:\n"
         "the CPU was throttled during the case. [unstable]: the samples still drifted\n"
         "(a transient phase) when the case's budget ran out. [harness N%]: a batch of\n"
@@ -494,6 +504,12 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
         "of the median (> 5%): the median is not all the task's own work. [harness >=\n"
         "median]: the empty batch alone takes as long as the real one or longer: the\n"
         "task's own work is below what this strategy's dispatch can resolve.\n";
+  }
+  if (any_fanout_or_load) {
+    out +=
+        "threads (fan-out, load): the threads that carried the requests (\"4 of 100\":\n"
+        "fewer than requested; \"7 (5 req.)\": more, e.g. a thread-per-request\n"
+        "strategy's peak or a server model's own threads; \"req.\": nothing ran).\n";
   }
   if (any_processes) {
     out +=

@@ -29,9 +29,13 @@ struct TableOptions {
 };
 
 // The threads cell of every table, CLI and web alike: the threads the case used, with
-// what the plan requested when that differs ("48 of 100"), only the request
+// what the plan requested when that differs ("48 of 100" fewer, "7 (5 req.)" more: a
+// fan-out's thread-per-request peak, a server model's threads), only the request
 // ("100 req.") when nothing ran, "-" when neither is known.
 std::string ThreadsText(const fleetmark::v1::CaseResult& result);
+// The threads cell rule ThreadsText applies: "4 of 100" (fewer than requested), "7 (5
+// req.)" (more), else the count. Pure.
+std::string ThreadsCell(uint32_t used, uint32_t requested);
 
 // CPU time (user + system) per timed repetition, auto-scaled like the medians
 // ("2.40 µs", "1.50 ms"); "-" when nothing was measured or counted.

@@ -80,6 +80,15 @@ TEST(SelectorTest, KindLabelNameAndOperators) {
   EXPECT_TRUE(Selector::Parse("kind=uniform")->Matches("u", uniform, {}));
   EXPECT_TRUE(Selector::Parse("kind=smt")->Matches("h", hybrid, {}));
   EXPECT_TRUE(Selector::Parse("kind=efficiency")->Matches("h", hybrid, {}));
+  // An agent restricted away from its efficiency cores (the class not available there).
+  v1::HostInfo restricted = hybrid;
+  for (v1::CoreKind& c : *restricted.mutable_core_classes()) {
+    if (c.name() != "efficiency") continue;
+    for (uint32_t cpu = 12; cpu < 20; ++cpu) c.add_machine_cpus(cpu);
+    c.clear_cpus();
+  }
+  EXPECT_FALSE(Selector::Parse("kind=efficiency")->Matches("h", restricted, {}));
+  EXPECT_TRUE(Selector::Parse("kind=hybrid")->Matches("h", restricted, {}));
   EXPECT_TRUE(Selector::Parse("label:rack=b")->Matches("u", uniform, rack_b));
   EXPECT_FALSE(Selector::Parse("label:rack=b")->Matches("u", uniform, {{"rack", "a"}}));
   EXPECT_FALSE(Selector::Parse("label:rack=b")->Matches("u", uniform, {}));

@@ -105,6 +105,30 @@ TEST(TableTest, ThreadsShowRequestedWhenDifferentOrNotRun) {
   EXPECT_NE(text.find("counted over the timed repetitions only"), std::string::npos) << text;
 }
 
+// More threads than requested (issue 32, item 12: fan-out and load showed "5 of 2" and
+// "7 of 5", which the legend reads as fewer) is shown as such, in every table and its
+// legend.
+TEST(TableTest, MoreThreadsThanRequestedAreNotShownAsFewer) {
+  EXPECT_EQ(ThreadsCell(5, 2), "5 (2 req.)");
+  EXPECT_EQ(ThreadsCell(4, 100), "4 of 100");
+  EXPECT_EQ(ThreadsCell(3, 3), "3");
+  EXPECT_EQ(ThreadsCell(3, 0), "3");
+  fleetmark::v1::RunReport report = testing::SampleReport();
+  for (fleetmark::v1::CaseResult& r : *report.mutable_results()) {
+    if (r.has_fanout() || r.has_load()) {
+      r.mutable_spec()->mutable_strategy()->set_threads(2);
+      r.set_threads_used(5);
+      if (r.has_load()) r.mutable_load()->set_server_threads(7);
+    }
+  }
+  const std::string text = FormatTable(report);
+  EXPECT_EQ(text.find("5 of 2"), std::string::npos) << text;
+  EXPECT_EQ(text.find("7 of 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("5 (2 req.)"), std::string::npos) << text;
+  EXPECT_NE(text.find("7 (2 req.)"), std::string::npos) << text;
+  EXPECT_NE(text.find("threads (fan-out, load): the threads that carried the requests"), std::string::npos) << text;
+}
+
 // Cases measured in several processes show the between-process share in one short
 // column; a report without them has no such column.
 TEST(TableTest, BetweenProcessShareColumnOnlyWithSeveralProcesses) {
