@@ -13,18 +13,13 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "tests/engine/runner/plan_text.h"
 
 namespace fleetmark::engine {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-v1::Plan PlanFrom(const std::string& text) {
-  v1::Plan plan;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &plan)) << text;
-  return plan;
-}
 
 // Two strategies ("fast", "slow" labels) at two points of a wait_us sweep, plus a
 // single-strategy matrix (its own group of one).
@@ -174,7 +169,9 @@ TEST(RacingTest, IdenticalContendersAreEquivalentOrUndecidedNeverAWinner) {
       EXPECT_TRUE(r->stop_reason() == v1::STOP_REASON_GROUP_EQUIVALENT ||
                   r->stop_reason() == v1::STOP_REASON_GROUP_UNDECIDED)
           << v1::StopReason_Name(r->stop_reason());
-      if (r->stop_reason() == v1::STOP_REASON_GROUP_UNDECIDED) EXPECT_EQ(r->process_rounds_size(), 5);
+      if (r->stop_reason() == v1::STOP_REASON_GROUP_UNDECIDED) {
+        EXPECT_EQ(r->process_rounds_size(), 5);
+      }
       EXPECT_GE(r->process_rounds_size(), 3);
     }
     EXPECT_EQ(Rounds(fast), Rounds(slow));

@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "tests/engine/runner/hang_hook.h"
 #include "tests/engine/runner/phase_hook.h"
+#include "tests/engine/runner/plan_text.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -28,12 +29,6 @@ namespace {
 using ::fleetmark::testing::kHangLabel;
 
 using ::testing::HasSubstr;
-
-v1::Plan PlanFrom(const std::string& text) {
-  v1::Plan plan;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &plan)) << text;
-  return plan;
-}
 
 struct Outcome {
   absl::StatusOr<RunSummary> summary;
