@@ -1180,9 +1180,13 @@ TEST_F(WebApiReRunTest, OnlyTheNewestAttemptOfACaseShows) {
   job_id_ = run->jobs(0).job_id();
   const int64_t t0 = 1700000000000000000;  // 2023-11-14, ns
 
-  // Attempt 1 measures both cases, then the agent is lost: the lease runs out.
-  ASSERT_NO_FATAL_FAILURE(
-      RunAttempt(absl::Milliseconds(1), {Result(kOldA, kCaseA, 100e3, t0), Result(kOnlyB, kCaseB, 9e3, t0)}));
+  // Attempt 1 measures case B and is interrupted in case A (its cancelled placeholder is
+  // stored), then the agent is lost: the lease runs out. A run with a case not measured
+  // is re-queued (a job whose every case is stored would end done; and a case stored
+  // once is never stored again for the job, so only a placeholder has a newer attempt).
+  fleetmark::v1::CaseResult interrupted = Result(kOldA, kCaseA, 100e3, t0);
+  interrupted.set_status(fleetmark::v1::CASE_STATUS_CANCELLED);
+  ASSERT_NO_FATAL_FAILURE(RunAttempt(absl::Milliseconds(1), {interrupted, Result(kOnlyB, kCaseB, 9e3, t0)}));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   auto expired = store_->ExpireLeases();
   ASSERT_TRUE(expired.ok()) << expired.status();
