@@ -171,6 +171,10 @@ std::string ConditionsTables(const v1::ExportResultsResponse& exported, bool wid
     absl::StrAppend(&out, " (start and end of ", report.results_size(), " case", report.results_size() == 1 ? "" : "s",
                     "; --wide lists every case)\n  ", EscapeForTerminal(engine::FormatConditionsRange(snapshots)),
                     "\n");
+    // Which gates passed unchecked (no reading on that device), counted over the snapshots.
+    for (const std::string& line : engine::GatesNotCheckedLines(snapshots)) {
+      absl::StrAppend(&out, "  gate not checked: ", EscapeForTerminal(line), "\n");
+    }
     for (const v1::CaseResult* r : flagged) {
       absl::StrAppend(&out, EscapeForTerminal(r->spec().case_id()),
                       "\n  start: ", EscapeForTerminal(engine::FormatConditions(r->env_before())),

@@ -36,6 +36,7 @@
 #include "engine/plan/case_filter.h"
 #include "engine/runner/runner.h"
 #include "engine/strategies/work_stealing_implementation.h"
+#include "engine/topology/conditions_text.h"
 #include "engine/topology/fingerprint.h"
 #include "engine/topology/host.h"
 #include "engine/common/steady_wait.h"
@@ -158,6 +159,17 @@ class RunSession {
                                                                           : signal == SIGTERM ? "terminated"
                                                                                               : "interrupted")
                                                         : "");
+    // Gates that passed unchecked (no reading on this device): the table lists them; a
+    // file or another format would not show them on the terminal.
+    if (options_.format != report::ReportFormat::kTable || !options_.out.empty()) {
+      std::vector<const v1::EnvSnapshot*> starts;
+      for (const v1::CaseResult& r : report_.results()) {
+        if (r.has_env_before()) starts.push_back(&r.env_before());
+      }
+      for (const std::string& line : engine::GatesNotCheckedLines(starts)) {
+        std::cerr << "fleetmark run: gate not checked: " << line << "\n";  // std::cerr escapes
+      }
+    }
     std::cerr.flush();
     if (signal != 0) return kExitSignalBase + signal;
     if (!deferred.empty()) {

@@ -86,6 +86,8 @@ json EnvJson(const fleetmark::v1::EnvSnapshot& env) {
           {"governor", env.governor()},
           {"other_cpu_percent", env.other_cpu_measured() ? Number(env.other_cpu_percent()) : json()},
           {"gate_failures", std::vector<std::string>(env.gate_failures().begin(), env.gate_failures().end())},
+          {"gates_not_checked",
+           std::vector<std::string>(env.gates_not_checked().begin(), env.gates_not_checked().end())},
           {"summary", engine::FormatConditions(env)}};
 }
 

@@ -144,6 +144,32 @@ bool SampleOtherCpuPercent(absl::string_view fsroot, absl::Duration window, doub
   return true;
 }
 
+std::vector<std::string> GatesNotChecked(const v1::Preconditions& p, const v1::EnvSnapshot& snap) {
+  std::vector<std::string> unchecked;
+  // The same unknowns GateFailures passes, in its order.
+  if (p.has_min_battery_percent() && snap.battery_level_percent() < 0 && !snap.battery_charging()) {
+    unchecked.push_back(
+        absl::StrCat("battery: no battery level readable, min ", p.min_battery_percent(), " % not checked"));
+  }
+  if (p.has_max_temperature_c() && snap.temperatures_c_size() == 0 && !snap.battery_temperature_known()) {
+    unchecked.push_back(absl::StrFormat(
+        "temperature: no thermal zone or battery gave a plausible reading, max %g °C not checked",
+        p.max_temperature_c()));
+  }
+  if (p.has_max_other_cpu_percent() && !snap.other_cpu_measured()) {
+    unchecked.push_back(absl::StrFormat("other CPU: not measured, max %g %% not checked", p.max_other_cpu_percent()));
+  }
+  if (p.has_required_governor() && snap.governor().empty()) {
+    unchecked.push_back(
+        absl::StrCat("governor: no cpufreq governor readable, ", p.required_governor(), " not checked"));
+  }
+  if (p.has_min_free_memory_mib() && snap.free_memory_bytes() == 0) {
+    unchecked.push_back(
+        absl::StrCat("free memory: MemAvailable not readable, min ", p.min_free_memory_mib(), " MiB not checked"));
+  }
+  return unchecked;
+}
+
 v1::EnvSnapshot CheckPreconditions(const v1::Preconditions& p, const PreflightEnv& env) {
   v1::EnvSnapshot snap = TakeEnvSnapshot(env.fsroot);
   if (p.has_max_other_cpu_percent()) {
@@ -156,6 +182,7 @@ v1::EnvSnapshot CheckPreconditions(const v1::Preconditions& p, const PreflightEn
     }
   }
   for (std::string& failure : GateFailures(p, snap)) snap.add_gate_failures(std::move(failure));
+  for (std::string& unchecked : GatesNotChecked(p, snap)) snap.add_gates_not_checked(std::move(unchecked));
   return snap;
 }
 

@@ -32,8 +32,22 @@ bool HasGates(const v1::Preconditions& preconditions);
 //   "governor: powersave, required performance"
 //   "free memory: 812 MiB < 1024 MiB"
 // A reading the snapshot does not know (no battery, no cpufreq, other_cpu_measured
-// false) passes its gate. Pure function.
+// false, no plausible temperature) passes its gate; GatesNotChecked says which of those
+// were set. Pure function.
 std::vector<std::string> GateFailures(const v1::Preconditions& preconditions, const v1::EnvSnapshot& snapshot);
+
+// The gates of `preconditions` that `snapshot` cannot judge (the unknown readings
+// GateFailures passes), one line each, in GateFailures' order:
+//   "battery: no battery level readable, min 20 % not checked"  (and not charging)
+//   "temperature: no thermal zone or battery gave a plausible reading, max 45 °C not checked"
+//   "other CPU: not measured, max 10 % not checked"
+//   "governor: no cpufreq governor readable, performance not checked"
+//   "free memory: MemAvailable not readable, min 1024 MiB not checked"
+// An unreadable proc/loadavg reads as load 0, which the snapshot cannot tell from a
+// reading, so the load gate is never listed.
+// They pass (a device without sensors still runs), but the snapshot says so
+// (EnvSnapshot.gates_not_checked). Pure function.
+std::vector<std::string> GatesNotChecked(const v1::Preconditions& preconditions, const v1::EnvSnapshot& snapshot);
 
 // Where a check reads and how it waits; tests use a fixture tree and a sleep that
 // changes it.

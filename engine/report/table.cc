@@ -16,6 +16,7 @@
 #include "engine/report/case_names.h"
 #include "engine/report/text_table.h"
 #include "engine/report/units.h"
+#include "engine/topology/conditions_text.h"
 
 namespace fleetmark::report {
 namespace {
@@ -485,6 +486,17 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
       }
     }
     if (!unsupported.empty()) out += CollapsedUnsupported(unsupported, options.max_width);
+    out += '\n';
+  }
+  // Gates the plan set that this device could not judge (no reading): they passed
+  // unchecked, which the run must not pass off as checked (issue 32, item 11).
+  std::vector<const fleetmark::v1::EnvSnapshot*> starts;
+  for (const CaseResult& r : report.results()) {
+    if (r.has_env_before()) starts.push_back(&r.env_before());
+  }
+  if (const std::vector<std::string> unchecked = engine::GatesNotCheckedLines(starts); !unchecked.empty()) {
+    out += "gates not checked (no reading on this device, so they passed unchecked; in N of M cases):\n";
+    for (const std::string& line : unchecked) absl::StrAppend(&out, "  ", EscapeForTerminal(line), "\n");
     out += '\n';
   }
   if (any_batch) {

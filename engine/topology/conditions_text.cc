@@ -1,6 +1,7 @@
 #include "engine/topology/conditions_text.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -98,6 +99,23 @@ std::string FormatConditionsRange(const std::vector<const v1::EnvSnapshot*>& sna
     parts.push_back(absl::StrCat("gates not checked in ", not_checked, " of ", snapshots.size()));
   }
   return parts.empty() ? "no conditions recorded" : absl::StrJoin(parts, ", ");
+}
+
+std::vector<std::string> GatesNotCheckedLines(const std::vector<const v1::EnvSnapshot*>& snapshots) {
+  std::vector<std::pair<std::string, int>> seen;
+  for (const v1::EnvSnapshot* env : snapshots) {
+    for (const std::string& gate : env->gates_not_checked()) {
+      auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == gate; });
+      if (it == seen.end()) {
+        seen.emplace_back(gate, 1);
+      } else {
+        ++it->second;
+      }
+    }
+  }
+  std::vector<std::string> lines;
+  for (const auto& [gate, count] : seen) lines.push_back(absl::StrCat(gate, " (", count, " of ", snapshots.size(), ")"));
+  return lines;
 }
 
 }  // namespace fleetmark::engine

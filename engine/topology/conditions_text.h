@@ -27,4 +27,11 @@ std::string FormatConditions(const v1::EnvSnapshot& env);
 // anything. Pure, thread-safe.
 std::string FormatConditionsRange(const std::vector<const v1::EnvSnapshot*>& snapshots);
 
+// The gates `snapshots` left unchecked (EnvSnapshot.gates_not_checked: set, but the
+// device had no reading to judge them by), each distinct line once, in first-seen
+// order, with how many of the snapshots had it, e.g. "temperature: no thermal zone or
+// battery gave a plausible reading, max 45 °C not checked (6 of 6)". Empty when every
+// gate was checked. Pure, thread-safe.
+std::vector<std::string> GatesNotCheckedLines(const std::vector<const v1::EnvSnapshot*>& snapshots);
+
 }  // namespace fleetmark::engine

@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_join.h"
 #include "engine/plan/plan.h"
+#include "engine/topology/conditions_text.h"
 #include "engine/runner/runner.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -120,6 +121,46 @@ TEST(PreflightTest, UnknownReadingsPassTheirGates) {
   EXPECT_EQ(snap.battery_level_percent(), -1);
   EXPECT_EQ(snap.free_memory_bytes(), 0u);
   EXPECT_THAT(snap.gate_failures(), IsEmpty());
+  // Each passed unchecked, and the snapshot says so (issue 32, item 11).
+  EXPECT_THAT(snap.gates_not_checked(),
+              ElementsAre("battery: no battery level readable, min 50 % not checked",
+                          "temperature: no thermal zone or battery gave a plausible reading, max 30 °C not checked",
+                          "governor: no cpufreq governor readable, performance not checked",
+                          "free memory: MemAvailable not readable, min 1 MiB not checked"));
+}
+
+// The temperature gate with no plausible reading (issue 32, item 11: every zone at a
+// sentinel, no battery: the run went through and nothing said the gate was not
+// checked). It passes, saying it could not check; with one plausible zone it checks.
+TEST(PreflightTest, ATemperatureGateWithNoPlausibleReadingSaysItCouldNotCheck) {
+  PhoneTree tree;
+  tree.Remove("sys/class/power_supply");
+  tree.Write("sys/class/thermal/thermal_zone0/temp", "-263200\n");
+  const v1::Preconditions p = Gates("max_temperature_c: 45");
+  const v1::EnvSnapshot snap = CheckPreconditions(p, {.fsroot = tree.root()});
+  EXPECT_THAT(snap.temperatures_c(), IsEmpty());
+  EXPECT_THAT(snap.gate_failures(), IsEmpty());
+  EXPECT_THAT(snap.gates_not_checked(),
+              ElementsAre("temperature: no thermal zone or battery gave a plausible reading, max 45 °C not checked"));
+  EXPECT_THAT(FormatConditions(snap), HasSubstr("gates not checked: temperature: no thermal zone or battery"));
+  EXPECT_THAT(FormatConditionsRange({&snap, &snap}), HasSubstr("gates not checked in 2 of 2"));
+
+  // No thermal zone at all (a VM, a container without sys/class/thermal): the same.
+  tree.Remove("sys/class/thermal");
+  EXPECT_THAT(CheckPreconditions(p, {.fsroot = tree.root()}).gates_not_checked(),
+              ElementsAre(HasSubstr("temperature: no thermal zone or battery gave a plausible reading")));
+
+  tree.Write("sys/class/thermal/thermal_zone1/temp", "41000\n");
+  EXPECT_THAT(CheckPreconditions(p, {.fsroot = tree.root()}).gates_not_checked(), IsEmpty());
+  // The battery's temperature is a reading too.
+  tree.Remove("sys/class/thermal");
+  tree.Write("sys/class/power_supply/battery/type", "Battery\n");
+  tree.Write("sys/class/power_supply/battery/temp", "331\n");
+  EXPECT_THAT(CheckPreconditions(p, {.fsroot = tree.root()}).gates_not_checked(), IsEmpty());
+  // A gate that is not set is never "not checked".
+  tree.Remove("sys/class/thermal");
+  EXPECT_THAT(CheckPreconditions(Gates("max_load_average: 100"), {.fsroot = tree.root()}).gates_not_checked(),
+              IsEmpty());
 }
 
 TEST(PreflightTest, CoolsDownAndRechecksUntilTheGatePasses) {
@@ -301,6 +342,31 @@ TEST(PreflightRunnerTest, APassingGateStoresTheConditionsWithTheResult) {
   EXPECT_THAT(results[0].env_before().gate_failures(), IsEmpty());
   // End of the case: the live machine's snapshot, with the same condition fields.
   EXPECT_GT(results[0].env_after().unix_time_ns(), results[0].env_before().unix_time_ns());
+}
+
+// A temperature gate on a device without thermal zones (issue 32, item 11: the run was
+// measured as if gated and nothing said the gate was never checked). The case runs
+// (the gate cannot fail), and its start conditions say the gate was not checked.
+TEST(PreflightRunnerTest, AGateWithoutAReadingRunsAndIsStoredAsNotChecked) {
+  PhoneTree tree;
+  tree.Remove("sys/class/thermal");
+  tree.Remove("sys/class/power_supply");
+  RunOptions options;
+  options.preflight = {.fsroot = tree.root(), .sleep = [](absl::Duration) {}};
+  std::vector<v1::CaseResult> results;
+  absl::StatusOr<RunSummary> summary = RunPlan(
+      PlanWith("max_temperature_c: 45"), options, [&](const v1::CaseResult& r) { results.push_back(r); }, nullptr);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_TRUE(summary->deferred.empty());
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].status(), v1::CASE_STATUS_OK) << results[0].message();
+  EXPECT_THAT(results[0].env_before().gate_failures(), IsEmpty());
+  EXPECT_THAT(results[0].env_before().gates_not_checked(),
+              ElementsAre("temperature: no thermal zone or battery gave a plausible reading, max 45 °C not checked"));
+  EXPECT_THAT(FormatConditions(results[0].env_before()), HasSubstr("gates not checked: temperature"));
+  EXPECT_THAT(GatesNotCheckedLines({&results[0].env_before()}),
+              ElementsAre("temperature: no thermal zone or battery gave a plausible reading, max 45 °C not checked "
+                          "(1 of 1)"));
 }
 
 }  // namespace

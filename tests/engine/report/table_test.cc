@@ -433,6 +433,31 @@ TEST(TableTest, FitsTheGivenWidth) {
   EXPECT_EQ(FormatTable(report, {.max_width = 1000}), full);
 }
 
+// A gate the device had no reading for passed unchecked (issue 32, item 11): the table
+// says which, in how many cases, and says nothing when every gate was checked.
+TEST(TableTest, GatesNotCheckedAreListedWithTheirCount) {
+  fleetmark::v1::RunReport report;
+  for (const char* strategy : {"direct", "fixed_pool"}) {
+    auto r = testing::BatchCase(strategy, 0, "arithmetic", 900);
+    r.mutable_env_before()->set_load_average_1m(0.5);
+    *report.add_results() = r;
+  }
+  EXPECT_EQ(FormatTable(report).find("not checked"), std::string::npos) << FormatTable(report);
+  for (auto& r : *report.mutable_results()) {
+    r.mutable_env_before()->add_gates_not_checked("temperature: no thermal zone or battery gave a plausible "
+                                                  "reading, max 45 °C not checked");
+  }
+  report.mutable_results(1)->mutable_env_before()->add_gates_not_checked("other CPU: not measured, max 10 % not "
+                                                                         "checked");
+  const std::string text = FormatTable(report);
+  EXPECT_NE(text.find("gates not checked (no reading on this device, so they passed unchecked; in N of M cases):\n"
+                      "  temperature: no thermal zone or battery gave a plausible reading, max 45 °C not checked "
+                      "(2 of 2)\n"
+                      "  other CPU: not measured, max 10 % not checked (1 of 2)\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(TableTest, HeadingNamesTheAgentAndLabelsTheHostName) {
   const std::string text = FormatTable(SuspendingReport(), {.agent_name = "big-x86"});
   EXPECT_EQ(text.substr(0, text.find('\n')), "plan s1 · agent big-x86 · host name vm") << text;

@@ -208,6 +208,9 @@ function conditionsTable(r) {
     ['governor', (e) => dash(e.governor)],
     ['other processes\' CPU', (e) => dash(e.other_cpu_percent, (v) => `${v.toFixed(1)} %`)],
     ['failed gates', (e) => e.gate_failures.length ? e.gate_failures.join('; ') : '–'],
+    // Set but without a reading on the device: passed unchecked (older results: none).
+    ['gates not checked', (e) => e.gates_not_checked && e.gates_not_checked.length ?
+      e.gates_not_checked.join('; ') : '–'],
   ];
   return h('table', {class: 'grid', id: 'conditions-table'},
     h('thead', {}, h('tr', {}, ['condition', 'case start', 'case end'].map((t) => h('th', {}, t)))),
