@@ -10,6 +10,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "engine/report/json.h"
 #include "fleetmark/v1/host.pb.h"
@@ -177,6 +178,75 @@ TEST_F(LimitsCliTest, TasksetOneCpu) {
   EXPECT_THAT(host.limits().allowed_cpu_ids(), ElementsAre(static_cast<uint32_t>(cpu)));
   EXPECT_EQ(host.limits().machine_cpus(), static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_ONLN)));
   ExpectRunUnder(launcher, 1, 1, 0);
+}
+
+// `taskset -c HI fleetmark run` of a plan placing on class:performance, one_per_core,
+// any and cpus:LO, with a CPU-sized pool and a 4-thread pool (issue 32, item 8:
+// class:performance ran on cpus_used [0, 1] and cpus:0 on [0], both ok, under
+// `taskset -c 1`). Every result runs inside the allowed CPU or is unsupported saying
+// why; cpus_used never names another CPU; the CPU-sized pool has 1 thread; the
+// fingerprints name the allowed CPU.
+TEST_F(LimitsCliTest, PlacementsStayInsideTheTasksetCpu) {
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  ASSERT_GE(cpus.size(), 2u) << "needs two CPUs to leave one out";
+  const int lo = cpus.front();
+  const int hi = cpus.back();
+  const uint32_t allowed = static_cast<uint32_t>(hi);
+  const std::string plan = dir_ + "/placement.txtpb";
+  std::ofstream(plan) << "name: \"placement-taskset\"\n"
+                         "matrix {\n"
+                         "  strategies { name: \"fixed_pool\" }\n"
+                         "  strategies { name: \"fixed_pool\" threads: 4 }\n"
+                         "  workloads: [ \"arithmetic\" ]\n"
+                         "  placements: [ \"class:performance\", \"one_per_core\", \"any\", \"cpus:"
+                      << lo
+                      << "\" ]\n"
+                         "  batch { tasks: 400 }\n"
+                         "}\n"
+                         "measurement { warmup_seconds: 0.01 max_repetitions: 20 rounds: 1 }\n";
+  const std::string json = dir_ + "/placement.json";
+  Output run = RunFleetmark("run " + plan + " --format json --out " + json, "taskset -c " + std::to_string(hi));
+  // cpus:LO is unsupported: exit 0 still (an unsupported case is not a failure).
+  ASSERT_EQ(run.exit_code, 0) << run.text;
+  const absl::StatusOr<v1::RunReport> parsed = report::ParseJson(Slurp(json));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_THAT(parsed->host().limits().allowed_cpu_ids(), ElementsAre(allowed));
+  EXPECT_EQ(parsed->host().logical_cpus(), 1u);
+  EXPECT_EQ(parsed->fingerprint().allowed_cpu_list(), std::to_string(hi));
+  ASSERT_EQ(parsed->results_size(), 8);
+  int ran = 0;
+  for (const v1::CaseResult& r : parsed->results()) {
+    const std::string& placement = r.spec().placement();
+    SCOPED_TRACE(r.spec().case_id() + ": " + r.message());
+    EXPECT_EQ(r.fingerprint().allowed_cpu_list(), std::to_string(hi));
+    EXPECT_THAT(r.limits().allowed_cpu_ids(), ElementsAre(allowed));
+    for (uint32_t used : r.cpus_used()) EXPECT_EQ(used, allowed);
+    if (placement == "cpus:" + std::to_string(lo)) {
+      EXPECT_EQ(r.status(), v1::CASE_STATUS_UNSUPPORTED);
+      EXPECT_THAT(r.message(), HasSubstr("CPU " + std::to_string(lo) + " is not among the CPUs this process may use"));
+      EXPECT_THAT(r.cpus_used(), ::testing::IsEmpty());
+      continue;
+    }
+    if (placement == "class:performance" && r.status() != v1::CASE_STATUS_OK) {
+      // This machine's performance class does not hold `hi` (a hybrid machine with hi
+      // an E-core): unsupported, naming the class.
+      EXPECT_EQ(r.status(), v1::CASE_STATUS_UNSUPPORTED);
+      EXPECT_THAT(r.message(), HasSubstr("none of the host's performance CPUs"));
+      continue;
+    }
+    ASSERT_EQ(r.status(), v1::CASE_STATUS_OK);
+    ++ran;
+    // A pinned placement reports where it ran: only the allowed CPU.
+    if (placement != "any") EXPECT_THAT(r.cpus_used(), ElementsAre(allowed));
+    // The pool sized by the CPUs gets the one allowed CPU's thread; the explicit 4 stay 4.
+    EXPECT_EQ(r.threads_used(), r.spec().strategy().threads() == 0 ? 1u : 4u);
+  }
+  EXPECT_GE(ran, 4);  // any and one_per_core, each with both pools
 }
 
 // In a child cgroup with cpu.max "50000 100000" (v2) or cfs_quota_us 50000 /
