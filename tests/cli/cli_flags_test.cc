@@ -22,6 +22,9 @@ using ::testing::Not;
 // Issue 13, item 6: a case still drifting when its budget ran out is `[unstable]` in the
 // table's status column (with the legend) and `"unstable": true` in JSON, still OK. (The
 // plain case beside it carries the field too; its value is the machine's to decide.)
+// Each process gets the case's budget over measurement.max_processes, so the cap is 3:
+// with the default 10 a 0.5 s case gives each process ~18 repetitions, too few for the
+// drift check (two halves of 10), and the drift would go unseen.
 TEST_F(CliTest, UnstableCaseIsMarkedInTableAndJson) {
   // One strategy labelled kDriftingLabel (the hook's drifting case), one plain.
   const fs::path plan =
@@ -30,7 +33,7 @@ TEST_F(CliTest, UnstableCaseIsMarkedInTableAndJson) {
                          fleetmark::testing::kDriftingLabel, "\" }\n", "  strategies { name: \"direct\" }\n",
                          "  workloads: \"arithmetic\"\n", "  batch { tasks: 1 }\n", "}\n",
                          "measurement { warmup_seconds: 0.01 target_ci_percent: 2 min_repetitions: 10 ",
-                         "max_seconds_per_case: 0.5 rounds: 1 processes: 1 }\n"));
+                         "max_seconds_per_case: 0.5 rounds: 1 processes: 1 max_processes: 3 }\n"));
 
   CliResult table = Cli("run " + plan.string());
   ASSERT_EQ(table.exit_code, 0) << table.err;

@@ -5,6 +5,7 @@
 #include <dirent.h>
 
 #include <fstream>
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <set>
@@ -494,10 +495,19 @@ TEST(RunnerTest, CountersExcludeTheRunnersBookkeeping) {
   ASSERT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
   EXPECT_TRUE(r.counters().allocations_counted());
   EXPECT_EQ(r.counters().allocations(), 0u);  // direct arithmetic allocates nothing
-  const double cpu_ns_per_rep = (r.counters().cpu_user_seconds() + r.counters().cpu_system_seconds()) * 1e9 /
-                                static_cast<double>(r.counters().repetitions());
-  // Order of magnitude only: about the median (the stop rule alone used to add ~7x).
-  EXPECT_LT(cpu_ns_per_rep, 4 * r.stats().median_ns() + 500) << r.stats().median_ns();
+  // The CPU counters are the repetitions' own CPU clock windows, summed: the stop rule's
+  // sorts between repetitions (which used to add ~7x the median) fall in no window. A
+  // timing bound on the mean flaked on loaded machines (a CPU clock read is a syscall
+  // there, ~1 us, and one preemption moves the mean), so the test asserts the structure:
+  // the counters equal the windows' sum, and the typical window is the median's order.
+  ASSERT_EQ(r.cpu_samples_ns_size(), r.samples_ns_size());
+  double windows_ns = 0;
+  std::vector<int64_t> cpu(r.cpu_samples_ns().begin(), r.cpu_samples_ns().end());
+  for (int64_t ns : cpu) windows_ns += static_cast<double>(ns);
+  const double counted_ns = (r.counters().cpu_user_seconds() + r.counters().cpu_system_seconds()) * 1e9;
+  EXPECT_NEAR(counted_ns, windows_ns, 1e-6 * windows_ns + 1000);
+  std::nth_element(cpu.begin(), cpu.begin() + cpu.size() / 2, cpu.end());
+  EXPECT_LT(static_cast<double>(cpu[cpu.size() / 2]), 4 * r.stats().median_ns() + 2000) << r.stats().median_ns();
 }
 
 TEST(RunnerTest, FiberCasesRunInChildProcessesAndCanRepeat) {
