@@ -37,6 +37,7 @@ json Ns(double value) { return std::isfinite(value) ? json(std::round(value * 10
 json CoreKindJson(const fleetmark::v1::CoreKind& kind) {
   return {{"name", kind.name()},
           {"cpus", std::vector<uint32_t>(kind.cpus().begin(), kind.cpus().end())},
+          {"machine_cpus", std::vector<uint32_t>(kind.machine_cpus().begin(), kind.machine_cpus().end())},
           {"cores", kind.cores()},
           {"threads_per_core", kind.threads_per_core()},
           {"max_frequency_khz", kind.max_frequency_khz()},

@@ -136,6 +136,13 @@ test('fleet page lists every agent, hostile strings as text', async () => {
   assert.ok((await quiet.locator('td.noise').innerText()).includes('4 nights'));
   const board = page.locator(`#fleet-table tr[data-agent="${agentId(manifest.hostile_name)}"]`);
   assert.equal((await board.locator('td.noise').innerText()).trim(), '–');
+  // The host runs in a cpuset of its P-cores: its E-core class has no allowed CPU and is
+  // "not available here" with the machine's count, not "efficiency: 0 × 1T".
+  const classes = await page.locator(`#fleet-table tr[data-agent="${agentId('x86-host')}"] td.core-classes`)
+    .innerText();
+  assert.ok(classes.includes('performance: 6 × 2T IntelCore @ 4.70 GHz'), classes);
+  assert.ok(classes.includes('efficiency: not available here (8 machine CPUs, none allowed)'), classes);
+  assert.ok(!/\b0 × /.test(await page.locator('#fleet-table').innerText()), 'no class shown as 0 × …');
   assert.ok((await page.locator('main').innerText()).includes('1 quarantined'));
   await shot(page, 'fleet');
   await page.close();

@@ -1,11 +1,13 @@
 // The web view's text rules, in node (no browser): what the pages show of text they did
 // not write (displayText, web/src/dom.js: the CLI's EscapeForTerminal rule, the vectors
-// of tests/engine/common/text_test.cc) and a run's results count (resultsText,
-// web/src/format.js: the API's and the CLI's count).
+// of tests/engine/common/text_test.cc), a run's results count (resultsText,
+// web/src/format.js: the API's and the CLI's count) and a host's core classes
+// (coreClassesText, web/src/host_text.js: the CLI's host summary).
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
 import {displayText, escapeHtml} from '../../web/src/dom.js';
 import {resultsText} from '../../web/src/format.js';
+import {coreClassesText, coreClassText} from '../../web/src/host_text.js';
 
 test('text from agents is shown as the CLI prints it', () => {
   // EscapeForTerminalKeepsTextAndEscapesControls
@@ -35,4 +37,25 @@ test("a cancelled run's page counts its results as the API does", () => {
   assert.equal(resultsText({results: 0}, placeholders), '0 results, 19 cancelled');
   assert.equal(resultsText({results: 2}, [{status: 'ok'}, {status: 'failed'}]), '2 results');
   assert.equal(resultsText({results: 1}, [{status: 'ok'}, {status: 'cancelled'}]), '1 results, 1 cancelled');
+});
+
+test('a core class with no allowed CPU is not available, never "0 × 1T"', () => {
+  // Issue 32, item 9: under a cpuset to the P-cores the E-core class has no CPU (cores
+  // 0, threads 0); the Fleet page showed "efficiency: 0 × 1T".
+  const perf = {name: 'performance', cpus: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+    machine_cpus: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], cores: 6, threads_per_core: 2,
+    max_frequency_khz: 4700000, microarchitecture: 'IntelCore'};
+  const eff = {name: 'efficiency', cpus: [], machine_cpus: [12, 13, 14, 15, 16, 17, 18, 19], cores: 0,
+    threads_per_core: 0, max_frequency_khz: 3500000, microarchitecture: 'IntelAtom'};
+  assert.equal(coreClassText(perf), 'performance: 6 × 2T IntelCore @ 4.70 GHz');
+  assert.equal(coreClassText(eff), 'efficiency: not available here (8 machine CPUs, none allowed)');
+  assert.equal(coreClassesText({core_classes: [perf, eff]}),
+    'performance: 6 × 2T IntelCore @ 4.70 GHz · efficiency: not available here (8 machine CPUs, none allowed)');
+  // Part of a class allowed, SMT off on some of its cores: the CPUs, not cores × threads.
+  assert.equal(coreClassText({...perf, cpus: [0, 1, 2, 4, 6], cores: 4, threads_per_core: 2}),
+    'performance: 4 cores, 5 threads IntelCore @ 4.70 GHz, 5 of 12 machine CPUs allowed');
+  // A host recorded before machine_cpus (older agents): as it was.
+  assert.equal(coreClassText({name: 'performance', cpus: [0, 1], cores: 2, threads_per_core: 1}), 'performance: 2 × 1T');
+  assert.equal(coreClassText({name: 'efficiency', cpus: [], cores: 0}), 'efficiency: not available here');
+  assert.equal(coreClassesText({}), '–');
 });

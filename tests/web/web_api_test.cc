@@ -173,6 +173,28 @@ TEST_F(WebApiTest, AgentsKeepHostileNamesVerbatim) {
   EXPECT_TRUE(found);
 }
 
+// A core class keeps the machine's CPUs (machine_cpus) beside the allowed ones (cpus):
+// the seeded host runs in a cpuset of its P-cores, so its E-core class has none allowed
+// and 8 on the machine (the Fleet page's "not available here (8 machine CPUs ...)").
+TEST_F(WebApiTest, CoreClassesCarryTheirMachineCpus) {
+  auto [status, body] = Get("/api/v1/agents");
+  ASSERT_EQ(status, 200);
+  const json* host = nullptr;
+  for (const auto& a : body["agents"]) {
+    if (a["name"] == "x86-host") host = &a["host"];
+  }
+  ASSERT_NE(host, nullptr) << body.dump();
+  const json& classes = (*host)["core_classes"];
+  ASSERT_EQ(classes.size(), 2u) << host->dump();
+  EXPECT_EQ(classes[0]["name"], "performance");
+  EXPECT_EQ(classes[0]["cpus"].size(), 12u);
+  EXPECT_EQ(classes[0]["machine_cpus"], classes[0]["cpus"]);
+  EXPECT_EQ(classes[1]["name"], "efficiency");
+  EXPECT_TRUE(classes[1]["cpus"].empty()) << classes[1].dump();
+  EXPECT_EQ(classes[1]["machine_cpus"], json({12, 13, 14, 15, 16, 17, 18, 19})) << classes[1].dump();
+  EXPECT_EQ(classes[1]["cores"], 0);
+}
+
 TEST_F(WebApiTest, RunResultsHaveNoSamplesButTheResultDoes) {
   const std::string run = (*manifest_)["study_run_id"];
   auto [status, body] = Get("/api/v1/runs/" + run + "/results?agent=" + AgentId("x86-host"));

@@ -73,8 +73,33 @@ v1::HostInfo Host(const std::string& arch, const std::string& cpu, int cores, in
     kind->set_threads_per_core(tpc);
     kind->set_max_frequency_khz(khz);
     kind->set_microarchitecture(uarch);
-    for (int i = 0; i < n * tpc; ++i) kind->add_cpus(cpu_id++);
+    for (int i = 0; i < n * tpc; ++i) {
+      kind->add_machine_cpus(cpu_id);
+      kind->add_cpus(cpu_id++);
+    }
   }
+  return host;
+}
+
+// `host` in a cpuset of its first core class only (a container pinned to the P-cores):
+// the other classes keep their machine CPUs and have none allowed, as DetectHost
+// reports them (engine/topology/host.cc KeepUsable).
+v1::HostInfo InFirstClassCpuset(v1::HostInfo host) {
+  const uint32_t machine = host.logical_cpus();
+  for (int k = 1; k < host.core_classes_size(); ++k) {
+    v1::CoreKind* kind = host.mutable_core_classes(k);
+    kind->clear_cpus();
+    kind->set_cores(0);
+    kind->set_threads_per_core(0);
+  }
+  const v1::CoreKind& first = host.core_classes(0);
+  host.set_logical_cpus(static_cast<uint32_t>(first.cpus_size()));
+  v1::ResourceLimits* limits = host.mutable_limits();
+  limits->set_machine_cpus(machine);
+  limits->set_allowed_cpus(static_cast<uint32_t>(first.cpus_size()));
+  limits->set_effective_cpus(static_cast<uint32_t>(first.cpus_size()));
+  limits->mutable_allowed_cpu_ids()->CopyFrom(first.cpus());
+  limits->set_cpuset_source("/sys/fs/cgroup/cpuset.cpus.effective");
   return host;
 }
 
@@ -198,9 +223,9 @@ absl::Status Seed(const std::string& uri) {
 
   std::vector<Device> devices = {{"x86-host", "", 1.0}, {"pixel-8", "", 2.5}, {kHostileName, "", 4.0}};
   std::vector<v1::HostInfo> hosts = {
-      Host("x86_64", "Intel(R) Core(TM) i7-12700H", 14, 20, true,
-           {{"performance", 6, 2, 4700000, "IntelCore"}, {"efficiency", 8, 1, 3500000, "IntelAtom"}}, 32,
-           "ThinkPad X1"),
+      InFirstClassCpuset(Host("x86_64", "Intel(R) Core(TM) i7-12700H", 14, 20, true,
+                              {{"performance", 6, 2, 4700000, "IntelCore"}, {"efficiency", 8, 1, 3500000, "IntelAtom"}},
+                              32, "ThinkPad X1")),
       Host("aarch64", "Google Tensor G3", 9, 9, false,
            {{"performance", 1, 1, 2910000, "Cortex-X3"},
             {"mid", 4, 1, 2370000, "Cortex-A715"},

@@ -3,17 +3,8 @@
 import {getJson} from '../api.js';
 import {h} from '../dom.js';
 import {formatAgo, formatBytes, formatTime} from '../format.js';
+import {coreClassesText} from '../host_text.js';
 import {link} from '../router.js';
-
-function coreKinds(host) {
-  const kinds = (host.core_classes && host.core_classes.length ? host.core_classes : host.core_kinds) || [];
-  if (kinds.length === 0) return '–';
-  return kinds.map((k) => {
-    const freq = k.max_frequency_khz ? ` @ ${(k.max_frequency_khz / 1e6).toFixed(2)} GHz` : '';
-    const arch = k.microarchitecture ? ` ${k.microarchitecture}` : '';
-    return `${k.name}: ${k.cores} × ${k.threads_per_core || 1}T${arch}${freq}`;
-  }).join(' · ');
-}
 
 // The noise score cell: "1.3 %" over N nights, "–" while unknown.
 function noiseCell(a) {
@@ -62,7 +53,7 @@ export async function renderFleet(root) {
       h('td', {}, host.cpu_model || '–', host.soc ? h('div', {class: 'muted'}, host.soc) : null),
       h('td', {class: 'num'}, `${host.physical_cores ?? '–'} / ${host.logical_cpus ?? '–'}`),
       h('td', {}, host.smt ? 'yes' : 'no'),
-      h('td', {class: 'small'}, coreKinds(host)),
+      h('td', {class: 'small core-classes'}, coreClassesText(host)),
       h('td', {class: 'num'}, formatBytes(host.memory_bytes)),
       h('td', {title: formatTime(a.last_seen_unix_ms)}, formatAgo(a.last_seen_unix_ms)),
       h('td', {}, Object.entries(a.labels || {}).map(([k, v]) => h('span', {class: 'label'}, `${k}=${v}`))),
