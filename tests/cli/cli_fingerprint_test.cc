@@ -62,6 +62,10 @@ class CliFingerprintTest : public CliStoreTest {
         old_fingerprint_ = r.fingerprint();
         old_result_id_ = r.result_id();
         r.mutable_fingerprint()->set_hash("forged");  // the coordinator recomputes it
+      } else {
+        // board-b has no thermal zone: its temperature gate passed unchecked.
+        r.mutable_env_before()->add_gates_not_checked(
+            "temperature: no thermal zone or battery gave a plausible reading, max 45 °C not checked");
       }
     }
     ASSERT_NO_FATAL_FAILURE(Insert(results, agents));
@@ -108,9 +112,12 @@ TEST_F(CliFingerprintTest, RunsShowSummarizesTheConditionsAndListsTheCasesThatFa
                                "  start: free memory 6000 MiB, governor schedutil\n"
                                "  end:   free memory 5900 MiB, gates failed: free memory: 5900 MiB < 8000 MiB\n"))
       << r.out;
-  // board-b: nothing failed, so the range alone.
+  // board-b: nothing failed, so the range, then which gate was not checked and how often
+  // (issue 32, item 11: not passed off as checked).
   EXPECT_THAT(r.out, HasSubstr("== conditions of agent board-b (start and end of 1 case; --wide lists every case)\n"
-                               "  free memory 5900–6000 MiB, governor schedutil\n\n"))
+                               "  free memory 5900–6000 MiB, governor schedutil, gates not checked in 1 of 2\n"
+                               "  gate not checked: temperature: no thermal zone or battery gave a plausible reading, "
+                               "max 45 °C not checked (1 of 2)\n\n"))
       << r.out;
 }
 
@@ -118,7 +125,8 @@ TEST_F(CliFingerprintTest, RunsShowWideListsEveryCasesStartAndEndConditions) {
   CliResult r = Fleet("runs show " + run_id_ + " --wide");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("== conditions of agent board-b\nbatch/arithmetic/blocking/direct/any\n"
-                               "  start: free memory 6000 MiB, governor schedutil\n"
+                               "  start: free memory 6000 MiB, governor schedutil, gates not checked: temperature: no "
+                               "thermal zone or battery gave a plausible reading, max 45 °C not checked\n"
                                "  end:   free memory 5900 MiB\n"))
       << r.out;
 }
