@@ -14,6 +14,7 @@
 #include "coordinator/changes/since.h"
 #include "coordinator/http/compare.h"
 #include "coordinator/http/json_codec.h"
+#include "coordinator/http/recommend.h"
 #include "engine/common/text.h"
 #include "engine/report/device_answers.h"
 
@@ -91,6 +92,7 @@ ApiResponse Api::Get(std::string_view path, const std::map<std::string, std::str
     if (parts.size() == 2 && parts[0] == "results") return Result(parts[1]);
     if (parts.size() == 1 && parts[0] == "compare") return Compare(query);
     if (parts.size() == 1 && parts[0] == "map") return Map(query);
+    if (parts.size() == 1 && parts[0] == "recommend") return Recommend(query);
     if (parts.size() == 1 && parts[0] == "history") return History(query);
     if (parts.size() == 1 && parts[0] == "cases") return Cases(query);
     if (parts.size() == 1 && parts[0] == "schedules") return Schedules();
@@ -275,6 +277,21 @@ ApiResponse Api::Map(const std::map<std::string, std::string>& query) const {
   auto devices = LoadDevices(query);
   if (!devices.ok()) return FromStatus(devices.status());
   return {200, StrategyMapsJson(*devices)};
+}
+
+ApiResponse Api::Recommend(const std::map<std::string, std::string>& query) const {
+  RecommendRequest request{.profile = Param(query, "profile"),
+                           .run = Param(query, "run"),
+                           .plan_latest = Param(query, "plan_latest"),
+                           .include_emulated = Param(query, "include_emulated") == "1"};
+  if (!Param(query, "agents").empty()) {
+    auto agents = ResolveAgents(ListParam(query, "agents"));
+    if (!agents.ok()) return FromStatus(agents.status());
+    for (const store::WebAgent& a : *agents) request.agent_ids.push_back(a.agent_id);
+  }
+  auto doc = AnswerRecommend(*reader_, request);
+  if (!doc.ok()) return FromStatus(doc.status());
+  return {200, std::move(*doc)};
 }
 
 ApiResponse Api::History(const std::map<std::string, std::string>& query) const {

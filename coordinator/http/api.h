@@ -24,6 +24,10 @@
 //                                (the cases History can chart)
 //   schedules                    every schedule: cron, plan, selector, filter, paused,
 //                                next and latest fire
+//   recommend?profile=cpu_us=50,wait_us=2000[&run=RUN | &plan_latest=NAME][&agents=a,b][&include_emulated=1]
+//                                per device the answer of `fleetmark recommend --format json`
+//                                (recommend.h; default run: the newest done run with batch
+//                                results); bad input 400 naming the parameter
 //   changes[?since=24h|2026-12-01][&agent=NAME][&state=S][&limit=N]   confirmed changes
 //                                (`fleetmark changes list`), newest first
 // Thread-safety: Get may be called from many threads (the reader must allow it).
@@ -66,6 +70,7 @@ class Api {
   ApiResponse Result(std::string_view result_id) const;
   ApiResponse Compare(const std::map<std::string, std::string>& query) const;
   ApiResponse Map(const std::map<std::string, std::string>& query) const;
+  ApiResponse Recommend(const std::map<std::string, std::string>& query) const;
   // The devices of compare and map: agents=..., runs=..., include_emulated=1.
   absl::StatusOr<std::vector<DeviceResults>> LoadDevices(const std::map<std::string, std::string>& query) const;
   // The agents of `agents=` (compare, map, history, cases): 1..kMaxDevices comma-separated

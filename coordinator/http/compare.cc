@@ -106,6 +106,7 @@ Comparison CompareDevices(const std::vector<DeviceResults>& devices, const repor
       const report::MapEntry entry = report::EntryOf(r);
       slot->process_medians_ns = entry.process_medians_ns;
       slot->contended = entry.contended;
+      slot->other_cpu_share = entry.other_cpu_share;
     }
   }
 
@@ -152,6 +153,7 @@ Comparison CompareDevices(const std::vector<DeviceResults>& devices, const repor
         e.median_ns = v.median_ns;
         e.process_medians_ns = v.process_medians_ns;
         e.contended = v.contended;
+        e.other_cpu_share = v.other_cpu_share;
         for (size_t i = 0; i < e.process_medians_ns.size(); ++i) e.rounds.push_back(static_cast<uint32_t>(i + 1));
         point.ranked.push_back(std::move(e));
       }

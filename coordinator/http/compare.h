@@ -50,7 +50,8 @@ struct CellValue {
   double normalized = 1;  // median / this device's fastest median in the workload (>= 1)
   bool fastest = false;   // this device's fastest strategy in the workload
   std::vector<double> process_medians_ns;  // report::EntryOf: one per process
-  bool contended = false;
+  bool contended = false;       // measured while other work used the device
+  double other_cpu_share = 0;   // other processes' share of its CPU then (0..1)
 
   // Whether the value has a confidence interval (0 < low <= high, finite): without one
   // the ranking treats it as [0, ∞) and the JSON gives both bounds as null.

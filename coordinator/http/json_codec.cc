@@ -247,6 +247,10 @@ json ResultJson(const store::WebResult& wr, bool full) {
   out["stop_reason"] = StopReasonName(r.stop_reason());
   out["throttled"] = r.throttled();
   out["emulated"] = r.emulated();
+  // The conditions it was measured under (engine/measure/contention.h; quick settings).
+  out["contended"] = r.contended();
+  out["other_cpu_share"] = Number(r.other_cpu_share());
+  out["quick"] = r.quick();
   out["fingerprint"] = FingerprintJson(r.fingerprint());
   out["threads_used"] = r.threads_used();
   out["peak_in_flight"] = r.peak_in_flight();
@@ -339,7 +343,9 @@ json ComparisonJson(const std::vector<DeviceResults>& devices, const Comparison&
                         {"ci_low_ns", v->has_ci() ? Number(v->ci_low_ns) : json(nullptr)},
                         {"ci_high_ns", v->has_ci() ? Number(v->ci_high_ns) : json(nullptr)},
                         {"normalized", Number(v->normalized)},
-                        {"fastest", v->fastest}});
+                        {"fastest", v->fastest},
+                        {"contended", v->contended},
+                        {"other_cpu_share", Number(v->other_cpu_share)}});
     }
     json ratios = json::array();
     for (const auto& r : cell.ratios) ratios.push_back(RatioJson(r));

@@ -176,6 +176,7 @@ WebResult ResultFromRow(const pqxx::row& row) {
       *r.mutable_process_rounds() = full.process_rounds();
       r.set_contended(full.contended());
       r.set_other_cpu_share(full.other_cpu_share());
+      r.set_quick(full.quick());
     }
   }
   return out;

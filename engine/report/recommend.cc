@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "engine/report/strategy_map_json.h"
@@ -346,7 +347,41 @@ std::string FormatRecommendations(const Profile& profile, const std::vector<Devi
   return absl::StrCat("profile ", FormatProfile(profile), "\n", table.Render(), kNear, "\n");
 }
 
-std::string RecommendationsJson(const Profile& profile, const std::vector<DeviceRecommendations>& devices) {
+std::string AnswerSentence(const Recommendation& r) {
+  constexpr char kAround[] = " at the measured points around the profile.";
+  switch (r.verdict) {
+    case Verdict::kWinner: {
+      if (r.runner_up.empty()) return absl::StrCat("Use ", r.best, ": the only strategy measured here.");
+      const bool interval = r.ratio_low > 0 && std::isfinite(r.ratio_high);
+      return absl::StrCat("Use ", r.best, ": ",
+                          interval ? FormatRatioWithCi(r.ratio, r.ratio_low, r.ratio_high) : FormatRatio(r.ratio),
+                          " faster than ", r.runner_up, kAround);
+    }
+    case Verdict::kEquivalent: {
+      const double margin = r.points.empty() ? 0 : r.points.front().margin;
+      return absl::StrCat("Any of ", absl::StrJoin(r.tied, ", "), ": equivalent within ",
+                          absl::StrFormat("%.1f", 100 * margin), " %", kAround);
+    }
+    case Verdict::kUndecided:
+      return absl::StrCat("Not decided between ", absl::StrJoin(r.tied, ", "), ": ", r.reason, ".");
+    case Verdict::kCrossover: {
+      std::string out = AnswerText(r);  // "at a crossover: a / b"
+      out[0] = 'A';
+      std::vector<std::string> where;
+      for (const Crossover& c : r.crossovers) {
+        where.push_back(absl::StrCat(c.to, " overtakes ", c.from, " at ", c.param, " ~",
+                                     FormatParamValue(std::round(c.estimate))));
+      }
+      if (!where.empty()) absl::StrAppend(&out, " (", absl::StrJoin(where, "; "), ")");
+      return out + ".";
+    }
+    case Verdict::kNotMeasured:
+      break;
+  }
+  return absl::StrCat("Not measured near this profile: ", r.reason, ".");
+}
+
+nlohmann::json RecommendationsJsonValue(const Profile& profile, const std::vector<DeviceRecommendations>& devices) {
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [name, value] : profile.params) params[name] = value;
   nlohmann::json out = {{"profile", params}, {"near", kNear}, {"devices", nlohmann::json::array()}};
@@ -360,6 +395,7 @@ std::string RecommendationsJson(const Profile& profile, const std::vector<Device
       answers.push_back({{"group", r.group},
                          {"swept", r.swept},
                          {"verdict", VerdictName(r.verdict)},
+                         {"answer", AnswerSentence(r)},
                          {"reason", r.reason},
                          {"best", r.best},
                          {"runner_up", r.runner_up},
@@ -373,7 +409,11 @@ std::string RecommendationsJson(const Profile& profile, const std::vector<Device
     }
     out["devices"].push_back({{"device", d.device}, {"answers", std::move(answers)}});
   }
-  return out.dump(2) + "\n";
+  return out;
+}
+
+std::string RecommendationsJson(const Profile& profile, const std::vector<DeviceRecommendations>& devices) {
+  return RecommendationsJsonValue(profile, devices).dump(2) + "\n";
 }
 
 }  // namespace fleetmark::report

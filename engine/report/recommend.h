@@ -26,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "nlohmann/json.hpp"
 #include "engine/report/strategy_map.h"
 
 namespace fleetmark::report {
@@ -101,11 +102,23 @@ struct DeviceRecommendations {
 // Device and group names are escaped for a terminal.
 std::string FormatRecommendations(const Profile& profile, const std::vector<DeviceRecommendations>& devices);
 
+// The answer in one sentence, from the answer's own fields (no rule of its own):
+//   "Use fixed_pool_io: 1.50x [1.45x, 1.55x] faster than fixed_pool_cpu at the measured
+//    points around the profile."
+//   "Any of coroutine, fiber: equivalent within 2.0 % at the measured points around the profile."
+//   "Not decided between a, b: wait_us=100: undecided: <the point's reason>."
+//   "At a crossover: fixed_pool_cpu / fixed_pool_io (fixed_pool_io overtakes fixed_pool_cpu at wait_us ~215)."
+//   "Not measured near this profile: wait_us=20000 is outside the measured 10..10000."
+std::string AnswerSentence(const Recommendation& answer);
+
 // The same as JSON (snake_case; ratios unbounded above are null), for tools:
 //   {"profile": {"cpu_ns": 50000, ...}, "near": "...", "devices": [{"device": "vm",
-//    "answers": [{"group", "swept", "verdict", "reason", "best", "runner_up", "ratio",
-//    "ratio_low", "ratio_high", "tied", "margin", "points": [MapPointJson...],
-//    "crossovers": [CrossoverJson...]}]}]}
+//    "answers": [{"group", "swept", "verdict", "answer" (AnswerSentence), "reason", "best",
+//    "runner_up", "ratio", "ratio_low", "ratio_high", "tied", "margin",
+//    "points": [MapPointJson...], "crossovers": [CrossoverJson...]}]}]}
+// RecommendationsJsonValue is the document, RecommendationsJson its text (indented, "\n"
+// at the end); the web API's /api/v1/recommend answers with the same document.
+nlohmann::json RecommendationsJsonValue(const Profile& profile, const std::vector<DeviceRecommendations>& devices);
 std::string RecommendationsJson(const Profile& profile, const std::vector<DeviceRecommendations>& devices);
 
 }  // namespace fleetmark::report

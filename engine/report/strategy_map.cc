@@ -57,6 +57,8 @@ MapEntry EntryOf(const v1::CaseResult& r) {
   e.samples = s.count();
   e.fastest_ns = s.min_ns();
   e.contended = r.contended();
+  e.other_cpu_share = r.other_cpu_share();
+  e.quick = r.quick();
   // A CI that was not achieved (too few samples: an infinite half-width) or is
   // degenerate bounds nothing.
   const bool has_ci = std::isfinite(s.ci_half_width_percent()) && s.count() >= 2 && s.ci_low_ns() > 0 &&

@@ -38,11 +38,16 @@ struct MapEntry {
   std::vector<double> process_medians_ns;
   std::vector<uint32_t> rounds;
   bool contended = false;  // measured while other work used the device
+  // Other processes' share of the device's CPU during the case (0..1, CaseResult's
+  // other_cpu_share), and whether it was measured in quick mode: the conditions the
+  // verdict rests on, shown beside it (recommend, the web view).
+  double other_cpu_share = 0;
+  bool quick = false;
 };
 
 // The entry of a batch result (any status; the caller filters): process_medians_ns and
 // process_rounds (when empty, process i is round i + 1; with no process medians but a
-// median, one process whose median is stats.median_ns), contended, the median and its
+// median, one process whose median is stats.median_ns), contended, other_cpu_share, quick, the median and its
 // CI (a CI that was not achieved is [0, +inf]).
 MapEntry EntryOf(const v1::CaseResult& result);
 

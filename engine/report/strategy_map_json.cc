@@ -30,7 +30,9 @@ nlohmann::json MapPointJson(const MapPoint& p) {
                       {"samples", e.samples},
                       {"process_medians_ns", e.process_medians_ns},
                       {"rounds", e.rounds},
-                      {"contended", e.contended}});
+                      {"contended", e.contended},
+                      {"other_cpu_share", e.other_cpu_share},
+                      {"quick", e.quick}});
   }
   const bool interval = p.has_interval();
   return {{"group", p.group},

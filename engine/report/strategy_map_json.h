@@ -19,7 +19,7 @@ namespace fleetmark::report {
 //  leader, paired; null without a runner-up), "ratio_low", "ratio_high" (its 95% interval;
 //  both null when there is none), "pairs", "tie" (no decided winner), "verdict"
 //  (VerdictText), "tied": [...], "ranked": [{"strategy", "median_ns", "ci_low_ns",
-//  "ci_high_ns", "samples", "process_medians_ns", "rounds", "contended"}, ...]}
+//  "ci_high_ns", "samples", "process_medians_ns", "rounds", "contended", "other_cpu_share", "quick"}, ...]}
 nlohmann::json MapPointJson(const MapPoint& point);
 
 // {"group", "param", "fixed": {...}, "from", "to", "low", "high", "estimate"}

@@ -27,6 +27,8 @@
 #include "absl/strings/str_cat.h"
 #include "coordinator/http/http_server.h"
 #include "coordinator/store/store.h"
+#include "engine/report/recommend.h"
+#include "engine/report/strategy_map.h"
 #include "engine/report/units.h"
 #include "gtest/gtest.h"
 #include "tests/web/pg_database.h"
@@ -635,6 +637,132 @@ TEST_F(WebApiTest, MapGivesWinnersTiesAndTheCrossoverAcrossDevices) {
   ASSERT_EQ(s6, 200);
   EXPECT_EQ(study["devices"][0]["map"]["points"].size(), 3u);  // one point per fixed workload
   EXPECT_EQ(study["crossovers"].size(), 0u);
+}
+
+// The engine's answer for a run, as `fleetmark recommend --run RUN --format json` gives
+// it: the run's results as the Store exports them (the CLI's path), per agent name.
+json EngineRecommendation(const std::string& uri, const std::string& run_id, const std::string& profile_text) {
+  store::StoreOptions options;
+  options.connection.uri = uri;
+  auto store = store::Store::Open(options);
+  EXPECT_TRUE(store.ok()) << store.status();
+  if (!store.ok()) return nullptr;
+  auto exported = (*store)->ExportResults(run_id, "");
+  EXPECT_TRUE(exported.ok()) << exported.status();
+  if (!exported.ok()) return nullptr;
+  std::map<std::string, std::string> agent_of_job;
+  for (const auto& job : exported->run().jobs()) agent_of_job[job.job_id()] = job.agent_name();
+  std::map<std::string, std::vector<fleetmark::v1::CaseResult>> devices;
+  for (const auto& r : exported->results()) devices[agent_of_job[r.job_id()]].push_back(r);
+  auto profile = report::ParseProfile(profile_text);
+  EXPECT_TRUE(profile.ok()) << profile.status();
+  std::vector<report::DeviceRecommendations> answers;
+  for (const auto& [name, results] : devices) {
+    answers.push_back({name, report::Recommend(report::BuildStrategyMap(results), *profile)});
+  }
+  return json::parse(report::RecommendationsJson(*profile, answers));
+}
+
+// "cpu_us=1,wait_us=5000" as a query value ('=' and ',' percent-encoded, as the page's
+// URLSearchParams sends it).
+std::string Encoded(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '=' ? "%3D" : c == ',' ? "%2C" : std::string(1, c);
+  return out;
+}
+
+TEST_F(WebApiTest, RecommendGivesTheEnginesAnswer) {
+  const std::string run = (*manifest_)["sweep_run_id"];
+  // At 500 us (between the measured 100 and 1000) the phone's CPU-sized pool wins at both
+  // points and the host's winner changes; at 5000 us the host's 10000 us point rests on a
+  // contended case; at 10 us the phone's point is undecided; cpu_us=50 was not measured
+  // (the sweep holds cpu_ns=1000).
+  for (const std::string profile :
+       {"cpu_us=1,wait_us=500", "cpu_us=1,wait_us=5000", "cpu_ns=1000,wait_us=10", "cpu_us=50,wait_us=2000"}) {
+    auto [status, body] = Get("/api/v1/recommend?profile=" + Encoded(profile) + "&run=" + run);
+    ASSERT_EQ(status, 200) << profile << ": " << body.dump();
+    EXPECT_EQ(body["run_id"], run);
+    EXPECT_EQ(body["plan_name"], "crossover");
+    const json engine = EngineRecommendation(db_->uri(), run, profile);
+    for (const char* key : {"profile", "near", "devices"}) EXPECT_EQ(body[key], engine[key]) << profile << ": " << key;
+  }
+  auto [status, body] = Get("/api/v1/recommend?profile=" + Encoded("cpu_us=1,wait_us=500") + "&run=" + run);
+  ASSERT_EQ(status, 200);
+  ASSERT_EQ(body["devices"].size(), 2u);
+  const json& phone = body["devices"][0];  // by name, as the CLI: pixel-8, x86-host
+  const json& host = body["devices"][1];
+  EXPECT_EQ(phone["device"], "pixel-8");
+  EXPECT_EQ(host["answers"][0]["verdict"], "crossover");
+  EXPECT_EQ(phone["answers"][0]["verdict"], "winner");
+  EXPECT_EQ(phone["answers"][0]["best"], "fixed_pool_cpu");
+  EXPECT_EQ(phone["answers"][0]["answer"].get<std::string>().rfind("Use fixed_pool_cpu: ", 0), 0u) << phone.dump();
+  ASSERT_EQ(phone["answers"][0]["points"].size(), 2u);
+  EXPECT_EQ(phone["answers"][0]["points"][0]["point"]["wait_us"], 100);
+  EXPECT_EQ(phone["answers"][0]["points"][0]["kind"], "decided");
+  EXPECT_EQ(phone["answers"][0]["points"][0]["ranked"][0]["contended"], false);
+  // A verdict resting on a contended case says so, and the case carries its conditions.
+  auto [s1, contended] = Get("/api/v1/recommend?profile=" + Encoded("cpu_us=1,wait_us=5000") + "&run=" + run);
+  ASSERT_EQ(s1, 200);
+  const json& answer = contended["devices"][1]["answers"][0];
+  EXPECT_EQ(answer["verdict"], "undecided") << answer.dump();
+  EXPECT_NE(answer["reason"].get<std::string>().find("wait_us=10000: undecided: contended: direct"), std::string::npos)
+      << answer.dump();
+  EXPECT_NE(answer["answer"].get<std::string>().find("contended"), std::string::npos) << answer.dump();
+  bool found = false;
+  for (const json& e : answer["points"][1]["ranked"]) {
+    if (e["strategy"] != "direct") continue;
+    found = true;
+    EXPECT_EQ(e["contended"], true);
+    EXPECT_DOUBLE_EQ(e["other_cpu_share"].get<double>(), 0.4);
+    EXPECT_EQ(e["quick"], false);
+  }
+  EXPECT_TRUE(found) << answer.dump();
+  // The profile as the CLI takes it, '=' and ',' not encoded: the same answer.
+  auto [s5, plain] = Get("/api/v1/recommend?profile=cpu_us=1,wait_us=500&run=" + run);
+  ASSERT_EQ(s5, 200) << plain.dump();
+  EXPECT_EQ(plain["devices"], body["devices"]);
+  // plan_latest names the same run; agents keeps the devices named (ids or names).
+  auto [s2, by_plan] = Get("/api/v1/recommend?profile=" + Encoded("cpu_us=1,wait_us=500") + "&plan_latest=crossover");
+  ASSERT_EQ(s2, 200) << by_plan.dump();
+  EXPECT_EQ(by_plan["run_id"], run);
+  EXPECT_EQ(by_plan["devices"], body["devices"]);
+  auto [s3, one] =
+      Get("/api/v1/recommend?profile=" + Encoded("cpu_us=1,wait_us=500") + "&run=" + run + "&agents=x86-host");
+  ASSERT_EQ(s3, 200) << one.dump();
+  ASSERT_EQ(one["devices"].size(), 1u);
+  EXPECT_EQ(one["devices"][0], host);
+  // Neither: the newest done run with batch results (here the last nightly run: the seed
+  // stamps every run "now", so they are newer than the sweep).
+  auto [s4, latest] = Get("/api/v1/recommend?profile=" + Encoded("cpu_us=1,wait_us=500"));
+  ASSERT_EQ(s4, 200) << latest.dump();
+  EXPECT_EQ(latest["run_id"], (*manifest_)["nightly"].back()["run_id"]);
+  EXPECT_EQ(latest["devices"][0]["answers"][0]["verdict"], "not_measured");
+}
+
+TEST_F(WebApiTest, RecommendBadInputIs400NamingTheField) {
+  const std::string run = (*manifest_)["sweep_run_id"];
+  const std::string rest = "&run=" + run;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/api/v1/recommend?run=" + run, "profile: empty; give key=value[,key=value] with keys cpu_ns, cpu_us"},
+      {"/api/v1/recommend?profile=" + Encoded("cpus=1") + rest,
+       "profile: unknown key \"cpus\"; allowed keys: cpu_ns, cpu_us, cpu_ms, wait_us"},
+      {"/api/v1/recommend?profile=" + Encoded("cpu_us=-5") + rest, "profile: cpu_us: 0 <= cpu_us <= "},
+      {"/api/v1/recommend?profile=" + Encoded("wait_us=1e12") + rest, "profile: wait_us: 0 <= wait_us <= "},
+      {"/api/v1/recommend?profile=" + Encoded("cpu_us=1") + "&run=00000000-0000-4000-8000-000000000000", "run: "},
+      {"/api/v1/recommend?profile=" + Encoded("cpu_us=1") + "&run=not-a-run", "run: "},
+      {"/api/v1/recommend?profile=" + Encoded("cpu_us=1") + rest + "&plan_latest=crossover",
+       "run, plan_latest: give one of them"},
+      {"/api/v1/recommend?profile=" + Encoded("cpu_us=1") + "&plan_latest=no-such-plan",
+       "plan_latest: no finished (done) run of plan \"no-such-plan\" (0 runs of it in any state)"},
+  };
+  for (const auto& [path, message] : cases) {
+    auto [status, body] = Get(path);
+    EXPECT_EQ(status, 400) << path << ": " << body.dump();
+    EXPECT_NE(body["error"].get<std::string>().find(message), std::string::npos) << path << ": " << body.dump();
+  }
+  // The range is the CLI's, with the value echoed.
+  auto [status, body] = Get("/api/v1/recommend?profile=" + Encoded("cpu_us=-5") + rest);
+  EXPECT_NE(body["error"].get<std::string>().find("got \"-5\""), std::string::npos) << body.dump();
 }
 
 TEST_F(WebApiTest, HistoryMarksTheStep) {

@@ -189,6 +189,30 @@ TEST(RecommendTest, JsonCarriesTheVerdictAndThePoints) {
   EXPECT_THAT(doc.at("near").get<std::string>(), HasSubstr("never an interpolation"));
 }
 
+// AnswerSentence says each kind of answer in one sentence from the answer's own fields
+// (the Recommend page shows it; the JSON carries it as "answer").
+TEST(RecommendTest, EveryAnswerIsOneSentence) {
+  EXPECT_EQ(AnswerSentence(Only(OneSweep(), "wait_us=10")),
+            "Use cpu: 2.00x [1.73x, 2.31x] faster than io at the measured points around the profile.");
+  EXPECT_THAT(AnswerSentence(Only(OneSweep(), "wait_us=300")),
+              ::testing::MatchesRegex("At a crossover: cpu / io \\(io overtakes cpu at wait_us ~[0-9]+\\)\\."));
+  EXPECT_THAT(AnswerSentence(Only(OneSweep(), "wait_us=10000")),
+              ::testing::StartsWith("Not decided between cpu, io: wait_us=10000: undecided: io 1.06x [0.91x, 1.22x]"));
+  EXPECT_EQ(AnswerSentence(Only(OneSweep(), "wait_us=20000")),
+            "Not measured near this profile: wait_us=20000 is outside the measured 10..10000.");
+  std::vector<v1::CaseResult> results;
+  for (uint32_t wait : {10u, 100u}) {
+    results.push_back(testing::ProcessResult("cpu", wait, {1.00e6, 1.001e6, 0.999e6}));
+    results.push_back(testing::ProcessResult("io", wait, {1.005e6, 1.006e6, 1.004e6}));
+  }
+  const Recommendation equivalent = Only(results, "wait_us=50");
+  EXPECT_EQ(AnswerSentence(equivalent),
+            "Any of cpu, io: equivalent within 2.0 % at the measured points around the profile.");
+  const nlohmann::json doc = nlohmann::json::parse(RecommendationsJson(Parse("wait_us=50"), {{"vm", {equivalent}}}));
+  EXPECT_EQ(doc["devices"][0]["answers"][0]["answer"], AnswerSentence(equivalent));
+  EXPECT_EQ(RecommendationsJsonValue(Parse("wait_us=50"), {{"vm", {equivalent}}}), doc);
+}
+
 TEST(RecommendTest, ProfileKeysMapToParametersAndBadOnesAreNamed) {
   const Profile p = Parse(" cpu_us = 50 , wait_ms=2, alloc_kib=1, touch_mib=0.5");
   EXPECT_EQ(p.params, (std::vector<std::pair<std::string, double>>{
