@@ -68,6 +68,34 @@ std::vector<std::string> ListParam(const std::map<std::string, std::string>& que
   return absl::StrSplit(Param(query, name), ',');
 }
 
+// The newest run holding results of every one of `agents` (compare's and map's default
+// for two or more devices), a done one first, as LatestRunWithResults prefers: runs
+// whose jobs for all of them made progress are the candidates, newest first, and the
+// first whose results include each agent's is it. NotFound when they share none among
+// the newest 1000 runs.
+absl::StatusOr<std::string> NewestSharedRun(store::WebReader& reader, const std::vector<store::WebAgent>& agents) {
+  auto runs = reader.ListRuns(1000);  // newest first
+  if (!runs.ok()) return runs.status();
+  for (const bool done_only : {true, false}) {
+    for (const store::WebRun& run : *runs) {
+      if (done_only && run.status != "done") continue;
+      const bool candidate = std::all_of(agents.begin(), agents.end(), [&](const store::WebAgent& a) {
+        return std::any_of(run.jobs.begin(), run.jobs.end(),
+                           [&](const store::WebJob& j) { return j.agent_id == a.agent_id && j.cases_done > 0; });
+      });
+      if (!candidate) continue;
+      bool shared = true;
+      for (const store::WebAgent& a : agents) {
+        auto results = reader.RunResults(run.run_id, a.agent_id);
+        if (!results.ok()) return results.status();
+        shared = shared && !results->empty();
+      }
+      if (shared) return run.run_id;
+    }
+  }
+  return absl::NotFoundError("the devices share no run");
+}
+
 }  // namespace
 
 ApiResponse Api::Get(std::string_view path, const std::map<std::string, std::string>& query) const {
@@ -206,6 +234,13 @@ absl::StatusOr<std::vector<DeviceResults>> Api::LoadDevices(const std::map<std::
   if (!agents.ok()) return agents.status();
   // Emulated numbers are the emulator's, not the hardware's: left out unless asked.
   const bool include_emulated = Param(query, "include_emulated") == "1";
+  // No runs given for two or more devices: the newest run they all share, so the
+  // comparison is of one run; each device's own newest when they share none.
+  if (Param(query, "runs").empty() && agents->size() >= 2) {
+    auto shared = NewestSharedRun(*reader_, *agents);
+    if (shared.ok()) run_ids.assign(agents->size(), *shared);
+    else if (!absl::IsNotFound(shared.status())) return shared.status();
+  }
   std::vector<DeviceResults> devices;
   for (size_t i = 0; i < agents->size(); ++i) {
     const store::WebAgent* agent = &(*agents)[i];

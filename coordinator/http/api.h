@@ -14,8 +14,10 @@
 //                                {"error", "matches": [run, ...]} (at most kMaxPrefixMatches)
 //   runs/<run_id>/results[?agent=<agent_id>]   results without raw samples
 //   results/<result_id>          one result in full, raw samples included
-//   compare?agents=a,b[&runs=r1,r2]   comparison (compare.h); runs default to each
-//                                agent's newest run with results ("" entries too)
+//   compare?agents=a,b[&runs=r1,r2]   comparison (compare.h); without runs, two or more
+//                                agents default to the newest run holding results of all
+//                                of them (else, and "" entries, each agent's newest run
+//                                with results)
 //   map?agents=a,b[&runs=r1,r2][&include_emulated=1]   the strategy map of each device
 //                                (engine/report/strategy_map.h; json_codec.h's
 //                                StrategyMapsJson), runs chosen as for compare

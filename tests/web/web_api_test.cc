@@ -765,6 +765,29 @@ TEST_F(WebApiTest, RecommendBadInputIs400NamingTheField) {
   EXPECT_NE(body["error"].get<std::string>().find("got \"-5\""), std::string::npos) << body.dump();
 }
 
+TEST_F(WebApiTest, CompareAndMapDefaultToTheNewestRunTheDevicesShare) {
+  // The host's newest done run with results is the last nightly, the board's its
+  // fan-out run; the newest run both hold results in is the batch study.
+  const std::string host = AgentId("x86-host"), board = AgentId((*manifest_)["hostile_name"]);
+  const std::string study = (*manifest_)["study_run_id"];
+  for (const std::string endpoint : {"compare", "map"}) {
+    auto [status, body] = Get("/api/v1/" + endpoint + "?agents=" + host + "," + board);
+    ASSERT_EQ(status, 200) << body.dump();
+    ASSERT_EQ(body["devices"].size(), 2u);
+    EXPECT_EQ(body["devices"][0]["run_id"], study) << endpoint;
+    EXPECT_EQ(body["devices"][1]["run_id"], study) << endpoint;
+  }
+  // One device: its own newest run, as before; a run given is kept.
+  auto [s1, alone] = Get("/api/v1/compare?agents=" + board);
+  ASSERT_EQ(s1, 200);
+  EXPECT_EQ(alone["devices"][0]["run_id"], (*manifest_)["fanout_run_id"]);
+  auto [s2, given] = Get("/api/v1/compare?agents=" + host + "," + board + "&runs=," +
+                         std::string((*manifest_)["live_run_id"]));
+  ASSERT_EQ(s2, 200);
+  EXPECT_EQ(given["devices"][1]["run_id"], (*manifest_)["live_run_id"]);
+  EXPECT_EQ(given["devices"][0]["run_id"], (*manifest_)["nightly"].back()["run_id"]);
+}
+
 TEST_F(WebApiTest, HistoryMarksTheStep) {
   const std::string a = AgentId("x86-host"), b = AgentId("pixel-8");
   auto [status, body] =
