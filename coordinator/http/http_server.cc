@@ -350,7 +350,7 @@ class HttpServerImpl final : public HttpServer {
     }
     // Pages: the single-page app renders the route; the status tells crawlers and
     // tests whether the thing exists.
-    server_.Get(R"(/(fleet|runs|compare|map|history)?/?)",
+    server_.Get(R"(/(fleet|runs|compare|map|recommend|history)?/?)",
                 [this](const httplib::Request&, httplib::Response& res) { Page(res, 200); });
     server_.Get(R"(/runs/([^/]+)/?)", [this](const httplib::Request& req, httplib::Response& res) {
       // As the API's runs/<id>: a unique prefix is the run's page, an ambiguous one a

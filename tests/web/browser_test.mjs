@@ -572,3 +572,190 @@ test('missing or malformed ids give 404, not a crash', async () => {
   const runs = await (await fetch(`${baseUrl}/api/v1/runs?limit=100`)).json();
   assert.equal(runs.runs.length, 4 + manifest.nightly.length + 4, 'tables intact');
 });
+
+// The Recommend page (issue 31): a profile form -> per device the answer of
+// /api/v1/recommend (the code of `fleetmark recommend --format json`), the measured
+// points around the profile with their verdict kind, and the conditions; bad input is
+// answered under the form, which keeps what was typed.
+test('recommend page: the form answers per device with the verdict kind; bad input inline, form kept', async () => {
+  const sweep = manifest.sweep_run_id;
+  const {page, errors} = await open('/recommend');
+  assert.deepEqual(errors, []);
+  assert.equal(await page.locator('#nav a.active').innerText(), 'Recommend');
+  assert.equal(await page.locator('.recommend-device').count(), 0, 'no answer before a question');
+  const ask = async (cpu, wait, other, state) => {
+    await page.fill('#profile-cpu', cpu);
+    await page.fill('#profile-wait', wait);
+    await page.fill('#profile-other', other);
+    await page.selectOption('#recommend-source', `run:${sweep}`);
+    await page.evaluate(() => { document.querySelector('#recommend-result').dataset.state = ''; });
+    await page.click('#recommend-submit');
+    await page.waitForSelector(`#recommend-result[data-state="${state}"]`);
+  };
+  // 500 us: the phone's CPU-sized pool is decided fastest at 100 and 1000 us; the host's
+  // winner changes between them.
+  await ask('1', '500', '', 'answer');
+  const devices = await page.locator('.recommend-device').evaluateAll((els) => els.map((el) => el.dataset.device));
+  assert.deepEqual(devices, ['pixel-8', 'x86-host']);
+  const phone = page.locator('.recommend-device[data-device="pixel-8"]');
+  assert.match(await phone.locator('.sentence').innerText(), /^Use fixed_pool_cpu: \d\.\d\dx \[\d\.\d\dx, \d\.\d\dx\] faster than /);
+  assert.equal(await phone.locator('.recommend-answer').getAttribute('data-verdict'), 'winner');
+  const kinds = await phone.locator('table.recommend-points tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.kind));
+  assert.deepEqual(kinds, ['decided', 'decided']);
+  const phoneRows = await phone.locator('table.recommend-points tbody tr').allInnerTexts();
+  assert.match(phoneRows[0], /wait_us=100/);
+  assert.match(phoneRows[0], /\d\.\d\d× \[\d\.\d\d×–\d\.\d\d×\]/, 'the paired ratio with its interval');
+  assert.match(phoneRows[0], /\d\.\d %/, 'the margin');
+  assert.equal(await page.locator('.recommend-device[data-device="x86-host"] .recommend-answer').getAttribute('data-verdict'),
+    'crossover');
+  assert.match(await phone.locator('.conditions').innerText(), /no contended case; full mode/);
+  assert.ok(!(await page.locator('main').innerText()).includes('[0.00×'), 'no unbounded interval beside a verdict');
+  assert.match(page.url(), /profile=cpu_us%3D1%2Cwait_us%3D500/);
+  await shot(page, 'recommend');
+  // 5000 us: the host's 10000 us point rests on a contended case: undecided, and said so.
+  await ask('1', '5000', '', 'answer');
+  const host = page.locator('.recommend-device[data-device="x86-host"]');
+  assert.equal(await host.locator('.recommend-answer').getAttribute('data-verdict'), 'undecided');
+  assert.match(await host.locator('.sentence').innerText(), /contended: direct/);
+  const contendedRow = host.locator('table.recommend-points tbody tr[data-contended="1"]');
+  assert.equal(await contendedRow.count(), 1);
+  assert.match(await contendedRow.innerText(), /wait_us=10,000[\s\S]*undecided[\s\S]*rests on contended cases/);
+  assert.match(await contendedRow.locator('[data-contended]').getAttribute('title'), /other processes used 40 % of the CPU/);
+  assert.match(await host.locator('.conditions').innerText(), /1 contended case; other processes used up to 40 % of the CPU/);
+  // Bad input: the server's message under the form; the form and its values stay.
+  await ask('-5', '500', '', 'error');
+  assert.match(await page.locator('#recommend-error').innerText(), /^profile: cpu_us: 0 <= cpu_us <= [\d,]+ .*got "-5"/);
+  assert.equal(await page.locator('#recommend-form').count(), 1);
+  assert.equal(await page.inputValue('#profile-cpu'), '-5');
+  assert.equal(await page.locator('.recommend-device').count(), 0, 'no stale answer beside the error');
+  await ask('1', '500', 'cpus=2', 'error');
+  assert.match(await page.locator('#recommend-error').innerText(), /^profile: unknown key "cpus"; allowed keys: cpu_ns, cpu_us/);
+  assert.equal(await page.inputValue('#profile-other'), 'cpus=2');
+  assert.deepEqual(errors.filter((e) => !/status of 400/.test(e)), []);
+  await shot(page, 'recommend-error');
+  await page.close();
+  // A link with the profile answers on open, from the newest done run with batch results
+  // (the sweep: the nightly runs are older here, the later runs hold no batch result).
+  const linked = await open('/recommend?profile=cpu_us%3D1%2Cwait_us%3D500');
+  assert.deepEqual(linked.errors, []);
+  await linked.page.waitForSelector('#recommend-result[data-state="answer"]');
+  assert.match(await linked.page.locator('#recommend-result').innerText(), new RegExp(`From run ${sweep.slice(0, 8)} \\(crossover\\)`));
+  assert.equal(await linked.page.inputValue('#profile-wait'), '500');
+  await linked.page.close();
+});
+
+// One colour per strategy on every page (web/src/strategy_colours.js).
+test('a strategy has one colour on the Map, Run, Compare and Recommend pages', async () => {
+  const ids = [agentId('x86-host'), agentId('pixel-8')];
+  const sweep = manifest.sweep_run_id;
+  const map = await open(`/map?agents=${ids.join(',')}&runs=${sweep},${sweep}`);
+  const mapColour = await map.page.evaluate(() => {
+    const chart = window.fleetmark.chartOf(document.querySelector('[data-chart="strategy-map"]'));
+    return chart.getOption().series[0].data.find((d) => d.raw.winner === 'fixed_pool_cpu').itemStyle.color;
+  });
+  await map.page.close();
+  const run = await open(`/runs/${sweep}`);
+  const runColours = await run.page.evaluate(() => [...document.querySelectorAll('[data-chart="bars"]')].map((el) => {
+    const option = window.fleetmark.chartOf(el).getOption();
+    const labels = option.yAxis[0].data;
+    return option.series[0].data[labels.indexOf('fixed_pool_cpu')].itemStyle.color;
+  }));
+  await run.page.close();
+  const compare = await open(`/compare?agents=${ids.join(',')}&runs=${sweep},${sweep}`);
+  const compareColour = await compare.page.locator('#compare-table th.rowhead .swatch[data-strategy="fixed_pool_cpu"]')
+    .getAttribute('style');
+  await compare.page.close();
+  const recommend = await open(`/recommend?profile=cpu_us%3D1%2Cwait_us%3D500&run=${sweep}`);
+  await recommend.page.waitForSelector('#recommend-result[data-state="answer"]');
+  const recommendColours = await recommend.page.locator('.swatch[data-strategy="fixed_pool_cpu"]')
+    .evaluateAll((els) => els.map((el) => el.getAttribute('style')));
+  await recommend.page.close();
+  assert.match(mapColour, /^#[0-9a-f]{6}$/);
+  assert.equal(runColours.length, 8, 'a bar chart per sweep point and device');
+  assert.deepEqual([...new Set(runColours)], [mapColour], 'Run = Map');
+  assert.equal(compareColour, `background:${mapColour}`, 'Compare = Map');
+  assert.ok(recommendColours.length > 0);
+  assert.deepEqual([...new Set(recommendColours)], [`background:${mapColour}`], 'Recommend = Map');
+  // Another strategy has another colour.
+  const other = await (await open(`/runs/${sweep}`)).page;
+  const io = await other.evaluate(() => {
+    const option = window.fleetmark.chartOf(document.querySelector('[data-chart="bars"]')).getOption();
+    return option.series[0].data[option.yAxis[0].data.indexOf('fixed_pool_io')].itemStyle.color;
+  });
+  assert.notEqual(io, mapColour);
+  await other.close();
+});
+
+// The Compare page's heatmaps share one colour scale: the host's fixed_pool/arithmetic
+// (study run) and the board's (its live run) are both 10.56x their device's fastest, and
+// show in one colour although the host's slowest cell is 71x and the board's 10.56x.
+test('compare page: one colour scale for every device\'s heatmap, and the newest shared run by default', async () => {
+  const ids = [agentId('x86-host'), agentId(manifest.hostile_name)];
+  const {page, errors} = await open(`/compare?agents=${ids.join(',')}&runs=${manifest.study_run_id},${manifest.live_run_id}`);
+  assert.deepEqual(errors, []);
+  const cells = await page.evaluate(() => [...document.querySelectorAll('[data-chart="heatmap"]')].map((el) => {
+    const chart = window.fleetmark.chartOf(el);
+    const option = chart.getOption();
+    const data = chart.getModel().getSeriesByIndex(0).getData();
+    const x = option.xAxis[0].data.findIndex((label) => /arithmetic/.test(label));
+    const y = option.yAxis[0].data.indexOf('fixed_pool');
+    for (let i = 0; i < data.count(); i++) {
+      const [vx, vy, v] = option.series[0].data[i].value;
+      if (vx === x && vy === y) return {value: v, fill: data.getItemVisual(i, 'style').fill, max: option.visualMap[0].max};
+    }
+    return null;
+  }));
+  assert.equal(cells.length, 2);
+  assert.ok(cells[0] && cells[1], JSON.stringify(cells));
+  assert.ok(Math.abs(cells[0].value - cells[1].value) < 1e-9, 'the same normalised value');
+  assert.equal(cells[0].max, cells[1].max, 'one scale');
+  assert.equal(cells[0].fill, cells[1].fill, 'one value, one colour');
+  await page.close();
+  // No runs given: the newest run both devices hold results in (the study), not each one's newest.
+  const shared = await open(`/compare?agents=${ids.join(',')}`);
+  assert.deepEqual(shared.errors, []);
+  const runs = await shared.page.locator('span.device').allInnerTexts();
+  assert.equal(runs.length, 2);
+  for (const text of runs) assert.ok(text.includes(`(run ${manifest.study_run_id.slice(0, 8)})`), text);
+  await shared.page.close();
+});
+
+// A contended case (web_seed: the host's `direct` at 10000 us, other processes at 40 %)
+// carries the ⚠ marker with its tooltip on the Run, Compare and Map pages.
+test('a contended case is marked on the Run, Compare and Map pages', async () => {
+  const sweep = manifest.sweep_run_id;
+  const run = await open(`/runs/${sweep}`);
+  const mark = run.page.locator(`table.metrics tr[data-result="${manifest.contended_result_id}"] [data-contended]`);
+  assert.equal(await mark.count(), 1);
+  assert.match(await mark.getAttribute('title'), /^contended: .*other processes used 40 % of the CPU.*stays undecided/);
+  assert.equal(await run.page.locator('table.metrics [data-contended]').count(), 1, 'only the contended case');
+  await run.page.close();
+  const ids = [agentId('x86-host'), agentId('pixel-8')];
+  const compare = await open(`/compare?agents=${ids.join(',')}&runs=${sweep},${sweep}`);
+  const cell = compare.page.locator('#compare-table td.cell[data-strategy="direct"]' +
+    '[data-workload="batch/synthetic[cpu_ns=1000,wait_us=10000]/blocking/any"]');
+  assert.equal(await cell.locator('[data-contended]').count(), 1);
+  assert.match(await cell.innerText(), /A contended/);
+  assert.equal(await compare.page.locator('#compare-table [data-contended]').count(), 1);
+  const label = await compare.page.evaluate(() => {
+    const chart = window.fleetmark.chartOf(document.querySelector('[data-chart="heatmap"]'));
+    const option = chart.getOption();
+    return option.series[0].data.filter((d) => d.raw.contended).map((d) => option.series[0].label.formatter({data: d}));
+  });
+  assert.equal(label.length, 1);
+  assert.match(label[0], /^⚠/);
+  await compare.page.close();
+  const map = await open(`/map?agents=${ids.join(',')}&runs=${sweep},${sweep}`);
+  const drawn = await map.page.evaluate(() => {
+    const chart = window.fleetmark.chartOf(document.querySelector('[data-chart="strategy-map"]'));
+    const option = chart.getOption();
+    const point = option.series[0].data.find((d) => d.raw.point.wait_us === 10000);
+    return {label: option.series[0].label.formatter({data: point}), tooltip: option.tooltip[0].formatter({data: point}),
+      kind: point.raw.kind, reason: point.raw.reason};
+  });
+  assert.match(drawn.label, /^⚠ undecided/);
+  assert.match(drawn.tooltip, /⚠ direct: contended: .*40 %/);
+  assert.equal(drawn.kind, 'undecided');
+  assert.match(drawn.reason, /^contended: direct/);
+  await map.page.close();
+});

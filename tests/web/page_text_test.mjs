@@ -1,13 +1,15 @@
 // The web view's text rules, in node (no browser): what the pages show of text they did
 // not write (displayText, web/src/dom.js: the CLI's EscapeForTerminal rule, the vectors
 // of tests/engine/common/text_test.cc), a run's results count (resultsText,
-// web/src/format.js: the API's and the CLI's count) and a host's core classes
-// (coreClassesText, web/src/host_text.js: the CLI's host summary).
+// web/src/format.js: the API's and the CLI's count), a host's core classes
+// (coreClassesText, web/src/host_text.js: the CLI's host summary) and a strategy's colour
+// (strategyColour, web/src/strategy_colours.js: one per strategy on every page).
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
 import {displayText, escapeHtml} from '../../web/src/dom.js';
 import {resultsText} from '../../web/src/format.js';
 import {coreClassesText, coreClassText} from '../../web/src/host_text.js';
+import {strategyColour} from '../../web/src/strategy_colours.js';
 
 test('text from agents is shown as the CLI prints it', () => {
   // EscapeForTerminalKeepsTextAndEscapesControls
@@ -58,4 +60,19 @@ test('a core class with no allowed CPU is not available, never "0 × 1T"', () =>
   assert.equal(coreClassText({name: 'performance', cpus: [0, 1], cores: 2, threads_per_core: 1}), 'performance: 2 × 1T');
   assert.equal(coreClassText({name: 'efficiency', cpus: [], cores: 0}), 'efficiency: not available here');
   assert.equal(coreClassesText({}), '–');
+});
+
+test('a strategy has one colour wherever it is drawn', () => {
+  // The registry's strategies in registry order, and the crossover plan's labels: fixed.
+  assert.equal(strategyColour('direct'), '#4e79a7');
+  assert.equal(strategyColour('fixed_pool'), '#e15759');
+  assert.equal(strategyColour('fixed_pool_io'), '#2a5d8f');
+  // Any other name: a colour of its own from its name alone, the same on every call.
+  const mine = strategyColour('my_pool_17');
+  assert.match(mine, /^#[0-9a-f]{6}$/);
+  assert.equal(strategyColour('my_pool_17'), mine);
+  assert.notEqual(strategyColour('my_pool_18'), mine);
+  const known = ['direct', 'single_thread', 'fixed_pool', 'work_stealing', 'limited', 'elastic_pool', 'thread_per_task',
+    'async', 'coroutine', 'fiber', 'event_loop', 'fixed_pool_cpu', 'fixed_pool_io', 'elastic_pool_io', 'work_stealing_cpu'];
+  assert.equal(new Set(known.map(strategyColour)).size, known.length, 'the known strategies differ');
 });

@@ -8,6 +8,7 @@ import {renderCompare} from './pages/compare.js';
 import {renderFleet} from './pages/fleet.js';
 import {renderHistory} from './pages/history.js';
 import {renderMap} from './pages/map.js';
+import {renderRecommend} from './pages/recommend.js';
 import {renderRun} from './pages/run.js';
 import {renderRuns} from './pages/runs.js';
 import {link, queryParams, setNavigateHandler} from './router.js';
@@ -18,6 +19,7 @@ const routes = [
   {pattern: /^\/runs\/([^/]+)$/, nav: 'runs', render: (root, params, m) => renderRun(root, params, decodeURIComponent(m[1]))},
   {pattern: /^\/compare$/, nav: 'compare', render: (root, params) => renderCompare(root, params)},
   {pattern: /^\/map$/, nav: 'map', render: (root, params) => renderMap(root, params)},
+  {pattern: /^\/recommend$/, nav: 'recommend', render: (root, params) => renderRecommend(root, params)},
   {pattern: /^\/history$/, nav: 'history', render: (root, params) => renderHistory(root, params)},
 ];
 
@@ -46,7 +48,8 @@ function renderNav(active) {
   clear(nav);
   nav.appendChild(h('span', {class: 'brand'}, 'fleetmark'));
   for (const [key, href, label] of [['fleet', '/fleet', 'Fleet'], ['runs', '/runs', 'Runs'],
-    ['compare', '/compare', 'Compare'], ['map', '/map', 'Map'], ['history', '/history', 'History']]) {
+    ['compare', '/compare', 'Compare'], ['map', '/map', 'Map'], ['recommend', '/recommend', 'Recommend'],
+    ['history', '/history', 'History']]) {
     const a = link(href, label);
     if (key === active) a.classList.add('active');
     nav.appendChild(a);

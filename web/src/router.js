@@ -1,5 +1,6 @@
-// Client-side routing over real paths (/fleet, /runs, /runs/<id>, /compare, /map, /history):
-// every page's state lives in its URL, so any view can be shared as a link.
+// Client-side routing over real paths (/fleet, /runs, /runs/<id>, /compare, /map,
+// /recommend, /history): every page's state lives in its URL, so any view can be shared
+// as a link.
 import {h} from './dom.js';
 
 let onNavigate = () => {};

@@ -4,7 +4,8 @@ import {escapeHtml} from '../dom.js';
 import {formatNs} from '../format.js';
 import {drawChart, palette} from './setup.js';
 
-// rows: [{label, value, low, high}] in display order (top = first).
+// rows: [{label, value, low, high, color?}] in display order (top = first); a row's
+// own colour (its strategy's) over `color`.
 export function drawBarsWithWhiskers(el, rows, {title, logScale = false, color = palette[0]} = {}) {
   const labels = rows.map((r) => r.label);
   const whiskerSeries = {
@@ -54,7 +55,7 @@ export function drawBarsWithWhiskers(el, rows, {title, logScale = false, color =
       {
         type: 'bar',
         name: 'median',
-        data: rows.map((r) => r.value),
+        data: rows.map((r) => (r.color ? {value: r.value, itemStyle: {color: r.color}} : r.value)),
         itemStyle: {color},
         barMaxWidth: 22,
       },

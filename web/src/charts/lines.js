@@ -3,6 +3,7 @@
 // users).
 import {escapeHtml} from '../dom.js';
 import {formatNs, formatTime} from '../format.js';
+import {strategyColour} from '../strategy_colours.js';
 import {drawChart, palette} from './setup.js';
 
 // The marker of a coordinator change by state (coordinator/README.md, "Confirmed changes").
@@ -67,11 +68,11 @@ export function drawHistory(el, series) {
   });
 }
 
-// curves: [{name, points: [[tasks, kib]], slope, intercept, r2}]
+// curves: [{name (a strategy: its colour), points: [[tasks, kib]], slope, intercept, r2}]
 export function drawMemory(el, curves) {
   const series = [];
-  curves.forEach((c, i) => {
-    const color = palette[i % palette.length];
+  curves.forEach((c) => {
+    const color = strategyColour(c.name);
     const label = `${c.name}: ${c.slope.toFixed(1)} KiB/task`;
     series.push({type: 'scatter', name: label, itemStyle: {color}, symbolSize: 7, data: c.points});
     const xs = c.points.map((p) => p[0]).filter((x) => x > 0);
@@ -98,10 +99,10 @@ export function drawMemory(el, curves) {
   });
 }
 
-// curves: [{name, points: [{users, p50, p95, p99, throughput}]}] (latencies in ms)
+// curves: [{name (a strategy: its colour), points: [{users, p50, p95, p99, throughput}]}] (latencies in ms)
 export function drawLoad(el, curves, metric) {
-  const series = curves.map((c, i) => ({
-    type: 'line', name: c.name, itemStyle: {color: palette[i % palette.length]}, symbolSize: 6,
+  const series = curves.map((c) => ({
+    type: 'line', name: c.name, itemStyle: {color: strategyColour(c.name)}, symbolSize: 6,
     data: c.points.map((p) => [p.users, p[metric]]),
   }));
   const isThroughput = metric === 'throughput';

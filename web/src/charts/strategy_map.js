@@ -4,16 +4,14 @@
 // and labelled by their kind (equivalent, undecided, provisional); hover gives the
 // verdict, leader, runner-up and the paired ratio with its interval. And the chart of one crossover
 // across devices: each device's interval [last point the first strategy won, first
-// point the second did], the estimate marked.
+// point the second did], the estimate marked. Each leader in its strategy's colour
+// (strategy_colours.js, the same on every page); a point resting on a contended case
+// carries the ⚠ marker (contention.js).
+import {contendedTitle} from '../contention.js';
 import {escapeHtml} from '../dom.js';
 import {formatNs, formatNumber, formatRatio} from '../format.js';
+import {strategyColour} from '../strategy_colours.js';
 import {drawChart, palette} from './setup.js';
-
-// The colour of strategy `name` in `strategies` (one colour per strategy, every chart).
-export function strategyColour(strategies, name) {
-  const i = strategies.indexOf(name);
-  return i < 0 ? '#999999' : palette[i % palette.length];
-}
 
 // "1.50× [1.46×–1.55×]": a map point's paired runner-up / leader ratio with its 95%
 // interval; the ratio alone when there is no interval (never "[0.00×–∞]").
@@ -29,9 +27,8 @@ export function paramsText(point) {
   return Object.entries(point).map(([k, v]) => `${k}=${formatNumber(v)}`).join(', ');
 }
 
-// points: MapPointJson of one group (all sweep the same parameters); strategies: the
-// colour order.
-export function drawStrategyMap(el, points, strategies) {
+// points: MapPointJson of one group (all sweep the same parameters).
+export function drawStrategyMap(el, points) {
   const swept = points[0].swept;
   const axisValues = swept.map((name) => [...new Set(points.map((p) => p.point[name]))].sort((a, b) => a - b));
   const xs = axisValues[0];
@@ -39,7 +36,7 @@ export function drawStrategyMap(el, points, strategies) {
   const data = points.map((p) => {
     const x = xs.indexOf(p.point[swept[0]]);
     const y = swept.length > 1 ? ys.indexOf(p.point[swept[1]]) : 0;
-    const colour = strategyColour(strategies, p.winner);
+    const colour = strategyColour(p.winner);
     return {
       value: [x, y, 1],
       raw: p,
@@ -62,7 +59,9 @@ export function drawStrategyMap(el, points, strategies) {
         return `<b>${escapeHtml(paramsText(p.point))}</b><br>${verdict}` +
           `<br>leader ${escapeHtml(p.winner)} ${escapeHtml(formatNs(p.ranked[0].median_ns))}` +
           (runner ? `<br>runner-up ${escapeHtml(runner.strategy)} ${escapeHtml(formatNs(runner.median_ns))}` : '') +
-          `<br>paired ratio ${escapeHtml(mapRatioText(p))}`;
+          `<br>paired ratio ${escapeHtml(mapRatioText(p))}` +
+          p.ranked.filter((e) => e.contended).map((e) => `<br>⚠ ${escapeHtml(e.strategy)}: ${escapeHtml(contendedTitle(e))}`)
+            .join('');
       },
     },
     xAxis: {type: 'category', name: swept[0], nameLocation: 'middle', nameGap: 24, data: xs.map((v) => formatNumber(v))},
@@ -72,7 +71,8 @@ export function drawStrategyMap(el, points, strategies) {
       data,
       label: {
         show: true, fontSize: 10, color: '#111111',
-        formatter: (param) => (param.data.raw.tie ? param.data.raw.kind : `${formatRatio(param.data.raw.ratio)}`),
+        formatter: (param) => (param.data.raw.ranked.some((e) => e.contended) ? '⚠ ' : '') +
+          (param.data.raw.tie ? param.data.raw.kind : `${formatRatio(param.data.raw.ratio)}`),
       },
     }],
   });
@@ -108,7 +108,7 @@ export function drawCrossover(el, crossover) {
           {type: 'line', shape: {x1: lo[0], y1: lo[1], x2: hi[0], y2: hi[1]}, style: {...stroke, lineWidth: 3}},
           {type: 'line', shape: {x1: lo[0], y1: lo[1] - 6, x2: lo[0], y2: lo[1] + 6}, style: stroke},
           {type: 'line', shape: {x1: hi[0], y1: hi[1] - 6, x2: hi[0], y2: hi[1] + 6}, style: stroke},
-          {type: 'circle', shape: {cx: est[0], cy: est[1], r: 5}, style: {fill: palette[1]}},
+          {type: 'circle', shape: {cx: est[0], cy: est[1], r: 5}, style: {fill: strategyColour(crossover.to)}},
         ]};
       },
     }],

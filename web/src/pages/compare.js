@@ -1,17 +1,21 @@
-// Compare page: one or more devices (each at a chosen run, default its newest). First
+// Compare page: one or more devices (each at a chosen run; default the newest run they
+// all share, else each one's newest: the API's rule). First
 // the answer: per workload (and sweep point) per device the verdict of the one rule
 // (engine/measure/verdict.h: decided, equivalent, undecided, provisional); the memory /
 // fan-out / load cases by their metrics per device; unsupported cases in one line; with
 // ?cases=A,B the fleet A/B of two cases. Then strategy × workload heatmaps normalised to
-// each device's fastest strategy, and a table with the winning device per cell (the same
+// each device's fastest strategy on one shared colour scale, and a table with the winning device per cell (the same
 // rule over the devices' processes), the ratio A/B with its CI, the verdict's kind where
 // no device is decided faster, and a geometric-mean row per workload (never over
-// unrelated workloads). The numbers come from /api/v1/compare.
+// unrelated workloads); contended cases carry the ⚠ marker. The numbers come from
+// /api/v1/compare.
 import {getJson} from '../api.js';
-import {drawNormalizedHeatmap} from '../charts/heatmap.js';
+import {drawNormalizedHeatmap, sharedMaxLog} from '../charts/heatmap.js';
+import {contendedMark} from '../contention.js';
 import {h} from '../dom.js';
 import {formatNs, formatRatio, shortId} from '../format.js';
 import {agentIdsOf, listParam, runMatches, updateQuery} from '../router.js';
+import {strategySwatch} from '../strategy_colours.js';
 
 // The device picker (shared with the Map page): chosen devices first, in their letter
 // order (A, B, ...), then the others; each with its run (default its newest).
@@ -27,7 +31,7 @@ export function picker(agents, runs, chosen, chosenRuns) {
         const next = chosen.map((id, i) => (i === index ? e.target.value : (chosenRuns[i] || '')));
         updateQuery({runs: next.some((x) => x) ? next.join(',') : null});
       },
-    }, h('option', {value: ''}, 'newest run'), agentRuns.map((r) => h('option',
+    }, h('option', {value: ''}, chosen.length > 1 ? 'newest shared run' : 'newest run'), agentRuns.map((r) => h('option',
       {value: r.run_id, selected: index >= 0 && runMatches(r.run_id, chosenRuns[index])},
       `${shortId(r.run_id)} ${r.plan_name}`)));
     const box = h('input', {type: 'checkbox', checked: index >= 0, onchange: (e) => {
@@ -72,7 +76,7 @@ function compareTable(data) {
   const letter = (i) => String.fromCharCode(65 + i);
   const head = h('tr', {}, h('th', {}, 'strategy'), workloads.map((w) => h('th', {}, w.label)));
   const body = strategies.map((strategy) => h('tr', {},
-    h('th', {class: 'rowhead'}, strategy),
+    h('th', {class: 'rowhead'}, strategySwatch(strategy), ' ', strategy),
     workloads.map((w) => {
       const cell = cellOf.get(`${strategy}\u0000${w.key}`);
       if (!cell) return h('td', {class: 'empty'}, '–');
@@ -84,11 +88,13 @@ function compareTable(data) {
       if (present < 2) verdict = h('div', {class: 'muted'}, `only ${present ? devices[cell.values.findIndex((v) => v)].name : 'none'}`);
       else if (cell.no_difference) verdict = h('div', {class: 'nodiff-label', title: cell.reason}, cell.verdict);
       else verdict = h('div', {class: 'winner'}, `${letter(cell.winner)} wins: `, winner.name);
+      const contended = cell.values.map((v, i) => (v && v.contended ? h('div', {class: 'small'},
+        contendedMark(v), ` ${letter(i)} contended`) : null));
       return h('td', {
         class: cell.no_difference ? 'cell nodiff' : 'cell',
         dataset: {strategy, workload: w.key, winner: winner && !cell.no_difference ? winner.agent_id : 'none'},
         title: cell.values.map((v, i) => `${letter(i)}: ${v ? formatNs(v.median_ns) : '–'}`).join('\n'),
-      }, verdict, ratios);
+      }, verdict, ratios, contended);
     })));
   const geo = h('tr', {class: 'geomean'}, h('th', {class: 'rowhead'}, 'geometric mean'),
     workloads.map((w) => {
@@ -216,15 +222,20 @@ export async function renderCompare(root, params) {
     return;
   }
   const heatmaps = h('div', {class: 'panels'});
-  root.appendChild(h('section', {}, h('h2', {}, 'Time relative to each device\'s fastest strategy'), heatmaps));
+  root.appendChild(h('section', {}, h('h2', {}, 'Time relative to each device\'s fastest strategy'),
+    h('p', {class: 'muted small'}, 'One colour scale for every device: one value, one colour.'), heatmaps));
   const draws = [];
   const cellOf = new Map(data.cells.map((c) => [`${c.strategy}\u0000${c.workload}`, c]));
+  const valueOfs = devices.map((_, index) => (strategy, key) => {
+    const c = cellOf.get(`${strategy}\u0000${key}`);
+    return c ? c.values[index] : null;
+  });
+  const maxLog = sharedMaxLog(strategies, workloads, valueOfs);
   devices.forEach((device, index) => {
     const el = h('div', {class: 'chart', style: `height:${110 + strategies.length * 30}px`,
       dataset: {chart: 'heatmap', agent: device.agent_id}});
     heatmaps.appendChild(h('div', {class: 'panel'}, h('h3', {}, `${String.fromCharCode(65 + index)}: `, device.name), el));
-    draws.push(() => drawNormalizedHeatmap(el, strategies, workloads,
-      (strategy, key) => { const c = cellOf.get(`${strategy}\u0000${key}`); return c ? c.values[index] : null; }));
+    draws.push(() => drawNormalizedHeatmap(el, strategies, workloads, valueOfs[index], {maxLog}));
   });
   if (devices.length > 1) {
     root.appendChild(h('section', {}, h('h2', {}, 'Winner per cell and ratio of medians'),

@@ -6,10 +6,12 @@
 // fixed workloads' verdicts in a table; and a
 // chart of each crossover across the devices.
 import {getJson} from '../api.js';
-import {drawCrossover, drawStrategyMap, mapRatioText, paramsText, strategyColour} from '../charts/strategy_map.js';
+import {drawCrossover, drawStrategyMap, mapRatioText, paramsText} from '../charts/strategy_map.js';
+import {contendedMark} from '../contention.js';
 import {h} from '../dom.js';
 import {formatNumber, shortId} from '../format.js';
 import {agentIdsOf, listParam} from '../router.js';
+import {strategySwatch} from '../strategy_colours.js';
 import {deviceQuery, picker} from './compare.js';
 
 function fixedText(fixed) {
@@ -17,7 +19,8 @@ function fixedText(fixed) {
   return text ? ` (${text})` : '';
 }
 
-// Every strategy of every map, in first-seen order: one colour each on the whole page.
+// Every strategy of every map, in first-seen order (the legend; colours are the
+// strategies' own, strategy_colours.js).
 function strategiesOf(devices) {
   const out = [];
   for (const d of devices) {
@@ -30,7 +33,7 @@ function strategiesOf(devices) {
 
 function legend(strategies) {
   return h('p', {class: 'legend small', id: 'map-legend'}, strategies.map((s) => h('span', {class: 'legend-item'},
-    h('span', {class: 'swatch', style: `background:${strategyColour(strategies, s)}`}), ` ${s}  `)),
+    strategySwatch(s), ` ${s}  `)),
   h('span', {class: 'legend-item'}, h('span', {class: 'swatch tie-swatch'}),
     ' no decided winner (equivalent, undecided or provisional)'));
 }
@@ -40,7 +43,7 @@ function fixedTable(points) {
     h('thead', {}, h('tr', {}, ['workload', 'leader', 'runner-up', 'paired ratio [95%]', 'verdict'].map((t) => h('th', {}, t)))),
     h('tbody', {}, points.map((p) => h('tr', {dataset: {group: p.group}},
       h('td', {}, p.group), h('td', {}, p.winner), h('td', {}, p.runner_up || '–'), h('td', {}, mapRatioText(p)),
-      h('td', {}, p.verdict)))));
+      h('td', {}, p.verdict, p.ranked.map(contendedMark))))));
 }
 
 export async function renderMap(root, params) {
@@ -85,7 +88,7 @@ export async function renderMap(root, params) {
         dataset: {chart: 'strategy-map', agent: device.agent_id, group: g.group}});
       panels.appendChild(h('div', {class: 'panel'}, h('h3', {}, g.group, h('span', {class: 'muted small'},
         `  swept: ${g.points[0].swept.join(', ')}`)), el));
-      draws.push(() => drawStrategyMap(el, g.points, strategies));
+      draws.push(() => drawStrategyMap(el, g.points));
     }
     if (fixed.length > 0) section.appendChild(h('div', {class: 'table-scroll'}, fixedTable(fixed)));
   }

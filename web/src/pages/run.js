@@ -5,11 +5,12 @@ import {ApiError, getJson} from '../api.js';
 import {drawBarsWithWhiskers} from '../charts/bars.js';
 import {drawDistribution} from '../charts/distribution.js';
 import {drawLoad, drawMemory} from '../charts/lines.js';
-import {palette} from '../charts/setup.js';
+import {contendedMark} from '../contention.js';
 import {h} from '../dom.js';
 import {cliText, formatBytes, formatNs, formatNumber, formatTime, resultsText, shortId} from '../format.js';
 import {groupBy, groupKey, groupLabel, hasTiming} from '../groups.js';
 import {link, updateQuery} from '../router.js';
+import {strategyColour} from '../strategy_colours.js';
 
 function chartBox(attrs, height) {
   return h('div', {class: 'chart', style: `height:${height}px`, ...attrs});
@@ -28,7 +29,7 @@ function metricTable(results) {
       'distribution') : '–');
   const columns = [
     ['device', (r) => h('span', {class: 'device-name', title: r.agent_name}, r.agent_name)],
-    ['strategy', (r) => r.strategy],
+    ['strategy', (r) => [r.strategy, contendedMark(r)]],
     ['threads', (r) => cliText(r.threads_text), 'num'],
     ['status', (r) => r.status + (r.message ? `: ${r.message}` : '')],
     ['median', measured((r) => formatNs(r.stats.median_ns)), 'num'],
@@ -65,14 +66,15 @@ function timingSection(key, results, agents, params) {
   const section = h('section', {class: 'group', dataset: {group: key}},
     h('h2', {}, groupLabel(first)), panels);
   const draws = [];
-  agents.forEach((agent, index) => {
+  agents.forEach((agent) => {
     const rows = results.filter((r) => r.agent_id === agent.agent_id && hasTiming(r))
       .sort((a, b) => a.stats.median_ns - b.stats.median_ns)
-      .map((r) => ({label: r.strategy, value: r.stats.median_ns, low: r.stats.ci_low_ns, high: r.stats.ci_high_ns}));
+      .map((r) => ({label: r.strategy, value: r.stats.median_ns, low: r.stats.ci_low_ns, high: r.stats.ci_high_ns,
+        color: strategyColour(r.strategy)}));
     if (rows.length === 0) return;
     const el = chartBox({dataset: {chart: 'bars', group: key, agent: agent.agent_id}}, 60 + rows.length * 26);
     panels.appendChild(h('div', {class: 'panel'}, h('h3', {}, agent.name), el));
-    draws.push(() => drawBarsWithWhiskers(el, rows, {logScale, color: palette[index % palette.length]}));
+    draws.push(() => drawBarsWithWhiskers(el, rows, {logScale}));
   });
   section.appendChild(metricTable(results));
   return {section, draws};
