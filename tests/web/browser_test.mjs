@@ -244,6 +244,10 @@ test('run page draws one bar per strategy, sorted by median, per device', async 
   assert.deepEqual(conditions['battery'], ['80 % charging', '79 % charging']);
   assert.deepEqual(conditions['load average (1 min)'], ['0.50', '0.75']);
   assert.deepEqual(conditions['other processes\' CPU'], ['–', '–']);
+  // Issue 32, item 11: a gate without a reading is shown as not checked, not as passed.
+  assert.deepEqual(conditions['failed gates'], ['–', '–']);
+  assert.deepEqual(conditions['gates not checked'],
+    ['temperature: no thermal zone or battery gave a plausible reading, max 45 °C not checked', '–']);
   assert.deepEqual(errors, []);
   await shot(page, 'run-samples');
   await page.close();

@@ -207,6 +207,10 @@ TEST_F(WebApiTest, RunResultsHaveNoSamplesButTheResultDoes) {
   auto [s2, full] = Get("/api/v1/results/" + id);
   ASSERT_EQ(s2, 200);
   EXPECT_EQ(full["result"]["samples_ns"].size(), 40u);
+  // The start conditions name the gate that passed unchecked (issue 32, item 11).
+  EXPECT_EQ(full["result"]["env_before"]["gates_not_checked"],
+            json::array({"temperature: no thermal zone or battery gave a plausible reading, max 45 °C not checked"}));
+  EXPECT_TRUE(full["result"]["env_after"]["gates_not_checked"].empty());
   EXPECT_EQ(full["result"]["counters"]["repetitions"], 40);
 }
 
