@@ -8,6 +8,7 @@
 #include "agent/credential_store.h"
 #include "agent/file_util.h"
 #include "agent/log.h"
+#include "agent/uuid.h"
 #include "engine/common/status_macros.h"
 
 namespace fleetmark::agent {
@@ -17,6 +18,9 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentOptions options, Agent
                                                      AgentEnvironment environment) {
   FLEETMARK_RETURN_IF_ERROR(ValidateAgentOptions(options));
   if (executor == nullptr) return absl::InvalidArgumentError("executor: null");
+  if (identity.instance_id.empty()) {
+    FLEETMARK_ASSIGN_OR_RETURN(identity.instance_id, NewUuidV4());
+  }
   if (environment.transport == nullptr) {
     FLEETMARK_ASSIGN_OR_RETURN(environment.transport, MakeGrpcTransport(options));
   }
@@ -101,7 +105,13 @@ absl::Status Agent::Run() {
     // error, but one the coordinator's side may fix (a renewed certificate, a CA
     // bundle), so the agent keeps retrying at backoff pace, saying so on every attempt.
     const std::string tls_problem = outcome.never_connected ? transport_->DiagnoseConnectFailure() : "";
-    if (!tls_problem.empty()) {
+    if (outcome.identity_in_use) {
+      // Another process holds this agent's identity (a copy of the credential file?):
+      // waiting at backoff pace, never in a loop of taking it from each other.
+      Log(LogLevel::kWarning, absl::StrCat("refused by the coordinator: ", outcome.status.message(),
+                                           "; retrying in ", absl::FormatDuration(delay), " (attempt ",
+                                           backoff.attempt(), ")"));
+    } else if (!tls_problem.empty()) {
       Log(LogLevel::kError, absl::StrCat("configuration error: TLS: ", tls_problem, "; reconnecting in ",
                                          absl::FormatDuration(delay), " (attempt ", backoff.attempt(), ")"));
     } else {

@@ -31,6 +31,12 @@
 // each attempt); the credential from the Welcome is stored in the state directory
 // (agent/credential_store.h) and presented afterwards. A refused credential is dropped
 // and the token tried once more; a non-retryable refusal ends Run() with an error.
+// Each Agent draws an instance id (AgentIdentity::instance_id) that its hellos carry:
+// one identity has one live session fleet-wide, so a hello from another process with
+// this agent's credential (a copied credential file) is refused while this one's
+// session lives (Refusal.identity_in_use, retryable). Such a refusal stops the running
+// job without reporting it, is logged as a warning with the coordinator's reason, and
+// is retried at backoff pace.
 //
 //   FLEETMARK_ASSIGN_OR_RETURN(auto agent, Agent::Create(options, identity, executor));
 //   // tests: Agent::Create(options, identity, executor, {.clock = &fake, .transport = ...})

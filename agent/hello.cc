@@ -60,6 +60,7 @@ absl::StatusOr<fleetmark::v1::AgentMessage> MakeHello(const AgentOptions& option
   // received: the coordinator keeps it ours (ResumeJob) so the resent JobFinished
   // can close it, or answers with a cancellation if it has ended meanwhile.
   hello->set_running_job_id(open_job_id);
+  hello->set_instance_id(identity.instance_id);
   hello->add_capabilities(fleetmark::v1::CAPABILITY_RESULT_ACKS);  // Session reads ResultAcks
 
   absl::StatusOr<std::optional<StoredCredential>> stored = LoadCredential(options.spool_dir);

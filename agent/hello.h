@@ -26,6 +26,10 @@ struct AgentIdentity {
   std::vector<std::string> strategies;
   std::vector<std::string> workloads;
   std::vector<std::string> scenarios;
+  // This agent process's id in every hello (Hello.instance_id): a UUID that
+  // Agent::Create draws when empty, so a copy of the credential file used by another
+  // process is told apart from this process reconnecting.
+  std::string instance_id;
 };
 
 // The identity of this build: engine version and the registry's names

@@ -123,7 +123,10 @@ SessionOutcome Session::Serve(SessionStream& stream, const AgentMessage& hello) 
         // Refused after a Welcome means the coordinator found a message of ours
         // malformed: log it and reconnect (with backoff) rather than leave the fleet.
         outcome.refused = !message.refusal().retryable() && !outcome.welcomed;
-        if (outcome.welcomed) {
+        if (message.refusal().identity_in_use()) {
+          outcome.identity_in_use = true;
+          OnIdentityInUse(refusal);
+        } else if (outcome.welcomed) {
           Log(LogLevel::kError, absl::StrCat("coordinator closed the session: ", refusal));
         }
         stream.Cancel();
@@ -220,6 +223,9 @@ void Session::OnAssignment(SessionWriter* writer, const fleetmark::v1::JobAssign
       writer->Enqueue(std::move(finished));
       return;
     }
+    // This session holds the identity now: the end of any job it is given is reported,
+    // a job stopped earlier because another session held the identity included.
+    displaced_job_.clear();
     // The coordinator assigns a job only to an agent with no live job: the reported
     // job has ended or was re-queued, and its report is stale.
     if (pending_finish_.has_value()) {
@@ -308,6 +314,18 @@ void Session::OnCancellation(const fleetmark::v1::JobCancellation& cancellation)
   Log(LogLevel::kInfo,
       absl::StrCat("cancellation of job ", job_id, " (", cancellation.reason(), ")",
                    was_running ? "" : (was_unconfirmed ? ": already finished here" : ": not running here")));
+}
+
+void Session::OnIdentityInUse(const std::string& reason) {
+  const std::string running = runner_->running_job_id();
+  if (running.empty()) return;
+  {
+    absl::MutexLock lock(&mu_);
+    displaced_job_ = running;
+  }
+  Log(LogLevel::kWarning, absl::StrCat("stopping job ", running, ": ", reason));
+  // Waited for, so no later hello names it as running (the live session owns it).
+  runner_->CancelAndWait();
 }
 
 void Session::OnAck(const fleetmark::v1::ResultAck& ack) {
@@ -422,6 +440,13 @@ void Session::OnJobFinished(const fleetmark::v1::JobFinished& finished) {
   AgentMessage message;
   *message.mutable_job_finished() = finished;
   absl::MutexLock lock(&mu_);
+  if (finished.cancelled() && finished.job_id() == displaced_job_) {
+    // Another session holds this agent's identity and owns its jobs: a report from here
+    // could end the job it runs.
+    Log(LogLevel::kInfo, absl::StrCat("job ", finished.job_id(),
+                                      " stopped: another session holds this agent's identity; not reported"));
+    return;
+  }
   // Durable before it is sent, like a result (results of this job were spooled first).
   if (absl::Status spooled = spool_->AppendFinished(finished); !spooled.ok()) {
     Log(LogLevel::kError, absl::StrCat("spool append failed (", spooled.message(), "); the report of job ",

@@ -58,6 +58,9 @@ struct SessionOutcome {
   bool welcomed = false;
   bool refused = false;          // non-retryable Refusal (or a refusing status) before a Welcome
   bool never_connected = false;  // not welcomed, no refusal, the transport was unavailable
+  // Refused (retryable) because another session holds this agent's identity
+  // (Refusal.identity_in_use); the running job was stopped, unreported.
+  bool identity_in_use = false;
   absl::Status status;           // why the session ended (Cancelled when Stop came first)
 };
 
@@ -98,6 +101,8 @@ class Session {
   // claimed the job again), so they are not measured twice. Returns how many it added.
   int AddSpooledCases(fleetmark::v1::JobAssignment& job);
   void OnCancellation(const fleetmark::v1::JobCancellation& cancellation);
+  // Refusal.identity_in_use: stops the running job without reporting it, and waits for it.
+  void OnIdentityInUse(const std::string& reason);
   void OnAck(const fleetmark::v1::ResultAck& ack);
   void OnFinishedAck(const fleetmark::v1::JobFinishedAck& ack);
   // Forgets the unconfirmed report of `job_id` (memory and spool), if any; returns
@@ -126,6 +131,9 @@ class Session {
   // Newest finished job whose report is not confirmed yet (also spooled, unless the
   // spool failed); resent after each reconnect.
   std::optional<fleetmark::v1::JobFinished> pending_finish_ ABSL_GUARDED_BY(mu_);
+  // A job stopped because another session holds this agent's identity (it owns the
+  // agent's jobs now): its end is not reported.
+  std::string displaced_job_ ABSL_GUARDED_BY(mu_);
   // Results the spool could not hold (a full disk, an I/O error), in the order they
   // came: sent like spooled ones, replayed after each Welcome, dropped on their acks.
   // While any is here no job starts (it is reported deferred) unless they can be

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/service/hello_check.h"
 #include "coordinator/service/secrets.h"
@@ -50,8 +51,8 @@ AgentServiceImpl::AgentServiceImpl(store::Store& store, Executor& executor, Agen
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* AgentServiceImpl::Connect(
     grpc::CallbackServerContext* context) {
-  auto session = std::make_shared<AgentSession>(
-      absl::StrCat(RandomToken().substr(0, 16), "-", next_session_.fetch_add(1)), context->peer());
+  auto session = std::make_shared<AgentSession>(sessions_.NewId(), context->peer());
+  sessions_.Opened(session);
   AgentSession::Handlers handlers;
   handlers.on_message = [this](SessionPtr s, v1::AgentMessage m) {
     // A result of a welcomed agent only queues for the ingestor and reads on: handled
@@ -66,6 +67,7 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* AgentServiceImpl::C
   if (options_.metrics != nullptr) options_.metrics->agent_streams_open.Add(1);
   handlers.on_done = [this](SessionPtr s) {
     if (options_.metrics != nullptr) options_.metrics->agent_streams_open.Add(-1);
+    sessions_.Done(s->session_id());
     // The slot frees at once (on the gRPC thread), so a waiting agent's retry gets it.
     s->UpdateState([this](AgentSession::AgentState& state) {
       state.stream_done = true;
@@ -216,9 +218,18 @@ void AgentServiceImpl::HandleHello(const SessionPtr& session, const v1::Hello& h
   absl::StatusOr<Resumption> resumption =
       agent_id.ok() ? ResumeJobs(*agent_id, hello) : absl::StatusOr<Resumption>(agent_id.status());
   if (!resumption.ok()) {
-    // Only a database outage (Unavailable) is worth retrying unchanged.
-    Refuse(session, static_cast<grpc::StatusCode>(resumption.status().code()),
-           std::string(resumption.status().message()), absl::IsUnavailable(resumption.status()));
+    // Only a database outage (Unavailable) is worth retrying unchanged, and a live
+    // session of this identity elsewhere (it may end): the agent backs off meanwhile.
+    const std::string reason(resumption.status().message());
+    const bool in_use = absl::IsFailedPrecondition(resumption.status()) &&
+                        absl::StartsWith(reason, store::kIdentityInUsePrefix);
+    if (in_use) {
+      ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
+                       absl::StrCat("hello of agent ", hello.agent_name(), " from ", session->peer(), " refused: ",
+                                    reason));
+    }
+    session->Refuse(static_cast<grpc::StatusCode>(resumption.status().code()), reason,
+                    absl::IsUnavailable(resumption.status()) || in_use, in_use);
     return;
   }
   Welcome(session, hello, *agent_id, identity->credential, *resumption);
@@ -285,8 +296,11 @@ absl::StatusOr<std::string> AgentServiceImpl::Register(const AgentSession& sessi
   reg.workloads.assign(hello.workloads().begin(), hello.workloads().end());
   reg.scenarios.assign(hello.scenarios().begin(), hello.scenarios().end());
   reg.session_id = session.session_id();
+  reg.instance_id = hello.instance_id();
+  reg.session_ended_here = [this](const std::string& id) { return sessions_.EndedHere(id); };
   absl::StatusOr<std::string> agent_id = store_.RegisterAgent(reg);
   if (absl::IsAlreadyExists(agent_id.status())) return agent_id.status();
+  if (absl::IsFailedPrecondition(agent_id.status())) return agent_id.status();  // identity in use
   if (absl::IsNotFound(agent_id.status())) {  // removed between the credential check and now
     return absl::PermissionDeniedError(store::kAgentRemovedReason);
   }
@@ -323,6 +337,7 @@ void AgentServiceImpl::Welcome(const SessionPtr& session, const v1::Hello& hello
   session->UpdateState([&](AgentSession::AgentState& s) {
     s.agent_id = agent_id;
     s.name = hello.agent_name();
+    s.instance_id = hello.instance_id();
     s.running_job = resumption.running_job.empty() ? resumption.ended_job : resumption.running_job;
     s.cancel_sent = resumption.ended_job;
     s.last_heard = clock_.SteadyNow();
@@ -330,7 +345,19 @@ void AgentServiceImpl::Welcome(const SessionPtr& session, const v1::Hello& hello
                                v1::CAPABILITY_RESULT_ACKS) != hello.capabilities().end();
   });
   if (SessionPtr previous = registry_.Add(agent_id, session); previous != nullptr && previous != session) {
-    previous->Close(grpc::Status(grpc::StatusCode::ABORTED, "replaced by a newer connection of this agent"));
+    const std::string previous_instance = previous->state().instance_id;
+    if (!previous_instance.empty() && previous_instance == hello.instance_id()) {
+      // The same process reconnected: its old stream is stale.
+      previous->Close(grpc::Status(grpc::StatusCode::ABORTED, "replaced by a newer connection of this agent"));
+    } else {
+      // Another process took the session over (the old one had fallen silent, or its
+      // stream was ending): the old one is told, and stops its job.
+      previous->Refuse(grpc::StatusCode::ABORTED,
+                       absl::StrCat(store::kIdentityInUsePrefix, "another process with the credential of agent \"",
+                                    hello.agent_name(), "\" took its session over after this one fell silent; ",
+                                    "this process stops its job and retries"),
+                       true, true);
+    }
   }
   v1::CoordinatorMessage welcome;
   welcome.mutable_welcome()->set_agent_id(agent_id);

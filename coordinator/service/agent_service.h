@@ -2,8 +2,11 @@
 // AgentStream reactor; its messages are handled on the coordinator's executor, one at
 // a time per stream:
 //   hello         in steps: CheckHello (hello_check.h: version, text, name, labels,
-//                 running_job_id), Authenticate (credential or enrollment token),
-//                 Register (the store), ResumeJobs (a job still running across a
+//                 running_job_id, instance_id), Authenticate (credential or enrollment
+//                 token), Register (the store: one live session per identity
+//                 fleet-wide; a second process presenting the credential of an agent
+//                 whose session is live gets a retryable Refusal with
+//                 identity_in_use), ResumeJobs (a job still running across a
 //                 reconnect is kept, others are released), Welcome (with a new
 //                 credential after token enrollment) and dispatch;
 //   heartbeat     liveness (flushed to the database in batches by the sweeper);
@@ -29,6 +32,7 @@
 #include "coordinator/service/executor.h"
 #include "coordinator/service/hello_check.h"
 #include "coordinator/service/job_updates.h"
+#include "coordinator/service/local_sessions.h"
 #include "coordinator/service/result_ingestor.h"
 #include "coordinator/service/stream_budget.h"
 #include "coordinator/store/store.h"
@@ -106,7 +110,9 @@ class AgentServiceImpl final : public v1::AgentService::WithRawCallbackMethod_Co
   JobEndQueue& job_ends_;
   const AgentServiceOptions options_;
   const Clock& clock_;
-  std::atomic<uint64_t> next_session_{1};
+  // The streams this process opened: whether a session recorded in the database
+  // provably ended here (RegisterAgent's session_ended_here).
+  LocalSessions sessions_;
 };
 
 }  // namespace fleetmark::service

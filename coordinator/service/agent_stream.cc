@@ -62,10 +62,11 @@ void AgentSession::Close(const grpc::Status& status) {
   Pump();
 }
 
-void AgentSession::Refuse(grpc::StatusCode code, const std::string& reason, bool retryable) {
+void AgentSession::Refuse(grpc::StatusCode code, const std::string& reason, bool retryable, bool identity_in_use) {
   v1::CoordinatorMessage message;
   message.mutable_refusal()->set_reason(CutLongEchoes(reason));
   message.mutable_refusal()->set_retryable(retryable);
+  message.mutable_refusal()->set_identity_in_use(identity_in_use);
   Send(std::move(message));
   Close(grpc::Status(code, reason));
 }

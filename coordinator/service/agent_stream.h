@@ -60,9 +60,9 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   // Ends the stream with `status` after the queued messages are written. Idempotent:
   // the first status wins.
   void Close(const grpc::Status& status);
-  // Sends a Refusal (`reason`, `retryable`), then ends the stream with `code` and the
-  // same reason.
-  void Refuse(grpc::StatusCode code, const std::string& reason, bool retryable);
+  // Sends a Refusal (`reason`, `retryable`, `identity_in_use`), then ends the stream
+  // with `code` and the same reason.
+  void Refuse(grpc::StatusCode code, const std::string& reason, bool retryable, bool identity_in_use = false);
   // Starts reading the next inbound message.
   void ReadNext();
   bool closing() const;
@@ -74,6 +74,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   struct AgentState {
     std::string agent_id;  // "" until welcomed
     std::string name;
+    std::string instance_id;  // the agent process's (Hello.instance_id)
     // Job assigned to / running on the agent, "" = idle. Cleared only when the agent
     // reports the job finished (also after a cancellation), so a device never gets a
     // second job while it may still run one.

@@ -585,7 +585,7 @@ class CoordinatorImpl : public Coordinator {
     absl::StatusOr<std::vector<std::string>> ended = EndRevokedAgentStreams(*store_, registry_);
     if (ended.ok() && !ended->empty()) {
       ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
-                       absl::StrCat("disconnected agents removed or whose enrollment token is revoked: ",
+                       absl::StrCat("disconnected agents removed, whose enrollment token is revoked or whose session another stream holds: ",
                                     absl::StrJoin(*ended, ", ")));
     }
   }
@@ -621,7 +621,7 @@ class CoordinatorImpl : public Coordinator {
                                     absl::StrCat("no heartbeat for ", absl::FormatDuration(now - s.last_heard))));
         continue;
       }
-      batch.push_back({s.agent_id, wall_now - (now - s.last_heard), s.rss_bytes, s.cpu_seconds});
+      batch.push_back({s.agent_id, wall_now - (now - s.last_heard), s.rss_bytes, s.cpu_seconds, session->session_id()});
     }
     std::vector<std::string> unrecorded(unrecorded_agents_.begin(), unrecorded_agents_.end());
     absl::Status status = store_->RecordLiveness(batch, options_.job_lease, unrecorded);

@@ -42,6 +42,11 @@ absl::Status CheckHello(const v1::Hello& hello) {
         absl::StrCat("hello refused: hello.running_job_id: empty or a UUID (8-4-4-4-12 hex digits), got \"",
                      EscapeForTerminal(hello.running_job_id(), 64), "\""));
   }
+  if (!hello.instance_id().empty() && !IsUuid(hello.instance_id())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hello refused: hello.instance_id: empty or a UUID (8-4-4-4-12 hex digits), got \"",
+                     EscapeForTerminal(hello.instance_id(), 64), "\""));
+  }
   return absl::OkStatus();
 }
 

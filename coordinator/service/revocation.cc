@@ -15,16 +15,24 @@ absl::StatusOr<std::vector<std::string>> EndRevokedAgentStreams(store::Store& st
   }
   std::vector<std::string> ended;
   if (by_agent.empty()) return ended;
-  std::vector<std::string> ids;
+  std::vector<std::string> ids, sessions;
   ids.reserve(by_agent.size());
-  for (const auto& [agent_id, session] : by_agent) ids.push_back(agent_id);
-  absl::StatusOr<std::vector<store::Store::Disconnect>> found = store.AgentsToDisconnect(ids);
+  sessions.reserve(by_agent.size());
+  for (const auto& [agent_id, session] : by_agent) {
+    ids.push_back(agent_id);
+    sessions.push_back(session->session_id());
+  }
+  absl::StatusOr<std::vector<store::Store::Disconnect>> found = store.AgentsToDisconnect(ids, sessions);
   if (!found.ok()) return found.status();
   for (const store::Store::Disconnect& agent : *found) {
     const std::shared_ptr<AgentSession>& session = by_agent[agent.agent_id];
     if (session->closing()) continue;
     ended.push_back(session->state().name);
-    session->Refuse(grpc::StatusCode::PERMISSION_DENIED, agent.reason, false);
+    if (agent.identity_in_use) {
+      session->Refuse(grpc::StatusCode::ABORTED, agent.reason, true, true);
+    } else {
+      session->Refuse(grpc::StatusCode::PERMISSION_DENIED, agent.reason, false);
+    }
   }
   return ended;
 }

@@ -1,6 +1,9 @@
-// Token revocation and agent removal for connected agents: ends the streams of this
-// coordinator's agents whose enrollment token is revoked or that were removed
-// (`fleetmark agents remove`), so they get no new job. Called by RevokeToken and
+// Token revocation, agent removal and session takeover for connected agents: ends the
+// streams of this coordinator's agents whose enrollment token is revoked or that were
+// removed (`fleetmark agents remove`), so they get no new job, and those whose identity
+// another session took over (store::Store::RegisterAgent: one live session per agent
+// fleet-wide), which get a retryable Refusal with identity_in_use (ABORTED): the agent
+// stops its job and retries with backoff. Called by RevokeToken and
 // RemoveAgent (on the coordinator that served them), on the "disconnect" notification
 // their transactions send (the other coordinators sharing the database:
 // notification_handler.h), and by the sweeper at every liveness flush (the safety net:

@@ -40,7 +40,8 @@ class PgStore final : public Store {
   absl::Status RevokeEnrollmentToken(const std::string& token_id) override;
   absl::StatusOr<std::string> FindEnrollmentToken(const std::string& sha256_hex) override;
   absl::StatusOr<std::vector<v1::TokenInfo>> ListEnrollmentTokens() override;
-  absl::StatusOr<std::vector<Disconnect>> AgentsToDisconnect(const std::vector<std::string>& agent_ids) override;
+  absl::StatusOr<std::vector<Disconnect>> AgentsToDisconnect(const std::vector<std::string>& agent_ids,
+                                                             const std::vector<std::string>& session_ids = {}) override;
   absl::StatusOr<AgentIdentity> FindAgentByName(const std::string& name) override;
   absl::StatusOr<std::string> RegisterAgent(const AgentRegistration& registration) override;
   absl::StatusOr<RemovedAgent> RemoveAgent(const std::string& name) override;

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -71,6 +72,9 @@ inline constexpr char kJobCancelled[] = "cancelled";
 // Prefix of the message of a job failed because its agent was lost (vs a benchmark failure).
 inline constexpr char kInfrastructurePrefix[] = "infrastructure: ";
 
+// How RegisterAgent's refusal of a second live session of one identity begins.
+inline constexpr char kIdentityInUsePrefix[] = "identity in use: ";
+
 // Why the stream of an agent removed by `fleetmark agents remove` is ended.
 inline constexpr char kAgentRemovedReason[] =
     "agent removed by an operator (fleetmark agents remove); its credential is no longer valid";
@@ -89,6 +93,13 @@ struct AgentRegistration {
   std::vector<std::string> strategies, workloads, scenarios;
   // Id of the stream registering the agent; SetAgentOffline only acts for that stream.
   std::string session_id;
+  // Hello.instance_id of the registering process ("" from agents before it: never the
+  // process holding a session).
+  std::string instance_id;
+  // Whether the recorded session `session_id` is one this coordinator process opened and
+  // has seen end (certain knowledge, unlike a silence); null = knows of none. Called
+  // inside RegisterAgent's transaction: must return at once and not call the store.
+  std::function<bool(const std::string& session_id)> session_ended_here;
 };
 
 // An agent's stored identity, for authenticating a hello with a credential.
@@ -136,6 +147,9 @@ struct AgentLiveness {
   absl::Time last_seen;
   uint64_t rss_bytes = 0;
   double cpu_seconds = 0;
+  // The stream it was heard on: recorded only while that stream holds the agent's
+  // session (a displaced stream renews nothing).
+  std::string session_id;
 };
 
 struct NewRun {
@@ -291,11 +305,17 @@ class Store {
   // (`agents remove`, reason kAgentRemovedReason) or enrolled with a revoked token
   // (reason "enrollment token <id> revoked"), ordered by agent id. One statement.
   // InvalidArgument naming `agent_ids[]` if an id is not a UUID.
+  // With `session_ids` (parallel to `agent_ids`: the stream this coordinator serves each
+  // agent on), also the agents whose identity another session holds now (a takeover:
+  // RegisterAgent), with identity_in_use and a reason naming where it is held.
+  // InvalidArgument naming `session_ids` when the sizes differ.
   struct Disconnect {
     std::string agent_id;
     std::string reason;
+    bool identity_in_use = false;  // displaced by another session (else removed or revoked)
   };
-  virtual absl::StatusOr<std::vector<Disconnect>> AgentsToDisconnect(const std::vector<std::string>& agent_ids) = 0;
+  virtual absl::StatusOr<std::vector<Disconnect>> AgentsToDisconnect(const std::vector<std::string>& agent_ids,
+                                                                     const std::vector<std::string>& session_ids = {}) = 0;
 
   // --- agents ---
   // The agent (not removed) named `name`; NotFound if none.
@@ -304,8 +324,16 @@ class Store {
   // new agent id, or AlreadyExists (naming `fleetmark agents remove NAME`) if an agent
   // (not removed) has the name — atomic across coordinators (a unique index); else the
   // reconnect of that agent (authenticated by its credential by the caller), NotFound
-  // if it was removed meanwhile. Marks it online (owned by this coordinator), records a
-  // host snapshot when the host changed; returns its agent id.
+  // if it was removed meanwhile. Marks it online (owned by this coordinator and this
+  // session), records a host snapshot when the host changed; returns its agent id.
+  // One identity has one live session fleet-wide: a reconnect takes the agent's session
+  // only if the recorded one is not live (offline, or silent for
+  // StoreOptions::online_window), is this same session, comes from the same process
+  // (registration.instance_id, non-empty: its old stream is stale) or ended here
+  // (registration.session_ended_here). Otherwise FailedPrecondition starting with
+  // kIdentityInUsePrefix, naming the coordinator holding it and how long ago it was heard
+  // (nothing written). Taking a session another process held notifies its coordinator
+  // (disconnect) on commit.
   virtual absl::StatusOr<std::string> RegisterAgent(const AgentRegistration& registration) = 0;
   // `fleetmark agents remove NAME`: marks the agent (not removed) named `name` removed.
   // Its results, jobs and host snapshots stay; its credential stops working

@@ -43,15 +43,16 @@ absl::StatusOr<std::string> PgStore::RegisterAgent(const AgentRegistration& reg)
           pqxx::result r = txn.exec_params(
               "INSERT INTO agents (agent_id, name, credential_sha256, token_id, host, arch, cpu_model,"
               " logical_cpus, physical_cores, labels, engine_version, strategies, workloads, scenarios,"
-              " state, coordinator_id, session_id, last_seen, emulated) "
+              " state, coordinator_id, session_id, last_seen, emulated, session_instance) "
               "VALUES (gen_random_uuid(), $1, $2, NULLIF($3, ''), $4, $5, $6, $7, $8, $9::jsonb, $10,"
-              " $11::text[], $12::text[], $13::text[], 'online', $14, $15, now(), $16) "
+              " $11::text[], $12::text[], $13::text[], 'online', $14, $15, now(), $16, $17) "
               "ON CONFLICT (name) WHERE removed_at IS NULL DO NOTHING RETURNING agent_id::text",
               reg.name, reg.credential_sha256, reg.token_id, pqxx::binarystring(host_bytes), reg.host.arch(),
               reg.host.cpu_model(), static_cast<int64_t>(reg.host.logical_cpus()),
               static_cast<int64_t>(reg.host.physical_cores()), internal::LabelsJson(reg.labels), reg.engine_version,
               internal::TextArray(reg.strategies), internal::TextArray(reg.workloads),
-              internal::TextArray(reg.scenarios), options_.coordinator_id, reg.session_id, reg.host.emulated());
+              internal::TextArray(reg.scenarios), options_.coordinator_id, reg.session_id, reg.host.emulated(),
+              reg.instance_id);
           if (r.empty()) {
             pqxx::result held =
                 txn.exec_params("SELECT agent_id::text FROM agents WHERE name = $1 AND removed_at IS NULL", reg.name);
@@ -64,23 +65,46 @@ absl::StatusOr<std::string> PgStore::RegisterAgent(const AgentRegistration& reg)
           }
           agent_id = r[0][0].as<std::string>();
         } else {
+          // The row lock orders concurrent hellos of one agent: the second sees the first's session.
           pqxx::result old = txn.exec_params(
-              "SELECT host FROM agents WHERE agent_id = $1::uuid AND removed_at IS NULL FOR NO KEY UPDATE", reg.agent_id);
+              "SELECT host, session_id, session_instance, coordinator_id,"
+              " state = 'online' AND session_id <> '' AND last_seen > now() - $2::interval,"
+              " coalesce(extract(epoch FROM now() - last_seen), 0)::float8, state = 'online' "
+              "FROM agents WHERE agent_id = $1::uuid AND removed_at IS NULL FOR NO KEY UPDATE",
+              reg.agent_id, internal::IntervalParam(options_.online_window));
           if (old.empty()) {
             return absl::NotFoundError(absl::StrCat("agent ", reg.agent_id, " (\"", reg.name, "\") was removed"));
+          }
+          const std::string held = old[0][1].as<std::string>();
+          const std::string held_instance = old[0][2].as<std::string>();
+          const bool same_process = !reg.instance_id.empty() && held_instance == reg.instance_id;
+          const bool ended_here = reg.session_ended_here && !held.empty() && reg.session_ended_here(held);
+          if (old[0][4].as<bool>() && held != reg.session_id && !same_process && !ended_here) {
+            return absl::FailedPreconditionError(absl::StrFormat(
+                "%sagent \"%s\" has a live session on coordinator %s (heard %.0f s ago) from another process; "
+                "one identity has one session at a time (is a copy of this agent's credential file in use?); "
+                "this process is refused until that session ends or is silent for %s (at least %.0f s more)",
+                kIdentityInUsePrefix, reg.name, old[0][3].as<std::string>(), old[0][5].as<double>(),
+                absl::FormatDuration(options_.online_window),
+                std::max(0.0, absl::ToDoubleSeconds(options_.online_window) - old[0][5].as<double>())));
+          }
+          // Another process's session, possibly still open on its coordinator (silent,
+          // not ended): that coordinator ends it on commit (AgentsToDisconnect).
+          if (old[0][6].as<bool>() && !held.empty() && held != reg.session_id && !same_process && !ended_here) {
+            internal::Notify(txn, {.kind = NotificationKind::kDisconnect, .agent_ids = {reg.agent_id}});
           }
           host_changed = pqxx::binarystring(old[0][0]).str() != host_bytes;
           txn.exec_params(
               "UPDATE agents SET host = $2, arch = $3, cpu_model = $4, logical_cpus = $5, physical_cores = $6,"
               " labels = $7::jsonb, engine_version = $8, strategies = $9::text[], workloads = $10::text[],"
               " scenarios = $11::text[], state = 'online', coordinator_id = $12, session_id = $13, last_seen = now(),"
-              " emulated = $14, profile_version = profile_version + 1 "
+              " emulated = $14, profile_version = profile_version + 1, session_instance = $15 "
               "WHERE agent_id = $1::uuid",
               reg.agent_id, pqxx::binarystring(host_bytes), reg.host.arch(), reg.host.cpu_model(),
               static_cast<int64_t>(reg.host.logical_cpus()), static_cast<int64_t>(reg.host.physical_cores()),
               internal::LabelsJson(reg.labels), reg.engine_version, internal::TextArray(reg.strategies),
               internal::TextArray(reg.workloads), internal::TextArray(reg.scenarios), options_.coordinator_id,
-              reg.session_id, reg.host.emulated());
+              reg.session_id, reg.host.emulated(), reg.instance_id);
           agent_id = reg.agent_id;
         }
         if (host_changed) {
@@ -147,7 +171,7 @@ absl::Status PgStore::RecordLiveness(const std::vector<AgentLiveness>& batch, ab
   for (const AgentLiveness& a : batch) sorted.push_back(&a);
   std::sort(sorted.begin(), sorted.end(),
             [](const AgentLiveness* x, const AgentLiveness* y) { return x->agent_id < y->agent_id; });
-  std::vector<std::string> ids, seen, rss, cpu;
+  std::vector<std::string> ids, seen, rss, cpu, sessions;
   for (const AgentLiveness* p : sorted) {
     const AgentLiveness& a = *p;
     FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", a.agent_id));
@@ -155,6 +179,7 @@ absl::Status PgStore::RecordLiveness(const std::vector<AgentLiveness>& batch, ab
     seen.push_back(internal::TimeParam(a.last_seen));
     rss.push_back(absl::StrCat(a.rss_bytes));
     cpu.push_back(absl::StrFormat("%.6f", a.cpu_seconds));
+    sessions.push_back(a.session_id);
   }
   const std::string id_array = internal::UuidArray(ids);
   std::vector<std::string> leases = ids;
@@ -170,7 +195,8 @@ absl::Status PgStore::RecordLiveness(const std::vector<AgentLiveness>& batch, ab
                          if (!ids.empty()) {
                            txn.exec_prepared("fm_liveness_agents", id_array, internal::TextArray(seen),
                                              absl::StrCat("{", absl::StrJoin(rss, ","), "}"),
-                                             absl::StrCat("{", absl::StrJoin(cpu, ","), "}"));
+                                             absl::StrCat("{", absl::StrJoin(cpu, ","), "}"),
+                                             internal::TextArray(sessions));
                          }
                          if (!leases.empty()) {
                            txn.exec_prepared("fm_liveness_leases", internal::UuidArray(leases),

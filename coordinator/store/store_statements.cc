@@ -12,6 +12,8 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
       {"fm_agent_offline",
        "UPDATE agents SET state = 'offline', last_seen = now() "
        "WHERE agent_id = $1::uuid AND session_id = $2"},
+      // Liveness counts only for the stream holding the agent's session (a displaced one
+      // must not keep another process's session alive).
       // The liveness flush never waits for a row lock, so it is never part of a deadlock:
       // rows another transaction holds (a job finishing: job row, then its agent row,
       // then its run row) are skipped and written by the next flush, one heartbeat
@@ -20,12 +22,12 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
       // agent rows and waited for job rows, the job ends the reverse, each cycle cost
       // deadlock_timeout (1 s), and the stalled acks ended 1 000 agents' streams.
       {"fm_liveness_agents",
-       "WITH v AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[], $4::float8[])"
-       "           AS v(id, seen, rss, cpu)), "
+       "WITH v AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[], $4::float8[], $5::text[])"
+       "           AS v(id, seen, rss, cpu, session)), "
        "l AS (SELECT a.agent_id FROM agents a WHERE a.agent_id IN (SELECT id FROM v) "
        "      ORDER BY a.agent_id FOR NO KEY UPDATE SKIP LOCKED) "
        "UPDATE agents a SET last_seen = v.seen, rss_bytes = v.rss, cpu_seconds = v.cpu "
-       "FROM v, l WHERE a.agent_id = l.agent_id AND v.id = l.agent_id"},
+       "FROM v, l WHERE a.agent_id = l.agent_id AND v.id = l.agent_id AND a.session_id = v.session"},
       {"fm_liveness_leases",
        "WITH l AS (SELECT job_id FROM jobs WHERE agent_id = ANY($1::uuid[]) AND status IN ('assigned', 'running')"
        "           ORDER BY job_id FOR NO KEY UPDATE SKIP LOCKED) "

@@ -95,24 +95,40 @@ absl::StatusOr<std::vector<v1::TokenInfo>> PgStore::ListEnrollmentTokens() {
 }
 
 absl::StatusOr<std::vector<PgStore::Disconnect>> PgStore::AgentsToDisconnect(
-    const std::vector<std::string>& agent_ids) {
+    const std::vector<std::string>& agent_ids, const std::vector<std::string>& session_ids) {
   std::vector<Disconnect> found;
   if (agent_ids.empty()) return found;
+  if (!session_ids.empty() && session_ids.size() != agent_ids.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("session_ids: ", session_ids.size(), " given for ",
+                                                   agent_ids.size(), " agent_ids (one per agent, or none)"));
+  }
   for (const std::string& id : agent_ids) {
     if (absl::Status status = internal::CheckUuid("agent_ids[]", id); !status.ok()) return status;
   }
   return InTransaction(*pool_, "agents to disconnect", [&](pqxx::work& txn) {
+    // No session given ($2 empty: NULL): only removal and revocation count.
     pqxx::result r = txn.exec_params(
-        "SELECT a.agent_id::text, a.removed_at IS NOT NULL, coalesce(a.token_id, '') "
-        "FROM agents a LEFT JOIN enrollment_tokens t ON t.token_id = a.token_id "
-        "WHERE a.agent_id = ANY($1::uuid[]) AND (a.removed_at IS NOT NULL OR t.revoked_at IS NOT NULL) "
+        "SELECT a.agent_id::text, a.removed_at IS NOT NULL, coalesce(a.token_id, ''),"
+        " coalesce(t.revoked_at IS NOT NULL, false), a.name, a.coordinator_id "
+        "FROM unnest($1::uuid[]) WITH ORDINALITY AS v(id, i) JOIN agents a ON a.agent_id = v.id "
+        "LEFT JOIN enrollment_tokens t ON t.token_id = a.token_id "
+        "WHERE a.removed_at IS NOT NULL OR t.revoked_at IS NOT NULL OR a.session_id <> ($2::text[])[v.i] "
         "ORDER BY a.agent_id",
-        internal::UuidArray(agent_ids));
+        internal::UuidArray(agent_ids), internal::TextArray(session_ids));
     for (const auto& row : r) {
-      const bool removed = row[1].as<bool>();
-      found.push_back({.agent_id = row[0].as<std::string>(),
-                       .reason = removed ? kAgentRemovedReason
-                                         : absl::StrCat("enrollment token ", row[2].as<std::string>(), " revoked")});
+      Disconnect& d = found.emplace_back();
+      d.agent_id = row[0].as<std::string>();
+      if (row[1].as<bool>()) {
+        d.reason = kAgentRemovedReason;
+      } else if (row[3].as<bool>()) {
+        d.reason = absl::StrCat("enrollment token ", row[2].as<std::string>(), " revoked");
+      } else {
+        d.identity_in_use = true;
+        d.reason = absl::StrCat(kIdentityInUsePrefix, "another process with the credential of agent \"",
+                                row[4].as<std::string>(), "\" took its session over (now on coordinator ",
+                                row[5].as<std::string>(),
+                                ") after this one fell silent; this process stops its job and retries");
+      }
     }
     return found;
   });

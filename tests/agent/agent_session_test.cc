@@ -902,5 +902,41 @@ TEST_F(AgentSessionTest, AStreamRefusedBeforeItsHelloEndsCleanlyAndTheAgentRetri
   EXPECT_EQ(agent_->stats().sessions, 2u);
 }
 
+// Issue 32, item 2: another process holds this agent's identity (a copied credential
+// file) and the coordinator says so (Refusal.identity_in_use, retryable). The running
+// job stops and is not reported (the live session owns the agent's jobs), nothing is
+// left to replay as this job's report, the agent keeps running and connects again only
+// after its backoff, with the same instance id (a UUID) in every hello.
+TEST_F(AgentSessionTest, AnIdentityInUseStopsTheJobUnreportedAndRetriesAfterTheBackoff) {
+  auto first = StartAHeldJob();
+  ASSERT_NE(first, nullptr);
+  CoordinatorMessage refusal;
+  refusal.mutable_refusal()->set_reason("identity in use: another process took the session over");
+  refusal.mutable_refusal()->set_retryable(true);
+  refusal.mutable_refusal()->set_identity_in_use(true);
+  first->Push(refusal);
+  ASSERT_TRUE(first->WaitEnded());
+  // The backoff wait starts once the job has stopped: the next hello names no job.
+  ASSERT_TRUE(clock_.AdvanceToWaitEndingAt(clock_.Now() + absl::Hours(1)));
+  auto second = Stream(1);
+  ASSERT_NE(second, nullptr);
+  ASSERT_TRUE(second->WaitWritten([](auto& w) { return !w.empty(); }));
+  const v1::Hello again = second->written()[0].hello();
+  EXPECT_EQ(again.running_job_id(), "");
+  const v1::Hello hello = first->written()[0].hello();
+  EXPECT_EQ(hello.instance_id().size(), 36u) << hello.instance_id();
+  EXPECT_EQ(again.instance_id(), hello.instance_id());
+  EXPECT_EQ(Count(first->written(), AgentMessage::kJobFinished), 0u);
+  WelcomeOn(*second);
+  // Only the three results replay; no report of the stopped job.
+  ASSERT_TRUE(second->WaitWritten([](auto& w) { return ResultIds(w).size() == 3; }));
+  EXPECT_EQ(Count(second->written(), AgentMessage::kJobFinished), 0u);
+  StopAgent();
+  EXPECT_TRUE(run_status_.ok()) << run_status_;
+  auto spool = Spool::Open(Options().spool_dir, {});
+  ASSERT_TRUE(spool.ok()) << spool.status();
+  EXPECT_TRUE((*spool)->PendingFinished().empty());
+}
+
 }  // namespace
 }  // namespace fleetmark::agent

@@ -19,6 +19,7 @@ v1::Hello GoodHello() {
   hello.set_enrollment_token("token");
   (*hello.mutable_labels())["rack"] = "b";
   hello.set_running_job_id("44444444-4444-4444-8444-444444444444");
+  hello.set_instance_id("55555555-5555-4555-8555-555555555555");
   return hello;
 }
 
@@ -27,6 +28,9 @@ TEST(CheckHelloTest, AGoodHelloPasses) {
   v1::Hello no_job = GoodHello();
   no_job.clear_running_job_id();
   EXPECT_TRUE(CheckHello(no_job).ok());
+  v1::Hello no_instance = GoodHello();  // an agent built before Hello.instance_id
+  no_instance.clear_instance_id();
+  EXPECT_TRUE(CheckHello(no_instance).ok());
   v1::Hello longest = GoodHello();
   (*longest.mutable_labels())[std::string(63, 'k')] = "v";
   (*longest.mutable_labels())["A.b_c-9"] = "v";
@@ -75,6 +79,20 @@ TEST(CheckHelloTest, RunningJobIdMustBeEmptyOrAUuid) {
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << "id \"" << id << "\": " << status;
     EXPECT_THAT(std::string(status.message()),
                 HasSubstr("hello.running_job_id: empty or a UUID (8-4-4-4-12 hex digits)"));
+  }
+}
+
+// Issue 32, item 2: the instance id tells a copy of a credential from its own process
+// reconnecting; it is stored and compared, so anything but a UUID is refused.
+TEST(CheckHelloTest, AnInstanceIdThatIsNotAUuidIsRefusedNamingTheField) {
+  for (const std::string& id : {std::string("me"), std::string("55555555-5555-4555-8555-55555555555"),
+                                std::string(100, 'a')}) {
+    v1::Hello hello = GoodHello();
+    hello.set_instance_id(id);
+    absl::Status status = CheckHello(hello);
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << "id \"" << id << "\": " << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("hello.instance_id: empty or a UUID (8-4-4-4-12 hex digits)"));
+    EXPECT_LT(status.message().size(), 300u);
   }
 }
 

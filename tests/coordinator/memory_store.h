@@ -83,7 +83,8 @@ class MemoryStore final : public Store {
     return Unused("FindEnrollmentToken");
   }
   absl::StatusOr<std::vector<v1::TokenInfo>> ListEnrollmentTokens() override { return Unused("ListEnrollmentTokens"); }
-  absl::StatusOr<std::vector<Disconnect>> AgentsToDisconnect(const std::vector<std::string>& /*agent_ids*/) override {
+  absl::StatusOr<std::vector<Disconnect>> AgentsToDisconnect(const std::vector<std::string>& /*agent_ids*/,
+                                                             const std::vector<std::string>& /*session_ids*/) override {
     return Unused("AgentsToDisconnect");
   }
   absl::StatusOr<AgentIdentity> FindAgentByName(const std::string& /*name*/) override {

@@ -902,7 +902,10 @@ TEST(StoreTest, AgentsListAndOfflineOnlyFromOwnSession) {
   auto store = OpenStore(db.uri());
   ASSERT_NE(store, nullptr);
   const std::string a = Agent(*store, "pixel-7", "aarch64");
-  ASSERT_TRUE(store->RecordLiveness({{a, absl::Now(), 1234, 0.5}}, absl::Seconds(30)).ok());
+  // Liveness heard on another stream than the one holding the session counts for nothing.
+  ASSERT_TRUE(store->RecordLiveness({{a, absl::Now(), 99, 0.5, "an-older-session"}}, absl::Seconds(30)).ok());
+  EXPECT_EQ((*store->ListAgents())[0].rss_bytes(), 0u);
+  ASSERT_TRUE(store->RecordLiveness({{a, absl::Now(), 1234, 0.5, "s-pixel-7"}}, absl::Seconds(30)).ok());
   auto agents = store->ListAgents();
   ASSERT_TRUE(agents.ok()) << agents.status();
   ASSERT_EQ(agents->size(), 1u);
@@ -919,6 +922,93 @@ TEST(StoreTest, AgentsListAndOfflineOnlyFromOwnSession) {
   ASSERT_TRUE(identity.ok());
   EXPECT_EQ(identity->credential_sha256, "hash-pixel-7");
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM host_snapshots"), 1);
+}
+
+// Issue 32, item 2: one identity has one live session fleet-wide. A second process with
+// the agent's credential (another instance id) is refused through any coordinator while
+// the session lives, writing nothing; the same process reconnecting (its old stream
+// stale) takes the session at once; so does anyone once the session ended where it was
+// opened, went offline, or fell silent for the online window. A displaced stream is
+// found by AgentsToDisconnect and its liveness is not recorded.
+TEST(StoreTest, OneIdentityHasOneLiveSessionAcrossCoordinators) {
+  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
+  auto c1 = OpenStore(db.uri(), "c1");
+  auto c2 = OpenStore(db.uri(), "c2");
+  ASSERT_NE(c1, nullptr);
+  ASSERT_NE(c2, nullptr);
+  AgentRegistration reg;
+  reg.name = "a1";
+  reg.credential_sha256 = "hash-a1";
+  reg.session_id = "s1";
+  reg.instance_id = "11111111-0000-4000-8000-000000000001";
+  auto id = c1->RegisterAgent(reg);
+  ASSERT_TRUE(id.ok()) << id.status();
+  const std::string row = absl::StrCat(" FROM agents WHERE agent_id = '", *id, "'");
+  auto held_by = [&](const std::string& session, const std::string& coordinator) {
+    return Count(db.uri(), absl::StrCat("SELECT count(*)", row, " AND session_id = '", session,
+                                        "' AND coordinator_id = '", coordinator, "' AND state = 'online'")) == 1;
+  };
+  reg.agent_id = *id;  // reconnects authenticated by the credential
+
+  AgentRegistration copy = reg;
+  copy.session_id = "s2";
+  copy.instance_id = "22222222-0000-4000-8000-000000000002";
+  copy.host.set_arch("riscv64");
+  for (Store* store : {c2.get(), c1.get()}) {
+    auto refused = store->RegisterAgent(copy);
+    ASSERT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
+    EXPECT_EQ(refused.status().message().rfind(kIdentityInUsePrefix, 0), 0u) << refused.status();
+    EXPECT_NE(refused.status().message().find("coordinator c1"), std::string::npos) << refused.status();
+  }
+  EXPECT_TRUE(held_by("s1", "c1"));
+  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM host_snapshots"), 1);  // nothing written
+  EXPECT_EQ((*c1->ListAgents())[0].state(), "online");
+  // The copy's heartbeats would not count; the session's do.
+  ASSERT_TRUE(c2->RecordLiveness({{*id, absl::Now(), 7, 0, "s2"}}, absl::Seconds(30)).ok());
+  EXPECT_EQ(Count(db.uri(), "SELECT rss_bytes" + row), 0);
+  ASSERT_TRUE(c1->RecordLiveness({{*id, absl::Now(), 9, 0, "s1"}}, absl::Seconds(30)).ok());
+  EXPECT_EQ(Count(db.uri(), "SELECT rss_bytes" + row), 9);
+  auto none = c1->AgentsToDisconnect({*id}, {"s1"});
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->empty());
+
+  // The same process reconnects through c2 while its stream on c1 looks alive.
+  AgentRegistration back = reg;
+  back.session_id = "s3";
+  ASSERT_TRUE(c2->RegisterAgent(back).ok());
+  EXPECT_TRUE(held_by("s3", "c2"));
+  auto displaced = c1->AgentsToDisconnect({*id}, {"s1"});
+  ASSERT_TRUE(displaced.ok()) << displaced.status();
+  ASSERT_EQ(displaced->size(), 1u);
+  EXPECT_TRUE((*displaced)[0].identity_in_use);
+  EXPECT_NE((*displaced)[0].reason.find("coordinator c2"), std::string::npos) << (*displaced)[0].reason;
+  EXPECT_EQ(c1->AgentsToDisconnect({*id}, {"s1", "s9"}).status().code(), absl::StatusCode::kInvalidArgument);
+  // Refused again; taken once the session ended on the coordinator that opened it.
+  copy.session_id = "s4";
+  EXPECT_EQ(c1->RegisterAgent(copy).status().code(), absl::StatusCode::kFailedPrecondition);
+  copy.session_ended_here = [](const std::string& session) { return session == "s3"; };
+  ASSERT_TRUE(c2->RegisterAgent(copy).ok());
+  EXPECT_TRUE(held_by("s4", "c2"));
+  // Taken once it went offline, or fell silent for the online window.
+  reg.session_id = "s5";
+  EXPECT_EQ(c1->RegisterAgent(reg).status().code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(c2->SetAgentOffline(*id, "s4").ok());
+  ASSERT_TRUE(c1->RegisterAgent(reg).ok());
+  EXPECT_TRUE(held_by("s5", "c1"));
+  copy.session_ended_here = nullptr;
+  copy.session_id = "s6";
+  EXPECT_EQ(c2->RegisterAgent(copy).status().code(), absl::StatusCode::kFailedPrecondition);
+  pqxx::connection conn(db.uri());
+  pqxx::work txn(conn);
+  txn.exec("UPDATE agents SET last_seen = now() - interval '1 hour'");
+  txn.commit();
+  ASSERT_TRUE(c2->RegisterAgent(copy).ok());
+  EXPECT_TRUE(held_by("s6", "c2"));
+  // An agent without an instance id (built before it) is never the same process.
+  AgentRegistration old_agent = reg;
+  old_agent.instance_id = "";
+  old_agent.session_id = "s7";
+  EXPECT_EQ(c2->RegisterAgent(old_agent).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(StoreTest, TokensListedWithoutSecretsAndRevokingTwiceSaysSo) {
@@ -1408,7 +1498,8 @@ TEST(StoreTest, LivenessFlushSkipsRowsAnotherTransactionHolds) {
   std::atomic<bool> done{false};
   absl::Status flushed;
   std::thread flush([&] {
-    flushed = store->RecordLiveness({{held, seen, 111, 1.0}, {free, seen, 222, 2.0}}, absl::Seconds(600));
+    flushed = store->RecordLiveness({{held, seen, 111, 1.0, "s-held"}, {free, seen, 222, 2.0, "s-free"}},
+                                    absl::Seconds(600));
     done = true;
   });
   for (int i = 0; i < 3000 && !done; ++i) absl::SleepFor(absl::Milliseconds(10));
@@ -1423,7 +1514,7 @@ TEST(StoreTest, LivenessFlushSkipsRowsAnotherTransactionHolds) {
   EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM jobs WHERE ", long_lease, " AND agent_id = '", free, "'")), 1);
   EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM jobs WHERE ", long_lease, " AND agent_id = '", held, "'")), 0);
   // The next flush, with the rows free again, writes the skipped ones.
-  ASSERT_TRUE(store->RecordLiveness({{held, seen, 111, 1.0}}, absl::Seconds(600)).ok());
+  ASSERT_TRUE(store->RecordLiveness({{held, seen, 111, 1.0, "s-held"}}, absl::Seconds(600)).ok());
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM agents WHERE rss_bytes = 111"), 1);
   EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM jobs WHERE ", long_lease, " AND agent_id = '", held, "'")), 1);
 }
@@ -1551,6 +1642,8 @@ TEST(StoreTest, AgentSummariesFollowEveryRegistrationAcrossCoordinators) {
   again.host.set_logical_cpus(4);
   again.labels["rack"] = "c";
   again.session_id = "s-pa-2";
+  again.session_ended_here = [](const std::string& session) { return session == "s-pa"; };  // its old stream ended
+  again.instance_id = "33333333-0000-4000-8000-000000000003";  // the reconnects below come from this process
   ASSERT_TRUE(two->RegisterAgent(again).ok());
   const auto second_a = profile_of(*one, a);
   ASSERT_NE(second_a, nullptr);

@@ -3,6 +3,7 @@
 // given to coordinator A. B's sweep interval is 1 minute (the longest allowed) and, where
 // revocation is checked, its liveness flush (heartbeat interval) 30 s, so what reaches
 // B's agents within seconds can only have come through PostgreSQL LISTEN/NOTIFY.
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -20,6 +21,7 @@ namespace fleetmark::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // What an assertion may wait for a push: far below B's sweep (60 s) and flush (30 s).
 constexpr absl::Duration kPushDeadline = absl::Seconds(12);
@@ -251,6 +253,83 @@ TEST_F(CrossCoordinatorTest, TokenRevokedAndAgentRemovedOnAEndTheirStreamsOnB) {
                         kPushDeadline))
       << removed->Log();
   EXPECT_LT(absl::Now() - b_started_, absl::Seconds(30)) << "B's liveness flush may have done it";
+}
+
+// Issue 32, item 2: a second process given a copy of an agent's credential file (no
+// token) was welcomed as that agent on another coordinator, took its running job as
+// attempt 2 (the job ended with more rows than cases), marked the first offline while
+// it was still connected, and two copies on one coordinator replaced each other every
+// 0.5 s. One identity has one live session fleet-wide: the copies are refused while the
+// first process's session lives, they back off, and the first keeps its job and stays
+// online.
+TEST_F(CrossCoordinatorTest, ACopiedCredentialIsRefusedOnEveryCoordinatorWhileTheAgentRunsItsJob) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinators(/*slow_flush=*/false));
+  AgentProcess* original = StartAgentOnB("a1");
+  ASSERT_NE(original, nullptr);
+  ASSERT_TRUE(a_->WaitOnline(1, absl::Seconds(60)).ok()) << original->Log();
+  // 8 cases of several seconds in all: the job runs while the copies try.
+  const v1::Plan plan =
+      ReducedS1Plan({"direct", "single_thread", "fixed_pool", "thread_per_task"}, {"storage", "mixed"}, 40, 10, 2);
+  std::string run_id;
+  SubmitOnAUntilBClaims("a1", plan, &run_id);
+  const std::string job = absl::StrCat(" FROM jobs WHERE run_id = '", run_id, "'");
+  ASSERT_TRUE(WaitUntil([&] { return Sql("SELECT status" + job) == "running"; }, absl::Seconds(30)));
+
+  // Two copies of a1's credential file (spool dirs of their own, no token): one on
+  // coordinator A, one on B, where a1 is connected.
+  std::vector<AgentProcess*> copies;
+  const absl::Time copies_started = absl::Now();
+  for (const std::string on : {"A", "B"}) {
+    auto copy = AgentProcess::StartWithCopiedCredential(absl::StrCat(dir_, "/copy-on-", on), coordinator(on).address(),
+                                                        *original, {"--reconnect_max_delay=8s"});
+    ASSERT_TRUE(copy.ok()) << copy.status();
+    agents_.push_back(*std::move(copy));
+    copies.push_back(agents_.back().get());
+  }
+  for (AgentProcess* copy : copies) {
+    EXPECT_TRUE(WaitUntil([&] { return absl::StrContains(copy->Log(), "refused by the coordinator: identity in use"); },
+                          absl::Seconds(20)))
+        << copy->Log();
+  }
+  // The first agent is online and selectable on every coordinator while the copies try.
+  for (ControlClient* client : {a_.get(), b_.get()}) {
+    auto agents = client->ListAgents("name=a1");
+    ASSERT_TRUE(agents.ok()) << agents.status();
+    ASSERT_EQ(agents->size(), 1u);
+    EXPECT_EQ((*agents)[0].state(), "online");
+  }
+  const absl::Time watch_from = absl::Now();
+  auto ended = a_->WaitRunEnded(run_id, absl::Seconds(240));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "done");
+  // Exactly one process ran the job, once: one row per case, one attempt.
+  EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM case_results WHERE run_id = '", run_id, "'")),
+            std::to_string(CaseCount(plan)));
+  EXPECT_EQ(Sql("SELECT attempts" + job), "1");
+  // Keep watching the copies for at least 15 s: they back off instead of spinning (with
+  // an 8 s cap and full jitter, about one try per 4 s once the delay has grown; the
+  // replacement loop was two per second).
+  absl::SleepFor(std::max(absl::ZeroDuration(), absl::Seconds(15) - (absl::Now() - watch_from)));
+  const int64_t lifetime_s = absl::ToInt64Seconds(absl::Now() - copies_started);
+  for (AgentProcess* copy : copies) {
+    const std::string log = copy->Log();
+    EXPECT_EQ(Occurrences(log, "welcomed as agent"), 0) << log;
+    EXPECT_LE(Occurrences(log, "refused by the coordinator: identity in use"), lifetime_s / 2 + 10) << log;
+    EXPECT_TRUE(copy->process()->Running()) << log;  // it waits for the identity, it does not give up
+  }
+  // The first was never replaced: welcomed once, never told to stop, still online.
+  EXPECT_EQ(Occurrences(original->Log(), "welcomed as agent"), 1) << original->Log();
+  EXPECT_THAT(original->Log(), Not(HasSubstr("identity in use")));
+  auto agents = a_->ListAgents("name=a1");
+  ASSERT_TRUE(agents.ok()) << agents.status();
+  ASSERT_EQ(agents->size(), 1u);
+  EXPECT_EQ((*agents)[0].state(), "online");
+
+  // Once the first process is gone, a copy gets the identity (after its stream's end).
+  original->Kill9();
+  EXPECT_TRUE(WaitUntil([&] { return Occurrences(copies[0]->Log() + copies[1]->Log(), "welcomed as agent") == 1; },
+                        absl::Seconds(60)))
+      << copies[0]->Log() << copies[1]->Log();
 }
 
 }  // namespace

@@ -84,6 +84,12 @@ bool WaitUntil(const std::function<bool()>& done, absl::Duration timeout, absl::
   }
 }
 
+int Occurrences(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
+  return n;
+}
+
 absl::StatusOr<std::string> Psql(const std::string& uri, const std::string& sql) {
   FLEETMARK_ASSIGN_OR_RETURN(
       std::string out,
@@ -288,6 +294,25 @@ absl::StatusOr<std::unique_ptr<AgentProcess>> AgentProcess::Start(const std::str
   return agent;
 }
 
+absl::StatusOr<std::unique_ptr<AgentProcess>> AgentProcess::StartWithCopiedCredential(
+    const std::string& base_dir, const std::string& coordinator, const AgentProcess& original,
+    std::vector<std::string> extra_flags) {
+  const std::string spool = absl::StrCat(base_dir, "/agent-", original.name(), "/spool");
+  const std::string credential = original.spool_dir() + "/credential";
+  // Written once `original` is welcomed, shortly after it shows online.
+  if (!WaitUntil([&] { return std::filesystem::exists(credential); }, absl::Seconds(30))) {
+    return absl::DeadlineExceededError(absl::StrCat(original.name(), " stored no credential in 30 s"));
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(spool, ec);
+  if (!ec) std::filesystem::copy_file(credential, spool + "/credential", ec);
+  if (ec) return absl::InternalError(absl::StrCat("copy the credential of ", original.name(), ": ", ec.message()));
+  AgentConfig config;
+  config.name = original.name();
+  config.extra_flags = std::move(extra_flags);
+  return Start(base_dir, coordinator, std::move(config));
+}
+
 absl::Status AgentProcess::Launch() {
   ++launches_;
   std::vector<std::string> argv;
@@ -299,7 +324,11 @@ absl::Status AgentProcess::Launch() {
   for (std::string flag : {absl::StrCat("--coordinator=", coordinator_), absl::StrCat("--name=", config_.name),
                            absl::StrCat("--labels=", config_.labels), absl::StrCat("--spool_dir=", inside, "/spool"),
                            std::string("--reconnect_initial_delay=200ms"), std::string("--reconnect_max_delay=2s")}) {
-    argv.push_back(std::move(flag));
+    // A flag of extra_flags replaces the default (the agent takes each flag once).
+    const std::string name = flag.substr(0, flag.find('=') + 1);
+    const bool replaced = std::any_of(config_.extra_flags.begin(), config_.extra_flags.end(),
+                                      [&](const std::string& extra) { return absl::StartsWith(extra, name); });
+    if (!replaced) argv.push_back(std::move(flag));
   }
   if (!config_.token.empty()) argv.push_back(absl::StrCat("--token_file=", inside, "/token"));
   for (const std::string& flag : config_.extra_flags) argv.push_back(flag);

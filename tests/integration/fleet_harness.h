@@ -31,6 +31,9 @@ void RemoveTree(const std::string& dir);
 bool WaitUntil(const std::function<bool()>& done, absl::Duration timeout,
                absl::Duration poll = absl::Milliseconds(100));
 
+// Non-overlapping occurrences of `needle` (not empty) in `text`: lines of a log.
+int Occurrences(const std::string& text, const std::string& needle);
+
 // Runs `sql` with psql on `uri`; returns the unaligned, tuples-only output, trimmed.
 absl::StatusOr<std::string> Psql(const std::string& uri, const std::string& sql);
 // A query returning one integer.
@@ -134,6 +137,7 @@ struct AgentConfig {
   std::string name;
   std::string labels;  // --labels
   std::string token;   // written to the agent's token file; "" = no --token_file
+  // Appended; one named like a default flag (--reconnect_max_delay=...) replaces it.
   std::vector<std::string> extra_flags;
   // FLEETMARK_AGENT_BIN by default; FLEETMARK_HANG_AGENT_BIN is the same agent whose
   // cases labelled "test_hang" hang (tests/engine/runner/hang_hook.h). Used when
@@ -154,6 +158,13 @@ class AgentProcess {
  public:
   static absl::StatusOr<std::unique_ptr<AgentProcess>> Start(const std::string& base_dir,
                                                              const std::string& coordinator, AgentConfig config);
+  // A second process given a copy of `original`'s credential file and no token (as an
+  // operator copying the state directory to another machine would): `original`'s name,
+  // its own directory base_dir/agent-NAME, `extra_flags` appended. Waits up to 30 s
+  // for `original` to have stored its credential.
+  static absl::StatusOr<std::unique_ptr<AgentProcess>> StartWithCopiedCredential(
+      const std::string& base_dir, const std::string& coordinator, const AgentProcess& original,
+      std::vector<std::string> extra_flags = {});
   absl::Status Restart();
   void Kill9();
   Subprocess* process() { return process_.get(); }

@@ -594,6 +594,60 @@ TEST_F(FleetTest, SecondAgentWithAnOnlineNameIsRefusedAndTheFirstKeepsItsIdentit
   EXPECT_THAT(first->Log(), Not(HasSubstr("replaced by a newer connection")));
 }
 
+// Issue 32, item 2, on one coordinator: a second process given a copy of an agent's
+// credential file took its session ("replaced by a newer connection"), the first took
+// it back, and the two replaced each other every 0.5 s for ever. One identity has one
+// live session: the copy is refused (identity in use, naming the coordinator holding
+// it) and retries at its backoff pace, never welcomed while the first lives; the first
+// is never replaced, runs its job exactly once and stays online; once the first stops
+// cleanly, the copy gets the identity.
+TEST_F(FleetTest, TwoProcessesWithOneCredentialOnOneCoordinatorDoNotReplaceEachOther) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({}));
+  AgentProcess* first = StartAgent("twin", "");
+  ASSERT_NE(first, nullptr);
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(60)).ok()) << first->Log();
+  const absl::Time copy_started = absl::Now();
+  auto copy = AgentProcess::StartWithCopiedCredential(dir_ + "/copy", coordinator_->address(), *first,
+                                                      {"--reconnect_max_delay=4s"});
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  AgentProcess* second = copy->get();
+  agents_.push_back(*std::move(copy));
+  const std::string refused = "refused by the coordinator: identity in use";
+  ASSERT_TRUE(WaitUntil([&] { return absl::StrContains(second->Log(), refused); }, absl::Seconds(20)))
+      << second->Log();
+  EXPECT_THAT(second->Log(), HasSubstr("has a live session on coordinator"));
+
+  // The first runs a job while the copy keeps trying.
+  const v1::Plan plan = QuickPlan();
+  auto run = control_->Submit(plan, "name=twin");
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto ended = control_->WaitRunEnded(run->run_id(), absl::Seconds(120));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "done") << ended->ShortDebugString();
+  EXPECT_EQ(ended->jobs(0).attempts(), 1u);
+  ExpectExactlyOnce(run->run_id(), CaseCount(plan));
+  // Watched for at least 12 s: with a 4 s cap the copy tries about once per 2 s once its
+  // delay has grown (full jitter); the replacement loop was twice a second.
+  absl::SleepFor(std::max(absl::ZeroDuration(), absl::Seconds(12) - (absl::Now() - copy_started)));
+  const int64_t lifetime_s = absl::ToInt64Seconds(absl::Now() - copy_started);
+  EXPECT_EQ(Occurrences(second->Log(), "welcomed as agent"), 0) << second->Log();
+  EXPECT_LE(Occurrences(second->Log(), refused), lifetime_s + 5) << second->Log();
+  EXPECT_TRUE(second->process()->Running()) << second->Log();  // it waits, it does not give up
+  EXPECT_EQ(Occurrences(first->Log(), "welcomed as agent"), 1) << first->Log();
+  EXPECT_THAT(first->Log(), Not(HasSubstr("identity in use")));
+  auto agents = control_->ListAgents();
+  ASSERT_TRUE(agents.ok()) << agents.status();
+  ASSERT_EQ(agents->size(), 1u);
+  EXPECT_EQ(agents->front().state(), "online");
+
+  // The first stops cleanly (its session ends on the coordinator): the copy gets in.
+  first->process()->Signal(SIGTERM);
+  ASSERT_TRUE(first->process()->Wait(absl::Seconds(30)).ok()) << first->Log();
+  EXPECT_TRUE(WaitUntil([&] { return Occurrences(second->Log(), "welcomed as agent") == 1; }, absl::Seconds(30)))
+      << second->Log();
+  ASSERT_TRUE(control_->WaitOnline(1, absl::Seconds(30)).ok());
+}
+
 // Issue 10 item 6, the legit recovery: an agent whose credential file was lost is
 // refused when it enrolls again under its name (exit 3, naming `agents remove`, no
 // retry loop); after `agents remove` it enrolls as a new agent id, and the old agent's
