@@ -906,7 +906,8 @@ TEST_F(AgentSessionTest, AStreamRefusedBeforeItsHelloEndsCleanlyAndTheAgentRetri
 // file) and the coordinator says so (Refusal.identity_in_use, retryable). The running
 // job stops and is not reported (the live session owns the agent's jobs), nothing is
 // left to replay as this job's report, the agent keeps running and connects again only
-// after its backoff, with the same instance id (a UUID) in every hello.
+// after its backoff, with the same instance id (a UUID) in every hello. Given the job
+// again once it holds the identity, it reports its end as usual.
 TEST_F(AgentSessionTest, AnIdentityInUseStopsTheJobUnreportedAndRetriesAfterTheBackoff) {
   auto first = StartAHeldJob();
   ASSERT_NE(first, nullptr);
@@ -931,6 +932,19 @@ TEST_F(AgentSessionTest, AnIdentityInUseStopsTheJobUnreportedAndRetriesAfterTheB
   // Only the three results replay; no report of the stopped job.
   ASSERT_TRUE(second->WaitWritten([](auto& w) { return ResultIds(w).size() == 3; }));
   EXPECT_EQ(Count(second->written(), AgentMessage::kJobFinished), 0u);
+  // Given that job again now that it holds the identity, it reports the job's end.
+  second->Push(Assignment(kJob, /*attempt=*/2));
+  ASSERT_TRUE(second->WaitWritten([](auto& w) { return Count(w, AgentMessage::kJobAccepted) == 1; }));
+  second->Push(Cancellation(kJob));
+  ASSERT_TRUE(second->WaitWritten([](auto& w) { return Count(w, AgentMessage::kJobFinished) == 1; }));
+  const std::vector<AgentMessage> written = second->written();
+  const AgentMessage& report = written[IndexOf(written, AgentMessage::kJobFinished)];
+  EXPECT_EQ(report.job_finished().job_id(), kJob);
+  EXPECT_TRUE(report.job_finished().cancelled());
+  second->Push(FinishedAck(kJob));
+  second->End();  // after the ack is read
+  ASSERT_TRUE(second->WaitEnded());
+  EXPECT_EQ(agent_->stats().finishes_confirmed, 1u);
   StopAgent();
   EXPECT_TRUE(run_status_.ok()) << run_status_;
   auto spool = Spool::Open(Options().spool_dir, {});
