@@ -1,7 +1,9 @@
 // LoadDeviceResults (device_results.h).
 #include "coordinator/cli/device_results.h"
 
+#include <algorithm>
 #include <iostream>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/cli/command.h"
@@ -96,10 +98,22 @@ std::optional<DeviceResults> LoadDeviceResults(const DeviceResultsRequest& r, in
     }
     std::optional<v1::ResultsDocument> document = ReadResultsFile(r.command, r.results_file, exit_code);
     if (!document) return std::nullopt;
+    int with_results = 0;
     for (const v1::ResultsDevice& device : document->devices()) {
-      if (selector->Matches(device.agent(), device.host(), {})) {
+      with_results += device.results_size() > 0;
+      if (selector->Matches(device.agent(), device.host(), {}) && device.results_size() > 0) {
         out.devices[device.agent()].assign(device.results().begin(), device.results().end());
       }
+    }
+    if (out.devices.empty()) {
+      // Never an empty answer with exit 0: say which of the file or the selector left nothing.
+      std::cerr << "fleetmark: " << r.command << ": --results: " << EscapeForTerminal(r.results_file)
+                << (with_results == 0 ? ": the file holds no results (no device measured anything)"
+                                      : absl::StrCat(": --select matched none of its ", with_results,
+                                                     with_results == 1 ? " device" : " devices"))
+                << "\n";
+      *exit_code = kExitUsage;
+      return std::nullopt;
     }
     *exit_code = kExitOk;
     return out;
@@ -153,6 +167,26 @@ std::optional<DeviceResults> LoadDeviceResults(const DeviceResultsRequest& r, in
       std::cerr << "fleetmark: " << r.command << ": left out " << left_out << " results of \""
                 << EscapeForTerminal(name) << "\" measured under emulation (--include_emulated keeps them)\n";
     }
+  }
+  // Never an empty answer with exit 0: say what left nothing (the run, the selector or
+  // emulation).
+  for (auto it = out.devices.begin(); it != out.devices.end();) {
+    it = it->second.empty() ? out.devices.erase(it) : std::next(it);
+  }
+  if (out.devices.empty()) {
+    std::cerr << "fleetmark: " << r.command << ": run " << EscapeForTerminal(exported.run().run_id())
+              << (reports.empty()           ? " has no results yet"
+                  : !selector->empty() && std::none_of(reports.begin(), reports.end(),
+                                                       [&](const auto& e) {
+                                                         return selector->Matches(e.first, e.second.host(),
+                                                                                  labels[e.first]);
+                                                       })
+                      ? absl::StrCat(": --select matched none of its ", reports.size(),
+                                     reports.size() == 1 ? " agent" : " agents")
+                      : ": every result left was measured under emulation (--include_emulated keeps them)")
+              << "\n";
+    *exit_code = kExitUsage;
+    return std::nullopt;
   }
   out.header = RunSummary(exported.run());
   *exit_code = kExitOk;

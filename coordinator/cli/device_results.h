@@ -36,7 +36,9 @@ struct DeviceResults {
 // Exactly one of RUN, --results and --plan_latest must be given (else a usage error).
 // --select is parsed with the coordinator's selector language (an error names it) and
 // matched against each agent's host and labels (a results file: its host, no labels).
-// Notes on stderr what was left out (emulated results). On failure prints the error
+// Notes on stderr what was left out (emulated results). No device with a result left
+// (an empty file or run, a selector matching nothing, everything emulated) is a failure
+// that says which. On failure prints the error
 // and returns nullopt with `*exit_code` 2 (bad input, no such run/agent/plan) or 1 (the
 // coordinator failed).
 std::optional<DeviceResults> LoadDeviceResults(const DeviceResultsRequest& request, int* exit_code);

@@ -65,7 +65,11 @@ int Recommend(const std::vector<std::string>& args) {
       if (FlagGiven(flag)) return RemoteUsageError(kRecommendUsage, absl::StrCat("--", flag, " applies to --measure"));
     }
   }
-  if (absl::GetFlag(FLAGS_profile).empty() == workload.empty()) {
+  const bool profile_given = FlagGiven("profile");  // --profile '' is given (and empty: ParseProfile says so)
+  if (profile_given && FlagGiven("workload")) {
+    return RemoteUsageError(kRecommendUsage, "give --profile or --workload, not both");
+  }
+  if (!profile_given && workload.empty()) {
     return RemoteUsageError(kRecommendUsage, "recommend needs --profile, or --workload NAME to answer from a run");
   }
   std::optional<report::Profile> profile;
@@ -96,10 +100,6 @@ int Recommend(const std::vector<std::string>& args) {
                          .include_emulated = absl::GetFlag(FLAGS_include_emulated)},
                         &code);
   if (!loaded) return code;
-  if (loaded->devices.empty()) {
-    std::cerr << "fleetmark: recommend: no device left to answer for (--select matched none of the run's agents)\n";
-    return kExitUsage;
-  }
   if (!workload.empty()) return RecommendWorkload(*loaded, workload, format);
   std::vector<report::DeviceRecommendations> devices;
   for (const auto& [name, results] : loaded->devices) {

@@ -261,6 +261,7 @@ std::string AllowedProfileKeys() {
 
 absl::StatusOr<Profile> ParseProfile(absl::string_view text) {
   Profile profile;
+  std::map<std::string, std::string> keys_given;  // parameter -> the key that set it
   if (absl::StripAsciiWhitespace(text).empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("empty; give key=value[,key=value] with keys ", AllowedProfileKeys()));
@@ -290,8 +291,12 @@ absl::StatusOr<Profile> ParseProfile(absl::string_view text) {
     }
     const std::string param(k->param);
     if (Find(profile.params, param) != nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(key, ": ", param, " is given twice"));
+      const std::string& first = keys_given[param];
+      return absl::InvalidArgumentError(
+          first == key ? absl::StrCat(key, ": given twice; give it once")
+                       : absl::StrCat(key, ": ", first, " and ", key, " both set ", param, "; give one of them"));
     }
+    keys_given[param] = key;
     profile.params.emplace_back(param, value * k->scale);
   }
   return profile;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "engine/common/text.h"
 #include "engine/report/strategy_map_json.h"
@@ -47,9 +48,15 @@ std::string ParamsText(const std::vector<std::pair<std::string, double>>& params
   return absl::StrJoin(parts, ",");
 }
 
-// "a", "a or b", "a, b or c".
+// "a", "a or b", "a, b or c"; past kMaxNamed items "a, b, c or 10 others" (a sentence,
+// not a table: the full list is in the points' tables and the JSON).
+constexpr size_t kMaxNamed = 3;
 std::string OrList(const std::vector<std::string>& items) {
   if (items.size() <= 1) return items.empty() ? "" : items.front();
+  if (items.size() > kMaxNamed + 1) {
+    return absl::StrCat(absl::StrJoin(items.begin(), items.begin() + kMaxNamed, ", "), " or ",
+                        items.size() - kMaxNamed, " others");
+  }
   return absl::StrCat(absl::StrJoin(items.begin(), items.end() - 1, ", "), " or ", items.back());
 }
 
@@ -133,6 +140,8 @@ IoModeAnswer AnswerIoMode(const std::string& io_mode, std::vector<AnswerPoint> p
   }
   if (p.tie) {
     a.verdict = AnswerKind::kOpen;
+    a.equivalent = p.kind == engine::VerdictKind::kEquivalent;
+    if (!a.equivalent) a.reason = p.reason;
     a.open_note = p.kind == engine::VerdictKind::kEquivalent
                       ? absl::StrFormat("equivalent within %.1f %%", 100 * p.margin)
                       : "not told apart";
@@ -158,6 +167,23 @@ std::string OverallSentence(std::vector<IoModeAnswer>& answers, double spread) {
     if (a.verdict != AnswerKind::kNotMeasured) measured.push_back(&a);
   }
   if (measured.empty()) return "no answer: no strategy was measured ok at this profile";
+  // Nothing decided and nothing equivalent in any io mode: no "use ..." (that would read
+  // as a recommendation); say it is open, why when the verdict says (contended), and
+  // what would close it.
+  if (std::none_of(measured.begin(), measured.end(),
+                   [](const IoModeAnswer* a) { return a->verdict == AnswerKind::kWinner || a->equivalent; })) {
+    std::vector<std::string> open;
+    bool contended = false;
+    for (const IoModeAnswer* a : measured) {
+      for (const std::string& t : a->tied_text) {
+        if (std::find(open.begin(), open.end(), t) == open.end()) open.push_back(t);
+      }
+      contended = contended || absl::StartsWith(a->reason, "contended");
+    }
+    return absl::StrCat("no clear answer yet: ", OrList(open), " were not told apart",
+                        contended ? " (other work ran on the machine while they were measured)" : "",
+                        "; measure again ", contended ? "on a quiet machine" : "with more processes");
+  }
   if (measured.size() == 1) {
     const IoModeAnswer& a = *measured.front();
     return absl::StrCat("use ", Choice(a), a.io_mode == "suspending" ? " with suspending waits" : "", Caveat(a));

@@ -52,7 +52,7 @@ struct IoModeAnswer {
   std::string io_mode;  // "blocking" | "suspending"
   AnswerKind verdict = AnswerKind::kNotMeasured;
   std::string verdict_text;  // the profile point's VerdictText (strategy_map.h)
-  std::string reason;
+  std::string reason;  // kNotMeasured: why; kOpen and undecided: the verdict's reason
   std::string best;            // label of the fastest at the profile ("" when not measured)
   v1::StrategySpec best_spec;  // its spec (name, threads) as measured
   std::string runner_up;
@@ -63,6 +63,7 @@ struct IoModeAnswer {
   // kOpen: "equivalent within 2.0 %" (the point's margin), else "not told apart"
   // (undecided or provisional: more processes would be needed).
   std::string open_note;
+  bool equivalent = false;  // kOpen: the open strategies are equivalent (not undecided)
   // The neighbours whose decisive winner is another strategy (roles), when the
   // profile's verdict is kWinner.
   std::vector<std::string> changes_at;

@@ -111,6 +111,15 @@ TEST_F(CliTest, MapRefusesBadInput) {
   EXPECT_EQ(malformed.exit_code, 2);
   EXPECT_THAT(malformed.err, HasSubstr("not a results file"));
   EXPECT_EQ(Cli("map 0123456789ab --results " + bad.string()).exit_code, 2);
+  // A valid document without a device's results printed nothing and exited 0.
+  const fs::path empty = Write("empty.json", "{\"schema_version\": 1, \"devices\": []}");
+  for (const char* command : {"map", "recommend --profile cpu_us=50"}) {
+    CliResult nothing = Cli(std::string(command) + " --results " + empty.string());
+    EXPECT_EQ(nothing.exit_code, 2) << command;
+    EXPECT_EQ(nothing.out, "") << command;
+    EXPECT_THAT(nothing.err, HasSubstr("empty.json: the file holds no results (no device measured anything)"))
+        << command;
+  }
   // Parameters without the synthetic workload, or an unknown swept one, are plan errors.
   const fs::path plan = Write("p.txtpb",
                               "matrix { strategies { name: \"direct\" } workloads: \"synthetic\" batch {}\n"

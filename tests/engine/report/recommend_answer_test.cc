@@ -18,6 +18,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Median (ns) of a case; <= 0 leaves the case out (not measured ok).
 using MedianOf = std::function<double(const v1::CaseSpec&)>;
@@ -179,6 +180,36 @@ TEST(RecommendAnswerTest, AnIoModeNotMeasuredAtTheProfileIsLeftOut) {
   a = AnswerBracket(b, "vm", {});
   EXPECT_EQ(a.sentence, "no answer: no strategy was measured ok at this profile");
   EXPECT_EQ(DeviceAnswerJson(a).at("io_modes").at(0).at("verdict"), "not_measured");
+}
+
+// Nothing decided and nothing equivalent in either io mode (every strategy 4 ms, their
+// processes swinging ±10 % in opposite directions): the sentence does not say "use", names
+// at most three candidates and says what would close it; contended cases say so.
+TEST(RecommendAnswerTest, AllUndecidedIsNoClearAnswerNotAUseSentence) {
+  const BracketPlan b = Example();
+  std::vector<v1::CaseResult> results = Results(b.plan, [](const v1::CaseSpec&) { return 4e6; });
+  for (size_t i = 0; i < results.size(); ++i) {
+    const double up = i % 2 == 0 ? 1.1 : 0.9;
+    results[i].set_process_medians_ns(1, 4e6 * up);
+    results[i].set_process_medians_ns(2, 4e6 * (2 - up));
+  }
+  DeviceAnswer a = AnswerBracket(b, "vm", results);
+  ASSERT_EQ(a.io_modes.size(), 2u);
+  for (const IoModeAnswer& m : a.io_modes) {
+    EXPECT_EQ(m.verdict, AnswerKind::kOpen) << m.io_mode;
+    EXPECT_FALSE(m.equivalent) << m.io_mode;
+  }
+  EXPECT_THAT(a.sentence, ::testing::StartsWith("no clear answer yet: "));
+  EXPECT_THAT(a.sentence, ::testing::MatchesRegex(".* or [0-9]+ others were not told apart; measure again with more "
+                                                  "processes"));
+  EXPECT_THAT(a.sentence, Not(HasSubstr("use ")));
+  for (v1::CaseResult& r : results) {
+    r.set_contended(true);
+    r.set_other_cpu_share(0.5);
+  }
+  a = AnswerBracket(b, "vm", results);
+  EXPECT_THAT(a.sentence, HasSubstr("(other work ran on the machine while they were measured); measure again on a "
+                                    "quiet machine"));
 }
 
 TEST(RecommendAnswerTest, DescribeStrategyAsksTheRegistry) {

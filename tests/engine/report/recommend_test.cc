@@ -233,7 +233,8 @@ TEST(RecommendTest, ProfileKeysMapToParametersAndBadOnesAreNamed) {
   EXPECT_EQ(error("wait_ms=10001"), "wait_ms: 0 <= wait_ms <= 10000 (wait_us <= 10000000), got \"10001\"");
   EXPECT_THAT(error("wait_us=inf"), HasSubstr("got \"inf\""));
   EXPECT_THAT(error("wait_us=nan"), HasSubstr("got \"nan\""));
-  EXPECT_EQ(error("cpu_ns=5,cpu_us=1"), "cpu_us: cpu_ns is given twice");
+  EXPECT_EQ(error("cpu_ns=5,cpu_us=1"), "cpu_us: cpu_ns and cpu_us both set cpu_ns; give one of them");
+  EXPECT_EQ(error("cpu_us=50,cpu_us=60"), "cpu_us: given twice; give it once");
   EXPECT_THAT(error("wait_us"), HasSubstr("\"wait_us\": not key=value; allowed keys: cpu_ns"));
   EXPECT_THAT(error(" "), HasSubstr("empty"));
   EXPECT_THAT(error("wait_us=1,"), HasSubstr("not key=value"));
