@@ -127,14 +127,11 @@ Comparison CompareDevices(const std::vector<DeviceResults>& devices, const repor
   }
 
   // Winner, ratios. The spread of every device's results, once.
-  report::MapOptions decide = options;
-  if (!(decide.spread > 0)) {
-    std::vector<const fleetmark::v1::CaseResult*> all;
-    for (const DeviceResults& d : devices) {
-      for (const store::WebResult& wr : d.results) all.push_back(&wr.result);
-    }
-    decide.spread = report::SpreadOf(all);
+  std::vector<const fleetmark::v1::CaseResult*> every_result;
+  for (const DeviceResults& d : devices) {
+    for (const store::WebResult& wr : d.results) every_result.push_back(&wr.result);
   }
+  const report::MapOptions decide = report::WithSpreadOf(options, every_result);
   std::map<std::string, std::vector<std::vector<Ratio>>> per_column;
   std::vector<std::vector<Ratio>> all(n);
   for (Cell& cell : out.cells) {

@@ -48,18 +48,62 @@ std::string RatioText(const PairedRatio& p) {
 
 std::string Percent(double fraction) { return absl::StrFormat("%.1f %%", fraction * 100); }
 
-// The leader against `other` over their common rounds, with the moderated interval.
-PairedRatio Compare(const Logs& leader, const Logs& other, double prior_variance, double margin) {
-  PairedRatio p;
-  p.name = other.contender->name;
+// The paired log ratios other - base over the rounds both ran in.
+std::vector<double> PairedLogRatios(const Logs& base, const Logs& other) {
   std::vector<double> d;
   for (const auto& [round, log] : other.by_round) {
-    const auto it = leader.by_round.find(round);
-    if (it != leader.by_round.end()) d.push_back(log - it->second);
+    const auto it = base.by_round.find(round);
+    if (it != base.by_round.end()) d.push_back(log - it->second);
   }
+  return d;
+}
+
+// The residual sums of one group (verdict.h, DeviceSpread): Σ SS_ij / 2, Σ (k_ij - 1)
+// and the degrees of freedom Σ (k_ij - 1) · 2 / C.
+struct ResidualSums {
+  double squares = 0;
+  double pair_dof = 0;
+  double dof = 0;
+};
+
+ResidualSums ResidualsOf(const std::vector<Logs>& group) {
+  ResidualSums sums;
+  std::vector<bool> paired(group.size(), false);
+  for (size_t i = 0; i < group.size(); ++i) {
+    for (size_t j = i + 1; j < group.size(); ++j) {
+      const std::vector<double> d = PairedLogRatios(group[i], group[j]);
+      if (d.size() < 2) continue;
+      double mean = 0;
+      for (double x : d) mean += x;
+      mean /= static_cast<double>(d.size());
+      for (double x : d) sums.squares += (x - mean) * (x - mean) / 2;
+      sums.pair_dof += static_cast<double>(d.size() - 1);
+      paired[i] = paired[j] = true;
+    }
+  }
+  const double contenders = static_cast<double>(std::count(paired.begin(), paired.end(), true));
+  if (contenders >= 2) sums.dof = sums.pair_dof * 2 / contenders;
+  return sums;
+}
+
+std::vector<Logs> UsableLogs(const std::vector<Contender>& contenders) {
+  std::vector<Logs> logs;
+  for (const Contender& c : contenders) {
+    Logs l = LogsOf(c);
+    if (!l.by_round.empty()) logs.push_back(std::move(l));
+  }
+  return logs;
+}
+
+// The leader against `other` over their common rounds, with the moderated interval
+// (prior variance s0² with prior_dof degrees of freedom).
+PairedRatio Compare(const Logs& leader, const Logs& other, double prior_variance, double prior_dof, double margin) {
+  PairedRatio p;
+  p.name = other.contender->name;
+  const std::vector<double> d = PairedLogRatios(leader, other);
   p.pairs = static_cast<int>(d.size());
-  p.low = 0;
-  p.high = kInf;
+  p.low = p.tost_low = 0;
+  p.high = p.tost_high = kInf;
   if (d.empty()) {  // nothing paired: the ratio of the geometric means, unbounded
     p.ratio = std::exp(other.mean_log - leader.mean_log);
     return p;
@@ -74,14 +118,18 @@ PairedRatio Compare(const Logs& leader, const Logs& other, double prior_variance
     double squares = 0;
     for (double x : d) squares += (x - mean) * (x - mean);
     const double s2 = squares / (k - 1);
-    const double nu = k - 1 + kPriorDegreesOfFreedom;
-    const double moderated = ((k - 1) * s2 + kPriorDegreesOfFreedom * prior_variance) / nu;
-    const double half = StudentTQuantile(0.975, nu) * std::sqrt(moderated / k);
+    const double nu = k - 1 + prior_dof;
+    const double moderated = ((k - 1) * s2 + prior_dof * prior_variance) / nu;
+    const double se = std::sqrt(moderated / k);
+    const double half = StudentTQuantile(0.975, nu) * se;
     p.low = std::exp(mean - half);
     p.high = std::exp(mean + half);
+    const double tost_half = StudentTQuantile(0.95, nu) * se;
+    p.tost_low = std::exp(mean - tost_half);
+    p.tost_high = std::exp(mean + tost_half);
   }
   p.out = p.slower_every_round && p.low > 1 + margin;
-  p.within_margin = p.low >= 1 / (1 + margin) && p.high <= 1 + margin;
+  p.within_margin = p.pairs >= 2 && p.tost_low >= 1 / (1 + margin) && p.tost_high <= 1 + margin;
   return p;
 }
 
@@ -108,24 +156,19 @@ const char* VerdictKindName(VerdictKind kind) {
 double MarginFor(double spread, double min_margin) {
   const double floor = min_margin > 0 && std::isfinite(min_margin) ? min_margin : 0;
   const double scaled = spread > 0 && std::isfinite(spread) ? kMarginSpreads * spread : 0;
-  return std::max(floor, scaled);
+  return std::clamp(scaled, floor, std::max(floor, kMaxMargin));
 }
 
-double DeviceSpread(const std::vector<std::vector<double>>& process_medians_per_case) {
-  double squares = 0, dof = 0;
-  for (const std::vector<double>& medians : process_medians_per_case) {
-    std::vector<double> logs;
-    for (double m : medians) {
-      if (m > 0 && std::isfinite(m)) logs.push_back(std::log(m));
-    }
-    if (logs.size() < 2) continue;
-    double mean = 0;
-    for (double x : logs) mean += x;
-    mean /= static_cast<double>(logs.size());
-    for (double x : logs) squares += (x - mean) * (x - mean);
-    dof += static_cast<double>(logs.size() - 1);
+ResidualSpread DeviceSpread(const std::vector<std::vector<Contender>>& groups) {
+  double squares = 0, pair_dof = 0, dof = 0;
+  for (const std::vector<Contender>& group : groups) {
+    const ResidualSums sums = ResidualsOf(UsableLogs(group));
+    squares += sums.squares;
+    pair_dof += sums.pair_dof;
+    dof += sums.dof;
   }
-  return dof > 0 ? std::sqrt(squares / dof) : 0;
+  if (!(pair_dof > 0)) return {};
+  return {.sigma = std::sqrt(squares / pair_dof), .dof = dof};
 }
 
 double StudentTQuantile(double p, double dof) {
@@ -142,12 +185,11 @@ double StudentTQuantile(double p, double dof) {
 
 GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const VerdictOptions& options) {
   GroupVerdict v;
-  std::vector<Logs> logs;
-  for (const Contender& c : contenders) {
-    Logs l = LogsOf(c);
-    if (!l.by_round.empty()) logs.push_back(std::move(l));
-  }
-  const double spread = options.spread > 0 && std::isfinite(options.spread) ? options.spread : kDefaultSpread;
+  const std::vector<Logs> logs = UsableLogs(contenders);
+  // Known: measured (> 0), or measured as none (0 over some degrees of freedom).
+  const bool dof_known = options.spread_dof > 0 && std::isfinite(options.spread_dof);
+  const bool known = std::isfinite(options.spread) && (options.spread > 0 || (options.spread == 0 && dof_known));
+  const double spread = known ? options.spread : kDefaultSpread;
   v.margin = MarginFor(spread, options.min_margin);
   if (logs.empty()) {
     v.reason = "nothing measured";
@@ -165,9 +207,15 @@ GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const Verdict
     v.reason = "only one strategy";
     return v;
   }
+  // The prior (verdict.h, Interval): s0² = 2σ̂², with the pooled degrees of freedom
+  // minus this group's own, at most kMaxPriorDegreesOfFreedom.
   const double prior_variance = 2 * spread * spread;
+  double prior_dof = kPriorDegreesOfFreedom;
+  if (known && dof_known) {
+    prior_dof = std::clamp(options.spread_dof - ResidualsOf(logs).dof, 0.0, kMaxPriorDegreesOfFreedom);
+  }
   for (size_t i = 0; i < logs.size(); ++i) {
-    if (i != lead) v.others.push_back(Compare(logs[lead], logs[i], prior_variance, v.margin));
+    if (i != lead) v.others.push_back(Compare(logs[lead], logs[i], prior_variance, prior_dof, v.margin));
   }
   std::stable_sort(v.others.begin(), v.others.end(),
                    [](const PairedRatio& a, const PairedRatio& b) { return a.ratio < b.ratio; });

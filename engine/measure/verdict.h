@@ -5,7 +5,8 @@
 // `recommend`, `compare` and the web view all call DecideGroup.
 //
 //   std::vector<Contender> cs = ...;          // each: process medians tagged with rounds
-//   VerdictOptions o{.spread = DeviceSpread(all_cases_of_the_run)};
+//   const ResidualSpread s = DeviceSpread(all_groups_of_the_run);
+//   VerdictOptions o{.spread = s.sigma, .spread_dof = s.dof};
 //   GroupVerdict v = DecideGroup(cs, o);
 //   if (v.kind == VerdictKind::kDecided) std::cout << v.leader << " wins";
 //
@@ -22,22 +23,61 @@
 //   moment of the machine. The comparison rests on the paired log ratios
 //   d_r = ln(m_B,r / m_A,r) over the rounds both ran in, which cancel what the round
 //   shared (a co-runner, frequency, heat).
+// - Noise that pairing does not cancel (DeviceSpread): the additive two-way model of a
+//   randomized complete block design, ln m[c][r] = case effect + round effect + residual
+//   e[c][r], e ~ N(0, σ²), fitted within each group (the contenders are the treatments,
+//   the rounds the blocks; two-way ANOVA without replication: Montgomery, "Design and
+//   Analysis of Experiments", 8th ed., ch. 4.1). The round effect is the drift all
+//   contenders of a round share (a co-runner, frequency, heat); the ratio of two
+//   contenders does not see it, so only σ, the residual, is the device's spread. It is
+//   estimated from pairs, which also handles missing rounds: for contenders i, j with
+//   k_ij >= 2 common rounds, SS_ij = Σ_r (d_r - mean d)² of their paired log ratios
+//   (Var d_r = 2σ² under the model) gives σ² with k_ij - 1 degrees of freedom, so
+//   σ̂² = Σ SS_ij / 2 / Σ (k_ij - 1) over the pairs of every group of the run. For a
+//   complete group of C contenders and R rounds, Σ_{i<j} SS_ij = C · SS_residual, and σ̂²
+//   is exactly the ANOVA's residual mean square SS_residual / ((C-1)(R-1)); its degrees
+//   of freedom are counted as Σ (k_ij - 1) · 2 / C per group — (C-1)(R-1) for a complete
+//   group; for an incomplete one an approximation (the pairs of one group are not
+//   independent), below the exact N - C - R + 1 when some contenders stopped early. Unbiased for σ² also when rounds are missing (each
+//   pair's SS_ij / (k_ij - 1) is).
 // - Interval: mean(d) ± t(0.975, ν)·s̃/√k, with the moderated variance
 //   s̃² = ((k-1)·s² + ν0·s0²) / (k-1+ν0) and ν = k-1+ν0 (Smyth, "Linear models and
 //   empirical Bayes methods for assessing differential expression in microarray
-//   experiments", Stat. Appl. Genet. Mol. Biol. 3(1), 2004, §3-4): s0² is the device's
-//   variance of one paired log ratio (2·spread², DeviceSpread below) with ν0 =
-//   kPriorDegreesOfFreedom, so three processes that happen to agree do not give a
-//   falsely narrow interval, and three that disagree are not swamped by the prior.
-//   Reported as the ratio exp(mean) and [exp(low), exp(high)].
+//   experiments", Stat. Appl. Genet. Mol. Biol. 3(1), 2004, §3-4): s0² = 2σ̂² is the
+//   device's variance of one paired log ratio, so three processes that happen to agree
+//   do not give a falsely narrow interval, and three that disagree are not swamped by
+//   the prior. ν0 reflects how much independent evidence the prior carries: the pooled
+//   residual degrees of freedom minus the group's own (the prior must not count the
+//   group's rounds twice: a run of one group gets ν0 = 0, a plain paired t interval),
+//   capped at kMaxPriorDegreesOfFreedom because groups differ in their noise (a 10 µs
+//   task is noisier than a 10 ms one): a group twice as noisy as the device, at 3
+//   rounds, keeps a 95 % interval of ~81 % coverage (~87 % at ν0 = 4) instead of ~67 % with an
+//   unbounded prior (simulated, normal residuals); one as noisy as the device: ~97 %. With σ̂ given but its degrees of
+//   freedom unknown, ν0 = kPriorDegreesOfFreedom; with no σ̂, s0 = kDefaultSpread and
+//   ν0 = kPriorDegreesOfFreedom. Reported as the ratio exp(mean) and [exp(low), exp(high)].
 // - Racing (F-race, Birattari, Stützle, Paquete & Varrentrapp, "A racing algorithm for
 //   configuring metaheuristics", GECCO 2002; successive elimination, Even-Dar, Mannor &
 //   Mansour, "Action elimination and stopping conditions for the multi-armed bandit",
-//   JMLR 7, 2006): a contender is OUT when its whole interval against the leader lies
+//   JMLR 7, 2006): a contender is OUT when its whole 95 % interval against the leader lies
 //   above 1 + margin AND it was slower in every paired round; OUT contenders need no more
 //   processes. A 40x gap from one sample per process is out after min_processes rounds.
-// - Margin: max(min_margin, kMarginSpreads · spread) — the smallest difference this
-//   device can tell apart from process-to-process noise; a gap below it is never "wins".
+// - Equivalence (two one-sided tests, Schuirmann, "A comparison of the two one-sided
+//   tests procedure and the power approach for assessing the equivalence of average
+//   bioavailability", J. Pharmacokinet. Biopharm. 15(6), 1987): a contender is within the
+//   margin of the leader when its 90 % interval (t(0.95, ν): both one-sided tests at
+//   5 %) lies inside [1/(1 + margin), 1 + margin]; a group is equivalent when every
+//   contender not OUT is.
+// - Margin: clamp(kMarginSpreads · σ̂, min_margin, max(min_margin, kMaxMargin)) — the
+//   smallest difference this device can tell apart from its residual noise (2σ̂ is √2
+//   times the standard deviation of one paired log ratio); a gap below it is never
+//   "wins". Capped so that "equivalent" stays a useful claim on a noisy device (a 10 %
+//   gap is never "equivalent within X %" unless min_margin says so). Simulated races of
+//   this rule (normal residuals, round drift of σ 0.3, ν0 = 8, decided after every round
+//   from 3 up to 10): three equal contenders end equivalent in ~99 % of races at σ = 1-2 %
+//   (5 rounds on average) and ~90 % at σ = 3 %, never decided; a 10 % gap is never
+//   equivalent (σ = 2-8 %) and is decided in ~100 % of races at σ = 2 % (3 rounds),
+//   ~50 % at σ = 5 %, never for the wrong leader. With kMarginSpreads = 1, equal
+//   contenders at σ = 2 % ended equivalent in only ~17 %.
 //
 // Pure functions; thread-safe.
 #pragma once
@@ -77,23 +117,30 @@ struct PairedRatio {
   double ratio = 0;      // exp(mean d): other / leader (>= 1 for a correct leader)
   double low = 0;        // 95% interval of the ratio; [0, +inf] when pairs < 2
   double high = 0;
+  double tost_low = 0;   // 90% interval (the two one-sided tests'); [0, +inf] when pairs < 2
+  double tost_high = 0;
   bool slower_every_round = false;  // d_r > 0 in every paired round
   bool out = false;        // decided slower: low > 1 + margin and slower_every_round
-  bool within_margin = false;  // [low, high] inside [1 / (1 + margin), 1 + margin]
+  bool within_margin = false;  // [tost_low, tost_high] inside [1 / (1 + margin), 1 + margin]
 };
 
 struct VerdictOptions {
   double min_margin = 0.02;  // fraction (0.02 = 2 %), >= 0
   int min_processes = 3;     // paired rounds needed before any verdict
-  // The device's between-process spread: the standard deviation of ln(process median)
-  // around each case's mean (DeviceSpread). 0 = unknown (the prior then is
-  // kDefaultSpread).
+  // The device's residual spread σ̂ (DeviceSpread(...).sigma: the noise of one process's
+  // ln median that pairing by round does not cancel), >= 0. 0 with spread_dof 0 =
+  // unknown (the prior then is kDefaultSpread); 0 with spread_dof > 0 = measured as none.
   double spread = 0;
+  // Its degrees of freedom (DeviceSpread(...).dof), >= 0. 0 = unknown (ν0 is then
+  // kPriorDegreesOfFreedom).
+  double spread_dof = 0;
 };
 
-inline constexpr double kDefaultSpread = 0.03;        // used when a device's is unknown
-inline constexpr double kPriorDegreesOfFreedom = 4;   // ν0 of the moderated variance
-inline constexpr double kMarginSpreads = 1.0;         // margin = max(min_margin, this · spread)
+inline constexpr double kDefaultSpread = 0.015;            // σ when unknown (margin 3 %)
+inline constexpr double kPriorDegreesOfFreedom = 4;        // ν0 when the spread's dof is unknown
+inline constexpr double kMaxPriorDegreesOfFreedom = 8;     // ν0 never above this
+inline constexpr double kMarginSpreads = 2.0;              // margin = this · σ, clamped:
+inline constexpr double kMaxMargin = 0.05;                 // ... to at most 5 % (unless min_margin is more)
 
 struct GroupVerdict {
   VerdictKind kind = VerdictKind::kNone;
@@ -110,13 +157,22 @@ struct GroupVerdict {
 // the reason says so). Pure.
 GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const VerdictOptions& options);
 
-// The device's between-process spread over many cases (each a vector of process
-// medians, ns): sqrt of the pooled variance of ln(median) around each case's mean,
-// sum over cases of sum (ln m - mean)² / sum (k_c - 1), cases with k_c < 2 skipped.
-// 0 when nothing can be pooled. Pure.
-double DeviceSpread(const std::vector<std::vector<double>>& process_medians_per_case);
+// The residual spread of a device (method above): σ̂ = sqrt(squares / pair_dof) and the
+// degrees of freedom it rests on.
+struct ResidualSpread {
+  double sigma = 0;  // σ̂ of ln(process median), 0 when nothing could be pooled
+  double dof = 0;    // Σ over groups of (C-1)(R-1) (complete groups; see above)
+};
 
-// max(min_margin, kMarginSpreads · spread). Pure.
+// The device's residual spread over the groups of a run (each group: the contenders of
+// one point, their process medians tagged with rounds, as DecideGroup takes them; only
+// rounds two contenders share count, medians <= 0 or not finite are not processes, a
+// repeated round keeps its first process). {0, 0} when no pair of contenders shares two
+// rounds. Pure.
+ResidualSpread DeviceSpread(const std::vector<std::vector<Contender>>& groups);
+
+// clamp(kMarginSpreads · spread, min_margin, max(min_margin, kMaxMargin)); a negative or
+// NaN min_margin counts as 0, a spread <= 0 or NaN as none. Pure.
 double MarginFor(double spread, double min_margin);
 
 // Student-t quantile t(p, dof) for p in (0.5, 1), dof > 0 (fractional allowed): Boost.Math's

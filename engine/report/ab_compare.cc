@@ -188,9 +188,7 @@ DeviceAb CompareAb(const std::string& device, const v1::CaseResult* a, const v1:
   pair.ranked = {EntryOf(*a), EntryOf(*b)};
   pair.ranked[0].strategy = "A";
   pair.ranked[1].strategy = "B";
-  MapOptions decide = options;
-  if (!(decide.spread > 0)) decide.spread = SpreadOf({a, b});
-  DecidePoint(pair, decide);
+  DecidePoint(pair, WithSpreadOf(options, {a, b}));
   const bool b_leads = pair.winner() == "B";
   out.paired_rounds = pair.pairs;
   out.reason = pair.reason;

@@ -9,7 +9,7 @@
 // Method. Per device, A and B are the two contenders of the one verdict rule
 // (engine/measure/verdict.h, DecideGroup; strategy_map.h's EntryOf): their process
 // medians paired by round, the moderated t interval of the paired log ratios, the margin
-// from the device's between-process spread (of the two cases, unless options.spread).
+// from the device's residual spread (SpreadOf the two cases, unless options.spread).
 // B/A is that paired ratio and its interval (with the leader B it is inverted); B is
 // "faster" / "slower" only when the pair is decided (the slower one slower in every
 // paired round and its interval above 1 + margin, from >= 3 processes each),

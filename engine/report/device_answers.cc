@@ -139,11 +139,9 @@ absl::StatusOr<FleetAbAnswer> CompareCasesOverDevices(const std::vector<std::str
       if (id == pair->a) a = r;
       if (id == pair->b) b = r;
     }
-    // The device's spread over all its results (the A/B pair alone would count the
-    // drift between its rounds as noise).
-    MapOptions device = options;
-    if (!(device.spread > 0)) device.spread = SpreadOf(d.results);
-    out.devices.push_back(CompareAb(d.name, a, b, device));
+    // The device's residual spread over all its results (the A/B pair alone would
+    // leave the prior no evidence beyond the pair's own rounds).
+    out.devices.push_back(CompareAb(d.name, a, b, WithSpreadOf(options, d.results)));
   }
   out.fleet = SummarizeFleet(out.devices, options);
   return out;

@@ -160,8 +160,8 @@ IoModeAnswer AnswerIoMode(const std::string& io_mode, std::vector<AnswerPoint> p
   return a;
 }
 
-// `spread`: the device's between-process spread (SpreadOf its results), the margin's.
-std::string OverallSentence(std::vector<IoModeAnswer>& answers, double spread) {
+// `spread`: the device's residual spread (SpreadOf its results), the margin's and prior's.
+std::string OverallSentence(std::vector<IoModeAnswer>& answers, const engine::ResidualSpread& spread) {
   std::vector<IoModeAnswer*> measured;
   for (IoModeAnswer& a : answers) {
     if (a.verdict != AnswerKind::kNotMeasured) measured.push_back(&a);
@@ -200,7 +200,7 @@ std::string OverallSentence(std::vector<IoModeAnswer>& answers, double spread) {
   s.strategy = "suspending";
   b.strategy = "blocking";
   across.ranked = {s, b};
-  DecidePoint(across, MapOptions{.spread = spread});
+  DecidePoint(across, MapOptions{.spread = spread.sigma, .spread_dof = spread.dof});
   const std::string blocking_text = Choice(*blocking) + Caveat(*blocking);
   const std::string suspending_text = Choice(*suspending) + Caveat(*suspending);
   std::string out;

@@ -41,6 +41,14 @@ std::vector<std::pair<std::string, double>> FixedParams(const v1::CaseSpec& spec
   return out;
 }
 
+// "4.17 ms (3 proc.)": an entry's centre and how many processes it rests on.
+std::string CentreText(const MapEntry& e) {
+  const size_t processes = static_cast<size_t>(
+      std::count_if(e.process_medians_ns.begin(), e.process_medians_ns.end(),
+                    [](double m) { return m > 0 && std::isfinite(m); }));
+  return absl::StrCat(FormatNanos(e.centre_ns), " (", processes, " proc.)");
+}
+
 bool Mapped(const v1::CaseResult& r) {
   const v1::CaseSpec& spec = r.spec();
   return (spec.scenario().empty() || spec.scenario() == "batch") && r.status() == v1::CASE_STATUS_OK &&
@@ -71,20 +79,54 @@ MapEntry EntryOf(const v1::CaseResult& r) {
   for (size_t i = 0; i < e.process_medians_ns.size(); ++i) {
     e.rounds.push_back(rounds_given ? r.process_rounds(static_cast<int>(i)) : static_cast<uint32_t>(i + 1));
   }
+  double log_sum = 0;
+  int usable = 0;
+  for (double m : e.process_medians_ns) {
+    if (m > 0 && std::isfinite(m)) {
+      log_sum += std::log(m);
+      ++usable;
+    }
+  }
+  e.centre_ns = usable > 0 ? std::exp(log_sum / usable) : 0;
   return e;
 }
 
-double SpreadOf(const std::vector<const v1::CaseResult*>& results) {
-  std::vector<std::vector<double>> cases;
+engine::ResidualSpread SpreadOf(const std::vector<const v1::CaseResult*>& results) {
+  // (run, job, point) -> groups of that point; a strategy already in the last group of
+  // its point starts a new one.
+  std::map<std::vector<std::string>, std::vector<std::vector<engine::Contender>>> points;
   for (const v1::CaseResult* r : results) {
-    if (Mapped(*r)) cases.push_back(EntryOf(*r).process_medians_ns);
+    if (!Mapped(*r)) continue;
+    MapEntry e = EntryOf(*r);
+    std::vector<std::vector<engine::Contender>>& groups =
+        points[{r->run_id(), r->job_id(), engine::CasePointKey(r->spec())}];
+    const auto seen = [&](const std::vector<engine::Contender>& g) {
+      return std::any_of(g.begin(), g.end(), [&](const engine::Contender& c) { return c.name == e.strategy; });
+    };
+    if (groups.empty() || seen(groups.back())) groups.emplace_back();
+    groups.back().push_back(engine::Contender{.name = e.strategy,
+                                              .rounds = std::move(e.rounds),
+                                              .process_medians_ns = std::move(e.process_medians_ns),
+                                              .contended = e.contended});
   }
-  return engine::DeviceSpread(cases);
+  std::vector<std::vector<engine::Contender>> all;
+  for (auto& [key, groups] : points) {
+    for (auto& g : groups) all.push_back(std::move(g));
+  }
+  return engine::DeviceSpread(all);
+}
+
+MapOptions WithSpreadOf(MapOptions options, const std::vector<const v1::CaseResult*>& results) {
+  if (options.spread > 0) return options;
+  const engine::ResidualSpread spread = SpreadOf(results);
+  options.spread = spread.sigma;
+  options.spread_dof = spread.dof;
+  return options;
 }
 
 void DecidePoint(MapPoint& p, const MapOptions& options) {
   std::stable_sort(p.ranked.begin(), p.ranked.end(),
-                   [](const MapEntry& a, const MapEntry& b) { return a.median_ns < b.median_ns; });
+                   [](const MapEntry& a, const MapEntry& b) { return a.centre_ns < b.centre_ns; });
   std::vector<engine::Contender> contenders;
   for (const MapEntry& e : p.ranked) {
     contenders.push_back(engine::Contender{.name = e.strategy,
@@ -93,9 +135,12 @@ void DecidePoint(MapPoint& p, const MapOptions& options) {
                                            .contended = e.contended});
   }
   const engine::GroupVerdict v = engine::DecideGroup(
-      contenders, {.min_margin = options.min_margin, .min_processes = options.min_processes, .spread = options.spread});
+      contenders, {.min_margin = options.min_margin,
+                   .min_processes = options.min_processes,
+                   .spread = options.spread,
+                   .spread_dof = options.spread_dof});
   // The leader first, then the others in the verdict's order; entries the verdict left
-  // out (no usable process) last, by median.
+  // out (no usable process) last.
   std::vector<std::string> order = {v.leader};
   for (const engine::PairedRatio& o : v.others) order.push_back(o.name);
   std::vector<MapEntry> ranked;
@@ -170,7 +215,7 @@ const MapEntry* Find(const MapPoint& p, const std::string& strategy) {
   return nullptr;
 }
 
-// Where log(median(to) / median(from)) crosses 0 between points i..j of `line`
+// Where log(centre(to) / centre(from)) crosses 0 between points i..j of `line`
 // (ordered by `axis`), interpolated in log(axis) (linearly when a value is 0).
 double Estimate(const std::vector<const MapPoint*>& line, size_t axis, size_t i, size_t j, const std::string& from,
                 const std::string& to) {
@@ -178,7 +223,8 @@ double Estimate(const std::vector<const MapPoint*>& line, size_t axis, size_t i,
     const MapEntry *fa = Find(*line[k], from), *ta = Find(*line[k], to);
     const MapEntry *fb = Find(*line[k + 1], from), *tb = Find(*line[k + 1], to);
     if (!fa || !ta || !fb || !tb) continue;
-    const double da = std::log(ta->median_ns / fa->median_ns), db = std::log(tb->median_ns / fb->median_ns);
+    if (!(fa->centre_ns > 0 && ta->centre_ns > 0 && fb->centre_ns > 0 && tb->centre_ns > 0)) continue;
+    const double da = std::log(ta->centre_ns / fa->centre_ns), db = std::log(tb->centre_ns / fb->centre_ns);
     if (!(da > 0 && db <= 0)) continue;
     const double t = da / (da - db);
     const double xa = line[k]->point[axis].second, xb = line[k + 1]->point[axis].second;
@@ -270,12 +316,9 @@ StrategyMap BuildStrategyMap(const std::vector<v1::CaseResult>& results, const M
     }
     map.points[pit->second].ranked.push_back(EntryOf(r));
   }
-  MapOptions decide = options;
-  if (!(decide.spread > 0)) {
-    std::vector<const v1::CaseResult*> all;
-    for (const v1::CaseResult& r : results) all.push_back(&r);
-    decide.spread = SpreadOf(all);
-  }
+  std::vector<const v1::CaseResult*> all;
+  for (const v1::CaseResult& r : results) all.push_back(&r);
+  const MapOptions decide = WithSpreadOf(options, all);
   for (MapPoint& p : map.points) DecidePoint(p, decide);
   // Groups in first-seen order, points by their values.
   std::vector<MapPoint> ordered;
@@ -296,7 +339,7 @@ std::string FormatStrategyMap(const StrategyMap& map) {
     const std::vector<std::string>& swept = map.points[i].swept;
     std::vector<Column> columns;
     for (const std::string& name : swept) columns.push_back({name, Align::kRight});
-    for (const char* header : {"leader", "median [95% CI]", "runner-up", "median"}) columns.push_back({header});
+    for (const char* header : {"leader", "centre", "runner-up", "centre"}) columns.push_back({header});
     columns.push_back({"paired ratio [95%]", Align::kRight});
     columns.push_back({"verdict"});
     TextTable table(columns);
@@ -306,13 +349,10 @@ std::string FormatStrategyMap(const StrategyMap& map) {
       for (const auto& [name, value] : p.point) row.push_back(FormatParamValue(value));
       const MapEntry& w = p.ranked.front();
       row.push_back(w.strategy);
-      row.push_back(std::isfinite(w.ci_high_ns)
-                        ? absl::StrCat(FormatNanos(w.median_ns), " [", FormatNanos(w.ci_low_ns), ", ",
-                                       FormatNanos(w.ci_high_ns), "]")
-                        : absl::StrCat(FormatNanos(w.median_ns), " [no CI, n=", w.samples, "]"));
+      row.push_back(CentreText(w));
       if (p.ranked.size() >= 2) {
         row.push_back(p.ranked[1].strategy);
-        row.push_back(FormatNanos(p.ranked[1].median_ns));
+        row.push_back(CentreText(p.ranked[1]));
         row.push_back(PointRatioText(p));
       } else {
         row.insert(row.end(), {"-", "-", "-"});
@@ -332,6 +372,9 @@ std::string FormatStrategyMap(const StrategyMap& map) {
                       " and ", FormatParamValue(c.high), "\n");
     }
     out += "\n";
+  }
+  if (!out.empty()) {
+    out += "centre: geometric mean of the strategy's per-process medians (n processes), what the verdict ranks by\n";
   }
   return out;
 }

@@ -24,10 +24,14 @@
 
 namespace fleetmark::report {
 
-// One strategy's measurement at a point: its pooled median with its 95% CI (shown), and
-// the per-process medians with their rounds (what the verdict compares).
+// One strategy's measurement at a point: its per-process medians with their rounds (what
+// the verdict compares), their centre (what it ranks by, and what the map shows), and
+// the pooled median with its within-process 95% CI (kept for JSON readers).
 struct MapEntry {
   std::string strategy;  // label
+  // The geometric mean of the usable process medians (> 0, finite), ns: the statistic
+  // DecideGroup ranks by. 0 when none is usable.
+  double centre_ns = 0;
   double median_ns = 0;
   double ci_low_ns = 0;
   double ci_high_ns = 0;  // +inf when the result has no CI (too few samples)
@@ -47,8 +51,8 @@ struct MapEntry {
 
 // The entry of a batch result (any status; the caller filters): process_medians_ns and
 // process_rounds (when empty, process i is round i + 1; with no process medians but a
-// median, one process whose median is stats.median_ns), contended, other_cpu_share, quick, the median and its
-// CI (a CI that was not achieved is [0, +inf]).
+// median, one process whose median is stats.median_ns), their centre, contended,
+// other_cpu_share, quick, the median and its CI (a CI that was not achieved is [0, +inf]).
 MapEntry EntryOf(const v1::CaseResult& result);
 
 // One point: the ok batch results of one group, decided by DecideGroup.
@@ -94,7 +98,8 @@ struct MapPoint {
 // [low, high], the last value where `from` won and the first where `to` won (ties in
 // between are inside the interval). `estimate`: where the two strategies' medians
 // cross, interpolated linearly in log(param) (linearly if a bound is 0) between the
-// adjacent points whose median ratio changes sign; within [low, high].
+// adjacent points whose ratio of centres (MapEntry::centre_ns) changes sign; within
+// [low, high].
 struct Crossover {
   std::string group;
   std::string param;
@@ -103,13 +108,15 @@ struct Crossover {
   double low = 0, high = 0, estimate = 0;
 };
 
-// How points are decided (engine/measure/verdict.h, VerdictOptions): the margin is
-// max(min_margin, the device's between-process spread); `spread` 0 = BuildStrategyMap
-// measures it over all its results (DeviceSpread), DecidePoint then uses kDefaultSpread.
+// How points are decided (engine/measure/verdict.h, VerdictOptions): the margin scales
+// with the device's residual spread (the noise pairing by round does not cancel);
+// `spread` 0 = BuildStrategyMap measures it over all its results (SpreadOf), DecidePoint
+// then uses kDefaultSpread. `spread_dof`: its degrees of freedom (0 = unknown).
 struct MapOptions {
   double min_margin = 0.02;  // fraction (0.02 = 2 %), >= 0
   int min_processes = 3;     // paired rounds before any verdict
   double spread = 0;
+  double spread_dof = 0;
 };
 
 struct StrategyMap {
@@ -120,12 +127,17 @@ struct StrategyMap {
 // The map of `results` (one device's): batch results with status ok and a median > 0;
 // other results are left out. Groups keep the order of their first result; points of a
 // group are by their swept values, numerically. The device's spread is measured once
-// over every kept result (DeviceSpread of their process medians) unless options.spread
-// is given.
+// over every kept result (SpreadOf) unless options.spread is given.
 StrategyMap BuildStrategyMap(const std::vector<v1::CaseResult>& results, const MapOptions& options = {});
 
-// The device spread of `results` (DeviceSpread of each ok batch result's process medians).
-double SpreadOf(const std::vector<const v1::CaseResult*>& results);
+// The residual spread of `results` (engine::DeviceSpread): the ok batch results grouped
+// into points by run, job and CasePointKey (a strategy seen twice in one point — results
+// of two runs or devices merged — starts another group, as rounds pair only within one
+// run), each result a contender with its process medians and rounds (EntryOf).
+engine::ResidualSpread SpreadOf(const std::vector<const v1::CaseResult*>& results);
+
+// `options` with spread and spread_dof from SpreadOf(results), unless spread is given.
+MapOptions WithSpreadOf(MapOptions options, const std::vector<const v1::CaseResult*>& results);
 
 // Decides one point whose `ranked` entries are filled (any order) with DecideGroup
 // (options.spread, or kDefaultSpread when 0): orders `ranked` (leader first) and sets
@@ -145,8 +157,10 @@ std::string VerdictText(const MapPoint& point);
 // when there is no interval (never "[0.00x, inf]"); "-" without a runner-up.
 std::string PointRatioText(const MapPoint& point);
 
-// A compact table per group, one row per point (swept values, leader, runner-up,
-// paired ratio [95% interval], verdict), then the group's crossovers. "" for an empty map.
+// A compact table per group, one row per point (swept values, leader and its centre with
+// its number of processes, runner-up and its centre, paired ratio [95% interval],
+// verdict), then the group's crossovers; a last line says what "centre" is. "" for an
+// empty map.
 std::string FormatStrategyMap(const StrategyMap& map);
 
 // "2.00x" (two decimals), "inf" for an infinite ratio.

@@ -24,6 +24,7 @@ nlohmann::json MapPointJson(const MapPoint& p) {
   nlohmann::json ranked = nlohmann::json::array();
   for (const MapEntry& e : p.ranked) {
     ranked.push_back({{"strategy", e.strategy},
+                      {"centre_ns", e.centre_ns},
                       {"median_ns", e.median_ns},
                       {"ci_low_ns", Number(e.ci_low_ns)},
                       {"ci_high_ns", Number(e.ci_high_ns)},

@@ -305,7 +305,9 @@ class PlanRunner {
     for (size_t index : open) contenders.push_back(ContenderOf(cases_[index]));
     VerdictOptions verdict_options;
     verdict_options.min_processes = min_processes_;
-    verdict_options.spread = DeviceSpread(AllProcessMedians());
+    const ResidualSpread spread = DeviceSpread(AllGroups());
+    verdict_options.spread = spread.sigma;
+    verdict_options.spread_dof = spread.dof;
     const GroupVerdict verdict = DecideGroup(contenders, verdict_options);
     std::set<std::string> out;
     for (const PairedRatio& other : verdict.others) {
@@ -341,13 +343,20 @@ class PlanRunner {
     return contender;
   }
 
-  // The process medians of every batch case measured so far (DeviceSpread's input).
-  std::vector<std::vector<double>> AllProcessMedians() const {
-    std::vector<std::vector<double>> out;
-    for (const CaseState& c : cases_) {
-      if (IsBatch(c.result.spec()) && c.process_sizes.size() >= 2) {
-        out.push_back(ProcessMedians(c.samples, c.process_sizes));
+  // Every group of batch cases measured so far, as contenders (DeviceSpread's input:
+  // the residual noise of the run, after the round effects each group shares). A case
+  // that failed is no contender.
+  std::vector<std::vector<Contender>> AllGroups() const {
+    std::vector<std::vector<Contender>> out;
+    for (const std::vector<size_t>& group : groups_) {
+      std::vector<Contender> contenders;
+      for (size_t index : group) {
+        const CaseState& c = cases_[index];
+        if (!IsBatch(c.result.spec()) || c.process_sizes.empty()) continue;
+        if (c.done && c.result.status() != v1::CASE_STATUS_OK) continue;
+        contenders.push_back(ContenderOf(c));
       }
+      if (contenders.size() >= 2) out.push_back(std::move(contenders));
     }
     return out;
   }

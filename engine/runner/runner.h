@@ -24,8 +24,9 @@
 // Racing (F-race — Birattari, Stützle, Paquete & Varrentrapp, "A racing algorithm for
 // configuring metaheuristics", GECCO 2002; successive elimination — Even-Dar, Mannor &
 // Mansour, JMLR 7, 2006): after the minimum rounds, each group of two or more is judged
-// after every round by DecideGroup (engine/measure/verdict.h), with the margin scaled by
-// DeviceSpread over every batch case measured so far in the run. An OUT contender stops
+// after every round by DecideGroup (engine/measure/verdict.h), with the margin and the
+// prior from DeviceSpread over every group measured so far in the run (the residual
+// noise after each round's shared drift). An OUT contender stops
 // (STOP_REASON_ELIMINATED); a decided or equivalent group stops (GROUP_DECIDED,
 // GROUP_EQUIVALENT); otherwise the open contenders get another process, up to
 // measurement.max_processes (default 10, 6 under --quick) or until one of them spent

@@ -4,7 +4,7 @@
 // point (CasePointKey, engine/plan/case_group.h), and prints one JSON object per line:
 //   {"point": "...", "kind": "decided", "leader": "direct", "ratio": 4.3, "low": 3.9,
 //    "high": 4.8, "contenders": 4, "reason": "..."}
-// with the margin from DeviceSpread over every batch result of the file. Exit 2 on
+// with the margin and prior from DeviceSpread over every point of the file. Exit 2 on
 // unreadable or malformed input.
 #include <cmath>
 #include <fstream>
@@ -43,7 +43,6 @@ int main(int argc, char** argv) {
   }
   for (const v1::ResultsDevice& device : doc->devices()) {
     std::map<std::string, std::vector<engine::Contender>> points;
-    std::vector<std::vector<double>> all_medians;
     for (const v1::CaseResult& r : device.results()) {
       if (r.spec().scenario() != "batch" || r.status() != v1::CASE_STATUS_OK || r.process_medians_ns_size() == 0) {
         continue;
@@ -55,11 +54,14 @@ int main(int argc, char** argv) {
         c.rounds.push_back(i < r.process_rounds_size() ? r.process_rounds(i) : static_cast<uint32_t>(i + 1));
       }
       c.contended = r.contended();
-      all_medians.push_back(c.process_medians_ns);
       points[engine::CasePointKey(r.spec())].push_back(std::move(c));
     }
+    std::vector<std::vector<engine::Contender>> groups;
+    for (const auto& [point, contenders] : points) groups.push_back(contenders);
+    const engine::ResidualSpread spread = engine::DeviceSpread(groups);
     engine::VerdictOptions options;
-    options.spread = engine::DeviceSpread(all_medians);
+    options.spread = spread.sigma;
+    options.spread_dof = spread.dof;
     for (const auto& [point, contenders] : points) {
       const engine::GroupVerdict v = engine::DecideGroup(contenders, options);
       nlohmann::json line = {{"device", device.agent()},

@@ -26,10 +26,12 @@ v1::CaseResult Result(const std::string& label, uint32_t wait, double median, do
 }
 
 TEST(StrategyMapTest, DecidedAndUndecidedPointsWithThePairedRatio) {
-  std::vector<v1::CaseResult> results = {// wait 10: io is 2x cpu in every round (processes m ± h).
+  std::vector<v1::CaseResult> results = {// wait 10: io is 2x cpu in every round (processes m ± h:
+                                         // a ±10 % drift both share, which pairing cancels).
                                          Result("cpu", 10, 1.0e6, 0.1e6), Result("io", 10, 2.0e6, 0.2e6),
-                                         // wait 100: io 1.05x, inside the device's noise.
-                                         Result("cpu", 100, 1.0e6, 0.1e6), Result("io", 100, 1.05e6, 0.1e6)};
+                                         // wait 100: io 1.03x, slower in rounds 1-2, faster in 3.
+                                         Result("cpu", 100, 1.0e6, 0.1e6),
+                                         ProcessResult("io", 100, {0.95e6, 1.1e6, 1.05e6})};
   v1::CaseResult failed = Result("broken", 10, 0.5e6, 0.01e6);
   failed.set_status(v1::CASE_STATUS_FAILED);
   results.push_back(failed);  // left out
@@ -47,13 +49,15 @@ TEST(StrategyMapTest, DecidedAndUndecidedPointsWithThePairedRatio) {
   EXPECT_EQ(a.kind, engine::VerdictKind::kDecided) << a.reason;
   EXPECT_FALSE(a.tie);
   EXPECT_EQ(a.decisive_winner(), "cpu");
-  // The device spread of the four ok results (pooled sd of ln process medians) is
-  // 0.0992, so the margin is 9.9 %; d = ln 2 in every round, the interval is the
-  // prior's: 2 · exp(±t(0.975, 6) · √(4 · 2 · 0.0992² / 6 / 3)).
-  EXPECT_NEAR(a.margin, 0.0991958, 1e-6);
+  // The device's residual spread: the wait-10 pair has none (d = ln 2 in every round),
+  // the wait-100 pair's d = {ln(0.95/0.9), ln 1.1, ln(1.05/1.1)} gives SS / 2 over 2 dof:
+  // σ̂ = √(SS / 2 / 4) = 0.0364775 with 4 dof; the margin 2σ̂ is capped at 5 %. Each
+  // point's prior has 4 - 2 = 2 dof (its own rounds are not counted twice): at wait 10
+  // 2 · exp(±t(0.975, 4) · √(2 · 2σ̂² / 4 / 3)).
+  EXPECT_NEAR(a.margin, 0.05, 1e-12);
   EXPECT_NEAR(a.ratio, 2.0, 1e-12);
-  EXPECT_NEAR(a.ratio_low, 1.7011960, 1e-6);
-  EXPECT_NEAR(a.ratio_high, 2.3512869, 1e-6);
+  EXPECT_NEAR(a.ratio_low, 1.8864079, 1e-6);
+  EXPECT_NEAR(a.ratio_high, 2.1204322, 1e-6);
   EXPECT_EQ(a.pairs, 3);
   EXPECT_TRUE(a.has_interval());
 
@@ -63,19 +67,22 @@ TEST(StrategyMapTest, DecidedAndUndecidedPointsWithThePairedRatio) {
   EXPECT_TRUE(b.tie);
   EXPECT_EQ(b.decisive_winner(), "");
   EXPECT_EQ(b.tied, (std::vector<std::string>{"cpu", "io"}));
-  EXPECT_NEAR(b.ratio_low, 0.8933648, 1e-6);
-  EXPECT_NEAR(b.ratio_high, 1.2348708, 1e-6);
+  EXPECT_NEAR(b.ratio, 1.0348803, 1e-6);
+  EXPECT_NEAR(b.ratio_low, 0.9352027, 1e-6);
+  EXPECT_NEAR(b.ratio_high, 1.1451820, 1e-6);
   EXPECT_TRUE(map.crossovers.empty());  // no decided change of winner
 
   const std::string text = FormatStrategyMap(map);
   EXPECT_THAT(text, HasSubstr("batch/synthetic[cpu_ns=1000]/blocking/any  (swept: wait_us)"));
-  EXPECT_THAT(text, HasSubstr("cpu wins (2.00x [1.70x, 2.35x] over io)"));
-  EXPECT_THAT(text, HasSubstr("undecided: io 1.05x [0.89x, 1.23x] against cpu straddles the 9.9 % margin"));
-  EXPECT_EQ(VerdictText(a), "cpu wins (2.00x [1.70x, 2.35x] over io)");
+  EXPECT_THAT(text, HasSubstr("cpu wins (2.00x [1.89x, 2.12x] over io)"));
+  EXPECT_THAT(text, HasSubstr("undecided: io 1.03x [0.94x, 1.15x] against cpu straddles the 5.0 % margin"));
+  EXPECT_EQ(VerdictText(a), "cpu wins (2.00x [1.89x, 2.12x] over io)");
   // The spread is measured once over the whole map: a stated one replaces it.
   const StrategyMap quiet = BuildStrategyMap(results, MapOptions{.spread = 0.01});
   EXPECT_DOUBLE_EQ(quiet.points[0].margin, 0.02);
-  EXPECT_DOUBLE_EQ(SpreadOf({&results[0], &results[1], &results[2], &results[3], &results[4]}), map.points[0].margin);
+  const engine::ResidualSpread spread = SpreadOf({&results[0], &results[1], &results[2], &results[3], &results[4]});
+  EXPECT_NEAR(spread.sigma, 0.0364775, 1e-6);
+  EXPECT_DOUBLE_EQ(spread.dof, 4);
 }
 
 TEST(StrategyMapTest, AGapInsideTheMarginIsEquivalentNeverAWin) {
@@ -127,12 +134,16 @@ TEST(StrategyMapTest, OneProcessIsProvisionalAndPrintsNoInterval) {
   const StrategyMap lone = BuildStrategyMap({Result("cpu", 10, 1.0e6, 0.01e6), one});
   EXPECT_EQ(lone.points[0].winner(), "io");
   EXPECT_EQ(lone.points[0].kind, engine::VerdictKind::kProvisional);
-  EXPECT_THAT(FormatStrategyMap(lone), HasSubstr("500 µs [no CI, n=1]"));
+  // The map shows the centre it ranks by (the geometric mean of process medians) with
+  // the number of processes, not the pooled median's within-process CI.
+  EXPECT_THAT(FormatStrategyMap(lone), HasSubstr("500 µs (1 proc.)"));
+  EXPECT_THAT(FormatStrategyMap(lone), HasSubstr("centre: geometric mean of the strategy's per-process medians"));
 }
 
 // One sample per process (a pool that hit its time cap: no CI), 38x slower than the
 // leader in each of three rounds: decided, not a tie. The runner-up (1.13x in every
-// round, device spread 1.5 %) is out too.
+// round) is out too. The run is this one group, so the prior adds no dof: the plain
+// paired t interval over 2 dof.
 TEST(StrategyMapTest, AFortyTimesGapFromOneSamplePerProcessIsDecided) {
   v1::CaseResult capped = ProcessResult("cpu", 10, {162e6, 158e6, 165e6});
   capped.mutable_stats()->set_count(3);
@@ -147,8 +158,27 @@ TEST(StrategyMapTest, AFortyTimesGapFromOneSamplePerProcessIsDecided) {
   ASSERT_EQ(p.ranked.size(), 3u);
   EXPECT_EQ(p.ranked[1].strategy, "elastic");
   EXPECT_EQ(p.ranked[2].strategy, "cpu");
-  EXPECT_NEAR(p.ratio_low, 1.0987516, 1e-6);
-  EXPECT_EQ(VerdictText(p), "io wins (1.13x [1.10x, 1.15x] over elastic)");
+  EXPECT_NEAR(p.ratio_low, 1.1179088, 1e-6);
+  EXPECT_EQ(VerdictText(p), "io wins (1.13x [1.12x, 1.13x] over elastic)");
+}
+
+TEST(StrategyMapTest, ShowsTheCentreItRanksByNotThePooledMedian) {
+  // a's pooled median is 4.17 ms (its last process ran long), b's 2.50 ms, but by the
+  // centre of their process medians a leads: 2.47 ms against 3.48 ms. The table shows
+  // the centres, so the leader never looks slower than the runner-up.
+  v1::CaseResult a = ProcessResult("a", 10, {2.0e6, 2.5e6, 3.0e6});
+  a.mutable_stats()->set_median_ns(4.17e6);
+  v1::CaseResult b = ProcessResult("b", 10, {3.0e6, 3.5e6, 4.0e6});
+  b.mutable_stats()->set_median_ns(2.5e6);
+  const StrategyMap map = BuildStrategyMap({b, a});
+  ASSERT_EQ(map.points.size(), 1u);
+  EXPECT_EQ(map.points[0].winner(), "a");
+  EXPECT_NEAR(map.points[0].ranked[0].centre_ns, std::cbrt(2.0e6 * 2.5e6 * 3.0e6), 1e-3);
+  const std::string text = FormatStrategyMap(map);
+  EXPECT_THAT(text, HasSubstr("a       2.47 ms (3 proc.)"));
+  EXPECT_THAT(text, HasSubstr("b          3.48 ms (3 proc.)"));
+  EXPECT_THAT(text, Not(HasSubstr("4.17 ms")));
+  EXPECT_THAT(text, Not(HasSubstr("2.50 ms")));
 }
 
 TEST(StrategyMapTest, AContendedResultLeavesThePointUndecided) {
@@ -175,8 +205,9 @@ TEST(StrategyMapTest, ProcessRoundsPairTheProcesses) {
 
 TEST(StrategyMapTest, CrossoverBracketedByDecisivePointsWithAnInterpolatedEstimate) {
   // cpu wins at 10 and 100, undecided at 316 (io faster in round 1, slower in 2 and 3),
-  // io wins at 1000 and 3162 (device spread 1 %). The medians cross between 316 (io/cpu
-  // = 1.1) and 1000 (io/cpu = 1/1.1): the log-midpoint, sqrt(316e3).
+  // io wins at 1000 and 3162 (device spread 1 %). The centres (geometric means of the
+  // process medians) cross between 316 (io/cpu = 1.0437) and 1000 (io/cpu = 1/1.1),
+  // interpolated in log(wait_us): ~449.6.
   const StrategyMap map = BuildStrategyMap(
       {
       Result("cpu", 10, 1.0e6, 0.01e6),
@@ -201,8 +232,8 @@ TEST(StrategyMapTest, CrossoverBracketedByDecisivePointsWithAnInterpolatedEstima
   EXPECT_EQ(c.to, "io");
   EXPECT_EQ(c.low, 100);  // the last point cpu won decisively
   EXPECT_EQ(c.high, 1000);
-  EXPECT_NEAR(c.estimate, std::sqrt(316.0 * 1000.0), 1e-6);
-  EXPECT_THAT(FormatStrategyMap(map), HasSubstr("crossover wait_us: cpu -> io at ~562, between 100 and 1000"));
+  EXPECT_NEAR(c.estimate, 449.555933, 1e-5);
+  EXPECT_THAT(FormatStrategyMap(map), HasSubstr("crossover wait_us: cpu -> io at ~450, between 100 and 1000"));
 }
 
 TEST(StrategyMapTest, TwoSweptParametersGiveCrossoversPerLine) {
