@@ -14,10 +14,15 @@ with the one verdict rule (results_verdicts, engine/measure/verdict.h), and prin
     one invocation's CI of the median contains the other's median;
   - contended cases (engine/measure/contention.h) per invocation.
 --hog runs a busy process pinned to CPU 0 during all invocations (killed at the end, by
-its PID). A benchmark, not a test: it asserts nothing about the figures.
+its PID). --rejudge FILE... runs nothing: it judges saved `fleetmark run --format json`
+results (several invocations of one plan) with the given results_verdicts, to compare
+verdict rules offline (an older build's results_verdicts against the current one);
+--ignore-contended judges them as if no case had been contended. A benchmark, not a
+test: it asserts nothing about the figures.
 
   tests/bench/verdict_repro.py --fleetmark build/release/coordinator/cli/fleetmark \\
       --verdicts build/release/tests/bench/results_verdicts [--runs 5] [--hog]
+  tests/bench/verdict_repro.py --verdicts OLD_OR_NEW/results_verdicts --rejudge a.json b.json
 """
 import argparse
 import collections
@@ -150,15 +155,65 @@ def contradictions(runs):
     return {p: w for p, w in winners.items() if len(w) > 1}
 
 
+def judge_file(args, path, tmp):
+    """A saved results file as a run of run_once's shape (no wall time)."""
+    with open(path) as f:
+        doc = json.load(f)
+    if args.ignore_contended:
+        for d in doc["devices"]:
+            for r in d["results"]:
+                r["contended"] = False
+        path = os.path.join(tmp, os.path.basename(path))
+        with open(path, "w") as f:
+            json.dump(doc, f)
+    verdicts = subprocess.run([args.verdicts, path], capture_output=True, text=True, check=True).stdout
+    points = {}
+    for line in verdicts.splitlines():
+        v = json.loads(line)
+        points[v["point"]] = v
+    return {"points": points, "results": [r for d in doc["devices"] for r in d["results"]],
+            "quick_flag": doc["run"].get("quick", False)}
+
+
+def rejudge(args):
+    with tempfile.TemporaryDirectory(prefix="verdict_repro.") as tmp:
+        runs = [judge_file(args, path, tmp) for path in args.rejudge]
+    print(f"rejudged with {args.verdicts}{' (contended ignored)' if args.ignore_contended else ''}, "
+          f"load {load_average():.2f}")
+    for path, run in zip(args.rejudge, runs):
+        kinds = collections.Counter()
+        for v in run["points"].values():
+            if v["contenders"] >= 2:
+                kinds[v["kind"] if v["kind"] in ("decided", "equivalent") else "undecided"] += 1
+        total = sum(kinds.values())
+        gaps = clear_gap_points(run["results"])
+        decided_gaps = sum(1 for p, v in run["points"].items() if p in gaps and v["kind"] == "decided")
+        margins = sorted({round(v["margin"] * 100, 1) for v in run["points"].values()})
+        print(f"  {path}: {total} points, decided {kinds['decided']}, equivalent {kinds['equivalent']}, "
+              f"undecided {kinds['undecided']} ({100.0 * (kinds['decided'] + kinds['equivalent']) / max(total, 1):.0f} % "
+              f"decided or equivalent); clear gaps {len(gaps)}, decided {decided_gaps}; margin {margins} %")
+    c = contradictions(runs)
+    print(f"  contradictions between the files: {len(c)}")
+    for point, winners in sorted(c.items()):
+        print(f"    {point}: {', '.join(sorted(winners))}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--fleetmark", required=True)
+    parser.add_argument("--fleetmark")
     parser.add_argument("--verdicts", required=True, help="the results_verdicts tool")
     parser.add_argument("--plan", default="plans/crossover.txtpb")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--modes", default="quick,default")
     parser.add_argument("--hog", action="store_true", help="a busy process on CPU 0 during the runs")
+    parser.add_argument("--rejudge", nargs="+", metavar="FILE", help="judge saved results files, run nothing")
+    parser.add_argument("--ignore-contended", action="store_true", help="with --rejudge: as if none was contended")
     args = parser.parse_args()
+    if args.rejudge:
+        rejudge(args)
+        return
+    if not args.fleetmark:
+        parser.error("--fleetmark is required unless --rejudge")
     modes = [m for m in args.modes.split(",") if m]
     hog = start_hog() if args.hog else None
     all_runs = {}
