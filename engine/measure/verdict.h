@@ -52,7 +52,8 @@
 //   capped at kMaxPriorDegreesOfFreedom because groups differ in their noise (a 10 µs
 //   task is noisier than a 10 ms one): a group twice as noisy as the device, at 3
 //   rounds, keeps a 95 % interval of ~81 % coverage (~87 % at ν0 = 4) instead of ~67 % with an
-//   unbounded prior (simulated, normal residuals); one as noisy as the device: ~97 %. With σ̂ given but its degrees of
+//   unbounded prior (simulated, normal residuals; tests/bench/verdict_margin_sim.py); one
+//   as noisy as the device: ~97 %. With σ̂ given but its degrees of
 //   freedom unknown, ν0 = kPriorDegreesOfFreedom; with no σ̂, s0 = kDefaultSpread and
 //   ν0 = kPriorDegreesOfFreedom. Reported as the ratio exp(mean) and [exp(low), exp(high)].
 // - Racing (F-race, Birattari, Stützle, Paquete & Varrentrapp, "A racing algorithm for
@@ -70,13 +71,15 @@
 // - Margin: clamp(kMarginSpreads · σ̂, min_margin, max(min_margin, kMaxMargin)) — the
 //   smallest difference this device can tell apart from its residual noise (2σ̂ is √2
 //   times the standard deviation of one paired log ratio); a gap below it is never
-//   "wins". Capped so that "equivalent" stays a useful claim on a noisy device (a 10 %
-//   gap is never "equivalent within X %" unless min_margin says so). Simulated races of
-//   this rule (normal residuals, round drift of σ 0.3, ν0 = 8, decided after every round
-//   from 3 up to 10): three equal contenders end equivalent in ~99 % of races at σ = 1-2 %
-//   (5 rounds on average) and ~90 % at σ = 3 %, never decided; a 10 % gap is never
-//   equivalent (σ = 2-8 %) and is decided in ~100 % of races at σ = 2 % (3 rounds),
-//   ~50 % at σ = 5 %, never for the wrong leader. With kMarginSpreads = 1, equal
+//   "wins". Capped so that "equivalent" stays a useful claim on a noisy device (never
+//   "equivalent within 10 %" or more unless min_margin says so). Simulated races of this
+//   rule (tests/bench/verdict_margin_sim.py: normal residuals, round drift of σ 0.3,
+//   ν0 = 8, decided after every round from 3 up to 10): three equal contenders end
+//   equivalent in ~99 % of races at σ = 1-2 % (5 rounds on average) and ~90 % at
+//   σ = 3 %, never decided; a 10 % gap is equivalent in none of the races at σ = 2 % or
+//   8 % and ~0.2 % at σ = 5 % (where the capped margin is closest to it), and is decided
+//   in ~100 % of races at σ = 2 % (3 rounds), ~50 % at σ = 5 %, never for the wrong
+//   leader. With kMarginSpreads = 1, equal
 //   contenders at σ = 2 % ended equivalent in only ~17 %.
 //
 // Pure functions; thread-safe.
