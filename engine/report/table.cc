@@ -97,7 +97,7 @@ std::string GroupTitle(const CaseResult& r, Kind kind) {
 bool IsOk(const CaseResult& r) { return r.status() == fleetmark::v1::CASE_STATUS_OK; }
 
 // "ok", "ok (rep cap)", "unsupported: reason", with " [throttled]" / " [unstable]" /
-// " [harness 12%]" (or " [harness >= median]") when flagged.
+// " [contended 53%]" / " [harness 12%]" (or " [harness >= median]") when flagged.
 std::string StatusCell(const CaseResult& r, bool with_stop_reason) {
   std::string cell = StatusWord(r.status());
   if (IsOk(r)) {
@@ -118,6 +118,7 @@ std::string StatusCell(const CaseResult& r, bool with_stop_reason) {
   }
   if (r.throttled()) cell += " [throttled]";
   if (r.unstable()) cell += " [unstable]";
+  if (r.contended()) absl::StrAppend(&cell, " [contended ", static_cast<int>(100 * r.other_cpu_share() + 0.5), "%]");
   if (r.harness_heavy()) absl::StrAppend(&cell, " ", HarnessNote(r.harness_share()));
   return cell;
 }
@@ -511,7 +512,9 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
         "than requested; \"req.\": nothing ran).\n"
         "(rep cap) / (time cap): the CI missed its target before that cap. [throttled]:\n"
         "the CPU was throttled during the case. [unstable]: the samples still drifted\n"
-        "(a transient phase) when the case's budget ran out. [harness N%]: a batch of\n"
+        "(a transient phase) when the case's budget ran out. [contended N%]: other work\n"
+        "took N% of the machine's CPU while the case ran (also when measured again): its\n"
+        "verdicts stay undecided. [harness N%]: a batch of\n"
         "empty tasks through the same strategy (timing, bookkeeping, dispatch) takes N%\n"
         "of the median (> 5%): the median is not all the task's own work. [harness >=\n"
         "median]: the empty batch alone takes as long as the real one or longer: the\n"

@@ -368,10 +368,11 @@ test('compare page: winner per cell matches the data', async () => {
     assert.equal(cell.winner, expected, `${caseId}: winner`);
     if (overlap) {
       noDifference += 1;
-      assert.match(cell.text, /undecided/);
+      // The seeded devices drift alike, which pairing cancels: 1.005x is inside the 2 % margin.
+      assert.match(cell.text, /equivalent/);
     }
   }
-  assert.equal(noDifference, 1, 'the seeded 1.005x cell shows as undecided');
+  assert.equal(noDifference, 1, 'the seeded 1.005x cell shows as equivalent');
   assert.match(await page.locator('tr.geomean').innerText(), /A\/B/);
   assert.equal(await page.locator('ul.overall').count(), 0, 'no geometric mean over unrelated workloads');
   // The answer comes first: per workload and device the best strategy or the tied set.
@@ -458,7 +459,8 @@ test('map page draws each device\'s strategy map and the crossover across device
   });
   assert.match(tooltip, /fixed_pool_cpu wins/);
   assert.match(tooltip, /runner-up fixed_pool_io/);
-  assert.match(tooltip, /paired ratio 1\.50× \[1\.4\d×–1\.5\d×\]/);
+  // 1.50x in every round, the seed's drift shared by both: the interval is the ratio itself.
+  assert.match(tooltip, /paired ratio 1\.50× \[1\.50×–1\.50×\]/);
   // The crossover across devices: the host's interval 100..1000, the phone's 1000..10000.
   assert.equal(await page.locator('[data-chart="crossover"]').count(), 1);
   const sentence = await page.locator('.crossover-sentence').innerText();

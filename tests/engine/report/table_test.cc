@@ -163,6 +163,23 @@ TEST(TableTest, UnstableCasesAreMarked) {
   EXPECT_NE(text.find("[unstable]: the samples still drifted"), std::string::npos) << text;
 }
 
+TEST(TableTest, ContendedCasesAreMarked) {
+  // Issue 31, item 5: a case measured while other work used the machine says so, with the
+  // share, in the status column (the map said contended; the tables said a plain "ok").
+  fleetmark::v1::RunReport report;
+  auto contended = testing::BatchCase("fixed_pool", 2, "collections", 2'000'000);
+  contended.set_contended(true);
+  contended.set_other_cpu_share(0.534);
+  *report.add_results() = contended;
+  *report.add_results() = testing::BatchCase("direct", 0, "collections", 330'000);
+  const std::string text = FormatTable(report);
+  EXPECT_NE(text.find("ok [contended 53%]"), std::string::npos) << text;
+  size_t marks = 0;
+  for (size_t at = text.find("[contended"); at != std::string::npos; at = text.find("[contended", at + 1)) ++marks;
+  EXPECT_EQ(marks, 2u) << text;  // the contended row and the legend
+  EXPECT_NE(text.find("[contended N%]: other work\ntook N% of the machine's CPU"), std::string::npos) << text;
+}
+
 TEST(TableTest, HarnessHeavyCasesAreMarked) {
   // Issue 13, item 5: a case whose empty-task calibration is > 5 % of its median says
   // how much in the status column, and the legend explains the mark; a case below has

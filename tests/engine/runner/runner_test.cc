@@ -284,7 +284,9 @@ TEST(RunnerTest, ReportsTheSettledPhaseNotTheTransient) {
   ASSERT_EQ(o.results.size(), 1u);
   const v1::CaseResult& r = o.results[0];
   EXPECT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
-  EXPECT_EQ(r.stop_reason(), v1::STOP_REASON_CI_TARGET) << r.message() << " counts " << absl::StrJoin(r.process_sample_counts(), ",") << " medians " << absl::StrJoin(r.process_medians_ns(), ",");
+  // Which cap ends the settled phase is the machine's: on a loaded one 1 ms sleeps jitter
+  // past the 2 % target and the repetition quota ends it (CI failed this way at load 5).
+  // What the test proves is which phase is reported.
   EXPECT_FALSE(r.unstable()) << r.message();
   // The settled phase: every repetition sleeps >= 1 ms there.
   EXPECT_GE(r.stats().median_ns(), 1e6);
