@@ -37,8 +37,8 @@ namespace fleetmark::engine {
 //   smt_pairs    -> the allowed CPUs of the first cores with >= 2 allowed hardware
 //                   threads covering `threads` (lowest CPU ids first), at least one core
 //   cpus:<list>  -> the list
-// An error with code kUnimplemented, the engine's code for "the device cannot honour
-// it" (CaseStatusFor reports it as the case status `unsupported`), saying why, when the class
+// An error with the engine's status code for "the device cannot honour it" (the one
+// CaseStatusFor reports as the case status `unsupported`), saying why, when the class
 // does not exist on the host or none of its CPUs is allowed, no core has 2 allowed
 // hardware threads (smt_pairs), a listed CPU is not one of the host's or not allowed,
 // or no core has an allowed CPU (one_per_core). Pure function; thread-safe.
