@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "engine/measure/empirical_bayes.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -84,6 +85,15 @@ ResidualSums ResidualsOf(const std::vector<Logs>& group) {
   const double contenders = static_cast<double>(std::count(paired.begin(), paired.end(), true));
   if (contenders >= 2) sums.dof = sums.pair_dof * 2 / contenders;
   return sums;
+}
+
+// The group's own residual spread moderated by the prior (verdict.h, Margin):
+// sqrt((d_g · s_g² + ν0 · σ0²) / (d_g + ν0)); σ0 when the group has no residual dof.
+double GroupSpread(const ResidualSums& own, double prior_sigma, double prior_dof) {
+  const double d = own.pair_dof > 0 ? own.dof : 0;
+  if (!(d + prior_dof > 0)) return prior_sigma;
+  const double variance = d > 0 ? own.squares / own.pair_dof : 0;
+  return std::sqrt((d * variance + prior_dof * prior_sigma * prior_sigma) / (d + prior_dof));
 }
 
 std::vector<Logs> UsableLogs(const std::vector<Contender>& contenders) {
@@ -161,14 +171,25 @@ double MarginFor(double spread, double min_margin) {
 
 ResidualSpread DeviceSpread(const std::vector<std::vector<Contender>>& groups) {
   double squares = 0, pair_dof = 0, dof = 0;
+  std::vector<SampleVariance> units;  // each group's residual variance and dof
   for (const std::vector<Contender>& group : groups) {
     const ResidualSums sums = ResidualsOf(UsableLogs(group));
     squares += sums.squares;
     pair_dof += sums.pair_dof;
     dof += sums.dof;
+    if (sums.pair_dof > 0) units.push_back({.variance = sums.squares / sums.pair_dof, .dof = sums.dof});
   }
   if (!(pair_dof > 0)) return {};
-  return {.sigma = std::sqrt(squares / pair_dof), .dof = dof};
+  ResidualSpread out{.sigma = std::sqrt(squares / pair_dof), .dof = dof};
+  if (squares > 0) {
+    const VariancePrior prior = FitVariancePrior(units);
+    out.prior_sigma = std::sqrt(prior.variance);
+    out.prior_dof = prior.dof;
+  } else {
+    out.prior_sigma = 0;
+    out.prior_dof = dof;
+  }
+  return out;
 }
 
 double StudentTQuantile(double p, double dof) {
@@ -187,11 +208,12 @@ GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const Verdict
   GroupVerdict v;
   const std::vector<Logs> logs = UsableLogs(contenders);
   // Known: measured (> 0), or measured as none (0 over some degrees of freedom).
-  const bool dof_known = options.spread_dof > 0 && std::isfinite(options.spread_dof);
-  const bool known = std::isfinite(options.spread) && (options.spread > 0 || (options.spread == 0 && dof_known));
+  const bool dof_known = options.spread_dof >= 0;  // false for NaN
+  const bool known = std::isfinite(options.spread) &&
+                     (options.spread > 0 || (options.spread == 0 && dof_known && options.spread_dof > 0));
   const double spread = known ? options.spread : kDefaultSpread;
-  v.margin = MarginFor(spread, options.min_margin);
   if (logs.empty()) {
+    v.margin = MarginFor(spread, options.min_margin);
     v.reason = "nothing measured";
     return v;
   }
@@ -203,17 +225,16 @@ GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const Verdict
   v.leader = logs[lead].contender->name;
   v.open = {v.leader};
   if (logs.size() == 1) {
+    v.margin = MarginFor(spread, options.min_margin);
     v.kind = VerdictKind::kSingle;
     v.reason = "only one strategy";
     return v;
   }
-  // The prior (verdict.h, Interval): s0² = 2σ̂², with the pooled degrees of freedom
-  // minus this group's own, at most kMaxPriorDegreesOfFreedom.
+  // The prior (verdict.h, Interval): s0² = 2σ0², ν0 at most kMaxPriorDegreesOfFreedom.
   const double prior_variance = 2 * spread * spread;
-  double prior_dof = kPriorDegreesOfFreedom;
-  if (known && dof_known) {
-    prior_dof = std::clamp(options.spread_dof - ResidualsOf(logs).dof, 0.0, kMaxPriorDegreesOfFreedom);
-  }
+  const double prior_dof =
+      known && dof_known ? std::min(options.spread_dof, kMaxPriorDegreesOfFreedom) : kPriorDegreesOfFreedom;
+  v.margin = MarginFor(GroupSpread(ResidualsOf(logs), spread, prior_dof), options.min_margin);
   for (size_t i = 0; i < logs.size(); ++i) {
     if (i != lead) v.others.push_back(Compare(logs[lead], logs[i], prior_variance, prior_dof, v.margin));
   }

@@ -6,7 +6,7 @@
 //
 //   std::vector<Contender> cs = ...;          // each: process medians tagged with rounds
 //   const ResidualSpread s = DeviceSpread(all_groups_of_the_run);
-//   VerdictOptions o{.spread = s.sigma, .spread_dof = s.dof};
+//   VerdictOptions o{.spread = s.prior_sigma, .spread_dof = s.prior_dof};
 //   GroupVerdict v = DecideGroup(cs, o);
 //   if (v.kind == VerdictKind::kDecided) std::cout << v.leader << " wins";
 //
@@ -43,19 +43,23 @@
 // - Interval: mean(d) ± t(0.975, ν)·s̃/√k, with the moderated variance
 //   s̃² = ((k-1)·s² + ν0·s0²) / (k-1+ν0) and ν = k-1+ν0 (Smyth, "Linear models and
 //   empirical Bayes methods for assessing differential expression in microarray
-//   experiments", Stat. Appl. Genet. Mol. Biol. 3(1), 2004, §3-4): s0² = 2σ̂² is the
-//   device's variance of one paired log ratio, so three processes that happen to agree
-//   do not give a falsely narrow interval, and three that disagree are not swamped by
-//   the prior. ν0 reflects how much independent evidence the prior carries: the pooled
-//   residual degrees of freedom minus the group's own (the prior must not count the
-//   group's rounds twice: a run of one group gets ν0 = 0, a plain paired t interval),
-//   capped at kMaxPriorDegreesOfFreedom because groups differ in their noise (a 10 µs
-//   task is noisier than a 10 ms one): a group twice as noisy as the device, at 3
-//   rounds, keeps a 95 % interval of ~81 % coverage (~87 % at ν0 = 4) instead of ~67 % with an
-//   unbounded prior (simulated, normal residuals; tests/bench/verdict_margin_sim.py); one
-//   as noisy as the device: ~97 %. With σ̂ given but its degrees of
-//   freedom unknown, ν0 = kPriorDegreesOfFreedom; with no σ̂, s0 = kDefaultSpread and
-//   ν0 = kPriorDegreesOfFreedom. Reported as the ratio exp(mean) and [exp(low), exp(high)].
+//   experiments", Stat. Appl. Genet. Mol. Biol. 3(1), 2004, §3-4): s0² = 2σ0² is the
+//   prior variance of one paired log ratio, so three processes that happen to agree do
+//   not give a falsely narrow interval, and three that disagree are not swamped by the
+//   prior. σ0² and ν0 are fitted to the residual variances of the run's groups by
+//   Smyth's empirical Bayes moments (§6.2, engine/measure/empirical_bayes.h): groups
+//   differ in their noise (on a 2-core VM a 1 µs task's group had σ 0.41 and a 10 ms
+//   one's 0.011 in one run), and where they differ that much ν0 comes out small (~1), so
+//   each group's interval rests on its own processes; a single pooled σ̂ let the noisiest
+//   groups widen every interval (±15 % at 6 processes for pairs whose own spread was
+//   ±5 %). ν0 is capped at kMaxPriorDegreesOfFreedom: a group twice as noisy as the
+//   prior, at 3 rounds, keeps a 95 % interval of ~81 % coverage (~87 % at ν0 = 4)
+//   instead of ~67 % with an unbounded prior (simulated, normal residuals;
+//   tests/bench/verdict_margin_sim.py); one as noisy as the prior: ~97 %. A run of one
+//   group has nothing to fit: ν0 = 0, the plain paired t interval. With σ0 given but
+//   ν0 unknown, ν0 = kPriorDegreesOfFreedom; with no σ0, s0 = kDefaultSpread and
+//   ν0 = kPriorDegreesOfFreedom. Reported as the ratio exp(mean) and
+//   [exp(low), exp(high)].
 // - Racing (F-race, Birattari, Stützle, Paquete & Varrentrapp, "A racing algorithm for
 //   configuring metaheuristics", GECCO 2002; successive elimination, Even-Dar, Mannor &
 //   Mansour, "Action elimination and stopping conditions for the multi-armed bandit",
@@ -68,24 +72,29 @@
 //   margin of the leader when its 90 % interval (t(0.95, ν): both one-sided tests at
 //   5 %) lies inside [1/(1 + margin), 1 + margin]; a group is equivalent when every
 //   contender not OUT is.
-// - Margin: clamp(kMarginSpreads · σ̂, min_margin, max(min_margin, kMaxMargin)) — the
-//   smallest difference this device can tell apart from its residual noise (2σ̂ is √2
-//   times the standard deviation of one paired log ratio); a gap below it is never
-//   "wins". Capped so that "equivalent" stays a useful claim on a noisy device (never
-//   "equivalent within 10 %" or more unless min_margin says so). Simulated races of this
-//   rule (tests/bench/verdict_margin_sim.py: normal residuals, round drift of σ 0.3,
-//   ν0 = 8, decided after every round from 3 up to 10): three equal contenders end
-//   equivalent in ~99 % of races at σ = 1-2 % (5 rounds on average) and ~90 % at
-//   σ = 3 %, never decided; a 10 % gap is equivalent in none of the races at σ = 2 % or
-//   8 % and ~0.2 % at σ = 5 % (where the capped margin is closest to it), and is decided
-//   in ~100 % of races at σ = 2 % (3 rounds), ~50 % at σ = 5 %, never for the wrong
-//   leader. With kMarginSpreads = 1, equal
-//   contenders at σ = 2 % ended equivalent in only ~17 %.
+// - Margin: clamp(kMarginSpreads · σ̃_g, min_margin, max(min_margin, kMaxMargin)) — the
+//   smallest difference this point can tell apart from its residual noise, where σ̃_g is
+//   the group's own residual spread moderated by the prior,
+//   sqrt((d_g · s_g² + ν0 · σ0²) / (d_g + ν0)) (s_g² its residual mean square over d_g
+//   dof, as in DeviceSpread): a 10 ms task on a quiet device is told apart at 2 %, a
+//   1 µs task whose processes differ by 5 % only at 10 % (2σ̃ is √2 times the standard
+//   deviation of one paired log ratio). A gap below the margin is never "wins". Capped at
+//   10 %: beyond that, "equivalent" says too little to choose by (never "equivalent
+//   within 15 %" unless min_margin says so). Simulated races of this rule
+//   (tests/bench/verdict_margin_sim.py: normal residuals, round drift of σ 0.3, judged
+//   after every round from 3 up to 10, ν0 = 1 and 8): three equal contenders end
+//   equivalent in 92-98 % of races at σ = 1-5 % (5-7 rounds on average), never decided;
+//   a 1.25x gap is decided in ~100 % of races at σ ≤ 5 % (3-4 rounds) and 88 % at
+//   σ = 8 %, never equivalent; a 1.10x gap is decided in ~100 % at σ = 2 %, called
+//   equivalent (within the 10 % cap, so truly on its edge) in ≤ 10 % at σ = 5-8 %; no
+//   race is ever decided for the wrong leader. With kMarginSpreads = 1, equal
+//   contenders at σ = 2 % ended equivalent in only ~17 % (an earlier version of the sim).
 //
 // Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -130,20 +139,21 @@ struct PairedRatio {
 struct VerdictOptions {
   double min_margin = 0.02;  // fraction (0.02 = 2 %), >= 0
   int min_processes = 3;     // paired rounds needed before any verdict
-  // The device's residual spread σ̂ (DeviceSpread(...).sigma: the noise of one process's
-  // ln median that pairing by round does not cancel), >= 0. 0 with spread_dof 0 =
-  // unknown (the prior then is kDefaultSpread); 0 with spread_dof > 0 = measured as none.
+  // The prior's σ0 (DeviceSpread(...).prior_sigma: the typical noise of one process's
+  // ln median that pairing by round does not cancel), >= 0. 0 with spread_dof unknown
+  // or 0 = unknown (the prior then is kDefaultSpread); 0 with spread_dof > 0 = measured
+  // as none. Also sets the margin (MarginFor).
   double spread = 0;
-  // Its degrees of freedom (DeviceSpread(...).dof), >= 0. 0 = unknown (ν0 is then
-  // kPriorDegreesOfFreedom).
-  double spread_dof = 0;
+  // The prior's degrees of freedom ν0 (DeviceSpread(...).prior_dof), >= 0, +inf allowed;
+  // used up to kMaxPriorDegreesOfFreedom. NaN = unknown (ν0 = kPriorDegreesOfFreedom).
+  double spread_dof = std::numeric_limits<double>::quiet_NaN();
 };
 
 inline constexpr double kDefaultSpread = 0.015;            // σ when unknown (margin 3 %)
 inline constexpr double kPriorDegreesOfFreedom = 4;        // ν0 when the spread's dof is unknown
 inline constexpr double kMaxPriorDegreesOfFreedom = 8;     // ν0 never above this
 inline constexpr double kMarginSpreads = 2.0;              // margin = this · σ, clamped:
-inline constexpr double kMaxMargin = 0.05;                 // ... to at most 5 % (unless min_margin is more)
+inline constexpr double kMaxMargin = 0.10;                 // ... to at most 10 % (unless min_margin is more)
 
 struct GroupVerdict {
   VerdictKind kind = VerdictKind::kNone;
@@ -160,18 +170,26 @@ struct GroupVerdict {
 // the reason says so). Pure.
 GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const VerdictOptions& options);
 
-// The residual spread of a device (method above): σ̂ = sqrt(squares / pair_dof) and the
-// degrees of freedom it rests on.
+// The residual spread of a device (method above): the pooled σ̂ = sqrt(squares /
+// pair_dof) and its degrees of freedom, and the prior fitted to the groups' own residual
+// variances (empirical_bayes.h) that DecideGroup takes.
 struct ResidualSpread {
-  double sigma = 0;  // σ̂ of ln(process median), 0 when nothing could be pooled
+  double sigma = 0;  // pooled σ̂ of ln(process median), 0 when nothing could be pooled
   double dof = 0;    // Σ over groups of (C-1)(R-1) (complete groups; see above)
+  // σ0: sqrt of the fitted prior variance; the pooled σ̂ when only one group has a
+  // residual variance > 0; 0 when none has.
+  double prior_sigma = 0;
+  // ν0: the fitted prior's dof (+inf when the groups' variances agree within sampling;
+  // 0 when only one group has a residual variance > 0 — nothing to fit; `dof` when every
+  // group's residual is exactly 0 — measured as none); NaN when nothing could be pooled.
+  double prior_dof = std::numeric_limits<double>::quiet_NaN();
 };
 
 // The device's residual spread over the groups of a run (each group: the contenders of
 // one point, their process medians tagged with rounds, as DecideGroup takes them; only
 // rounds two contenders share count, medians <= 0 or not finite are not processes, a
-// repeated round keeps its first process). {0, 0} when no pair of contenders shares two
-// rounds. Pure.
+// repeated round keeps its first process). sigma and dof {0, 0} and prior_dof NaN when
+// no pair of contenders shares two rounds. Pure.
 ResidualSpread DeviceSpread(const std::vector<std::vector<Contender>>& groups);
 
 // clamp(kMarginSpreads · spread, min_margin, max(min_margin, kMaxMargin)); a negative or

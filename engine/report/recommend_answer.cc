@@ -200,7 +200,7 @@ std::string OverallSentence(std::vector<IoModeAnswer>& answers, const engine::Re
   s.strategy = "suspending";
   b.strategy = "blocking";
   across.ranked = {s, b};
-  DecidePoint(across, MapOptions{.spread = spread.sigma, .spread_dof = spread.dof});
+  DecidePoint(across, MapOptions{.spread = spread.prior_sigma, .spread_dof = spread.prior_dof});
   const std::string blocking_text = Choice(*blocking) + Caveat(*blocking);
   const std::string suspending_text = Choice(*suspending) + Caveat(*suspending);
   std::string out;

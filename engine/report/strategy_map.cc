@@ -119,8 +119,8 @@ engine::ResidualSpread SpreadOf(const std::vector<const v1::CaseResult*>& result
 MapOptions WithSpreadOf(MapOptions options, const std::vector<const v1::CaseResult*>& results) {
   if (options.spread > 0) return options;
   const engine::ResidualSpread spread = SpreadOf(results);
-  options.spread = spread.sigma;
-  options.spread_dof = spread.dof;
+  options.spread = spread.prior_sigma;
+  options.spread_dof = spread.prior_dof;
   return options;
 }
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -111,12 +112,13 @@ struct Crossover {
 // How points are decided (engine/measure/verdict.h, VerdictOptions): the margin scales
 // with the device's residual spread (the noise pairing by round does not cancel);
 // `spread` 0 = BuildStrategyMap measures it over all its results (SpreadOf), DecidePoint
-// then uses kDefaultSpread. `spread_dof`: its degrees of freedom (0 = unknown).
+// then uses kDefaultSpread. `spread_dof`: the prior's degrees of freedom ν0 (NaN =
+// unknown). Both as ResidualSpread's prior_sigma and prior_dof.
 struct MapOptions {
   double min_margin = 0.02;  // fraction (0.02 = 2 %), >= 0
   int min_processes = 3;     // paired rounds before any verdict
   double spread = 0;
-  double spread_dof = 0;
+  double spread_dof = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct StrategyMap {

@@ -306,8 +306,8 @@ class PlanRunner {
     VerdictOptions verdict_options;
     verdict_options.min_processes = min_processes_;
     const ResidualSpread spread = DeviceSpread(AllGroups());
-    verdict_options.spread = spread.sigma;
-    verdict_options.spread_dof = spread.dof;
+    verdict_options.spread = spread.prior_sigma;
+    verdict_options.spread_dof = spread.prior_dof;
     const GroupVerdict verdict = DecideGroup(contenders, verdict_options);
     std::set<std::string> out;
     for (const PairedRatio& other : verdict.others) {

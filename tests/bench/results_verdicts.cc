@@ -60,8 +60,8 @@ int main(int argc, char** argv) {
     for (const auto& [point, contenders] : points) groups.push_back(contenders);
     const engine::ResidualSpread spread = engine::DeviceSpread(groups);
     engine::VerdictOptions options;
-    options.spread = spread.sigma;
-    options.spread_dof = spread.dof;
+    options.spread = spread.prior_sigma;
+    options.spread_dof = spread.prior_dof;
     for (const auto& [point, contenders] : points) {
       const engine::GroupVerdict v = engine::DecideGroup(contenders, options);
       nlohmann::json line = {{"device", device.agent()},

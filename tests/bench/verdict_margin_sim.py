@@ -7,7 +7,8 @@ Each race: C contenders with fixed log effects, rounds 1..10, ln m = effect + ro
 after every round as DecideGroup does (leader = smallest mean log; OUT: slower in every
 round and the 95 % moderated interval above 1 + margin; within: the 90 % interval inside
 [1/(1+m), 1+m]; decided when all others are OUT, equivalent when all others are OUT or
-within), with the device's σ known (σ̂ = σ) and ν0 = 8. Prints, per kMarginSpreads, the
+within; the margin kMarginSpreads times the group's own residual spread moderated by the
+prior, capped at 10 %), with the prior's σ0 = σ and ν0 as given. Prints, per ν0, the
 share of races ending decided / equivalent / undecided by round 10, decided for the wrong
 leader, and the mean rounds; then the coverage of the 95 % interval at 3 rounds for a
 group whose σ is 1x or 2x the device's, by ν0. Needs numpy and scipy. A design check,
@@ -19,8 +20,16 @@ import numpy as np
 from scipy import stats
 
 
-def decide(y, sigma, nu0, spreads, floor=0.02, cap=0.05):
-    margin = min(max(spreads * sigma, floor), max(floor, cap))
+def group_spread(y, sigma, nu0):
+    """The group's residual σ of the two-way model, moderated by the prior (σ0 = sigma)."""
+    c, k = y.shape
+    r = y - y.mean(1, keepdims=True) - y.mean(0, keepdims=True) + y.mean()
+    d = (c - 1) * (k - 1)
+    return np.sqrt(((r ** 2).sum() + nu0 * sigma ** 2) / (d + nu0))
+
+
+def decide(y, sigma, nu0, spreads=2, floor=0.02, cap=0.10):
+    margin = min(max(spreads * group_spread(y, sigma, nu0), floor), max(floor, cap))
     k = y.shape[1]
     lead = int(np.argmin(y.mean(1)))
     all_out = all_within = True
@@ -38,14 +47,14 @@ def decide(y, sigma, nu0, spreads, floor=0.02, cap=0.05):
     return ("decided" if all_out else "equivalent" if all_within else "undecided"), lead
 
 
-def race(rng, effects, sigma, spreads, races=2000, rounds=10, nu0=8):
+def race(rng, effects, sigma, nu0, races=1000, rounds=10):
     ends = {"decided": 0, "equivalent": 0, "undecided": 0, "wrong": 0}
     used = []
     for _ in range(races):
         y = (np.array(effects)[:, None] + sigma * rng.normal(size=(len(effects), rounds)) +
              0.3 * rng.normal(size=(1, rounds)))
         for k in range(3, rounds + 1):
-            kind, lead = decide(y[:, :k], sigma, nu0, spreads)
+            kind, lead = decide(y[:, :k], sigma, nu0)
             if kind != "undecided" or k == rounds:
                 ends[kind] += 1
                 ends["wrong"] += kind == "decided" and lead != int(np.argmin(effects))
@@ -63,12 +72,13 @@ def coverage(rng, ratio, nu0, k=3, n=200000):
 
 def main():
     rng = np.random.default_rng(7)
-    for spreads in (1, 1.5, 2):
-        print(f"kMarginSpreads {spreads}")
-        for sigma in (0.005, 0.01, 0.02, 0.03):
-            print(f"  three equal, sigma {sigma}: {race(rng, [0, 0, 0], sigma, spreads)}")
-        for sigma in (0.02, 0.05, 0.08):
-            print(f"  1.10x gap, sigma {sigma}: {race(rng, [0, np.log(1.1)], sigma, spreads)}")
+    for nu0 in (1, 8):
+        print(f"nu0 {nu0}")
+        for sigma in (0.01, 0.02, 0.03, 0.05):
+            print(f"  three equal, sigma {sigma}: {race(rng, [0, 0, 0], sigma, nu0)}")
+        for gap in (1.1, 1.15, 1.25):
+            for sigma in (0.02, 0.05, 0.08):
+                print(f"  {gap}x gap, sigma {sigma}: {race(rng, [0, np.log(gap)], sigma, nu0)}")
     for ratio in (1, 2):
         print(f"coverage at 3 rounds, group sigma {ratio}x the device's: " +
               ", ".join(f"nu0 {nu0}: {coverage(rng, ratio, nu0)}" for nu0 in (0, 4, 8, 12)))

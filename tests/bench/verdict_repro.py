@@ -17,7 +17,8 @@ with the one verdict rule (results_verdicts, engine/measure/verdict.h), and prin
 its PID). --rejudge FILE... runs nothing: it judges saved `fleetmark run --format json`
 results (several invocations of one plan) with the given results_verdicts, to compare
 verdict rules offline (an older build's results_verdicts against the current one);
---ignore-contended judges them as if no case had been contended. A benchmark, not a
+--ignore-contended judges them as if no case had been contended. --keep DIR keeps each
+invocation's results file (MODE-I.json) there. A benchmark, not a
 test: it asserts nothing about the figures.
 
   tests/bench/verdict_repro.py --fleetmark build/release/coordinator/cli/fleetmark \\
@@ -207,6 +208,7 @@ def main():
     parser.add_argument("--modes", default="quick,default")
     parser.add_argument("--hog", action="store_true", help="a busy process on CPU 0 during the runs")
     parser.add_argument("--rejudge", nargs="+", metavar="FILE", help="judge saved results files, run nothing")
+    parser.add_argument("--keep", metavar="DIR", help="keep each invocation's results in DIR (for --rejudge)")
     parser.add_argument("--ignore-contended", action="store_true", help="with --rejudge: as if none was contended")
     args = parser.parse_args()
     if args.rejudge:
@@ -218,7 +220,9 @@ def main():
     hog = start_hog() if args.hog else None
     all_runs = {}
     try:
-        with tempfile.TemporaryDirectory(prefix="verdict_repro.") as tmp:
+        with tempfile.TemporaryDirectory(prefix="verdict_repro.") as scratch:
+            tmp = args.keep or scratch
+            os.makedirs(tmp, exist_ok=True)
             print(f"plan {args.plan}, {args.runs} invocations per mode, hog {'on CPU 0' if hog else 'off'}, "
                   f"{os.cpu_count()} CPUs, load {load_average():.2f}")
             for mode in modes:

@@ -117,14 +117,18 @@ TEST(CompareDevicesTest, AValueWithoutACiHasBothBoundsNull) {
 }
 
 TEST(CompareDevicesTest, AGapInsideTheMarginIsEquivalentNoDifference) {
-  // 1% apart in every process with a ±0.1% spread: inside the default 2% margin.
+  // 0.2 % apart in every process with a ±0.1 % spread. One group of two devices alone
+  // gives no residual spread to pool (their drift is shared: 0 over 2 dof), so the
+  // default prior (σ0 1.5 %, ν0 4) sets the interval, 90 %: ±1.9 % from three processes,
+  // and the margin, 2 · 0.015 · √(4 / 6) = 2.4 %: equivalent.
   DeviceResults a{"a", "A", "r1", {Timed("pool", "storage", 1000, 0.001)}};
+  DeviceResults close{"c", "C", "r3", {Timed("pool", "storage", 1002, 0.001)}};
+  EXPECT_TRUE(CompareDevices({a, close}).cells[0].no_difference);
+  EXPECT_EQ(CompareDevices({a, close}).cells[0].verdict, "equivalent");
+  // 1 % apart is not told apart from that prior (undecided, never a winner); a device
+  // spread of 0.1 % stated with a 0.5 % minimum lets the 1 % gap decide.
   DeviceResults b{"b", "B", "r2", {Timed("pool", "storage", 1010, 0.001)}};
-  EXPECT_TRUE(CompareDevices({a, b}).cells[0].no_difference);
-  EXPECT_EQ(CompareDevices({a, b}).cells[0].verdict, "equivalent");
-  // One group of two devices alone gives no residual spread to speak of (their drift is
-  // shared: 0 over 2 dof), so the margin would be the default's 3 %; a device spread of
-  // 0.1 % stated with a 0.5 % minimum lets the 1 % gap decide.
+  EXPECT_EQ(CompareDevices({a, b}).cells[0].verdict, "undecided");
   const report::MapOptions stated{.min_margin = 0.005, .spread = 0.001, .spread_dof = 30};
   const Comparison loose = CompareDevices({a, b}, stated);
   EXPECT_FALSE(loose.cells[0].no_difference) << loose.cells[0].verdict << ": " << loose.cells[0].reason;

@@ -190,7 +190,9 @@ TEST(DecideGroupTest, PairingCancelsDriftCommonToBothContenders) {
   const GroupVerdict v = DecideGroup({C("b", b), C("a", a)}, {});
   EXPECT_EQ(v.kind, VerdictKind::kDecided) << v.reason;
   EXPECT_EQ(v.leader, "a");
-  EXPECT_DOUBLE_EQ(v.margin, 0.03);  // 2 · kDefaultSpread, above the 2 % floor
+  // The group's own residual is 0 over 2 dof, moderated by the default prior (σ0 1.5 %,
+  // ν0 4): margin 2 · 0.015 · √(4 / 6), above the 2 % floor.
+  EXPECT_NEAR(v.margin, 2 * 0.015 * std::sqrt(4.0 / 6), 1e-12);
   ASSERT_EQ(v.others.size(), 1u);
   const PairedRatio& p = v.others[0];
   EXPECT_EQ(p.name, "b");
@@ -238,7 +240,9 @@ TEST(DecideGroupTest, TwoEqualStrategiesBecomeEquivalentNeverDecided) {
     if (k < 3) {
       EXPECT_EQ(v.kind, VerdictKind::kProvisional) << k;
     } else {
-      if (k == 3) EXPECT_GT(v.others[0].high, 1.02);
+      if (k == 3) {
+        EXPECT_GT(v.others[0].high, 1.02);
+      }
       EXPECT_EQ(v.kind, VerdictKind::kEquivalent) << k << ": " << v.reason;
       EXPECT_TRUE(v.others[0].within_margin);
       EXPECT_EQ(v.open.size(), 2u);
@@ -316,12 +320,12 @@ TEST(DecideGroupTest, FewerThanMinProcessesPairedRoundsIsProvisional) {
 }
 
 TEST(DecideGroupTest, RacingKeepsOnlyTheContendersStillOpen) {
-  // b is 40x slower (OUT); c overlaps a (d alternating ±5 %): the race goes on between
-  // a and c.
+  // b is 40x slower (OUT); c overlaps a (2 % faster on average, alternating ±5 %): the
+  // race goes on between a and c.
   const GroupVerdict v = DecideGroup(
-      {C("b", {4000, 4000, 4000, 4000}), C("a", {100, 100, 100, 100}), C("c", {105, 95, 105, 95})}, {});
+      {C("b", {4000, 4000, 4000, 4000}), C("a", {100, 100, 100, 100}), C("c", {103, 93, 103, 93})}, {});
   EXPECT_EQ(v.kind, VerdictKind::kUndecided);
-  EXPECT_EQ(v.leader, "c");  // geometric mean sqrt(105 · 95) = 99.87 < 100
+  EXPECT_EQ(v.leader, "c");  // geometric mean sqrt(103 · 93) = 97.87 < 100
   ASSERT_EQ(v.others.size(), 2u);
   EXPECT_EQ(v.others[0].name, "a");  // by ratio ascending
   EXPECT_EQ(v.others[1].name, "b");
@@ -332,9 +336,11 @@ TEST(DecideGroupTest, RacingKeepsOnlyTheContendersStillOpen) {
 
 TEST(DecideGroupTest, EquivalentNamesTheOpenContendersWithinTheMargin) {
   // Three strategies equal to within 0.1 % in every round, a fourth 2x slower. With a
-  // stated spread of 3 % (margin 2 · 3 % capped at 5 %, ν0 = 4) the prior alone gives a
-  // 90 % half-width of t(0.95, 6) · √(4 · 2 · 0.03² / 6 / 3) = 0.0389 < ln 1.05 from
-  // three rounds; with two the group is provisional.
+  // stated spread of 3 % (ν0 = 4) the prior alone gives a 90 % half-width of
+  // t(0.95, 6) · √(4 · 2 · 0.03² / 6 / 3) = 0.0389 from three rounds, inside the margin
+  // 2 · 0.03 · √(4 / 6) = 4.9 % (the group's own residual ~0 over 2 dof, moderated);
+  // with two the group is provisional. Over six rounds (15 residual dof) the margin is
+  // 2 · 0.03 · √(4 / 19) = 2.8 %.
   const std::vector<double> base = {1000, 1200, 900, 1100, 1050, 950};
   std::vector<double> b, c, d;
   for (double m : base) {
@@ -350,14 +356,14 @@ TEST(DecideGroupTest, EquivalentNamesTheOpenContendersWithinTheMargin) {
   EXPECT_EQ(DecideGroup({C("a", three), C("c", three_c)}, o).kind, VerdictKind::kEquivalent);
   EXPECT_EQ(v.kind, VerdictKind::kEquivalent) << v.reason;
   EXPECT_THAT(v.open, ElementsAre("a", "c", "b"));
-  EXPECT_EQ(v.reason, "c, b within 5.0 % of a");
+  EXPECT_EQ(v.reason, "c, b within 2.8 % of a");
   EXPECT_TRUE(v.others.back().out);
 }
 
 // The run's residual spread and its dof as VerdictOptions.
 VerdictOptions OptionsOf(const std::vector<std::vector<Contender>>& groups) {
   const ResidualSpread s = DeviceSpread(groups);
-  return {.spread = s.sigma, .spread_dof = s.dof};
+  return {.spread = s.prior_sigma, .spread_dof = s.prior_dof};
 }
 
 // The first `k` rounds of each contender.
@@ -381,12 +387,12 @@ TEST(DecideGroupTest, StrongRoundDriftDoesNotInflateThePriorAndIsDecided) {
   }
   const VerdictOptions o = OptionsOf(run);
   EXPECT_NEAR(o.spread, 0.01, 0.003);
-  EXPECT_DOUBLE_EQ(o.spread_dof, 72);
+  EXPECT_DOUBLE_EQ(DeviceSpread(run).dof, 72);
   for (const std::vector<Contender>& group : run) {
     const GroupVerdict v = DecideGroup(group, o);
     EXPECT_EQ(v.kind, VerdictKind::kDecided) << v.reason;
     EXPECT_EQ(v.leader, "a");
-    EXPECT_DOUBLE_EQ(v.margin, kMarginSpreads * o.spread);  // 2σ̂, near the 2 % floor
+    EXPECT_GE(v.margin, 0.02);  // 2σ̃ of the group, near the 2 % floor
     EXPECT_LT(v.margin, 0.03);
     EXPECT_EQ(v.others[0].name, "b");
     EXPECT_GT(v.others[0].low, 1.1);
@@ -396,39 +402,38 @@ TEST(DecideGroupTest, StrongRoundDriftDoesNotInflateThePriorAndIsDecided) {
 
 TEST(DecideGroupTest, EqualContendersBecomeEquivalentWithinTenRounds) {
   // Three equal strategies, 2 % residual noise under round drift, in a run of twelve
-  // such points: raced round by round from 3, each ends equivalent by round 10 (the
-  // margin is 2σ̂ ≈ 4 %) and none is ever decided.
+  // such points: raced round by round from 3, none is ever decided, and at least 11 of
+  // the 12 end equivalent by round 10 (the margin is 2σ̃ ≈ 4 %; the simulated races of
+  // verdict.h end equivalent in ~97 %).
   Normal normal(11);
   std::vector<std::vector<Contender>> run;
   for (int g = 0; g < 12; ++g) run.push_back(Group(normal, {"a", "b", "c"}, {0, 0, 0}, 10, 0.2, 0.02));
-  int latest = 0;
+  int equivalent = 0;
   for (const std::vector<Contender>& group : run) {
-    int ended = 0;
-    for (size_t k = 3; k <= 10 && ended == 0; ++k) {
+    for (size_t k = 3; k <= 10; ++k) {
       std::vector<std::vector<Contender>> so_far;
       for (const std::vector<Contender>& g : run) so_far.push_back(FirstRounds(g, k));
       const GroupVerdict v = DecideGroup(FirstRounds(group, k), OptionsOf(so_far));
       EXPECT_NE(v.kind, VerdictKind::kDecided) << k << ": " << v.reason;
       EXPECT_GE(v.margin, 0.02);
-      EXPECT_LE(v.margin, 0.05);
+      EXPECT_LE(v.margin, 0.06);
       if (v.kind == VerdictKind::kEquivalent) {
-        ended = static_cast<int>(k);
+        ++equivalent;
         EXPECT_THAT(v.open, ::testing::UnorderedElementsAre("a", "b", "c"));
+        break;
       }
     }
-    EXPECT_GT(ended, 0) << "not equivalent after 10 rounds";
-    latest = std::max(latest, ended);
   }
-  EXPECT_LE(latest, 10);
+  EXPECT_GE(equivalent, 11);
 }
 
-TEST(DecideGroupTest, TenPercentGapWithNoisyProcessesIsNeverEquivalent) {
-  // 1.10x with 8 % residual noise: up to ten rounds, never "equivalent" (the margin is
-  // capped at 5 %) and never decided for the slower one.
+TEST(DecideGroupTest, AGapBeyondTheCappedMarginIsNeverEquivalent) {
+  // 1.25x with 8 % residual noise: up to ten rounds, never "equivalent" (the margin,
+  // 2σ̃ ≈ 16 %, is capped at 10 %) and never decided for the slower one.
   for (uint32_t seed = 1; seed <= 20; ++seed) {
     Normal normal(seed);
     std::vector<std::vector<Contender>> run;
-    for (int g = 0; g < 6; ++g) run.push_back(Group(normal, {"fast", "slow"}, {0, std::log(1.10)}, 10, 0.2, 0.08));
+    for (int g = 0; g < 6; ++g) run.push_back(Group(normal, {"fast", "slow"}, {0, std::log(1.25)}, 10, 0.2, 0.08));
     for (size_t k = 3; k <= 10; ++k) {
       std::vector<std::vector<Contender>> so_far;
       for (const std::vector<Contender>& g : run) so_far.push_back(FirstRounds(g, k));
@@ -439,18 +444,19 @@ TEST(DecideGroupTest, TenPercentGapWithNoisyProcessesIsNeverEquivalent) {
         if (v.kind == VerdictKind::kDecided) {
           EXPECT_EQ(v.leader, "fast") << seed << " " << k;
         }
-        EXPECT_DOUBLE_EQ(v.margin, kMaxMargin);
+        EXPECT_LE(v.margin, kMaxMargin);
+        EXPECT_GE(v.margin, 0.02);
       }
     }
   }
 }
 
-TEST(DecideGroupTest, TheGroupsOwnRoundsAreNotCountedTwiceInThePrior) {
-  // A run of one group: the pooled dof are the group's own, so the prior adds none and
-  // the interval is the plain paired t interval, t(0.975, 2) · s / √3.
+TEST(DecideGroupTest, ARunOfOneGroupGetsThePlainPairedTInterval) {
+  // A run of one group: nothing to fit a prior to (ν0 = 0), the interval is the plain
+  // paired t interval, t(0.975, 2) · s / √3.
   const std::vector<Contender> group = {C("a", {100, 103, 98}), C("b", {150, 149, 151})};
   const VerdictOptions o = OptionsOf({group});
-  EXPECT_DOUBLE_EQ(o.spread_dof, 2);
+  EXPECT_DOUBLE_EQ(o.spread_dof, 0);
   const GroupVerdict v = DecideGroup(group, o);
   std::vector<double> d = {std::log(1.5), std::log(149.0 / 103), std::log(151.0 / 98)};
   const double mean = (d[0] + d[1] + d[2]) / 3;
@@ -460,14 +466,46 @@ TEST(DecideGroupTest, TheGroupsOwnRoundsAreNotCountedTwiceInThePrior) {
   ASSERT_EQ(v.others.size(), 1u);
   EXPECT_NEAR(v.others[0].low, std::exp(mean - half), 1e-9);
   EXPECT_NEAR(v.others[0].high, std::exp(mean + half), 1e-9);
-  // With other groups' evidence the prior adds at most kMaxPriorDegreesOfFreedom.
+  // Groups whose variances agree: ν0 = +inf, used as kMaxPriorDegreesOfFreedom.
   std::vector<std::vector<Contender>> run(20, group);
-  const GroupVerdict w = DecideGroup(group, OptionsOf(run));
-  const double moderated = (ss + kMaxPriorDegreesOfFreedom * 2 * std::pow(OptionsOf(run).spread, 2)) /
+  const VerdictOptions agreed = OptionsOf(run);
+  EXPECT_TRUE(std::isinf(agreed.spread_dof));
+  const GroupVerdict w = DecideGroup(group, agreed);
+  const double moderated = (ss + kMaxPriorDegreesOfFreedom * 2 * std::pow(agreed.spread, 2)) /
                            (2 + kMaxPriorDegreesOfFreedom);
   EXPECT_NEAR(w.others[0].low,
               std::exp(mean - StudentTQuantile(0.975, 2 + kMaxPriorDegreesOfFreedom) * std::sqrt(moderated / 3)),
               1e-9);
+}
+
+TEST(DecideGroupTest, NoisyPointsDoNotWidenTheIntervalsOfQuietOnes) {
+  // A run like the crossover plan on a 2-core VM: six quiet points (1 % residual noise)
+  // where b is 1.12x slower than a, and six points of microsecond tasks with 30 % noise.
+  // The fitted prior has few degrees of freedom (the groups' noise differs 30-fold), so
+  // each quiet point rests on its own processes and is decided at six rounds; a single
+  // pooled spread (~0.2) would have left every quiet point undecided.
+  Normal normal(21);
+  std::vector<std::vector<Contender>> run;
+  for (int g = 0; g < 6; ++g) run.push_back(Group(normal, {"a", "b"}, {0, std::log(1.12)}, 6, 0.3, 0.01));
+  for (int g = 0; g < 6; ++g) run.push_back(Group(normal, {"a", "b"}, {0, std::log(1.12)}, 6, 0.3, 0.3));
+  const ResidualSpread s = DeviceSpread(run);
+  EXPECT_GT(s.sigma, 0.15);
+  EXPECT_LT(s.prior_dof, 2);
+  const VerdictOptions o = OptionsOf(run);
+  for (int g = 0; g < 6; ++g) {
+    const GroupVerdict v = DecideGroup(run[g], o);
+    EXPECT_EQ(v.kind, VerdictKind::kDecided) << g << ": " << v.reason;
+    EXPECT_EQ(v.leader, "a");
+    const GroupVerdict pooled = DecideGroup(run[g], {.spread = s.sigma, .spread_dof = kMaxPriorDegreesOfFreedom});
+    EXPECT_NE(pooled.kind, VerdictKind::kDecided) << g << ": " << pooled.reason;
+  }
+  for (int g = 6; g < 12; ++g) {
+    const GroupVerdict v = DecideGroup(run[g], o);
+    EXPECT_NE(v.kind, VerdictKind::kEquivalent) << g << ": " << v.reason;
+    if (v.kind == VerdictKind::kDecided) {
+      EXPECT_EQ(v.leader, "a") << g;
+    }
+  }
 }
 
 TEST(DecideGroupTest, OneProcessNeverWinsAFiftyTimesGapIsNeverATie) {

@@ -45,12 +45,12 @@ TEST(AbCompareTest, PairedRoundsDecideWhereTheMediansCisOverlap) {
   EXPECT_NEAR(reverse.ratio, 1 / 0.9, 1e-9);
   EXPECT_NEAR(reverse.low, 1 / ab.high, 1e-9);
   // Without a stated spread, the two cases alone (not two contenders of one point: no
-  // residual to pool) leave the default spread, margin 3 %; their 30 % drift between
-  // rounds is shared by both and cancels (B / A is 0.9 in every round), so the 10 % gap
-  // is decided all the same.
+  // residual to pool) leave the default prior (σ0 1.5 %, ν0 4); their 30 % drift between
+  // rounds is shared by both and cancels (B / A is 0.9 in every round: no residual over
+  // 3 dof), so the margin is 2 · 0.015 · √(4 / 7) = 2.3 % and the 10 % gap is decided.
   const DeviceAb own = CompareAb("vm", &a, &b);
   EXPECT_EQ(own.verdict, AbVerdict::kFaster) << own.reason;
-  EXPECT_THAT(own.reason, HasSubstr("beyond the 3.0 % margin"));
+  EXPECT_THAT(own.reason, HasSubstr("beyond the 2.3 % margin"));
 }
 
 TEST(AbCompareTest, OneProcessPerCaseIsNeverFasterOrSlower) {

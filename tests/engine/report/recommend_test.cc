@@ -50,11 +50,11 @@ TEST(RecommendTest, OnAMeasuredPointItIsThatPointsVerdict) {
   EXPECT_EQ(r.group, "batch/synthetic[cpu_ns=1000]/blocking/any");
   EXPECT_EQ(r.best, "cpu");
   EXPECT_EQ(r.runner_up, "io");
-  // The paired ratio (ln 2 in every round) with the moderated interval of the device's
-  // residual spread σ̂ = 0.0207865: 2 · exp(±t(0.975, 8) · √(6 · 2σ̂² / 8 / 3)).
+  // The paired ratio (ln 2 in every round, up to rounding); the prior fitted to the
+  // sweep's points (three exact, one noisy) has little weight: a narrow interval.
   EXPECT_NEAR(r.ratio, 2.0, 1e-12);
-  EXPECT_NEAR(r.ratio_low, 1.9333476, 1e-6);
-  EXPECT_NEAR(r.ratio_high, 2.0689503, 1e-6);
+  EXPECT_NEAR(r.ratio_low, 1.9990803, 1e-6);
+  EXPECT_NEAR(r.ratio_high, 2.0009201, 1e-6);
   ASSERT_EQ(r.points.size(), 1u);
   EXPECT_EQ(r.points[0].point[0].second, 10);
   // The profile's cpu_ns equals the sweep's fixed value: still on the point.
@@ -71,10 +71,10 @@ TEST(RecommendTest, BetweenTwoPointsThatAgreeTheirWinnerWithTheSmallerMargin) {
   // The margin is the weaker bracketing point's (wait_us=100: the paired ratio of
   // {1.4/0.9, 1.5, 1.6/1.1}, 1.503x [1.443x, 1.565x]).
   EXPECT_NEAR(r.ratio, 1.5028006, 1e-6);
-  EXPECT_NEAR(r.ratio_low, 1.4429912, 1e-6);
-  EXPECT_NEAR(r.ratio_high, 1.5650890, 1e-6);
+  EXPECT_NEAR(r.ratio_low, 1.4028155, 1e-6);
+  EXPECT_NEAR(r.ratio_high, 1.6099121, 1e-6);
   const std::string text = FormatRecommendations(Parse("wait_us=50"), {{"vm", {r}}});
-  EXPECT_THAT(text, HasSubstr("1.50x [1.44x, 1.57x] over io"));
+  EXPECT_THAT(text, HasSubstr("1.50x [1.40x, 1.61x] over io"));
 }
 
 TEST(RecommendTest, BetweenPointsWithDifferentWinnersIsACrossover) {
@@ -125,7 +125,7 @@ TEST(RecommendTest, AnUndecidedPointIsReportedWithItsReasonNeverAsAWinner) {
   const Recommendation on = Only(OneSweep(), "wait_us=10000");
   EXPECT_EQ(on.verdict, Verdict::kUndecided);
   EXPECT_THAT(on.tied, ElementsAre("cpu", "io"));
-  EXPECT_THAT(on.reason, HasSubstr("wait_us=10000: undecided: io 1.05x [1.01x, 1.10x] against cpu straddles"));
+  EXPECT_THAT(on.reason, HasSubstr("wait_us=10000: undecided: io 1.05x [0.95x, 1.16x] against cpu straddles"));
   // Between a decided point (io at 1000) and an undecided one: undecided, the decided
   // winner first.
   const Recommendation between = Only(OneSweep(), "wait_us=3000");
@@ -196,11 +196,11 @@ TEST(RecommendTest, JsonCarriesTheVerdictAndThePoints) {
 // (the Recommend page shows it; the JSON carries it as "answer").
 TEST(RecommendTest, EveryAnswerIsOneSentence) {
   EXPECT_EQ(AnswerSentence(Only(OneSweep(), "wait_us=10")),
-            "Use cpu: 2.00x [1.93x, 2.07x] faster than io at the measured points around the profile.");
+            "Use cpu: 2.00x [2.00x, 2.00x] faster than io at the measured points around the profile.");
   EXPECT_THAT(AnswerSentence(Only(OneSweep(), "wait_us=300")),
               ::testing::MatchesRegex("At a crossover: cpu / io \\(io overtakes cpu at wait_us ~[0-9]+\\)\\."));
   EXPECT_THAT(AnswerSentence(Only(OneSweep(), "wait_us=10000")),
-              ::testing::StartsWith("Not decided between cpu, io: wait_us=10000: undecided: io 1.05x [1.01x, 1.10x]"));
+              ::testing::StartsWith("Not decided between cpu, io: wait_us=10000: undecided: io 1.05x [0.95x, 1.16x]"));
   EXPECT_EQ(AnswerSentence(Only(OneSweep(), "wait_us=20000")),
             "Not measured near this profile: wait_us=20000 is outside the measured 10..10000.");
   std::vector<v1::CaseResult> results;
