@@ -61,6 +61,9 @@ absl::StatusOr<fleetmark::v1::AgentMessage> MakeHello(const AgentOptions& option
   // can close it, or answers with a cancellation if it has ended meanwhile.
   hello->set_running_job_id(open_job_id);
   hello->set_instance_id(identity.instance_id);
+  hello->set_machine_id(identity.machine_id);
+  hello->set_boot_id(identity.boot_id);
+  hello->set_exclusive_cpus(options.exclusive_cpus);
   hello->add_capabilities(fleetmark::v1::CAPABILITY_RESULT_ACKS);  // Session reads ResultAcks
 
   absl::StatusOr<std::optional<StoredCredential>> stored = LoadCredential(options.spool_dir);

@@ -30,6 +30,10 @@ struct AgentIdentity {
   // Agent::Create draws when empty, so a copy of the credential file used by another
   // process is told apart from this process reconnecting.
   std::string instance_id;
+  // The host's machine id and boot id (agent/host_identity.h; "" = unknown):
+  // Hello.machine_id, boot_id.
+  std::string machine_id;
+  std::string boot_id;
 };
 
 // The identity of this build: engine version and the registry's names

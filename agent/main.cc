@@ -23,6 +23,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/agent.h"
+#include "agent/host_identity.h"
 #include "agent/labels.h"
 #include "agent/log.h"
 #include "engine/common/flag_parser.h"
@@ -47,6 +48,10 @@ ABSL_FLAG(std::string, tls_cert_file, "", "PEM client certificate for mutual TLS
 ABSL_FLAG(std::string, tls_key_file, "", "PEM private key of --tls_cert_file");
 ABSL_FLAG(std::string, tls_server_name, "",
           "Name expected in the coordinator's certificate (default: the address' host)");
+ABSL_FLAG(bool, exclusive_cpus, false,
+          "This agent is pinned to CPUs no other agent on its host uses (e.g. taskset/cpuset): it may run a job "
+          "while another agent of the host started with --exclusive_cpus runs one. Without it the coordinator "
+          "runs one job at a time per host (agents with the same machine-id and boot id)");
 ABSL_FLAG(absl::Duration, reconnect_initial_delay, absl::Milliseconds(500),
           "Ceiling of the first reconnect delay (full jitter below it)");
 ABSL_FLAG(absl::Duration, reconnect_max_delay, absl::Seconds(30), "Cap on reconnect delays");
@@ -71,11 +76,12 @@ int Main(int argc, char** argv) {
   // them too) would run deadlock-cycle detection (GraphCycles) on each acquisition:
   // ~5% of a fan-out's CPU in the fleet benchmark. Lock order is checked in the tests.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  if (const int code = ParseDaemonCommandLine(argc, argv, "fleetmark-agent",
-                                              "fleetmark-agent --coordinator=HOST:PORT --token_file=FILE [--name=N] "
-                                              "[--labels=k=v,...] [--spool_dir=DIR] [--tls_ca_file=PEM "
-                                              "[--tls_cert_file=PEM --tls_key_file=PEM]]",
-                                              "agent/main.cc");
+  if (const int code =
+          ParseDaemonCommandLine(argc, argv, "fleetmark-agent",
+                                 "fleetmark-agent --coordinator=HOST:PORT --token_file=FILE [--name=N] "
+                                 "[--labels=k=v,...] [--spool_dir=DIR] [--exclusive_cpus] [--tls_ca_file=PEM "
+                                 "[--tls_cert_file=PEM --tls_key_file=PEM]]",
+                                 "agent/main.cc");
       code >= 0) {
     return code;
   }
@@ -115,6 +121,7 @@ int Main(int argc, char** argv) {
   options.backoff.max_delay = absl::GetFlag(FLAGS_reconnect_max_delay);
   options.backoff.min_delay = std::min(options.backoff.min_delay, options.backoff.initial_delay);
   options.welcome_timeout = absl::GetFlag(FLAGS_welcome_timeout);
+  options.exclusive_cpus = absl::GetFlag(FLAGS_exclusive_cpus);
   // A bad flag value is one line naming the flag and its range, before anything starts.
   auto flag_error = [](absl::string_view message) {
     std::fprintf(stderr, "fleetmark-agent: %s\n", std::string(message).c_str());
@@ -156,8 +163,11 @@ int Main(int argc, char** argv) {
     Log(LogLevel::kWarning, absl::StrCat("running under user-mode emulation (", host->emulation_evidence(),
                                          "): results are marked emulated, not hardware numbers"));
   }
-  absl::StatusOr<std::unique_ptr<Agent>> agent =
-      Agent::Create(options, BuildIdentity(*std::move(host)), MakeEngineJobExecutor());
+  AgentIdentity identity = BuildIdentity(*std::move(host));
+  const HostIds host_ids = ReadHostIds(HostIdentityFiles{});
+  identity.machine_id = host_ids.machine_id;
+  identity.boot_id = host_ids.boot_id;
+  absl::StatusOr<std::unique_ptr<Agent>> agent = Agent::Create(options, std::move(identity), MakeEngineJobExecutor());
   if (!agent.ok()) {
     Log(LogLevel::kError, agent.status().ToString());
     return kExitConfig;

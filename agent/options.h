@@ -33,6 +33,10 @@ struct AgentOptions {
   TlsOptions tls;
   BackoffOptions backoff;
   SpoolOptions spool;
+  // --exclusive_cpus: this agent is pinned to CPUs no other agent of its host uses
+  // (Hello.exclusive_cpus). Two such agents on one host may run jobs at the same time;
+  // otherwise the coordinator runs one job per host.
+  bool exclusive_cpus = false;
   // A session that gets no Welcome/Refusal within this time is abandoned.
   absl::Duration welcome_timeout = absl::Seconds(30);
   // Used until the Welcome gives an interval (or if it gives 0).

@@ -22,6 +22,7 @@
 #include "coordinator/cli/remote_flags.h"
 #include "coordinator/cli/remote_render.h"
 #include "coordinator/cli/run_flags.h"
+#include "coordinator/scheduler/same_host.h"
 #include "engine/common/text.h"
 #include "engine/report/ab_compare.h"
 #include "engine/report/device_answers.h"
@@ -45,6 +46,32 @@ std::string MedianWithCi(const v1::CaseResult* r) {
   const v1::Statistics& s = r->stats();
   return absl::StrCat(report::FormatNanos(s.median_ns()), " [", report::FormatNanos(s.ci_low_ns()), ", ",
                       report::FormatNanos(s.ci_high_ns()), "]");
+}
+
+// What compare says of the compared agents that are one machine (same_host.h's
+// OnOneHost, on their identities as `agents list` gives them), one note per pair in the
+// order of `agents`. A listing that fails is said on stderr and gives no notes.
+std::vector<std::string> OneMachineNotes(ControlClient& client, const std::vector<std::string>& agents) {
+  v1::ListAgentsRequest request;
+  v1::ListAgentsResponse response;
+  std::unique_ptr<grpc::ClientContext> context = client.Context();
+  if (grpc::Status status = client.stub().ListAgents(context.get(), request, &response); !status.ok()) {
+    std::cerr << "fleetmark: compare: could not list the agents to check which share a host: "
+              << EscapeForTerminal(status.error_message()) << "\n";
+    return {};
+  }
+  std::map<std::string, const v1::AgentInfo*> by_name;
+  for (const v1::AgentInfo& a : response.agents()) by_name[a.name()] = &a;
+  std::vector<std::string> names;
+  std::vector<scheduler::HostIdentity> hosts;
+  for (const std::string& name : agents) {
+    names.push_back(EscapeForTerminal(name));
+    auto found = by_name.find(name);
+    hosts.push_back(found == by_name.end()
+                        ? scheduler::HostIdentity{}
+                        : scheduler::HostIdentity{found->second->machine_id(), found->second->boot_id()});
+  }
+  return scheduler::OneMachineNotes(names, hosts);
 }
 
 int Compare(const std::vector<std::string>& args) {
@@ -139,6 +166,11 @@ int Compare(const std::vector<std::string>& args) {
     return EscapeForTerminal(EmulatedResults(reports[name]) > 0 ? absl::StrCat(name, " (emulated)") : name);
   };
 
+  const std::vector<std::string> one_machine = OneMachineNotes(*client, agents);
+  std::string one_machine_lines;
+  // Below the answers they qualify (never above a table: the rows come first).
+  for (const std::string& note : one_machine) absl::StrAppend(&one_machine_lines, "Note: ", note, "\n");
+
   std::vector<report::DeviceCases> devices;
   for (const std::string& name : agents) {
     report::DeviceCases& d = devices.emplace_back();
@@ -153,6 +185,7 @@ int Compare(const std::vector<std::string>& args) {
     if (format == "json") {
       nlohmann::json doc = report::AbJson(ab->cases, ab->devices, ab->fleet, options);
       doc["run_id"] = exported.run().run_id();
+      doc["one_machine"] = one_machine;
       std::cout << doc.dump(2) << "\n";
     } else {
       std::cout << RunSummary(exported.run()) << "\n\n"
@@ -162,7 +195,8 @@ int Compare(const std::vector<std::string>& args) {
                        "with a moderated-t 95%% interval; faster/slower only when decided (slower in every paired "
                        "round of >= 3 and the interval beyond the margin, at least %.1f%%, --min_margin), "
                        "equivalent when the interval lies within the margin, else undecided.\n",
-                       min_margin * 100);
+                       min_margin * 100)
+                << one_machine_lines;
     }
     return kExitOk;
   }
@@ -173,6 +207,7 @@ int Compare(const std::vector<std::string>& args) {
     nlohmann::json doc = report::DeviceAnswersJson(answers, options);
     doc["run_id"] = exported.run().run_id();
     doc["agents"] = agents;
+    doc["one_machine"] = one_machine;
     std::cout << doc.dump(2) << "\n";
     return kExitOk;
   }
@@ -192,7 +227,9 @@ int Compare(const std::vector<std::string>& args) {
                      "slower in every paired process round and its interval lies beyond the margin, at least "
                      "%.1f%%, --min_margin):\n",
                      min_margin * 100)
-              << table.Render() << "\n";
+              << table.Render() << one_machine_lines << "\n";
+  } else {
+    std::cout << one_machine_lines;
   }
   if (!answers.scenarios.empty()) {
     std::vector<report::Column> scenario_columns = {{"scenario case"}};

@@ -12,6 +12,7 @@
 #include "coordinator/cli/remote_commands.h"
 #include "coordinator/cli/remote_render.h"
 #include "coordinator/cli/run_flags.h"
+#include "coordinator/scheduler/same_host.h"
 #include "coordinator/service/selector.h"
 #include "engine/common/text.h"
 #include "engine/report/text_table.h"
@@ -50,6 +51,17 @@ std::string NoiseCell(const v1::AgentInfo& agent) {
   return absl::StrFormat("%.1f%% (%s)", agent.noise_percent(), nights);
 }
 
+// The host's short id (coordinator/scheduler/same_host.h) and the other agents on it:
+// "0f1e2d3c shared with a2, a3", "+ exclusive cpus" when the agent may run a job beside
+// them (--exclusive_cpus); "-" when the agent sent no host identity.
+std::string HostCell(const v1::AgentInfo& agent) {
+  std::string cell = scheduler::ShortHostId({agent.machine_id(), agent.boot_id()});
+  if (cell.empty()) return "-";
+  if (agent.same_host_as_size() > 0) absl::StrAppend(&cell, " shared with ", absl::StrJoin(agent.same_host_as(), ", "));
+  if (agent.exclusive_cpus()) absl::StrAppend(&cell, " + exclusive cpus");
+  return cell;
+}
+
 int AgentsList(const std::vector<std::string>& args) {
   if (!args.empty()) return RemoteUsageError(kAgentsListUsage, "agents list takes no arguments");
   if (absl::Status select = CheckSelectFlag(/*required=*/false); !select.ok()) {
@@ -65,6 +77,7 @@ int AgentsList(const std::vector<std::string>& args) {
   }
   report::TextTable table({{"name"},
                            {"state"},
+                           {"host"},
                            {"arch"},
                            {"cpu model"},
                            {"cores/threads", report::Align::kRight},
@@ -80,7 +93,7 @@ int AgentsList(const std::vector<std::string>& args) {
     const v1::HostInfo& host = agent.host();
     const std::string state =
         agent.removed_unix_ns() > 0 ? absl::StrCat("removed ", FormatUnixNs(agent.removed_unix_ns())) : agent.state();
-    table.AddRow({agent.name(), state, ArchCell(host), host.cpu_model(),
+    table.AddRow({agent.name(), state, HostCell(agent), ArchCell(host), host.cpu_model(),
                   absl::StrCat(host.physical_cores(), "/", host.logical_cpus()), CoreKinds(host),
                   Ago(agent.last_seen_unix_ns()), agent.running_job_id().empty() ? "-" : agent.running_job_id(),
                   NoiseCell(agent), agent.health().empty() ? "ok" : agent.health(),
@@ -307,7 +320,8 @@ void RegisterFleetRemoteCommands(CommandRegistry& registry) {
   registry.Add(
       {.name = "agents list",
        .summary =
-           "list agents: state, arch, CPU, cores/threads, core kinds, last seen, noise, health (--all: removed too)",
+           "list agents: state, host (agents sharing it), arch, CPU, cores/threads, core kinds, last seen, noise, "
+           "health (--all: removed too)",
        .usage = kAgentsListUsage,
        .run = AgentsList});
   registry.Add({.name = "agents remove",

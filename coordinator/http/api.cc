@@ -1,3 +1,4 @@
+#include "coordinator/scheduler/same_host.h"
 #include "coordinator/http/api.h"
 
 #include <algorithm>
@@ -248,6 +249,8 @@ absl::StatusOr<std::vector<DeviceResults>> Api::LoadDevices(const std::map<std::
     device.agent_id = agent->agent_id;
     device.name = agent->name;
     device.emulated = agent->host.emulated();
+    device.machine_id = agent->machine_id;
+    device.boot_id = agent->boot_id;
     if (!run_ids[i].empty()) {
       // A run id or a unique prefix of it, the rule of /runs/<prefix> and the CLI.
       auto run_id = reader_->ResolveRunId(run_ids[i]);
@@ -298,6 +301,14 @@ ApiResponse Api::Compare(const std::map<std::string, std::string>& query) const 
   }
   ApiResponse response{200, ComparisonJson(*devices, CompareDevices(*devices, options))};
   response.body["answers"] = report::DeviceAnswersJson(report::BuildDeviceAnswers(cases, options), options);
+  // Devices that are one machine (same machine id and boot): said, as `compare` does.
+  std::vector<std::string> names;
+  std::vector<scheduler::HostIdentity> hosts;
+  for (const DeviceResults& d : *devices) {
+    names.push_back(d.name);
+    hosts.push_back({d.machine_id, d.boot_id});
+  }
+  response.body["one_machine"] = scheduler::OneMachineNotes(names, hosts);
   // cases=A,B: the fleet A/B of two cases over the devices.
   if (const std::string items = Param(query, "cases"); !items.empty()) {
     absl::StatusOr<report::FleetAbAnswer> ab =

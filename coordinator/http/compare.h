@@ -31,6 +31,9 @@ struct DeviceResults {
   std::string agent_id;
   std::string name;
   std::string run_id;
+  // The agent's host identity (coordinator/scheduler/same_host.h; "" = unknown).
+  std::string machine_id;
+  std::string boot_id;
   std::vector<store::WebResult> results;  // only OK results with samples are used
   // The agent runs under user-mode emulation, or some of `results` were measured so.
   bool emulated = false;

@@ -1,3 +1,4 @@
+#include "coordinator/scheduler/same_host.h"
 #include "coordinator/http/json_codec.h"
 
 #include "engine/topology/conditions_text.h"
@@ -175,7 +176,12 @@ json AgentJson(const store::WebAgent& agent) {
           {"quarantine_reason", agent.quarantine_reason},
           {"quarantined_unix_ms", Ms(agent.quarantined_unix_ns)},
           {"noise_percent", agent.noise_percent < 0 ? json(nullptr) : json(agent.noise_percent)},
-          {"noise_nights", agent.noise_nights}};
+          {"noise_nights", agent.noise_nights},
+          // The host's short id ("" = unknown), the other agents on it and whether this
+          // one may run a job beside them (coordinator/scheduler/same_host.h).
+          {"host_id", scheduler::ShortHostId({agent.machine_id, agent.boot_id})},
+          {"same_host_as", agent.same_host_as},
+          {"exclusive_cpus", agent.exclusive_cpus}};
 }
 
 json RunJson(const store::WebRun& run) {

@@ -297,6 +297,9 @@ absl::StatusOr<std::string> AgentServiceImpl::Register(const AgentSession& sessi
   reg.scenarios.assign(hello.scenarios().begin(), hello.scenarios().end());
   reg.session_id = session.session_id();
   reg.instance_id = hello.instance_id();
+  reg.machine_id = hello.machine_id();
+  reg.boot_id = hello.boot_id();
+  reg.exclusive_cpus = hello.exclusive_cpus();
   reg.session_ended_here = [this](const std::string& id) { return sessions_.EndedHere(id); };
   absl::StatusOr<std::string> agent_id = store_.RegisterAgent(reg);
   if (absl::IsAlreadyExists(agent_id.status())) return agent_id.status();

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/scheduler/same_host.h"
 #include "engine/common/message_text.h"
 #include "engine/common/name_rule.h"
 #include "engine/common/text.h"
@@ -46,6 +47,15 @@ absl::Status CheckHello(const v1::Hello& hello) {
     return absl::InvalidArgumentError(
         absl::StrCat("hello refused: hello.instance_id: empty or a UUID (8-4-4-4-12 hex digits), got \"",
                      EscapeForTerminal(hello.instance_id(), 64), "\""));
+  }
+  // The same-host rule compares these (coordinator/scheduler/same_host.h).
+  for (const auto& [field, value] :
+       {std::pair<const char*, const std::string*>{"machine_id", &hello.machine_id()}, {"boot_id", &hello.boot_id()}}) {
+    if (!value->empty() && !scheduler::IsHostIdText(*value)) {
+      return absl::InvalidArgumentError(absl::StrCat("hello refused: hello.", field,
+                                                     ": empty or 1 to 64 of [0-9a-f-], got \"",
+                                                     EscapeForTerminal(*value, 64), "\""));
+    }
   }
   return absl::OkStatus();
 }

@@ -96,6 +96,11 @@ struct AgentRegistration {
   // Hello.instance_id of the registering process ("" from agents before it: never the
   // process holding a session).
   std::string instance_id;
+  // Hello.machine_id, boot_id, exclusive_cpus: the host identity the same-host rule
+  // compares (coordinator/scheduler/same_host.h); "" = unknown.
+  std::string machine_id;
+  std::string boot_id;
+  bool exclusive_cpus = false;
   // Whether the recorded session `session_id` is one this coordinator process opened and
   // has seen end (certain knowledge, unlike a silence); null = knows of none. Called
   // inside RegisterAgent's transaction: must return at once and not call the store.
@@ -411,6 +416,9 @@ class Store {
 
   // Claims, for each agent in `agent_ids` that has no assigned/running job, its oldest
   // queued job (FOR UPDATE SKIP LOCKED): status assigned, attempts + 1, lease now + `lease`.
+  // One job per host: an agent on one host with an agent holding an assigned/running job
+  // (or served first in this call) claims nothing, unless both have exclusive_cpus
+  // (coordinator/scheduler/same_host.h TakeTurns); CreateRunAndClaim likewise.
   // A job claimed again (attempt > 1) carries the case ids of its stored results
   // (JobAssignment.stored_case_ids; `cancelled` placeholders do not count), so the
   // agent measures only the rest.

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "engine/common/status_macros.h"
+#include "coordinator/scheduler/same_host.h"
 #include "coordinator/store/pg_store.h"
 #include "coordinator/store/store_internal.h"
 #include "coordinator/store/store_runs.h"
@@ -107,6 +108,10 @@ absl::StatusOr<std::string> PgStore::RegisterAgent(const AgentRegistration& reg)
               reg.session_id, reg.host.emulated(), reg.instance_id);
           agent_id = reg.agent_id;
         }
+        // The host identity the same-host rule compares (store_hosts.h, same_host.h).
+        txn.exec_params(
+            "UPDATE agents SET machine_id = $2, boot_id = $3, exclusive_cpus = $4 WHERE agent_id = $1::uuid", agent_id,
+            reg.machine_id, reg.boot_id, reg.exclusive_cpus);
         if (host_changed) {
           txn.exec_params("INSERT INTO host_snapshots (agent_id, host) VALUES ($1::uuid, $2)", agent_id,
                           pqxx::binarystring(host_bytes));
@@ -297,7 +302,8 @@ absl::StatusOr<std::vector<v1::AgentInfo>> PgStore::ListAgents(bool include_remo
             "  AND j.status IN ('assigned', 'running') LIMIT 1), ''), a.rss_bytes, a.cpu_seconds, " +
             internal::UnixNs("a.removed_at") + ", a.health, a.quarantine_reason, " +
             internal::UnixNs("a.quarantined_at") +
-            ", a.noise_percent, a.noise_nights FROM agents a WHERE $2 OR a.removed_at IS NULL ORDER BY a.name, "
+            ", a.noise_percent, a.noise_nights, a.machine_id, a.boot_id, a.exclusive_cpus "
+            "FROM agents a WHERE $2 OR a.removed_at IS NULL ORDER BY a.name, "
             "a.removed_at NULLS FIRST",
         internal::IntervalParam(options_.online_window), include_removed);
     for (const auto& row : r) {
@@ -320,6 +326,19 @@ absl::StatusOr<std::vector<v1::AgentInfo>> PgStore::ListAgents(bool include_remo
       a.set_quarantined_unix_ns(row[12].is_null() ? 0 : row[12].as<int64_t>());
       if (!row[13].is_null()) a.set_noise_percent(row[13].as<double>());
       a.set_noise_nights(row[14].as<uint32_t>());
+      a.set_machine_id(row[15].as<std::string>());
+      a.set_boot_id(row[16].as<std::string>());
+      a.set_exclusive_cpus(row[17].as<bool>());
+    }
+    // Which listed agents share a host (removed agents neither count nor are counted).
+    std::vector<scheduler::HostIdentity> hosts;
+    for (const v1::AgentInfo& a : agents) {
+      hosts.push_back(a.removed_unix_ns() != 0 ? scheduler::HostIdentity{}
+                                               : scheduler::HostIdentity{a.machine_id(), a.boot_id()});
+    }
+    const std::vector<std::vector<size_t>> same = scheduler::SameHostAs(hosts);
+    for (size_t i = 0; i < agents.size(); ++i) {
+      for (size_t j : same[i]) agents[i].add_same_host_as(agents[j].name());
     }
     return agents;
   });

@@ -17,6 +17,7 @@
 #include "coordinator/store/pg_store.h"
 #include "coordinator/store/run_case_ids.h"
 #include "coordinator/store/store_health.h"
+#include "coordinator/store/store_hosts.h"
 #include "coordinator/store/store_internal.h"
 #include "coordinator/store/store_runs.h"
 #include "engine/common/status_macros.h"
@@ -79,9 +80,17 @@ absl::StatusOr<PgStore::CreatedRun> PgStore::CreateRunAndClaim(const NewRun& run
                                                                absl::Duration lease) {
   FLEETMARK_RETURN_IF_ERROR(internal::ValidateNewRun(run));
   for (const std::string& id : idle_agent_ids) FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", id));
+  // One job per host (store_hosts.h): of the idle agents this run gives a job, those
+  // whose host neighbour runs one (or is served first) get theirs queued.
+  const std::set<std::string> in_run(run.agent_ids.begin(), run.agent_ids.end());
+  std::vector<std::string> idle_in_run;
+  for (const std::string& id : idle_agent_ids) {
+    if (in_run.count(id) > 0) idle_in_run.push_back(id);
+  }
   FLEETMARK_ASSIGN_OR_RETURN(
       internal::InsertedRun inserted, InTransaction(*pool_, "create run", [&](pqxx::work& txn) {
-        return internal::InsertRun(txn, run, idle_agent_ids, lease, options_.coordinator_id);
+        const std::vector<std::string> assign_to = internal::AgentsFreeToStart(txn, idle_in_run, false);
+        return internal::InsertRun(txn, run, assign_to, lease, options_.coordinator_id);
       }));
   // The assignments (one copy of the plan each) are built after the commit, not with
   // the transaction and its row locks still open.
@@ -166,7 +175,10 @@ absl::StatusOr<std::vector<ClaimedJob>> PgStore::ClaimJobs(const std::vector<std
   if (agent_ids.empty()) return claimed;
   for (const std::string& id : agent_ids) FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_id", id));
   return InTransaction(*pool_, "claim jobs", [&](pqxx::work& txn) {
-    pqxx::result r = txn.exec_prepared("fm_claim_jobs", internal::UuidArray(agent_ids), internal::IntervalParam(lease),
+    // One job per host (store_hosts.h): agents whose host neighbour runs a job claim nothing now.
+    const std::vector<std::string> free = internal::AgentsFreeToStart(txn, agent_ids, true);
+    if (free.empty()) return claimed;
+    pqxx::result r = txn.exec_prepared("fm_claim_jobs", internal::UuidArray(free), internal::IntervalParam(lease),
                                        options_.coordinator_id);
     if (r.empty()) return claimed;
     std::set<std::string> run_ids;

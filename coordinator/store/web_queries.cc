@@ -15,6 +15,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "coordinator/scheduler/same_host.h"
 #include "coordinator/store/connection_pool.h"
 #include "coordinator/store/store_internal.h"
 #include "coordinator/store/store_runs.h"
@@ -236,6 +237,19 @@ class PgWebReader final : public WebReader {
         agent.quarantined_unix_ns = Or<int64_t>(row[9], 0);
         agent.noise_percent = Or<double>(row[10], -1);
         agent.noise_nights = Or<int>(row[11], 0);
+        agent.machine_id = Text(row[12]);
+        agent.boot_id = Text(row[13]);
+        agent.exclusive_cpus = Or<bool>(row[14], false);
+      }
+      // Which agents share a host (removed agents neither count nor are counted).
+      std::vector<scheduler::HostIdentity> hosts;
+      for (const WebAgent& a : agents) {
+        hosts.push_back(a.state == "removed" ? scheduler::HostIdentity{}
+                                             : scheduler::HostIdentity{a.machine_id, a.boot_id});
+      }
+      const std::vector<std::vector<size_t>> same = scheduler::SameHostAs(hosts);
+      for (size_t i = 0; i < agents.size(); ++i) {
+        for (size_t j : same[i]) agents[i].same_host_as.push_back(agents[j].name);
       }
       return agents;
     });
@@ -418,7 +432,7 @@ class PgWebReader final : public WebReader {
                                   " AND j.status IN ('assigned', 'running') LIMIT 1), "
                                   "a.health, a.quarantine_reason, ",
                                   UnixNs("a.quarantined_at"),
-                                  ", a.noise_percent, a.noise_nights "
+                                  ", a.noise_percent, a.noise_nights, a.machine_id, a.boot_id, a.exclusive_cpus "
                                   "FROM agents a ORDER BY a.name"));
     pool_->AddPreparedStatement(kListRuns, absl::StrCat("SELECT ", internal::RunColumns(),
                                                         " FROM runs r ORDER BY r.created_at DESC, r.run_id LIMIT $1"));

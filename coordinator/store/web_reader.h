@@ -41,6 +41,12 @@ struct WebAgent {
   int64_t quarantined_unix_ns = 0;
   double noise_percent = -1;  // the noise score, percent; < 0 = unknown
   int noise_nights = 0;
+  // Its hello's host identity (coordinator/scheduler/same_host.h; "" = unknown) and the
+  // names of the other agents (not removed) on its host.
+  std::string machine_id;
+  std::string boot_id;
+  bool exclusive_cpus = false;
+  std::vector<std::string> same_host_as;
 };
 
 // One job of a run: the run's share on one agent.

@@ -33,7 +33,11 @@ class CliCompareTest : public CliStoreTest {
     if (IsSkipped() || HasFatalFailure()) return;
     v1::HostInfo host;
     host.set_arch("x86_64");
-    const std::string vm = Register("vm", host), pixel = Register("pixel", host), board = Register("board", host);
+    // vm and pixel: two agents on one host, pinned to CPUs of their own (--exclusive_cpus),
+    // so both take their jobs at once.
+    const std::string vm = Register("vm", host, kMachine, kBoot, true);
+    const std::string pixel = Register("pixel", host, kMachine, kBoot, true);
+    const std::string board = Register("board", host, kMachine, "22222222-2222-4222-8222-222222222222");
     std::vector<store::ClaimedJob> claimed;
     run_id_ = CreateClaimedRun("answers", {vm, pixel, board}, 5, &claimed);
     ASSERT_EQ(claimed.size(), 3u);
@@ -86,8 +90,42 @@ class CliCompareTest : public CliStoreTest {
     return r;
   }
 
+  static constexpr char kMachine[] = "0f1e2d3c4b5a69788796a5b4c3d2e1f0";
+  static constexpr char kBoot[] = "6c5f1f3e-8a0d-4c1b-9a3e-2f4b5c6d7e8f";
   std::string run_id_;
 };
+
+// Issue 31, item 5: two compared "devices" on one host (same machine id and boot id) are
+// said to be one machine, in the table and the JSON; `agents list` shows the host and
+// who shares it. board has the machine id of a clone booted elsewhere: another device.
+TEST_F(CliCompareTest, DevicesOnOneHostAreSaidToBeOneMachine) {
+  const std::string kNote =
+      "vm and pixel are one machine (same machine-id and boot): their differences are not between devices";
+  CliResult r = Fleet("compare " + run_id_ + " --agents vm,pixel,board");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Note: " + kNote)) << r.out;
+  EXPECT_THAT(r.out, Not(HasSubstr("board are one machine"))) << r.out;
+  CliResult json = Fleet("compare " + run_id_ + " --agents pixel,vm --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["one_machine"],
+            nlohmann::json::array({"pixel and vm are one machine (same machine-id and boot): their differences are "
+                                   "not between devices"}))
+      << json.out;
+  CliResult apart = Fleet("compare " + run_id_ + " --agents vm,board");
+  ASSERT_EQ(apart.exit_code, 0) << apart.err;
+  EXPECT_THAT(apart.out, Not(HasSubstr("one machine"))) << apart.out;
+  CliResult ab = Fleet("compare " + run_id_ + " --cases direct,fixed_pool --agents vm,pixel");
+  ASSERT_EQ(ab.exit_code, 0) << ab.err;
+  EXPECT_THAT(ab.out, HasSubstr("Note: " + kNote)) << ab.out;
+
+  CliResult list = Fleet("agents list");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.out, ::testing::ContainsRegex("\nvm +[a-z]+ +0f1e2d3c shared with pixel \\+ exclusive cpus "))
+      << list.out;
+  EXPECT_THAT(list.out, ::testing::ContainsRegex("\npixel +[a-z]+ +0f1e2d3c shared with vm \\+ exclusive cpus "))
+      << list.out;
+  EXPECT_THAT(list.out, ::testing::ContainsRegex("\nboard +[a-z]+ +0f1e2d3c +x86_64")) << list.out;
+}
 
 TEST_F(CliCompareTest, TheAnswerComesFirstForAnyNumberOfAgents) {
   CliResult r = Fleet("compare " + run_id_ + " --agents vm,pixel,board");

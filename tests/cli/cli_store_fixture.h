@@ -31,9 +31,14 @@ class CliStoreTest : public CliFleetTest {
   }
 
   // Registers agent `name` with `host`; its id ("" and a test failure on error).
-  std::string Register(const std::string& name, const fleetmark::v1::HostInfo& host) {
+  // `machine_id`, `boot_id`, `exclusive_cpus`: its hello's host identity.
+  std::string Register(const std::string& name, const fleetmark::v1::HostInfo& host, const std::string& machine_id = "",
+                       const std::string& boot_id = "", bool exclusive_cpus = false) {
     fleetmark::store::AgentRegistration reg;
     reg.name = name;
+    reg.machine_id = machine_id;
+    reg.boot_id = boot_id;
+    reg.exclusive_cpus = exclusive_cpus;
     reg.credential_sha256 = std::string(64, 'a');
     reg.host = host;
     reg.session_id = "s-" + name;

@@ -20,6 +20,8 @@ v1::Hello GoodHello() {
   (*hello.mutable_labels())["rack"] = "b";
   hello.set_running_job_id("44444444-4444-4444-8444-444444444444");
   hello.set_instance_id("55555555-5555-4555-8555-555555555555");
+  hello.set_machine_id("0f1e2d3c4b5a69788796a5b4c3d2e1f0");
+  hello.set_boot_id("6c5f1f3e-8a0d-4c1b-9a3e-2f4b5c6d7e8f");
   return hello;
 }
 
@@ -84,6 +86,25 @@ TEST(CheckHelloTest, RunningJobIdMustBeEmptyOrAUuid) {
 
 // Issue 32, item 2: the instance id tells a copy of a credential from its own process
 // reconnecting; it is stored and compared, so anything but a UUID is refused.
+// Issue 31, item 5: the host identity the same-host rule compares: empty (Android,
+// containers) or 1 to 64 of [0-9a-f-].
+TEST(CheckHelloTest, AHostIdentityNotOfTheIdFormIsRefusedNamingTheField) {
+  v1::Hello unknown = GoodHello();
+  unknown.clear_machine_id();
+  unknown.clear_boot_id();
+  EXPECT_TRUE(CheckHello(unknown).ok());
+  v1::Hello machine = GoodHello();
+  machine.set_machine_id("Machine One");
+  absl::Status status = CheckHello(machine);
+  EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("hello.machine_id: empty or 1 to 64 of [0-9a-f-]"));
+  v1::Hello boot = GoodHello();
+  boot.set_boot_id(std::string(65, 'a'));
+  status = CheckHello(boot);
+  EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("hello.boot_id"));
+}
+
 TEST(CheckHelloTest, AnInstanceIdThatIsNotAUuidIsRefusedNamingTheField) {
   for (const std::string& id : {std::string("me"), std::string("55555555-5555-4555-8555-55555555555"),
                                 std::string(100, 'a')}) {

@@ -237,8 +237,9 @@ TEST(ResultsStoreTest, MigrationKeepsTheShownResultOfACaseStoredTwice) {
     pqxx::connection conn(db.uri());
     ASSERT_TRUE(ApplyMigrations(conn, before).ok());
     // The columns later migrations add that today's Store reads to register an agent
-    // (0018's agents.session_instance), run as plain SQL so 0017 still comes first; they
-    // are idempotent (IF NOT EXISTS), so the full migration below applies them again.
+    // (0018's agents.session_instance, 0019's host identity), run as plain SQL so 0017
+    // still comes first; they are idempotent (IF NOT EXISTS), so the full migration
+    // below applies them again.
     pqxx::work txn(conn);
     for (const Migration& m : EmbeddedMigrations()) {
       if (m.version > 17) txn.exec(m.sql);

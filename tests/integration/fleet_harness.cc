@@ -323,7 +323,11 @@ absl::Status AgentProcess::Launch() {
   const std::string inside = config_.chroot_into_dir ? "" : dir_;  // the dir as the agent sees it
   for (std::string flag : {absl::StrCat("--coordinator=", coordinator_), absl::StrCat("--name=", config_.name),
                            absl::StrCat("--labels=", config_.labels), absl::StrCat("--spool_dir=", inside, "/spool"),
-                           std::string("--reconnect_initial_delay=200ms"), std::string("--reconnect_max_delay=2s")}) {
+                           std::string("--reconnect_initial_delay=200ms"), std::string("--reconnect_max_delay=2s"),
+                           // The test's agents share this machine (one machine id and boot):
+                           // they run jobs side by side as the tests expect, unless a test
+                           // of the one-job-per-host rule passes --exclusive_cpus=false.
+                           std::string("--exclusive_cpus=true")}) {
     // A flag of extra_flags replaces the default (the agent takes each flag once).
     const std::string name = flag.substr(0, flag.find('=') + 1);
     const bool replaced = std::any_of(config_.extra_flags.begin(), config_.extra_flags.end(),

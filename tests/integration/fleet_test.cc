@@ -32,6 +32,7 @@
 #include "tests/integration/fleet_harness.h"
 #include "absl/synchronization/notification.h"
 #include "agent/agent.h"
+#include "agent/host_identity.h"
 #include "agent/job_executor.h"
 #include "agent/spool.h"
 #include "agent/transport.h"
@@ -312,6 +313,62 @@ TEST_F(FleetTest, AgentKilledMidJobIsRequeuedAndFinishedWhenItReturns) {
   // results may add rows for some cases, never remove any).
   EXPECT_EQ(Sql(absl::StrCat("SELECT count(DISTINCT case_id) FROM case_results WHERE job_id = '", job_id, "'")),
             CaseCount(plan));
+}
+
+// Issue 31, item 5: agents started on one machine (this one: one machine id, one boot
+// id) take turns. Submitted to both while idle, one job is assigned and the other stays
+// queued; at no moment do both run one, and both end done; `agents list` shows them
+// sharing the host. Both started with --exclusive_cpus (pinned to CPUs of their own),
+// both jobs are assigned at once.
+TEST_F(FleetTest, AgentsOnOneHostRunOneJobAtATimeUnlessBothHaveExclusiveCpus) {
+  const agent::HostIds ids = agent::ReadHostIds(agent::HostIdentityFiles{});
+  if (ids.machine_id.empty() || ids.boot_id.empty()) {
+    GTEST_SKIP() << "this machine has no machine id or boot id: every agent here is its own host";
+  }
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(CoordinatorConfig{}));
+  StartAgent("h1", "", "", {"--exclusive_cpus=false"});
+  StartAgent("h2", "", "", {"--exclusive_cpus=false"});
+  ASSERT_TRUE(control_->WaitOnline(2, absl::Seconds(60)).ok());
+  auto listed = control_->ListAgents();
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  for (const v1::AgentInfo& a : *listed) {
+    EXPECT_EQ(a.machine_id(), ids.machine_id) << a.name();
+    EXPECT_EQ(a.boot_id(), ids.boot_id) << a.name();
+    EXPECT_EQ(a.same_host_as_size(), 1) << a.name();
+  }
+
+  auto run = control_->Submit(SlowPlan(), "name=h?");
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(run->jobs_size(), 2);
+  std::multiset<std::string> at_submit = {run->jobs(0).status(), run->jobs(1).status()};
+  EXPECT_EQ(at_submit, (std::multiset<std::string>{"assigned", "queued"})) << run->ShortDebugString();
+  int most_active = 0;
+  absl::StatusOr<v1::RunInfo> now;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        now = control_->GetRun(run->run_id());
+        if (!now.ok()) return false;
+        int active = 0;
+        for (const v1::JobInfo& job : now->jobs()) active += job.status() == "assigned" || job.status() == "running";
+        most_active = std::max(most_active, active);
+        return now->status() == "done" || now->status() == "failed";
+      },
+      absl::Seconds(300), absl::Milliseconds(20)));
+  EXPECT_EQ(now->status(), "done") << now->ShortDebugString();
+  EXPECT_EQ(most_active, 1);
+
+  // Pinned to CPUs of their own: side by side.
+  StartAgent("x1", "", "", {"--exclusive_cpus=true"});
+  StartAgent("x2", "", "", {"--exclusive_cpus=true"});
+  ASSERT_TRUE(control_->WaitOnline(4, absl::Seconds(60)).ok());
+  auto pinned = control_->Submit(TinyPlan(), "name=x?");
+  ASSERT_TRUE(pinned.ok()) << pinned.status();
+  ASSERT_EQ(pinned->jobs_size(), 2);
+  EXPECT_EQ(pinned->jobs(0).status(), "assigned") << pinned->ShortDebugString();
+  EXPECT_EQ(pinned->jobs(1).status(), "assigned") << pinned->ShortDebugString();
+  auto ended = control_->WaitRunEnded(pinned->run_id(), absl::Seconds(300));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->status(), "done");
 }
 
 // Child processes of `pid` (all its threads), from /proc.

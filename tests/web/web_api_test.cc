@@ -851,6 +851,56 @@ TEST_F(WebApiTest, AgentsCarryNoiseScoreAndQuarantine) {
                    std::max(3.0, 3 * series["noise_percent"].get<double>()));
 }
 
+// Issue 31, item 5: agents on one host (same machine id and boot id) carry the host's
+// short id and each other's names (the Fleet page's host column), and Compare says they
+// are one machine. On a database of its own: the shared seed's devices are apart.
+TEST_F(WebApiTest, AgentsOnOneHostAreShownAndComparedAsOneMachine) {
+  auto db = testing::FreshDatabase::Create("webhost");
+  ASSERT_TRUE(db.ok()) << db.status();
+  store::StoreOptions store_options;
+  store_options.connection.uri = (*db)->uri();
+  auto opened = store::Store::Open(store_options);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  ASSERT_TRUE((*opened)->Migrate().ok());
+  for (const char* name : {"a1", "a2", "phone"}) {
+    store::AgentRegistration reg;
+    reg.name = name;
+    reg.credential_sha256 = std::string(64, 'a');
+    reg.session_id = std::string("s-") + name;
+    if (std::string(name) != "phone") {
+      reg.machine_id = "0f1e2d3c4b5a69788796a5b4c3d2e1f0";
+      reg.boot_id = "6c5f1f3e-8a0d-4c1b-9a3e-2f4b5c6d7e8f";
+      reg.exclusive_cpus = std::string(name) == "a2";
+    }
+    ASSERT_TRUE((*opened)->RegisterAgent(reg).ok());
+  }
+  HttpServerOptions options;
+  options.pg_uri = (*db)->uri();
+  auto server = StartHttpServer(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  httplib::Client client("127.0.0.1", (*server)->port());
+  auto agents = client.Get("/api/v1/agents");
+  ASSERT_TRUE(agents);
+  ASSERT_EQ(agents->status, 200) << agents->body;
+  std::map<std::string, json> by_name;
+  const json listed = json::parse(agents->body);
+  for (const auto& a : listed["agents"]) by_name[a["name"]] = a;
+  EXPECT_EQ(by_name["a1"]["host_id"], "0f1e2d3c");
+  EXPECT_EQ(by_name["a1"]["same_host_as"], json::array({"a2"}));
+  EXPECT_EQ(by_name["a1"]["exclusive_cpus"], false);
+  EXPECT_EQ(by_name["a2"]["same_host_as"], json::array({"a1"}));
+  EXPECT_EQ(by_name["a2"]["exclusive_cpus"], true);
+  EXPECT_EQ(by_name["phone"]["host_id"], "");
+  EXPECT_EQ(by_name["phone"]["same_host_as"], json::array());
+  auto compare = client.Get("/api/v1/compare?agents=a1,phone,a2");
+  ASSERT_TRUE(compare);
+  ASSERT_EQ(compare->status, 200) << compare->body;
+  EXPECT_EQ(json::parse(compare->body)["one_machine"],
+            json::array({"a1 and a2 are one machine (same machine-id and boot): their differences are not between "
+                         "devices"}))
+      << compare->body;
+}
+
 TEST_F(WebApiTest, CompareListsTheFingerprintFieldsThatDiffer) {
   const std::string a = AgentId("x86-host"), b = AgentId("pixel-8");
   auto [status, body] = Get("/api/v1/compare?agents=" + a + "," + b);

@@ -213,6 +213,8 @@ export async function renderCompare(root, params) {
   };
   root.appendChild(h('p', {class: 'muted'}, devices.map((d, i) => h('span', {class: 'device', dataset: {emulated: d.emulated ? '1' : '0'}},
     h('b', {}, `${String.fromCharCode(65 + i)}: `), d.name, ` (run ${shortId(d.run_id)})`, emulatedNote(d), '  '))));
+  // Devices that are one machine (same machine id and boot id), as `fleetmark compare` says.
+  for (const note of data.one_machine || []) root.appendChild(h('p', {class: 'one-machine'}, note));
   root.appendChild(controls(params, data.answers.min_margin));
   if (data.ab) root.appendChild(abSection(data.ab));
   root.appendChild(answersSection(data));

@@ -1,5 +1,5 @@
-// Fleet page: every agent with its state, health (noise score, quarantine), hardware and
-// labels.
+// Fleet page: every agent with its state, health (noise score, quarantine), host (agents
+// sharing it), hardware and labels.
 import {getJson} from '../api.js';
 import {h} from '../dom.js';
 import {formatAgo, formatBytes, formatTime} from '../format.js';
@@ -14,6 +14,17 @@ function noiseCell(a) {
   }
   return h('td', {class: 'num noise', title: `robust spread of the calibration cases over ${nights}`},
     `${a.noise_percent.toFixed(1)} %`, h('div', {class: 'muted'}, nights));
+}
+
+// Host: the machine id's first 8 hex digits, the other agents on the same host (same
+// machine id and boot id: by default one job at a time among them) and whether this one
+// may run a job beside them (--exclusive_cpus); "–" when the agent sent no identity.
+function hostCell(a) {
+  if (!a.host_id) return h('td', {class: 'host', title: 'no machine id / boot id in its hello'}, '–');
+  const shared = a.same_host_as || [];
+  return h('td', {class: 'host', title: 'first 8 hex digits of /etc/machine-id'}, h('code', {}, a.host_id),
+    shared.length ? h('div', {class: 'small same-host'}, `shared with ${shared.join(', ')}`) : null,
+    a.exclusive_cpus ? h('div', {class: 'muted small'}, 'exclusive cpus') : null);
 }
 
 // Health: "ok", or "quarantined" with since when and why (`fleetmark agents release`).
@@ -48,6 +59,7 @@ export async function renderFleet(root) {
       healthCell(a),
       noiseCell(a),
       h('td', {class: 'name'}, a.name, host.device_model ? h('div', {class: 'muted'}, host.device_model) : null),
+      hostCell(a),
       h('td', {}, host.arch || '–', host.emulated ? h('div', {class: 'emulated', title: host.emulation_evidence || ''},
         'emulated: not hardware numbers') : null),
       h('td', {}, host.cpu_model || '–', host.soc ? h('div', {class: 'muted'}, host.soc) : null),
@@ -61,7 +73,7 @@ export async function renderFleet(root) {
         link(`/history?agents=${encodeURIComponent(a.agent_id)}`, 'history')));
   });
   root.appendChild(h('table', {class: 'grid', id: 'fleet-table'},
-    h('thead', {}, h('tr', {}, ['state', 'health', 'noise', 'name', 'arch', 'CPU', 'cores / threads', 'SMT', 'core kinds',
+    h('thead', {}, h('tr', {}, ['state', 'health', 'noise', 'name', 'host', 'arch', 'CPU', 'cores / threads', 'SMT', 'core kinds',
       'memory', 'last seen', 'labels', ''].map((t) => h('th', {}, t)))),
     h('tbody', {}, rows)));
 }
