@@ -7,7 +7,8 @@
 // and predictability in public IaaS clouds", ACM TOIT 16(3), 2016). The
 // runner (engine/runner/runner.h) re-measures a contended process once and marks a case
 // still contended (CaseResult.contended, other_cpu_share); its group's verdict then
-// stays undecided (engine/measure/verdict.h).
+// stays undecided unless the gap is beyond what that share can explain
+// (engine/measure/verdict.h, Contention).
 //
 //   ContentionProbe probe;                 // reads /proc/stat and rusage now
 //   RunTheSlice();

@@ -240,13 +240,23 @@ GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const Verdict
   }
   std::stable_sort(v.others.begin(), v.others.end(),
                    [](const PairedRatio& a, const PairedRatio& b) { return a.ratio < b.ratio; });
-  // A contended contender is never OUT (its slowness may be the other work's).
+  // A contended contender is OUT only beyond what its contention can explain (verdict.h,
+  // Contention): low · (1 - p) > 1 + margin; it is never within the margin.
   std::vector<std::string> contended;
   for (const Logs& l : logs) {
-    if (l.contender->contended) contended.push_back(l.contender->name);
+    if (!l.contender->contended) continue;
+    const double p = l.contender->other_cpu_share;
+    const double kept = p >= 0 && p < 1 ? 1 - p : 0;  // NaN or >= 1: bounds nothing
+    auto it = std::find_if(v.others.begin(), v.others.end(),
+                           [&](const PairedRatio& o) { return o.name == l.contender->name; });
+    if (it != v.others.end()) {
+      it->out = it->out && it->low * kept > 1 + v.margin;
+      it->within_margin = false;
+      if (it->out) continue;  // out all the same: its contention no longer matters
+    }
+    contended.push_back(l.contender->name);
   }
   for (PairedRatio& p : v.others) {
-    if (std::find(contended.begin(), contended.end(), p.name) != contended.end()) p.out = false;
     if (!p.out) v.open.push_back(p.name);
   }
 
@@ -262,7 +272,7 @@ GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const Verdict
     v.reason = absl::StrCat(fewest, " paired process", fewest == 1 ? "" : "es", " < ", min_processes, " needed");
     return v;
   }
-  if (!contended.empty()) {
+  if (!contended.empty() && v.open.size() > 1) {
     v.kind = VerdictKind::kUndecided;
     v.reason = absl::StrCat("contended: ", absl::StrJoin(contended, ", "),
                             " measured while other work used the device");

@@ -90,6 +90,17 @@
 //   race is ever decided for the wrong leader. With kMarginSpreads = 1, equal
 //   contenders at σ = 2 % ended equivalent in only ~17 % (an earlier version of the sim).
 //
+// - Contention (a contender measured while other work used the device, contention.h):
+//   other work can only add time, and under processor sharing (Kleinrock, "Queueing
+//   Systems, Vol. 2: Computer Applications", Wiley 1976, ch. 4) a job that gets a share
+//   1 - p of the CPU takes at most 1 / (1 - p) times as long. So a contended contender
+//   with share p is OUT only when its interval against the leader stays above the margin
+//   after removing that much: low · (1 - p) > 1 + margin (a 25x gap at p = 0.5 is still
+//   out; a 1.3x gap is not); a contended leader's lead is, if anything, understated.
+//   Equivalence is never claimed with a contended contender still open, and a group
+//   whose open contenders are not all OUT by this bound is undecided, saying which were
+//   contended. A p of 1 or more (or NaN) bounds nothing: never OUT.
+//
 // Pure functions; thread-safe.
 #pragma once
 
@@ -108,6 +119,9 @@ struct Contender {
   std::vector<uint32_t> rounds;            // round of each process
   std::vector<double> process_medians_ns;  // same length as rounds; > 0
   bool contended = false;  // measured while other work used the device (engine/measure/contention.h)
+  // The share of the device's CPU other work took during its worst process, 0..1
+  // (CaseResult.other_cpu_share); bounds what that work can have added (Contention).
+  double other_cpu_share = 0;
 };
 
 enum class VerdictKind {
@@ -165,9 +179,9 @@ struct GroupVerdict {
   std::vector<std::string> open;
 };
 
-// Decides one group. Contenders with no process are left out; a contended contender
-// can be neither the leader of a decided group nor OUT (the group stays undecided and
-// the reason says so). Pure.
+// Decides one group. Contenders with no process are left out; a contended contender is
+// OUT only beyond what its contention can explain, and a group with a contended
+// contender still open is undecided, the reason saying so (method above). Pure.
 GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const VerdictOptions& options);
 
 // The residual spread of a device (method above): the pooled σ̂ = sqrt(squares /

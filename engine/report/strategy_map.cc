@@ -107,7 +107,8 @@ engine::ResidualSpread SpreadOf(const std::vector<const v1::CaseResult*>& result
     groups.back().push_back(engine::Contender{.name = e.strategy,
                                               .rounds = std::move(e.rounds),
                                               .process_medians_ns = std::move(e.process_medians_ns),
-                                              .contended = e.contended});
+                                              .contended = e.contended,
+                                              .other_cpu_share = e.other_cpu_share});
   }
   std::vector<std::vector<engine::Contender>> all;
   for (auto& [key, groups] : points) {
@@ -132,7 +133,8 @@ void DecidePoint(MapPoint& p, const MapOptions& options) {
     contenders.push_back(engine::Contender{.name = e.strategy,
                                            .rounds = e.rounds,
                                            .process_medians_ns = e.process_medians_ns,
-                                           .contended = e.contended});
+                                           .contended = e.contended,
+                                           .other_cpu_share = e.other_cpu_share});
   }
   const engine::GroupVerdict v = engine::DecideGroup(
       contenders, {.min_margin = options.min_margin,

@@ -340,6 +340,7 @@ class PlanRunner {
     contender.rounds = c.process_rounds;
     contender.process_medians_ns = ProcessMedians(c.samples, c.process_sizes);
     contender.contended = c.result.contended();
+    contender.other_cpu_share = c.result.other_cpu_share();
     return contender;
   }
 
@@ -524,7 +525,7 @@ class PlanRunner {
                                  std::lround(r.other_cpu_share() * 100),
                                  "% of the machine's CPU time while a process ran (above ",
                                  std::lround(kContentionThreshold * 100),
-                                 "%, also when measured again), so its group's verdict stays undecided"));
+                                 "%, also when measured again): its verdict holds only beyond what that can explain"));
     }
     if (r.unstable() && status == v1::CASE_STATUS_OK) {
       r.set_message(absl::StrCat(r.message(), r.message().empty() ? "" : "; ",

@@ -31,12 +31,12 @@
 // GROUP_EQUIVALENT); otherwise the open contenders get another process, up to
 // measurement.max_processes (default 10, 6 under --quick) or until one of them spent
 // its time or repetition budget, and then end GROUP_UNDECIDED. A group with a contended
-// contender ends GROUP_UNDECIDED at once: processes measured under other work cannot
-// decide it. Contention (engine/measure/contention.h): around each process the runner
+// contender still open (not OUT beyond what its contention can explain, verdict.h)
+// ends GROUP_UNDECIDED at once: more processes under other work cannot decide it. Contention (engine/measure/contention.h): around each process the runner
 // reads /proc/stat and its own CPU time; a process during which other work took more
 // than kContentionThreshold of the machine is measured again, once, and if still so the
 // case is marked contended (CaseResult.contended, other_cpu_share: the worst kept
-// process's share) and its message says why its verdict stays undecided. A case in no group of two (a single
+// process's share) and its message says why its verdict may stay undecided. A case in no group of two (a single
 // strategy) gets its minimum processes and its stop rule's reason (CI_TARGET, MAX_*).
 // Each process's share of the budget is what is left of it over the processes still
 // planned (the cap for contenders, the minimum for the others).

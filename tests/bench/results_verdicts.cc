@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
         c.rounds.push_back(i < r.process_rounds_size() ? r.process_rounds(i) : static_cast<uint32_t>(i + 1));
       }
       c.contended = r.contended();
+      c.other_cpu_share = r.other_cpu_share();
       points[engine::CasePointKey(r.spec())].push_back(std::move(c));
     }
     std::vector<std::vector<engine::Contender>> groups;

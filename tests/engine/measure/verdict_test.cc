@@ -279,20 +279,42 @@ TEST(DecideGroupTest, IntervalAboveTheMarginButNotSlowerEveryRoundIsNotOut) {
   EXPECT_THAT(v.reason, HasSubstr("not slower in every round"));
 }
 
-TEST(DecideGroupTest, ContendedContendersNeitherLeadADecidedGroupNorAreOut) {
-  const std::vector<double> fast = {100, 101, 99}, slow = {4000, 4040, 3960};
-  GroupVerdict v = DecideGroup({C("a", fast), C("b", slow, /*contended=*/true)}, {});
+// A contender measured while other work took a share p of the device's CPU.
+Contender Contended(const std::string& name, const std::vector<double>& medians, double p) {
+  Contender c = C(name, medians, /*contended=*/true);
+  c.other_cpu_share = p;
+  return c;
+}
+
+TEST(DecideGroupTest, ContentionIsOutOnlyBeyondWhatItCanExplain) {
+  const std::vector<double> fast = {100, 101, 99}, slow = {4000, 4040, 3960}, near = {130, 131, 129};
+  // 40x slower while other work took half the CPU: at most 2x of it is the other work's.
+  GroupVerdict v = DecideGroup({C("a", fast), Contended("b", slow, 0.5)}, {});
+  EXPECT_EQ(v.kind, VerdictKind::kDecided) << v.reason;
+  EXPECT_TRUE(v.others[0].out);
+  // 1.3x slower at the same share: the other work can explain it all.
+  v = DecideGroup({C("a", fast), Contended("b", near, 0.5)}, {});
   EXPECT_EQ(v.kind, VerdictKind::kUndecided);
   EXPECT_THAT(v.reason, HasSubstr("contended: b"));
-  ASSERT_EQ(v.others.size(), 1u);
   EXPECT_FALSE(v.others[0].out);
   EXPECT_THAT(v.open, ElementsAre("a", "b"));
-  v = DecideGroup({C("a", fast, /*contended=*/true), C("b", slow)}, {});
-  EXPECT_EQ(v.kind, VerdictKind::kUndecided);
+  // Uncontended, the same 1.3x is decided.
+  EXPECT_EQ(DecideGroup({C("a", fast), C("b", near)}, {}).kind, VerdictKind::kDecided);
+  // A share of 1 or more, or NaN, bounds nothing: even 40x is not out.
+  for (double p : {1.0, 3.0, std::nan("")}) {
+    v = DecideGroup({C("a", fast), Contended("b", slow, p)}, {});
+    EXPECT_EQ(v.kind, VerdictKind::kUndecided) << p;
+    EXPECT_FALSE(v.others[0].out) << p;
+  }
+  // A contended leader: other work only added to its times, so its 40x lead stands.
+  v = DecideGroup({Contended("a", fast, 0.6), C("b", slow)}, {});
+  EXPECT_EQ(v.kind, VerdictKind::kDecided) << v.reason;
   EXPECT_EQ(v.leader, "a");
+  // Never equivalent with a contended contender open: equal medians stay undecided.
+  v = DecideGroup({Contended("a", fast, 0.3), C("b", fast)}, {});
+  EXPECT_EQ(v.kind, VerdictKind::kUndecided);
   EXPECT_THAT(v.reason, HasSubstr("contended: a"));
-  // Not contended: the same numbers are decided.
-  EXPECT_EQ(DecideGroup({C("a", fast), C("b", slow)}, {}).kind, VerdictKind::kDecided);
+  EXPECT_EQ(DecideGroup({C("a", fast), C("b", fast)}, {}).kind, VerdictKind::kEquivalent);
 }
 
 TEST(DecideGroupTest, FewerThanMinProcessesPairedRoundsIsProvisional) {

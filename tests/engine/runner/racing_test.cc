@@ -2,7 +2,9 @@
 // (RunOptions::batch_slice_executor): known medians per strategy, no child processes.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -197,19 +199,25 @@ TEST(RacingTest, QuickMeasuresThreeProcessesAndSaysSo) {
   EXPECT_EQ(Find(run, "fast", "wait_us=0]").process_rounds_size(), 6);  // undecided: to the quick cap
 }
 
+// Every read of /proc/stat: 100 more ticks, 90 of them busy (others' work: the fake
+// uses no CPU), so every process is contended at 90 %.
+std::function<absl::StatusOr<std::string>()> NinetyPercentBusy() {
+  auto ticks = std::make_shared<uint64_t>(0);
+  return [ticks]() -> absl::StatusOr<std::string> {
+    *ticks += 100;
+    return absl::StrCat("cpu  ", *ticks * 9 / 10, " 0 0 ", *ticks / 10, " 0 0 0 0 0 0\n");
+  };
+}
+
 // A process during which other work took most of the machine is measured again, once;
 // still contended, the case is marked, and its group ends undecided after the minimum
-// rounds instead of racing on.
+// rounds instead of racing on: 5x slower at 90 % other work (up to 10x of it may be that
+// work's, engine/measure/verdict.h).
 TEST(RacingTest, AContendedGroupIsMeasuredAgainOnceThenEndsUndecided) {
-  uint64_t ticks = 0;
   RunOptions options;
-  // Every read: 100 more ticks, 90 of them busy (others' work: the fake uses no CPU).
-  options.proc_stat_reader = [&]() -> absl::StatusOr<std::string> {
-    ticks += 100;
-    return absl::StrCat("cpu  ", ticks * 9 / 10, " 0 0 ", ticks / 10, " 0 0 0 0 0 0\n");
-  };
+  options.proc_stat_reader = NinetyPercentBusy();
   const FakeRun run = RunFake(
-      PlanFrom(kPlan), [](const std::string& label, int) { return label == "slow" ? 40e6 : 1e6; }, options);
+      PlanFrom(kPlan), [](const std::string& label, int) { return label == "slow" ? 5e6 : 1e6; }, options);
   for (const char* point : {"wait_us=0]", "wait_us=1]"}) {
     for (const char* label : {"fast", "slow"}) {
       const v1::CaseResult& r = Find(run, label, point);
@@ -222,6 +230,21 @@ TEST(RacingTest, AContendedGroupIsMeasuredAgainOnceThenEndsUndecided) {
   }
   // Each process measured twice (once more when contended): 5 cases x 3 rounds x 2.
   EXPECT_EQ(run.calls.size(), 30u);
+}
+
+// 40x slower at 90 % other work is beyond the 10x that work can explain: decided after
+// the minimum rounds, contended or not.
+TEST(RacingTest, AContendedGapBeyondWhatTheOtherWorkExplainsIsDecided) {
+  RunOptions options;
+  options.proc_stat_reader = NinetyPercentBusy();
+  const FakeRun run = RunFake(
+      PlanFrom(kPlan), [](const std::string& label, int) { return label == "slow" ? 40e6 : 1e6; }, options);
+  for (const char* point : {"wait_us=0]", "wait_us=1]"}) {
+    EXPECT_TRUE(Find(run, "slow", point).contended());
+    EXPECT_EQ(Find(run, "slow", point).stop_reason(), v1::STOP_REASON_ELIMINATED) << point;
+    EXPECT_EQ(Find(run, "fast", point).stop_reason(), v1::STOP_REASON_GROUP_DECIDED) << point;
+    EXPECT_THAT(Rounds(Find(run, "fast", point)), ElementsAre(1, 2, 3)) << point;
+  }
 }
 
 TEST(RacingTest, OneGroupKeyForTheRunnerAndTheMap) {
