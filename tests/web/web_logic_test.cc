@@ -45,11 +45,15 @@ TEST(CompareDevicesTest, WinnerRatioAndNoDifference) {
       "a",
       "A",
       "r1",
+      "",
+      "",
       {Timed("direct", "arithmetic", 100), Timed("pool", "arithmetic", 800), Timed("pool", "storage", 1000)}};
   DeviceResults b{
       "b",
       "B",
       "r2",
+      "",
+      "",
       {Timed("direct", "arithmetic", 250), Timed("pool", "arithmetic", 1600), Timed("pool", "storage", 1005)}};
   const Comparison c = CompareDevices({a, b});
   ASSERT_EQ(c.workloads.size(), 2u);
@@ -100,8 +104,8 @@ TEST(CompareDevicesTest, AValueWithoutACiHasBothBoundsNull) {
   zero_ci.result.mutable_stats()->set_ci_low_ns(0);
   zero_ci.result.mutable_stats()->set_ci_high_ns(0);
   const std::vector<DeviceResults> devices = {
-      {"a", "A", "r1", {Timed("direct", "arithmetic", 100), no_ci, zero_ci}},
-      {"b", "B", "r2", {Timed("direct", "arithmetic", 250), Timed("pool", "arithmetic", 900)}}};
+      {"a", "A", "r1", "", "", {Timed("direct", "arithmetic", 100), no_ci, zero_ci}},
+      {"b", "B", "r2", "", "", {Timed("direct", "arithmetic", 250), Timed("pool", "arithmetic", 900)}}};
   const nlohmann::json json = ComparisonJson(devices, CompareDevices(devices));
   int checked = 0;
   for (const auto& cell : json["cells"]) {
@@ -121,13 +125,13 @@ TEST(CompareDevicesTest, AGapInsideTheMarginIsEquivalentNoDifference) {
   // gives no residual spread to pool (their drift is shared: 0 over 2 dof), so the
   // default prior (σ0 1.5 %, ν0 4) sets the interval, 90 %: ±1.9 % from three processes,
   // and the margin, 2 · 0.015 · √(4 / 6) = 2.4 %: equivalent.
-  DeviceResults a{"a", "A", "r1", {Timed("pool", "storage", 1000, 0.001)}};
-  DeviceResults close{"c", "C", "r3", {Timed("pool", "storage", 1002, 0.001)}};
+  DeviceResults a{"a", "A", "r1", "", "", {Timed("pool", "storage", 1000, 0.001)}};
+  DeviceResults close{"c", "C", "r3", "", "", {Timed("pool", "storage", 1002, 0.001)}};
   EXPECT_TRUE(CompareDevices({a, close}).cells[0].no_difference);
   EXPECT_EQ(CompareDevices({a, close}).cells[0].verdict, "equivalent");
   // 1 % apart is not told apart from that prior (undecided, never a winner); a device
   // spread of 0.1 % stated with a 0.5 % minimum lets the 1 % gap decide.
-  DeviceResults b{"b", "B", "r2", {Timed("pool", "storage", 1010, 0.001)}};
+  DeviceResults b{"b", "B", "r2", "", "", {Timed("pool", "storage", 1010, 0.001)}};
   EXPECT_EQ(CompareDevices({a, b}).cells[0].verdict, "undecided");
   const report::MapOptions stated{.min_margin = 0.005, .spread = 0.001, .spread_dof = 30};
   const Comparison loose = CompareDevices({a, b}, stated);
@@ -140,8 +144,8 @@ TEST(CompareDevicesTest, AGapInsideTheMarginIsEquivalentNoDifference) {
 
 TEST(CompareDevicesTest, OneProcessPerDeviceNeverWins) {
   // 2.5x apart, but each device measured one process: provisional, no winning device.
-  DeviceResults a{"a", "A", "r1", {Timed("direct", "arithmetic", 100)}};
-  DeviceResults b{"b", "B", "r2", {Timed("direct", "arithmetic", 250)}};
+  DeviceResults a{"a", "A", "r1", "", "", {Timed("direct", "arithmetic", 100)}};
+  DeviceResults b{"b", "B", "r2", "", "", {Timed("direct", "arithmetic", 250)}};
   a.results[0].result.clear_process_medians_ns();
   b.results[0].result.clear_process_medians_ns();
   const Comparison c = CompareDevices({a, b});
@@ -153,8 +157,8 @@ TEST(CompareDevicesTest, OneProcessPerDeviceNeverWins) {
 TEST(CompareDevicesTest, IgnoresFailedAndSingleDeviceCells) {
   store::WebResult failed = Timed("thread_per_task", "network", 10);
   failed.result.set_status(v1::CASE_STATUS_RESOURCE_EXHAUSTED);
-  DeviceResults a{"a", "A", "r", {Timed("direct", "arithmetic", 100), failed}};
-  DeviceResults b{"b", "B", "r", {}};
+  DeviceResults a{"a", "A", "r", "", "", {Timed("direct", "arithmetic", 100), failed}};
+  DeviceResults b{"b", "B", "r", "", "", {}};
   const Comparison c = CompareDevices({a, b});
   ASSERT_EQ(c.cells.size(), 1u);
   EXPECT_EQ(c.cells[0].winner, -1);
