@@ -1,7 +1,8 @@
 // How a case measured while other work used the device is shown (CaseResult.contended
 // and other_cpu_share: engine/measure/contention.h marks a case contended when other
 // processes took more than its threshold of the device's CPU; the one verdict rule then
-// neither crowns nor rules out that strategy, engine/measure/verdict.h): a ⚠ marker with
+// rules that strategy out only beyond what the other work can explain and never calls its
+// point equivalent, engine/measure/verdict.h): a ⚠ marker with
 // a tooltip, on the Run, Compare, Map and Recommend pages alike.
 import {h} from './dom.js';
 
@@ -14,7 +15,7 @@ function shareText(share) {
 export function contendedTitle(entry) {
   const share = shareText(entry.other_cpu_share);
   return `contended: measured while other work used the device${share ? ` (${share})` : ''}; ` +
-    'a verdict resting on it stays undecided';
+    'a verdict resting on it stays undecided unless the gap is beyond what that work can explain';
 }
 
 // The marker (null for a case that was not contended).
