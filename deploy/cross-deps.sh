@@ -13,7 +13,7 @@
 #
 # The root is cached in $FLEETMARK_CROSS_CACHE (default /var/cache/fleetmark-cross),
 # keyed by the package versions; a second call is a no-op. Needs the tools that
-# deploy/install-deps.sh installs (cross compilers, the foreign apt lists, deb-src).
+# `deploy/install-deps.sh dist` installs (cross compilers, the foreign apt lists, deb-src).
 set -euo pipefail
 arch=${1:?usage: deploy/cross-deps.sh x86_64|arm64|armhf}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,7 +43,7 @@ closure() {
 packages=()
 if [ "$arch" != x86_64 ]; then mapfile -t packages < <(closure); fi
 tbb_version=$(apt-cache showsrc onetbb 2>/dev/null | sed -n 's/^Version: //p' | sort -V | tail -1)
-[ -n "$tbb_version" ] || { log "no onetbb source package: run deploy/install-deps.sh (deb-src)"; exit 1; }
+[ -n "$tbb_version" ] || { log "no onetbb source package: run deploy/install-deps.sh dist (deb-src)"; exit 1; }
 # The cache key: this recipe's number (bump it when the steps below change) and the
 # versions of oneTBB's source and of every package unpacked.
 recipe=1

@@ -38,6 +38,9 @@ fi
 jobs=${FLEETMARK_JOBS:-2}
 version=$(sed -n 's/^project(fleetmark VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 
+# The cross compilers, qemu-user and apt lists deploy/cross-deps.sh needs (a no-op when
+# installed; deploy/test.sh has installed them before it starts the device builds).
+deploy/install-deps.sh dist
 deps=$(deploy/cross-deps.sh "$arch")
 build=build/device-$arch
 echo "dist($arch): building in $build" >&2

@@ -19,7 +19,7 @@ build=${1:-build/release}
 out=${2:-dist/deb}
 jobs=${FLEETMARK_JOBS:-2}
 for tool in cpack dpkg-deb dpkg-shlibdeps; do
-  command -v "$tool" >/dev/null || { echo "package: $tool is missing (run deploy/install-deps.sh)" >&2; exit 1; }
+  command -v "$tool" >/dev/null || { echo "package: $tool is missing (run deploy/install-deps.sh run)" >&2; exit 1; }
 done
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null

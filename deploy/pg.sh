@@ -20,7 +20,7 @@ cmd=${1:-}; dir=${2:-}
 usage="usage: $0 start|uri|stop DIR, or $0 replica PRIMARY_DIR REPLICA_DIR"
 [ -n "$cmd" ] && [ -n "$dir" ] || { echo "$usage" >&2; exit 2; }
 bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
-[ -x "$bindir/initdb" ] || { echo "pg.sh: PostgreSQL server not installed (deploy/install-deps.sh)" >&2; exit 1; }
+[ -x "$bindir/initdb" ] || { echo "pg.sh: PostgreSQL server not installed (deploy/install-deps.sh run)" >&2; exit 1; }
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 data="$dir/data"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# fleetmark quickstart on a fresh Debian 12 machine (run as root): installs
-# dependencies, builds, brings up the whole stack on this machine (a private
+# fleetmark quickstart on a fresh Debian 12 machine (run as root): installs what
+# building and running the product needs (deploy/install-deps.sh run: no cross
+# compilers, browser or test tools; deploy/test.sh and deploy/dist.sh add those), builds, brings up the whole stack on this machine (a private
 # PostgreSQL in .fleetmark/, the coordinator with its web view, one agent; see
 # deploy/stack.sh), submits the S1 framework study with quick settings, waits for it,
 # prints the results table, the web address, and last the verdict in one sentence for
@@ -12,7 +13,7 @@ set -euo pipefail
 case "${1:-}" in -h|--help) sed -n '2,/^# Exit status/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 if [ $# -ne 0 ]; then echo "usage: deploy/quickstart.sh (no arguments; --help explains)" >&2; exit 2; fi
 cd "$(dirname "$0")/.."
-deploy/install-deps.sh
+deploy/install-deps.sh run
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 # Only the product (the test command builds the tests).
 ninja -C build/release -j"$(nproc)" fleetmark fleetmark-coordinator fleetmark-agent fleetmark_web

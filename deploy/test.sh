@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole fleetmark test suite on a fresh Debian 12 machine (run as root):
-# installs dependencies, builds Release and sanitizer configurations, starts a private
+# installs dependencies (deploy/install-deps.sh test: the product's, the device builds'
+# cross toolchains and the test tools), builds Release and sanitizer configurations, starts a private
 # PostgreSQL on a free loopback port, runs every ctest (unit, integration with real
 # gRPC + PostgreSQL, browser; the arm64/armhf device artifacts of deploy/dist.sh under
 # qemu-user), then stops what it started.
@@ -33,7 +34,7 @@ clk=$(getconf CLK_TCK)
 cpu_s() { sed 's/^.*) //' "/proc/$$/stat" | awk -v t="$clk" '{ printf "%d", ($14 + $15) / t }'; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
-deploy/install-deps.sh
+deploy/install-deps.sh test
 echo "== install-deps: $SECONDS s, $(cpu_s) s CPU (load $(load))" >&2
 
 # Every stage runs even if an earlier one failed, so one run shows every failure;

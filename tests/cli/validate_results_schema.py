@@ -3,7 +3,7 @@
 
 usage: validate_results_schema.py SCHEMA FILE...
 Exit 0 when every FILE is valid; 1 naming each file's errors otherwise; 2 on bad usage.
-Needs Debian's python3-jsonschema (deploy/install-deps.sh); run with /usr/bin/python3.
+Needs Debian's python3-jsonschema (deploy/install-deps.sh test); run with /usr/bin/python3.
 """
 import json
 import sys

@@ -94,7 +94,7 @@ grep -q '^DATABASE_URI=' "$root/usr/share/doc/fleetmark-coordinator/examples/coo
 ok "units start /usr/bin binaries; example env files name their variables"
 
 # lintian: no error (warnings such as a missing manual page are printed, not fatal).
-command -v lintian >/dev/null || fail "lintian is missing (deploy/install-deps.sh installs it)"
+command -v lintian >/dev/null || fail "lintian is missing (deploy/install-deps.sh test installs it)"
 for deb in "$agent_deb" "$coordinator_deb"; do
   if ! lintian --fail-on error --no-tag-display-limit "$deb" > "$tmp/lintian.log" 2>&1; then
     cat "$tmp/lintian.log" >&2

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The deploy scripts' argument handling, no build: deploy/dist.sh's usage, extra
 # arguments, an escaped hostile ARCH and its lock (a second dist.sh of one ARCH waits,
-# then fails clearly, while the first holds dist/.dist-ARCH.lock); deploy/stack.sh status
+# then fails clearly, while the first holds dist/.dist-ARCH.lock); deploy/install-deps.sh's
+# PROFILE (run|dist|test: a bad one is one clear error; the quickstart's run profile
+# holds no cross compiler, browser or test tool); deploy/stack.sh status
 # of a folder that does not exist (not created, exit 3); deploy/lib/pid.sh on a zombie.
 #   scripts_args_test.sh
 set -euo pipefail
@@ -45,6 +47,39 @@ done
 "$repo/deploy/stack.sh" --help > "$tmp/out" || fail "stack.sh --help exit $?"
 grep -q 'deploy/stack.sh up \[DIR\]' "$tmp/out" || fail "stack.sh --help said: $(cat "$tmp/out")"
 ok "quickstart.sh, test.sh and stack.sh --help and extra arguments"
+
+# install-deps.sh: no PROFILE, an extra argument, a hostile PROFILE: exit 2, one line
+# naming the allowed values, the value escaped; nothing installed (--list installs
+# nothing and prints the profile's packages).
+deps=$repo/deploy/install-deps.sh
+for args in "" "run extra" "run --list extra"; do
+  code=0; "$deps" $args > "$tmp/out" 2> "$tmp/err" || code=$?
+  [ "$code" -eq 2 ] && grep -qx 'usage: deploy/install-deps.sh run|dist|test \[--list\] (--help explains)' "$tmp/err" ||
+    fail "install-deps.sh '$args': $code $(cat "$tmp/err")"
+done
+code=0; "$deps" "${esc}[31mall" 2> "$tmp/err" || code=$?
+[ "$code" -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] &&
+  grep -qF "install-deps: PROFILE must be run, dist or test (got \$'\E[31mall')" "$tmp/err" ||
+  fail "bad PROFILE: $code $(cat -v "$tmp/err")"
+if grep -q "$esc" "$tmp/err"; then fail "raw ESC echoed: $(od -c "$tmp/err")"; fi
+"$deps" --help > "$tmp/out" || fail "install-deps.sh --help exit $?"
+grep -q 'deploy/install-deps.sh run ' "$tmp/out" || fail "install-deps.sh --help said: $(cat "$tmp/out")"
+for p in run dist test; do "$deps" "$p" --list > "$tmp/$p.list" || fail "$p --list exit $?"; done
+grep -qx 'postgresql-15' "$tmp/run.list" && grep -qx 'libgrpc++-dev' "$tmp/run.list" ||
+  fail "run profile lacks the product's dependencies: $(cat "$tmp/run.list")"
+for p in crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user-static chromium prometheus lintian; do
+  if grep -qx "$p" "$tmp/run.list"; then fail "the quickstart's run profile installs $p"; fi
+  grep -qx "$p" "$tmp/test.list" || fail "the test profile lacks $p"
+done
+grep -qx 'qemu-user-static' "$tmp/dist.list" || fail "the dist profile lacks qemu-user-static"
+# Each larger profile holds the smaller one whole, and no package is listed twice.
+[ -z "$(comm -23 <(sort "$tmp/run.list") <(sort "$tmp/dist.list"))" ] &&
+  [ -z "$(comm -23 <(sort "$tmp/dist.list") <(sort "$tmp/test.list"))" ] || fail "profiles do not nest"
+[ -z "$(sort "$tmp/test.list" | uniq -d)" ] || fail "packages listed twice: $(sort "$tmp/test.list" | uniq -d)"
+grep -qx 'deploy/install-deps.sh run' "$repo/deploy/quickstart.sh" || fail "quickstart.sh does not install the run profile"
+grep -qx 'deploy/install-deps.sh test' "$repo/deploy/test.sh" || fail "test.sh does not install the test profile"
+grep -qx 'deploy/install-deps.sh dist' "$repo/deploy/dist.sh" || fail "dist.sh does not install the dist profile"
+ok "install-deps.sh profiles"
 
 # dist.sh's lock: held (by us, or by a real dist.sh arm64 running now), a second run
 # gives up after FLEETMARK_DIST_LOCK_TIMEOUT seconds, saying why, without building.
