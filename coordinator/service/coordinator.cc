@@ -45,6 +45,9 @@
 namespace fleetmark::service {
 namespace {
 
+// Retries of a failed check for revoked or removed agents (one a second) before the
+// next liveness flush is left to do it.
+constexpr int kRevocationRetries = 5;
 
 absl::StatusOr<std::string> ReadFile(const std::string& option, const std::string& path) {
   std::ifstream in(path);
@@ -437,7 +440,11 @@ class CoordinatorImpl : public Coordinator {
     FLEETMARK_ASSIGN_OR_RETURN(listener_, store::NotificationListener::Start(
                                               listener_options,
                                               [this](const store::Notification& n) { notifications_->Handle(n); },
-                                              [this](bool) { RequestSweep(); }));
+                                              [this](bool) {
+                                                // Disconnects notified before this LISTEN were missed.
+                                                RequestSweep();
+                                                executor_->Post([this] { EndRevokedAgents(); });
+                                              }));
     return absl::OkStatus();
   }
 
@@ -581,9 +588,20 @@ class CoordinatorImpl : public Coordinator {
 
   // Agents whose enrollment token was revoked, or that were removed (possibly through
   // another coordinator).
-  void EndRevokedAgents() {
+  // A failed check (the database busy or briefly unreachable) is retried a few times a
+  // second apart rather than left to the next liveness flush, a heartbeat interval later.
+  void EndRevokedAgents(int retries_left = kRevocationRetries) {
     absl::StatusOr<std::vector<std::string>> ended = EndRevokedAgentStreams(*store_, registry_);
-    if (ended.ok() && !ended->empty()) {
+    if (!ended.ok()) {
+      if (retries_left > 0 && executor_ != nullptr) {
+        ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
+                         absl::StrCat("checking for revoked or removed agents: ", ended.status().message(),
+                                      "; retrying in 1s"));
+        executor_->PostAfter(absl::Seconds(1), [this, retries_left] { EndRevokedAgents(retries_left - 1); });
+      }
+      return;
+    }
+    if (!ended->empty()) {
       ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
                        absl::StrCat("disconnected agents removed, whose enrollment token is revoked or whose session another stream holds: ",
                                     absl::StrJoin(*ended, ", ")));
