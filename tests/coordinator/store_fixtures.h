@@ -1,4 +1,4 @@
-// Fixtures of the store tests (store_test.cc, results_store_test.cc): a migrated store
+// Fixtures of the store tests (store_conformance_test.cc, store_pg_test.cc, results_store_test.cc): a migrated store
 // on a test database, agents, a one-case plan and run, results, and SQL counts.
 #pragma once
 
@@ -85,6 +85,15 @@ inline v1::CaseResult Result(const std::string& result_id, const std::string& jo
   r.set_started_unix_ns(1'700'000'000'000'000'000);
   r.set_finished_unix_ns(1'700'000'001'000'000'000);
   return r;
+}
+
+// The schedule "nightly" of SmallPlan on `cron`.
+inline v1::Schedule Nightly(const std::string& cron) {
+  v1::Schedule schedule;
+  schedule.set_name("nightly");
+  schedule.set_cron(cron);
+  *schedule.mutable_plan() = SmallPlan();
+  return schedule;
 }
 
 // A run on `agents` (MakeRun) with every agent's job claimed: the run as created and

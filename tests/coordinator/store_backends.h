@@ -1,0 +1,64 @@
+// The backends the store conformance suite (store_conformance.h) runs on: PostgreSQL
+// (a private TestDatabase per test) and memory.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <pqxx/pqxx>
+
+#include "absl/time/clock.h"
+#include "tests/coordinator/store_conformance.h"
+#include "tests/coordinator/store_fixtures.h"
+#include "tests/coordinator/test_database.h"
+
+namespace fleetmark::store {
+
+// A private PostgreSQL database (FLEETMARK_TEST_PG_URI); time is real.
+class PgBackend final : public StoreBackend {
+ public:
+  bool ready() const override { return !db_.uri().empty(); }
+  std::string error() const override { return db_.error(); }
+  std::unique_ptr<Store> Open(StoreOptions options) override {
+    options.connection.uri = db_.uri();
+    options.connection.pool_size = 4;
+    auto store = Store::Open(options);
+    EXPECT_TRUE(store.ok()) << store.status();
+    if (!store.ok()) return nullptr;
+    absl::Status migrated = (*store)->Migrate();
+    EXPECT_TRUE(migrated.ok()) << migrated;
+    return migrated.ok() ? *std::move(store) : nullptr;
+  }
+  bool has_sql() const override { return true; }
+  std::string pg_uri() const override { return db_.uri(); }
+  int64_t Sql(const std::string& sql) override { return Count(db_.uri(), sql); }
+  void Elapse(absl::Duration d) override { absl::SleepFor(d); }
+  void SilenceAgents(absl::Duration d) override {
+    pqxx::connection conn(db_.uri());
+    pqxx::work txn(conn);
+    txn.exec_params("UPDATE agents SET last_seen = now() - $1::interval",
+                    absl::StrCat(absl::ToInt64Milliseconds(d), " milliseconds"));
+    txn.commit();
+  }
+  void AddRunWithId(Store&, const v1::RunInfo& like, const std::string&, const std::string& run_id) override {
+    pqxx::connection conn(db_.uri());
+    pqxx::work txn(conn);
+    txn.exec_params(
+        "INSERT INTO runs (run_id, plan_id, plan_name) SELECT $1::uuid, plan_id, plan_name FROM runs "
+        "WHERE run_id = $2::uuid",
+        run_id, like.run_id());
+    txn.commit();
+  }
+
+ private:
+  ::fleetmark::testing::TestDatabase db_;
+};
+
+inline std::vector<BackendFactory> StoreBackends() {
+  return {
+      {"PostgreSQL", [] { return std::make_unique<PgBackend>(); }},
+  };
+}
+
+}  // namespace fleetmark::store
