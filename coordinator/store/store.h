@@ -12,8 +12,9 @@
 //
 // Store is the interface the services use; it has no libpqxx types (only
 // coordinator/store/ includes <pqxx/...>). Store::Open returns the PostgreSQL
-// implementation (coordinator/store/pg_store.h); unit tests may implement the part of it
-// they exercise over memory.
+// implementation (coordinator/store/pg_store.h); coordinator/store/memory_store.h is the
+// in-memory one (tests without PostgreSQL). Both pass one conformance suite
+// (tests/coordinator/store_conformance_test.cc).
 // Thread-safety: every method may be called from any thread; each call borrows one
 // pooled connection for its duration. Errors: Unavailable when the database is down
 // (callers retry), NotFound for unknown ids/names, InvalidArgument for malformed ids,
@@ -580,8 +581,8 @@ class Store {
   virtual absl::StatusOr<std::optional<absl::Time>> LastFiredSlot(const std::string& schedule_name) = 0;
 
   // --- confirmed changes (change_records.h, migration 0012) ---
-  // The PostgreSQL store implements them. The tests' in-memory store has no change
-  // tables: there these defaults return an absl::UnimplementedError status.
+  // PgStore and MemoryStore implement them; an implementation that does not inherits
+  // these defaults, which return an absl::UnimplementedError status.
   //
   // Scans up to `max_scans` (nightly run, agent) pairs not scanned yet: jobs of ended
   // runs submitted by a schedule (never confirmation runs). Each scan claims its pair

@@ -15,6 +15,7 @@
 #include "coordinator/store/change_records.h"
 #include "coordinator/store/connection_pool.h"
 #include "coordinator/store/notification.h"
+#include "fleetmark/v1/control.pb.h"
 #include "google/protobuf/message.h"
 
 namespace fleetmark::store::internal {
@@ -25,6 +26,13 @@ bool IsUuid(std::string_view id);
 // The rule of Store::ResolveRunId (a UUID, a job's id giving its run, or a unique
 // prefix of at least 6 hex digits), read in `txn`; the web reader resolves the web API's run ids with it too.
 absl::StatusOr<std::string> ResolveRunId(pqxx::transaction_base& txn, const std::string& id_or_prefix);
+
+// ResolveRunId's rule without a database: the lowest and highest UUID `id_or_prefix`
+// can name (both itself for a UUID; lower case), or InvalidArgument naming `run_id` for
+// a malformed prefix. OneRunOf answers for the runs found in that range (in id order,
+// up to 3): the one run, NotFound for none, InvalidArgument naming two for several.
+absl::StatusOr<std::pair<std::string, std::string>> RunIdRange(const std::string& id_or_prefix);
+absl::StatusOr<std::string> OneRunOf(const std::string& id_or_prefix, const std::vector<std::string>& ids);
 
 // The ids of the runs `id_or_prefix` names by ResolveRunId's rule (checked the same
 // way: InvalidArgument naming `run_id` for a malformed prefix), in id order, at most
@@ -43,6 +51,10 @@ inline constexpr char kNewestPerJobCase[] = "c.job_id, c.case_id, " FLEETMARK_NE
 // SQL condition on runs `r`: submitted by a schedule (a nightly run; History's
 // nightly=1, the confirmed-change scan).
 inline constexpr char kScheduledRun[] = "r.submitted_by LIKE 'schedule:%'";
+
+// CreateSchedule's and SeedDefaultSchedule's checks: InvalidArgument naming
+// `schedule.name` (the agent name rule, at most 64 bytes) or `schedule.cron` (empty).
+absl::Status CheckSchedule(const v1::Schedule& schedule);
 
 // InvalidArgument naming `field` unless `id` is a UUID.
 absl::Status CheckUuid(std::string_view field, std::string_view id);

@@ -180,35 +180,45 @@ absl::Status BadRunIdPrefix(const std::string& given, const std::string& why) {
 
 namespace internal {
 
+absl::StatusOr<std::pair<std::string, std::string>> RunIdRange(const std::string& id_or_prefix) {
+  const std::string prefix = absl::AsciiStrToLower(id_or_prefix);
+  if (internal::IsUuid(prefix)) return std::make_pair(prefix, prefix);
+  if (prefix.size() > sizeof(kUuidZero) - 1) return BadRunIdPrefix(id_or_prefix, "too long");
+  int digits = 0;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    if (kUuidZero[i] == '-') {
+      if (prefix[i] != '-') return BadRunIdPrefix(id_or_prefix, absl::StrCat("expected '-' at offset ", i));
+    } else if (absl::ascii_isxdigit(static_cast<unsigned char>(prefix[i]))) {
+      ++digits;
+    } else {
+      return BadRunIdPrefix(id_or_prefix, absl::StrCat("not a hex digit at offset ", i));
+    }
+  }
+  if (digits < kMinRunIdPrefixDigits) {
+    return BadRunIdPrefix(id_or_prefix, absl::StrCat(digits, " hex digits"));
+  }
+  return std::make_pair(prefix + (kUuidZero + prefix.size()), prefix + (kUuidMax + prefix.size()));
+}
+
+absl::StatusOr<std::string> OneRunOf(const std::string& id_or_prefix, const std::vector<std::string>& ids) {
+  if (ids.empty()) return absl::NotFoundError(absl::StrCat("no run with id prefix ", id_or_prefix));
+  if (ids.size() > 1) {
+    // A third row means there may be more: "..." only then.
+    return absl::InvalidArgumentError(absl::StrCat("run id prefix ", id_or_prefix, " is ambiguous (matches ", ids[0],
+                                                   ", ", ids[1], ids.size() > 2 ? ", ..." : "",
+                                                   "): give more characters"));
+  }
+  return ids[0];
+}
+
 absl::StatusOr<std::vector<std::string>> RunIdsWithPrefix(pqxx::transaction_base& txn, const std::string& id_or_prefix,
                                                           int limit) {
-  const std::string prefix = absl::AsciiStrToLower(id_or_prefix);
-  std::string low, high;
-  if (internal::IsUuid(prefix)) {
-    low = high = prefix;
-  } else {
-    if (prefix.size() > sizeof(kUuidZero) - 1) return BadRunIdPrefix(id_or_prefix, "too long");
-    int digits = 0;
-    for (size_t i = 0; i < prefix.size(); ++i) {
-      if (kUuidZero[i] == '-') {
-        if (prefix[i] != '-') return BadRunIdPrefix(id_or_prefix, absl::StrCat("expected '-' at offset ", i));
-      } else if (absl::ascii_isxdigit(static_cast<unsigned char>(prefix[i]))) {
-        ++digits;
-      } else {
-        return BadRunIdPrefix(id_or_prefix, absl::StrCat("not a hex digit at offset ", i));
-      }
-    }
-    if (digits < kMinRunIdPrefixDigits) {
-      return BadRunIdPrefix(id_or_prefix, absl::StrCat(digits, " hex digits"));
-    }
-    // `run_id::text LIKE prefix || '%'` written as the range of UUIDs with that prefix, so
-    // the primary key index answers it.
-    low = prefix + (kUuidZero + prefix.size());
-    high = prefix + (kUuidMax + prefix.size());
-  }
+  // `run_id::text LIKE prefix || '%'` written as the range of UUIDs with that prefix, so
+  // the primary key index answers it.
+  FLEETMARK_ASSIGN_OR_RETURN(const auto range, RunIdRange(id_or_prefix));
   pqxx::result r = txn.exec_params(
-      "SELECT run_id::text FROM runs WHERE run_id BETWEEN $1::uuid AND $2::uuid ORDER BY run_id LIMIT $3", low, high,
-      std::max(1, limit));
+      "SELECT run_id::text FROM runs WHERE run_id BETWEEN $1::uuid AND $2::uuid ORDER BY run_id LIMIT $3",
+      range.first, range.second, std::max(1, limit));
   std::vector<std::string> ids;
   for (const pqxx::row& row : r) ids.push_back(row[0].as<std::string>());
   return ids;
@@ -226,14 +236,7 @@ absl::StatusOr<std::string> ResolveRunId(pqxx::transaction_base& txn, const std:
     return r.empty() ? prefix : r[0][0].as<std::string>();
   }
   FLEETMARK_ASSIGN_OR_RETURN(const std::vector<std::string> ids, RunIdsWithPrefix(txn, id_or_prefix, 3));
-  if (ids.empty()) return absl::NotFoundError(absl::StrCat("no run with id prefix ", id_or_prefix));
-  if (ids.size() > 1) {
-    // A third row means there may be more: "..." only then.
-    return absl::InvalidArgumentError(absl::StrCat("run id prefix ", id_or_prefix, " is ambiguous (matches ", ids[0],
-                                                   ", ", ids[1], ids.size() > 2 ? ", ..." : "",
-                                                   "): give more characters"));
-  }
-  return ids[0];
+  return OneRunOf(id_or_prefix, ids);
 }
 
 }  // namespace internal

@@ -17,7 +17,7 @@ namespace fleetmark::store {
 using internal::InTransaction;
 using internal::InTransactionOr;
 
-namespace {
+namespace internal {
 
 // Schedule names follow the agent name rule (agent_service.cc): they appear in
 // commands (`schedules delete NAME`) and in runs' submitted_by ("schedule:NAME").
@@ -32,7 +32,9 @@ absl::Status CheckSchedule(const v1::Schedule& schedule) {
   return absl::OkStatus();
 }
 
-}  // namespace
+}  // namespace internal
+
+using internal::CheckSchedule;
 
 absl::StatusOr<v1::Schedule> PgStore::CreateSchedule(const v1::Schedule& schedule, absl::Time next_fire) {
   FLEETMARK_RETURN_IF_ERROR(CheckSchedule(schedule));
