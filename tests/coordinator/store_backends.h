@@ -2,6 +2,7 @@
 // (a private TestDatabase per test) and memory.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,6 +10,8 @@
 #include <pqxx/pqxx>
 
 #include "absl/time/clock.h"
+#include "coordinator/store/memory_store.h"
+#include "engine/common/clock.h"
 #include "tests/coordinator/store_conformance.h"
 #include "tests/coordinator/store_fixtures.h"
 #include "tests/coordinator/test_database.h"
@@ -55,9 +58,56 @@ class PgBackend final : public StoreBackend {
   ::fleetmark::testing::TestDatabase db_;
 };
 
+// MemoryStores on one MemoryDatabase whose clock is a FakeClock (starting now, so
+// times the tests take from absl::Now() are near it); Elapse advances it.
+class MemoryBackend final : public StoreBackend {
+ public:
+  MemoryBackend() : clock_(absl::Now()), db_(std::make_shared<MemoryDatabase>(clock_)) {
+    db_->SetIdSource([this]() -> std::string {
+      absl::MutexLock lock(&ids_mu_);
+      if (ids_.empty()) return MemoryDatabase::RandomId();
+      std::string id = ids_.front();
+      ids_.pop_front();
+      return id;
+    });
+  }
+  bool ready() const override { return true; }
+  std::string error() const override { return ""; }
+  std::unique_ptr<Store> Open(StoreOptions options) override {
+    auto store = std::make_unique<MemoryStore>(options, db_);
+    EXPECT_TRUE(store->Migrate().ok());
+    return store;
+  }
+  bool has_sql() const override { return false; }
+  std::string pg_uri() const override { return ""; }
+  int64_t Sql(const std::string& sql) override {
+    ADD_FAILURE() << "no SQL on the memory backend: " << sql;
+    return -1;
+  }
+  void Elapse(absl::Duration d) override { clock_.Advance(d); }
+  void SilenceAgents(absl::Duration d) override { clock_.Advance(d); }
+  void AddRunWithId(Store& store, const v1::RunInfo&, const std::string& agent_id,
+                    const std::string& run_id) override {
+    {
+      absl::MutexLock lock(&ids_mu_);
+      ids_.push_back(run_id);
+    }
+    auto run = store.CreateRun(MakeRun({agent_id}));
+    EXPECT_TRUE(run.ok()) << run.status();
+    if (run.ok()) EXPECT_EQ(run->run_id(), run_id);
+  }
+
+ private:
+  FakeClock clock_;
+  std::shared_ptr<MemoryDatabase> db_;
+  absl::Mutex ids_mu_;
+  std::deque<std::string> ids_ ABSL_GUARDED_BY(ids_mu_);  // the next ids, chosen by a test
+};
+
 inline std::vector<BackendFactory> StoreBackends() {
   return {
       {"PostgreSQL", [] { return std::make_unique<PgBackend>(); }},
+      {"Memory", [] { return std::make_unique<MemoryBackend>(); }},
   };
 }
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -59,6 +60,7 @@ struct BackendFactory {
   std::string name;
   std::function<std::unique_ptr<StoreBackend>()> make;
 };
+inline void PrintTo(const BackendFactory& factory, std::ostream* os) { *os << factory.name; }
 
 class StoreConformanceTest : public ::testing::TestWithParam<BackendFactory> {
  protected:

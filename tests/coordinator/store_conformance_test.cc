@@ -213,11 +213,11 @@ TEST_P(StoreConformanceTest, EmulatedAgentAndTheResultsItMeasuredAreMarked) {
   v1::CaseResult emulated = Result("66666666-6666-4666-8666-666666666666", claimed->job_of.at(*a), 100);
   v1::CaseResult hardware = Result("77777777-7777-4777-8777-777777777777", claimed->job_of.at(native), 100);
   ASSERT_TRUE(store->InsertResults({{*a, &emulated}, {native, &hardware}}).ok());
-  EXPECT_EQ(Sql(
+  EXPECT_SQL_EQ(Sql(
                   "SELECT count(*) FROM case_results WHERE emulated AND result_id = '"
                   "66666666-6666-4666-8666-666666666666'"),
             1);
-  EXPECT_EQ(Sql(
+  EXPECT_SQL_EQ(Sql(
                   "SELECT count(*) FROM case_results WHERE NOT emulated AND result_id = '"
                   "77777777-7777-4777-8777-777777777777'"),
             1);
