@@ -88,7 +88,9 @@ class MemoryDatabase {
   absl::Mutex deliver_mu_;
 };
 
-class MemoryStore final : public Store {
+// Not final: a test may override a method to record or fail its calls (calling this
+// class's method for the behaviour).
+class MemoryStore : public Store {
  public:
   // A coordinator with `options` on `database` (never null).
   MemoryStore(StoreOptions options, std::shared_ptr<MemoryDatabase> database);
