@@ -1,4 +1,4 @@
-// fleetmark-agent: runs benchmark jobs for a coordinator (DESIGN.md, "Components").
+// fleetmark-agent: runs benchmark jobs for a coordinator (docs/architecture.md, "Agent").
 //
 //   fleetmark-agent --coordinator=10.0.0.5:7443 --token_file=/etc/fleetmark/token
 //       --name=pixel-7 --labels=rack=b,os=android --spool_dir=/data/local/fleetmark
@@ -137,7 +137,7 @@ int Main(int argc, char** argv) {
           "--reconnect_initial_delay: 0 < delay <= --reconnect_max_delay"}});
     return flag_error(message);
   }
-  // The address forms (README, "Names"); a host that cannot be dialled is refused here,
+  // The address forms (docs/devices.md, "Names"); a host that cannot be dialled is refused here,
   // not retried for ever.
   if (const absl::Status address = CheckDialAddress(options.coordinator, "--coordinator"); !address.ok()) {
     return flag_error(address.message());

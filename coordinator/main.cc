@@ -101,7 +101,7 @@ ABSL_FLAG(int, max_agent_streams, 0,
           "reserve); a hello over it gets a retryable Refusal naming the limit, so the agent backs off");
 ABSL_FLAG(int, partitions_ahead, 3,
           "months of case_results partitions created ahead of this one, at start and daily (0..120; "
-          "coordinator/README.md \"Storage\")");
+          "docs/operations.md \"Storage\")");
 ABSL_FLAG(std::string, nightly_plan, "", "plan file of the default nightly schedule (empty = none)");
 ABSL_FLAG(std::string, nightly_cron, "0 2 * * *", "cron (5 fields, UTC) of the nightly schedule");
 ABSL_FLAG(std::string, nightly_selector, "", "agent selector of the nightly schedule");

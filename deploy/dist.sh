@@ -72,7 +72,7 @@ fleetmark $version for Linux $arch ($triple): static executables, no libraries n
 host name on a device without /etc/resolv.conf name the DNS server:
 dns://DNS_SERVER_IP/HOST:PORT (these static builds do not use NSS).
 Boards with systemd: deploy/install-agent.sh; Android phones: deploy/android.sh
-(README, "Agents on phones and boards", in the source tree).
+(docs/devices.md in the source tree).
 EOF
 tar -C dist -czf "dist/$name.tar.gz" "$name"
 echo "dist($arch): $(du -h "dist/$name.tar.gz" | cut -f1) dist/$name.tar.gz" >&2

@@ -1,5 +1,5 @@
 // Internal to the CLI: how the outcomes of a run's cases become the process exit code,
-// one rule for local `fleetmark run` and `fleetmark submit --wait` (README "Exit codes").
+// one rule for local `fleetmark run` and `fleetmark submit --wait` (docs/cli.md, "Outcomes and exit codes").
 //
 // Outcomes that are answers, not failures: `ok`, `unsupported` (the strategy or host
 // cannot run the case) and `resource_exhausted` (threads, memory or descriptors ran out:

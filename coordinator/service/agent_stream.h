@@ -3,7 +3,7 @@
 // AgentStream is the ServerBidiReactor gRPC drives; it is deleted in OnDone.
 // AgentSession is the shared, thread-safe handle the rest of the coordinator keeps
 // (registry, dispatcher, ingestor acks); it outlives the reactor and turns into a
-// no-op once the stream is done. Rules kept here (STYLE.md, gRPC):
+// no-op once the stream is done. Rules kept here (gRPC's callback API; docs/architecture.md, "Coordinator"):
 //   - at most one read and one write in flight; further messages wait in an outbound
 //     queue;
 //   - Finish exactly once, after the queued writes drained (a Refusal is delivered

@@ -140,7 +140,7 @@ class Coordinator {
   virtual int stream_budget() const = 0;
   virtual int descriptor_limit() const = 0;
   // `GET /metrics`: the text exposition format 0.0.4 (metrics.h; every metric in
-  // coordinator/README.md). The fleet gauges (agents, jobs, runs) cost one read-only
+  // docs/operations.md). The fleet gauges (agents, jobs, runs) cost one read-only
   // query; when it fails they are left without samples and the error is counted in
   // fleetmark_database_errors_total. Any thread.
   virtual std::string RenderMetrics() = 0;

@@ -1,5 +1,5 @@
-// The coordinator's own measurements for `GET /metrics` (coordinator/README.md lists
-// every metric): updated on the hot paths (ingest, dispatch, agent streams) with
+// The coordinator's own measurements for `GET /metrics` (docs/operations.md,
+// "Health and metrics", lists every metric): updated on the hot paths (ingest, dispatch, agent streams) with
 // atomics only, read at scrape time by Coordinator::RenderMetrics.
 //
 // Thread-safety: every member is safe from any thread.

@@ -91,7 +91,7 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Connect(const 
     // The store's statements are short index lookups: JIT compilation (tens of ms on a
     // query the planner costs high on a large case_results) and parallel workers (a
     // gather over partitions) cost more than they save (EXPLAIN ANALYZE of the web
-    // queries at 10 M results, coordinator/README.md "Storage").
+    // queries at 10 M results, docs/operations.md "Storage").
     txn.exec("SET jit = off");
     txn.exec("SET max_parallel_workers_per_gather = 0");
     txn.commit();

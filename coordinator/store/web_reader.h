@@ -1,6 +1,6 @@
 // Read-only queries behind the web view and its JSON API (/api/v1/...): agents, runs,
 // run results, raw samples, case history. The interface has no PostgreSQL types, so
-// coordinator/http depends only on this header; PgWebReader (web_queries.h) implements
+// coordinator/http depends only on this header; PgWebReader (web_queries.cc) implements
 // it over libpqxx with parameterised SQL.
 //
 //   FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<WebReader> reader,

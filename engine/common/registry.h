@@ -3,7 +3,7 @@
 //
 // These tables are the single source of names: the engine's factories implement exactly
 // these, and the coordinator validates plans against them without linking the engine's
-// strategies (DESIGN.md, "Components").
+// strategies (docs/architecture.md, "What runs where").
 #pragma once
 
 #include <array>

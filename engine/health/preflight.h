@@ -1,5 +1,5 @@
-// Preflight gates: whether the device is fit to measure now (DESIGN.md, "Fleet
-// health"). The runner checks a plan's preconditions before every slice of every case;
+// Preflight gates: whether the device is fit to measure now (docs/architecture.md, "Fleet
+// health"; the gates: docs/statistics.md). The runner checks a plan's preconditions before every slice of every case;
 // a failing gate is re-checked after a cool-down, up to a bound, then the job is
 // deferred -- an infrastructure outcome, never a benchmark failure.
 //

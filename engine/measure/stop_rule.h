@@ -1,6 +1,6 @@
 // The stop rule of the repetition loop: keep repeating a case until the median's 95%
 // confidence interval is tight enough, or a repetition or time cap is reached
-// (DESIGN.md, "Measurement").
+// (docs/architecture.md, "Measurement"; the method: docs/statistics.md).
 //
 //   StopRuleOptions rule = StopRuleOptionsFromSettings(plan.measurement()).value();
 //   while (true) {

@@ -27,7 +27,7 @@
 
 namespace fleetmark::engine {
 
-// Caps enforced by ValidatePlan (DESIGN.md, "Security and reliability"). The caps and
+// Caps enforced by ValidatePlan (docs/architecture.md, "Plans are bounded"). The caps and
 // defaults of the repetition loop (kMaxRepetitionsCap, kMaxSecondsPerCaseCap,
 // kDefaultTargetCiPercent, ...) are engine/measure/stop_rule.h's, and those of the
 // memory/fanout/load parameters engine/scenarios/param_rules.h's (header-only rules),

@@ -578,7 +578,7 @@ class PlanRunner {
   // last slice (its repetition or time quota, the case's budget split over rounds).
   // An unstable case never claims CI_TARGET: its budget ran out while it drifted.
   // min_seconds_per_case only holds back an early stop: a case whose cap came first but
-  // whose merged samples meet the CI target reports CI_TARGET (README: "(rep cap)" marks a
+  // whose merged samples meet the CI target reports CI_TARGET (docs/output.md: "(rep cap)" marks a
   // CI that missed its target).
   v1::StopReason FinalStopReason(const CaseState& c) const {
     StopDecision d = CaseDecision(c, /*judge_only=*/true);

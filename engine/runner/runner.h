@@ -1,4 +1,4 @@
-// The runner: measures every case of a plan (DESIGN.md, "Measurement").
+// The runner: measures every case of a plan (docs/architecture.md, "Measurement"; the method: docs/statistics.md).
 //
 // RunPlan expands the plan's cases, keeps those whose case_id matches the filter, and
 // measures them in shuffled rounds. A verdict is a claim about the next invocation, so

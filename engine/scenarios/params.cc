@@ -10,7 +10,7 @@
 namespace fleetmark::engine {
 namespace {
 
-// "field: lo <= name <= hi, got v" (STYLE.md's error shape).
+// "field: lo <= name <= hi, got v" (docs/architecture.md, "Errors").
 absl::Status CheckRange(const std::string& field, uint64_t value, uint64_t lo, uint64_t hi) {
   if (value >= lo && value <= hi) return absl::OkStatus();
   std::string name = field.substr(field.rfind('.') + 1);

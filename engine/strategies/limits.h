@@ -1,4 +1,4 @@
-// The ranges every strategy and executor enforces (DESIGN.md "Plans are bounded"), in
+// The ranges every strategy and executor enforces (docs/architecture.md, "Plans are bounded"), in
 // one place: the plan validator (coordinator side), the scenarios' parameter checks,
 // StrategyBase and the executors all use these. Header-only, dependency-free (target
 // fleetmark_strategy_registry).

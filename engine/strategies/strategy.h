@@ -1,4 +1,4 @@
-// Strategies: the concurrency mechanisms fleetmark measures (DESIGN.md's table).
+// Strategies: the concurrency mechanisms fleetmark measures (docs/architecture.md's table, "Strategies").
 //
 // A Strategy is built (Start: threads/pools created — setup, untimed unless the plan
 // says include_setup), then runs batches of tasks (RunBatch: timed), then is stopped

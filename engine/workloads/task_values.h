@@ -1,4 +1,4 @@
-// The CPU parts of S1's tasks as pure functions (REFERENCE.md, S1 "Workloads"), so
+// The CPU parts of S1's tasks as pure functions (docs/architecture.md, "Workloads"), so
 // tests can check them against hand-computed values and every strategy computes the
 // same thing.
 #pragma once

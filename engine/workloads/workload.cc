@@ -1,4 +1,4 @@
-// The five S1 workloads (DESIGN.md, "Workloads") and their factory.
+// The five S1 workloads (docs/architecture.md, "Workloads") and their factory.
 #include "engine/workloads/workload.h"
 
 #include <bit>

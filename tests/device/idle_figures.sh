@@ -1,7 +1,7 @@
 #!/bin/sh
 # Idle figures of a running process, averaged over SECONDS (default 60):
 #   tests/device/idle_figures.sh PID [SECONDS]
-# (the figures of README "Agents on phones and boards"; not a ctest: it measures time).
+# (the figures of docs/devices.md and docs/capacity.md; not a ctest: it measures time).
 # Prints RSS (VmRSS at the end), CPU % of one core (utime+stime delta), voluntary
 # wake-ups/s (the sum of voluntary_ctxt_switches over /proc/PID/task/*/status) and the
 # same per thread (name from /proc/PID/task/TID/comm).

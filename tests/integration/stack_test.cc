@@ -59,7 +59,7 @@ class StackTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!PostgresInstalled()) {
-      if (PgRequired()) FAIL() << "PostgreSQL server not installed (deploy/install-deps.sh)";
+      if (PgRequired()) FAIL() << "PostgreSQL server not installed (deploy/install-deps.sh run)";
       GTEST_SKIP() << "PostgreSQL server not installed";
     }
     dir_ = MakeTempDir("fleetmark-stack-test");

@@ -1200,7 +1200,7 @@ TEST_F(WebApiTest, SlowSendersDoNotKeepOutARequest) {
   for (int fd : slow) ::close(fd);
 }
 
-// The README's "at most 5 s to read a request" is for the whole request: a connection
+// docs/operations.md's "5 s from its first byte" is for the whole request: a connection
 // sending one header line every second (each line well within a per-read timeout) gets
 // 408 and is closed by ~5 s (cpp-httplib kept it open as long as lines came).
 TEST_F(WebApiTest, ARequestNotSentWholeWithin5sIsClosed) {

@@ -60,7 +60,7 @@ fleetmark::v1::RunReport Scaled(int64_t factor) {
 
 TEST(GbenchCompareTest, ComparePyReadsTwoExportsAndSeesTheSlowdown) {
   ASSERT_EQ(access(kComparePy, R_OK), 0) << kComparePy
-                                         << " is missing: install libbenchmark-tools (deploy/install-deps.sh)";
+                                         << " is missing: install libbenchmark-tools (deploy/install-deps.sh test)";
   const std::string dir = TempDir();
   ASSERT_FALSE(dir.empty());
   const std::string a = dir + "/A.json", b = dir + "/B.json", dump = dir + "/diff.json";

@@ -3,8 +3,11 @@
 #include "engine/strategies/registry.h"
 
 #include <cstdlib>
+#include <fstream>
 #include <latch>
+#include <map>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "engine/strategies/carrier.h"
@@ -147,6 +150,40 @@ TEST(RegistryTest, NamesAreUniqueAndListedInOrder) {
   EXPECT_EQ(FindStrategy("green_threads"), nullptr);
   EXPECT_EQ(StrategyNames([](const StrategyTraits& s) { return s.suspending; }), "coroutine, fiber and event_loop");
   EXPECT_EQ(StrategyNames([](const StrategyTraits& s) { return s.name == "direct"; }), "direct");
+}
+
+// The strategy table of docs/architecture.md ("Strategies") is the registry: one row per
+// entry, `| \`name\` | description |`, the description as `fleetmark list` prints it.
+TEST(RegistryTest, ArchitectureDocumentHasARowPerStrategy) {
+  std::ifstream file(std::string(FLEETMARK_SOURCE_DIR) + "/docs/architecture.md");
+  ASSERT_TRUE(file.good()) << "docs/architecture.md not readable";
+  std::map<std::string, std::string> rows;  // name -> description
+  bool in_table = false;
+  for (std::string line; std::getline(file, line);) {
+    if (line.rfind("#", 0) == 0) in_table = line == "#### Strategies";
+    if (!in_table || line.rfind("| `", 0) != 0) continue;
+    const size_t name_end = line.find("` | ", 3);
+    ASSERT_NE(name_end, std::string::npos) << line;
+    const std::string name = line.substr(3, name_end - 3);
+    std::string description = line.substr(name_end + 4);
+    if (description.size() >= 2 && description.compare(description.size() - 2, 2, " |") == 0) {
+      description.resize(description.size() - 2);
+    }
+    EXPECT_TRUE(rows.emplace(name, description).second) << "two rows for " << name;
+  }
+  std::set<std::string> registry;
+  for (const StrategyTraits& s : kStrategies) {
+    registry.insert(std::string(s.name));
+    auto row = rows.find(std::string(s.name));
+    if (row == rows.end()) {
+      ADD_FAILURE() << "docs/architecture.md, \"Strategies\": no row for " << s.name;
+      continue;
+    }
+    EXPECT_EQ(row->second, s.description) << s.name;
+  }
+  for (const auto& [name, description] : rows) {
+    EXPECT_EQ(registry.count(name), 1u) << "docs/architecture.md lists " << name << ", which the registry has not";
+  }
 }
 
 }  // namespace

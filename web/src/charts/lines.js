@@ -6,7 +6,7 @@ import {formatNs, formatTime} from '../format.js';
 import {strategyColour} from '../strategy_colours.js';
 import {drawChart, palette} from './setup.js';
 
-// The marker of a coordinator change by state (coordinator/README.md, "Confirmed changes").
+// The marker of a coordinator change by state (docs/health.md, "Confirmed changes").
 const kStateMarks = {
   confirmed: {label: '✓', color: '#c9302c'},
   not_reproduced: {label: '✗', color: '#5cb85c'},
