@@ -1,6 +1,7 @@
-// The schedule runner with a fake clock against a real PostgreSQL: a slot fires once
-// even with two runners ("coordinators") on one database, missed slots beyond the
-// catch-up window are skipped, and the next fire time is recorded.
+// The schedule runner over the in-memory store (coordinator/store/memory_store.h) on one
+// fake clock, the runners' and the store's: a slot fires once even with two runners
+// ("coordinators") on one database, missed slots beyond the catch-up window are
+// skipped, and the next fire time is recorded.
 #include "coordinator/scheduler/scheduler.h"
 
 #include <gtest/gtest.h>
@@ -9,8 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "coordinator/store/memory_store.h"
 #include "engine/common/clock.h"
-#include "tests/coordinator/test_database.h"
 
 namespace fleetmark::scheduler {
 namespace {
@@ -19,28 +20,22 @@ absl::Time Utc(int y, int mo, int d, int h, int mi, int s = 0) {
   return absl::FromCivil(absl::CivilSecond(y, mo, d, h, mi, s), absl::UTCTimeZone());
 }
 
-// A 02:00 UTC slot ~400 days ahead: after any schedule created "now" (wall clock),
-// for a fake clock to run into.
-absl::Time FutureNightlySlot() {
-  const absl::CivilDay day = absl::ToCivilDay(absl::Now() + absl::Hours(24 * 400), absl::UTCTimeZone()) + 1;
-  return Utc(day.year(), day.month(), day.day(), 2, 0);
-}
+// A nightly 02:00 UTC slot.
+const absl::Time kSlot = Utc(2026, 11, 30, 2, 0);
 
-std::unique_ptr<store::Store> OpenStore(const std::string& uri, const std::string& id) {
+// A coordinator `id` on the in-memory database `db`.
+std::unique_ptr<store::Store> OpenStore(const std::shared_ptr<store::MemoryDatabase>& db, const std::string& id) {
   store::StoreOptions options;
-  options.connection.uri = uri;
   options.coordinator_id = id;
-  auto store = store::Store::Open(options);
-  EXPECT_TRUE(store.ok()) << store.status();
-  if (!store.ok()) return nullptr;
-  EXPECT_TRUE((*store)->Migrate().ok());
-  return *std::move(store);
+  return std::make_unique<store::MemoryStore>(options, db);
 }
 
 TEST(ScheduleRunnerTest, SlotFiresOnceAcrossRunnersAndSkipsStaleSlots) {
-  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
-  auto store1 = OpenStore(db.uri(), "c1");
-  auto store2 = OpenStore(db.uri(), "c2");
+  const absl::Time slot = kSlot;
+  FakeClock clock(slot - absl::Minutes(1));
+  auto db = std::make_shared<store::MemoryDatabase>(clock);
+  auto store1 = OpenStore(db, "c1");
+  auto store2 = OpenStore(db, "c2");
   ASSERT_NE(store1, nullptr);
   ASSERT_NE(store2, nullptr);
   store::AgentRegistration reg;
@@ -53,11 +48,8 @@ TEST(ScheduleRunnerTest, SlotFiresOnceAcrossRunnersAndSkipsStaleSlots) {
   schedule.set_name("nightly");
   schedule.set_cron("0 2 * * *");
   schedule.mutable_plan()->set_name("nightly");
-  ASSERT_TRUE(store1->CreateSchedule(schedule, absl::Now()).ok());
+  ASSERT_TRUE(store1->CreateSchedule(schedule, clock.Now()).ok());
 
-  // The schedule was created "now" (wall clock); the fake clock runs after that.
-  const absl::Time slot = FutureNightlySlot();
-  FakeClock clock(slot - absl::Minutes(1));
   int built = 0;
   RunBuilder build = [&](const v1::Schedule& s) -> absl::StatusOr<store::NewRun> {
     ++built;
@@ -115,8 +107,9 @@ TEST(ScheduleRunnerTest, SlotFiresOnceAcrossRunnersAndSkipsStaleSlots) {
 // never fires; the first run is the 15:16 slot, as announced. (The store stamps the
 // creation time, so the cron minute is the minute of that stamp.)
 TEST(ScheduleRunnerTest, SlotOfTheCreationMinuteDoesNotFire) {
-  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
-  auto store = OpenStore(db.uri(), "c1");
+  FakeClock clock(Utc(2026, 11, 30, 14, 16, 12));
+  auto db = std::make_shared<store::MemoryDatabase>(clock);
+  auto store = OpenStore(db, "c1");
   ASSERT_NE(store, nullptr);
   store::AgentRegistration reg;
   reg.name = "board";
@@ -124,17 +117,15 @@ TEST(ScheduleRunnerTest, SlotOfTheCreationMinuteDoesNotFire) {
   auto agent = store->RegisterAgent(reg);
   ASSERT_TRUE(agent.ok()) << agent.status();
 
-  const absl::CivilMinute now_minute = absl::ToCivilMinute(absl::Now(), absl::UTCTimeZone());
   v1::Schedule schedule;
   schedule.set_name("hourly");
-  schedule.set_cron(absl::StrCat(now_minute.minute(), " * * * *"));
+  schedule.set_cron("16 * * * *");
   schedule.mutable_plan()->set_name("hourly");
-  auto stored = store->CreateSchedule(schedule, absl::Now() + absl::Hours(1));
+  auto stored = store->CreateSchedule(schedule, clock.Now() + absl::Hours(1));
   ASSERT_TRUE(stored.ok()) << stored.status();
   const absl::Time created = absl::FromUnixNanos(stored->created_unix_ns());
-  const absl::CivilMinute created_minute = absl::ToCivilMinute(created, absl::UTCTimeZone());
-  if (created_minute != now_minute) GTEST_SKIP() << "the minute turned during CreateSchedule; rerun";
-  const absl::Time minute_start = absl::FromCivil(created_minute, absl::UTCTimeZone());
+  EXPECT_EQ(created, Utc(2026, 11, 30, 14, 16, 12)) << "the store stamps its clock's time";
+  const absl::Time minute_start = Utc(2026, 11, 30, 14, 16);
 
   RunBuilder build = [&](const v1::Schedule& s) -> absl::StatusOr<store::NewRun> {
     store::NewRun run;
@@ -145,7 +136,7 @@ TEST(ScheduleRunnerTest, SlotOfTheCreationMinuteDoesNotFire) {
     return run;
   };
   // Still within the creation minute, after the creation.
-  FakeClock clock(std::max(created, minute_start + absl::Milliseconds(59999)));
+  clock.Set(minute_start + absl::Milliseconds(59999));
   ScheduleRunner runner(*store, clock, build, {.catch_up = absl::Minutes(10)});
   auto fired = runner.Tick();
   ASSERT_TRUE(fired.ok()) << fired.status();
@@ -169,9 +160,11 @@ TEST(ScheduleRunnerTest, SlotOfTheCreationMinuteDoesNotFire) {
 // tick of its minute, by whichever runner records the fire; `schedules list` shows the
 // outcome. The nightly 02:00 with no agent online behaves the same.
 TEST(ScheduleRunnerTest, SlotMatchingNobodyIsBuiltAndLoggedOnce) {
-  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
-  auto store1 = OpenStore(db.uri(), "c1");
-  auto store2 = OpenStore(db.uri(), "c2");
+  const absl::Time slot = kSlot;
+  FakeClock clock(slot - absl::Hours(1));
+  auto db = std::make_shared<store::MemoryDatabase>(clock);
+  auto store1 = OpenStore(db, "c1");
+  auto store2 = OpenStore(db, "c2");
   ASSERT_NE(store1, nullptr);
   ASSERT_NE(store2, nullptr);
   v1::Schedule schedule;
@@ -179,10 +172,8 @@ TEST(ScheduleRunnerTest, SlotMatchingNobodyIsBuiltAndLoggedOnce) {
   schedule.set_cron("0 2 * * *");
   schedule.set_selector("name=nobody");
   schedule.mutable_plan()->set_name("nightly");
-  ASSERT_TRUE(store1->CreateSchedule(schedule, absl::Now()).ok());
-
-  const absl::Time slot = FutureNightlySlot();
-  FakeClock clock(slot + absl::Seconds(1));
+  ASSERT_TRUE(store1->CreateSchedule(schedule, slot).ok());
+  clock.Set(slot + absl::Seconds(1));
   int built = 0;
   RunBuilder build = [&](const v1::Schedule& s) -> absl::StatusOr<store::NewRun> {
     ++built;
@@ -234,8 +225,10 @@ TEST(ScheduleRunnerTest, SlotMatchingNobodyIsBuiltAndLoggedOnce) {
 // "skipped: paused" and build nothing, also not late after resume; RunNow fires a
 // paused schedule at once through the builder, and the next slot after resume fires.
 TEST(ScheduleRunnerTest, PausedSchedulesDoNotFireAndRunNowFiresOnce) {
-  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
-  auto store = OpenStore(db.uri(), "c1");
+  const absl::Time slot = kSlot;
+  FakeClock clock(slot - absl::Hours(1));
+  auto db = std::make_shared<store::MemoryDatabase>(clock);
+  auto store = OpenStore(db, "c1");
   ASSERT_NE(store, nullptr);
   store::AgentRegistration reg;
   reg.name = "board";
@@ -248,10 +241,8 @@ TEST(ScheduleRunnerTest, PausedSchedulesDoNotFireAndRunNowFiresOnce) {
   schedule.set_quick(true);
   schedule.set_filter("network/.*");
   schedule.mutable_plan()->set_name("nightly");
-  ASSERT_TRUE(store->CreateSchedule(schedule, absl::Now()).ok());
+  ASSERT_TRUE(store->CreateSchedule(schedule, slot).ok());
 
-  const absl::Time slot = FutureNightlySlot();
-  FakeClock clock(slot - absl::Hours(1));
   std::vector<std::string> built_with;  // "quick filter" of each build
   RunBuilder build = [&](const v1::Schedule& s) -> absl::StatusOr<store::NewRun> {
     built_with.push_back(absl::StrCat(s.quick(), " ", s.filter()));
