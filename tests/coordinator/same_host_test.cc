@@ -1,5 +1,6 @@
 // Agents on one host (issue 31, item 5): the same-host rule (unit) and the one-job-per-
-// host claims and listing of the store against a real PostgreSQL (FLEETMARK_TEST_PG_URI).
+// host claims and listing of every store (store_conformance.h: PostgreSQL, with
+// FLEETMARK_TEST_PG_URI, and memory).
 #include "coordinator/scheduler/same_host.h"
 
 #include <set>
@@ -8,8 +9,9 @@
 #include <gtest/gtest.h>
 
 #include "coordinator/store/store.h"
+#include "tests/coordinator/store_backends.h"
+#include "tests/coordinator/store_conformance.h"
 #include "tests/coordinator/store_fixtures.h"
-#include "tests/coordinator/test_database.h"
 
 namespace fleetmark::store {
 namespace {
@@ -74,13 +76,15 @@ std::set<std::string> AgentsOf(const absl::StatusOr<std::vector<ClaimedJob>>& cl
   return agents;
 }
 
+// The store tests of this file: StoreConformanceTest on every backend.
+class SameHostStoreTest : public StoreConformanceTest {};
+
 // Two agents on one host: the second claims nothing while the first runs a job, and
 // gets its job once that ends. Another boot of the same machine id and an agent without
 // identity are other devices; two agents both started with --exclusive_cpus run side by
 // side, one alone does not.
-TEST(SameHostStoreTest, OneJobPerHostUnlessBothHaveExclusiveCpus) {
-  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
-  auto store = OpenStore(db.uri());
+TEST_P(SameHostStoreTest, OneJobPerHostUnlessBothHaveExclusiveCpus) {
+  auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   const std::string a1 = HostedAgent(*store, "a1", kMachine, kBoot);
   const std::string a2 = HostedAgent(*store, "a2", kMachine, kBoot);
@@ -114,9 +118,8 @@ TEST(SameHostStoreTest, OneJobPerHostUnlessBothHaveExclusiveCpus) {
 
 // A run created with its idle agents assigned at once (CreateRunAndClaim) assigns one
 // job per host too: the neighbour's job stays queued.
-TEST(SameHostStoreTest, ARunAssignedAtOnceGivesOneJobPerHost) {
-  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
-  auto store = OpenStore(db.uri());
+TEST_P(SameHostStoreTest, ARunAssignedAtOnceGivesOneJobPerHost) {
+  auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   const std::string a1 = HostedAgent(*store, "a1", kMachine, kBoot);
   const std::string a2 = HostedAgent(*store, "a2", kMachine, kBoot);
@@ -126,15 +129,17 @@ TEST(SameHostStoreTest, ARunAssignedAtOnceGivesOneJobPerHost) {
   std::set<std::string> assigned;
   for (const ClaimedJob& job : created->claimed) assigned.insert(job.agent_id);
   EXPECT_EQ(assigned, (std::set<std::string>{a1, b}));
-  EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM jobs WHERE status = 'queued' AND agent_id = '" + a2 + "'"), 1);
+  EXPECT_SQL_EQ(Sql("SELECT count(*) FROM jobs WHERE status = 'queued' AND agent_id = '" + a2 + "'"), 1);
+  auto run = store->GetRun(created->run_id);
+  ASSERT_TRUE(run.ok()) << run.status();
+  for (const v1::JobInfo& job : run->jobs()) EXPECT_EQ(job.status(), job.agent_name() == "a2" ? "queued" : "assigned");
 }
 
 // Claims through two coordinators at the same moment for two agents of one host: one
 // job between them (the host's advisory lock orders the claims).
-TEST(SameHostStoreTest, ConcurrentClaimsThroughTwoCoordinatorsGiveOneJobPerHost) {
-  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
-  auto store1 = OpenStore(db.uri(), "c1");
-  auto store2 = OpenStore(db.uri(), "c2");
+TEST_P(SameHostStoreTest, ConcurrentClaimsThroughTwoCoordinatorsGiveOneJobPerHost) {
+  auto store1 = OpenStore("c1");
+  auto store2 = OpenStore("c2");
   ASSERT_NE(store1, nullptr);
   ASSERT_NE(store2, nullptr);
   for (int round = 0; round < 5; ++round) {
@@ -152,9 +157,8 @@ TEST(SameHostStoreTest, ConcurrentClaimsThroughTwoCoordinatorsGiveOneJobPerHost)
 }
 
 // `agents list` (ListAgents): each agent's host identity and the other agents on its host.
-TEST(SameHostStoreTest, AgentsListNamesTheAgentsOnTheSameHost) {
-  FLEETMARK_TEST_DATABASE_OR_SKIP(db);
-  auto store = OpenStore(db.uri());
+TEST_P(SameHostStoreTest, AgentsListNamesTheAgentsOnTheSameHost) {
+  auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   HostedAgent(*store, "a1", kMachine, kBoot);
   HostedAgent(*store, "a2", kMachine, kBoot, /*exclusive_cpus=*/true);
@@ -185,6 +189,9 @@ TEST(SameHostStoreTest, AgentsListNamesTheAgentsOnTheSameHost) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, SameHostStoreTest, ::testing::ValuesIn(StoreBackends()),
+                         [](const ::testing::TestParamInfo<BackendFactory>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace fleetmark::store

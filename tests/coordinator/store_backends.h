@@ -2,6 +2,7 @@
 // (a private TestDatabase per test) and memory.
 #pragma once
 
+#include <cstdlib>
 #include <deque>
 #include <memory>
 #include <string>
@@ -109,6 +110,23 @@ inline std::vector<BackendFactory> StoreBackends() {
       {"PostgreSQL", [] { return std::make_unique<PgBackend>(); }},
       {"Memory", [] { return std::make_unique<MemoryBackend>(); }},
   };
+}
+
+inline void StoreConformanceTest::SetUp() {
+  backend_ = GetParam().make();
+  if (!backend_->ready()) {
+    if (GetParam().name == "PostgreSQL" && !::fleetmark::testing::TestDatabase::Required() &&
+        std::getenv("FLEETMARK_TEST_PG_URI") == nullptr) {
+      GTEST_SKIP() << "PostgreSQL test skipped: " << backend_->error();
+    }
+    FAIL() << GetParam().name << " backend unavailable: " << backend_->error();
+  }
+}
+
+inline std::unique_ptr<Store> StoreConformanceTest::OpenStore(const std::string& coordinator_id) {
+  StoreOptions options;
+  options.coordinator_id = coordinator_id;
+  return backend_->Open(options);
 }
 
 }  // namespace fleetmark::store

@@ -28,23 +28,6 @@
 
 namespace fleetmark::store {
 
-void StoreConformanceTest::SetUp() {
-  backend_ = GetParam().make();
-  if (!backend_->ready()) {
-    if (GetParam().name == "PostgreSQL" && !::fleetmark::testing::TestDatabase::Required() &&
-        std::getenv("FLEETMARK_TEST_PG_URI") == nullptr) {
-      GTEST_SKIP() << "PostgreSQL test skipped: " << backend_->error();
-    }
-    FAIL() << GetParam().name << " backend unavailable: " << backend_->error();
-  }
-}
-
-std::unique_ptr<Store> StoreConformanceTest::OpenStore(const std::string& coordinator_id) {
-  StoreOptions options;
-  options.coordinator_id = coordinator_id;
-  return backend_->Open(options);
-}
-
 namespace {
 
 
