@@ -13,10 +13,12 @@
 #include "absl/strings/str_cat.h"
 #include "engine/common/text.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "coordinator/cli/command.h"
 #include "coordinator/cli/run_flags.h"
 #include "engine/child/child.h"
 #include "engine/common/flag_parser.h"
+#include "engine/common/suggest.h"
 #include "engine/common/version.h"
 
 namespace fleetmark::cli {
@@ -58,14 +60,24 @@ const Command* FindCommand(const CommandRegistry& registry, const std::vector<st
   const Command* command = registry.Find(args, words);
   if (command != nullptr) return command;
   const std::string group = GroupUsage(registry, args[0]);
+  // The words a typo may have meant: first words of commands, or a group's second words.
+  std::vector<std::string> words_here;
+  for (const Command& c : registry.commands()) {
+    const std::vector<std::string> words = absl::StrSplit(c.name, ' ');
+    const std::string& word = group.empty() ? words[0] : words.size() > 1 && words[0] == args[0] ? words[1] : "";
+    if (!word.empty() && std::find(words_here.begin(), words_here.end(), word) == words_here.end()) {
+      words_here.push_back(word);
+    }
+  }
   if (group.empty()) {
-    *code = UsageError(absl::StrCat("unknown command \"", EscapeForTerminal(args[0], 80), "\""));
+    *code = UsageError(absl::StrCat("unknown command \"", EscapeForTerminal(args[0], 80), "\"",
+                                    DidYouMean(args[0], words_here)));
   } else if (args.size() == 1) {
     std::cerr << "fleetmark " << args[0] << ": needs a subcommand:\n" << group;
     *code = kExitUsage;
   } else {
-    std::cerr << "fleetmark " << args[0] << ": unknown subcommand \"" << EscapeForTerminal(args[1], 80)
-              << "\"; one of:\n" << group;
+    std::cerr << "fleetmark " << args[0] << ": unknown subcommand \"" << EscapeForTerminal(args[1], 80) << "\""
+              << DidYouMean(args[1], words_here) << "; one of:\n" << group;
     *code = kExitUsage;
   }
   return nullptr;

@@ -4,6 +4,7 @@
 // plan, or a results file; with --measure, from a plan measured for the profile
 // (recommend_measure.h); with --workload, one sentence for a fixed workload of a run
 // (engine/report/recommend_answer.h).
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <vector>
@@ -18,6 +19,8 @@
 #include "coordinator/cli/recommend_measure.h"
 #include "coordinator/cli/remote_flags.h"
 #include "coordinator/cli/run_flags.h"
+#include "engine/common/registry.h"
+#include "engine/common/suggest.h"
 #include "engine/common/text.h"
 #include "engine/common/flag_parser.h"
 #include "engine/report/recommend.h"
@@ -63,6 +66,14 @@ int Recommend(const std::vector<std::string>& args) {
   if (!measure) {
     for (const char* flag : kMeasureOnly) {
       if (FlagGiven(flag)) return RemoteUsageError(kRecommendUsage, absl::StrCat("--", flag, " applies to --measure"));
+    }
+  }
+  if (!workload.empty()) {
+    std::vector<std::string> workloads;
+    for (const engine::NameInfo& w : engine::kWorkloads) workloads.emplace_back(w.name);
+    if (std::find(workloads.begin(), workloads.end(), workload) == workloads.end()) {
+      std::cerr << "fleetmark: recommend: --workload: " << OneOfMessage(workload, workloads) << "\n";
+      return kExitUsage;
     }
   }
   const bool profile_given = FlagGiven("profile");  // --profile '' is given (and empty: ParseProfile says so)

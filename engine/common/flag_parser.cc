@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 
+#include "engine/common/suggest.h"
 #include "engine/common/text.h"
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/reflection.h"
@@ -96,7 +97,8 @@ absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view 
       value = argv[++i];
     }
     if (flag == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", EscapeForTerminal(arg, kMaxEchoedFlagBytes)));
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", EscapeForTerminal(arg, kMaxEchoedFlagBytes),
+                                                     DidYouMean(name, FlagNames(flag_files), "--")));
     }
     // Abseil keeps the last value of a repeated flag: `--select a --select b` would
     // silently mean b only.

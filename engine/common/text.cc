@@ -185,6 +185,16 @@ std::string CutEchoes(std::string_view message, std::string_view value) {
                              {{absl::string_view(value.data(), value.size()), absl::string_view(echo)}});
 }
 
+std::string ParserProblemText(std::string_view message, size_t max_bytes) {
+  std::string line(message.substr(0, message.find_first_of("\r\n")));
+  for (std::string_view code : {"INVALID_ARGUMENT:", "INVALID_ARGUMENT: "}) {
+    if (line.rfind(code, 0) == 0) line.erase(0, code.size());
+  }
+  line = absl::StrReplaceAll(line, {{"fleetmark.v1.", ""}});
+  while (!line.empty() && (line.back() == '.' || line.back() == ' ')) line.pop_back();
+  return EscapeForTerminal(line, max_bytes);
+}
+
 std::string CutLongEchoes(std::string_view message) {
   std::string out;
   size_t i = 0;

@@ -76,6 +76,14 @@ inline constexpr size_t kMaxErrorMessageBytes = 4096;
 // `got "<6 MB>"` is sent as `got "<200 bytes>..."`; short messages are unchanged.
 std::string CutLongEchoes(std::string_view message);
 
+// A parser's error message (protobuf's text-format and JSON parsers) as a person reads
+// it: its first line only (the lines after it quote the input around the error, whose
+// newlines showed as "\x0a" inside the one error line), without a status-code prefix
+// ("INVALID_ARGUMENT:"), without protobuf's package of fleetmark's types
+// ("fleetmark.v1."), without a trailing period, escaped (EscapeForTerminal) and cut at
+// `max_bytes`. "Unexpected token.\ncase_id,median\n^" -> "Unexpected token".
+std::string ParserProblemText(std::string_view message, size_t max_bytes = 300);
+
 // `text` as a PostgreSQL text value can hold it (agent-reported messages stored by the
 // coordinator): well-formed UTF-8 with no NUL byte, at most `max_bytes` bytes, cut at a
 // character boundary (never inside a multi-byte character, which PostgreSQL refuses

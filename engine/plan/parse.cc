@@ -3,16 +3,21 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/common/suggest.h"
+#include "engine/common/text.h"
 #include "engine/common/input_file.h"
 #include "engine/common/status_macros.h"
 #include "engine/plan/json_check.h"
 #include "engine/plan/plan.h"
 #include "engine/plan/source_map.h"
 #include "engine/plan/text_scan.h"
+#include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
@@ -23,11 +28,68 @@ namespace {
 // Parser messages may quote input bytes: escape them and keep the line short.
 std::string Sanitized(std::string_view message) { return PrintableText(message, 300); }
 
-// protobuf's text parser says "Expected integer, got: -" for a negative number given to an
-// unsigned field (counts, sizes, seconds: every integer of a plan); say that instead.
-std::string ParserMessage(const std::string& message) {
+// The text between `open` and the next `close` after it in `text`, or nullopt.
+std::optional<std::string> Between(const std::string& text, std::string_view open, std::string_view close,
+                                   size_t from = 0) {
+  const size_t start = text.find(open, from);
+  if (start == std::string::npos) return std::nullopt;
+  const size_t end = text.find(close, start + open.size());
+  if (end == std::string::npos) return std::nullopt;
+  return text.substr(start + open.size(), end - start - open.size());
+}
+
+// protobuf's text parser message in a person's words, never naming a protobuf type:
+//  - "Expected integer, got: -" for a negative number given to an unsigned field
+//    (counts, sizes, seconds: every integer of a plan);
+//  - `Message type "fleetmark.v1.Matrix" has no field named "stratgies"` -> the
+//    block's fields with a did-you-mean (suggest.h);
+//  - "Expected identifier, got: " (nothing after: the text ended, a '{' left open) ->
+//    what was expected and that the file ended.
+// Anything else: ParserProblemText (first line, no package names), escaped.
+std::string ParserMessage(const std::string& message, bool at_end) {
   if (message == "Expected integer, got: -") return "takes a whole number >= 0, got a negative number";
-  return Sanitized(message);
+  if (absl::StartsWith(message, "Message type \"") && absl::StrContains(message, "\" has no field named \"")) {
+    const std::optional<std::string> type = Between(message, "Message type \"", "\"");
+    const std::optional<std::string> field = Between(message, "has no field named \"", "\"");
+    const google::protobuf::Descriptor* descriptor =
+        type ? google::protobuf::DescriptorPool::generated_pool()->FindMessageTypeByName(*type) : nullptr;
+    if (field && descriptor != nullptr) {
+      std::vector<std::string> names;
+      for (int i = 0; i < descriptor->field_count(); ++i) names.push_back(descriptor->field(i)->name());
+      return absl::StrCat("no field \"", Sanitized(*field), "\" here", DidYouMean(*field, names), "; the fields here: ",
+                          absl::StrJoin(names, ", "));
+    }
+  }
+  if (at_end || (absl::StartsWith(message, "Expected ") && absl::EndsWith(message, ", got: "))) {
+    std::string expected =
+        Between(message, "Expected ", ", got").value_or(Between(message, "Expected ", ", found").value_or("more"));
+    if (expected == "identifier") expected = "a field name or the \"}\" that closes this block";
+    return absl::StrCat("expected ", Sanitized(expected), ", but the file ended", at_end ? " (a \"{\" is not closed)" : "");
+  }
+  return ParserProblemText(message);
+}
+
+// Whether only whitespace and comments follow `at` (0-based) in `text`: protobuf's
+// tokenizer reached the end there.
+bool AtEnd(std::string_view text, SourcePosition at) {
+  size_t offset = 0;
+  for (int line = 0; line < at.line && offset != std::string_view::npos; ++line) {
+    offset = text.find('\n', offset);
+    if (offset != std::string_view::npos) ++offset;
+  }
+  if (offset == std::string_view::npos) return true;
+  offset += static_cast<size_t>(at.column);
+  while (offset < text.size()) {
+    const char c = text[offset];
+    if (c == '#') {
+      offset = text.find('\n', offset);
+      if (offset == std::string_view::npos) return true;
+    } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+      return false;
+    }
+    ++offset;
+  }
+  return true;
 }
 
 // protobuf says only "Integer out of range (1000000000000)" for a number past its
@@ -125,7 +187,7 @@ absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format, s
                                                               &parsed.plan, options);
     if (!status.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(source_name, ": invalid JSON plan: ", Sanitized(status.message().as_string())));
+          absl::StrCat(source_name, ": invalid JSON plan: ", ParserProblemText(status.message().as_string())));
     }
     return parsed;
   }
@@ -145,7 +207,7 @@ absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format, s
     }
     return absl::InvalidArgumentError(absl::StrCat(source_name, ":", at.line + 1, ":", at.column + 1, ": ",
                                                    FormatFieldPath(scan.path_at_stop), ": ",
-                                                   ParserMessage(errors.message())));
+                                                   ParserMessage(errors.message(), AtEnd(text, at))));
   }
   parsed.source_map = std::make_shared<const PlanSourceMap>(ScanPlanText(text, std::nullopt).positions);
   return parsed;

@@ -17,8 +17,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "engine/common/status_macros.h"
+#include "engine/common/suggest.h"
 #include "engine/common/text.h"
 #include "engine/plan/expand_internal.h"
 #include "engine/plan/plan.h"
@@ -60,6 +62,19 @@ std::string AllowedNames(const Table& table) {
       out->append(entry.name);
     }
   });
+}
+
+// The names of `table`'s entries (by `name_of` when given), for OneOfMessage.
+template <typename Table, typename NameOf>
+std::vector<std::string> NamesOf(const Table& table, NameOf name_of) {
+  std::vector<std::string> names;
+  for (const auto& entry : table) names.emplace_back(name_of(entry));
+  return names;
+}
+
+template <typename Table>
+std::vector<std::string> NamesOf(const Table& table) {
+  return absl::StrSplit(AllowedNames(table), ", ");
 }
 
 template <typename Table>
@@ -234,8 +249,7 @@ class Validator {
     }
     for (int i = 0; i < m.workloads_size(); ++i) {
       if (!Contains(kWorkloads, m.workloads(i))) {
-        return Error(Append(path, "workloads", i), absl::StrCat("one of ", AllowedNames(kWorkloads), "; got \"",
-                                                                Quoted(m.workloads(i)), "\""));
+        return Error(Append(path, "workloads", i), OneOfMessage(m.workloads(i), NamesOf(kWorkloads)));
       }
     }
     FLEETMARK_RETURN_IF_ERROR(CheckSynthetic(m, path));
@@ -258,7 +272,7 @@ class Validator {
     for (int i = 0; i < m.io_modes_size(); ++i) {
       if (!Contains(kIoModes, m.io_modes(i))) {
         return Error(Append(path, "io_modes", i),
-                     absl::StrCat("one of ", AllowedNames(kIoModes), "; got \"", Quoted(m.io_modes(i)), "\""));
+                     OneOfMessage(m.io_modes(i), NamesOf(kIoModes)));
       }
     }
     for (int i = 0; i < m.placements_size(); ++i) {
@@ -290,8 +304,7 @@ class Validator {
     const std::string& distribution = m.synthetic().wait_distribution();
     if (!distribution.empty() && !Contains(kWaitDistributions, distribution)) {
       return Error(Append(sp, "wait_distribution"),
-                   absl::StrCat("one of ", AllowedNames(kWaitDistributions), " (empty = fixed); got \"",
-                                Quoted(distribution), "\""));
+                   OneOfMessage(distribution, NamesOf(kWaitDistributions), " (empty = fixed)"));
     }
     if (m.sweeps_size() > kMaxSweeps) {
       return Error(Append(path, "sweeps", kMaxSweeps),
@@ -307,8 +320,7 @@ class Validator {
     const v1::Sweep& sweep = m.sweeps(index);
     const ParamRule<v1::SyntheticParams>* rule = FindSyntheticRule(sweep.param());
     if (rule == nullptr) {
-      return Error(Append(path, "param"), absl::StrCat("one of ", AllowedNames(kSyntheticRules, &RuleField), "; got \"",
-                                                       Quoted(sweep.param()), "\""));
+      return Error(Append(path, "param"), OneOfMessage(sweep.param(), NamesOf(kSyntheticRules, &RuleField)));
     }
     for (int j = 0; j < index; ++j) {
       if (m.sweeps(j).param() == sweep.param()) {
@@ -356,7 +368,7 @@ class Validator {
   absl::Status CheckStrategy(const v1::StrategySpec& s, const FieldPath& path) const {
     if (!Contains(kStrategies, s.name())) {
       return Error(Append(path, "name"),
-                   absl::StrCat("one of ", AllowedNames(kStrategies), "; got \"", Quoted(s.name()), "\""));
+                   OneOfMessage(s.name(), NamesOf(kStrategies)));
     }
     FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(path, "threads"), s.threads(), kMaxThreads));
     if (FindStrategy(s.name())->ignores_threads && s.threads() != 0) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/report/results_document.h"
+#include "engine/common/text.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace fleetmark::report {
@@ -15,7 +16,7 @@ absl::Status ParseStrict(std::string_view json, google::protobuf::Message* messa
   options.ignore_unknown_fields = false;
   const auto status = google::protobuf::util::JsonStringToMessage(
       google::protobuf::StringPiece(json.data(), json.size()), message, options);
-  if (!status.ok()) return absl::InvalidArgumentError(status.ToString());
+  if (!status.ok()) return absl::InvalidArgumentError(ParserProblemText(status.message().as_string()));
   return absl::OkStatus();
 }
 

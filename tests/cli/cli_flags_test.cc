@@ -114,5 +114,36 @@ TEST_F(CliTest, HarnessHeavyCaseIsMarkedInTableAndJson) {
   EXPECT_THAT(table.out, HasSubstr("[harness N%]: a batch of")) << table.out;
 }
 
+// Typos get the closest names, by one rule (engine/common/suggest.h) for flags,
+// commands, subcommands, strategies, workloads and plan fields; refused as before (exit
+// 2, one line), only now with the help.
+TEST_F(CliTest, TyposGetADidYouMean) {
+  const fs::path plan = Write("typo.txtpb", "matrix { strategies { name: \"fibre\" } workloads: \"arithmetic\" batch {} }\n");
+  struct Typo {
+    std::string args, error;
+  };
+  const Typo typos[] = {
+      {"run --quik " + plan.string(), "fleetmark: unknown flag --quik (did you mean \"--quick\"?)"},
+      {"rn " + plan.string(), "fleetmark: unknown command \"rn\" (did you mean \"run\"?)"},
+      {"plan validat " + plan.string(), "fleetmark plan: unknown subcommand \"validat\" (did you mean \"validate\"?); one of:"},
+      {"plan validate " + plan.string(), "strategies[0].name: one of direct,"},
+      {"plan validate " + plan.string(), "got \"fibre\" (did you mean \"fiber\"?)"},
+      {"recommend --workload synthetc --results x.json",
+       "fleetmark: recommend: --workload: one of arithmetic, collections, storage, network, mixed, synthetic; got "
+       "\"synthetc\" (did you mean \"synthetic\"?)"},
+      {"recommend --workload workload --results x.json", "--workload: one of arithmetic,"},
+  };
+  for (const Typo& t : typos) {
+    CliResult r = Cli(t.args);
+    EXPECT_EQ(r.exit_code, 2) << t.args << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(t.error)) << t.args;
+  }
+  const fs::path field = Write("field.txtpb", "matrix { stratgies { name: \"direct\" } }\n");
+  CliResult r = Cli("plan validate " + field.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("no field \"stratgies\" here (did you mean \"strategies\"?)"));
+  EXPECT_THAT(r.err, Not(HasSubstr("fleetmark.v1")));
+}
+
 }  // namespace
 }  // namespace fleetmark_cli_test

@@ -131,3 +131,23 @@ TEST_F(CliTest, MapRefusesBadInput) {
 
 }  // namespace
 }  // namespace fleetmark_cli_test
+
+namespace fleetmark_cli_test {
+namespace {
+
+// A file that is not JSON (a CSV export) is refused in one line naming the file and
+// protobuf's problem, without the input it quotes: the CSV's newline showed as "\x0a".
+TEST_F(CliTest, NotJsonResultsSayWhyInOneLine) {
+  const fs::path csv = Write("s1.csv", "case_id,median_ns\nbatch/x,1000\nbatch/y,2000\n");
+  for (const char* command : {"map", "recommend --profile cpu_us=50"}) {
+    CliResult r = Cli(std::string(command) + " --results " + csv.string());
+    EXPECT_EQ(r.exit_code, 2) << command;
+    EXPECT_THAT(r.err, HasSubstr("s1.csv: not a results file of `fleetmark run --format json`")) << command;
+    EXPECT_THAT(r.err, Not(HasSubstr("\\x"))) << r.err;
+    EXPECT_THAT(r.err, Not(HasSubstr("fleetmark.v1"))) << r.err;
+    EXPECT_EQ(Count(r.err, "\n"), 1u) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace fleetmark_cli_test

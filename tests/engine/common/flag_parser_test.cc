@@ -56,6 +56,14 @@ TEST(FlagParserTest, SetsFlagsInEveryForm) {
 TEST(FlagParserTest, BadInputNamesTheFlag) {
   Reset();
   EXPECT_EQ(Parse({"--fp_bogus=1"}).status().message(), "unknown flag --fp_bogus=1");
+  // A typo gets the closest flags (suggest.h); test hooks are never suggested.
+  EXPECT_EQ(std::string(Parse({"--fp_cont=1"}).status().message()),
+            "unknown flag --fp_cont=1 (did you mean \"--fp_count\" or \"--fp_on\"?)");
+  EXPECT_EQ(std::string(Parse({"--fp_limt"}).status().message()),
+            "unknown flag --fp_limt (did you mean \"--fp_limit\"?)");
+  EXPECT_EQ(std::string(Parse({"-fp_nmae", "x"}).status().message()),
+            "unknown flag -fp_nmae (did you mean \"--fp_name\"?)");
+  EXPECT_EQ(std::string(Parse({"--test_fp_hok"}).status().message()), "unknown flag --test_fp_hok");
   // Flags of other files (Abseil's, gRPC's, the test's own gtest flags) are not ours.
   EXPECT_EQ(Parse({"--flagfile=x"}).status().message(), "unknown flag --flagfile=x");
   EXPECT_EQ(Parse({"--fp_count"}).status().message(), "flag --fp_count needs a value");

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/time/clock.h"
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -18,6 +19,7 @@ namespace fleetmark::engine {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kTinyPlan[] = R"pb(name: "tiny"
                                   matrix {
@@ -113,6 +115,34 @@ TEST(ParsePlanTest, SyntaxErrorNamesLineAndColumn) {
   parsed = ParsePlan("matrix { strategies { threads: -1 } }", PlanFormat::kText, "neg.txtpb");
   ASSERT_FALSE(parsed.ok());
   EXPECT_THAT(parsed.status().message(), HasSubstr("neg.txtpb:1:"));
+}
+
+// Parser errors in words: what was expected and that the file ended (it said "Expected
+// identifier, got: " with nothing after), an unknown field with the block's fields and
+// a did-you-mean (it said `Message type "fleetmark.v1.Plan" has no field named ...`).
+TEST(ParsePlanTest, ParserErrorsSayWhatWasExpectedWithoutProtobufTypes) {
+  auto error_of = [](const std::string& text) {
+    absl::StatusOr<ParsedPlan> parsed = ParsePlan(text, PlanFormat::kText, "p.txtpb");
+    return parsed.ok() ? std::string("OK") : std::string(parsed.status().message());
+  };
+  EXPECT_EQ(error_of("matrix {\n  strategies { name: \"direct\" }\n"),
+            "p.txtpb:3:1: plan.matrix[0]: expected a field name or the \"}\" that closes this block, but the file "
+            "ended (a \"{\" is not closed)");
+  EXPECT_THAT(error_of("matrix { strategies { name: \"direct\" # open\n"), HasSubstr("but the file ended"));
+  EXPECT_THAT(error_of("name: "), HasSubstr("but the file ended"));
+  const std::string unknown = error_of("matrx {}\n");
+  EXPECT_THAT(unknown, HasSubstr("p.txtpb:1:"));
+  EXPECT_THAT(unknown, HasSubstr("no field \"matrx\" here (did you mean \"matrix\"?); the fields here: name, "
+                                 "description, matrix"));
+  EXPECT_THAT(error_of("matrix { stratgies { name: 'direct' } }"),
+              HasSubstr("no field \"stratgies\" here (did you mean \"strategies\"?)"));
+  for (const std::string text : {"matrx {}", "matrix { stratgies {} }", "matrix {", "measurement { rounds: x }",
+                                 "matrix { batch { tasks: 1 } batch { tasks: 2 } }"}) {
+    const std::string error = error_of(text);
+    EXPECT_THAT(error, Not(HasSubstr("fleetmark.v1"))) << text;
+    EXPECT_FALSE(absl::EndsWith(error, "got: ") || absl::EndsWith(error, "got:")) << text << ": " << error;
+    EXPECT_NE(error.back(), ' ') << text;
+  }
 }
 
 TEST(ParsePlanTest, ParsesJson) {
@@ -304,6 +334,14 @@ TEST(ValidatePlanTest, RejectsUnknownNames) {
   EXPECT_THAT(s.message(), HasSubstr("p.txtpb:2:16: plan.matrix[0].strategies[0].name: one of "
                                      "direct, single_thread,"));
   EXPECT_THAT(s.message(), HasSubstr("got \"green_threads\""));
+  // A typo gets the closest names (suggest.h).
+  EXPECT_THAT(ValidateText(WithStrategy("name: \"fibre\"")).message(),
+              HasSubstr("got \"fibre\" (did you mean \"fiber\"?)"));
+  EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } workloads: 'synthetc' batch {} }").message(),
+              HasSubstr("got \"synthetc\" (did you mean \"synthetic\"?)"));
+  EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } workloads: 'arithmetic' io_modes: 'blockng' "
+                           "batch {} }").message(),
+              HasSubstr("got \"blockng\" (did you mean \"blocking\"?)"));
 
   s = ValidateText(
       "matrix { strategies { name: 'direct' } workloads: ['arithmetic', 'gpu'] "
