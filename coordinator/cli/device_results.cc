@@ -25,7 +25,9 @@ constexpr InputFileRule kResultsFileRule{
     .stdin_name = "<stdin>"};
 
 // The results document of `path` (`fleetmark run` or `fleetmark export --format json`,
-// or a pre-schema `fleetmark run` file); exit code 2 with the reason on failure.
+// or a pre-schema `fleetmark run` file), checked (ParseResultsJson runs
+// CheckResultsDocument); exit code 2 with one line naming the file and the reason on
+// failure.
 std::optional<v1::ResultsDocument> ReadResultsFile(const std::string& command, const std::string& path,
                                                    int* exit_code) {
   *exit_code = kExitUsage;
@@ -37,8 +39,7 @@ std::optional<v1::ResultsDocument> ReadResultsFile(const std::string& command, c
   }
   absl::StatusOr<v1::ResultsDocument> document = report::ParseResultsJson(*text);
   if (!document.ok()) {
-    std::cerr << "fleetmark: " << command << ": --results: " << EscapeForTerminal(path)
-              << ": not a results file of `fleetmark run --format json` or `fleetmark export --format json`: "
+    std::cerr << "fleetmark: " << command << ": --results: " << EchoValue(path) << ": "
               << EscapeForTerminal(std::string(document.status().message())) << "\n";
     return std::nullopt;
   }

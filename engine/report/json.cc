@@ -3,12 +3,17 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "engine/report/results_check.h"
 #include "engine/report/results_document.h"
+#include "engine/common/status_macros.h"
 #include "engine/common/text.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace fleetmark::report {
 namespace {
+
+constexpr char kNotResults[] =
+    "not a results file of `fleetmark run --format json` or `fleetmark export --format json`: ";
 
 // Strict protobuf JSON parse of `json` into `message` (unknown fields rejected).
 absl::Status ParseStrict(std::string_view json, google::protobuf::Message* message) {
@@ -44,22 +49,26 @@ absl::StatusOr<fleetmark::v1::ResultsDocument> ParseResultsJson(std::string_view
   const absl::Status as_document = ParseStrict(json, &document);
   if (as_document.ok() && document.schema_version() > kResultsSchemaVersion) {
     return absl::InvalidArgumentError(
-        absl::StrCat("results JSON: schema_version ", document.schema_version(),
+        absl::StrCat(kNotResults, "schema_version ", document.schema_version(),
                      " is newer than this fleetmark reads (1 <= schema_version <= ", kResultsSchemaVersion, ")"));
   }
-  if (as_document.ok() && document.schema_version() > 0) return document;
+  if (as_document.ok() && document.schema_version() > 0) {
+    FLEETMARK_RETURN_IF_ERROR(CheckResultsDocument(document));
+    return document;
+  }
   // Before the schema: `fleetmark run --format json` wrote a RunReport (camelCase).
   fleetmark::v1::RunReport report;
   if (ParseStrict(json, &report).ok()) {
     fleetmark::v1::ResultsDocument legacy = LocalResultsDocument(report);
     legacy.set_schema_version(0);  // read from a file older than the schema
+    FLEETMARK_RETURN_IF_ERROR(CheckResultsDocument(legacy));
     return legacy;
   }
   if (as_document.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "results JSON: schema_version: missing or 0 (1 <= schema_version <= ", kResultsSchemaVersion, ")"));
+        kNotResults, "schema_version: missing or 0 (1 <= schema_version <= ", kResultsSchemaVersion, ")"));
   }
-  return absl::InvalidArgumentError(absl::StrCat("results JSON: ", as_document.message()));
+  return absl::InvalidArgumentError(absl::StrCat(kNotResults, as_document.message()));
 }
 
 absl::StatusOr<fleetmark::v1::RunReport> ParseJson(std::string_view json) {

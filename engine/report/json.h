@@ -22,8 +22,11 @@ absl::StatusOr<std::string> FormatJson(const fleetmark::v1::RunReport& report);
 // Parses a results document of this schema version or older, and also the RunReport
 // JSON that `fleetmark run --format json` wrote before the schema (camelCase keys
 // "planName", "host", "results"; read as a local document of one device).
-// InvalidArgument with protobuf's message on malformed input or unknown fields, and
-// naming schema_version when it is newer than kResultsSchemaVersion.
+// InvalidArgument "not a results file of ...: <protobuf's problem, its first line>" on
+// malformed input or unknown fields, naming schema_version when it is newer than
+// kResultsSchemaVersion; and CheckResultsDocument's message (results_check.h) for a
+// document whose values no measurement makes (a case twice, a negative median, a
+// parameter out of range).
 absl::StatusOr<fleetmark::v1::ResultsDocument> ParseResultsJson(std::string_view json);
 
 // ParseResultsJson, then the one device's results as a RunReport (an empty report for a

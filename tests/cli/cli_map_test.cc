@@ -135,6 +135,53 @@ TEST_F(CliTest, MapRefusesBadInput) {
 namespace fleetmark_cli_test {
 namespace {
 
+// A results document of one device "h" with the given results (JSON objects).
+std::string Document(const std::string& results) {
+  return "{\"schema_version\": 1, \"devices\": [{\"agent\": \"h\", \"results\": [" + results + "]}]}";
+}
+
+// One OK batch result of the synthetic workload.
+std::string Result(const std::string& case_id, const std::string& median_ns, const std::string& wait_us = "1000") {
+  return "{\"spec\": {\"case_id\": \"" + case_id +
+         "\", \"scenario\": \"batch\", \"workload\": \"synthetic\", \"io_mode\": \"blocking\", "
+         "\"strategy\": {\"name\": \"direct\"}, \"batch\": {\"tasks\": 10}, \"synthetic\": {\"wait_us\": " +
+         wait_us + "}}, \"status\": \"CASE_STATUS_OK\", \"stats\": {\"count\": \"5\", \"median_ns\": " + median_ns +
+         "}}";
+}
+
+// Every command that reads a results file refuses one whose values no measurement
+// makes, with one line naming the file, the device and case, the field and the range
+// (map and recommend drew maps from them).
+TEST_F(CliTest, ResultsFilesAreCheckedByEveryReader) {
+  struct Bad {
+    std::string name, document, error;
+  };
+  const Bad bad[] = {
+      {"dup.json", Document(Result("c1", "1000") + "," + Result("c1", "2000")),
+       "dup.json: device \"h\", case \"c1\": spec.case_id: each case at most once per device, got it twice"},
+      {"negative.json", Document(Result("c1", "-5")),
+       "negative.json: device \"h\", case \"c1\": stats.median_ns: 0 <= median_ns <= 8.64e+13 (ns), got -5"},
+      {"huge.json", Document(Result("c1", "1e20")),
+       "huge.json: device \"h\", case \"c1\": stats.median_ns: 0 <= median_ns <= 8.64e+13 (ns), got 1e+20"},
+      {"wait.json", Document(Result("c1", "1000", "20000000")),
+       "wait.json: device \"h\", case \"c1\": spec.synthetic.wait_us: 0 <= wait_us <= 10000000, got 20000000"},
+  };
+  for (const Bad& b : bad) {
+    const fs::path file = Write(b.name, b.document);
+    for (const char* command : {"map", "recommend --profile cpu_us=50"}) {
+      CliResult r = Cli(std::string(command) + " --results " + file.string());
+      EXPECT_EQ(r.exit_code, 2) << command << " " << b.name << ": " << r.err;
+      EXPECT_THAT(r.err, HasSubstr(b.error)) << command;
+      EXPECT_EQ(Count(r.err, "\n"), 1u) << command << ": " << r.err;
+      EXPECT_EQ(r.out, "") << command;
+    }
+  }
+  // The same document with sane values passes the check (whatever the map says of it).
+  const fs::path good = Write("good.json", Document(Result("c1", "1000") + "," + Result("c2", "2000")));
+  CliResult ok = Cli("map --results " + good.string());
+  EXPECT_THAT(ok.err, Not(HasSubstr("device \"h\", case"))) << ok.err;
+}
+
 // A file that is not JSON (a CSV export) is refused in one line naming the file and
 // protobuf's problem, without the input it quotes: the CSV's newline showed as "\x0a".
 TEST_F(CliTest, NotJsonResultsSayWhyInOneLine) {
