@@ -7,6 +7,7 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -38,6 +39,29 @@ constexpr ProfileKey kProfileKeys[] = {
     {"touch_kib", "touch_kib", 1},
     {"touch_mib", "touch_kib", 1024},
 };
+
+// Digits with at most one '.', at least one digit: "50", "0.5", ".5", "5.".
+bool IsPlainDecimal(absl::string_view text) {
+  bool digit = false, point = false;
+  for (char c : text) {
+    if (absl::ascii_isdigit(static_cast<unsigned char>(c))) {
+      digit = true;
+    } else if (c == '.' && !point) {
+      point = true;
+    } else {
+      return false;
+    }
+  }
+  return digit;
+}
+
+// `v` (>= 0) as digits without an exponent, as a profile is written: 0.0005, not 5e-04.
+std::string PlainDecimal(double v) {
+  std::string text = absl::StrFormat("%.12f", v);
+  while (text.back() == '0') text.pop_back();
+  if (text.back() == '.') text.pop_back();
+  return text;
+}
 
 const ProfileKey* FindKey(absl::string_view key) {
   for (const ProfileKey& k : kProfileKeys) {
@@ -253,6 +277,11 @@ std::string FromText(const Recommendation& r) {
 
 }  // namespace
 
+double ProfileKeyScale(absl::string_view key) {
+  const ProfileKey* k = FindKey(key);
+  return k == nullptr ? 1 : k->scale;
+}
+
 std::string AllowedProfileKeys() {
   std::vector<std::string> keys;
   for (const ProfileKey& k : kProfileKeys) keys.push_back(k.key);
@@ -282,12 +311,27 @@ absl::StatusOr<Profile> ParseProfile(absl::string_view text) {
     }
     const engine::ParamRule<v1::SyntheticParams>* rule = engine::FindSyntheticRule(k->param);
     const double max_in_key = rule->max / k->scale;
+    std::string range = absl::StrCat("0 <= ", key, " <= ", FormatParamValue(max_in_key));
+    if (std::string_view(k->key) != k->param) absl::StrAppend(&range, " (", k->param, " <= ", rule->max, ")");
     double value = 0;
-    if (!absl::SimpleAtod(value_text, &value) || !std::isfinite(value) || value < 0 ||
-        value * k->scale > rule->max * (1 + 1e-12)) {
-      std::string range = absl::StrCat("0 <= ", key, " <= ", FormatParamValue(max_in_key));
-      if (std::string_view(k->key) != k->param) absl::StrAppend(&range, " (", k->param, " <= ", rule->max, ")");
+    // Plain decimals only: SimpleAtod also reads hex ("0x10" = 16), exponents, "inf".
+    if (absl::StartsWith(value_text, "-") && IsPlainDecimal(value_text.substr(1))) {
       return absl::InvalidArgumentError(absl::StrCat(key, ": ", range, ", got \"", value_text, "\""));
+    }
+    if (!IsPlainDecimal(value_text) || !absl::SimpleAtod(value_text, &value)) {
+      return absl::InvalidArgumentError(absl::StrCat(key, ": a plain decimal number (e.g. 50 or 0.5) in ", range,
+                                                     ", got \"", value_text, "\""));
+    }
+    if (value * k->scale > rule->max * (1 + 1e-12)) {
+      return absl::InvalidArgumentError(absl::StrCat(key, ": ", range, ", got \"", value_text, "\""));
+    }
+    // The plan holds whole units of the parameter: a value that rounds to 0 would
+    // silently become "none" of it.
+    if (value > 0 && std::llround(value * k->scale) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          key, ": ", value_text, " is ", PlainDecimal(value * k->scale), " ", k->param,
+          ", which rounds to 0 (the parameter counts whole ", k->param, "); give 0 or at least ",
+          PlainDecimal(0.5 / k->scale), " ", key));
     }
     const std::string param(k->param);
     if (Find(profile.params, param) != nullptr) {
@@ -298,6 +342,7 @@ absl::StatusOr<Profile> ParseProfile(absl::string_view text) {
     }
     keys_given[param] = key;
     profile.params.emplace_back(param, value * k->scale);
+    profile.keys.push_back(key);
   }
   return profile;
 }

@@ -35,7 +35,14 @@ namespace fleetmark::report {
 // SyntheticParams) in the parameters' own units, in the order given.
 struct Profile {
   std::vector<std::pair<std::string, double>> params;  // ("cpu_ns", 50000), ("wait_us", 2000)
+  // The key each of `params` was given as ("cpu_us"), same order, for messages that
+  // name what the user wrote; empty for a profile built in code.
+  std::vector<std::string> keys;
 };
+
+// How many of its parameter's units one of `key`'s is (cpu_us: 1000 cpu_ns); 1 for a
+// parameter's own name or an unknown key.
+double ProfileKeyScale(absl::string_view key);
 
 // The keys ParseProfile accepts, for messages and help: each parameter under its own
 // name and in other units (cpu_us = 1000 cpu_ns, wait_ms = 1000 wait_us, alloc_kib,
@@ -43,10 +50,13 @@ struct Profile {
 std::string AllowedProfileKeys();
 
 // Parses "key=value[,key=value...]" (spaces around terms allowed): each key a parameter
-// (AllowedProfileKeys), each value a finite decimal number >= 0 whose converted value
-// lies in the parameter's plan range (engine/scenarios/param_rules.h). InvalidArgument
-// naming the key and the allowed keys or range, e.g.
-//   `cpu_us: 0 <= cpu_us <= 1000000 (cpu_ns <= 1000000000), got "-5"`;
+// (AllowedProfileKeys), each value a plain decimal number (digits and at most one '.':
+// no sign, exponent, hex or "inf") whose converted value lies in the parameter's plan
+// range (engine/scenarios/param_rules.h) and does not round to 0 in the parameter's
+// whole units unless it is 0. InvalidArgument naming the key as written and the allowed
+// keys or range, e.g.
+//   `cpu_us: a plain decimal number (e.g. 50 or 0.5) in 0 <= cpu_us <= 1000000 (cpu_ns <= 1000000000), got "-5"`,
+//   `cpu_us: 0.0001 is 0.1 cpu_ns, which rounds to 0 (...); give 0 or at least 0.0005 cpu_us`;
 // an empty profile, a term without '=' and a parameter given twice (in any unit) are
 // refused too.
 absl::StatusOr<Profile> ParseProfile(absl::string_view text);

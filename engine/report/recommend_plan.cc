@@ -90,13 +90,19 @@ absl::StatusOr<BracketPlan> BuildBracketPlan(const Profile& profile, const Brack
   std::vector<Axis> axes;
   v1::SyntheticParams center;
   double serial_ns = 0;  // one task at the upper neighbours, one after another
-  for (const auto& [param, value] : profile.params) {
+  for (size_t i = 0; i < profile.params.size(); ++i) {
+    const auto& [param, value] = profile.params[i];
     const MeasuredRange* range = RangeOf(param);
     if (range == nullptr) return absl::InvalidArgumentError(absl::StrCat("--profile: unknown parameter ", param));
     if (value > range->max) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--profile: ", param, ": 0 <= ", param, " <= ", FormatParamValue(range->max), " (", range->key,
-          " <= ", FormatParamValue(range->max / range->scale), ") for --measure, got ", FormatParamValue(value)));
+      // Named as the user wrote it (cpu_us), with the parameter's own range beside it.
+      const std::string key = i < profile.keys.size() ? profile.keys[i] : param;
+      const double scale = ProfileKeyScale(key);
+      std::string message = absl::StrCat("--profile: ", key, ": 0 <= ", key, " <= ",
+                                         FormatParamValue(range->max / scale), " for --measure");
+      if (key != param) absl::StrAppend(&message, " (", param, " <= ", FormatParamValue(range->max), ")");
+      absl::StrAppend(&message, ", got ", FormatParamValue(value / scale));
+      return absl::InvalidArgumentError(message);
     }
     const uint32_t at = Rounded(value);
     engine::SetSyntheticParam(center, param, at);

@@ -228,7 +228,15 @@ TEST_F(CliTest, RecommendWorkloadAnswersInOneSentence) {
 TEST_F(CliTest, RecommendMeasureRefusesBadInput) {
   CliResult range = Cli("recommend --profile 'cpu_ms=20' --measure --dry_run");
   EXPECT_EQ(range.exit_code, 2);
-  EXPECT_THAT(range.err, HasSubstr("cpu_ns: 0 <= cpu_ns <= 10000000 (cpu_us <= 10000) for --measure, got 20000000"));
+  EXPECT_THAT(range.err, HasSubstr("--profile: cpu_ms: 0 <= cpu_ms <= 10 for --measure (cpu_ns <= 10000000), got 20"));
+  // Hex and values that round to 0 were read (0x10 as 16, 1e-7 as 0).
+  CliResult hex = Cli("recommend --profile 'cpu_us=0x10' --measure --dry_run");
+  EXPECT_EQ(hex.exit_code, 2);
+  EXPECT_THAT(hex.err, HasSubstr("--profile: cpu_us: a plain decimal number (e.g. 50 or 0.5) in 0 <= cpu_us"));
+  CliResult tiny = Cli("recommend --profile 'cpu_us=0.0000001' --measure --dry_run");
+  EXPECT_EQ(tiny.exit_code, 2);
+  EXPECT_THAT(tiny.err, HasSubstr("--profile: cpu_us: 0.0000001 is 0.0001 cpu_ns, which rounds to 0"));
+  EXPECT_EQ(tiny.out, "");
   CliResult tasks = Cli("recommend --profile wait_us=10 --measure --tasks 0 --dry_run");
   EXPECT_EQ(tasks.exit_code, 2);
   EXPECT_THAT(tasks.err, HasSubstr("--tasks: 1 <= tasks <= 10000, got 0"));

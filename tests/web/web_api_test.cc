@@ -755,7 +755,11 @@ TEST_F(WebApiTest, RecommendBadInputIs400NamingTheField) {
       {"/api/v1/recommend?profile=" + Encoded("cpus=1") + rest,
        "profile: unknown key \"cpus\"; allowed keys: cpu_ns, cpu_us, cpu_ms, wait_us"},
       {"/api/v1/recommend?profile=" + Encoded("cpu_us=-5") + rest, "profile: cpu_us: 0 <= cpu_us <= "},
-      {"/api/v1/recommend?profile=" + Encoded("wait_us=1e12") + rest, "profile: wait_us: 0 <= wait_us <= "},
+      {"/api/v1/recommend?profile=" + Encoded("wait_us=1000000000000") + rest, "profile: wait_us: 0 <= wait_us <= "},
+      // Plain decimals only, as the CLI's --profile (1e12 and 0x10 were read as numbers).
+      {"/api/v1/recommend?profile=" + Encoded("wait_us=1e12") + rest,
+       "profile: wait_us: a plain decimal number (e.g. 50 or 0.5) in 0 <= wait_us <= "},
+      {"/api/v1/recommend?profile=" + Encoded("cpu_us=0x10") + rest, "profile: cpu_us: a plain decimal number"},
       {"/api/v1/recommend?profile=" + Encoded("cpu_us=1") + "&run=00000000-0000-4000-8000-000000000000", "run: "},
       {"/api/v1/recommend?profile=" + Encoded("cpu_us=1") + "&run=not-a-run", "run: "},
       {"/api/v1/recommend?profile=" + Encoded("cpu_us=1") + rest + "&plan_latest=crossover",

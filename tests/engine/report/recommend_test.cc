@@ -232,7 +232,22 @@ TEST(RecommendTest, ProfileKeysMapToParametersAndBadOnesAreNamed) {
             "unknown key \"cpus\"; allowed keys: cpu_ns, cpu_us, cpu_ms, wait_us, wait_ms, alloc_bytes, alloc_kib, "
             "touch_kib, touch_mib");
   EXPECT_EQ(error("cpu_us=-5"), "cpu_us: 0 <= cpu_us <= 1000000 (cpu_ns <= 1000000000), got \"-5\"");
-  EXPECT_EQ(error("wait_us=abc"), "wait_us: 0 <= wait_us <= 10000000, got \"abc\"");
+  EXPECT_EQ(error("wait_us=abc"), "wait_us: a plain decimal number (e.g. 50 or 0.5) in 0 <= wait_us <= 10000000, got \"abc\"");
+  // Only plain decimals: SimpleAtod read "0x10" as 16 and "1e-7" as a number.
+  EXPECT_EQ(error("cpu_us=0x10"),
+            "cpu_us: a plain decimal number (e.g. 50 or 0.5) in 0 <= cpu_us <= 1000000 (cpu_ns <= 1000000000), got "
+            "\"0x10\"");
+  EXPECT_THAT(error("cpu_us=1e-7"), HasSubstr("cpu_us: a plain decimal number"));
+  EXPECT_THAT(error("cpu_us=+5"), HasSubstr("cpu_us: a plain decimal number"));
+  EXPECT_THAT(error("cpu_us=5.0.1"), HasSubstr("cpu_us: a plain decimal number"));
+  // A value that rounds to no whole unit of its parameter was silently 0.
+  EXPECT_EQ(error("cpu_us=0.0001"),
+            "cpu_us: 0.0001 is 0.1 cpu_ns, which rounds to 0 (the parameter counts whole cpu_ns); give 0 or at least "
+            "0.0005 cpu_us");
+  EXPECT_THAT(error("wait_ms=0.0004"), HasSubstr("wait_ms: 0.0004 is 0.4 wait_us, which rounds to 0"));
+  EXPECT_EQ(Parse("cpu_us=0.0005,wait_us=0").params,
+            (std::vector<std::pair<std::string, double>>{{"cpu_ns", 0.5}, {"wait_us", 0}}));
+  EXPECT_EQ(Parse("cpu_us=.5, wait_ms=2.").keys, (std::vector<std::string>{"cpu_us", "wait_ms"}));
   EXPECT_EQ(error("wait_ms=10001"), "wait_ms: 0 <= wait_ms <= 10000 (wait_us <= 10000000), got \"10001\"");
   EXPECT_THAT(error("wait_us=inf"), HasSubstr("got \"inf\""));
   EXPECT_THAT(error("wait_us=nan"), HasSubstr("got \"nan\""));
