@@ -119,12 +119,7 @@ int RecommendMeasure(const report::Profile& profile, const std::string& format, 
       return Usage(usage, absl::StrCat("--measure measures a plan of its own: it takes no --", other));
     }
   }
-  const int tasks = absl::GetFlag(FLAGS_tasks);
-  if (tasks < 1 || tasks > static_cast<int>(report::kMaxBracketTasks)) {
-    std::cerr << "fleetmark: recommend: --tasks: 1 <= tasks <= " << report::kMaxBracketTasks << ", got " << tasks
-              << "\n";
-    return kExitUsage;
-  }
+  const int tasks = absl::GetFlag(FLAGS_tasks);  // 1..kMaxBracketTasks: the flag parser checked its help's range
   absl::StatusOr<report::BracketPlan> bracket =
       report::BuildBracketPlan(profile, {.tasks = static_cast<uint32_t>(tasks)});
   if (!bracket.ok()) {

@@ -25,6 +25,7 @@
 #include "engine/common/secret_file.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/text.h"
+#include "engine/report/recommend_plan.h"
 
 ABSL_FLAG(std::string, coordinator, "",
           "coordinator gRPC address IP:PORT, HOST:PORT or a gRPC target such as "
@@ -65,7 +66,11 @@ ABSL_FLAG(bool, measure, false,
           "recommend: measure the smallest plan that brackets --profile (the profile and its neighbours x0.5 "
           "and x2, blocking and suspending waits) with quick settings, here, or on the agents --select "
           "matches, and answer from it");
-ABSL_FLAG(int, tasks, 100, "recommend --measure: tasks per batch the answer assumes (1..10000)");
+// The range in "(1..N)" is the one the flag parser enforces (flag_parser.h), from the
+// bracket plan's own limit.
+ABSL_FLAG(int, tasks, 100,
+          absl::StrCat("recommend --measure: tasks per batch the answer assumes (1..",
+                       fleetmark::report::kMaxBracketTasks, ")"));
 ABSL_FLAG(std::string, plan_out, "", "recommend --measure: also write the plan it runs to this file (text format)");
 ABSL_FLAG(std::string, workload, "",
           "recommend: instead of --profile, the answer for a fixed workload of the run (arithmetic, "

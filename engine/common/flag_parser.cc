@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
+#include <utility>
 
 #include "engine/common/suggest.h"
 #include "engine/common/text.h"
@@ -36,8 +38,9 @@ std::map<std::string, std::string>& GivenTexts() {
 }
 
 // The range an integer flag's help names as "(1..1000)" (the project's help convention:
-// "runs list: how many runs (1..1000)"), as "1..1000"; "" when it names none.
-std::string HelpRange(const std::string& help) {
+// "runs list: how many runs (1..1000)"): the one definition of that flag's range, which
+// ParseFlags enforces. nullopt when the help names none.
+std::optional<std::pair<int64_t, int64_t>> HelpRange(const std::string& help) {
   for (size_t open = help.find('('); open != std::string::npos; open = help.find('(', open + 1)) {
     const size_t close = help.find(')', open);
     if (close == std::string::npos) break;
@@ -45,9 +48,23 @@ std::string HelpRange(const std::string& help) {
     const size_t dots = inner.find("..");
     if (dots == std::string::npos || dots == 0 || dots + 2 >= inner.size()) continue;
     int64_t low = 0, high = 0;
-    if (absl::SimpleAtoi(inner.substr(0, dots), &low) && absl::SimpleAtoi(inner.substr(dots + 2), &high)) return inner;
+    if (absl::SimpleAtoi(inner.substr(0, dots), &low) && absl::SimpleAtoi(inner.substr(dots + 2), &high)) {
+      return std::make_pair(low, high);
+    }
   }
-  return "";
+  return std::nullopt;
+}
+
+bool IsIntegerFlag(const absl::CommandLineFlag& flag) {
+  return flag.IsOfType<int>() || flag.IsOfType<int64_t>() || flag.IsOfType<uint32_t>() ||
+         flag.IsOfType<uint64_t>();
+}
+
+// The one message of an integer flag outside its range, the form every range check of
+// the project uses: "--limit: 1 <= limit <= 1000, got 0".
+std::string RangeMessage(const std::string& name, std::pair<int64_t, int64_t> range, const std::string& value) {
+  return absl::StrCat("--", name, ": ", range.first, " <= ", name, " <= ", range.second, ", got ",
+                      EscapeForTerminal(value, kMaxEchoedFlagBytes));
 }
 
 }  // namespace
@@ -115,20 +132,30 @@ absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view 
             " (h, m, s, ms, us, ns; e.g. --", name, "=30m or --", name, "=1h30m), got \"",
             EscapeForTerminal(value, kMaxEchoedFlagBytes), "\""));
       }
-      if (flag->IsOfType<int>() || flag->IsOfType<int64_t>() || flag->IsOfType<uint32_t>() ||
-          flag->IsOfType<uint64_t>()) {
+      if (IsIntegerFlag(*flag)) {
         // Abseil says "Illegal value '99999999999' specified for flag 'limit'" for a
-        // number out of the type's range too; the command checks its own range after.
+        // number out of the type's range too.
         const bool digits = !value.empty() && value.find_first_not_of("-+0123456789") == std::string::npos;
-        const std::string range = HelpRange(flag->Help());
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--", name, ": ", !digits ? "not a whole number" : range.empty() ? "a number out of range" : range,
-            ", got \"", EscapeForTerminal(value, kMaxEchoedFlagBytes), "\""));
+        const auto range = HelpRange(flag->Help());
+        if (digits && range) return absl::InvalidArgumentError(RangeMessage(name, *range, value));
+        return absl::InvalidArgumentError(absl::StrCat("--", name, ": ",
+                                                       !digits ? "not a whole number" : "a number out of range",
+                                                       ", got \"", EscapeForTerminal(value, kMaxEchoedFlagBytes), "\""));
       }
       // Abseil's error quotes the value as given: "Illegal value '<value>' specified
       // for flag 'wide'".
       return absl::InvalidArgumentError(
           absl::StrCat("--", name, ": ", EscapeForTerminal(error, kMaxEchoedFlagBytes + 64)));
+    }
+    // An integer flag's range is its help's "(lo..hi)", checked here once for every
+    // command and daemon (commands checked their own, each in its own words).
+    if (IsIntegerFlag(*flag)) {
+      if (const auto range = HelpRange(flag->Help())) {
+        int64_t number = 0;
+        if (!absl::SimpleAtoi(flag->CurrentValue(), &number) || number < range->first || number > range->second) {
+          return absl::InvalidArgumentError(RangeMessage(name, *range, value));
+        }
+      }
     }
     parsed.flags_set.push_back(name);
     GivenTexts()[name] = value;

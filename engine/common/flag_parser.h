@@ -28,10 +28,13 @@ struct ParsedFlags {
 // Parses argv[1..argc) into the Abseil flags defined in source files whose path
 // contains `flag_files` (other flags, e.g. gRPC's or Abseil's own, are unknown here).
 // Accepts --name=value, --name value, -name, bool --name / --noname. InvalidArgument,
-// with a message naming the flag: "unknown flag --x" (with a did-you-mean of the known
-// flags, suggest.h), "flag --x needs a value",
-// "--x is given twice; give it once", "--x: <Abseil's parse error>". What the user
-// typed is echoed escaped (EscapeForTerminal) and cut at 200 bytes.
+// with a message naming the flag: "unknown flag --x" (with a did-you-mean of the
+// known flags, suggest.h), "flag --x needs a value", "--x is given twice; give it
+// once", "--x: <Abseil's parse error>". An integer flag whose help names a range
+// "(lo..hi)" is held to it here, for every command and daemon, in the project's one
+// range form: "--limit: 1 <= limit <= 1000, got 0" (the help is the range's one
+// definition). What the user typed is echoed escaped (EscapeForTerminal) and cut at
+// 200 bytes.
 absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view flag_files);
 
 // The text the last ParseFlags call was given for flag `name` ("0s" for --timeout=0s),

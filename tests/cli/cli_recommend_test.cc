@@ -240,6 +240,19 @@ TEST_F(CliTest, RecommendMeasureRefusesBadInput) {
   CliResult tasks = Cli("recommend --profile wait_us=10 --measure --tasks 0 --dry_run");
   EXPECT_EQ(tasks.exit_code, 2);
   EXPECT_THAT(tasks.err, HasSubstr("--tasks: 1 <= tasks <= 10000, got 0"));
+  // One rule for the flag: past its type it said `--tasks: 1..10000, got "99999999999"`.
+  for (const char* value : {"10001", "99999999999", "-1"}) {
+    CliResult r = Cli(std::string("recommend --profile wait_us=10 --measure --dry_run --tasks ") + value);
+    EXPECT_EQ(r.exit_code, 2) << value;
+    EXPECT_THAT(r.err, HasSubstr(std::string("fleetmark: --tasks: 1 <= tasks <= 10000, got ") + value + " (see"))
+        << r.err;
+  }
+  // The same rule for runs list --limit (it said "1..1000, got \"99999999999\"" past the type).
+  for (const char* value : {"0", "99999999999"}) {
+    CliResult r = Cli(std::string("runs list --coordinator 127.0.0.1:1 --limit ") + value);
+    EXPECT_EQ(r.exit_code, 2) << value;
+    EXPECT_THAT(r.err, HasSubstr(std::string("fleetmark: --limit: 1 <= limit <= 1000, got ") + value)) << r.err;
+  }
   CliResult without = Cli("recommend --profile wait_us=10 --tasks 5 --results x.json");
   EXPECT_EQ(without.exit_code, 2);
   EXPECT_THAT(without.err, HasSubstr("--tasks applies to --measure"));

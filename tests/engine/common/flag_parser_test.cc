@@ -74,8 +74,14 @@ TEST(FlagParserTest, BadInputNamesTheFlag) {
   // A number past the type's range is named as such (Abseil: "Illegal value ...").
   EXPECT_EQ(Parse({"--fp_count=99999999999"}).status().message(),
             "--fp_count: a number out of range, got \"99999999999\"");
-  // ... and by the range its help names, once (the CLI adds "(see fleetmark --help)").
-  EXPECT_EQ(Parse({"--fp_limit=99999999999"}).status().message(), "--fp_limit: 1..1000, got \"99999999999\"");
+  // ... and by the range its help names, in the one range form every command uses
+  // (it said "1..1000, got \"99999999999\"" here and "1 <= limit <= 1000, got 0" in
+  // the command), and a value inside the type but outside that range is refused here too.
+  EXPECT_EQ(Parse({"--fp_limit=99999999999"}).status().message(), "--fp_limit: 1 <= fp_limit <= 1000, got 99999999999");
+  EXPECT_EQ(Parse({"--fp_limit=0"}).status().message(), "--fp_limit: 1 <= fp_limit <= 1000, got 0");
+  EXPECT_EQ(Parse({"--fp_limit", "-3"}).status().message(), "--fp_limit: 1 <= fp_limit <= 1000, got -3");
+  EXPECT_TRUE(Parse({"--fp_limit=1000"}).ok());
+  EXPECT_TRUE(Parse({"--fp_count=-5"}).ok());  // no range in its help: the command's own check
   // A duration without a unit says so, naming the flag, the units and an example.
   EXPECT_EQ(Parse({"--fp_delay", "5"}).status().message(),
             "--fp_delay: a duration needs a unit (h, m, s, ms, us, ns; e.g. --fp_delay=30m or --fp_delay=1h30m), "
