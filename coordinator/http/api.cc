@@ -16,6 +16,7 @@
 #include "coordinator/http/compare.h"
 #include "coordinator/http/json_codec.h"
 #include "coordinator/http/recommend.h"
+#include "engine/common/suggest.h"
 #include "engine/common/text.h"
 #include "engine/report/device_answers.h"
 
@@ -97,40 +98,97 @@ absl::StatusOr<std::string> NewestSharedRun(store::WebReader& reader, const std:
   return absl::NotFoundError("the devices share no run");
 }
 
+
+// The parameters each endpoint reads (api.h), by route ("<id>" for an id in the path):
+// any other is refused by name, so a typo (`agents=` on a run's results, which read
+// `agent=`) is never silently ignored.
+const std::vector<std::string>* ParamsOf(const std::string& route) {
+  static const auto* params = new std::map<std::string, std::vector<std::string>>{
+      {"agents", {}},
+      {"runs", {"limit"}},
+      {"runs/<id>", {}},
+      {"runs/<id>/results", {"agent"}},
+      {"results/<id>", {}},
+      {"compare", {"agents", "runs", "include_emulated", "min_margin", "cases"}},
+      {"map", {"agents", "runs", "include_emulated"}},
+      {"recommend", {"profile", "run", "plan_latest", "agents", "include_emulated"}},
+      {"history", {"case", "agents", "limit", "nightly"}},
+      {"cases", {"agents", "agent"}},
+      {"schedules", {}},
+      {"changes", {"since", "agent", "state", "limit"}},
+  };
+  auto it = params->find(route);
+  return it == params->end() ? nullptr : &it->second;
+}
+
+// `parts` as a route of ParamsOf: "runs/<id>/results" for runs/0b6f.../results.
+std::string RouteOf(const std::vector<std::string>& parts) {
+  if (parts.size() == 2 && (parts[0] == "runs" || parts[0] == "results")) return parts[0] + "/<id>";
+  if (parts.size() == 3 && parts[0] == "runs" && parts[2] == "results") return "runs/<id>/results";
+  return parts.size() == 1 ? parts[0] : "";
+}
+
 }  // namespace
+
+ApiResponse Api::GetTerms(std::string_view path, const std::vector<std::pair<std::string, std::string>>& terms) const {
+  std::map<std::string, std::string> query;
+  for (const auto& [name, value] : terms) {
+    if (!query.emplace(name, value).second) {
+      // Which one was meant is not for the server to guess.
+      return Error(400, absl::StrCat("parameter \"", EscapeForTerminal(name, 80), "\" is given twice; give it once"));
+    }
+  }
+  return Get(path, query);
+}
 
 ApiResponse Api::Get(std::string_view path, const std::map<std::string, std::string>& query) const {
   std::vector<std::string> parts = absl::StrSplit(absl::string_view(path.data(), path.size()), '/');
   if (!parts.empty() && parts.back().empty()) parts.pop_back();  // trailing slash
+  const std::string route = RouteOf(parts);
+  const std::vector<std::string>* allowed = ParamsOf(route);
+  if (allowed == nullptr) return Error(404, absl::StrCat("no API endpoint /api/v1/", EscapeForTerminal(path, 200)));
   // Every endpoint's parameters are text: bytes that are not UTF-8 are refused here,
-  // naming the parameter, before they reach the database (whose error would leak).
+  // naming the parameter, before they reach the database (whose error would leak);
+  // control characters too (a NUL in a case id was echoed back as it came). Values are
+  // echoed escaped (EscapeForTerminal), never raw.
   for (const auto& [name, value] : query) {
-    if (!IsValidUtf8(name)) {
-      return Error(400, absl::StrCat("parameter \"", EscapeForTerminal(name, 80), "\": its name is not UTF-8"));
+    if (!IsValidUtf8(name) || !IsPrintableText(name, false)) {
+      return Error(400, absl::StrCat("parameter \"", EscapeForTerminal(name, 80), "\": its name is not printable UTF-8 (",
+                                     *TextProblem(name, false), ")"));
     }
     if (!IsValidUtf8(value)) {
       return Error(400, absl::StrCat(name, ": parameter values are UTF-8 text, got \"", EscapeForTerminal(value, 80),
                                      "\" (", *TextProblem(value, true), ")"));
     }
+    if (!IsPrintableText(value, false)) {
+      return Error(400, absl::StrCat(name, ": parameter values are printable text (no control characters), got \"",
+                                     EscapeForTerminal(value, 80), "\" (", *TextProblem(value, false), ")"));
+    }
+    if (std::find(allowed->begin(), allowed->end(), name) == allowed->end()) {
+      return Error(400, absl::StrCat("unknown parameter \"", EscapeForTerminal(name, 80), "\" of /api/v1/", route,
+                                     DidYouMean(name, *allowed), "; ",
+                                     allowed->empty() ? "it takes no parameters"
+                                                      : absl::StrCat("its parameters: ", absl::StrJoin(*allowed, ", "))));
+    }
   }
   try {
-    if (parts.size() == 1 && parts[0] == "agents") return Agents();
-    if (parts.size() == 1 && parts[0] == "runs") return Runs(query);
-    if (parts.size() == 2 && parts[0] == "runs") return Run(parts[1]);
-    if (parts.size() == 3 && parts[0] == "runs" && parts[2] == "results") return RunResults(parts[1], query);
-    if (parts.size() == 2 && parts[0] == "results") return Result(parts[1]);
-    if (parts.size() == 1 && parts[0] == "compare") return Compare(query);
-    if (parts.size() == 1 && parts[0] == "map") return Map(query);
-    if (parts.size() == 1 && parts[0] == "recommend") return Recommend(query);
-    if (parts.size() == 1 && parts[0] == "history") return History(query);
-    if (parts.size() == 1 && parts[0] == "cases") return Cases(query);
-    if (parts.size() == 1 && parts[0] == "schedules") return Schedules();
-    if (parts.size() == 1 && parts[0] == "changes") return Changes(query);
+    if (route == "agents") return Agents();
+    if (route == "runs") return Runs(query);
+    if (route == "runs/<id>") return Run(parts[1]);
+    if (route == "runs/<id>/results") return RunResults(parts[1], query);
+    if (route == "results/<id>") return Result(parts[1]);
+    if (route == "compare") return Compare(query);
+    if (route == "map") return Map(query);
+    if (route == "recommend") return Recommend(query);
+    if (route == "history") return History(query);
+    if (route == "cases") return Cases(query);
+    if (route == "schedules") return Schedules();
+    if (route == "changes") return Changes(query);
   } catch (const std::exception& e) {
     // Nothing above is expected to throw; keep the server up if it does.
     return Error(500, absl::StrCat("internal error: ", e.what()));
   }
-  return Error(404, absl::StrCat("no API endpoint /api/v1/", std::string(path)));
+  return Error(404, absl::StrCat("no API endpoint /api/v1/", EscapeForTerminal(path, 200)));
 }
 
 ApiResponse Api::Agents() const {
@@ -181,7 +239,15 @@ ApiResponse Api::RunResults(std::string_view id_or_prefix, const std::map<std::s
   auto resolved = reader_->ResolveRunId(id_or_prefix);
   if (!resolved.ok()) return FromStatus(resolved.status());
   const std::string& run_id = *resolved;
-  auto results = reader_->RunResults(run_id, Param(query, "agent"));
+  // agent=: an agent id or name (as agents= elsewhere); one that names no agent is 404,
+  // not an empty list (a typo is not "no results").
+  std::string agent_id;
+  if (const std::string agent = Param(query, "agent"); !agent.empty()) {
+    auto agents = ResolveAgents({agent});
+    if (!agents.ok()) return FromStatus(agents.status());
+    agent_id = agents->front().agent_id;
+  }
+  auto results = reader_->RunResults(run_id, agent_id);
   if (!results.ok()) return FromStatus(results.status());
   json list = json::array();
   for (const auto& r : *results) list.push_back(ResultJson(r, /*full=*/false));

@@ -12,7 +12,8 @@
 //   runs/<run_id>                one run with jobs; <run_id> may be a unique prefix (>= 6
 //                                hex digits, as in the CLI); an ambiguous one is 300 with
 //                                {"error", "matches": [run, ...]} (at most kMaxPrefixMatches)
-//   runs/<run_id>/results[?agent=<agent_id>]   results without raw samples
+//   runs/<run_id>/results[?agent=<agent id or name>]   results without raw samples (an
+//                                agent that does not exist is 404)
 //   results/<result_id>          one result in full, raw samples included
 //   compare?agents=a,b[&runs=r1,r2]   comparison (compare.h); without runs, two or more
 //                                agents default to the newest run holding results of all
@@ -39,6 +40,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -59,8 +61,12 @@ class Api {
   explicit Api(std::shared_ptr<store::WebReader> reader) : reader_(std::move(reader)) {}
 
   // `path` is what follows "/api/v1/" (no leading slash); `query` the decoded
-  // parameters (the first value of each name).
+  // parameters. 400 for a parameter the endpoint does not read (naming it, a
+  // did-you-mean and the endpoint's parameters), for a name or value that is not
+  // printable UTF-8 (control characters included; echoed escaped, never raw).
   ApiResponse Get(std::string_view path, const std::map<std::string, std::string>& query) const;
+  // The same from the query's terms in order: 400 for a name given twice.
+  ApiResponse GetTerms(std::string_view path, const std::vector<std::pair<std::string, std::string>>& terms) const;
 
   store::WebReader& reader() const { return *reader_; }
 

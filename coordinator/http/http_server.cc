@@ -60,16 +60,16 @@ bool SameSecret(std::string_view given, std::string_view expected) {
 // split at its first '=' only, so an unencoded value that holds '=' stays whole
 // (`recommend?profile=cpu_us=50,wait_us=2000`, as the CLI's --profile takes it; httplib's
 // own params keep only the text after the last '='); names and values percent-decoded
-// ('+' is a space); the first value of a name wins.
-std::map<std::string, std::string> QueryOf(const std::string& target) {
-  std::map<std::string, std::string> query;
+// ('+' is a space); every term in order (Api::Get refuses a name given twice).
+std::vector<std::pair<std::string, std::string>> QueryOf(const std::string& target) {
+  std::vector<std::pair<std::string, std::string>> query;
   const size_t mark = target.find('?');
   if (mark == std::string::npos) return query;
   for (absl::string_view term : absl::StrSplit(absl::string_view(target).substr(mark + 1), '&', absl::SkipEmpty())) {
     const size_t eq = term.find('=');
     const std::string name(term.substr(0, eq));
     const std::string value(eq == absl::string_view::npos ? absl::string_view() : term.substr(eq + 1));
-    query.emplace(httplib::detail::decode_url(name, true), httplib::detail::decode_url(value, true));
+    query.emplace_back(httplib::detail::decode_url(name, true), httplib::detail::decode_url(value, true));
   }
   return query;
 }
@@ -320,7 +320,7 @@ class HttpServerImpl final : public HttpServer {
       return httplib::Server::HandlerResponse::Handled;
     });
     server_.Get(R"(/api/v1/(.*))", [this](const httplib::Request& req, httplib::Response& res) {
-      ApiResponse response = api_.Get(req.matches[1].str(), QueryOf(req.target));
+      ApiResponse response = api_.GetTerms(req.matches[1].str(), QueryOf(req.target));
       res.status = response.status;
       res.set_header("Cache-Control", "no-store");
       res.set_content(Dump(response.body), "application/json");

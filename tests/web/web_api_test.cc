@@ -430,6 +430,49 @@ TEST_F(WebApiTest, EveryAgentsParameterTakesNamesAndIds) {
   EXPECT_EQ(series["series"][0]["points"].size(), 14u);
 }
 
+// Parameters are never silently ignored: one an endpoint does not read is 400 naming it
+// with a did-you-mean and the endpoint's parameters (`results?agents=zzz` returned every
+// result); a name given twice is 400 (the first one won); a control character is 400
+// with the value escaped (`history?case=%00` was echoed back raw), and an agent= that
+// names no agent is the 404 of agents= (it was an empty list).
+TEST_F(WebApiTest, UnknownDuplicateAndControlParametersAre400) {
+  const std::string run = (*manifest_)["study_run_id"];
+  auto [typo, typo_body] = Get("/api/v1/runs/" + run + "/results?agents=zzz");
+  EXPECT_EQ(typo, 400) << typo_body.dump();
+  EXPECT_EQ(typo_body["error"],
+            "unknown parameter \"agents\" of /api/v1/runs/<id>/results (did you mean \"agent\"?); its parameters: agent");
+  auto [none, none_body] = Get("/api/v1/agents?limit=5");
+  EXPECT_EQ(none, 400);
+  EXPECT_EQ(none_body["error"], "unknown parameter \"limit\" of /api/v1/agents; it takes no parameters");
+  auto [runs, runs_body] = Get("/api/v1/runs?limt=5");
+  EXPECT_EQ(runs, 400);
+  EXPECT_EQ(runs_body["error"], "unknown parameter \"limt\" of /api/v1/runs (did you mean \"limit\"?); its parameters: limit");
+  auto [twice, twice_body] = Get("/api/v1/runs?limit=5&limit=6");
+  EXPECT_EQ(twice, 400);
+  EXPECT_EQ(twice_body["error"], "parameter \"limit\" is given twice; give it once");
+  for (const char* path : {"/api/v1/history?case=%00&agents=x86-host", "/api/v1/cases?agent=a%1bb",
+                           "/api/v1/runs?limit=1%0a"}) {
+    auto [status, body] = Get(path);
+    EXPECT_EQ(status, 400) << path;
+    const std::string error = body.value("error", "");
+    EXPECT_NE(error.find(": parameter values are printable text (no control characters), got \""), std::string::npos)
+        << path << ": " << error;
+    for (char c : error) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20) << path << ": " << error;
+  }
+  EXPECT_EQ(Get("/api/v1/history?case=%00&agents=x86-host").second["error"],
+            "case: parameter values are printable text (no control characters), got \"\\x00\" (control character "
+            "U+0000 at byte 0)");
+  auto [nobody, nobody_body] = Get("/api/v1/runs/" + run + "/results?agent=zzz");
+  EXPECT_EQ(nobody, 404) << nobody_body.dump();
+  EXPECT_EQ(nobody_body["error"], "agent zzz not found (agents: agent ids or names)");
+  // By name as by id, as agents= takes them.
+  auto [by_name, by_name_body] = Get("/api/v1/runs/" + run + "/results?agent=x86-host");
+  auto [by_id, by_id_body] = Get("/api/v1/runs/" + run + "/results?agent=" + AgentId("x86-host"));
+  ASSERT_EQ(by_name, 200) << by_name_body.dump();
+  EXPECT_FALSE(by_name_body["results"].empty());
+  EXPECT_EQ(by_name_body, by_id_body);
+}
+
 // runs= of map and compare: a run id or a unique prefix (the 8 characters the pages
 // show), the rule of /runs/<prefix>; a malformed one is 400 naming that rule.
 TEST_F(WebApiTest, MapAndCompareRunsTakeIdPrefixes) {
