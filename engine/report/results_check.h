@@ -18,8 +18,8 @@ inline constexpr double kMaxResultNs = 86'400e9;
 
 // OK, or InvalidArgument naming the device, the case, the field, the allowed range and
 // the value, e.g. `device "host", case "batch/synthetic/blocking/direct/any":
-// stats.median_ns: 0 <= median_ns <= 86400000000000 (ns), got -5`. Refused: a case id
-// repeated within a device; a negative, non-finite or over-kMaxResultNs time
+// stats.median_ns: 0 <= median_ns <= 8.64e+13 (ns), got -5`. Refused: a (non-empty) case
+// id repeated within a device; a negative, non-finite or over-kMaxResultNs time
 // (stats' min, median, max and mean, samples_ns, process_medians_ns); a parameter of the
 // case's spec outside the range a plan allows (threads, batch tasks, the synthetic,
 // memory, fanout and load parameters: engine/scenarios/param_rules.h).
