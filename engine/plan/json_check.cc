@@ -9,6 +9,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/suggest.h"
 #include "engine/plan/source_map.h"
 #include "fleetmark/v1/plan.pb.h"
 #include "google/protobuf/descriptor.h"
@@ -149,7 +150,9 @@ class PlanJsonChecker {
       if (f->name() == name || f->json_name() == name) field = f;
     }
     if (field == nullptr) {
-      return Fail(object.path, absl::StrCat("unknown field ", Shown(name)));
+      std::vector<std::string> names;
+      for (int i = 0; i < object.descriptor->field_count(); ++i) names.push_back(object.descriptor->field(i)->name());
+      return Fail(object.path, absl::StrCat("unknown field ", Shown(name), DidYouMean(name, names)));
     }
     if (!object.seen.insert(field->number()).second) {
       FieldPath path = object.path;

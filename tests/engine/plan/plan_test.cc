@@ -303,7 +303,7 @@ TEST(ParsePlanTest, JsonIsStrict) {
               HasSubstr("plan.matrix[0].strategies[0].threads: expected an integer"));
   EXPECT_THAT(error_of(R"({"matrix": [{"strategies": [{"threads": 4294967296}]}]})"), HasSubstr("out of range"));
   EXPECT_THAT(error_of(R"({"matrix": [{"batch": {"tasks": -1}}]})"), HasSubstr("out of range"));
-  EXPECT_THAT(error_of(R"({"nmae": "x"})"), HasSubstr("plan: unknown field \"nmae\""));
+  EXPECT_THAT(error_of(R"({"nmae": "x"})"), HasSubstr("plan: unknown field \"nmae\" (did you mean \"name\"?)"));
   EXPECT_THAT(error_of("[1]"), HasSubstr("p.json: plan: expected a JSON object"));
   EXPECT_THAT(error_of(": :"), HasSubstr("p.json:1:1: invalid JSON"));
   const std::string garbage = error_of(std::string("\x01\x1b[2J\xfd\xfe", 7));
