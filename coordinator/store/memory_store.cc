@@ -349,7 +349,13 @@ MemoryStore::MemoryStore(StoreOptions options, const Clock& clock)
 
 MemoryStore::~MemoryStore() = default;
 
-absl::Status MemoryStore::Migrate() { return absl::OkStatus(); }
+absl::Status MemoryStore::Migrate() {
+  // What migration 0014 makes: the result partitions of this month and the next.
+  MemoryTransaction txn(*db_);
+  const int64_t month = memory::MonthOf(txn.now());
+  txn.tables().partitions.insert({month, month + 1});
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::vector<int>> MemoryStore::AppliedMigrations() { return EmbeddedMigrationVersions(); }
 

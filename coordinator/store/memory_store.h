@@ -24,8 +24,9 @@
 // runs under the mutex (as PgStore calls it inside its transaction) and must not.
 //
 // Differences from PgStore, accepted:
-// - Migrate() does nothing and AppliedMigrations() answers EmbeddedMigrationVersions()
-//   (there is no schema); DatabaseErrorCount() is never moved (no database errors).
+// - There is no schema: Migrate() only makes what migration 0014 makes (the result
+//   partitions of this month and the next), AppliedMigrations() answers
+//   EmbeddedMigrationVersions(); DatabaseErrorCount() never moves (no database errors).
 // - Result partitions (EnsureResultPartitions, PruneResults) are emulated: the store
 //   remembers which UTC months have a "partition"; results of a month without one are
 //   in the "DEFAULT partition" (pruned only with a run of a created month, as in

@@ -2,7 +2,7 @@
 // migration 0014 partitions case_results by month keeping every row, a re-sent result
 // is stored once, partitions are created ahead (and concurrently), and PruneResults
 // drops only old months, refuses unexported or unfinished runs, obeys --force and
-// changes nothing on a dry run.
+// changes nothing on a dry run (PruneTest: on every store, PostgreSQL and memory, store_conformance.h).
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +17,8 @@
 #include "absl/time/clock.h"
 #include "coordinator/store/migrations.h"
 #include "coordinator/store/store.h"
+#include "tests/coordinator/store_backends.h"
+#include "tests/coordinator/store_conformance.h"
 #include "tests/coordinator/store_fixtures.h"
 #include "tests/coordinator/test_database.h"
 
@@ -48,26 +50,6 @@ bool TableExists(const std::string& uri, const std::string& name) {
   return Text(uri, absl::StrCat("SELECT to_regclass('", name, "')::text")) == name;
 }
 
-// A finished run of `agent` with one stored result (id `result_id`), created at
-// `created_at` (SQL timestamptz literal, "" = now), whose month's partition is made
-// first. Answers the run id.
-std::string OldRunWithResult(Store& store, const std::string& uri, const std::string& agent,
-                             const std::string& result_id, const std::string& created_at) {
-  auto run = CreateAndClaim(store, {agent});
-  EXPECT_TRUE(run.ok()) << run.status();
-  if (!run.ok()) return "";
-  const std::string run_id = run->run.run_id();
-  if (!created_at.empty()) {
-    Exec(uri, absl::StrCat("SELECT fleetmark_ensure_result_partitions('", created_at, "', '", created_at,
-                           "'); UPDATE runs SET created_at = '", created_at, "' WHERE run_id = '", run_id, "'"));
-  }
-  v1::CaseResult result = Result(result_id, run->job_of.at(agent), 100);
-  auto stored = store.InsertResults({{agent, &result}});
-  EXPECT_TRUE(stored.ok() && (*stored)[0].stored) << stored.status();
-  EXPECT_TRUE(store.FinishJob(run->job_of.at(agent), agent, JobOutcome{.ok = true}).ok());
-  Exec(uri, absl::StrCat("UPDATE runs SET status = 'done' WHERE run_id = '", run_id, "'"));
-  return run_id;
-}
 
 // Rows written before migration 0014 (the unpartitioned table, bigint[] samples) keep
 // their ids and contents, each in its run's month, and the web indexes are on the parent.
@@ -323,32 +305,67 @@ TEST(ResultsStoreTest, PartitionsAheadAreCreatedOnceAndTakeOverDefaultRows) {
   EXPECT_TRUE(absl::IsInvalidArgument(store->EnsureResultPartitions(-1).status()));
 }
 
-class PruneTest : public ::testing::Test {
+// PruneResults and RecordRunExported on every store (store_conformance.h): a run of
+// January 2024 and one of now, each with one result, its job finished (`unfinished`:
+// the old run's job still runs).
+class PruneTest : public StoreConformanceTest {
  protected:
   void SetUp() override {
-    if (!database_.uri().empty()) uri_ = database_.uri();
-    if (uri_.empty()) {
-      if (testing::TestDatabase::Required()) FAIL() << database_.error();
-      GTEST_SKIP() << database_.error();
-    }
-    store_ = OpenStore(uri_);
+    StoreConformanceTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    store_ = OpenStore();
     ASSERT_NE(store_, nullptr);
     agent_ = Agent(*store_, "a1");
-    old_run_ = OldRunWithResult(*store_, uri_, agent_, "00000000-0000-4000-8000-0000000000a1", "2024-01-15 08:00+00");
-    new_run_ = OldRunWithResult(*store_, uri_, agent_, "00000000-0000-4000-8000-0000000000a2", "");
+  }
+  // The runs, the old one finished unless `unfinished` (on agent a1; the new one on a2).
+  void CreateRuns(bool unfinished = false) {
+    const absl::Time january_2024 = absl::FromCivil(absl::CivilSecond(2024, 1, 15, 8, 0, 0), absl::UTCTimeZone());
+    std::string old_job;
+    old_run_ = backend().CreateRunAt(*store_, january_2024, [&] { return Claimed(agent_, &old_job); });
+    StoreResult(agent_, old_job, "00000000-0000-4000-8000-0000000000a1", !unfinished);
+    const std::string other = Agent(*store_, "a2");
+    std::string new_job;
+    new_run_ = Claimed(other, &new_job);
+    StoreResult(other, new_job, "00000000-0000-4000-8000-0000000000a2", true);
     ASSERT_FALSE(old_run_.empty());
     ASSERT_FALSE(new_run_.empty());
   }
-  int64_t Rows() { return Count(uri_, "SELECT count(*) FROM case_results"); }
-  int64_t Runs() { return Count(uri_, "SELECT count(*) FROM runs"); }
+  // A run of `agent` with its job claimed: the run id and (`job`) the job id.
+  std::string Claimed(const std::string& agent, std::string* job) {
+    auto run = CreateAndClaim(*store_, {agent});
+    EXPECT_TRUE(run.ok()) << run.status();
+    if (!run.ok()) return "";
+    *job = run->job_of.at(agent);
+    return run->run.run_id();
+  }
+  // One stored result (id `result_id`) of the job, which then finishes if `finish`.
+  void StoreResult(const std::string& agent, const std::string& job, const std::string& result_id, bool finish) {
+    v1::CaseResult result = Result(result_id, job, 100);
+    auto stored = store_->InsertResults({{agent, &result}});
+    EXPECT_TRUE(stored.ok() && (*stored)[0].stored) << stored.status();
+    if (finish) EXPECT_TRUE(store_->FinishJob(job, agent, JobOutcome{.ok = true}).ok());
+  }
+  // The stored results (of every run) and the runs, through the store.
+  int64_t Rows() {
+    int64_t rows = 0;
+    const absl::StatusOr<std::vector<v1::RunInfo>> runs = store_->ListRuns(1000);
+    EXPECT_TRUE(runs.ok()) << runs.status();
+    for (const v1::RunInfo& run : runs.value_or(std::vector<v1::RunInfo>{})) {
+      const absl::StatusOr<ResultExportIndex> index = store_->ListExportResults(run.run_id(), "");
+      EXPECT_TRUE(index.ok()) << index.status();
+      if (index.ok()) rows += static_cast<int64_t>(index->results.size());
+    }
+    return rows;
+  }
+  int64_t Runs() { return store_->ListRuns(1000)->size(); }
+  bool January2024Exists() { return Sql("SELECT count(*) FROM pg_class WHERE relname = 'case_results_y2024m01'") == 1; }
 
-  testing::TestDatabase database_;
-  std::string uri_;
   std::unique_ptr<Store> store_;
   std::string agent_, old_run_, new_run_;
 };
 
-TEST_F(PruneTest, DropsOnlyTheOldMonthsWithTheirRunsAndJobs) {
+TEST_P(PruneTest, DropsOnlyTheOldMonthsWithTheirRunsAndJobs) {
+  CreateRuns();
   ASSERT_TRUE(store_->RecordRunExported(old_run_).ok());
   auto pruned = store_->PruneResults({.older_than = absl::Hours(24 * 365)});
   ASSERT_TRUE(pruned.ok()) << pruned.status();
@@ -357,11 +374,12 @@ TEST_F(PruneTest, DropsOnlyTheOldMonthsWithTheirRunsAndJobs) {
   EXPECT_EQ(pruned->partitions[0].from, absl::FromCivil(absl::CivilMonth(2024, 1), absl::UTCTimeZone()));
   EXPECT_EQ(pruned->partitions[0].to, absl::FromCivil(absl::CivilMonth(2024, 2), absl::UTCTimeZone()));
   EXPECT_EQ(pruned->run_ids, std::vector<std::string>{old_run_});
-  EXPECT_FALSE(TableExists(uri_, "case_results_y2024m01"));
+  EXPECT_SQL_TRUE(!January2024Exists());
   EXPECT_EQ(Rows(), 1);
   EXPECT_EQ(Runs(), 1);
-  EXPECT_EQ(Count(uri_, absl::StrCat("SELECT count(*) FROM jobs WHERE run_id = '", old_run_, "'")), 0);
-  EXPECT_EQ(Count(uri_, absl::StrCat("SELECT count(*) FROM case_results WHERE run_id = '", new_run_, "'")), 1);
+  EXPECT_SQL_EQ(Sql(absl::StrCat("SELECT count(*) FROM jobs WHERE run_id = '", old_run_, "'")), 0);
+  EXPECT_TRUE(absl::IsNotFound(store_->GetRun(old_run_).status()));
+  EXPECT_EQ(store_->ListExportResults(new_run_, "")->results.size(), 1u);
   // Nothing is that old any more.
   pruned = store_->PruneResults({.older_than = absl::Hours(24 * 365)});
   ASSERT_TRUE(pruned.ok()) << pruned.status();
@@ -369,41 +387,43 @@ TEST_F(PruneTest, DropsOnlyTheOldMonthsWithTheirRunsAndJobs) {
   EXPECT_TRUE(pruned->run_ids.empty());
 }
 
-TEST_F(PruneTest, RefusesRunsNeverExportedUnlessForced) {
+TEST_P(PruneTest, RefusesRunsNeverExportedUnlessForced) {
+  CreateRuns();
   auto refused = store_->PruneResults({.older_than = absl::Hours(24 * 365)});
   ASSERT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
   EXPECT_TRUE(absl::StrContains(refused.status().message(), old_run_)) << refused.status();
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "never exported")) << refused.status();
   EXPECT_FALSE(absl::StrContains(refused.status().message(), new_run_)) << refused.status();
-  EXPECT_TRUE(TableExists(uri_, "case_results_y2024m01"));
+  EXPECT_SQL_TRUE(January2024Exists());
   EXPECT_EQ(Rows(), 2);
   EXPECT_EQ(Runs(), 2);
 
   auto forced = store_->PruneResults({.older_than = absl::Hours(24 * 365), .force = true});
   ASSERT_TRUE(forced.ok()) << forced.status();
   EXPECT_EQ(forced->run_ids, std::vector<std::string>{old_run_});
-  EXPECT_FALSE(TableExists(uri_, "case_results_y2024m01"));
+  EXPECT_SQL_TRUE(!January2024Exists());
   EXPECT_EQ(Rows(), 1);
   EXPECT_EQ(Runs(), 1);
 }
 
-TEST_F(PruneTest, RefusesUnfinishedRunsEvenWhenForced) {
-  Exec(uri_, absl::StrCat("UPDATE runs SET status = 'running' WHERE run_id = '", old_run_, "'"));
+TEST_P(PruneTest, RefusesUnfinishedRunsEvenWhenForced) {
+  CreateRuns(/*unfinished=*/true);
   auto refused = store_->PruneResults({.older_than = absl::Hours(24 * 365), .force = true});
   ASSERT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "still queued or running")) << refused.status();
   EXPECT_TRUE(absl::StrContains(refused.status().message(), old_run_)) << refused.status();
-  EXPECT_TRUE(TableExists(uri_, "case_results_y2024m01"));
+  EXPECT_SQL_TRUE(January2024Exists());
   EXPECT_EQ(Runs(), 2);
 }
 
-TEST_F(PruneTest, DryRunAnswersTheSameAndChangesNothing) {
+TEST_P(PruneTest, DryRunAnswersTheSameAndChangesNothing) {
+  CreateRuns();
   auto dry = store_->PruneResults({.older_than = absl::Hours(24 * 365), .force = true, .dry_run = true});
   ASSERT_TRUE(dry.ok()) << dry.status();
   ASSERT_EQ(dry->partitions.size(), 1u);
   EXPECT_EQ(dry->partitions[0].name, "case_results_y2024m01");
   EXPECT_EQ(dry->run_ids, std::vector<std::string>{old_run_});
-  EXPECT_TRUE(TableExists(uri_, "case_results_y2024m01"));
+  EXPECT_SQL_TRUE(January2024Exists());
   EXPECT_EQ(Rows(), 2);
   EXPECT_EQ(Runs(), 2);
   // The refusal too.
@@ -412,14 +432,21 @@ TEST_F(PruneTest, DryRunAnswersTheSameAndChangesNothing) {
   EXPECT_TRUE(absl::IsInvalidArgument(store_->PruneResults({.older_than = absl::ZeroDuration()}).status()));
 }
 
-TEST_F(PruneTest, ExportRecordNeedsAKnownRun) {
+TEST_P(PruneTest, ExportRecordNeedsAKnownRun) {
+  CreateRuns();
   EXPECT_TRUE(absl::IsNotFound(store_->RecordRunExported("00000000-0000-4000-8000-00000000dead")));
   EXPECT_TRUE(absl::IsInvalidArgument(store_->RecordRunExported("not-a-uuid")));
   ASSERT_TRUE(store_->RecordRunExported(new_run_).ok());
-  EXPECT_EQ(Count(uri_, absl::StrCat("SELECT count(*) FROM runs WHERE exported_at IS NOT NULL AND run_id = '",
-                                     new_run_, "'")),
-            1);
+  EXPECT_SQL_EQ(Sql(absl::StrCat("SELECT count(*) FROM runs WHERE exported_at IS NOT NULL AND run_id = '", new_run_,
+                                 "'")),
+                1);
+  // Exported, it may go with its month: its prune needs no --force.
+  auto pruned = store_->PruneResults({.older_than = absl::Hours(24 * 365)});
+  EXPECT_TRUE(absl::IsFailedPrecondition(pruned.status())) << "the old run was never exported: " << pruned.status();
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, PruneTest, ::testing::ValuesIn(StoreBackends()),
+                         [](const ::testing::TestParamInfo<BackendFactory>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace fleetmark::store

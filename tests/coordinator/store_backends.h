@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +45,16 @@ class PgBackend final : public StoreBackend {
     txn.exec_params("UPDATE agents SET last_seen = now() - $1::interval",
                     absl::StrCat(absl::ToInt64Milliseconds(d), " milliseconds"));
     txn.commit();
+  }
+  std::string CreateRunAt(Store&, absl::Time t, const std::function<std::string()>& create) override {
+    const std::string run_id = create();
+    const std::string at = absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", t, absl::UTCTimeZone());
+    pqxx::connection conn(db_.uri());
+    pqxx::work txn(conn);
+    txn.exec_params("SELECT fleetmark_ensure_result_partitions($1::timestamptz, $1::timestamptz)", at);
+    txn.exec_params("UPDATE runs SET created_at = $1::timestamptz WHERE run_id = $2::uuid", at, run_id);
+    txn.commit();
+    return run_id;
   }
   void AddRunWithId(Store&, const v1::RunInfo& like, const std::string&, const std::string& run_id) override {
     pqxx::connection conn(db_.uri());
@@ -87,6 +98,14 @@ class MemoryBackend final : public StoreBackend {
   }
   void Elapse(absl::Duration d) override { clock_.Advance(d); }
   void SilenceAgents(absl::Duration d) override { clock_.Advance(d); }
+  std::string CreateRunAt(Store& store, absl::Time t, const std::function<std::string()>& create) override {
+    const absl::Time now = clock_.Now();
+    clock_.Set(t);
+    EXPECT_TRUE(store.EnsureResultPartitions(0).ok());
+    const std::string run_id = create();
+    clock_.Set(now);
+    return run_id;
+  }
   void AddRunWithId(Store& store, const v1::RunInfo&, const std::string& agent_id,
                     const std::string& run_id) override {
     {

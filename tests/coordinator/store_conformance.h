@@ -49,6 +49,10 @@ class StoreBackend {
   virtual void Elapse(absl::Duration d) = 0;
   // Every agent was last heard `d` ago (their sessions fall silent).
   virtual void SilenceAgents(absl::Duration d) = 0;
+  // Calls `create` (which creates one run through `store` and answers its id) so that
+  // the run counts as created at `t` (in the past), with a result partition for t's
+  // month; answers the run id. Results stored after it belong to that month.
+  virtual std::string CreateRunAt(Store& store, absl::Time t, const std::function<std::string()>& create) = 0;
   // Adds a run with id `run_id` (lower-case UUID) sharing `like`'s plan, with no job
   // (PostgreSQL) or one queued job for `agent_id` (memory: created through the store
   // with that id), to make run id prefixes collide.
