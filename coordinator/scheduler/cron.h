@@ -6,7 +6,7 @@
 // @daily (= @midnight), @weekly, @monthly, @yearly (= @annually).
 //
 //   FLEETMARK_ASSIGN_OR_RETURN(CronSchedule cron, CronSchedule::Parse("0 2 * * *"));
-//   absl::Time next = *cron.NextAfter(absl::Now());   // the next 02:00 UTC
+//   absl::Time next = *cron.NextAfter(clock.Now());   // the next 02:00 UTC
 //
 // Thread-safety: immutable after Parse; safe from any thread.
 #pragma once

@@ -178,7 +178,8 @@ ControlServiceImpl::ControlServiceImpl(store::Store& store, Executor& executor, 
       executor_(executor),
       dispatcher_(dispatcher),
       registry_(registry),
-      options_(options) {}
+      options_(options),
+      clock_(options.clock != nullptr ? *options.clock : SystemClock()) {}
 
 grpc::Status ControlServiceImpl::Authorize(const grpc::ServerContextBase& context) const {
   if (options_.admin_token.empty()) {
@@ -427,7 +428,7 @@ grpc::ServerUnaryReactor* ControlServiceImpl::CreateSchedule(grpc::CallbackServe
     // (InvalidArgument naming --filter).
     FLEETMARK_RETURN_IF_ERROR(SelectedCaseIds(schedule.plan(), schedule.quick(), schedule.filter()).status());
     FLEETMARK_RETURN_IF_ERROR(Selector::Parse(schedule.selector()).status());
-    std::optional<absl::Time> next = cron.NextAfter(absl::Now());
+    std::optional<absl::Time> next = cron.NextAfter(clock_.Now());
     if (!next) {
       return absl::InvalidArgumentError(
           absl::StrCat("schedule.cron \"", schedule.cron(), "\": never fires in the next 5 years"));

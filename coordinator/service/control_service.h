@@ -36,6 +36,7 @@
 #include "coordinator/service/executor.h"
 #include "coordinator/service/read_stores.h"
 #include "coordinator/store/store.h"
+#include "engine/common/clock.h"
 #include "fleetmark/v1/control.grpc.pb.h"
 
 namespace fleetmark::service {
@@ -55,6 +56,9 @@ struct ControlServiceOptions {
   // neither; not owned, they outlive the service.
   store::Store* read_replica = nullptr;
   store::ReadRouter* read_router = nullptr;
+  // Where the service reads the time (a schedule's first next fire): the coordinator's
+  // clock (CoordinatorOptions::clock). Null: SystemClock(). Not owned; outlives the service.
+  const Clock* clock = nullptr;
 };
 
 // absl::Status → grpc::Status (same numeric codes); the message through CutLongEchoes
@@ -160,6 +164,7 @@ class ControlServiceImpl final : public v1::ControlService::CallbackService {
   Dispatcher& dispatcher_;
   AgentRegistry& registry_;
   const ControlServiceOptions options_;
+  const Clock& clock_;
 };
 
 }  // namespace fleetmark::service

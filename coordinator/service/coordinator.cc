@@ -179,6 +179,7 @@ class CoordinatorImpl : public Coordinator {
     control_options.max_attempts = static_cast<uint32_t>(options_.max_attempts);
     control_options.job_lease = options_.job_lease;
     control_options.default_preconditions = options_.default_preconditions;
+    control_options.clock = &clock_;
     // schedules_ is created below, before the server starts taking calls.
     control_options.run_schedule = [this](const std::string& name) { return schedules_->RunNow(name); };
     if (!options_.read_database_uri.empty()) {

@@ -964,6 +964,47 @@ TEST_F(ServiceTest, ControlNeedsAdminTokenAndValidatesInput) {
   }
 }
 
+// A schedule's first next fire is computed on the coordinator's clock, as the
+// scheduler's later ones are (issue 33 item 2): before, CreateSchedule read
+// absl::Now(), so a coordinator on a FakeClock stored the next 10:30 of the real day.
+TEST_F(ServiceTest, AScheduleFirstFiresByTheCoordinatorsClock) {
+  coordinator_.reset();  // this test's own coordinator runs on a fixed clock
+  const absl::Time now = absl::FromCivil(absl::CivilSecond(2031, 3, 4, 10, 15, 0), absl::UTCTimeZone());
+  FakeClock clock(now);
+  struct AtExit {
+    std::function<void()> run;
+    ~AtExit() { run(); }
+  } stop{[&] { coordinator_.reset(); }};  // the coordinator goes before the clock it reads
+  CoordinatorOptions options = Options(db_->uri());
+  options.clock = &clock;
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(options));
+
+  const absl::Time expected = now + absl::Minutes(15);  // "30 10 * * *" after 10:15 UTC
+  {
+    grpc::ClientContext context;
+    Authorize(&context);
+    v1::CreateScheduleRequest request;
+    request.mutable_schedule()->set_name("morning");
+    request.mutable_schedule()->set_cron("30 10 * * *");
+    *request.mutable_schedule()->mutable_plan() = SmallPlan();
+    v1::Schedule response;
+    grpc::Status status = control_->CreateSchedule(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(absl::FromUnixNanos(response.next_fire_unix_ns()), expected);
+  }
+  grpc::ClientContext context;
+  Authorize(&context);
+  v1::ListSchedulesResponse listed;
+  ASSERT_TRUE(control_->ListSchedules(&context, v1::ListSchedulesRequest(), &listed).ok());
+  bool found = false;
+  for (const v1::Schedule& s : listed.schedules()) {
+    if (s.name() != "morning") continue;
+    found = true;
+    EXPECT_EQ(absl::FromUnixNanos(s.next_fire_unix_ns()), expected);
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST_F(ServiceTest, TokensCredentialsAndRevocation) {
   v1::CreateTokenResponse token;
   {
