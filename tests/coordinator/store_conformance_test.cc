@@ -1476,6 +1476,128 @@ TEST_P(StoreConformanceTest, RemovedAgentKeepsItsHistoryAndFreesItsName) {
   EXPECT_EQ(exported->run().jobs(0).agent_name(), "board");
 }
 
+// --- confirmed changes (change_records.h) ---
+
+// A nightly run of `agent` (submitted by a schedule) whose job stores one ok result of
+// `case_id` at `median` and finishes: the run id.
+std::string NightlyRun(Store& store, const std::string& agent, const std::string& result_id, double median) {
+  NewRun run = MakeRun({agent});
+  run.submitted_by = "schedule:nightly";
+  auto created = store.CreateRun(run);
+  EXPECT_TRUE(created.ok()) << created.status();
+  auto claimed = store.ClaimJobs({agent}, absl::Seconds(30));
+  EXPECT_TRUE(claimed.ok() && claimed->size() == 1u);
+  if (!created.ok() || !claimed.ok() || claimed->size() != 1u) return "";
+  const std::string job = (*claimed)[0].assignment.job_id();
+  v1::CaseResult result = Result(result_id, job, median);
+  auto stored = store.InsertResults({{agent, &result}});
+  EXPECT_TRUE(stored.ok() && (*stored)[0].stored);
+  EXPECT_TRUE(store.FinishJob(job, agent, JobOutcome{.ok = true}).ok());
+  return created->run_id();
+}
+
+// The flow of the change monitor: a scan of an ended nightly run records what the
+// detector finds as suspected changes (once per run and agent), a confirmation run over
+// budget leaves them unconfirmed, one within budget is recorded and, once it ended, is
+// listed with its median, and the verdict is taken once.
+TEST_P(StoreConformanceTest, ChangesAreScannedConfirmedAndDecidedOnce) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const std::string a = Agent(*store, "board");
+  const std::string kCase = "batch/arithmetic/blocking/direct/any";
+  std::vector<ChangeScan> scans;
+  const ChangeDetector detect = [&](const ChangeScan& scan) {
+    scans.push_back(scan);
+    std::vector<DetectedChange> found;
+    for (const CaseSeries& s : scan.series) found.push_back({s.case_id, 90, s.medians_ns.back(), 0.05});
+    return found;
+  };
+  const std::string night1 = NightlyRun(*store, a, "c0000001-0000-4000-8000-000000000001", 100);
+  ASSERT_FALSE(night1.empty());
+  ASSERT_TRUE(store->CreateRun(MakeRun({a})).ok());  // not a nightly run: never scanned
+  auto found = store->ScanNightlyRuns(detect, 10);
+  ASSERT_TRUE(found.ok()) << found.status();
+  ASSERT_EQ(found->size(), 1u);
+  EXPECT_EQ((*found)[0].run_id, night1);
+  EXPECT_EQ((*found)[0].agent_name, "board");
+  EXPECT_EQ((*found)[0].case_ids, std::vector<std::string>{kCase});
+  ASSERT_EQ(scans.size(), 1u);
+  ASSERT_EQ(scans[0].series.size(), 1u);
+  EXPECT_EQ(scans[0].series[0].medians_ns, std::vector<double>{100});
+  EXPECT_EQ(scans[0].series[0].newest_result_id, "c0000001-0000-4000-8000-000000000001");
+  EXPECT_TRUE(store->ScanNightlyRuns(detect, 10)->empty()) << "scanned once";
+
+  auto listed = store->ListChanges(ChangeFilter{});
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].state, "suspected");
+  EXPECT_EQ((*listed)[0].agent_name, "board");
+  EXPECT_EQ((*listed)[0].new_level_ns, 100);
+  EXPECT_EQ((*listed)[0].min_change_percent, 5);
+  EXPECT_TRUE(absl::IsNotFound(store->ListChanges(ChangeFilter{.agent_name = "nobody"}).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(store->ListChanges(ChangeFilter{.limit = 0}).status()));
+
+  // Over budget: unconfirmed, no run.
+  int builds = 0;
+  const Store::ConfirmationBuilder build = [&](const v1::Plan& plan, bool quick) -> absl::StatusOr<NewRun> {
+    ++builds;
+    NewRun run = MakeRun({a});
+    run.plan = plan;
+    run.quick = quick;
+    run.submitted_by = "confirm";
+    return run;
+  };
+  v1::RunInfo confirmation;
+  auto why = store->SubmitConfirmation((*found)[0], /*budget_per_day=*/0, build, &confirmation);
+  ASSERT_TRUE(why.ok()) << why.status();
+  EXPECT_EQ(*why, "over the confirmation budget (0 per agent per day)");
+  EXPECT_EQ(builds, 0);
+  EXPECT_EQ((*store->ListChanges(ChangeFilter{}))[0].state, "unconfirmed");
+  EXPECT_EQ(store->ListChanges(ChangeFilter{.state = "suspected"})->size(), 0u);
+
+  // The next night: a new suspected change, confirmed by a run.
+  ASSERT_TRUE(store->CancelRun((*store->ListRuns(10))[0].run_id()).ok());  // the ordinary run
+  const std::string night2 = NightlyRun(*store, a, "c0000002-0000-4000-8000-000000000002", 130);
+  ASSERT_FALSE(night2.empty());
+  found = store->ScanNightlyRuns(detect, 10);
+  ASSERT_TRUE(found.ok() && found->size() == 1u);
+  EXPECT_EQ(scans.back().series[0].medians_ns, (std::vector<double>{100, 130})) << "the series up to the run";
+  why = store->SubmitConfirmation((*found)[0], /*budget_per_day=*/1, build, &confirmation);
+  ASSERT_TRUE(why.ok()) << why.status();
+  EXPECT_EQ(*why, "");
+  EXPECT_EQ(builds, 1);
+  ASSERT_FALSE(confirmation.run_id().empty());
+  EXPECT_EQ(confirmation.submitted_by(), "confirm");
+  EXPECT_TRUE(store->EndedConfirmations(10)->empty()) << "its run has not ended";
+  auto claimed = store->ClaimJobs({a}, absl::Seconds(30));
+  ASSERT_TRUE(claimed.ok() && claimed->size() == 1u);
+  const std::string job = (*claimed)[0].assignment.job_id();
+  v1::CaseResult measured = Result("c0000003-0000-4000-8000-000000000003", job, 128);
+  ASSERT_TRUE(store->InsertResults({{a, &measured}}).ok());
+  ASSERT_TRUE(store->FinishJob(job, a, JobOutcome{.ok = true}).ok());
+  auto ended = store->EndedConfirmations(10);
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  ASSERT_EQ(ended->size(), 1u);
+  EXPECT_EQ((*ended)[0].change.change_id, (*found)[0].change_ids[0]);
+  EXPECT_EQ((*ended)[0].change.confirmation_run_id, confirmation.run_id());
+  EXPECT_EQ((*ended)[0].run_status, "done");
+  EXPECT_EQ((*ended)[0].job_status, "done");
+  ASSERT_TRUE((*ended)[0].median_ns.has_value());
+  EXPECT_EQ(*(*ended)[0].median_ns, 128);
+
+  auto decided = store->DecideChange((*found)[0].change_ids[0], "confirmed", "reproduced", 128.0);
+  ASSERT_TRUE(decided.ok()) << decided.status();
+  ASSERT_TRUE(decided->has_value());
+  EXPECT_EQ((*decided)->state, "confirmed");
+  EXPECT_EQ((*decided)->agent_name, "board");
+  EXPECT_GT((*decided)->decided_at, absl::InfinitePast());
+  auto again = store->DecideChange((*found)[0].change_ids[0], "not_reproduced", "late", std::nullopt);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(again->has_value()) << "decided once";
+  EXPECT_TRUE(store->EndedConfirmations(10)->empty());
+  EXPECT_EQ(store->ListChanges(ChangeFilter{.state = "confirmed"})->size(), 1u);
+}
+
 // --- fleet health: noise score and quarantine (issue 14, items 3 and 4) ---
 
 // One "night" on `agent`: a run whose job stores the three calibration cases of
