@@ -519,7 +519,7 @@ ApiResponse Api::Schedules() const {
 ApiResponse Api::Changes(const std::map<std::string, std::string>& query) const {
   int64_t since_unix_ns = 0;
   if (const std::string since = Param(query, "since"); !since.empty()) {
-    auto t = changes::ParseSince(since, absl::Now(), "since");
+    auto t = changes::ParseSince(since, clock_.Now(), "since");
     if (!t.ok()) return FromStatus(t.status());
     since_unix_ns = absl::ToUnixNanos(*t);
   }

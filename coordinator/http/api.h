@@ -48,6 +48,7 @@
 #include "absl/status/statusor.h"
 #include "coordinator/http/compare.h"
 #include "coordinator/store/web_reader.h"
+#include "engine/common/clock.h"
 
 namespace fleetmark::http {
 
@@ -58,7 +59,10 @@ struct ApiResponse {
 
 class Api {
  public:
-  explicit Api(std::shared_ptr<store::WebReader> reader) : reader_(std::move(reader)) {}
+  // `clock` (not owned, outlives the Api) is where relative times start: changes?since=24h
+  // counts back from clock.Now().
+  explicit Api(std::shared_ptr<store::WebReader> reader, const Clock& clock = SystemClock())
+      : reader_(std::move(reader)), clock_(clock) {}
 
   // `path` is what follows "/api/v1/" (no leading slash); `query` the decoded
   // parameters. 400 for a parameter the endpoint does not read (naming it, a
@@ -92,6 +96,7 @@ class Api {
   ApiResponse Changes(const std::map<std::string, std::string>& query) const;
 
   std::shared_ptr<store::WebReader> reader_;
+  const Clock& clock_;
 };
 
 // Maximum devices in one comparison or history request.

@@ -268,7 +268,10 @@ class HttpServerImpl final : public HttpServer {
  public:
   HttpServerImpl(const HttpServerOptions& options, std::string host, std::string index_html,
                  std::shared_ptr<store::WebReader> reader)
-      : options_(options), host_(std::move(host)), index_html_(std::move(index_html)), api_(std::move(reader)) {}
+      : options_(options),
+        host_(std::move(host)),
+        index_html_(std::move(index_html)),
+        api_(std::move(reader), options.clock != nullptr ? *options.clock : SystemClock()) {}
 
   ~HttpServerImpl() override { Stop(); }
 

@@ -38,6 +38,7 @@
 #include "absl/status/statusor.h"
 #include "coordinator/store/read_router.h"
 #include "coordinator/store/web_reader.h"
+#include "engine/common/clock.h"
 
 namespace fleetmark::http {
 
@@ -76,6 +77,9 @@ struct HttpServerOptions {
   // With a read replica: "replica" or "primary", the server reads go to now, added to
   // `/healthz` as "reads". Null = no such field. Called on server threads.
   std::function<std::string()> read_server;
+  // Where the API's relative times start (changes?since=24h): the coordinator's clock.
+  // Null = SystemClock(). Not owned; outlives the server (tests pass a FakeClock).
+  const Clock* clock = nullptr;
 };
 
 // A running server. Not copyable; destroying it stops it. Thread-safe.

@@ -341,6 +341,41 @@ TEST_F(WebApiTest, ChangesListTheConfirmedChangesWithFilters) {
   EXPECT_EQ(Get("/api/v1/changes?limit=0").first, 400);
 }
 
+// changes?since=48h counts back from the server's clock (HttpServerOptions::clock),
+// not absl::Now() (issue 33 item 2): a change made 10 days ago is within 48h of a clock
+// 9 days behind, and not within 12h of it. Before, both counted back from the real now
+// and found nothing.
+TEST_F(WebApiTest, ChangesSinceCountsBackFromTheServersClock) {
+  {
+    pqxx::connection c(db_->uri());
+    pqxx::work w(c);
+    w.exec_params(
+        "INSERT INTO changes (agent_id, case_id, run_id, old_level_ns, new_level_ns, noise_percent,"
+        " min_change_percent, state, reason, created_at, decided_at) "
+        "VALUES ($1::uuid, $2, $3::uuid, 95000, 123500, 1.0, 3.0, 'unconfirmed', 'no confirmation',"
+        " now() - interval '10 days', now() - interval '10 days')",
+        AgentId("x86-host"), std::string((*manifest_)["history_case_id"]),
+        std::string((*manifest_)["nightly"][7]["run_id"]));
+    w.commit();
+  }
+  FakeClock clock(absl::Now() - absl::Hours(9 * 24));
+  HttpServerOptions options;
+  options.pg_uri = db_->uri();
+  options.clock = &clock;
+  auto server = StartHttpServer(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  httplib::Client client("127.0.0.1", (*server)->port());
+  auto count = [&](const std::string& since) -> size_t {
+    auto res = client.Get(("/api/v1/changes?state=unconfirmed&since=" + since).c_str());
+    EXPECT_TRUE(res);
+    if (!res) return 99;
+    EXPECT_EQ(res->status, 200) << res->body;
+    return json::parse(res->body)["changes"].size();
+  };
+  EXPECT_EQ(count("48h"), 1u);
+  EXPECT_EQ(count("12h"), 0u);
+}
+
 // A parameter value that is not UTF-8 is refused by name before any query (PostgreSQL's
 // "invalid byte sequence" error leaked before), on every endpoint.
 TEST_F(WebApiTest, AParameterThatIsNotUtf8Is400NamingIt) {
