@@ -140,6 +140,17 @@ TEST_P(StoreConformanceTest, ResultInsertIsIdempotent) {
                                 std::string("tab\\there\\nnew line\\\\back\\\\\\\\slashes\\rCR \\\\N \\\\x41") +
                                 "' AND engine_version = E'v\\\\1\\t2'"),
             1);
+  // The same through the store, on every backend.
+  for (const auto& r : exported->results()) {
+    if (r.result_id() != id2) continue;
+    EXPECT_EQ(r.message(), awkward);
+    EXPECT_EQ(r.engine_version(), "v\\1\t2");
+  }
+  auto loaded = store->LoadResults({id1});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ((*loaded)[0].stats().median_ns(), 100);
+  ASSERT_EQ((*loaded)[0].samples_ns_size(), 3);
+  EXPECT_EQ((*loaded)[0].samples_ns(2), 3);
   EXPECT_EQ(exported->hosts().count("a1"), 1u);
   // RunInfo.results counts cases with a result (newest per job and case), not attempts.
   EXPECT_EQ(exported->run().results(), 2u);
@@ -215,6 +226,11 @@ TEST_P(StoreConformanceTest, EmulatedAgentAndTheResultsItMeasuredAreMarked) {
   auto agents = store->ListAgents();
   ASSERT_TRUE(agents.ok()) << agents.status();
   for (const auto& agent : *agents) EXPECT_FALSE(agent.host().emulated()) << agent.name();
+  // The results keep the mark they were stored with (LoadResults: the store's record).
+  auto marked = store->LoadResults({"66666666-6666-4666-8666-666666666666", "77777777-7777-4777-8777-777777777777"});
+  ASSERT_TRUE(marked.ok()) << marked.status();
+  EXPECT_TRUE((*marked)[0].emulated());
+  EXPECT_FALSE((*marked)[1].emulated());
   EXPECT_SQL_EQ(Sql("SELECT count(*) FROM host_snapshots"), 3);
 }
 
@@ -552,6 +568,22 @@ TEST_P(StoreConformanceTest, JobUpdatesInOneBatch) {
   EXPECT_SQL_EQ(Sql("SELECT cases_done FROM jobs WHERE job_id = '" + job_a + "'"), 2);
   EXPECT_SQL_EQ(Sql("SELECT cases_done FROM jobs WHERE job_id = '" + job_b + "'"), 0);
   EXPECT_SQL_EQ(Sql("SELECT count(*) FROM jobs WHERE status = 'running'"), 2);
+  // The same through GetRun, on every backend.
+  auto job_info = [&](const std::string& job_id) {
+    v1::JobInfo found;
+    auto run = store->GetRun(claimed->run.run_id());
+    EXPECT_TRUE(run.ok()) << run.status();
+    if (run.ok()) {
+      for (const v1::JobInfo& job : run->jobs()) {
+        if (job.job_id() == job_id) found = job;
+      }
+    }
+    return found;
+  };
+  EXPECT_EQ(job_info(job_a).cases_done(), 2u);
+  EXPECT_EQ(job_info(job_b).cases_done(), 0u);
+  EXPECT_EQ(job_info(job_a).status(), "running");
+  EXPECT_EQ(job_info(job_b).status(), "running");
   // One bad update refuses the batch, naming the field; nothing of it is written.
   absl::Status bad = store->UpdateJobs(
       {Update{.job_id = job_a, .agent_id = a, .has_progress = true, .cases_done = 3, .cases_total = 3},
@@ -560,12 +592,14 @@ TEST_P(StoreConformanceTest, JobUpdatesInOneBatch) {
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.message().find("cases_done"), std::string::npos) << bad;
   EXPECT_SQL_EQ(Sql("SELECT cases_done FROM jobs WHERE job_id = '" + job_a + "'"), 2);
+  EXPECT_EQ(job_info(job_a).cases_done(), 2u);
   EXPECT_EQ(store->UpdateJobs({Update{.job_id = "nope", .agent_id = a}}, absl::Seconds(30)).code(),
             absl::StatusCode::kInvalidArgument);
   // A job that ended ignores late updates.
   ASSERT_TRUE(store->FinishJob(job_b, b, JobOutcome{true, false, ""}).ok());
   ASSERT_TRUE(store->UpdateJobs({Update{.job_id = job_b, .agent_id = b}}, absl::Seconds(30)).ok());
   EXPECT_SQL_EQ(Sql("SELECT count(*) FROM jobs WHERE job_id = '" + job_b + "' AND status = 'done'"), 1);
+  EXPECT_EQ(job_info(job_b).status(), "done");
 }
 
 // Issue 17: job ends are group-committed (Store::FinishJobs): one transaction for many
