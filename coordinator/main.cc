@@ -11,6 +11,7 @@
 //   --tls_cert_file, --tls_key_file   PEM; enable TLS on the gRPC port
 //   --tls_client_ca_file              PEM; require client certificates (mutual TLS)
 //   --allow_insecure_remote           allow plaintext on a non-loopback address
+//   --grpc_reflection=true            serve gRPC server reflection (grpcurl); false = off
 //   --admin_token_file=PATH           admin token for the CLI (ControlService)
 //   --enrollment_token_file=PATH      seed this enrollment token (stored hashed)
 //   --coordinator_id=NAME             name in the database (default host:pid)
@@ -79,6 +80,10 @@ ABSL_FLAG(std::string, tls_cert_file, "", "TLS certificate chain (PEM) for the g
 ABSL_FLAG(std::string, tls_key_file, "", "TLS private key (PEM)");
 ABSL_FLAG(std::string, tls_client_ca_file, "", "CA (PEM) for client certificates: enables mutual TLS");
 ABSL_FLAG(bool, allow_insecure_remote, false, "allow plaintext gRPC on a non-loopback address");
+ABSL_FLAG(bool, grpc_reflection, true,
+          "serve gRPC server reflection on the gRPC port (what grpcurl uses to list and call the API; "
+          "descriptors only, ControlService calls still need the admin token); false = off. "
+          "grpc.health.v1.Health is always served");
 ABSL_FLAG(std::string, admin_token_file, "", "file holding the admin token for ControlService");
 ABSL_FLAG(std::string, enrollment_token_file, "", "file holding an enrollment token to seed");
 ABSL_FLAG(std::string, coordinator_id, "", "this coordinator's name (default host:pid)");
@@ -200,6 +205,7 @@ int main(int argc, char** argv) {
   options.tls_key_file = absl::GetFlag(FLAGS_tls_key_file);
   options.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);
   options.allow_insecure_remote = absl::GetFlag(FLAGS_allow_insecure_remote);
+  options.grpc_reflection = absl::GetFlag(FLAGS_grpc_reflection);
   options.coordinator_id = absl::GetFlag(FLAGS_coordinator_id);
   if (options.coordinator_id.empty()) options.coordinator_id = DefaultCoordinatorId();
   options.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);

@@ -7,7 +7,10 @@
 #include <sstream>
 #include <thread>
 
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/impl/server_builder_option.h>
 #include <grpcpp/security/server_credentials.h>
 
 #include "absl/base/thread_annotations.h"
@@ -56,6 +59,23 @@ absl::StatusOr<std::string> ReadFile(const std::string& option, const std::strin
   buffer << in.rdbuf();
   return buffer.str();
 }
+
+// gRPC server reflection on one ServerBuilder, or not: libgrpc++_reflection adds its
+// plugin to every ServerBuilder of the process once loaded (a static initializer), so
+// this option removes it and adds it back only when `on`.
+class ReflectionOption : public grpc::ServerBuilderOption {
+ public:
+  explicit ReflectionOption(bool on) : on_(on) {}
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    const std::string name = grpc::reflection::ProtoServerReflectionPlugin().name();
+    std::erase_if(*plugins, [&](const auto& plugin) { return plugin->name() == name; });
+    if (on_) plugins->push_back(std::make_unique<grpc::reflection::ProtoServerReflectionPlugin>());
+  }
+
+ private:
+  bool on_;
+};
 
 bool IsLoopback(const std::string& address) {
   return absl::StartsWith(address, "127.") || absl::StartsWith(address, "localhost:") ||
@@ -208,7 +228,11 @@ class CoordinatorImpl : public Coordinator {
     }
 
     FLEETMARK_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials, Credentials());
+    // grpc.health.v1.Health, gRPC's implementation (a process-wide switch, read when a
+    // server is built); statuses follow the database (SetServing).
+    grpc::EnableDefaultHealthCheckService(true);
     grpc::ServerBuilder builder;
+    builder.SetOption(std::make_unique<ReflectionOption>(options_.grpc_reflection));
     builder.AddListeningPort(options_.listen_address, credentials, &port_);
     // gRPC sets SO_REUSEPORT on Linux by default: a second coordinator on the same port
     // would then share it silently (agents and CLI calls landing on either). Refuse.
@@ -237,6 +261,12 @@ class CoordinatorImpl : public Coordinator {
     if (server_ == nullptr || port_ == 0) {
       return absl::UnavailableError(absl::StrCat("listen_address \"", options_.listen_address,
                                                  "\": cannot listen (port in use or bad address?)"));
+    }
+    health_ = server_->GetHealthCheckService();
+    // "" is SERVING from the start; the services' names are known once set. The
+    // database answered the migrations just now.
+    for (const char* name : {v1::AgentService::service_full_name(), v1::ControlService::service_full_name()}) {
+      health_->SetServingStatus(name, true);
     }
     started_ = clock_.SteadyNow();
     sweeper_ = std::thread([this] { SweepLoop(); });
@@ -371,6 +401,9 @@ class CoordinatorImpl : public Coordinator {
       if (shut_down_) return;
       stopping_ = shut_down_ = true;
     }
+    // NOT_SERVING for every service from now on (later updates are ignored), so load
+    // balancers move away while in-flight calls finish.
+    if (health_ != nullptr) health_->Shutdown();
     if (sweeper_.joinable()) sweeper_.join();
     listener_.reset();
     changes_.reset();
@@ -513,9 +546,13 @@ class CoordinatorImpl : public Coordinator {
       if (now >= next_flush || !flushed) {
         flushed = FlushLiveness(now);
         next_flush = now + options_.heartbeat_interval;
+        if (!flushed && !db_failed) health_->SetServingStatus(false);  // an outage began
         if (!flushed) db_failed = true;
         if (flushed) {
-          if (db_failed) reachable_since = now;  // an outage just ended
+          if (db_failed) {  // an outage just ended
+            reachable_since = now;
+            health_->SetServingStatus(true);
+          }
           db_failed = false;
           last_db_ok = now;
           EndRevokedAgents();
@@ -737,6 +774,8 @@ class CoordinatorImpl : public Coordinator {
   std::unique_ptr<alerts::AlertWebhook> webhook_;  // null without alert_webhook_url
   std::unique_ptr<ChangeMonitor> changes_;
   std::unique_ptr<grpc::Server> server_;
+  // server_'s grpc.health.v1.Health statuses (owned by server_; null before it starts).
+  grpc::HealthCheckServiceInterface* health_ = nullptr;
   int port_ = 0;
   absl::Time started_;
   // The end of this coordinator's last stall (SweepLoop); sweeper thread only.

@@ -11,6 +11,11 @@
 //   int port = coordinator->port();
 //   // ~Coordinator() shuts the server down (deadline: options.shutdown_grace).
 // The web view's HTTP server (coordinator/http) is started by main.cc next to it.
+// The gRPC port also serves the standard grpc.health.v1.Health service (gRPC's own
+// implementation; "" and each fleetmark service SERVING while the database answers the
+// sweeper's liveness flushes, NOT_SERVING from a failed one to the next that succeeds
+// and from the start of Shutdown) and, unless grpc_reflection is off, gRPC server
+// reflection (grpc.reflection.v1alpha.ServerReflection, libgrpc++_reflection).
 //
 // Thread-safety: Start/port/Shutdown may be called from any thread.
 #pragma once
@@ -39,6 +44,10 @@ struct CoordinatorOptions {
   // unless allow_insecure_remote).
   std::string tls_cert_file, tls_key_file, tls_client_ca_file;
   bool allow_insecure_remote = false;
+  // Serve gRPC server reflection (what grpcurl uses to list and call the API without
+  // the .proto files). Only descriptors are exposed: every ControlService call still
+  // needs the admin token.
+  bool grpc_reflection = true;
   // Admin token for ControlService ("authorization: Bearer <token>"); "" refuses every
   // control call.
   std::string admin_token;

@@ -60,7 +60,9 @@ grpc::Status ParseErrorStatus(const std::string& method) {
   if (!absl::ConsumePrefix(&name, "/")) return grpc::Status::OK;
   const google::protobuf::MethodDescriptor* descriptor =
       google::protobuf::DescriptorPool::generated_pool()->FindMethodByName(absl::StrReplaceAll(name, {{"/", "."}}));
-  if (descriptor == nullptr) return grpc::Status::OK;
+  // Only fleetmark's own services: gRPC's (health, reflection) are linked whether or not
+  // they are served (reflection with --grpc_reflection=false is UNIMPLEMENTED).
+  if (descriptor == nullptr || descriptor->service()->file()->package() != "fleetmark.v1") return grpc::Status::OK;
   return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                       absl::StrCat(method, ": the request is not a valid ", descriptor->input_type()->full_name(),
                                    " (protobuf could not parse it: malformed bytes, a wrong message type, or a string "

@@ -37,8 +37,10 @@ std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterfac
     ParseErrorAuthorizer authorize);
 
 // The status a parse failure of `method`'s request gets before authorization:
-// InvalidArgument naming the method and its request type; OK when no linked service
-// declares `method` (then gRPC's UNIMPLEMENTED stands: the method does not exist).
+// InvalidArgument naming the method and its request type; OK when no fleetmark.v1
+// service declares `method` (then gRPC's UNIMPLEMENTED stands: the method does not
+// exist, or is one of gRPC's own services, whose descriptors are linked whether or not
+// they are served).
 grpc::Status ParseErrorStatus(const std::string& method);
 
 }  // namespace fleetmark::service
