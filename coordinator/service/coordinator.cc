@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include <grpc/support/time.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -412,8 +413,13 @@ class CoordinatorImpl : public Coordinator {
     for (const auto& session : registry_.All()) {
       session->Close(grpc::Status(grpc::StatusCode::UNAVAILABLE, "coordinator shutting down"));
     }
-    // gRPC's deadline is in real time, whatever clock the coordinator runs on.
-    if (server_ != nullptr) server_->Shutdown(absl::ToChronoTime(absl::Now() + options_.shutdown_grace));
+    // The grace is gRPC's own timer, on the monotonic clock whatever clock the
+    // coordinator runs on: it bounds a real wait, it decides nothing.
+    if (server_ != nullptr) {
+      server_->Shutdown(gpr_time_add(
+          gpr_now(GPR_CLOCK_MONOTONIC),
+          gpr_time_from_nanos(absl::ToInt64Nanoseconds(options_.shutdown_grace), GPR_TIMESPAN)));
+    }
     if (executor_ != nullptr) executor_->Shutdown();
     ingestor_.reset();
     job_updates_.reset();
