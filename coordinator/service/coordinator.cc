@@ -183,7 +183,7 @@ class CoordinatorImpl : public Coordinator {
       FLEETMARK_ASSIGN_OR_RETURN(webhook_, alerts::AlertWebhook::Create(webhook_options, &metrics_.alert_webhook_posts));
     }
 
-    executor_ = std::make_unique<Executor>(options_.executor_threads);
+    executor_ = std::make_unique<Executor>(options_.executor_threads, clock_);
     ingestor_ = std::make_unique<ResultIngestor>(*store_, ResultIngestorOptions{}, &metrics_);
     job_updates_ = MakeJobUpdateQueue(*store_, options_.job_lease);
     job_ends_ = MakeJobEndQueue(*store_);

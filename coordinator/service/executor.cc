@@ -1,11 +1,10 @@
 #include "coordinator/service/executor.h"
-#include "engine/common/steady_wait.h"
 
 #include "absl/time/clock.h"
 
 namespace fleetmark::service {
 
-Executor::Executor(int threads) {
+Executor::Executor(int threads, const Clock& clock) : clock_(clock) {
   if (threads < 1) threads = 1;
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
 }
@@ -18,7 +17,7 @@ void Executor::PostAfter(absl::Duration delay, std::function<void()> task) {
   {
     absl::MutexLock lock(&mu_);
     if (stop_) return;
-    queue_.push(Item{SteadyNow() + delay, seq_++, std::move(task)});
+    queue_.push(Item{clock_.SteadyNow() + delay, seq_++, std::move(task)});
   }
 }
 
@@ -52,12 +51,13 @@ void Executor::Loop() {
     mu_.Await(absl::Condition(&has_work));
     if (stop_) break;
     const absl::Time due = queue_.top().due;
-    if (due > SteadyNow()) {
+    if (due > clock_.SteadyNow()) {
       // Wakes at `due`, at a stop, or when an earlier item is queued.
       auto earlier = [this, due]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return stop_ || queue_.empty() || queue_.top().due < due;
       };
-      AwaitSteady(mu_, absl::Condition(&earlier), due);  // not Abseil's: a wall-clock step stalls it
+      // RealClock: steady_wait.h's AwaitSteady (not Abseil's: a wall-clock step stalls it).
+      clock_.AwaitWithDeadline(mu_, absl::Condition(&earlier), due);
       continue;
     }
     std::function<void()> task = std::move(const_cast<Item&>(queue_.top()).task);

@@ -6,6 +6,10 @@
 //   executor.PostAfter(absl::Milliseconds(200), [] { ... });   // retry later
 //   executor.Shutdown();   // runs no more tasks, joins threads (pending ones dropped)
 //
+// Delays are steady time of the executor's clock (the coordinator's; SystemClock() by
+// default): on a FakeClock a delayed task runs once the test advances the clock past
+// its due time (within about a millisecond of real time, Clock::AwaitWithDeadline).
+//
 // Thread-safety: Post/PostAfter/Shutdown may be called from any thread, including
 // from tasks. Tasks run in FIFO order of their due time, possibly concurrently.
 #pragma once
@@ -19,19 +23,21 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "engine/common/clock.h"
 
 namespace fleetmark::service {
 
 class Executor {
  public:
-  explicit Executor(int threads);
+  // `clock` is not owned and must outlive the executor.
+  explicit Executor(int threads, const Clock& clock = SystemClock());
   ~Executor();  // Shutdown()
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
   // Runs `task` as soon as a thread is free. Dropped after Shutdown().
   void Post(std::function<void()> task);
-  // Runs `task` no earlier than `delay` from now.
+  // Runs `task` no earlier than `delay` from now (the clock's SteadyNow()).
   void PostAfter(absl::Duration delay, std::function<void()> task);
   // Stops the threads after their current task; pending tasks are destroyed unrun.
   // Must not be called from an executor thread. Idempotent.
@@ -49,6 +55,7 @@ class Executor {
   };
   void Loop();
 
+  const Clock& clock_;
   mutable absl::Mutex mu_;
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue_ ABSL_GUARDED_BY(mu_);
   uint64_t seq_ ABSL_GUARDED_BY(mu_) = 0;
