@@ -273,6 +273,8 @@ json ResultJson(const store::WebResult& wr, bool full) {
   stats["ci_high_ns"] = Ns(s.ci_high_ns());
   stats["outliers"] = s.outliers();
   stats["ci_half_width_percent"] = Number(s.ci_half_width_percent());
+  stats["next_low_ns"] = Ns(s.next_low_ns());
+  stats["next_high_ns"] = Ns(s.next_high_ns());
   json& counters = out["counters"];
   counters["cpu_user_seconds"] = Number(c.cpu_user_seconds());
   counters["cpu_system_seconds"] = Number(c.cpu_system_seconds());

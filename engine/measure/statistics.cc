@@ -230,6 +230,10 @@ fleetmark::v1::Statistics ComputeHierarchicalStatistics(absl::Span<const int64_t
   const double median = stats.median_ns();
   stats.set_ci_low_ns(std::max(0.0, std::min(low, median)));
   stats.set_ci_high_ns(std::max(high, median));
+  // The next invocation's median: sqrt(1/k + 1/k) = sqrt(2)/sqrt(k) (see the header).
+  const double next_half = std::sqrt(2.0) * t_half;
+  stats.set_next_low_ns(std::max(0.0, std::min(stats.ci_low_ns(), mean - next_half)));
+  stats.set_next_high_ns(std::max(stats.ci_high_ns(), mean + next_half));
   double half_width_percent = kInfinity;
   if (n >= 6 && median > 0) {
     half_width_percent = 100.0 * std::max(median - stats.ci_low_ns(), stats.ci_high_ns() - median) / median;

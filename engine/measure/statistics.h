@@ -37,6 +37,17 @@
 // to agree. The between-process share of the variance is the one-way ANOVA
 // variance-components estimate with the unbalanced n0 (Searle, Casella & McCulloch,
 // "Variance Components", 1992, §3.5-3.6).
+//
+// The next invocation (next_low_ns/next_high_ns). A verdict is a claim about the next
+// invocation, so a case also states where the next invocation's median should fall: the
+// 95% prediction interval for the mean of a future sample of k process medians, given k
+// of them now, mean(m_i) ± t(0.975, k-1)·s(m_i)·√(1/k + 1/k) (Hahn & Meeker,
+// "Statistical Intervals", 1991, ch. 4, the prediction interval to contain the mean of a
+// future sample; Hahn, "Factors for calculating two-sided prediction intervals for
+// samples from a normal distribution", JASA 64, 1969) — the t part of the CI widened by
+// √2 — joined with the CI. It covers the sampling of processes only: a machine that
+// changed between invocations (other work, a thermal state) can move the next median
+// further, which the run's contention marking reports.
 #pragma once
 
 #include <cstdint>
@@ -88,8 +99,9 @@ inline constexpr int kBootstrapReplicates = 1000;
 // end are cut short). With two or more processes, every field is ComputeStatistics's
 // except ci_low/ci_high/ci_half_width_percent, which come from the two-stage bootstrap
 // widened to the process-level t interval above (kBootstrapReplicates replicates, std::mt19937_64 seeded with `seed`:
-// the same input and seed give the same CI on every platform); the half-width is +infinity below 6 samples. With one
-// process it equals ComputeStatistics(samples_ns). Pure, thread-safe; O(kBootstrapReplicates · n) time, O(n) extra
+// the same input and seed give the same CI on every platform); the half-width is +infinity below 6 samples; and
+// next_low_ns/next_high_ns, the prediction interval of the next invocation's median (above). With one
+// process it equals ComputeStatistics(samples_ns) (next_* stay 0: unknown). Pure, thread-safe; O(kBootstrapReplicates · n) time, O(n) extra
 // memory.
 fleetmark::v1::Statistics ComputeHierarchicalStatistics(absl::Span<const int64_t> samples_ns,
                                                         absl::Span<const uint32_t> process_sizes, uint64_t seed);

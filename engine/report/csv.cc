@@ -81,6 +81,8 @@ const std::vector<CsvColumn>& Columns() {
       {"mad_ns", IfStats([](const CaseResult& r) { return Num(r.stats().mad_ns()); })},
       {"ci_low_ns", IfStats([](const CaseResult& r) { return Num(r.stats().ci_low_ns()); })},
       {"ci_high_ns", IfStats([](const CaseResult& r) { return Num(r.stats().ci_high_ns()); })},
+      {"next_low_ns", IfStats([](const CaseResult& r) { return Num(r.stats().next_low_ns()); })},
+      {"next_high_ns", IfStats([](const CaseResult& r) { return Num(r.stats().next_high_ns()); })},
       {"ci_half_width_percent", IfStats([](const CaseResult& r) { return Num(r.stats().ci_half_width_percent()); })},
       {"outliers", IfStats([](const CaseResult& r) { return Int(r.stats().outliers()); })},
       {"repetitions", IfCounters([](const CaseResult& r) { return Int(r.counters().repetitions()); })},

@@ -153,7 +153,10 @@ TextTable BatchTable(const std::vector<const CaseResult*>& group, bool counters)
       {"strategy"},          {"threads", Align::kRight}, {"median", Align::kRight}, {"95% CI", Align::kRight},
       {"±%", Align::kRight}, {"n", Align::kRight},       {"ratio", Align::kRight}};
   const bool processes = AnyProcesses(group);
-  if (processes) columns.push_back({"btw", Align::kRight});
+  if (processes) {
+    columns.push_back({"btw", Align::kRight});
+    columns.push_back({"next ±%", Align::kRight});
+  }
   if (counters) {
     columns.push_back({"CPU/rep", Align::kRight});
     columns.push_back({"allocs/rep", Align::kRight});
@@ -184,6 +187,11 @@ TextTable BatchTable(const std::vector<const CaseResult*>& group, bool counters)
     if (processes) {
       cells.push_back(measured && r->process_medians_ns_size() >= 2 ? Fixed(100 * r->between_process_share(), 0, "%")
                                                                     : "-");
+      cells.push_back(measured && st.next_high_ns() > 0 && st.median_ns() > 0
+                          ? Fixed(100 * std::max(st.median_ns() - st.next_low_ns(), st.next_high_ns() - st.median_ns()) /
+                                      st.median_ns(),
+                                  1, "%")
+                          : "-");
     }
     if (counters) {
       const auto& c = r->counters();
@@ -531,7 +539,9 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
     out +=
         "Several processes per case (measurement.processes): the 95% CI covers the\n"
         "variation between processes too (hierarchical bootstrap); btw: the between-\n"
-        "process share of the variance (ANOVA variance components).\n";
+        "process share of the variance (ANOVA variance components); next ±%: where the\n"
+        "next invocation's median should fall (95% prediction interval over as many\n"
+        "processes, from their spread here).\n";
   }
   return out;
 }

@@ -11,7 +11,8 @@ with the one verdict rule (results_verdicts, engine/measure/verdict.h), and prin
     between the best and the rest and how many of them were decided;
   - wall time of each invocation, with the 1-minute load average before and after;
   - interval coverage: the share of (case, ordered pair of invocations of one mode) where
-    one invocation's CI of the median contains the other's median;
+    one invocation's prediction interval of the next median (stats.next_*; the CI of the
+    median for older results) contains the other's median;
   - contended cases (engine/measure/contention.h) per invocation.
 --hog runs a busy process pinned to CPU 0 during all invocations (killed at the end, by
 its PID). --rejudge FILE... runs nothing: it judges saved `fleetmark run --format json`
@@ -73,14 +74,19 @@ def run_once(args, mode, index, tmp):
 
 
 def case_stats(results):
-    """case_id -> (median, ci_low, ci_high) of OK batch results."""
+    """case_id -> (median, low, high) of OK batch results: the interval is the prediction
+    interval of the next invocation's median (stats.next_low_ns/next_high_ns) when the
+    results have it, else the CI of the median (results of older builds)."""
     out = {}
     for r in results:
         if r.get("status") != "CASE_STATUS_OK" or r["spec"].get("scenario") != "batch":
             continue
         s = r.get("stats", {})
         if s.get("median_ns", 0) > 0:
-            out[r["spec"]["case_id"]] = (s["median_ns"], s.get("ci_low_ns", 0), s.get("ci_high_ns", 0))
+            if s.get("next_high_ns", 0) > 0:
+                out[r["spec"]["case_id"]] = (s["median_ns"], s["next_low_ns"], s["next_high_ns"])
+            else:
+                out[r["spec"]["case_id"]] = (s["median_ns"], s.get("ci_low_ns", 0), s.get("ci_high_ns", 0))
     return out
 
 

@@ -263,6 +263,29 @@ TEST(HierarchicalStatisticsTest, ThreeProcessesGetTheStudentTInterval) {
   EXPECT_LE(eleven.ci_low_ns(), 1050 - 2.228139 * s11 / std::sqrt(11.0) + 1e-9);
 }
 
+TEST(HierarchicalStatisticsTest, NextInvocationGetsThePredictionInterval) {
+  // k = 3 process medians 1000, 1020, 1040 (s = 20): the next invocation's median, over 3
+  // processes too, is predicted within 1020 ± t(0.975, 2) · 20 · √(1/3 + 1/3) =
+  // 1020 ± 4.3027 · 16.330 = [949.7, 1090.3] — the CI's t part (±49.7) times √2.
+  std::vector<uint32_t> sizes;
+  const std::vector<int64_t> v = ProcessSamples({1000, 1020, 1040}, 200, 0, &sizes);
+  const v1::Statistics hier = ComputeHierarchicalStatistics(v, sizes, 42);
+  EXPECT_NEAR(hier.next_low_ns(), 1020 - 4.3026527297 * 20 * std::sqrt(2.0 / 3), 1e-6);
+  EXPECT_NEAR(hier.next_high_ns(), 1020 + 4.3026527297 * 20 * std::sqrt(2.0 / 3), 1e-6);
+  EXPECT_LT(hier.next_low_ns(), hier.ci_low_ns());
+  EXPECT_GT(hier.next_high_ns(), hier.ci_high_ns());
+  // Processes that agree exactly: no wider than the CI (the union keeps the CI).
+  sizes.clear();
+  const std::vector<int64_t> same = ProcessSamples({1000, 1000, 1000}, 50, 3, &sizes);
+  const v1::Statistics flat = ComputeHierarchicalStatistics(same, sizes, 7);
+  EXPECT_EQ(flat.next_low_ns(), flat.ci_low_ns());
+  EXPECT_EQ(flat.next_high_ns(), flat.ci_high_ns());
+  // One process predicts nothing: 0 and 0 (unknown).
+  const v1::Statistics one = ComputeHierarchicalStatistics(v, {static_cast<uint32_t>(v.size())}, 1);
+  EXPECT_EQ(one.next_low_ns(), 0);
+  EXPECT_EQ(one.next_high_ns(), 0);
+}
+
 TEST(HierarchicalStatisticsTest, DeterministicGivenTheSeed) {
   // Process levels close together, so the t interval (small spread of the process
   // medians) does not hide the bootstrap's draws.
