@@ -265,18 +265,7 @@ absl::StatusOr<Store::CreatedRun> MemoryStore::CreateRunAndClaim(const NewRun& r
   CreatedRun created;
   created.run_id = inserted.run_id;
   created.run = *memory::LoadRun(txn, inserted.run_id);
-  v1::JobAssignment assignment;
-  assignment.set_run_id(created.run_id);
-  *assignment.mutable_plan() = run.plan;
-  assignment.set_quick(run.quick);
-  assignment.set_filter(run.filter);
-  assignment.set_attempt(1);
-  for (const auto& [job_id, agent_id] : inserted.assigned) {
-    ClaimedJob& job = created.claimed.emplace_back();
-    job.agent_id = agent_id;
-    job.assignment = assignment;
-    job.assignment.set_job_id(job_id);
-  }
+  created.claimed = internal::ClaimedJobsOfNewRun(created.run_id, run, inserted.assigned);
   return created;
 }
 

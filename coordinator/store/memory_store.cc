@@ -462,11 +462,7 @@ absl::StatusOr<std::vector<Store::Disconnect>> MemoryStore::AgentsToDisconnect(
     const std::vector<std::string>& agent_ids, const std::vector<std::string>& session_ids) {
   std::vector<Disconnect> found;
   if (agent_ids.empty()) return found;
-  if (!session_ids.empty() && session_ids.size() != agent_ids.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("session_ids: ", session_ids.size(), " given for ",
-                                                   agent_ids.size(), " agent_ids (one per agent, or none)"));
-  }
-  for (const std::string& id : agent_ids) FLEETMARK_RETURN_IF_ERROR(internal::CheckUuid("agent_ids[]", id));
+  FLEETMARK_RETURN_IF_ERROR(internal::CheckDisconnectArguments(agent_ids, session_ids));
   MemoryTransaction txn(*db_);
   std::map<std::string, Disconnect> by_id;
   for (size_t i = 0; i < agent_ids.size(); ++i) {
@@ -743,15 +739,7 @@ absl::StatusOr<std::vector<v1::AgentInfo>> MemoryStore::ListAgents(bool include_
     info.set_boot_id(a->boot_id);
     info.set_exclusive_cpus(a->exclusive_cpus);
   }
-  std::vector<scheduler::HostIdentity> hosts;
-  for (const v1::AgentInfo& a : agents) {
-    hosts.push_back(a.removed_unix_ns() != 0 ? scheduler::HostIdentity{}
-                                             : scheduler::HostIdentity{a.machine_id(), a.boot_id()});
-  }
-  const std::vector<std::vector<size_t>> same = scheduler::SameHostAs(hosts);
-  for (size_t i = 0; i < agents.size(); ++i) {
-    for (size_t j : same[i]) agents[i].add_same_host_as(agents[j].name());
-  }
+  internal::MarkAgentsOnOneHost(agents);
   return agents;
 }
 

@@ -7,7 +7,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "engine/common/status_macros.h"
-#include "coordinator/scheduler/same_host.h"
 #include "coordinator/store/pg_store.h"
 #include "coordinator/store/store_internal.h"
 #include "coordinator/store/store_runs.h"
@@ -330,16 +329,7 @@ absl::StatusOr<std::vector<v1::AgentInfo>> PgStore::ListAgents(bool include_remo
       a.set_boot_id(row[16].as<std::string>());
       a.set_exclusive_cpus(row[17].as<bool>());
     }
-    // Which listed agents share a host (removed agents neither count nor are counted).
-    std::vector<scheduler::HostIdentity> hosts;
-    for (const v1::AgentInfo& a : agents) {
-      hosts.push_back(a.removed_unix_ns() != 0 ? scheduler::HostIdentity{}
-                                               : scheduler::HostIdentity{a.machine_id(), a.boot_id()});
-    }
-    const std::vector<std::vector<size_t>> same = scheduler::SameHostAs(hosts);
-    for (size_t i = 0; i < agents.size(); ++i) {
-      for (size_t j : same[i]) agents[i].add_same_host_as(agents[j].name());
-    }
+    internal::MarkAgentsOnOneHost(agents);
     return agents;
   });
 }

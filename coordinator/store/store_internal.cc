@@ -2,11 +2,55 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
+#include "coordinator/scheduler/same_host.h"
+#include "engine/common/status_macros.h"
 #include "engine/common/text.h"
 
 namespace fleetmark::store::internal {
 
 bool IsUuid(std::string_view id) { return fleetmark::IsUuid(id); }
+
+absl::Status CheckDisconnectArguments(const std::vector<std::string>& agent_ids,
+                                      const std::vector<std::string>& session_ids) {
+  if (!session_ids.empty() && session_ids.size() != agent_ids.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("session_ids: ", session_ids.size(), " given for ",
+                                                   agent_ids.size(), " agent_ids (one per agent, or none)"));
+  }
+  for (const std::string& id : agent_ids) FLEETMARK_RETURN_IF_ERROR(CheckUuid("agent_ids[]", id));
+  return absl::OkStatus();
+}
+
+std::vector<ClaimedJob> ClaimedJobsOfNewRun(const std::string& run_id, const NewRun& run,
+                                            const std::vector<std::pair<std::string, std::string>>& assigned) {
+  v1::JobAssignment assignment;
+  assignment.set_run_id(run_id);
+  *assignment.mutable_plan() = run.plan;
+  assignment.set_quick(run.quick);
+  assignment.set_filter(run.filter);
+  assignment.set_attempt(1);
+  std::vector<ClaimedJob> claimed;
+  claimed.reserve(assigned.size());
+  for (const auto& [job_id, agent_id] : assigned) {
+    ClaimedJob& job = claimed.emplace_back();
+    job.agent_id = agent_id;
+    job.assignment = assignment;
+    job.assignment.set_job_id(job_id);
+  }
+  return claimed;
+}
+
+void MarkAgentsOnOneHost(std::vector<v1::AgentInfo>& agents) {
+  std::vector<scheduler::HostIdentity> hosts;
+  hosts.reserve(agents.size());
+  for (const v1::AgentInfo& a : agents) {
+    hosts.push_back(a.removed_unix_ns() != 0 ? scheduler::HostIdentity{}
+                                             : scheduler::HostIdentity{a.machine_id(), a.boot_id()});
+  }
+  const std::vector<std::vector<size_t>> same = scheduler::SameHostAs(hosts);
+  for (size_t i = 0; i < agents.size(); ++i) {
+    for (size_t j : same[i]) agents[i].add_same_host_as(agents[j].name());
+  }
+}
 
 absl::Status CheckUuid(std::string_view field, std::string_view id) {
   if (IsUuid(id)) return absl::OkStatus();

@@ -15,6 +15,7 @@
 #include "coordinator/store/change_records.h"
 #include "coordinator/store/connection_pool.h"
 #include "coordinator/store/notification.h"
+#include "coordinator/store/store.h"
 #include "fleetmark/v1/control.pb.h"
 #include "google/protobuf/message.h"
 
@@ -58,6 +59,21 @@ absl::Status CheckSchedule(const v1::Schedule& schedule);
 
 // InvalidArgument naming `field` unless `id` is a UUID.
 absl::Status CheckUuid(std::string_view field, std::string_view id);
+
+// AgentsToDisconnect's argument checks (both stores): `session_ids` empty or one per
+// agent; every agent id a UUID. InvalidArgument naming the field otherwise.
+absl::Status CheckDisconnectArguments(const std::vector<std::string>& agent_ids,
+                                      const std::vector<std::string>& session_ids);
+
+// The jobs CreateRunAndClaim claimed at once: one assignment (a copy of the plan,
+// attempt 1) per (job_id, agent_id) of `assigned`. Built after the commit (PgStore: not
+// with the transaction's row locks still open).
+std::vector<ClaimedJob> ClaimedJobsOfNewRun(const std::string& run_id, const NewRun& run,
+                                            const std::vector<std::pair<std::string, std::string>>& assigned);
+
+// Fills same_host_as of listed `agents` (scheduler/same_host.h's rule); removed agents
+// neither count nor are counted.
+void MarkAgentsOnOneHost(std::vector<v1::AgentInfo>& agents);
 
 // SQL expression turning timestamptz column `column` into unix ns (bigint, µs precision).
 std::string UnixNs(std::string_view column);

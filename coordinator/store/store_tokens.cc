@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "engine/common/status_macros.h"
 #include "coordinator/store/pg_store.h"
 #include "coordinator/store/store_internal.h"
 
@@ -98,13 +99,7 @@ absl::StatusOr<std::vector<PgStore::Disconnect>> PgStore::AgentsToDisconnect(
     const std::vector<std::string>& agent_ids, const std::vector<std::string>& session_ids) {
   std::vector<Disconnect> found;
   if (agent_ids.empty()) return found;
-  if (!session_ids.empty() && session_ids.size() != agent_ids.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("session_ids: ", session_ids.size(), " given for ",
-                                                   agent_ids.size(), " agent_ids (one per agent, or none)"));
-  }
-  for (const std::string& id : agent_ids) {
-    if (absl::Status status = internal::CheckUuid("agent_ids[]", id); !status.ok()) return status;
-  }
+  FLEETMARK_RETURN_IF_ERROR(internal::CheckDisconnectArguments(agent_ids, session_ids));
   return InTransaction(*pool_, "agents to disconnect", [&](pqxx::work& txn) {
     // No session given ($2 empty: NULL): only removal and revocation count.
     pqxx::result r = txn.exec_params(
