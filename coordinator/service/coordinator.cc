@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <fstream>
-#include <map>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include <grpc/support/time.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
@@ -30,15 +28,14 @@
 #include "coordinator/service/coordinator_metrics.h"
 #include "coordinator/service/dispatcher.h"
 #include "coordinator/service/executor.h"
-#include "coordinator/service/job_stop.h"
 #include "coordinator/service/job_updates.h"
 #include "coordinator/service/notification_handler.h"
 #include "coordinator/service/parse_errors.h"
 #include "coordinator/service/result_ingestor.h"
-#include "coordinator/service/revocation.h"
 #include "coordinator/service/secrets.h"
 #include "coordinator/service/selector.h"
 #include "coordinator/service/stream_budget.h"
+#include "coordinator/service/sweeper.h"
 #include "coordinator/store/notification_listener.h"
 #include "coordinator/store/store.h"
 #include "engine/common/log.h"
@@ -48,10 +45,6 @@
 
 namespace fleetmark::service {
 namespace {
-
-// Retries of a failed check for revoked or removed agents (one a second) before the
-// next liveness flush is left to do it.
-constexpr int kRevocationRetries = 5;
 
 absl::StatusOr<std::string> ReadFile(const std::string& option, const std::string& path) {
   std::ifstream in(path);
@@ -168,7 +161,6 @@ class CoordinatorImpl : public Coordinator {
         options_.requeue_timeout > absl::ZeroDuration() ? options_.requeue_timeout : options_.job_lease;
     FLEETMARK_ASSIGN_OR_RETURN(store_, store::Store::Open(store_options));
     FLEETMARK_RETURN_IF_ERROR(store_->Migrate());
-    FLEETMARK_RETURN_IF_ERROR(EnsurePartitions(clock_.SteadyNow()));
     for (const std::string& token : options_.enrollment_tokens) {
       const std::string hash = Sha256Hex(token);
       FLEETMARK_RETURN_IF_ERROR(
@@ -224,6 +216,22 @@ class CoordinatorImpl : public Coordinator {
     change_options.max_attempts = static_cast<uint32_t>(options_.max_attempts);
     changes_ = std::make_unique<ChangeMonitor>(*store_, *dispatcher_, webhook_.get(), change_options);
 
+    SweeperParts sweeper_parts;
+    sweeper_parts.store = store_.get();
+    sweeper_parts.registry = &registry_;
+    sweeper_parts.dispatcher = dispatcher_.get();
+    sweeper_parts.executor = executor_.get();
+    sweeper_parts.schedules = schedules_.get();
+    sweeper_parts.changes = changes_.get();
+    SweeperOptions sweeper_options;
+    sweeper_options.heartbeat_interval = options_.heartbeat_interval;
+    sweeper_options.job_lease = options_.job_lease;
+    sweeper_options.sweep_interval = options_.sweep_interval;
+    sweeper_options.db_outage_grace = options_.db_outage_grace;
+    sweeper_options.partitions_ahead = options_.partitions_ahead;
+    sweeper_ = std::make_unique<Sweeper>(sweeper_parts, sweeper_options, clock_);
+    FLEETMARK_RETURN_IF_ERROR(sweeper_->EnsurePartitions());
+
     if (options_.listen_notifications) {
       FLEETMARK_RETURN_IF_ERROR(StartListener(store_options.connection));
     }
@@ -269,8 +277,7 @@ class CoordinatorImpl : public Coordinator {
     for (const char* name : {v1::AgentService::service_full_name(), v1::ControlService::service_full_name()}) {
       health_->SetServingStatus(name, true);
     }
-    started_ = clock_.SteadyNow();
-    sweeper_ = std::thread([this] { SweepLoop(); });
+    sweeper_->Start(health_);
     return absl::OkStatus();
   }
 
@@ -312,78 +319,13 @@ class CoordinatorImpl : public Coordinator {
   }
 
   std::string RenderMetrics() override {
-    metrics::ExpositionWriter out;
-    absl::StatusOr<store::FleetCounts> fleet = store_->CountFleet();
-    out.Family("fleetmark_agents", "Agents in the database by state (online: seen within the online window).", "gauge");
-    if (fleet.ok()) {
-      for (const auto& [state, n] : fleet->agents_by_state) out.Sample("fleetmark_agents", {{"state", state}}, n);
-    }
-    out.Family("fleetmark_jobs", "Jobs in the database by status.", "gauge");
-    if (fleet.ok()) {
-      for (const auto& [state, n] : fleet->jobs_by_state) out.Sample("fleetmark_jobs", {{"state", state}}, n);
-    }
-    out.Family("fleetmark_runs_in_flight", "Runs not yet done, failed or cancelled.", "gauge");
-    if (fleet.ok()) out.Sample("fleetmark_runs_in_flight", {}, static_cast<double>(fleet->runs_in_flight));
-    out.WriteCounter("fleetmark_results_ingested_total",
-                     "Case results this coordinator committed to the database (replays excluded).",
-                     metrics_.results_ingested);
-    out.WriteHistogram("fleetmark_ingest_commit_seconds", "Duration of one result batch transaction.",
-                       metrics_.ingest_commit_seconds);
-    out.WriteHistogram("fleetmark_ingest_batch_size", "Case results per batch transaction.",
-                       metrics_.ingest_batch_size);
-    out.Family("fleetmark_database_errors_total",
-               "Database failures seen by this process: connections refused or broken, server errors.", "counter");
-    out.Sample("fleetmark_database_errors_total", {}, static_cast<double>(store::DatabaseErrorCount()));
-    out.WriteGauge("fleetmark_agent_streams_open", "Agent streams open on this coordinator.",
-                   static_cast<double>(metrics_.agent_streams_open.value()));
-    out.WriteGauge("fleetmark_agent_streams_limit",
-                   "Agent streams this coordinator admits: RLIMIT_NOFILE minus its reserve, or --max_agent_streams.",
-                   static_cast<double>(stream_slots_->budget()));
-    out.WriteCounter("fleetmark_agent_streams_refused_total",
-                     "Agent hellos refused (retryable) because the coordinator held its stream limit.",
-                     metrics_.agent_streams_refused);
-    out.WriteHistogram("fleetmark_dispatch_seconds",
-                       "From a job's claim being asked for to its assignment queued on the agent's stream.",
-                       metrics_.dispatch_seconds);
-    out.Family("fleetmark_notifications_received_total",
-               "Notifications from the database (LISTEN/NOTIFY between coordinators) by kind.", "counter");
-    for (store::NotificationKind kind : {store::NotificationKind::kQueued, store::NotificationKind::kEnded,
-                                         store::NotificationKind::kDisconnect}) {
-      out.Sample("fleetmark_notifications_received_total", {{"kind", std::string(store::NotificationKindName(kind))}},
-                 static_cast<double>(metrics_.notifications[static_cast<size_t>(kind)].value()));
-    }
-    if (read_router_ != nullptr) {
-      const store::ReadRouter::State reads = read_router_->state();
-      out.Family("fleetmark_read_replica_lag_seconds",
-                 "How long the read replica has been behind the primary in WAL replay (0 = caught up); no sample "
-                 "while it cannot be measured.",
-                 "gauge");
-      if (reads.lag_known) out.Sample("fleetmark_read_replica_lag_seconds", {}, absl::ToDoubleSeconds(reads.lag.replay));
-      out.Family("fleetmark_read_replica_lag_bytes", "WAL the primary wrote that the read replica has not replayed.",
-                 "gauge");
-      if (reads.lag_known) out.Sample("fleetmark_read_replica_lag_bytes", {}, static_cast<double>(reads.lag.bytes));
-      out.Family("fleetmark_read_server", "1 for the server read-only queries go to now: replica or primary.", "gauge");
-      out.Sample("fleetmark_read_server", {{"server", "replica"}}, reads.replica ? 1 : 0);
-      out.Sample("fleetmark_read_server", {{"server", "primary"}}, reads.replica ? 0 : 1);
-    }
-    out.WriteGauge("fleetmark_notification_listener_up",
-                   "1 while the LISTEN connection is up, 0 while it reconnects or with --listen_notifications=false.",
-                   listener_ != nullptr && listener_->listening() ? 1 : 0);
-    out.Family("fleetmark_notification_listener_reconnects_total",
-               "Times the LISTEN connection was lost and opened again (each followed by a sweep).", "counter");
-    out.Sample("fleetmark_notification_listener_reconnects_total", {},
-               listener_ != nullptr ? static_cast<double>(listener_->reconnects()) : 0);
-    out.Family("fleetmark_alert_webhook_posts_total",
-               "Confirmed changes POSTed to --alert_webhook_url, by result: ok, failed (after the retries), "
-               "dropped (queue full or shutdown).",
-               "counter");
-    for (const auto& [result, counter] :
-         {std::pair<const char*, const metrics::Counter*>{"ok", &metrics_.alert_webhook_posts.ok},
-          {"failed", &metrics_.alert_webhook_posts.failed},
-          {"dropped", &metrics_.alert_webhook_posts.dropped}}) {
-      out.Sample("fleetmark_alert_webhook_posts_total", {{"result", result}}, static_cast<double>(counter->value()));
-    }
-    return out.Finish();
+    MetricsSources sources;
+    sources.store = store_.get();
+    sources.metrics = &metrics_;
+    sources.stream_budget = stream_slots_->budget();
+    sources.read_router = read_router_.get();
+    sources.listener = listener_.get();
+    return RenderCoordinatorMetrics(sources);
   }
 
   store::ReadRouter* read_router() override { return read_router_.get(); }
@@ -405,7 +347,7 @@ class CoordinatorImpl : public Coordinator {
     // NOT_SERVING for every service from now on (later updates are ignored), so load
     // balancers move away while in-flight calls finish.
     if (health_ != nullptr) health_->Shutdown();
-    if (sweeper_.joinable()) sweeper_.join();
+    if (sweeper_ != nullptr) sweeper_->Stop();
     listener_.reset();
     changes_.reset();
     webhook_.reset();  // waits for a POST in flight (bounded by its timeout)
@@ -472,7 +414,7 @@ class CoordinatorImpl : public Coordinator {
   // to the handler; each (re)connect asks for a sweep, for what it may have missed.
   absl::Status StartListener(const store::ConnectionOptions& connection) {
     notifications_ = std::make_unique<NotificationHandler>(
-        registry_, *dispatcher_, *executor_, [this] { EndRevokedAgents(); }, &metrics_);
+        registry_, *dispatcher_, *executor_, [this] { sweeper_->EndRevokedAgents(); }, &metrics_);
     store::NotificationListener::Options listener_options;
     listener_options.connection = connection;
     listener_options.connection.application_name = absl::StrCat("fleetmark-coordinator ", options_.coordinator_id,
@@ -482,279 +424,10 @@ class CoordinatorImpl : public Coordinator {
                                               [this](const store::Notification& n) { notifications_->Handle(n); },
                                               [this](bool) {
                                                 // Disconnects notified before this LISTEN were missed.
-                                                RequestSweep();
-                                                executor_->Post([this] { EndRevokedAgents(); });
+                                                sweeper_->RequestSweep();
+                                                executor_->Post([this] { sweeper_->EndRevokedAgents(); });
                                               }));
     return absl::OkStatus();
-  }
-
-  // The sweeper runs its next sweep now rather than at the end of its pause.
-  void RequestSweep() {
-    absl::MutexLock lock(&mu_);
-    sweep_requested_ = true;
-  }
-
-  // Liveness flush + heartbeat timeouts and revoked tokens every heartbeat interval;
-  // lease expiry, schedules, ended jobs and periodic dispatch every sweep interval (or
-  // at once when RequestSweep asks).
-  //
-  // Every interval and timeout here is steady time (clock_.SteadyNow(); the pause is
-  // real steady time, as a fake clock moves only when told to), so a wall-clock step
-  // stalls nothing. A step itself (the wall clock moved more than a second away from
-  // steady time since the last pass) restarts the lease grace as an outage's end does:
-  // the database stamps leases with its own now(), and leases renewed on the old clock
-  // must not expire on the new one before a full lease of renewals on it.
-  void SweepLoop() {
-    absl::Time next_flush = clock_.SteadyNow();
-    absl::Time next_sweep = SteadyNow();  // real time, as the pause
-    bool flushed = false;
-    absl::Time last_db_ok = clock_.SteadyNow();
-    // Since when this coordinator has been writing to the database without a failure
-    // (its start, the end of its last outage, or its last wall-clock step).
-    absl::Time reachable_since = started_;
-    bool db_failed = false;  // a flush failed since the last successful one
-    absl::Duration wall_offset = clock_.Now() - clock_.SteadyNow();
-    absl::Time last_turn = clock_.SteadyNow();
-    for (;;) {
-      {
-        absl::MutexLock lock(&mu_);
-        if (stopping_) return;
-      }
-      const absl::Time now = clock_.SteadyNow();
-      if (const absl::Duration offset = clock_.Now() - now; absl::AbsDuration(offset - wall_offset) > kWallClockStep) {
-        ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
-                         absl::StrCat("the wall clock stepped by ",
-                                      absl::FormatDuration(absl::Trunc(offset - wall_offset, absl::Milliseconds(1))),
-                                      ": no job lease expires before a full lease (",
-                                      absl::FormatDuration(options_.job_lease), ") of renewals on the new time"));
-        wall_offset = offset;
-        reachable_since = now;
-        flushed = false;  // renew now, on the new time
-      }
-      // A turn comes at least every heartbeat interval (the longest pause) plus its
-      // work. A longer gap means this coordinator was not running (SIGSTOP, a long
-      // pause of the process or its machine, a database call that hung): it recorded no
-      // renewal meanwhile, and the heartbeats sent meanwhile wait unread. Its own
-      // absence must not count against agents that kept working: as after a database
-      // outage (Sweep), no lease expires before one full lease from the stall's end, and
-      // no stream is silent for the time before it (FlushLiveness).
-      if (const absl::Duration gap = now - last_turn; gap > StallLimit()) {
-        reachable_since = std::max(reachable_since, now);
-        stall_ended_ = now;
-        ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
-                         absl::StrCat("this coordinator did not run for ", absl::FormatDuration(gap),
-                                      " (stopped or paused): expiring no job lease for one lease (",
-                                      absl::FormatDuration(options_.job_lease), ") from now"));
-      }
-      last_turn = now;
-      // Flush every heartbeat interval, and at every sweep while the database fails,
-      // so leases of connected agents are renewed as soon as it is back.
-      if (now >= next_flush || !flushed) {
-        flushed = FlushLiveness(now);
-        next_flush = now + options_.heartbeat_interval;
-        if (!flushed && !db_failed) health_->SetServingStatus(false);  // an outage began
-        if (!flushed) db_failed = true;
-        if (flushed) {
-          if (db_failed) {  // an outage just ended
-            reachable_since = now;
-            health_->SetServingStatus(true);
-          }
-          db_failed = false;
-          last_db_ok = now;
-          EndRevokedAgents();
-        }
-      }
-      if (!flushed && now - last_db_ok > options_.db_outage_grace) EndStreamsForOutage(now - last_db_ok);
-      bool sweep = SteadyNow() >= next_sweep;
-      {
-        absl::MutexLock lock(&mu_);
-        sweep = sweep || sweep_requested_;
-        sweep_requested_ = false;
-      }
-      if (sweep) {
-        Sweep(flushed && now - reachable_since >= options_.job_lease);
-        next_sweep = SteadyNow() + options_.sweep_interval;
-      }
-      // The pause is real time (a fake clock moves only when told to): until the next
-      // sweep, at most a heartbeat interval (the next flush), or a requested sweep.
-      const absl::Duration pause = std::min(next_sweep - SteadyNow(), options_.heartbeat_interval);
-      absl::MutexLock lock(&mu_);
-      AwaitSteadyFor(mu_, absl::Condition(this, &CoordinatorImpl::SweeperWoken), pause);
-    }
-  }
-
-  bool SweeperWoken() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || sweep_requested_; }
-
-  // A gap between two turns of SweepLoop longer than this is a stall of the coordinator:
-  // twice its longest pause (the heartbeat interval), room for a turn's work.
-  absl::Duration StallLimit() const { return 2 * options_.heartbeat_interval; }
-
-  // `expire`: whether leases may be expired now (see below).
-  void Sweep(bool expire) {
-    // Leases do not run out for time this coordinator could not record renewals in:
-    // it expires leases only with fresh renewals in the database, and after a (re)start,
-    // a stall of its own (SweepLoop) or a database outage only once every job had a full
-    // lease of reachable database time (the renewals that failed meanwhile were recorded by the first flush after
-    // it: FlushLiveness), so agents whose streams the outage ended can reconnect and
-    // resume their jobs. An agent really lost is found one lease later at most. Other
-    // coordinators on the same database had the same outage and hold off likewise.
-    if (expire) ExpireLeases();
-    if (clock_.SteadyNow() >= next_partitions_check_) EnsurePartitions(clock_.SteadyNow()).IgnoreError();  // logged
-    if (auto fired = schedules_->Tick(); fired.ok()) {
-      for (const v1::RunInfo& run : *fired) {
-        ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
-                         absl::StrCat("schedule fired run ", run.run_id(), " (", run.submitted_by(), ")"));
-      }
-    }
-    StopEndedJobs();
-    dispatcher_->WakeAllIdle();
-    changes_->Tick();
-  }
-
-  // The case_results partitions of this month and --partitions_ahead more; checked
-  // again a day later (a minute later after an error, which is logged). `now`: steady.
-  absl::Status EnsurePartitions(absl::Time now) {
-    absl::StatusOr<int> created = store_->EnsureResultPartitions(options_.partitions_ahead);
-    if (!created.ok()) {
-      next_partitions_check_ = now + absl::Minutes(1);
-      ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
-                       absl::StrCat("result partitions: ", created.status().message()));
-      return created.status();
-    }
-    next_partitions_check_ = now + absl::Hours(24);
-    if (*created > 0) {
-      ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
-                       absl::StrCat("result partitions: created ", *created, " (", options_.partitions_ahead,
-                                    " months ahead)"));
-    }
-    return absl::OkStatus();
-  }
-
-  // Agents whose enrollment token was revoked, or that were removed (possibly through
-  // another coordinator).
-  // A failed check (the database busy or briefly unreachable) is retried a few times a
-  // second apart rather than left to the next liveness flush, a heartbeat interval later.
-  void EndRevokedAgents(int retries_left = kRevocationRetries) {
-    absl::StatusOr<std::vector<std::string>> ended = EndRevokedAgentStreams(*store_, registry_);
-    if (!ended.ok()) {
-      if (retries_left > 0 && executor_ != nullptr) {
-        ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
-                         absl::StrCat("checking for revoked or removed agents: ", ended.status().message(),
-                                      "; retrying in 1s"));
-        executor_->PostAfter(absl::Seconds(1), [this, retries_left] { EndRevokedAgents(retries_left - 1); });
-      }
-      return;
-    }
-    if (!ended->empty()) {
-      ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
-                       absl::StrCat("disconnected agents removed, whose enrollment token is revoked or whose session another stream holds: ",
-                                    absl::StrJoin(*ended, ", ")));
-    }
-  }
-
-  void EndStreamsForOutage(absl::Duration outage) {
-    for (const auto& session : registry_.All()) {
-      if (session->closing()) continue;
-      session->Close(grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                  absl::StrCat("coordinator database unavailable for ", absl::FormatDuration(outage),
-                                               ": keep results spooled and reconnect")));
-    }
-  }
-
-  // Returns whether the database took the batch. The agents of a batch that failed are
-  // remembered until a flush succeeds, which renews their jobs' leases too: their
-  // renewals could not be recorded meanwhile, and the outage may have ended their
-  // streams (they are no longer in the registry when it is over).
-  // `now`: steady time.
-  bool FlushLiveness(absl::Time now) {
-    std::vector<store::AgentLiveness> batch;
-    const absl::Duration silence_limit = 3 * options_.heartbeat_interval + absl::Seconds(5);
-    const absl::Time wall_now = clock_.Now();  // last_seen is shown: the wall time of the last message
-    for (const auto& session : registry_.All()) {
-      AgentSession::AgentState s = session->state();
-      if (s.agent_id.empty() || session->closing()) continue;
-      // A stream waiting for result commits or for the store call of its last message
-      // (database slow or down, or a 10 000-job run's ends queued on its run row) is not
-      // read meanwhile, so its heartbeats queue up: not silence. Nor is the time this
-      // coordinator itself did not run (SweepLoop): silence counts from the stall's end.
-      const absl::Time heard = std::max(s.last_heard, stall_ended_);
-      if (s.pending_acks == 0 && !s.awaiting_store && now - heard > silence_limit) {
-        session->Close(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                                    absl::StrCat("no heartbeat for ", absl::FormatDuration(now - s.last_heard))));
-        continue;
-      }
-      batch.push_back({s.agent_id, wall_now - (now - s.last_heard), s.rss_bytes, s.cpu_seconds, session->session_id()});
-    }
-    std::vector<std::string> unrecorded(unrecorded_agents_.begin(), unrecorded_agents_.end());
-    absl::Status status = store_->RecordLiveness(batch, options_.job_lease, unrecorded);
-    if (!status.ok()) {
-      // The first failure, then one line a minute while it lasts (it runs every
-      // heartbeat interval: an outage must not fill the log).
-      ++liveness_failures_;
-      if (now - last_liveness_warning_ >= absl::Minutes(1)) {
-        ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
-                         liveness_failures_ == 1
-                             ? absl::StrCat("liveness flush: ", status.message())
-                             : absl::StrCat("liveness flush: failing for ", liveness_failures_, " flushes since ",
-                                            absl::FormatTime("%H:%M:%S UTC", first_liveness_failure_,
-                                                             absl::UTCTimeZone()),
-                                            ": ", status.message()));
-        last_liveness_warning_ = now;
-      }
-      if (liveness_failures_ == 1) first_liveness_failure_ = wall_now;
-      for (const store::AgentLiveness& a : batch) unrecorded_agents_.insert(a.agent_id);
-      return false;
-    }
-    if (liveness_failures_ > 0 && unrecorded.empty()) {
-      ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
-                       absl::StrCat("database reachable again after ", liveness_failures_, " failed liveness flushes"));
-    }
-    liveness_failures_ = 0;
-    last_liveness_warning_ = absl::InfinitePast();
-    if (!unrecorded.empty()) {
-      ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
-                       absl::StrCat("database reachable again; renewed the job leases of ", unrecorded.size(),
-                                    unrecorded.size() == 1 ? " agent whose renewals" : " agents whose renewals",
-                                    " failed meanwhile"));
-    }
-    unrecorded_agents_.clear();
-    return true;
-  }
-
-  // Jobs of local agents that ended elsewhere (cancelled through another coordinator,
-  // failed by its sweep): tell the agents to stop them.
-  void StopEndedJobs() {
-    std::map<std::string, std::shared_ptr<AgentSession>> by_job;
-    for (const auto& session : registry_.All()) {
-      const std::string job = session->state().running_job;
-      if (!job.empty()) by_job[job] = session;
-    }
-    if (by_job.empty()) return;
-    std::vector<std::string> jobs;
-    for (const auto& [job, session] : by_job) jobs.push_back(job);
-    absl::StatusOr<std::vector<std::string>> ended = store_->EndedJobs(jobs);
-    if (!ended.ok()) return;
-    for (const std::string& job : *ended) {
-      StopRunningJob(*by_job[job], job, "the job ended (cancelled or failed) on another coordinator");
-    }
-  }
-
-  void ExpireLeases() {
-    absl::StatusOr<std::vector<store::ExpiredJob>> expired = store_->ExpireLeases();
-    if (!expired.ok()) return;
-    std::vector<std::string> wake;
-    for (const store::ExpiredJob& job : *expired) {
-      ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
-                       absl::StrCat("job ", job.job_id, " lease expired after attempt ", job.attempts,
-                                    (job.done     ? ": done (every case stored)"
-                                     : job.failed ? ": failed (infrastructure)"
-                                                  : ": re-queued")));
-      std::shared_ptr<AgentSession> session = registry_.Find(job.agent_id);
-      if (session == nullptr) continue;
-      StopRunningJob(*session, job.job_id, "lease expired");
-      wake.push_back(job.agent_id);
-    }
-    dispatcher_->Wake(wake);
   }
 
   const CoordinatorOptions options_;
@@ -774,31 +447,18 @@ class CoordinatorImpl : public Coordinator {
   std::unique_ptr<AgentServiceImpl> agent_service_;
   std::unique_ptr<ControlServiceImpl> control_service_;
   std::unique_ptr<scheduler::ScheduleRunner> schedules_;
-  absl::Time next_partitions_check_ = absl::InfinitePast();  // sweeper thread (and Init before it)
   std::unique_ptr<NotificationHandler> notifications_;
   std::unique_ptr<store::NotificationListener> listener_;  // null with listen_notifications off
   std::unique_ptr<alerts::AlertWebhook> webhook_;  // null without alert_webhook_url
   std::unique_ptr<ChangeMonitor> changes_;
+  std::unique_ptr<Sweeper> sweeper_;  // after what it sweeps (destroyed first)
   std::unique_ptr<grpc::Server> server_;
   // server_'s grpc.health.v1.Health statuses (owned by server_; null before it starts).
   grpc::HealthCheckServiceInterface* health_ = nullptr;
   int port_ = 0;
-  absl::Time started_;
-  // The end of this coordinator's last stall (SweepLoop); sweeper thread only.
-  absl::Time stall_ended_ = absl::InfinitePast();
-  // Agents whose lease renewals failed (database unreachable) since the last successful
-  // flush. Sweeper thread only.
-  std::set<std::string> unrecorded_agents_;
-  // Failed liveness flushes in a row, the first one's time and the last warning logged
-  // (sweeper thread only).
-  int liveness_failures_ = 0;
-  absl::Time first_liveness_failure_;
-  absl::Time last_liveness_warning_ = absl::InfinitePast();
-  std::thread sweeper_;
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
-  bool sweep_requested_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace

@@ -1,14 +1,19 @@
 // The coordinator's own measurements for `GET /metrics` (docs/operations.md,
 // "Health and metrics", lists every metric): updated on the hot paths (ingest, dispatch, agent streams) with
-// atomics only, read at scrape time by Coordinator::RenderMetrics.
+// atomics only, read at scrape time by RenderCoordinatorMetrics, which writes them with
+// the fleet's counts from the store in Prometheus' text exposition format.
 //
 // Thread-safety: every member is safe from any thread.
 #pragma once
 
 #include <array>
+#include <string>
 
 #include "coordinator/alerts/alert_webhook.h"
 #include "coordinator/service/metrics.h"
+#include "coordinator/store/notification_listener.h"
+#include "coordinator/store/read_router.h"
+#include "coordinator/store/store.h"
 
 namespace fleetmark::service {
 
@@ -33,5 +38,19 @@ struct CoordinatorMetrics {
   // dropped).
   alerts::AlertCounters alert_webhook_posts;
 };
+
+// What one scrape reads; not owned. read_router and listener may be null (no replica,
+// --listen_notifications=false).
+struct MetricsSources {
+  store::Store* store = nullptr;
+  const CoordinatorMetrics* metrics = nullptr;
+  int stream_budget = 0;  // agent streams admitted (StreamSlots::budget)
+  const store::ReadRouter* read_router = nullptr;
+  const store::NotificationListener* listener = nullptr;
+};
+
+// The text of GET /metrics: the fleet's counts from the store (left out when the
+// database does not answer), then this process's measurements.
+std::string RenderCoordinatorMetrics(const MetricsSources& sources);
 
 }  // namespace fleetmark::service
