@@ -30,6 +30,7 @@
 #include "engine/common/host_port.h"
 #include "engine/common/version.h"
 #include "engine/child/child.h"
+#include "engine/strategies/openmp_implementation.h"
 #include "engine/strategies/work_stealing_implementation.h"
 #include "engine/topology/host.h"
 
@@ -158,6 +159,7 @@ int Main(int argc, char** argv) {
     host = v1::HostInfo();
   }
   host->add_notes(engine::WorkStealingImplementationNote());
+  host->add_notes(engine::OpenMpImplementationNote());
   options.labels = WithAutomaticLabels(std::move(options.labels), AutomaticLabels(*host));
   if (host->emulated()) {
     Log(LogLevel::kWarning, absl::StrCat("running under user-mode emulation (", host->emulation_evidence(),

@@ -16,7 +16,7 @@ template <typename Table>
 void PrintSection(const char* title, const Table& table) {
   std::cout << title << ":\n";
   for (const auto& entry : table) {
-    std::cout << absl::StrFormat("  %-16s %s\n", std::string(entry.name), std::string(entry.description));
+    std::cout << absl::StrFormat("  %-18s %s\n", std::string(entry.name), std::string(entry.description));
   }
   std::cout << "\n";
 }
@@ -28,23 +28,23 @@ int ListCommand(const std::vector<std::string>& args) {
   }
   std::cout << "strategies:\n";
   for (const engine::StrategyTraits& s : engine::kStrategies) {
-    std::cout << absl::StrFormat("  %-16s %s%s\n", std::string(s.name), std::string(s.description),
+    std::cout << absl::StrFormat("  %-18s %s%s\n", std::string(s.name), std::string(s.description),
                                  s.suspending ? " [suspending waits]" : "");
   }
   std::cout << "\n";
   PrintSection("workloads", engine::kWorkloads);
   PrintSection("scenarios", engine::kScenarios);
   std::cout << "io modes:\n"
-               "  blocking         waits park the carrier OS thread\n"
-            << "  suspending       waits use the strategy's own timer ("
+               "  blocking           waits park the carrier OS thread\n"
+            << "  suspending         waits use the strategy's own timer ("
             << engine::StrategyNames([](const engine::StrategyTraits& s) { return s.suspending; }, ", ")
             << " only)\n\n"
                "placements:\n"
-               "  any              no pinning\n"
-               "  class:<name>     the CPUs of one core class (performance, mid, efficiency)\n"
-               "  one_per_core     one hardware thread of every physical core\n"
-               "  smt_pairs        both SMT siblings of as few cores as possible\n"
-               "  cpus:<list>      an explicit CPU list such as 0,2-3\n";
+               "  any                no pinning\n"
+               "  class:<name>       the CPUs of one core class (performance, mid, efficiency)\n"
+               "  one_per_core       one hardware thread of every physical core\n"
+               "  smt_pairs          both SMT siblings of as few cores as possible\n"
+               "  cpus:<list>        an explicit CPU list such as 0,2-3\n";
   return kExitOk;
 }
 

@@ -35,6 +35,7 @@
 #include "engine/report/report.h"
 #include "engine/plan/case_filter.h"
 #include "engine/runner/runner.h"
+#include "engine/strategies/openmp_implementation.h"
 #include "engine/strategies/work_stealing_implementation.h"
 #include "engine/topology/conditions_text.h"
 #include "engine/topology/fingerprint.h"
@@ -130,6 +131,7 @@ class RunSession {
     absl::StatusOr<v1::HostInfo> host = engine::DetectHost();
     if (host.ok()) {
       host->add_notes(engine::WorkStealingImplementationNote());
+      host->add_notes(engine::OpenMpImplementationNote());
       // Under user-mode emulation every number is the emulator's (as the coordinator
       // marks an emulated agent's results): CSV/JSON say so per result.
       // Each result with the device fingerprint it was measured under (its own limits

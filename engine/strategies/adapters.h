@@ -1,4 +1,4 @@
-// Constructors of the 11 strategy adapters (one .cc each), used by MakeStrategy.
+// Constructors of the 16 strategy adapters (one .cc each), used by MakeStrategy.
 // Internal to engine/strategies: everyone else calls MakeStrategy(name).
 #pragma once
 
@@ -19,5 +19,10 @@ std::unique_ptr<Strategy> NewAsyncStrategy();
 std::unique_ptr<Strategy> NewCoroutineStrategy();
 std::unique_ptr<Strategy> NewFiberStrategy();
 std::unique_ptr<Strategy> NewEventLoopStrategy();
+std::unique_ptr<Strategy> NewOpenMpForStrategy();
+std::unique_ptr<Strategy> NewOpenMpForDynamicStrategy();
+std::unique_ptr<Strategy> NewOpenMpForGuidedStrategy();
+std::unique_ptr<Strategy> NewOpenMpTaskStrategy();
+std::unique_ptr<Strategy> NewStdParStrategy();
 
 }  // namespace fleetmark::engine

@@ -78,7 +78,8 @@ absl::StatusOr<std::unique_ptr<StrategyCarrier>> Started(const StrategyTraits& t
 }  // namespace
 
 bool HasExecutor(Carrier carrier) {
-  return carrier != Carrier::kCaller && carrier != Carrier::kThreadPerTask && carrier != Carrier::kAsync;
+  return carrier != Carrier::kCaller && carrier != Carrier::kThreadPerTask && carrier != Carrier::kAsync &&
+         carrier != Carrier::kOpenMp && carrier != Carrier::kStdPar;
 }
 
 absl::StatusOr<std::unique_ptr<StrategyCarrier>> StartCarrier(const StrategyTraits& traits, int threads,
@@ -102,6 +103,11 @@ absl::StatusOr<std::unique_ptr<StrategyCarrier>> StartCarrier(const StrategyTrai
     case Carrier::kThreadPerTask:
     case Carrier::kAsync:
       break;
+    case Carrier::kOpenMp:
+    case Carrier::kStdPar:
+      return absl::UnimplementedError(absl::StrCat(
+          std::string(traits.name), " has no executor to submit closures to: it runs a whole batch as one parallel "
+                                    "construct (OpenMP region or std::for_each), so only the batch scenario runs it"));
   }
   return absl::UnimplementedError(absl::StrCat(std::string(traits.name),
                                                " has no executor of its own: its tasks run on the caller or on one new "

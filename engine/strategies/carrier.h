@@ -52,7 +52,8 @@ class StrategyCarrier {
 
 // True if StartCarrier builds an executor for `carrier`: every carrier but kCaller,
 // kThreadPerTask and kAsync, whose tasks run on the caller or on threads of their own
-// (the scenarios start those threads with StartThread). Thread-safe.
+// (the scenarios start those threads with StartThread), and kOpenMp and kStdPar, which
+// run a whole batch as one parallel construct (batch scenario only). Thread-safe.
 bool HasExecutor(Carrier carrier);
 
 // Starts the executor of `traits` (an entry of kStrategies) with `threads` threads:

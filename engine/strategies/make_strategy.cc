@@ -25,6 +25,11 @@ constexpr Factory kFactories[] = {
     {"coroutine", &NewCoroutineStrategy},
     {"fiber", &NewFiberStrategy},
     {"event_loop", &NewEventLoopStrategy},
+    {"openmp_for", &NewOpenMpForStrategy},
+    {"openmp_for_dynamic", &NewOpenMpForDynamicStrategy},
+    {"openmp_for_guided", &NewOpenMpForGuidedStrategy},
+    {"openmp_task", &NewOpenMpTaskStrategy},
+    {"std_par", &NewStdParStrategy},
 };
 
 constexpr bool FactoriesFollowTheRegistry() {

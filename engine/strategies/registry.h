@@ -29,6 +29,8 @@ enum class Carrier {
   kAsioCoroutine,  // C++20 coroutines on an AsioRunner of N io_contexts
   kAsioCallback,   // plain callbacks on an AsioRunner of N io_contexts
   kFiber,          // Boost.Fiber fibres on a FiberRunner of N threads
+  kOpenMp,         // an OpenMP team of N threads (libgomp) forked by the strategy's own master thread
+  kStdPar,         // std::for_each(std::execution::par) run inside a oneTBB task_arena of N workers
 };
 
 // How many of a batch's tasks can wait at once with blocking waits.
@@ -44,6 +46,7 @@ enum Needs : unsigned {
   kNeedsTbb = 1u << 0,             // oneTBB
   kNeedsIoContext = 1u << 1,       // Boost.Asio io_contexts
   kNeedsFiberScheduler = 1u << 2,  // Boost.Fiber (and Boost.Context stacks)
+  kNeedsOpenMp = 1u << 3,          // an OpenMP runtime (libgomp; absent from builds without OpenMP)
 };
 
 struct StrategyTraits {
@@ -57,7 +60,7 @@ struct StrategyTraits {
   unsigned needs;  // Needs flags
 };
 
-inline constexpr std::array<StrategyTraits, 11> kStrategies = {{
+inline constexpr std::array<StrategyTraits, 16> kStrategies = {{
     {"direct", "call each task inline on the caller's thread", Carrier::kCaller, false, true, 0, Concurrency::kOne,
      kNeedsNothing},
     {"single_thread", "one worker thread with a FIFO queue", Carrier::kPool, false, true, 1, Concurrency::kOne,
@@ -80,6 +83,16 @@ inline constexpr std::array<StrategyTraits, 11> kStrategies = {{
      Concurrency::kThreads, kNeedsFiberScheduler},
     {"event_loop", "Asio io_contexts run by N threads, plain callbacks", Carrier::kAsioCallback, true, false, 0,
      Concurrency::kThreads, kNeedsIoContext},
+    {"openmp_for", "OpenMP parallel for over the batch, schedule(static) (limit = chunk size)", Carrier::kOpenMp,
+     false, false, 0, Concurrency::kThreads, kNeedsOpenMp},
+    {"openmp_for_dynamic", "OpenMP parallel for over the batch, schedule(dynamic) (limit = chunk size)",
+     Carrier::kOpenMp, false, false, 0, Concurrency::kThreads, kNeedsOpenMp},
+    {"openmp_for_guided", "OpenMP parallel for over the batch, schedule(guided) (limit = chunk size)",
+     Carrier::kOpenMp, false, false, 0, Concurrency::kThreads, kNeedsOpenMp},
+    {"openmp_task", "one OpenMP task per task from a single producer, then taskwait", Carrier::kOpenMp, false, false,
+     0, Concurrency::kThreads, kNeedsOpenMp},
+    {"std_par", "std::for_each(std::execution::par) over the batch (libstdc++ on oneTBB, N workers)",
+     Carrier::kStdPar, false, false, 0, Concurrency::kThreads, kNeedsTbb},
 }};
 
 // The entry named `name`, or nullptr for an unknown name. Thread-safe (constant table).

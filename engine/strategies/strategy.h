@@ -48,12 +48,17 @@ std::string_view IoModeName(IoMode mode);
 //   async             ignored; one std::async thread per task (threads_used = n)
 //   coroutine, event_loop  io_contexts, one thread each [CPUs]
 //   fiber             fibre carrier threads [CPUs]; stack_kib sizes the fibres
+//   openmp_for, openmp_for_dynamic, openmp_for_guided, openmp_task
+//                     OpenMP team threads, the strategy's master thread included [CPUs];
+//                     threads_used = the team OpenMP gave (omp_get_num_threads); `limit`
+//                     = the openmp_for* chunk size [OpenMP's default]; stack_kib unsupported
+//   std_par           oneTBB arena workers std::for_each(par) runs on, as work_stealing [CPUs]
 // "Logical CPUs" = min(the CPUs this process may run on (sched_getaffinity), its cgroup
 // CPU quota rounded up): LogicalCpuCount(), engine/topology/cpu_limits.h.
 struct StrategyOptions {
   int threads = 0;    // worker threads; 0 = the strategy's default
   int stack_kib = 0;  // stack of threads/fibres it creates; 0 = system default
-  int limit = 0;      // `limited`: pool size (threads = cap); servers: queue capacity
+  int limit = 0;      // `limited`: pool size (threads = cap); openmp_for*: chunk; servers: queue capacity
   // Called first on every OS thread the strategy creates, before it runs any task
   // (placement uses it to pin the thread). May be empty. Must be thread-safe.
   std::function<void()> on_thread_start = {};

@@ -1,4 +1,4 @@
-// StrategyBase: what the 11 strategy adapters share — option and argument checks,
+// StrategyBase: what the strategy adapters share — option and argument checks,
 // the Start/RunBatch/Stop life cycle, the task hooks, peak-in-flight tracking and the
 // body of a task with a blocking wait. Internal to engine/strategies.
 #pragma once

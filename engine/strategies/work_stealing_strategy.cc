@@ -3,6 +3,13 @@
 // task, which forks the n tasks into a task_group: they land on that worker's deque
 // and idle workers steal them (the ForkJoin / newWorkStealingPool pattern).
 //
+// std_par: the same arena, warm-up and teardown; the root task calls
+// std::for_each(std::execution::par) over the batch's indices instead. libstdc++'s
+// parallel algorithms run on oneTBB (its TBB backend: tbb::parallel_for), inside the
+// arena the call is made from, so `threads` sizes them as it sizes work_stealing.
+// par_unseq is not offered: a task may block and its hooks take locks, which
+// par_unseq's element functions must not (vectorization-unsafe).
+//
 // oneTBB pitfalls handled here:
 //  * The process-wide worker limit (global_control::max_allowed_parallelism, default
 //    = CPUs, i.e. CPUs - 1 workers) caps every arena, so an arena of 100 would get
@@ -22,12 +29,14 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <execution>
 #include <latch>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <thread>
 #include <unordered_set>
+#include <vector>
 
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
@@ -78,10 +87,16 @@ class FirstEntryObserver final : public tbb::task_scheduler_observer {
   std::unordered_set<std::thread::id> seen_;  // guarded by mu_
 };
 
+// How a batch is forked inside the arena.
+enum class Fork {
+  kTaskGroup,     // work_stealing: one tbb::task_group task per batch task
+  kStdForEachPar  // std_par: std::for_each(std::execution::par) over the indices
+};
+
 class WorkStealingStrategy final : public StrategyBase {
  public:
-  WorkStealingStrategy()
-      : StrategyBase("work_stealing", "fm-ws", "its tasks run on oneTBB worker OS threads, which can only block") {}
+  WorkStealingStrategy(std::string_view name, Fork fork)
+      : StrategyBase(name, "fm-ws", "its tasks run on oneTBB worker OS threads, which can only block"), fork_(fork) {}
   ~WorkStealingStrategy() override { Stop(); }
 
  protected:
@@ -100,25 +115,35 @@ class WorkStealingStrategy final : public StrategyBase {
       observer_ = std::make_unique<FirstEntryObserver>(*arena_, options.on_thread_start);
       WarmUp(n);
     } catch (const std::bad_alloc&) {
-      return absl::ResourceExhaustedError("work_stealing: out of memory starting oneTBB");
+      return absl::ResourceExhaustedError(absl::StrCat(std::string(name()), ": out of memory starting oneTBB"));
     } catch (const std::exception& e) {
-      return absl::ResourceExhaustedError(absl::StrCat("work_stealing: cannot start oneTBB workers: ", e.what()));
+      return absl::ResourceExhaustedError(absl::StrCat(std::string(name()), ": cannot start oneTBB workers: ", e.what()));
     }
     set_threads_used(observer_->distinct_threads());
     return absl::OkStatus();
   }
 
   absl::Status DoRunBatch(const Workload& workload, int n, IoMode) override {
+    if (fork_ == Fork::kStdForEachPar && static_cast<int>(indices_.size()) < n) {
+      const int from = static_cast<int>(indices_.size());
+      indices_.resize(n);
+      for (int i = from; i < n; ++i) indices_[i] = i;
+    }
     std::latch done(1);
     arena_->enqueue([this, &workload, &done, n] {
       try {
-        tbb::task_group group;
-        for (int i = 0; i < n; ++i) {
-          group.run([this, &workload, i] { RunBlockingTask(workload, i); });
+        if (fork_ == Fork::kStdForEachPar) {
+          std::for_each(std::execution::par, indices_.begin(), indices_.begin() + n,
+                        [this, &workload](int i) { RunBlockingTask(workload, i); });
+        } else {
+          tbb::task_group group;
+          for (int i = 0; i < n; ++i) {
+            group.run([this, &workload, i] { RunBlockingTask(workload, i); });
+          }
+          group.wait();
         }
-        group.wait();
       } catch (const std::exception& e) {
-        RecordTaskFailure(absl::ResourceExhaustedError(absl::StrCat("work_stealing: cannot spawn tasks: ", e.what())));
+        RecordTaskFailure(absl::ResourceExhaustedError(absl::StrCat(std::string(name()), ": cannot spawn tasks: ", e.what())));
       }
       done.count_down();
     });
@@ -177,6 +202,8 @@ class WorkStealingStrategy final : public StrategyBase {
     finished.wait();
   }
 
+  const Fork fork_;
+  std::vector<int> indices_;  // std_par: 0, 1, 2, ... (random-access, as the parallel algorithms need)
   tbb::task_scheduler_handle handle_;
   std::unique_ptr<tbb::global_control> parallelism_;
   std::unique_ptr<tbb::global_control> stack_;
@@ -186,7 +213,12 @@ class WorkStealingStrategy final : public StrategyBase {
 
 }  // namespace
 
-std::unique_ptr<Strategy> NewWorkStealingStrategy() { return std::make_unique<WorkStealingStrategy>(); }
+std::unique_ptr<Strategy> NewWorkStealingStrategy() {
+  return std::make_unique<WorkStealingStrategy>("work_stealing", Fork::kTaskGroup);
+}
+std::unique_ptr<Strategy> NewStdParStrategy() {
+  return std::make_unique<WorkStealingStrategy>("std_par", Fork::kStdForEachPar);
+}
 
 std::string WorkStealingImplementationNote() {
   return absl::StrCat("work_stealing: oneTBB ", TBB_runtime_version(), " (", FLEETMARK_TBB_LINKAGE, ")");

@@ -199,7 +199,8 @@ TEST_F(CliTest, ListsEveryName) {
   EXPECT_EQ(r.exit_code, 0);
   for (const char* name :
        {"direct",  "single_thread", "fixed_pool", "work_stealing", "limited",    "elastic_pool", "thread_per_task",
-        "async",   "coroutine",     "fiber",      "event_loop",    "arithmetic", "collections",  "storage",
+        "async",   "coroutine",     "fiber",      "event_loop",    "openmp_for", "openmp_for_dynamic",
+        "openmp_for_guided", "openmp_task", "std_par", "arithmetic", "collections",  "storage",
         "network", "mixed",         "batch",      "memory",        "fanout",     "load"}) {
     EXPECT_THAT(r.out, HasSubstr(std::string("  ") + name + " ")) << name;
   }

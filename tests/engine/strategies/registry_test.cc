@@ -69,7 +69,9 @@ TEST_P(RegistryTraitsTest, FactoryBuildsTheNamedStrategyWithItsSuspendingTrait) 
   ASSERT_TRUE(by_name.ok()) << by_name.status();
   EXPECT_EQ((*by_name)->name(), traits.name);
   // The declared needs match the carrier.
-  EXPECT_EQ((traits.needs & kNeedsTbb) != 0, traits.carrier == Carrier::kWorkStealing);
+  EXPECT_EQ((traits.needs & kNeedsTbb) != 0,
+            traits.carrier == Carrier::kWorkStealing || traits.carrier == Carrier::kStdPar);
+  EXPECT_EQ((traits.needs & kNeedsOpenMp) != 0, traits.carrier == Carrier::kOpenMp);
   EXPECT_EQ((traits.needs & kNeedsIoContext) != 0, IsAsio(traits.carrier));
   EXPECT_EQ((traits.needs & kNeedsFiberScheduler) != 0, traits.carrier == Carrier::kFiber);
   // Only strategies that ignore threads may pin a fixed number of them.

@@ -135,12 +135,15 @@ inline bool UnderThreadSanitizer() {
 }
 
 // Why strategy `name` cannot be checked under ThreadSanitizer, or "" if it can:
-// Boost.Context switches stacks without TSan annotations, and Debian's libtbb is not
-// instrumented, so TSan cannot see its synchronisation and reports every hand-off.
+// Boost.Context switches stacks without TSan annotations, and Debian's libtbb and GCC's
+// libgomp are not instrumented, so TSan cannot see their synchronisation (libgomp's
+// barriers and task queue are futexes and atomics built without -fsanitize=thread) and
+// reports every hand-off between team threads as a race.
 inline std::string_view TsanSkipReason(std::string_view name) {
   if (!UnderThreadSanitizer()) return "";
   if (name == "fiber") return "Boost.Context switches stacks without TSan annotations";
   if (name == "work_stealing") return "libtbb is not TSan-instrumented (false reports)";
+  if (name.substr(0, 7) == "openmp_") return "libgomp is not TSan-instrumented (false reports)";
   return "";
 }
 
