@@ -9,7 +9,9 @@ const kKnown = [
   // engine/strategies/registry.h, kStrategies order.
   ['direct', '#4e79a7'], ['single_thread', '#f28e2b'], ['fixed_pool', '#e15759'], ['work_stealing', '#76b7b2'],
   ['limited', '#59a14f'], ['elastic_pool', '#edc948'], ['thread_per_task', '#b07aa1'], ['async', '#ff9da7'],
-  ['coroutine', '#9c755f'], ['fiber', '#79706e'], ['event_loop', '#17becf'],
+  ['coroutine', '#9c755f'], ['fiber', '#79706e'], ['event_loop', '#17becf'], ['openmp_for', '#1f3b73'],
+  ['openmp_for_dynamic', '#5f8fd0'], ['openmp_for_guided', '#a3c4ee'], ['openmp_task', '#7a4e1f'],
+  ['std_par', '#3d8c40'],
   // Labels of plans/crossover.txtpb and the recommend plans.
   ['fixed_pool_cpu', '#d37295'], ['fixed_pool_io', '#2a5d8f'], ['elastic_pool_io', '#8cd17d'],
   ['work_stealing_cpu', '#b6992d'],
@@ -40,6 +42,11 @@ export function strategyColour(name) {
   if (known) return known;
   const x = hash(String(name));
   return hslHex(x % 360, 0.45 + ((x >>> 9) % 20) / 100, 0.38 + ((x >>> 17) % 16) / 100);
+}
+
+// True if `name` has one of the fixed colours (a registry strategy or a shipped label).
+export function hasFixedColour(name) {
+  return kColourOf.has(String(name));
 }
 
 // A small square of the strategy's colour, for tables and legends.

@@ -12,6 +12,7 @@
 
 #include "absl/time/clock.h"
 #include "absl/strings/match.h"
+#include "engine/strategies/registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -606,8 +607,8 @@ TEST(S1PlanTest, ValidatesAndCoversTheStudyMatrix) {
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   ASSERT_TRUE(ValidatePlan(*parsed).ok()) << ValidatePlan(*parsed);
   std::vector<v1::CaseSpec> cases = ExpandCases(parsed->plan, false);
-  // 13 strategies × 5 workloads × 2 io modes.
-  EXPECT_EQ(cases.size(), 130u);
+  // 18 strategies × 5 workloads × 2 io modes.
+  EXPECT_EQ(cases.size(), 180u);
   std::set<std::string> workloads, strategies;
   for (const auto& c : cases) {
     workloads.insert(c.workload());
@@ -615,7 +616,7 @@ TEST(S1PlanTest, ValidatesAndCoversTheStudyMatrix) {
     EXPECT_EQ(c.batch().tasks(), 100u);
   }
   EXPECT_EQ(workloads.size(), 5u);
-  EXPECT_EQ(strategies.size(), 11u);  // every registry strategy
+  EXPECT_EQ(strategies.size(), kStrategies.size());  // every registry strategy
   v1::MeasurementSettings quick = ResolveMeasurement(ApplyQuick(parsed->plan).measurement());
   EXPECT_LE(quick.max_seconds_per_case(), 1.0);
 }

@@ -143,7 +143,7 @@ TEST(SweepValidateTest, TheCrossoverPlanIsValid) {
   absl::StatusOr<ParsedPlan> parsed = LoadPlanFile(FLEETMARK_SOURCE_DIR "/plans/crossover.txtpb");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_TRUE(ValidatePlan(*parsed).ok()) << ValidatePlan(*parsed);
-  EXPECT_EQ(ExpandCases(parsed->plan, false).size(), 9u * 4u + 5u * 4u + 2u * 2u);
+  EXPECT_EQ(ExpandCases(parsed->plan, false).size(), 9u * 4u + 5u * 8u + 2u * 2u);
 }
 
 }  // namespace
