@@ -21,6 +21,7 @@
 #include "coordinator/cli/remote_commands.h"
 #include "coordinator/cli/remote_flags.h"
 #include "coordinator/cli/remote_render.h"
+#include "coordinator/cli/results_files.h"
 #include "coordinator/cli/run_flags.h"
 #include "coordinator/scheduler/same_host.h"
 #include "engine/common/text.h"
@@ -37,8 +38,8 @@ namespace fleetmark::cli {
 namespace {
 
 constexpr char kCompareUsage[] =
-    "fleetmark compare RUN (--agents A[,B,...] | --cases A,B [--agents ...]) [--min_margin 0.02] "
-    "[--format table|json] [--include_emulated]";
+    "fleetmark compare (RUN | --results FILE[,FILE...]) (--agents A[,B,...] | --cases A,B [--agents ...]) "
+    "[--min_margin 0.02] [--format table|json] [--include_emulated]";
 
 std::string MedianWithCi(const v1::CaseResult* r) {
   if (r == nullptr) return "-";
@@ -74,8 +75,21 @@ std::vector<std::string> OneMachineNotes(ControlClient& client, const std::vecto
   return scheduler::OneMachineNotes(names, hosts);
 }
 
+// The devices compare reads: a run's agents, or the devices of results files.
+struct CompareSource {
+  std::string header;                             // RunSummary, or FilesSummary
+  std::string where;                              // "run ID" or "the --results files", for messages
+  std::map<std::string, v1::RunReport> reports;   // by agent name or file device label
+  std::vector<std::string> order;                 // the devices in the source's order
+  std::vector<FileDevice> files;                  // the file devices (results files only)
+  nlohmann::json json_source;                     // {"run_id": ...} or {"results_files": [...]}
+};
+
 int Compare(const std::vector<std::string>& args) {
-  if (args.size() != 1) return RemoteUsageError(kCompareUsage, "compare takes one run id");
+  const std::string results_flag = absl::GetFlag(FLAGS_results);
+  if (args.size() + (results_flag.empty() ? 0 : 1) != 1) {
+    return RemoteUsageError(kCompareUsage, "compare takes one run id or --results FILE[,FILE...]");
+  }
   const std::string format = absl::GetFlag(FLAGS_format);
   if (format != "table" && format != "json") {
     std::cerr << "fleetmark: compare: --format: table or json, got \"" << EchoValue(format) << "\"\n";
@@ -111,20 +125,46 @@ int Compare(const std::vector<std::string>& args) {
                               absl::StrCat("--cases: two case ids or labels A,B, got ", case_items.size()));
     }
   }
-  if (agents.empty() && case_items.empty()) {
+  if (agents.empty() && case_items.empty() && results_flag.empty()) {
     return RemoteUsageError(kCompareUsage, "compare needs --agents A[,B,...] (devices) or --cases A,B (two cases)");
   }
   int code = 0;
-  std::optional<ControlClient> client = ClientFromFlags(&code);
-  if (!client) return code;
-  v1::ExportResultsResponse exported;
-  grpc::Status status = client->FetchResults(args[0], "", std::chrono::seconds(300), &exported);
-  if (!status.ok()) return client->Fail(absl::StrCat("results of run ", args[0]), status);
-  std::map<std::string, v1::RunReport> reports = ReportsByAgent(exported);
+  CompareSource source;
+  std::optional<ControlClient> client;
+  if (!results_flag.empty()) {
+    std::optional<std::vector<FileDevice>> files = ReadResultsFiles("compare", results_flag, &code);
+    if (!files) return code;
+    source.files = std::move(*files);
+    std::vector<const FileDevice*> all;
+    std::vector<std::string> paths;
+    for (const FileDevice& d : source.files) {
+      if (d.report.results_size() == 0) continue;
+      all.push_back(&d);
+      source.reports[d.label] = d.report;
+      source.order.push_back(d.label);
+      if (paths.empty() || paths.back() != d.file) paths.push_back(d.file);
+    }
+    source.header = FilesSummary(all);
+    source.where = "the --results files";
+    source.json_source = {{"results_files", paths}};
+  } else {
+    client = ClientFromFlags(&code);
+    if (!client) return code;
+    v1::ExportResultsResponse exported;
+    grpc::Status status = client->FetchResults(args[0], "", std::chrono::seconds(300), &exported);
+    if (!status.ok()) return client->Fail(absl::StrCat("results of run ", args[0]), status);
+    source.reports = ReportsByAgent(exported);
+    for (const auto& [name, report] : source.reports) source.order.push_back(name);
+    source.header = RunSummary(exported.run());
+    source.where = absl::StrCat("run ", exported.run().run_id());
+    source.json_source = {{"run_id", exported.run().run_id()}};
+  }
+  std::map<std::string, v1::RunReport>& reports = source.reports;
   if (agents.empty()) {
-    for (const auto& [name, report] : reports) agents.push_back(name);
+    agents = source.order;
     if (agents.empty()) {
-      std::cerr << "fleetmark: compare: run " << exported.run().run_id() << " has no results yet\n";
+      std::cerr << "fleetmark: compare: " << source.where << (results_flag.empty() ? " has" : " have")
+                << " no results" << (results_flag.empty() ? " yet" : "") << "\n";
       return kExitUsage;
     }
   }
@@ -134,9 +174,8 @@ int Compare(const std::vector<std::string>& args) {
     if (report == reports.end()) {
       std::vector<std::string> names;
       for (const auto& [n, r] : reports) names.push_back(n);
-      std::cerr << "fleetmark: --agents: agent \"" << EscapeForTerminal(name) << "\" has no results in run "
-                << exported.run().run_id()
-                << " (agents with results: " << (names.empty() ? "none" : EscapeForTerminal(absl::StrJoin(names, ", ")))
+      std::cerr << "fleetmark: --agents: agent \"" << EscapeForTerminal(name) << "\" has no results in "
+                << source.where << " (agents with results: " << (names.empty() ? "none" : EscapeForTerminal(absl::StrJoin(names, ", ")))
                 << ")\n";
       return kExitUsage;
     }
@@ -149,9 +188,8 @@ int Compare(const std::vector<std::string>& args) {
         if (!r.emulated()) *kept.add_results() = r;
       }
       if (kept.results_size() == 0) {
-        std::cerr << "fleetmark: --agents: agent \"" << EscapeForTerminal(name) << "\" measured its results in run "
-                  << exported.run().run_id()
-                  << " under user-mode emulation (qemu-user): they are the emulator's numbers, not "
+        std::cerr << "fleetmark: --agents: agent \"" << EscapeForTerminal(name) << "\" measured its results in "
+                  << source.where << " under user-mode emulation (qemu-user): they are the emulator's numbers, not "
                      "hardware numbers; compare them anyway with --include_emulated\n";
         return kExitUsage;
       }
@@ -166,7 +204,18 @@ int Compare(const std::vector<std::string>& args) {
     return EscapeForTerminal(EmulatedResults(reports[name]) > 0 ? absl::StrCat(name, " (emulated)") : name);
   };
 
-  const std::vector<std::string> one_machine = OneMachineNotes(*client, agents);
+  std::vector<std::string> one_machine;
+  if (client) {
+    one_machine = OneMachineNotes(*client, agents);
+  } else {
+    std::vector<const FileDevice*> compared;
+    for (const std::string& name : agents) {
+      for (const FileDevice& d : source.files) {
+        if (d.label == name) compared.push_back(&d);
+      }
+    }
+    one_machine = OneHostNotes(compared);
+  }
   std::string one_machine_lines;
   // Below the answers they qualify (never above a table: the rows come first).
   for (const std::string& note : one_machine) absl::StrAppend(&one_machine_lines, "Note: ", note, "\n");
@@ -184,11 +233,11 @@ int Compare(const std::vector<std::string>& args) {
     if (!ab.ok()) return RemoteUsageError(kCompareUsage, EscapeForTerminal(std::string(ab.status().message())));
     if (format == "json") {
       nlohmann::json doc = report::AbJson(ab->cases, ab->devices, ab->fleet, options);
-      doc["run_id"] = exported.run().run_id();
+      doc.update(source.json_source);
       doc["one_machine"] = one_machine;
       std::cout << doc.dump(2) << "\n";
     } else {
-      std::cout << RunSummary(exported.run()) << "\n\n"
+      std::cout << source.header << "\n\n"
                 << report::FormatAb(ab->cases, ab->devices, ab->fleet)
                 << absl::StrFormat(
                        "\nB/A < 1: B is faster. Per device: the paired log-ratio of the per-round process medians "
@@ -205,14 +254,14 @@ int Compare(const std::vector<std::string>& args) {
   const report::DeviceAnswers answers = report::BuildDeviceAnswers(devices, options);
   if (format == "json") {
     nlohmann::json doc = report::DeviceAnswersJson(answers, options);
-    doc["run_id"] = exported.run().run_id();
+    doc.update(source.json_source);
     doc["agents"] = agents;
     doc["one_machine"] = one_machine;
     std::cout << doc.dump(2) << "\n";
     return kExitOk;
   }
 
-  std::cout << RunSummary(exported.run()) << "\n\n";
+  std::cout << source.header << "\n\n";
   std::vector<report::Column> columns = {{"workload / point"}};
   for (const std::string& name : agents) columns.push_back({side_name(name)});
   if (!answers.points.empty()) {

@@ -9,43 +9,12 @@
 #include "coordinator/cli/command.h"
 #include "coordinator/cli/remote_client.h"
 #include "coordinator/cli/remote_render.h"
+#include "coordinator/cli/results_files.h"
 #include "coordinator/service/selector.h"
-#include "engine/common/input_file.h"
 #include "engine/common/text.h"
-#include "engine/report/json.h"
 
 namespace fleetmark::cli {
 namespace {
-
-constexpr InputFileRule kResultsFileRule{
-    .noun = "results file",
-    .must_be = "--results must be a regular file (or - for standard input)",
-    .max_bytes = uint64_t{1} << 30,
-    .max_text = "1 GiB",
-    .stdin_name = "<stdin>"};
-
-// The results document of `path` (`fleetmark run` or `fleetmark export --format json`,
-// or a pre-schema `fleetmark run` file), checked (ParseResultsJson runs
-// CheckResultsDocument); exit code 2 with one line naming the file and the reason on
-// failure.
-std::optional<v1::ResultsDocument> ReadResultsFile(const std::string& command, const std::string& path,
-                                                   int* exit_code) {
-  *exit_code = kExitUsage;
-  absl::StatusOr<std::string> text = ReadInputFile(path, kResultsFileRule);
-  if (!text.ok()) {
-    std::cerr << "fleetmark: " << command << ": --results: " << EscapeForTerminal(std::string(text.status().message()))
-              << "\n";
-    return std::nullopt;
-  }
-  absl::StatusOr<v1::ResultsDocument> document = report::ParseResultsJson(*text);
-  if (!document.ok()) {
-    std::cerr << "fleetmark: " << command << ": --results: " << EchoValue(path) << ": "
-              << EscapeForTerminal(std::string(document.status().message())) << "\n";
-    return std::nullopt;
-  }
-  *exit_code = kExitOk;
-  return *document;
-}
 
 // The id of the latest run of plan `name` that is done; "" after printing why not.
 std::string LatestRunOf(const ControlClient& client, const std::string& command, const std::string& name,
@@ -97,15 +66,19 @@ std::optional<DeviceResults> LoadDeviceResults(const DeviceResultsRequest& r, in
       RemoteUsageError(r.usage, absl::StrCat(r.command, ": --agent selects an agent of a run, not of --results"));
       return std::nullopt;
     }
-    std::optional<v1::ResultsDocument> document = ReadResultsFile(r.command, r.results_file, exit_code);
-    if (!document) return std::nullopt;
+    std::optional<std::vector<FileDevice>> files = ReadResultsFiles(r.command, r.results_file, exit_code);
+    if (!files) return std::nullopt;
     int with_results = 0;
-    for (const v1::ResultsDevice& device : document->devices()) {
-      with_results += device.results_size() > 0;
-      if (selector->Matches(device.agent(), device.host(), {}) && device.results_size() > 0) {
-        out.devices[device.agent()].assign(device.results().begin(), device.results().end());
+    std::vector<const FileDevice*> kept;
+    for (const FileDevice& device : *files) {
+      with_results += device.report.results_size() > 0;
+      if (selector->Matches(device.label, device.report.host(), {}) && device.report.results_size() > 0) {
+        out.devices[device.label].assign(device.report.results().begin(), device.report.results().end());
+        kept.push_back(&device);
       }
     }
+    out.one_host = OneHostNotes(kept);
+    out.header = FilesSummary(kept);
     if (out.devices.empty()) {
       // Never an empty answer with exit 0: say which of the file or the selector left nothing.
       std::cerr << "fleetmark: " << r.command << ": --results: " << EscapeForTerminal(r.results_file)

@@ -1,6 +1,7 @@
 // The results of each device (agent) that `fleetmark map` and `fleetmark recommend`
-// read: a results file (docs/results-schema.md: `fleetmark run --format json`, one device
-// named by its host name, or `fleetmark export --format json`, one per agent), a
+// read: results files (results_files.h: `fleetmark run --format json`, one device
+// named by its host name, or `fleetmark export --format json`, one per agent; several
+// files side by side), a
 // run's results per agent, or those of the latest finished run of a plan; results
 // measured under emulation left out unless asked; optionally only the agents a
 // selector matches. Main thread only (reads flags' values through its arguments).
@@ -19,7 +20,7 @@ struct DeviceResultsRequest {
   std::string command;            // for messages: "map", "recommend"
   std::string usage;              // the command's usage line, for usage errors
   std::vector<std::string> args;  // positional: RUN, or none
-  std::string results_file;       // --results
+  std::string results_file;       // --results: FILE[,FILE...]
   std::string plan_latest;        // --plan_latest ("" = not given)
   std::string agent;              // --agent ("" = every agent)
   std::string select;             // --select ("" = every agent)
@@ -27,8 +28,10 @@ struct DeviceResultsRequest {
 };
 
 struct DeviceResults {
-  // The run's summary line(s) for a run ("" for a results file).
+  // The run's summary line(s) for a run; FilesSummary for results files.
   std::string header;
+  // Results files: OneHostNotes of the devices kept (results_files.h); a run: none.
+  std::vector<std::string> one_host;
   // Device name -> its results, by name.
   std::map<std::string, std::vector<v1::CaseResult>> devices;
 };

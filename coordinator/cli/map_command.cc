@@ -21,7 +21,7 @@ namespace fleetmark::cli {
 namespace {
 
 constexpr char kMapUsage[] =
-    "fleetmark map RUN [--agent NAME] [--include_emulated] [--format table|json] | fleetmark map --results FILE "
+    "fleetmark map RUN [--agent NAME] [--include_emulated] [--format table|json] | fleetmark map --results FILE[,FILE...] "
     "[--format table|json]";
 // The map of one device's results, under its name.
 std::string DeviceMap(const std::string& device, const std::vector<v1::CaseResult>& results) {
@@ -48,6 +48,7 @@ int Map(const std::vector<std::string>& args) {
                                                            .include_emulated = absl::GetFlag(FLAGS_include_emulated)},
                                                           &code);
   if (!loaded) return code;
+  for (const std::string& note : loaded->one_host) std::cerr << "fleetmark: map: note: " << note << "\n";
   if (format == "json") {
     nlohmann::json doc = {{"devices", nlohmann::json::array()}};
     for (const auto& [name, results] : loaded->devices) {

@@ -32,7 +32,7 @@ namespace {
 constexpr char kRecommendUsage[] =
     "fleetmark recommend --profile 'cpu_us=50,wait_us=2000' --measure [--tasks N] [--select EXPR [--timeout DURATION]] "
     "[--dry_run] [--plan_out FILE] [--format table|json] | "
-    "fleetmark recommend (--profile P | --workload NAME) (--run RUN | --plan_latest NAME | --results FILE) "
+    "fleetmark recommend (--profile P | --workload NAME) (--run RUN | --plan_latest NAME | --results FILE[,FILE...]) "
     "[--select EXPR] [--agent NAME] [--include_emulated] [--format table|json]";
 
 // The flags that only --measure reads.
@@ -111,6 +111,7 @@ int Recommend(const std::vector<std::string>& args) {
                          .include_emulated = absl::GetFlag(FLAGS_include_emulated)},
                         &code);
   if (!loaded) return code;
+  for (const std::string& note : loaded->one_host) std::cerr << "fleetmark: recommend: note: " << note << "\n";
   if (!workload.empty()) return RecommendWorkload(*loaded, workload, format);
   std::vector<report::DeviceRecommendations> devices;
   for (const auto& [name, results] : loaded->devices) {

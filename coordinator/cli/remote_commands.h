@@ -28,6 +28,9 @@ void RegisterRecommendCommand(CommandRegistry& registry);
 void RegisterCompareCommand(CommandRegistry& registry);
 // `fleetmark changes list` (changes_command.cc).
 void RegisterChangesCommand(CommandRegistry& registry);
+// `fleetmark show FILE`: a results file as `runs show` shows a run (show_command.cc; no
+// coordinator, so no connection flags).
+void RegisterShowCommand(CommandRegistry& registry);
 
 // What `submit` sends besides the plan (its flags; `recommend --measure --select` sets them).
 struct SubmitPlanOptions {
@@ -54,6 +57,7 @@ inline void RegisterRemoteCommands(CommandRegistry& registry) {
   RegisterCompareCommand(registry);
   RegisterChangesCommand(registry);
   registry.SetCommonFlags({});
+  RegisterShowCommand(registry);
 }
 
 }  // namespace fleetmark::cli

@@ -55,8 +55,9 @@ ABSL_FLAG(double, min_margin, 0.02,
           "(0 <= min_margin < 1; 0.02 = 2 %)");
 ABSL_FLAG(std::string, agent, "", "map, recommend, changes list: only this agent");
 ABSL_FLAG(std::string, results, "",
-          "map, recommend: read the results from this file (`fleetmark run` or `fleetmark export` --format json, "
-          "docs/results-schema.md) instead of a run");
+          "compare, map, recommend: read the results from these files, FILE[,FILE...] (`fleetmark run` or "
+          "`fleetmark export` --format json, docs/results-schema.md) instead of a run: each device of each file "
+          "side by side");
 ABSL_FLAG(std::string, profile, "",
           "recommend: the task profile, key=value[,key=value] of the synthetic workload's parameters "
           "(cpu_ns|cpu_us|cpu_ms, wait_us|wait_ms, alloc_bytes|alloc_kib, touch_kib|touch_mib)");

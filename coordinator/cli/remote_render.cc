@@ -31,6 +31,26 @@ std::string RunSummary(const v1::RunInfo& run) {
       run.finished_unix_ns() > 0 ? absl::StrCat("  finished ", FormatUnixNs(run.finished_unix_ns())) : ""));
 }
 
+namespace {
+
+// "N cases: <OutcomeCounts>[, K cancelled]": the head of both outcome lines.
+std::string CasesLine(int64_t total, const CaseOutcomes& outcomes) {
+  std::string line = absl::StrCat(total, total == 1 ? " case: " : " cases: ", OutcomeCounts(outcomes));
+  if (outcomes.cancelled > 0) absl::StrAppend(&line, ", ", outcomes.cancelled, " cancelled");
+  return line;
+}
+
+}  // namespace
+
+std::string DocumentCasesLine(const v1::ResultsDocument& document) {
+  google::protobuf::RepeatedPtrField<v1::CaseResult> results;
+  for (const v1::ResultsDevice& device : document.devices()) {
+    for (const v1::CaseResult& r : device.results()) *results.Add() = r;
+  }
+  const CaseOutcomes outcomes = CountOutcomes(results);
+  return CasesLine(outcomes.total(), outcomes);
+}
+
 std::string RunCasesLine(const v1::ExportResultsResponse& exported) {
   const CaseOutcomes outcomes = CountOutcomes(exported.results());
   std::map<std::string, int64_t> results_by_job;
@@ -44,9 +64,7 @@ std::string RunCasesLine(const v1::ExportResultsResponse& exported) {
     const bool expired = absl::StartsWith(job.message(), "infrastructure: expired");
     not_run[expired ? "expired" : EscapeForTerminal(job.status(), 40)] += missing;
   }
-  const int64_t total = std::max<int64_t>(planned, outcomes.total());
-  std::string line = absl::StrCat(total, total == 1 ? " case: " : " cases: ", OutcomeCounts(outcomes));
-  if (outcomes.cancelled > 0) absl::StrAppend(&line, ", ", outcomes.cancelled, " cancelled");
+  std::string line = CasesLine(std::max<int64_t>(planned, outcomes.total()), outcomes);
   int64_t missing = 0;
   std::vector<std::string> reasons;
   for (const auto& [reason, count] : not_run) {
@@ -105,7 +123,10 @@ v1::ResultsDocument FleetResultsDocument(const v1::ExportResultsResponse& export
 }
 
 std::map<std::string, v1::RunReport> ReportsByAgent(const v1::ExportResultsResponse& exported) {
-  const v1::ResultsDocument document = FleetResultsDocument(exported);
+  return ReportsByDevice(FleetResultsDocument(exported));
+}
+
+std::map<std::string, v1::RunReport> ReportsByDevice(const v1::ResultsDocument& document) {
   std::map<std::string, v1::RunReport> reports;
   for (const v1::ResultsDevice& device : document.devices())
     reports[device.agent()] = report::DeviceReport(document, device);
@@ -130,8 +151,12 @@ std::string EmulatedNote(const v1::RunReport& report) {
 }
 
 absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& exported, report::TableOptions options) {
+  return ResultTables(FleetResultsDocument(exported), options);
+}
+
+absl::StatusOr<std::string> ResultTables(const v1::ResultsDocument& document, report::TableOptions options) {
   std::string out;
-  for (const auto& [agent, report] : ReportsByAgent(exported)) {
+  for (const auto& [agent, report] : ReportsByDevice(document)) {
     options.agent_name = agent;
     const std::string table = report::FormatTable(report, options);
     absl::StrAppend(&out,
@@ -144,8 +169,12 @@ absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& export
 }
 
 std::string ConditionsTables(const v1::ExportResultsResponse& exported, bool wide) {
+  return ConditionsTables(FleetResultsDocument(exported), wide);
+}
+
+std::string ConditionsTables(const v1::ResultsDocument& document, bool wide) {
   std::string out;
-  for (const auto& [agent, report] : ReportsByAgent(exported)) {
+  for (const auto& [agent, report] : ReportsByDevice(document)) {
     absl::StrAppend(&out, EscapeForTerminal(absl::StrCat("== conditions of agent ", agent)));
     if (wide) {
       absl::StrAppend(&out, "\n");

@@ -31,6 +31,11 @@ std::string RunSummary(const v1::RunInfo& run);
 // "running", ...; several reasons joined by ", "). "1 case" singular.
 std::string RunCasesLine(const v1::ExportResultsResponse& exported);
 
+// The outcome line of a results file (`fleetmark show`): its results' outcomes only (a
+// file holds no planned cases), "4 cases: 3 ok, 1 unsupported, 0 resource exhausted, 0
+// failed[, N cancelled]", by RunCasesLine's rule.
+std::string DocumentCasesLine(const v1::ResultsDocument& document);
+
 // The run's jobs: agent, status, attempts, progress, message.
 std::string JobsTable(const v1::RunInfo& run);
 
@@ -41,12 +46,17 @@ v1::ResultsDocument FleetResultsDocument(const v1::ExportResultsResponse& export
 
 // One RunReport per device of FleetResultsDocument, keyed and ordered by agent name.
 std::map<std::string, v1::RunReport> ReportsByAgent(const v1::ExportResultsResponse& exported);
+// One RunReport per device of `document` (report::DeviceReport), keyed and ordered by
+// device name.
+std::map<std::string, v1::RunReport> ReportsByDevice(const v1::ResultsDocument& document);
 
 // "== agent <name> (<cpu model>, <arch>)\n<table>" for each agent with results; the
 // header of an agent with results measured under emulation says so (EmulatedNote).
 // `options` as report::FormatTable takes them; agent_name is set per agent. The
 // default is the full table (export --format table).
 absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& exported, report::TableOptions options = {});
+// The same tables of a results document's devices (`fleetmark show FILE`).
+absl::StatusOr<std::string> ResultTables(const v1::ResultsDocument& document, report::TableOptions options = {});
 
 // "== conditions of agent <name>" for each agent with results: the range of its stored
 // conditions over the start and end of every case (engine::FormatConditionsRange), then
@@ -54,6 +64,8 @@ absl::StatusOr<std::string> ResultTables(const v1::ExportResultsResponse& export
 // snapshots (engine::FormatConditions). `wide`: every case's start and end instead.
 // Escaped for a terminal.
 std::string ConditionsTables(const v1::ExportResultsResponse& exported, bool wide);
+// The same of a results document's devices.
+std::string ConditionsTables(const v1::ResultsDocument& document, bool wide);
 
 // "aarch64", or "aarch64 (emulated)" for a host under user-mode emulation.
 std::string ArchCell(const v1::HostInfo& host);

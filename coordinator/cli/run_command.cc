@@ -151,7 +151,15 @@ class RunSession {
     if (absl::Status written = output_.WriteAll(*text); !written.ok()) {
       return Fail(kExitFailure, std::string(written.message()));
     }
-    if (!options_.out.empty()) std::cerr << WroteResultsLine(report_.results_size(), options_.out) << "\n";
+    if (!options_.out.empty()) {
+      std::cerr << WroteResultsLine(report_.results_size(), options_.out) << "\n";
+      // The file holds the results; the terminal still gets the table (unless --quiet).
+      if (!options_.quiet) {
+        report_options.table = FittedTableOptions(options_.wide);
+        absl::StatusOr<std::string> table = report::FormatReport(report_, report::ReportFormat::kTable, report_options);
+        if (table.ok()) std::cout << *table << std::flush;
+      }
+    }
     const CaseOutcomes outcomes = CountOutcomes(report_.results());
     const int total = report_.results_size();
     std::cerr << absl::StrFormat("fleetmark run: %d case%s in %s: %s%s\n", total, total == 1 ? "" : "s",
@@ -163,7 +171,9 @@ class RunSession {
                                                         : "");
     // Gates that passed unchecked (no reading on this device): the table lists them; a
     // file or another format would not show them on the terminal.
-    if (options_.format != report::ReportFormat::kTable || !options_.out.empty()) {
+    const bool table_on_stdout =
+        options_.out.empty() ? options_.format == report::ReportFormat::kTable : !options_.quiet;
+    if (!table_on_stdout) {
       std::vector<const v1::EnvSnapshot*> starts;
       for (const v1::CaseResult& r : report_.results()) {
         if (r.has_env_before()) starts.push_back(&r.env_before());
@@ -289,7 +299,7 @@ void RegisterRunCommand(CommandRegistry& registry) {
   registry.Add({.name = "run",
                 .summary = "run a plan on this machine (no servers) and print its results",
                 .usage = "fleetmark run PLAN|- [--format table|json|csv|gbench-json] "
-                         "[--out FILE] [--filter REGEX] [--quick] [--wide]",
+                         "[--out FILE [--quiet]] [--filter REGEX] [--quick] [--wide]",
                 .runs_cases = true,
                 .run = RunCommand});
 }

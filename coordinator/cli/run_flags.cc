@@ -19,9 +19,13 @@ ABSL_FLAG(bool, quick, false,
           "`quick_matrix`)");
 
 ABSL_FLAG(bool, wide, false,
-          "run, runs show, submit --wait: the full tables (one row per case, unwrapped) instead of "
+          "run, runs show, show, submit --wait: the full tables (one row per case, unwrapped) instead of "
           "fitting the terminal ($COLUMNS, else the terminal's width; output that is not a terminal, "
           "or a file written by --out, is never narrowed) and collapsing unsupported cases into one line");
+
+ABSL_FLAG(bool, quiet, false,
+          "run: with --out, write the results to the file only (without --quiet the results table is also "
+          "printed on stdout)");
 
 namespace fleetmark::cli {
 
@@ -34,6 +38,11 @@ absl::StatusOr<RunCommandOptions> RunCommandOptionsFromFlags() {
   options.filter = absl::GetFlag(FLAGS_filter);
   options.quick = absl::GetFlag(FLAGS_quick);
   options.wide = absl::GetFlag(FLAGS_wide);
+  options.quiet = absl::GetFlag(FLAGS_quiet);
+  if (options.quiet && options.out.empty()) {
+    return absl::InvalidArgumentError(
+        "--quiet: only with --out FILE (it keeps the table off stdout; without --out the results are stdout)");
+  }
   return options;
 }
 

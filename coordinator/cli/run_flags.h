@@ -14,6 +14,7 @@ ABSL_DECLARE_FLAG(std::string, out);
 ABSL_DECLARE_FLAG(std::string, filter);
 ABSL_DECLARE_FLAG(bool, quick);
 ABSL_DECLARE_FLAG(bool, wide);
+ABSL_DECLARE_FLAG(bool, quiet);
 
 namespace fleetmark::cli {
 
@@ -23,9 +24,11 @@ struct RunCommandOptions {
   std::string filter;  // RE2 regex on case ids (engine/plan/case_filter.h); "" = all
   bool quick = false;
   bool wide = false;   // table: the full tables (table_fit.h)
+  bool quiet = false;  // with `out`: no table on stdout (without it the table is printed too)
 };
 
-// Reads the flags. InvalidArgument naming the flag for a bad --format.
+// Reads the flags. InvalidArgument naming the flag for a bad --format, or --quiet
+// without --out.
 absl::StatusOr<RunCommandOptions> RunCommandOptionsFromFlags();
 
 // The one rule for a --filter given on the command line (`flags_set`: the flag names

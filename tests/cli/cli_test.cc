@@ -217,7 +217,7 @@ TEST_F(CliTest, RunsATinyPlanInEveryFormat) {
   EXPECT_THAT(table.err, Not(HasSubstr("\033[K")));  // no progress bar off a terminal
 
   const fs::path json_out = dir_ / "out.json";
-  CliResult json = Cli("run " + plan.string() + " --format=json --out " + json_out.string());
+  CliResult json = Cli("run " + plan.string() + " --format=json --quiet --out " + json_out.string());
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_TRUE(json.out.empty());
   // As `export --out` does (trial of 2026-12-02, finding 14).

@@ -1,0 +1,141 @@
+// ReadResultsFile, ReadResultsFiles, OneHostNotes, FilesSummary (results_files.h).
+#include "coordinator/cli/results_files.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "coordinator/cli/command.h"
+#include "coordinator/cli/remote_flags.h"
+#include "engine/common/input_file.h"
+#include "engine/common/text.h"
+#include "engine/report/json.h"
+#include "engine/report/results_document.h"
+#include "engine/topology/fingerprint.h"
+
+namespace fleetmark::cli {
+namespace {
+
+// The same rule under the name the command gives the file (--results, FILE).
+constexpr InputFileRule kResultsFlagRule{
+    .noun = "results file",
+    .must_be = "--results must be a regular file (or - for standard input)",
+    .max_bytes = uint64_t{1} << 30,
+    .max_text = "1 GiB",
+    .stdin_name = "<stdin>"};
+constexpr InputFileRule kResultsArgumentRule{
+    .noun = "results file",
+    .must_be = "FILE must be a regular file (or - for standard input)",
+    .max_bytes = kResultsFlagRule.max_bytes,
+    .max_text = kResultsFlagRule.max_text,
+    .stdin_name = kResultsFlagRule.stdin_name};
+
+// The fingerprint hash most of `report`'s results were measured under, else the
+// report's own ("" when neither has one).
+std::string FingerprintHash(const v1::RunReport& report) {
+  std::vector<const v1::CaseResult*> results;
+  for (const v1::CaseResult& r : report.results()) results.push_back(&r);
+  const std::string prevailing = engine::PrevailingFingerprint(results).hash();
+  return prevailing.empty() ? report.fingerprint().hash() : prevailing;
+}
+
+}  // namespace
+
+std::optional<v1::ResultsDocument> ReadResultsFile(const std::string& command, const std::string& what,
+                                                   const std::string& path, int* exit_code) {
+  *exit_code = kExitUsage;
+  absl::StatusOr<std::string> text = ReadInputFile(path, what == "--results" ? kResultsFlagRule : kResultsArgumentRule);
+  if (!text.ok()) {
+    std::cerr << "fleetmark: " << command << ": " << what << ": "
+              << EscapeForTerminal(std::string(text.status().message())) << "\n";
+    return std::nullopt;
+  }
+  // A CSV export (its header starts with the agent column) is refused by name, not as
+  // malformed JSON.
+  if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(*text), "agent,")) {
+    std::cerr << "fleetmark: " << command << ": " << what << ": " << EchoValue(path)
+              << ": a CSV results file; only JSON results files are read back (CSV holds no samples, conditions "
+                 "or host): write them with --format json\n";
+    return std::nullopt;
+  }
+  absl::StatusOr<v1::ResultsDocument> document = report::ParseResultsJson(*text);
+  if (!document.ok()) {
+    std::cerr << "fleetmark: " << command << ": " << what << ": " << EchoValue(path) << ": "
+              << EscapeForTerminal(std::string(document.status().message())) << "\n";
+    return std::nullopt;
+  }
+  *exit_code = kExitOk;
+  return *document;
+}
+
+std::optional<std::vector<FileDevice>> ReadResultsFiles(const std::string& command, const std::string& files,
+                                                        int* exit_code) {
+  *exit_code = kExitUsage;
+  absl::StatusOr<std::vector<std::string>> paths = SplitListFlag("--results", files);
+  if (!paths.ok()) {
+    std::cerr << "fleetmark: " << command << ": " << EscapeForTerminal(std::string(paths.status().message())) << "\n";
+    return std::nullopt;
+  }
+  std::set<std::string> seen_paths, labels;
+  std::vector<FileDevice> devices;
+  for (const std::string& path : *paths) {
+    if (!seen_paths.insert(path).second) {
+      std::cerr << "fleetmark: " << command << ": --results: each file once, got " << EchoValue(path) << " twice\n";
+      *exit_code = kExitUsage;
+      return std::nullopt;
+    }
+    std::optional<v1::ResultsDocument> document = ReadResultsFile(command, "--results", path, exit_code);
+    if (!document) return std::nullopt;
+    for (const v1::ResultsDevice& device : document->devices()) {
+      std::string label = device.agent();
+      if (labels.count(label) > 0) {
+        const std::string base = absl::StrCat(device.agent(), " (", std::filesystem::path(path).filename().string(), ")");
+        label = base;
+        for (int k = 2; labels.count(label) > 0; ++k) label = absl::StrCat(base, " #", k);
+      }
+      labels.insert(label);
+      devices.push_back({.label = label, .file = path, .report = report::DeviceReport(*document, device)});
+    }
+  }
+  *exit_code = kExitOk;
+  return devices;
+}
+
+std::vector<std::string> OneHostNotes(const std::vector<const FileDevice*>& devices) {
+  std::vector<std::string> hashes;
+  for (const FileDevice* d : devices) hashes.push_back(FingerprintHash(d->report));
+  std::vector<std::string> notes;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    for (size_t j = i + 1; j < devices.size(); ++j) {
+      const std::string& host = devices[i]->report.host().hostname();
+      if (host.empty() || host != devices[j]->report.host().hostname()) continue;
+      if (hashes[i].empty() || hashes[i] != hashes[j]) continue;
+      notes.push_back(EscapeForTerminal(absl::StrCat(devices[i]->label, " and ", devices[j]->label,
+                                                     " are one host (host name ", host, ", device fingerprint ",
+                                                     hashes[i], "): their differences are not between devices")));
+    }
+  }
+  return notes;
+}
+
+std::string FilesSummary(const std::vector<const FileDevice*>& devices) {
+  std::vector<std::string> files, plans;
+  int results = 0;
+  for (const FileDevice* d : devices) {
+    if (files.empty() || files.back() != d->file) files.push_back(d->file);
+    if (std::find(plans.begin(), plans.end(), d->report.plan_name()) == plans.end()) {
+      plans.push_back(d->report.plan_name());
+    }
+    results += d->report.results_size();
+  }
+  return EscapeForTerminal(absl::StrCat(files.size() == 1 ? "results file " : "results files ",
+                                        absl::StrJoin(files, ", "), "  plan ", absl::StrJoin(plans, ", "), "  ",
+                                        results, results == 1 ? " result" : " results"));
+}
+
+}  // namespace fleetmark::cli
