@@ -1,5 +1,6 @@
 // `fleetmark agents list|remove|release`, `schedules create|list|delete`, `tokens create|list|revoke`.
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "absl/flags/flag.h"
@@ -62,6 +63,14 @@ std::string HostCell(const v1::AgentInfo& agent) {
   return cell;
 }
 
+// The agent's labels as "k=v" joined by ",", sorted by key (the Fleet page's labels
+// column); "-" without labels.
+std::string LabelsCell(const v1::AgentInfo& agent) {
+  std::map<std::string, std::string> sorted(agent.labels().begin(), agent.labels().end());
+  if (sorted.empty()) return "-";
+  return absl::StrJoin(sorted, ",", absl::PairFormatter("="));
+}
+
 int AgentsList(const std::vector<std::string>& args) {
   if (!args.empty()) return RemoteUsageError(kAgentsListUsage, "agents list takes no arguments");
   if (absl::Status select = CheckSelectFlag(/*required=*/false); !select.ok()) {
@@ -87,7 +96,8 @@ int AgentsList(const std::vector<std::string>& args) {
                            {"noise", report::Align::kRight},
                            {"health"},
                            {"since"},
-                           {"reason"}});
+                           {"reason"},
+                           {"labels"}});
   // Cells come from agents' hellos: the table escapes control characters (TextTable).
   for (const v1::AgentInfo& agent : response.agents()) {
     const v1::HostInfo& host = agent.host();
@@ -98,7 +108,7 @@ int AgentsList(const std::vector<std::string>& args) {
                   Ago(agent.last_seen_unix_ns()), agent.running_job_id().empty() ? "-" : agent.running_job_id(),
                   NoiseCell(agent), agent.health().empty() ? "ok" : agent.health(),
                   agent.quarantined_unix_ns() > 0 ? FormatUnixNs(agent.quarantined_unix_ns()) : "-",
-                  agent.quarantine_reason().empty() ? "-" : agent.quarantine_reason()});
+                  agent.quarantine_reason().empty() ? "-" : agent.quarantine_reason(), LabelsCell(agent)});
   }
   std::cout << table.Render();
   return kExitOk;

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -379,7 +380,14 @@ ApiResponse Api::Compare(const std::map<std::string, std::string>& query) const 
   if (const std::string items = Param(query, "cases"); !items.empty()) {
     absl::StatusOr<report::FleetAbAnswer> ab =
         report::CompareCasesOverDevices(ListParam(query, "cases"), cases, options);
-    if (!ab.ok()) return FromStatus(ab.status());
+    if (!ab.ok()) {
+      // The engine names the CLI's flag (--cases); the web names its query parameter.
+      absl::Status status = ab.status();
+      if (absl::StartsWith(status.message(), "--cases: ")) {
+        status = absl::Status(status.code(), status.message().substr(2));
+      }
+      return FromStatus(status);
+    }
     response.body["ab"] = report::AbJson(ab->cases, ab->devices, ab->fleet, options);
   }
   return response;

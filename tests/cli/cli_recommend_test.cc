@@ -301,6 +301,12 @@ TEST_F(CliFleetTest, RecommendFromARunOfTheFleet) {
   ASSERT_TRUE(ended.ok()) << ended.status();
   ASSERT_EQ(ended->status(), "done") << agent_->Log();
 
+  // agents list shows the labels (issue 34, small gaps: the Fleet page had them, the CLI not).
+  CliResult agents = Fleet("agents list");
+  ASSERT_EQ(agents.exit_code, 0) << agents.err;
+  EXPECT_THAT(LineWith(agents.out, "labels"), ::testing::EndsWith("labels")) << agents.out;
+  EXPECT_THAT(LineWith(agents.out, "w1 "), ::testing::EndsWith(" rack=a")) << agents.out;
+
   CliResult by_run = Fleet("recommend --profile wait_us=1000 --format json --run " + run->run_id());
   ASSERT_EQ(by_run.exit_code, 0) << by_run.err;
   const nlohmann::json doc = nlohmann::json::parse(by_run.out);

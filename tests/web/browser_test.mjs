@@ -204,10 +204,29 @@ test('run page draws one bar per strategy, sorted by median, per device', async 
       const layout = data.getItemLayout(i);
       drawn.push({name: data.getName(i), y: layout.y, width: layout.width, el: !!data.getItemGraphicEl(i)});
     }
-    return {agent: el.dataset.agent, group: el.dataset.group, drawn};
+    const axis = chart.getOption().xAxis[0];
+    return {agent: el.dataset.agent, group: el.dataset.group, drawn, scale: el.dataset.axis, type: axis.type,
+      min: axis.min, max: axis.max};
   }));
   // 3 workloads × 3 devices.
   assert.equal(charts.length, 9);
+  // One value axis per group for all its devices (issue 34: each had its own linear axis,
+  // so µs bars vanished next to ms ones), log when the group's values span 10x or more.
+  const byGroup = new Map();
+  for (const c of charts) byGroup.set(c.group, [...(byGroup.get(c.group) || []), c]);
+  for (const [group, cs] of byGroup) {
+    assert.equal(cs.length, 3, group);
+    for (const c of cs) {
+      assert.deepEqual([c.scale, c.type, c.min, c.max], [cs[0].scale, cs[0].type, cs[0].min, cs[0].max], `${group}: one axis`);
+      assert.equal(c.type, c.scale === 'log' ? 'log' : 'value');
+      assert.ok(Number.isFinite(c.max) && c.max > 0, `${group}: a shared maximum`);
+    }
+    const medians = Object.values(manifest.medians).flatMap((m) => Object.values(m))
+      .filter((m) => m.workload === group.split('/')[1]).map((m) => m.median_ns);
+    const span = Math.max(...medians) / Math.min(...medians);
+    if (span >= 12) assert.equal(cs[0].scale, 'log', `${group}: medians span ${span.toFixed(1)}x`);
+    if (span < 8) assert.equal(cs[0].scale, 'linear', `${group}: medians span ${span.toFixed(1)}x`);
+  }
   for (const c of charts) {
     const workload = c.group.split('/')[1];
     const expected = Object.values(manifest.medians[c.agent])
@@ -425,6 +444,18 @@ test('compare page: winner per cell matches the data', async () => {
   assert.match(storageAt10, /^equivalent within 10\.0 %: fixed_pool, work_stealing/);
   assert.deepEqual(ab.errors, []);
   await ab.page.close();
+  // A bad A/B is said under the form, naming the query parameter (not the CLI's --cases);
+  // the form keeps what was typed and the rest of the page is answered.
+  const bad = await open(`/compare?agents=${ids.join(',')}&runs=${runs}&cases=fixed_pool,work_stealing`);
+  assert.deepEqual(bad.errors.filter((e) => !/status of 400/.test(e)), []);
+  const said = await bad.page.locator('#compare-ab-error').innerText();
+  assert.match(said, /^A\/B: cases: "fixed_pool" matches 3 cases/);
+  assert.ok(!said.includes('--cases'), said);
+  assert.equal(await bad.page.locator('#case-a').inputValue(), 'fixed_pool');
+  assert.equal(await bad.page.locator('#case-b').inputValue(), 'work_stealing');
+  assert.equal(await bad.page.locator('#compare-ab').count(), 0);
+  assert.ok(await bad.page.locator('#compare-answers').count() > 0, 'the answers are still shown');
+  await bad.page.close();
 });
 
 test('map page draws each device\'s strategy map and the crossover across devices', async () => {
@@ -473,6 +504,16 @@ test('map page draws each device\'s strategy map and the crossover across device
   });
   assert.deepEqual(intervals, [[100, 1000], [1000, 10000]]);
   assert.match(await page.locator('#map-legend').innerText(), /no decided winner/);
+  // The legend wraps inside the page, also on a narrow window (it overflowed).
+  await page.setViewportSize({width: 420, height: 900});
+  await page.waitForTimeout(200);
+  const legendBox = await page.evaluate(() => {
+    const el = document.getElementById('map-legend');
+    return {scroll: el.scrollWidth, client: el.clientWidth, right: el.getBoundingClientRect().right};
+  });
+  assert.ok(legendBox.scroll <= legendBox.client + 1, `legend overflows: ${JSON.stringify(legendBox)}`);
+  assert.ok(legendBox.right <= 420, `legend beyond the window: ${JSON.stringify(legendBox)}`);
+  await page.setViewportSize({width: 1400, height: 900});
   assert.ok(!(await page.locator('main').innerText()).includes('[0.00×'), 'no unbounded interval beside a verdict');
   assert.equal(await page.locator('img').count(), 0);
   assert.deepEqual(dialogs, []);

@@ -10,6 +10,7 @@ import {displayText, escapeHtml} from '../../web/src/dom.js';
 import {resultsText} from '../../web/src/format.js';
 import {coreClassesText, coreClassText} from '../../web/src/host_text.js';
 import {strategyColour} from '../../web/src/strategy_colours.js';
+import {sharedBarAxis, strategyMapAxes} from '../../web/src/charts/axis.js';
 
 test('text from agents is shown as the CLI prints it', () => {
   // EscapeForTerminalKeepsTextAndEscapesControls
@@ -75,4 +76,36 @@ test('a strategy has one colour wherever it is drawn', () => {
   const known = ['direct', 'single_thread', 'fixed_pool', 'work_stealing', 'limited', 'elastic_pool', 'thread_per_task',
     'async', 'coroutine', 'fiber', 'event_loop', 'fixed_pool_cpu', 'fixed_pool_io', 'elastic_pool_io', 'work_stealing_cpu'];
   assert.equal(new Set(known.map(strategyColour)).size, known.length, 'the known strategies differ');
+});
+
+test("a group's bar charts share one value axis, log when the values span 10x", () => {
+  // Issue 34, small gaps: each device's chart had its own linear axis, so a 2 µs bar
+  // vanished next to 40 ms ones.
+  const wide = [{value: 2000, low: 1900, high: 2100}, {value: 40e6, low: 39e6, high: 41e6}];
+  const axis = sharedBarAxis(wide, null);
+  assert.equal(axis.log, true);
+  assert.ok(axis.min > 0 && axis.min < 1900, `min ${axis.min} below the smallest end`);
+  assert.ok(axis.max >= 41e6, `max ${axis.max} covers the largest end`);
+  assert.equal(sharedBarAxis(wide, '0').log, false, 'log=0 forces a linear axis');
+  assert.equal(sharedBarAxis(wide, '0').min, 0);
+  const narrow = [{value: 100, low: 90, high: 110}, {value: 300, low: 280, high: 320}];
+  assert.equal(sharedBarAxis(narrow, '').log, false, 'a 3.6x span stays linear');
+  assert.equal(sharedBarAxis(narrow, '1').log, true, 'log=1 forces a log axis');
+  assert.equal(sharedBarAxis(narrow, '').max, 320 * 1.05);
+  // Nothing positive (all unsupported): ECharts chooses.
+  const none = sharedBarAxis([{value: 0, low: 0, high: 0}], '');
+  assert.equal(none.min, undefined);
+  assert.equal(none.max, undefined);
+});
+
+test("a 2-D strategy map names both axes, the y axis beside its labels", () => {
+  const two = strategyMapAxes(['wait_us', 'cpu_ns'], ['10', '100'], ['1,000', '10,000']);
+  assert.equal(two.xAxis.name, 'wait_us');
+  assert.equal(two.yAxis.name, 'cpu_ns');
+  assert.equal(two.yAxis.nameLocation, 'middle');
+  assert.equal(two.yAxis.nameRotate, 90);
+  assert.ok(two.grid.left > 8, 'room for the rotated name');
+  const one = strategyMapAxes(['wait_us'], ['10', '100'], ['']);
+  assert.equal(one.yAxis.name, undefined, 'one swept parameter: no y axis to name');
+  assert.equal(one.yAxis.axisLabel.show, false);
 });

@@ -6,7 +6,9 @@ import {drawChart, palette} from './setup.js';
 
 // rows: [{label, value, low, high, color?}] in display order (top = first); a row's
 // own colour (its strategy's) over `color`.
-export function drawBarsWithWhiskers(el, rows, {title, logScale = false, color = palette[0]} = {}) {
+// min/max: the value axis' bounds (sharedBarAxis: one scale for a group's devices);
+// undefined lets ECharts choose.
+export function drawBarsWithWhiskers(el, rows, {title, logScale = false, min, max, color = palette[0]} = {}) {
   const labels = rows.map((r) => r.label);
   const whiskerSeries = {
     type: 'custom',
@@ -45,7 +47,8 @@ export function drawBarsWithWhiskers(el, rows, {title, logScale = false, color =
     },
     xAxis: {
       type: logScale ? 'log' : 'value',
-      min: logScale ? undefined : 0,
+      min: min !== undefined ? min : logScale ? undefined : 0,
+      max,
       splitNumber: 4,
       axisLabel: {formatter: (v) => formatNs(v), hideOverlap: true, fontSize: 10},
       splitLine: {lineStyle: {color: '#eee'}},

@@ -11,6 +11,7 @@ import {contendedTitle} from '../contention.js';
 import {escapeHtml} from '../dom.js';
 import {formatNs, formatNumber, formatRatio} from '../format.js';
 import {strategyColour} from '../strategy_colours.js';
+import {strategyMapAxes} from './axis.js';
 import {drawChart, palette} from './setup.js';
 
 // "1.50× [1.46×–1.55×]": a map point's paired runner-up / leader ratio with its 95%
@@ -49,8 +50,9 @@ export function drawStrategyMap(el, points) {
       },
     };
   });
+  const axes = strategyMapAxes(swept, xs.map((v) => formatNumber(v)), ys.map((v) => (v === null ? '' : formatNumber(v))));
   return drawChart(el, {
-    grid: {left: 8, right: 16, top: 12, bottom: 36, containLabel: true},
+    grid: axes.grid,
     tooltip: {
       formatter: (param) => {
         const p = param.data.raw;
@@ -64,8 +66,8 @@ export function drawStrategyMap(el, points) {
             .join('');
       },
     },
-    xAxis: {type: 'category', name: swept[0], nameLocation: 'middle', nameGap: 24, data: xs.map((v) => formatNumber(v))},
-    yAxis: {type: 'category', name: swept[1] || '', data: ys.map((v) => (v === null ? '' : formatNumber(v)))},
+    xAxis: axes.xAxis,
+    yAxis: axes.yAxis,
     series: [{
       type: 'heatmap',
       data,

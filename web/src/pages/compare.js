@@ -9,7 +9,7 @@
 // no device is decided faster, and a geometric-mean row per workload (never over
 // unrelated workloads); contended cases carry the ⚠ marker. The numbers come from
 // /api/v1/compare.
-import {getJson} from '../api.js';
+import {ApiError, getJson} from '../api.js';
 import {drawNormalizedHeatmap, sharedMaxLog} from '../charts/heatmap.js';
 import {contendedMark} from '../contention.js';
 import {h} from '../dom.js';
@@ -205,7 +205,18 @@ export async function renderCompare(root, params) {
   const query = deviceQuery(root, params, chosen, chosenRuns);
   if (params.get('cases')) query.cases = params.get('cases');
   if (params.get('min_margin')) query.min_margin = params.get('min_margin');
-  const data = await getJson('compare', query);
+  // A bad A/B (no such case, ambiguous) is said under the form, which keeps what was
+  // typed; the rest of the page is answered without it.
+  let data;
+  let abError = null;
+  try {
+    data = await getJson('compare', query);
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 400 || !query.cases) throw error;
+    abError = error.message;
+    delete query.cases;
+    data = await getJson('compare', query);
+  }
   const {devices, workloads, strategies} = data;
   const emulatedNote = (d) => {
     if (d.emulated_left_out > 0) return h('span', {class: 'emulated'}, ` emulated: ${d.emulated_left_out} results left out`);
@@ -216,6 +227,7 @@ export async function renderCompare(root, params) {
   // Devices that are one machine (same machine id and boot id), as `fleetmark compare` says.
   for (const note of data.one_machine || []) root.appendChild(h('p', {class: 'one-machine'}, note));
   root.appendChild(controls(params, data.answers.min_margin));
+  if (abError) root.appendChild(h('p', {class: 'error', id: 'compare-ab-error'}, `A/B: ${abError}`));
   if (data.ab) root.appendChild(abSection(data.ab));
   root.appendChild(answersSection(data));
   if (devices.length > 1) root.appendChild(fingerprintSection(data));

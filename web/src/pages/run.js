@@ -2,6 +2,7 @@
 // device with strategies sorted by median and CI whiskers, a table of every metric,
 // raw samples as a distribution on demand, and the memory / load scenario views.
 import {ApiError, getJson} from '../api.js';
+import {sharedBarAxis} from '../charts/axis.js';
 import {drawBarsWithWhiskers} from '../charts/bars.js';
 import {drawDistribution} from '../charts/distribution.js';
 import {drawLoad, drawMemory} from '../charts/lines.js';
@@ -61,20 +62,23 @@ function metricTable(results) {
 
 function timingSection(key, results, agents, params) {
   const first = results[0];
-  const logScale = params.get('log') === '1';
   const panels = h('div', {class: 'panels'});
   const section = h('section', {class: 'group', dataset: {group: key}},
     h('h2', {}, groupLabel(first)), panels);
   const draws = [];
+  // One value axis for all devices of the group (a µs bar stays visible beside ms ones).
+  const axis = sharedBarAxis(results.filter(hasTiming).map((r) => ({value: r.stats.median_ns,
+    low: r.stats.ci_low_ns, high: r.stats.ci_high_ns})), params.get('log'));
   agents.forEach((agent) => {
     const rows = results.filter((r) => r.agent_id === agent.agent_id && hasTiming(r))
       .sort((a, b) => a.stats.median_ns - b.stats.median_ns)
       .map((r) => ({label: r.strategy, value: r.stats.median_ns, low: r.stats.ci_low_ns, high: r.stats.ci_high_ns,
         color: strategyColour(r.strategy)}));
     if (rows.length === 0) return;
-    const el = chartBox({dataset: {chart: 'bars', group: key, agent: agent.agent_id}}, 60 + rows.length * 26);
+    const el = chartBox({dataset: {chart: 'bars', group: key, agent: agent.agent_id, axis: axis.log ? 'log' : 'linear'}},
+      60 + rows.length * 26);
     panels.appendChild(h('div', {class: 'panel'}, h('h3', {}, agent.name), el));
-    draws.push(() => drawBarsWithWhiskers(el, rows, {logScale}));
+    draws.push(() => drawBarsWithWhiskers(el, rows, {logScale: axis.log, min: axis.min, max: axis.max}));
   });
   section.appendChild(metricTable(results));
   return {section, draws};
@@ -288,8 +292,10 @@ export async function renderRun(root, params, runId) {
     h('label', {}, 'group ', h('select', {onchange: (e) => updateQuery({group: e.target.value})},
       h('option', {value: ''}, 'all'),
       [...groups.entries()].map(([key, rs]) => h('option', {value: key, selected: key === selected}, groupLabel(rs[0]))))),
-    h('label', {}, h('input', {type: 'checkbox', checked: params.get('log') === '1',
-      onchange: (e) => updateQuery({log: e.target.checked})}), ' log scale'));
+    // auto: a log axis when a group's values span 10x or more (charts/axis.js).
+    h('label', {}, 'scale ', h('select', {id: 'bar-scale', onchange: (e) => updateQuery({log: e.target.value})},
+      [['', 'auto'], ['0', 'linear'], ['1', 'log']].map(([value, text]) =>
+        h('option', {value, selected: (params.get('log') || '') === value}, text)))));
   root.appendChild(controls);
 
   const draws = [];
