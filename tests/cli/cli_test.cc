@@ -152,7 +152,7 @@ TEST_F(CliTest, BadPlansExit2NamingTheField) {
 TEST_F(CliTest, ValidatesTheS1Plan) {
   CliResult r = Cli("plan validate " + std::string(FLEETMARK_SOURCE_DIR) + "/plans/s1-frameworks.txtpb");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("130 cases"));
+  EXPECT_THAT(r.out, HasSubstr("180 cases"));
   // One case is "1 case" (trial of 2026-12-02, finding 9); every shipped plan is valid,
   // the nightly one included (its memory blocks carry no workloads).
   const fs::path one = Write("one.txtpb", "name: \"one\"\nmatrix {\n  strategies { name: \"direct\" }\n"
