@@ -8,6 +8,7 @@
 #include "agent/log.h"
 #include "engine/common/message_text.h"
 #include "engine/common/registry.h"
+#include "engine/scenarios/registry.h"
 #include "engine/common/secret_file.h"
 #include "engine/common/status_macros.h"
 #include "engine/strategies/registry.h"

@@ -36,8 +36,8 @@ struct AgentIdentity {
   std::string boot_id;
 };
 
-// The identity of this build: engine version and the registry's names
-// (engine/common/registry.h), with `host` as given (strings the coordinator would
+// The identity of this build: engine version and the registries' names
+// (engine/common/registry.h, engine/strategies/ and engine/scenarios/registry.h), with `host` as given (strings the coordinator would
 // refuse are escaped or cut, with a note).
 AgentIdentity BuildIdentity(fleetmark::v1::HostInfo host);
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "coordinator/cli/local_commands.h"
 #include "engine/common/registry.h"
+#include "engine/scenarios/registry.h"
 #include "engine/strategies/registry.h"
 
 namespace fleetmark::cli {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/report/case_names.h"
 #include "engine/report/strategy_map.h"
+#include "engine/scenarios/registry.h"
 
 namespace fleetmark::http {
 namespace {
@@ -61,7 +62,7 @@ std::string WorkloadKey(const fleetmark::v1::CaseSpec& spec) {
 std::string WorkloadLabel(const fleetmark::v1::CaseSpec& spec) {
   const std::string workload = report::WorkloadText(spec);
   std::string label = workload.empty() ? spec.scenario() : workload;
-  if (!workload.empty() && spec.scenario() != "batch") label = absl::StrCat(spec.scenario(), " · ", label);
+  if (!workload.empty() && !engine::IsBatch(spec)) label = absl::StrCat(spec.scenario(), " · ", label);
   if (!spec.io_mode().empty() && spec.io_mode() != "blocking") absl::StrAppend(&label, " (", spec.io_mode(), ")");
   if (!spec.placement().empty() && spec.placement() != "any") absl::StrAppend(&label, " [", spec.placement(), "]");
   return label;

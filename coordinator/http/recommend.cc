@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/report/recommend.h"
 #include "engine/report/strategy_map.h"
+#include "engine/scenarios/registry.h"
 
 namespace fleetmark::http {
 namespace {
@@ -21,7 +22,7 @@ absl::Status Named(const std::string& field, const absl::Status& status) {
 // Whether `results` hold an ok batch result (what a strategy map is made of).
 bool HasBatchResult(const std::vector<store::WebResult>& results) {
   return std::any_of(results.begin(), results.end(), [](const store::WebResult& r) {
-    return r.result.spec().scenario() == "batch" && r.result.status() == v1::CASE_STATUS_OK;
+    return engine::IsBatch(r.result.spec()) && r.result.status() == v1::CASE_STATUS_OK;
   });
 }
 

@@ -23,6 +23,7 @@
 #include "engine/common/scenario_result.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/text.h"
+#include "engine/scenarios/registry.h"
 
 namespace fleetmark::store {
 namespace {
@@ -44,10 +45,12 @@ constexpr char kListSchedules[] = "fm_web_list_schedules";
 
 
 // Columns of a result row (order matters: see ResultFromRow). The stored proto is read
-// for scenarios whose output lives there (memory points, load, fanout), for the
-// synthetic workload, whose parameters and swept names (the strategy map's points) live
-// there too, and for batch cases, whose process medians the verdict compares.
-std::string ResultColumns() {
+// for every registered scenario (the text[] parameter `scenarios_param` holds
+// ScenarioList()): the output of memory points, load and fanout lives there, and batch
+// cases' process medians, which the verdict compares; and for the synthetic workload,
+// whose parameters and swept names (the strategy map's points) live there too. Rows of
+// no registered scenario (an empty or unknown name) read none.
+std::string ResultColumns(std::string_view scenarios_param) {
   return absl::StrCat(
       "c.result_id::text, c.agent_id::text, a.name, c.run_id::text, c.job_id::text, c.case_id, ",
       "c.scenario, c.workload, c.io_mode, c.strategy, c.strategy_label, c.threads, c.placement, ",
@@ -56,8 +59,14 @@ std::string ResultColumns() {
       "c.outliers, c.threads_used, c.peak_in_flight, c.cpu_user_seconds, c.cpu_system_seconds, ",
       "c.allocations, c.allocated_bytes, c.peak_threads, c.rss_delta_bytes, c.throttled, ", UnixNs("c.started_at"),
       ", ", UnixNs("c.finished_at"), ", c.engine_version, ",
-      "CASE WHEN c.scenario IN ('memory', 'load', 'fanout', 'batch') OR c.workload = 'synthetic' THEN c.result END, ",
+      "CASE WHEN c.scenario = ANY(", std::string(scenarios_param), "::text[]) OR c.workload = 'synthetic' THEN c.result END, ",
       "c.emulated, c.fingerprint, c.repetitions");
+}
+
+// The registry's scenario names as a text[] parameter (ResultColumns' `scenarios_param`).
+const std::string& ScenarioList() {
+  static const std::string list = internal::TextArray(engine::ScenarioNames());
+  return list;
 }
 
 template <typename T>
@@ -299,8 +308,9 @@ class PgWebReader final : public WebReader {
     if (!agent_id.empty() && !IsUuid(agent_id)) return NotFound("agent", agent_id);
     return Read(*pool_, "run results", [&](pqxx::nontransaction& txn) -> absl::StatusOr<std::vector<WebResult>> {
       pqxx::result rows = agent_id.empty()
-                              ? txn.exec_prepared(kRunResults, std::string(run_id))
-                              : txn.exec_prepared(kRunAgentResults, std::string(run_id), std::string(agent_id));
+                              ? txn.exec_prepared(kRunResults, std::string(run_id), ScenarioList())
+                              : txn.exec_prepared(kRunAgentResults, std::string(run_id), std::string(agent_id),
+                                                  ScenarioList());
       if (rows.empty() && txn.exec_prepared(kGetRun, std::string(run_id)).empty()) {
         return NotFound("run", run_id);
       }
@@ -319,7 +329,7 @@ class PgWebReader final : public WebReader {
   absl::StatusOr<WebResult> GetResult(std::string_view result_id) override {
     if (!IsUuid(result_id)) return NotFound("result", result_id);
     return Read(*pool_, "get result", [&](pqxx::nontransaction& txn) -> absl::StatusOr<WebResult> {
-      pqxx::result rows = txn.exec_prepared(kGetResult, std::string(result_id));
+      pqxx::result rows = txn.exec_prepared(kGetResult, std::string(result_id), ScenarioList());
       if (rows.empty()) return NotFound("result", result_id);
       WebResult out = ResultFromRow(rows[0]);
       v1::CaseResult full;
@@ -445,17 +455,17 @@ class PgWebReader final : public WebReader {
     // The run's rows (case_results_run), newest attempt per (job, case), then by agent
     // name (column 3) and case id (column 6) of ResultColumns().
     pool_->AddPreparedStatement(
-        kRunResults, absl::StrCat("SELECT * FROM (SELECT DISTINCT ON (c.job_id, c.case_id) ", ResultColumns(),
+        kRunResults, absl::StrCat("SELECT * FROM (SELECT DISTINCT ON (c.job_id, c.case_id) ", ResultColumns("$2"),
                                   " FROM case_results c JOIN agents a ON a.agent_id = c.agent_id "
                                   "WHERE c.run_id = $1::uuid ORDER BY ",
                                   internal::kNewestPerJobCase, ") latest ORDER BY 3, 6"));
     pool_->AddPreparedStatement(
-        kRunAgentResults, absl::StrCat("SELECT * FROM (SELECT DISTINCT ON (c.job_id, c.case_id) ", ResultColumns(),
+        kRunAgentResults, absl::StrCat("SELECT * FROM (SELECT DISTINCT ON (c.job_id, c.case_id) ", ResultColumns("$3"),
                                        " FROM case_results c JOIN agents a ON a.agent_id = c.agent_id "
                                        "WHERE c.run_id = $1::uuid AND c.agent_id = $2::uuid ORDER BY ",
                                        internal::kNewestPerJobCase, ") latest ORDER BY 6"));
     pool_->AddPreparedStatement(kGetResult,
-                                absl::StrCat("SELECT ", ResultColumns(),
+                                absl::StrCat("SELECT ", ResultColumns("$2"),
                                              ", c.result FROM case_results c "
                                              "JOIN agents a ON a.agent_id = c.agent_id WHERE c.result_id = $1::uuid"));
     // The newest finished ('done') run, else the newest run at all (a cancelled or

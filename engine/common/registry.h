@@ -1,5 +1,5 @@
-// The names a plan may use: workloads, scenarios, io modes. Strategies, with their
-// traits, are engine/strategies/registry.h's.
+// The names a plan may use: workloads, io modes. Strategies and scenarios, with their
+// traits, are engine/strategies/registry.h's and engine/scenarios/registry.h's.
 //
 // These tables are the single source of names: the engine's factories implement exactly
 // these, and the coordinator validates plans against them without linking the engine's
@@ -23,13 +23,6 @@ inline constexpr std::array<NameInfo, 6> kWorkloads = {{
     {"network", "wait i ms (a remote call)"},
     {"mixed", "i%5==0 network, else i%3==0 storage, else i%2==0 collections, else arithmetic"},
     {"synthetic", "cpu_ns of calibrated work, a wait_us wait (fixed/uniform/exponential/lognormal), alloc, touch"},
-}};
-
-inline constexpr std::array<NameInfo, 4> kScenarios = {{
-    {"batch", "wall time to run all n tasks and wait for all (study S1)"},
-    {"memory", "resident memory vs live waiting tasks, KiB/task by least squares (study S2)"},
-    {"fanout", "R requests each calling a dependency D times with delay and timeout (study S4)"},
-    {"load", "closed-loop virtual users against an in-process HTTP server (study S3)"},
 }};
 
 inline constexpr std::array<std::string_view, 2> kIoModes = {"blocking", "suspending"};

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/synthetic_text.h"
+#include "engine/scenarios/registry.h"
 #include "fleetmark/v1/result.pb.h"
 
 namespace fleetmark::engine {
@@ -25,7 +26,7 @@ inline std::string CaseGroupKey(const v1::CaseSpec& spec, const std::vector<std:
   const std::string workload = spec.has_synthetic()
                                    ? SyntheticWorkloadText(spec.synthetic(), swept, with_swept_values)
                                    : (spec.workload().empty() ? "-" : spec.workload());
-  return absl::StrCat(spec.scenario().empty() ? "batch" : spec.scenario(), "/", workload, "/",
+  return absl::StrCat(std::string(ScenarioOrDefault(spec.scenario())), "/", workload, "/",
                       spec.io_mode().empty() ? "blocking" : spec.io_mode(), "/",
                       spec.placement().empty() ? "any" : spec.placement());
 }

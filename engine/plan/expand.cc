@@ -8,27 +8,15 @@
 #include "engine/plan/expand_internal.h"
 #include "engine/measure/stop_rule.h"
 #include "engine/scenarios/param_rules.h"
+#include "engine/scenarios/registry.h"
 #include "engine/plan/plan.h"
 #include "engine/plan/sweep.h"
 
 namespace fleetmark::engine {
 namespace {
 
-std::string ScenarioName(const v1::Matrix& matrix) {
-  switch (matrix.scenario_case()) {
-    case v1::Matrix::kBatch:
-      return "batch";
-    case v1::Matrix::kMemory:
-      return "memory";
-    case v1::Matrix::kFanout:
-      return "fanout";
-    case v1::Matrix::kLoad:
-      return "load";
-    case v1::Matrix::SCENARIO_NOT_SET:
-      break;
-  }
-  return "";
-}
+// The registry entry the matrix selects; nullptr when none is set.
+const ScenarioTraits* ScenarioOf(const v1::Matrix& matrix) { return FindScenario(matrix.scenario_case()); }
 
 void CopyScenarioParams(const v1::Matrix& matrix, v1::CaseSpec& spec) {
   switch (matrix.scenario_case()) {
@@ -90,8 +78,10 @@ std::vector<ExpandedCase> ExpandMatrices(const google::protobuf::RepeatedPtrFiel
   std::vector<ExpandedCase> out;
   for (int mi = 0; mi < matrices.size(); ++mi) {
     const v1::Matrix& m = matrices[mi];
-    const std::string scenario = ScenarioName(m);
-    // Batch needs workloads (validation insists); other scenarios may have none.
+    const ScenarioTraits* traits = ScenarioOf(m);
+    const std::string scenario = traits != nullptr ? std::string(traits->name) : "";
+    // Batch needs workloads (needs_workload: validation insists); other scenarios may
+    // have none.
     const std::vector<std::string> workloads = OrDefault(m.workloads(), "");
     const std::vector<std::string> io_modes = OrDefault(m.io_modes(), "blocking");
     const std::vector<std::string> placements = OrDefault(m.placements(), "any");
@@ -108,7 +98,7 @@ std::vector<ExpandedCase> ExpandMatrices(const google::protobuf::RepeatedPtrFiel
     }
     for (const auto& [wi, point] : units) {
       const std::string& workload = workloads[wi];
-      if (workload.empty() && scenario == "batch") continue;
+      if (workload.empty() && traits != nullptr && traits->needs_workload) continue;
       const std::string id_workload = point ? SyntheticWorkloadText(*point, swept, /*with_swept=*/true) : workload;
       for (size_t ii = 0; ii < io_modes.size(); ++ii) {
         const std::string& io_mode = io_modes[ii];

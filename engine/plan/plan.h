@@ -1,8 +1,8 @@
 // Plans: loading, validating and expanding a fleetmark plan (proto/fleetmark/v1/plan.proto).
 //
 // A plan is parsed by protobuf itself (text format or JSON), validated against the
-// registry (engine/common/registry.h) and the documented caps, then expanded into the
-// list of cases the runner measures. Depends only on the generated protos and Abseil,
+// registries (engine/common/, engine/strategies/ and engine/scenarios/registry.h) and
+// the documented caps, then expanded into the list of cases the runner measures. Depends only on the generated protos and Abseil,
 // so the coordinator can validate plans without linking the engine's strategies.
 //
 //   FLEETMARK_ASSIGN_OR_RETURN(ParsedPlan parsed, LoadPlanFile("plans/s1.txtpb"));

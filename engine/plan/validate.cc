@@ -31,6 +31,7 @@
 #include "engine/plan/source_map.h"
 #include "engine/plan/sweep.h"
 #include "engine/scenarios/param_rules.h"
+#include "engine/scenarios/registry.h"
 #include "engine/topology/placement_spec.h"
 #include "engine/topology/sensor_range.h"
 #include "engine/workloads/workload.h"
@@ -238,7 +239,8 @@ class Validator {
   }
 
   absl::Status CheckMatrix(const v1::Matrix& m, const FieldPath& path) const {
-    if (m.scenario_case() == v1::Matrix::SCENARIO_NOT_SET) {
+    const ScenarioTraits* scenario = FindScenario(m.scenario_case());  // nullptr: SCENARIO_NOT_SET
+    if (scenario == nullptr) {
       return Error(path, absl::StrCat("a scenario is required (one of ", AllowedNames(kScenarios), "), got none"));
     }
     if (m.strategies_size() == 0) {
@@ -253,21 +255,17 @@ class Validator {
       }
     }
     FLEETMARK_RETURN_IF_ERROR(CheckSynthetic(m, path));
-    if (m.has_batch() && m.workloads_size() == 0) {
-      return Error(Append(path, "workloads"), absl::StrCat("the batch scenario needs at least one workload (",
+    // Only batch runs a workload (the registry's needs_workload); fanout and load refuse
+    // one (refuses_workload), memory accepts one as a name (see registry.h).
+    if (scenario->needs_workload && m.workloads_size() == 0) {
+      return Error(Append(path, "workloads"), absl::StrCat("the ", std::string(scenario->name),
+                                                           " scenario needs at least one workload (",
                                                            AllowedNames(kWorkloads), "), got 0"));
     }
-    // Only batch runs a workload: fanout waits on its dependency calls, load's server
-    // does fixed work; a workload there would only rename the same measurement. Memory
-    // runs none either, but keeps accepting one as a name in its case ids (stored nightly
-    // schedules have `workloads: ["storage"]` on their memory blocks: refusing it would
-    // fail them on every agent and cut their history).
-    if ((m.has_fanout() || m.has_load()) && m.workloads_size() > 0) {
-      const char* why = m.has_fanout() ? "fanout's tasks only wait on their dependency calls"
-                                       : "its server does fixed work";
+    if (!scenario->refuses_workload.empty() && m.workloads_size() > 0) {
       return Error(Append(path, "workloads", 0),
-                   absl::StrCat("this scenario runs no workload (", why, "); leave workloads out, got \"",
-                                Quoted(m.workloads(0)), "\""));
+                   absl::StrCat("this scenario runs no workload (", std::string(scenario->refuses_workload),
+                                "); leave workloads out, got \"", Quoted(m.workloads(0)), "\""));
     }
     for (int i = 0; i < m.io_modes_size(); ++i) {
       if (!Contains(kIoModes, m.io_modes(i))) {

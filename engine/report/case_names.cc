@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "engine/common/synthetic_text.h"
+#include "engine/scenarios/registry.h"
 
 namespace fleetmark::report {
 namespace {
@@ -57,7 +58,7 @@ std::string StopReasonWord(fleetmark::v1::StopReason reason) {
 
 uint32_t BatchTasks(const fleetmark::v1::CaseSpec& spec) {
   if (spec.params_case() != fleetmark::v1::CaseSpec::kBatch) {
-    return spec.scenario() == "batch" || spec.scenario().empty() ? kDefaultBatchTasks : 0;
+    return engine::IsBatch(spec) ? kDefaultBatchTasks : 0;
   }
   return spec.batch().tasks() == 0 ? kDefaultBatchTasks : spec.batch().tasks();
 }

@@ -10,11 +10,12 @@
 #include "engine/report/case_names.h"
 #include "engine/report/scenario_metrics.h"
 #include "engine/report/strategy_map_json.h"
+#include "engine/scenarios/registry.h"
 
 namespace fleetmark::report {
 namespace {
 
-bool IsBatch(const v1::CaseSpec& spec) { return spec.scenario().empty() || spec.scenario() == "batch"; }
+using engine::IsBatch;
 
 std::string PointLabel(const MapPoint& p) {
   if (p.point.empty()) return p.group;

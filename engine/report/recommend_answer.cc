@@ -11,13 +11,14 @@
 #include "engine/common/text.h"
 #include "engine/report/strategy_map_json.h"
 #include "engine/report/text_table.h"
+#include "engine/scenarios/registry.h"
 #include "engine/strategies/registry.h"
 
 namespace fleetmark::report {
 namespace {
 
 std::string IoModeOf(const v1::CaseSpec& spec) { return spec.io_mode().empty() ? "blocking" : spec.io_mode(); }
-bool IsBatch(const v1::CaseSpec& spec) { return spec.scenario().empty() || spec.scenario() == "batch"; }
+using engine::IsBatch;
 
 const v1::StrategySpec* SpecOf(const std::vector<v1::StrategySpec>& specs, const std::string& label) {
   for (const v1::StrategySpec& s : specs) {

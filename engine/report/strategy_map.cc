@@ -13,6 +13,7 @@
 #include "engine/report/case_names.h"
 #include "engine/report/text_table.h"
 #include "engine/report/units.h"
+#include "engine/scenarios/registry.h"
 #include "google/protobuf/descriptor.h"
 
 namespace fleetmark::report {
@@ -51,7 +52,7 @@ std::string CentreText(const MapEntry& e) {
 
 bool Mapped(const v1::CaseResult& r) {
   const v1::CaseSpec& spec = r.spec();
-  return (spec.scenario().empty() || spec.scenario() == "batch") && r.status() == v1::CASE_STATUS_OK &&
+  return engine::IsBatch(spec) && r.status() == v1::CASE_STATUS_OK &&
          r.stats().median_ns() > 0 && std::isfinite(r.stats().median_ns());
 }
 

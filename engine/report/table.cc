@@ -16,6 +16,7 @@
 #include "engine/report/case_names.h"
 #include "engine/report/text_table.h"
 #include "engine/report/units.h"
+#include "engine/scenarios/registry.h"
 #include "engine/topology/conditions_text.h"
 
 namespace fleetmark::report {
@@ -26,21 +27,24 @@ using fleetmark::v1::CaseSpec;
 
 enum class Kind { kBatch, kMemory, kFanout, kLoad };
 
+// By the result's scenario part; a case that filled none (failed, resource exhausted)
+// by the part its scenario fills (the registry's result_case); batch and unknown
+// scenarios fill none.
 Kind KindOf(const CaseResult& r) {
-  switch (r.scenario_result_case()) {
+  CaseResult::ScenarioResultCase part = r.scenario_result_case();
+  if (part == CaseResult::SCENARIO_RESULT_NOT_SET) {
+    if (const engine::ScenarioTraits* s = engine::FindScenario(r.spec().scenario())) part = s->result_case;
+  }
+  switch (part) {
     case CaseResult::kMemory:
       return Kind::kMemory;
     case CaseResult::kFanout:
       return Kind::kFanout;
     case CaseResult::kLoad:
       return Kind::kLoad;
-    default:
+    case CaseResult::SCENARIO_RESULT_NOT_SET:
       break;
   }
-  const std::string& scenario = r.spec().scenario();
-  if (scenario == "memory") return Kind::kMemory;
-  if (scenario == "fanout") return Kind::kFanout;
-  if (scenario == "load") return Kind::kLoad;
   return Kind::kBatch;
 }
 
@@ -63,7 +67,7 @@ std::string WorkloadTitle(const CaseSpec& s) {
 std::string GroupTitle(const CaseResult& r, Kind kind) {
   const CaseSpec& s = r.spec();
   std::vector<std::string> parts;
-  parts.push_back(s.scenario().empty() ? "batch" : s.scenario());
+  parts.push_back(std::string(engine::ScenarioOrDefault(s.scenario())));
   if (!s.workload().empty()) parts.push_back(WorkloadTitle(s));
   if (kind != Kind::kLoad) parts.push_back(s.io_mode().empty() ? "blocking" : s.io_mode());
   switch (kind) {

@@ -29,6 +29,7 @@
 #include "engine/runner/this_host.h"
 #include "engine/topology/host.h"
 #include "engine/scenarios/case_status.h"
+#include "engine/scenarios/registry.h"
 #include "engine/scenarios/scenario.h"
 #include "engine/topology/environment.h"
 
@@ -62,8 +63,6 @@ uint64_t BootstrapSeed(const std::string& case_id, uint64_t shuffle_seed) {
   for (unsigned char ch : case_id) hash = (hash ^ ch) * 1099511628211ull;
   return hash ^ shuffle_seed;
 }
-
-bool IsBatch(const v1::CaseSpec& spec) { return spec.scenario() == "batch"; }
 
 class PlanRunner {
  public:

@@ -10,6 +10,7 @@
 #include "engine/scenarios/fanout_scenario.h"
 #include "engine/scenarios/load_scenario.h"
 #include "engine/scenarios/memory_scenario.h"
+#include "engine/scenarios/registry.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -17,6 +18,46 @@ namespace {
 const ChildHandlerRegistration kMemoryPointHandler(std::string(kMemoryPointChildKind), MemoryPointChild);
 const ChildHandlerRegistration kFanoutHandler(std::string(kFanoutChildKind), FanoutChild);
 const ChildHandlerRegistration kLoadHandler(std::string(kLoadChildKind), LoadChild);
+
+// The runner of each non-batch registry entry, in registry order (checked below).
+struct Runner {
+  std::string_view name;
+  absl::Status (*run)(const v1::CaseSpec&, const ScenarioContext&, v1::CaseResult*);
+};
+constexpr Runner kRunners[] = {
+    {"memory", &RunMemoryCase},
+    {"fanout", &RunFanoutCase},
+    {"load", &RunLoadCase},
+};
+
+constexpr bool RunnersFollowTheRegistry() {
+  size_t next = 0;
+  for (const ScenarioTraits& s : kScenarios) {
+    if (s.is_batch) continue;
+    if (next == std::size(kRunners) || kRunners[next].name != s.name) return false;
+    ++next;
+  }
+  return next == std::size(kRunners);
+}
+static_assert(RunnersFollowTheRegistry(), "kRunners must name every non-batch kScenarios entry, in registry order");
+
+// The runner of `scenario`, or nullptr for batch or an unknown name.
+const Runner* FindRunner(std::string_view scenario) {
+  for (const Runner& r : kRunners) {
+    if (r.name == scenario) return &r;
+  }
+  return nullptr;
+}
+
+// "memory, fanout or load": the scenarios RunScenarioCase runs.
+std::string RunnerNames() {
+  std::string out;
+  for (size_t i = 0; i < std::size(kRunners); ++i) {
+    if (i > 0) out += i + 1 == std::size(kRunners) ? " or " : ", ";
+    out += kRunners[i].name;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -28,16 +69,12 @@ absl::StatusOr<v1::CaseResult> RunScenarioCase(const v1::CaseSpec& spec, const S
   result.set_started_unix_ns(absl::ToUnixNanos(span.start()));
   absl::Status status;
   try {
-    if (spec.scenario() == "memory") {
-      status = RunMemoryCase(spec, ctx, &result);
-    } else if (spec.scenario() == "fanout") {
-      status = RunFanoutCase(spec, ctx, &result);
-    } else if (spec.scenario() == "load") {
-      status = RunLoadCase(spec, ctx, &result);
-    } else {
+    const Runner* runner = FindRunner(spec.scenario());
+    if (runner == nullptr) {
       return absl::InvalidArgumentError(
-          absl::StrCat("scenario: RunScenarioCase runs memory, fanout or load, got \"", spec.scenario(), "\""));
+          absl::StrCat("scenario: RunScenarioCase runs ", RunnerNames(), ", got \"", spec.scenario(), "\""));
     }
+    status = runner->run(spec, ctx, &result);
   } catch (const std::bad_alloc&) {
     status = absl::ResourceExhaustedError("out of memory in the parent process");
   } catch (const std::exception& e) {

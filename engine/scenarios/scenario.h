@@ -40,10 +40,10 @@ struct ScenarioContext {
   std::string child_executable;
 };
 
-// Runs `spec` (spec.scenario() is "memory", "fanout" or "load") and returns a result
-// with status, message, scenario_result and counters filled. Never throws; resource
-// exhaustion is a result status, not an error. Returns InvalidArgument only for a
-// spec that names another scenario.
+// Runs `spec` (spec.scenario() is a non-batch scenario of registry.h: memory, fanout or
+// load) and returns a result with status, message, scenario_result and counters filled.
+// Never throws; resource exhaustion is a result status, not an error. Returns
+// InvalidArgument only for a spec that names another scenario.
 absl::StatusOr<v1::CaseResult> RunScenarioCase(const v1::CaseSpec& spec, const ScenarioContext& ctx);
 
 }  // namespace fleetmark::engine
