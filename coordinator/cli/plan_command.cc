@@ -1,4 +1,5 @@
-// `fleetmark plan validate PLAN`: parse and validate a plan without running it.
+// `fleetmark plan validate PLAN`: parse and validate a plan without running it, and say
+// what it costs (engine/plan/cost.h).
 #include <iostream>
 #include <string>
 #include <vector>
@@ -7,6 +8,7 @@
 #include "engine/common/text.h"
 #include "coordinator/cli/local_commands.h"
 #include "coordinator/cli/plan_loader.h"
+#include "engine/plan/cost.h"
 #include "engine/plan/plan.h"
 
 namespace fleetmark::cli {
@@ -27,6 +29,14 @@ int ValidateCommand(const std::vector<std::string>& args) {
   std::cout << absl::StrFormat("%s: valid plan \"%s\": %d case%s (%d with --quick)\n", EscapeForTerminal(source, 200),
                                EscapeForTerminal(plan->name()), cases, cases == 1 ? "" : "s",
                                engine::ExpandCases(*plan, true).size());
+  // What it costs on each device (engine/plan/cost.h), in full and with --quick.
+  for (const bool quick : {false, true}) {
+    const engine::PlanCost cost = engine::EstimatePlanCost(*plan, quick);
+    std::cout << "  " << (quick ? "with --quick: " : "duration: ") << engine::PlanCostText(cost) << "\n";
+    if (const std::string warning = engine::LongPlanWarning(cost); !warning.empty()) {
+      std::cerr << "fleetmark plan validate: warning: " << (quick ? "with --quick, " : "") << warning << "\n";
+    }
+  }
   return kExitOk;
 }
 

@@ -21,6 +21,9 @@
 #include "coordinator/service/run_cases.h"
 #include "coordinator/service/selector.h"
 #include "engine/common/duration_text.h"
+#include "engine/plan/case_filter.h"
+#include "engine/plan/cost.h"
+#include "engine/plan/plan.h"
 #include "engine/report/text_table.h"
 
 namespace fleetmark::cli {
@@ -98,6 +101,25 @@ std::optional<v1::RunInfo> SubmitPlan(ControlClient& client, const v1::Plan& pla
 
 namespace {
 
+// What the run will cost on each device (engine/plan/cost.h): the selected cases under
+// --quick and --filter (both checked already), said before anything is sent.
+void PrintSubmitCost(const v1::Plan& plan) {
+  const bool quick = absl::GetFlag(FLAGS_quick);
+  absl::StatusOr<engine::CaseFilter> filter = engine::CaseFilter::Compile(absl::GetFlag(FLAGS_filter));
+  if (!filter.ok()) return;
+  std::vector<v1::CaseSpec> cases;
+  for (v1::CaseSpec& spec : engine::ExpandCases(plan, quick)) {
+    if (filter->Matches(spec.case_id())) cases.push_back(std::move(spec));
+  }
+  const v1::Plan effective = quick ? engine::ApplyQuick(plan) : plan;
+  const engine::PlanCost cost =
+      engine::EstimateCost(cases, engine::ResolveMeasurement(effective.measurement()), plan.preconditions());
+  std::cerr << "fleetmark submit: " << engine::PlanCostText(cost) << "\n";
+  if (const std::string warning = engine::LongPlanWarning(cost); !warning.empty()) {
+    std::cerr << "fleetmark submit: warning: " << warning << "\n";
+  }
+}
+
 int Submit(const std::vector<std::string>& args) {
   if (args.size() != 1) return RemoteUsageError(kSubmitUsage, "submit takes exactly one plan file");
   if (absl::Status select = CheckSelectFlag(/*required=*/true); !select.ok()) {
@@ -125,6 +147,7 @@ int Submit(const std::vector<std::string>& args) {
     std::cerr << "fleetmark: " << cases.message() << "\n";
     return kExitUsage;
   }
+  PrintSubmitCost(*plan);
   int code = 0;
   std::optional<ControlClient> client = ClientFromFlags(&code);
   if (!client) return code;

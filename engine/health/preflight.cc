@@ -80,11 +80,6 @@ bool Cancelled(const std::atomic<bool>* cancelled) { return cancelled != nullptr
 
 }  // namespace
 
-bool HasGates(const v1::Preconditions& p) {
-  return p.has_min_battery_percent() || p.has_max_temperature_c() || p.has_max_other_cpu_percent() ||
-         p.has_max_load_average() || p.has_required_governor() || p.has_min_free_memory_mib();
-}
-
 std::vector<std::string> GateFailures(const v1::Preconditions& p, const v1::EnvSnapshot& snap) {
   std::vector<std::string> failures;
   if (p.has_min_battery_percent() && snap.battery_level_percent() >= 0 && !snap.battery_charging() &&

@@ -17,12 +17,13 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "fleetmark/v1/host.pb.h"
+#include "engine/plan/plan.h"
 #include "fleetmark/v1/plan.pb.h"
 
 namespace fleetmark::engine {
 
-// Whether any gate of `preconditions` is set (the runner checks nothing otherwise).
-bool HasGates(const v1::Preconditions& preconditions);
+// HasGates(preconditions): whether any gate is set (the runner checks nothing
+// otherwise) is engine/plan/plan.h's, next to the gates' ranges and defaults.
 
 // The gates `snapshot` fails, one line each, e.g.
 //   "battery: 12 % < 20 % and not charging"

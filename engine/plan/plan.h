@@ -122,6 +122,9 @@ inline constexpr uint32_t kDefaultGateChecks = 3;
 inline constexpr double kDefaultGateCpuSampleSeconds = 2;
 inline constexpr size_t kMaxGovernorLength = 32;
 
+// Whether any gate of `preconditions` is set (the runner checks nothing otherwise).
+bool HasGates(const v1::Preconditions& preconditions);
+
 // Checks `preconditions` alone (ValidatePlan does it for plan.preconditions): each set
 // gate in its range (min_battery_percent 1..100, max_temperature_c in the sensor range
 // -40..150 °C, max_other_cpu_percent 0..100, max_load_average 0..kMaxGateLoadAverage,

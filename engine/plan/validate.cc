@@ -633,6 +633,11 @@ absl::Status ValidatePlan(const ParsedPlan& parsed) {
 
 absl::Status ValidatePlan(const v1::Plan& plan) { return Validator(nullptr, "").CheckPlan(plan); }
 
+bool HasGates(const v1::Preconditions& p) {
+  return p.has_min_battery_percent() || p.has_max_temperature_c() || p.has_max_other_cpu_percent() ||
+         p.has_max_load_average() || p.has_required_governor() || p.has_min_free_memory_mib();
+}
+
 absl::Status ValidatePreconditions(const v1::Preconditions& preconditions, std::string_view field) {
   absl::Status status = Validator(nullptr, "").CheckPreconditionsOf(preconditions);
   if (status.ok()) return status;

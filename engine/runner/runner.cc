@@ -22,6 +22,7 @@
 #include "engine/measure/stop_rule.h"
 #include "engine/measure/verdict.h"
 #include "engine/plan/case_group.h"
+#include "engine/plan/cost.h"
 #include "engine/plan/plan.h"
 #include "engine/runner/batch_slice.h"
 #include "engine/plan/case_filter.h"
@@ -77,8 +78,9 @@ class PlanRunner {
     preconditions_ = plan.preconditions();
     // Each round's slice of a batch case runs in a fresh process: at least
     // kMinBatchProcesses, `processes` and `rounds` of them; racing adds up to the cap.
-    min_processes_ = static_cast<int>(std::max({kMinBatchProcesses, settings_.processes(), settings_.rounds()}));
-    max_processes_ = std::max(min_processes_, static_cast<int>(settings_.max_processes()));
+    const BatchProcesses processes = BatchProcessRange(settings_);  // engine/plan/cost.h
+    min_processes_ = processes.min;
+    max_processes_ = processes.max;
   }
 
   absl::Status Init(const v1::Plan& plan) {

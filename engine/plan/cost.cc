@@ -1,0 +1,129 @@
+// EstimateCost: a plan's expected and worst-case duration (cost.h).
+#include "engine/plan/cost.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/duration_text.h"
+#include "engine/measure/stop_rule.h"
+#include "engine/plan/plan.h"
+#include "engine/scenarios/param_rules.h"
+
+namespace fleetmark::engine {
+namespace {
+
+// The memory scenario's points when task_counts is empty (engine/scenarios/params.h).
+constexpr int kDefaultMemoryPoints = 5;
+
+struct CaseCost {
+  double expected = 0;  // seconds
+  double worst = 0;
+  int slices = 0;  // preflight checks: one per batch process, one per scenario case
+  int worst_slices = 0;
+};
+
+CaseCost ScenarioCost(const v1::CaseSpec& spec) {
+  CaseCost cost;
+  cost.slices = cost.worst_slices = 1;
+  if (spec.has_memory()) {
+    const int points = spec.memory().task_counts_size() > 0 ? spec.memory().task_counts_size() : kDefaultMemoryPoints;
+    const uint32_t timeout = spec.memory().point_timeout_seconds() != 0 ? spec.memory().point_timeout_seconds()
+                                                                        : kDefaultPointTimeoutSeconds;
+    cost.expected = points * kExpectedMemoryPointSeconds;
+    cost.worst = static_cast<double>(points) * timeout;
+  } else if (spec.has_fanout()) {
+    const v1::FanoutParams& f = spec.fanout();
+    const double call = std::min(RuleValue(kFanoutDelay, f), RuleValue(kFanoutTimeout, f)) / 1e3;
+    cost.expected = call;
+    cost.worst = call * RuleValue(kFanoutCalls, f);
+  } else if (spec.has_load()) {
+    const v1::LoadParams& l = spec.load();
+    cost.expected = static_cast<double>(RuleValue(kLoadRamp, l)) + RuleValue(kLoadHold, l);
+    cost.worst = cost.expected + RuleValue(kLoadRequestTimeout, l) / 1e3;
+  }
+  return cost;
+}
+
+}  // namespace
+
+BatchProcesses BatchProcessRange(const v1::MeasurementSettings& resolved) {
+  BatchProcesses p;
+  p.min = static_cast<int>(std::max({kMinBatchProcesses, resolved.processes(), resolved.rounds()}));
+  p.max = std::max(p.min, static_cast<int>(resolved.max_processes()));
+  return p;
+}
+
+PlanCost EstimateCost(const std::vector<v1::CaseSpec>& cases, const v1::MeasurementSettings& resolved,
+                      const v1::Preconditions& preconditions) {
+  PlanCost out;
+  out.processes = BatchProcessRange(resolved);
+  out.warmup_seconds = resolved.warmup_seconds();
+  out.budget_seconds = resolved.max_seconds_per_case();
+  const double w = resolved.warmup_seconds(), b = resolved.max_seconds_per_case();
+  const double k = resolved.cooldown_retries(), c = resolved.cooldown_seconds();
+  double expected = 0, worst = 0;
+  int64_t slices = 0, worst_slices = 0;
+  for (const v1::CaseSpec& spec : cases) {
+    if (spec.scenario() == "batch") {
+      ++out.batch_cases;
+      const double o = kProcessOverheadSeconds;
+      expected += out.processes.min * (w + o) + b;
+      worst += (2 + k) * (out.processes.max * (w + o) + b) + k * out.processes.max * c;
+      slices += out.processes.min;
+      worst_slices += out.processes.max;
+    } else {
+      ++out.scenario_cases;
+      const CaseCost cost = ScenarioCost(spec);
+      expected += cost.expected;
+      worst += cost.worst;
+      slices += cost.slices;
+      worst_slices += cost.worst_slices;
+    }
+  }
+  if (HasGates(preconditions)) {
+    const double sample = preconditions.has_max_other_cpu_percent()
+                              ? (preconditions.has_cpu_sample_seconds() ? preconditions.cpu_sample_seconds()
+                                                                        : kDefaultGateCpuSampleSeconds)
+                              : 0;
+    const double checks = preconditions.has_max_checks() ? preconditions.max_checks() : kDefaultGateChecks;
+    const double cooldown =
+        preconditions.has_cooldown_seconds() ? preconditions.cooldown_seconds() : kDefaultGateCooldownSeconds;
+    expected += static_cast<double>(slices) * sample;
+    worst += static_cast<double>(worst_slices) * (checks * sample + (checks - 1) * cooldown);
+  }
+  out.expected = absl::Seconds(expected);
+  out.worst = absl::Seconds(worst);
+  return out;
+}
+
+PlanCost EstimatePlanCost(const v1::Plan& plan, bool quick) {
+  const v1::Plan effective = quick ? ApplyQuick(plan) : plan;
+  return EstimateCost(ExpandCases(plan, quick), ResolveMeasurement(effective.measurement()), plan.preconditions());
+}
+
+std::string PlanCostText(const PlanCost& cost) {
+  std::string text = absl::StrCat("expected ", RoundedDuration(cost.expected), ", worst case ",
+                                  RoundedDuration(cost.worst), " per device (");
+  if (cost.batch_cases > 0) {
+    absl::StrAppend(&text, cost.batch_cases, " batch case", cost.batch_cases == 1 ? "" : "s", " x ",
+                    cost.processes.min);
+    if (cost.processes.max != cost.processes.min) absl::StrAppend(&text, "..", cost.processes.max);
+    absl::StrAppend(&text, " processes of ", cost.warmup_seconds, " s warm-up + a ", cost.budget_seconds,
+                    " s budget per case");
+  }
+  if (cost.scenario_cases > 0) {
+    absl::StrAppend(&text, cost.batch_cases > 0 ? "; " : "", cost.scenario_cases, " scenario case",
+                    cost.scenario_cases == 1 ? "" : "s");
+  }
+  return absl::StrCat(text, ")");
+}
+
+std::string LongPlanWarning(const PlanCost& cost) {
+  if (cost.worst <= kLongPlanDuration) return "";
+  return absl::StrCat("worst case ", RoundedDuration(cost.worst), " (expected ", RoundedDuration(cost.expected),
+                      ") is above ", RoundedDuration(kLongPlanDuration),
+                      " on each device; lower measurement.max_seconds_per_case, rounds or max_processes, or "
+                      "measure fewer cases");
+}
+
+}  // namespace fleetmark::engine

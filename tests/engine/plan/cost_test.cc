@@ -1,0 +1,123 @@
+// EstimateCost (engine/plan/cost.h): known-answer arithmetic of a plan's expected and
+// worst-case duration, and the long-plan warning.
+#include "engine/plan/cost.h"
+
+#include <string>
+
+#include "engine/plan/plan.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace fleetmark::engine {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Seconds of `d` (the model's sums are doubles: compared with a tolerance).
+double Secs(absl::Duration d) { return absl::ToDoubleSeconds(d); }
+constexpr double kTol = 1e-6;
+constexpr double O = kProcessOverheadSeconds;
+
+v1::Plan PlanOf(const std::string& text) {
+  absl::StatusOr<ParsedPlan> parsed = ParsePlan(text, PlanFormat::kText, "p.txtpb");
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(ValidatePlan(*parsed).ok()) << ValidatePlan(*parsed);
+  return parsed.ok() ? parsed->plan : v1::Plan();
+}
+
+TEST(PlanCost, BatchCasesSpendMinimumProcessesWarmUpPlusBudgetExpectedAndRacingCapWorst) {
+  // 2 strategies x 2 workloads = 4 batch cases; rounds 4 -> 4..8 processes.
+  const v1::Plan plan = PlanOf(R"pb(name: "p"
+    matrix { strategies { name: "direct" } strategies { name: "single_thread" }
+             workloads: ["arithmetic", "collections"] batch { tasks: 10 } }
+    measurement { warmup_seconds: 0.5 max_seconds_per_case: 10 rounds: 4 max_processes: 8 })pb");
+  const PlanCost cost = EstimatePlanCost(plan, false);
+  EXPECT_EQ(cost.batch_cases, 4);
+  EXPECT_EQ(cost.scenario_cases, 0);
+  EXPECT_EQ(cost.processes.min, 4);
+  EXPECT_EQ(cost.processes.max, 8);
+  EXPECT_NEAR(Secs(cost.expected), 4 * (4 * (0.5 + O) + 10), kTol);  // 51.2 s with O = 0.2
+  // Twice: a contended process is measured again, once.
+  EXPECT_NEAR(Secs(cost.worst), 4 * 2 * (8 * (0.5 + O) + 10), kTol);  // 124.8 s
+  ASSERT_EQ(O, 0.2);
+  EXPECT_EQ(PlanCostText(cost),
+            "expected 51s, worst case 2m05s per device (4 batch cases x 4..8 processes of 0.5 s warm-up + a 10 s "
+            "budget per case)");
+  EXPECT_EQ(LongPlanWarning(cost), "");
+}
+
+TEST(PlanCost, DefaultsGiveThreeToTenProcessesAndCooldownRetriesMultiplyTheWorstCase) {
+  const v1::Plan plan = PlanOf(R"pb(name: "p"
+    matrix { strategies { name: "direct" } workloads: ["arithmetic"] batch { tasks: 10 } }
+    measurement { cooldown_retries: 2 cooldown_seconds: 5 })pb");
+  const PlanCost cost = EstimatePlanCost(plan, false);
+  EXPECT_EQ(cost.processes.min, 3);   // kMinBatchProcesses
+  EXPECT_EQ(cost.processes.max, 10);  // kDefaultMaxProcesses
+  EXPECT_NEAR(Secs(cost.expected), 3 * (0.5 + O) + 10, kTol);
+  // (2 + 2) x (10 x (0.5 + O) + 10) + 2 x 10 x 5 cool-down seconds.
+  EXPECT_NEAR(Secs(cost.worst), 4 * (10 * (0.5 + O) + 10) + 100, kTol);
+  // --quick: racing's cap becomes kQuickMaxProcesses (6), the quick settings' budget.
+  v1::Plan quick = plan;
+  quick.mutable_quick()->set_max_seconds_per_case(1);
+  quick.mutable_quick()->set_warmup_seconds(0.25);
+  quick.mutable_quick()->set_cooldown_retries(1);
+  const PlanCost q = EstimatePlanCost(quick, true);
+  EXPECT_EQ(q.processes.max, 6);
+  EXPECT_NEAR(Secs(q.expected), 3 * (0.25 + O) + 1, kTol);
+  EXPECT_NEAR(Secs(q.worst), 3 * (6 * (0.25 + O) + 1) + 1 * 6 * 5.0, kTol);
+}
+
+TEST(PlanCost, ScenarioCasesRunOnceAndAreBoundedByTheirTimeouts) {
+  const v1::Plan plan = PlanOf(R"pb(name: "p"
+    matrix { strategies { name: "thread_per_task" } memory { task_counts: [1, 10, 100] point_timeout_seconds: 30 } }
+    matrix { strategies { name: "thread_per_task" } fanout { requests: 2 calls_per_request: 4 delay_ms: 200 timeout_ms: 100 } }
+    matrix { strategies { name: "fixed_pool" threads: 4 } load { ramp_seconds: 2 hold_seconds: 3 request_timeout_ms: 1500 } })pb");
+  const PlanCost cost = EstimatePlanCost(plan, false);
+  EXPECT_EQ(cost.batch_cases, 0);
+  EXPECT_EQ(cost.scenario_cases, 3);
+  // memory 3 points x 1 s; fanout one call min(200, 100) ms; load 2 + 3 s.
+  EXPECT_NEAR(Secs(cost.expected), 3 + 0.1 + 5, kTol);
+  // memory 3 x 30 s; fanout 4 calls x 0.1 s; load 5 + 1.5 s.
+  EXPECT_NEAR(Secs(cost.worst), 90 + 0.4 + 6.5, kTol);
+  EXPECT_THAT(PlanCostText(cost), HasSubstr("(3 scenario cases)"));
+}
+
+TEST(PlanCost, PreflightGatesAddTheirCpuSampleAndWorstCaseRechecksPerSlice) {
+  const v1::Plan plan = PlanOf(R"pb(name: "p"
+    matrix { strategies { name: "direct" } workloads: ["arithmetic"] batch { tasks: 10 } }
+    measurement { warmup_seconds: 1 max_seconds_per_case: 2 max_processes: 3 }
+    preconditions { max_other_cpu_percent: 10 cpu_sample_seconds: 0.5 max_checks: 2 cooldown_seconds: 4 })pb");
+  const PlanCost cost = EstimatePlanCost(plan, false);
+  // 3 processes: 3 x (1 + O) + 2 s, plus 3 slices x 0.5 s sample.
+  EXPECT_NEAR(Secs(cost.expected), 3 * (1 + O) + 2 + 1.5, kTol);
+  // Measured twice; each slice: 2 checks x 0.5 s + 1 cooldown x 4 s = 5 s.
+  EXPECT_NEAR(Secs(cost.worst), 2 * (3 * (1 + O) + 2) + 3 * 5, kTol);
+}
+
+// The issue's plan (34, item 4): thread_per_task with 1 000 000 tasks, 86 400 s per case
+// and 1 000 rounds was accepted without a word.
+TEST(PlanCost, AHugePlanIsWarnedAbout) {
+  const v1::Plan plan = PlanOf(R"pb(name: "huge"
+    matrix { strategies { name: "thread_per_task" } workloads: ["arithmetic"] batch { tasks: 1000000 } }
+    measurement { max_seconds_per_case: 86400 rounds: 1000 })pb");
+  const PlanCost cost = EstimatePlanCost(plan, false);
+  EXPECT_EQ(cost.processes.min, 1000);  // rounds; racing's cap of 10 is raised to it
+  EXPECT_NEAR(Secs(cost.expected), 1000 * (0.5 + O) + 86400, kTol);  // 87 100 s = 24h12m
+  EXPECT_NEAR(Secs(cost.worst), 2 * (1000 * (0.5 + O) + 86400), kTol);
+  EXPECT_EQ(LongPlanWarning(cost),
+            "worst case 48h23m (expected 24h12m) is above 1h00m on each device; lower "
+            "measurement.max_seconds_per_case, rounds or max_processes, or measure fewer cases");
+}
+
+TEST(PlanCost, TheRunnersProcessRangeIsTheMaximumOfItsSettings) {
+  v1::MeasurementSettings s;
+  s.set_processes(5);
+  s.set_rounds(2);
+  s.set_max_processes(4);  // raised to the minimum
+  const BatchProcesses p = BatchProcessRange(s);
+  EXPECT_EQ(p.min, 5);
+  EXPECT_EQ(p.max, 5);
+}
+
+}  // namespace
+}  // namespace fleetmark::engine
