@@ -1,7 +1,9 @@
 #include "coordinator/cli/case_outcomes.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "coordinator/cli/command.h"
+#include "engine/common/partial_result.h"
 
 namespace fleetmark::cli {
 
@@ -20,6 +22,7 @@ CaseOutcomes CountOutcomes(const google::protobuf::RepeatedPtrField<v1::CaseResu
         break;
       case v1::CASE_STATUS_CANCELLED:
         ++outcomes.cancelled;
+        if (engine::IsPartialResult(r)) ++outcomes.partial;
         break;
       default:
         ++outcomes.failed;
@@ -34,6 +37,12 @@ int ExitCodeForOutcomes(const CaseOutcomes& outcomes) { return outcomes.failed >
 std::string OutcomeCounts(const CaseOutcomes& outcomes) {
   return absl::StrFormat("%d ok, %d unsupported, %d resource exhausted, %d failed", outcomes.ok, outcomes.unsupported,
                          outcomes.resource_exhausted, outcomes.failed);
+}
+
+std::string KeptCounts(const CaseOutcomes& outcomes) {
+  const int finished = outcomes.total() - outcomes.cancelled;
+  return absl::StrCat("kept ", finished, " finished case", finished == 1 ? "" : "s", ", ", outcomes.partial,
+                      " partial, ", outcomes.cancelled - outcomes.partial, " not run");
 }
 
 }  // namespace fleetmark::cli

@@ -21,6 +21,7 @@ struct CaseOutcomes {
   int resource_exhausted = 0;  // a measured limit of the strategy: not a failure
   int failed = 0;              // failed, timeout, and unknown statuses
   int cancelled = 0;
+  int partial = 0;  // of `cancelled`: partial results (engine/common/partial_result.h)
   int total() const { return ok + unsupported + resource_exhausted + failed + cancelled; }
 };
 
@@ -33,5 +34,10 @@ int ExitCodeForOutcomes(const CaseOutcomes& outcomes);
 // "3 ok, 1 unsupported, 1 resource exhausted, 0 failed" (the counts, in this order; a
 // cancelled count is the caller's to add with its reason). Pure function.
 std::string OutcomeCounts(const CaseOutcomes& outcomes);
+
+// What an interrupted or cancelled run kept: "kept 3 finished cases, 2 partial, 5 not
+// run" (finished: any status but cancelled; partial: IsPartialResult; not run: the
+// other cancelled ones). Pure function.
+std::string KeptCounts(const CaseOutcomes& outcomes);
 
 }  // namespace fleetmark::cli

@@ -1,10 +1,14 @@
 // `fleetmark run PLAN`: measure a plan locally and print or write its results.
 //
 // Interrupts: SIGINT and SIGTERM are taken by a watcher thread (sigwait), which cancels
-// the run. A repetition in progress cannot be interrupted (the strategy runs the whole
-// batch), so if the runner has not returned within kInterruptGrace, or on a second
-// signal, the watcher abandons it: it writes the results delivered so far (the other
-// cases as CANCELLED) and exits with 128 + the signal's number.
+// the run: the runner starts nothing more and kills the child process of the slice in
+// flight (its unfinished round is dropped), then delivers every finished case and, for
+// a case with finished rounds, a partial result (engine/common/partial_result.h). If the runner has
+// not returned within kInterruptGrace, or on a second signal, the watcher abandons it:
+// it writes the results delivered so far (the other cases as CANCELLED). Either way the
+// --out file is written (atomically, result_output.h), the last line says what was
+// kept ("interrupted: kept 3 finished cases, 2 partial, 5 not run") and the exit code is
+// 128 + the signal's number.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -45,8 +49,10 @@
 namespace fleetmark::cli {
 namespace {
 
-// How long an interrupted run may take to finish its repetition before it is abandoned.
-constexpr absl::Duration kInterruptGrace = absl::Seconds(2);
+// How long an interrupted run may take to return before it is abandoned: its child
+// process is killed at once, but the statistics of what it kept (a hierarchical
+// bootstrap over up to max_repetitions samples per case) may take seconds.
+constexpr absl::Duration kInterruptGrace = absl::Seconds(10);
 // Sent by the main thread to stop the watcher when the run ends.
 constexpr int kWatcherStop = SIGUSR2;
 
@@ -169,6 +175,10 @@ class RunSession {
                                                                           : signal == SIGTERM ? "terminated"
                                                                                               : "interrupted")
                                                         : "");
+    if (signal != 0) {
+      std::cerr << "fleetmark run: " << (signal == SIGTERM ? "terminated" : "interrupted") << ": "
+                << KeptCounts(outcomes) << "\n";
+    }
     // Gates that passed unchecked (no reading on this device): the table lists them; a
     // file or another format would not show them on the terminal.
     const bool table_on_stdout =
@@ -250,6 +260,10 @@ int RunCommand(const std::vector<std::string>& args) {
     if (sigwait(&signals, &signal) != 0 || signal == kWatcherStop) return;
     interrupt_signal = signal;
     cancelled = true;
+    if (bar_drawn) std::fputs("\r\033[K", stderr);
+    std::fputs("fleetmark run: stopping: the case in flight is killed, what finished is kept (Ctrl-C again to "
+               "abandon at once)\n",
+               stderr);
     const timespec grace = absl::ToTimespec(kInterruptGrace);
     const int next = sigtimedwait(&signals, nullptr, &grace);
     if (next == kWatcherStop) return;  // the run ended within the grace period

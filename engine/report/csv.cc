@@ -1,3 +1,4 @@
+#include "engine/common/partial_result.h"
 #include "engine/report/csv.h"
 
 #include <functional>
@@ -180,6 +181,8 @@ const std::vector<CsvColumn>& Columns() {
       {"conditions_end",
        [](const CaseResult& r) { return r.has_env_after() ? engine::FormatConditions(r.env_after()) : std::string(); }},
       // Last: measured under user-mode emulation (qemu-user): not a hardware number.
+      // A partial result (engine/common/partial_result.h): cancelled after some of its rounds.
+      {"partial", [](const CaseResult& r) { return std::string(engine::IsPartialResult(r) ? "true" : "false"); }},
       {"emulated", [](const CaseResult& r) { return std::string(r.emulated() ? "true" : "false"); }},
   };
   return *columns;

@@ -1,3 +1,4 @@
+#include "engine/common/partial_result.h"
 #include "engine/report/table.h"
 
 #include <algorithm>
@@ -101,7 +102,8 @@ std::string GroupTitle(const CaseResult& r, Kind kind) {
 bool IsOk(const CaseResult& r) { return r.status() == fleetmark::v1::CASE_STATUS_OK; }
 
 // "ok", "ok (rep cap)", "unsupported: reason", with " [throttled]" / " [unstable]" /
-// " [contended 53%]" / " [harness 12%]" (or " [harness >= median]") when flagged.
+// " [contended 53%]" / " [harness 12%]" (or " [harness >= median]") when flagged, and
+// " [partial]" for a partial result.
 std::string StatusCell(const CaseResult& r, bool with_stop_reason) {
   std::string cell = StatusWord(r.status());
   if (IsOk(r)) {
@@ -120,6 +122,7 @@ std::string StatusCell(const CaseResult& r, bool with_stop_reason) {
   } else if (!r.message().empty()) {
     absl::StrAppend(&cell, ": ", r.message());
   }
+  if (engine::IsPartialResult(r)) cell += " [partial]";
   if (r.throttled()) cell += " [throttled]";
   if (r.unstable()) cell += " [unstable]";
   if (r.contended()) absl::StrAppend(&cell, " [contended ", static_cast<int>(100 * r.other_cpu_share() + 0.5), "%]");
@@ -177,7 +180,8 @@ TextTable BatchTable(const std::vector<const CaseResult*>& group, bool counters)
   }
   for (const CaseResult* r : rows) {
     const auto& st = r->stats();
-    const bool measured = IsOk(*r) && st.count() > 0;
+    // A partial result (cancelled after some rounds) shows its numbers, marked.
+    const bool measured = (IsOk(*r) || engine::IsPartialResult(*r)) && st.count() > 0;
     std::vector<std::string> cells = {StrategyLabel(r->spec()), ThreadsText(*r)};
     if (measured) {
       cells.push_back(FormatNanos(st.median_ns()));
@@ -532,6 +536,11 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
         "of the median (> 5%): the median is not all the task's own work. [harness >=\n"
         "median]: the empty batch alone takes as long as the real one or longer: the\n"
         "task's own work is below what this strategy's dispatch can resolve.\n";
+  }
+  if (std::any_of(report.results().begin(), report.results().end(), [](const CaseResult& r) { return engine::IsPartialResult(r); })) {
+    out +=
+        "[partial]: the run was interrupted or cancelled before the case finished; its\n"
+        "numbers cover the rounds it finished (the message says how many).\n";
   }
   if (any_fanout_or_load) {
     out +=

@@ -21,6 +21,7 @@
 #include "engine/measure/statistics.h"
 #include "engine/measure/stop_rule.h"
 #include "engine/measure/verdict.h"
+#include "engine/common/partial_result.h"
 #include "engine/plan/case_group.h"
 #include "engine/plan/cost.h"
 #include "engine/plan/plan.h"
@@ -156,17 +157,23 @@ class PlanRunner {
     if (Deferred()) return summary_;
     // Only a cancellation leaves cases unfinished. A case whose samples already meet
     // its stop rule (CI target, repetition or time cap) was finished: it keeps them. A
-    // case that started is CANCELLED with the samples it has; one that never started
-    // has nothing to report and gets no result (only a count): a cancelled 100 000-case
-    // plan must not send 100 000 empty results.
+    // case with finished rounds is CANCELLED as a partial result over them
+    // (engine/common/partial_result.h); one that started but finished no round is CANCELLED without
+    // samples; one that never started has nothing to report and gets no result (only a
+    // count): a cancelled 100 000-case plan must not send 100 000 empty results.
     for (CaseState& c : cases_) {
       if (c.done) continue;
       if (MeetsStopRule(c)) {
         Finish(c, v1::CASE_STATUS_OK, "");
       } else if (c.result.started_unix_ns() == 0) {
         ++summary_.not_started;
+      } else if (!c.process_sizes.empty()) {
+        const size_t rounds = c.process_sizes.size();
+        Finish(c, v1::CASE_STATUS_CANCELLED,
+               absl::StrCat("partial: interrupted after ", rounds, " of at least ", min_processes_,
+                            " rounds; its numbers cover the finished round", rounds == 1 ? "" : "s", " only"));
       } else {
-        Finish(c, v1::CASE_STATUS_CANCELLED, "cancelled before the case finished");
+        Finish(c, v1::CASE_STATUS_CANCELLED, "cancelled before the case finished a round");
       }
     }
     return summary_;
@@ -257,10 +264,12 @@ class PlanRunner {
       r.set_other_cpu_share(std::max(r.other_cpu_share(), *other_share));
       if (*other_share > kContentionThreshold) r.set_contended(true);
     }
+    // A cancellation: Run() decides, from the rounds finished so far (it ends the run);
+    // the process it killed did not finish its round, so none of its samples are kept.
+    if (response.status() == v1::CASE_STATUS_CANCELLED) return;
     Merge(c, response, round);
-    // A cancellation: Run() decides, from the samples so far (it ends the run). An OK
-    // slice: DecideAfterRound decides once the round is over.
-    if (response.status() != v1::CASE_STATUS_CANCELLED && response.status() != v1::CASE_STATUS_OK) {
+    // An OK slice: DecideAfterRound decides once the round is over.
+    if (response.status() != v1::CASE_STATUS_OK) {
       Finish(c, response.status(), response.message());
     }
   }
@@ -514,7 +523,7 @@ class PlanRunner {
       r.mutable_process_rounds()->Assign(c.process_rounds.begin(), c.process_rounds.end());
       r.set_between_process_share(BetweenProcessShare(c.samples, c.process_sizes));
     }
-    if (IsBatch(r.spec()) && !c.samples.empty()) {
+    if (IsBatch(r.spec()) && !c.samples.empty() && status != v1::CASE_STATUS_CANCELLED) {
       r.set_stop_reason(c.race_stop != v1::STOP_REASON_UNSPECIFIED ? c.race_stop : FinalStopReason(c));
     }
     SetHarnessCost(c);
@@ -552,6 +561,7 @@ class PlanRunner {
         break;
       case v1::CASE_STATUS_CANCELLED:
         ++summary_.cancelled;
+        if (IsPartialResult(r)) ++summary_.partial;
         break;
       default:
         ++summary_.failed;

@@ -130,7 +130,8 @@ struct RunSummary {
   int ok = 0;
   int unsupported = 0;
   int failed = 0;  // any other non-OK status (resource exhausted, timeout, ...)
-  int cancelled = 0;    // started, then cancelled: reported with the samples they had
+  int cancelled = 0;    // started, then cancelled: reported with the rounds they finished
+  int partial = 0;      // of `cancelled`: with at least one finished round (IsPartialResult)
   int not_started = 0;  // cancelled before their first slice: no result reported
   int skipped = 0;  // selected cases in RunOptions::skip_case_ids (not in `cases`)
   // Non-empty when the plan's preconditions kept failing before a slice
@@ -147,8 +148,10 @@ struct RunSummary {
 // preconditions are checked before every slice (RunPreflight); when they keep failing
 // the run stops with summary.deferred set (not an error). If
 // `*cancelled` becomes true, the current slice is abandoned (its child killed within
-// ~20 ms), cases whose samples already meet their stop rule are reported OK, the other
-// started ones with status CANCELLED, cases not started yet get no result
+// ~20 ms, its samples dropped: its round did not finish), cases whose samples already
+// meet their stop rule are reported OK, the other started ones with status CANCELLED —
+// those with at least one finished round as a partial result over those rounds
+// (engine/common/partial_result.h; summary.partial) —, cases not started yet get no result
 // (summary.not_started), and RunPlan returns a summary (not an error).
 // `cancelled` may be null. Runs on the calling thread; one RunPlan per process at a
 // time (strategies create threads and timing needs the machine).

@@ -1,15 +1,20 @@
 // `fleetmark` on hostile or unusual input, through the real binary: huge or pathological
 // arguments and plan files, signals, unwritable output. Each must end in one clear error
 // line and a documented exit code, never a crash, a hang or a silent success.
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <cstdlib>
+#include <cstdio>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/cli/cli_fixture.h"
 
 namespace {
@@ -109,6 +115,84 @@ TEST_F(CliTest, SignalsEndARunPromptlyAndKeepTheResultsSoFar) {
       files += entry.path().filename().string().rfind(".out_", 0) == 0;
     }
     EXPECT_EQ(files, 0);
+  }
+}
+
+// The processes whose parent is `pid` (/proc/N/stat's fourth field).
+std::set<int> ChildPids(pid_t pid) {
+  std::set<int> children;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = ReadFile(entry.path() / "stat");
+    const size_t paren = stat.rfind(')');  // the command may hold spaces and ')'
+    if (paren == std::string::npos) continue;
+    std::istringstream rest(stat.substr(paren + 1));
+    std::string state;
+    int parent = 0;
+    if (rest >> state >> parent && parent == pid) children.insert(std::stoi(name));
+  }
+  return children;
+}
+
+// Issue 34, item 3: a Ctrl-C keeps every finished round. One case measured over 10
+// rounds (a fresh child process each, ~0.4 s apiece) and one that finishes in round 1
+// (direct cannot wait suspending: unsupported). SIGINT once the third child process has
+// started — each round's process is measured again at most once when contended, so at
+// least round 1 has finished — must write the file with the finished case, the other
+// as a partial result over its finished rounds (never the round killed in flight), say
+// what was kept, and exit 130.
+TEST_F(CliTest, InterruptKeepsFinishedRoundsAsAPartialResult) {
+  const fs::path plan = Write("rounds.txtpb", R"pb(name: "rounds"
+    matrix { strategies { name: "direct" } workloads: "arithmetic" batch { tasks: 1 } }
+    matrix { strategies { name: "direct" } workloads: "storage" io_modes: "suspending" batch { tasks: 1 } }
+    measurement { warmup_seconds: 0.01 target_ci_percent: 0.001 min_repetitions: 5 max_repetitions: 4000
+                  max_seconds_per_case: 4 min_seconds_per_case: 4 rounds: 10 })pb");
+  const fs::path out = dir_ / "out.json", err = dir_ / "err";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string plan_arg = plan.string(), out_arg = out.string();
+    if (std::freopen(err.c_str(), "w", stderr) == nullptr) ::_exit(99);
+    ::execl(FLEETMARK_CLI, FLEETMARK_CLI, "run", plan_arg.c_str(), "--format", "json", "--out", out_arg.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(98);
+  }
+  std::set<int> seen;
+  const absl::Time give_up = absl::Now() + absl::Seconds(120);  // a hang guard, not a timing goal
+  while (seen.size() < 3 && absl::Now() < give_up) {
+    for (int child : ChildPids(pid)) seen.insert(child);
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_GE(seen.size(), 3u) << ReadFile(err);
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << ReadFile(err);
+  EXPECT_EQ(WEXITSTATUS(status), 130) << ReadFile(err);
+  const std::string stderr_text = ReadFile(err);
+  EXPECT_THAT(stderr_text, HasSubstr("fleetmark run: interrupted: kept 1 finished case, 1 partial, 0 not run"));
+  const nlohmann::json doc = nlohmann::json::parse(ReadFile(out));
+  const nlohmann::json& results = doc["devices"][0]["results"];
+  ASSERT_EQ(results.size(), 2u) << doc.dump();
+  for (const nlohmann::json& r : results) {
+    const std::string id = r["spec"]["case_id"];
+    if (id.find("suspending") != std::string::npos) {
+      EXPECT_EQ(r["status"], "CASE_STATUS_UNSUPPORTED") << id;
+      continue;
+    }
+    EXPECT_EQ(r["status"], "CASE_STATUS_CANCELLED") << id;
+    EXPECT_THAT(r["message"].get<std::string>(), HasSubstr("partial: interrupted after ")) << id;
+    // Finished rounds only: each once, from round 1 on, with their samples.
+    const nlohmann::json& rounds = r["process_rounds"];
+    ASSERT_GE(rounds.size(), 1u) << id;
+    ASSERT_LE(rounds.size(), 9u) << id;
+    for (size_t i = 0; i < rounds.size(); ++i) EXPECT_EQ(rounds[i], i + 1) << id;
+    EXPECT_EQ(r["process_sample_counts"].size(), rounds.size()) << id;
+    uint64_t samples = 0;
+    for (const nlohmann::json& n : r["process_sample_counts"]) samples += n.get<uint64_t>();
+    EXPECT_EQ(r["samples_ns"].size(), samples) << id;
+    EXPECT_GT(r["stats"]["median_ns"].get<double>(), 0) << id;
   }
 }
 

@@ -181,7 +181,7 @@ TEST(CsvTest, ParsesBackOneRowPerCase) {
   EXPECT_EQ(rows[0][0], "agent");
   EXPECT_EQ(rows[1][0], LocalAgentName(report.host()));
   for (const char* newer : {"fingerprint_hash", "conditions_start", "conditions_end", "harness_ns_per_task", "wait_us",
-                            "memory_left_out_tasks"}) {
+                            "memory_left_out_tasks", "partial"}) {
     col(newer);
   }
   EXPECT_EQ(rows[0].back(), "emulated");

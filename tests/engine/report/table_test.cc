@@ -163,6 +163,28 @@ TEST(TableTest, UnstableCasesAreMarked) {
   EXPECT_NE(text.find("[unstable]: the samples still drifted"), std::string::npos) << text;
 }
 
+TEST(TableTest, PartialResultsShowTheirNumbersMarked) {
+  // Issue 34, item 3: a case interrupted after some rounds is kept as a partial result:
+  // its median over those rounds is shown, and its status says partial; a cancelled
+  // case without a finished round shows no numbers.
+  fleetmark::v1::RunReport report;
+  auto partial = testing::BatchCase("fixed_pool", 2, "collections", 2'000'000);
+  partial.set_status(fleetmark::v1::CASE_STATUS_CANCELLED);
+  partial.add_process_sample_counts(10);  // its one finished round
+  partial.add_process_rounds(1);
+  partial.set_message("partial: interrupted after 1 of at least 3 rounds; its numbers cover the finished round only");
+  *report.add_results() = partial;
+  auto none = testing::BatchCase("direct", 0, "collections", 330'000);
+  none.set_status(fleetmark::v1::CASE_STATUS_CANCELLED);
+  none.set_message("cancelled before the case finished a round");
+  *report.add_results() = none;
+  const std::string text = FormatTable(report);
+  EXPECT_NE(text.find("2.00 ms"), std::string::npos) << text;
+  EXPECT_EQ(text.find("330 µs"), std::string::npos) << text;  // no finished round: no numbers
+  EXPECT_NE(text.find("cancelled: partial: interrupted after 1 of at least 3 rounds"), std::string::npos) << text;
+  EXPECT_NE(text.find("[partial]: the run was interrupted"), std::string::npos) << text;
+}
+
 TEST(TableTest, ContendedCasesAreMarked) {
   // Issue 31, item 5: a case measured while other work used the machine says so, with the
   // share, in the status column (the map said contended; the tables said a plain "ok").

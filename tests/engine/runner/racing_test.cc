@@ -1,6 +1,7 @@
 // RunPlan's pairing and racing (runner.h) with a fake batch slice executor
 // (RunOptions::batch_slice_executor): known medians per strategy, no child processes.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/partial_result.h"
 #include "engine/plan/case_group.h"
 #include "engine/runner/runner.h"
 #include "gmock/gmock.h"
@@ -267,6 +269,53 @@ TEST(RacingTest, OneGroupKeyForTheRunnerAndTheMap) {
   b = a;
   b.set_io_mode("suspending");
   EXPECT_NE(CasePointKey(a), CasePointKey(b));
+}
+
+// Issue 34, item 3: a run cancelled in round 3 (while the process of that round is in
+// flight: the fake returns it CANCELLED, as a killed child does, with samples it must not
+// keep) keeps every finished round as a partial result: CANCELLED, partial, rounds 1
+// and 2 only, statistics over their samples; summary.partial counts them.
+TEST(RacingTest, ACancellationKeepsTheFinishedRoundsAsPartialResults) {
+  std::atomic<bool> cancelled{false};
+  std::map<std::string, int> processes;
+  RunOptions options;
+  options.batch_slice_executor = [&](const runner::SliceRequest& request, absl::Duration) {
+    const int process = ++processes[request.spec().case_id()];
+    runner::SliceResponse response;
+    for (int i = 0; i < 10; ++i) response.add_samples_ns(1000 * process + i);
+    response.set_measured_seconds(0.001);
+    if (process == 3) {
+      cancelled = true;  // the run is cancelled while this process runs
+      response.set_status(v1::CASE_STATUS_CANCELLED);
+      return response;
+    }
+    response.set_status(v1::CASE_STATUS_OK);
+    response.set_stop_reason(v1::STOP_REASON_MAX_TIME);
+    return response;
+  };
+  const v1::Plan plan = PlanFrom(R"pb(name: "p"
+    matrix { strategies { name: "direct" label: "a" } strategies { name: "direct" label: "b" }
+             workloads: [ "arithmetic" ] batch { tasks: 1 } }
+    measurement { warmup_seconds: 0 rounds: 5 shuffle_seed: 3 })pb");
+  std::vector<v1::CaseResult> results;
+  absl::StatusOr<RunSummary> summary =
+      RunPlan(plan, options, [&](const v1::CaseResult& r) { results.push_back(r); }, &cancelled);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(summary->cancelled, 2);
+  EXPECT_EQ(summary->partial, 2);
+  EXPECT_EQ(summary->not_started, 0);
+  for (const v1::CaseResult& r : results) {
+    EXPECT_EQ(r.status(), v1::CASE_STATUS_CANCELLED) << r.spec().case_id();
+    EXPECT_TRUE(IsPartialResult(r)) << r.spec().case_id();
+    EXPECT_THAT(r.message(), HasSubstr("partial: interrupted after 2 of at least 5 rounds"));
+    EXPECT_THAT(Rounds(r), ElementsAre(1, 2)) << r.spec().case_id();
+    // Rounds 1 and 2's samples (1000..1009, 2000..2009), none of the killed round 3's.
+    ASSERT_EQ(r.samples_ns_size(), 20) << r.spec().case_id();
+    EXPECT_EQ(*std::max_element(r.samples_ns().begin(), r.samples_ns().end()), 2009);
+    EXPECT_EQ(r.stats().count(), 20u);
+    EXPECT_EQ(r.stop_reason(), v1::STOP_REASON_UNSPECIFIED);  // it did not stop by a rule
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // RunPlan: stop rules, shuffled interleaved rounds, statuses, filter, child-process
 // cases, cancellation. Timings are order-of-magnitude only (shared, noisy machine).
+#include "engine/common/partial_result.h"
 #include "engine/runner/runner.h"
 
 #include <dirent.h>
@@ -668,9 +669,13 @@ TEST(RunnerTest, CancelReportsStartedCasesAsCancelledAndCountsTheOthers) {
   EXPECT_EQ(results.size(), 2u);
   EXPECT_EQ(summary->cancelled, 2);
   EXPECT_EQ(summary->not_started, 2);
+  // Each finished round 1: partial results over it (issue 34, item 3).
+  EXPECT_EQ(summary->partial, 2);
   for (const v1::CaseResult& r : results) {
     EXPECT_EQ(r.status(), v1::CASE_STATUS_CANCELLED);
+    EXPECT_TRUE(IsPartialResult(r)) << r.spec().case_id();
     EXPECT_GT(r.samples_ns_size(), 0) << r.spec().case_id();
+    EXPECT_EQ(r.process_rounds_size(), 1) << r.spec().case_id();
   }
 }
 
