@@ -36,7 +36,12 @@ namespace {
 // "N cases: <OutcomeCounts>[, K cancelled]": the head of both outcome lines.
 std::string CasesLine(int64_t total, const CaseOutcomes& outcomes) {
   std::string line = absl::StrCat(total, total == 1 ? " case: " : " cases: ", OutcomeCounts(outcomes));
-  if (outcomes.cancelled > 0) absl::StrAppend(&line, ", ", outcomes.cancelled, " cancelled");
+  if (outcomes.cancelled > 0) {
+    // A cancelled job's agent (or an interrupted local run) keeps what it finished: partial
+    // results (engine/common/partial_result.h) hold the rounds of the cases in progress.
+    absl::StrAppend(&line, ", ", outcomes.cancelled, " cancelled",
+                    outcomes.partial > 0 ? absl::StrCat(" (", outcomes.partial, " partial)") : "");
+  }
   return line;
 }
 

@@ -223,6 +223,10 @@ int RunsCancel(const std::vector<std::string>& args) {
     return code;
   }
   std::cout << RunSummary(run) << "\n";
+  // The agents of running jobs report what they finished once stopped (docs/cli.md).
+  std::cerr << "fleetmark runs cancel: running jobs are stopped; their agents report the cases they finished and, "
+               "for the cases in progress, partial results over their finished rounds: fleetmark runs show "
+            << EscapeForTerminal(run.run_id(), 64) << "\n";
   return kExitOk;
 }
 

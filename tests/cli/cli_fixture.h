@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -32,6 +33,26 @@ inline std::string LineWith(const std::string& text, const std::string& what) {
 }
 
 namespace fs = std::filesystem;
+
+// The processes whose parent is `pid` (/proc/N/stat's fourth field).
+inline std::set<int> ChildPids(pid_t pid) {
+  std::set<int> children;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    const size_t paren = stat.rfind(')');  // the command may hold spaces and ')'
+    if (paren == std::string::npos) continue;
+    std::istringstream rest(stat.substr(paren + 1));
+    std::string state;
+    int parent = 0;
+    if (rest >> state >> parent && parent == pid) children.insert(std::stoi(name));
+  }
+  return children;
+}
+
 
 struct CliResult {
   int exit_code = -1;  // -1: killed by a signal (see signal)

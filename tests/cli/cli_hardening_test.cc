@@ -118,23 +118,6 @@ TEST_F(CliTest, SignalsEndARunPromptlyAndKeepTheResultsSoFar) {
   }
 }
 
-// The processes whose parent is `pid` (/proc/N/stat's fourth field).
-std::set<int> ChildPids(pid_t pid) {
-  std::set<int> children;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = ReadFile(entry.path() / "stat");
-    const size_t paren = stat.rfind(')');  // the command may hold spaces and ')'
-    if (paren == std::string::npos) continue;
-    std::istringstream rest(stat.substr(paren + 1));
-    std::string state;
-    int parent = 0;
-    if (rest >> state >> parent && parent == pid) children.insert(std::stoi(name));
-  }
-  return children;
-}
-
 // Issue 34, item 3: a Ctrl-C keeps every finished round. One case measured over 10
 // rounds (a fresh child process each, ~0.4 s apiece) and one that finishes in round 1
 // (direct cannot wait suspending: unsupported). SIGINT once the third child process has

@@ -193,6 +193,65 @@ TEST_F(CliTest, PlanValidateAndSubmitTellTheCost) {
   EXPECT_THAT(r.err, HasSubstr("fleetmark submit: warning: worst case 48h23m"));
 }
 
+// Issue 34, item 3: `runs cancel` 8 s into a fleet run kept 0 results ("19 cancelled, 37
+// not run"). The agent of a cancelled job reports what it finished: the case that ended
+// in round 1 (direct cannot wait suspending: unsupported) and, for the case it was
+// measuring over 10 rounds, a partial result over the rounds it finished (cancelled
+// once the job's progress shows a finished slice of it); `runs show` says so.
+TEST_F(CliFleetTest, CancelledRunKeepsFinishedRoundsAsPartialResults) {
+  ASSERT_NO_FATAL_FAILURE(StartAgent("w1"));
+  const fs::path plan = Write("rounds.txtpb", R"pb(name: "rounds"
+    matrix { strategies { name: "direct" } workloads: "arithmetic" batch { tasks: 1 } }
+    matrix { strategies { name: "direct" } workloads: "storage" io_modes: "suspending" batch { tasks: 1 } }
+    measurement { warmup_seconds: 0.01 target_ci_percent: 0.001 min_repetitions: 5 max_repetitions: 1000000
+                  max_seconds_per_case: 4 min_seconds_per_case: 4 rounds: 10 })pb");
+  CliResult r = Fleet("submit " + plan.string() + " --select all");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string run_id(absl::StripAsciiWhitespace(r.out));
+  // The job's progress names the case of the slice just finished: once the unsupported
+  // case is done (round 1) and a slice of the measured one has finished since, that
+  // case has a finished round.
+  fleetmark::testing::ControlClient control(coordinator_->address(), coordinator_->config().admin_token);
+  ASSERT_TRUE(fleetmark::testing::WaitUntil(
+      [&] {
+        auto run = control.GetRun(run_id);
+        return run.ok() && run->jobs_size() == 1 && run->jobs(0).cases_done() == 1 &&
+               run->jobs(0).current_case_id().find("arithmetic") != std::string::npos;
+      },
+      absl::Seconds(120), absl::Milliseconds(20)))
+      << agent_->Log();
+  r = Fleet("runs cancel " + run_id);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("partial results over their finished rounds: fleetmark runs show " + run_id));
+  // The agent reports the job cancelled after its results (spooled first).
+  ASSERT_TRUE(fleetmark::testing::WaitUntil([&] { return agent_->Log().find(" cancelled") != std::string::npos; }, absl::Seconds(60)))
+      << agent_->Log();
+  nlohmann::json results;
+  ASSERT_TRUE(fleetmark::testing::WaitUntil(
+      [&] {
+        CliResult e = Fleet("export " + run_id + " --format json");
+        if (e.exit_code != 0) return false;
+        results = nlohmann::json::parse(e.out)["devices"][0]["results"];
+        return results.size() == 2;
+      },
+      absl::Seconds(60)))
+      << results.dump();
+  for (const nlohmann::json& one : results) {
+    const std::string id = one["spec"]["case_id"];
+    if (id.find("suspending") != std::string::npos) {
+      EXPECT_EQ(one["status"], "CASE_STATUS_UNSUPPORTED") << id;
+      continue;
+    }
+    EXPECT_EQ(one["status"], "CASE_STATUS_CANCELLED") << id;
+    ASSERT_GE(one["process_rounds"].size(), 1u) << id;
+    for (size_t i = 0; i < one["process_rounds"].size(); ++i) EXPECT_EQ(one["process_rounds"][i], i + 1) << id;
+    EXPECT_GT(one["samples_ns"].size(), 0u) << id;
+  }
+  r = Fleet("runs show " + run_id);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("2 cases: 0 ok, 1 unsupported, 0 resource exhausted, 0 failed, 1 cancelled (1 partial)"));
+}
+
 // The reference describes the markers the table really prints (docs/output.md) and the
 // exit codes and regex flavour the CLI really has (docs/cli.md).
 TEST_F(CliTest, ReferenceMatchesTheTableLegend) {
