@@ -17,7 +17,6 @@
 #include <atomic>
 #include <cstdio>
 #include <iostream>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -27,6 +26,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "coordinator/cli/case_outcomes.h"
 #include "coordinator/cli/local_commands.h"
@@ -95,7 +95,7 @@ class RunSession {
   }
 
   void OnResult(const v1::CaseResult& result) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (closed_) return;
     v1::CaseResult* stored = report_.add_results();
     *stored = result;
@@ -104,7 +104,7 @@ class RunSession {
 
   // Stops accepting results; false if the watcher already took over (it will exit).
   bool Close() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (closed_) return false;
     closed_ = true;
     return true;
@@ -206,8 +206,9 @@ class RunSession {
   const RunCommandOptions& options_;
   const std::vector<v1::CaseSpec> cases_;  // after the filter, plan order
   ResultOutput output_;
-  std::mutex mu_;
-  bool closed_ = false;
+  absl::Mutex mu_;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  // report_ and rng_: under mu_ until Close() returns true, then Emit's alone.
   v1::RunReport report_;
   std::mt19937_64 rng_;
   absl::Time started_;  // steady

@@ -12,17 +12,16 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 
 namespace fleetmark::http {
 namespace {
@@ -88,11 +87,10 @@ class Gate final : public RequestGate {
     Wake();
     if (loop_.joinable()) loop_.join();
     {
-      std::lock_guard<std::mutex> lock(jobs_mu_);
+      absl::MutexLock lock(&jobs_mu_);
       jobs_stopping_ = true;
       jobs_.clear();  // not started: closed below unanswered
     }
-    jobs_cv_.notify_all();
     for (std::thread& t : workers_) t.join();
     for (auto& [id, connection] : connections_) ::close(connection->fd);
     connections_.clear();
@@ -295,10 +293,9 @@ class Gate final : public RequestGate {
     connection.phase = Phase::kHandling;
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, connection.fd, nullptr);
     {
-      std::lock_guard<std::mutex> lock(jobs_mu_);
+      absl::MutexLock lock(&jobs_mu_);
       jobs_.push_back(std::move(job));
     }
-    jobs_cv_.notify_one();
     return true;
   }
 
@@ -337,7 +334,7 @@ class Gate final : public RequestGate {
   void TakeBackConnections() {
     std::vector<std::pair<uint64_t, bool>> returned;
     {
-      std::lock_guard<std::mutex> lock(returned_mu_);
+      absl::MutexLock lock(&returned_mu_);
       returned.swap(returned_);
     }
     for (const auto& [id, keep] : returned) {
@@ -367,8 +364,9 @@ class Gate final : public RequestGate {
     while (true) {
       Job job;
       {
-        std::unique_lock<std::mutex> lock(jobs_mu_);
-        jobs_cv_.wait(lock, [this] { return jobs_stopping_ || !jobs_.empty(); });
+        absl::MutexLock lock(&jobs_mu_);
+        auto has_job = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(jobs_mu_) { return jobs_stopping_ || !jobs_.empty(); };
+        jobs_mu_.Await(absl::Condition(&has_job));
         if (jobs_stopping_) return;
         job = std::move(jobs_.front());
         jobs_.pop_front();
@@ -380,7 +378,7 @@ class Gate final : public RequestGate {
         keep = false;  // the handler catches its own; never take the server down
       }
       {
-        std::lock_guard<std::mutex> lock(returned_mu_);
+        absl::MutexLock lock(&returned_mu_);
         returned_.emplace_back(job.id, keep);
       }
       Wake();
@@ -404,13 +402,12 @@ class Gate final : public RequestGate {
   bool accept_paused_ = false;
   Clock::time_point accept_resume_;
 
-  std::mutex jobs_mu_;
-  std::condition_variable jobs_cv_;
-  std::deque<Job> jobs_;
-  bool jobs_stopping_ = false;
+  absl::Mutex jobs_mu_;
+  std::deque<Job> jobs_ ABSL_GUARDED_BY(jobs_mu_);
+  bool jobs_stopping_ ABSL_GUARDED_BY(jobs_mu_) = false;
 
-  std::mutex returned_mu_;
-  std::vector<std::pair<uint64_t, bool>> returned_;
+  absl::Mutex returned_mu_;
+  std::vector<std::pair<uint64_t, bool>> returned_ ABSL_GUARDED_BY(returned_mu_);
 };
 
 }  // namespace

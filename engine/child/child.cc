@@ -16,7 +16,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <new>
 #include <optional>
 #include <string>
@@ -26,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 
 extern char** environ;
@@ -60,17 +60,14 @@ bool ChildEmulatorSet() {
   return value != nullptr && *value != '\0';
 }
 
-std::mutex& RegistryMutex() {
-  static std::mutex mu;
-  return mu;
-}
-std::map<std::string, ChildHandler, std::less<>>& Registry() {
+ABSL_CONST_INIT absl::Mutex registry_mu(absl::kConstInit);
+std::map<std::string, ChildHandler, std::less<>>& Registry() ABSL_EXCLUSIVE_LOCKS_REQUIRED(registry_mu) {
   static auto* registry = new std::map<std::string, ChildHandler, std::less<>>();
   return *registry;
 }
 
 ChildHandler FindHandler(std::string_view kind) {
-  std::lock_guard<std::mutex> lock(RegistryMutex());
+  absl::MutexLock lock(&registry_mu);
   auto it = Registry().find(kind);
   return it == Registry().end() ? ChildHandler() : it->second;
 }
@@ -222,7 +219,7 @@ std::vector<std::string> ChildCommand(const std::string& executable) {
 }
 
 void RegisterChildHandler(std::string kind, ChildHandler handler) {
-  std::lock_guard<std::mutex> lock(RegistryMutex());
+  absl::MutexLock lock(&registry_mu);
   Registry()[std::move(kind)] = std::move(handler);
 }
 

@@ -28,7 +28,9 @@ struct Alarm {
   std::multimap<std::chrono::steady_clock::time_point, std::shared_ptr<Alarm>>::iterator at;
 };
 
-// The process-wide timer thread (never destroyed: waits may run during exit).
+// The process-wide timer thread (never destroyed: waits may run during exit). Its locks
+// are std's, the mutex convention's exception (docs/contributing.md): it needs a wait on
+// the monotonic clock, which Abseil's timed waits are not.
 class AlarmClock {
  public:
   AlarmClock() { std::thread([this] { Loop(); }).detach(); }

@@ -66,6 +66,9 @@ class PeakThreadSampler {
   std::atomic<int64_t> peak_{0};
   std::atomic<int64_t> samples_{0};
   ResourceUsage own_usage_;
+  // std, not absl (docs/contributing.md, the mutex convention's exceptions): the period
+  // is a wait on the monotonic clock (Abseil's timed waits sleep on CLOCK_REALTIME), and
+  // AwaitSteady's alarm thread would be one more thread in the count this sampler takes.
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_requested_ = false;  // guarded by mu_

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <latch>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -21,6 +20,7 @@
 #include <boost/fiber/operations.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "engine/common/status_macros.h"
 #include "engine/scenarios/executor_options.h"
@@ -76,21 +76,20 @@ class Ledger {
   void CallsFailed(uint32_t r, uint32_t count, const absl::Status& why) {
     failed_calls_.fetch_add(count, std::memory_order_relaxed);
     Worsen(r, CallOutcome::kFailure);
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (first_failure_.ok()) first_failure_ = why;
   }
   // Request r has finished (each r exactly once, any thread).
   void RequestDone(uint32_t r) {
     latency_ns_[r] = absl::ToInt64Nanoseconds(SteadyNow() - start_);
     if (requests_left_.fetch_sub(1) == 1) {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       all_done_ = true;
-      cv_.notify_all();
     }
   }
   void WaitAll() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return all_done_; });
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(&all_done_));
     total_ = SteadyNow() - start_;
   }
 
@@ -126,7 +125,7 @@ class Ledger {
   }
 
   absl::Status first_failure() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return first_failure_;
   }
 
@@ -145,10 +144,9 @@ class Ledger {
   std::atomic<uint64_t> calls_{0}, call_timeouts_{0}, failed_calls_{0};
   absl::Time start_;
   absl::Duration total_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool all_done_ = false;       // guarded by mu_
-  absl::Status first_failure_;  // guarded by mu_
+  mutable absl::Mutex mu_;
+  bool all_done_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status first_failure_ ABSL_GUARDED_BY(mu_);
 };
 
 void BlockingCall(Ledger& ledger, uint32_t r, uint32_t j) {

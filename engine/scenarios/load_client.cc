@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <vector>
 
 #include <boost/asio/co_spawn.hpp>
@@ -22,6 +20,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
+#include "absl/synchronization/mutex.h"
 #include "engine/common/status_macros.h"
 #include "engine/scenarios/executor_options.h"
 #include "engine/measure/process_stats.h"
@@ -55,18 +54,18 @@ class Completion {
  public:
   explicit Completion(uint32_t users) : left_(users) {}
   void UserDone() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--left_ == 0) cv_.notify_all();
+    absl::MutexLock lock(&mu_);
+    --left_;
   }
   void Wait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return left_ == 0; });
+    absl::MutexLock lock(&mu_);
+    auto all_done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return left_ == 0; };
+    mu_.Await(absl::Condition(&all_done));
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  uint32_t left_;  // guarded by mu_
+  absl::Mutex mu_;
+  uint32_t left_ ABSL_GUARDED_BY(mu_);
 };
 
 asio::awaitable<void> User(uint32_t u, const Schedule& s, ThreadStats& stats, Completion& done) {

@@ -51,7 +51,9 @@ namespace asio = boost::asio;
 }
 
 // The N tasks' shared state: how many started and finished, and the release gate
-// for blocking waits.
+// for blocking waits. The gate is std::mutex/std::condition_variable, not absl (the
+// mutex convention's exception, docs/contributing.md): the held tasks are what this
+// point measures, and an absl wait would add Abseil's per-thread state to each task.
 struct Progress {
   std::atomic<int64_t> started{0};
   std::atomic<int64_t> finished{0};

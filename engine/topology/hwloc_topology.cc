@@ -6,22 +6,20 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "engine/topology/topology_view.h"
 
 namespace fleetmark::engine::topology_internal {
 namespace {
 
-std::mutex& EnvMutex() {
-  static std::mutex* mu = new std::mutex;
-  return *mu;
-}
+// Serializes hwloc loads with the process environment they read (HWLOC_FSROOT).
+ABSL_CONST_INIT absl::Mutex env_mu(absl::kConstInit);
 
 // Sets an environment variable for the lifetime of the object, restoring the old value.
 class ScopedEnv {
@@ -155,7 +153,7 @@ absl::StatusOr<TopologyView> LoadHwlocTopology(absl::string_view fsroot) {
   int load_result = 0;
   if (fsroot.empty()) {
     // Under the same mutex: a concurrent fsroot load must not lend us its HWLOC_FSROOT.
-    std::lock_guard<std::mutex> lock(EnvMutex());
+    absl::MutexLock lock(&env_mu);
     load_result = hwloc_topology_load(topology.get());
   } else {
     // hwloc 2.9 has no per-topology fsroot setter (hwloc_topology_set_fsroot was
@@ -163,7 +161,7 @@ absl::StatusOr<TopologyView> LoadHwlocTopology(absl::string_view fsroot) {
     if (hwloc_topology_set_components(topology.get(), HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86") != 0) {
       return absl::InternalError("hwloc: cannot disable the x86 backend for a fsroot");
     }
-    std::lock_guard<std::mutex> lock(EnvMutex());
+    absl::MutexLock lock(&env_mu);
     ScopedEnv env("HWLOC_FSROOT", std::string(fsroot));
     load_result = hwloc_topology_load(topology.get());
   }

@@ -166,7 +166,7 @@ void PlacementHooks::OnThreadStart() {
     return;
   }
   const int err = errno;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (status_.ok()) status_ = PinError(cpus_, err);  // keep the first failure
   failed_.store(true, std::memory_order_release);
 }
@@ -208,7 +208,7 @@ void PlacementHooks::ResetSeen() {
 
 absl::Status PlacementHooks::status() const {
   if (!failed_.load(std::memory_order_acquire)) return absl::OkStatus();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return status_;
 }
 

@@ -17,10 +17,11 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "engine/strategies/strategy.h"
 #include "engine/topology/placement_spec.h"
 #include "fleetmark/v1/host.pb.h"
@@ -92,8 +93,8 @@ class PlacementHooks {
   std::array<std::atomic<uint64_t>, kWords> seen_{};
   std::atomic<int> pinned_{0};
   std::atomic<bool> failed_{false};
-  mutable std::mutex mu_;
-  absl::Status status_;  // guarded by mu_
+  mutable absl::Mutex mu_;
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
 };
 
 // Pins the calling thread to `cpus` for its lifetime and restores the previous affinity

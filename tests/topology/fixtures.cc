@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 
 namespace fleetmark::engine::testing {
@@ -36,9 +36,9 @@ class UnpackDir {
 }  // namespace
 
 std::string FixtureRoot(const std::string& name) {
-  static std::mutex mu;
+  static absl::Mutex mu(absl::kConstInit);
   static std::map<std::string, std::string>* roots = new std::map<std::string, std::string>;
-  std::lock_guard<std::mutex> lock(mu);
+  absl::MutexLock lock(&mu);
   if (auto it = roots->find(name); it != roots->end()) return it->second;
   const std::filesystem::path archive = std::filesystem::path(FLEETMARK_TOPOLOGY_FIXTURES_DIR) / (name + ".tar.bz2");
   const std::filesystem::path dir = UnpackDir::Get().path();
