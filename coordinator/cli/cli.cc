@@ -14,6 +14,7 @@
 #include "engine/common/text.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "coordinator/cli/command.h"
 #include "coordinator/cli/run_flags.h"
 #include "engine/child/child.h"
@@ -50,8 +51,7 @@ std::string GroupUsage(const CommandRegistry& registry, const std::string& group
 }
 
 int UsageError(const std::string& message) {
-  std::cerr << "fleetmark: " << message << " (see fleetmark --help)\n";
-  return kExitUsage;
+  return ReportError("fleetmark", absl::InvalidArgumentError(absl::StrCat(message, " (see fleetmark --help)")));
 }
 
 // Finds the command `args` names; on failure prints one error line and sets *code.
@@ -70,15 +70,15 @@ const Command* FindCommand(const CommandRegistry& registry, const std::vector<st
     }
   }
   if (group.empty()) {
-    *code = UsageError(absl::StrCat("unknown command \"", EscapeForTerminal(args[0], 80), "\"",
-                                    DidYouMean(args[0], words_here)));
-  } else if (args.size() == 1) {
-    std::cerr << "fleetmark " << args[0] << ": needs a subcommand:\n" << group;
-    *code = kExitUsage;
+    *code = UsageError(
+        absl::StrCat("unknown command \"", EscapeForTerminal(args[0], 80), "\"", DidYouMean(args[0], words_here)));
   } else {
-    std::cerr << "fleetmark " << args[0] << ": unknown subcommand \"" << EscapeForTerminal(args[1], 80) << "\""
-              << DidYouMean(args[1], words_here) << "; one of:\n" << group;
-    *code = kExitUsage;
+    // The group's usage lines follow the message (`group` ends with a newline).
+    const std::string message = args.size() == 1 ? "needs a subcommand:\n"
+                                                 : absl::StrCat("unknown subcommand \"", EscapeForTerminal(args[1], 80),
+                                                                "\"", DidYouMean(args[1], words_here), "; one of:\n");
+    *code = ReportError(absl::StrCat("fleetmark ", args[0]),
+                        absl::InvalidArgumentError(absl::StrCat(message, absl::StripSuffix(group, "\n"))));
   }
   return nullptr;
 }
@@ -138,24 +138,23 @@ int RunCli(const CommandRegistry& registry, int argc, char** argv) {
   if (command->runs_cases) {
     // A set but unusable FLEETMARK_CHILD_EMULATOR would fail every case: refuse at once.
     if (const absl::Status emulator = engine::CheckChildEmulator(); !emulator.ok()) {
-      std::cerr << "fleetmark: " << emulator.message() << "\n";
-      return kExitUsage;
+      return ReportError("fleetmark", emulator);
     }
   }
   std::vector<std::string> rest(args.begin() + words, args.end());
+  const std::string source = absl::StrCat("fleetmark ", command->name);  // who a command's errors name
   for (size_t i = 0; i < command->text_arguments.size() && i < rest.size(); ++i) {
     if (const absl::Status text = CheckRequestText(command->text_arguments[i], rest[i]); !text.ok()) {
-      std::cerr << "fleetmark " << command->name << ": " << text.message() << "\n";
-      return kExitUsage;
+      return ReportError(source, text);
     }
   }
   for (size_t i = 0; i < command->name_arguments.size() && i < rest.size(); ++i) {
     if (const absl::Status name = CheckNameArgument(command->name_arguments[i], rest[i]); !name.ok()) {
-      std::cerr << "fleetmark " << command->name << ": " << name.message() << "\n";
-      return kExitUsage;
+      return ReportError(source, name);
     }
   }
-  return command->run(rest);
+  const absl::StatusOr<int> ran = command->run(rest);
+  return ran.ok() ? *ran : ReportError(source, ran.status());
 }
 
 }  // namespace fleetmark::cli

@@ -153,7 +153,8 @@ std::string CommandRegistry::Usage() const {
                   "\nexit codes: 0 success; 1 the command failed (server error, results not "
                   "written, ...);\n  2 bad input (unknown command or flag, invalid plan, ...); "
                   "3 run, submit --wait: finished but some\n  case failed (status failed or timeout; "
-                  "resource_exhausted and unsupported are outcomes, not failures);\n  130 interrupted "
+                  "resource_exhausted and unsupported are outcomes, not failures);\n  5 the coordinator "
+                  "(or its database) unreachable or not answering in time: try again later;\n  130 interrupted "
                   "(SIGINT), 143 terminated (SIGTERM): results so far are still written\n");
   return out;
 }

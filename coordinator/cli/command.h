@@ -6,7 +6,9 @@
 //   void RegisterTopologyCommand(CommandRegistry& registry) {
 //     registry.Add({.name = "topology", .summary = "show this host's cores",
 //                   .usage = "fleetmark topology [--json]",
-//                   .run = [](const std::vector<std::string>& args) { ...; return kExitOk; }});
+//                   .run = [](const std::vector<std::string>& args) -> absl::StatusOr<int> {
+//                     if (!args.empty()) return absl::InvalidArgumentError("takes no arguments");
+//                     ...; return kExitOk; }});
 //   }
 //
 // Flags are Abseil flags (ABSL_FLAG in the cli folder's *_flags.cc files, parsed once in
@@ -23,18 +25,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "coordinator/cli/exit_codes.h"  // kExit*, ExitCodeFor, WriteError
 #include "engine/common/text.h"  // EchoValue, CutEchoes, kMaxEchoBytes
 
 namespace fleetmark::cli {
-
-// Process exit codes of every command.
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;      // the command ran and failed (server error, ...)
-inline constexpr int kExitUsage = 2;        // bad input: unknown command/flag, bad plan, ...
-inline constexpr int kExitCasesFailed = 3;  // `run`: finished, but some case failed
-inline constexpr int kExitDeferred = 4;     // `run`: the plan's preflight gates kept failing
-// Interrupted by signal `s` (SIGINT, SIGTERM): 128 + s, the shell's convention.
-inline constexpr int kExitSignalBase = 128;
 
 struct Command {
   // One or more words, e.g. "run", "plan validate", "runs show".
@@ -51,8 +46,12 @@ struct Command {
   // --version never look at it.
   bool runs_cases = false;
   // Receives the positional arguments after the command's words (flags already parsed)
-  // and returns a process exit code. Prints its own errors to stderr.
-  std::function<int(const std::vector<std::string>& args)> run;
+  // and returns the process exit code, or an error: RunCli writes it ("fleetmark
+  // <name>: <message>", WriteError) and exits with ExitCodeFor(status) (exit_codes.h).
+  // Codes a command returns itself: kExitOk and the verdicts (kExitCasesFailed,
+  // kExitDeferred, kExitSignalBase + s), and, from commands that print their own
+  // errors still, the error codes of exit_codes.h.
+  std::function<absl::StatusOr<int>(const std::vector<std::string>& args)> run;
   // The leading positional arguments the command sends to a coordinator in request
   // string fields, named as its usage names them (e.g. {"RUN"}, {"NAME"}; never a PLAN,
   // which is a file path read here): RunCli refuses one that is not valid UTF-8

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "coordinator/cli/local_commands.h"
 #include "engine/common/registry.h"
@@ -22,11 +23,8 @@ void PrintSection(const char* title, const Table& table) {
   std::cout << "\n";
 }
 
-int ListCommand(const std::vector<std::string>& args) {
-  if (!args.empty()) {
-    std::cerr << "fleetmark list: takes no arguments, got \"" << args[0] << "\"\n";
-    return kExitUsage;
-  }
+absl::StatusOr<int> ListCommand(const std::vector<std::string>& args) {
+  if (!args.empty()) return absl::InvalidArgumentError(absl::StrCat("takes no arguments, got \"", args[0], "\""));
   std::cout << "strategies:\n";
   for (const engine::StrategyTraits& s : engine::kStrategies) {
     std::cout << absl::StrFormat("  %-18s %s%s\n", std::string(s.name), std::string(s.description),

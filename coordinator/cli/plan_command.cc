@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "engine/common/text.h"
 #include "coordinator/cli/local_commands.h"
@@ -14,15 +15,14 @@
 namespace fleetmark::cli {
 namespace {
 
-int ValidateCommand(const std::vector<std::string>& args) {
+absl::StatusOr<int> ValidateCommand(const std::vector<std::string>& args) {
   if (args.size() != 1) {
-    std::cerr << "fleetmark plan validate: expected one PLAN argument, got " << args.size() << "\n";
-    return kExitUsage;
+    return absl::InvalidArgumentError(absl::StrCat("expected one PLAN argument, got ", args.size()));
   }
   absl::StatusOr<v1::Plan> plan = LoadValidPlan(args[0]);
   if (!plan.ok()) {
-    std::cerr << "fleetmark plan validate: " << EscapeForTerminal(std::string(plan.status().message()), 4096) << "\n";
-    return kExitUsage;
+    // Every plan error is bad input (2), whatever its code.
+    return absl::InvalidArgumentError(EscapeForTerminal(std::string(plan.status().message()), 4096));
   }
   const std::string source = args[0] == engine::kStdinPlanPath ? std::string(engine::kStdinSourceName) : args[0];
   const size_t cases = engine::ExpandCases(*plan, false).size();

@@ -2,7 +2,9 @@
 
 #include <iostream>
 
+#include "absl/strings/str_cat.h"
 #include "coordinator/cli/command.h"
+#include "coordinator/cli/exit_codes.h"
 #include "engine/common/message_limits.h"
 #include "engine/common/text.h"
 
@@ -82,8 +84,12 @@ constexpr size_t kMaxMessageBytes = 4096;
 int ControlClient::Fail(const std::string& what, const grpc::Status& status) const {
   // `what` and the address may hold what the user typed (a run id, a --coordinator
   // value): escaped and cut like every quoted input.
-  std::cerr << "fleetmark: " << EscapeForTerminal(what, kMaxEchoedBytes) << ": "
-            << EscapeForTerminal(status.error_message(), kMaxMessageBytes) << "\n";
+  const std::string message = absl::StrCat(EscapeForTerminal(what, kMaxEchoedBytes), ": ",
+                                           EscapeForTerminal(status.error_message(), kMaxMessageBytes));
+  // The code the exit code follows (ExitCodeFor): gRPC's, except that a transport error
+  // answered by a TLS mismatch is bad input (the TLS flags must change).
+  absl::StatusCode code = static_cast<absl::StatusCode>(status.error_code());
+  std::string hint;
   const std::string address = EscapeForTerminal(options_.coordinator, kMaxEchoedBytes);
   switch (status.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:
@@ -91,51 +97,48 @@ int ControlClient::Fail(const std::string& what, const grpc::Status& status) con
       if (IsTransportError(status)) {
         // Something may answer at the address with another TLS set-up: say what differs.
         if (const std::string tls = DiagnoseTlsConnection(address, TlsFiles(options_), kTlsFlagNames); !tls.empty()) {
-          std::cerr << "  (TLS: " << tls << ")\n";
-          return kExitUsage;
+          hint = absl::StrCat("  (TLS: ", tls, ")\n");
+          code = absl::StatusCode::kInvalidArgument;
+        } else {
+          hint =
+              absl::StrCat("  (is a coordinator running at ", address, " (", options_.coordinator_source,
+                           ")? pass --coordinator HOST:PORT; for the local stack: eval \"$(deploy/stack.sh env)\")\n");
         }
-        std::cerr << "  (is a coordinator running at " << address << " (" << options_.coordinator_source
-                  << ")? pass --coordinator HOST:PORT; for the local stack: eval \"$(deploy/stack.sh env)\")\n";
-        return kExitFailure;
-      }
-      if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
-        std::cerr << "  (the coordinator at " << address
-                  << " answered, but its database is unavailable: see the coordinator's log)\n";
+      } else if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+        hint = absl::StrCat("  (the coordinator at ", address,
+                            " answered, but its database is unavailable: see the coordinator's log)\n");
       } else {
-        std::cerr << "  (the coordinator at " << address << " did not answer in time)\n";
+        hint = absl::StrCat("  (the coordinator at ", address, " did not answer in time)\n");
       }
-      return kExitFailure;
+      break;
     case grpc::StatusCode::UNAUTHENTICATED:
       if (options_.admin_token.empty()) {
-        std::cerr << "  (no admin token: pass --admin_token_file FILE or set $FLEETMARK_ADMIN_TOKEN_FILE; "
-                  << "for the local stack: eval \"$(deploy/stack.sh env)\", or run from the directory holding "
-                  << kStackAdminTokenFile << ")\n";
+        hint = absl::StrCat("  (no admin token: pass --admin_token_file FILE or set $FLEETMARK_ADMIN_TOKEN_FILE; ",
+                            "for the local stack: eval \"$(deploy/stack.sh env)\", or run from the directory holding ",
+                            kStackAdminTokenFile, ")\n");
       } else {
-        std::cerr << "  (the admin token was read from \"" << EchoValue(options_.admin_token_file) << "\" ("
-                  << options_.admin_token_source << "); the coordinator's is in the file its --admin_token_file "
-                  << "names; the local stack's is " << kStackAdminTokenFile << ")\n";
+        hint = absl::StrCat("  (the admin token was read from \"", EchoValue(options_.admin_token_file), "\" (",
+                            options_.admin_token_source, "); the coordinator's is in the file its --admin_token_file ",
+                            "names; the local stack's is ", kStackAdminTokenFile, ")\n");
       }
-      return kExitUsage;
+      break;
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      std::cerr << "  (a message over a size limit: this CLI sends and receives at most "
-                << FormatMessageLimit(kCliMaxMessageBytes) << " per message, the coordinator "
-                << FormatMessageLimit(kCoordinatorMaxMessageBytes) << ")\n";
-      return kExitFailure;
-    case grpc::StatusCode::INVALID_ARGUMENT:
-    case grpc::StatusCode::NOT_FOUND:
-    case grpc::StatusCode::FAILED_PRECONDITION:
-    case grpc::StatusCode::ALREADY_EXISTS:
-      return kExitUsage;
+      hint = absl::StrCat("  (a message over a size limit: this CLI sends and receives at most ",
+                          FormatMessageLimit(kCliMaxMessageBytes), " per message, the coordinator ",
+                          FormatMessageLimit(kCoordinatorMaxMessageBytes), ")\n");
+      break;
     default:
-      return kExitFailure;
+      break;
   }
+  const int exit_code = ReportError("fleetmark", absl::Status(code, message));
+  std::cerr << hint;
+  return exit_code;
 }
 
 std::optional<ControlClient> ClientFromFlags(int* exit_code) {
   absl::StatusOr<RemoteOptions> options = RemoteOptionsFromFlags();
   if (!options.ok()) {
-    std::cerr << "fleetmark: " << options.status().message() << "\n";
-    *exit_code = kExitUsage;
+    *exit_code = ReportError("fleetmark", options.status());  // InvalidArgument: 2
     return std::nullopt;
   }
   return std::optional<ControlClient>(std::in_place, *options);

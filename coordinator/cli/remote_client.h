@@ -39,9 +39,11 @@ class ControlClient {
   // the channel: a coordinator that answered leaves it READY. Call right after the call.
   bool IsTransportError(const grpc::Status& status) const;
 
-  // Prints "fleetmark: <what>: <message>" and a hint, and returns the exit code: 2 for
-  // InvalidArgument/NotFound/FailedPrecondition/AlreadyExists/Unauthenticated (bad input),
-  // 1 otherwise. Hints: for a transport error, the address, where it came from and how to
+  // Prints "fleetmark: <what>: <message>" (WriteError) and a hint, and returns the exit
+  // code ExitCodeFor gives the call's code (exit_codes.h): 2 for bad input, 5 when the
+  // coordinator could not be reached, did not answer in time or lost its database, 1
+  // otherwise; a TLS mismatch (the coordinator unreachable with these TLS flags, reachable
+  // with others) is bad input, 2. Hints: for a transport error, the address, where it came from and how to
   // point the CLI at the local stack (`deploy/stack.sh env`); for UNAVAILABLE returned by
   // the coordinator, that its database is unavailable; for a refused admin token, the
   // file it was read from and where the coordinator's token lives; for a message over a

@@ -6,6 +6,7 @@
 
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
 #include "coordinator/cli/command.h"
 #include "coordinator/cli/run_flags.h"
 #include "coordinator/cli/topology_command.h"
@@ -18,25 +19,18 @@ ABSL_DECLARE_FLAG(std::string, fsroot);
 namespace fleetmark::cli {
 namespace {
 
-int TopologyCommand(const std::vector<std::string>& args) {
-  if (!args.empty()) {
-    std::cerr << "fleetmark topology: takes no arguments, got \"" << args[0] << "\"\n";
-    return kExitUsage;
-  }
+absl::StatusOr<int> TopologyCommand(const std::vector<std::string>& args) {
+  if (!args.empty()) return absl::InvalidArgumentError(absl::StrCat("takes no arguments, got \"", args[0], "\""));
   // --format is shared with `run` (default "table"): table/text print text, json JSON.
   const std::string format = absl::GetFlag(FLAGS_format);
   const bool json = format == "json";
   if (!json && format != "text" && format != "table") {
-    std::cerr << "fleetmark topology: --format must be text or json, got \"" << EchoValue(format) << "\"\n";
-    return kExitUsage;
+    return absl::InvalidArgumentError(absl::StrCat("--format must be text or json, got \"", EchoValue(format), "\""));
   }
   engine::HostOptions options;
   options.fsroot = absl::GetFlag(FLAGS_fsroot);
   absl::StatusOr<v1::HostInfo> host = engine::DetectHost(options);
-  if (!host.ok()) {
-    std::cerr << "fleetmark topology: " << host.status().message() << "\n";
-    return host.status().code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
-  }
+  if (!host.ok()) return host.status();
   if (!json) {
     std::cout << engine::FormatHostText(*host);
     return kExitOk;
@@ -46,10 +40,7 @@ int TopologyCommand(const std::vector<std::string>& args) {
   print.always_print_primitive_fields = true;
   std::string text;
   const auto status = google::protobuf::util::MessageToJsonString(*host, &text, print);
-  if (!status.ok()) {
-    std::cerr << "fleetmark topology: JSON printer: " << status.ToString() << "\n";
-    return kExitFailure;
-  }
+  if (!status.ok()) return absl::InternalError(absl::StrCat("JSON printer: ", status.ToString()));
   std::cout << text;
   return kExitOk;
 }

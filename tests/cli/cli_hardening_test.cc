@@ -454,11 +454,11 @@ TEST_F(CliTest, CronAndSelectorsAreCheckedBeforeConnecting) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   // A valid selector does try to connect (and fails: nothing listens).
   r = Cli("submit " + plan.string() + " --select 'arch=x86_64' --coordinator 127.0.0.1:1");
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.exit_code, 5) << r.err;
 }
 
 // submit checks --filter like `fleetmark run`: it must compile (RE2) and match a case
-// of the (quick) plan, before any connection (port 1: connecting would be exit 1).
+// of the (quick) plan, before any connection (port 1: connecting would be exit 5).
 TEST_F(CliTest, SubmitFilterIsCheckedBeforeConnecting) {
   const fs::path plan = Write("tiny.txtpb", kTinyPlan);
   for (const std::string filter : {"((", "nomatch", "(a)\\1"}) {
@@ -469,7 +469,7 @@ TEST_F(CliTest, SubmitFilterIsCheckedBeforeConnecting) {
   }
   // A matching filter does try to connect (and fails: nothing listens).
   CliResult r = Cli("submit " + plan.string() + " --select all --filter '.' --coordinator 127.0.0.1:1");
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.exit_code, 5) << r.err;
   // Schedules carry a filter too, checked the same way before connecting.
   r = Cli("schedules create n " + plan.string() +
           " --cron '0 3 * * *' --select all --filter '((' --coordinator 127.0.0.1:1");

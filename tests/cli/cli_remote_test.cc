@@ -1,7 +1,7 @@
 // The fleet commands' input checks and failure messages, through the real binary:
 // repeated flags, a required --select (and `all`), admin token files, --out, --timeout
 // (all before any connection: nothing listens on 127.0.0.1:1, so connecting would be
-// exit 1), and against a real coordinator, agent and PostgreSQL: the stack's default
+// exit 5), and against a real coordinator, agent and PostgreSQL: the stack's default
 // address file, a refused token, transport errors versus a coordinator whose database
 // is down, `submit --wait` through a coordinator restart and its --timeout, a run with
 // more results than gRPC's 4 MiB default message (submit --wait, runs show, export) and
@@ -70,10 +70,10 @@ TEST_F(CliTest, SubmitAndSchedulesNeedASelectorAndAllIsExplicit) {
   EXPECT_THAT(r.err, HasSubstr("stands alone"));
   // `all` is a valid selector: the command goes on to connect (and fails: nothing listens).
   r = Cli("submit " + plan.string() + " --select all" + kNowhere);
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.exit_code, 5) << r.err;
   // agents list still takes no selector (every agent).
   r = Cli(std::string("agents list") + kNowhere);
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.exit_code, 5) << r.err;
 }
 
 // Trial of 2026-12-02, finding 7: `--filter ''` ran the whole plan; like an empty
@@ -140,7 +140,7 @@ TEST_F(CliTest, TextThatIsNotUtf8IsRefusedBeforeConnecting) {
   }
   // UTF-8 text goes on to connect (and fails: nothing listens).
   CliResult r = Cli("runs show 'caf\xc3\xa9'" + std::string(kNowhere));
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.exit_code, 5) << r.err;
 }
 
 // Finding 8: a number past the flag's type names the range its help gives, and
@@ -213,7 +213,7 @@ TEST_F(CliTest, UnreachableCoordinatorHintNamesTheAddressSourceAndStackEnv) {
   fs::create_directories(dir_ / ".fleetmark");
   Write(".fleetmark/coordinator.port", "1\n");
   CliResult r = Cli("runs list", "", dir_);
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.exit_code, 5) << r.err;
   EXPECT_THAT(r.err, HasSubstr("is a coordinator running at 127.0.0.1:1 (.fleetmark/coordinator.port)"));
   EXPECT_THAT(r.err, HasSubstr("eval \"$(deploy/stack.sh env)\""));
   Write(".fleetmark/coordinator.port", "http\n");
@@ -307,7 +307,7 @@ TEST_F(CliFleetTest, ATlsClientOfAPlaintextCoordinatorIsTold) {
   EXPECT_THAT(r.err, HasSubstr("TLS: the coordinator at " + coordinator_->address() + " does not speak TLS"));
   // Nothing listening stays the "is a coordinator running" case.
   r = Cli("runs list --tls_ca_file " + pki->ca + kNowhere);
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.exit_code, 5) << r.err;
   EXPECT_THAT(r.err, HasSubstr("is a coordinator running"));
 }
 
@@ -360,14 +360,14 @@ TEST_F(CliFleetTest, TransportErrorsGetTheConnectHintServerErrorsDoNot) {
 
   ASSERT_TRUE((*postgres)->Stop().ok());
   r = Cli("runs list" + flags);
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.exit_code, 5) << r.err;  // kExitUnavailable, like an unreachable coordinator
   EXPECT_THAT(r.err, HasSubstr("database"));
   EXPECT_THAT(r.err, HasSubstr("answered, but its database is unavailable"));
   EXPECT_THAT(r.err, Not(HasSubstr("is a coordinator running")));
 
   (*own)->Kill9();
   r = Cli("runs list" + flags);
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.exit_code, 5) << r.err;
   EXPECT_THAT(r.err, HasSubstr("is a coordinator running at " + (*own)->address() + " (--coordinator)"));
   EXPECT_THAT(r.err, Not(HasSubstr("database is unavailable")));
   own->reset();
