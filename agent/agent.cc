@@ -108,9 +108,8 @@ absl::Status Agent::Run() {
     if (outcome.identity_in_use) {
       // Another process holds this agent's identity (a copy of the credential file?):
       // waiting at backoff pace, never in a loop of taking it from each other.
-      Log(LogLevel::kWarning, absl::StrCat("refused by the coordinator: ", outcome.status.message(),
-                                           "; retrying in ", absl::FormatDuration(delay), " (attempt ",
-                                           backoff.attempt(), ")"));
+      Log(LogLevel::kWarning, absl::StrCat("refused by the coordinator: ", outcome.status.message(), "; retrying in ",
+                                           absl::FormatDuration(delay), " (attempt ", backoff.attempt(), ")"));
     } else if (!tls_problem.empty()) {
       Log(LogLevel::kError, absl::StrCat("configuration error: TLS: ", tls_problem, "; reconnecting in ",
                                          absl::FormatDuration(delay), " (attempt ", backoff.attempt(), ")"));

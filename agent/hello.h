@@ -37,8 +37,8 @@ struct AgentIdentity {
 };
 
 // The identity of this build: engine version and the registries' names
-// (engine/common/registry.h, engine/strategies/ and engine/scenarios/registry.h), with `host` as given (strings the coordinator would
-// refuse are escaped or cut, with a note).
+// (engine/common/registry.h, engine/strategies/ and engine/scenarios/registry.h), with `host` as given (strings the
+// coordinator would refuse are escaped or cut, with a note).
 AgentIdentity BuildIdentity(fleetmark::v1::HostInfo host);
 
 // The Hello of a new session. `open_job_id` is the running job, else a finished job

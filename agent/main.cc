@@ -132,10 +132,9 @@ int Main(int argc, char** argv) {
   if (const absl::Status backoff = ValidateBackoffOptions(options.backoff); !backoff.ok()) {
     // One replacement pass: the fields' rule texts in the flags' names.
     const std::string message = absl::StrReplaceAll(
-        backoff.message(),
-        {{"backoff.max_delay: 0 < max_delay", "--reconnect_max_delay: 0 < delay"},
-         {"backoff.initial_delay: 0 < initial_delay <= max_delay",
-          "--reconnect_initial_delay: 0 < delay <= --reconnect_max_delay"}});
+        backoff.message(), {{"backoff.max_delay: 0 < max_delay", "--reconnect_max_delay: 0 < delay"},
+                            {"backoff.initial_delay: 0 < initial_delay <= max_delay",
+                             "--reconnect_initial_delay: 0 < delay <= --reconnect_max_delay"}});
     return flag_error(message);
   }
   // The address forms (docs/devices.md, "Names"); a host that cannot be dialled is refused here,

@@ -443,8 +443,8 @@ void Session::OnJobFinished(const fleetmark::v1::JobFinished& finished) {
   if (finished.cancelled() && finished.job_id() == displaced_job_) {
     // Another session holds this agent's identity and owns its jobs: a report from here
     // could end the job it runs.
-    Log(LogLevel::kInfo, absl::StrCat("job ", finished.job_id(),
-                                      " stopped: another session holds this agent's identity; not reported"));
+    Log(LogLevel::kInfo,
+        absl::StrCat("job ", finished.job_id(), " stopped: another session holds this agent's identity; not reported"));
     return;
   }
   // Durable before it is sent, like a result (results of this job were spooled first).

@@ -42,12 +42,12 @@ namespace fleetmark::agent {
 
 // Counters for logs and tests. All monotonic since the Session was made.
 struct AgentStats {
-  uint64_t sessions = 0;         // streams opened
-  uint64_t welcomes = 0;         // sessions that got a Welcome
-  uint64_t results_spooled = 0;  // case results appended to the spool
+  uint64_t sessions = 0;           // streams opened
+  uint64_t welcomes = 0;           // sessions that got a Welcome
+  uint64_t results_spooled = 0;    // case results appended to the spool
   uint64_t results_unspooled = 0;  // case results the spool could not hold (kept in memory until acked)
-  uint64_t results_sent = 0;     // result messages written (replays included)
-  uint64_t acks = 0;             // ResultAcks received
+  uint64_t results_sent = 0;       // result messages written (replays included)
+  uint64_t acks = 0;               // ResultAcks received
   uint64_t jobs_started = 0;
   uint64_t jobs_finished = 0;
   uint64_t finishes_confirmed = 0;  // JobFinishedAcks received for a pending report
@@ -61,7 +61,7 @@ struct SessionOutcome {
   // Refused (retryable) because another session holds this agent's identity
   // (Refusal.identity_in_use); the running job was stopped, unreported.
   bool identity_in_use = false;
-  absl::Status status;           // why the session ended (Cancelled when Stop came first)
+  absl::Status status;  // why the session ended (Cancelled when Stop came first)
 };
 
 class Session {

@@ -42,7 +42,8 @@ absl::StatusOr<std::string> CoordinatorTarget(absl::string_view address) {
       return BadAddress(address, "an IPv6 address must be written in brackets");
     }
   }
-  const std::optional<int> parsed_port = ParsePort(std::string_view(port_text.data(), port_text.size()), 1);  // the one port rule
+  const std::optional<int> parsed_port =
+      ParsePort(std::string_view(port_text.data(), port_text.size()), 1);  // the one port rule
   if (!parsed_port) return BadAddress(address, absl::StrCat("port \"", port_text, "\""));
   const int port = *parsed_port;
   if (host.empty()) return BadAddress(address, "empty host");

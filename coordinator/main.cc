@@ -1,7 +1,8 @@
 // fleetmark-coordinator: schedules plans across agents and stores every result in
 // PostgreSQL. Flags (all optional except --database_uri):
 //
-//   --listen_address=127.0.0.1:7443   gRPC (AgentService + ControlService); port 0 = any free port; or unix:/path/to/socket
+//   --listen_address=127.0.0.1:7443   gRPC (AgentService + ControlService); port 0 = any free port; or
+//   unix:/path/to/socket
 //   --port_file=PATH                  write the bound gRPC port there once serving (tests, scripts)
 //   --http_address=HOST:PORT          also serve the web view / JSON API, GET /healthz and
 //                                     Prometheus GET /metrics ("" = off)
@@ -64,7 +65,8 @@
 #include "engine/common/version.h"
 #endif
 
-ABSL_FLAG(std::string, listen_address, "127.0.0.1:7443", "gRPC listen address host:port (port 0 = any) or unix:/path/to/socket");
+ABSL_FLAG(std::string, listen_address, "127.0.0.1:7443",
+          "gRPC listen address host:port (port 0 = any) or unix:/path/to/socket");
 ABSL_FLAG(std::string, port_file, "", "write the bound gRPC port to this file once serving");
 ABSL_FLAG(std::string, http_address, "", "web view / JSON API, /healthz and /metrics address host:port (empty = off)");
 ABSL_FLAG(std::string, http_token_file, "",
@@ -332,9 +334,9 @@ int main(int argc, char** argv) {
     http_options.metrics = [c = coordinator->get()] { return c->RenderMetrics(); };
     fleetmark::store::ReadRouter* router = (*coordinator)->read_router();
     if (router != nullptr) http_options.read_server = [router] { return router->ReadServer(); };
-    auto server = router == nullptr ? fleetmark::http::StartHttpServer(http_options)
-                                    : fleetmark::http::StartRoutedHttpServer(http_options, options.read_database_uri,
-                                                                             *router);
+    auto server = router == nullptr
+                      ? fleetmark::http::StartHttpServer(http_options)
+                      : fleetmark::http::StartRoutedHttpServer(http_options, options.read_database_uri, *router);
     if (!server.ok()) {
       fleetmark::Log(fleetmark::LogLevel::kError, absl::StrCat("--http_address: ", server.status().message()));
       return absl::IsInvalidArgument(server.status()) ? 2 : 1;

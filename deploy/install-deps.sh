@@ -40,7 +40,7 @@ dist_packages=(
   crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user-static file dpkg-dev
 )
 # test: benchmarks and statistics references, the browser test's Chromium, the topology
-# fixtures' bzip2, TLS test certificates (openssl), iproute2.
+# fixtures' bzip2, TLS test certificates (openssl), iproute2, clang-format.
 test_packages=(
   libbenchmark-dev libbenchmark-tools python3-scipy
   # python3-jsonschema validates exported results against docs/results-schema.json in the tests.
@@ -50,6 +50,8 @@ test_packages=(
   prometheus
   # deploy/package.sh's Debian packages: lintian checks them in the tests.
   lintian
+  # tests/style: the tree is as clang-format (14, .clang-format) leaves it.
+  clang-format
 )
 packages=("${run_packages[@]}")
 [ "$profile" = run ] || packages+=("${dist_packages[@]}")

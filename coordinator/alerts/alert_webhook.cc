@@ -23,9 +23,8 @@ absl::StatusOr<UrlParts> SplitUrl(const std::string& url) {
   const size_t host_begin = scheme_end == std::string::npos ? 0 : scheme_end + 3;
   const size_t path_begin = std::min(url.find('/', host_begin), url.size());
   const std::string host_port = url.substr(host_begin, path_begin - host_begin);
-  const bool bad_chars = std::any_of(url.begin(), url.end(), [](char c) {
-    return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f || c == '#';
-  });
+  const bool bad_chars = std::any_of(
+      url.begin(), url.end(), [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f || c == '#'; });
   if ((scheme != "http" && scheme != "https") || host_port.empty() || host_port.front() == ':' ||
       host_port.find('@') != std::string::npos || bad_chars || url.size() > 2048) {
     return absl::InvalidArgumentError(absl::StrCat(

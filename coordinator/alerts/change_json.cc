@@ -43,7 +43,8 @@ std::string ChangeAlertJson(const store::ChangeRecord& change, const std::string
       {"confirmation_run", absl::StrCat(link_base, "/runs/", change.confirmation_run_id)},
       {"history", absl::StrCat(link_base, "/history?case=", httplib::detail::encode_query_param(change.case_id),
                                "&agents=", change.agent_id, "&nightly=1")},
-      {"api", absl::StrCat(link_base, "/api/v1/changes?agent=", httplib::detail::encode_query_param(change.agent_name))},
+      {"api",
+       absl::StrCat(link_base, "/api/v1/changes?agent=", httplib::detail::encode_query_param(change.agent_name))},
   };
   return body.dump();
 }

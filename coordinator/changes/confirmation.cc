@@ -59,11 +59,11 @@ ChangeVerdict JudgeConfirmation(double old_level_ns, double new_level_ns, double
   const bool confirmed = from_new < from_old && from_old >= std::log1p(threshold);
   ChangeVerdict verdict;
   verdict.state = confirmed ? kConfirmed : kNotReproduced;
-  verdict.reason = absl::StrCat("confirmation ", report::FormatNanos(confirmation_ns), ": ",
-                                SignedPercent(confirmation_ns / old_level_ns), " from the old level ",
-                                report::FormatNanos(old_level_ns), absl::StrFormat(" (a change is at least %.1f %%), ", 100 * threshold),
-                                SignedPercent(confirmation_ns / new_level_ns), " from the new level ",
-                                report::FormatNanos(new_level_ns));
+  verdict.reason = absl::StrCat(
+      "confirmation ", report::FormatNanos(confirmation_ns), ": ", SignedPercent(confirmation_ns / old_level_ns),
+      " from the old level ", report::FormatNanos(old_level_ns),
+      absl::StrFormat(" (a change is at least %.1f %%), ", 100 * threshold),
+      SignedPercent(confirmation_ns / new_level_ns), " from the new level ", report::FormatNanos(new_level_ns));
   return verdict;
 }
 

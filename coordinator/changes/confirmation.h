@@ -28,8 +28,8 @@ bool IsChangeState(const std::string& state);
 
 // A change the newest point starts.
 struct SuspectedChange {
-  double old_level_ns = 0;  // geometric mean of the segment before the newest point
-  double new_level_ns = 0;  // the newest point's median
+  double old_level_ns = 0;         // geometric mean of the segment before the newest point
+  double new_level_ns = 0;         // the newest point's median
   double min_relative_change = 0;  // MinRelativeChange at this noise (0.03 = 3 %)
 };
 

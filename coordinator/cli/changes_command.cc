@@ -36,7 +36,8 @@ int ChangesList(const std::vector<std::string>& args) {
   if (!args.empty()) return RemoteUsageError(kChangesListUsage, "changes list takes no arguments");
   const std::string format = absl::GetFlag(FLAGS_format);
   if (format != "table" && format != "json" && format != "csv") {
-    return RemoteUsageError(kChangesListUsage, absl::StrCat("--format: table, json or csv, got \"", EchoValue(format), "\""));
+    return RemoteUsageError(kChangesListUsage,
+                            absl::StrCat("--format: table, json or csv, got \"", EchoValue(format), "\""));
   }
   v1::ListChangesRequest request;
   if (const std::string since = absl::GetFlag(FLAGS_since); !since.empty()) {
@@ -70,10 +71,9 @@ int ChangesList(const std::vector<std::string>& args) {
                 << report::ShortestDouble(c.old_level_ns()) << "," << report::ShortestDouble(c.new_level_ns()) << ","
                 << (c.old_level_ns() > 0 ? report::ShortestDouble(c.new_level_ns() / c.old_level_ns()) : "") << ","
                 << (c.has_noise_percent() ? report::ShortestDouble(c.noise_percent()) : "") << ","
-                << report::ShortestDouble(c.min_change_percent()) << "," << c.state() << ","
-                << c.confirmation_run_id() << ","
-                << (c.has_confirmation_median_ns() ? report::ShortestDouble(c.confirmation_median_ns()) : "") << ","
-                << (c.decided_unix_ns() > 0 ? FormatUnixNs(c.decided_unix_ns()) : "") << ","
+                << report::ShortestDouble(c.min_change_percent()) << "," << c.state() << "," << c.confirmation_run_id()
+                << "," << (c.has_confirmation_median_ns() ? report::ShortestDouble(c.confirmation_median_ns()) : "")
+                << "," << (c.decided_unix_ns() > 0 ? FormatUnixNs(c.decided_unix_ns()) : "") << ","
                 << report::CsvField(c.reason()) << "\n";
     }
     return kExitOk;

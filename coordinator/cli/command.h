@@ -27,7 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "coordinator/cli/exit_codes.h"  // kExit*, ExitCodeFor, WriteError
-#include "engine/common/text.h"  // EchoValue, CutEchoes, kMaxEchoBytes
+#include "engine/common/text.h"          // EchoValue, CutEchoes, kMaxEchoBytes
 
 namespace fleetmark::cli {
 

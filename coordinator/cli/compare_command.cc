@@ -77,12 +77,12 @@ std::vector<std::string> OneMachineNotes(ControlClient& client, const std::vecto
 
 // The devices compare reads: a run's agents, or the devices of results files.
 struct CompareSource {
-  std::string header;                             // RunSummary, or FilesSummary
-  std::string where;                              // "run ID" or "the --results files", for messages
-  std::map<std::string, v1::RunReport> reports;   // by agent name or file device label
-  std::vector<std::string> order;                 // the devices in the source's order
-  std::vector<FileDevice> files;                  // the file devices (results files only)
-  nlohmann::json json_source;                     // {"run_id": ...} or {"results_files": [...]}
+  std::string header;                            // RunSummary, or FilesSummary
+  std::string where;                             // "run ID" or "the --results files", for messages
+  std::map<std::string, v1::RunReport> reports;  // by agent name or file device label
+  std::vector<std::string> order;                // the devices in the source's order
+  std::vector<FileDevice> files;                 // the file devices (results files only)
+  nlohmann::json json_source;                    // {"run_id": ...} or {"results_files": [...]}
 };
 
 int Compare(const std::vector<std::string>& args) {
@@ -163,8 +163,8 @@ int Compare(const std::vector<std::string>& args) {
   if (agents.empty()) {
     agents = source.order;
     if (agents.empty()) {
-      std::cerr << "fleetmark: compare: " << source.where << (results_flag.empty() ? " has" : " have")
-                << " no results" << (results_flag.empty() ? " yet" : "") << "\n";
+      std::cerr << "fleetmark: compare: " << source.where << (results_flag.empty() ? " has" : " have") << " no results"
+                << (results_flag.empty() ? " yet" : "") << "\n";
       return kExitUsage;
     }
   }
@@ -174,8 +174,8 @@ int Compare(const std::vector<std::string>& args) {
     if (report == reports.end()) {
       std::vector<std::string> names;
       for (const auto& [n, r] : reports) names.push_back(n);
-      std::cerr << "fleetmark: --agents: agent \"" << EscapeForTerminal(name) << "\" has no results in "
-                << source.where << " (agents with results: " << (names.empty() ? "none" : EscapeForTerminal(absl::StrJoin(names, ", ")))
+      std::cerr << "fleetmark: --agents: agent \"" << EscapeForTerminal(name) << "\" has no results in " << source.where
+                << " (agents with results: " << (names.empty() ? "none" : EscapeForTerminal(absl::StrJoin(names, ", ")))
                 << ")\n";
       return kExitUsage;
     }
@@ -189,7 +189,8 @@ int Compare(const std::vector<std::string>& args) {
       }
       if (kept.results_size() == 0) {
         std::cerr << "fleetmark: --agents: agent \"" << EscapeForTerminal(name) << "\" measured its results in "
-                  << source.where << " under user-mode emulation (qemu-user): they are the emulator's numbers, not "
+                  << source.where
+                  << " under user-mode emulation (qemu-user): they are the emulator's numbers, not "
                      "hardware numbers; compare them anyway with --include_emulated\n";
         return kExitUsage;
       }

@@ -38,8 +38,8 @@ std::string LatestRunOf(const ControlClient& client, const std::string& command,
     }
   }
   if (latest == nullptr) {
-    std::cerr << "fleetmark: " << command << ": --plan_latest: no finished (done) run of plan \""
-              << EchoValue(name) << "\" (" << of_plan << " runs of it in any state)\n";
+    std::cerr << "fleetmark: " << command << ": --plan_latest: no finished (done) run of plan \"" << EchoValue(name)
+              << "\" (" << of_plan << " runs of it in any state)\n";
     *exit_code = kExitUsage;
     return "";
   }
@@ -149,7 +149,7 @@ std::optional<DeviceResults> LoadDeviceResults(const DeviceResultsRequest& r, in
   }
   if (out.devices.empty()) {
     std::cerr << "fleetmark: " << r.command << ": run " << EscapeForTerminal(exported.run().run_id())
-              << (reports.empty()           ? " has no results yet"
+              << (reports.empty() ? " has no results yet"
                   : !selector->empty() && std::none_of(reports.begin(), reports.end(),
                                                        [&](const auto& e) {
                                                          return selector->Matches(e.first, e.second.host(),

@@ -21,7 +21,8 @@ namespace fleetmark::cli {
 namespace {
 
 constexpr char kMapUsage[] =
-    "fleetmark map RUN [--agent NAME] [--include_emulated] [--format table|json] | fleetmark map --results FILE[,FILE...] "
+    "fleetmark map RUN [--agent NAME] [--include_emulated] [--format table|json] | fleetmark map --results "
+    "FILE[,FILE...] "
     "[--format table|json]";
 // The map of one device's results, under its name.
 std::string DeviceMap(const std::string& device, const std::vector<v1::CaseResult>& results) {

@@ -41,10 +41,10 @@ int Usage(const std::string& usage, const std::string& message) { return RemoteU
 std::string PlanText(const report::BracketPlan& bracket) {
   std::string text;
   google::protobuf::TextFormat::PrintToString(bracket.plan, &text);
-  return absl::StrCat("# The plan `fleetmark recommend --profile '", absl::StrReplaceAll(report::FormatProfile(bracket.profile), {{", ", ","}}),
-                      "' --tasks ", bracket.tasks, " --measure` runs (with --quick).\n# assumed: ",
-                      report::AssumedText(bracket), "\n#   fleetmark run FILE --quick --format json --out r.json\n",
-                      text);
+  return absl::StrCat("# The plan `fleetmark recommend --profile '",
+                      absl::StrReplaceAll(report::FormatProfile(bracket.profile), {{", ", ","}}), "' --tasks ",
+                      bracket.tasks, " --measure` runs (with --quick).\n# assumed: ", report::AssumedText(bracket),
+                      "\n#   fleetmark run FILE --quick --format json --out r.json\n", text);
 }
 
 // This machine's name, as `fleetmark run`'s results name the device.
@@ -65,8 +65,8 @@ std::optional<std::vector<v1::CaseResult>> MeasureHere(const v1::Plan& plan, int
     options.on_progress = [&](const engine::RunProgress& p) { bar->Update(p); };
   }
   std::vector<v1::CaseResult> results;
-  absl::StatusOr<engine::RunSummary> summary =
-      engine::RunPlan(plan, options, [&](const v1::CaseResult& r) { results.push_back(r); }, nullptr);
+  absl::StatusOr<engine::RunSummary> summary = engine::RunPlan(
+      plan, options, [&](const v1::CaseResult& r) { results.push_back(r); }, nullptr);
   if (bar) bar->Finish();
   if (!summary.ok()) {
     std::cerr << "fleetmark: recommend: measuring: " << summary.status().message() << "\n";
@@ -166,7 +166,8 @@ int RecommendMeasure(const report::Profile& profile, const std::string& format, 
     std::optional<DeviceResults> loaded = MeasureOnFleet(bracket->plan, usage, *timeout, &code);
     if (!loaded) return code;
     header = loaded->header;
-    for (const auto& [name, results] : loaded->devices) answers.push_back(report::AnswerBracket(*bracket, name, results));
+    for (const auto& [name, results] : loaded->devices)
+      answers.push_back(report::AnswerBracket(*bracket, name, results));
   } else {
     std::optional<std::vector<v1::CaseResult>> results = MeasureHere(bracket->plan, &code);
     if (!results) return code;

@@ -214,8 +214,8 @@ int SchedulesList(const std::vector<std::string>& args) {
                                  : absl::StrCat(FormatUnixNs(s.last_fire_slot_unix_ns()), " ", s.last_fire_outcome());
     table.AddRow({s.name(), s.paused() ? "paused" : "active", s.cron(), s.plan().name(), s.quick() ? "yes" : "no",
                   s.filter().empty() ? "-" : s.filter(),
-                  s.paused() ? "- (paused)" : FormatUnixNs(s.next_fire_unix_ns()),
-                  service::SelectorText(s.selector()), last});
+                  s.paused() ? "- (paused)" : FormatUnixNs(s.next_fire_unix_ns()), service::SelectorText(s.selector()),
+                  last});
   }
   std::cout << table.Render();
   return kExitOk;

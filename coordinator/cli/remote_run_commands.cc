@@ -201,7 +201,8 @@ int RunsShow(const std::vector<std::string>& args) {
   v1::ExportResultsResponse exported;
   grpc::Status status = client->FetchResults(args[0], "", std::chrono::seconds(120), &exported);
   if (!status.ok()) return client->Fail(absl::StrCat("runs show ", args[0]), status);
-  std::cout << RunSummary(exported.run()) << "\n" << RunCasesLine(exported) << "\n\n"
+  std::cout << RunSummary(exported.run()) << "\n"
+            << RunCasesLine(exported) << "\n\n"
             << JobsTable(exported.run()) << "\n";
   absl::StatusOr<std::string> tables = ResultTables(exported, FittedTableOptions(absl::GetFlag(FLAGS_wide)));
   if (!tables.ok()) {

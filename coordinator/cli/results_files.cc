@@ -22,18 +22,16 @@ namespace fleetmark::cli {
 namespace {
 
 // The same rule under the name the command gives the file (--results, FILE).
-constexpr InputFileRule kResultsFlagRule{
-    .noun = "results file",
-    .must_be = "--results must be a regular file (or - for standard input)",
-    .max_bytes = uint64_t{1} << 30,
-    .max_text = "1 GiB",
-    .stdin_name = "<stdin>"};
-constexpr InputFileRule kResultsArgumentRule{
-    .noun = "results file",
-    .must_be = "FILE must be a regular file (or - for standard input)",
-    .max_bytes = kResultsFlagRule.max_bytes,
-    .max_text = kResultsFlagRule.max_text,
-    .stdin_name = kResultsFlagRule.stdin_name};
+constexpr InputFileRule kResultsFlagRule{.noun = "results file",
+                                         .must_be = "--results must be a regular file (or - for standard input)",
+                                         .max_bytes = uint64_t{1} << 30,
+                                         .max_text = "1 GiB",
+                                         .stdin_name = "<stdin>"};
+constexpr InputFileRule kResultsArgumentRule{.noun = "results file",
+                                             .must_be = "FILE must be a regular file (or - for standard input)",
+                                             .max_bytes = kResultsFlagRule.max_bytes,
+                                             .max_text = kResultsFlagRule.max_text,
+                                             .stdin_name = kResultsFlagRule.stdin_name};
 
 // The fingerprint hash most of `report`'s results were measured under, else the
 // report's own ("" when neither has one).
@@ -94,7 +92,8 @@ std::optional<std::vector<FileDevice>> ReadResultsFiles(const std::string& comma
     for (const v1::ResultsDevice& device : document->devices()) {
       std::string label = device.agent();
       if (labels.count(label) > 0) {
-        const std::string base = absl::StrCat(device.agent(), " (", std::filesystem::path(path).filename().string(), ")");
+        const std::string base =
+            absl::StrCat(device.agent(), " (", std::filesystem::path(path).filename().string(), ")");
         label = base;
         for (int k = 2; labels.count(label) > 0; ++k) label = absl::StrCat(base, " #", k);
       }

@@ -262,9 +262,10 @@ int RunCommand(const std::vector<std::string>& args) {
     interrupt_signal = signal;
     cancelled = true;
     if (bar_drawn) std::fputs("\r\033[K", stderr);
-    std::fputs("fleetmark run: stopping: the case in flight is killed, what finished is kept (Ctrl-C again to "
-               "abandon at once)\n",
-               stderr);
+    std::fputs(
+        "fleetmark run: stopping: the case in flight is killed, what finished is kept (Ctrl-C again to "
+        "abandon at once)\n",
+        stderr);
     const timespec grace = absl::ToTimespec(kInterruptGrace);
     const int next = sigtimedwait(&signals, nullptr, &grace);
     if (next == kWatcherStop) return;  // the run ended within the grace period

@@ -46,7 +46,8 @@ int Show(const std::vector<std::string>& args) {
     std::cerr << "fleetmark: show: " << tables.status().message() << "\n";
     return kExitFailure;
   }
-  std::cout << FileSummary(args[0], *document) << "\n" << DocumentCasesLine(*document) << "\n\n"
+  std::cout << FileSummary(args[0], *document) << "\n"
+            << DocumentCasesLine(*document) << "\n\n"
             << *tables << ConditionsTables(*document, wide);
   return kExitOk;
 }

@@ -99,7 +99,6 @@ absl::StatusOr<std::string> NewestSharedRun(store::WebReader& reader, const std:
   return absl::NotFoundError("the devices share no run");
 }
 
-
 // The parameters each endpoint reads (api.h), by route ("<id>" for an id in the path):
 // any other is refused by name, so a typo (`agents=` on a run's results, which read
 // `agent=`) is never silently ignored.
@@ -154,8 +153,8 @@ ApiResponse Api::Get(std::string_view path, const std::map<std::string, std::str
   // echoed escaped (EscapeForTerminal), never raw.
   for (const auto& [name, value] : query) {
     if (!IsValidUtf8(name) || !IsPrintableText(name, false)) {
-      return Error(400, absl::StrCat("parameter \"", EscapeForTerminal(name, 80), "\": its name is not printable UTF-8 (",
-                                     *TextProblem(name, false), ")"));
+      return Error(400, absl::StrCat("parameter \"", EscapeForTerminal(name, 80),
+                                     "\": its name is not printable UTF-8 (", *TextProblem(name, false), ")"));
     }
     if (!IsValidUtf8(value)) {
       return Error(400, absl::StrCat(name, ": parameter values are UTF-8 text, got \"", EscapeForTerminal(value, 80),
@@ -166,10 +165,11 @@ ApiResponse Api::Get(std::string_view path, const std::map<std::string, std::str
                                      EscapeForTerminal(value, 80), "\" (", *TextProblem(value, false), ")"));
     }
     if (std::find(allowed->begin(), allowed->end(), name) == allowed->end()) {
-      return Error(400, absl::StrCat("unknown parameter \"", EscapeForTerminal(name, 80), "\" of /api/v1/", route,
-                                     DidYouMean(name, *allowed), "; ",
-                                     allowed->empty() ? "it takes no parameters"
-                                                      : absl::StrCat("its parameters: ", absl::StrJoin(*allowed, ", "))));
+      return Error(400,
+                   absl::StrCat("unknown parameter \"", EscapeForTerminal(name, 80), "\" of /api/v1/", route,
+                                DidYouMean(name, *allowed), "; ",
+                                allowed->empty() ? "it takes no parameters"
+                                                 : absl::StrCat("its parameters: ", absl::StrJoin(*allowed, ", "))));
     }
   }
   try {
@@ -306,8 +306,10 @@ absl::StatusOr<std::vector<DeviceResults>> Api::LoadDevices(const std::map<std::
   // comparison is of one run; each device's own newest when they share none.
   if (Param(query, "runs").empty() && agents->size() >= 2) {
     auto shared = NewestSharedRun(*reader_, *agents);
-    if (shared.ok()) run_ids.assign(agents->size(), *shared);
-    else if (!absl::IsNotFound(shared.status())) return shared.status();
+    if (shared.ok())
+      run_ids.assign(agents->size(), *shared);
+    else if (!absl::IsNotFound(shared.status()))
+      return shared.status();
   }
   std::vector<DeviceResults> devices;
   for (size_t i = 0; i < agents->size(); ++i) {
@@ -504,8 +506,8 @@ ApiResponse Api::Cases(const std::map<std::string, std::string>& query) const {
   if (!Param(query, "agents").empty()) requested = ListParam(query, "agents");
   if (!Param(query, "agent").empty()) requested.push_back(Param(query, "agent"));
   if (requested.empty()) {
-    return Error(400,
-                 "agent: required, an agent id or name, or agents=<id or name>,..., e.g. /api/v1/cases?agent=<agent_id>");
+    return Error(
+        400, "agent: required, an agent id or name, or agents=<id or name>,..., e.g. /api/v1/cases?agent=<agent_id>");
   }
   auto agents = ResolveAgents(requested);
   if (!agents.ok()) return FromStatus(agents.status());
@@ -533,8 +535,8 @@ ApiResponse Api::Changes(const std::map<std::string, std::string>& query) const 
   }
   auto limit = IntParam(query, "limit", 1000, 1, 10000);
   if (!limit.ok()) return FromStatus(limit.status());
-  auto filter = store::ChangeFilterOf(since_unix_ns, Param(query, "agent"), Param(query, "state"),
-                                      static_cast<uint32_t>(*limit));
+  auto filter =
+      store::ChangeFilterOf(since_unix_ns, Param(query, "agent"), Param(query, "state"), static_cast<uint32_t>(*limit));
   if (!filter.ok()) return FromStatus(filter.status());
   auto found = reader_->ListChanges(*filter);
   if (!found.ok()) return FromStatus(found.status());

@@ -12,9 +12,9 @@
 // (engine/measure/verdict.h, DecideGroup over the devices' process medians, the i-th
 // process of each device taken as round i + 1: devices do not share rounds, so this
 // pairs independent processes, which the interval covers as a two-sample comparison);
-// "no difference" is every cell without a decided winner. Geometric means of ratios and of their bounds follow Fleming &
-// Wallace (1986), "How not to lie with statistics: the correct way to summarize
-// benchmark results". Pure functions, thread-safe.
+// "no difference" is every cell without a decided winner. Geometric means of ratios and of their bounds follow Fleming
+// & Wallace (1986), "How not to lie with statistics: the correct way to summarize benchmark results". Pure functions,
+// thread-safe.
 #pragma once
 
 #include <cmath>
@@ -50,11 +50,11 @@ struct CellValue {
   double median_ns = 0;
   double ci_low_ns = 0;
   double ci_high_ns = 0;
-  double normalized = 1;  // median / this device's fastest median in the workload (>= 1)
-  bool fastest = false;   // this device's fastest strategy in the workload
+  double normalized = 1;                   // median / this device's fastest median in the workload (>= 1)
+  bool fastest = false;                    // this device's fastest strategy in the workload
   std::vector<double> process_medians_ns;  // report::EntryOf: one per process
-  bool contended = false;       // measured while other work used the device
-  double other_cpu_share = 0;   // other processes' share of its CPU then (0..1)
+  bool contended = false;                  // measured while other work used the device
+  double other_cpu_share = 0;              // other processes' share of its CPU then (0..1)
 
   // Whether the value has a confidence interval (0 < low <= high, finite): without one
   // the ranking treats it as [0, ∞) and the JSON gives both bounds as null.

@@ -99,14 +99,22 @@ const httplib::Headers& DefaultHeaders() {
 
 const char* ReasonPhrase(int status) {
   switch (status) {
-    case 400: return "Bad Request";
-    case 408: return "Request Timeout";
-    case 411: return "Length Required";
-    case 413: return "Payload Too Large";
-    case 414: return "URI Too Long";
-    case 431: return "Request Header Fields Too Large";
-    case 503: return "Service Unavailable";
-    default: return "Error";
+    case 400:
+      return "Bad Request";
+    case 408:
+      return "Request Timeout";
+    case 411:
+      return "Length Required";
+    case 413:
+      return "Payload Too Large";
+    case 414:
+      return "URI Too Long";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Error";
   }
 }
 
@@ -159,8 +167,8 @@ class RequestStream final : public httplib::Stream {
 
  private:
   bool WaitWritable() const {
-    const auto left = std::min<std::chrono::steady_clock::duration>(
-        kWriteStall, deadline_ - std::chrono::steady_clock::now());
+    const auto left =
+        std::min<std::chrono::steady_clock::duration>(kWriteStall, deadline_ - std::chrono::steady_clock::now());
     if (left <= std::chrono::steady_clock::duration::zero()) return false;
     pollfd p{fd_, POLLOUT, 0};
     const int ms = static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(left).count());
@@ -283,7 +291,8 @@ class HttpServerImpl final : public HttpServer {
     server_.set_payload_max_length(RequestLimits{}.max_body);
     server_.set_default_headers(DefaultHeaders());
     // Whether the response closes the connection (a 400 of the pre-routing handler).
-    server_.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) { Routes::NoteResponse(res); });
+    server_.set_post_routing_handler(
+        [](const httplib::Request&, httplib::Response& res) { Routes::NoteResponse(res); });
     server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       // Runs before httplib reads a body.
       if (std::optional<std::string> problem = RequestFramingProblem(req)) {
@@ -334,10 +343,9 @@ class HttpServerImpl final : public HttpServer {
         absl::StatusOr<int> schema = options_.health();
         res.status = schema.ok() ? 200 : 503;
         res.set_header("Cache-Control", "no-store");
-        nlohmann::json body = schema.ok() ? nlohmann::json{{"status", "ok"}, {"database", "reachable"},
-                                                           {"schema_version", *schema}}
-                                          : nlohmann::json{{"status", "unavailable"},
-                                                           {"reason", schema.status().message()}};
+        nlohmann::json body =
+            schema.ok() ? nlohmann::json{{"status", "ok"}, {"database", "reachable"}, {"schema_version", *schema}}
+                        : nlohmann::json{{"status", "unavailable"}, {"reason", schema.status().message()}};
         if (options_.read_server) body["reads"] = options_.read_server();
         res.set_content(Dump(body), "application/json");
       });

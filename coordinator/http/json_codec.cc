@@ -73,24 +73,24 @@ json HostJson(const fleetmark::v1::HostInfo& host) {
 }
 
 json EnvJson(const fleetmark::v1::EnvSnapshot& env) {
-  return {{"cpu_frequency_khz", std::vector<uint64_t>(env.cpu_frequency_khz().begin(), env.cpu_frequency_khz().end())},
-          {"temperatures_c", std::vector<double>(env.temperatures_c().begin(), env.temperatures_c().end())},
-          {"thermal_zone_types",
-           std::vector<std::string>(env.thermal_zone_types().begin(), env.thermal_zone_types().end())},
-          {"load_average_1m", Number(env.load_average_1m())},
-          {"trip_point_crossed", env.trip_point_crossed()},
-          {"unix_ms", Ms(env.unix_time_ns())},
-          // The preflight gates' conditions (null = unknown) and the one-line summary.
-          {"battery_level_percent", env.battery_level_percent() >= 0 ? json(env.battery_level_percent()) : json()},
-          {"battery_charging", env.battery_charging()},
-          {"battery_temperature_c", env.battery_temperature_known() ? Number(env.battery_temperature_c()) : json()},
-          {"free_memory_bytes", env.free_memory_bytes() > 0 ? json(env.free_memory_bytes()) : json()},
-          {"governor", env.governor()},
-          {"other_cpu_percent", env.other_cpu_measured() ? Number(env.other_cpu_percent()) : json()},
-          {"gate_failures", std::vector<std::string>(env.gate_failures().begin(), env.gate_failures().end())},
-          {"gates_not_checked",
-           std::vector<std::string>(env.gates_not_checked().begin(), env.gates_not_checked().end())},
-          {"summary", engine::FormatConditions(env)}};
+  return {
+      {"cpu_frequency_khz", std::vector<uint64_t>(env.cpu_frequency_khz().begin(), env.cpu_frequency_khz().end())},
+      {"temperatures_c", std::vector<double>(env.temperatures_c().begin(), env.temperatures_c().end())},
+      {"thermal_zone_types",
+       std::vector<std::string>(env.thermal_zone_types().begin(), env.thermal_zone_types().end())},
+      {"load_average_1m", Number(env.load_average_1m())},
+      {"trip_point_crossed", env.trip_point_crossed()},
+      {"unix_ms", Ms(env.unix_time_ns())},
+      // The preflight gates' conditions (null = unknown) and the one-line summary.
+      {"battery_level_percent", env.battery_level_percent() >= 0 ? json(env.battery_level_percent()) : json()},
+      {"battery_charging", env.battery_charging()},
+      {"battery_temperature_c", env.battery_temperature_known() ? Number(env.battery_temperature_c()) : json()},
+      {"free_memory_bytes", env.free_memory_bytes() > 0 ? json(env.free_memory_bytes()) : json()},
+      {"governor", env.governor()},
+      {"other_cpu_percent", env.other_cpu_measured() ? Number(env.other_cpu_percent()) : json()},
+      {"gate_failures", std::vector<std::string>(env.gate_failures().begin(), env.gate_failures().end())},
+      {"gates_not_checked", std::vector<std::string>(env.gates_not_checked().begin(), env.gates_not_checked().end())},
+      {"summary", engine::FormatConditions(env)}};
 }
 
 json MemoryJson(const fleetmark::v1::MemoryResult& m) {

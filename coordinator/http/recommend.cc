@@ -88,9 +88,8 @@ absl::StatusOr<nlohmann::json> AnswerRecommend(store::WebReader& reader, const R
   }
   if (devices.empty()) {
     return absl::InvalidArgumentError(
-        request.agent_ids.empty()
-            ? absl::StrCat("run: run ", *run_id, " has no results to answer from")
-            : absl::StrCat("agents: none of the given agents has results in run ", *run_id));
+        request.agent_ids.empty() ? absl::StrCat("run: run ", *run_id, " has no results to answer from")
+                                  : absl::StrCat("agents: none of the given agents has results in run ", *run_id));
   }
   std::vector<report::DeviceRecommendations> answers;
   for (const auto& [name, kept] : devices) {

@@ -28,7 +28,9 @@ std::string RequestLineTooLong(size_t max_request_line) {
   return absl::StrCat("request line too long (at most ", max_request_line, " bytes)");
 }
 
-std::string BodyTooLarge(size_t max_body) { return absl::StrCat("request body too large (at most ", max_body, " bytes)"); }
+std::string BodyTooLarge(size_t max_body) {
+  return absl::StrCat("request body too large (at most ", max_body, " bytes)");
+}
 
 RequestFraming FrameRequest(std::string_view received, const RequestLimits& limits) {
   const absl::string_view bytes = View(received);
@@ -52,7 +54,10 @@ RequestFraming FrameRequest(std::string_view received, const RequestLimits& limi
     const bool bare_cr = c == '\r' && (i + 1 == head.size() || head[i + 1] != '\n');
     const bool bare_lf = c == '\n' && (i == 0 || head[i - 1] != '\r');
     if (c == '\0' || bare_cr || bare_lf) {
-      return Refuse(400, absl::StrCat("malformed request: ", c == '\0' ? "a NUL byte" : bare_cr ? "a bare CR" : "a bare LF",
+      return Refuse(400, absl::StrCat("malformed request: ",
+                                      c == '\0' ? "a NUL byte"
+                                      : bare_cr ? "a bare CR"
+                                                : "a bare LF",
                                       " at byte ", i, " of the head (lines end in CRLF, RFC 9112 2.2)"));
     }
   }
@@ -67,8 +72,9 @@ RequestFraming FrameRequest(std::string_view received, const RequestLimits& limi
     if (colon == absl::string_view::npos) continue;  // not a field: cpp-httplib's parser judges it
     const absl::string_view name = line.substr(0, colon);
     if (std::any_of(name.begin(), name.end(), [](char ch) { return ch == ' ' || ch == '\t'; })) {
-      return Refuse(400, absl::StrCat("header field \"", EscapeForTerminal(std::string_view(name.data(), name.size()), 80),
-                                      "\": no whitespace in a field name (RFC 9112 5.1)"));
+      return Refuse(400,
+                    absl::StrCat("header field \"", EscapeForTerminal(std::string_view(name.data(), name.size()), 80),
+                                 "\": no whitespace in a field name (RFC 9112 5.1)"));
     }
     const absl::string_view value = absl::StripAsciiWhitespace(line.substr(colon + 1));
     if (absl::EqualsIgnoreCase(name, "Transfer-Encoding")) {
@@ -78,8 +84,9 @@ RequestFraming FrameRequest(std::string_view received, const RequestLimits& limi
     uint64_t length = 0;
     if (value.empty() || value.size() > 18 || !std::all_of(value.begin(), value.end(), absl::ascii_isdigit) ||
         !absl::SimpleAtoi(value, &length) || (has_length && length != f.body_bytes)) {
-      return Refuse(400, absl::StrCat("Content-Length: one decimal number of bytes, got \"", EscapeForTerminal(std::string_view(value.data(), value.size()), 80),
-                                      "\" (RFC 9112 6.3)"));
+      return Refuse(
+          400, absl::StrCat("Content-Length: one decimal number of bytes, got \"",
+                            EscapeForTerminal(std::string_view(value.data(), value.size()), 80), "\" (RFC 9112 6.3)"));
     }
     has_length = true;
     f.body_bytes = length;

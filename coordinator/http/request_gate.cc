@@ -117,7 +117,8 @@ class Gate final : public RequestGate {
 
   void Wake() {
     const uint64_t one = 1;
-    if (wake_fd_ >= 0) [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof(one));
+    if (wake_fd_ >= 0) [[maybe_unused]]
+      ssize_t n = ::write(wake_fd_, &one, sizeof(one));
   }
 
   void Loop() {
@@ -433,7 +434,7 @@ std::string SocketAddressText(const sockaddr_storage& address, int* port) {
 }
 
 absl::StatusOr<std::unique_ptr<RequestGate>> RequestGate::Start(int listen_fd, const Options& options, Handler handler,
-                                                                 ErrorResponse error_response) {
+                                                                ErrorResponse error_response) {
   auto gate = std::make_unique<Gate>(listen_fd, options, std::move(handler), std::move(error_response));
   if (absl::Status started = gate->Start(); !started.ok()) return started;
   return std::unique_ptr<RequestGate>(std::move(gate));

@@ -221,12 +221,11 @@ void AgentServiceImpl::HandleHello(const SessionPtr& session, const v1::Hello& h
     // Only a database outage (Unavailable) is worth retrying unchanged, and a live
     // session of this identity elsewhere (it may end): the agent backs off meanwhile.
     const std::string reason(resumption.status().message());
-    const bool in_use = absl::IsFailedPrecondition(resumption.status()) &&
-                        absl::StartsWith(reason, store::kIdentityInUsePrefix);
+    const bool in_use =
+        absl::IsFailedPrecondition(resumption.status()) && absl::StartsWith(reason, store::kIdentityInUsePrefix);
     if (in_use) {
-      ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
-                       absl::StrCat("hello of agent ", hello.agent_name(), " from ", session->peer(), " refused: ",
-                                    reason));
+      ::fleetmark::Log(::fleetmark::LogLevel::kWarning, absl::StrCat("hello of agent ", hello.agent_name(), " from ",
+                                                                     session->peer(), " refused: ", reason));
     }
     session->Refuse(static_cast<grpc::StatusCode>(resumption.status().code()), reason,
                     absl::IsUnavailable(resumption.status()) || in_use, in_use);
@@ -344,8 +343,8 @@ void AgentServiceImpl::Welcome(const SessionPtr& session, const v1::Hello& hello
     s.running_job = resumption.running_job.empty() ? resumption.ended_job : resumption.running_job;
     s.cancel_sent = resumption.ended_job;
     s.last_heard = clock_.SteadyNow();
-    s.batched_acks = std::find(hello.capabilities().begin(), hello.capabilities().end(),
-                               v1::CAPABILITY_RESULT_ACKS) != hello.capabilities().end();
+    s.batched_acks = std::find(hello.capabilities().begin(), hello.capabilities().end(), v1::CAPABILITY_RESULT_ACKS) !=
+                     hello.capabilities().end();
   });
   if (SessionPtr previous = registry_.Add(agent_id, session); previous != nullptr && previous != session) {
     const std::string previous_instance = previous->state().instance_id;

@@ -30,8 +30,8 @@ std::vector<store::DetectedChange> Detect(const store::ChangeScan& scan) {
 
 absl::Status ValidateChangeMonitorOptions(const ChangeMonitorOptions& options) {
   if (options.confirm_budget_per_agent_per_day < 0 || options.confirm_budget_per_agent_per_day > 1000) {
-    return absl::InvalidArgumentError(absl::StrCat("--confirm_budget_per_agent_per_day: 0..1000, got ",
-                                                   options.confirm_budget_per_agent_per_day));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--confirm_budget_per_agent_per_day: 0..1000, got ", options.confirm_budget_per_agent_per_day));
   }
   return absl::OkStatus();
 }
@@ -61,7 +61,8 @@ ChangeMonitor::ChangeMonitor(store::Store& store, Dispatcher& dispatcher, alerts
 
 void ChangeMonitor::Tick() {
   absl::Status status = absl::OkStatus();
-  absl::StatusOr<std::vector<store::SuspectedChanges>> found = store_.ScanNightlyRuns(Detect, options_.max_scans_per_tick);
+  absl::StatusOr<std::vector<store::SuspectedChanges>> found =
+      store_.ScanNightlyRuns(Detect, options_.max_scans_per_tick);
   if (found.ok()) {
     for (const store::SuspectedChanges& f : *found) Confirm(f);
   } else {
@@ -106,8 +107,7 @@ void ChangeMonitor::Confirm(const store::SuspectedChanges& found) {
     return;
   }
   if (!unconfirmed->empty()) {
-    ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
-                     absl::StrCat("suspected ", what, ": unconfirmed: ", *unconfirmed));
+    ::fleetmark::Log(::fleetmark::LogLevel::kInfo, absl::StrCat("suspected ", what, ": unconfirmed: ", *unconfirmed));
     return;
   }
   ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
@@ -129,8 +129,8 @@ void ChangeMonitor::Decide(const store::EndedConfirmation& ended) {
   } else if (!ended.median_ns || *ended.median_ns <= 0) {
     reason = "confirmation run measured no ok result of the case";
   } else {
-    const changes::ChangeVerdict verdict = changes::JudgeConfirmation(
-        c.old_level_ns, c.new_level_ns, *ended.median_ns, c.noise_percent ? *c.noise_percent / 100 : 0);
+    const changes::ChangeVerdict verdict = changes::JudgeConfirmation(c.old_level_ns, c.new_level_ns, *ended.median_ns,
+                                                                      c.noise_percent ? *c.noise_percent / 100 : 0);
     state = verdict.state;
     reason = verdict.reason;
     median = ended.median_ns;

@@ -269,7 +269,6 @@ grpc::ServerUnaryReactor* ControlServiceImpl::ListRuns(grpc::CallbackServerConte
 
 namespace {
 
-
 // A server stream ended at once with `status` (a refused token).
 template <typename Message>
 class RefusedWriter : public grpc::ServerWriteReactor<Message> {
@@ -539,8 +538,7 @@ class ResultStreamer : public grpc::ServerWriteReactor<v1::ExportResultsResponse
  public:
   // The store is chosen on the executor (ReadStores::ForRun may query the replica).
   // record_export: once the last page is loaded, Store::RecordRunExported (on the primary).
-  ResultStreamer(ReadStores& reads, Executor& executor, std::string run_id, std::string agent_name,
-                 bool record_export)
+  ResultStreamer(ReadStores& reads, Executor& executor, std::string run_id, std::string agent_name, bool record_export)
       : state_(std::make_shared<State>(reads, executor, std::move(run_id), std::move(agent_name))) {
     state_->record_export = record_export;
     state_->reactor = this;
@@ -744,10 +742,10 @@ grpc::ServerUnaryReactor* ControlServiceImpl::PruneResults(grpc::CallbackServerC
     }
     for (const std::string& run_id : pruned.run_ids) response->add_run_ids(run_id);
     if (!options.dry_run && !pruned.partitions.empty()) {
-      ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
-                       absl::StrCat("results pruned: ", pruned.partitions.size(), " partitions, ",
-                                    pruned.run_ids.size(), " runs (older than ",
-                                    absl::FormatDuration(options.older_than), ", force=", options.force, ")"));
+      ::fleetmark::Log(
+          ::fleetmark::LogLevel::kInfo,
+          absl::StrCat("results pruned: ", pruned.partitions.size(), " partitions, ", pruned.run_ids.size(),
+                       " runs (older than ", absl::FormatDuration(options.older_than), ", force=", options.force, ")"));
     }
     return absl::OkStatus();
   });

@@ -146,9 +146,9 @@ class CoordinatorImpl : public Coordinator {
 
   absl::Status Init() {
     FLEETMARK_ASSIGN_OR_RETURN(const DescriptorLimit limit, RaiseDescriptorLimit());
-    const int budget = StreamBudget(
-        limit.soft, DescriptorReserve(limit.soft, options_.db_pool_size, options_.http_descriptors),
-        options_.max_agent_streams);
+    const int budget =
+        StreamBudget(limit.soft, DescriptorReserve(limit.soft, options_.db_pool_size, options_.http_descriptors),
+                     options_.max_agent_streams);
     stream_slots_ = std::make_unique<StreamSlots>(budget, limit.soft);
     store::StoreOptions store_options;
     store_options.connection.uri = options_.database_uri;
@@ -172,7 +172,8 @@ class CoordinatorImpl : public Coordinator {
     if (!options_.alert_webhook_url.empty()) {
       alerts::AlertWebhookOptions webhook_options;
       webhook_options.url = options_.alert_webhook_url;
-      FLEETMARK_ASSIGN_OR_RETURN(webhook_, alerts::AlertWebhook::Create(webhook_options, &metrics_.alert_webhook_posts));
+      FLEETMARK_ASSIGN_OR_RETURN(webhook_,
+                                 alerts::AlertWebhook::Create(webhook_options, &metrics_.alert_webhook_posts));
     }
 
     executor_ = std::make_unique<Executor>(options_.executor_threads, clock_);
@@ -358,9 +359,9 @@ class CoordinatorImpl : public Coordinator {
     // The grace is gRPC's own timer, on the monotonic clock whatever clock the
     // coordinator runs on: it bounds a real wait, it decides nothing.
     if (server_ != nullptr) {
-      server_->Shutdown(gpr_time_add(
-          gpr_now(GPR_CLOCK_MONOTONIC),
-          gpr_time_from_nanos(absl::ToInt64Nanoseconds(options_.shutdown_grace), GPR_TIMESPAN)));
+      server_->Shutdown(
+          gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                       gpr_time_from_nanos(absl::ToInt64Nanoseconds(options_.shutdown_grace), GPR_TIMESPAN)));
     }
     if (executor_ != nullptr) executor_->Shutdown();
     ingestor_.reset();
@@ -417,16 +418,16 @@ class CoordinatorImpl : public Coordinator {
         registry_, *dispatcher_, *executor_, [this] { sweeper_->EndRevokedAgents(); }, &metrics_);
     store::NotificationListener::Options listener_options;
     listener_options.connection = connection;
-    listener_options.connection.application_name = absl::StrCat("fleetmark-coordinator ", options_.coordinator_id,
-                                                                " (listener)");
-    FLEETMARK_ASSIGN_OR_RETURN(listener_, store::NotificationListener::Start(
-                                              listener_options,
-                                              [this](const store::Notification& n) { notifications_->Handle(n); },
-                                              [this](bool) {
-                                                // Disconnects notified before this LISTEN were missed.
-                                                sweeper_->RequestSweep();
-                                                executor_->Post([this] { sweeper_->EndRevokedAgents(); });
-                                              }));
+    listener_options.connection.application_name =
+        absl::StrCat("fleetmark-coordinator ", options_.coordinator_id, " (listener)");
+    FLEETMARK_ASSIGN_OR_RETURN(
+        listener_, store::NotificationListener::Start(
+                       listener_options, [this](const store::Notification& n) { notifications_->Handle(n); },
+                       [this](bool) {
+                         // Disconnects notified before this LISTEN were missed.
+                         sweeper_->RequestSweep();
+                         executor_->Post([this] { sweeper_->EndRevokedAgents(); });
+                       }));
     return absl::OkStatus();
   }
 
@@ -436,7 +437,7 @@ class CoordinatorImpl : public Coordinator {
   // --read_database_uri: the lag router and a store on the replica (reads only).
   std::unique_ptr<store::ReadRouter> read_router_;
   std::unique_ptr<store::Store> read_store_;
-  CoordinatorMetrics metrics_;  // before the components that update it
+  CoordinatorMetrics metrics_;                 // before the components that update it
   std::unique_ptr<StreamSlots> stream_slots_;  // before the agent service, which admits through it
   AgentRegistry registry_;
   std::unique_ptr<Executor> executor_;
@@ -449,7 +450,7 @@ class CoordinatorImpl : public Coordinator {
   std::unique_ptr<scheduler::ScheduleRunner> schedules_;
   std::unique_ptr<NotificationHandler> notifications_;
   std::unique_ptr<store::NotificationListener> listener_;  // null with listen_notifications off
-  std::unique_ptr<alerts::AlertWebhook> webhook_;  // null without alert_webhook_url
+  std::unique_ptr<alerts::AlertWebhook> webhook_;          // null without alert_webhook_url
   std::unique_ptr<ChangeMonitor> changes_;
   std::unique_ptr<Sweeper> sweeper_;  // after what it sweeps (destroyed first)
   std::unique_ptr<grpc::Server> server_;

@@ -132,9 +132,9 @@ class GroupCommitQueue {
     if (!outcomes.ok()) {
       if (Retryable(outcomes.status())) {
         // Through the daemon's log, as every other line (time and level).
-        ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
-                         absl::StrCat("storing ", batch.size(), " ", what_,
-                                      " failed, will retry: ", outcomes.status().message()));
+        ::fleetmark::Log(
+            ::fleetmark::LogLevel::kWarning,
+            absl::StrCat("storing ", batch.size(), " ", what_, " failed, will retry: ", outcomes.status().message()));
         return false;
       }
       if (batch.size() == 1) {

@@ -39,9 +39,7 @@ std::unique_ptr<JobEndQueue> MakeJobEndQueue(store::Store& store) {
   return std::make_unique<JobEndQueue>(
       "job end(s)",
       JobEndQueue::Ops{.write = [&store](const std::vector<const store::Store::JobEnd*>& batch)
-                           -> absl::StatusOr<std::vector<absl::Status>> {
-                         return store.FinishJobs(Copies(batch));
-                       },
+                           -> absl::StatusOr<std::vector<absl::Status>> { return store.FinishJobs(Copies(batch)); },
                        .reject = ItsError<store::Store::JobEnd>},
       GroupCommitOptions{.threads = 1});
 }

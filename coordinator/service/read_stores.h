@@ -28,7 +28,9 @@ class ReadStores {
   // `replica` and `router` both set, or both null (every read on `primary`). Not owned;
   // they must outlive this.
   ReadStores(store::Store& primary, store::Store* replica, store::ReadRouter* router)
-      : primary_(primary), replica_(router != nullptr ? replica : nullptr), router_(replica_ != nullptr ? router : nullptr) {}
+      : primary_(primary),
+        replica_(router != nullptr ? replica : nullptr),
+        router_(replica_ != nullptr ? router : nullptr) {}
 
   // `read(store)` on the replica while the router says so; answered by the primary when
   // the replica fails (Unavailable, reported to the router) or lacks the row (NotFound).

@@ -15,8 +15,7 @@ constexpr char kRange[] = "1h to 36500d";
 
 absl::Status CheckRetention(const std::string& field, absl::Duration retention) {
   if (retention >= kMinRetention && retention <= kMaxRetention) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(field, ": ", kRange, ", got ", absl::FormatDuration(retention)));
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", kRange, ", got ", absl::FormatDuration(retention)));
 }
 
 absl::StatusOr<absl::Duration> ParseRetention(const std::string& field, const std::string& text) {

@@ -66,7 +66,9 @@ bool KindMatches(const v1::HostInfo& host, const std::string& kind) {
   return false;
 }
 
-bool IsNameChar(char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'; }
+bool IsNameChar(char c) {
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+}
 
 // Whether `value` is an agent name or a glob over the name alphabet: name characters,
 // '*', '?', and well-formed bracket expressions [...] / [!...] whose items are name
@@ -115,7 +117,9 @@ absl::StatusOr<Selector> Selector::Parse(absl::string_view text) {
   if (text.size() > kMaxBytes) {
     return absl::InvalidArgumentError(absl::StrCat("selector: at most ", kMaxBytes, " bytes, got ", text.size()));
   }
-  const auto quoted = [](absl::string_view t) { return EscapeForTerminal(std::string_view(t.data(), t.size()), kMaxQuotedBytes); };
+  const auto quoted = [](absl::string_view t) {
+    return EscapeForTerminal(std::string_view(t.data(), t.size()), kMaxQuotedBytes);
+  };
   const std::vector<absl::string_view> raw_terms = absl::StrSplit(text, ',');
   int index = 0;
   for (absl::string_view raw : raw_terms) {
@@ -195,9 +199,10 @@ absl::StatusOr<Selector> Selector::Parse(absl::string_view text) {
       return error(absl::StrCat(term.key, " takes only = or != (it is not a number)"));
     }
     if (term.key == "name" && !IsNamePattern(term.value)) {
-      return error(absl::StrCat("name takes an agent name or a glob over [A-Za-z0-9._-] with *, ? and [...] / [!...], "
-                                "got \"",
-                                quoted(term.value), "\""));
+      return error(
+          absl::StrCat("name takes an agent name or a glob over [A-Za-z0-9._-] with *, ? and [...] / [!...], "
+                       "got \"",
+                       quoted(term.value), "\""));
     }
     if (term.key == "arch") term.value = NormalizeArch(term.value);
     if (term.key == "kind") term.value = absl::AsciiStrToLower(term.value);

@@ -27,8 +27,7 @@ absl::StatusOr<DescriptorLimit> RaiseDescriptorLimit() {
     rlimit raised = limit;
     raised.rlim_cur = hard;
     if (setrlimit(RLIMIT_NOFILE, &raised) != 0) {
-      return absl::InternalError(
-          absl::StrCat("setrlimit(RLIMIT_NOFILE, soft ", hard, "): ", std::strerror(errno)));
+      return absl::InternalError(absl::StrCat("setrlimit(RLIMIT_NOFILE, soft ", hard, "): ", std::strerror(errno)));
     }
     limit = raised;
   }

@@ -69,7 +69,8 @@ std::optional<double> LogSpread(const std::vector<double>& values, size_t min_co
 std::optional<double> NoiseScore(const std::vector<CalibrationNight>& nights) {
   std::vector<double> per_case;
   for (const std::string& id : CaseIds(nights)) {
-    if (std::optional<double> spread = LogSpread(CalibrationCaseSeries(nights, id), kMinNoiseNights)) per_case.push_back(*spread);
+    if (std::optional<double> spread = LogSpread(CalibrationCaseSeries(nights, id), kMinNoiseNights))
+      per_case.push_back(*spread);
   }
   if (per_case.empty()) return std::nullopt;
   return engine::Median(per_case);

@@ -24,12 +24,12 @@ struct ChangeRecord {
   double old_level_ns = 0, new_level_ns = 0;
   std::optional<double> noise_percent;  // the agent's noise score at detection
   double min_change_percent = 0;
-  std::string state;   // changes::kSuspected, kConfirmed, kNotReproduced, kUnconfirmed
-  std::string reason;  // why unconfirmed, or the verdict's figures
-  std::string confirmation_run_id;                // "" = none submitted
-  std::optional<double> confirmation_median_ns;   // when decided by a confirmation
+  std::string state;                             // changes::kSuspected, kConfirmed, kNotReproduced, kUnconfirmed
+  std::string reason;                            // why unconfirmed, or the verdict's figures
+  std::string confirmation_run_id;               // "" = none submitted
+  std::optional<double> confirmation_median_ns;  // when decided by a confirmation
   absl::Time created_at = absl::InfinitePast();
-  absl::Time decided_at = absl::InfinitePast();   // InfinitePast = not decided
+  absl::Time decided_at = absl::InfinitePast();  // InfinitePast = not decided
 };
 
 // Which changes ListChanges returns (all conditions hold); newest first.
@@ -81,9 +81,9 @@ struct SuspectedChanges {
 // A suspected change whose confirmation run has ended.
 struct EndedConfirmation {
   ChangeRecord change;
-  std::string run_status;                // the confirmation run's status
-  std::string job_status, job_message;   // its job on the agent
-  std::optional<double> median_ns;       // its newest ok median of the case
+  std::string run_status;               // the confirmation run's status
+  std::string job_status, job_message;  // its job on the agent
+  std::optional<double> median_ns;      // its newest ok median of the case
 };
 
 }  // namespace fleetmark::store

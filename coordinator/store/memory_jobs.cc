@@ -18,11 +18,11 @@
 namespace fleetmark::store {
 
 using memory::Agent;
+using memory::CheckRunAgents;
 using memory::Job;
+using memory::Lower;
 using memory::Result;
 using memory::Run;
-using memory::CheckRunAgents;
-using memory::Lower;
 
 namespace {
 
@@ -93,8 +93,8 @@ std::vector<ExpiredJob> ExpireInTxn(MemoryTransaction& txn, bool release, const 
     } else if (job.attempts >= job.max_attempts) {
       job.status = kJobFailed;
       job.failure_kind = "infrastructure";
-      job.message = absl::StrCat("infrastructure: agent ", name, how, " after ", job.attempts, " of ",
-                                 job.max_attempts, " attempts");
+      job.message = absl::StrCat("infrastructure: agent ", name, how, " after ", job.attempts, " of ", job.max_attempts,
+                                 " attempts");
       job.finished_at = txn.now();
     } else {
       job.status = kJobQueued;
@@ -113,12 +113,11 @@ std::vector<ExpiredJob> ExpireInTxn(MemoryTransaction& txn, bool release, const 
       if (job.status != kJobQueued || !job.expires_at || !(*job.expires_at < txn.now())) continue;
       job.status = kJobFailed;
       job.failure_kind = "infrastructure";
-      job.message = job.attempts > 0
-                        ? absl::StrCat(job.message, "; not taken back by ", UtcSeconds(*job.expires_at),
-                                       " UTC (coordinator --requeue_timeout)")
-                        : absl::StrCat("infrastructure: expired: agent ", t.agents.at(job.agent_id).name,
-                                       " did not take the job by ", UtcSeconds(*job.expires_at),
-                                       " UTC (submit --queue_offline)");
+      job.message = job.attempts > 0 ? absl::StrCat(job.message, "; not taken back by ", UtcSeconds(*job.expires_at),
+                                                    " UTC (coordinator --requeue_timeout)")
+                                     : absl::StrCat("infrastructure: expired: agent ", t.agents.at(job.agent_id).name,
+                                                    " did not take the job by ", UtcSeconds(*job.expires_at),
+                                                    " UTC (submit --queue_offline)");
       job.finished_at = txn.now();
       report(job);
     }
@@ -237,7 +236,6 @@ InsertedRun InsertRun(MemoryTransaction& txn, const NewRun& new_run, const std::
 }
 
 }  // namespace memory
-
 
 absl::StatusOr<v1::RunInfo> MemoryStore::CreateRun(const NewRun& run) {
   FLEETMARK_RETURN_IF_ERROR(internal::ValidateNewRun(run));
@@ -433,13 +431,12 @@ absl::Status MemoryStore::UpdateJobs(const std::vector<JobUpdate>& updates, absl
   return absl::OkStatus();
 }
 
-absl::Status MemoryStore::MarkJobRunning(const std::string& job_id, const std::string& agent_id,
-                                         absl::Duration lease) {
+absl::Status MemoryStore::MarkJobRunning(const std::string& job_id, const std::string& agent_id, absl::Duration lease) {
   return UpdateJobs({JobUpdate{.job_id = job_id, .agent_id = agent_id}}, lease);
 }
 
-absl::Status MemoryStore::UpdateJobProgress(const std::string& job_id, const std::string& agent_id,
-                                            uint32_t cases_done, uint32_t cases_total, absl::Duration lease) {
+absl::Status MemoryStore::UpdateJobProgress(const std::string& job_id, const std::string& agent_id, uint32_t cases_done,
+                                            uint32_t cases_total, absl::Duration lease) {
   return UpdateJobs({JobUpdate{.job_id = job_id,
                                .agent_id = agent_id,
                                .has_progress = true,

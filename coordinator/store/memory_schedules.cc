@@ -21,9 +21,9 @@ namespace fleetmark::store {
 
 using memory::Agent;
 using memory::Job;
+using memory::Lower;
 using memory::Result;
 using memory::Run;
-using memory::Lower;
 
 namespace {
 
@@ -125,9 +125,8 @@ absl::Status MemoryStore::SetSchedulePaused(const std::string& name, bool paused
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<v1::RunInfo>> MemoryStore::FireSchedule(const std::string& schedule_name,
-                                                                     absl::Time slot, const NewRun& run,
-                                                                     const std::string& skipped) {
+absl::StatusOr<std::optional<v1::RunInfo>> MemoryStore::FireSchedule(const std::string& schedule_name, absl::Time slot,
+                                                                     const NewRun& run, const std::string& skipped) {
   if (!run.agent_ids.empty()) FLEETMARK_RETURN_IF_ERROR(internal::ValidateNewRun(run));
   MemoryTransaction txn(*db_);
   auto& t = txn.tables();
@@ -239,10 +238,12 @@ absl::StatusOr<PruneOutcome> MemoryStore::PruneResults(const PruneOptions& optio
   if (options.dry_run) return outcome;
   const std::set<std::string> gone(outcome.run_ids.begin(), outcome.run_ids.end());
   for (auto it = t.results.begin(); it != t.results.end();) {
-    const bool drop = dropped.count(memory::MonthOf(it->second.run_created_at)) > 0 || gone.count(it->second.run_id) > 0;
+    const bool drop =
+        dropped.count(memory::MonthOf(it->second.run_created_at)) > 0 || gone.count(it->second.run_id) > 0;
     it = drop ? t.results.erase(it) : std::next(it);
   }
-  for (auto it = t.jobs.begin(); it != t.jobs.end();) it = gone.count(it->second.run_id) > 0 ? t.jobs.erase(it) : std::next(it);
+  for (auto it = t.jobs.begin(); it != t.jobs.end();)
+    it = gone.count(it->second.run_id) > 0 ? t.jobs.erase(it) : std::next(it);
   for (const std::string& id : gone) t.runs.erase(id);
   for (auto& [schedule, fires] : t.fires) {
     for (auto& [slot, fire] : fires) {
@@ -317,7 +318,7 @@ ChangeScan LoadScan(MemoryTransaction& txn, const std::string& run_id, const std
 }  // namespace
 
 absl::StatusOr<std::vector<SuspectedChanges>> MemoryStore::ScanNightlyRuns(const ChangeDetector& detect,
-                                                                          int max_scans) {
+                                                                           int max_scans) {
   MemoryTransaction txn(*db_);
   auto& t = txn.tables();
   struct Pending {
@@ -370,7 +371,7 @@ absl::StatusOr<std::vector<SuspectedChanges>> MemoryStore::ScanNightlyRuns(const
 }
 
 absl::StatusOr<std::string> MemoryStore::SubmitConfirmation(const SuspectedChanges& found, int budget_per_day,
-                                                           const ConfirmationBuilder& build, v1::RunInfo* run) {
+                                                            const ConfirmationBuilder& build, v1::RunInfo* run) {
   MemoryTransaction txn(*db_);
   auto& t = txn.tables();
   auto unconfirmed = [&](const std::string& reason) -> absl::StatusOr<std::string> {
@@ -390,7 +391,8 @@ absl::StatusOr<std::string> MemoryStore::SubmitConfirmation(const SuspectedChang
   if (a.health == kHealthQuarantined) {
     return unconfirmed(absl::StrCat("agent ", a.name, " is quarantined (", a.quarantine_reason, ")"));
   }
-  if (!memory::Online(a, txn.now(), options_.online_window)) return unconfirmed(absl::StrCat("agent ", a.name, " is offline"));
+  if (!memory::Online(a, txn.now(), options_.online_window))
+    return unconfirmed(absl::StrCat("agent ", a.name, " is offline"));
   std::set<std::string> used;
   for (const auto& [id, change] : t.changes) {
     const ChangeRecord& c = change.record;
@@ -439,8 +441,7 @@ absl::StatusOr<std::vector<EndedConfirmation>> MemoryStore::EndedConfirmations(i
     }
     const Result* newest = nullptr;
     for (const auto& [rid, r] : t.results) {
-      if (r.run_id != c.confirmation_run_id || r.agent_id != c.agent_id || r.case_id != c.case_id ||
-          r.status != "ok") {
+      if (r.run_id != c.confirmation_run_id || r.agent_id != c.agent_id || r.case_id != c.case_id || r.status != "ok") {
         continue;
       }
       if (newest == nullptr || memory::NewerAttempt(r, *newest)) newest = &r;

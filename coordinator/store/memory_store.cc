@@ -79,8 +79,8 @@ std::string Lower(const std::string& id) { return absl::AsciiStrToLower(id); }
 absl::Status CheckRunAgents(MemoryTransaction& txn, const NewRun& run) {
   for (const std::string& id : run.agent_ids) {
     if (txn.tables().agents.count(Lower(id)) == 0) {
-      return absl::FailedPreconditionError(absl::StrCat("create run: job of agent ", Lower(id),
-                                                        ", which does not exist"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("create run: job of agent ", Lower(id), ", which does not exist"));
     }
   }
   return absl::OkStatus();
@@ -134,7 +134,7 @@ void RefreshRun(MemoryTransaction& txn, const std::string& run_id) {
     if (job.status == kJobFailed) ++failed;
     if (job.status == kJobCancelled) ++cancelled;
   }
-  const std::string status = active > 0    ? (started > 0 ? "running" : "queued")
+  const std::string status = active > 0      ? (started > 0 ? "running" : "queued")
                              : failed > 0    ? "failed"
                              : cancelled > 0 ? "cancelled"
                                              : "done";
@@ -253,8 +253,7 @@ std::vector<CalibrationNight> LoadCalibrationNights(MemoryTransaction& txn, cons
   const auto since = std::make_pair(agent.released_at.value_or(absl::InfinitePast()), agent.released_seq);
   auto after_release = [&](const Run& run) { return std::make_pair(run.created_at, run.seq) > since; };
   auto calibration = [&](const Result& c) {
-    return c.agent_id == agent.agent_id && IsCalibrationLabel(c.strategy_label) && c.status == "ok" &&
-           c.median_ns > 0;
+    return c.agent_id == agent.agent_id && IsCalibrationLabel(c.strategy_label) && c.status == "ok" && c.median_ns > 0;
   };
   // The fingerprint of its newest calibration result since the release.
   const Result* current = nullptr;
@@ -367,9 +366,9 @@ absl::StatusOr<FleetCounts> MemoryStore::CountFleet() {
     counts.jobs_by_state[status] = 0;
   }
   for (const auto& [id, a] : txn.tables().agents) {
-    ++counts.agents_by_state[a.removed_at                                      ? "removed"
+    ++counts.agents_by_state[a.removed_at                                           ? "removed"
                              : memory::Online(a, txn.now(), options_.online_window) ? "online"
-                                                                                      : "offline"];
+                                                                                    : "offline"];
   }
   for (const auto& [id, j] : txn.tables().jobs) ++counts.jobs_by_state[j.status];
   for (const auto& [id, r] : txn.tables().runs) {
@@ -387,8 +386,8 @@ absl::Status MemoryStore::CreateEnrollmentToken(const std::string& token_id, con
   for (const auto& [id, token] : tokens) {
     if (id == token_id || token.sha256 == sha256_hex) {
       // PostgreSQL's unique violation (primary key or token_sha256).
-      return absl::AlreadyExistsError(absl::StrCat("create token ", token_id, ": ",
-                                                   id == token_id ? "token id" : "token hash", " already exists"));
+      return absl::AlreadyExistsError(
+          absl::StrCat("create token ", token_id, ": ", id == token_id ? "token id" : "token hash", " already exists"));
     }
   }
   tokens[token_id] = {token_id, sha256_hex, description, txn.now(), txn.seq(), std::nullopt};
@@ -413,10 +412,9 @@ absl::Status MemoryStore::RevokeEnrollmentToken(const std::string& token_id) {
     return absl::NotFoundError(absl::StrCat("enrollment token \"", token_id, "\" not found"));
   }
   if (it->second.revoked_at) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("enrollment token \"", token_id, "\" was already revoked at ",
-                     absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", *it->second.revoked_at, absl::UTCTimeZone()),
-                     "; nothing changed"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "enrollment token \"", token_id, "\" was already revoked at ",
+        absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", *it->second.revoked_at, absl::UTCTimeZone()), "; nothing changed"));
   }
   it->second.revoked_at = txn.now();
   Notification disconnect{.kind = NotificationKind::kDisconnect};
@@ -517,11 +515,11 @@ absl::StatusOr<std::string> MemoryStore::RegisterAgent(const AgentRegistration& 
   if (reg.agent_id.empty()) {
     for (const auto& [id, a] : agents) {
       if (a.name == reg.name && !a.removed_at) {
-        return absl::AlreadyExistsError(absl::StrCat(
-            "agent name \"", reg.name, "\" is taken by enrolled agent ", id,
-            " (a name belongs to the agent holding its credential): choose another --name, or, if that "
-            "agent is gone or lost its credential, remove it first with: fleetmark agents remove ",
-            reg.name));
+        return absl::AlreadyExistsError(
+            absl::StrCat("agent name \"", reg.name, "\" is taken by enrolled agent ", id,
+                         " (a name belongs to the agent holding its credential): choose another --name, or, if that "
+                         "agent is gone or lost its credential, remove it first with: fleetmark agents remove ",
+                         reg.name));
       }
     }
     const std::string id = txn.NewId();
@@ -538,8 +536,8 @@ absl::StatusOr<std::string> MemoryStore::RegisterAgent(const AgentRegistration& 
     }
     Agent& old = it->second;
     const double heard_s = std::max(0.0, absl::ToDoubleSeconds(txn.now() - old.last_seen));
-    const bool live = old.state == "online" && !old.session_id.empty() &&
-                      old.last_seen > txn.now() - options_.online_window;
+    const bool live =
+        old.state == "online" && !old.session_id.empty() && old.last_seen > txn.now() - options_.online_window;
     const std::string& held = old.session_id;
     const bool same_process = !reg.instance_id.empty() && old.session_instance == reg.instance_id;
     const bool ended_here = reg.session_ended_here && !held.empty() && reg.session_ended_here(held);
@@ -721,7 +719,9 @@ absl::StatusOr<std::vector<v1::AgentInfo>> MemoryStore::ListAgents(bool include_
     v1::AgentInfo& info = agents.emplace_back();
     info.set_agent_id(a->agent_id);
     info.set_name(a->name);
-    info.set_state(a->removed_at ? "removed" : memory::Online(*a, txn.now(), options_.online_window) ? "online" : "offline");
+    info.set_state(a->removed_at                                           ? "removed"
+                   : memory::Online(*a, txn.now(), options_.online_window) ? "online"
+                                                                           : "offline");
     info.set_removed_unix_ns(a->removed_at ? absl::ToUnixNanos(*a->removed_at) : 0);
     *info.mutable_host() = a->host;
     for (const auto& [k, v] : a->labels) (*info.mutable_labels())[k] = v;

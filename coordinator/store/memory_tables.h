@@ -99,18 +99,18 @@ struct Change {
 };
 
 struct Tables {
-  std::map<std::string, Token> tokens;            // by token_id
-  std::map<std::string, Agent> agents;            // by agent_id
-  std::map<std::string, Run> runs;                // by run_id
-  std::map<std::string, Job> jobs;                // by job_id
-  std::map<std::string, Result> results;          // by result_id
-  std::map<std::string, Schedule> schedules;      // by name
+  std::map<std::string, Token> tokens;                      // by token_id
+  std::map<std::string, Agent> agents;                      // by agent_id
+  std::map<std::string, Run> runs;                          // by run_id
+  std::map<std::string, Job> jobs;                          // by job_id
+  std::map<std::string, Result> results;                    // by result_id
+  std::map<std::string, Schedule> schedules;                // by name
   std::map<std::string, std::map<absl::Time, Fire>> fires;  // by schedule_id, slot
   std::set<std::string> seeded_defaults;
-  std::vector<std::string> host_snapshots;        // agent ids, one per snapshot
-  std::map<int64_t, Change> changes;              // by change_id
+  std::vector<std::string> host_snapshots;                     // agent ids, one per snapshot
+  std::map<int64_t, Change> changes;                           // by change_id
   std::set<std::pair<std::string, std::string>> change_scans;  // (run, agent)
-  std::set<int64_t> partitions;                   // months (year * 12 + month - 1) with a partition
+  std::set<int64_t> partitions;                                // months (year * 12 + month - 1) with a partition
   int64_t next_change_id = 1;
   int64_t seq = 0;
 };

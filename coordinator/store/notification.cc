@@ -48,8 +48,8 @@ absl::StatusOr<Notification> ParseNotification(absl::string_view payload) {
     }
   }
   if (!known) {
-    return absl::InvalidArgumentError(absl::StrCat("notification \"", payload.substr(0, 64),
-                                                   "\": kind must be queued, ended or disconnect"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("notification \"", payload.substr(0, 64), "\": kind must be queued, ended or disconnect"));
   }
   if (space == absl::string_view::npos) return n;
   for (absl::string_view item : absl::StrSplit(payload.substr(space + 1), ',', absl::SkipEmpty())) {
@@ -63,7 +63,8 @@ absl::StatusOr<Notification> ParseNotification(absl::string_view payload) {
       agent = item.substr(0, slash);
       job = item.substr(slash + 1);
       if (!internal::IsUuid(std::string_view(job.data(), job.size()))) {
-        return absl::InvalidArgumentError(absl::StrCat("notification: job id \"", job.substr(0, 64), "\" is not a UUID"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("notification: job id \"", job.substr(0, 64), "\" is not a UUID"));
       }
       n.job_ids.emplace_back(job);
     }

@@ -49,7 +49,7 @@ class NotificationListener::Receiver : public pqxx::notification_receiver {
 };
 
 absl::StatusOr<std::unique_ptr<NotificationListener>> NotificationListener::Start(Options options, Handler handler,
-                                                                                   OnListening on_listening) {
+                                                                                  OnListening on_listening) {
   if (options.connection.uri.empty()) return absl::InvalidArgumentError("database uri: must not be empty");
   if (absl::Status backoff = agent::ValidateBackoffOptions(options.backoff); !backoff.ok()) return backoff;
   const int wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

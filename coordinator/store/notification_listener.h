@@ -40,9 +40,8 @@ class NotificationListener {
  public:
   struct Options {
     ConnectionOptions connection;  // uri and application_name (pool_size is ignored)
-    agent::BackoffOptions backoff{.initial_delay = absl::Milliseconds(100),
-                                  .max_delay = absl::Seconds(5),
-                                  .min_delay = absl::Milliseconds(50)};
+    agent::BackoffOptions backoff{
+        .initial_delay = absl::Milliseconds(100), .max_delay = absl::Seconds(5), .min_delay = absl::Milliseconds(50)};
   };
   using Handler = std::function<void(const Notification&)>;
   // After each successful LISTEN: false the first time, true after a reconnect.

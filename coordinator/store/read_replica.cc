@@ -62,10 +62,9 @@ absl::StatusOr<std::unique_ptr<ReplicaLagProbe>> ReplicaLagProbe::Create(std::st
 absl::StatusOr<ReplicaLag> ReplicaLagProbe::Measure() {
   // The primary first: whatever the replica has replayed by the time it answers is
   // compared with a position the primary had already written.
-  absl::StatusOr<std::string> primary_lsn =
-      OnConnection(connections_->primary, primary_uri_, "primary", [](pqxx::nontransaction& txn) {
-        return txn.exec("SELECT pg_current_wal_lsn()::text")[0][0].as<std::string>();
-      });
+  absl::StatusOr<std::string> primary_lsn = OnConnection(
+      connections_->primary, primary_uri_, "primary",
+      [](pqxx::nontransaction& txn) { return txn.exec("SELECT pg_current_wal_lsn()::text")[0][0].as<std::string>(); });
   if (!primary_lsn.ok()) return primary_lsn.status();
   struct Replayed {
     bool in_recovery = false;

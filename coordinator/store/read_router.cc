@@ -60,8 +60,8 @@ void ReadRouter::ProbeOnce() {
     state_.lag = *lag;
     state_.replica = lag->replay <= options_.max_lag;
     state_.reason = state_.replica ? ""
-                                   : absl::StrCat("read replica ", absl::FormatDuration(lag->replay), " (",
-                                                  lag->bytes, " bytes of WAL) behind, over --read_max_lag ",
+                                   : absl::StrCat("read replica ", absl::FormatDuration(lag->replay), " (", lag->bytes,
+                                                  " bytes of WAL) behind, over --read_max_lag ",
                                                   absl::FormatDuration(options_.max_lag));
   }
   if (was_replica != state_.replica || state_.probes == 1) {

@@ -46,11 +46,11 @@ class ReadRouter {
  public:
   // Which server reads go to, and why.
   struct State {
-    bool replica = false;      // true: reads go to the replica
-    std::string reason;        // why the primary ("" while the replica serves)
-    bool lag_known = false;    // a measurement succeeded since the last failure
-    ReplicaLag lag;            // the last successful measurement
-    uint64_t probes = 0;       // measurements attempted
+    bool replica = false;    // true: reads go to the replica
+    std::string reason;      // why the primary ("" while the replica serves)
+    bool lag_known = false;  // a measurement succeeded since the last failure
+    ReplicaLag lag;          // the last successful measurement
+    uint64_t probes = 0;     // measurements attempted
   };
 
   // Validates `options` and starts the probe thread, which measures once before this

@@ -128,8 +128,7 @@ const std::vector<std::string>& ResultColumnNames() {
 
 std::array<std::optional<std::string>, kResultColumnCount> ResultCopyFields(const v1::CaseResult& r,
                                                                             const std::string& run_id,
-                                                                            const std::string& agent_id,
-                                                                            bool emulated,
+                                                                            const std::string& agent_id, bool emulated,
                                                                             const std::string& run_created_at) {
   const v1::CaseSpec& spec = r.spec();
   const v1::Statistics& st = r.stats();

@@ -205,13 +205,13 @@ struct JobOutcome {
 // The outcome of storing one result.
 struct ResultOutcome {
   std::string result_id;
-  bool stored = false;     // inserted now
+  bool stored = false;  // inserted now
   // Already stored (a replay), or a result of the same job and case is (another
   // attempt's, e.g. of a second process with a copied credential): ack with
   // duplicate=true, nothing written.
   bool duplicate = false;
-  bool rejected = false;   // malformed or not this agent's job: do not retry
-  std::string message;     // why rejected
+  bool rejected = false;  // malformed or not this agent's job: do not retry
+  std::string message;    // why rejected
 };
 
 // What `GET /metrics` reports of the whole fleet (every coordinator's database view).
@@ -320,8 +320,8 @@ class Store {
     std::string reason;
     bool identity_in_use = false;  // displaced by another session (else removed or revoked)
   };
-  virtual absl::StatusOr<std::vector<Disconnect>> AgentsToDisconnect(const std::vector<std::string>& agent_ids,
-                                                                     const std::vector<std::string>& session_ids = {}) = 0;
+  virtual absl::StatusOr<std::vector<Disconnect>> AgentsToDisconnect(
+      const std::vector<std::string>& agent_ids, const std::vector<std::string>& session_ids = {}) = 0;
 
   // --- agents ---
   // The agent (not removed) named `name`; NotFound if none.
@@ -589,7 +589,8 @@ class Store {
   // (change_scans) and, in the same transaction, records what `detect` finds in the
   // agent's series of the run's non-calibration cases (each series ends at that run) as
   // `suspected` changes. Returns the scans that found changes.
-  virtual absl::StatusOr<std::vector<SuspectedChanges>> ScanNightlyRuns(const ChangeDetector& /*detect*/, int /*max_scans*/) {
+  virtual absl::StatusOr<std::vector<SuspectedChanges>> ScanNightlyRuns(const ChangeDetector& /*detect*/,
+                                                                        int /*max_scans*/) {
     return absl::UnimplementedError("confirmed changes need the PostgreSQL store");
   }
   // For the suspected changes `found`, under the agent row's lock: when the agent is

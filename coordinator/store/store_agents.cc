@@ -194,23 +194,19 @@ absl::Status PgStore::RecordLiveness(const std::vector<AgentLiveness>& batch, ab
   // A deadlock or serialization failure (Aborted) committed nothing: tried again, twice.
   absl::Status status;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    status = InTransaction(*pool_, "record liveness",
-                       [&](pqxx::work& txn) {
-                         if (!ids.empty()) {
-                           txn.exec_prepared("fm_liveness_agents", id_array, internal::TextArray(seen),
-                                             absl::StrCat("{", absl::StrJoin(rss, ","), "}"),
-                                             absl::StrCat("{", absl::StrJoin(cpu, ","), "}"),
-                                             internal::TextArray(sessions));
-                         }
-                         if (!leases.empty()) {
-                           txn.exec_prepared("fm_liveness_leases", internal::UuidArray(leases),
-                                             internal::IntervalParam(lease));
-                         } else {
-                           txn.exec("SELECT 1");
-                         }
-                         return true;
-                       })
-                 .status();
+    status = InTransaction(*pool_, "record liveness", [&](pqxx::work& txn) {
+               if (!ids.empty()) {
+                 txn.exec_prepared("fm_liveness_agents", id_array, internal::TextArray(seen),
+                                   absl::StrCat("{", absl::StrJoin(rss, ","), "}"),
+                                   absl::StrCat("{", absl::StrJoin(cpu, ","), "}"), internal::TextArray(sessions));
+               }
+               if (!leases.empty()) {
+                 txn.exec_prepared("fm_liveness_leases", internal::UuidArray(leases), internal::IntervalParam(lease));
+               } else {
+                 txn.exec("SELECT 1");
+               }
+               return true;
+             }).status();
     if (!absl::IsAborted(status)) break;
   }
   return status;
@@ -233,7 +229,8 @@ absl::StatusOr<std::vector<AgentSummary>> PgStore::ListSummaries(const std::stri
         " a.health, a.quarantine_reason, a.profile_version FROM agents a WHERE a.removed_at IS NULL"
         "  AND ($2::text IS NULL OR a.name = $2::text)"
         " ORDER BY a.name",
-        internal::IntervalParam(options_.online_window), name != nullptr ? std::optional<std::string>(*name) : std::nullopt);
+        internal::IntervalParam(options_.online_window),
+        name != nullptr ? std::optional<std::string>(*name) : std::nullopt);
     std::vector<int64_t> versions;
     agents.reserve(r.size());
     versions.reserve(r.size());

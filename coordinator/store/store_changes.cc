@@ -102,8 +102,7 @@ ChangeScan LoadScan(pqxx::work& txn, const std::string& run_id, const std::strin
     scan.agent_name = agent[0][0].as<std::string>();
     if (!agent[0][1].is_null()) scan.noise = agent[0][1].as<double>() / 100;
   }
-  const std::string calibration =
-      absl::StrCat(absl::StrReplaceAll(kCalibrationLabelPrefix, {{"_", "\\_"}}), "%");
+  const std::string calibration = absl::StrCat(absl::StrReplaceAll(kCalibrationLabelPrefix, {{"_", "\\_"}}), "%");
   pqxx::result points = txn.exec_params(
       absl::StrCat(
           "WITH cases AS (SELECT DISTINCT case_id FROM case_results WHERE run_id = $1::uuid AND agent_id = $2::uuid"
@@ -176,8 +175,7 @@ absl::StatusOr<std::vector<SuspectedChanges>> PgStore::ScanNightlyRuns(const Cha
                 " noise_percent, min_change_percent) "
                 "VALUES ($1::uuid, $2, $3::uuid, NULLIF($4, '')::uuid, $5, $6, $7, $8) RETURNING change_id",
                 agent_id, d.case_id, run_id, result_id, d.old_level_ns, d.new_level_ns,
-                scan.noise > 0 ? std::optional<double>(100 * scan.noise) : std::nullopt,
-                100 * d.min_relative_change);
+                scan.noise > 0 ? std::optional<double>(100 * scan.noise) : std::nullopt, 100 * d.min_relative_change);
             out.change_ids.push_back(id[0][0].as<int64_t>());
             out.case_ids.push_back(d.case_id);
           }
@@ -205,7 +203,8 @@ absl::StatusOr<std::string> PgStore::SubmitConfirmation(const SuspectedChanges& 
         };
         pqxx::result agent = txn.exec_params(
             "SELECT name, removed_at IS NOT NULL, health, quarantine_reason,"
-            " (state = 'online' AND last_seen > now() - $2::interval) FROM agents WHERE agent_id = $1::uuid FOR NO KEY UPDATE",
+            " (state = 'online' AND last_seen > now() - $2::interval) FROM agents WHERE agent_id = $1::uuid FOR NO KEY "
+            "UPDATE",
             found.agent_id, internal::IntervalParam(options_.online_window));
         if (agent.empty()) return unconfirmed("agent not found");
         const std::string name = agent[0][0].as<std::string>();
@@ -219,8 +218,7 @@ absl::StatusOr<std::string> PgStore::SubmitConfirmation(const SuspectedChanges& 
             "ch.confirmation_run_id WHERE ch.agent_id = $1::uuid AND r.created_at > now() - interval '24 hours'",
             found.agent_id);
         if (used[0][0].as<int64_t>() >= budget_per_day) {
-          return unconfirmed(
-              absl::StrCat("over the confirmation budget (", budget_per_day, " per agent per day)"));
+          return unconfirmed(absl::StrCat("over the confirmation budget (", budget_per_day, " per agent per day)"));
         }
         pqxx::result plan = txn.exec_params(
             "SELECT p.plan, r.quick FROM runs r JOIN plans p ON p.plan_id = r.plan_id WHERE r.run_id = $1::uuid",
@@ -240,18 +238,18 @@ absl::StatusOr<std::string> PgStore::SubmitConfirmation(const SuspectedChanges& 
 absl::StatusOr<std::vector<EndedConfirmation>> PgStore::EndedConfirmations(int limit) {
   return internal::InTransaction(*pool_, "changes: ended confirmations", [&](pqxx::work& txn) {
     std::vector<EndedConfirmation> out;
-    pqxx::result r = txn.exec_params(
-        absl::StrCat("SELECT ", internal::ChangeColumns(),
-                     ", r.status, coalesce(j.status, ''), coalesce(j.message, ''),"
-                     " (SELECT c.median_ns FROM case_results c WHERE c.run_id = ch.confirmation_run_id"
-                     "  AND c.agent_id = ch.agent_id AND c.case_id = ch.case_id AND c.status = 'ok'"
-                     "  ORDER BY c.finished_at DESC NULLS LAST, c.received_at DESC LIMIT 1) "
-                     "FROM changes ch JOIN agents a ON a.agent_id = ch.agent_id"
-                     " JOIN runs r ON r.run_id = ch.confirmation_run_id"
-                     " LEFT JOIN jobs j ON j.run_id = r.run_id AND j.agent_id = ch.agent_id "
-                     "WHERE ch.state = 'suspected' AND r.status IN ('done', 'failed', 'cancelled') "
-                     "ORDER BY ch.change_id LIMIT $1"),
-        limit);
+    pqxx::result r =
+        txn.exec_params(absl::StrCat("SELECT ", internal::ChangeColumns(),
+                                     ", r.status, coalesce(j.status, ''), coalesce(j.message, ''),"
+                                     " (SELECT c.median_ns FROM case_results c WHERE c.run_id = ch.confirmation_run_id"
+                                     "  AND c.agent_id = ch.agent_id AND c.case_id = ch.case_id AND c.status = 'ok'"
+                                     "  ORDER BY c.finished_at DESC NULLS LAST, c.received_at DESC LIMIT 1) "
+                                     "FROM changes ch JOIN agents a ON a.agent_id = ch.agent_id"
+                                     " JOIN runs r ON r.run_id = ch.confirmation_run_id"
+                                     " LEFT JOIN jobs j ON j.run_id = r.run_id AND j.agent_id = ch.agent_id "
+                                     "WHERE ch.state = 'suspected' AND r.status IN ('done', 'failed', 'cancelled') "
+                                     "ORDER BY ch.change_id LIMIT $1"),
+                        limit);
     for (const auto& row : r) {
       EndedConfirmation& e = out.emplace_back();
       e.change = internal::ChangeFromRow(row);
@@ -265,8 +263,8 @@ absl::StatusOr<std::vector<EndedConfirmation>> PgStore::EndedConfirmations(int l
 }
 
 absl::StatusOr<std::optional<ChangeRecord>> PgStore::DecideChange(int64_t change_id, const std::string& state,
-                                                                 const std::string& reason,
-                                                                 std::optional<double> median_ns) {
+                                                                  const std::string& reason,
+                                                                  std::optional<double> median_ns) {
   return internal::InTransaction(*pool_, "changes: decide", [&](pqxx::work& txn) -> std::optional<ChangeRecord> {
     pqxx::result updated = txn.exec_params(
         "UPDATE changes SET state = $2, reason = $3, confirmation_median_ns = $4, decided_at = now() "

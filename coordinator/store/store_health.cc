@@ -74,8 +74,8 @@ void UpdateAgentsHealth(pqxx::work& txn, const std::vector<EndedJob>& ended, con
     agents.push_back(e->agent_id);
     deferred.push_back(e->outcome->deferred ? "t" : "f");
   }
-  pqxx::result rows = txn.exec_prepared("fm_agents_job_end", UuidArray(agents),
-                                        absl::StrCat("{", absl::StrJoin(deferred, ","), "}"));
+  pqxx::result rows =
+      txn.exec_prepared("fm_agents_job_end", UuidArray(agents), absl::StrCat("{", absl::StrJoin(deferred, ","), "}"));
   struct AgentNow {
     bool quarantined = false;
     int deferred_in_a_row = 0;

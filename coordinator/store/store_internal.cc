@@ -13,8 +13,8 @@ bool IsUuid(std::string_view id) { return fleetmark::IsUuid(id); }
 absl::Status CheckDisconnectArguments(const std::vector<std::string>& agent_ids,
                                       const std::vector<std::string>& session_ids) {
   if (!session_ids.empty() && session_ids.size() != agent_ids.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("session_ids: ", session_ids.size(), " given for ",
-                                                   agent_ids.size(), " agent_ids (one per agent, or none)"));
+    return absl::InvalidArgumentError(absl::StrCat("session_ids: ", session_ids.size(), " given for ", agent_ids.size(),
+                                                   " agent_ids (one per agent, or none)"));
   }
   for (const std::string& id : agent_ids) FLEETMARK_RETURN_IF_ERROR(CheckUuid("agent_ids[]", id));
   return absl::OkStatus();

@@ -87,11 +87,11 @@ absl::StatusOr<PgStore::CreatedRun> PgStore::CreateRunAndClaim(const NewRun& run
   for (const std::string& id : idle_agent_ids) {
     if (in_run.count(id) > 0) idle_in_run.push_back(id);
   }
-  FLEETMARK_ASSIGN_OR_RETURN(
-      internal::InsertedRun inserted, InTransaction(*pool_, "create run", [&](pqxx::work& txn) {
-        const std::vector<std::string> assign_to = internal::AgentsFreeToStart(txn, idle_in_run, false);
-        return internal::InsertRun(txn, run, assign_to, lease, options_.coordinator_id);
-      }));
+  FLEETMARK_ASSIGN_OR_RETURN(internal::InsertedRun inserted, InTransaction(*pool_, "create run", [&](pqxx::work& txn) {
+                               const std::vector<std::string> assign_to =
+                                   internal::AgentsFreeToStart(txn, idle_in_run, false);
+                               return internal::InsertRun(txn, run, assign_to, lease, options_.coordinator_id);
+                             }));
   // The assignments (one copy of the plan each) are built after the commit, not with
   // the transaction and its row locks still open.
   CreatedRun created;
@@ -297,69 +297,69 @@ absl::StatusOr<std::vector<absl::Status>> PgStore::FinishJobs(const std::vector<
     kind.push_back((o.ok || o.cancelled) ? "" : o.deferred ? "infrastructure" : "benchmark");
     message.push_back(StorableText(o.message, 4096));
   }
-  return InTransactionOr(
-      *pool_, "job ends", [&](pqxx::work& txn) -> absl::StatusOr<std::vector<absl::Status>> {
-        // 0. A job reported done is done only with a stored result for each of its
-        // cases; else its results were lost on the way: failed as infrastructure.
-        std::vector<std::string> status_now = status, kind_now = kind, message_now = message;
-        std::vector<std::string> done_jobs, done_agents;
-        std::vector<size_t> done_at;  // positions among `valid`
-        for (size_t k = 0; k < valid.size(); ++k) {
-          if (status[k] != kJobDone) continue;
-          done_jobs.push_back(jobs[k]);
-          done_agents.push_back(agents[k]);
-          done_at.push_back(k);
-        }
-        if (!done_jobs.empty()) {
-          for (const auto& row : txn.exec_prepared("fm_jobs_missing_results", internal::UuidArray(done_jobs),
-                                                   internal::UuidArray(done_agents))) {
-            const size_t k = done_at[row[0].as<size_t>() - 1];
-            const int64_t cases = row[1].as<int64_t>(), stored = row[2].as<int64_t>();
-            status_now[k] = kJobFailed;
-            kind_now[k] = "infrastructure";
-            message_now[k] = absl::StrCat("infrastructure: the agent reported the job done, but ", cases - stored,
-                                          " of its ", cases, " cases have no stored result (lost before the "
-                                          "coordinator stored them)");
-          }
-        }
-        // 1. The jobs (locked in id order), ended.
-        pqxx::result r = txn.exec_prepared("fm_jobs_finish", internal::UuidArray(jobs), internal::UuidArray(agents),
-                                           internal::TextArray(status_now), internal::TextArray(kind_now),
-                                           internal::TextArray(message_now));
-        std::vector<internal::EndedJob> ended;
-        std::vector<bool> ended_now(valid.size(), false);
-        std::set<std::string> runs;
-        for (const auto& row : r) {
-          const size_t k = row[0].as<size_t>() - 1;  // 1-based position among `valid`
-          ended_now[k] = true;
-          const JobEnd& e = ends[valid[k]];
-          ended.push_back({e.job_id, e.agent_id, row[1].as<std::string>(), &e.outcome});
-          runs.insert(row[1].as<std::string>());
-        }
-        // 2. Their agents' health (rows locked in id order).
-        internal::UpdateAgentsHealth(txn, ended, options_.health);
-        // 3. Their runs, each recounted once, in id order (std::set).
-        for (const std::string& run_id : runs) internal::RefreshRun(txn, run_id);
-        // The others: already ended (nothing to do), or not this agent's job.
-        std::vector<absl::Status> out = statuses;
-        if (ended.size() < valid.size()) {
-          std::vector<std::string> rest_jobs, rest_agents;
-          std::vector<size_t> rest;
-          for (size_t k = 0; k < valid.size(); ++k) {
-            if (ended_now[k]) continue;
-            rest.push_back(valid[k]);
-            rest_jobs.push_back(jobs[k]);
-            rest_agents.push_back(agents[k]);
-          }
-          pqxx::result not_owned =
-              txn.exec_prepared("fm_jobs_not_owned", internal::UuidArray(rest_jobs), internal::UuidArray(rest_agents));
-          for (const auto& row : not_owned) {
-            const size_t i = rest[row[0].as<size_t>() - 1];
-            out[i] = absl::NotFoundError(absl::StrCat("job ", ends[i].job_id, " is not a job of this agent"));
-          }
-        }
-        return out;
-      });
+  return InTransactionOr(*pool_, "job ends", [&](pqxx::work& txn) -> absl::StatusOr<std::vector<absl::Status>> {
+    // 0. A job reported done is done only with a stored result for each of its
+    // cases; else its results were lost on the way: failed as infrastructure.
+    std::vector<std::string> status_now = status, kind_now = kind, message_now = message;
+    std::vector<std::string> done_jobs, done_agents;
+    std::vector<size_t> done_at;  // positions among `valid`
+    for (size_t k = 0; k < valid.size(); ++k) {
+      if (status[k] != kJobDone) continue;
+      done_jobs.push_back(jobs[k]);
+      done_agents.push_back(agents[k]);
+      done_at.push_back(k);
+    }
+    if (!done_jobs.empty()) {
+      for (const auto& row : txn.exec_prepared("fm_jobs_missing_results", internal::UuidArray(done_jobs),
+                                               internal::UuidArray(done_agents))) {
+        const size_t k = done_at[row[0].as<size_t>() - 1];
+        const int64_t cases = row[1].as<int64_t>(), stored = row[2].as<int64_t>();
+        status_now[k] = kJobFailed;
+        kind_now[k] = "infrastructure";
+        message_now[k] =
+            absl::StrCat("infrastructure: the agent reported the job done, but ", cases - stored, " of its ", cases,
+                         " cases have no stored result (lost before the "
+                         "coordinator stored them)");
+      }
+    }
+    // 1. The jobs (locked in id order), ended.
+    pqxx::result r = txn.exec_prepared("fm_jobs_finish", internal::UuidArray(jobs), internal::UuidArray(agents),
+                                       internal::TextArray(status_now), internal::TextArray(kind_now),
+                                       internal::TextArray(message_now));
+    std::vector<internal::EndedJob> ended;
+    std::vector<bool> ended_now(valid.size(), false);
+    std::set<std::string> runs;
+    for (const auto& row : r) {
+      const size_t k = row[0].as<size_t>() - 1;  // 1-based position among `valid`
+      ended_now[k] = true;
+      const JobEnd& e = ends[valid[k]];
+      ended.push_back({e.job_id, e.agent_id, row[1].as<std::string>(), &e.outcome});
+      runs.insert(row[1].as<std::string>());
+    }
+    // 2. Their agents' health (rows locked in id order).
+    internal::UpdateAgentsHealth(txn, ended, options_.health);
+    // 3. Their runs, each recounted once, in id order (std::set).
+    for (const std::string& run_id : runs) internal::RefreshRun(txn, run_id);
+    // The others: already ended (nothing to do), or not this agent's job.
+    std::vector<absl::Status> out = statuses;
+    if (ended.size() < valid.size()) {
+      std::vector<std::string> rest_jobs, rest_agents;
+      std::vector<size_t> rest;
+      for (size_t k = 0; k < valid.size(); ++k) {
+        if (ended_now[k]) continue;
+        rest.push_back(valid[k]);
+        rest_jobs.push_back(jobs[k]);
+        rest_agents.push_back(agents[k]);
+      }
+      pqxx::result not_owned =
+          txn.exec_prepared("fm_jobs_not_owned", internal::UuidArray(rest_jobs), internal::UuidArray(rest_agents));
+      for (const auto& row : not_owned) {
+        const size_t i = rest[row[0].as<size_t>() - 1];
+        out[i] = absl::NotFoundError(absl::StrCat("job ", ends[i].job_id, " is not a job of this agent"));
+      }
+    }
+    return out;
+  });
 }
 
 absl::StatusOr<std::vector<std::string>> PgStore::EndedJobs(const std::vector<std::string>& job_ids) {
@@ -394,7 +394,7 @@ namespace {
 struct JobOwner {
   std::string agent_id;
   std::string run_id;
-  bool emulated = false;  // the agent's HostInfo.emulated now, stored with each result
+  bool emulated = false;       // the agent's HostInfo.emulated now, stored with each result
   std::string run_created_at;  // the run's created_at (timestamptz text): the partition key
 };
 
@@ -413,7 +413,8 @@ void CopyRows(pqxx::work& txn, const std::string& table, const std::vector<PgSto
     const v1::CaseResult& result = *results[index].result;
     const JobOwner& owner = owners.at(result.job_id());
     line.clear();
-    internal::AppendCopyLine(internal::ResultCopyFields(result, owner.run_id, owner.agent_id, owner.emulated, owner.run_created_at), &line);
+    internal::AppendCopyLine(
+        internal::ResultCopyFields(result, owner.run_id, owner.agent_id, owner.emulated, owner.run_created_at), &line);
     writer.write_raw_line(line);
   }
   writer.complete();
@@ -429,7 +430,8 @@ enum class InsertPath {
   // Ids already stored are looked up and skipped, the rest is COPY'd straight into
   // case_results: one pass over the rows. A concurrent writer storing one of the ids
   // meanwhile, or a stored result of the same (job, case), makes the COPY fail with a
-  // unique violation (the caller then retries the batch with kStaged). A re-sent result has its first copy's run, so its
+  // unique violation (the caller then retries the batch with kStaged). A re-sent result has its first copy's run, so
+  // its
   // run_created_at: it meets that copy in the same partition. What InsertResults uses
   // for a while after it met a replay (PgStore::kLookupAfterReplay).
   kDirect,
@@ -499,7 +501,7 @@ bool IsPrintableAscii(const std::string& text) {
 
 // The case ids of `run_ids` (distinct), from `cache` or else read in `txn` (and cached).
 absl::flat_hash_map<std::string, RunCaseIds::CaseIds> CaseIdsOfRuns(pqxx::work& txn, RunCaseIds& cache,
-                                                                     const std::vector<std::string>& run_ids) {
+                                                                    const std::vector<std::string>& run_ids) {
   std::vector<std::string> missing;
   absl::flat_hash_map<std::string, RunCaseIds::CaseIds> found = cache.Find(run_ids, &missing);
   if (missing.empty()) return found;
@@ -617,8 +619,8 @@ absl::StatusOr<std::vector<ResultOutcome>> PgStore::InsertResults(const std::vec
   // as it is and the primary key finds a replay (the batch is then written again,
   // staged).
   const int64_t now_ns = absl::ToUnixNanos(SteadyNow());  // a window of steady time
-  const InsertPath first_path = now_ns < lookup_until_unix_ns_.load(std::memory_order_relaxed) ? InsertPath::kDirect
-                                                                                               : InsertPath::kCopy;
+  const InsertPath first_path =
+      now_ns < lookup_until_unix_ns_.load(std::memory_order_relaxed) ? InsertPath::kDirect : InsertPath::kCopy;
   absl::StatusOr<std::vector<ResultOutcome>> inserted =
       InTransaction(*pool_, "insert results", [&](pqxx::work& txn) { return insert(txn, first_path); });
   // AlreadyExists: the COPY met a stored id (a replay, or another writer storing one of

@@ -74,8 +74,7 @@ absl::StatusOr<int> PgStore::EnsureResultPartitions(int months_ahead) {
   }
   return internal::InTransaction(*pool_, "create result partitions", [&](pqxx::work& txn) {
     pqxx::result r = txn.exec_params(
-        "SELECT fleetmark_ensure_result_partitions(now(), now() + make_interval(months => $1::integer))",
-        months_ahead);
+        "SELECT fleetmark_ensure_result_partitions(now(), now() + make_interval(months => $1::integer))", months_ahead);
     return r[0][0].as<int>();
   });
 }

@@ -217,8 +217,8 @@ absl::StatusOr<std::vector<std::string>> RunIdsWithPrefix(pqxx::transaction_base
   // the primary key index answers it.
   FLEETMARK_ASSIGN_OR_RETURN(const auto range, RunIdRange(id_or_prefix));
   pqxx::result r = txn.exec_params(
-      "SELECT run_id::text FROM runs WHERE run_id BETWEEN $1::uuid AND $2::uuid ORDER BY run_id LIMIT $3",
-      range.first, range.second, std::max(1, limit));
+      "SELECT run_id::text FROM runs WHERE run_id BETWEEN $1::uuid AND $2::uuid ORDER BY run_id LIMIT $3", range.first,
+      range.second, std::max(1, limit));
   std::vector<std::string> ids;
   for (const pqxx::row& row : r) ids.push_back(row[0].as<std::string>());
   return ids;

@@ -173,7 +173,8 @@ const std::vector<std::pair<std::string, std::string>>& PreparedStatements() {
       // Ids of one run's creation time: the partition key prunes the scan to its month at
       // executor start (without it every monthly partition's index was probed per id).
       {"fm_existing_results",
-       "SELECT result_id::text FROM case_results WHERE result_id = ANY($1::uuid[]) AND run_created_at = $2::timestamptz"},
+       "SELECT result_id::text FROM case_results WHERE result_id = ANY($1::uuid[]) AND run_created_at = "
+       "$2::timestamptz"},
       // The runs' case ids, one row each; a run without them (from before migration
       // 0005) is one row with NULL. Read once per run (RunCaseIds).
       {"fm_run_case_ids",

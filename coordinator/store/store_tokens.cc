@@ -56,8 +56,8 @@ absl::Status PgStore::RevokeEnrollmentToken(const std::string& token_id) {
     txn.exec_params("UPDATE enrollment_tokens SET revoked_at = now() WHERE token_id = $1", token_id);
     // The coordinators holding agents enrolled with it end their streams on commit.
     Notification disconnect{.kind = NotificationKind::kDisconnect};
-    for (const auto& row : txn.exec_params(
-             "SELECT agent_id::text FROM agents WHERE token_id = $1 AND removed_at IS NULL", token_id)) {
+    for (const auto& row :
+         txn.exec_params("SELECT agent_id::text FROM agents WHERE token_id = $1 AND removed_at IS NULL", token_id)) {
       disconnect.agent_ids.push_back(row[0].as<std::string>());
     }
     internal::Notify(txn, disconnect);

@@ -43,7 +43,6 @@ constexpr char kCaseIds[] = "fm_web_case_ids";
 constexpr char kHistory[] = "fm_web_history";
 constexpr char kListSchedules[] = "fm_web_list_schedules";
 
-
 // Columns of a result row (order matters: see ResultFromRow). The stored proto is read
 // for every registered scenario (the text[] parameter `scenarios_param` holds
 // ScenarioList()): the output of memory points, load and fanout lives there, and batch
@@ -51,16 +50,16 @@ constexpr char kListSchedules[] = "fm_web_list_schedules";
 // whose parameters and swept names (the strategy map's points) live there too. Rows of
 // no registered scenario (an empty or unknown name) read none.
 std::string ResultColumns(std::string_view scenarios_param) {
-  return absl::StrCat(
-      "c.result_id::text, c.agent_id::text, a.name, c.run_id::text, c.job_id::text, c.case_id, ",
-      "c.scenario, c.workload, c.io_mode, c.strategy, c.strategy_label, c.threads, c.placement, ",
-      "c.status, c.message, c.stop_reason, c.sample_count, c.min_ns, c.median_ns, c.max_ns, ",
-      "c.mean_ns, c.stddev_ns, c.mad_ns, c.ci_low_ns, c.ci_high_ns, c.ci_half_width_percent, ",
-      "c.outliers, c.threads_used, c.peak_in_flight, c.cpu_user_seconds, c.cpu_system_seconds, ",
-      "c.allocations, c.allocated_bytes, c.peak_threads, c.rss_delta_bytes, c.throttled, ", UnixNs("c.started_at"),
-      ", ", UnixNs("c.finished_at"), ", c.engine_version, ",
-      "CASE WHEN c.scenario = ANY(", std::string(scenarios_param), "::text[]) OR c.workload = 'synthetic' THEN c.result END, ",
-      "c.emulated, c.fingerprint, c.repetitions");
+  return absl::StrCat("c.result_id::text, c.agent_id::text, a.name, c.run_id::text, c.job_id::text, c.case_id, ",
+                      "c.scenario, c.workload, c.io_mode, c.strategy, c.strategy_label, c.threads, c.placement, ",
+                      "c.status, c.message, c.stop_reason, c.sample_count, c.min_ns, c.median_ns, c.max_ns, ",
+                      "c.mean_ns, c.stddev_ns, c.mad_ns, c.ci_low_ns, c.ci_high_ns, c.ci_half_width_percent, ",
+                      "c.outliers, c.threads_used, c.peak_in_flight, c.cpu_user_seconds, c.cpu_system_seconds, ",
+                      "c.allocations, c.allocated_bytes, c.peak_threads, c.rss_delta_bytes, c.throttled, ",
+                      UnixNs("c.started_at"), ", ", UnixNs("c.finished_at"), ", c.engine_version, ",
+                      "CASE WHEN c.scenario = ANY(", std::string(scenarios_param),
+                      "::text[]) OR c.workload = 'synthetic' THEN c.result END, ",
+                      "c.emulated, c.fingerprint, c.repetitions");
 }
 
 // The registry's scenario names as a text[] parameter (ResultColumns' `scenarios_param`).
@@ -307,10 +306,9 @@ class PgWebReader final : public WebReader {
     if (!IsUuid(run_id)) return NotFound("run", run_id);
     if (!agent_id.empty() && !IsUuid(agent_id)) return NotFound("agent", agent_id);
     return Read(*pool_, "run results", [&](pqxx::nontransaction& txn) -> absl::StatusOr<std::vector<WebResult>> {
-      pqxx::result rows = agent_id.empty()
-                              ? txn.exec_prepared(kRunResults, std::string(run_id), ScenarioList())
-                              : txn.exec_prepared(kRunAgentResults, std::string(run_id), std::string(agent_id),
-                                                  ScenarioList());
+      pqxx::result rows = agent_id.empty() ? txn.exec_prepared(kRunResults, std::string(run_id), ScenarioList())
+                                           : txn.exec_prepared(kRunAgentResults, std::string(run_id),
+                                                               std::string(agent_id), ScenarioList());
       if (rows.empty() && txn.exec_prepared(kGetRun, std::string(run_id)).empty()) {
         return NotFound("run", run_id);
       }
@@ -476,27 +474,28 @@ class PgWebReader final : public WebReader {
     const std::string has_results =
         "EXISTS (SELECT 1 FROM case_results c WHERE c.run_id = r.run_id AND c.run_created_at = r.created_at "
         "AND c.agent_id = $1::uuid)";
-    pool_->AddPreparedStatement(
-        kLatestRun, absl::StrCat("SELECT run_id::text FROM ("
-                                 "(SELECT r.run_id FROM runs r WHERE r.status = 'done' AND ",
-                                 has_results,
-                                 " ORDER BY r.created_at DESC LIMIT 1) UNION ALL "
-                                 "(SELECT r.run_id FROM runs r WHERE ",
-                                 has_results, " ORDER BY r.created_at DESC LIMIT 1)) newest LIMIT 1"));
+    pool_->AddPreparedStatement(kLatestRun,
+                                absl::StrCat("SELECT run_id::text FROM ("
+                                             "(SELECT r.run_id FROM runs r WHERE r.status = 'done' AND ",
+                                             has_results,
+                                             " ORDER BY r.created_at DESC LIMIT 1) UNION ALL "
+                                             "(SELECT r.run_id FROM runs r WHERE ",
+                                             has_results, " ORDER BY r.created_at DESC LIMIT 1)) newest LIMIT 1"));
     // The case ids of the agents' results, by a loose index scan: per agent a recursive
     // CTE jumping from one case id to the next, each step one seek per partition on
     // case_results_web_history_newest (agent_id, case_id, ...), where DISTINCT read every
     // row (10 M results: 30 s).
-    pool_->AddPreparedStatement(kCaseIds,
-                                "WITH RECURSIVE ids AS ("
-                                "  SELECT w.agent_id, (SELECT c.case_id FROM case_results c"
-                                "    WHERE c.agent_id = w.agent_id ORDER BY c.case_id LIMIT 1) AS case_id"
-                                "  FROM unnest($1::uuid[]) AS w(agent_id)"
-                                "  UNION ALL"
-                                "  SELECT ids.agent_id, (SELECT c.case_id FROM case_results c"
-                                "    WHERE c.agent_id = ids.agent_id AND c.case_id > ids.case_id ORDER BY c.case_id LIMIT 1)"
-                                "  FROM ids WHERE ids.case_id IS NOT NULL) "
-                                "SELECT DISTINCT case_id FROM ids WHERE case_id IS NOT NULL ORDER BY 1");
+    pool_->AddPreparedStatement(
+        kCaseIds,
+        "WITH RECURSIVE ids AS ("
+        "  SELECT w.agent_id, (SELECT c.case_id FROM case_results c"
+        "    WHERE c.agent_id = w.agent_id ORDER BY c.case_id LIMIT 1) AS case_id"
+        "  FROM unnest($1::uuid[]) AS w(agent_id)"
+        "  UNION ALL"
+        "  SELECT ids.agent_id, (SELECT c.case_id FROM case_results c"
+        "    WHERE c.agent_id = ids.agent_id AND c.case_id > ids.case_id ORDER BY c.case_id LIMIT 1)"
+        "  FROM ids WHERE ids.case_id IS NOT NULL) "
+        "SELECT DISTINCT case_id FROM ids WHERE case_id IS NOT NULL ORDER BY 1");
     // As Store::ListSchedules: the latest fire is the newest row of schedule_fires' key.
     pool_->AddPreparedStatement(
         kListSchedules,
@@ -517,8 +516,7 @@ class PgWebReader final : public WebReader {
     // read from the heap for the kept rows.
     pool_->AddPreparedStatement(
         kHistory,
-        absl::StrCat("SELECT x.agent_id::text, a.name, x.run_id::text, x.result_id::text, ",
-                     UnixNs("x.run_created_at"),
+        absl::StrCat("SELECT x.agent_id::text, a.name, x.run_id::text, x.result_id::text, ", UnixNs("x.run_created_at"),
                      ", x.median_ns, x.ci_low_ns, x.ci_high_ns, x.status, x.emulated, x.fingerprint "
                      "FROM unnest($2::uuid[]) WITH ORDINALITY AS wanted(agent_id, ord) "
                      "JOIN agents a ON a.agent_id = wanted.agent_id "
@@ -527,8 +525,12 @@ class PgWebReader final : public WebReader {
                      "    c.median_ns, c.ci_low_ns, c.ci_high_ns, c.status, c.emulated, c.fingerprint, c.run_created_at"
                      "  FROM case_results c JOIN runs r ON r.run_id = c.run_id"
                      "  WHERE c.case_id = $1 AND c.agent_id = wanted.agent_id"
-                     "    AND (NOT $3::boolean OR ", internal::kScheduledRun, ")"
-                     "  ORDER BY c.run_created_at DESC, c.job_id, ", internal::kNewestAttempt, " LIMIT $4) x "
+                     "    AND (NOT $3::boolean OR ",
+                     internal::kScheduledRun,
+                     ")"
+                     "  ORDER BY c.run_created_at DESC, c.job_id, ",
+                     internal::kNewestAttempt,
+                     " LIMIT $4) x "
                      "ORDER BY wanted.ord, x.run_created_at"));
   }
 

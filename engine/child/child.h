@@ -87,9 +87,9 @@ struct ChildOptions {
 // if the child was killed by the kernel's out-of-memory killer (SIGKILL while the OOM-kill
 // count rose; oom_kills.h) or ran out of memory, or if the process could not be spawned
 // for lack of resources; Internal if it crashed (other signals), was killed by SIGKILL
-// from outside (a `kill -9`: the OOM-kill count did not move) or broke the protocol; DeadlineExceeded on timeout; Cancelled.
-// Error messages include the tail of the child's stderr. Thread-safe: several children
-// may run at once from different threads.
+// from outside (a `kill -9`: the OOM-kill count did not move) or broke the protocol; DeadlineExceeded on timeout;
+// Cancelled. Error messages include the tail of the child's stderr. Thread-safe: several children may run at once from
+// different threads.
 absl::StatusOr<std::string> RunInChild(std::string_view kind, std::string_view request,
                                        const ChildOptions& options = {});
 

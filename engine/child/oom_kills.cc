@@ -34,9 +34,9 @@ absl::Status SigkillStatus(absl::string_view kind, std::optional<uint64_t> befor
                                             "/proc/vmstat oom_kill stayed at ",
                                             *after, ")", stderr_tail));
   }
-  return absl::ResourceExhaustedError(absl::StrCat(
-      child, " (the kernel's out-of-memory killer, or a resource limit; /proc/vmstat oom_kill unreadable)",
-      stderr_tail));
+  return absl::ResourceExhaustedError(
+      absl::StrCat(child, " (the kernel's out-of-memory killer, or a resource limit; /proc/vmstat oom_kill unreadable)",
+                   stderr_tail));
 }
 
 }  // namespace fleetmark::engine

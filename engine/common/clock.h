@@ -38,8 +38,8 @@ class Clock {
   // returns whether `condition` holds. The default re-checks SteadyNow() every
   // millisecond of real steady time, so a FakeClock's deadline passes soon after a test
   // advances it past the deadline.
-  virtual bool AwaitWithDeadline(absl::Mutex& mu, const absl::Condition& condition,
-                                 absl::Time steady_deadline) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+  virtual bool AwaitWithDeadline(absl::Mutex& mu, const absl::Condition& condition, absl::Time steady_deadline) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     while (!condition.Eval()) {
       if (SteadyNow() >= steady_deadline) return false;
       AwaitSteadyFor(mu, condition, absl::Milliseconds(1));
@@ -77,8 +77,7 @@ inline constexpr absl::Duration kWallClockStep = absl::Seconds(1);
 class StampedSpan {
  public:
   StampedSpan() = default;
-  explicit StampedSpan(const Clock& clock)
-      : clock_(&clock), start_(clock.Now()), steady_start_(clock.SteadyNow()) {}
+  explicit StampedSpan(const Clock& clock) : clock_(&clock), start_(clock.Now()), steady_start_(clock.SteadyNow()) {}
   bool started() const { return clock_ != nullptr; }
   absl::Time start() const { return start_; }
   absl::Duration Elapsed() const { return clock_->SteadyNow() - steady_start_; }

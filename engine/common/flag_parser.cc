@@ -56,8 +56,7 @@ std::optional<std::pair<int64_t, int64_t>> HelpRange(const std::string& help) {
 }
 
 bool IsIntegerFlag(const absl::CommandLineFlag& flag) {
-  return flag.IsOfType<int>() || flag.IsOfType<int64_t>() || flag.IsOfType<uint32_t>() ||
-         flag.IsOfType<uint64_t>();
+  return flag.IsOfType<int>() || flag.IsOfType<int64_t>() || flag.IsOfType<uint32_t>() || flag.IsOfType<uint64_t>();
 }
 
 // The one message of an integer flag outside its range, the form every range check of
@@ -138,9 +137,9 @@ absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view 
         const bool digits = !value.empty() && value.find_first_not_of("-+0123456789") == std::string::npos;
         const auto range = HelpRange(flag->Help());
         if (digits && range) return absl::InvalidArgumentError(RangeMessage(name, *range, value));
-        return absl::InvalidArgumentError(absl::StrCat("--", name, ": ",
-                                                       !digits ? "not a whole number" : "a number out of range",
-                                                       ", got \"", EscapeForTerminal(value, kMaxEchoedFlagBytes), "\""));
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", name, ": ", !digits ? "not a whole number" : "a number out of range", ", got \"",
+                         EscapeForTerminal(value, kMaxEchoedFlagBytes), "\""));
       }
       // Abseil's error quotes the value as given: "Illegal value '<value>' specified
       // for flag 'wide'".
@@ -199,9 +198,9 @@ int ParseDaemonCommandLine(int argc, char** argv, absl::string_view program, abs
   absl::StatusOr<ParsedFlags> parsed = ParseFlags(argc, argv, flag_files);
   absl::Status error = parsed.status();
   if (parsed.ok() && !parsed->positional.empty()) {
-    error = absl::InvalidArgumentError(
-        absl::StrCat("unexpected argument \"", EscapeForTerminal(parsed->positional[0], kMaxEchoedFlagBytes),
-                     "\": this program takes flags only"));
+    error = absl::InvalidArgumentError(absl::StrCat("unexpected argument \"",
+                                                    EscapeForTerminal(parsed->positional[0], kMaxEchoedFlagBytes),
+                                                    "\": this program takes flags only"));
   }
   if (!error.ok()) {
     std::cerr << program << ": " << error.message() << " (see --help)\n";

@@ -18,9 +18,9 @@ namespace fleetmark {
 absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view address_view, std::string_view field) {
   const absl::string_view address(address_view.data(), address_view.size());
   const auto bad = [&] {
-    return absl::InvalidArgumentError(absl::StrCat(
-        std::string(field), ": expected host:port (IPv4, [IPv6] or localhost; port 0..65535), got \"",
-        EscapeForTerminal(std::string_view(address.data(), address.size()), 80), "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(field), ": expected host:port (IPv4, [IPv6] or localhost; port 0..65535), got \"",
+                     EscapeForTerminal(std::string_view(address.data(), address.size()), 80), "\""));
   };
   std::string host;
   absl::string_view port_text;

@@ -21,11 +21,11 @@ inline constexpr char kStdinPath[] = "-";
 
 // What a kind of input file is called in errors, and its size limit.
 struct InputFileRule {
-  const char* noun = "";       // "plan file": "<path>: cannot open plan file: ..."
-  const char* must_be = "";    // "a plan must be a regular file (or - for standard input)"
-  uint64_t max_bytes = 0;      // larger: "<path>: plan file is N bytes or more; at most M (<max_text>)"
-  const char* max_text = "";   // "16 MiB"
-  const char* stdin_name = ""; // the source name of "-" in errors, e.g. "<stdin>"
+  const char* noun = "";        // "plan file": "<path>: cannot open plan file: ..."
+  const char* must_be = "";     // "a plan must be a regular file (or - for standard input)"
+  uint64_t max_bytes = 0;       // larger: "<path>: plan file is N bytes or more; at most M (<max_text>)"
+  const char* max_text = "";    // "16 MiB"
+  const char* stdin_name = "";  // the source name of "-" in errors, e.g. "<stdin>"
 };
 
 // The contents of `path` ("-": standard input, read up to the limit). Errors name the

@@ -33,7 +33,9 @@ struct Alarm {
 // the monotonic clock, which Abseil's timed waits are not.
 class AlarmClock {
  public:
-  AlarmClock() { std::thread([this] { Loop(); }).detach(); }
+  AlarmClock() {
+    std::thread([this] { Loop(); }).detach();
+  }
 
   void Set(SteadyPoint when, const std::shared_ptr<Alarm>& alarm) {
     std::lock_guard<std::mutex> lock(mu_);

@@ -147,9 +147,9 @@ std::vector<std::string> GatesNotChecked(const v1::Preconditions& p, const v1::E
         absl::StrCat("battery: no battery level readable, min ", p.min_battery_percent(), " % not checked"));
   }
   if (p.has_max_temperature_c() && snap.temperatures_c_size() == 0 && !snap.battery_temperature_known()) {
-    unchecked.push_back(absl::StrFormat(
-        "temperature: no thermal zone or battery gave a plausible reading, max %g °C not checked",
-        p.max_temperature_c()));
+    unchecked.push_back(
+        absl::StrFormat("temperature: no thermal zone or battery gave a plausible reading, max %g °C not checked",
+                        p.max_temperature_c()));
   }
   if (p.has_max_other_cpu_percent() && !snap.other_cpu_measured()) {
     unchecked.push_back(absl::StrFormat("other CPU: not measured, max %g %% not checked", p.max_other_cpu_percent()));

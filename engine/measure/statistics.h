@@ -101,8 +101,8 @@ inline constexpr int kBootstrapReplicates = 1000;
 // widened to the process-level t interval above (kBootstrapReplicates replicates, std::mt19937_64 seeded with `seed`:
 // the same input and seed give the same CI on every platform); the half-width is +infinity below 6 samples; and
 // next_low_ns/next_high_ns, the prediction interval of the next invocation's median (above). With one
-// process it equals ComputeStatistics(samples_ns) (next_* stay 0: unknown). Pure, thread-safe; O(kBootstrapReplicates · n) time, O(n) extra
-// memory.
+// process it equals ComputeStatistics(samples_ns) (next_* stay 0: unknown). Pure, thread-safe; O(kBootstrapReplicates ·
+// n) time, O(n) extra memory.
 fleetmark::v1::Statistics ComputeHierarchicalStatistics(absl::Span<const int64_t> samples_ns,
                                                         absl::Span<const uint32_t> process_sizes, uint64_t seed);
 

@@ -198,9 +198,10 @@ double StudentTQuantile(double p, double dof) {
   if (p >= 1 || !(dof > 0)) return kInf;
   if (std::isinf(dof)) dof = 1e300;  // the normal limit; Boost takes any finite dof
   // Errors become values (an overflow for a tiny dof: +inf) instead of exceptions.
-  using Quiet = boost::math::policies::policy<boost::math::policies::domain_error<boost::math::policies::ignore_error>,
-                                              boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
-                                              boost::math::policies::evaluation_error<boost::math::policies::ignore_error>>;
+  using Quiet =
+      boost::math::policies::policy<boost::math::policies::domain_error<boost::math::policies::ignore_error>,
+                                    boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
+                                    boost::math::policies::evaluation_error<boost::math::policies::ignore_error>>;
   return boost::math::quantile(boost::math::students_t_distribution<double, Quiet>(dof), p);
 }
 
@@ -274,8 +275,8 @@ GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const Verdict
   }
   if (!contended.empty() && v.open.size() > 1) {
     v.kind = VerdictKind::kUndecided;
-    v.reason = absl::StrCat("contended: ", absl::StrJoin(contended, ", "),
-                            " measured while other work used the device");
+    v.reason =
+        absl::StrCat("contended: ", absl::StrJoin(contended, ", "), " measured while other work used the device");
     return v;
   }
   const PairedRatio* blocking = nullptr;  // the closest other neither OUT nor within the margin
@@ -295,9 +296,10 @@ GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const Verdict
                             " of ", v.leader);
   } else {
     v.kind = VerdictKind::kUndecided;
-    v.reason = absl::StrCat(blocking->name, " ", RatioText(*blocking), " against ", v.leader,
-                            blocking->low > 1 + v.margin ? " but not slower in every round"
-                                                         : absl::StrCat(" straddles the ", Percent(v.margin), " margin"));
+    v.reason =
+        absl::StrCat(blocking->name, " ", RatioText(*blocking), " against ", v.leader,
+                     blocking->low > 1 + v.margin ? " but not slower in every round"
+                                                  : absl::StrCat(" straddles the ", Percent(v.margin), " margin"));
   }
   return v;
 }

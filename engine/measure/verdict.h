@@ -38,8 +38,8 @@
 //   is exactly the ANOVA's residual mean square SS_residual / ((C-1)(R-1)); its degrees
 //   of freedom are counted as Σ (k_ij - 1) · 2 / C per group — (C-1)(R-1) for a complete
 //   group; for an incomplete one an approximation (the pairs of one group are not
-//   independent), below the exact N - C - R + 1 when some contenders stopped early. Unbiased for σ² also when rounds are missing (each
-//   pair's SS_ij / (k_ij - 1) is).
+//   independent), below the exact N - C - R + 1 when some contenders stopped early. Unbiased for σ² also when rounds
+//   are missing (each pair's SS_ij / (k_ij - 1) is).
 // - Interval: mean(d) ± t(0.975, ν)·s̃/√k, with the moderated variance
 //   s̃² = ((k-1)·s² + ν0·s0²) / (k-1+ν0) and ν = k-1+ν0 (Smyth, "Linear models and
 //   empirical Bayes methods for assessing differential expression in microarray
@@ -118,7 +118,7 @@ struct Contender {
   std::string name;                        // strategy label
   std::vector<uint32_t> rounds;            // round of each process
   std::vector<double> process_medians_ns;  // same length as rounds; > 0
-  bool contended = false;  // measured while other work used the device (engine/measure/contention.h)
+  bool contended = false;                  // measured while other work used the device (engine/measure/contention.h)
   // The share of the device's CPU other work took during its worst process, 0..1
   // (CaseResult.other_cpu_share); bounds what that work can have added (Contention).
   double other_cpu_share = 0;
@@ -138,16 +138,16 @@ const char* VerdictKindName(VerdictKind kind);
 
 // The leader against one other contender.
 struct PairedRatio {
-  std::string name;      // the other contender
-  int pairs = 0;         // paired rounds
-  double ratio = 0;      // exp(mean d): other / leader (>= 1 for a correct leader)
-  double low = 0;        // 95% interval of the ratio; [0, +inf] when pairs < 2
+  std::string name;  // the other contender
+  int pairs = 0;     // paired rounds
+  double ratio = 0;  // exp(mean d): other / leader (>= 1 for a correct leader)
+  double low = 0;    // 95% interval of the ratio; [0, +inf] when pairs < 2
   double high = 0;
-  double tost_low = 0;   // 90% interval (the two one-sided tests'); [0, +inf] when pairs < 2
+  double tost_low = 0;  // 90% interval (the two one-sided tests'); [0, +inf] when pairs < 2
   double tost_high = 0;
   bool slower_every_round = false;  // d_r > 0 in every paired round
-  bool out = false;        // decided slower: low > 1 + margin and slower_every_round
-  bool within_margin = false;  // [tost_low, tost_high] inside [1 / (1 + margin), 1 + margin]
+  bool out = false;                 // decided slower: low > 1 + margin and slower_every_round
+  bool within_margin = false;       // [tost_low, tost_high] inside [1 / (1 + margin), 1 + margin]
 };
 
 struct VerdictOptions {
@@ -163,11 +163,11 @@ struct VerdictOptions {
   double spread_dof = std::numeric_limits<double>::quiet_NaN();
 };
 
-inline constexpr double kDefaultSpread = 0.015;            // σ when unknown (margin 3 %)
-inline constexpr double kPriorDegreesOfFreedom = 4;        // ν0 when the spread's dof is unknown
-inline constexpr double kMaxPriorDegreesOfFreedom = 8;     // ν0 never above this
-inline constexpr double kMarginSpreads = 2.0;              // margin = this · σ, clamped:
-inline constexpr double kMaxMargin = 0.10;                 // ... to at most 10 % (unless min_margin is more)
+inline constexpr double kDefaultSpread = 0.015;         // σ when unknown (margin 3 %)
+inline constexpr double kPriorDegreesOfFreedom = 4;     // ν0 when the spread's dof is unknown
+inline constexpr double kMaxPriorDegreesOfFreedom = 8;  // ν0 never above this
+inline constexpr double kMarginSpreads = 2.0;           // margin = this · σ, clamped:
+inline constexpr double kMaxMargin = 0.10;              // ... to at most 10 % (unless min_margin is more)
 
 struct GroupVerdict {
   VerdictKind kind = VerdictKind::kNone;

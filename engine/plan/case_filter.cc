@@ -28,15 +28,16 @@ absl::StatusOr<CaseFilter> CaseFilter::Compile(std::string_view pattern) {
                                                    pattern.size(), " (", QuotedFilter(pattern), ")"));
   }
   if (pattern.find('\0') != std::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("--filter: must not contain NUL bytes, got ", QuotedFilter(pattern)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--filter: must not contain NUL bytes, got ", QuotedFilter(pattern)));
   }
   RE2::Options options;
   options.set_log_errors(false);
   options.set_max_mem(kFilterMaxMem);
   auto re = std::make_shared<const RE2>(re2::StringPiece(pattern.data(), pattern.size()), options);
   if (!re->ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--filter: not a valid RE2 regular expression: ", QuotedFilter(pattern),
-                                                   " (", QuotedFilter(re->error()), ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--filter: not a valid RE2 regular expression: ", QuotedFilter(pattern), " (", QuotedFilter(re->error()), ")"));
   }
   filter.re_ = std::move(re);
   return filter;

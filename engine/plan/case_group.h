@@ -23,9 +23,8 @@ namespace fleetmark::engine {
 // parameters (CaseSpec.swept).
 inline std::string CaseGroupKey(const v1::CaseSpec& spec, const std::vector<std::string>& swept,
                                 bool with_swept_values) {
-  const std::string workload = spec.has_synthetic()
-                                   ? SyntheticWorkloadText(spec.synthetic(), swept, with_swept_values)
-                                   : (spec.workload().empty() ? "-" : spec.workload());
+  const std::string workload = spec.has_synthetic() ? SyntheticWorkloadText(spec.synthetic(), swept, with_swept_values)
+                                                    : (spec.workload().empty() ? "-" : spec.workload());
   return absl::StrCat(std::string(ScenarioOrDefault(spec.scenario())), "/", workload, "/",
                       spec.io_mode().empty() ? "blocking" : spec.io_mode(), "/",
                       spec.placement().empty() ? "any" : spec.placement());

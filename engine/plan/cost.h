@@ -60,10 +60,10 @@ BatchProcesses BatchProcessRange(const v1::MeasurementSettings& resolved);
 struct PlanCost {
   int batch_cases = 0;
   int scenario_cases = 0;
-  BatchProcesses processes;      // of the batch cases
-  double warmup_seconds = 0;     // per process
-  double budget_seconds = 0;     // max_seconds_per_case
-  absl::Duration expected;       // one device, the model above
+  BatchProcesses processes;   // of the batch cases
+  double warmup_seconds = 0;  // per process
+  double budget_seconds = 0;  // max_seconds_per_case
+  absl::Duration expected;    // one device, the model above
   absl::Duration worst;
 };
 

@@ -56,15 +56,16 @@ std::string ParserMessage(const std::string& message, bool at_end) {
     if (field && descriptor != nullptr) {
       std::vector<std::string> names;
       for (int i = 0; i < descriptor->field_count(); ++i) names.push_back(descriptor->field(i)->name());
-      return absl::StrCat("no field \"", Sanitized(*field), "\" here", DidYouMean(*field, names), "; the fields here: ",
-                          absl::StrJoin(names, ", "));
+      return absl::StrCat("no field \"", Sanitized(*field), "\" here", DidYouMean(*field, names),
+                          "; the fields here: ", absl::StrJoin(names, ", "));
     }
   }
   if (at_end || (absl::StartsWith(message, "Expected ") && absl::EndsWith(message, ", got: "))) {
     std::string expected =
         Between(message, "Expected ", ", got").value_or(Between(message, "Expected ", ", found").value_or("more"));
     if (expected == "identifier") expected = "a field name or the \"}\" that closes this block";
-    return absl::StrCat("expected ", Sanitized(expected), ", but the file ended", at_end ? " (a \"{\" is not closed)" : "");
+    return absl::StrCat("expected ", Sanitized(expected), ", but the file ended",
+                        at_end ? " (a \"{\" is not closed)" : "");
   }
   return ParserProblemText(message);
 }
@@ -97,9 +98,8 @@ bool AtEnd(std::string_view text, SourcePosition at) {
 // is swapped for the type's largest value, and if validation then refuses that field,
 // its message is returned with the number as given; otherwise the type's range is.
 // `at` is 0-based; nullopt when the message is another one.
-std::optional<std::string> OutOfRangeMessage(const std::string& text, const std::string& message,
-                                             SourcePosition at, const std::string& source_name,
-                                             const std::string& path) {
+std::optional<std::string> OutOfRangeMessage(const std::string& text, const std::string& message, SourcePosition at,
+                                             const std::string& source_name, const std::string& path) {
   if (!absl::StartsWith(message, "Integer out of range")) return std::nullopt;
   // The number's token starts at the error's position.
   size_t offset = 0;
@@ -201,8 +201,8 @@ absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format, s
     }
     const SourcePosition at = *errors.position();
     const TextScan scan = ScanPlanText(text, at);
-    if (std::optional<std::string> range =
-            OutOfRangeMessage(std::string(text), errors.message(), at, source_name, FormatFieldPath(scan.path_at_stop))) {
+    if (std::optional<std::string> range = OutOfRangeMessage(std::string(text), errors.message(), at, source_name,
+                                                             FormatFieldPath(scan.path_at_stop))) {
       return absl::InvalidArgumentError(*range);
     }
     return absl::InvalidArgumentError(absl::StrCat(source_name, ":", at.line + 1, ":", at.column + 1, ": ",

@@ -2,8 +2,8 @@
 //
 // A plan is parsed by protobuf itself (text format or JSON), validated against the
 // registries (engine/common/, engine/strategies/ and engine/scenarios/registry.h) and
-// the documented caps, then expanded into the list of cases the runner measures. Depends only on the generated protos and Abseil,
-// so the coordinator can validate plans without linking the engine's strategies.
+// the documented caps, then expanded into the list of cases the runner measures. Depends only on the generated protos
+// and Abseil, so the coordinator can validate plans without linking the engine's strategies.
 //
 //   FLEETMARK_ASSIGN_OR_RETURN(ParsedPlan parsed, LoadPlanFile("plans/s1.txtpb"));
 //   FLEETMARK_RETURN_IF_ERROR(ValidatePlan(parsed));   // errors name field + line:column

@@ -180,8 +180,8 @@ class Validator {
       const std::optional<std::string> problem = TextProblem(text, allow_newlines);
       return Error(path, absl::StrCat("printable text only (no control characters",
                                       allow_newlines ? " other than newline and tab" : "",
-                                      ", no bidirectional controls), got \"", Quoted(text), "\"",
-                                      problem ? ": " : "", problem ? *problem : ""));
+                                      ", no bidirectional controls), got \"", Quoted(text), "\"", problem ? ": " : "",
+                                      problem ? *problem : ""));
     }
     return absl::OkStatus();
   }
@@ -203,8 +203,8 @@ class Validator {
                                              : reflection->GetStringReference(message, field, &scratch);
           // protobuf's own check, the one its binary parser applies to proto3 strings.
           if (!google::protobuf::internal::IsStructurallyValidUTF8(text.data(), static_cast<int>(text.size()))) {
-            return Error(at, absl::StrCat("valid UTF-8 text only, got \"",
-                                          Quoted(std::string_view(text).substr(0, 200)), "\""));
+            return Error(
+                at, absl::StrCat("valid UTF-8 text only, got \"", Quoted(std::string_view(text).substr(0, 200)), "\""));
           }
         } else if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
           FLEETMARK_RETURN_IF_ERROR(CheckUtf8(
@@ -258,9 +258,9 @@ class Validator {
     // Only batch runs a workload (the registry's needs_workload); fanout and load refuse
     // one (refuses_workload), memory accepts one as a name (see registry.h).
     if (scenario->needs_workload && m.workloads_size() == 0) {
-      return Error(Append(path, "workloads"), absl::StrCat("the ", std::string(scenario->name),
-                                                           " scenario needs at least one workload (",
-                                                           AllowedNames(kWorkloads), "), got 0"));
+      return Error(Append(path, "workloads"),
+                   absl::StrCat("the ", std::string(scenario->name), " scenario needs at least one workload (",
+                                AllowedNames(kWorkloads), "), got 0"));
     }
     if (!scenario->refuses_workload.empty() && m.workloads_size() > 0) {
       return Error(Append(path, "workloads", 0),
@@ -269,8 +269,7 @@ class Validator {
     }
     for (int i = 0; i < m.io_modes_size(); ++i) {
       if (!Contains(kIoModes, m.io_modes(i))) {
-        return Error(Append(path, "io_modes", i),
-                     OneOfMessage(m.io_modes(i), NamesOf(kIoModes)));
+        return Error(Append(path, "io_modes", i), OneOfMessage(m.io_modes(i), NamesOf(kIoModes)));
       }
     }
     for (int i = 0; i < m.placements_size(); ++i) {
@@ -279,9 +278,9 @@ class Validator {
       // Case ids carry the placement text: only its canonical spelling (no spaces,
       // sorted and merged CPU lists) keeps one placement one case.
       if (m.placements(i) != spec->text) {
-        return Error(Append(path, "placements", i),
-                     absl::StrCat("write it as \"", spec->text, "\" (canonical form), got \"",
-                                  Quoted(m.placements(i)), "\""));
+        return Error(
+            Append(path, "placements", i),
+            absl::StrCat("write it as \"", spec->text, "\" (canonical form), got \"", Quoted(m.placements(i)), "\""));
       }
     }
     return CheckScenario(m, path);
@@ -365,8 +364,7 @@ class Validator {
 
   absl::Status CheckStrategy(const v1::StrategySpec& s, const FieldPath& path) const {
     if (!Contains(kStrategies, s.name())) {
-      return Error(Append(path, "name"),
-                   OneOfMessage(s.name(), NamesOf(kStrategies)));
+      return Error(Append(path, "name"), OneOfMessage(s.name(), NamesOf(kStrategies)));
     }
     FLEETMARK_RETURN_IF_ERROR(CheckMax(Append(path, "threads"), s.threads(), kMaxThreads));
     if (FindStrategy(s.name())->ignores_threads && s.threads() != 0) {

@@ -79,8 +79,8 @@ AbVerdict RatioVerdict(double ratio, double low, double high, const MapOptions& 
 
 struct FleetAb {
   int faster = 0, slower = 0, equivalent = 0, undecided = 0, unmeasured = 0;  // devices
-  int devices = 0;                                      // with a ratio
-  double ratio = 0, low = 0, high = 0;                  // geometric mean, 95% CI (inf high: < 2 devices)
+  int devices = 0;                                                            // with a ratio
+  double ratio = 0, low = 0, high = 0;  // geometric mean, 95% CI (inf high: < 2 devices)
   AbVerdict verdict = AbVerdict::kUnmeasured;
 };
 FleetAb SummarizeFleet(const std::vector<DeviceAb>& devices, const MapOptions& options = {});

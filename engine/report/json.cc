@@ -65,8 +65,8 @@ absl::StatusOr<fleetmark::v1::ResultsDocument> ParseResultsJson(std::string_view
     return legacy;
   }
   if (as_document.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        kNotResults, "schema_version: missing or 0 (1 <= schema_version <= ", kResultsSchemaVersion, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(kNotResults, "schema_version: missing or 0 (1 <= schema_version <= ", kResultsSchemaVersion, ")"));
   }
   return absl::InvalidArgumentError(absl::StrCat(kNotResults, as_document.message()));
 }

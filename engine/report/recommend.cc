@@ -175,12 +175,12 @@ Recommendation RecommendGroup(const std::vector<const MapPoint*>& members, const
   for (const MapPoint& p : r.points) {
     const std::string w = p.decisive_winner();
     if (!w.empty() && std::find(winners.begin(), winners.end(), w) == winners.end()) winners.push_back(w);
-    const bool settled = p.kind == engine::VerdictKind::kDecided || p.kind == engine::VerdictKind::kEquivalent ||
-                         p.ranked.size() < 2;
+    const bool settled =
+        p.kind == engine::VerdictKind::kDecided || p.kind == engine::VerdictKind::kEquivalent || p.ranked.size() < 2;
     if (!settled && open == nullptr) open = &p;
   }
-  const bool all_decided = std::all_of(r.points.begin(), r.points.end(),
-                                       [](const MapPoint& p) { return !p.decisive_winner().empty(); });
+  const bool all_decided =
+      std::all_of(r.points.begin(), r.points.end(), [](const MapPoint& p) { return !p.decisive_winner().empty(); });
   if (winners.size() >= 2) {
     r.verdict = Verdict::kCrossover;
     for (const Crossover& c : crossovers) {
@@ -256,8 +256,8 @@ std::string MarginText(const Recommendation& r) {
   if (r.verdict != Verdict::kWinner) return "-";
   if (r.runner_up.empty()) return "only strategy measured";
   const bool interval = r.ratio_low > 0 && std::isfinite(r.ratio_high);
-  return absl::StrCat(interval ? FormatRatioWithCi(r.ratio, r.ratio_low, r.ratio_high) : FormatRatio(r.ratio),
-                      " over ", r.runner_up);
+  return absl::StrCat(interval ? FormatRatioWithCi(r.ratio, r.ratio_low, r.ratio_high) : FormatRatio(r.ratio), " over ",
+                      r.runner_up);
 }
 
 std::string FromText(const Recommendation& r) {
@@ -319,8 +319,8 @@ absl::StatusOr<Profile> ParseProfile(absl::string_view text) {
       return absl::InvalidArgumentError(absl::StrCat(key, ": ", range, ", got \"", value_text, "\""));
     }
     if (!IsPlainDecimal(value_text) || !absl::SimpleAtod(value_text, &value)) {
-      return absl::InvalidArgumentError(absl::StrCat(key, ": a plain decimal number (e.g. 50 or 0.5) in ", range,
-                                                     ", got \"", value_text, "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat(key, ": a plain decimal number (e.g. 50 or 0.5) in ", range, ", got \"", value_text, "\""));
     }
     if (value * k->scale > rule->max * (1 + 1e-12)) {
       return absl::InvalidArgumentError(absl::StrCat(key, ": ", range, ", got \"", value_text, "\""));
@@ -328,10 +328,10 @@ absl::StatusOr<Profile> ParseProfile(absl::string_view text) {
     // The plan holds whole units of the parameter: a value that rounds to 0 would
     // silently become "none" of it.
     if (value > 0 && std::llround(value * k->scale) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          key, ": ", value_text, " is ", PlainDecimal(value * k->scale), " ", k->param,
-          ", which rounds to 0 (the parameter counts whole ", k->param, "); give 0 or at least ",
-          PlainDecimal(0.5 / k->scale), " ", key));
+      return absl::InvalidArgumentError(absl::StrCat(key, ": ", value_text, " is ", PlainDecimal(value * k->scale), " ",
+                                                     k->param, ", which rounds to 0 (the parameter counts whole ",
+                                                     k->param, "); give 0 or at least ", PlainDecimal(0.5 / k->scale),
+                                                     " ", key));
     }
     const std::string param(k->param);
     if (Find(profile.params, param) != nullptr) {
@@ -419,8 +419,8 @@ std::string AnswerSentence(const Recommendation& r) {
       out[0] = 'A';
       std::vector<std::string> where;
       for (const Crossover& c : r.crossovers) {
-        where.push_back(absl::StrCat(c.to, " overtakes ", c.from, " at ", c.param, " ~",
-                                     FormatParamValue(std::round(c.estimate))));
+        where.push_back(
+            absl::StrCat(c.to, " overtakes ", c.from, " at ", c.param, " ~", FormatParamValue(std::round(c.estimate))));
       }
       if (!where.empty()) absl::StrAppend(&out, " (", absl::StrJoin(where, "; "), ")");
       return out + ".";

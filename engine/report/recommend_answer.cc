@@ -55,8 +55,8 @@ constexpr size_t kMaxNamed = 3;
 std::string OrList(const std::vector<std::string>& items) {
   if (items.size() <= 1) return items.empty() ? "" : items.front();
   if (items.size() > kMaxNamed + 1) {
-    return absl::StrCat(absl::StrJoin(items.begin(), items.begin() + kMaxNamed, ", "), " or ",
-                        items.size() - kMaxNamed, " others");
+    return absl::StrCat(absl::StrJoin(items.begin(), items.begin() + kMaxNamed, ", "), " or ", items.size() - kMaxNamed,
+                        " others");
   }
   return absl::StrCat(absl::StrJoin(items.begin(), items.end() - 1, ", "), " or ", items.back());
 }
@@ -90,7 +90,8 @@ std::string Caveat(const IoModeAnswer& a) {
 }
 
 const MapEntry* Fastest(const IoModeAnswer& a) {
-  if (a.verdict == AnswerKind::kNotMeasured || a.points.empty() || a.points.front().point.ranked.empty()) return nullptr;
+  if (a.verdict == AnswerKind::kNotMeasured || a.points.empty() || a.points.front().point.ranked.empty())
+    return nullptr;
   return &a.points.front().point.ranked.front();
 }
 
@@ -111,7 +112,8 @@ const char* AnswerKindName(AnswerKind kind) {
 std::string DescribeStrategy(const v1::StrategySpec& spec) {
   const engine::StrategyTraits* t = engine::FindStrategy(spec.name());
   if (t == nullptr || t->ignores_threads) return spec.name();
-  if (spec.threads() > 0) return absl::StrCat(spec.name(), " with ", spec.threads(), spec.threads() == 1 ? " thread" : " threads");
+  if (spec.threads() > 0)
+    return absl::StrCat(spec.name(), " with ", spec.threads(), spec.threads() == 1 ? " thread" : " threads");
   if (!t->suspending && t->concurrency == engine::Concurrency::kThreads) {
     return absl::StrCat(spec.name(), " with one thread per CPU");
   }
@@ -131,8 +133,10 @@ IoModeAnswer AnswerIoMode(const std::string& io_mode, std::vector<AnswerPoint> p
   const MapPoint& p = a.points.front().point;
   a.verdict_text = VerdictText(p);
   a.best = p.winner();
-  if (const v1::StrategySpec* s = SpecOf(specs, a.best)) a.best_spec = *s;
-  else a.best_spec.set_name(a.best);
+  if (const v1::StrategySpec* s = SpecOf(specs, a.best))
+    a.best_spec = *s;
+  else
+    a.best_spec.set_name(a.best);
   if (p.ranked.size() >= 2) {
     a.runner_up = p.ranked[1].strategy;
     a.ratio = p.ratio;
@@ -221,7 +225,8 @@ std::string OverallSentence(std::vector<IoModeAnswer>& answers, const engine::Re
     std::stable_partition(answers.begin(), answers.end(),
                           [](const IoModeAnswer& a) { return a.io_mode == "suspending"; });
   } else {
-    std::stable_partition(answers.begin(), answers.end(), [](const IoModeAnswer& a) { return a.io_mode == "blocking"; });
+    std::stable_partition(answers.begin(), answers.end(),
+                          [](const IoModeAnswer& a) { return a.io_mode == "blocking"; });
   }
   return out;
 }
@@ -296,13 +301,12 @@ DeviceAnswer AnswerWorkload(const std::string& workload, const std::string& devi
     }
     out.io_modes.push_back(AnswerIoMode(io_mode, std::move(points), specs));
   }
-  out.sentence = out.io_modes.empty()
-                     ? absl::StrCat("no answer: no ", workload, " batch case was measured ok")
-                     : OverallSentence(out.io_modes, SpreadOf([&] {
-                         std::vector<const v1::CaseResult*> all;
-                         for (const v1::CaseResult& r : mine) all.push_back(&r);
-                         return all;
-                       }()));
+  out.sentence = out.io_modes.empty() ? absl::StrCat("no answer: no ", workload, " batch case was measured ok")
+                                      : OverallSentence(out.io_modes, SpreadOf([&] {
+                                                          std::vector<const v1::CaseResult*> all;
+                                                          for (const v1::CaseResult& r : mine) all.push_back(&r);
+                                                          return all;
+                                                        }()));
   return out;
 }
 
@@ -318,9 +322,7 @@ std::string FormatDeviceAnswers(const std::vector<DeviceAnswer>& answers, const 
         }
         const MapPoint& m = p.point;
         table.AddRow({a.io_mode, p.role, ParamsText(p.params), m.winner(),
-                      m.ranked.size() >= 2
-                          ? absl::StrCat(PointRatioText(m), " ", m.ranked[1].strategy)
-                          : "-",
+                      m.ranked.size() >= 2 ? absl::StrCat(PointRatioText(m), " ", m.ranked[1].strategy) : "-",
                       VerdictText(m)});
       }
     }

@@ -51,8 +51,8 @@ const char* AnswerKindName(AnswerKind kind);
 struct IoModeAnswer {
   std::string io_mode;  // "blocking" | "suspending"
   AnswerKind verdict = AnswerKind::kNotMeasured;
-  std::string verdict_text;  // the profile point's VerdictText (strategy_map.h)
-  std::string reason;  // kNotMeasured: why; kOpen and undecided: the verdict's reason
+  std::string verdict_text;    // the profile point's VerdictText (strategy_map.h)
+  std::string reason;          // kNotMeasured: why; kOpen and undecided: the verdict's reason
   std::string best;            // label of the fastest at the profile ("" when not measured)
   v1::StrategySpec best_spec;  // its spec (name, threads) as measured
   std::string runner_up;
@@ -72,7 +72,7 @@ struct IoModeAnswer {
 
 struct DeviceAnswer {
   std::string device;
-  std::string sentence;  // one sentence, no final period
+  std::string sentence;                // one sentence, no final period
   std::vector<IoModeAnswer> io_modes;  // in the order the sentence names them
 };
 

@@ -98,8 +98,8 @@ absl::StatusOr<BracketPlan> BuildBracketPlan(const Profile& profile, const Brack
       // Named as the user wrote it (cpu_us), with the parameter's own range beside it.
       const std::string key = i < profile.keys.size() ? profile.keys[i] : param;
       const double scale = ProfileKeyScale(key);
-      std::string message = absl::StrCat("--profile: ", key, ": 0 <= ", key, " <= ",
-                                         FormatParamValue(range->max / scale), " for --measure");
+      std::string message = absl::StrCat("--profile: ", key, ": 0 <= ", key,
+                                         " <= ", FormatParamValue(range->max / scale), " for --measure");
       if (key != param) absl::StrAppend(&message, " (", param, " <= ", FormatParamValue(range->max), ")");
       absl::StrAppend(&message, ", got ", FormatParamValue(value / scale));
       return absl::InvalidArgumentError(message);
@@ -114,11 +114,11 @@ absl::StatusOr<BracketPlan> BuildBracketPlan(const Profile& profile, const Brack
   }
   const bool waits = center.wait_us() > 0;
   if (options.tasks * serial_ns / 1e9 > kMaxBracketSerialSeconds) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--tasks: ", options.tasks, " tasks of ", FormatProfile(profile), " take ",
-        FormatParamValue(std::round(options.tasks * serial_ns / 1e9)),
-        " s per batch one after another at twice the profile; --measure measures at most ",
-        FormatParamValue(kMaxBracketSerialSeconds), " s: give fewer --tasks or a smaller profile"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tasks: ", options.tasks, " tasks of ", FormatProfile(profile), " take ",
+                     FormatParamValue(std::round(options.tasks * serial_ns / 1e9)),
+                     " s per batch one after another at twice the profile; --measure measures at most ",
+                     FormatParamValue(kMaxBracketSerialSeconds), " s: give fewer --tasks or a smaller profile"));
   }
 
   // Points: the profile, then each axis's neighbours.
@@ -137,9 +137,9 @@ absl::StatusOr<BracketPlan> BuildBracketPlan(const Profile& profile, const Brack
   if (waits) b.io_modes.push_back("suspending");
   v1::Plan& plan = b.plan;
   plan.set_name("recommend");
-  plan.set_description(absl::StrCat("fleetmark recommend --profile '", absl::StrReplaceAll(FormatProfile(profile), {{", ", ","}}), "' --tasks ",
-                                    options.tasks, ": the profile and its neighbours x0.5 and x2, ",
-                                    absl::StrJoin(b.io_modes, " and "), " waits"));
+  plan.set_description(absl::StrCat(
+      "fleetmark recommend --profile '", absl::StrReplaceAll(FormatProfile(profile), {{", ", ","}}), "' --tasks ",
+      options.tasks, ": the profile and its neighbours x0.5 and x2, ", absl::StrJoin(b.io_modes, " and "), " waits"));
   for (const std::string& io_mode : b.io_modes) {
     const std::vector<v1::StrategySpec> contenders = Contenders(io_mode, waits, b.io_threads);
     auto add_matrix = [&](const Axis* axis, bool with_center) {

@@ -41,7 +41,7 @@ namespace fleetmark::report {
 // What the plan assumes; the answer states it ("assumed: 100 tasks per batch; thread
 // counts tried 16, 64, 256").
 struct BracketOptions {
-  uint32_t tasks = 100;                        // tasks per batch: 1..kMaxBracketTasks
+  uint32_t tasks = 100;                              // tasks per batch: 1..kMaxBracketTasks
   std::vector<uint32_t> io_threads = {16, 64, 256};  // IO-sized pools' thread counts, each >= 1
 };
 
@@ -64,7 +64,7 @@ struct BracketPlan {
   std::vector<BracketPoint> points;   // the profile first, then neighbours per parameter
   std::vector<std::string> io_modes;  // the plan's, "suspending" first when present
   uint32_t tasks = 0;
-  std::vector<uint32_t> io_threads;   // the counts used (after the task cap), ascending
+  std::vector<uint32_t> io_threads;  // the counts used (after the task cap), ascending
 };
 
 // The plan for `profile`. InvalidArgument naming the key or flag and its range for a

@@ -44,16 +44,15 @@ std::vector<std::pair<std::string, double>> FixedParams(const v1::CaseSpec& spec
 
 // "4.17 ms (3 proc.)": an entry's centre and how many processes it rests on.
 std::string CentreText(const MapEntry& e) {
-  const size_t processes = static_cast<size_t>(
-      std::count_if(e.process_medians_ns.begin(), e.process_medians_ns.end(),
-                    [](double m) { return m > 0 && std::isfinite(m); }));
+  const size_t processes = static_cast<size_t>(std::count_if(e.process_medians_ns.begin(), e.process_medians_ns.end(),
+                                                             [](double m) { return m > 0 && std::isfinite(m); }));
   return absl::StrCat(FormatNanos(e.centre_ns), " (", processes, " proc.)");
 }
 
 bool Mapped(const v1::CaseResult& r) {
   const v1::CaseSpec& spec = r.spec();
-  return engine::IsBatch(spec) && r.status() == v1::CASE_STATUS_OK &&
-         r.stats().median_ns() > 0 && std::isfinite(r.stats().median_ns());
+  return engine::IsBatch(spec) && r.status() == v1::CASE_STATUS_OK && r.stats().median_ns() > 0 &&
+         std::isfinite(r.stats().median_ns());
 }
 
 }  // namespace
@@ -137,11 +136,10 @@ void DecidePoint(MapPoint& p, const MapOptions& options) {
                                            .contended = e.contended,
                                            .other_cpu_share = e.other_cpu_share});
   }
-  const engine::GroupVerdict v = engine::DecideGroup(
-      contenders, {.min_margin = options.min_margin,
-                   .min_processes = options.min_processes,
-                   .spread = options.spread,
-                   .spread_dof = options.spread_dof});
+  const engine::GroupVerdict v = engine::DecideGroup(contenders, {.min_margin = options.min_margin,
+                                                                  .min_processes = options.min_processes,
+                                                                  .spread = options.spread,
+                                                                  .spread_dof = options.spread_dof});
   // The leader first, then the others in the verdict's order; entries the verdict left
   // out (no usable process) last.
   std::vector<std::string> order = {v.leader};

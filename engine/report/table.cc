@@ -195,11 +195,12 @@ TextTable BatchTable(const std::vector<const CaseResult*>& group, bool counters)
     if (processes) {
       cells.push_back(measured && r->process_medians_ns_size() >= 2 ? Fixed(100 * r->between_process_share(), 0, "%")
                                                                     : "-");
-      cells.push_back(measured && st.next_high_ns() > 0 && st.median_ns() > 0
-                          ? Fixed(100 * std::max(st.median_ns() - st.next_low_ns(), st.next_high_ns() - st.median_ns()) /
-                                      st.median_ns(),
-                                  1, "%")
-                          : "-");
+      cells.push_back(
+          measured && st.next_high_ns() > 0 && st.median_ns() > 0
+              ? Fixed(100 * std::max(st.median_ns() - st.next_low_ns(), st.next_high_ns() - st.median_ns()) /
+                          st.median_ns(),
+                      1, "%")
+              : "-");
     }
     if (counters) {
       const auto& c = r->counters();
@@ -377,13 +378,13 @@ std::string LoadTable(const std::vector<const CaseResult*>& group, size_t max_wi
       continue;
     }
     const uint64_t errors = l.errors_refused() + l.errors_timeout() + l.errors_5xx() + l.errors_other();
-    table.AddRow({StrategyLabel(r->spec()),
-                  ThreadsCell(l.server_threads() > 0 ? l.server_threads() : r->threads_used(),
-                              r->spec().strategy().threads()),
-                  Fixed(l.throughput_rps(), 1), Millis(l.latency_mean_ms()), Millis(l.latency_p50_ms()),
-                  Millis(l.latency_p95_ms()), Millis(l.latency_p99_ms()), Millis(l.latency_p999_ms()),
-                  FormatCount(static_cast<double>(errors)), FormatBytes(static_cast<double>(l.peak_rss_bytes())),
-                  Fixed(l.generator_cpu_percent(), 0, "%"), StatusCell(*r, false)});
+    table.AddRow(
+        {StrategyLabel(r->spec()),
+         ThreadsCell(l.server_threads() > 0 ? l.server_threads() : r->threads_used(), r->spec().strategy().threads()),
+         Fixed(l.throughput_rps(), 1), Millis(l.latency_mean_ms()), Millis(l.latency_p50_ms()),
+         Millis(l.latency_p95_ms()), Millis(l.latency_p99_ms()), Millis(l.latency_p999_ms()),
+         FormatCount(static_cast<double>(errors)), FormatBytes(static_cast<double>(l.peak_rss_bytes())),
+         Fixed(l.generator_cpu_percent(), 0, "%"), StatusCell(*r, false)});
   }
   return table.Render(max_width);
 }
@@ -537,7 +538,8 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
         "median]: the empty batch alone takes as long as the real one or longer: the\n"
         "task's own work is below what this strategy's dispatch can resolve.\n";
   }
-  if (std::any_of(report.results().begin(), report.results().end(), [](const CaseResult& r) { return engine::IsPartialResult(r); })) {
+  if (std::any_of(report.results().begin(), report.results().end(),
+                  [](const CaseResult& r) { return engine::IsPartialResult(r); })) {
     out +=
         "[partial]: the run was interrupted or cancelled before the case finished; its\n"
         "numbers cover the rounds it finished (the message says how many).\n";

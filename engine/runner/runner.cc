@@ -42,13 +42,13 @@ namespace {
 struct CaseState {
   v1::CaseResult result;  // spec, env, timing; statistics filled at the end
   std::vector<int64_t> samples;
-  std::vector<uint32_t> process_sizes;  // samples of each slice's process, in order
+  std::vector<uint32_t> process_sizes;   // samples of each slice's process, in order
   std::vector<uint32_t> process_rounds;  // the round of each of those processes
   size_t group = 0;                      // index into PlanRunner::groups_
   // Racing's verdict on this case (ELIMINATED, GROUP_*); UNSPECIFIED = the stop rule's.
   v1::StopReason race_stop = v1::STOP_REASON_UNSPECIFIED;
-  std::vector<int64_t> cpu_samples;     // per repetition; kept only while it matches `samples`
-  double measured_seconds = 0;          // timed repetitions so far
+  std::vector<int64_t> cpu_samples;  // per repetition; kept only while it matches `samples`
+  double measured_seconds = 0;       // timed repetitions so far
   bool done = false;
   v1::StopReason last_slice_stop = v1::STOP_REASON_UNSPECIFIED;
   std::set<uint32_t> cpus_used;
@@ -323,7 +323,8 @@ class PlanRunner {
     for (const PairedRatio& other : verdict.others) {
       if (other.out) out.insert(other.name);
     }
-    const bool contended = std::any_of(open.begin(), open.end(), [&](size_t i) { return cases_[i].result.contended(); });
+    const bool contended =
+        std::any_of(open.begin(), open.end(), [&](size_t i) { return cases_[i].result.contended(); });
     const bool out_of_time = round >= max_processes_ ||
                              std::any_of(open.begin(), open.end(), [&](size_t i) { return BudgetSpent(cases_[i]); });
     for (size_t index : open) {
@@ -604,7 +605,7 @@ class PlanRunner {
   const std::atomic<bool>* cancelled_;
   v1::MeasurementSettings settings_;
   v1::Preconditions preconditions_;
-  int min_processes_ = static_cast<int>(kMinBatchProcesses);  // per batch case, every mode
+  int min_processes_ = static_cast<int>(kMinBatchProcesses);    // per batch case, every mode
   int max_processes_ = static_cast<int>(kDefaultMaxProcesses);  // racing's cap
   std::vector<CaseState> cases_;
   std::vector<std::vector<size_t>> groups_;  // indices into cases_, in plan order

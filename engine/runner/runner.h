@@ -32,13 +32,12 @@
 // measurement.max_processes (default 10, 6 under --quick) or until one of them spent
 // its time or repetition budget, and then end GROUP_UNDECIDED. A group with a contended
 // contender still open (not OUT beyond what its contention can explain, verdict.h)
-// ends GROUP_UNDECIDED at once: more processes under other work cannot decide it. Contention (engine/measure/contention.h): around each process the runner
-// reads /proc/stat and its own CPU time; a process during which other work took more
-// than kContentionThreshold of the machine is measured again, once, and if still so the
-// case is marked contended (CaseResult.contended, other_cpu_share: the worst kept
-// process's share) and its message says why its verdict may stay undecided. A case in no group of two (a single
-// strategy) gets its minimum processes and its stop rule's reason (CI_TARGET, MAX_*).
-// Each process's share of the budget is what is left of it over the processes still
+// ends GROUP_UNDECIDED at once: more processes under other work cannot decide it. Contention
+// (engine/measure/contention.h): around each process the runner reads /proc/stat and its own CPU time; a process during
+// which other work took more than kContentionThreshold of the machine is measured again, once, and if still so the case
+// is marked contended (CaseResult.contended, other_cpu_share: the worst kept process's share) and its message says why
+// its verdict may stay undecided. A case in no group of two (a single strategy) gets its minimum processes and its stop
+// rule's reason (CI_TARGET, MAX_*). Each process's share of the budget is what is left of it over the processes still
 // planned (the cap for contenders, the minimum for the others).
 // Batch cases are measured here; memory/fanout/load go to RunScenarioCase
 // (engine/scenarios/scenario.h). Every batch slice and the resource-hungry scenarios run
@@ -76,8 +75,8 @@ struct RunProgress {
   int cases_done = 0;    // cases whose final result was delivered, plus the skipped
   int slices_total = 0;  // estimate: batch cases x minimum processes + other cases, raised by racing
   int slices_done = 0;
-  int round = 0;   // 1-based current round
-  int rounds = 0;  // the minimum rounds, raised as racing adds rounds
+  int round = 0;             // 1-based current round
+  int rounds = 0;            // the minimum rounds, raised as racing adds rounds
   std::string current_case;  // case_id of the slice just finished
   absl::Duration elapsed;
   // Remaining time estimate: elapsed / slices_done × slices left (0 when unknown).
@@ -129,11 +128,11 @@ struct RunSummary {
   int cases = 0;  // cases measured (after the filter)
   int ok = 0;
   int unsupported = 0;
-  int failed = 0;  // any other non-OK status (resource exhausted, timeout, ...)
+  int failed = 0;       // any other non-OK status (resource exhausted, timeout, ...)
   int cancelled = 0;    // started, then cancelled: reported with the rounds they finished
   int partial = 0;      // of `cancelled`: with at least one finished round (IsPartialResult)
   int not_started = 0;  // cancelled before their first slice: no result reported
-  int skipped = 0;  // selected cases in RunOptions::skip_case_ids (not in `cases`)
+  int skipped = 0;      // selected cases in RunOptions::skip_case_ids (not in `cases`)
   // Non-empty when the plan's preconditions kept failing before a slice
   // (engine/health/preflight.h): "deferred: <gate>: <value> vs <limit> (...)". The
   // run stopped there; its unfinished cases got no result. An infrastructure outcome.

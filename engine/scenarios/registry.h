@@ -32,7 +32,7 @@ struct ScenarioTraits {
   // CaseSpec.scenario, case ids' first part, and the name of its field in Matrix's
   // `scenario` and CaseSpec's `params` oneofs.
   std::string_view name;
-  std::string_view description;  // what it measures, one line, for `fleetmark list`
+  std::string_view description;          // what it measures, one line, for `fleetmark list`
   v1::Matrix::ScenarioCase matrix_case;  // the plan's field that selects it
   // The part of CaseResult's `scenario_result` oneof it fills; SCENARIO_RESULT_NOT_SET:
   // none, its measurement is the timing statistics (stats, samples, process medians).

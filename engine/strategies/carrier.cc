@@ -105,9 +105,10 @@ absl::StatusOr<std::unique_ptr<StrategyCarrier>> StartCarrier(const StrategyTrai
       break;
     case Carrier::kOpenMp:
     case Carrier::kStdPar:
-      return absl::UnimplementedError(absl::StrCat(
-          std::string(traits.name), " has no executor to submit closures to: it runs a whole batch as one parallel "
-                                    "construct (OpenMP region or std::for_each), so only the batch scenario runs it"));
+      return absl::UnimplementedError(
+          absl::StrCat(std::string(traits.name),
+                       " has no executor to submit closures to: it runs a whole batch as one parallel "
+                       "construct (OpenMP region or std::for_each), so only the batch scenario runs it"));
   }
   return absl::UnimplementedError(absl::StrCat(std::string(traits.name),
                                                " has no executor of its own: its tasks run on the caller or on one new "

@@ -71,8 +71,8 @@ class OpenMpStrategy final : public StrategyBase {
                                                    "from OMP_STACKSIZE, read once when the library loads"));
     }
     if (options.limit != 0 && construct_ == Construct::kTask) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(std::string(name()), ": limit (the chunk size of the openmp_for strategies) must be 0, got ", options.limit));
+      return absl::InvalidArgumentError(absl::StrCat(
+          std::string(name()), ": limit (the chunk size of the openmp_for strategies) must be 0, got ", options.limit));
     }
     threads_ = options.threads > 0 ? options.threads : LogicalCpuCount();
     if (absl::Status s = master_.Start(1, thread_options()); !s.ok()) return s;

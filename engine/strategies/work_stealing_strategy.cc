@@ -117,7 +117,8 @@ class WorkStealingStrategy final : public StrategyBase {
     } catch (const std::bad_alloc&) {
       return absl::ResourceExhaustedError(absl::StrCat(std::string(name()), ": out of memory starting oneTBB"));
     } catch (const std::exception& e) {
-      return absl::ResourceExhaustedError(absl::StrCat(std::string(name()), ": cannot start oneTBB workers: ", e.what()));
+      return absl::ResourceExhaustedError(
+          absl::StrCat(std::string(name()), ": cannot start oneTBB workers: ", e.what()));
     }
     set_threads_used(observer_->distinct_threads());
     return absl::OkStatus();
@@ -143,7 +144,8 @@ class WorkStealingStrategy final : public StrategyBase {
           group.wait();
         }
       } catch (const std::exception& e) {
-        RecordTaskFailure(absl::ResourceExhaustedError(absl::StrCat(std::string(name()), ": cannot spawn tasks: ", e.what())));
+        RecordTaskFailure(
+            absl::ResourceExhaustedError(absl::StrCat(std::string(name()), ": cannot spawn tasks: ", e.what())));
       }
       done.count_down();
     });

@@ -76,8 +76,7 @@ std::string FormatConditionsRange(const std::vector<const v1::EnvSnapshot*>& sna
     }
     if (env->unix_time_ns() != 0 || env->load_average_1m() > 0) load.Add(env->load_average_1m());
     if (env->free_memory_bytes() > 0) free_mib.Add(static_cast<double>(env->free_memory_bytes() >> 20));
-    if (!env->governor().empty() &&
-        std::find(governors.begin(), governors.end(), env->governor()) == governors.end()) {
+    if (!env->governor().empty() && std::find(governors.begin(), governors.end(), env->governor()) == governors.end()) {
       governors.push_back(env->governor());
     }
     if (env->other_cpu_measured()) other_cpu.Add(env->other_cpu_percent());
@@ -86,7 +85,8 @@ std::string FormatConditionsRange(const std::vector<const v1::EnvSnapshot*>& sna
     if (env->gates_not_checked_size() > 0) ++not_checked;
   }
   std::vector<std::string> parts;
-  if (battery.known) parts.push_back(absl::StrCat("battery ", battery.Text("%.0f"), " %", charging ? " (charging)" : ""));
+  if (battery.known)
+    parts.push_back(absl::StrCat("battery ", battery.Text("%.0f"), " %", charging ? " (charging)" : ""));
   if (battery_temperature.known) parts.push_back(absl::StrCat("battery ", battery_temperature.Text("%.1f"), " °C"));
   if (hottest.known) parts.push_back(absl::StrCat("hottest zone ", hottest.Text("%.1f"), " °C"));
   if (load.known) parts.push_back(absl::StrCat("load ", load.Text("%.2f")));
@@ -114,7 +114,8 @@ std::vector<std::string> GatesNotCheckedLines(const std::vector<const v1::EnvSna
     }
   }
   std::vector<std::string> lines;
-  for (const auto& [gate, count] : seen) lines.push_back(absl::StrCat(gate, " (", count, " of ", snapshots.size(), ")"));
+  for (const auto& [gate, count] : seen)
+    lines.push_back(absl::StrCat(gate, " (", count, " of ", snapshots.size(), ")"));
   return lines;
 }
 

@@ -27,8 +27,8 @@ std::string CoreClassesText(const v1::HostInfo& host) {
   for (const v1::CoreKind& k : host.core_classes()) {
     const std::string mhz = k.max_frequency_khz() == 0 ? "?" : absl::StrCat(k.max_frequency_khz() / 1000);
     // The machine's CPUs of the class (hosts recorded before machine_cpus: cpus).
-    parts.push_back(absl::StrCat(k.name(), " ", CpuList(k.machine_cpus_size() > 0 ? k.machine_cpus() : k.cpus()),
-                                 " @ ", mhz, " MHz"));
+    parts.push_back(absl::StrCat(k.name(), " ", CpuList(k.machine_cpus_size() > 0 ? k.machine_cpus() : k.cpus()), " @ ",
+                                 mhz, " MHz"));
   }
   return absl::StrJoin(parts, "; ");
 }

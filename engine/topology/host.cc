@@ -217,8 +217,7 @@ absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
   host.set_numa_nodes(static_cast<uint32_t>(view->numa_nodes));
   for (const v1::CacheInfo& cache : view->caches) {
     // Per-core cache traits below read the machine's caches; the host lists the usable.
-    const CpuSet mine =
-        topology_internal::IntersectCpus(CpuSet(cache.cpus().begin(), cache.cpus().end()), usable);
+    const CpuSet mine = topology_internal::IntersectCpus(CpuSet(cache.cpus().begin(), cache.cpus().end()), usable);
     if (mine.empty()) continue;
     v1::CacheInfo* out = host.add_caches();
     *out = cache;

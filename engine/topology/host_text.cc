@@ -152,7 +152,8 @@ std::string FormatHostSummary(const v1::HostInfo& host) {
     const std::string count = k.cores() * k.threads_per_core() == static_cast<uint32_t>(k.cpus_size())
                                   ? absl::StrFormat("%ux%u", k.cores(), k.threads_per_core())
                                   : absl::StrFormat("%u cores, %d threads", k.cores(), k.cpus_size());
-    classes.push_back(absl::StrFormat("%s %s (%s @%s)", k.name(), CpuList(k.cpus()), count, Ghz(k.max_frequency_khz())));
+    classes.push_back(
+        absl::StrFormat("%s %s (%s @%s)", k.name(), CpuList(k.cpus()), count, Ghz(k.max_frequency_khz())));
   }
   return absl::StrFormat("%s %s, %u CPUs / %u cores%s, %s", host.arch(), host.cpu_model(), host.logical_cpus(),
                          host.physical_cores(), host.smt() ? ", SMT" : "", absl::StrJoin(classes, " + "));

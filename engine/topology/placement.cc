@@ -85,8 +85,7 @@ absl::StatusOr<CpuSet> PlanPlacement(const PlacementSpec& spec, const v1::HostIn
         CpuSet cpus = usable(CpuSet(c.cpus().begin(), c.cpus().end()));
         if (cpus.empty()) {
           return Unsupported(spec, absl::StrCat("none of the host's ", spec.class_name, " CPUs (",
-                                                FormatCpuList(machine),
-                                                ") is among ", allowed_text));
+                                                FormatCpuList(machine), ") is among ", allowed_text));
         }
         return cpus;
       }

@@ -893,7 +893,7 @@ TEST_F(AgentSessionTest, AStreamRefusedBeforeItsHelloEndsCleanlyAndTheAgentRetri
   ASSERT_NE(first, nullptr);
   ASSERT_TRUE(first->WaitEnded());
   EXPECT_EQ(first->early_finishes(), 0);
-  EXPECT_TRUE(first->written().empty());  // the hello could not be written
+  EXPECT_TRUE(first->written().empty());                                           // the hello could not be written
   ASSERT_TRUE(clock_.AdvanceToWaitEndingAt(clock_.SteadyNow() + absl::Hours(1)));  // the backoff
   auto second = Stream(1);
   ASSERT_NE(second, nullptr);

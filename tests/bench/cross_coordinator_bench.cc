@@ -53,7 +53,8 @@ std::string Measure(const std::string& dir, const std::string& db_uri, bool list
     const std::string coordinator_dir = absl::StrCat(dir, "/", label, "-", name);
     std::filesystem::create_directories(coordinator_dir);
     auto started = CoordinatorProcess::Start(coordinator_dir, config);
-    if (!started.ok()) return absl::StrCat(label, ": coordinator ", name, " did not start: ", started.status().ToString());
+    if (!started.ok())
+      return absl::StrCat(label, ": coordinator ", name, " did not start: ", started.status().ToString());
     coordinators.push_back(*std::move(started));
   }
   ControlClient a(coordinators[0]->address(), coordinators[0]->config().admin_token);
@@ -79,8 +80,7 @@ std::string Measure(const std::string& dir, const std::string& db_uri, bool list
     const absl::Time s0 = absl::Now();
     auto run = a.Submit(plan, absl::StrCat("name=", agent->name()));
     if (!run.ok()) return absl::StrCat(label, ": submit failed: ", run.status().ToString());
-    if (testing::WaitUntil([&] { return agent->assignment_time() >= s0; }, absl::Seconds(30),
-                           absl::Milliseconds(1))) {
+    if (testing::WaitUntil([&] { return agent->assignment_time() >= s0; }, absl::Seconds(30), absl::Milliseconds(1))) {
       ms.push_back(absl::ToDoubleMilliseconds(agent->assignment_time() - s0));
     } else {
       ++lost;

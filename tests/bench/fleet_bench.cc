@@ -273,9 +273,9 @@ std::string WriteCopyCsv(const std::string& path, int rows, int samples, const s
 // results/s from the first result written to the last ack (0 on failure, reported).
 // `selector` picks the ingesting agents, `acks` names how they are acknowledged.
 // `cpu` gets the CPU each side spent from the submit to the last ack.
-double IngestRound(const std::string& db_uri, SimFleet& fleet, ControlClient& control, pid_t coordinator_pid,
-                   int round, const std::string& selector, const std::string& acks, Report& report,
-                   std::string* run_id, CpuSplit* cpu) {
+double IngestRound(const std::string& db_uri, SimFleet& fleet, ControlClient& control, pid_t coordinator_pid, int round,
+                   const std::string& selector, const std::string& acks, Report& report, std::string* run_id,
+                   CpuSplit* cpu) {
   const int agents = absl::GetFlag(FLAGS_ingest_agents);
   const int per_agent = absl::GetFlag(FLAGS_results_per_agent);
   const int samples = absl::GetFlag(FLAGS_samples_per_result);
@@ -300,8 +300,8 @@ double IngestRound(const std::string& db_uri, SimFleet& fleet, ControlClient& co
   report.Add(absl::StrFormat(
       "ingestion round %d via coordinator, %s acks: %llu results from %d agents (%d samples each) acked in %.2f s "
       "= %.0f results/s%s, in %llu ack messages; rows in PostgreSQL %s; rejected acks %llu; CPU per 1000 results: %s",
-      round, acks, static_cast<unsigned long long>(acked), agents, samples, seconds, rate,
-      all ? "" : " (INCOMPLETE)", static_cast<unsigned long long>(fleet.ack_messages.load() - messages_before),
+      round, acks, static_cast<unsigned long long>(acked), agents, samples, seconds, rate, all ? "" : " (INCOMPLETE)",
+      static_cast<unsigned long long>(fleet.ack_messages.load() - messages_before),
       rows.ok() ? absl::StrCat(*rows) : rows.status().ToString(),
       static_cast<unsigned long long>(fleet.rejected_acks.load()), cpu->PerThousand(acked)));
   (void)control.WaitRunEnded(run->run_id(), absl::Seconds(300));
@@ -375,10 +375,11 @@ void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFlee
         return {};
       }
       copy_rates.push_back(expected / copy_seconds);
-      report.Add(absl::StrFormat("COPY round %d via psql into %s: %llu rows in %.2f s = %.0f rows/s; CPU per 1000 "
-                                 "rows: %s",
-                                 round, table, static_cast<unsigned long long>(expected), copy_seconds,
-                                 copy_rates.back(), cpu.PerThousand(expected)));
+      report.Add(
+          absl::StrFormat("COPY round %d via psql into %s: %llu rows in %.2f s = %.0f rows/s; CPU per 1000 "
+                          "rows: %s",
+                          round, table, static_cast<unsigned long long>(expected), copy_seconds, copy_rates.back(),
+                          cpu.PerThousand(expected)));
     }
     return copy_rates;
   };
@@ -394,8 +395,8 @@ void MeasureIngestion(const std::string& dir, const std::string& db_uri, SimFlee
       "ingestion: median %.0f results/s over %zu rounds with batched acks (%.0f with single acks); COPY into "
       "case_results median %.0f rows/s: coordinator ingestion = %.0f%% of COPY (single acks: %.0f%%; COPY into "
       "a copy without foreign keys: %.0f rows/s, ingestion = %.0f%% of it)",
-      rate, rates.size(), single_rate, copy_rate, 100.0 * rate / copy_rate, 100.0 * single_rate / copy_rate,
-      no_fk_rate, 100.0 * rate / no_fk_rate));
+      rate, rates.size(), single_rate, copy_rate, 100.0 * rate / copy_rate, 100.0 * single_rate / copy_rate, no_fk_rate,
+      100.0 * rate / no_fk_rate));
   // The database is what a fleet shares: rows stored per PostgreSQL CPU-second is the
   // rate one database core sustains, whatever runs the agents and the coordinator.
   const double pg = Percentile(pg_per_k, 50), single_pg = Percentile(single_pg_per_k, 50);
@@ -418,8 +419,9 @@ struct SimCounts {
 };
 
 SimCounts CountsOf(const SimFleet& fleet) {
-  return {fleet.size(),         fleet.welcomed(),         fleet.open_streams(), fleet.refusals.load(),
-          fleet.unwelcomed_ended(), fleet.first_refusal(), fleet.EndSummary()};
+  return {fleet.size(),          fleet.welcomed(),         fleet.open_streams(),
+          fleet.refusals.load(), fleet.unwelcomed_ended(), fleet.first_refusal(),
+          fleet.EndSummary()};
 }
 
 // "; streams ended: ..." for a report line ("" if none ended).
@@ -673,10 +675,9 @@ int Main() {
   fleet.set_protocol({.batched_acks = false});
   fleet.Add(ingest, "simo", {{"fleet", "sim"}, {"i", "2"}});
   fleet.set_protocol({});
-  const int connecting = dispatch + ingest;  // of --agents
+  const int connecting = dispatch + ingest;          // of --agents
   const int held = std::max(0, total - connecting);  // added for the hold
-  const bool connected =
-      Wait([&] { return fleet.welcomed() >= static_cast<size_t>(connecting); }, absl::Seconds(600));
+  const bool connected = Wait([&] { return fleet.welcomed() >= static_cast<size_t>(connecting); }, absl::Seconds(600));
   report.Add(absl::StrFormat("connect: %zu of %d agents welcomed in %.1f s%s", fleet.welcomed(), connecting,
                              absl::ToDoubleSeconds(absl::Now() - c0), connected ? "" : " (INCOMPLETE)"));
 
@@ -709,9 +710,8 @@ int Main() {
       "connect: %zu of %d agents welcomed, %llu refused (%.1f s for the last %d, %zu simulator "
       "processes)%s%s",
       here.welcomed + there.welcomed, connecting + held,
-      static_cast<unsigned long long>(here.refusals + there.refusals),
-      absl::ToDoubleSeconds(absl::Now() - h0), held, children.processes(),
-      all_connected ? "" : " (INCOMPLETE)", EndsOf(here, there)));
+      static_cast<unsigned long long>(here.refusals + there.refusals), absl::ToDoubleSeconds(absl::Now() - h0), held,
+      children.processes(), all_connected ? "" : " (INCOMPLETE)", EndsOf(here, there)));
   HoldAgents(fleet, children, control, coordinator_pids, report);
 
   children.Stop();

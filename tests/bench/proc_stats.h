@@ -78,8 +78,8 @@ inline double PostgresCpuSeconds() {
     pid_t parent = 0;
     std::string parent_comm;
     std::vector<std::string> parent_fields;
-    if (absl::SimpleAtoi(fields[1], &parent) && !(ReadStat(parent, &parent_comm, &parent_fields) &&
-                                                  parent_comm == "postgres")) {
+    if (absl::SimpleAtoi(fields[1], &parent) &&
+        !(ReadStat(parent, &parent_comm, &parent_fields) && parent_comm == "postgres")) {
       total += TickPairSeconds(fields, 13);
     }
   }

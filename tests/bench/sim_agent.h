@@ -134,7 +134,7 @@ class SimFleet {
   }
   SimAgent* agent(size_t i);  // stable for the fleet's life
   size_t welcomed() const;
-  size_t open_streams() const;  // welcomed and not done
+  size_t open_streams() const;      // welcomed and not done
   size_t unwelcomed_ended() const;  // ended before a Welcome (refused, or failed to connect)
   // Tallies a stream that ended (OnDone) before StopAll, by status code.
   void RecordEnd(const grpc::Status& status);

@@ -107,8 +107,8 @@ absl::StatusOr<Seeded> Seed(const std::string& uri, int results, int months) {
       ";"
       // Run i of n created (n - i) / n of `months` months ago, oldest first; then the
       // partitions of those months (the coordinator creates only the months ahead).
-      "UPDATE runs r SET status = 'done', created_at = now() - make_interval(secs => (x.n - x.i) * ", months,
-      " * 30 * 86400.0 / x.n), finished_at = now() - make_interval(secs => (x.n - x.i) * ", months,
+      "UPDATE runs r SET status = 'done', created_at = now() - make_interval(secs => (x.n - x.i) * ",
+      months, " * 30 * 86400.0 / x.n), finished_at = now() - make_interval(secs => (x.n - x.i) * ", months,
       " * 30 * 86400.0 / x.n) + interval '1 hour' "
       "FROM (SELECT run_id, row_number() OVER (ORDER BY created_at, run_id) AS i, count(*) OVER () AS n FROM runs) x "
       "WHERE r.run_id = x.run_id;"

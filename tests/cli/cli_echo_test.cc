@@ -74,7 +74,8 @@ TEST_F(CliTest, NamesAreCheckedAgainstTheNameRuleBeforeAnyCall) {
        }) {
     const CliResult r = Cli(args + kNoCoordinator);
     EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err.substr(0, 300);
-    EXPECT_THAT(r.err, HasSubstr(what + ": 1 to 64 characters of [A-Za-z0-9._-]")) << args << ": " << r.err.substr(0, 300);
+    EXPECT_THAT(r.err, HasSubstr(what + ": 1 to 64 characters of [A-Za-z0-9._-]"))
+        << args << ": " << r.err.substr(0, 300);
     EXPECT_LT(r.err.size(), 1000u) << args;
     EXPECT_THAT(r.err, Not(HasSubstr("metadata"))) << args;
   }

@@ -81,7 +81,8 @@ TEST_F(CliTest, ShowPrintsAResultsFileAsRunsShowPrintsARun) {
   const fs::path future = Write("future.json", newer.dump());
   CliResult refused = Cli("show " + future.string());
   EXPECT_EQ(refused.exit_code, 2);
-  EXPECT_THAT(refused.err, HasSubstr("schema_version 99 is newer than this fleetmark reads (1 <= schema_version <= 1)"));
+  EXPECT_THAT(refused.err,
+              HasSubstr("schema_version 99 is newer than this fleetmark reads (1 <= schema_version <= 1)"));
   EXPECT_EQ(refused.out, "");
 }
 
@@ -130,7 +131,8 @@ TEST_F(CliTest, CompareMapAndRecommendTakeSeveralFilesSideBySide) {
   EXPECT_THAT(map.out, HasSubstr("device " + host + " (c.json)\n"));
   EXPECT_THAT(map.err, HasSubstr("fleetmark: map: note: " + host + " and " + host + " (c.json) are one host"));
 
-  CliResult recommend = Cli("recommend --profile wait_us=1000 --format json --results " + a.string() + "," + b.string());
+  CliResult recommend =
+      Cli("recommend --profile wait_us=1000 --format json --results " + a.string() + "," + b.string());
   ASSERT_EQ(recommend.exit_code, 0) << recommend.err;
   EXPECT_THAT(recommend.out, HasSubstr("\"other-box\""));
   EXPECT_THAT(recommend.out, HasSubstr("\"" + host + "\""));

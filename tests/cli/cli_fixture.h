@@ -53,7 +53,6 @@ inline std::set<int> ChildPids(pid_t pid) {
   return children;
 }
 
-
 struct CliResult {
   int exit_code = -1;  // -1: killed by a signal (see signal)
   int signal = 0;

@@ -71,8 +71,8 @@ TEST_F(CliTest, UnstableCaseIsMarkedInTableAndJson) {
 // Issue 13, item 5: every batch case carries its harness cost in JSON (harness_ns_per_task,
 // harness_share, harness_heavy); a case whose empty-task batch is > 5 % of its median —
 // a few-ns arithmetic task run directly is mostly the harness's per-task timing (share
-// 0.40-0.60; handed to a pool thread it swings with the wake-up, see runner_test) — is `[harness N%]` in the table, a note and not a failure (status OK, exit 0);
-// a 0.5 ms wait (storage) is not.
+// 0.40-0.60; handed to a pool thread it swings with the wake-up, see runner_test) — is `[harness N%]` in the table, a
+// note and not a failure (status OK, exit 0); a 0.5 ms wait (storage) is not.
 TEST_F(CliTest, HarnessHeavyCaseIsMarkedInTableAndJson) {
   const fs::path plan =
       Write("harness.txtpb", R"pb(name: "harness"
@@ -118,14 +118,16 @@ TEST_F(CliTest, HarnessHeavyCaseIsMarkedInTableAndJson) {
 // commands, subcommands, strategies, workloads and plan fields; refused as before (exit
 // 2, one line), only now with the help.
 TEST_F(CliTest, TyposGetADidYouMean) {
-  const fs::path plan = Write("typo.txtpb", "matrix { strategies { name: \"fibre\" } workloads: \"arithmetic\" batch {} }\n");
+  const fs::path plan =
+      Write("typo.txtpb", "matrix { strategies { name: \"fibre\" } workloads: \"arithmetic\" batch {} }\n");
   struct Typo {
     std::string args, error;
   };
   const Typo typos[] = {
       {"run --quik " + plan.string(), "fleetmark: unknown flag --quik (did you mean \"--quick\"?)"},
       {"rn " + plan.string(), "fleetmark: unknown command \"rn\" (did you mean \"run\"?)"},
-      {"plan validat " + plan.string(), "fleetmark plan: unknown subcommand \"validat\" (did you mean \"validate\"?); one of:"},
+      {"plan validat " + plan.string(),
+       "fleetmark plan: unknown subcommand \"validat\" (did you mean \"validate\"?); one of:"},
       {"plan validate " + plan.string(), "strategies[0].name: one of direct,"},
       {"plan validate " + plan.string(), "got \"fibre\" (did you mean \"fiber\"?)"},
       {"recommend --workload synthetc --results x.json",

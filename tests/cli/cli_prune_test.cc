@@ -38,7 +38,8 @@ class CliPruneTest : public CliStoreTest {
     const std::string run_id = CreateClaimedRun("nightly", {agent}, 1, &jobs);
     EXPECT_EQ(jobs.size(), 1u);
     if (jobs.size() != 1) return run_id;
-    Sql(absl::StrCat("SELECT fleetmark_ensure_result_partitions('2024-01-15', '2024-01-15');"
+    Sql(
+        absl::StrCat("SELECT fleetmark_ensure_result_partitions('2024-01-15', '2024-01-15');"
                      "UPDATE runs SET created_at = '2024-01-15 08:00+00' WHERE run_id = '",
                      run_id, "'"));
     std::vector<fleetmark::v1::CaseResult> results = {BatchResult(1, jobs[0], "direct", 1000)};

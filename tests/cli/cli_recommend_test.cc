@@ -182,17 +182,19 @@ TEST_F(CliTest, RecommendMeasuresTheProfileHere) {
 // a small S1-like plan: one sentence across the io modes, on the one JSON line the
 // quickstart's sed reads ("sentence": "use ...").
 TEST_F(CliTest, RecommendWorkloadAnswersInOneSentence) {
-  const fs::path plan = Write("s1-like.txtpb", R"pb(name: "s1-like"
-    matrix {
-      strategies { name: "direct" }
-      strategies { name: "fixed_pool" threads: 10 label: "fixed_pool_io" }
-      strategies { name: "coroutine" }
-      workloads: [ "network" ]
-      io_modes: [ "blocking", "suspending" ]
-      batch { tasks: 10 }
-    }
-    measurement { warmup_seconds: 0.01 min_repetitions: 6 max_seconds_per_case: 0.3 rounds: 1 processes: 3 }
-  )pb");
+  const fs::path plan = Write(
+      "s1-like.txtpb",
+      R"pb(name: "s1-like"
+           matrix {
+             strategies { name: "direct" }
+             strategies { name: "fixed_pool" threads: 10 label: "fixed_pool_io" }
+             strategies { name: "coroutine" }
+             workloads: [ "network" ]
+             io_modes: [ "blocking", "suspending" ]
+             batch { tasks: 10 }
+           }
+           measurement { warmup_seconds: 0.01 min_repetitions: 6 max_seconds_per_case: 0.3 rounds: 1 processes: 3 }
+      )pb");
   const fs::path json = dir_ / "s1.json";
   CliResult run = Cli("run " + plan.string() + " --format json --out " + json.string());
   ASSERT_EQ(run.exit_code, 0) << run.err;

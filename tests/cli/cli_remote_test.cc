@@ -87,8 +87,7 @@ TEST_F(CliTest, AnEmptyFilterIsRefusedLikeAnEmptySelector) {
           "schedules create n " + plan.string() + " --cron '0 3 * * *' --select all" + kNowhere}) {
       CliResult r = Cli(command + filter);
       EXPECT_EQ(r.exit_code, 2) << command << filter << ": " << r.err;
-      EXPECT_THAT(r.err, HasSubstr("--filter: a regular expression on case ids, got \""))
-          << command << filter;
+      EXPECT_THAT(r.err, HasSubstr("--filter: a regular expression on case ids, got \"")) << command << filter;
       EXPECT_THAT(r.err, HasSubstr("leave --filter out for every case")) << command << filter;
       EXPECT_TRUE(r.out.empty()) << command << filter << ": " << r.out;  // nothing ran
     }

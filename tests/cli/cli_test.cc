@@ -125,15 +125,17 @@ TEST_F(CliTest, BadPlansExit2NamingTheField) {
   EXPECT_THAT(r.err, HasSubstr("plan.matrix[0].batch.tasks: 0 <= tasks <= 1000000, got 2000000"));
 
   // protobuf's "Integer out of range" becomes the field's own range (finding 8).
-  p = Write("huge.txtpb", "name: \"h\"\nmatrix {\n  strategies { name: \"direct\" }\n  workloads: \"arithmetic\"\n"
-                          "  batch { tasks: 1000000000000 }\n}\n");
+  p = Write("huge.txtpb",
+            "name: \"h\"\nmatrix {\n  strategies { name: \"direct\" }\n  workloads: \"arithmetic\"\n"
+            "  batch { tasks: 1000000000000 }\n}\n");
   r = Cli("plan validate " + p.string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("plan.matrix[0].batch.tasks: 0 <= tasks <= 1000000, got 1000000000000"));
 
   // A fan-out runs no workload (finding 9; memory keeps accepting one as a name).
-  p = Write("fanout.txtpb", "name: \"f\"\nmatrix {\n  strategies { name: \"thread_per_task\" }\n"
-                            "  workloads: [\"arithmetic\"]\n  fanout {}\n}\n");
+  p = Write("fanout.txtpb",
+            "name: \"f\"\nmatrix {\n  strategies { name: \"thread_per_task\" }\n"
+            "  workloads: [\"arithmetic\"]\n  fanout {}\n}\n");
   r = Cli("plan validate " + p.string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("plan.matrix[0].workloads[0]: this scenario runs no workload"));
@@ -155,8 +157,9 @@ TEST_F(CliTest, ValidatesTheS1Plan) {
   EXPECT_THAT(r.out, HasSubstr("180 cases"));
   // One case is "1 case" (trial of 2026-12-02, finding 9); every shipped plan is valid,
   // the nightly one included (its memory blocks carry no workloads).
-  const fs::path one = Write("one.txtpb", "name: \"one\"\nmatrix {\n  strategies { name: \"direct\" }\n"
-                                          "  workloads: \"arithmetic\"\n  batch {}\n}\n");
+  const fs::path one = Write("one.txtpb",
+                             "name: \"one\"\nmatrix {\n  strategies { name: \"direct\" }\n"
+                             "  workloads: \"arithmetic\"\n  batch {}\n}\n");
   r = Cli("plan validate " + one.string());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("valid plan \"one\": 1 case (1 with --quick)"));
@@ -178,8 +181,12 @@ TEST_F(CliTest, PlanValidateAndSubmitTellTheCost) {
   EXPECT_THAT(r.out, HasSubstr("  with --quick: expected 11s, worst case 26s per device (4 batch cases x 3..6"));
   EXPECT_EQ(r.err, "");
   const fs::path huge = Write("huge.txtpb", R"pb(name: "huge"
-    matrix { strategies { name: "thread_per_task" } workloads: ["arithmetic"] batch { tasks: 1000000 } }
-    measurement { max_seconds_per_case: 86400 rounds: 1000 })pb");
+                                                 matrix {
+                                                   strategies { name: "thread_per_task" }
+                                                   workloads: [ "arithmetic" ]
+                                                   batch { tasks: 1000000 }
+                                                 }
+                                                 measurement { max_seconds_per_case: 86400 rounds: 1000 })pb");
   r = Cli("plan validate " + huge.string());
   EXPECT_EQ(r.exit_code, 0) << r.err;  // valid, and said to be long
   EXPECT_THAT(r.out, HasSubstr("expected 24h12m, worst case 48h23m per device (1 batch case x 1000 processes"));
@@ -201,10 +208,26 @@ TEST_F(CliTest, PlanValidateAndSubmitTellTheCost) {
 TEST_F(CliFleetTest, CancelledRunKeepsFinishedRoundsAsPartialResults) {
   ASSERT_NO_FATAL_FAILURE(StartAgent("w1"));
   const fs::path plan = Write("rounds.txtpb", R"pb(name: "rounds"
-    matrix { strategies { name: "direct" } workloads: "arithmetic" batch { tasks: 1 } }
-    matrix { strategies { name: "direct" } workloads: "storage" io_modes: "suspending" batch { tasks: 1 } }
-    measurement { warmup_seconds: 0.01 target_ci_percent: 0.001 min_repetitions: 5 max_repetitions: 1000000
-                  max_seconds_per_case: 4 min_seconds_per_case: 4 rounds: 10 })pb");
+                                                   matrix {
+                                                     strategies { name: "direct" }
+                                                     workloads: "arithmetic"
+                                                     batch { tasks: 1 }
+                                                   }
+                                                   matrix {
+                                                     strategies { name: "direct" }
+                                                     workloads: "storage"
+                                                     io_modes: "suspending"
+                                                     batch { tasks: 1 }
+                                                   }
+                                                   measurement {
+                                                     warmup_seconds: 0.01
+                                                     target_ci_percent: 0.001
+                                                     min_repetitions: 5
+                                                     max_repetitions: 1000000
+                                                     max_seconds_per_case: 4
+                                                     min_seconds_per_case: 4
+                                                     rounds: 10
+                                                   })pb");
   CliResult r = Fleet("submit " + plan.string() + " --select all");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string run_id(absl::StripAsciiWhitespace(r.out));
@@ -224,7 +247,8 @@ TEST_F(CliFleetTest, CancelledRunKeepsFinishedRoundsAsPartialResults) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("partial results over their finished rounds: fleetmark runs show " + run_id));
   // The agent reports the job cancelled after its results (spooled first).
-  ASSERT_TRUE(fleetmark::testing::WaitUntil([&] { return agent_->Log().find(" cancelled") != std::string::npos; }, absl::Seconds(60)))
+  ASSERT_TRUE(fleetmark::testing::WaitUntil([&] { return agent_->Log().find(" cancelled") != std::string::npos; },
+                                            absl::Seconds(60)))
       << agent_->Log();
   nlohmann::json results;
   ASSERT_TRUE(fleetmark::testing::WaitUntil(
@@ -249,7 +273,8 @@ TEST_F(CliFleetTest, CancelledRunKeepsFinishedRoundsAsPartialResults) {
   }
   r = Fleet("runs show " + run_id);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("2 cases: 0 ok, 1 unsupported, 0 resource exhausted, 0 failed, 1 cancelled (1 partial)"));
+  EXPECT_THAT(r.out,
+              HasSubstr("2 cases: 0 ok, 1 unsupported, 0 resource exhausted, 0 failed, 1 cancelled (1 partial)"));
 }
 
 // The reference describes the markers the table really prints (docs/output.md) and the
@@ -271,7 +296,8 @@ TEST_F(CliTest, ReferenceMatchesTheTableLegend) {
     EXPECT_THAT(output, HasSubstr(marker)) << "docs/output.md: " << marker;
   }
   const std::string cli = doc("cli.md");
-  for (const char* text : {"| 130 / 143 | interrupted by SIGINT / SIGTERM", "RE2", "| 3 | finished, some case `failed` or `timeout`"}) {
+  for (const char* text :
+       {"| 130 / 143 | interrupted by SIGINT / SIGTERM", "RE2", "| 3 | finished, some case `failed` or `timeout`"}) {
     EXPECT_THAT(cli, HasSubstr(text)) << "docs/cli.md: " << text;
   }
   const std::string statistics = doc("statistics.md");
@@ -285,11 +311,31 @@ TEST_F(CliTest, ReferenceMatchesTheTableLegend) {
 TEST_F(CliTest, ListsEveryName) {
   CliResult r = Cli("list");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* name :
-       {"direct",  "single_thread", "fixed_pool", "work_stealing", "limited",    "elastic_pool", "thread_per_task",
-        "async",   "coroutine",     "fiber",      "event_loop",    "openmp_for", "openmp_for_dynamic",
-        "openmp_for_guided", "openmp_task", "std_par", "arithmetic", "collections",  "storage",
-        "network", "mixed",         "batch",      "memory",        "fanout",     "load"}) {
+  for (const char* name : {"direct",
+                           "single_thread",
+                           "fixed_pool",
+                           "work_stealing",
+                           "limited",
+                           "elastic_pool",
+                           "thread_per_task",
+                           "async",
+                           "coroutine",
+                           "fiber",
+                           "event_loop",
+                           "openmp_for",
+                           "openmp_for_dynamic",
+                           "openmp_for_guided",
+                           "openmp_task",
+                           "std_par",
+                           "arithmetic",
+                           "collections",
+                           "storage",
+                           "network",
+                           "mixed",
+                           "batch",
+                           "memory",
+                           "fanout",
+                           "load"}) {
     EXPECT_THAT(r.out, HasSubstr(std::string("  ") + name + " ")) << name;
   }
 }

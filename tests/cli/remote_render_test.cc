@@ -30,7 +30,8 @@ TEST(RunCasesLineTest, AnExpiredRunNamesThePlannedCasesThatDidNotRun) {
   exported.mutable_run()->set_status("failed");
   AddJob(exported, "j1", "failed", 18,
          "infrastructure: expired: agent ok3 did not take the job by 2026-12-02 13:00:00 UTC (submit --queue_offline)");
-  EXPECT_EQ(RunCasesLine(exported), "18 cases: 0 ok, 0 unsupported, 0 resource exhausted, 0 failed, 18 not run (expired)");
+  EXPECT_EQ(RunCasesLine(exported),
+            "18 cases: 0 ok, 0 unsupported, 0 resource exhausted, 0 failed, 18 not run (expired)");
 }
 
 TEST(RunCasesLineTest, ADoneRunCountsItsResultsAndNothingMissing) {

@@ -104,7 +104,7 @@ TEST(ConfirmationTest, TheNewestPointStartsAChange) {
   EXPECT_FALSE(NewestPointStartsChange(series, {}, 0).has_value());
   series.back() = 300;
   EXPECT_FALSE(NewestPointStartsChange(series, {8}, 0).has_value());
-  // A noisy device (noise 40 %: threshold 120 %) does not flag a 2x point... 
+  // A noisy device (noise 40 %: threshold 120 %) does not flag a 2x point...
   series.back() = 200;
   EXPECT_FALSE(NewestPointStartsChange(series, {}, 0.4).has_value());
   // ...which a quiet one does.
@@ -132,7 +132,7 @@ TEST(ConfirmationTest, VerdictRule) {
   EXPECT_EQ(JudgeConfirmation(100, 200, 140, 0).state, kNotReproduced);
   EXPECT_EQ(JudgeConfirmation(100, 200, 145, 0).state, kConfirmed);
   // Closer to a new level that is itself small, but within the threshold of the old one.
-  EXPECT_EQ(JudgeConfirmation(100, 104, 103.5, 0).state, kConfirmed);   // 3.5 % >= 3 %
+  EXPECT_EQ(JudgeConfirmation(100, 104, 103.5, 0).state, kConfirmed);      // 3.5 % >= 3 %
   EXPECT_EQ(JudgeConfirmation(100, 104, 102.5, 0).state, kNotReproduced);  // 2.5 % < 3 %
   // The threshold scales with the noise: 3 × 5 % = 15 %.
   EXPECT_EQ(JudgeConfirmation(100, 130, 112, 0.05).state, kNotReproduced);

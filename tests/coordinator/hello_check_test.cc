@@ -106,8 +106,8 @@ TEST(CheckHelloTest, AHostIdentityNotOfTheIdFormIsRefusedNamingTheField) {
 }
 
 TEST(CheckHelloTest, AnInstanceIdThatIsNotAUuidIsRefusedNamingTheField) {
-  for (const std::string& id : {std::string("me"), std::string("55555555-5555-4555-8555-55555555555"),
-                                std::string(100, 'a')}) {
+  for (const std::string& id :
+       {std::string("me"), std::string("55555555-5555-4555-8555-55555555555"), std::string(100, 'a')}) {
     v1::Hello hello = GoodHello();
     hello.set_instance_id(id);
     absl::Status status = CheckHello(hello);

@@ -27,12 +27,11 @@ TEST(LogLinesTest, AGroupCommitRetryDuringAnOutageIsALogLine) {
   {
     GroupCommitQueue<int, int> queue(
         "result(s)",
-        {.write =
-             [&](const std::vector<const int*>& batch) -> absl::StatusOr<std::vector<int>> {
-               absl::MutexLock lock(&mu);
-               if (++calls == 1) return absl::UnavailableError("connection refused");
-               return std::vector<int>(batch.size(), 1);
-             },
+        {.write = [&](const std::vector<const int*>& batch) -> absl::StatusOr<std::vector<int>> {
+           absl::MutexLock lock(&mu);
+           if (++calls == 1) return absl::UnavailableError("connection refused");
+           return std::vector<int>(batch.size(), 1);
+         },
          .reject = [](const int&, const absl::Status&) { return 0; }},
         {.threads = 1, .max_backoff = absl::Milliseconds(50)});
     queue.Submit(7, [&](const int&) {

@@ -50,7 +50,6 @@ bool TableExists(const std::string& uri, const std::string& name) {
   return Text(uri, absl::StrCat("SELECT to_regclass('", name, "')::text")) == name;
 }
 
-
 // Rows written before migration 0014 (the unpartitioned table, bigint[] samples) keep
 // their ids and contents, each in its run's month, and the web indexes are on the parent.
 TEST(ResultsStoreTest, MigrationKeepsEveryRowInItsRunsMonth) {
@@ -96,11 +95,13 @@ TEST(ResultsStoreTest, MigrationKeepsEveryRowInItsRunsMonth) {
                   "SELECT count(*) FROM case_results c JOIN runs r USING (run_id) "
                   "WHERE c.run_created_at <> r.created_at"),
             0);
-  EXPECT_EQ(Text(db.uri(), "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
-                           "WHERE attrelid = 'case_results'::regclass AND attname = 'samples_ns'"),
+  EXPECT_EQ(Text(db.uri(),
+                 "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                 "WHERE attrelid = 'case_results'::regclass AND attname = 'samples_ns'"),
             "real[]");
-  EXPECT_EQ(Text(db.uri(), "SELECT attcompression::text FROM pg_attribute "
-                           "WHERE attrelid = 'case_results_y2025m03'::regclass AND attname = 'result'"),
+  EXPECT_EQ(Text(db.uri(),
+                 "SELECT attcompression::text FROM pg_attribute "
+                 "WHERE attrelid = 'case_results_y2025m03'::regclass AND attname = 'result'"),
             "l");
   // 0001's run index and 0052's history index, on the parent (so on every partition).
   for (const char* index :
@@ -130,9 +131,9 @@ TEST(ResultsStoreTest, ResentResultIsStoredOnce) {
   EXPECT_TRUE((*again)[0].duplicate);
   EXPECT_TRUE((*again)[1].duplicate);
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM case_results"), 1);
-  EXPECT_EQ(Text(db.uri(), absl::StrCat("SELECT tableoid::regclass::text FROM case_results WHERE result_id = '", id,
-                                        "'")),
-            PartitionName(0));
+  EXPECT_EQ(
+      Text(db.uri(), absl::StrCat("SELECT tableoid::regclass::text FROM case_results WHERE result_id = '", id, "'")),
+      PartitionName(0));
   EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM case_results c JOIN runs r USING (run_id) "
                                          "WHERE c.run_created_at = r.created_at AND c.result_id = '",
                                          id, "'")),
@@ -437,9 +438,8 @@ TEST_P(PruneTest, ExportRecordNeedsAKnownRun) {
   EXPECT_TRUE(absl::IsNotFound(store_->RecordRunExported("00000000-0000-4000-8000-00000000dead")));
   EXPECT_TRUE(absl::IsInvalidArgument(store_->RecordRunExported("not-a-uuid")));
   ASSERT_TRUE(store_->RecordRunExported(new_run_).ok());
-  EXPECT_SQL_EQ(Sql(absl::StrCat("SELECT count(*) FROM runs WHERE exported_at IS NOT NULL AND run_id = '", new_run_,
-                                 "'")),
-                1);
+  EXPECT_SQL_EQ(
+      Sql(absl::StrCat("SELECT count(*) FROM runs WHERE exported_at IS NOT NULL AND run_id = '", new_run_, "'")), 1);
   // Exported, it may go with its month: its prune needs no --force.
   auto pruned = store_->PruneResults({.older_than = absl::Hours(24 * 365)});
   EXPECT_TRUE(absl::IsFailedPrecondition(pruned.status())) << "the old run was never exported: " << pruned.status();

@@ -153,24 +153,23 @@ TEST(SelectorTest, NumbersOutsideTheirRangeAreRefusedNamingKeyAndRange) {
     EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_NE(s.status().message().find("takes a whole number >= 0"), std::string::npos) << s.status();
   }
-  for (const char* bad : {"memory_gib>=-0", "memory_gib>=-1", "memory_gib<=inf", "memory_gib!=nan",
-                          "memory_gib<=1e309", "memory_gib>=+1", "memory_gib>=0x10"}) {
+  for (const char* bad : {"memory_gib>=-0", "memory_gib>=-1", "memory_gib<=inf", "memory_gib!=nan", "memory_gib<=1e309",
+                          "memory_gib>=+1", "memory_gib>=0x10"}) {
     auto s = Selector::Parse(bad);
     ASSERT_FALSE(s.ok()) << bad;
-    EXPECT_NE(s.status().message().find("memory_gib takes a finite number >= 0, got"), std::string::npos)
-        << s.status();
+    EXPECT_NE(s.status().message().find("memory_gib takes a finite number >= 0, got"), std::string::npos) << s.status();
   }
 }
 
 // A name value is a name or a glob over [A-Za-z0-9._-]; matching is case-sensitive.
 TEST(SelectorTest, NameValuesAreNamesOrWellFormedGlobs) {
-  for (const char* good : {"name=pixel-7", "name=vm_1.a", "name=pixel-*", "name=p?x", "name=[a-c]m",
-                           "name=[!a-c]m", "name=[-a]m", "name=[a-]m", "name!=[0-9]*"}) {
+  for (const char* good : {"name=pixel-7", "name=vm_1.a", "name=pixel-*", "name=p?x", "name=[a-c]m", "name=[!a-c]m",
+                           "name=[-a]m", "name=[a-]m", "name!=[0-9]*"}) {
     auto s = Selector::Parse(good);
     EXPECT_TRUE(s.ok()) << good << ": " << s.status();
   }
-  for (const char* bad : {"name=\x1b[31mred", "name=a\nb", "name=[", "name=[z-a]m", "name=[]", "name=a]b[",
-                          "name=[a", "name=a b", "name=a\\*", "name=a/b", "name=[a*]", "name=\xff"}) {
+  for (const char* bad : {"name=\x1b[31mred", "name=a\nb", "name=[", "name=[z-a]m", "name=[]", "name=a]b[", "name=[a",
+                          "name=a b", "name=a\\*", "name=a/b", "name=[a*]", "name=\xff"}) {
     auto s = Selector::Parse(bad);
     ASSERT_FALSE(s.ok()) << bad;
     EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << bad;

@@ -417,7 +417,8 @@ TEST_F(ServiceTest, AnErrorCutsAHugeValueItEchoes) {
   grpc::Status status = control_->SubmitRun(&context, submit, &submitted);
   ASSERT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message().substr(0, 300);
   EXPECT_LE(status.error_message().size(), 1024u) << status.error_message().substr(0, 300);
-  EXPECT_NE(status.error_message().find("strategies[0].name"), std::string::npos) << status.error_message().substr(0, 300);
+  EXPECT_NE(status.error_message().find("strategies[0].name"), std::string::npos)
+      << status.error_message().substr(0, 300);
   EXPECT_NE(status.error_message().find("got \"" + std::string(200, 'x') + "...\""), std::string::npos)
       << status.error_message().substr(0, 300);
 }

@@ -106,8 +106,7 @@ class MemoryBackend final : public StoreBackend {
     clock_.Set(now);
     return run_id;
   }
-  void AddRunWithId(Store& store, const v1::RunInfo&, const std::string& agent_id,
-                    const std::string& run_id) override {
+  void AddRunWithId(Store& store, const v1::RunInfo&, const std::string& agent_id, const std::string& run_id) override {
     {
       absl::MutexLock lock(&ids_mu_);
       ids_.push_back(run_id);

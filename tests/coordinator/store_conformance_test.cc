@@ -30,7 +30,6 @@ namespace fleetmark::store {
 
 namespace {
 
-
 TEST_P(StoreConformanceTest, EnrollmentTokensAreHashedAndRevocable) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
@@ -73,8 +72,7 @@ TEST_P(StoreConformanceTest, AReplayToAStoreThatLooksNothingUpIsFoundByThePrimar
   EXPECT_FALSE((*replay)[1].stored);
   EXPECT_TRUE((*replay)[2].duplicate);
   EXPECT_SQL_EQ(Sql("SELECT count(*) FROM case_results"), 2);
-  EXPECT_SQL_EQ(Sql("SELECT median_ns::bigint FROM case_results WHERE result_id = '" + r1.result_id() + "'"),
-            100);
+  EXPECT_SQL_EQ(Sql("SELECT median_ns::bigint FROM case_results WHERE result_id = '" + r1.result_id() + "'"), 100);
   // After the replay the same store looks ids up first: the outcome is the same.
   auto again = two->InsertResults({{a, &r1}});
   ASSERT_TRUE(again.ok()) << again.status();
@@ -137,9 +135,9 @@ TEST_P(StoreConformanceTest, ResultInsertIsIdempotent) {
   }
   // The same text as a PostgreSQL E'' literal.
   EXPECT_SQL_EQ(Sql("SELECT count(*) FROM case_results WHERE message = E'" +
-                                std::string("tab\\there\\nnew line\\\\back\\\\\\\\slashes\\rCR \\\\N \\\\x41") +
-                                "' AND engine_version = E'v\\\\1\\t2'"),
-            1);
+                    std::string("tab\\there\\nnew line\\\\back\\\\\\\\slashes\\rCR \\\\N \\\\x41") +
+                    "' AND engine_version = E'v\\\\1\\t2'"),
+                1);
   // The same through the store, on every backend.
   for (const auto& r : exported->results()) {
     if (r.result_id() != id2) continue;
@@ -176,7 +174,8 @@ TEST_P(StoreConformanceTest, ExportOrdersSweepPointsByValue) {
   std::vector<v1::CaseResult> results;
   for (size_t i = 0; i < cpu.size(); ++i) {
     results.push_back(Result(absl::StrCat("4444444", i, "-4444-4444-8444-444444444444"), job, 100));
-    results.back().mutable_spec()->set_case_id(absl::StrCat("batch/synthetic[cpu_ns=", cpu[i], "]/blocking/direct/any"));
+    results.back().mutable_spec()->set_case_id(
+        absl::StrCat("batch/synthetic[cpu_ns=", cpu[i], "]/blocking/direct/any"));
   }
   ASSERT_TRUE(store->InsertResults({{a, &results[0]}, {a, &results[1]}, {a, &results[2]}}).ok());
   auto exported = store->ExportResults(claimed->run.run_id(), "");
@@ -207,14 +206,12 @@ TEST_P(StoreConformanceTest, EmulatedAgentAndTheResultsItMeasuredAreMarked) {
   v1::CaseResult emulated = Result("66666666-6666-4666-8666-666666666666", claimed->job_of.at(*a), 100);
   v1::CaseResult hardware = Result("77777777-7777-4777-8777-777777777777", claimed->job_of.at(native), 100);
   ASSERT_TRUE(store->InsertResults({{*a, &emulated}, {native, &hardware}}).ok());
-  EXPECT_SQL_EQ(Sql(
-                  "SELECT count(*) FROM case_results WHERE emulated AND result_id = '"
-                  "66666666-6666-4666-8666-666666666666'"),
-            1);
-  EXPECT_SQL_EQ(Sql(
-                  "SELECT count(*) FROM case_results WHERE NOT emulated AND result_id = '"
-                  "77777777-7777-4777-8777-777777777777'"),
-            1);
+  EXPECT_SQL_EQ(Sql("SELECT count(*) FROM case_results WHERE emulated AND result_id = '"
+                    "66666666-6666-4666-8666-666666666666'"),
+                1);
+  EXPECT_SQL_EQ(Sql("SELECT count(*) FROM case_results WHERE NOT emulated AND result_id = '"
+                    "77777777-7777-4777-8777-777777777777'"),
+                1);
   // The agent comes back natively: it is no longer marked, what it measured under
   // emulation stays marked; the evidence stays in the host snapshots.
   reg.host.set_emulated(false);
@@ -291,9 +288,7 @@ TEST_P(StoreConformanceTest, ConcurrentReplaysStoreEachResultOnce) {
   }
   EXPECT_SQL_EQ(Sql("SELECT count(*) FROM case_results"), kResults);
   EXPECT_SQL_EQ(
-      Sql(
-            "SELECT median_ns::bigint FROM case_results WHERE result_id = '00000007-0000-4000-8000-000000000007'"),
-      107);
+      Sql("SELECT median_ns::bigint FROM case_results WHERE result_id = '00000007-0000-4000-8000-000000000007'"), 107);
 }
 
 TEST_P(StoreConformanceTest, ExpiredLeasesRequeueThenFailAsInfrastructure) {
@@ -367,8 +362,7 @@ TEST_P(StoreConformanceTest, ARequeuedJobNotTakenBackInTimeFailsAndItsRunEnds) {
             0u)
       << ended->jobs(0).message();
   EXPECT_NE(ended->jobs(0).message().find("(coordinator --requeue_timeout)"), std::string::npos);
-  EXPECT_SQL_EQ(Sql("SELECT count(*) FROM jobs WHERE status = 'failed' AND failure_kind = 'infrastructure'"),
-            1);
+  EXPECT_SQL_EQ(Sql("SELECT count(*) FROM jobs WHERE status = 'failed' AND failure_kind = 'infrastructure'"), 1);
   EXPECT_EQ(store->GetRun(other->run_id())->jobs(0).status(), "assigned");
   EXPECT_TRUE(store->ExpireLeases()->empty());
 }
@@ -513,29 +507,29 @@ TEST_P(StoreConformanceTest, CreatedRunInfoMatchesReadBack) {
   EXPECT_EQ(created->run.jobs(0).status(), "assigned");
   EXPECT_EQ(created->run.jobs(2).status(), "queued");
   if (HasSql()) {  // PostgreSQL's web view (web_reader.h) reads the same tables
-  // The web reader reads the same run (one read model: internal::RunColumns/JobColumns).
-  auto reader = OpenPgWebReader({.uri = backend().pg_uri(), .pool_size = 1});
-  ASSERT_TRUE(reader.ok()) << reader.status();
-  auto web = (*reader)->GetRun(created->run_id);
-  ASSERT_TRUE(web.ok()) << web.status();
-  EXPECT_EQ(web->run_id, read->run_id());
-  EXPECT_EQ(web->plan_name, read->plan_name());
-  EXPECT_EQ(web->status, read->status());
-  EXPECT_EQ(web->selector, read->selector());
-  EXPECT_EQ(web->submitted_by, read->submitted_by());
-  EXPECT_EQ(web->quick, read->quick());
-  EXPECT_EQ(web->created_unix_ns, read->created_unix_ns());
-  EXPECT_EQ(web->finished_unix_ns, read->finished_unix_ns());
-  EXPECT_EQ(web->results, read->results());
-  ASSERT_EQ(web->jobs.size(), static_cast<size_t>(read->jobs_size()));
-  for (int i = 0; i < read->jobs_size(); ++i) {
-    EXPECT_EQ(web->jobs[i].job_id, read->jobs(i).job_id());
-    EXPECT_EQ(web->jobs[i].agent_name, read->jobs(i).agent_name());
-    EXPECT_EQ(web->jobs[i].status, read->jobs(i).status());
-    EXPECT_EQ(web->jobs[i].attempts, read->jobs(i).attempts());
-    EXPECT_EQ(web->jobs[i].cases_total, read->jobs(i).cases_total());
-  }
-  EXPECT_EQ(web->jobs[0].agent_id, idle);
+    // The web reader reads the same run (one read model: internal::RunColumns/JobColumns).
+    auto reader = OpenPgWebReader({.uri = backend().pg_uri(), .pool_size = 1});
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    auto web = (*reader)->GetRun(created->run_id);
+    ASSERT_TRUE(web.ok()) << web.status();
+    EXPECT_EQ(web->run_id, read->run_id());
+    EXPECT_EQ(web->plan_name, read->plan_name());
+    EXPECT_EQ(web->status, read->status());
+    EXPECT_EQ(web->selector, read->selector());
+    EXPECT_EQ(web->submitted_by, read->submitted_by());
+    EXPECT_EQ(web->quick, read->quick());
+    EXPECT_EQ(web->created_unix_ns, read->created_unix_ns());
+    EXPECT_EQ(web->finished_unix_ns, read->finished_unix_ns());
+    EXPECT_EQ(web->results, read->results());
+    ASSERT_EQ(web->jobs.size(), static_cast<size_t>(read->jobs_size()));
+    for (int i = 0; i < read->jobs_size(); ++i) {
+      EXPECT_EQ(web->jobs[i].job_id, read->jobs(i).job_id());
+      EXPECT_EQ(web->jobs[i].agent_name, read->jobs(i).agent_name());
+      EXPECT_EQ(web->jobs[i].status, read->jobs(i).status());
+      EXPECT_EQ(web->jobs[i].attempts, read->jobs(i).attempts());
+      EXPECT_EQ(web->jobs[i].cases_total, read->jobs(i).cases_total());
+    }
+    EXPECT_EQ(web->jobs[0].agent_id, idle);
   }
   // No idle agent: the run stays queued.
   auto queued = store->CreateRunAndClaim(MakeRun({busy}), {}, absl::Seconds(30));
@@ -616,11 +610,10 @@ TEST_P(StoreConformanceTest, JobEndsInOneBatch) {
   // A benchmark failure's message longer than the 4096 bytes kept, cut inside a
   // two-byte character.
   const std::string long_message = std::string(4095, 'x') + "\xc3\xa9" + "tail";
-  auto statuses = store->FinishJobs({End{job_a, a, {.ok = true}},
-                                     End{job_b, b, {.ok = false, .message = long_message}},
-                                     End{job_a, c, {.ok = true}},  // c naming a's job
-                                     End{"nope", a, {.ok = true}},
-                                     End{job_a, a, {.ok = false, .message = "a repeat, ignored"}}});
+  auto statuses =
+      store->FinishJobs({End{job_a, a, {.ok = true}}, End{job_b, b, {.ok = false, .message = long_message}},
+                         End{job_a, c, {.ok = true}},  // c naming a's job
+                         End{"nope", a, {.ok = true}}, End{job_a, a, {.ok = false, .message = "a repeat, ignored"}}});
   ASSERT_TRUE(statuses.ok()) << statuses.status();
   ASSERT_EQ(statuses->size(), 5u);
   EXPECT_TRUE((*statuses)[0].ok()) << (*statuses)[0];
@@ -742,8 +735,8 @@ TEST_P(StoreConformanceTest, OneIdentityHasOneLiveSessionAcrossCoordinators) {
   ASSERT_TRUE(id.ok()) << id.status();
   const std::string row = absl::StrCat(" FROM agents WHERE agent_id = '", *id, "'");
   auto held_by = [&](const std::string& session, const std::string& coordinator) {
-    return Sql(absl::StrCat("SELECT count(*)", row, " AND session_id = '", session,
-                                        "' AND coordinator_id = '", coordinator, "' AND state = 'online'")) == 1;
+    return Sql(absl::StrCat("SELECT count(*)", row, " AND session_id = '", session, "' AND coordinator_id = '",
+                            coordinator, "' AND state = 'online'")) == 1;
   };
   reg.agent_id = *id;  // reconnects authenticated by the credential
 
@@ -900,7 +893,6 @@ TEST_P(StoreConformanceTest, RunIdPrefixesResolveToOneRun) {
   EXPECT_NE(store->ResolveRunId("abcdef011").status().message().find("expected '-' at offset 8"), std::string::npos);
 }
 
-
 TEST_P(StoreConformanceTest, DefaultScheduleSeededOncePerDatabase) {
   auto store1 = OpenStore("c1");
   auto store2 = OpenStore("c2");
@@ -997,15 +989,15 @@ TEST_P(StoreConformanceTest, CancelledPlaceholdersAreNotCountedAsResults) {
   EXPECT_EQ(cancelled->run.results(), 2u);
 
   if (HasSql()) {  // PostgreSQL's web view (web_reader.h) counts the same cases
-  auto reader = OpenPgWebReader({.uri = backend().pg_uri(), .pool_size = 2});
-  ASSERT_TRUE(reader.ok()) << reader.status();
-  auto web_run = (*reader)->GetRun(run.run_id());
-  ASSERT_TRUE(web_run.ok()) << web_run.status();
-  EXPECT_EQ(web_run->results, 2u);
-  auto web_runs = (*reader)->ListRuns(10);
-  ASSERT_TRUE(web_runs.ok()) << web_runs.status();
-  ASSERT_EQ(web_runs->size(), 1u);
-  EXPECT_EQ((*web_runs)[0].results, 2u);
+    auto reader = OpenPgWebReader({.uri = backend().pg_uri(), .pool_size = 2});
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    auto web_run = (*reader)->GetRun(run.run_id());
+    ASSERT_TRUE(web_run.ok()) << web_run.status();
+    EXPECT_EQ(web_run->results, 2u);
+    auto web_runs = (*reader)->ListRuns(10);
+    ASSERT_TRUE(web_runs.ok()) << web_runs.status();
+    ASSERT_EQ(web_runs->size(), 1u);
+    EXPECT_EQ((*web_runs)[0].results, 2u);
   }
 }
 
@@ -1034,7 +1026,7 @@ TEST_P(StoreConformanceTest, ResultsForUnknownCasesOrWithImplausibleValuesAreRej
   };
   constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  add([](v1::CaseResult&) {});                                                         // 1 fine
+  add([](v1::CaseResult&) {});  // 1 fine
   add([&](v1::CaseResult& r) {  // 2 fine (another case: one result per case)
     r.mutable_stats()->set_ci_half_width_percent(kInf);
     r.mutable_spec()->set_case_id(kOtherCase);
@@ -1119,8 +1111,8 @@ TEST_P(StoreConformanceTest, AJobReportedDoneWithResultsMissingIsNeverDone) {
   ASSERT_TRUE(inserted.ok()) << inserted.status();
   for (const ResultOutcome& o : *inserted) ASSERT_TRUE(o.stored) << o.message;
 
-  auto ends = store->FinishJobs({{job_of[lossy], lossy, JobOutcome{.ok = true}},
-                                 {job_of[whole], whole, JobOutcome{.ok = true}}});
+  auto ends = store->FinishJobs(
+      {{job_of[lossy], lossy, JobOutcome{.ok = true}}, {job_of[whole], whole, JobOutcome{.ok = true}}});
   ASSERT_TRUE(ends.ok()) << ends.status();
   for (const absl::Status& status : *ends) EXPECT_TRUE(status.ok()) << status;
   auto ended = store->GetRun(run->run_id());
@@ -1136,8 +1128,7 @@ TEST_P(StoreConformanceTest, AJobReportedDoneWithResultsMissingIsNeverDone) {
               "infrastructure: the agent reported the job done, but 2 of its 3 cases have no stored result (lost "
               "before the coordinator stored them)");
   }
-  EXPECT_SQL_EQ(Sql("SELECT count(*) FROM jobs WHERE status = 'failed' AND failure_kind = 'infrastructure'"),
-            1);
+  EXPECT_SQL_EQ(Sql("SELECT count(*) FROM jobs WHERE status = 'failed' AND failure_kind = 'infrastructure'"), 1);
 }
 
 // Issue 10, item 9: a job claimed again (its agent restarted) carries the case ids of
@@ -1218,8 +1209,7 @@ TEST_P(StoreConformanceTest, ScheduleNamesFollowTheAgentNameRule) {
     schedule.set_name(bad);
     auto created = store->CreateSchedule(schedule, absl::Now());
     EXPECT_EQ(created.status().code(), absl::StatusCode::kInvalidArgument) << bad;
-    EXPECT_NE(created.status().message().find("schedule.name: 1 to 64 characters of [A-Za-z0-9._-]"),
-              std::string::npos)
+    EXPECT_NE(created.status().message().find("schedule.name: 1 to 64 characters of [A-Za-z0-9._-]"), std::string::npos)
         << created.status();
   }
   schedule.set_name("bad name!");
@@ -1228,8 +1218,10 @@ TEST_P(StoreConformanceTest, ScheduleNamesFollowTheAgentNameRule) {
   // Valid UTF-8 is shown as its characters and counted in characters (a trial saw
   // "sch\xf0\x9f\x98\x80" (7 characters) for a 4-character name).
   schedule.set_name("sch\xf0\x9f\x98\x80");
-  EXPECT_NE(store->CreateSchedule(schedule, absl::Now()).status().message().find(
-                "got \"sch\xf0\x9f\x98\x80\" (4 characters)"),
+  EXPECT_NE(store->CreateSchedule(schedule, absl::Now())
+                .status()
+                .message()
+                .find("got \"sch\xf0\x9f\x98\x80\" (4 characters)"),
             std::string::npos);
   EXPECT_SQL_EQ(Sql("SELECT count(*) FROM schedules"), 0);
 

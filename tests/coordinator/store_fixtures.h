@@ -119,5 +119,4 @@ inline int64_t Count(const std::string& uri, const std::string& sql) {
   return txn.exec(sql)[0][0].as<int64_t>();
 }
 
-
 }  // namespace fleetmark::store

@@ -30,7 +30,6 @@
 namespace fleetmark::store {
 namespace {
 
-
 // libpq's multi-line messages become one line (no "\x0a" in a CLI error or a log line).
 TEST(StoreTest, DatabaseErrorsAreOneLine) {
   const pqxx::sql_error e("ERROR:  relation \"runz\" does not exist\nLINE 1: SELECT * FROM runz\n  ^\n",
@@ -178,9 +177,9 @@ TEST(StoreTest, JobReferencesAreKeptWithoutForeignKeys) {
     }
   };
   const std::string nobody = "00000000-0000-4000-8000-0000000000ff";
-  std::string error = refused(absl::StrCat("INSERT INTO jobs (job_id, run_id, agent_id) VALUES (gen_random_uuid(), '",
-                                           run_id, "', '", a, "'), (gen_random_uuid(), '", run_id, "', '", nobody,
-                                           "')"));
+  std::string error =
+      refused(absl::StrCat("INSERT INTO jobs (job_id, run_id, agent_id) VALUES (gen_random_uuid(), '", run_id, "', '",
+                           a, "'), (gen_random_uuid(), '", run_id, "', '", nobody, "')"));
   EXPECT_EQ(error.rfind("23503 ", 0), 0u) << error;
   EXPECT_NE(error.find("agent " + nobody + ", which does not exist"), std::string::npos) << error;
   error = refused(absl::StrCat("INSERT INTO jobs (job_id, run_id, agent_id) VALUES (gen_random_uuid(), '", nobody,
@@ -300,8 +299,8 @@ TEST(StoreTest, LivenessFlushSkipsRowsAnotherTransactionHolds) {
   std::atomic<bool> done{false};
   absl::Status flushed;
   std::thread flush([&] {
-    flushed = store->RecordLiveness({{held, seen, 111, 1.0, "s-held"}, {free, seen, 222, 2.0, "s-free"}},
-                                    absl::Seconds(600));
+    flushed =
+        store->RecordLiveness({{held, seen, 111, 1.0, "s-held"}, {free, seen, 222, 2.0, "s-free"}}, absl::Seconds(600));
     done = true;
   });
   for (int i = 0; i < 3000 && !done; ++i) absl::SleepFor(absl::Milliseconds(10));
@@ -311,14 +310,19 @@ TEST(StoreTest, LivenessFlushSkipsRowsAnotherTransactionHolds) {
   ASSERT_TRUE(returned_while_held) << "the liveness flush waited for rows another transaction held";
   ASSERT_TRUE(flushed.ok()) << flushed;
   const std::string long_lease = "lease_expires_at > now() + interval '300 seconds'";
-  EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM agents WHERE rss_bytes = 222 AND agent_id = '", free, "'")), 1);
+  EXPECT_EQ(
+      Count(db.uri(), absl::StrCat("SELECT count(*) FROM agents WHERE rss_bytes = 222 AND agent_id = '", free, "'")),
+      1);
   EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM agents WHERE rss_bytes = 111")), 0);
-  EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM jobs WHERE ", long_lease, " AND agent_id = '", free, "'")), 1);
-  EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM jobs WHERE ", long_lease, " AND agent_id = '", held, "'")), 0);
+  EXPECT_EQ(
+      Count(db.uri(), absl::StrCat("SELECT count(*) FROM jobs WHERE ", long_lease, " AND agent_id = '", free, "'")), 1);
+  EXPECT_EQ(
+      Count(db.uri(), absl::StrCat("SELECT count(*) FROM jobs WHERE ", long_lease, " AND agent_id = '", held, "'")), 0);
   // The next flush, with the rows free again, writes the skipped ones.
   ASSERT_TRUE(store->RecordLiveness({{held, seen, 111, 1.0, "s-held"}}, absl::Seconds(600)).ok());
   EXPECT_EQ(Count(db.uri(), "SELECT count(*) FROM agents WHERE rss_bytes = 111"), 1);
-  EXPECT_EQ(Count(db.uri(), absl::StrCat("SELECT count(*) FROM jobs WHERE ", long_lease, " AND agent_id = '", held, "'")), 1);
+  EXPECT_EQ(
+      Count(db.uri(), absl::StrCat("SELECT count(*) FROM jobs WHERE ", long_lease, " AND agent_id = '", held, "'")), 1);
 }
 }  // namespace
 }  // namespace fleetmark::store

@@ -25,7 +25,7 @@ TEST(StreamBudgetTest, TheBudgetIsTheLimitLessTheReserveLoweredByMaxAgentStreams
   EXPECT_EQ(StreamBudget(20000, 1081, 0), 18919);
   EXPECT_EQ(StreamBudget(20000, 1081, 500), 500);
   EXPECT_EQ(StreamBudget(20000, 1081, 50000), 18919);  // can only lower it
-  EXPECT_EQ(StreamBudget(100, 105, 0), 1);              // never below one stream
+  EXPECT_EQ(StreamBudget(100, 105, 0), 1);             // never below one stream
 }
 
 TEST(StreamBudgetTest, RaisingTheLimitLeavesTheSoftLimitAtTheHardOne) {

@@ -174,9 +174,9 @@ TEST_F(CrossCoordinatorTest, RunSubmittedOnAIsAssignedToBsAgentAtOnceAlsoAfterBs
       absl::Seconds(30)))
       << "B's listener did not LISTEN again";
   const absl::Time relistened = absl::Now();
-  EXPECT_TRUE(WaitUntil(
-      [&] { return absl::StrContains(coordinator("B").Log(), "notification listener: listening again"); },
-      absl::Seconds(10)));
+  EXPECT_TRUE(
+      WaitUntil([&] { return absl::StrContains(coordinator("B").Log(), "notification listener: listening again"); },
+                absl::Seconds(10)));
   absl::SleepFor(absl::Seconds(1));  // past the sweep the reconnect asked for
   const absl::Duration second = SubmitOnAUntilBClaims("b-box", TinyPlan(), &run_id);
   EXPECT_LT(second, kPushDeadline);
@@ -249,8 +249,8 @@ TEST_F(CrossCoordinatorTest, TokenRevokedAndAgentRemovedOnAEndTheirStreamsOnB) {
   EXPECT_THAT(revoked->Log(), HasSubstr("enrollment token " + token->token_id() + " revoked"));
 
   ASSERT_TRUE(a_->RemoveAgent("b-removed").ok());
-  EXPECT_TRUE(WaitUntil([&] { return absl::StrContains(removed->Log(), "agent removed by an operator"); },
-                        kPushDeadline))
+  EXPECT_TRUE(
+      WaitUntil([&] { return absl::StrContains(removed->Log(), "agent removed by an operator"); }, kPushDeadline))
       << removed->Log();
   EXPECT_LT(absl::Now() - b_started_, absl::Seconds(30)) << "B's liveness flush may have done it";
 }

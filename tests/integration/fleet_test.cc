@@ -439,7 +439,8 @@ TEST_F(FleetTest, CancellingAHungJobStopsItAndTheAgentTakesTheNextJob) {
   EXPECT_TRUE(ChildrenOf(agent->process()->pid()).empty());
   EXPECT_THAT(agent->Log(), HasSubstr(absl::StrCat("job ", hung->jobs(0).job_id(), " cancelled")));
   // The first case hangs; the second never started: one result, CANCELLED.
-  auto stored = PsqlInt(db_uri_, absl::StrCat("SELECT count(*) FROM case_results WHERE run_id = '", hung->run_id(), "'"));
+  auto stored =
+      PsqlInt(db_uri_, absl::StrCat("SELECT count(*) FROM case_results WHERE run_id = '", hung->run_id(), "'"));
   ASSERT_TRUE(stored.ok()) << stored.status();
   EXPECT_EQ(*stored, 1);
 }
@@ -670,8 +671,7 @@ TEST_F(FleetTest, TwoProcessesWithOneCredentialOnOneCoordinatorDoNotReplaceEachO
   AgentProcess* second = copy->get();
   agents_.push_back(*std::move(copy));
   const std::string refused = "refused by the coordinator: identity in use";
-  ASSERT_TRUE(WaitUntil([&] { return absl::StrContains(second->Log(), refused); }, absl::Seconds(20)))
-      << second->Log();
+  ASSERT_TRUE(WaitUntil([&] { return absl::StrContains(second->Log(), refused); }, absl::Seconds(20))) << second->Log();
   EXPECT_THAT(second->Log(), HasSubstr("has a live session on coordinator"));
 
   // The first runs a job while the copy keeps trying.

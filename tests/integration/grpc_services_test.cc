@@ -130,8 +130,7 @@ TEST_F(GrpcServicesTest, HealthIsServingThenFollowsTheDatabaseAndWatchSeesIt) {
 
   // Back: SERVING again, and Watch says so.
   ASSERT_TRUE(
-      Psql(database_->admin_uri(), absl::StrCat("ALTER DATABASE ", database_->name(), " ALLOW_CONNECTIONS true"))
-          .ok());
+      Psql(database_->admin_uri(), absl::StrCat("ALTER DATABASE ", database_->name(), " ALLOW_CONNECTIONS true")).ok());
   EXPECT_TRUE(WaitUntil([&] { return Check("") == "SERVING"; }, absl::Seconds(30))) << Check("");
   EXPECT_EQ(Check(kControlService), "SERVING");
   ASSERT_TRUE(watch->Read(&update));

@@ -48,8 +48,8 @@ std::string FixtureRoot(const std::string& name) {
   // Into <dir>/<name> whatever the archive's top directory is called (hwloc's
   // 32amd64-4s2n4c-cgroup2 holds 32amd64-4s2n4c-cgroup/).
   std::filesystem::create_directories(dir / name, ec);
-  const std::string command = absl::StrCat("tar -xjf '", archive.string(), "' -C '", (dir / name).string(),
-                                           "' --strip-components=1");
+  const std::string command =
+      absl::StrCat("tar -xjf '", archive.string(), "' -C '", (dir / name).string(), "' --strip-components=1");
   const int rc = std::system(command.c_str());
   if (rc != 0 || !std::filesystem::is_directory(dir / name / "sys")) {
     ADD_FAILURE() << "could not unpack " << archive << " (" << command << " -> " << rc << ")";

@@ -20,13 +20,13 @@
 namespace fleetmark::engine {
 namespace {
 
+using testing::CopyFixture;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
+using testing::FixtureRoot;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
-using testing::CopyFixture;
-using testing::FixtureRoot;
 using testing::WriteTreeFile;
 
 constexpr char kHybrid[] = "20em64t-hybrid-1p6c2t+2ca4co1t";  // P 0-11 (6 cores x 2), E 12-19

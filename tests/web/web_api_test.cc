@@ -78,7 +78,8 @@ std::string ReadStatusLine(int fd, int timeout_ms) {
   char buffer[4096];
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (response.find("\r\n") == std::string::npos) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     pollfd p{fd, POLLIN, 0};
     if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
     const ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
@@ -333,8 +334,7 @@ TEST_F(WebApiTest, ChangesListTheConfirmedChangesWithFilters) {
   EXPECT_EQ(Get("/api/v1/changes?since=2999-01-01").second["changes"].size(), 0u);
   auto [bad_state, bad_state_body] = Get("/api/v1/changes?state=gone");
   EXPECT_EQ(bad_state, 400);
-  EXPECT_EQ(bad_state_body["error"],
-            "state: one of suspected, confirmed, not_reproduced, unconfirmed, got \"gone\"");
+  EXPECT_EQ(bad_state_body["error"], "state: one of suspected, confirmed, not_reproduced, unconfirmed, got \"gone\"");
   auto [bad_since, bad_since_body] = Get("/api/v1/changes?since=soon");
   EXPECT_EQ(bad_since, 400);
   EXPECT_NE(bad_since_body["error"].get<std::string>().find("since: a duration back from now"), std::string::npos);
@@ -448,9 +448,8 @@ TEST_F(WebApiTest, EveryAgentsParameterTakesNamesAndIds) {
   const std::string runs = "&runs=" + run + "," + run;
   for (const std::string& prefix : {history, std::string("/api/v1/cases?agents="), std::string("/api/v1/map?agents="),
                                     std::string("/api/v1/compare?agents=")}) {
-    const std::string suffix = prefix.find("map") != std::string::npos || prefix.find("compare") != std::string::npos
-                                   ? runs
-                                   : "";
+    const std::string suffix =
+        prefix.find("map") != std::string::npos || prefix.find("compare") != std::string::npos ? runs : "";
     auto [by_id_status, by_id] = Get(prefix + ids + suffix);
     auto [by_name_status, by_name] = Get(prefix + names + suffix);
     ASSERT_EQ(by_id_status, 200) << prefix << by_id.dump();
@@ -474,19 +473,21 @@ TEST_F(WebApiTest, UnknownDuplicateAndControlParametersAre400) {
   const std::string run = (*manifest_)["study_run_id"];
   auto [typo, typo_body] = Get("/api/v1/runs/" + run + "/results?agents=zzz");
   EXPECT_EQ(typo, 400) << typo_body.dump();
-  EXPECT_EQ(typo_body["error"],
-            "unknown parameter \"agents\" of /api/v1/runs/<id>/results (did you mean \"agent\"?); its parameters: agent");
+  EXPECT_EQ(
+      typo_body["error"],
+      "unknown parameter \"agents\" of /api/v1/runs/<id>/results (did you mean \"agent\"?); its parameters: agent");
   auto [none, none_body] = Get("/api/v1/agents?limit=5");
   EXPECT_EQ(none, 400);
   EXPECT_EQ(none_body["error"], "unknown parameter \"limit\" of /api/v1/agents; it takes no parameters");
   auto [runs, runs_body] = Get("/api/v1/runs?limt=5");
   EXPECT_EQ(runs, 400);
-  EXPECT_EQ(runs_body["error"], "unknown parameter \"limt\" of /api/v1/runs (did you mean \"limit\"?); its parameters: limit");
+  EXPECT_EQ(runs_body["error"],
+            "unknown parameter \"limt\" of /api/v1/runs (did you mean \"limit\"?); its parameters: limit");
   auto [twice, twice_body] = Get("/api/v1/runs?limit=5&limit=6");
   EXPECT_EQ(twice, 400);
   EXPECT_EQ(twice_body["error"], "parameter \"limit\" is given twice; give it once");
-  for (const char* path : {"/api/v1/history?case=%00&agents=x86-host", "/api/v1/cases?agent=a%1bb",
-                           "/api/v1/runs?limit=1%0a"}) {
+  for (const char* path :
+       {"/api/v1/history?case=%00&agents=x86-host", "/api/v1/cases?agent=a%1bb", "/api/v1/runs?limit=1%0a"}) {
     auto [status, body] = Get(path);
     EXPECT_EQ(status, 400) << path;
     const std::string error = body.value("error", "");
@@ -516,8 +517,8 @@ TEST_F(WebApiTest, MapAndCompareRunsTakeIdPrefixes) {
     const std::string run = (*manifest_)[key];
     for (const std::string endpoint : {"map", "compare"}) {
       auto [full_status, full] = Get("/api/v1/" + endpoint + "?agents=" + agents + "&runs=" + run + "," + run);
-      auto [short_status, prefixed] = Get("/api/v1/" + endpoint + "?agents=" + agents + "&runs=" + run.substr(0, 8) +
-                                          "," + run.substr(0, 8));
+      auto [short_status, prefixed] =
+          Get("/api/v1/" + endpoint + "?agents=" + agents + "&runs=" + run.substr(0, 8) + "," + run.substr(0, 8));
       ASSERT_EQ(full_status, 200) << endpoint << full.dump();
       ASSERT_EQ(short_status, 200) << endpoint << prefixed.dump();
       EXPECT_EQ(prefixed, full) << endpoint;
@@ -874,8 +875,8 @@ TEST_F(WebApiTest, CompareAndMapDefaultToTheNewestRunTheDevicesShare) {
   auto [s1, alone] = Get("/api/v1/compare?agents=" + board);
   ASSERT_EQ(s1, 200);
   EXPECT_EQ(alone["devices"][0]["run_id"], (*manifest_)["fanout_run_id"]);
-  auto [s2, given] = Get("/api/v1/compare?agents=" + host + "," + board + "&runs=," +
-                         std::string((*manifest_)["live_run_id"]));
+  auto [s2, given] =
+      Get("/api/v1/compare?agents=" + host + "," + board + "&runs=," + std::string((*manifest_)["live_run_id"]));
   ASSERT_EQ(s2, 200);
   EXPECT_EQ(given["devices"][1]["run_id"], (*manifest_)["live_run_id"]);
   EXPECT_EQ(given["devices"][0]["run_id"], (*manifest_)["nightly"].back()["run_id"]);
@@ -1207,7 +1208,8 @@ TEST_F(WebApiTest, ABodyOverTheCapIs413ForEveryMethodAndIsNotRead) {
   for (const char* method : {"HEAD", "POST", "OPTIONS"}) {
     const int fd = Connect(server->port());
     ASSERT_GE(fd, 0);
-    const std::string head = absl::StrCat(method, " /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1073741824\r\n\r\n");
+    const std::string head =
+        absl::StrCat(method, " /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1073741824\r\n\r\n");
     ASSERT_EQ(::send(fd, head.data(), head.size(), MSG_NOSIGNAL), static_cast<ssize_t>(head.size()));
     EXPECT_EQ(ReadStatusLine(fd, 10000), "HTTP/1.1 413 Payload Too Large") << method;
     ::close(fd);

@@ -1,5 +1,6 @@
 // Unit tests of the web view's pure logic: device comparison (the winning device by the
-// one verdict rule, ratio CI, "no difference", geometric means, normalisation). Change points: tests/coordinator/changes_test.cc.
+// one verdict rule, ratio CI, "no difference", geometric means, normalisation). Change points:
+// tests/coordinator/changes_test.cc.
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -42,19 +43,12 @@ const Cell& Find(const Comparison& c, const std::string& strategy, const std::st
 
 TEST(CompareDevicesTest, WinnerRatioAndNoDifference) {
   DeviceResults a{
-      "a",
-      "A",
-      "r1",
-      "",
-      "",
-      {Timed("direct", "arithmetic", 100), Timed("pool", "arithmetic", 800), Timed("pool", "storage", 1000)}};
+      "a", "A", "r1",
+      "",  "",  {Timed("direct", "arithmetic", 100), Timed("pool", "arithmetic", 800), Timed("pool", "storage", 1000)}};
   DeviceResults b{
-      "b",
-      "B",
-      "r2",
-      "",
-      "",
-      {Timed("direct", "arithmetic", 250), Timed("pool", "arithmetic", 1600), Timed("pool", "storage", 1005)}};
+      "b",  "B",
+      "r2", "",
+      "",   {Timed("direct", "arithmetic", 250), Timed("pool", "arithmetic", 1600), Timed("pool", "storage", 1005)}};
   const Comparison c = CompareDevices({a, b});
   ASSERT_EQ(c.workloads.size(), 2u);
   EXPECT_EQ(c.workloads[0].label, "arithmetic");
@@ -208,9 +202,10 @@ TEST(RequestFramingTest, RefusalsAreDecidedFromTheHeadAlone) {
   EXPECT_EQ(status("GET /" + std::string(9000, 'a')), 414) << "a request line too long, not yet ended";
   EXPECT_EQ(status("GET /" + std::string(8180, 'a') + " HTTP/1.1\r\n"), 414);
   EXPECT_EQ(status("GET / HTTP/1.1\r\n" + std::string(40000, 'x')), 431);
-  for (const std::string& bad : std::vector<std::string>{"Content-Length: -1", "Content-Length: 1x", "Content-Length: ", "Content-Length: 99999999999999999999",
-                          "Content-Length: 1\r\nContent-Length: 2", "Content-Length : 1", "X\nContent-Length: 1",
-                          "X: a\rb", std::string("X: \0", 4)}) {
+  for (const std::string& bad : std::vector<std::string>{"Content-Length: -1", "Content-Length: 1x",
+                                                         "Content-Length: ", "Content-Length: 99999999999999999999",
+                                                         "Content-Length: 1\r\nContent-Length: 2", "Content-Length : 1",
+                                                         "X\nContent-Length: 1", "X: a\rb", std::string("X: \0", 4)}) {
     EXPECT_EQ(status(absl::StrCat("POST / HTTP/1.1\r\n", bad, "\r\n\r\n")), 400) << bad;
   }
   EXPECT_EQ(status("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"), 411);

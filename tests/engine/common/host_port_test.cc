@@ -34,15 +34,30 @@ TEST(CheckDialAddressTest, AcceptsTheDocumentedForms) {
 
 TEST(CheckDialAddressTest, RefusesHostsAndPortsThatCannotBeValidNamingTheFlag) {
   const std::string long_label(300, 'a');
-  const std::string long_name = std::string(63, 'a') + "." + std::string(63, 'b') + "." + std::string(63, 'c') +
-                                "." + std::string(63, 'd') + ":1";  // 255 characters of host
-  for (const std::string& bad :
-       {std::string("\x1b[31m:1"), std::string("\xff:1"), std::string("a b:1"), std::string(" 127.0.0.1:1"),
-        long_label + ":1", long_name, std::string("unix:"), std::string("dns:///:1"), std::string("127.0.0.1:+80"),
-        std::string("127.0.0.1:0"), std::string("127.0.0.1:65536"), std::string("127.0.0.1"), std::string(""),
-        std::string("::1:80"), std::string("[coord]:80"), std::string("a..b:1"), std::string("ipv4:coord:1"),
-        std::string("ipv4:[::1]:1"), std::string("ipv6:127.0.0.1:1"), std::string("dns://coord/x:1"),
-        std::string("unix:/a\nb"), std::string("http://coord:1")}) {
+  const std::string long_name = std::string(63, 'a') + "." + std::string(63, 'b') + "." + std::string(63, 'c') + "." +
+                                std::string(63, 'd') + ":1";  // 255 characters of host
+  for (const std::string& bad : {std::string("\x1b[31m:1"),
+                                 std::string("\xff:1"),
+                                 std::string("a b:1"),
+                                 std::string(" 127.0.0.1:1"),
+                                 long_label + ":1",
+                                 long_name,
+                                 std::string("unix:"),
+                                 std::string("dns:///:1"),
+                                 std::string("127.0.0.1:+80"),
+                                 std::string("127.0.0.1:0"),
+                                 std::string("127.0.0.1:65536"),
+                                 std::string("127.0.0.1"),
+                                 std::string(""),
+                                 std::string("::1:80"),
+                                 std::string("[coord]:80"),
+                                 std::string("a..b:1"),
+                                 std::string("ipv4:coord:1"),
+                                 std::string("ipv4:[::1]:1"),
+                                 std::string("ipv6:127.0.0.1:1"),
+                                 std::string("dns://coord/x:1"),
+                                 std::string("unix:/a\nb"),
+                                 std::string("http://coord:1")}) {
     const absl::Status status = CheckDialAddress(bad, "--coordinator");
     ASSERT_FALSE(status.ok()) << bad;
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);

@@ -16,13 +16,13 @@ TEST(SuggestTest, EditDistanceCountsAdjacentTranspositionsAsOne) {
   EXPECT_EQ(EditDistance("fibre", "fiber"), 1u);  // "re" <-> "er"
   EXPECT_EQ(EditDistance("quik", "quick"), 1u);
   EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
-  EXPECT_EQ(EditDistance("CA", "abc"), 3u);  // optimal string alignment: no edit of a transposed pair
+  EXPECT_EQ(EditDistance("CA", "abc"), 3u);   // optimal string alignment: no edit of a transposed pair
   EXPECT_EQ(EditDistance("Run", "rnu"), 1u);  // case ignored
 }
 
 TEST(SuggestTest, ClosestNamesWithinAThirdOfTheLength) {
-  const std::vector<std::string> strategies = {"direct", "single_thread", "fixed_pool", "work_stealing", "fiber",
-                                               "event_loop", "coroutine", "async"};
+  const std::vector<std::string> strategies = {"direct", "single_thread", "fixed_pool", "work_stealing",
+                                               "fiber",  "event_loop",    "coroutine",  "async"};
   EXPECT_EQ(ClosestNames("fibre", strategies), std::vector<std::string>{"fiber"});
   EXPECT_EQ(ClosestNames("fixed_pol", strategies), std::vector<std::string>{"fixed_pool"});
   EXPECT_EQ(ClosestNames("work", strategies), std::vector<std::string>{"work_stealing"});  // a prefix of 4+

@@ -84,8 +84,14 @@ TEST(TextTest, StorableTextCutsAtACharacterAndReplacesWhatTextCannotHold) {
   EXPECT_EQ(StorableText("x\xc3\xa9y", 2), "x");
   EXPECT_EQ(StorableText("x\xc3\xa9y", 3), "x\xc3\xa9");
   // NUL and a byte that is not UTF-8 become U+FFFD (3 bytes).
-  EXPECT_EQ(StorableText(std::string("a\0b", 3), 100), "a\xef\xbf\xbd" "b");
-  EXPECT_EQ(StorableText("a\xff" "b", 100), "a\xef\xbf\xbd" "b");
+  EXPECT_EQ(StorableText(std::string("a\0b", 3), 100),
+            "a\xef\xbf\xbd"
+            "b");
+  EXPECT_EQ(StorableText("a\xff"
+                         "b",
+                         100),
+            "a\xef\xbf\xbd"
+            "b");
   EXPECT_EQ(StorableText("a\xff", 3), "a") << "no room for the replacement";
   EXPECT_TRUE(IsValidUtf8(StorableText("\xf0\x9f\x98\x80\xf0\x9f", 100)));
   EXPECT_EQ(StorableText("", 0), "");
@@ -129,7 +135,9 @@ TEST(TextTest, EscapeForTerminalEscapesFormatCharacters) {
 TEST(TextTest, NameRuleMessageShowsCharactersAndCountsThem) {
   EXPECT_EQ(CharacterCount("sch\xf0\x9f\x98\x80"), 4u);
   EXPECT_EQ(CharacterCount("caf\xc3\xa9"), 4u);
-  EXPECT_EQ(CharacterCount("a\xff" "b"), 3u);  // a byte that is not UTF-8 counts 1
+  EXPECT_EQ(CharacterCount("a\xff"
+                           "b"),
+            3u);  // a byte that is not UTF-8 counts 1
   EXPECT_EQ(CharacterCount(""), 0u);
   EXPECT_EQ(NameRuleMessage("schedule.name", "sch\xf0\x9f\x98\x80"),
             "schedule.name: 1 to 64 characters of [A-Za-z0-9._-], got \"sch\xf0\x9f\x98\x80\" (4 characters)");

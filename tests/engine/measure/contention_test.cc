@@ -20,7 +20,7 @@ TEST(ProcStatTest, ParsesTheAggregateLine) {
   absl::StatusOr<ProcStatTimes> t = ParseProcStat("cpu  10 2 3 100 5 1 1 7 4 0\ncpu0 1 1 1 1\n");
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->total, 10u + 2 + 3 + 100 + 5 + 1 + 1 + 7);  // guest (inside user) not again
-  EXPECT_EQ(t->busy, 10u + 2 + 3 + 1 + 1);                  // not idle, iowait, steal
+  EXPECT_EQ(t->busy, 10u + 2 + 3 + 1 + 1);                 // not idle, iowait, steal
   EXPECT_EQ(t->steal, 7u);
   // An old kernel's four fields.
   t = ParseProcStat("cpu 1 2 3 4\n");

@@ -61,9 +61,8 @@ class Normal {
 
 // A group of `names.size()` contenders over rounds 1..rounds: ln m = ln base + effect_c
 // + drift_r + sigma · e, drift_r shared by every contender of round r.
-std::vector<Contender> Group(Normal& normal, const std::vector<std::string>& names,
-                             const std::vector<double>& effects, int rounds, double drift_sigma, double sigma,
-                             double base = 1e6) {
+std::vector<Contender> Group(Normal& normal, const std::vector<std::string>& names, const std::vector<double>& effects,
+                             int rounds, double drift_sigma, double sigma, double base = 1e6) {
   std::vector<Contender> out;
   for (const std::string& name : names) out.push_back(C(name, {}));
   for (int r = 1; r <= rounds; ++r) {
@@ -344,8 +343,8 @@ TEST(DecideGroupTest, FewerThanMinProcessesPairedRoundsIsProvisional) {
 TEST(DecideGroupTest, RacingKeepsOnlyTheContendersStillOpen) {
   // b is 40x slower (OUT); c overlaps a (2 % faster on average, alternating ±5 %): the
   // race goes on between a and c.
-  const GroupVerdict v = DecideGroup(
-      {C("b", {4000, 4000, 4000, 4000}), C("a", {100, 100, 100, 100}), C("c", {103, 93, 103, 93})}, {});
+  const GroupVerdict v =
+      DecideGroup({C("b", {4000, 4000, 4000, 4000}), C("a", {100, 100, 100, 100}), C("c", {103, 93, 103, 93})}, {});
   EXPECT_EQ(v.kind, VerdictKind::kUndecided);
   EXPECT_EQ(v.leader, "c");  // geometric mean sqrt(103 · 93) = 97.87 < 100
   ASSERT_EQ(v.others.size(), 2u);
@@ -493,11 +492,10 @@ TEST(DecideGroupTest, ARunOfOneGroupGetsThePlainPairedTInterval) {
   const VerdictOptions agreed = OptionsOf(run);
   EXPECT_TRUE(std::isinf(agreed.spread_dof));
   const GroupVerdict w = DecideGroup(group, agreed);
-  const double moderated = (ss + kMaxPriorDegreesOfFreedom * 2 * std::pow(agreed.spread, 2)) /
-                           (2 + kMaxPriorDegreesOfFreedom);
+  const double moderated =
+      (ss + kMaxPriorDegreesOfFreedom * 2 * std::pow(agreed.spread, 2)) / (2 + kMaxPriorDegreesOfFreedom);
   EXPECT_NEAR(w.others[0].low,
-              std::exp(mean - StudentTQuantile(0.975, 2 + kMaxPriorDegreesOfFreedom) * std::sqrt(moderated / 3)),
-              1e-9);
+              std::exp(mean - StudentTQuantile(0.975, 2 + kMaxPriorDegreesOfFreedom) * std::sqrt(moderated / 3)), 1e-9);
 }
 
 TEST(DecideGroupTest, NoisyPointsDoNotWidenTheIntervalsOfQuietOnes) {
@@ -548,8 +546,7 @@ TEST(DecideGroupTest, OneProcessNeverWinsAFiftyTimesGapIsNeverATie) {
 TEST(DecideGroupTest, NoneSingleAndUnusableProcesses) {
   EXPECT_EQ(DecideGroup({}, {}).kind, VerdictKind::kNone);
   // A contender without usable processes (none, 0, NaN) is left out.
-  const GroupVerdict v =
-      DecideGroup({C("a", {100, 100, 100}), C("empty", {}), C("zero", {0, std::nan("")})}, {});
+  const GroupVerdict v = DecideGroup({C("a", {100, 100, 100}), C("empty", {}), C("zero", {0, std::nan("")})}, {});
   EXPECT_EQ(v.kind, VerdictKind::kSingle);
   EXPECT_EQ(v.leader, "a");
   EXPECT_TRUE(v.others.empty());

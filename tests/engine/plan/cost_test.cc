@@ -27,10 +27,15 @@ v1::Plan PlanOf(const std::string& text) {
 
 TEST(PlanCost, BatchCasesSpendMinimumProcessesWarmUpPlusBudgetExpectedAndRacingCapWorst) {
   // 2 strategies x 2 workloads = 4 batch cases; rounds 4 -> 4..8 processes.
-  const v1::Plan plan = PlanOf(R"pb(name: "p"
-    matrix { strategies { name: "direct" } strategies { name: "single_thread" }
-             workloads: ["arithmetic", "collections"] batch { tasks: 10 } }
-    measurement { warmup_seconds: 0.5 max_seconds_per_case: 10 rounds: 4 max_processes: 8 })pb");
+  const v1::Plan plan =
+      PlanOf(R"pb(name: "p"
+                  matrix {
+                    strategies { name: "direct" }
+                    strategies { name: "single_thread" }
+                    workloads: [ "arithmetic", "collections" ]
+                    batch { tasks: 10 }
+                  }
+                  measurement { warmup_seconds: 0.5 max_seconds_per_case: 10 rounds: 4 max_processes: 8 })pb");
   const PlanCost cost = EstimatePlanCost(plan, false);
   EXPECT_EQ(cost.batch_cases, 4);
   EXPECT_EQ(cost.scenario_cases, 0);
@@ -48,8 +53,12 @@ TEST(PlanCost, BatchCasesSpendMinimumProcessesWarmUpPlusBudgetExpectedAndRacingC
 
 TEST(PlanCost, DefaultsGiveThreeToTenProcessesAndCooldownRetriesMultiplyTheWorstCase) {
   const v1::Plan plan = PlanOf(R"pb(name: "p"
-    matrix { strategies { name: "direct" } workloads: ["arithmetic"] batch { tasks: 10 } }
-    measurement { cooldown_retries: 2 cooldown_seconds: 5 })pb");
+                                    matrix {
+                                      strategies { name: "direct" }
+                                      workloads: [ "arithmetic" ]
+                                      batch { tasks: 10 }
+                                    }
+                                    measurement { cooldown_retries: 2 cooldown_seconds: 5 })pb");
   const PlanCost cost = EstimatePlanCost(plan, false);
   EXPECT_EQ(cost.processes.min, 3);   // kMinBatchProcesses
   EXPECT_EQ(cost.processes.max, 10);  // kDefaultMaxProcesses
@@ -69,9 +78,21 @@ TEST(PlanCost, DefaultsGiveThreeToTenProcessesAndCooldownRetriesMultiplyTheWorst
 
 TEST(PlanCost, ScenarioCasesRunOnceAndAreBoundedByTheirTimeouts) {
   const v1::Plan plan = PlanOf(R"pb(name: "p"
-    matrix { strategies { name: "thread_per_task" } memory { task_counts: [1, 10, 100] point_timeout_seconds: 30 } }
-    matrix { strategies { name: "thread_per_task" } fanout { requests: 2 calls_per_request: 4 delay_ms: 200 timeout_ms: 100 } }
-    matrix { strategies { name: "fixed_pool" threads: 4 } load { ramp_seconds: 2 hold_seconds: 3 request_timeout_ms: 1500 } })pb");
+                                    matrix {
+                                      strategies { name: "thread_per_task" }
+                                      memory {
+                                        task_counts: [ 1, 10, 100 ]
+                                        point_timeout_seconds: 30
+                                      }
+                                    }
+                                    matrix {
+                                      strategies { name: "thread_per_task" }
+                                      fanout { requests: 2 calls_per_request: 4 delay_ms: 200 timeout_ms: 100 }
+                                    }
+                                    matrix {
+                                      strategies { name: "fixed_pool" threads: 4 }
+                                      load { ramp_seconds: 2 hold_seconds: 3 request_timeout_ms: 1500 }
+                                    })pb");
   const PlanCost cost = EstimatePlanCost(plan, false);
   EXPECT_EQ(cost.batch_cases, 0);
   EXPECT_EQ(cost.scenario_cases, 3);
@@ -83,10 +104,15 @@ TEST(PlanCost, ScenarioCasesRunOnceAndAreBoundedByTheirTimeouts) {
 }
 
 TEST(PlanCost, PreflightGatesAddTheirCpuSampleAndWorstCaseRechecksPerSlice) {
-  const v1::Plan plan = PlanOf(R"pb(name: "p"
-    matrix { strategies { name: "direct" } workloads: ["arithmetic"] batch { tasks: 10 } }
-    measurement { warmup_seconds: 1 max_seconds_per_case: 2 max_processes: 3 }
-    preconditions { max_other_cpu_percent: 10 cpu_sample_seconds: 0.5 max_checks: 2 cooldown_seconds: 4 })pb");
+  const v1::Plan plan = PlanOf(
+      R"pb(name: "p"
+           matrix {
+             strategies { name: "direct" }
+             workloads: [ "arithmetic" ]
+             batch { tasks: 10 }
+           }
+           measurement { warmup_seconds: 1 max_seconds_per_case: 2 max_processes: 3 }
+           preconditions { max_other_cpu_percent: 10 cpu_sample_seconds: 0.5 max_checks: 2 cooldown_seconds: 4 })pb");
   const PlanCost cost = EstimatePlanCost(plan, false);
   // 3 processes: 3 x (1 + O) + 2 s, plus 3 slices x 0.5 s sample.
   EXPECT_NEAR(Secs(cost.expected), 3 * (1 + O) + 2 + 1.5, kTol);
@@ -98,10 +124,14 @@ TEST(PlanCost, PreflightGatesAddTheirCpuSampleAndWorstCaseRechecksPerSlice) {
 // and 1 000 rounds was accepted without a word.
 TEST(PlanCost, AHugePlanIsWarnedAbout) {
   const v1::Plan plan = PlanOf(R"pb(name: "huge"
-    matrix { strategies { name: "thread_per_task" } workloads: ["arithmetic"] batch { tasks: 1000000 } }
-    measurement { max_seconds_per_case: 86400 rounds: 1000 })pb");
+                                    matrix {
+                                      strategies { name: "thread_per_task" }
+                                      workloads: [ "arithmetic" ]
+                                      batch { tasks: 1000000 }
+                                    }
+                                    measurement { max_seconds_per_case: 86400 rounds: 1000 })pb");
   const PlanCost cost = EstimatePlanCost(plan, false);
-  EXPECT_EQ(cost.processes.min, 1000);  // rounds; racing's cap of 10 is raised to it
+  EXPECT_EQ(cost.processes.min, 1000);                               // rounds; racing's cap of 10 is raised to it
   EXPECT_NEAR(Secs(cost.expected), 1000 * (0.5 + O) + 86400, kTol);  // 87 100 s = 24h12m
   EXPECT_NEAR(Secs(cost.worst), 2 * (1000 * (0.5 + O) + 86400), kTol);
   EXPECT_EQ(LongPlanWarning(cost),

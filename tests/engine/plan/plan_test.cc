@@ -51,16 +51,20 @@ TEST(ValidatePlanTest, FanoutAndLoadTakeNoWorkloads) {
   for (const auto& [scenario, why] :
        {std::pair<std::string, std::string>{"fanout {}", "fanout's tasks only wait on their dependency calls"},
         {"load {}", "its server does fixed work"}}) {
-    const absl::Status status = ValidateText("name: \"m\"\nmatrix {\n  strategies { name: \"thread_per_task\" }\n"
-                                             "  workloads: [\"arithmetic\"]\n  " + scenario + "\n}\n");
+    const absl::Status status = ValidateText(
+        "name: \"m\"\nmatrix {\n  strategies { name: \"thread_per_task\" }\n"
+        "  workloads: [\"arithmetic\"]\n  " +
+        scenario + "\n}\n");
     ASSERT_TRUE(absl::IsInvalidArgument(status)) << scenario << ": " << status;
-    EXPECT_THAT(status.message(), HasSubstr("p.txtpb:4:15: plan.matrix[0].workloads[0]: this scenario runs no workload (" +
-                                            why + "); leave workloads out, got \"arithmetic\""))
+    EXPECT_THAT(status.message(),
+                HasSubstr("p.txtpb:4:15: plan.matrix[0].workloads[0]: this scenario runs no workload (" + why +
+                          "); leave workloads out, got \"arithmetic\""))
         << scenario;
   }
   EXPECT_TRUE(ValidateText("name: \"m\"\nmatrix {\n  strategies { name: \"thread_per_task\" }\n  memory {}\n}\n").ok());
   EXPECT_TRUE(ValidateText("name: \"m\"\nmatrix {\n  strategies { name: \"thread_per_task\" }\n"
-                           "  workloads: [\"storage\"]\n  memory {}\n}\n").ok());
+                           "  workloads: [\"storage\"]\n  memory {}\n}\n")
+                  .ok());
 }
 
 TEST(ParsePlanTest, ParsesTextAndExpandsTheCartesianProduct) {
@@ -258,18 +262,20 @@ TEST(ParsePlanTest, AnIntegerPastItsTypeNamesTheFieldsRange) {
       "  batch { tasks: 1000000000000 }\n}\n";
   absl::StatusOr<ParsedPlan> parsed = ParsePlan(text, PlanFormat::kText, "t.txtpb");
   ASSERT_FALSE(parsed.ok());
-  EXPECT_EQ(parsed.status().message(), "t.txtpb:5:11: plan.matrix[0].batch.tasks: 0 <= tasks <= 1000000, got 1000000000000");
+  EXPECT_EQ(parsed.status().message(),
+            "t.txtpb:5:11: plan.matrix[0].batch.tasks: 0 <= tasks <= 1000000, got 1000000000000");
 }
 
 TEST(ParsePlanTest, TypeErrorsNameTheField) {
   const std::string prefix = "name: \"x\"\nmatrix {\n  strategies { name: \"fixed_pool\" ";
-  for (const auto& [value, what] : {std::pair<std::string, std::string>{"threads: -1", "takes a whole number >= 0, got a negative number"},
-                                    // The type's range when validation has none to name (the plan
-                                    // has no scenario, so threads' own rule is not reached).
-                                    {"threads: 4294967296", "a whole number 0..4294967295, got 4294967296"},
-                                    {"threads: 1.5", "Expected integer"},
-                                    {"threads: \"8\"", "Expected integer"},
-                                    {"threads: nan", "Expected integer"}}) {
+  for (const auto& [value, what] :
+       {std::pair<std::string, std::string>{"threads: -1", "takes a whole number >= 0, got a negative number"},
+        // The type's range when validation has none to name (the plan
+        // has no scenario, so threads' own rule is not reached).
+        {"threads: 4294967296", "a whole number 0..4294967295, got 4294967296"},
+        {"threads: 1.5", "Expected integer"},
+        {"threads: \"8\"", "Expected integer"},
+        {"threads: nan", "Expected integer"}}) {
     absl::StatusOr<ParsedPlan> parsed = ParsePlan(prefix + value + " }\n}\n", PlanFormat::kText, "t.txtpb");
     ASSERT_FALSE(parsed.ok()) << value;
     EXPECT_THAT(parsed.status().message(), HasSubstr("t.txtpb:3:44: plan.matrix[0].strategies[0].threads: ")) << value;
@@ -341,7 +347,8 @@ TEST(ValidatePlanTest, RejectsUnknownNames) {
   EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } workloads: 'synthetc' batch {} }").message(),
               HasSubstr("got \"synthetc\" (did you mean \"synthetic\"?)"));
   EXPECT_THAT(ValidateText("matrix { strategies { name: 'direct' } workloads: 'arithmetic' io_modes: 'blockng' "
-                           "batch {} }").message(),
+                           "batch {} }")
+                  .message(),
               HasSubstr("got \"blockng\" (did you mean \"blocking\"?)"));
 
   s = ValidateText(

@@ -71,7 +71,8 @@ MedianOf Medians(std::map<std::string, double> base) {
 TEST(RecommendAnswerTest, SuspendingWinsFirstThenTheBlockingChoice) {
   const BracketPlan b = Example();
   const DeviceAnswer a = AnswerBracket(
-      b, "vm", Results(b.plan, Medians({{"coroutine", 3e6}, {"fiber", 4e6}, {"fixed_pool_64", 5e6}, {"fixed_pool_100", 6e6}})));
+      b, "vm",
+      Results(b.plan, Medians({{"coroutine", 3e6}, {"fiber", 4e6}, {"fixed_pool_64", 5e6}, {"fixed_pool_100", 6e6}})));
   EXPECT_EQ(a.sentence, "use coroutine with suspending waits; if your waits must block, fixed_pool with 64 threads");
   ASSERT_EQ(a.io_modes.size(), 2u);
   EXPECT_EQ(a.io_modes[0].io_mode, "suspending");
@@ -118,10 +119,10 @@ TEST(RecommendAnswerTest, BlockingFirstWhenItIsFaster) {
 
 TEST(RecommendAnswerTest, TiesAreSaidAsTiesAndEqualIoModesBoth) {
   const BracketPlan b = Example();
-  const DeviceAnswer a = AnswerBracket(
-      b, "vm",
-      Results(b.plan, Medians({{"coroutine", 4e6}, {"fiber", 4.01e6}, {"fixed_pool_100", 4.02e6}}),
-              {"fixed_pool_100"}));
+  const DeviceAnswer a =
+      AnswerBracket(b, "vm",
+                    Results(b.plan, Medians({{"coroutine", 4e6}, {"fiber", 4.01e6}, {"fixed_pool_100", 4.02e6}}),
+                            {"fixed_pool_100"}));
   EXPECT_EQ(a.io_modes[0].verdict, AnswerKind::kOpen);
   EXPECT_THAT(a.io_modes[0].tied, ElementsAre("coroutine", "fiber"));
   // 0.5 % apart, but fixed_pool_100 swings ±10 % between its processes while the
@@ -143,10 +144,10 @@ TEST(RecommendAnswerTest, TiesAreSaidAsTiesAndEqualIoModesBoth) {
             "use coroutine with suspending waits; if your waits must block, fixed_pool with 64 or 100 threads "
             "(equivalent within 2.0 %)");
   // 5 % apart but swinging ±10 % between processes: undecided, "not told apart".
-  const DeviceAnswer swinging = AnswerBracket(
-      b, "vm",
-      Results(b.plan, Medians({{"coroutine", 2e6}, {"fixed_pool_64", 4e6}, {"fixed_pool_100", 4.2e6}}),
-              {"fixed_pool_64"}));
+  const DeviceAnswer swinging =
+      AnswerBracket(b, "vm",
+                    Results(b.plan, Medians({{"coroutine", 2e6}, {"fixed_pool_64", 4e6}, {"fixed_pool_100", 4.2e6}}),
+                            {"fixed_pool_64"}));
   EXPECT_EQ(swinging.io_modes[1].points[0].point.kind, engine::VerdictKind::kUndecided);
   EXPECT_EQ(swinging.sentence,
             "use coroutine with suspending waits; if your waits must block, fixed_pool with 64 or 100 threads (not "
@@ -172,9 +173,10 @@ TEST(RecommendAnswerTest, ANeighbourWithAnotherWinnerIsACrossover) {
 TEST(RecommendAnswerTest, AnIoModeNotMeasuredAtTheProfileIsLeftOut) {
   const BracketPlan b = Example();
   // Nothing suspending measured ok: the blocking answer alone.
-  DeviceAnswer a = AnswerBracket(b, "vm", Results(b.plan, [](const v1::CaseSpec& s) {
-                                   return s.io_mode() == "suspending" ? 0.0 : s.strategy().label() == "fixed_pool_16" ? 2e6 : 5e6;
-                                 }));
+  DeviceAnswer a =
+      AnswerBracket(b, "vm", Results(b.plan, [](const v1::CaseSpec& s) {
+                      return s.io_mode() == "suspending" ? 0.0 : s.strategy().label() == "fixed_pool_16" ? 2e6 : 5e6;
+                    }));
   EXPECT_EQ(a.sentence, "use fixed_pool with 16 threads");
   EXPECT_EQ(a.io_modes[1].verdict, AnswerKind::kNotMeasured);
   EXPECT_FALSE(a.io_modes[1].points[0].measured);
@@ -252,11 +254,9 @@ TEST(RecommendAnswerTest, AFixedWorkloadAcrossItsIoModes) {
     return s.io_mode() == "suspending" ? 60e6 : 2.5e9;
   });
   const DeviceAnswer a = AnswerWorkload("network", "vm", results);
-  EXPECT_EQ(a.sentence,
-            "use coroutine with suspending waits; if your waits must block, fixed_pool with 100 threads");
+  EXPECT_EQ(a.sentence, "use coroutine with suspending waits; if your waits must block, fixed_pool with 100 threads");
   EXPECT_EQ(a.io_modes[0].points[0].role, "network tasks");
-  EXPECT_EQ(AnswerWorkload("storage", "vm", results).sentence,
-            "no answer: no storage batch case was measured ok");
+  EXPECT_EQ(AnswerWorkload("storage", "vm", results).sentence, "no answer: no storage batch case was measured ok");
 }
 
 }  // namespace

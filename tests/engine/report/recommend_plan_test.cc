@@ -140,8 +140,7 @@ TEST(BracketPlanTest, ProfilesItCannotMeasureAreRefusedNamingTheKeyAndRange) {
   EXPECT_EQ(error("cpu_us=20000"),
             "--profile: cpu_us: 0 <= cpu_us <= 10000 for --measure (cpu_ns <= 10000000), got 20000");
   EXPECT_EQ(error("wait_us=200000"), "--profile: wait_us: 0 <= wait_us <= 100000 for --measure, got 200000");
-  EXPECT_EQ(error("wait_ms=200"),
-            "--profile: wait_ms: 0 <= wait_ms <= 100 for --measure (wait_us <= 100000), got 200");
+  EXPECT_EQ(error("wait_ms=200"), "--profile: wait_ms: 0 <= wait_ms <= 100 for --measure (wait_us <= 100000), got 200");
   EXPECT_THAT(error("wait_us=10", {.tasks = 0}), HasSubstr("--tasks: 1 <= tasks <= 10000, got 0"));
   EXPECT_THAT(error("wait_us=10", {.tasks = 10001}), HasSubstr("--tasks: 1 <= tasks <= 10000, got 10001"));
   EXPECT_THAT(error("wait_ms=50", {.tasks = 1000}),

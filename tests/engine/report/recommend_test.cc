@@ -27,9 +27,10 @@ v1::CaseResult Result(const std::string& label, uint32_t wait, double median, do
 // The device's residual spread: 0.0207865 over 8 dof (margin 4.16 %; each point's prior
 // 8 - 2 = 6 dof).
 std::vector<v1::CaseResult> OneSweep() {
-  return {Result("cpu", 10, 1.0e6, 0.1e6),  Result("io", 10, 2.0e6, 0.2e6),    Result("cpu", 100, 1.0e6, 0.1e6),
-          Result("io", 100, 1.5e6, 0.1e6),  Result("cpu", 1000, 4.0e6, 0.2e6), Result("io", 1000, 2.0e6, 0.1e6),
-          Result("cpu", 10000, 9.0e6, 1e6), testing::ProcessResult("io", 10000, {8.5e6, 9.0e6, 11.0e6})};
+  return {Result("cpu", 10, 1.0e6, 0.1e6),   Result("io", 10, 2.0e6, 0.2e6),
+          Result("cpu", 100, 1.0e6, 0.1e6),  Result("io", 100, 1.5e6, 0.1e6),
+          Result("cpu", 1000, 4.0e6, 0.2e6), Result("io", 1000, 2.0e6, 0.1e6),
+          Result("cpu", 10000, 9.0e6, 1e6),  testing::ProcessResult("io", 10000, {8.5e6, 9.0e6, 11.0e6})};
 }
 
 Profile Parse(const std::string& text) {
@@ -232,7 +233,8 @@ TEST(RecommendTest, ProfileKeysMapToParametersAndBadOnesAreNamed) {
             "unknown key \"cpus\"; allowed keys: cpu_ns, cpu_us, cpu_ms, wait_us, wait_ms, alloc_bytes, alloc_kib, "
             "touch_kib, touch_mib");
   EXPECT_EQ(error("cpu_us=-5"), "cpu_us: 0 <= cpu_us <= 1000000 (cpu_ns <= 1000000000), got \"-5\"");
-  EXPECT_EQ(error("wait_us=abc"), "wait_us: a plain decimal number (e.g. 50 or 0.5) in 0 <= wait_us <= 10000000, got \"abc\"");
+  EXPECT_EQ(error("wait_us=abc"),
+            "wait_us: a plain decimal number (e.g. 50 or 0.5) in 0 <= wait_us <= 10000000, got \"abc\"");
   // Only plain decimals: SimpleAtod read "0x10" as 16 and "1e-7" as a number.
   EXPECT_EQ(error("cpu_us=0x10"),
             "cpu_us: a plain decimal number (e.g. 50 or 0.5) in 0 <= cpu_us <= 1000000 (cpu_ns <= 1000000000), got "

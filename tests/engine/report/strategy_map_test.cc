@@ -100,7 +100,7 @@ TEST(StrategyMapTest, AGapInsideTheMarginIsEquivalentNeverAWin) {
   ASSERT_EQ(map.points.size(), 1u);
   const MapPoint& p = map.points[0];
   EXPECT_EQ(p.kind, engine::VerdictKind::kEquivalent) << p.reason;
-  EXPECT_GT(p.ratio_low, 1.0);  // io is slower in every round...
+  EXPECT_GT(p.ratio_low, 1.0);    // io is slower in every round...
   EXPECT_LT(p.ratio_high, 1.02);  // ...by less than the margin
   EXPECT_TRUE(p.tie);
   EXPECT_EQ(p.decisive_winner(), "");
@@ -222,16 +222,16 @@ TEST(StrategyMapTest, CrossoverBracketedByDecisivePointsWithAnInterpolatedEstima
   // interpolated in log(wait_us): ~449.6.
   const StrategyMap map = BuildStrategyMap(
       {
-      Result("cpu", 10, 1.0e6, 0.01e6),
-      Result("io", 10, 3.0e6, 0.01e6),
-      Result("cpu", 100, 1.0e6, 0.01e6),
-      Result("io", 100, 2.0e6, 0.01e6),
-      ProcessResult("cpu", 316, {1.2e6, 1.0e6, 0.8e6}),
-      ProcessResult("io", 316, {1.1e6, 1.1e6, 0.9e6}),
-      Result("cpu", 1000, 1.1e6, 0.01e6),
-      Result("io", 1000, 1.0e6, 0.01e6),
-      Result("cpu", 3162, 3.0e6, 0.01e6),
-      Result("io", 3162, 1.0e6, 0.01e6),
+          Result("cpu", 10, 1.0e6, 0.01e6),
+          Result("io", 10, 3.0e6, 0.01e6),
+          Result("cpu", 100, 1.0e6, 0.01e6),
+          Result("io", 100, 2.0e6, 0.01e6),
+          ProcessResult("cpu", 316, {1.2e6, 1.0e6, 0.8e6}),
+          ProcessResult("io", 316, {1.1e6, 1.1e6, 0.9e6}),
+          Result("cpu", 1000, 1.1e6, 0.01e6),
+          Result("io", 1000, 1.0e6, 0.01e6),
+          Result("cpu", 3162, 3.0e6, 0.01e6),
+          Result("io", 3162, 1.0e6, 0.01e6),
       },
       MapOptions{.spread = 0.01});
   ASSERT_EQ(map.points.size(), 5u);

@@ -483,11 +483,13 @@ TEST(TableTest, GatesNotCheckedAreListedWithTheirCount) {
   }
   EXPECT_EQ(FormatTable(report).find("not checked"), std::string::npos) << FormatTable(report);
   for (auto& r : *report.mutable_results()) {
-    r.mutable_env_before()->add_gates_not_checked("temperature: no thermal zone or battery gave a plausible "
-                                                  "reading, max 45 °C not checked");
+    r.mutable_env_before()->add_gates_not_checked(
+        "temperature: no thermal zone or battery gave a plausible "
+        "reading, max 45 °C not checked");
   }
-  report.mutable_results(1)->mutable_env_before()->add_gates_not_checked("other CPU: not measured, max 10 % not "
-                                                                         "checked");
+  report.mutable_results(1)->mutable_env_before()->add_gates_not_checked(
+      "other CPU: not measured, max 10 % not "
+      "checked");
   const std::string text = FormatTable(report);
   EXPECT_NE(text.find("gates not checked (no reading on this device, so they passed unchecked; in N of M cases):\n"
                       "  temperature: no thermal zone or battery gave a plausible reading, max 45 °C not checked "

@@ -34,7 +34,10 @@ constexpr char kPlan[] = R"pb(
     strategies { name: "direct" label: "slow" }
     workloads: [ "synthetic" ]
     batch { tasks: 1 }
-    sweeps { param: "wait_us" values: [ 0, 1 ] }
+    sweeps {
+      param: "wait_us"
+      values: [ 0, 1 ]
+    }
   }
   matrix {
     strategies { name: "direct" label: "alone" }
@@ -74,8 +77,8 @@ FakeRun RunFake(const v1::Plan& plan, std::function<double(const std::string&, i
   fake.median = std::move(median);
   options.batch_slice_executor = [&](const runner::SliceRequest& r, absl::Duration d) { return fake(r, d); };
   FakeRun run;
-  absl::StatusOr<RunSummary> summary =
-      RunPlan(plan, options, [&](const v1::CaseResult& r) { run.by_id[r.spec().case_id()] = r; }, nullptr);
+  absl::StatusOr<RunSummary> summary = RunPlan(
+      plan, options, [&](const v1::CaseResult& r) { run.by_id[r.spec().case_id()] = r; }, nullptr);
   EXPECT_TRUE(summary.ok()) << summary.status();
   run.calls = fake.calls;
   return run;
@@ -294,12 +297,16 @@ TEST(RacingTest, ACancellationKeepsTheFinishedRoundsAsPartialResults) {
     return response;
   };
   const v1::Plan plan = PlanFrom(R"pb(name: "p"
-    matrix { strategies { name: "direct" label: "a" } strategies { name: "direct" label: "b" }
-             workloads: [ "arithmetic" ] batch { tasks: 1 } }
-    measurement { warmup_seconds: 0 rounds: 5 shuffle_seed: 3 })pb");
+                                      matrix {
+                                        strategies { name: "direct" label: "a" }
+                                        strategies { name: "direct" label: "b" }
+                                        workloads: [ "arithmetic" ]
+                                        batch { tasks: 1 }
+                                      }
+                                      measurement { warmup_seconds: 0 rounds: 5 shuffle_seed: 3 })pb");
   std::vector<v1::CaseResult> results;
-  absl::StatusOr<RunSummary> summary =
-      RunPlan(plan, options, [&](const v1::CaseResult& r) { results.push_back(r); }, &cancelled);
+  absl::StatusOr<RunSummary> summary = RunPlan(
+      plan, options, [&](const v1::CaseResult& r) { results.push_back(r); }, &cancelled);
   ASSERT_TRUE(summary.ok()) << summary.status();
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(summary->cancelled, 2);

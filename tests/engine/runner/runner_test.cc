@@ -224,13 +224,20 @@ TEST(RunnerTest, StopsAtMaxRepetitionsSplitOverRounds) {
 // they start (-3 598 s). A result's end is its start plus the case's steady duration,
 // and the step is noted as a condition of the case.
 TEST(RunnerTest, AWallClockStepMidCaseKeepsItsDurationAndIsNoted) {
-  const v1::Plan plan = PlanFrom(R"pb(
-    matrix {
-      strategies { name: "direct" }
-      workloads: "arithmetic"
-      batch { tasks: 1 }
-    }
-    measurement { warmup_seconds: 0.01 target_ci_percent: 0.0000001 min_repetitions: 3 max_repetitions: 9 rounds: 3 })pb");
+  const v1::Plan plan =
+      PlanFrom(R"pb(
+        matrix {
+          strategies { name: "direct" }
+          workloads: "arithmetic"
+          batch { tasks: 1 }
+        }
+        measurement {
+          warmup_seconds: 0.01
+          target_ci_percent: 0.0000001
+          min_repetitions: 3
+          max_repetitions: 9
+          rounds: 3
+        })pb");
   const absl::Time t0 = absl::FromUnixSeconds(1'800'000'000);
   FakeClock clock(t0);
   RunOptions options;
