@@ -8,6 +8,7 @@
 #include "engine/measure/stop_rule.h"
 #include "engine/plan/plan.h"
 #include "engine/scenarios/param_rules.h"
+#include "engine/scenarios/registry.h"
 
 namespace fleetmark::engine {
 namespace {
@@ -64,7 +65,7 @@ PlanCost EstimateCost(const std::vector<v1::CaseSpec>& cases, const v1::Measurem
   double expected = 0, worst = 0;
   int64_t slices = 0, worst_slices = 0;
   for (const v1::CaseSpec& spec : cases) {
-    if (spec.scenario() == "batch") {
+    if (IsBatch(spec)) {
       ++out.batch_cases;
       const double o = kProcessOverheadSeconds;
       expected += out.processes.min * (w + o) + b;
