@@ -307,9 +307,12 @@ void Session::OnCancellation(const fleetmark::v1::JobCancellation& cancellation)
   const std::string& job_id = cancellation.job_id();
   const bool was_running = runner_->Cancel(job_id);
   bool was_unconfirmed = false;
-  {
+  if (!was_running) {
+    // Finished here before the cancellation came: the coordinator has ended the job, so
+    // its unconfirmed report is moot. A job that was running reports its cancellation
+    // (possibly already, from the runner's thread) and that report waits for its ack.
     absl::MutexLock lock(&mu_);
-    was_unconfirmed = DropFinishReport(job_id);  // ended on the coordinator's side already
+    was_unconfirmed = DropFinishReport(job_id);
   }
   Log(LogLevel::kInfo,
       absl::StrCat("cancellation of job ", job_id, " (", cancellation.reason(), ")",

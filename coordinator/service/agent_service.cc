@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/service/hello_check.h"
+#include "coordinator/service/revocation.h"
 #include "coordinator/service/secrets.h"
 #include "engine/common/log.h"
 #include "engine/common/message_text.h"
@@ -361,6 +362,9 @@ void AgentServiceImpl::Welcome(const SessionPtr& session, const v1::Hello& hello
                        true, true);
     }
   }
+  // Revoked or removed between its registration and the Add above: the notification
+  // found no stream here, so this is the one check that sees it.
+  if (absl::StatusOr<bool> refused = EndStreamIfRevoked(store_, agent_id, session); refused.ok() && *refused) return;
   v1::CoordinatorMessage welcome;
   welcome.mutable_welcome()->set_agent_id(agent_id);
   welcome.mutable_welcome()->set_agent_credential(credential);

@@ -7,12 +7,12 @@
 
 namespace fleetmark::service {
 
-absl::StatusOr<std::vector<std::string>> EndRevokedAgentStreams(store::Store& store, AgentRegistry& registry) {
-  std::map<std::string, std::shared_ptr<AgentSession>> by_agent;
-  for (const std::shared_ptr<AgentSession>& session : registry.All()) {
-    const std::string agent_id = session->state().agent_id;
-    if (!agent_id.empty() && !session->closing()) by_agent[agent_id] = session;
-  }
+namespace {
+
+// Ends the streams of `by_agent` (agent id -> its live session here) that the store says
+// must go; returns their names.
+absl::StatusOr<std::vector<std::string>> EndStreamsOf(store::Store& store,
+                                                      std::map<std::string, std::shared_ptr<AgentSession>>& by_agent) {
   std::vector<std::string> ended;
   if (by_agent.empty()) return ended;
   std::vector<std::string> ids, sessions;
@@ -35,6 +35,25 @@ absl::StatusOr<std::vector<std::string>> EndRevokedAgentStreams(store::Store& st
     }
   }
   return ended;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> EndRevokedAgentStreams(store::Store& store, AgentRegistry& registry) {
+  std::map<std::string, std::shared_ptr<AgentSession>> by_agent;
+  for (const std::shared_ptr<AgentSession>& session : registry.All()) {
+    const std::string agent_id = session->state().agent_id;
+    if (!agent_id.empty() && !session->closing()) by_agent[agent_id] = session;
+  }
+  return EndStreamsOf(store, by_agent);
+}
+
+absl::StatusOr<bool> EndStreamIfRevoked(store::Store& store, const std::string& agent_id,
+                                        const std::shared_ptr<AgentSession>& session) {
+  std::map<std::string, std::shared_ptr<AgentSession>> by_agent{{agent_id, session}};
+  absl::StatusOr<std::vector<std::string>> ended = EndStreamsOf(store, by_agent);
+  if (!ended.ok()) return ended.status();
+  return !ended->empty();
 }
 
 }  // namespace fleetmark::service

@@ -18,6 +18,7 @@
 // Thread-safety: safe from any thread; one database statement per call.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,13 @@ namespace fleetmark::service {
 // Returns the names of the agents whose streams it ended. Errors: the store's
 // (Unavailable while the database is down; nothing is ended then).
 absl::StatusOr<std::vector<std::string>> EndRevokedAgentStreams(store::Store& store, AgentRegistry& registry);
+
+// The same check for one session that has just entered the registry: a revocation or
+// removal committed between the agent's registration and that moment was announced while
+// no coordinator held its stream (every "disconnect" notification found none), so the
+// session is checked once more here. True when it refused the session. Errors: the
+// store's (the liveness flush then catches it, within one heartbeat interval).
+absl::StatusOr<bool> EndStreamIfRevoked(store::Store& store, const std::string& agent_id,
+                                        const std::shared_ptr<AgentSession>& session);
 
 }  // namespace fleetmark::service
