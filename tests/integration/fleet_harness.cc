@@ -550,4 +550,11 @@ v1::Plan ReducedS1Plan(const std::vector<std::string>& strategies, const std::ve
   return plan;
 }
 
+v1::Plan WithReducedS1Block(v1::Plan plan, const std::vector<std::string>& strategies,
+                            const std::vector<std::string>& workloads) {
+  const v1::Plan block = ReducedS1Plan(strategies, workloads, static_cast<int>(plan.matrix(0).batch().tasks()), 1);
+  *plan.add_matrix() = block.matrix(0);
+  return plan;
+}
+
 }  // namespace fleetmark::testing

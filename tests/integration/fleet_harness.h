@@ -231,6 +231,12 @@ absl::StatusOr<v1::Plan> PlanFromText(const std::string& text);
 v1::Plan ReducedS1Plan(const std::vector<std::string>& strategies, const std::vector<std::string>& workloads, int tasks,
                        int repetitions, int rounds = 1);
 
+// `plan` (a ReducedS1Plan) with one more matrix block: `strategies` x `workloads` with
+// the first block's batch size, io modes and the same per-strategy `threads` rule (e.g.
+// the parallel constructs on one workload only, where the full cross product costs more).
+v1::Plan WithReducedS1Block(v1::Plan plan, const std::vector<std::string>& strategies,
+                            const std::vector<std::string>& workloads);
+
 // Number of cases ReducedS1Plan produces.
 inline int CaseCount(const v1::Plan& plan) {
   int n = 0;

@@ -182,7 +182,8 @@ TEST_F(FleetTest, ReducedS1OnThreeAgentsLandsExactlyTheExpectedRows) {
     }
   }
 
-  const v1::Plan plan = QuickPlan();
+  // QuickPlan plus the parallel constructs (issue 35) on one workload: 6 cases a job.
+  const v1::Plan plan = WithReducedS1Block(QuickPlan(), {"openmp_for", "std_par"}, {"arithmetic"});
   auto run = control_->Submit(plan, "");
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(run->jobs_size(), 3);
@@ -191,29 +192,35 @@ TEST_F(FleetTest, ReducedS1OnThreeAgentsLandsExactlyTheExpectedRows) {
   EXPECT_EQ(ended->status(), "done") << ended->ShortDebugString();
   for (const v1::JobInfo& job : ended->jobs()) {
     EXPECT_EQ(job.status(), "done") << job.ShortDebugString();
-    EXPECT_EQ(job.cases_done(), 4u) << job.ShortDebugString();
+    EXPECT_EQ(job.cases_done(), 6u) << job.ShortDebugString();
   }
 
-  ExpectExactlyOnce(run->run_id(), 12);
+  ExpectExactlyOnce(run->run_id(), 18);
   const std::string where = absl::StrCat(
       " FROM case_results r JOIN agents a USING (agent_id) "
       "WHERE r.run_id = '",
       run->run_id(), "'");
   EXPECT_THAT(SqlRows("SELECT a.name || ':' || count(*)" + where + " GROUP BY a.name"),
-              UnorderedElementsAre("host-a:4", "host-b1:4", "host-b2:4"));
+              UnorderedElementsAre("host-a:6", "host-b1:6", "host-b2:6"));
   EXPECT_THAT(SqlRows("SELECT DISTINCT r.strategy || '/' || r.workload || '/' || r.io_mode || '/' || "
                       "r.scenario" +
                       where),
               UnorderedElementsAre("direct/arithmetic/blocking/batch", "direct/collections/blocking/batch",
-                                   "fixed_pool/arithmetic/blocking/batch", "fixed_pool/collections/blocking/batch"));
+                                   "fixed_pool/arithmetic/blocking/batch", "fixed_pool/collections/blocking/batch",
+                                   "openmp_for/arithmetic/blocking/batch", "std_par/arithmetic/blocking/batch"));
   EXPECT_EQ(Sql("SELECT count(*)" + where + " AND r.status <> 'ok'"), 0);
   EXPECT_EQ(Sql("SELECT count(*)" + where + " AND r.sample_count < 3"), 0);
-  EXPECT_EQ(Sql("SELECT count(*)" + where + " AND cardinality(r.samples_ns) = r.sample_count"), 12);
+  EXPECT_EQ(Sql("SELECT count(*)" + where + " AND cardinality(r.samples_ns) = r.sample_count"), 18);
+  // The parallel constructs arrive with the threads that ran them (threads: 2 in the
+  // plan): OpenMP's team is exactly what was asked (dynamic adjustment off); std_par's
+  // oneTBB arena has 2 slots, filled by the workers that arrived.
+  EXPECT_EQ(Sql("SELECT count(*)" + where + " AND r.strategy = 'openmp_for' AND r.threads_used = 2"), 3);
+  EXPECT_EQ(Sql("SELECT count(*)" + where + " AND r.strategy = 'std_par' AND r.threads_used BETWEEN 1 AND 2"), 3);
   // The agent links the counting operator new: the collections workload allocates.
   EXPECT_EQ(Sql("SELECT count(*)" + where + " AND r.workload = 'collections' AND r.allocations > 0"), 6);
   // Every result carries the agent's device fingerprint (its hash recomputed on ingest):
-  // the three agents share this machine, so one fingerprint for all twelve.
-  EXPECT_EQ(Sql("SELECT count(*)" + where + " AND length(r.fingerprint_hash) = 16 AND r.fingerprint IS NOT NULL"), 12);
+  // the three agents share this machine, so one fingerprint for all eighteen.
+  EXPECT_EQ(Sql("SELECT count(*)" + where + " AND length(r.fingerprint_hash) = 16 AND r.fingerprint IS NOT NULL"), 18);
   EXPECT_EQ(Sql("SELECT count(DISTINCT r.fingerprint_hash)" + where), 1);
 }
 
