@@ -49,6 +49,14 @@ echo "dist($arch): building in $build" >&2
 FLEETMARK_DEPS_ROOT=$deps cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_TOOLCHAIN_FILE="$root/deploy/toolchains/$triple.cmake" -DCMAKE_UNITY_BUILD=ON >/dev/null
 FLEETMARK_DEPS_ROOT=$deps ninja -C "$build" -j"$jobs" fleetmark-agent fleetmark
+# The openmp_* strategies link the compiler's static libgomp.a (the cross compilers'
+# libgcc-12-dev-ARCH-cross ships it); a toolchain without one builds them as
+# "unsupported: built without OpenMP", which is said here.
+if grep -q '^FLEETMARK_HAVE_OPENMP:INTERNAL=1$' "$build/CMakeCache.txt"; then
+  echo "dist($arch): openmp_* strategies: static libgomp.a of GCC $("$triple-gcc" -dumpfullversion 2>/dev/null || echo '(version unknown)')" >&2
+else
+  echo "dist($arch): openmp_* strategies: unsupported in this build (built without OpenMP: $triple-g++ -static -fopenmp failed, see $build/CMakeFiles/CMakeError.log)" >&2
+fi
 
 name=fleetmark-$version-linux-$arch
 stage=dist/$name

@@ -51,6 +51,14 @@
 #include "engine/strategies/strategy_base.h"
 #include "engine/strategies/work_stealing_implementation.h"
 
+// std_par's threads_used counts the arena's workers, which is the truth only when
+// libstdc++'s parallel algorithms run on oneTBB: libstdc++ picks its TBB backend when
+// <tbb/tbb.h> is on the include path (the host's libtbb-dev, the device builds' static
+// oneTBB), else a serial one that would run every batch on one thread.
+#if defined(__GLIBCXX__) && !defined(_PSTL_PAR_BACKEND_TBB)
+#error "std_par: libstdc++'s parallel algorithms have no TBB backend in this build (<tbb/tbb.h> not found)"
+#endif
+
 namespace fleetmark::engine {
 namespace {
 
