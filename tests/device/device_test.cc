@@ -5,10 +5,13 @@
 //  * in an empty root (tests/device/empty_root.sh: a new mount namespace, only the
 //    artifact, the qemu binary and bind-mounted /proc, /sys, /dev/null, /dev/urandom)
 //    the agent enrolls with the x86_64 coordinator on loopback by IP, runs a reduced S1
-//    plan (work_stealing, fiber, coroutine, event_loop), survives a kill -9 mid-job and
-//    a restart on its spool, and every case lands once in PostgreSQL with its
-//    architecture and emulated = true;
-//  * `fleetmark run` of the same plan works in that root.
+//    plan (work_stealing, fiber, coroutine, event_loop, and the parallel constructs
+//    openmp_for and std_par), survives a kill -9 mid-job and a restart on its spool, and
+//    every case lands once in PostgreSQL with its architecture and emulated = true;
+//  * `fleetmark run` of the same plan works in that root;
+//  * the parallel constructs run there: openmp_for on the static libgomp.a linked into
+//    the artifact, std_par on libstdc++'s parallel algorithms over the static oneTBB,
+//    each OK with its threads_used.
 // The artifacts are built by deploy/test.sh (deploy/dist.sh ARCH) before ctest.
 #include <sys/stat.h>
 
@@ -47,9 +50,29 @@ std::string Tarball() {
 
 std::string Tail(const std::string& text) { return text.size() > 4000 ? text.substr(text.size() - 4000) : text; }
 
-// The reduced S1 plan of the issue: the four strategies a device build must carry.
+// The reduced S1 plan of the issue: the four strategies a device build must carry, plus
+// the parallel constructs of issue 35 (OpenMP's parallel for, the standard parallel
+// algorithms) on one workload only (each case costs seconds under qemu). Every strategy
+// that uses `threads` is given 2.
 v1::Plan DevicePlan() {
-  return ReducedS1Plan({"work_stealing", "fiber", "coroutine", "event_loop"}, {"arithmetic", "mixed"}, 16, 3);
+  return WithReducedS1Block(
+      ReducedS1Plan({"work_stealing", "fiber", "coroutine", "event_loop"}, {"arithmetic", "mixed"}, 16, 3),
+      {"openmp_for", "std_par"}, {"arithmetic"});
+}
+
+// The artifact links libgomp statically (deploy/dist.sh's -static build) and says so.
+auto OpenMpNote() { return ::testing::AllOf(HasSubstr("openmp_*: libgomp, OpenMP"), HasSubstr("(static libgomp.a")); }
+
+// A parallel construct's result tells how many threads ran the batch: openmp_for's
+// team is exactly the 2 asked for (omp_get_num_threads, dynamic adjustment off);
+// std_par's oneTBB arena has 2 slots, which workers fill by arrival (at least 1).
+void ExpectThreadsUsed(const std::string& strategy, int64_t threads_used, const std::string& where) {
+  if (strategy == "openmp_for") {
+    EXPECT_EQ(threads_used, 2) << where;
+  } else if (strategy == "std_par") {
+    EXPECT_GE(threads_used, 1) << where;
+    EXPECT_LE(threads_used, 2) << where;
+  }
 }
 
 class DeviceTest : public ::testing::Test {
@@ -133,17 +156,20 @@ TEST_F(DeviceTest, LocalRunInTheEmptyRoot) {
     EXPECT_EQ(r.counters().repetitions(), static_cast<uint64_t>(r.samples_ns_size())) << r.spec().case_id();
     EXPECT_GT(r.counters().peak_threads(), 0u) << r.spec().case_id();
     EXPECT_GT(r.counters().peak_rss_bytes(), 0u) << r.spec().case_id();
+    ExpectThreadsUsed(r.spec().strategy().name(), r.threads_used(), r.spec().case_id());
     strategies.insert(r.spec().strategy().name());
     case_ids.insert(r.spec().case_id());
   }
   EXPECT_EQ(static_cast<int>(case_ids.size()), report->results_size());
-  EXPECT_THAT(strategies, ::testing::UnorderedElementsAre("work_stealing", "fiber", "coroutine", "event_loop"));
+  EXPECT_THAT(strategies, ::testing::UnorderedElementsAre("work_stealing", "fiber", "coroutine", "event_loop",
+                                                          "openmp_for", "std_par"));
   EXPECT_EQ(report->host().arch(), kUnameMachine);
   EXPECT_TRUE(report->host().emulated()) << report->host().ShortDebugString();
   // Which work-stealing implementation ran: the static oneTBB of the device build.
   EXPECT_THAT(report->host().notes(),
               ::testing::Contains(::testing::AllOf(HasSubstr("work_stealing: oneTBB 20"), HasSubstr("(static, "))))
       << report->host().ShortDebugString();
+  EXPECT_THAT(report->host().notes(), ::testing::Contains(OpenMpNote())) << report->host().ShortDebugString();
 }
 
 TEST_F(DeviceTest, EmptyRootAgentRunsThePlanOnceAcrossAKill) {
@@ -183,6 +209,7 @@ TEST_F(DeviceTest, EmptyRootAgentRunsThePlanOnceAcrossAKill) {
   EXPECT_THAT((*agents)[0].host().notes(),
               ::testing::Contains(::testing::AllOf(HasSubstr("work_stealing: oneTBB 20"), HasSubstr("(static, "))))
       << (*agents)[0].host().ShortDebugString();
+  EXPECT_THAT((*agents)[0].host().notes(), ::testing::Contains(OpenMpNote())) << (*agents)[0].host().ShortDebugString();
 
   const v1::Plan plan = DevicePlan();
   auto run = control.Submit(plan, "name=" + agent.name);
@@ -211,6 +238,12 @@ TEST_F(DeviceTest, EmptyRootAgentRunsThePlanOnceAcrossAKill) {
                              "WHERE r.run_id = '",
                              run->run_id(), "' AND a.arch = '", kUnameMachine, "' AND a.emulated AND r.emulated")),
             rows);
+  // The parallel constructs' results arrived OK with the threads that ran them.
+  for (const std::string strategy : {"openmp_for", "std_par"}) {
+    const std::string of = absl::StrCat(where, " AND strategy = '", strategy, "'");
+    EXPECT_EQ(Sql("SELECT count(*)" + of + " AND status = 'ok'"), 1) << strategy;
+    ExpectThreadsUsed(strategy, Sql("SELECT max(threads_used)" + of), strategy);
+  }
 }
 
 }  // namespace
