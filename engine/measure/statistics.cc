@@ -298,4 +298,15 @@ double BetweenProcessShare(absl::Span<const int64_t> samples_ns, absl::Span<cons
 
 double Median(std::vector<double> values) { return values.empty() ? 0 : MedianInPlace(values); }
 
+void WidenNextForRoundDrift(fleetmark::v1::Statistics& stats, double round_sigma) {
+  const double median = stats.median_ns();
+  if (!(round_sigma > 0) || !std::isfinite(round_sigma) || !(median > 0)) return;
+  if (!(stats.next_low_ns() > 0) || !(stats.next_high_ns() > 0)) return;
+  const double extra = kNextRoundQuantile * round_sigma;
+  const double low = std::log(median / std::min(stats.next_low_ns(), median));
+  const double high = std::log(std::max(stats.next_high_ns(), median) / median);
+  stats.set_next_low_ns(median * std::exp(-std::hypot(low, extra)));
+  stats.set_next_high_ns(median * std::exp(std::hypot(high, extra)));
+}
+
 }  // namespace fleetmark::engine

@@ -1,4 +1,4 @@
-// DecideGroup, DeviceSpread, MarginFor, StudentTQuantile (verdict.h).
+// DecideGroup, DeviceSpread, RoundSpread, MarginFor, StudentTQuantile (verdict.h).
 #include "engine/measure/verdict.h"
 
 #include <algorithm>
@@ -190,6 +190,31 @@ ResidualSpread DeviceSpread(const std::vector<std::vector<Contender>>& groups) {
     out.prior_dof = dof;
   }
   return out;
+}
+
+double RoundSpread(const std::vector<std::vector<Contender>>& groups) {
+  double squares = 0, dof = 0;
+  for (const std::vector<Contender>& group : groups) {
+    std::map<uint32_t, std::pair<double, int>> by_round;  // round -> Σ centred log, contenders
+    for (const Logs& logs : UsableLogs(group)) {
+      if (logs.by_round.size() < 2) continue;
+      for (const auto& [round, log] : logs.by_round) {
+        by_round[round].first += log - logs.mean_log;
+        ++by_round[round].second;
+      }
+    }
+    std::vector<double> effects;
+    for (const auto& [round, sum_count] : by_round) {
+      if (sum_count.second >= 2) effects.push_back(sum_count.first / sum_count.second);
+    }
+    if (effects.size() < 2) continue;
+    double mean = 0;
+    for (double e : effects) mean += e;
+    mean /= static_cast<double>(effects.size());
+    for (double e : effects) squares += (e - mean) * (e - mean);
+    dof += static_cast<double>(effects.size() - 1);
+  }
+  return dof > 0 ? std::sqrt(squares / dof) : 0;
 }
 
 double StudentTQuantile(double p, double dof) {

@@ -206,6 +206,18 @@ struct ResidualSpread {
 // no pair of contenders shares two rounds. Pure.
 ResidualSpread DeviceSpread(const std::vector<std::vector<Contender>>& groups);
 
+// The spread of the round effects of a run: how far the machine's moment moves the
+// process medians of every contender of a round together (the block effect of the
+// two-way model above, which pairing cancels and DeviceSpread leaves out). Within each
+// group, each contender's log process medians are centred on their mean; a round's
+// effect is the mean of the centred values of the contenders that ran in it (rounds with
+// at least two); the effects are centred per group and pooled: sqrt(Σ e² / Σ (R_g - 1))
+// over groups with R_g >= 2 such rounds. The round mean also carries σ²/C of residual
+// noise, so this overstates the block spread slightly (the conservative side for the
+// next-invocation interval it widens: statistics.h, WidenNextForRoundDrift). 0 when no
+// group has two rounds of two contenders. Pure.
+double RoundSpread(const std::vector<std::vector<Contender>>& groups);
+
 // clamp(kMarginSpreads · spread, min_margin, max(min_margin, kMaxMargin)); a negative or
 // NaN min_margin counts as 0, a spread <= 0 or NaN as none. Pure.
 double MarginFor(double spread, double min_margin);

@@ -556,7 +556,8 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
         "variation between processes too (hierarchical bootstrap); btw: the between-\n"
         "process share of the variance (ANOVA variance components); next ±%: where the\n"
         "next invocation's median should fall (95% prediction interval over as many\n"
-        "processes, from their spread here).\n";
+        "processes, from their spread here, widened by how far the run's rounds moved\n"
+        "every strategy's medians together: the next invocation runs at another moment).\n";
   }
   return out;
 }

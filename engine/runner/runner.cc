@@ -523,6 +523,8 @@ class PlanRunner {
       r.mutable_process_sample_counts()->Assign(c.process_sizes.begin(), c.process_sizes.end());
       r.mutable_process_rounds()->Assign(c.process_rounds.begin(), c.process_rounds.end());
       r.set_between_process_share(BetweenProcessShare(c.samples, c.process_sizes));
+      // The next invocation runs at another moment of the machine (statistics.h).
+      WidenNextForRoundDrift(*r.mutable_stats(), RoundSpread(AllGroups()));
     }
     if (IsBatch(r.spec()) && !c.samples.empty() && status != v1::CASE_STATUS_CANCELLED) {
       r.set_stop_reason(c.race_stop != v1::STOP_REASON_UNSPECIFIED ? c.race_stop : FinalStopReason(c));

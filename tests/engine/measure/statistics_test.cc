@@ -286,6 +286,32 @@ TEST(HierarchicalStatisticsTest, NextInvocationGetsThePredictionInterval) {
   EXPECT_EQ(one.next_high_ns(), 0);
 }
 
+TEST(HierarchicalStatisticsTest, RoundDriftWidensTheNextInvocationInQuadrature) {
+  // median 100, next [90, 110], round spread 5 %: each side's log half-width combines
+  // with 1.96 x 0.05 = 0.098 in quadrature (ln(100/90) = 0.10536, ln(1.1) = 0.09531).
+  v1::Statistics s;
+  s.set_median_ns(100);
+  s.set_next_low_ns(90);
+  s.set_next_high_ns(110);
+  WidenNextForRoundDrift(s, 0.05);
+  EXPECT_NEAR(s.next_low_ns(), 100 * std::exp(-std::hypot(std::log(100.0 / 90), 0.098)), 1e-9);
+  EXPECT_NEAR(s.next_high_ns(), 100 * std::exp(std::hypot(std::log(1.1), 0.098)), 1e-9);
+  EXPECT_LT(s.next_low_ns(), 87);
+  EXPECT_GT(s.next_high_ns(), 114);
+  // Nothing to widen: unknown next interval (one process), no spread, a bad spread.
+  v1::Statistics one;
+  one.set_median_ns(100);
+  WidenNextForRoundDrift(one, 0.05);
+  EXPECT_EQ(one.next_low_ns(), 0);
+  EXPECT_EQ(one.next_high_ns(), 0);
+  v1::Statistics same = s;
+  WidenNextForRoundDrift(same, 0);
+  WidenNextForRoundDrift(same, std::numeric_limits<double>::quiet_NaN());
+  WidenNextForRoundDrift(same, -1);
+  EXPECT_EQ(same.next_low_ns(), s.next_low_ns());
+  EXPECT_EQ(same.next_high_ns(), s.next_high_ns());
+}
+
 TEST(HierarchicalStatisticsTest, DeterministicGivenTheSeed) {
   // Process levels close together, so the t interval (small spread of the process
   // medians) does not hide the bootstrap's draws.

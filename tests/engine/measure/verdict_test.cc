@@ -1,6 +1,8 @@
 // The verdict rule (verdict.h) on synthetic process medians with known answers.
 #include "engine/measure/verdict.h"
 
+#include "absl/strings/str_cat.h"
+
 #include <cmath>
 #include <limits>
 #include <random>
@@ -106,6 +108,37 @@ TEST(DeviceSpreadTest, CompleteGroupIsTheTwoWayAnovaResidual) {
   const ResidualSpread two = DeviceSpread({group, group, {C("alone", {1, 2, 3})}});
   EXPECT_NEAR(two.sigma, std::sqrt(ss / 6), 1e-12);
   EXPECT_DOUBLE_EQ(two.dof, 12);
+}
+
+TEST(RoundSpreadTest, KnownRoundEffectsWithoutResidual) {
+  // 3 contenders x 4 rounds, ln m = case effect + round effect exactly: the round effects
+  // +0.10, -0.10, +0.05, -0.05 (mean 0) come back, sqrt((0.01+0.01+0.0025+0.0025) / 3).
+  const std::vector<double> rounds = {0.10, -0.10, 0.05, -0.05};
+  std::vector<Contender> group;
+  for (double effect : {0.0, 0.4, 1.2}) {
+    std::vector<double> medians;
+    for (double r : rounds) medians.push_back(1e6 * std::exp(effect + r));
+    group.push_back(C(absl::StrCat("c", effect), medians));
+  }
+  EXPECT_NEAR(RoundSpread({group}), std::sqrt(0.025 / 3), 1e-12);
+  // Groups pool; a lone contender, or a group with one round, adds nothing.
+  EXPECT_NEAR(RoundSpread({group, group, {C("alone", {1, 2, 3})}}), std::sqrt(0.025 / 3), 1e-12);
+  EXPECT_EQ(RoundSpread({{C("a", {5}), C("b", {7})}}), 0);
+  EXPECT_EQ(RoundSpread({}), 0);
+}
+
+TEST(RoundSpreadTest, RecoversTheSimulatedDriftAndNotTheResidual) {
+  // Drift 5 % shared per round, residual 1 %: the estimate is near 5 % (the round mean
+  // carries 1 %/sqrt(3) of residual too), far from the residual alone.
+  Normal normal(11);
+  std::vector<std::vector<Contender>> groups;
+  for (int g = 0; g < 40; ++g) groups.push_back(Group(normal, {"a", "b", "c"}, {0, 0.2, 0.5}, 6, 0.05, 0.01));
+  const double s = RoundSpread(groups);
+  EXPECT_NEAR(s, std::sqrt(0.05 * 0.05 + 0.01 * 0.01 / 3), 0.006);
+  // No drift: only the residual's share remains.
+  std::vector<std::vector<Contender>> still;
+  for (int g = 0; g < 40; ++g) still.push_back(Group(normal, {"a", "b", "c"}, {0, 0.2, 0.5}, 6, 0.0, 0.01));
+  EXPECT_LT(RoundSpread(still), 0.01);
 }
 
 TEST(DeviceSpreadTest, DriftSharedByARoundIsNotNoise) {
