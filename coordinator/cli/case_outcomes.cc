@@ -22,7 +22,11 @@ CaseOutcomes CountOutcomes(const google::protobuf::RepeatedPtrField<v1::CaseResu
         break;
       case v1::CASE_STATUS_CANCELLED:
         ++outcomes.cancelled;
-        if (engine::IsPartialResult(r)) ++outcomes.partial;
+        if (engine::IsPartialResult(r)) {
+          ++outcomes.partial;
+        } else if (r.started_unix_ns() != 0) {
+          ++outcomes.stopped_in_first_round;
+        }
         break;
       default:
         ++outcomes.failed;
@@ -41,8 +45,12 @@ std::string OutcomeCounts(const CaseOutcomes& outcomes) {
 
 std::string KeptCounts(const CaseOutcomes& outcomes) {
   const int finished = outcomes.total() - outcomes.cancelled;
-  return absl::StrCat("kept ", finished, " finished case", finished == 1 ? "" : "s", ", ", outcomes.partial,
-                      " partial, ", outcomes.cancelled - outcomes.partial, " not run");
+  const int stopped = outcomes.stopped_in_first_round;
+  std::string text = absl::StrCat("kept ", finished, " finished case", finished == 1 ? "" : "s", ", ", outcomes.partial,
+                                  " partial, ", outcomes.cancelled - outcomes.partial - stopped, " not run");
+  if (stopped > 0)
+    absl::StrAppend(&text, ", ", stopped, " stopped in ", stopped == 1 ? "its" : "their", " first round");
+  return text;
 }
 
 }  // namespace fleetmark::cli

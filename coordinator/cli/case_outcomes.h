@@ -22,6 +22,9 @@ struct CaseOutcomes {
   int failed = 0;              // failed, timeout, and unknown statuses
   int cancelled = 0;
   int partial = 0;  // of `cancelled`: partial results (engine/common/partial_result.h)
+  // Of `cancelled`, not partial: started (started_unix_ns set) but stopped before any of
+  // its rounds finished, e.g. in a repetition that ran for minutes.
+  int stopped_in_first_round = 0;
   int total() const { return ok + unsupported + resource_exhausted + failed + cancelled; }
 };
 
@@ -37,7 +40,8 @@ std::string OutcomeCounts(const CaseOutcomes& outcomes);
 
 // What an interrupted or cancelled run kept: "kept 3 finished cases, 2 partial, 5 not
 // run" (finished: any status but cancelled; partial: IsPartialResult; not run: the
-// other cancelled ones). Pure function.
+// cancelled ones that never started), then ", 1 stopped in its first round" for the
+// started ones that finished no round. Pure function.
 std::string KeptCounts(const CaseOutcomes& outcomes);
 
 }  // namespace fleetmark::cli

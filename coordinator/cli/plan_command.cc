@@ -11,6 +11,7 @@
 #include "coordinator/cli/plan_loader.h"
 #include "engine/plan/cost.h"
 #include "engine/plan/plan.h"
+#include "engine/topology/cpu_limits.h"
 
 namespace fleetmark::cli {
 namespace {
@@ -31,9 +32,10 @@ absl::StatusOr<int> ValidateCommand(const std::vector<std::string>& args) {
                                engine::ExpandCases(*plan, true).size());
   // What it costs on each device (engine/plan/cost.h), in full and with --quick.
   for (const bool quick : {false, true}) {
-    const engine::PlanCost cost = engine::EstimatePlanCost(*plan, quick);
+    const engine::PlanCost cost = engine::EstimatePlanCost(*plan, quick, engine::EffectiveCpuCount());
     std::cout << "  " << (quick ? "with --quick: " : "duration: ") << engine::PlanCostText(cost) << "\n";
-    if (const std::string warning = engine::LongPlanWarning(cost); !warning.empty()) {
+    for (const std::string& warning : {engine::RepetitionOverrunWarning(cost), engine::LongPlanWarning(cost)}) {
+      if (warning.empty()) continue;
       std::cerr << "fleetmark plan validate: warning: " << (quick ? "with --quick, " : "") << warning << "\n";
     }
   }

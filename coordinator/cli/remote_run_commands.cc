@@ -23,6 +23,7 @@
 #include "engine/common/duration_text.h"
 #include "engine/plan/case_filter.h"
 #include "engine/plan/cost.h"
+#include "engine/topology/cpu_limits.h"
 #include "engine/plan/plan.h"
 #include "engine/report/text_table.h"
 
@@ -112,11 +113,11 @@ void PrintSubmitCost(const v1::Plan& plan) {
     if (filter->Matches(spec.case_id())) cases.push_back(std::move(spec));
   }
   const v1::Plan effective = quick ? engine::ApplyQuick(plan) : plan;
-  const engine::PlanCost cost =
-      engine::EstimateCost(cases, engine::ResolveMeasurement(effective.measurement()), plan.preconditions());
+  const engine::PlanCost cost = engine::EstimateCost(cases, engine::ResolveMeasurement(effective.measurement()),
+                                                     plan.preconditions(), engine::EffectiveCpuCount());
   std::cerr << "fleetmark submit: " << engine::PlanCostText(cost) << "\n";
-  if (const std::string warning = engine::LongPlanWarning(cost); !warning.empty()) {
-    std::cerr << "fleetmark submit: warning: " << warning << "\n";
+  for (const std::string& warning : {engine::RepetitionOverrunWarning(cost), engine::LongPlanWarning(cost)}) {
+    if (!warning.empty()) std::cerr << "fleetmark submit: warning: " << warning << "\n";
   }
 }
 

@@ -7,6 +7,7 @@
 #include "engine/common/duration_text.h"
 #include "engine/measure/stop_rule.h"
 #include "engine/plan/plan.h"
+#include "engine/plan/repetition_time.h"
 #include "engine/scenarios/param_rules.h"
 #include "engine/scenarios/registry.h"
 
@@ -55,23 +56,42 @@ BatchProcesses BatchProcessRange(const v1::MeasurementSettings& resolved) {
 }
 
 PlanCost EstimateCost(const std::vector<v1::CaseSpec>& cases, const v1::MeasurementSettings& resolved,
-                      const v1::Preconditions& preconditions) {
+                      const v1::Preconditions& preconditions, int cpus) {
   PlanCost out;
+  out.cpus = cpus;
   out.processes = BatchProcessRange(resolved);
   out.warmup_seconds = resolved.warmup_seconds();
   out.budget_seconds = resolved.max_seconds_per_case();
+  out.bound_seconds = RepetitionBoundSeconds(resolved);
   const double w = resolved.warmup_seconds(), b = resolved.max_seconds_per_case();
   const double k = resolved.cooldown_retries(), c = resolved.cooldown_seconds();
+  const double bound = RepetitionBoundSeconds(resolved);
   double expected = 0, worst = 0;
   int64_t slices = 0, worst_slices = 0;
   for (const v1::CaseSpec& spec : cases) {
     if (IsBatch(spec)) {
       ++out.batch_cases;
       const double o = kProcessOverheadSeconds;
-      expected += out.processes.min * (w + o) + b;
-      worst += (2 + k) * (out.processes.max * (w + o) + b) + k * out.processes.max * c;
-      slices += out.processes.min;
-      worst_slices += out.processes.max;
+      const double r = absl::ToDoubleSeconds(MinRepetitionTime(spec, cpus));
+      if (r > out.longest_repetition_seconds) {
+        out.longest_repetition_seconds = r;
+        out.longest_repetition_case = spec.case_id();
+      }
+      if (r > bound) {
+        // The runner stops the case after its first repetition (or its watchdog, first).
+        ++out.overrun_cases;
+        const double cut = o + std::min(r, w + b / out.processes.min + kWatchdogRepetitions * bound);
+        expected += cut;
+        worst += cut;
+        slices += 1;
+        worst_slices += 1;
+        continue;
+      }
+      const int p_min = out.processes.min, p_max = out.processes.max;
+      expected += p_min * (std::max(w, r) + o) + std::max(b, p_min * r);
+      worst += (2 + k) * (p_max * (w + r + o) + b + p_max * r) + k * p_max * c;
+      slices += p_min;
+      worst_slices += p_max;
     } else {
       ++out.scenario_cases;
       const CaseCost cost = ScenarioCost(spec);
@@ -97,9 +117,10 @@ PlanCost EstimateCost(const std::vector<v1::CaseSpec>& cases, const v1::Measurem
   return out;
 }
 
-PlanCost EstimatePlanCost(const v1::Plan& plan, bool quick) {
+PlanCost EstimatePlanCost(const v1::Plan& plan, bool quick, int cpus) {
   const v1::Plan effective = quick ? ApplyQuick(plan) : plan;
-  return EstimateCost(ExpandCases(plan, quick), ResolveMeasurement(effective.measurement()), plan.preconditions());
+  return EstimateCost(ExpandCases(plan, quick), ResolveMeasurement(effective.measurement()), plan.preconditions(),
+                      cpus);
 }
 
 std::string PlanCostText(const PlanCost& cost) {
@@ -117,6 +138,21 @@ std::string PlanCostText(const PlanCost& cost) {
                     cost.scenario_cases == 1 ? "" : "s");
   }
   return absl::StrCat(text, ")");
+}
+
+double RepetitionBoundSeconds(const v1::MeasurementSettings& resolved) {
+  return std::max(resolved.max_seconds_per_case(), kMaxRepetitionOverrunSeconds);
+}
+
+std::string RepetitionOverrunWarning(const PlanCost& cost) {
+  if (cost.overrun_cases == 0) return "";
+  return absl::StrCat(cost.overrun_cases, " batch case", cost.overrun_cases == 1 ? "" : "s",
+                      " cannot finish one repetition within max(measurement.max_seconds_per_case, ",
+                      kMaxRepetitionOverrunSeconds, " s) = ", RoundedDuration(absl::Seconds(cost.bound_seconds)),
+                      " (e.g. ", cost.longest_repetition_case, ": at least ",
+                      RoundedDuration(absl::Seconds(cost.longest_repetition_seconds)), " with ", cost.cpus,
+                      " CPUs): each stops as TIMEOUT after its first repetition; use fewer tasks or less work per "
+                      "task, or raise max_seconds_per_case");
 }
 
 std::string LongPlanWarning(const PlanCost& cost) {

@@ -13,10 +13,17 @@
 //   worst     = (2 + k) × (P_max × (W + O) + B)    racing's cap; every process measured
 //               + k × P_max × C                    again once as contended and after each
 //                                                  of k cooldown_retries of C s
-// A case that meets its CI target stops before its budget (faster than expected); a slow
-// device does not run longer (the budget bounds it) except by one repetition over a
-// process's share, at most max(B, kMaxRepetitionOverrunSeconds) (plan validation's
-// bound), which the estimate leaves out. Scenario cases run once, in one child:
+// A case that meets its CI target stops before its budget (faster than expected).
+// One repetition cannot be interrupted, so every process runs at least two (one warm-up,
+// one measured) whatever its share of the budget: with R the shortest repetition the
+// plan states (MinRepetitionTime, engine/plan/repetition_time.h: synthetic cpu_ns over
+// the CPUs the strategy can use, waits over the tasks it can have waiting), a process
+// warms up for max(W, R) (worst W + R) and the processes measure max(B, P × R) in all
+// (worst B + P × R); with R = 0 the formulas above. A case whose R is above the bound on
+// one repetition, L = max(B, kMaxRepetitionOverrunSeconds) (RepetitionBoundSeconds), is
+// stopped by the runner after its first repetition as TIMEOUT (or by its watchdog at
+// W + B / P_min + kWatchdogRepetitions × L, whichever is first): it costs that once.
+// Scenario cases run once, in one child:
 //   memory  expected kExpectedMemoryPointSeconds per point, worst point_timeout_seconds per point
 //   fanout  expected one call's min(delay_ms, timeout_ms) (the calls of a request overlap),
 //           worst calls_per_request of them one after another
@@ -57,27 +64,49 @@ struct BatchProcesses {
 };
 BatchProcesses BatchProcessRange(const v1::MeasurementSettings& resolved);
 
+// The runner's watchdog on one slice (engine/runner/runner.h): warm-up + time quota +
+// this many times the bound on one repetition (warm-up's last repetition, the quota's
+// last one, and starting and stopping the strategy and the process).
+inline constexpr int kWatchdogRepetitions = 3;
+
+// The longest one repetition may take before the runner stops its case:
+// max(max_seconds_per_case, kMaxRepetitionOverrunSeconds), the bound plan validation
+// guarantees for waits. `resolved`: ResolveMeasurement's.
+double RepetitionBoundSeconds(const v1::MeasurementSettings& resolved);
+
 struct PlanCost {
   int batch_cases = 0;
   int scenario_cases = 0;
-  BatchProcesses processes;   // of the batch cases
-  double warmup_seconds = 0;  // per process
-  double budget_seconds = 0;  // max_seconds_per_case
-  absl::Duration expected;    // one device, the model above
+  int cpus = 0;  // the CPUs the CPU work was spread over (EstimateCost's `cpus`)
+  // Batch cases whose shortest repetition is above bound_seconds: stopped after one.
+  int overrun_cases = 0;
+  double bound_seconds = 0;               // RepetitionBoundSeconds
+  double longest_repetition_seconds = 0;  // the largest MinRepetitionTime of the batch cases
+  std::string longest_repetition_case;    // its case id
+  BatchProcesses processes;               // of the batch cases
+  double warmup_seconds = 0;              // per process
+  double budget_seconds = 0;              // max_seconds_per_case
+  absl::Duration expected;                // one device, the model above
   absl::Duration worst;
 };
 
 // The cost of measuring `cases` with `resolved` settings (ResolveMeasurement's) under
-// `preconditions`, on one device.
+// `preconditions`, on one device whose processes may use `cpus` CPUs (>= 1; the CLI
+// passes its own machine's, EffectiveCpuCount: a plan names no device).
 PlanCost EstimateCost(const std::vector<v1::CaseSpec>& cases, const v1::MeasurementSettings& resolved,
-                      const v1::Preconditions& preconditions);
+                      const v1::Preconditions& preconditions, int cpus);
 
 // The cost of every case of `plan` (ApplyQuick first when `quick`). `plan` must be valid.
-PlanCost EstimatePlanCost(const v1::Plan& plan, bool quick);
+PlanCost EstimatePlanCost(const v1::Plan& plan, bool quick, int cpus);
 
 // "expected 25m00s, worst case 1h05m per device (130 batch cases x 3..10 processes of 0.5 s
 // warm-up + a 10 s budget; 0 scenario cases)".
 std::string PlanCostText(const PlanCost& cost);
+
+// "2 batch cases cannot finish one repetition within max(...) = 1m00s (e.g. CASE: at
+// least 1m40s with 2 CPUs): each stops as TIMEOUT after its first repetition; ..." when
+// cost.overrun_cases > 0, else "".
+std::string RepetitionOverrunWarning(const PlanCost& cost);
 
 // "worst case 1h05m is above 1h: ..." when cost.worst > kLongPlanDuration, else "".
 std::string LongPlanWarning(const PlanCost& cost);

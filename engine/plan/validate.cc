@@ -24,6 +24,7 @@
 #include "engine/common/text.h"
 #include "engine/plan/expand_internal.h"
 #include "engine/plan/plan.h"
+#include "engine/plan/repetition_time.h"
 #include "engine/measure/stop_rule.h"
 #include "engine/common/registry.h"
 #include "engine/strategies/registry.h"
@@ -96,29 +97,6 @@ std::string Quoted(std::string_view text) { return EscapeForTerminal(text); }
 
 bool IsLabelChar(char c) {
   return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '+' || c == ':';
-}
-
-// An upper bound on how many of a batch's tasks wait at once under `strategy` (its
-// threads, or all `tasks` when the strategy or a default we cannot know here allows it).
-uint64_t MaxConcurrentTasks(const v1::StrategySpec& strategy, std::string_view io_mode, uint32_t tasks) {
-  const StrategyTraits* traits = FindStrategy(strategy.name());
-  if (traits == nullptr) return tasks;  // reported by CheckStrategy
-  if (traits->concurrency == Concurrency::kOne) return 1;
-  if (traits->concurrency == Concurrency::kPerTask || strategy.threads() == 0) return tasks;
-  const bool suspends = io_mode == "suspending" && traits->suspending;
-  return suspends ? tasks : std::min<uint64_t>(strategy.threads(), tasks);
-}
-
-// Shortest duration one repetition of `tasks` tasks of `workload` can take with at most
-// `concurrency` tasks waiting at once: max(longest wait, total wait / concurrency).
-absl::Duration MinRepetitionTime(const Workload& workload, uint32_t tasks, uint64_t concurrency) {
-  absl::Duration total = absl::ZeroDuration(), longest = absl::ZeroDuration();
-  for (uint32_t i = 0; i < tasks; ++i) {
-    const absl::Duration wait = workload.Wait(static_cast<int>(i));
-    total += wait;
-    longest = std::max(longest, wait);
-  }
-  return std::max(longest, total / static_cast<int64_t>(std::max<uint64_t>(concurrency, 1)));
 }
 
 class Validator {
@@ -601,7 +579,7 @@ class Validator {
           for (const std::string& io_mode : io_modes) {
             for (const v1::StrategySpec& strategy : m.strategies()) {
               const uint64_t concurrency = MaxConcurrentTasks(strategy, io_mode, tasks);
-              const absl::Duration shortest = MinRepetitionTime(**workload, tasks, concurrency);
+              const absl::Duration shortest = MinWaitTime(**workload, tasks, concurrency);
               if (shortest <= absl::Seconds(limit_seconds)) continue;
               return Error(
                   {{field, mi}, {"batch"}, {"tasks"}},

@@ -186,6 +186,19 @@ class SliceRunner {
     return absl::OkStatus();
   }
 
+  // DeadlineExceeded (and response_.repetition_overrun) when one repetition of `took`
+  // is above the request's bound: a repetition cannot be interrupted, so the slice stops
+  // after it rather than start another.
+  absl::Status CheckRepetitionBound(Clock::duration took, const char* phase) {
+    const double seconds = std::chrono::duration<double>(took).count();
+    const double bound = request_.repetition_bound_seconds();
+    if (bound <= 0 || seconds <= bound) return absl::OkStatus();
+    response_.set_repetition_overrun(true);
+    return absl::DeadlineExceededError(absl::StrCat(
+        "one repetition (", phase, ") took ", absl::FormatDuration(absl::Milliseconds(std::llround(seconds * 1e3))),
+        ", more than the ", absl::FormatDuration(absl::Seconds(bound)), " bound on one repetition"));
+  }
+
   absl::Status Measure() {
     // Time-based warm-up (at least one batch, which also surfaces `unsupported` early).
     const Clock::time_point warm_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
@@ -193,7 +206,9 @@ class SliceRunner {
     do {
       if (Cancelled()) return absl::CancelledError("cancelled during warm-up");
       RunTestHook();
+      const Clock::time_point w0 = Clock::now();
       FLEETMARK_RETURN_IF_ERROR(RunOnce());
+      FLEETMARK_RETURN_IF_ERROR(CheckRepetitionBound(Clock::now() - w0, "warm-up"));
     } while (Clock::now() < warm_end);
     if (absl::Status calibrated = Calibrate(); absl::IsCancelled(calibrated)) return calibrated;
     hooks_->ResetSeen();
@@ -236,6 +251,8 @@ class SliceRunner {
       if (!status.ok()) break;
       samples.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
       if (cpu0 >= 0 && cpu1 >= cpu0) cpu_samples.push_back(cpu1 - cpu0);
+      status = CheckRepetitionBound(t1 - t0, "timed");
+      if (!status.ok()) break;
       const size_t taken = samples.size() + transient;
       if (taken >= quota) {
         response_.set_stop_reason(v1::STOP_REASON_MAX_REPETITIONS);

@@ -231,12 +231,18 @@ class PlanRunner {
                      ? options_.batch_slice_executor(request, watchdog)
                      : RunBatchSliceInChild(request, options_.child_executable, watchdog, cancelled_);
       other_share = probe.Finish();
-      if (response.status() == v1::CASE_STATUS_TIMEOUT) {
-        response.set_message(absl::StrCat("watchdog: the slice did not end within ", absl::FormatDuration(watchdog),
-                                          " (warm-up + time quota + 3 x the ", absl::FormatDuration(RepetitionBound()),
-                                          " bound on one repetition), so it is taken as hung and abandoned (its child "
-                                          "process was killed): ",
-                                          response.message()));
+      if (response.repetition_overrun()) {
+        response.set_message(absl::StrCat(
+            "overrun: ", response.message(), " (max(measurement.max_seconds_per_case, ", kMaxRepetitionOverrunSeconds,
+            " s) unless the runner was given another): a repetition cannot be interrupted, so the case stops after "
+            "it; use fewer tasks or less work per task, or raise max_seconds_per_case"));
+      } else if (response.status() == v1::CASE_STATUS_TIMEOUT) {
+        response.set_message(absl::StrCat(
+            "watchdog: the slice did not end within ", absl::FormatDuration(watchdog), " (warm-up + time quota + ",
+            kWatchdogRepetitions, " x the ", absl::FormatDuration(RepetitionBound()),
+            " bound on one repetition): one repetition ran far past the bound, or hung, so the case is abandoned (its "
+            "child process was killed): ",
+            response.message()));
       }
       const v1::EnvSnapshot after = TakeEnvSnapshot();
       *r.mutable_env_after() = after;
@@ -393,6 +399,7 @@ class PlanRunner {
     request.set_target_ci_percent(settings_.target_ci_percent());
     request.set_min_samples(static_cast<uint32_t>((settings_.min_repetitions() + min_processes_ - 1) / min_processes_));
     request.set_include_setup(settings_.include_setup());
+    request.set_repetition_bound_seconds(absl::ToDoubleSeconds(RepetitionBound()));
     return request;
   }
 
@@ -401,14 +408,14 @@ class PlanRunner {
   // caller set one.
   absl::Duration RepetitionBound() const {
     if (options_.repetition_bound > absl::ZeroDuration()) return options_.repetition_bound;
-    return absl::Seconds(std::max(settings_.max_seconds_per_case(), kMaxRepetitionOverrunSeconds));
+    return absl::Seconds(RepetitionBoundSeconds(settings_));  // engine/plan/cost.h
   }
 
   // A slice runs its warm-up and its time quota, each of which may end with one
   // repetition over it, plus starting and stopping the strategy and the process (also
   // given one bound). Past that it is hung.
   absl::Duration SliceWatchdog(const runner::SliceRequest& request) const {
-    return absl::Seconds(request.warmup_seconds() + request.max_seconds()) + 3 * RepetitionBound();
+    return absl::Seconds(request.warmup_seconds() + request.max_seconds()) + kWatchdogRepetitions * RepetitionBound();
   }
 
   // Whether the case's samples so far meet its whole stop rule (not a slice's share).
@@ -545,6 +552,19 @@ class PlanRunner {
                                  "unstable: the samples still drifted when the budget ran out",
                                  c.drift.empty() ? "" : absl::StrCat(" (halves' medians ", c.drift, ")"),
                                  "; raise max_seconds_per_case or warmup_seconds"));
+    }
+    // Honest about a budget one repetition overran (within the bound on one repetition):
+    // every process measures at least one repetition after at least one of warm-up.
+    if (IsBatch(r.spec()) && status == v1::CASE_STATUS_OK && !c.samples.empty()) {
+      const int64_t longest = *std::max_element(c.samples.begin(), c.samples.end());
+      if (absl::Nanoseconds(longest) > absl::Seconds(settings_.max_seconds_per_case())) {
+        r.set_message(absl::StrCat(
+            r.message(), r.message().empty() ? "" : "; ", "over budget: one repetition took up to ",
+            absl::FormatDuration(absl::Trunc(absl::Nanoseconds(longest), absl::Milliseconds(1))),
+            ", more than the case's ", absl::FormatDuration(absl::Seconds(settings_.max_seconds_per_case())),
+            " budget (max_seconds_per_case): each of its ", c.process_sizes.size(),
+            " processes ran at least one warm-up and one timed repetition"));
+      }
     }
     // A condition of the case, as throttling is: its stamps are right, but anything
     // else that read the wall clock meanwhile (other machines' logs, the job's times) may

@@ -46,5 +46,18 @@ TEST(CaseOutcomesTest, CancelledIsNeitherOutcomeNorFailure) {
   EXPECT_EQ(ExitCodeForOutcomes(outcomes), kExitOk);
 }
 
+// Issue 34's trial (D1): a case interrupted in a repetition that ran for minutes was
+// counted "not run" though it had started; it is said apart.
+TEST(CaseOutcomesTest, AStartedCaseWithNoFinishedRoundIsNotCountedAsNotRun) {
+  google::protobuf::RepeatedPtrField<v1::CaseResult> results =
+      Results({v1::CASE_STATUS_OK, v1::CASE_STATUS_CANCELLED, v1::CASE_STATUS_CANCELLED});
+  results[1].set_started_unix_ns(1);  // started, no process_rounds
+  const CaseOutcomes outcomes = CountOutcomes(results);
+  EXPECT_EQ(outcomes.stopped_in_first_round, 1);
+  EXPECT_EQ(KeptCounts(outcomes), "kept 1 finished case, 0 partial, 1 not run, 1 stopped in its first round");
+  EXPECT_EQ(KeptCounts(CountOutcomes(Results({v1::CASE_STATUS_CANCELLED}))),
+            "kept 0 finished cases, 0 partial, 1 not run");
+}
+
 }  // namespace
 }  // namespace fleetmark::cli

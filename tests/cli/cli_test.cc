@@ -200,6 +200,25 @@ TEST_F(CliTest, PlanValidateAndSubmitTellTheCost) {
   EXPECT_THAT(r.err, HasSubstr("fleetmark submit: warning: worst case 48h23m"));
 }
 
+// Issue 34's trial (D1): direct with 100 000 tasks of 1 ms of synthetic CPU work said
+// "expected 3s"; one repetition takes 100 s, above the 60 s bound on one repetition, so
+// the case is stopped after it: the estimate is that repetition, and it is warned about.
+TEST_F(CliTest, PlanValidateBoundsARepetitionByTheWorkItStates) {
+  const fs::path slow = Write("slow.txtpb", R"pb(name: "slow"
+                                                 matrix {
+                                                   strategies { name: "direct" }
+                                                   workloads: "synthetic"
+                                                   synthetic { cpu_ns: 1000000 }
+                                                   batch { tasks: 100000 }
+                                                 })pb");
+  CliResult r = Cli("plan validate " + slow.string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("  duration: expected 1m40s, worst case 1m40s per device"));
+  EXPECT_THAT(r.err, HasSubstr("fleetmark plan validate: warning: 1 batch case cannot finish one repetition within "
+                               "max(measurement.max_seconds_per_case, 60 s) = 1m00s (e.g. "
+                               "batch/synthetic[cpu_ns=1000000]/blocking/direct/any: at least 1m40s with "));
+}
+
 // Issue 34, item 3: `runs cancel` 8 s into a fleet run kept 0 results ("19 cancelled, 37
 // not run"). The agent of a cancelled job reports what it finished: the case that ended
 // in round 1 (direct cannot wait suspending: unsupported) and, for the case it was

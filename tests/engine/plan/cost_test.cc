@@ -2,9 +2,11 @@
 // worst-case duration, and the long-plan warning.
 #include "engine/plan/cost.h"
 
+#include <map>
 #include <string>
 
 #include "engine/plan/plan.h"
+#include "engine/plan/repetition_time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -36,7 +38,7 @@ TEST(PlanCost, BatchCasesSpendMinimumProcessesWarmUpPlusBudgetExpectedAndRacingC
                     batch { tasks: 10 }
                   }
                   measurement { warmup_seconds: 0.5 max_seconds_per_case: 10 rounds: 4 max_processes: 8 })pb");
-  const PlanCost cost = EstimatePlanCost(plan, false);
+  const PlanCost cost = EstimatePlanCost(plan, false, 2);
   EXPECT_EQ(cost.batch_cases, 4);
   EXPECT_EQ(cost.scenario_cases, 0);
   EXPECT_EQ(cost.processes.min, 4);
@@ -59,7 +61,7 @@ TEST(PlanCost, DefaultsGiveThreeToTenProcessesAndCooldownRetriesMultiplyTheWorst
                                       batch { tasks: 10 }
                                     }
                                     measurement { cooldown_retries: 2 cooldown_seconds: 5 })pb");
-  const PlanCost cost = EstimatePlanCost(plan, false);
+  const PlanCost cost = EstimatePlanCost(plan, false, 2);
   EXPECT_EQ(cost.processes.min, 3);   // kMinBatchProcesses
   EXPECT_EQ(cost.processes.max, 10);  // kDefaultMaxProcesses
   EXPECT_NEAR(Secs(cost.expected), 3 * (0.5 + O) + 10, kTol);
@@ -70,7 +72,7 @@ TEST(PlanCost, DefaultsGiveThreeToTenProcessesAndCooldownRetriesMultiplyTheWorst
   quick.mutable_quick()->set_max_seconds_per_case(1);
   quick.mutable_quick()->set_warmup_seconds(0.25);
   quick.mutable_quick()->set_cooldown_retries(1);
-  const PlanCost q = EstimatePlanCost(quick, true);
+  const PlanCost q = EstimatePlanCost(quick, true, 2);
   EXPECT_EQ(q.processes.max, 6);
   EXPECT_NEAR(Secs(q.expected), 3 * (0.25 + O) + 1, kTol);
   EXPECT_NEAR(Secs(q.worst), 3 * (6 * (0.25 + O) + 1) + 1 * 6 * 5.0, kTol);
@@ -93,7 +95,7 @@ TEST(PlanCost, ScenarioCasesRunOnceAndAreBoundedByTheirTimeouts) {
                                       strategies { name: "fixed_pool" threads: 4 }
                                       load { ramp_seconds: 2 hold_seconds: 3 request_timeout_ms: 1500 }
                                     })pb");
-  const PlanCost cost = EstimatePlanCost(plan, false);
+  const PlanCost cost = EstimatePlanCost(plan, false, 2);
   EXPECT_EQ(cost.batch_cases, 0);
   EXPECT_EQ(cost.scenario_cases, 3);
   // memory 3 points x 1 s; fanout one call min(200, 100) ms; load 2 + 3 s.
@@ -113,7 +115,7 @@ TEST(PlanCost, PreflightGatesAddTheirCpuSampleAndWorstCaseRechecksPerSlice) {
            }
            measurement { warmup_seconds: 1 max_seconds_per_case: 2 max_processes: 3 }
            preconditions { max_other_cpu_percent: 10 cpu_sample_seconds: 0.5 max_checks: 2 cooldown_seconds: 4 })pb");
-  const PlanCost cost = EstimatePlanCost(plan, false);
+  const PlanCost cost = EstimatePlanCost(plan, false, 2);
   // 3 processes: 3 x (1 + O) + 2 s, plus 3 slices x 0.5 s sample.
   EXPECT_NEAR(Secs(cost.expected), 3 * (1 + O) + 2 + 1.5, kTol);
   // Measured twice; each slice: 2 checks x 0.5 s + 1 cooldown x 4 s = 5 s.
@@ -130,13 +132,71 @@ TEST(PlanCost, AHugePlanIsWarnedAbout) {
                                       batch { tasks: 1000000 }
                                     }
                                     measurement { max_seconds_per_case: 86400 rounds: 1000 })pb");
-  const PlanCost cost = EstimatePlanCost(plan, false);
+  const PlanCost cost = EstimatePlanCost(plan, false, 2);
   EXPECT_EQ(cost.processes.min, 1000);                               // rounds; racing's cap of 10 is raised to it
   EXPECT_NEAR(Secs(cost.expected), 1000 * (0.5 + O) + 86400, kTol);  // 87 100 s = 24h12m
   EXPECT_NEAR(Secs(cost.worst), 2 * (1000 * (0.5 + O) + 86400), kTol);
   EXPECT_EQ(LongPlanWarning(cost),
             "worst case 48h23m (expected 24h12m) is above 1h00m on each device; lower "
             "measurement.max_seconds_per_case, rounds or max_processes, or measure fewer cases");
+}
+
+// Issue 34's trial (D1): direct, synthetic cpu_ns 1 ms x 100 000 tasks said "expected
+// 3s" while one repetition takes 100 s. Above the 60 s bound on one repetition the
+// runner stops such a case after its first repetition: it costs that once, and is
+// warned about.
+TEST(PlanCost, ARepetitionAboveTheBoundCostsItsRepetitionOnceAndIsWarnedAbout) {
+  const v1::Plan plan = PlanOf(R"pb(name: "p"
+                                    matrix {
+                                      strategies { name: "direct" }
+                                      workloads: [ "synthetic" ]
+                                      synthetic { cpu_ns: 1000000 }
+                                      batch { tasks: 100000 }
+                                    })pb");
+  const PlanCost cost = EstimatePlanCost(plan, false, 2);
+  EXPECT_EQ(cost.overrun_cases, 1);
+  EXPECT_NEAR(cost.longest_repetition_seconds, 100, kTol);  // direct: one task after another
+  EXPECT_NEAR(Secs(cost.expected), 100 + O, kTol);
+  EXPECT_NEAR(Secs(cost.worst), 100 + O, kTol);
+  EXPECT_EQ(RepetitionOverrunWarning(cost),
+            "1 batch case cannot finish one repetition within max(measurement.max_seconds_per_case, 60 s) = 1m00s "
+            "(e.g. batch/synthetic[cpu_ns=1000000]/blocking/direct/any: at least 1m40s with 2 CPUs): each stops as "
+            "TIMEOUT after its first repetition; use fewer tasks or less work per task, or raise "
+            "max_seconds_per_case");
+  // A repetition the bound allows: every process runs one warm-up and one measured
+  // repetition at least, so 3 x (5 s + O) + max(10 s budget, 3 x 5 s).
+  v1::Plan within = plan;
+  within.mutable_matrix(0)->mutable_batch()->set_tasks(5000);
+  const PlanCost slow = EstimatePlanCost(within, false, 2);
+  EXPECT_EQ(slow.overrun_cases, 0);
+  EXPECT_EQ(RepetitionOverrunWarning(slow), "");
+  EXPECT_NEAR(Secs(slow.expected), 3 * (5 + O) + 15, kTol);
+  // Worst: racing's 10 processes, each warming up W + R and measuring its share + R, twice.
+  EXPECT_NEAR(Secs(slow.worst), 2 * (10 * (0.5 + 5 + O) + 10 + 10 * 5), kTol);
+}
+
+// CPU work spreads over min(CPUs, the strategy's threads); a thread holds a task for
+// its CPU part and its blocking wait, so 1-thread strategies serialize both.
+TEST(PlanCost, TheShortestRepetitionSpreadsCpuWorkOverTheCpusAStrategyCanUse) {
+  const v1::Plan plan = PlanOf(R"pb(name: "p"
+                                    matrix {
+                                      strategies { name: "fixed_pool" threads: 4 label: "four" }
+                                      strategies { name: "fixed_pool" threads: 1 label: "one" }
+                                      strategies { name: "thread_per_task" }
+                                      strategies { name: "single_thread" }
+                                      workloads: [ "synthetic" ]
+                                      synthetic { cpu_ns: 1000000 wait_us: 1000 }
+                                      batch { tasks: 4000 }
+                                    })pb");
+  std::map<std::string, double> seconds;
+  for (const v1::CaseSpec& spec : ExpandCases(plan, false)) {
+    seconds[spec.strategy().label().empty() ? spec.strategy().name() : spec.strategy().label()] =
+        Secs(MinRepetitionTime(spec, 2));
+  }
+  EXPECT_NEAR(seconds["four"], 2, kTol);             // 4 s of CPU over 2 CPUs (waits: 4 s / 4 threads)
+  EXPECT_NEAR(seconds["one"], 8, kTol);              // 1 thread: 4 s of CPU + 4 s of waits
+  EXPECT_NEAR(seconds["thread_per_task"], 2, kTol);  // every task waits at once; CPU over 2 CPUs
+  EXPECT_NEAR(seconds["single_thread"], 8, kTol);    // 4 s of CPU + 4 s of waits, one after another
 }
 
 TEST(PlanCost, TheRunnersProcessRangeIsTheMaximumOfItsSettings) {

@@ -31,6 +31,7 @@ namespace {
 using ::fleetmark::testing::kHangLabel;
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Outcome {
   absl::StatusOr<RunSummary> summary;
@@ -798,6 +799,56 @@ TEST(RunnerTest, WatchdogAbandonsAHungRepetitionAsTimeout) {
   EXPECT_EQ(by_label["single_thread"].samples_ns_size(), 5);
   EXPECT_EQ(o.summary->failed, 1);
   EXPECT_TRUE(ChildPids().empty());
+}
+
+// Issue 34's trial (D1): a case whose one repetition took far longer than its bound ran
+// on with no word until the watchdog (3 x the bound) or an interrupt ("1 not run"). A
+// repetition over the bound (here 1 s, the caller's; max(budget, 60 s) by default) now
+// stops its case after that repetition, as TIMEOUT saying so: one 2 s repetition, not
+// three processes of two each.
+TEST(RunnerTest, ARepetitionOverTheBoundStopsItsCaseAsAnOverrun) {
+  const v1::Plan plan = PlanFrom(R"pb(
+    matrix {
+      strategies { name: "direct" }
+      workloads: "synthetic"
+      synthetic { wait_us: 1000000 }
+      batch { tasks: 2 }
+    }
+    measurement { warmup_seconds: 0 max_seconds_per_case: 0.5 rounds: 1 })pb");
+  RunOptions options;
+  options.repetition_bound = absl::Seconds(1);
+  Outcome o = RunCases(plan, options);
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 1u);
+  const v1::CaseResult& r = o.results[0];
+  EXPECT_EQ(r.status(), v1::CASE_STATUS_TIMEOUT) << r.message();
+  EXPECT_THAT(r.message(), HasSubstr("overrun: one repetition (warm-up) took 2."));
+  EXPECT_THAT(r.message(), HasSubstr("more than the 1s bound on one repetition"));
+  EXPECT_THAT(r.message(), Not(HasSubstr("hung")));
+  EXPECT_EQ(o.progress.size(), 1u);  // one slice, not the minimum three
+  EXPECT_EQ(o.summary->failed, 1);
+  EXPECT_TRUE(ChildPids().empty());
+}
+
+// Within the bound, a repetition longer than the case's budget is measured (each
+// process runs one warm-up and one timed repetition at least), and the result says so.
+TEST(RunnerTest, ACaseOverItsBudgetWithinTheBoundSaysSo) {
+  const v1::Plan plan = PlanFrom(R"pb(
+    matrix {
+      strategies { name: "direct" }
+      workloads: "synthetic"
+      synthetic { wait_us: 100000 }
+      batch { tasks: 2 }
+    }
+    measurement { warmup_seconds: 0 max_seconds_per_case: 0.1 rounds: 1 })pb");
+  Outcome o = RunCases(plan);
+  ASSERT_TRUE(o.summary.ok()) << o.summary.status();
+  ASSERT_EQ(o.results.size(), 1u);
+  const v1::CaseResult& r = o.results[0];
+  EXPECT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
+  EXPECT_THAT(r.message(), HasSubstr("over budget: one repetition took up to "));
+  EXPECT_THAT(r.message(), HasSubstr(", more than the case's 100ms budget (max_seconds_per_case)"));
+  EXPECT_THAT(r.message(), HasSubstr("each of its 3 processes"));
 }
 
 // A cancellation stops a hung repetition at once (its child is killed), long before the
