@@ -80,11 +80,10 @@ std::optional<DeviceResults> LoadDeviceResults(const DeviceResultsRequest& r, in
     out.one_host = OneHostNotes(kept);
     out.header = FilesSummary(kept);
     if (out.devices.empty()) {
-      // Never an empty answer with exit 0: say which of the file or the selector left nothing.
+      // Never an empty answer with exit 0. Every file holds results (LoadResultsFile's
+      // rule, results_files.h), so the selector left nothing.
       std::cerr << "fleetmark: " << r.command << ": --results: " << EscapeForTerminal(r.results_file)
-                << (with_results == 0 ? ": the file holds no results (no device measured anything)"
-                                      : absl::StrCat(": --select matched none of its ", with_results,
-                                                     with_results == 1 ? " device" : " devices"))
+                << ": --select matched none of its " << with_results << (with_results == 1 ? " device" : " devices")
                 << "\n";
       *exit_code = kExitUsage;
       return std::nullopt;

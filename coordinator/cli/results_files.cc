@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -24,14 +25,22 @@ namespace {
 // The same rule under the name the command gives the file (--results, FILE).
 constexpr InputFileRule kResultsFlagRule{.noun = "results file",
                                          .must_be = "--results must be a regular file (or - for standard input)",
-                                         .max_bytes = uint64_t{1} << 30,
-                                         .max_text = "1 GiB",
+                                         .max_bytes = kMaxResultsFileBytes,
+                                         .max_text = kMaxResultsFileText,
                                          .stdin_name = "<stdin>"};
 constexpr InputFileRule kResultsArgumentRule{.noun = "results file",
                                              .must_be = "FILE must be a regular file (or - for standard input)",
                                              .max_bytes = kResultsFlagRule.max_bytes,
                                              .max_text = kResultsFlagRule.max_text,
                                              .stdin_name = kResultsFlagRule.stdin_name};
+
+// The path's file once: its canonical path (links and ./ resolved), "-" as itself.
+std::string FileIdentity(const std::string& path) {
+  if (path == kStdinPath) return path;
+  std::error_code error;
+  const std::filesystem::path canonical = std::filesystem::weakly_canonical(path, error);
+  return error ? path : canonical.string();
+}
 
 // The fingerprint hash most of `report`'s results were measured under, else the
 // report's own ("" when neither has one).
@@ -44,31 +53,41 @@ std::string FingerprintHash(const v1::RunReport& report) {
 
 }  // namespace
 
-std::optional<v1::ResultsDocument> ReadResultsFile(const std::string& command, const std::string& what,
-                                                   const std::string& path, int* exit_code) {
-  *exit_code = kExitUsage;
+absl::StatusOr<v1::ResultsDocument> LoadResultsFile(const std::string& what, const std::string& path) {
   absl::StatusOr<std::string> text = ReadInputFile(path, what == "--results" ? kResultsFlagRule : kResultsArgumentRule);
-  if (!text.ok()) {
-    std::cerr << "fleetmark: " << command << ": " << what << ": "
-              << EscapeForTerminal(std::string(text.status().message())) << "\n";
-    return std::nullopt;
-  }
+  if (!text.ok()) return text.status();
   // A CSV export (its header starts with the agent column) is refused by name, not as
   // malformed JSON.
   if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(*text), "agent,")) {
-    std::cerr << "fleetmark: " << command << ": " << what << ": " << EchoValue(path)
-              << ": a CSV results file; only JSON results files are read back (CSV holds no samples, conditions "
-                 "or host): write them with --format json\n";
-    return std::nullopt;
+    return absl::InvalidArgumentError(
+        absl::StrCat(EchoValue(path),
+                     ": a CSV results file; only JSON results files are read back (CSV holds no samples, conditions "
+                     "or host): write them with --format json"));
   }
   absl::StatusOr<v1::ResultsDocument> document = report::ParseResultsJson(*text);
   if (!document.ok()) {
-    std::cerr << "fleetmark: " << command << ": " << what << ": " << EchoValue(path) << ": "
+    return absl::InvalidArgumentError(absl::StrCat(EchoValue(path), ": ", document.status().message()));
+  }
+  int results = 0;
+  for (const v1::ResultsDevice& device : document->devices()) results += device.results_size();
+  if (results == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(EchoValue(path), ": the file holds no results (no device measured anything)"));
+  }
+  return document;
+}
+
+std::optional<v1::ResultsDocument> ReadResultsFile(const std::string& command, const std::string& what,
+                                                   const std::string& path, int* exit_code) {
+  absl::StatusOr<v1::ResultsDocument> document = LoadResultsFile(what, path);
+  if (!document.ok()) {
+    *exit_code = kExitUsage;
+    std::cerr << "fleetmark: " << command << ": " << what << ": "
               << EscapeForTerminal(std::string(document.status().message())) << "\n";
     return std::nullopt;
   }
   *exit_code = kExitOk;
-  return *document;
+  return *std::move(document);
 }
 
 std::optional<std::vector<FileDevice>> ReadResultsFiles(const std::string& command, const std::string& files,
@@ -79,16 +98,36 @@ std::optional<std::vector<FileDevice>> ReadResultsFiles(const std::string& comma
     std::cerr << "fleetmark: " << command << ": " << EscapeForTerminal(std::string(paths.status().message())) << "\n";
     return std::nullopt;
   }
-  std::set<std::string> seen_paths, labels;
+  std::map<std::string, std::string> seen_files;    // canonical path -> the path given
+  std::map<std::string, std::string> seen_results;  // result id -> the path it came in
+  std::set<std::string> labels;
   std::vector<FileDevice> devices;
   for (const std::string& path : *paths) {
-    if (!seen_paths.insert(path).second) {
-      std::cerr << "fleetmark: " << command << ": --results: each file once, got " << EchoValue(path) << " twice\n";
+    const auto [file, added] = seen_files.emplace(FileIdentity(path), path);
+    if (!added) {
+      std::cerr << "fleetmark: " << command << ": --results: each file once, got "
+                << (file->second == path
+                        ? absl::StrCat(EchoValue(path), " twice")
+                        : absl::StrCat(EchoValue(file->second), " and ", EchoValue(path), ", one file"))
+                << "\n";
       *exit_code = kExitUsage;
       return std::nullopt;
     }
     std::optional<v1::ResultsDocument> document = ReadResultsFile(command, "--results", path, exit_code);
     if (!document) return std::nullopt;
+    // One result once: a copy of a file, or two exports of one run, are not two devices.
+    for (const v1::ResultsDevice& device : document->devices()) {
+      for (const v1::CaseResult& result : device.results()) {
+        if (result.result_id().empty()) continue;  // a file older than result ids
+        const auto [earlier, fresh] = seen_results.emplace(result.result_id(), path);
+        if (fresh || earlier->second == path) continue;
+        std::cerr << "fleetmark: " << command << ": --results: " << EchoValue(earlier->second) << " and "
+                  << EchoValue(path) << " hold the same results (result id " << EchoValue(result.result_id())
+                  << " in both: a copy of one file, or two exports of one run); give each result once\n";
+        *exit_code = kExitUsage;
+        return std::nullopt;
+      }
+    }
     for (const v1::ResultsDevice& device : document->devices()) {
       std::string label = device.agent();
       if (labels.count(label) > 0) {

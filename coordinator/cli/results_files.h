@@ -8,18 +8,32 @@
 // messages go to stderr.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "fleetmark/v1/result.pb.h"
 
 namespace fleetmark::cli {
 
-// The document in `path` ("-": standard input, at most 1 GiB), checked by
-// report::ParseResultsJson (an unknown newer schema_version, malformed JSON, values no
-// measurement makes are refused). On failure prints "fleetmark: COMMAND: WHAT: PATH:
-// reason" (`what` e.g. "--results", "FILE") and returns nullopt with `*exit_code` 2.
+// The largest results file read back: a larger one is refused by its size before it is
+// read (a regular file; standard input is read up to it). A results file holds the
+// samples of every case: S1's full run is a few MB, a fleet export of 100 agents tens.
+inline constexpr uint64_t kMaxResultsFileBytes = uint64_t{256} << 20;
+inline constexpr char kMaxResultsFileText[] = "256 MiB";
+
+// The one rule of every command that reads a results file (show, compare, map,
+// recommend): the document in `path` ("-": standard input), at most
+// kMaxResultsFileBytes, not CSV, parsed and checked by report::ParseResultsJson (its
+// messages say what is wrong and where in fleetmark's words), holding at least one
+// result. InvalidArgument (NotFound, PermissionDenied for a file that cannot be read)
+// naming the path; `what` names it in "must be" messages ("--results", "FILE").
+absl::StatusOr<v1::ResultsDocument> LoadResultsFile(const std::string& what, const std::string& path);
+
+// LoadResultsFile; on failure prints "fleetmark: COMMAND: WHAT: PATH: reason" (`what`
+// e.g. "--results", "FILE") and returns nullopt with `*exit_code` 2.
 std::optional<v1::ResultsDocument> ReadResultsFile(const std::string& command, const std::string& what,
                                                    const std::string& path, int* exit_code);
 
@@ -36,9 +50,12 @@ struct FileDevice {
 
 // Every device of every file of `files` (a --results value: one path, or several
 // comma-separated, SplitListFlag's rules), in file order then document order; devices
-// with no result are kept (callers decide). Each path at most once. On failure (an item
-// empty, a path twice, a file ReadResultsFile refuses) prints the error and returns
-// nullopt with `*exit_code` 2.
+// with no result are kept (callers decide). Each file at most once, and each result
+// once: two paths of one file (./a.json and /abs/a.json, a link: the same canonical
+// path) are refused, and so are two files holding one result id (a copy of a file, or
+// two exports of one run): "a.json and b.json hold the same results (result id R in
+// both); give each once". On failure (an item empty, a file twice, a result twice, a
+// file ReadResultsFile refuses) prints the error and returns nullopt with `*exit_code` 2.
 std::optional<std::vector<FileDevice>> ReadResultsFiles(const std::string& command, const std::string& files,
                                                         int* exit_code);
 

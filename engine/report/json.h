@@ -22,8 +22,11 @@ absl::StatusOr<std::string> FormatJson(const fleetmark::v1::RunReport& report);
 // Parses a results document of this schema version or older, and also the RunReport
 // JSON that `fleetmark run --format json` wrote before the schema (camelCase keys
 // "planName", "host", "results"; read as a local document of one device).
-// InvalidArgument "not a results file of ...: <protobuf's problem, its first line>" on
-// malformed input or unknown fields, naming schema_version when it is newer than
+// InvalidArgument "not a results file of ...: " and what is wrong in fleetmark's words:
+// "the file is empty", "line 3, column 7: not valid JSON (<the JSON parser's reason>)",
+// "its top level is an array, not an object" (both with the shape expected), "a field
+// does not fit the results schema (...; protobuf's JSON parser: <its problem, first
+// line>)" for unknown fields or wrong types; naming schema_version when it is newer than
 // kResultsSchemaVersion; and CheckResultsDocument's message (results_check.h) for a
 // document whose values no measurement makes (a case twice, a negative median, a
 // parameter out of range).

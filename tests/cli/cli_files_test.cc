@@ -2,7 +2,11 @@
 // CLI with real local runs: `run --out` still prints the table (not with --quiet),
 // `show FILE` prints a saved file as `runs show` prints a run, and compare, map and
 // recommend take several files as devices side by side, saying when two are one host.
+#include <cstdint>
+#include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli_fixture.h"
 #include "gmock/gmock.h"
@@ -97,6 +101,12 @@ TEST_F(CliTest, CompareMapAndRecommendTakeSeveralFilesSideBySide) {
   nlohmann::json other = doc;
   other["devices"][0]["agent"] = "other-box";
   other["devices"][0]["host"]["hostname"] = "other-box";
+  // Another run's results have their own result ids (the same ids are the same results).
+  for (nlohmann::json* d : {&other, &doc}) {
+    for (nlohmann::json& result : (*d)["devices"][0]["results"]) {
+      result["result_id"] = result["result_id"].get<std::string>() + (d == &other ? "-b" : "-c");
+    }
+  }
   const fs::path b = Write("b.json", other.dump());
   const fs::path c = Write("c.json", doc.dump());
 
@@ -147,6 +157,65 @@ TEST_F(CliTest, CompareMapAndRecommendTakeSeveralFilesSideBySide) {
   CliResult both = Cli("compare 0123456789ab --results " + a.string());
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_THAT(both.err, HasSubstr("compare takes one run id or --results FILE[,FILE...]"));
+}
+
+// Issue 34's trial (D2): ./a.json and /abs/a.json, or a copy of a.json, were two
+// devices side by side. One file (its canonical path) and one result (its result id)
+// count once; the error names both files.
+TEST_F(CliTest, ResultsFilesCountEachFileAndEachResultOnce) {
+  const fs::path plan = Write("tiny.txtpb", kTinyPlan);
+  const fs::path a = dir_ / "a.json";
+  CliResult run = Cli("run " + plan.string() + " --format json --quiet --out " + a.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  for (const char* command : {"compare", "map", "recommend --profile cpu_us=1"}) {
+    CliResult two_paths = Cli(std::string(command) + " --results ./a.json," + a.string(), "", dir_);
+    EXPECT_EQ(two_paths.exit_code, 2) << command << two_paths.err;
+    EXPECT_THAT(two_paths.err, HasSubstr("--results: each file once, got ./a.json and " + a.string() + ", one file"))
+        << command;
+    EXPECT_EQ(Count(two_paths.err, "\n"), 1u) << two_paths.err;
+  }
+  const fs::path copy = Write("copy.json", ReadFile(a));
+  CliResult copied = Cli("compare --results " + a.string() + "," + copy.string());
+  EXPECT_EQ(copied.exit_code, 2) << copied.err;
+  EXPECT_THAT(copied.err,
+              HasSubstr("--results: " + a.string() + " and " + copy.string() + " hold the same results (result id "));
+  EXPECT_EQ(copied.out, "");
+}
+
+// D3, D4, D5: one loader rule for every command reading results files: a file with no
+// result, a file that is not a results document (said in fleetmark's words, with where),
+// and a file above kMaxResultsFileBytes (refused by its size, before it is read).
+TEST_F(CliTest, EveryReaderOfResultsFilesRefusesTheSameFilesInOneLine) {
+  const fs::path empty = Write("empty.json", "{\"schema_version\": 1}");
+  const fs::path array = Write("array.json", "[1, 2]");
+  const fs::path broken = Write("broken.json", "{\n  \"schema_version\": 1,\n  oops\n}");
+  const fs::path blank = Write("blank.json", "  \n");
+  const fs::path huge = dir_ / "huge.json";
+  { std::ofstream(huge) << "{"; }
+  fs::resize_file(huge, (uint64_t{256} << 20) + 1);  // sparse: nothing is written
+  const std::vector<std::pair<fs::path, std::string>> refusals = {
+      {empty, "empty.json: the file holds no results (no device measured anything)"},
+      {array,
+       "array.json: not a results file of `fleetmark run --format json` or `fleetmark export --format json`: "
+       "its top level is an array, not an object; expected one JSON object {\"schema_version\": 1"},
+      {broken,
+       "broken.json: not a results file of `fleetmark run --format json` or `fleetmark export --format "
+       "json`: line 3, column 3: not valid JSON ("},
+      {blank,
+       "blank.json: not a results file of `fleetmark run --format json` or `fleetmark export --format json`: "
+       "the file is empty"},
+      {huge, "huge.json: results file is 268435457 bytes or more; at most 268435456 (256 MiB)"},
+  };
+  for (const char* command : {"show", "compare --results", "map --results", "recommend --profile cpu_us=1 --results"}) {
+    for (const auto& [file, message] : refusals) {
+      CliResult r = Cli(std::string(command) + " " + file.string());
+      EXPECT_EQ(r.exit_code, 2) << command << " " << file;
+      EXPECT_EQ(r.out, "") << command << " " << file;
+      EXPECT_THAT(r.err, HasSubstr(message)) << command;
+      EXPECT_THAT(r.err, Not(HasSubstr("Root element"))) << r.err;
+      EXPECT_EQ(Count(r.err, "\n"), 1u) << r.err;
+    }
+  }
 }
 
 }  // namespace
