@@ -124,6 +124,7 @@ v1::ResultsDocument FleetResultsDocument(const v1::ExportResultsResponse& export
   run->set_finished_unix_ns(info.finished_unix_ns());
   run->set_quick(info.quick());
   for (auto& [agent, device] : devices) *document.add_devices() = std::move(device);
+  report::MarkIncomplete(&document);
   return document;
 }
 

@@ -20,7 +20,8 @@ namespace {
 constexpr char kShowUsage[] = "fleetmark show FILE [--wide]";
 
 // "results file F  plan P  local  quick  created ...": what the file says of its run
-// (a fleet export: the run's id, status, selector and submitter too).
+// (a fleet export: the run's id, status, selector and submitter too), and a line saying
+// so when the run was incomplete (ResultsRun.incomplete).
 std::string FileSummary(const std::string& path, const v1::ResultsDocument& document) {
   const v1::ResultsRun& run = document.run();
   std::string line = absl::StrCat("results file ", path, "  plan ", run.plan_name(), "  ",
@@ -32,7 +33,11 @@ std::string FileSummary(const std::string& path, const v1::ResultsDocument& docu
   if (!run.submitted_by().empty()) absl::StrAppend(&line, "  by ", run.submitted_by());
   if (run.created_unix_ns() > 0) absl::StrAppend(&line, "  created ", FormatUnixNs(run.created_unix_ns()));
   if (run.finished_unix_ns() > 0) absl::StrAppend(&line, "  finished ", FormatUnixNs(run.finished_unix_ns()));
-  return EscapeForTerminal(line);
+  // A second line: the file does not hold every case's full measurement.
+  return absl::StrCat(EscapeForTerminal(line),
+                      run.incomplete() ? "\n  incomplete: from an interrupted or cancelled run; partial results cover "
+                                         "their finished rounds only"
+                                       : "");
 }
 
 int Show(const std::vector<std::string>& args) {

@@ -137,6 +137,7 @@ absl::StatusOr<fleetmark::v1::ResultsDocument> ParseResultsJson(std::string_view
   }
   if (as_document.ok() && document.schema_version() > 0) {
     FLEETMARK_RETURN_IF_ERROR(CheckResultsDocument(document));
+    MarkIncomplete(&document);  // files written before `partial` and `incomplete` read the same
     return document;
   }
   // Before the schema: `fleetmark run --format json` wrote a RunReport (camelCase).

@@ -1,5 +1,7 @@
 #include "engine/report/results_document.h"
 
+#include "engine/common/partial_result.h"
+
 namespace fleetmark::report {
 
 std::string LocalAgentName(const fleetmark::v1::HostInfo& host) {
@@ -17,7 +19,19 @@ fleetmark::v1::ResultsDocument LocalResultsDocument(const fleetmark::v1::RunRepo
   if (report.has_host()) *device->mutable_host() = report.host();
   if (report.has_fingerprint()) *device->mutable_fingerprint() = report.fingerprint();
   *device->mutable_results() = report.results();
+  MarkIncomplete(&document);
   return document;
+}
+
+void MarkIncomplete(fleetmark::v1::ResultsDocument* document) {
+  bool incomplete = false;
+  for (fleetmark::v1::ResultsDevice& device : *document->mutable_devices()) {
+    for (fleetmark::v1::CaseResult& result : *device.mutable_results()) {
+      result.set_partial(engine::IsPartialResult(result));
+      incomplete = incomplete || result.status() == fleetmark::v1::CASE_STATUS_CANCELLED;
+    }
+  }
+  document->mutable_run()->set_incomplete(incomplete);
 }
 
 fleetmark::v1::RunReport DeviceReport(const fleetmark::v1::ResultsDocument& document,

@@ -26,8 +26,15 @@ inline constexpr uint32_t kResultsSchemaVersion = 1;
 std::string LocalAgentName(const fleetmark::v1::HostInfo& host);
 
 // The document of a local run: source "local", run.plan_name, one device named
-// LocalAgentName(report.host) with the host, the report's fingerprint and its results.
+// LocalAgentName(report.host) with the host, the report's fingerprint and its results;
+// MarkIncomplete'd.
 fleetmark::v1::ResultsDocument LocalResultsDocument(const fleetmark::v1::RunReport& report);
+
+// Sets each result's `partial` (engine::IsPartialResult, the one rule) and
+// run.incomplete (any result CASE_STATUS_CANCELLED: an interrupted, cancelled or
+// deferred run). LocalResultsDocument and the fleet export's document call it, and so
+// does every reader (ParseResultsJson), so a file written before these fields reads the same.
+void MarkIncomplete(fleetmark::v1::ResultsDocument* document);
 
 // One device's results as a RunReport (plan name, host, fingerprint, results).
 fleetmark::v1::RunReport DeviceReport(const fleetmark::v1::ResultsDocument& document,

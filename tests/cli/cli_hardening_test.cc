@@ -173,15 +173,19 @@ TEST_F(CliTest, InterruptKeepsFinishedRoundsAsAPartialResult) {
   const std::string stderr_text = ReadFile(err);
   EXPECT_THAT(stderr_text, HasSubstr("fleetmark run: interrupted: kept 1 finished case, 1 partial, 0 not run"));
   const nlohmann::json doc = nlohmann::json::parse(ReadFile(out));
+  // The file says it is incomplete, and which result is partial (issue 34's trial, D7).
+  EXPECT_EQ(doc["run"]["incomplete"], true) << doc["run"].dump();
   const nlohmann::json& results = doc["devices"][0]["results"];
   ASSERT_EQ(results.size(), 2u) << doc.dump();
   for (const nlohmann::json& r : results) {
     const std::string id = r["spec"]["case_id"];
     if (id.find("suspending") != std::string::npos) {
       EXPECT_EQ(r["status"], "CASE_STATUS_UNSUPPORTED") << id;
+      EXPECT_EQ(r["partial"], false) << id;
       continue;
     }
     EXPECT_EQ(r["status"], "CASE_STATUS_CANCELLED") << id;
+    EXPECT_EQ(r["partial"], true) << id;
     EXPECT_THAT(r["message"].get<std::string>(), HasSubstr("partial: interrupted after ")) << id;
     // Finished rounds only: each once, from round 1 on, with their samples.
     const nlohmann::json& rounds = r["process_rounds"];
@@ -194,6 +198,10 @@ TEST_F(CliTest, InterruptKeepsFinishedRoundsAsAPartialResult) {
     EXPECT_EQ(r["samples_ns"].size(), samples) << id;
     EXPECT_GT(r["stats"]["median_ns"].get<double>(), 0) << id;
   }
+  CliResult show = Cli("show " + out.string());
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("  incomplete: from an interrupted or cancelled run; partial results cover their "
+                                  "finished rounds only"));
 }
 
 TEST_F(CliTest, OutputErrorsAreReportedNotSwallowed) {
