@@ -262,10 +262,12 @@ int RunCommand(const std::vector<std::string>& args) {
     interrupt_signal = signal;
     cancelled = true;
     if (bar_drawn) std::fputs("\r\033[K", stderr);
-    std::fputs(
-        "fleetmark run: stopping: the case in flight is killed, what finished is kept (Ctrl-C again to "
-        "abandon at once)\n",
-        stderr);
+    // In the words of the signal that came: a SIGTERM came from a process, not a key.
+    std::fputs(signal == SIGTERM ? "fleetmark run: terminated: the case in flight is killed, what finished is kept "
+                                   "(another SIGTERM or SIGINT abandons it at once)\n"
+                                 : "fleetmark run: stopping: the case in flight is killed, what finished is kept "
+                                   "(Ctrl-C again to abandon at once)\n",
+               stderr);
     const timespec grace = absl::ToTimespec(kInterruptGrace);
     const int next = sigtimedwait(&signals, nullptr, &grace);
     if (next == kWatcherStop) return;  // the run ended within the grace period

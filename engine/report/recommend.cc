@@ -349,7 +349,12 @@ absl::StatusOr<Profile> ParseProfile(absl::string_view text) {
 
 std::string FormatProfile(const Profile& profile) {
   std::vector<std::string> parts;
-  for (const auto& [name, value] : profile.params) parts.push_back(absl::StrCat(name, "=", FormatParamValue(value)));
+  for (size_t i = 0; i < profile.params.size(); ++i) {
+    const auto& [name, value] = profile.params[i];
+    // In the units the user gave (cpu_us=1, not cpu_ns=1000), when known.
+    const std::string key = i < profile.keys.size() && !profile.keys[i].empty() ? profile.keys[i] : name;
+    parts.push_back(absl::StrCat(key, "=", FormatParamValue(value / ProfileKeyScale(key))));
+  }
   return absl::StrJoin(parts, ", ");
 }
 

@@ -61,7 +61,8 @@ std::string AllowedProfileKeys();
 // refused too.
 absl::StatusOr<Profile> ParseProfile(absl::string_view text);
 
-// "cpu_ns=50000, wait_us=2000".
+// "cpu_us=50, wait_us=2000": each parameter under the key it was given as (Profile.keys;
+// its own name when none), its value in that key's units.
 std::string FormatProfile(const Profile& profile);
 
 enum class Verdict {

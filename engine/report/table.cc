@@ -400,7 +400,9 @@ std::string ThreadsCell(uint32_t used, uint32_t requested) {
 std::string ThreadsText(const CaseResult& r) {
   const uint32_t requested = r.spec().strategy().threads();
   const uint32_t used = r.threads_used();
-  if (!IsOk(r) && used == 0) return requested > 0 ? absl::StrCat(requested, " req.") : "-";
+  // A partial result ran (its finished rounds): its threads are shown as an OK case's.
+  if (!IsOk(r) && !engine::IsPartialResult(r) && used == 0)
+    return requested > 0 ? absl::StrCat(requested, " req.") : "-";
   return ThreadsCell(used, requested);
 }
 

@@ -221,7 +221,12 @@ TEST(RecommendTest, ProfileKeysMapToParametersAndBadOnesAreNamed) {
   const Profile p = Parse(" cpu_us = 50 , wait_ms=2, alloc_kib=1, touch_mib=0.5");
   EXPECT_EQ(p.params, (std::vector<std::pair<std::string, double>>{
                           {"cpu_ns", 50000}, {"wait_us", 2000}, {"alloc_bytes", 1024}, {"touch_kib", 512}}));
-  EXPECT_EQ(FormatProfile(p), "cpu_ns=50000, wait_us=2000, alloc_bytes=1024, touch_kib=512");
+  // Echoed in the units given (issue 34's trial, D8: cpu_us=1 was echoed as cpu_ns=1000).
+  EXPECT_EQ(FormatProfile(p), "cpu_us=50, wait_ms=2, alloc_kib=1, touch_mib=0.5");
+  EXPECT_EQ(FormatProfile(Parse("cpu_us=1")), "cpu_us=1");
+  Profile in_code;
+  in_code.params = {{"cpu_ns", 1000}};
+  EXPECT_EQ(FormatProfile(in_code), "cpu_ns=1000");
 
   auto error = [](const std::string& text) {
     absl::StatusOr<Profile> p = ParseProfile(text);
