@@ -195,7 +195,7 @@ TEST_F(CliTest, PlanValidateAndSubmitTellTheCost) {
   // cases it submits: --filter keeps 2 of the 4.
   r = Cli("submit " + tiny.string() + " --select all --filter direct --coordinator 127.0.0.1:1");
   EXPECT_EQ(r.exit_code, 5) << r.err;  // kExitUnavailable
-  EXPECT_THAT(r.err, HasSubstr("fleetmark submit: expected 5s, worst case 16s per device (2 batch cases x 3..10"));
+  EXPECT_THAT(r.err, HasSubstr("fleetmark submit: expected 5s, worst case 17s per device (2 batch cases x 3..10"));
   r = Cli("submit " + huge.string() + " --select all --coordinator 127.0.0.1:1");
   EXPECT_THAT(r.err, HasSubstr("fleetmark submit: warning: worst case 48h23m"));
 }
