@@ -106,12 +106,9 @@ namespace {
 // --quick and --filter (both checked already), said before anything is sent.
 void PrintSubmitCost(const v1::Plan& plan) {
   const bool quick = absl::GetFlag(FLAGS_quick);
-  absl::StatusOr<engine::CaseFilter> filter = engine::CaseFilter::Compile(absl::GetFlag(FLAGS_filter));
-  if (!filter.ok()) return;
-  std::vector<v1::CaseSpec> cases;
-  for (v1::CaseSpec& spec : engine::ExpandCases(plan, quick)) {
-    if (filter->Matches(spec.case_id())) cases.push_back(std::move(spec));
-  }
+  absl::StatusOr<std::vector<v1::CaseSpec>> selected = engine::SelectCases(plan, quick, absl::GetFlag(FLAGS_filter));
+  if (!selected.ok()) return;
+  const std::vector<v1::CaseSpec>& cases = *selected;
   const v1::Plan effective = quick ? engine::ApplyQuick(plan) : plan;
   const engine::PlanCost cost = engine::EstimateCost(cases, engine::ResolveMeasurement(effective.measurement()),
                                                      plan.preconditions(), engine::EffectiveCpuCount());

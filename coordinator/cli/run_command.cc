@@ -214,17 +214,6 @@ class RunSession {
   absl::Time started_;  // steady
 };
 
-// The cases RunPlan will run: the plan's, after --quick and --filter.
-absl::StatusOr<std::vector<v1::CaseSpec>> SelectedCases(const v1::Plan& plan, const RunCommandOptions& options) {
-  absl::StatusOr<engine::CaseFilter> filter = engine::CaseFilter::Compile(options.filter);
-  if (!filter.ok()) return filter.status();
-  std::vector<v1::CaseSpec> cases;
-  for (v1::CaseSpec& spec : engine::ExpandCases(plan, options.quick)) {
-    if (filter->Matches(spec.case_id())) cases.push_back(std::move(spec));
-  }
-  return cases;
-}
-
 int RunCommand(const std::vector<std::string>& args) {
   if (args.size() != 1) {
     return Fail(kExitUsage, absl::StrFormat("expected one PLAN argument, got %d (usage: "
@@ -235,7 +224,8 @@ int RunCommand(const std::vector<std::string>& args) {
   if (!options.ok()) return Fail(kExitUsage, std::string(options.status().message()));
   absl::StatusOr<v1::Plan> plan = LoadValidPlan(args[0]);
   if (!plan.ok()) return Fail(kExitUsage, std::string(plan.status().message()));
-  absl::StatusOr<std::vector<v1::CaseSpec>> cases = SelectedCases(*plan, *options);
+  // The cases RunPlan will run: the plan's, after --quick and --filter.
+  absl::StatusOr<std::vector<v1::CaseSpec>> cases = engine::SelectCases(*plan, options->quick, options->filter);
   if (!cases.ok()) return Fail(kExitUsage, std::string(cases.status().message()));
 
   // Open the output first: an unwritable --out is bad input, found before any case runs.

@@ -12,10 +12,12 @@
 // StreamResults) also accepts a unique prefix of it with at least 6 hex digits
 // (Store::ResolveRunId).
 //
-// Results read back at any run size through StreamResults (pages of about
-// kResultPageBytes, each loaded from the store only when the previous one was
-// written); the unary ExportResults answers only runs that fit one message
-// (engine/common/message_limits.h).
+// The handlers are adapters, defined by area: runs (control_runs.cc: submit through
+// the run builder, get, list, watch through run_watcher.h, cancel), schedules
+// (control_schedules.cc, checked by the run builder), the fleet (control_fleet.cc:
+// agents and enrollment tokens), results (control_results.cc: export and stream through
+// result_export.h, changes, prune). Every rule a submitted run or a schedule must pass
+// is checked by the run builder (run_builder.h), shared with the scheduler.
 //
 // Errors map absl codes 1:1 onto gRPC codes: InvalidArgument for a bad plan, selector,
 // cron or id (the message names the field) or an ambiguous run id prefix, or a plan
@@ -27,7 +29,6 @@
 
 #include <functional>
 #include <string>
-#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -35,18 +36,16 @@
 #include "coordinator/service/dispatcher.h"
 #include "coordinator/service/executor.h"
 #include "coordinator/service/read_stores.h"
+#include "coordinator/service/run_builder.h"
 #include "coordinator/store/store.h"
-#include "engine/common/clock.h"
 #include "fleetmark/v1/control.grpc.pb.h"
 
 namespace fleetmark::service {
 
 struct ControlServiceOptions {
   std::string admin_token;  // "" refuses every call
-  uint32_t max_attempts = 3;
   absl::Duration job_lease = absl::Seconds(30);
   absl::Duration watch_poll = absl::Milliseconds(300);
-  v1::Preconditions default_preconditions;  // CoordinatorOptions::default_preconditions
   // RunSchedule's work: fires the named schedule now (scheduler::ScheduleRunner::RunNow)
   // and returns its run; called on the executor. Unset (a service built without a
   // scheduler, as in unit tests): RunSchedule fails with FailedPrecondition.
@@ -56,56 +55,14 @@ struct ControlServiceOptions {
   // neither; not owned, they outlive the service.
   store::Store* read_replica = nullptr;
   store::ReadRouter* read_router = nullptr;
-  // Where the service reads the time (a schedule's first next fire): the coordinator's
-  // clock (CoordinatorOptions::clock). Null: SystemClock(). Not owned; outlives the service.
-  const Clock* clock = nullptr;
 };
-
-// absl::Status → grpc::Status (same numeric codes); the message through CutLongEchoes
-// (engine/common/text.h: echoed values cut at 200 bytes, the whole at 4 KiB).
-grpc::Status ToGrpcStatus(const absl::Status& status);
-
-// Bytes of the CoordinatorMessage that delivers a job of `plan` (with `quick` and
-// `filter`) to an agent, with the longest ids and attempt number a job can have.
-size_t JobAssignmentBytes(const v1::Plan& plan, bool quick, const std::string& filter);
-
-// The largest job assignment the agent stream carries: the smaller of the
-// coordinator's and the agent's message limits (engine/common/message_limits.h).
-size_t MaxJobAssignmentBytes();
-
-// OK if a job of `plan` fits `limit_bytes` (JobAssignmentBytes); else InvalidArgument
-// naming `field`, the assignment's size and the limit: a plan accepted is a plan every
-// agent of this version can receive.
-absl::Status CheckPlanDeliverable(const v1::Plan& plan, bool quick, const std::string& filter, const std::string& field,
-                                  size_t limit_bytes = MaxJobAssignmentBytes());
-
-// A run's export cut into pages for StreamResults: [begin, end) ranges of
-// `index.results`, each of at most `page_bytes` of serialized results (a single larger
-// result alone). At least one page (empty for a run without results), so the first
-// page always carries the run and its hosts.
-struct ResultPage {
-  size_t begin = 0, end = 0;
-};
-std::vector<ResultPage> PageResults(const store::ResultExportIndex& index, size_t page_bytes);
-
-// The run a SubmitRun request (or a schedule) creates: validates the plan and the
-// selector, checks the plan can be delivered (CheckPlanDeliverable), selects the
-// online matching agents; a plan without preconditions gets `default_preconditions`
-// (the coordinator's --default_preconditions). `queue_offline` > 0 (submit
-// --queue_offline, CheckQueueOffline's range) also selects matching offline agents and
-// sets the jobs' expiry (NewRun::queue_expiry). InvalidArgument for a bad or
-// undeliverable plan, a bad selector or queue_offline; FailedPrecondition if no
-// (online, without queue_offline) agent matches.
-absl::StatusOr<store::NewRun> BuildRun(store::Store& store, const v1::Plan& plan, const std::string& selector,
-                                       bool quick, const std::string& filter, const std::string& submitted_by,
-                                       uint32_t max_attempts, const v1::Preconditions& default_preconditions = {},
-                                       absl::Duration queue_offline = absl::ZeroDuration());
 
 class ControlServiceImpl final : public v1::ControlService::CallbackService {
  public:
-  // References must outlive the service.
+  // References must outlive the service. `runs` builds SubmitRun's runs and checks
+  // CreateSchedule's schedules (the coordinator's, shared with its scheduler).
   ControlServiceImpl(store::Store& store, Executor& executor, Dispatcher& dispatcher, AgentRegistry& registry,
-                     ControlServiceOptions options);
+                     const RunBuilder& runs, ControlServiceOptions options);
 
   grpc::ServerUnaryReactor* SubmitRun(grpc::CallbackServerContext*, const v1::SubmitRunRequest*,
                                       v1::SubmitRunResponse*) override;
@@ -163,8 +120,8 @@ class ControlServiceImpl final : public v1::ControlService::CallbackService {
   Executor& executor_;
   Dispatcher& dispatcher_;
   AgentRegistry& registry_;
+  const RunBuilder& runs_;
   const ControlServiceOptions options_;
-  const Clock& clock_;
 };
 
 }  // namespace fleetmark::service

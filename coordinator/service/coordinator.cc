@@ -32,8 +32,8 @@
 #include "coordinator/service/notification_handler.h"
 #include "coordinator/service/parse_errors.h"
 #include "coordinator/service/result_ingestor.h"
+#include "coordinator/service/run_builder.h"
 #include "coordinator/service/secrets.h"
-#include "coordinator/service/selector.h"
 #include "coordinator/service/stream_budget.h"
 #include "coordinator/service/sweeper.h"
 #include "coordinator/store/notification_listener.h"
@@ -188,12 +188,13 @@ class CoordinatorImpl : public Coordinator {
     agent_options.stream_slots = stream_slots_.get();
     agent_service_ = std::make_unique<AgentServiceImpl>(*store_, *executor_, registry_, *dispatcher_, *ingestor_,
                                                         *job_updates_, *job_ends_, agent_options, clock_);
+    RunBuilderOptions run_options;
+    run_options.max_attempts = static_cast<uint32_t>(options_.max_attempts);
+    run_options.default_preconditions = options_.default_preconditions;
+    runs_ = std::make_unique<RunBuilder>(*store_, clock_, run_options);
     ControlServiceOptions control_options;
     control_options.admin_token = options_.admin_token;
-    control_options.max_attempts = static_cast<uint32_t>(options_.max_attempts);
     control_options.job_lease = options_.job_lease;
-    control_options.default_preconditions = options_.default_preconditions;
-    control_options.clock = &clock_;
     // schedules_ is created below, before the server starts taking calls.
     control_options.run_schedule = [this](const std::string& name) { return schedules_->RunNow(name); };
     if (!options_.read_database_uri.empty()) {
@@ -202,16 +203,11 @@ class CoordinatorImpl : public Coordinator {
       control_options.read_router = read_router_.get();
     }
     control_service_ =
-        std::make_unique<ControlServiceImpl>(*store_, *executor_, *dispatcher_, registry_, control_options);
+        std::make_unique<ControlServiceImpl>(*store_, *executor_, *dispatcher_, registry_, *runs_, control_options);
     scheduler::ScheduleRunnerOptions schedule_options;
     schedule_options.max_attempts = static_cast<uint32_t>(options_.max_attempts);
     schedules_ = std::make_unique<scheduler::ScheduleRunner>(
-        *store_, clock_,
-        [this](const v1::Schedule& s) {
-          return BuildRun(*store_, s.plan(), s.selector(), s.quick(), s.filter(), absl::StrCat("schedule:", s.name()),
-                          static_cast<uint32_t>(options_.max_attempts), options_.default_preconditions);
-        },
-        schedule_options);
+        *store_, clock_, [this](const v1::Schedule& s) { return runs_->Scheduled(s); }, schedule_options);
 
     ChangeMonitorOptions change_options = options_.changes;
     change_options.max_attempts = static_cast<uint32_t>(options_.max_attempts);
@@ -396,7 +392,9 @@ class CoordinatorImpl : public Coordinator {
     schedule.set_cron(options_.nightly_cron);
     *schedule.mutable_plan() = parsed->plan;
     schedule.set_selector(options_.nightly_selector);
-    FLEETMARK_RETURN_IF_ERROR(Selector::Parse(schedule.selector()).status());
+    // The rules each of its fires checks (run_builder.h).
+    FLEETMARK_RETURN_IF_ERROR(
+        CheckRun(schedule.plan(), schedule.quick(), schedule.filter(), schedule.selector(), "nightly_plan").status());
     // Seeded once per database: a user's `schedules delete nightly` survives restarts.
     FLEETMARK_ASSIGN_OR_RETURN(
         store::Store::SeedOutcome outcome,
@@ -446,6 +444,7 @@ class CoordinatorImpl : public Coordinator {
   std::unique_ptr<JobEndQueue> job_ends_;
   std::unique_ptr<Dispatcher> dispatcher_;
   std::unique_ptr<AgentServiceImpl> agent_service_;
+  std::unique_ptr<RunBuilder> runs_;  // submit's and the scheduler's
   std::unique_ptr<ControlServiceImpl> control_service_;
   std::unique_ptr<scheduler::ScheduleRunner> schedules_;
   std::unique_ptr<NotificationHandler> notifications_;

@@ -2,26 +2,16 @@
 
 #include <vector>
 
-#include "absl/strings/escaping.h"
-#include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
-#include "engine/plan/plan.h"
 #include "engine/plan/case_filter.h"
 
 namespace fleetmark::service {
 
 absl::StatusOr<std::vector<std::string>> SelectedCaseIds(const v1::Plan& plan, bool quick, const std::string& filter) {
-  FLEETMARK_ASSIGN_OR_RETURN(const engine::CaseFilter compiled, engine::CaseFilter::Compile(filter));
-  const std::vector<v1::CaseSpec> specs = engine::ExpandCases(plan, quick);
+  FLEETMARK_ASSIGN_OR_RETURN(const std::vector<v1::CaseSpec> specs, engine::SelectCases(plan, quick, filter));
   std::vector<std::string> selected;
-  for (const v1::CaseSpec& spec : specs) {
-    if (compiled.Matches(spec.case_id())) selected.push_back(spec.case_id());
-  }
-  if (selected.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("--filter: ", engine::QuotedFilter(filter),
-                                                   " matches none of the plan's ", specs.size(), quick ? " quick" : "",
-                                                   " case ids"));
-  }
+  selected.reserve(specs.size());
+  for (const v1::CaseSpec& spec : specs) selected.push_back(spec.case_id());
   return selected;
 }
 

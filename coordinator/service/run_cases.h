@@ -1,7 +1,7 @@
-// The cases a fleet run measures: the plan's expanded cases (after --quick) whose
-// case id matches the run's --filter, with the same RE2 rules as `fleetmark run`
-// (engine/plan/case_filter.h). Both the CLI (before any network call) and the
-// coordinator (before creating a run) check a submission with it.
+// The case ids a fleet run measures: engine::SelectCases (engine/plan/case_filter.h,
+// the same rule as `fleetmark run`) as ids. Both the CLI (before any network call) and
+// the coordinator (run_builder.h, before creating a run or a schedule) check a
+// submission with it.
 //
 // Thread-safety: a pure function.
 #pragma once

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/common/text.h"
+#include "engine/plan/plan.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "re2/re2.h"
@@ -45,6 +46,22 @@ absl::StatusOr<CaseFilter> CaseFilter::Compile(std::string_view pattern) {
 
 bool CaseFilter::Matches(std::string_view case_id) const {
   return re_ == nullptr || RE2::PartialMatch(re2::StringPiece(case_id.data(), case_id.size()), *re_);
+}
+
+absl::StatusOr<std::vector<v1::CaseSpec>> SelectCases(const v1::Plan& plan, bool quick, std::string_view filter) {
+  absl::StatusOr<CaseFilter> compiled = CaseFilter::Compile(filter);
+  if (!compiled.ok()) return compiled.status();
+  std::vector<v1::CaseSpec> specs = ExpandCases(plan, quick);
+  const size_t expanded = specs.size();
+  std::vector<v1::CaseSpec> selected;
+  for (v1::CaseSpec& spec : specs) {
+    if (compiled->Matches(spec.case_id())) selected.push_back(std::move(spec));
+  }
+  if (selected.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--filter: ", QuotedFilter(filter), " matches none of the plan's ",
+                                                   expanded, quick ? " quick" : "", " case ids"));
+  }
+  return selected;
 }
 
 }  // namespace fleetmark::engine

@@ -14,7 +14,11 @@
 #include <string>
 #include <string_view>
 
+#include <vector>
+
 #include "absl/status/statusor.h"
+#include "fleetmark/v1/plan.pb.h"
+#include "fleetmark/v1/result.pb.h"
 
 namespace re2 {
 class RE2;
@@ -44,5 +48,13 @@ class CaseFilter {
  private:
   std::shared_ptr<const re2::RE2> re_;  // null: match all
 };
+
+// The cases a run measures: `plan`'s expanded cases (ExpandCases, after `quick`) whose
+// case id `filter` matches ("" matches all), in expansion order. The one rule of
+// --filter for `fleetmark run`, submit, schedules and the coordinator: CaseFilter::Compile's
+// errors, or InvalidArgument naming --filter when it matches none of the plan's cases
+// ("--filter: \"x\" matches none of the plan's 12 [quick ]case ids"). `plan` must
+// already be valid (ValidatePlan).
+absl::StatusOr<std::vector<v1::CaseSpec>> SelectCases(const v1::Plan& plan, bool quick, std::string_view filter);
 
 }  // namespace fleetmark::engine

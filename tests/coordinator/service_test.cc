@@ -24,6 +24,8 @@
 #include "coordinator/service/agent_service.h"
 #include "coordinator/service/control_service.h"
 #include "coordinator/service/coordinator.h"
+#include "coordinator/service/result_export.h"
+#include "coordinator/service/run_builder.h"
 #include "engine/common/clock.h"
 #include "engine/common/message_limits.h"
 #include "engine/plan/plan.h"
