@@ -56,6 +56,10 @@ class ControlClient {
   std::unique_ptr<v1::ControlService::Stub> stub_;
 };
 
+// Who a request says it comes from (RunInfo.submitted_by after "cli:" or "import:"):
+// $USER, else the account's name, else "@HOST", else "unknown".
+std::string Submitter();
+
 // The client configured by the connection flags, or nullopt after printing the flag
 // error (then `*exit_code` is 2).
 std::optional<ControlClient> ClientFromFlags(int* exit_code);

@@ -25,9 +25,9 @@ std::string FormatUnixNs(int64_t unix_ns) {
 
 std::string RunSummary(const v1::RunInfo& run) {
   return EscapeForTerminal(absl::StrCat(
-      "run ", run.run_id(), "  plan ", run.plan_name(), "  ", run.status(), "  ", run.results(), " results",
-      run.quick() ? "  quick" : "", "  selector '", run.selector(), "'  by ", run.submitted_by(), "  created ",
-      FormatUnixNs(run.created_unix_ns()),
+      "run ", run.run_id(), "  plan ", run.plan_name(), "  ", run.status(), run.imported() ? "  imported" : "", "  ",
+      run.results(), " results", run.quick() ? "  quick" : "", "  selector '", run.selector(), "'  by ",
+      run.submitted_by(), "  created ", FormatUnixNs(run.created_unix_ns()),
       run.finished_unix_ns() > 0 ? absl::StrCat("  finished ", FormatUnixNs(run.finished_unix_ns())) : ""));
 }
 

@@ -1,9 +1,12 @@
-// `fleetmark export` and `fleetmark results prune` (`fleetmark compare` is
-// compare_command.cc).
+// `fleetmark export`, `fleetmark results prune` and `fleetmark results import`
+// (`fleetmark compare` is compare_command.cc).
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
+#include <utility>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -14,12 +17,15 @@
 #include "coordinator/cli/remote_flags.h"
 #include "coordinator/cli/remote_render.h"
 #include "coordinator/cli/result_output.h"
+#include "coordinator/cli/results_files.h"
 #include "coordinator/cli/run_flags.h"
 #include "coordinator/service/retention.h"
+#include "engine/common/message_limits.h"
 #include "engine/common/text.h"
 #include "engine/report/csv.h"
 #include "engine/report/json.h"
 #include "engine/report/report.h"
+#include "engine/report/results_document.h"
 
 namespace fleetmark::cli {
 namespace {
@@ -143,6 +149,72 @@ int ResultsPrune(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+constexpr char kImportUsage[] = "fleetmark results import FILE...";
+
+// The largest import request that both the CLI's channel and the coordinator take.
+constexpr size_t kMaxImportRequestBytes = std::min(kCliMaxMessageBytes, kCoordinatorMaxMessageBytes);
+
+// "FILE: 3 new, 1 already stored" and, per device with new results, where they went.
+void PrintImported(const std::string& path, const v1::ImportResultsResponse& response) {
+  std::cout << EscapeForTerminal(absl::StrCat(
+                   path, ": ", response.stored(), " new, ", response.already_stored(), " already stored",
+                   response.run_id().empty() ? "" : absl::StrCat(" (run ", response.run_id(), ", imported)")))
+            << "\n";
+  for (const v1::ImportedDevice& device : response.devices()) {
+    if (device.stored() == 0) continue;
+    std::cout << EscapeForTerminal(absl::StrCat("  device ", device.name(), ": ", device.stored(), " new under ",
+                                                device.matched() ? "agent " : "imported device ", device.agent_name(),
+                                                device.matched() ? " (an agent of that machine)" : ""))
+              << "\n";
+  }
+}
+
+int ResultsImport(const std::vector<std::string>& args) {
+  if (args.empty()) return RemoteUsageError(kImportUsage, "results import takes one or more results files");
+  // Every file is read and checked before anything is sent: a refused file stores
+  // nothing, of it or of the others.
+  std::vector<std::pair<std::string, v1::ImportResultsRequest>> requests;
+  std::set<std::string> seen;
+  for (const std::string& path : args) {
+    if (!seen.insert(path).second) {
+      std::cerr << "fleetmark: results import: each file once, got " << EchoValue(path) << " twice\n";
+      return kExitUsage;
+    }
+    int code = kExitOk;
+    std::optional<v1::ResultsDocument> document = ReadResultsFile("results import", "FILE", path, &code);
+    if (!document) return code;
+    if (document->schema_version() == 0) {
+      std::cerr << "fleetmark: results import: FILE: " << EchoValue(path)
+                << ": written before the results schema (no schema_version); the coordinator imports schema_version 1"
+                << (report::kResultsSchemaVersion > 1 ? absl::StrCat(" to ", report::kResultsSchemaVersion) : "")
+                << ": write it again with fleetmark run --format json\n";
+      return kExitUsage;
+    }
+    v1::ImportResultsRequest request;
+    *request.mutable_document() = *std::move(document);
+    request.set_submitted_by(absl::StrCat("import:", Submitter()));
+    if (request.ByteSizeLong() > kMaxImportRequestBytes) {
+      std::cerr << "fleetmark: results import: FILE: " << EchoValue(path) << ": " << request.ByteSizeLong()
+                << " bytes as one request, over the message limit of " << FormatMessageLimit(kMaxImportRequestBytes)
+                << " (engine/common/message_limits.h): split its devices or results into several files (importing "
+                   "is idempotent by result id)\n";
+      return kExitUsage;
+    }
+    requests.emplace_back(path, std::move(request));
+  }
+  int code = kExitOk;
+  std::optional<ControlClient> client = ClientFromFlags(&code);
+  if (!client) return code;
+  for (const auto& [path, request] : requests) {
+    v1::ImportResultsResponse response;
+    std::unique_ptr<grpc::ClientContext> context = client->Context(std::chrono::seconds(300));
+    grpc::Status status = client->stub().ImportResults(context.get(), request, &response);
+    if (!status.ok()) return client->Fail(absl::StrCat("results import: ", path), status);
+    PrintImported(path, response);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 void RegisterResultsRemoteCommands(CommandRegistry& registry) {
@@ -156,6 +228,11 @@ void RegisterResultsRemoteCommands(CommandRegistry& registry) {
                            "exported unless --force; --dry_run lists them)",
                 .usage = kPruneUsage,
                 .run = ResultsPrune});
+  registry.Add({.name = "results import",
+                .summary = "store results files (run --format json --out, export --format json) in the coordinator, "
+                           "under the devices they came from, marked imported; results already stored are skipped",
+                .usage = kImportUsage,
+                .run = ResultsImport});
 }
 
 }  // namespace fleetmark::cli

@@ -58,6 +58,8 @@ int WaitAndShow(ControlClient& client, const std::string& run_id, absl::Duration
   return ExitCodeForOutcomes(outcomes);
 }
 
+}  // namespace
+
 // Who submits: $USER, else the effective user's login name, else the host name.
 std::string Submitter() {
   if (const char* user = std::getenv("USER"); user != nullptr && *user != '\0') return user;
@@ -68,8 +70,6 @@ std::string Submitter() {
   if (gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0') return absl::StrCat("@", host);
   return "unknown";
 }
-
-}  // namespace
 
 std::optional<v1::RunInfo> SubmitPlan(ControlClient& client, const v1::Plan& plan, const SubmitPlanOptions& options,
                                       int* exit_code) {
@@ -183,9 +183,11 @@ int RunsList(const std::vector<std::string>& args) {
   for (const v1::RunInfo& run : response.runs()) {
     int done = 0;
     for (const v1::JobInfo& job : run.jobs()) done += job.status() == "done" ? 1 : 0;
-    table.AddRow({run.run_id(), run.plan_name(), run.status(), absl::StrCat(done, "/", run.jobs_size()),
-                  absl::StrCat(run.results()), FormatUnixNs(run.created_unix_ns()),
-                  service::SelectorText(run.selector()), run.submitted_by()});
+    // An imported run (`results import`) was not run by the fleet: its status says so.
+    table.AddRow({run.run_id(), run.plan_name(),
+                  run.imported() ? absl::StrCat(run.status(), " (imported)") : run.status(),
+                  absl::StrCat(done, "/", run.jobs_size()), absl::StrCat(run.results()),
+                  FormatUnixNs(run.created_unix_ns()), service::SelectorText(run.selector()), run.submitted_by()});
   }
   std::cout << table.Render();
   return kExitOk;

@@ -206,6 +206,7 @@ json RunJson(const store::WebRun& run) {
           {"created_unix_ms", Ms(run.created_unix_ns)},
           {"finished_unix_ms", Ms(run.finished_unix_ns)},
           {"results", run.results},
+          {"imported", run.imported},
           {"jobs", jobs}};
 }
 

@@ -86,4 +86,30 @@ grpc::ServerUnaryReactor* ControlServiceImpl::PruneResults(grpc::CallbackServerC
   });
 }
 
+grpc::ServerUnaryReactor* ControlServiceImpl::ImportResults(grpc::CallbackServerContext* context,
+                                                            const v1::ImportResultsRequest* request,
+                                                            v1::ImportResultsResponse* response) {
+  return Async(context, [this, request, response]() -> absl::Status {
+    const std::string submitted_by = request->submitted_by().empty() ? "import" : request->submitted_by();
+    FLEETMARK_ASSIGN_OR_RETURN(store::ImportOutcome imported, store_.ImportResults(request->document(), submitted_by));
+    response->set_run_id(imported.run_id);
+    response->set_stored(static_cast<uint32_t>(imported.stored));
+    response->set_already_stored(static_cast<uint32_t>(imported.already_stored));
+    for (const store::ImportOutcome::Device& d : imported.devices) {
+      v1::ImportedDevice* device = response->add_devices();
+      device->set_name(d.name);
+      device->set_agent_name(d.agent_name);
+      device->set_matched(d.matched);
+      device->set_stored(static_cast<uint32_t>(d.stored));
+      device->set_already_stored(static_cast<uint32_t>(d.already_stored));
+    }
+    if (!imported.run_id.empty()) {
+      ::fleetmark::Log(::fleetmark::LogLevel::kInfo,
+                       absl::StrCat("results imported by ", submitted_by, ": run ", imported.run_id, ", ",
+                                    imported.stored, " new, ", imported.already_stored, " already stored"));
+    }
+    return absl::OkStatus();
+  });
+}
+
 }  // namespace fleetmark::service

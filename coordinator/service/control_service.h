@@ -110,6 +110,10 @@ class ControlServiceImpl final : public v1::ControlService::CallbackService {
   // (FailedPrecondition naming unfinished or unexported runs).
   grpc::ServerUnaryReactor* PruneResults(grpc::CallbackServerContext*, const v1::PruneResultsRequest*,
                                          v1::PruneResultsResponse*) override;
+  // `results import FILE`: Store::ImportResults (InvalidArgument naming the field, nothing
+  // stored, for an unknown schema_version or a result an agent could not store).
+  grpc::ServerUnaryReactor* ImportResults(grpc::CallbackServerContext*, const v1::ImportResultsRequest*,
+                                          v1::ImportResultsResponse*) override;
 
  private:
   // Authorizes, then runs `work` on the executor and finishes with its status.

@@ -179,10 +179,6 @@ absl::StatusOr<std::vector<v1::CaseResult>> LoadResultsInTxn(MemoryTransaction& 
   return results;
 }
 
-bool IsPrintableAscii(const std::string& text) {
-  return std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
-}
-
 }  // namespace
 
 namespace memory {
@@ -525,18 +521,36 @@ absl::StatusOr<std::vector<ExpiredJob>> MemoryStore::ReleaseAgentJobs(const std:
   return ExpireInTxn(txn, true, Lower(agent_id), keep_job_id, options_.requeue_timeout);
 }
 
+namespace memory {
+
+void PutResult(MemoryTransaction& txn, const std::string& id, const v1::CaseResult& r, const Job& job, bool emulated) {
+  auto& t = txn.tables();
+  Result& row = t.results[id];
+  row.result_id = id;
+  row.run_id = job.run_id;
+  row.job_id = job.job_id;
+  row.agent_id = job.agent_id;
+  row.case_id = r.spec().case_id();
+  row.status = internal::CaseStatusName(r.status());
+  row.strategy_label = r.spec().strategy().label();
+  if (r.has_fingerprint()) row.fingerprint_hash = engine::FingerprintHash(r.fingerprint());
+  row.median_ns = r.stats().median_ns();
+  if (r.finished_unix_ns() != 0) row.finished_at = absl::FromUnixMicros(r.finished_unix_ns() / 1000);
+  row.received_at = txn.now();
+  row.seq = txn.seq();
+  row.emulated = emulated;
+  row.bytes = r.SerializeAsString();
+  row.run_created_at = t.runs.at(job.run_id).created_at;
+}
+
+}  // namespace memory
+
 absl::StatusOr<std::vector<ResultOutcome>> MemoryStore::InsertResults(const std::vector<AgentResult>& results) {
   std::vector<ResultOutcome> outcomes(results.size());
   for (size_t i = 0; i < results.size(); ++i) {
     const v1::CaseResult& r = *results[i].result;
     outcomes[i].result_id = r.result_id();
-    absl::Status s = internal::CheckUuid("result.result_id", r.result_id());
-    if (s.ok()) s = internal::CheckUuid("result.job_id", r.job_id());
-    if (s.ok() && !IsPrintableAscii(r.spec().case_id())) {
-      s = absl::InvalidArgumentError(
-          "result.spec.case_id: not a case of the job's plan (bytes outside printable ASCII)");
-    }
-    if (s.ok()) s = internal::CheckResultValues(r);
+    absl::Status s = internal::CheckIncomingResult(r, /*job_id_too=*/true);
     if (!s.ok()) {
       outcomes[i].rejected = true;
       outcomes[i].message = std::string(s.message());
@@ -577,22 +591,7 @@ absl::StatusOr<std::vector<ResultOutcome>> MemoryStore::InsertResults(const std:
     const v1::CaseResult& r = *results[i].result;
     const Job& job = t.jobs.at(Lower(r.job_id()));
     if (!taken.insert({job.job_id, r.spec().case_id()}).second) continue;
-    Result& row = t.results[id];
-    row.result_id = id;
-    row.run_id = job.run_id;
-    row.job_id = job.job_id;
-    row.agent_id = job.agent_id;
-    row.case_id = r.spec().case_id();
-    row.status = internal::CaseStatusName(r.status());
-    row.strategy_label = r.spec().strategy().label();
-    if (r.has_fingerprint()) row.fingerprint_hash = engine::FingerprintHash(r.fingerprint());
-    row.median_ns = r.stats().median_ns();
-    if (r.finished_unix_ns() != 0) row.finished_at = absl::FromUnixMicros(r.finished_unix_ns() / 1000);
-    row.received_at = txn.now();
-    row.seq = txn.seq();
-    row.emulated = t.agents.at(job.agent_id).host.emulated();
-    row.bytes = r.SerializeAsString();
-    row.run_created_at = t.runs.at(job.run_id).created_at;
+    memory::PutResult(txn, id, r, job, t.agents.at(job.agent_id).host.emulated());
     stored.insert(id);
   }
   std::set<std::string> seen;

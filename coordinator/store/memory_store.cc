@@ -161,6 +161,7 @@ std::optional<v1::RunInfo> LoadRun(MemoryTransaction& txn, const std::string& ru
   info.set_created_unix_ns(absl::ToUnixNanos(run.created_at));
   info.set_finished_unix_ns(run.finished_at ? absl::ToUnixNanos(*run.finished_at) : 0);
   info.set_results(ResultCount(txn, run_id));
+  info.set_imported(run.imported);
   // Ordered by agent name, then job creation (kJobsOrder).
   std::vector<const Job*> jobs;
   for (const auto& [id, job] : txn.tables().jobs) {
@@ -675,7 +676,7 @@ absl::StatusOr<std::vector<AgentSummary>> MemoryStore::ListAgentSummaries() {
   MemoryTransaction txn(*db_);
   std::vector<const Agent*> listed;
   for (const auto& [id, a] : txn.tables().agents) {
-    if (!a.removed_at) listed.push_back(&a);
+    if (!a.removed_at && !a.imported) listed.push_back(&a);  // an imported device record is never selected
   }
   std::sort(listed.begin(), listed.end(), [](const Agent* a, const Agent* b) { return a->name < b->name; });
   std::vector<AgentSummary> agents;
@@ -719,7 +720,9 @@ absl::StatusOr<std::vector<v1::AgentInfo>> MemoryStore::ListAgents(bool include_
     v1::AgentInfo& info = agents.emplace_back();
     info.set_agent_id(a->agent_id);
     info.set_name(a->name);
+    info.set_imported(a->imported);
     info.set_state(a->removed_at                                           ? "removed"
+                   : a->imported                                           ? "imported"
                    : memory::Online(*a, txn.now(), options_.online_window) ? "online"
                                                                            : "offline");
     info.set_removed_unix_ns(a->removed_at ? absl::ToUnixNanos(*a->removed_at) : 0);

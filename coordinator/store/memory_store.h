@@ -143,6 +143,8 @@ class MemoryStore : public Store {
   absl::StatusOr<std::vector<ExpiredJob>> ReleaseAgentJobs(const std::string& agent_id,
                                                            const std::string& keep_job_id) override;
   absl::StatusOr<std::vector<ResultOutcome>> InsertResults(const std::vector<AgentResult>& results) override;
+  absl::StatusOr<ImportOutcome> ImportResults(const v1::ResultsDocument& document,
+                                              const std::string& submitted_by) override;
   absl::StatusOr<v1::ExportResultsResponse> ExportResults(const std::string& run_id,
                                                           const std::string& agent_name) override;
   absl::StatusOr<ResultExportIndex> ListExportResults(const std::string& run_id,

@@ -48,6 +48,7 @@ struct Agent {
   int deferred_in_a_row = 0;
   std::optional<double> noise_percent;
   int noise_nights = 0;
+  bool imported = false;  // a device record of `results import` (migration 0020)
   int64_t seq = 0;
 };
 
@@ -56,6 +57,7 @@ struct Run {
   v1::Plan plan;
   std::string selector, filter, submitted_by;
   bool quick = false;
+  bool imported = false;                             // stored by `results import`
   std::optional<std::vector<std::string>> case_ids;  // nullopt: not recorded
   std::string status = kJobQueued;
   absl::Time created_at;
@@ -185,6 +187,9 @@ struct EndedJob {
   const JobOutcome* outcome = nullptr;
 };
 void UpdateAgentsHealth(MemoryTransaction& txn, const std::vector<EndedJob>& ended, const HealthOptions& options);
+// Stores `r` as result `id` (lower case) of `job` (its run and agent), measured under
+// emulation or not, received now.
+void PutResult(MemoryTransaction& txn, const std::string& id, const v1::CaseResult& r, const Job& job, bool emulated);
 // UTC month index (year * 12 + month - 1) of `t`, and its first instant.
 int64_t MonthOf(absl::Time t);
 absl::Time MonthStart(int64_t month);

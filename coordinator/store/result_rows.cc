@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 
+#include <pqxx/tablewriter>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_split.h"
@@ -14,6 +16,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "coordinator/store/store_internal.h"
+#include "engine/common/status_macros.h"
 #include "engine/topology/fingerprint.h"
 
 namespace fleetmark::store::internal {
@@ -112,6 +116,32 @@ absl::Status CheckResultValues(const v1::CaseResult& result) {
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckIncomingResult(const v1::CaseResult& result, bool job_id_too) {
+  FLEETMARK_RETURN_IF_ERROR(CheckUuid("result.result_id", result.result_id()));
+  if (job_id_too) FLEETMARK_RETURN_IF_ERROR(CheckUuid("result.job_id", result.job_id()));
+  const std::string& case_id = result.spec().case_id();
+  if (!std::all_of(case_id.begin(), case_id.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) {
+    return absl::InvalidArgumentError(
+        "result.spec.case_id: not a case of the job's plan (bytes outside printable ASCII)");
+  }
+  return CheckResultValues(result);
+}
+
+void CopyResultRows(pqxx::work& txn, const std::string& table, size_t count,
+                    const std::function<std::array<std::optional<std::string>, kResultColumnCount>(size_t)>& fields) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  pqxx::tablewriter writer(txn, table, ResultColumnNames().begin(), ResultColumnNames().end());
+#pragma GCC diagnostic pop
+  std::string line;
+  for (size_t i = 0; i < count; ++i) {
+    line.clear();
+    AppendCopyLine(fields(i), &line);
+    writer.write_raw_line(line);
+  }
+  writer.complete();
 }
 
 const std::vector<std::string>& ResultColumnNames() {

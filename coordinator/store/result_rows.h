@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,9 @@
 
 namespace fleetmark::store::internal {
 
+// The columns of a case_results row (ResultColumns).
+inline constexpr size_t kResultColumnCount = 45;
+
 // InvalidArgument naming the field (e.g. `result.stats.median_ns: a finite number >= 0,
 // got nan`) unless `result`'s measured values are plausible: every floating-point
 // field of its statistics, counters and scenario result (memory, fanout, load) is
@@ -24,13 +28,22 @@ namespace fleetmark::store::internal {
 // environment snapshots are not checked (a sensor's reading is context, not a result).
 absl::Status CheckResultValues(const v1::CaseResult& result);
 
+// The one check of a result from outside (an agent's, InsertResults; an imported one,
+// ImportResults, whose job is the import's), InvalidArgument naming the field, in this
+// order: result.result_id a UUID, result.job_id a UUID (`job_id_too`), the case id
+// printable ASCII (no plan has another), CheckResultValues.
+absl::Status CheckIncomingResult(const v1::CaseResult& result, bool job_id_too);
+
+// Streams `count` rows into `table` (case_results or a table LIKE it) with COPY, row i
+// being `fields(i)` (ResultCopyFields), one raw text line each (AppendCopyLine).
+void CopyResultRows(pqxx::work& txn, const std::string& table, size_t count,
+                    const std::function<std::array<std::optional<std::string>, kResultColumnCount>(size_t)>& fields);
+
 // "(result_id, run_id, job_id, agent_id, case_id, ...)", the order of ResultCopyFields.
 const std::string& ResultColumns();
 
 // The column names of ResultColumns, for COPY.
 const std::vector<std::string>& ResultColumnNames();
-
-inline constexpr size_t kResultColumnCount = 45;
 
 // The row of `result` as text fields for COPY (in ResultColumns' order;
 // the run and agent come from the result's job, not from the agent's message,

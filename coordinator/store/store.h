@@ -214,6 +214,23 @@ struct ResultOutcome {
   std::string message;    // why rejected
 };
 
+// What `fleetmark results import` stored (Store::ImportResults).
+struct ImportOutcome {
+  struct Device {
+    std::string name;  // ResultsDevice.agent in the document
+    // The agent its new results are stored under ("" when it had none new).
+    std::string agent_id;
+    std::string agent_name;
+    bool matched = false;  // an agent of that machine; false: an imported device record
+    size_t stored = 0;
+    size_t already_stored = 0;  // stored before (by any run), or earlier in the document
+  };
+  std::string run_id;           // the new run; "" when nothing new was stored
+  std::vector<Device> devices;  // in the document's order
+  size_t stored = 0;
+  size_t already_stored = 0;
+};
+
 // What `GET /metrics` reports of the whole fleet (every coordinator's database view).
 struct FleetCounts {
   // Agents by state: "online" (seen within StoreOptions::online_window), "offline",
@@ -515,6 +532,20 @@ class Store {
     const v1::CaseResult* result;
   };
   virtual absl::StatusOr<std::vector<ResultOutcome>> InsertResults(const std::vector<AgentResult>& results) = 0;
+
+  // `fleetmark results import`: stores `document`'s results (a results file) in one new
+  // run marked imported (RunInfo.imported; plan name, quick flag and times from the
+  // document; status done, one done job per device with new results; submitted_by as
+  // given), in one transaction, one import at a time (an advisory lock). Idempotent by
+  // result id: results stored before (by any run) are counted as already stored and
+  // written nowhere; with nothing new, no run is created (run_id ""). Each device's new
+  // results go to the agent of its machine (result_import.h MachineOf), else to a new
+  // device record marked imported (AgentInfo.imported, state "imported", named by
+  // ImportedAgentName): no credential, never online, never selected. InvalidArgument
+  // naming the field, nothing stored, for a document CheckImport refuses (an unknown
+  // schema_version, a result an agent could not store).
+  virtual absl::StatusOr<ImportOutcome> ImportResults(const v1::ResultsDocument& document,
+                                                      const std::string& submitted_by) = 0;
 
   // A run with its results (optionally of one agent) and the hosts of its agents. A
   // case measured again by a re-run job (after a lost agent) appears once: its newest result.

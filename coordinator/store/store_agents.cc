@@ -227,6 +227,7 @@ absl::StatusOr<std::vector<AgentSummary>> PgStore::ListSummaries(const std::stri
         "  AND NOT EXISTS (SELECT 1 FROM enrollment_tokens t WHERE t.token_id = a.token_id"
         "                  AND t.revoked_at IS NOT NULL)),"
         " a.health, a.quarantine_reason, a.profile_version FROM agents a WHERE a.removed_at IS NULL"
+        "  AND NOT a.imported"  // an imported device record (migration 0020) is never selected
         "  AND ($2::text IS NULL OR a.name = $2::text)"
         " ORDER BY a.name",
         internal::IntervalParam(options_.online_window),
@@ -298,7 +299,7 @@ absl::StatusOr<std::vector<v1::AgentInfo>> PgStore::ListAgents(bool include_remo
             "  AND j.status IN ('assigned', 'running') LIMIT 1), ''), a.rss_bytes, a.cpu_seconds, " +
             internal::UnixNs("a.removed_at") + ", a.health, a.quarantine_reason, " +
             internal::UnixNs("a.quarantined_at") +
-            ", a.noise_percent, a.noise_nights, a.machine_id, a.boot_id, a.exclusive_cpus "
+            ", a.noise_percent, a.noise_nights, a.machine_id, a.boot_id, a.exclusive_cpus, a.imported "
             "FROM agents a WHERE $2 OR a.removed_at IS NULL ORDER BY a.name, "
             "a.removed_at NULLS FIRST",
         internal::IntervalParam(options_.online_window), include_removed);
@@ -307,7 +308,8 @@ absl::StatusOr<std::vector<v1::AgentInfo>> PgStore::ListAgents(bool include_remo
       a.set_agent_id(row[0].as<std::string>());
       a.set_name(row[1].as<std::string>());
       const bool removed = !row[9].is_null();
-      a.set_state(removed ? "removed" : row[2].as<bool>() ? "online" : "offline");
+      a.set_imported(row[18].as<bool>());
+      a.set_state(removed ? "removed" : a.imported() ? "imported" : row[2].as<bool>() ? "online" : "offline");
       a.set_removed_unix_ns(removed ? row[9].as<int64_t>() : 0);
       internal::ParseProtoField(row[3], a.mutable_host());
       for (const auto& [k, v] : internal::ParseLabelsJson(row[4].as<std::string>())) {

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include <pqxx/pqxx>
-#include <pqxx/tablewriter>
 
 #include "absl/strings/ascii.h"
 #include "engine/common/steady_wait.h"
@@ -404,20 +403,11 @@ struct JobOwner {
 // whose per-character escaper cost ~10% of the coordinator's CPU while ingesting.
 void CopyRows(pqxx::work& txn, const std::string& table, const std::vector<PgStore::AgentResult>& results,
               const std::vector<size_t>& indices, const std::map<std::string, JobOwner>& owners) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-  pqxx::tablewriter writer(txn, table, internal::ResultColumnNames().begin(), internal::ResultColumnNames().end());
-#pragma GCC diagnostic pop
-  std::string line;
-  for (size_t index : indices) {
-    const v1::CaseResult& result = *results[index].result;
+  internal::CopyResultRows(txn, table, indices.size(), [&](size_t i) {
+    const v1::CaseResult& result = *results[indices[i]].result;
     const JobOwner& owner = owners.at(result.job_id());
-    line.clear();
-    internal::AppendCopyLine(
-        internal::ResultCopyFields(result, owner.run_id, owner.agent_id, owner.emulated, owner.run_created_at), &line);
-    writer.write_raw_line(line);
-  }
-  writer.complete();
+    return internal::ResultCopyFields(result, owner.run_id, owner.agent_id, owner.emulated, owner.run_created_at);
+  });
 }
 
 // How InsertRows writes a batch.
@@ -495,10 +485,6 @@ std::set<std::string> InsertRows(pqxx::work& txn, const std::vector<PgStore::Age
   return stored;
 }
 
-bool IsPrintableAscii(const std::string& text) {
-  return std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
-}
-
 // The case ids of `run_ids` (distinct), from `cache` or else read in `txn` (and cached).
 absl::flat_hash_map<std::string, RunCaseIds::CaseIds> CaseIdsOfRuns(pqxx::work& txn, RunCaseIds& cache,
                                                                     const std::vector<std::string>& run_ids) {
@@ -557,16 +543,8 @@ absl::StatusOr<std::vector<ResultOutcome>> PgStore::InsertResults(const std::vec
   for (size_t i = 0; i < results.size(); ++i) {
     const v1::CaseResult& r = *results[i].result;
     checked[i].result_id = r.result_id();
-    if (absl::Status s = internal::CheckUuid("result.result_id", r.result_id()); !s.ok()) {
-      checked[i].rejected = true;
-      checked[i].message = std::string(s.message());
-    } else if (absl::Status s = internal::CheckUuid("result.job_id", r.job_id()); !s.ok()) {
-      checked[i].rejected = true;
-      checked[i].message = std::string(s.message());
-    } else if (!IsPrintableAscii(r.spec().case_id())) {
-      checked[i].rejected = true;  // no plan has such a case id (they are ASCII)
-      checked[i].message = "result.spec.case_id: not a case of the job's plan (bytes outside printable ASCII)";
-    } else if (absl::Status s = internal::CheckResultValues(r); !s.ok()) {
+    absl::Status s = internal::CheckIncomingResult(r, /*job_id_too=*/true);
+    if (!s.ok()) {
       checked[i].rejected = true;
       checked[i].message = std::string(s.message());
     } else {

@@ -105,7 +105,7 @@ InsertedRun InsertRun(pqxx::work& txn, const NewRun& run, const std::vector<std:
 std::string RunColumns() {
   return absl::StrCat("r.run_id::text, r.plan_name, r.status, r.selector, r.submitted_by, r.quick, ",
                       UnixNs("r.created_at"), ", coalesce(", UnixNs("r.finished_at"), ", 0), ",
-                      ResultCountSql("r.run_id"));
+                      ResultCountSql("r.run_id"), ", r.imported");
 }
 
 v1::RunInfo RunInfoFromRow(const pqxx::row& row) {
@@ -119,6 +119,7 @@ v1::RunInfo RunInfoFromRow(const pqxx::row& row) {
   info.set_created_unix_ns(row[6].as<int64_t>());
   info.set_finished_unix_ns(row[7].as<int64_t>());
   info.set_results(row[8].as<uint64_t>());
+  info.set_imported(row[9].as<bool>());
   return info;
 }
 

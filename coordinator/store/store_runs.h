@@ -33,7 +33,7 @@ InsertedRun InsertRun(pqxx::work& txn, const NewRun& run, const std::vector<std:
 v1::RunInfo CreateRunInTxn(pqxx::work& txn, const NewRun& run);
 
 // The one read model of a run, for Store::GetRun/ListRuns/CancelRun (LoadRun) and the
-// web reader alike: the select list over `runs r` and its parser (9 columns, from 0),
+// web reader alike: the select list over `runs r` and its parser (10 columns, from 0),
 // and the select list over `jobs j JOIN agents a` and its parser (columns from `at`:
 // job_id, agent_id, agent name, status, message, attempts, cases_done, cases_total).
 // `results` counts cases with a real result, not attempts (ResultCountSql).

@@ -102,6 +102,7 @@ WebRun RunFromRow(const pqxx::row& row) {
   run.created_unix_ns = info.created_unix_ns();
   run.finished_unix_ns = info.finished_unix_ns();
   run.results = info.results();
+  run.imported = info.imported();
   return run;
 }
 
@@ -431,7 +432,7 @@ class PgWebReader final : public WebReader {
   void Prepare() {
     pool_->AddPreparedStatement(
         kListAgents, absl::StrCat("SELECT a.agent_id::text, a.name, "
-                                  "CASE WHEN a.removed_at IS NOT NULL THEN 'removed' "
+                                  "CASE WHEN a.removed_at IS NOT NULL THEN 'removed' WHEN a.imported THEN 'imported' "
                                   "WHEN a.state = 'online' AND a.last_seen > now() - make_interval(secs => $1) "
                                   "THEN 'online' ELSE 'offline' END, ",
                                   UnixNs("a.last_seen"),

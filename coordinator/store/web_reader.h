@@ -30,7 +30,7 @@ namespace fleetmark::store {
 struct WebAgent {
   std::string agent_id;
   std::string name;
-  std::string state;                          // online | offline | removed (`agents remove`)
+  std::string state;  // online | offline | removed (`agents remove`) | imported (`results import`'s device record)
   fleetmark::v1::HostInfo host;               // as sent in the agent's hello
   std::map<std::string, std::string> labels;  // agent-provided; untrusted text
   int64_t last_seen_unix_ns = 0;              // 0 = never
@@ -71,6 +71,7 @@ struct WebRun {
   int64_t created_unix_ns = 0;
   int64_t finished_unix_ns = 0;  // 0 = not finished
   uint64_t results = 0;          // cases with a real result (not cancelled), as RunInfo.results
+  bool imported = false;         // stored by `fleetmark results import` (RunInfo.imported)
   std::vector<WebJob> jobs;
 };
 

@@ -281,6 +281,9 @@ export async function renderRun(root, params, runId) {
   root.appendChild(h('h1', {}, `Run ${shortId(run.run_id)}: `, run.plan_name));
   root.appendChild(h('p', {class: 'muted'},
     h('span', {class: `status ${run.status}`}, run.status),
+    // Stored by `fleetmark results import` from a results file, not run by the fleet.
+    run.imported ? h('span', {class: 'label', title: 'imported from a results file (fleetmark results import)'},
+      'imported') : null,
     ` · submitted by ${run.submitted_by || '–'} · created ${formatTime(run.created_unix_ms)}` +
     ` · ${resultsText(run, results)}`));
   root.appendChild(jobsSummary(run));

@@ -63,7 +63,8 @@ export async function renderRuns(root, params) {
     return h('tr', {dataset: {run: r.run_id}},
       h('td', {}, link(`/runs/${encodeURIComponent(r.run_id)}`, shortId(r.run_id))),
       h('td', {}, r.plan_name, r.quick ? h('span', {class: 'label'}, 'quick') : null),
-      h('td', {}, h('span', {class: `status ${r.status}`}, r.status)),
+      h('td', {}, h('span', {class: `status ${r.status}`}, r.status),
+        r.imported ? h('span', {class: 'label'}, 'imported') : null),
       h('td', {}, h('span', {class: `source ${source}`}, source), ' ', r.submitted_by,
         scheduleOf.has(r.submitted_by) && scheduleOf.get(r.submitted_by).paused ?
           h('span', {class: 'label paused', title: 'this schedule is paused now'}, 'paused') : null),
