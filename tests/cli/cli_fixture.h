@@ -116,4 +116,30 @@ inline constexpr char kTinyPlan[] =
          measurement { warmup_seconds: 0.01 max_repetitions: 12 max_seconds_per_case: 2 rounds: 2 }
     )pb";
 
+// Two cases over 10 rounds of 4 s each: direct on arithmetic (measured every round; the
+// CI target is never met) and direct on storage with suspending I/O (unsupported, done
+// in round 1). What the interrupt (cli_hardening_test) and cancel (cli_test) tests stop
+// part way, to see the finished rounds kept as a partial result. `max_repetitions`
+// bounds each case's repetitions per round.
+inline std::string RoundsPlan(int max_repetitions) {
+  return R"pb(name: "rounds"
+              matrix {
+                strategies { name: "direct" }
+                workloads: "arithmetic"
+                batch { tasks: 1 }
+              }
+              matrix {
+                strategies { name: "direct" }
+                workloads: "storage"
+                io_modes: "suspending"
+                batch { tasks: 1 }
+              }
+              measurement { warmup_seconds: 0.01 target_ci_percent: 0.001 min_repetitions: 5 max_repetitions:)pb" +
+         std::to_string(max_repetitions) + R"pb(
+                max_seconds_per_case: 4
+                min_seconds_per_case: 4
+                rounds: 10
+              })pb";
+}
+
 }  // namespace fleetmark_cli_test

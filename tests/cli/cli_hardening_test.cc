@@ -127,27 +127,7 @@ TEST_F(CliTest, SignalsEndARunPromptlyAndKeepTheResultsSoFar) {
 // case, the other as a partial result over its finished rounds (never the round killed in flight), say what was kept,
 // and exit 130.
 TEST_F(CliTest, InterruptKeepsFinishedRoundsAsAPartialResult) {
-  const fs::path plan = Write("rounds.txtpb", R"pb(name: "rounds"
-                                                   matrix {
-                                                     strategies { name: "direct" }
-                                                     workloads: "arithmetic"
-                                                     batch { tasks: 1 }
-                                                   }
-                                                   matrix {
-                                                     strategies { name: "direct" }
-                                                     workloads: "storage"
-                                                     io_modes: "suspending"
-                                                     batch { tasks: 1 }
-                                                   }
-                                                   measurement {
-                                                     warmup_seconds: 0.01
-                                                     target_ci_percent: 0.001
-                                                     min_repetitions: 5
-                                                     max_repetitions: 4000
-                                                     max_seconds_per_case: 4
-                                                     min_seconds_per_case: 4
-                                                     rounds: 10
-                                                   })pb");
+  const fs::path plan = Write("rounds.txtpb", RoundsPlan(/*max_repetitions=*/4000));
   const fs::path out = dir_ / "out.json", err = dir_ / "err";
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);

@@ -226,27 +226,7 @@ TEST_F(CliTest, PlanValidateBoundsARepetitionByTheWorkItStates) {
 // once the job's progress shows a finished slice of it); `runs show` says so.
 TEST_F(CliFleetTest, CancelledRunKeepsFinishedRoundsAsPartialResults) {
   ASSERT_NO_FATAL_FAILURE(StartAgent("w1"));
-  const fs::path plan = Write("rounds.txtpb", R"pb(name: "rounds"
-                                                   matrix {
-                                                     strategies { name: "direct" }
-                                                     workloads: "arithmetic"
-                                                     batch { tasks: 1 }
-                                                   }
-                                                   matrix {
-                                                     strategies { name: "direct" }
-                                                     workloads: "storage"
-                                                     io_modes: "suspending"
-                                                     batch { tasks: 1 }
-                                                   }
-                                                   measurement {
-                                                     warmup_seconds: 0.01
-                                                     target_ci_percent: 0.001
-                                                     min_repetitions: 5
-                                                     max_repetitions: 1000000
-                                                     max_seconds_per_case: 4
-                                                     min_seconds_per_case: 4
-                                                     rounds: 10
-                                                   })pb");
+  const fs::path plan = Write("rounds.txtpb", RoundsPlan(/*max_repetitions=*/1000000));
   CliResult r = Fleet("submit " + plan.string() + " --select all");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string run_id(absl::StripAsciiWhitespace(r.out));

@@ -12,6 +12,7 @@
 
 #include "coordinator/store/memory_store.h"
 #include "engine/common/clock.h"
+#include "tests/coordinator/schedule_fixtures.h"
 
 namespace fleetmark::scheduler {
 namespace {
@@ -51,14 +52,9 @@ TEST(ScheduleRunnerTest, SlotFiresOnceAcrossRunnersAndSkipsStaleSlots) {
   ASSERT_TRUE(store1->CreateSchedule(schedule, clock.Now()).ok());
 
   int built = 0;
-  RunBuilder build = [&](const v1::Schedule& s) -> absl::StatusOr<store::NewRun> {
+  RunBuilder build = [&, on_agent = BuildOnAgent(*agent)](const v1::Schedule& s) {
     ++built;
-    store::NewRun run;
-    run.plan = s.plan();
-    run.agent_ids = {*agent};
-    run.submitted_by = "schedule:" + s.name();
-    run.cases_total = 1;
-    return run;
+    return on_agent(s);
   };
   ScheduleRunner runner1(*store1, clock, build, {.catch_up = absl::Minutes(10)});
   ScheduleRunner runner2(*store2, clock, build, {.catch_up = absl::Minutes(10)});
@@ -127,14 +123,7 @@ TEST(ScheduleRunnerTest, SlotOfTheCreationMinuteDoesNotFire) {
   EXPECT_EQ(created, Utc(2026, 11, 30, 14, 16, 12)) << "the store stamps its clock's time";
   const absl::Time minute_start = Utc(2026, 11, 30, 14, 16);
 
-  RunBuilder build = [&](const v1::Schedule& s) -> absl::StatusOr<store::NewRun> {
-    store::NewRun run;
-    run.plan = s.plan();
-    run.agent_ids = {*agent};
-    run.submitted_by = "schedule:" + s.name();
-    run.cases_total = 1;
-    return run;
-  };
+  RunBuilder build = BuildOnAgent(*agent);
   // Still within the creation minute, after the creation.
   clock.Set(minute_start + absl::Milliseconds(59999));
   ScheduleRunner runner(*store, clock, build, {.catch_up = absl::Minutes(10)});
@@ -244,16 +233,9 @@ TEST(ScheduleRunnerTest, PausedSchedulesDoNotFireAndRunNowFiresOnce) {
   ASSERT_TRUE(store->CreateSchedule(schedule, slot).ok());
 
   std::vector<std::string> built_with;  // "quick filter" of each build
-  RunBuilder build = [&](const v1::Schedule& s) -> absl::StatusOr<store::NewRun> {
+  RunBuilder build = [&, on_agent = BuildOnAgent(*agent)](const v1::Schedule& s) {
     built_with.push_back(absl::StrCat(s.quick(), " ", s.filter()));
-    store::NewRun run;
-    run.plan = s.plan();
-    run.agent_ids = {*agent};
-    run.quick = s.quick();
-    run.filter = s.filter();
-    run.submitted_by = "schedule:" + s.name();
-    run.cases_total = 1;
-    return run;
+    return on_agent(s);
   };
   ScheduleRunner runner(*store, clock, build, {.catch_up = absl::Minutes(10)});
   ASSERT_TRUE(store->SetSchedulePaused("nightly", true).ok());

@@ -20,6 +20,7 @@
 #include "coordinator/store/memory_store.h"
 #include "engine/common/clock.h"
 #include "gtest/gtest.h"
+#include "tests/coordinator/schedule_fixtures.h"
 
 namespace fleetmark::service {
 namespace {
@@ -155,16 +156,7 @@ TEST_F(SweeperTest, ARequestedSweepFiresADueSchedule) {
   schedule.set_cron("0 2 * * *");
   schedule.mutable_plan()->set_name("nightly");
   ASSERT_TRUE(store_.CreateSchedule(schedule, clock_.Now()).ok());
-  scheduler::ScheduleRunner schedules(store_, clock_,
-                                      [&](const v1::Schedule& s) -> absl::StatusOr<store::NewRun> {
-                                        store::NewRun run;
-                                        run.plan = s.plan();
-                                        run.agent_ids = {*agent};
-                                        run.submitted_by = "schedule:" + s.name();
-                                        run.cases_total = 1;
-                                        return run;
-                                      },
-                                      {.catch_up = absl::Minutes(10)});
+  scheduler::ScheduleRunner schedules(store_, clock_, scheduler::BuildOnAgent(*agent), {.catch_up = absl::Minutes(10)});
   std::unique_ptr<Sweeper> sweeper = MakeSweeper(&schedules);
   RecordingHealth health;
   sweeper->Start(&health);
