@@ -132,7 +132,9 @@ TEST_F(StreamLimitTest, StreamsOverTheDescriptorBudgetAreRefusedAndTheHeldOnesSt
       },
       kWait))
       << agent_->Log();
-  EXPECT_THAT(agent_->Log(), HasSubstr("welcomed as agent"));
+  // Online in the store comes first (the registration commits before the Welcome is
+  // sent, after one more revocation check): wait for the agent to read its Welcome.
+  EXPECT_TRUE(WaitUntil([&] { return absl::StrContains(agent_->Log(), "welcomed as agent"); }, kWait)) << agent_->Log();
   EXPECT_EQ(fleet_->open_streams(), static_cast<size_t>(budget - 1));
   EXPECT_THAT(coordinator_->Log(), Not(HasSubstr("Too many open files")));
 }

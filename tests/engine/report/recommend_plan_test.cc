@@ -144,7 +144,7 @@ TEST(BracketPlanTest, ProfilesItCannotMeasureAreRefusedNamingTheKeyAndRange) {
   EXPECT_THAT(error("wait_us=10", {.tasks = 0}), HasSubstr("--tasks: 1 <= tasks <= 10000, got 0"));
   EXPECT_THAT(error("wait_us=10", {.tasks = 10001}), HasSubstr("--tasks: 1 <= tasks <= 10000, got 10001"));
   EXPECT_THAT(error("wait_ms=50", {.tasks = 1000}),
-              HasSubstr("--tasks: 1000 tasks of wait_us=50000 take 100 s per batch one after another"));
+              HasSubstr("--tasks: 1000 tasks of wait_ms=50 take 100 s per batch one after another"));
   EXPECT_THAT(BuildBracketPlan(Profile{}, {}).status().message(), HasSubstr("--profile: give at least one"));
 }
 
