@@ -107,12 +107,13 @@ std::vector<Logs> UsableLogs(const std::vector<Contender>& contenders) {
 
 // The leader against `other` over their common rounds, with the moderated interval
 // (prior variance s0² with prior_dof degrees of freedom).
-PairedRatio Compare(const Logs& leader, const Logs& other, double prior_variance, double prior_dof, double margin) {
+PairedRatio Compare(const Logs& leader, const Logs& other, double prior_variance, double prior_dof, double margin,
+                    size_t comparisons) {
   PairedRatio p;
   p.name = other.contender->name;
   const std::vector<double> d = PairedLogRatios(leader, other);
   p.pairs = static_cast<int>(d.size());
-  p.low = p.tost_low = 0;
+  p.low = p.tost_low = p.best_low = 0;
   p.high = p.tost_high = kInf;
   if (d.empty()) {  // nothing paired: the ratio of the geometric means, unbounded
     p.ratio = std::exp(other.mean_log - leader.mean_log);
@@ -134,6 +135,8 @@ PairedRatio Compare(const Logs& leader, const Logs& other, double prior_variance
     const double half = StudentTQuantile(0.975, nu) * se;
     p.low = std::exp(mean - half);
     p.high = std::exp(mean + half);
+    // SLOWER's bound (verdict.h): one of `comparisons` simultaneous bounds.
+    p.best_low = std::exp(mean - StudentTQuantile(1 - kSlowerAlpha / static_cast<double>(comparisons), nu) * se);
     const double tost_half = StudentTQuantile(0.95, nu) * se;
     p.tost_low = std::exp(mean - tost_half);
     p.tost_high = std::exp(mean + tost_half);
@@ -262,7 +265,9 @@ GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const Verdict
       known && dof_known ? std::min(options.spread_dof, kMaxPriorDegreesOfFreedom) : kPriorDegreesOfFreedom;
   v.margin = MarginFor(GroupSpread(ResidualsOf(logs), spread, prior_dof), options.min_margin);
   for (size_t i = 0; i < logs.size(); ++i) {
-    if (i != lead) v.others.push_back(Compare(logs[lead], logs[i], prior_variance, prior_dof, v.margin));
+    if (i != lead) {
+      v.others.push_back(Compare(logs[lead], logs[i], prior_variance, prior_dof, v.margin, logs.size() - 1));
+    }
   }
   std::stable_sort(v.others.begin(), v.others.end(),
                    [](const PairedRatio& a, const PairedRatio& b) { return a.ratio < b.ratio; });
@@ -282,8 +287,18 @@ GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const Verdict
     }
     contended.push_back(l.contender->name);
   }
+  // SLOWER (verdict.h): significantly behind the leader, not a candidate.
   for (PairedRatio& p : v.others) {
-    if (!p.out) v.open.push_back(p.name);
+    const bool was_contended = std::find(contended.begin(), contended.end(), p.name) != contended.end();
+    p.slower = !p.out && !p.within_margin && !was_contended && p.pairs >= 2 && p.best_low > 1;
+  }
+  std::vector<const PairedRatio*> slower;
+  for (PairedRatio& p : v.others) {
+    if (p.slower) {
+      slower.push_back(&p);
+    } else if (!p.out) {
+      v.open.push_back(p.name);
+    }
   }
 
   const int min_processes = std::max(1, options.min_processes);
@@ -291,7 +306,7 @@ GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const Verdict
   for (const PairedRatio& p : v.others) fewest = std::min(fewest, p.pairs);
   if (fewest < min_processes) {
     // Too few paired rounds: nothing is OUT yet, whatever the interval says.
-    for (PairedRatio& p : v.others) p.out = false;
+    for (PairedRatio& p : v.others) p.out = p.slower = false;
     v.open = {v.leader};
     for (const PairedRatio& p : v.others) v.open.push_back(p.name);
     v.kind = VerdictKind::kProvisional;
@@ -304,21 +319,30 @@ GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const Verdict
         absl::StrCat("contended: ", absl::StrJoin(contended, ", "), " measured while other work used the device");
     return v;
   }
-  const PairedRatio* blocking = nullptr;  // the closest other neither OUT nor within the margin
+  const PairedRatio* blocking = nullptr;  // the closest other neither OUT, SLOWER nor within the margin
   for (const PairedRatio& p : v.others) {
-    if (!p.out && !p.within_margin) {
+    if (!p.out && !p.slower && !p.within_margin) {
       blocking = &p;
       break;
     }
   }
-  if (v.open.size() == 1) {
+  std::string slower_text;  // "; D slower 1.04x [1.02x, 1.06x]"
+  for (const PairedRatio* p : slower) {
+    absl::StrAppend(&slower_text, "; ", p->name, " slower ", RatioText(*p),
+                    p->low > 1 + v.margin ? " but not slower in every round" : "");
+  }
+  if (v.open.size() == 1 && slower.empty()) {
     v.kind = VerdictKind::kDecided;
     v.reason = absl::StrCat("every other slower in every round beyond the ", Percent(v.margin), " margin; ",
                             v.others.front().name, " ", RatioText(v.others.front()));
+  } else if (v.open.size() == 1) {
+    v.kind = VerdictKind::kUndecided;
+    v.reason = absl::StrCat(v.leader, " leads, but not beyond the ", Percent(v.margin), " margin in every round",
+                            slower_text);
   } else if (blocking == nullptr) {
     v.kind = VerdictKind::kEquivalent;
     v.reason = absl::StrCat(absl::StrJoin(v.open.begin() + 1, v.open.end(), ", "), " within ", Percent(v.margin),
-                            " of ", v.leader);
+                            " of ", v.leader, slower_text);
   } else {
     v.kind = VerdictKind::kUndecided;
     v.reason =

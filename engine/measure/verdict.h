@@ -71,7 +71,26 @@
 //   bioavailability", J. Pharmacokinet. Biopharm. 15(6), 1987): a contender is within the
 //   margin of the leader when its 90 % interval (t(0.95, ν): both one-sided tests at
 //   5 %) lies inside [1/(1 + margin), 1 + margin]; a group is equivalent when every
-//   contender not OUT is.
+//   contender not OUT is, or is SLOWER.
+// - Slower (the elimination step of F-race, which drops a candidate on a significant
+//   difference alone, Birattari et al. 2002 above; multiple comparisons with the best,
+//   Hsu, "Multiple Comparisons: Theory and Methods", Chapman & Hall 1996, ch. 4): a
+//   contender that is neither OUT nor within the margin but whose lower bound against the
+//   leader lies above 1 is SLOWER — it cannot be the fastest, though the gap may not
+//   reach the margin. The leader is the smallest of C means, so each other's ratio to it
+//   is biased upwards when they are equal; as MCB does, the C - 1 bounds hold together:
+//   each at 1 - 0.005 / (C - 1) (kSlowerAlpha; Bonferroni's inequality in place of
+//   Dunnett's constant: conservative). The level is 0.5 %, not 2.5 %, because a race
+//   looks after every round (repeated looks inflate a per-look level). A false SLOWER
+//   only narrows an equivalent set; it never makes a "wins". It is no
+//   candidate, so a group whose other candidates are all within the margin of the leader
+//   is equivalent without it ("equivalent within 5 %: A, B, C; D slower 1.04x [1.02x,
+//   1.06x]"); only OUT contenders make a "wins" (a leader ahead of SLOWER ones only is
+//   undecided: its lead is below what the margin can call). A contended contender is
+//   never SLOWER (its contention may be the gap). On the development VM's five default
+//   crossover invocations this turned 3 of 80 undecided points equivalent (the 100-thread
+//   pool 4-9 % behind five CPU-sized strategies within 2-5 % of each other), no
+//   contradiction (tests/bench/verdict_repro.py --rejudge).
 // - Margin: clamp(kMarginSpreads · σ̃_g, min_margin, max(min_margin, kMaxMargin)) — the
 //   smallest difference this point can tell apart from its residual noise, where σ̃_g is
 //   the group's own residual spread moderated by the prior,
@@ -129,7 +148,7 @@ enum class VerdictKind {
   kSingle,       // one contender: nothing to compare
   kProvisional,  // fewer than min_processes paired rounds: no verdict may be printed as one
   kDecided,      // the leader beats every other contender (each is OUT)
-  kEquivalent,   // the contenders still in are within the margin of the leader
+  kEquivalent,   // the contenders still in are within the margin of the leader (the others OUT or SLOWER)
   kUndecided,    // the intervals still straddle the margin: more processes would be needed
 };
 
@@ -148,6 +167,11 @@ struct PairedRatio {
   bool slower_every_round = false;  // d_r > 0 in every paired round
   bool out = false;                 // decided slower: low > 1 + margin and slower_every_round
   bool within_margin = false;       // [tost_low, tost_high] inside [1 / (1 + margin), 1 + margin]
+  // SLOWER's lower bound: one of C - 1 simultaneous one-sided bounds (C the group's
+  // contenders; Bonferroni, as multiple comparisons with the best take it): t(1 -
+  // kSlowerAlpha / (C - 1), ν). 0 when pairs < 2.
+  double best_low = 0;
+  bool slower = false;  // not out, not within the margin, best_low > 1, not contended (SLOWER)
 };
 
 struct VerdictOptions {
@@ -168,6 +192,7 @@ inline constexpr double kPriorDegreesOfFreedom = 4;     // ν0 when the spread's
 inline constexpr double kMaxPriorDegreesOfFreedom = 8;  // ν0 never above this
 inline constexpr double kMarginSpreads = 2.0;           // margin = this · σ, clamped:
 inline constexpr double kMaxMargin = 0.10;              // ... to at most 10 % (unless min_margin is more)
+inline constexpr double kSlowerAlpha = 0.005;  // SLOWER: the C - 1 one-sided bounds at 1 - this / (C - 1)
 
 struct GroupVerdict {
   VerdictKind kind = VerdictKind::kNone;
@@ -175,7 +200,8 @@ struct GroupVerdict {
   std::vector<PairedRatio> others;  // every other contender, by ratio ascending
   double margin = 0;                // the margin used (fraction)
   std::string reason;               // one line: why this kind ("top two overlap: 1.03x [0.98x, 1.09x]")
-  // Contenders that are not OUT (the leader first): those a race still measures.
+  // The candidates: contenders neither OUT nor SLOWER (the leader first). A race measures
+  // these and, while the group is undecided, the SLOWER ones too.
   std::vector<std::string> open;
 };
 

@@ -322,7 +322,8 @@ class PlanRunner {
     const GroupVerdict verdict = DecideGroup(contenders, verdict_options);
     std::set<std::string> out;
     for (const PairedRatio& other : verdict.others) {
-      if (other.out) out.insert(other.name);
+      // OUT, or SLOWER in a group that ends equivalent without it (verdict.h).
+      if (other.out || (other.slower && verdict.kind == VerdictKind::kEquivalent)) out.insert(other.name);
     }
     const bool contended =
         std::any_of(open.begin(), open.end(), [&](size_t i) { return cases_[i].result.contended(); });

@@ -3,7 +3,8 @@
 // `fleetmark run --format json` output (a file or -), groups the OK batch results by
 // point (CasePointKey, engine/plan/case_group.h), and prints one JSON object per line:
 //   {"point": "...", "kind": "decided", "leader": "direct", "ratio": 4.3, "low": 3.9,
-//    "high": 4.8, "contenders": 4, "reason": "..."}
+//    "high": 4.8, "contenders": 4, "reason": "...", "others": [{"name", "pairs", "ratio",
+//    "low", "high", "out", "within_margin"}, ...]}
 // with the margin and prior from DeviceSpread over every point of the file. Exit 2 on
 // unreadable or malformed input.
 #include <cmath>
@@ -78,6 +79,17 @@ int main(int argc, char** argv) {
         line["low"] = v.others.front().low;
         line["high"] = std::isfinite(v.others.front().high) ? nlohmann::json(v.others.front().high) : nlohmann::json();
       }
+      nlohmann::json others = nlohmann::json::array();
+      for (const engine::PairedRatio& o : v.others) {
+        others.push_back({{"name", o.name},
+                          {"pairs", o.pairs},
+                          {"ratio", o.ratio},
+                          {"low", o.low},
+                          {"high", std::isfinite(o.high) ? nlohmann::json(o.high) : nlohmann::json()},
+                          {"out", o.out},
+                          {"within_margin", o.within_margin}});
+      }
+      line["others"] = std::move(others);
       std::cout << line.dump() << "\n";
     }
   }
