@@ -217,7 +217,10 @@ class PlanRunner {
     runner::SliceRequest request = SliceRequestFor(c, round);
     runner::SliceResponse response;
     std::optional<double> other_share;
-    bool remeasured = false;
+    // Re-measures of a contended process (contention.h, kContentionRetries): one while
+    // the machine's other work has looked persistent.
+    const int contention_retries = contended_streak_ >= kPersistentContentionStreak ? 1 : kContentionRetries;
+    int remeasures = 0;
     for (uint32_t cooldowns = 0;;) {
       // In a child process, always: a hung repetition cannot be abandoned in-process.
       const absl::Duration watchdog = SliceWatchdog(request);
@@ -254,12 +257,16 @@ class PlanRunner {
         r.set_throttled(true);
         c.throttle_reason = verdict.reason;
       }
-      // A contended process (engine/measure/contention.h) is measured again, once.
-      if (ok && other_share && *other_share > kContentionThreshold && !remeasured && !Cancelled()) {
-        remeasured = true;
+      // A contended process (engine/measure/contention.h) is measured again.
+      if (ok && other_share && *other_share > kContentionThreshold && remeasures < contention_retries &&
+          !Cancelled()) {
+        ++remeasures;
         continue;
       }
       break;
+    }
+    if (other_share && response.status() == v1::CASE_STATUS_OK) {
+      contended_streak_ = *other_share > kContentionThreshold ? contended_streak_ + 1 : 0;
     }
     if (other_share && response.status() == v1::CASE_STATUS_OK) {
       r.set_other_cpu_share(std::max(r.other_cpu_share(), *other_share));
@@ -625,6 +632,7 @@ class PlanRunner {
   v1::Preconditions preconditions_;
   int min_processes_ = static_cast<int>(kMinBatchProcesses);    // per batch case, every mode
   int max_processes_ = static_cast<int>(kDefaultMaxProcesses);  // racing's cap
+  int contended_streak_ = 0;  // processes in a row still contended after their re-measures
   std::vector<CaseState> cases_;
   std::vector<std::vector<size_t>> groups_;  // indices into cases_, in plan order
   RunProgress progress_;

@@ -35,7 +35,8 @@
 // contender still open (not OUT beyond what its contention can explain, verdict.h)
 // ends GROUP_UNDECIDED at once: more processes under other work cannot decide it. Contention
 // (engine/measure/contention.h): around each process the runner reads /proc/stat and its own CPU time; a process during
-// which other work took more than kContentionThreshold of the machine is measured again, once, and if still so the case
+// which other work took more than kContentionThreshold of the machine is measured again
+// (up to kContentionRetries times; once while the load looks persistent), and if still so the case
 // is marked contended (CaseResult.contended, other_cpu_share: the worst kept process's share) and its message says why
 // its verdict may stay undecided. A case in no group of two (a single strategy) gets its minimum processes and its stop
 // rule's reason (CI_TARGET, MAX_*). Each process's share of the budget is what is left of it over the processes still

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/partial_result.h"
+#include "engine/measure/contention.h"
 #include "engine/plan/case_group.h"
 #include "engine/runner/runner.h"
 #include "gmock/gmock.h"
@@ -214,11 +215,11 @@ std::function<absl::StatusOr<std::string>()> NinetyPercentBusy() {
   };
 }
 
-// A process during which other work took most of the machine is measured again, once;
+// A process during which other work took most of the machine is measured again;
 // still contended, the case is marked, and its group ends undecided after the minimum
 // rounds instead of racing on: 5x slower at 90 % other work (up to 10x of it may be that
 // work's, engine/measure/verdict.h).
-TEST(RacingTest, AContendedGroupIsMeasuredAgainOnceThenEndsUndecided) {
+TEST(RacingTest, AContendedGroupIsMeasuredAgainThenEndsUndecided) {
   RunOptions options;
   options.proc_stat_reader = NinetyPercentBusy();
   const FakeRun run = RunFake(
@@ -233,8 +234,37 @@ TEST(RacingTest, AContendedGroupIsMeasuredAgainOnceThenEndsUndecided) {
       EXPECT_THAT(r.message(), HasSubstr("contended: other work took 90% of the machine's CPU time"));
     }
   }
-  // Each process measured twice (once more when contended): 5 cases x 3 rounds x 2.
-  EXPECT_EQ(run.calls.size(), 30u);
+  // The first two processes are measured 1 + kContentionRetries times; both stayed
+  // contended, so the load is persistent and the other 13 are measured twice each.
+  EXPECT_EQ(run.calls.size(), 2u * (1 + kContentionRetries) + 13u * 2);
+}
+
+// Other work in bursts: the window of a process and of its first re-measure are busy,
+// the next is clean, over and over. Re-measured up to kContentionRetries times, every
+// process gets a clean window, so no case is contended and the 5x gap is decided.
+TEST(RacingTest, ABurstOfOtherWorkIsWaitedOutNotMarked) {
+  RunOptions options;
+  auto calls = std::make_shared<uint64_t>(0);
+  auto busy = std::make_shared<uint64_t>(0);
+  options.proc_stat_reader = [calls, busy]() -> absl::StatusOr<std::string> {
+    const uint64_t n = (*calls)++;
+    const uint64_t window = n / 2;  // reads come in pairs: before and after a process
+    if (n % 2 == 1 && window % 3 != 2) *busy += 90;
+    const uint64_t total = (n + 1) * 100;
+    return absl::StrCat("cpu  ", *busy, " 0 0 ", total - *busy, " 0 0 0 0 0 0\n");
+  };
+  const FakeRun run = RunFake(
+      PlanFrom(kPlan), [](const std::string& label, int) { return label == "slow" ? 5e6 : 1e6; }, options);
+  for (const char* point : {"wait_us=0]", "wait_us=1]"}) {
+    for (const char* label : {"fast", "slow"}) {
+      const v1::CaseResult& r = Find(run, label, point);
+      EXPECT_FALSE(r.contended()) << label << " " << point;
+      EXPECT_LT(r.other_cpu_share(), 0.25) << label << " " << point;
+    }
+    EXPECT_EQ(Find(run, "fast", point).stop_reason(), v1::STOP_REASON_GROUP_DECIDED) << point;
+  }
+  // Every process took three windows (two busy, one clean).
+  EXPECT_EQ(run.calls.size() % 3, 0u);
 }
 
 // 40x slower at 90 % other work is beyond the 10x that work can explain: decided after
