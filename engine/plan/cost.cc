@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/duration_text.h"
+#include "engine/measure/contention.h"
 #include "engine/measure/stop_rule.h"
 #include "engine/plan/plan.h"
 #include "engine/plan/repetition_time.h"
@@ -89,7 +90,7 @@ PlanCost EstimateCost(const std::vector<v1::CaseSpec>& cases, const v1::Measurem
       }
       const int p_min = out.processes.min, p_max = out.processes.max;
       expected += p_min * (std::max(w, r) + o) + std::max(b, p_min * r);
-      worst += (2 + k) * (p_max * (w + r + o) + b + p_max * r) + k * p_max * c;
+      worst += (1 + kContentionRetries + k) * (p_max * (w + r + o) + b + p_max * r) + k * p_max * c;
       slices += p_min;
       worst_slices += p_max;
     } else {

@@ -10,8 +10,9 @@
 // the harness calibration, the strategy, the conditions read around it) costs about
 // O = kProcessOverheadSeconds. So:
 //   expected  = P_min × (W + O) + B                the minimum processes spend the budget
-//   worst     = (2 + k) × (P_max × (W + O) + B)    racing's cap; every process measured
-//               + k × P_max × C                    again once as contended and after each
+//   worst     = (1 + N + k) × (P_max × (W + O) + B)  racing's cap; every process measured
+//               + k × P_max × C                    again N = kContentionRetries times as
+//                                                  contended (contention.h) and after each
 //                                                  of k cooldown_retries of C s
 // A case that meets its CI target stops before its budget (faster than expected).
 // One repetition cannot be interrupted, so every process runs at least two (one warm-up,

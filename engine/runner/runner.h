@@ -30,7 +30,7 @@
 // (STOP_REASON_ELIMINATED); a decided or equivalent group stops (GROUP_DECIDED,
 // GROUP_EQUIVALENT; a SLOWER contender of a group that ends equivalent without it,
 // ELIMINATED); otherwise the open contenders get another process, up to
-// measurement.max_processes (default 10, 6 under --quick) or until one of them spent
+// measurement.max_processes (default 16, 6 under --quick) or until one of them spent
 // its time or repetition budget, and then end GROUP_UNDECIDED. A group with a contended
 // contender still open (not OUT beyond what its contention can explain, verdict.h)
 // ends GROUP_UNDECIDED at once: more processes under other work cannot decide it. Contention

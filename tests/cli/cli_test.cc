@@ -175,10 +175,10 @@ TEST_F(CliTest, PlanValidateAndSubmitTellTheCost) {
   CliResult r = Cli("plan validate " + tiny.string());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   // 4 batch cases x (3 processes x (0.01 s + 0.2 s to start one) + 2 s) = 10.5 s; worst
-  // 4 x 2 x (10 x 0.21 + 2) = 32.8 s (each process measured again once).
-  EXPECT_THAT(r.out, HasSubstr("  duration: expected 11s, worst case 33s per device (4 batch cases x 3..10 processes "
+  // 4 x 4 x (16 x 0.21 + 2) = 85.8 s (each process measured again up to 3 times).
+  EXPECT_THAT(r.out, HasSubstr("  duration: expected 11s, worst case 1m26s per device (4 batch cases x 3..16 processes "
                                "of 0.01 s warm-up + a 2 s budget per case)"));
-  EXPECT_THAT(r.out, HasSubstr("  with --quick: expected 11s, worst case 26s per device (4 batch cases x 3..6"));
+  EXPECT_THAT(r.out, HasSubstr("  with --quick: expected 11s, worst case 52s per device (4 batch cases x 3..6"));
   EXPECT_EQ(r.err, "");
   const fs::path huge = Write("huge.txtpb", R"pb(name: "huge"
                                                  matrix {
@@ -189,15 +189,15 @@ TEST_F(CliTest, PlanValidateAndSubmitTellTheCost) {
                                                  measurement { max_seconds_per_case: 86400 rounds: 1000 })pb");
   r = Cli("plan validate " + huge.string());
   EXPECT_EQ(r.exit_code, 0) << r.err;  // valid, and said to be long
-  EXPECT_THAT(r.out, HasSubstr("expected 24h12m, worst case 48h23m per device (1 batch case x 1000 processes"));
-  EXPECT_THAT(r.err, HasSubstr("fleetmark plan validate: warning: worst case 48h23m (expected 24h12m) is above 1h00m"));
+  EXPECT_THAT(r.out, HasSubstr("expected 24h12m, worst case 96h47m per device (1 batch case x 1000 processes"));
+  EXPECT_THAT(r.err, HasSubstr("fleetmark plan validate: warning: worst case 96h47m (expected 24h12m) is above 1h00m"));
   // submit says it before it sends anything (nothing listens at 127.0.0.1:1), for the
   // cases it submits: --filter keeps 2 of the 4.
   r = Cli("submit " + tiny.string() + " --select all --filter direct --coordinator 127.0.0.1:1");
   EXPECT_EQ(r.exit_code, 5) << r.err;  // kExitUnavailable
-  EXPECT_THAT(r.err, HasSubstr("fleetmark submit: expected 5s, worst case 17s per device (2 batch cases x 3..10"));
+  EXPECT_THAT(r.err, HasSubstr("fleetmark submit: expected 5s, worst case 43s per device (2 batch cases x 3..16"));
   r = Cli("submit " + huge.string() + " --select all --coordinator 127.0.0.1:1");
-  EXPECT_THAT(r.err, HasSubstr("fleetmark submit: warning: worst case 48h23m"));
+  EXPECT_THAT(r.err, HasSubstr("fleetmark submit: warning: worst case 96h47m"));
 }
 
 // Issue 34's trial (D1): direct with 100 000 tasks of 1 ms of synthetic CPU work said

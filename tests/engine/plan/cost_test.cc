@@ -44,16 +44,16 @@ TEST(PlanCost, BatchCasesSpendMinimumProcessesWarmUpPlusBudgetExpectedAndRacingC
   EXPECT_EQ(cost.processes.min, 4);
   EXPECT_EQ(cost.processes.max, 8);
   EXPECT_NEAR(Secs(cost.expected), 4 * (4 * (0.5 + O) + 10), kTol);  // 51.2 s with O = 0.2
-  // Twice: a contended process is measured again, once.
-  EXPECT_NEAR(Secs(cost.worst), 4 * 2 * (8 * (0.5 + O) + 10), kTol);  // 124.8 s
+  // Four times: a contended process is measured again up to kContentionRetries (3) times.
+  EXPECT_NEAR(Secs(cost.worst), 4 * 4 * (8 * (0.5 + O) + 10), kTol);  // 249.6 s
   ASSERT_EQ(O, 0.2);
   EXPECT_EQ(PlanCostText(cost),
-            "expected 51s, worst case 2m05s per device (4 batch cases x 4..8 processes of 0.5 s warm-up + a 10 s "
+            "expected 51s, worst case 4m10s per device (4 batch cases x 4..8 processes of 0.5 s warm-up + a 10 s "
             "budget per case)");
   EXPECT_EQ(LongPlanWarning(cost), "");
 }
 
-TEST(PlanCost, DefaultsGiveThreeToTenProcessesAndCooldownRetriesMultiplyTheWorstCase) {
+TEST(PlanCost, DefaultsGiveThreeToSixteenProcessesAndCooldownRetriesMultiplyTheWorstCase) {
   const v1::Plan plan = PlanOf(R"pb(name: "p"
                                     matrix {
                                       strategies { name: "direct" }
@@ -63,10 +63,11 @@ TEST(PlanCost, DefaultsGiveThreeToTenProcessesAndCooldownRetriesMultiplyTheWorst
                                     measurement { cooldown_retries: 2 cooldown_seconds: 5 })pb");
   const PlanCost cost = EstimatePlanCost(plan, false, 2);
   EXPECT_EQ(cost.processes.min, 3);   // kMinBatchProcesses
-  EXPECT_EQ(cost.processes.max, 10);  // kDefaultMaxProcesses
+  EXPECT_EQ(cost.processes.max, 16);  // kDefaultMaxProcesses
   EXPECT_NEAR(Secs(cost.expected), 3 * (0.5 + O) + 10, kTol);
-  // (2 + 2) x (10 x (0.5 + O) + 10) + 2 x 10 x 5 cool-down seconds.
-  EXPECT_NEAR(Secs(cost.worst), 4 * (10 * (0.5 + O) + 10) + 100, kTol);
+  // (1 + 3 contention re-measures + 2 cool-downs) x (16 x (0.5 + O) + 10) + 2 x 16 x 5
+  // cool-down seconds.
+  EXPECT_NEAR(Secs(cost.worst), 6 * (16 * (0.5 + O) + 10) + 160, kTol);
   // --quick: racing's cap becomes kQuickMaxProcesses (6), the quick settings' budget.
   v1::Plan quick = plan;
   quick.mutable_quick()->set_max_seconds_per_case(1);
@@ -75,7 +76,7 @@ TEST(PlanCost, DefaultsGiveThreeToTenProcessesAndCooldownRetriesMultiplyTheWorst
   const PlanCost q = EstimatePlanCost(quick, true, 2);
   EXPECT_EQ(q.processes.max, 6);
   EXPECT_NEAR(Secs(q.expected), 3 * (0.25 + O) + 1, kTol);
-  EXPECT_NEAR(Secs(q.worst), 3 * (6 * (0.25 + O) + 1) + 1 * 6 * 5.0, kTol);
+  EXPECT_NEAR(Secs(q.worst), 5 * (6 * (0.25 + O) + 1) + 1 * 6 * 5.0, kTol);
 }
 
 TEST(PlanCost, ScenarioCasesRunOnceAndAreBoundedByTheirTimeouts) {
@@ -118,8 +119,8 @@ TEST(PlanCost, PreflightGatesAddTheirCpuSampleAndWorstCaseRechecksPerSlice) {
   const PlanCost cost = EstimatePlanCost(plan, false, 2);
   // 3 processes: 3 x (1 + O) + 2 s, plus 3 slices x 0.5 s sample.
   EXPECT_NEAR(Secs(cost.expected), 3 * (1 + O) + 2 + 1.5, kTol);
-  // Measured twice; each slice: 2 checks x 0.5 s + 1 cooldown x 4 s = 5 s.
-  EXPECT_NEAR(Secs(cost.worst), 2 * (3 * (1 + O) + 2) + 3 * 5, kTol);
+  // Measured four times; each slice: 2 checks x 0.5 s + 1 cooldown x 4 s = 5 s.
+  EXPECT_NEAR(Secs(cost.worst), 4 * (3 * (1 + O) + 2) + 3 * 5, kTol);
 }
 
 // The issue's plan (34, item 4): thread_per_task with 1 000 000 tasks, 86 400 s per case
@@ -133,11 +134,11 @@ TEST(PlanCost, AHugePlanIsWarnedAbout) {
                                     }
                                     measurement { max_seconds_per_case: 86400 rounds: 1000 })pb");
   const PlanCost cost = EstimatePlanCost(plan, false, 2);
-  EXPECT_EQ(cost.processes.min, 1000);                               // rounds; racing's cap of 10 is raised to it
+  EXPECT_EQ(cost.processes.min, 1000);                               // rounds; racing's cap of 16 is raised to it
   EXPECT_NEAR(Secs(cost.expected), 1000 * (0.5 + O) + 86400, kTol);  // 87 100 s = 24h12m
-  EXPECT_NEAR(Secs(cost.worst), 2 * (1000 * (0.5 + O) + 86400), kTol);
+  EXPECT_NEAR(Secs(cost.worst), 4 * (1000 * (0.5 + O) + 86400), kTol);
   EXPECT_EQ(LongPlanWarning(cost),
-            "worst case 48h23m (expected 24h12m) is above 1h00m on each device; lower "
+            "worst case 96h47m (expected 24h12m) is above 1h00m on each device; lower "
             "measurement.max_seconds_per_case, rounds or max_processes, or measure fewer cases");
 }
 
@@ -171,8 +172,9 @@ TEST(PlanCost, ARepetitionAboveTheBoundCostsItsRepetitionOnceAndIsWarnedAbout) {
   EXPECT_EQ(slow.overrun_cases, 0);
   EXPECT_EQ(RepetitionOverrunWarning(slow), "");
   EXPECT_NEAR(Secs(slow.expected), 3 * (5 + O) + 15, kTol);
-  // Worst: racing's 10 processes, each warming up W + R and measuring its share + R, twice.
-  EXPECT_NEAR(Secs(slow.worst), 2 * (10 * (0.5 + 5 + O) + 10 + 10 * 5), kTol);
+  // Worst: racing's 16 processes, each warming up W + R and measuring its share + R, four
+  // times (three contention re-measures).
+  EXPECT_NEAR(Secs(slow.worst), 4 * (16 * (0.5 + 5 + O) + 10 + 16 * 5), kTol);
 }
 
 // CPU work spreads over min(CPUs, the strategy's threads); a thread holds a task for

@@ -409,7 +409,7 @@ TEST(ValidatePlanTest, ProcessesNamesTheFieldAndItsRange) {
               HasSubstr("plan.quick.processes: 1 <= processes <= 64"));
   EXPECT_TRUE(ValidateText(base + "measurement { max_processes: 64 }").ok());
   EXPECT_THAT(ValidateText(base + "quick { max_processes: 65 }").message(),
-              HasSubstr("plan.quick.max_processes: 0 <= max_processes <= 64 (0 = default 10, 6 under --quick), "
+              HasSubstr("plan.quick.max_processes: 0 <= max_processes <= 64 (0 = default 16, 6 under --quick), "
                         "got 65"));
 }
 
@@ -420,7 +420,7 @@ TEST(ApplyQuickTest, KeepsProcessesAndLowersTheRacingCap) {
       ParsePlan(WithStrategy("name: 'direct'") + "measurement { processes: 5 }", PlanFormat::kText);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(ResolveMeasurement(parsed->plan.measurement()).processes(), 5u);
-  EXPECT_EQ(ResolveMeasurement(parsed->plan.measurement()).max_processes(), 10u);
+  EXPECT_EQ(ResolveMeasurement(parsed->plan.measurement()).max_processes(), 16u);
   EXPECT_EQ(ResolveMeasurement(ApplyQuick(parsed->plan).measurement()).processes(), 5u);
   EXPECT_EQ(ResolveMeasurement(ApplyQuick(parsed->plan).measurement()).max_processes(), 6u);
   parsed->plan.mutable_quick()->set_processes(4);

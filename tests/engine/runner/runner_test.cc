@@ -891,7 +891,7 @@ TEST(RunnerTest, IncludeSetupTimesConstruction) {
   ASSERT_EQ(o.results.size(), 2u);
   for (const v1::CaseResult& r : o.results) {
     EXPECT_EQ(r.status(), v1::CASE_STATUS_OK) << r.message();
-    // Racing splits the 5 repetitions over up to 10 processes and may stop after 3.
+    // Racing splits the 5 repetitions over up to 16 processes and may stop after 3.
     EXPECT_GE(r.samples_ns_size(), 3);
     EXPECT_LE(r.samples_ns_size(), 5);
   }
