@@ -157,6 +157,12 @@ const MessageTextRules& HelloTextRules() {
         {"fleetmark.v1.Hello.LabelsEntry.value", {.max_bytes = kMaxAgentLabelValueBytes}},
         {"fleetmark.v1.HostInfo.notes", {.max_bytes = 1024}},
         {"fleetmark.v1.HostInfo.emulation_evidence", {.max_bytes = 1024}},
+        {"fleetmark.v1.HostInfo.energy_unavailable", {.max_bytes = 2048}},
+        {"fleetmark.v1.EnergySourceInfo.covers", {.max_bytes = 1024}},
+        {"fleetmark.v1.EnergySourceInfo.resolution_text", {.max_bytes = 1024}},
+        {"fleetmark.v1.EnergySourceInfo.why_not", {.max_bytes = 1024}},
+        {"fleetmark.v1.EnergySourceInfo.battery_convention", {.max_bytes = 1024}},
+        {"fleetmark.v1.EnergySourceInfo.notes", {.max_bytes = 1024}},
     };
     return rules;
   }();

@@ -72,7 +72,8 @@ bool IsAgentLabelValueChar(char c);
 // The rules of an agent's hello (fleetmark.v1.Hello): every string at most 256 bytes
 // of printable UTF-8; agent_name 64; the enrollment token and credential 4096 bytes;
 // labels as above; HostInfo.notes (what the host detection could not read) and
-// emulation_evidence 1024.
+// emulation_evidence 1024; energy_unavailable 2048; an energy source's covers,
+// resolution_text, why_not, battery_convention and notes 1024.
 const MessageTextRules& HelloTextRules();
 
 }  // namespace fleetmark

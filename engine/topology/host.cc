@@ -14,6 +14,7 @@
 #include "engine/topology/device_info.h"
 #include "engine/topology/cpuinfo.h"
 #include "engine/topology/emulation.h"
+#include "engine/topology/energy_info.h"
 #include "engine/topology/host_identity.h"
 #include "engine/topology/sensor_range.h"
 #include "engine/topology/sysfs.h"
@@ -290,6 +291,7 @@ absl::StatusOr<v1::HostInfo> DetectHost(const HostOptions& options) {
     host.set_emulated(verdict.emulated);
     host.set_emulation_evidence(verdict.evidence);
   }
+  topology_internal::FillEnergySources(options.fsroot, host.emulated(), host);
   host.set_engine_version(FLEETMARK_ENGINE_VERSION);
   // Everything read from the device's files (a thermal zone's type, a CPU model, a
   // device-tree string) passes the agent hello's text rule before anyone prints,

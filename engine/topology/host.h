@@ -41,7 +41,9 @@ struct HostOptions {
 // On Android (system/bin/getprop or system/build.prop below the root) HostInfo.android
 // holds model, manufacturer, SoC/board, release, API level, fingerprint; batteries and
 // thermal_zones are read on every host. Missing or denied files are "unknown" (noted),
-// never an error.
+// never an error. HostInfo.energy_sources lists the energy sources found
+// (engine/energy/discover.h: RAPL zones, hwmon power/energy channels, batteries), and
+// energy_unavailable says why none can be read (or that the binary is emulated).
 // HostInfo.emulated says whether this binary runs under user-mode emulation (qemu-user:
 // see engine/topology/emulation.h), with what was seen in emulation_evidence.
 // Frequencies in kHz, memory in bytes. Whatever cannot be read is left empty/0 and

@@ -64,6 +64,20 @@ std::string CacheName(const v1::CacheInfo& cache) {
   return absl::StrCat("L", cache.level(), suffix);
 }
 
+// "  rapl:package-0  rapl  1e-06 J  CPU package-0: cores, ...", or "... unreadable: <why>".
+std::string EnergySourceLine(const v1::EnergySourceInfo& source) {
+  std::string line = absl::StrFormat("  %-26s %-12s %g %s  ", source.name(), source.kind(), source.resolution(),
+                                     source.resolution_unit());
+  if (!source.readable()) {
+    absl::StrAppend(&line, "unreadable: ", source.why_not());
+    return line;
+  }
+  absl::StrAppend(&line, source.covers());
+  if (source.charging()) absl::StrAppend(&line, " [charging]");
+  if (source.on_external_power()) absl::StrAppend(&line, " [on external power]");
+  return line;
+}
+
 }  // namespace
 
 std::string FormatLimits(const v1::ResourceLimits& limits) {
@@ -107,6 +121,13 @@ std::string FormatHostText(const v1::HostInfo& host) {
   row("source", absl::StrCat(host.topology_source(),
                              host.hwloc_version().empty() ? "" : absl::StrCat(", hwloc ", host.hwloc_version())));
   row("engine", host.engine_version());
+  if (!host.energy_unavailable().empty()) {
+    row("energy", absl::StrCat("unavailable (", host.energy_unavailable(), ")"));
+  } else if (host.energy_sources_size() > 0) {
+    int readable = 0;
+    for (const auto& source : host.energy_sources()) readable += source.readable() ? 1 : 0;
+    row("energy", absl::StrCat(readable, " of ", host.energy_sources_size(), " sources readable"));
+  }
 
   int width = 0;
   for (const auto& k : host.core_classes()) width = std::max<int>(width, k.name().size());
@@ -134,6 +155,10 @@ std::string FormatHostText(const v1::HostInfo& host) {
       absl::StrAppend(&out, absl::StrFormat("  %-4s %-9s x %-2d cpus %s\n", CacheName(c), Bytes(std::get<2>(key)),
                                             instances.size(), absl::StrJoin(instances, " | ")));
     }
+  }
+  if (host.energy_sources_size() > 0) {
+    absl::StrAppend(&out, "energy sources (docs/energy.md)\n");
+    for (const auto& source : host.energy_sources()) absl::StrAppend(&out, EnergySourceLine(source), "\n");
   }
   if (host.notes_size() > 0) {
     absl::StrAppend(&out, "notes\n");

@@ -11,8 +11,9 @@
 namespace fleetmark::engine {
 
 // Multi-line text: identity, CPU counts and SMT, memory, frequency policy, core classes
-// with their CPU lists, hwloc kinds, caches (instances grouped by level/type/size) and
-// notes. Frequencies in GHz, sizes in KiB/MiB/GiB. Pure function; thread-safe.
+// with their CPU lists, hwloc kinds, caches (instances grouped by level/type/size),
+// energy ("energy: unavailable (<why>)" or how many sources are readable, then one
+// line per source) and notes. Frequencies in GHz, sizes in KiB/MiB/GiB. Pure function; thread-safe.
 std::string FormatHostText(const v1::HostInfo& host);
 
 // One line, e.g. "allowed 1 of 2 machine CPUs (cpus 0), CPU quota 0.50 CPUs (50000/100000
