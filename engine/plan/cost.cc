@@ -2,11 +2,15 @@
 #include "engine/plan/cost.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/duration_text.h"
 #include "engine/measure/contention.h"
 #include "engine/measure/stop_rule.h"
+#include "engine/plan/case_group.h"
 #include "engine/plan/plan.h"
 #include "engine/plan/repetition_time.h"
 #include "engine/scenarios/param_rules.h"
@@ -56,6 +60,15 @@ BatchProcesses BatchProcessRange(const v1::MeasurementSettings& resolved) {
   return p;
 }
 
+double ExpectedContenderProcesses(int p_min, int p_max) {
+  double processes = p_min, on = 1;
+  for (int j = p_min; j < p_max; ++j) {
+    on *= 1 - kRacingStopProbability;  // still racing in round j + 1
+    processes += on;
+  }
+  return processes;
+}
+
 PlanCost EstimateCost(const std::vector<v1::CaseSpec>& cases, const v1::MeasurementSettings& resolved,
                       const v1::Preconditions& preconditions, int cpus) {
   PlanCost out;
@@ -65,34 +78,55 @@ PlanCost EstimateCost(const std::vector<v1::CaseSpec>& cases, const v1::Measurem
   out.budget_seconds = resolved.max_seconds_per_case();
   out.bound_seconds = RepetitionBoundSeconds(resolved);
   const double w = resolved.warmup_seconds(), b = resolved.max_seconds_per_case();
+  const double s_min = resolved.min_seconds_per_case();
   const double k = resolved.cooldown_retries(), c = resolved.cooldown_seconds();
   const double bound = RepetitionBoundSeconds(resolved);
-  double expected = 0, worst = 0;
-  int64_t slices = 0, worst_slices = 0;
+  const int p_min = out.processes.min, p_max = out.processes.max;
+  // The repetitions a process takes before its CI target may stop it (the runner's
+  // min_samples): min_repetitions over the minimum processes, rounded up.
+  const double min_samples = std::ceil(static_cast<double>(resolved.min_repetitions()) / p_min);
+  // The batch cases on each point: two or more race (the runner's groups).
+  std::map<std::string, int> on_point;
+  for (const v1::CaseSpec& spec : cases) {
+    if (IsBatch(spec)) ++on_point[CasePointKey(spec)];
+  }
+  double expected = 0, worst = 0, slices = 0, worst_slices = 0;
   for (const v1::CaseSpec& spec : cases) {
     if (IsBatch(spec)) {
       ++out.batch_cases;
-      const double o = kProcessOverheadSeconds;
       const double r = absl::ToDoubleSeconds(MinRepetitionTime(spec, cpus));
       if (r > out.longest_repetition_seconds) {
         out.longest_repetition_seconds = r;
         out.longest_repetition_case = spec.case_id();
       }
+      const bool racing = on_point[CasePointKey(spec)] >= 2;
+      if (racing) ++out.racing_cases;
+      const int planned = racing ? p_max : p_min;  // the runner's plan for its shares
       if (r > bound) {
-        // The runner stops the case after its first repetition (or its watchdog, first).
+        // The runner stops the case after its first repetition, which takes at least R,
+        // or its watchdog ends the slice (warm-up + its share + kWatchdogRepetitions x L).
         ++out.overrun_cases;
-        const double cut = o + std::min(r, w + b / out.processes.min + kWatchdogRepetitions * bound);
-        expected += cut;
-        worst += cut;
+        const double watchdog = w + b / planned + kWatchdogRepetitions * bound;
+        expected += kQuietProcessOverheadSeconds + std::min(r, watchdog);
+        worst += kProcessOverheadSeconds + watchdog;
         slices += 1;
         worst_slices += 1;
         continue;
       }
-      const int p_min = out.processes.min, p_max = out.processes.max;
-      expected += p_min * (std::max(w, r) + o) + std::max(b, p_min * r);
-      worst += (1 + kContentionRetries + k) * (p_max * (w + r + o) + b + p_max * r) + k * p_max * c;
-      slices += p_min;
-      worst_slices += p_max;
+      const double measured = std::max(r, std::min(b / planned, std::max(s_min / p_min, min_samples * r)));
+      // A race also ends when a contender has spent its budget: at most B / m processes.
+      const int budget_cap =
+          measured > 0 ? static_cast<int>(std::clamp(std::ceil(b / measured - 1e-9), double{p_min}, double{p_max}))
+                       : p_max;
+      const double processes = racing ? ExpectedContenderProcesses(p_min, budget_cap) : p_min;
+      expected += processes * (kQuietProcessOverheadSeconds + std::max(w, r) + measured);
+      // Each process measured once, again up to kContentionRetries times while contended
+      // and after each of k cool-downs (engine/runner/runner.h).
+      worst += (1 + kContentionRetries + k) *
+                   (planned * (kProcessOverheadSeconds + kMaxCalibrationSeconds + w + 2 * r) + b) +
+               k * planned * c;
+      slices += processes;
+      worst_slices += planned;
     } else {
       ++out.scenario_cases;
       const CaseCost cost = ScenarioCost(spec);
@@ -110,8 +144,8 @@ PlanCost EstimateCost(const std::vector<v1::CaseSpec>& cases, const v1::Measurem
     const double checks = preconditions.has_max_checks() ? preconditions.max_checks() : kDefaultGateChecks;
     const double cooldown =
         preconditions.has_cooldown_seconds() ? preconditions.cooldown_seconds() : kDefaultGateCooldownSeconds;
-    expected += static_cast<double>(slices) * sample;
-    worst += static_cast<double>(worst_slices) * (checks * sample + (checks - 1) * cooldown);
+    expected += slices * sample;
+    worst += worst_slices * (checks * sample + (checks - 1) * cooldown);
   }
   out.expected = absl::Seconds(expected);
   out.worst = absl::Seconds(worst);

@@ -15,6 +15,7 @@
 #include "engine/measure/counter_collector.h"
 #include "engine/measure/statistics.h"
 #include "engine/measure/stop_rule.h"
+#include "engine/plan/cost.h"
 #include "engine/plan/plan.h"
 #include "engine/child/child.h"
 #include "engine/runner/runner.h"
@@ -165,9 +166,8 @@ class SliceRunner {
   // second; a few-ns task then showed a 4.6 % "share".) A failing empty batch leaves it 0
   // (not calibrated; the case's own repetitions report the failure); only a
   // cancellation is returned.
-  static constexpr int kMinCalibrationBatches = 5;
-  static constexpr int64_t kCalibrationTasks = 2000;
-  static constexpr double kMaxCalibrationSeconds = 0.1;
+  // kMinCalibrationBatches, kCalibrationTasks, kMaxCalibrationSeconds: engine/plan/cost.h
+  // (the cost estimate charges them too).
   absl::Status Calibrate() {
     const std::unique_ptr<Workload> empty = MakeEmptyWorkload();
     std::vector<double> batch_ns;

@@ -174,11 +174,13 @@ TEST_F(CliTest, PlanValidateAndSubmitTellTheCost) {
   const fs::path tiny = Write("tiny.txtpb", kTinyPlan);
   CliResult r = Cli("plan validate " + tiny.string());
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  // 4 batch cases x (3 processes x (0.01 s + 0.2 s to start one) + 2 s) = 10.5 s; worst
-  // 4 x 4 x (16 x 0.21 + 2) = 85.8 s (each process measured again up to 3 times).
-  EXPECT_THAT(r.out, HasSubstr("  duration: expected 11s, worst case 1m26s per device (4 batch cases x 3..16 processes "
+  // 4 contenders (two strategies on each workload) x 5.31 processes (racing from 3 to 16)
+  // x (0.07 s to start one + 0.01 s warm-up + 0.5 s / 3 until the CI target may stop it)
+  // = 4.4 s; worst 4 x (1 + 3 re-measures) x (16 x (0.2 + 0.1 + 0.01 + 2 R) + 2) = 112 s,
+  // with R the storage waits a strategy cannot overlap (2.6 ms direct, 1.3 ms on 2 threads).
+  EXPECT_THAT(r.out, HasSubstr("  duration: expected 4s, worst case 1m52s per device (4 batch cases x 3..16 processes "
                                "of 0.01 s warm-up + a 2 s budget per case)"));
-  EXPECT_THAT(r.out, HasSubstr("  with --quick: expected 11s, worst case 52s per device (4 batch cases x 3..6"));
+  EXPECT_THAT(r.out, HasSubstr("  with --quick: expected 4s, worst case 1m02s per device (4 batch cases x 3..6"));
   EXPECT_EQ(r.err, "");
   const fs::path huge = Write("huge.txtpb", R"pb(name: "huge"
                                                  matrix {
@@ -189,15 +191,16 @@ TEST_F(CliTest, PlanValidateAndSubmitTellTheCost) {
                                                  measurement { max_seconds_per_case: 86400 rounds: 1000 })pb");
   r = Cli("plan validate " + huge.string());
   EXPECT_EQ(r.exit_code, 0) << r.err;  // valid, and said to be long
-  EXPECT_THAT(r.out, HasSubstr("expected 24h12m, worst case 96h47m per device (1 batch case x 1000 processes"));
-  EXPECT_THAT(r.err, HasSubstr("fleetmark plan validate: warning: worst case 96h47m (expected 24h12m) is above 1h00m"));
+  EXPECT_THAT(r.out, HasSubstr("expected 9m31s, worst case 96h53m per device (1 batch case x 1000 processes"));
+  EXPECT_THAT(r.err, HasSubstr("fleetmark plan validate: warning: worst case 96h53m (expected 9m31s) is above 1h00m"));
   // submit says it before it sends anything (nothing listens at 127.0.0.1:1), for the
-  // cases it submits: --filter keeps 2 of the 4.
+  // cases it submits: --filter keeps 2 of the 4, each alone on its point now (no racing:
+  // 3 processes, worst 4 x (3 x 0.31 s + 2 s)).
   r = Cli("submit " + tiny.string() + " --select all --filter direct --coordinator 127.0.0.1:1");
   EXPECT_EQ(r.exit_code, 5) << r.err;  // kExitUnavailable
-  EXPECT_THAT(r.err, HasSubstr("fleetmark submit: expected 5s, worst case 43s per device (2 batch cases x 3..16"));
+  EXPECT_THAT(r.err, HasSubstr("fleetmark submit: expected 1s, worst case 24s per device (2 batch cases x 3..16"));
   r = Cli("submit " + huge.string() + " --select all --coordinator 127.0.0.1:1");
-  EXPECT_THAT(r.err, HasSubstr("fleetmark submit: warning: worst case 96h47m"));
+  EXPECT_THAT(r.err, HasSubstr("fleetmark submit: warning: worst case 96h53m"));
 }
 
 // Issue 34's trial (D1): direct with 100 000 tasks of 1 ms of synthetic CPU work said
@@ -213,7 +216,8 @@ TEST_F(CliTest, PlanValidateBoundsARepetitionByTheWorkItStates) {
                                                  })pb");
   CliResult r = Cli("plan validate " + slow.string());
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("  duration: expected 1m40s, worst case 1m40s per device"));
+  // Worst: the watchdog's 0.5 s warm-up + 10 s / 3 + 3 x 60 s, after a 0.2 s start.
+  EXPECT_THAT(r.out, HasSubstr("  duration: expected 1m40s, worst case 3m04s per device"));
   EXPECT_THAT(r.err, HasSubstr("fleetmark plan validate: warning: 1 batch case cannot finish one repetition within "
                                "max(measurement.max_seconds_per_case, 60 s) = 1m00s (e.g. "
                                "batch/synthetic[cpu_ns=1000000]/blocking/direct/any: at least 1m40s with "));

@@ -2,9 +2,11 @@
 // worst-case duration, and the long-plan warning.
 #include "engine/plan/cost.h"
 
+#include <cmath>
 #include <map>
 #include <string>
 
+#include "engine/measure/contention.h"
 #include "engine/plan/plan.h"
 #include "engine/plan/repetition_time.h"
 #include "gmock/gmock.h"
@@ -18,7 +20,10 @@ using ::testing::HasSubstr;
 // Seconds of `d` (the model's sums are doubles: compared with a tolerance).
 double Secs(absl::Duration d) { return absl::ToDoubleSeconds(d); }
 constexpr double kTol = 1e-6;
-constexpr double O = kProcessOverheadSeconds;
+constexpr double O = kProcessOverheadSeconds;        // starting a process, worst (loaded)
+constexpr double Oq = kQuietProcessOverheadSeconds;  // starting a process, expected (quiet)
+constexpr double CAL = kMaxCalibrationSeconds;       // the harness calibration's cap
+constexpr double MEASURED = 1 + kContentionRetries;  // times a process may be measured without cool-down
 
 v1::Plan PlanOf(const std::string& text) {
   absl::StatusOr<ParsedPlan> parsed = ParsePlan(text, PlanFormat::kText, "p.txtpb");
@@ -27,8 +32,9 @@ v1::Plan PlanOf(const std::string& text) {
   return parsed.ok() ? parsed->plan : v1::Plan();
 }
 
-TEST(PlanCost, BatchCasesSpendMinimumProcessesWarmUpPlusBudgetExpectedAndRacingCapWorst) {
-  // 2 strategies x 2 workloads = 4 batch cases; rounds 4 -> 4..8 processes.
+TEST(PlanCost, ContendersRaceTowardsTheCapAndMeasureTheirShareUntilTheirCiTargetCanStopThem) {
+  // 2 strategies x 2 workloads = 4 batch cases, two contenders on each workload's point;
+  // rounds 4 -> 4..8 processes. Named workloads state no CPU work: R = 0.
   const v1::Plan plan =
       PlanOf(R"pb(name: "p"
                   matrix {
@@ -40,23 +46,57 @@ TEST(PlanCost, BatchCasesSpendMinimumProcessesWarmUpPlusBudgetExpectedAndRacingC
                   measurement { warmup_seconds: 0.5 max_seconds_per_case: 10 rounds: 4 max_processes: 8 })pb");
   const PlanCost cost = EstimatePlanCost(plan, false, 2);
   EXPECT_EQ(cost.batch_cases, 4);
+  EXPECT_EQ(cost.racing_cases, 4);
   EXPECT_EQ(cost.scenario_cases, 0);
   EXPECT_EQ(cost.processes.min, 4);
   EXPECT_EQ(cost.processes.max, 8);
-  EXPECT_NEAR(Secs(cost.expected), 4 * (4 * (0.5 + O) + 10), kTol);  // 51.2 s with O = 0.2
-  // Four times: a contended process is measured again up to kContentionRetries (3) times.
-  EXPECT_NEAR(Secs(cost.worst), 4 * 4 * (8 * (0.5 + O) + 10), kTol);  // 249.6 s
+  // A contender's share is 10 s / 8 processes; its CI target may stop it after its share
+  // of the default min_seconds_per_case, 0.5 s / 4 = 0.125 s, which is shorter.
+  // Racing: 4 processes, then each further round with probability 0.7 of going on.
+  const double processes = 4 + 0.7 + 0.49 + 0.343 + 0.2401;
+  EXPECT_NEAR(Secs(cost.expected), 4 * processes * (Oq + 0.5 + 0.125), kTol);
+  // A contended process is measured again up to kContentionRetries times; each of the
+  // cap's 8 processes starts at the loaded cost and calibrates to the cap.
+  EXPECT_NEAR(Secs(cost.worst), 4 * MEASURED * (8 * (0.5 + O + CAL) + 10), kTol);
+  ASSERT_EQ(Oq, 0.07);
   ASSERT_EQ(O, 0.2);
+  ASSERT_EQ(kRacingStopProbability, 0.3);
   EXPECT_EQ(PlanCostText(cost),
-            "expected 51s, worst case 4m10s per device (4 batch cases x 4..8 processes of 0.5 s warm-up + a 10 s "
+            "expected 16s, worst case 4m22s per device (4 batch cases x 4..8 processes of 0.5 s warm-up + a 10 s "
             "budget per case)");
   EXPECT_EQ(LongPlanWarning(cost), "");
+}
+
+TEST(PlanCost, ACaseAloneOnItsPointRunsTheMinimumProcessesOverItsWholeBudget) {
+  // One strategy: no contender, so P_min processes, each with B / P_min of the budget.
+  const v1::Plan plan =
+      PlanOf(R"pb(name: "p"
+                  matrix {
+                    strategies { name: "direct" }
+                    workloads: [ "arithmetic" ]
+                    batch { tasks: 10 }
+                  }
+                  measurement { warmup_seconds: 0.5 max_seconds_per_case: 3 min_seconds_per_case: 3 })pb");
+  const PlanCost cost = EstimatePlanCost(plan, false, 2);
+  EXPECT_EQ(cost.racing_cases, 0);
+  EXPECT_EQ(cost.processes.min, 3);
+  EXPECT_EQ(cost.processes.max, 16);
+  // min_seconds_per_case = the budget: each of the 3 processes measures its 1 s share.
+  EXPECT_NEAR(Secs(cost.expected), 3 * (Oq + 0.5 + 1), kTol);
+  // Never raced to the cap: its 3 processes, each measured up to 1 + kContentionRetries times.
+  EXPECT_NEAR(Secs(cost.worst), MEASURED * (3 * (0.5 + O + CAL) + 3), kTol);
+  // --quick's cap changes nothing for it; a shorter min_seconds_per_case lets it stop
+  // after 0.5 s / 3 per process.
+  v1::Plan early = plan;
+  early.mutable_measurement()->set_min_seconds_per_case(0.5);
+  EXPECT_NEAR(Secs(EstimatePlanCost(early, false, 2).expected), 3 * (Oq + 0.5 + 0.5 / 3), kTol);
 }
 
 TEST(PlanCost, DefaultsGiveThreeToSixteenProcessesAndCooldownRetriesMultiplyTheWorstCase) {
   const v1::Plan plan = PlanOf(R"pb(name: "p"
                                     matrix {
                                       strategies { name: "direct" }
+                                      strategies { name: "single_thread" }
                                       workloads: [ "arithmetic" ]
                                       batch { tasks: 10 }
                                     }
@@ -64,19 +104,22 @@ TEST(PlanCost, DefaultsGiveThreeToSixteenProcessesAndCooldownRetriesMultiplyTheW
   const PlanCost cost = EstimatePlanCost(plan, false, 2);
   EXPECT_EQ(cost.processes.min, 3);   // kMinBatchProcesses
   EXPECT_EQ(cost.processes.max, 16);  // kDefaultMaxProcesses
-  EXPECT_NEAR(Secs(cost.expected), 3 * (0.5 + O) + 10, kTol);
-  // (1 + 3 contention re-measures + 2 cool-downs) x (16 x (0.5 + O) + 10) + 2 x 16 x 5
-  // cool-down seconds.
-  EXPECT_NEAR(Secs(cost.worst), 6 * (16 * (0.5 + O) + 10) + 160, kTol);
+  // Two contenders: ExpectedContenderProcesses(3, 16) processes of 0.5 s warm-up and
+  // min(10 s / 16, 0.5 s / 3) measured; no cool-down expected (only a throttled process
+  // cools down).
+  EXPECT_NEAR(Secs(cost.expected), 2 * ExpectedContenderProcesses(3, 16) * (Oq + 0.5 + 0.5 / 3), kTol);
+  // (1 + 3 + 2) x (16 x (0.5 + O + CAL) + 10) + 2 x 16 x 5 cool-down seconds, per contender.
+  EXPECT_NEAR(Secs(cost.worst), 2 * ((MEASURED + 2) * (16 * (0.5 + O + CAL) + 10) + 160), kTol);
   // --quick: racing's cap becomes kQuickMaxProcesses (6), the quick settings' budget.
   v1::Plan quick = plan;
-  quick.mutable_quick()->set_max_seconds_per_case(1);
+  quick.mutable_quick()->set_max_seconds_per_case(0.6);
   quick.mutable_quick()->set_warmup_seconds(0.25);
   quick.mutable_quick()->set_cooldown_retries(1);
   const PlanCost q = EstimatePlanCost(quick, true, 2);
   EXPECT_EQ(q.processes.max, 6);
-  EXPECT_NEAR(Secs(q.expected), 3 * (0.25 + O) + 1, kTol);
-  EXPECT_NEAR(Secs(q.worst), 5 * (6 * (0.25 + O) + 1) + 1 * 6 * 5.0, kTol);
+  // A contender's share, 0.6 s / 6, runs out before its CI stop at 0.5 s / 3.
+  EXPECT_NEAR(Secs(q.expected), 2 * (3 + 0.7 + 0.49 + 0.343) * (Oq + 0.25 + 0.1), kTol);
+  EXPECT_NEAR(Secs(q.worst), 2 * ((MEASURED + 1) * (6 * (0.25 + O + CAL) + 0.6) + 1 * 6 * 5.0), kTol);
 }
 
 TEST(PlanCost, ScenarioCasesRunOnceAndAreBoundedByTheirTimeouts) {
@@ -117,10 +160,11 @@ TEST(PlanCost, PreflightGatesAddTheirCpuSampleAndWorstCaseRechecksPerSlice) {
            measurement { warmup_seconds: 1 max_seconds_per_case: 2 max_processes: 3 }
            preconditions { max_other_cpu_percent: 10 cpu_sample_seconds: 0.5 max_checks: 2 cooldown_seconds: 4 })pb");
   const PlanCost cost = EstimatePlanCost(plan, false, 2);
-  // 3 processes: 3 x (1 + O) + 2 s, plus 3 slices x 0.5 s sample.
-  EXPECT_NEAR(Secs(cost.expected), 3 * (1 + O) + 2 + 1.5, kTol);
-  // Measured four times; each slice: 2 checks x 0.5 s + 1 cooldown x 4 s = 5 s.
-  EXPECT_NEAR(Secs(cost.worst), 4 * (3 * (1 + O) + 2) + 3 * 5, kTol);
+  // 3 processes of 1 s warm-up and min(2 s / 3, 0.5 s / 3) measured, plus 3 slices x
+  // 0.5 s sample.
+  EXPECT_NEAR(Secs(cost.expected), 3 * (Oq + 1 + 0.5 / 3) + 1.5, kTol);
+  // Measured up to 4 times; each slice: 2 checks x 0.5 s + 1 cooldown x 4 s = 5 s.
+  EXPECT_NEAR(Secs(cost.worst), MEASURED * (3 * (1 + O + CAL) + 2) + 3 * 5, kTol);
 }
 
 // The issue's plan (34, item 4): thread_per_task with 1 000 000 tasks, 86 400 s per case
@@ -134,11 +178,13 @@ TEST(PlanCost, AHugePlanIsWarnedAbout) {
                                     }
                                     measurement { max_seconds_per_case: 86400 rounds: 1000 })pb");
   const PlanCost cost = EstimatePlanCost(plan, false, 2);
-  EXPECT_EQ(cost.processes.min, 1000);                               // rounds; racing's cap of 16 is raised to it
-  EXPECT_NEAR(Secs(cost.expected), 1000 * (0.5 + O) + 86400, kTol);  // 87 100 s = 24h12m
-  EXPECT_NEAR(Secs(cost.worst), 4 * (1000 * (0.5 + O) + 86400), kTol);
+  EXPECT_EQ(cost.processes.min, 1000);  // rounds; racing's cap of 10 is raised to it
+  // Expected: each process may stop on its CI target after 0.5 s / 1000 of measuring; the
+  // worst case spends the whole budget, each process measured up to 4 times.
+  EXPECT_NEAR(Secs(cost.expected), 1000 * (Oq + 0.5 + 0.5 / 1000), kTol);
+  EXPECT_NEAR(Secs(cost.worst), MEASURED * (1000 * (0.5 + O + CAL) + 86400), kTol);
   EXPECT_EQ(LongPlanWarning(cost),
-            "worst case 96h47m (expected 24h12m) is above 1h00m on each device; lower "
+            "worst case 96h53m (expected 9m31s) is above 1h00m on each device; lower "
             "measurement.max_seconds_per_case, rounds or max_processes, or measure fewer cases");
 }
 
@@ -157,24 +203,25 @@ TEST(PlanCost, ARepetitionAboveTheBoundCostsItsRepetitionOnceAndIsWarnedAbout) {
   const PlanCost cost = EstimatePlanCost(plan, false, 2);
   EXPECT_EQ(cost.overrun_cases, 1);
   EXPECT_NEAR(cost.longest_repetition_seconds, 100, kTol);  // direct: one task after another
-  EXPECT_NEAR(Secs(cost.expected), 100 + O, kTol);
-  EXPECT_NEAR(Secs(cost.worst), 100 + O, kTol);
+  EXPECT_NEAR(Secs(cost.expected), Oq + 100, kTol);
+  // Worst: its watchdog, warm-up + its share + 3 x the 60 s bound.
+  EXPECT_NEAR(Secs(cost.worst), O + 0.5 + 10.0 / 3 + 3 * 60, kTol);
   EXPECT_EQ(RepetitionOverrunWarning(cost),
             "1 batch case cannot finish one repetition within max(measurement.max_seconds_per_case, 60 s) = 1m00s "
             "(e.g. batch/synthetic[cpu_ns=1000000]/blocking/direct/any: at least 1m40s with 2 CPUs): each stops as "
             "TIMEOUT after its first repetition; use fewer tasks or less work per task, or raise "
             "max_seconds_per_case");
   // A repetition the bound allows: every process runs one warm-up and one measured
-  // repetition at least, so 3 x (5 s + O) + max(10 s budget, 3 x 5 s).
+  // repetition at least, so 3 x (Oq + 5 s + 5 s).
   v1::Plan within = plan;
   within.mutable_matrix(0)->mutable_batch()->set_tasks(5000);
   const PlanCost slow = EstimatePlanCost(within, false, 2);
   EXPECT_EQ(slow.overrun_cases, 0);
   EXPECT_EQ(RepetitionOverrunWarning(slow), "");
-  EXPECT_NEAR(Secs(slow.expected), 3 * (5 + O) + 15, kTol);
-  // Worst: racing's 16 processes, each warming up W + R and measuring its share + R, four
-  // times (three contention re-measures).
-  EXPECT_NEAR(Secs(slow.worst), 4 * (16 * (0.5 + 5 + O) + 10 + 16 * 5), kTol);
+  EXPECT_NEAR(Secs(slow.expected), 3 * (Oq + 5 + 5), kTol);
+  // Worst: its 3 processes (no contender), each warming up W + R and measuring its share
+  // + R, up to 4 times.
+  EXPECT_NEAR(Secs(slow.worst), MEASURED * (3 * (O + CAL + 0.5 + 5 + 5) + 10), kTol);
 }
 
 // CPU work spreads over min(CPUs, the strategy's threads); a thread holds a task for
@@ -199,6 +246,16 @@ TEST(PlanCost, TheShortestRepetitionSpreadsCpuWorkOverTheCpusAStrategyCanUse) {
   EXPECT_NEAR(seconds["one"], 8, kTol);              // 1 thread: 4 s of CPU + 4 s of waits
   EXPECT_NEAR(seconds["thread_per_task"], 2, kTol);  // every task waits at once; CPU over 2 CPUs
   EXPECT_NEAR(seconds["single_thread"], 8, kTol);    // 4 s of CPU + 4 s of waits, one after another
+}
+
+// A contender's expected processes: the minimum, then each further round taken with
+// probability 1 - kRacingStopProbability = 0.7 of the one before, up to the cap.
+TEST(PlanCost, AContenderIsExpectedToRaceGeometricallyTowardsTheCap) {
+  EXPECT_NEAR(ExpectedContenderProcesses(3, 3), 3, kTol);
+  EXPECT_NEAR(ExpectedContenderProcesses(3, 6), 3 + 0.7 + 0.49 + 0.343, kTol);  // --quick's 3..6
+  // 3..16 (the default): 3 + 0.7 (1 - 0.7^13) / 0.3, below the sum's limit 3 + 7/3.
+  EXPECT_NEAR(ExpectedContenderProcesses(3, 16), 3 + 0.7 * (1 - std::pow(0.7, 13)) / 0.3, kTol);
+  EXPECT_LT(ExpectedContenderProcesses(3, 1000), 3 + 0.7 / 0.3 + kTol);
 }
 
 TEST(PlanCost, TheRunnersProcessRangeIsTheMaximumOfItsSettings) {
