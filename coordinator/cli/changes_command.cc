@@ -32,25 +32,24 @@ std::string Ratio(const v1::ChangeInfo& c) {
 
 std::string ShortId(const std::string& id) { return id.empty() ? "-" : id.substr(0, 8); }
 
-int ChangesList(const std::vector<std::string>& args) {
-  if (!args.empty()) return RemoteUsageError(kChangesListUsage, "changes list takes no arguments");
+absl::StatusOr<int> ChangesList(const std::vector<std::string>& args) {
+  if (!args.empty()) return UsageError(kChangesListUsage, "changes list takes no arguments");
   const std::string format = absl::GetFlag(FLAGS_format);
   if (format != "table" && format != "json" && format != "csv") {
-    return RemoteUsageError(kChangesListUsage,
-                            absl::StrCat("--format: table, json or csv, got \"", EchoValue(format), "\""));
+    return UsageError(kChangesListUsage, absl::StrCat("--format: table, json or csv, got \"", EchoValue(format), "\""));
   }
   v1::ListChangesRequest request;
   if (const std::string since = absl::GetFlag(FLAGS_since); !since.empty()) {
     absl::StatusOr<absl::Time> t = changes::ParseSince(since, absl::Now(), "--since");
-    if (!t.ok()) return RemoteUsageError(kChangesListUsage, std::string(t.status().message()));
+    if (!t.ok()) return UsageError(kChangesListUsage, std::string(t.status().message()));
     request.set_since_unix_ns(absl::ToUnixNanos(*t));
   }
   request.set_agent(absl::GetFlag(FLAGS_agent));
   request.set_state(absl::GetFlag(FLAGS_state));
   v1::ListChangesResponse response;
-  if (int code = CallControl(&v1::ControlService::Stub::ListChanges, request, &response, "changes list");
-      code != kExitOk) {
-    return code;
+  if (absl::Status called = CallControl(&v1::ControlService::Stub::ListChanges, request, &response, "changes list");
+      !called.ok()) {
+    return called;
   }
   if (format == "json") {
     std::string json;

@@ -50,7 +50,7 @@ std::string GroupUsage(const CommandRegistry& registry, const std::string& group
   return out;
 }
 
-int UsageError(const std::string& message) {
+int RefuseUsage(const std::string& message) {
   return ReportError("fleetmark", absl::InvalidArgumentError(absl::StrCat(message, " (see fleetmark --help)")));
 }
 
@@ -70,7 +70,7 @@ const Command* FindCommand(const CommandRegistry& registry, const std::vector<st
     }
   }
   if (group.empty()) {
-    *code = UsageError(
+    *code = RefuseUsage(
         absl::StrCat("unknown command \"", EscapeForTerminal(args[0], 80), "\"", DidYouMean(args[0], words_here)));
   } else {
     // The group's usage lines follow the message (`group` ends with a newline).
@@ -89,7 +89,7 @@ int RunCli(const CommandRegistry& registry, int argc, char** argv) {
   // Every error line below and in the commands goes through std::cerr: escaped there.
   const TerminalSafeStderr safe_stderr;
   absl::StatusOr<ParsedFlags> flags = ParseFlags(argc, argv, kCliFlagFiles);
-  if (!flags.ok()) return UsageError(std::string(flags.status().message()));
+  if (!flags.ok()) return RefuseUsage(std::string(flags.status().message()));
   if (flags->version) {
     std::cout << VersionLine("fleetmark") << "\n";
     return kExitOk;
@@ -115,7 +115,7 @@ int RunCli(const CommandRegistry& registry, int argc, char** argv) {
     const Command* command = FindCommand(registry, rest, &words, &code);
     if (command == nullptr) return code;
     if (static_cast<size_t>(words) != rest.size()) {
-      return UsageError(absl::StrCat("help takes one command, got extra \"", EchoValue(rest[words]), "\""));
+      return RefuseUsage(absl::StrCat("help takes one command, got extra \"", EchoValue(rest[words]), "\""));
     }
     PrintCommandHelp(*command);
     return kExitOk;
@@ -127,13 +127,13 @@ int RunCli(const CommandRegistry& registry, int argc, char** argv) {
     if (std::find(accepted.begin(), accepted.end(), flag) == accepted.end()) {
       std::vector<std::string> shown;
       for (const std::string& a : accepted) shown.push_back("--" + a);
-      return UsageError(absl::StrCat(
+      return RefuseUsage(absl::StrCat(
           "--", flag, " does not apply to `fleetmark ", command->name, "` (",
           shown.empty() ? "it takes no flags" : absl::StrCat("its flags: ", absl::StrJoin(shown, " ")), ")"));
     }
   }
   if (const absl::Status filter = CheckGivenFilter(parsed.flags_set); !filter.ok()) {
-    return UsageError(std::string(filter.message()));
+    return RefuseUsage(std::string(filter.message()));
   }
   if (command->runs_cases) {
     // A set but unusable FLEETMARK_CHILD_EMULATOR would fail every case: refuse at once.

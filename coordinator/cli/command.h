@@ -47,10 +47,11 @@ struct Command {
   bool runs_cases = false;
   // Receives the positional arguments after the command's words (flags already parsed)
   // and returns the process exit code, or an error: RunCli writes it ("fleetmark
-  // <name>: <message>", WriteError) and exits with ExitCodeFor(status) (exit_codes.h).
-  // Codes a command returns itself: kExitOk and the verdicts (kExitCasesFailed,
-  // kExitDeferred, kExitSignalBase + s), and, from commands that print their own
-  // errors still, the error codes of exit_codes.h.
+  // <name>: <message>", or "fleetmark: <message>" for a FleetmarkError; WriteError) and
+  // exits with ExitCodeFor(status) (exit_codes.h). Codes a command returns itself:
+  // kExitOk and the verdicts (kExitCasesFailed, kExitDeferred, kExitSignalBase + s, each
+  // said by the command in its own words), and kExitFailure from `submit --wait` for a
+  // run that ended failed or cancelled (its summary line says so); no other error code.
   std::function<absl::StatusOr<int>(const std::vector<std::string>& args)> run;
   // The leading positional arguments the command sends to a coordinator in request
   // string fields, named as its usage names them (e.g. {"RUN"}, {"NAME"}; never a PLAN,

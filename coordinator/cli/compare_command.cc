@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
@@ -85,55 +86,54 @@ struct CompareSource {
   nlohmann::json json_source;                    // {"run_id": ...} or {"results_files": [...]}
 };
 
-int Compare(const std::vector<std::string>& args) {
+absl::StatusOr<int> Compare(const std::vector<std::string>& args) {
   const std::string results_flag = absl::GetFlag(FLAGS_results);
   if (args.size() + (results_flag.empty() ? 0 : 1) != 1) {
-    return RemoteUsageError(kCompareUsage, "compare takes one run id or --results FILE[,FILE...]");
+    return UsageError(kCompareUsage, "compare takes one run id or --results FILE[,FILE...]");
   }
   const std::string format = absl::GetFlag(FLAGS_format);
   if (format != "table" && format != "json") {
-    std::cerr << "fleetmark: compare: --format: table or json, got \"" << EchoValue(format) << "\"\n";
-    return kExitUsage;
+    return FleetmarkError(
+        absl::InvalidArgumentError(absl::StrCat("compare: --format: table or json, got \"", EchoValue(format), "\"")));
   }
   const double min_margin = absl::GetFlag(FLAGS_min_margin);
   if (!(min_margin >= 0 && min_margin < 1)) {
-    std::cerr << "fleetmark: compare: --min_margin: a fraction 0 <= min_margin < 1 (0.02 = 2 %), got " << min_margin
-              << "\n";
-    return kExitUsage;
+    // Streamed as before: the value as std::ostream prints a double (6 significant digits).
+    std::ostringstream got;
+    got << min_margin;
+    return FleetmarkError(absl::InvalidArgumentError(
+        absl::StrCat("compare: --min_margin: a fraction 0 <= min_margin < 1 (0.02 = 2 %), got ", got.str())));
   }
   const report::MapOptions options{.min_margin = min_margin};
   const std::string agents_flag = absl::GetFlag(FLAGS_agents), cases_flag = absl::GetFlag(FLAGS_cases);
   std::vector<std::string> agents, case_items;
   if (!agents_flag.empty()) {
     absl::StatusOr<std::vector<std::string>> listed = SplitListFlag("--agents", agents_flag);
-    if (!listed.ok()) return RemoteUsageError(kCompareUsage, std::string(listed.status().message()));
+    if (!listed.ok()) return UsageError(kCompareUsage, listed.status().message());
     agents = *listed;
     std::set<std::string> seen;
     for (const std::string& a : agents) {
       if (!seen.insert(a).second) {
-        return RemoteUsageError(kCompareUsage,
-                                absl::StrCat("--agents: each agent once, got \"", EchoValue(a), "\" twice"));
+        return UsageError(kCompareUsage, absl::StrCat("--agents: each agent once, got \"", EchoValue(a), "\" twice"));
       }
     }
   }
   if (!cases_flag.empty()) {
     absl::StatusOr<std::vector<std::string>> listed = SplitListFlag("--cases", cases_flag);
-    if (!listed.ok()) return RemoteUsageError(kCompareUsage, std::string(listed.status().message()));
+    if (!listed.ok()) return UsageError(kCompareUsage, listed.status().message());
     case_items = *listed;
     if (case_items.size() != 2) {
-      return RemoteUsageError(kCompareUsage,
-                              absl::StrCat("--cases: two case ids or labels A,B, got ", case_items.size()));
+      return UsageError(kCompareUsage, absl::StrCat("--cases: two case ids or labels A,B, got ", case_items.size()));
     }
   }
   if (agents.empty() && case_items.empty() && results_flag.empty()) {
-    return RemoteUsageError(kCompareUsage, "compare needs --agents A[,B,...] (devices) or --cases A,B (two cases)");
+    return UsageError(kCompareUsage, "compare needs --agents A[,B,...] (devices) or --cases A,B (two cases)");
   }
-  int code = 0;
   CompareSource source;
   std::optional<ControlClient> client;
   if (!results_flag.empty()) {
-    std::optional<std::vector<FileDevice>> files = ReadResultsFiles("compare", results_flag, &code);
-    if (!files) return code;
+    absl::StatusOr<std::vector<FileDevice>> files = ReadResultsFiles("compare", results_flag);
+    if (!files.ok()) return files.status();
     source.files = std::move(*files);
     std::vector<const FileDevice*> all;
     std::vector<std::string> paths;
@@ -148,11 +148,12 @@ int Compare(const std::vector<std::string>& args) {
     source.where = "the --results files";
     source.json_source = {{"results_files", paths}};
   } else {
-    client = ClientFromFlags(&code);
-    if (!client) return code;
+    absl::StatusOr<ControlClient> connected = ClientFromFlags();
+    if (!connected.ok()) return connected.status();
+    client.emplace(*std::move(connected));
     v1::ExportResultsResponse exported;
     grpc::Status status = client->FetchResults(args[0], "", std::chrono::seconds(300), &exported);
-    if (!status.ok()) return client->Fail(absl::StrCat("results of run ", args[0]), status);
+    if (!status.ok()) return client->CallError(absl::StrCat("results of run ", args[0]), status);
     source.reports = ReportsByAgent(exported);
     for (const auto& [name, report] : source.reports) source.order.push_back(name);
     source.header = RunSummary(exported.run());
@@ -163,9 +164,9 @@ int Compare(const std::vector<std::string>& args) {
   if (agents.empty()) {
     agents = source.order;
     if (agents.empty()) {
-      std::cerr << "fleetmark: compare: " << source.where << (results_flag.empty() ? " has" : " have") << " no results"
-                << (results_flag.empty() ? " yet" : "") << "\n";
-      return kExitUsage;
+      return FleetmarkError(
+          absl::InvalidArgumentError(absl::StrCat("compare: ", source.where, results_flag.empty() ? " has" : " have",
+                                                  " no results", results_flag.empty() ? " yet" : "")));
     }
   }
   const bool include_emulated = absl::GetFlag(FLAGS_include_emulated);
@@ -174,10 +175,9 @@ int Compare(const std::vector<std::string>& args) {
     if (report == reports.end()) {
       std::vector<std::string> names;
       for (const auto& [n, r] : reports) names.push_back(n);
-      std::cerr << "fleetmark: --agents: agent \"" << EscapeForTerminal(name) << "\" has no results in " << source.where
-                << " (agents with results: " << (names.empty() ? "none" : EscapeForTerminal(absl::StrJoin(names, ", ")))
-                << ")\n";
-      return kExitUsage;
+      return FleetmarkError(absl::InvalidArgumentError(absl::StrCat(
+          "--agents: agent \"", EscapeForTerminal(name), "\" has no results in ", source.where,
+          " (agents with results: ", names.empty() ? "none" : EscapeForTerminal(absl::StrJoin(names, ", ")), ")")));
     }
     const int emulated = EmulatedResults(report->second);
     if (emulated > 0 && !include_emulated) {
@@ -188,11 +188,10 @@ int Compare(const std::vector<std::string>& args) {
         if (!r.emulated()) *kept.add_results() = r;
       }
       if (kept.results_size() == 0) {
-        std::cerr << "fleetmark: --agents: agent \"" << EscapeForTerminal(name) << "\" measured its results in "
-                  << source.where
-                  << " under user-mode emulation (qemu-user): they are the emulator's numbers, not "
-                     "hardware numbers; compare them anyway with --include_emulated\n";
-        return kExitUsage;
+        return FleetmarkError(absl::InvalidArgumentError(
+            absl::StrCat("--agents: agent \"", EscapeForTerminal(name), "\" measured its results in ", source.where,
+                         " under user-mode emulation (qemu-user): they are the emulator's numbers, not "
+                         "hardware numbers; compare them anyway with --include_emulated")));
       }
       std::cerr << "fleetmark: compare: left out " << emulated << " of " << report->second.results_size()
                 << " results of \"" << EscapeForTerminal(name)
@@ -231,7 +230,7 @@ int Compare(const std::vector<std::string>& args) {
   if (!case_items.empty()) {
     // Fleet A/B.
     absl::StatusOr<report::FleetAbAnswer> ab = report::CompareCasesOverDevices(case_items, devices, options);
-    if (!ab.ok()) return RemoteUsageError(kCompareUsage, EscapeForTerminal(std::string(ab.status().message())));
+    if (!ab.ok()) return UsageError(kCompareUsage, EscapeForTerminal(std::string(ab.status().message())));
     if (format == "json") {
       nlohmann::json doc = report::AbJson(ab->cases, ab->devices, ab->fleet, options);
       doc.update(source.json_source);

@@ -16,18 +16,15 @@
 namespace fleetmark::cli {
 namespace {
 
-// The id of the latest run of plan `name` that is done; "" after printing why not.
-std::string LatestRunOf(const ControlClient& client, const std::string& command, const std::string& name,
-                        int* exit_code) {
+// The id of the latest run of plan `name` that is done, or why there is none.
+absl::StatusOr<std::string> LatestRunOf(const ControlClient& client, const std::string& command,
+                                        const std::string& name) {
   v1::ListRunsRequest request;
   request.set_limit(1000);  // the coordinator's maximum
   v1::ListRunsResponse response;
   auto context = client.Context();
   grpc::Status status = const_cast<ControlClient&>(client).stub().ListRuns(context.get(), request, &response);
-  if (!status.ok()) {
-    *exit_code = client.Fail("runs list", status);
-    return "";
-  }
+  if (!status.ok()) return client.CallError("runs list", status);
   const v1::RunInfo* latest = nullptr;
   int of_plan = 0;
   for (const v1::RunInfo& run : response.runs()) {
@@ -38,36 +35,32 @@ std::string LatestRunOf(const ControlClient& client, const std::string& command,
     }
   }
   if (latest == nullptr) {
-    std::cerr << "fleetmark: " << command << ": --plan_latest: no finished (done) run of plan \"" << EchoValue(name)
-              << "\" (" << of_plan << " runs of it in any state)\n";
-    *exit_code = kExitUsage;
-    return "";
+    return FleetmarkError(
+        absl::InvalidArgumentError(absl::StrCat(command, ": --plan_latest: no finished (done) run of plan \"",
+                                                EchoValue(name), "\" (", of_plan, " runs of it in any state)")));
   }
   return latest->run_id();
 }
 
 }  // namespace
 
-std::optional<DeviceResults> LoadDeviceResults(const DeviceResultsRequest& r, int* exit_code) {
-  *exit_code = kExitUsage;
+absl::StatusOr<DeviceResults> LoadDeviceResults(const DeviceResultsRequest& r) {
   const int sources = (r.args.empty() ? 0 : 1) + (r.results_file.empty() ? 0 : 1) + (r.plan_latest.empty() ? 0 : 1);
   if (sources != 1 || r.args.size() > 1) {
-    RemoteUsageError(r.usage, absl::StrCat(r.command, " takes one of a run id, --results FILE or --plan_latest NAME"));
-    return std::nullopt;
+    return UsageError(r.usage, absl::StrCat(r.command, " takes one of a run id, --results FILE or --plan_latest NAME"));
   }
   absl::StatusOr<service::Selector> selector = service::Selector::Parse(r.select);
   if (!selector.ok()) {
-    std::cerr << "fleetmark: " << r.command << ": --select: " << selector.status().message() << "\n";
-    return std::nullopt;
+    return FleetmarkError(
+        absl::InvalidArgumentError(absl::StrCat(r.command, ": --select: ", selector.status().message())));
   }
   DeviceResults out;
   if (!r.results_file.empty()) {
     if (!r.agent.empty()) {
-      RemoteUsageError(r.usage, absl::StrCat(r.command, ": --agent selects an agent of a run, not of --results"));
-      return std::nullopt;
+      return UsageError(r.usage, absl::StrCat(r.command, ": --agent selects an agent of a run, not of --results"));
     }
-    std::optional<std::vector<FileDevice>> files = ReadResultsFiles(r.command, r.results_file, exit_code);
-    if (!files) return std::nullopt;
+    absl::StatusOr<std::vector<FileDevice>> files = ReadResultsFiles(r.command, r.results_file);
+    if (!files.ok()) return files.status();
     int with_results = 0;
     std::vector<const FileDevice*> kept;
     for (const FileDevice& device : *files) {
@@ -82,33 +75,28 @@ std::optional<DeviceResults> LoadDeviceResults(const DeviceResultsRequest& r, in
     if (out.devices.empty()) {
       // Never an empty answer with exit 0. Every file holds results (LoadResultsFile's
       // rule, results_files.h), so the selector left nothing.
-      std::cerr << "fleetmark: " << r.command << ": --results: " << EscapeForTerminal(r.results_file)
-                << ": --select matched none of its " << with_results << (with_results == 1 ? " device" : " devices")
-                << "\n";
-      *exit_code = kExitUsage;
-      return std::nullopt;
+      return FleetmarkError(absl::InvalidArgumentError(
+          absl::StrCat(r.command, ": --results: ", EscapeForTerminal(r.results_file), ": --select matched none of its ",
+                       with_results, with_results == 1 ? " device" : " devices")));
     }
-    *exit_code = kExitOk;
     return out;
   }
-  std::optional<ControlClient> client = ClientFromFlags(exit_code);
-  if (!client) return std::nullopt;
+  absl::StatusOr<ControlClient> client = ClientFromFlags();
+  if (!client.ok()) return client.status();
   std::string run_id = r.args.empty() ? "" : r.args[0];
   if (!r.plan_latest.empty()) {
-    run_id = LatestRunOf(*client, r.command, r.plan_latest, exit_code);
-    if (run_id.empty()) return std::nullopt;
+    absl::StatusOr<std::string> latest = LatestRunOf(*client, r.command, r.plan_latest);
+    if (!latest.ok()) return latest.status();
+    run_id = *latest;
   }
   v1::ExportResultsResponse exported;
   grpc::Status status = client->FetchResults(run_id, r.agent, std::chrono::seconds(300), &exported);
-  if (!status.ok()) {
-    *exit_code = client->Fail(absl::StrCat("results of run ", run_id), status);
-    return std::nullopt;
-  }
+  if (!status.ok()) return client->CallError(absl::StrCat("results of run ", run_id), status);
   const std::map<std::string, v1::RunReport> reports = ReportsByAgent(exported);
   if (!r.agent.empty() && reports.count(r.agent) == 0) {
-    std::cerr << "fleetmark: " << r.command << ": --agent: agent \"" << EscapeForTerminal(r.agent)
-              << "\" has no results in run " << exported.run().run_id() << "\n";
-    return std::nullopt;
+    return FleetmarkError(
+        absl::InvalidArgumentError(absl::StrCat(r.command, ": --agent: agent \"", EscapeForTerminal(r.agent),
+                                                "\" has no results in run ", exported.run().run_id())));
   }
   // Labels for --select: the agents' own (ListAgents, removed ones too).
   std::map<std::string, std::map<std::string, std::string>> labels;
@@ -118,10 +106,7 @@ std::optional<DeviceResults> LoadDeviceResults(const DeviceResultsRequest& r, in
     v1::ListAgentsResponse agents;
     auto context = client->Context();
     grpc::Status listed = client->stub().ListAgents(context.get(), list, &agents);
-    if (!listed.ok()) {
-      *exit_code = client->Fail("agents list", listed);
-      return std::nullopt;
-    }
+    if (!listed.ok()) return client->CallError("agents list", listed);
     for (const v1::AgentInfo& a : agents.agents()) labels[a.name()].insert(a.labels().begin(), a.labels().end());
   }
   for (const auto& [name, report] : reports) {
@@ -147,22 +132,17 @@ std::optional<DeviceResults> LoadDeviceResults(const DeviceResultsRequest& r, in
     it = it->second.empty() ? out.devices.erase(it) : std::next(it);
   }
   if (out.devices.empty()) {
-    std::cerr << "fleetmark: " << r.command << ": run " << EscapeForTerminal(exported.run().run_id())
-              << (reports.empty() ? " has no results yet"
-                  : !selector->empty() && std::none_of(reports.begin(), reports.end(),
-                                                       [&](const auto& e) {
-                                                         return selector->Matches(e.first, e.second.host(),
-                                                                                  labels[e.first]);
-                                                       })
-                      ? absl::StrCat(": --select matched none of its ", reports.size(),
-                                     reports.size() == 1 ? " agent" : " agents")
-                      : ": every result left was measured under emulation (--include_emulated keeps them)")
-              << "\n";
-    *exit_code = kExitUsage;
-    return std::nullopt;
+    const bool none_selected = !selector->empty() && std::none_of(reports.begin(), reports.end(), [&](const auto& e) {
+      return selector->Matches(e.first, e.second.host(), labels[e.first]);
+    });
+    return FleetmarkError(absl::InvalidArgumentError(absl::StrCat(
+        r.command, ": run ", EscapeForTerminal(exported.run().run_id()),
+        reports.empty() ? " has no results yet"
+        : none_selected ? absl::StrCat(": --select matched none of its ", reports.size(),
+                                       reports.size() == 1 ? " agent" : " agents")
+                        : ": every result left was measured under emulation (--include_emulated keeps them)")));
   }
   out.header = RunSummary(exported.run());
-  *exit_code = kExitOk;
   return out;
 }
 

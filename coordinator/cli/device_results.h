@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "fleetmark/v1/result.pb.h"
 
 namespace fleetmark::cli {
@@ -41,9 +42,9 @@ struct DeviceResults {
 // matched against each agent's host and labels (a results file: its host, no labels).
 // Notes on stderr what was left out (emulated results). No device with a result left
 // (an empty file or run, a selector matching nothing, everything emulated) is a failure
-// that says which. On failure prints the error
-// and returns nullopt with `*exit_code` 2 (bad input, no such run/agent/plan) or 1 (the
-// coordinator failed).
-std::optional<DeviceResults> LoadDeviceResults(const DeviceResultsRequest& request, int* exit_code);
+// that says which. On failure the error for the command to return (exit_codes.h): bad
+// input, no such run/agent/plan (exit 2), or the coordinator's error
+// (ControlClient::CallError).
+absl::StatusOr<DeviceResults> LoadDeviceResults(const DeviceResultsRequest& request);
 
 }  // namespace fleetmark::cli

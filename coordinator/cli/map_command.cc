@@ -32,23 +32,21 @@ std::string DeviceMap(const std::string& device, const std::vector<v1::CaseResul
   return absl::StrCat("device ", EscapeForTerminal(device), "\n", text);
 }
 
-int Map(const std::vector<std::string>& args) {
+absl::StatusOr<int> Map(const std::vector<std::string>& args) {
   const std::string format = absl::GetFlag(FLAGS_format);
   if (format != "table" && format != "json") {
-    std::cerr << "fleetmark: map: --format: table or json, got \"" << EchoValue(format) << "\"\n";
-    return kExitUsage;
+    return FleetmarkError(
+        absl::InvalidArgumentError(absl::StrCat("map: --format: table or json, got \"", EchoValue(format), "\"")));
   }
-  int code = kExitOk;
-  std::optional<DeviceResults> loaded = LoadDeviceResults({.command = "map",
-                                                           .usage = kMapUsage,
-                                                           .args = args,
-                                                           .results_file = absl::GetFlag(FLAGS_results),
-                                                           .plan_latest = "",
-                                                           .agent = absl::GetFlag(FLAGS_agent),
-                                                           .select = "",
-                                                           .include_emulated = absl::GetFlag(FLAGS_include_emulated)},
-                                                          &code);
-  if (!loaded) return code;
+  absl::StatusOr<DeviceResults> loaded = LoadDeviceResults({.command = "map",
+                                                            .usage = kMapUsage,
+                                                            .args = args,
+                                                            .results_file = absl::GetFlag(FLAGS_results),
+                                                            .plan_latest = "",
+                                                            .agent = absl::GetFlag(FLAGS_agent),
+                                                            .select = "",
+                                                            .include_emulated = absl::GetFlag(FLAGS_include_emulated)});
+  if (!loaded.ok()) return loaded.status();
   for (const std::string& note : loaded->one_host) std::cerr << "fleetmark: map: note: " << note << "\n";
   if (format == "json") {
     nlohmann::json doc = {{"devices", nlohmann::json::array()}};

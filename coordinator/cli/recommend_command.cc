@@ -53,54 +53,53 @@ int RecommendWorkload(const DeviceResults& loaded, const std::string& workload, 
   return kExitOk;
 }
 
-int Recommend(const std::vector<std::string>& args) {
-  if (!args.empty())
-    return RemoteUsageError(kRecommendUsage, "recommend takes no positional arguments (a run is --run RUN)");
+absl::StatusOr<int> Recommend(const std::vector<std::string>& args) {
+  if (!args.empty()) {
+    return UsageError(kRecommendUsage, "recommend takes no positional arguments (a run is --run RUN)");
+  }
   const std::string format = absl::GetFlag(FLAGS_format);
   if (format != "table" && format != "json") {
-    std::cerr << "fleetmark: recommend: --format: table or json, got \"" << EchoValue(format) << "\"\n";
-    return kExitUsage;
+    return FleetmarkError(absl::InvalidArgumentError(
+        absl::StrCat("recommend: --format: table or json, got \"", EchoValue(format), "\"")));
   }
   const std::string workload = absl::GetFlag(FLAGS_workload);
   const bool measure = absl::GetFlag(FLAGS_measure);
   if (!measure) {
     for (const char* flag : kMeasureOnly) {
-      if (FlagGiven(flag)) return RemoteUsageError(kRecommendUsage, absl::StrCat("--", flag, " applies to --measure"));
+      if (FlagGiven(flag)) return UsageError(kRecommendUsage, absl::StrCat("--", flag, " applies to --measure"));
     }
   }
   if (!workload.empty()) {
     std::vector<std::string> workloads;
     for (const engine::NameInfo& w : engine::kWorkloads) workloads.emplace_back(w.name);
     if (std::find(workloads.begin(), workloads.end(), workload) == workloads.end()) {
-      std::cerr << "fleetmark: recommend: --workload: " << OneOfMessage(workload, workloads) << "\n";
-      return kExitUsage;
+      return FleetmarkError(
+          absl::InvalidArgumentError(absl::StrCat("recommend: --workload: ", OneOfMessage(workload, workloads))));
     }
   }
   const bool profile_given = FlagGiven("profile");  // --profile '' is given (and empty: ParseProfile says so)
   if (profile_given && FlagGiven("workload")) {
-    return RemoteUsageError(kRecommendUsage, "give --profile or --workload, not both");
+    return UsageError(kRecommendUsage, "give --profile or --workload, not both");
   }
   if (!profile_given && workload.empty()) {
-    return RemoteUsageError(kRecommendUsage, "recommend needs --profile, or --workload NAME to answer from a run");
+    return UsageError(kRecommendUsage, "recommend needs --profile, or --workload NAME to answer from a run");
   }
   std::optional<report::Profile> profile;
   if (workload.empty()) {
     absl::StatusOr<report::Profile> parsed = report::ParseProfile(absl::GetFlag(FLAGS_profile));
     if (!parsed.ok()) {
-      std::cerr << "fleetmark: recommend: --profile: "
-                << EscapeForTerminal(CutEchoes(std::string(parsed.status().message()), absl::GetFlag(FLAGS_profile)))
-                << "\n";
-      return kExitUsage;
+      return FleetmarkError(absl::InvalidArgumentError(absl::StrCat(
+          "recommend: --profile: ",
+          EscapeForTerminal(CutEchoes(std::string(parsed.status().message()), absl::GetFlag(FLAGS_profile))))));
     }
     profile = *parsed;
   }
   if (measure) {
-    if (!profile) return RemoteUsageError(kRecommendUsage, "--measure needs --profile (not --workload)");
+    if (!profile) return UsageError(kRecommendUsage, "--measure needs --profile (not --workload)");
     return RecommendMeasure(*profile, format, kRecommendUsage);
   }
   const std::string run = absl::GetFlag(FLAGS_run);
-  int code = kExitOk;
-  std::optional<DeviceResults> loaded =
+  absl::StatusOr<DeviceResults> loaded =
       LoadDeviceResults({.command = "recommend",
                          .usage = kRecommendUsage,
                          .args = run.empty() ? std::vector<std::string>{} : std::vector<std::string>{run},
@@ -108,9 +107,8 @@ int Recommend(const std::vector<std::string>& args) {
                          .plan_latest = absl::GetFlag(FLAGS_plan_latest),
                          .agent = absl::GetFlag(FLAGS_agent),
                          .select = absl::GetFlag(FLAGS_select),
-                         .include_emulated = absl::GetFlag(FLAGS_include_emulated)},
-                        &code);
-  if (!loaded) return code;
+                         .include_emulated = absl::GetFlag(FLAGS_include_emulated)});
+  if (!loaded.ok()) return loaded.status();
   for (const std::string& note : loaded->one_host) std::cerr << "fleetmark: recommend: note: " << note << "\n";
   if (!workload.empty()) return RecommendWorkload(*loaded, workload, format);
   std::vector<report::DeviceRecommendations> devices;

@@ -35,8 +35,6 @@
 namespace fleetmark::cli {
 namespace {
 
-int Usage(const std::string& usage, const std::string& message) { return RemoteUsageError(usage, message); }
-
 // The plan as text, headed by how to run it by hand.
 std::string PlanText(const report::BracketPlan& bracket) {
   std::string text;
@@ -55,8 +53,10 @@ std::string ThisDevice() {
   return gethostname(name, sizeof(name) - 1) == 0 && name[0] != '\0' ? name : "this machine";
 }
 
-// Runs the plan here with quick settings; the results, or nullopt with `*code` set.
-std::optional<std::vector<v1::CaseResult>> MeasureHere(const v1::Plan& plan, int* code) {
+// Runs the plan here with quick settings; the results, or the runner's error (exit 1).
+// `*deferred`: why the plan's preflight gates kept failing (RunSummary::deferred), ""
+// when they passed.
+absl::StatusOr<std::vector<v1::CaseResult>> MeasureHere(const v1::Plan& plan, std::string* deferred) {
   engine::RunOptions options;
   options.quick = true;
   std::optional<ProgressBar> bar;
@@ -69,36 +69,25 @@ std::optional<std::vector<v1::CaseResult>> MeasureHere(const v1::Plan& plan, int
       plan, options, [&](const v1::CaseResult& r) { results.push_back(r); }, nullptr);
   if (bar) bar->Finish();
   if (!summary.ok()) {
-    std::cerr << "fleetmark: recommend: measuring: " << summary.status().message() << "\n";
-    *code = kExitFailure;
-    return std::nullopt;
+    return FleetmarkError(absl::InternalError(absl::StrCat("recommend: measuring: ", summary.status().message())));
   }
-  if (!summary->deferred.empty()) {
-    std::cerr << "fleetmark: recommend: " << summary->deferred << "\n";
-    *code = kExitDeferred;
-    return std::nullopt;
-  }
+  *deferred = summary->deferred;
   return results;
 }
 
 // Submits the plan to the agents --select matches and waits for it; each device's
-// results, or nullopt with `*code` set (the reason printed).
-std::optional<DeviceResults> MeasureOnFleet(const v1::Plan& plan, const std::string& usage, absl::Duration timeout,
-                                            int* code) {
-  std::optional<ControlClient> client = ClientFromFlags(code);
-  if (!client) return std::nullopt;
-  std::optional<v1::RunInfo> run =
-      SubmitPlan(*client, plan, {.select = absl::GetFlag(FLAGS_select), .quick = true, .filter = ""}, code);
-  if (!run) return std::nullopt;
+// results, or the error.
+absl::StatusOr<DeviceResults> MeasureOnFleet(const v1::Plan& plan, const std::string& usage, absl::Duration timeout) {
+  absl::StatusOr<ControlClient> client = ClientFromFlags();
+  if (!client.ok()) return client.status();
+  absl::StatusOr<v1::RunInfo> run =
+      SubmitPlan(*client, plan, {.select = absl::GetFlag(FLAGS_select), .quick = true, .filter = ""});
+  if (!run.ok()) return run.status();
   WatchResult watched = WatchRunUntilEnded(*client, run->run_id(), {.timeout = timeout});
-  if (!watched.ended) {
-    *code = watched.exit_code;
-    return std::nullopt;
-  }
+  if (!watched.ended) return watched.error;
   if (watched.run.status() != "done") {
-    std::cerr << "fleetmark: recommend: run " << run->run_id() << " ended " << watched.run.status() << "\n";
-    *code = kExitFailure;
-    return std::nullopt;
+    return FleetmarkError(
+        absl::AbortedError(absl::StrCat("recommend: run ", run->run_id(), " ended ", watched.run.status())));
   }
   return LoadDeviceResults({.command = "recommend",
                             .usage = usage,
@@ -107,29 +96,28 @@ std::optional<DeviceResults> MeasureOnFleet(const v1::Plan& plan, const std::str
                             .plan_latest = "",
                             .agent = "",
                             .select = "",
-                            .include_emulated = absl::GetFlag(FLAGS_include_emulated)},
-                           code);
+                            .include_emulated = absl::GetFlag(FLAGS_include_emulated)});
 }
 
 }  // namespace
 
-int RecommendMeasure(const report::Profile& profile, const std::string& format, const std::string& usage) {
+absl::StatusOr<int> RecommendMeasure(const report::Profile& profile, const std::string& format,
+                                     const std::string& usage) {
   for (const char* other : {"run", "results", "plan_latest", "agent", "workload"}) {
     if (FlagGiven(other)) {
-      return Usage(usage, absl::StrCat("--measure measures a plan of its own: it takes no --", other));
+      return UsageError(usage, absl::StrCat("--measure measures a plan of its own: it takes no --", other));
     }
   }
   const int tasks = absl::GetFlag(FLAGS_tasks);  // 1..kMaxBracketTasks: the flag parser checked its help's range
   absl::StatusOr<report::BracketPlan> bracket =
       report::BuildBracketPlan(profile, {.tasks = static_cast<uint32_t>(tasks)});
   if (!bracket.ok()) {
-    std::cerr << "fleetmark: recommend: " << bracket.status().message() << "\n";
-    return kExitUsage;
+    return FleetmarkError(absl::InvalidArgumentError(absl::StrCat("recommend: ", bracket.status().message())));
   }
   if (absl::Status valid = engine::ValidatePlan(bracket->plan); !valid.ok()) {
     // The builder's own mistake, not the user's.
-    std::cerr << "fleetmark: recommend: the bracketing plan is invalid: " << valid.message() << "\n";
-    return kExitFailure;
+    return FleetmarkError(
+        absl::InternalError(absl::StrCat("recommend: the bracketing plan is invalid: ", valid.message())));
   }
   const std::string plan_out = absl::GetFlag(FLAGS_plan_out);
   if (!plan_out.empty()) {
@@ -137,8 +125,8 @@ int RecommendMeasure(const report::Profile& profile, const std::string& format, 
     file << PlanText(*bracket);
     file.close();
     if (!file) {
-      std::cerr << "fleetmark: recommend: --plan_out: cannot write " << EchoValue(plan_out) << "\n";
-      return kExitUsage;
+      return FleetmarkError(
+          absl::InvalidArgumentError(absl::StrCat("recommend: --plan_out: cannot write ", EchoValue(plan_out))));
     }
   }
   if (absl::GetFlag(FLAGS_dry_run)) {
@@ -147,30 +135,35 @@ int RecommendMeasure(const report::Profile& profile, const std::string& format, 
   }
   const bool fleet = !absl::GetFlag(FLAGS_select).empty();
   absl::StatusOr<absl::Duration> timeout = TimeoutFromFlag();
-  if (!timeout.ok()) return Usage(usage, std::string(timeout.status().message()));
+  if (!timeout.ok()) return UsageError(usage, timeout.status().message());
   if (fleet) {
     if (absl::Status select = CheckSelectFlag(/*required=*/true); !select.ok()) {
-      return Usage(usage, std::string(select.message()));
+      return UsageError(usage, select.message());
     }
   } else if (FlagGiven("timeout")) {
-    return Usage(usage, "--timeout applies to --measure --select (the fleet): add --select, or drop --timeout");
+    return UsageError(usage, "--timeout applies to --measure --select (the fleet): add --select, or drop --timeout");
   }
   const size_t cases = engine::ExpandCases(bracket->plan, /*quick=*/true).size();
   std::cerr << "recommend: measuring " << cases << " cases " << (fleet ? "on the fleet" : "here")
             << " with quick settings (" << report::AssumedText(*bracket) << ")\n";
   const absl::Time started = SteadyNow();
-  int code = kExitOk;
   std::vector<report::DeviceAnswer> answers;
   std::string header;
   if (fleet) {
-    std::optional<DeviceResults> loaded = MeasureOnFleet(bracket->plan, usage, *timeout, &code);
-    if (!loaded) return code;
+    absl::StatusOr<DeviceResults> loaded = MeasureOnFleet(bracket->plan, usage, *timeout);
+    if (!loaded.ok()) return loaded.status();
     header = loaded->header;
     for (const auto& [name, results] : loaded->devices)
       answers.push_back(report::AnswerBracket(*bracket, name, results));
   } else {
-    std::optional<std::vector<v1::CaseResult>> results = MeasureHere(bracket->plan, &code);
-    if (!results) return code;
+    std::string deferred;
+    absl::StatusOr<std::vector<v1::CaseResult>> results = MeasureHere(bracket->plan, &deferred);
+    if (!results.ok()) return results.status();
+    if (!deferred.empty()) {
+      // A verdict, not an error (as `fleetmark run`'s): the gates kept failing.
+      std::cerr << "fleetmark: recommend: " << deferred << "\n";
+      return kExitDeferred;
+    }
     answers.push_back(report::AnswerBracket(*bracket, ThisDevice(), *results));
   }
   const double seconds = absl::ToDoubleSeconds(SteadyNow() - started);

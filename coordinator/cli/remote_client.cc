@@ -1,8 +1,7 @@
 #include "coordinator/cli/remote_client.h"
 
-#include <iostream>
-
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "coordinator/cli/command.h"
 #include "coordinator/cli/exit_codes.h"
 #include "engine/common/message_limits.h"
@@ -81,7 +80,7 @@ constexpr size_t kMaxEchoedBytes = 200;
 constexpr size_t kMaxMessageBytes = 4096;
 }  // namespace
 
-int ControlClient::Fail(const std::string& what, const grpc::Status& status) const {
+absl::Status ControlClient::CallError(const std::string& what, const grpc::Status& status) const {
   // `what` and the address may hold what the user typed (a run id, a --coordinator
   // value): escaped and cut like every quoted input.
   const std::string message = absl::StrCat(EscapeForTerminal(what, kMaxEchoedBytes), ": ",
@@ -130,23 +129,16 @@ int ControlClient::Fail(const std::string& what, const grpc::Status& status) con
     default:
       break;
   }
-  const int exit_code = ReportError("fleetmark", absl::Status(code, message));
-  std::cerr << hint;
-  return exit_code;
+  // The hint is the lines after the error's (each hint ends with a newline, which
+  // WriteError adds).
+  return FleetmarkError(
+      absl::Status(code, hint.empty() ? message : absl::StrCat(message, "\n", absl::StripSuffix(hint, "\n"))));
 }
 
-std::optional<ControlClient> ClientFromFlags(int* exit_code) {
+absl::StatusOr<ControlClient> ClientFromFlags() {
   absl::StatusOr<RemoteOptions> options = RemoteOptionsFromFlags();
-  if (!options.ok()) {
-    *exit_code = ReportError("fleetmark", options.status());  // InvalidArgument: 2
-    return std::nullopt;
-  }
-  return std::optional<ControlClient>(std::in_place, *options);
-}
-
-int RemoteUsageError(const std::string& usage, const std::string& message) {
-  std::cerr << "fleetmark: " << message << "\nusage: " << usage << "\n";
-  return kExitUsage;
+  if (!options.ok()) return FleetmarkError(options.status());  // InvalidArgument: 2
+  return ControlClient(*options);
 }
 
 }  // namespace fleetmark::cli

@@ -1,6 +1,6 @@
 // The CLI's connection to a coordinator's ControlService: channel (plaintext or TLS,
 // optional client certificate), the admin token as "authorization: Bearer" metadata,
-// and the mapping of gRPC errors to messages and exit codes.
+// and the mapping of gRPC errors to the CLI's errors (absl::Status, exit_codes.h).
 #pragma once
 
 #include <chrono>
@@ -10,6 +10,9 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "coordinator/cli/exit_codes.h"  // FleetmarkError, UsageError
 #include "coordinator/cli/remote_flags.h"
 #include "fleetmark/v1/control.grpc.pb.h"
 
@@ -39,16 +42,18 @@ class ControlClient {
   // the channel: a coordinator that answered leaves it READY. Call right after the call.
   bool IsTransportError(const grpc::Status& status) const;
 
-  // Prints "fleetmark: <what>: <message>" (WriteError) and a hint, and returns the exit
-  // code ExitCodeFor gives the call's code (exit_codes.h): 2 for bad input, 5 when the
-  // coordinator could not be reached, did not answer in time or lost its database, 1
-  // otherwise; a TLS mismatch (the coordinator unreachable with these TLS flags, reachable
-  // with others) is bad input, 2. Hints: for a transport error, the address, where it came from and how to
-  // point the CLI at the local stack (`deploy/stack.sh env`); for UNAVAILABLE returned by
-  // the coordinator, that its database is unavailable; for a refused admin token, the
-  // file it was read from and where the coordinator's token lives; for a message over a
-  // size limit (RESOURCE_EXHAUSTED), the CLI's and the coordinator's limits.
-  int Fail(const std::string& what, const grpc::Status& status) const;
+  // The error of a failed call, for the command to return: a FleetmarkError (written
+  // "fleetmark: <what>: <message>" by RunCli) followed by a hint line, with the call's
+  // code, so ExitCodeFor gives 2 for bad input, 5 when the coordinator could not be
+  // reached, did not answer in time or lost its database, 1 otherwise; a TLS mismatch
+  // (the coordinator unreachable with these TLS flags, reachable with others) is bad
+  // input (InvalidArgument), 2. Hints: for a transport error, the address, where it came
+  // from and how to point the CLI at the local stack (`deploy/stack.sh env`); for
+  // UNAVAILABLE returned by the coordinator, that its database is unavailable; for a
+  // refused admin token, the file it was read from and where the coordinator's token
+  // lives; for a message over a size limit (RESOURCE_EXHAUSTED), the CLI's and the
+  // coordinator's limits.
+  absl::Status CallError(const std::string& what, const grpc::Status& status) const;
 
  private:
   RemoteOptions options_;
@@ -60,28 +65,25 @@ class ControlClient {
 // $USER, else the account's name, else "@HOST", else "unknown".
 std::string Submitter();
 
-// The client configured by the connection flags, or nullopt after printing the flag
-// error (then `*exit_code` is 2).
-std::optional<ControlClient> ClientFromFlags(int* exit_code);
+// The client configured by the connection flags, or their error (a FleetmarkError,
+// InvalidArgument: exit 2).
+absl::StatusOr<ControlClient> ClientFromFlags();
 
 // One unary ControlService call on the client the connection flags configure (a context
-// with the admin token and ControlClient::Context's deadline): returns 0 (kExitOk) with
-// `*response` filled, else the exit code after printing the error: 2 for bad connection
-// flags (ClientFromFlags), otherwise ControlClient::Fail(what, status). For commands that
-// need the client after the call, use ClientFromFlags directly.
+// with the admin token and ControlClient::Context's deadline): OK with `*response`
+// filled, else the error: bad connection flags (ClientFromFlags), otherwise
+// ControlClient::CallError(what, status). For commands that need the client after the
+// call, use ClientFromFlags directly.
 template <typename Request, typename Response>
-int CallControl(grpc::Status (v1::ControlService::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
-                const Request& request, Response* response, const std::string& what) {
-  int code = 0;
-  std::optional<ControlClient> client = ClientFromFlags(&code);
-  if (!client) return code;
+absl::Status CallControl(grpc::Status (v1::ControlService::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                                          Response*),
+                         const Request& request, Response* response, const std::string& what) {
+  absl::StatusOr<ControlClient> client = ClientFromFlags();
+  if (!client.ok()) return client.status();
   std::unique_ptr<grpc::ClientContext> context = client->Context();
   grpc::Status status = (client->stub().*method)(context.get(), request, response);
-  if (!status.ok()) return client->Fail(what, status);
-  return 0;
+  if (!status.ok()) return client->CallError(what, status);
+  return absl::OkStatus();
 }
-
-// Prints "fleetmark: <message>" and the usage line; returns 2.
-int RemoteUsageError(const std::string& usage, const std::string& message);
 
 }  // namespace fleetmark::cli

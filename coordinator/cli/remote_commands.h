@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "coordinator/cli/command.h"
 #include "coordinator/cli/remote_client.h"
@@ -41,10 +42,9 @@ struct SubmitPlanOptions {
 };
 
 // Submits `plan` as a run and prints "submitted run ID (plan NAME) to N agent(s): ..." on
-// stderr (and the expiry with a queue_offline). The run as created, or nullopt after the
-// coordinator's error was printed, `*exit_code` set (remote_client.h's Fail).
-std::optional<v1::RunInfo> SubmitPlan(ControlClient& client, const v1::Plan& plan, const SubmitPlanOptions& options,
-                                      int* exit_code);
+// stderr (and the expiry with a queue_offline). The run as created, or the coordinator's
+// error (ControlClient::CallError).
+absl::StatusOr<v1::RunInfo> SubmitPlan(ControlClient& client, const v1::Plan& plan, const SubmitPlanOptions& options);
 
 // Every remote command also takes the connection flags (remote_flags.h).
 inline void RegisterRemoteCommands(CommandRegistry& registry) {

@@ -71,18 +71,18 @@ std::string LabelsCell(const v1::AgentInfo& agent) {
   return absl::StrJoin(sorted, ",", absl::PairFormatter("="));
 }
 
-int AgentsList(const std::vector<std::string>& args) {
-  if (!args.empty()) return RemoteUsageError(kAgentsListUsage, "agents list takes no arguments");
+absl::StatusOr<int> AgentsList(const std::vector<std::string>& args) {
+  if (!args.empty()) return UsageError(kAgentsListUsage, "agents list takes no arguments");
   if (absl::Status select = CheckSelectFlag(/*required=*/false); !select.ok()) {
-    return RemoteUsageError(kAgentsListUsage, std::string(select.message()));
+    return UsageError(kAgentsListUsage, std::string(select.message()));
   }
   v1::ListAgentsRequest request;
   request.set_selector(absl::GetFlag(FLAGS_select));
   request.set_include_removed(absl::GetFlag(FLAGS_all));
   v1::ListAgentsResponse response;
-  if (int code = CallControl(&v1::ControlService::Stub::ListAgents, request, &response, "agents list");
-      code != kExitOk) {
-    return code;
+  if (absl::Status called = CallControl(&v1::ControlService::Stub::ListAgents, request, &response, "agents list");
+      !called.ok()) {
+    return called;
   }
   report::TextTable table({{"name"},
                            {"state"},
@@ -114,16 +114,16 @@ int AgentsList(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
-int AgentsRemove(const std::vector<std::string>& args) {
+absl::StatusOr<int> AgentsRemove(const std::vector<std::string>& args) {
   static const char kUsage[] = "fleetmark agents remove NAME";
-  if (args.size() != 1) return RemoteUsageError(kUsage, "agents remove takes one agent name");
+  if (args.size() != 1) return UsageError(kUsage, "agents remove takes one agent name");
   v1::RemoveAgentRequest request;
   request.set_name(args[0]);
   v1::RemoveAgentResponse response;
-  if (int code = CallControl(&v1::ControlService::Stub::RemoveAgent, request, &response,
-                             absl::StrCat("agents remove ", EscapeForTerminal(args[0])));
-      code != kExitOk) {
-    return code;
+  if (absl::Status called = CallControl(&v1::ControlService::Stub::RemoveAgent, request, &response,
+                                        absl::StrCat("agents remove ", EscapeForTerminal(args[0])));
+      !called.ok()) {
+    return called;
   }
   std::cout << "removed agent " << EscapeForTerminal(args[0]) << " (" << response.agent_id()
             << "): its results are kept (`agents list --all` still shows it), its credential no longer works, and "
@@ -133,16 +133,16 @@ int AgentsRemove(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
-int AgentsRelease(const std::vector<std::string>& args) {
+absl::StatusOr<int> AgentsRelease(const std::vector<std::string>& args) {
   static const char kUsage[] = "fleetmark agents release NAME";
-  if (args.size() != 1) return RemoteUsageError(kUsage, "agents release takes one agent name");
+  if (args.size() != 1) return UsageError(kUsage, "agents release takes one agent name");
   v1::ReleaseAgentRequest request;
   request.set_name(args[0]);
   v1::ReleaseAgentResponse response;
-  if (int code = CallControl(&v1::ControlService::Stub::ReleaseAgent, request, &response,
-                             absl::StrCat("agents release ", EscapeForTerminal(args[0])));
-      code != kExitOk) {
-    return code;
+  if (absl::Status called = CallControl(&v1::ControlService::Stub::ReleaseAgent, request, &response,
+                                        absl::StrCat("agents release ", EscapeForTerminal(args[0])));
+      !called.ok()) {
+    return called;
   }
   std::cout << "released agent " << EscapeForTerminal(args[0]) << " from quarantine (since "
             << FormatUnixNs(response.quarantined_unix_ns()) << ": " << EscapeForTerminal(response.reason())
@@ -153,24 +153,20 @@ int AgentsRelease(const std::vector<std::string>& args) {
 constexpr char kSchedulesCreateUsage[] =
     "fleetmark schedules create NAME PLAN --cron 'M H DOM MON DOW' --select EXPR|all [--quick] [--filter REGEX]";
 
-int SchedulesCreate(const std::vector<std::string>& args) {
+absl::StatusOr<int> SchedulesCreate(const std::vector<std::string>& args) {
   const char* kUsage = kSchedulesCreateUsage;
-  if (args.size() != 2) return RemoteUsageError(kUsage, "schedules create takes a name and a plan file");
+  if (args.size() != 2) return UsageError(kUsage, "schedules create takes a name and a plan file");
   if (absl::Status cron = CheckCronFlag(); !cron.ok()) {
-    return RemoteUsageError(kUsage, std::string(cron.message()));
+    return UsageError(kUsage, std::string(cron.message()));
   }
   if (absl::Status select = CheckSelectFlag(/*required=*/true); !select.ok()) {
-    return RemoteUsageError(kUsage, std::string(select.message()));
+    return UsageError(kUsage, std::string(select.message()));
   }
   absl::StatusOr<v1::Plan> plan = LoadValidPlan(args[1]);
-  if (!plan.ok()) {
-    std::cerr << "fleetmark: " << plan.status().message() << "\n";
-    return kExitUsage;
-  }
+  if (!plan.ok()) return FleetmarkError(absl::InvalidArgumentError(plan.status().message()));
   // As submit: the filter must compile and select a case of the plan (exit 2).
   if (absl::Status cases = CheckFilterFlag(*plan); !cases.ok()) {
-    std::cerr << "fleetmark: " << cases.message() << "\n";
-    return kExitUsage;
+    return FleetmarkError(absl::InvalidArgumentError(cases.message()));
   }
   v1::CreateScheduleRequest request;
   v1::Schedule* schedule = request.mutable_schedule();
@@ -181,22 +177,23 @@ int SchedulesCreate(const std::vector<std::string>& args) {
   schedule->set_quick(absl::GetFlag(FLAGS_quick));
   schedule->set_filter(absl::GetFlag(FLAGS_filter));
   v1::Schedule created;
-  if (int code = CallControl(&v1::ControlService::Stub::CreateSchedule, request, &created, "schedules create");
-      code != kExitOk) {
-    return code;
+  if (absl::Status called =
+          CallControl(&v1::ControlService::Stub::CreateSchedule, request, &created, "schedules create");
+      !called.ok()) {
+    return called;
   }
   std::cout << "schedule " << created.name() << " (" << created.cron() << " UTC) next fires "
             << FormatUnixNs(created.next_fire_unix_ns()) << "\n";
   return kExitOk;
 }
 
-int SchedulesList(const std::vector<std::string>& args) {
-  if (!args.empty()) return RemoteUsageError("fleetmark schedules list", "schedules list takes no arguments");
+absl::StatusOr<int> SchedulesList(const std::vector<std::string>& args) {
+  if (!args.empty()) return UsageError("fleetmark schedules list", "schedules list takes no arguments");
   v1::ListSchedulesResponse response;
-  if (int code = CallControl(&v1::ControlService::Stub::ListSchedules, v1::ListSchedulesRequest(), &response,
-                             "schedules list");
-      code != kExitOk) {
-    return code;
+  if (absl::Status called = CallControl(&v1::ControlService::Stub::ListSchedules, v1::ListSchedulesRequest(), &response,
+                                        "schedules list");
+      !called.ok()) {
+    return called;
   }
   report::TextTable table({{"name"},
                            {"state"},
@@ -221,31 +218,31 @@ int SchedulesList(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
-int SchedulesDelete(const std::vector<std::string>& args) {
-  if (args.size() != 1) return RemoteUsageError("fleetmark schedules delete NAME", "schedules delete takes one name");
+absl::StatusOr<int> SchedulesDelete(const std::vector<std::string>& args) {
+  if (args.size() != 1) return UsageError("fleetmark schedules delete NAME", "schedules delete takes one name");
   v1::DeleteScheduleRequest request;
   request.set_name(args[0]);
   v1::Empty empty;
-  if (int code = CallControl(&v1::ControlService::Stub::DeleteSchedule, request, &empty, "schedules delete");
-      code != kExitOk) {
-    return code;
+  if (absl::Status called = CallControl(&v1::ControlService::Stub::DeleteSchedule, request, &empty, "schedules delete");
+      !called.ok()) {
+    return called;
   }
   std::cout << "deleted schedule " << args[0] << "\n";
   return kExitOk;
 }
 
 // `schedules pause NAME` / `schedules resume NAME`.
-int SchedulesSetPaused(const std::vector<std::string>& args, bool paused) {
+absl::StatusOr<int> SchedulesSetPaused(const std::vector<std::string>& args, bool paused) {
   const std::string command = paused ? "schedules pause" : "schedules resume";
-  if (args.size() != 1)
-    return RemoteUsageError(absl::StrCat("fleetmark ", command, " NAME"), command + " takes one name");
+  if (args.size() != 1) return UsageError(absl::StrCat("fleetmark ", command, " NAME"), command + " takes one name");
   v1::SetSchedulePausedRequest request;
   request.set_name(args[0]);
   request.set_paused(paused);
   v1::Schedule schedule;
-  if (int code = CallControl(&v1::ControlService::Stub::SetSchedulePaused, request, &schedule, command.c_str());
-      code != kExitOk) {
-    return code;
+  if (absl::Status called =
+          CallControl(&v1::ControlService::Stub::SetSchedulePaused, request, &schedule, command.c_str());
+      !called.ok()) {
+    return called;
   }
   if (paused) {
     std::cout << "paused schedule " << args[0] << " (it does not fire until: fleetmark schedules resume " << args[0]
@@ -257,27 +254,28 @@ int SchedulesSetPaused(const std::vector<std::string>& args, bool paused) {
   return kExitOk;
 }
 
-int SchedulesRun(const std::vector<std::string>& args) {
-  if (args.size() != 1) return RemoteUsageError("fleetmark schedules run NAME", "schedules run takes one name");
+absl::StatusOr<int> SchedulesRun(const std::vector<std::string>& args) {
+  if (args.size() != 1) return UsageError("fleetmark schedules run NAME", "schedules run takes one name");
   v1::RunScheduleRequest request;
   request.set_name(args[0]);
   v1::RunInfo run;
-  if (int code = CallControl(&v1::ControlService::Stub::RunSchedule, request, &run, "schedules run"); code != kExitOk) {
-    return code;
+  if (absl::Status called = CallControl(&v1::ControlService::Stub::RunSchedule, request, &run, "schedules run");
+      !called.ok()) {
+    return called;
   }
   std::cout << run.run_id() << "\n";
   return kExitOk;
 }
 
-int TokensCreate(const std::vector<std::string>& args) {
+absl::StatusOr<int> TokensCreate(const std::vector<std::string>& args) {
   if (!args.empty())
-    return RemoteUsageError("fleetmark tokens create [--description TEXT]", "tokens create takes no arguments");
+    return UsageError("fleetmark tokens create [--description TEXT]", "tokens create takes no arguments");
   v1::CreateTokenRequest request;
   request.set_description(absl::GetFlag(FLAGS_description));
   v1::CreateTokenResponse response;
-  if (int code = CallControl(&v1::ControlService::Stub::CreateToken, request, &response, "tokens create");
-      code != kExitOk) {
-    return code;
+  if (absl::Status called = CallControl(&v1::ControlService::Stub::CreateToken, request, &response, "tokens create");
+      !called.ok()) {
+    return called;
   }
   std::cerr << "enrollment token " << response.token_id()
             << " (shown once; give it to agents with --token_file, revoke with `fleetmark tokens revoke "
@@ -286,33 +284,31 @@ int TokensCreate(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
-int TokensRevoke(const std::vector<std::string>& args) {
-  if (args.size() != 1) return RemoteUsageError("fleetmark tokens revoke TOKEN_ID", "tokens revoke takes one token id");
-  int code = 0;
-  std::optional<ControlClient> client = ClientFromFlags(&code);
-  if (!client) return code;
+absl::StatusOr<int> TokensRevoke(const std::vector<std::string>& args) {
+  if (args.size() != 1) return UsageError("fleetmark tokens revoke TOKEN_ID", "tokens revoke takes one token id");
+  absl::StatusOr<ControlClient> client = ClientFromFlags();
+  if (!client.ok()) return client.status();
   v1::RevokeTokenRequest request;
   request.set_token_id(args[0]);
   v1::Empty empty;
   auto context = client->Context();
   grpc::Status status = client->stub().RevokeToken(context.get(), request, &empty);
   if (!status.ok()) {
-    const int exit_code = client->Fail(absl::StrCat("tokens revoke ", args[0]), status);
-    if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
-      std::cerr << "  (`fleetmark tokens list` shows the token ids)\n";
-    }
-    return exit_code;
+    const absl::Status error = client->CallError(absl::StrCat("tokens revoke ", args[0]), status);
+    if (status.error_code() != grpc::StatusCode::NOT_FOUND) return error;
+    return AppendToError(error, "\n  (`fleetmark tokens list` shows the token ids)");
   }
   std::cout << "revoked " << args[0] << " (agents enrolled with it are disconnected now and refused from now on)\n";
   return kExitOk;
 }
 
-int TokensList(const std::vector<std::string>& args) {
-  if (!args.empty()) return RemoteUsageError("fleetmark tokens list", "tokens list takes no arguments");
+absl::StatusOr<int> TokensList(const std::vector<std::string>& args) {
+  if (!args.empty()) return UsageError("fleetmark tokens list", "tokens list takes no arguments");
   v1::ListTokensResponse response;
-  if (int code = CallControl(&v1::ControlService::Stub::ListTokens, v1::ListTokensRequest(), &response, "tokens list");
-      code != kExitOk) {
-    return code;
+  if (absl::Status called =
+          CallControl(&v1::ControlService::Stub::ListTokens, v1::ListTokensRequest(), &response, "tokens list");
+      !called.ok()) {
+    return called;
   }
   report::TextTable table({{"id"}, {"description"}, {"created"}, {"revoked"}, {"agents", report::Align::kRight}});
   for (const v1::TokenInfo& token : response.tokens()) {

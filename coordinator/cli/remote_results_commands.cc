@@ -30,41 +30,31 @@
 namespace fleetmark::cli {
 namespace {
 
-// Fetches the run's results (optionally of one agent); prints errors.
-std::optional<v1::ExportResultsResponse> Fetch(ControlClient& client, const std::string& run_id,
-                                               const std::string& agent, int* exit_code) {
+// Fetches the run's results (optionally of one agent), or the call's error.
+absl::StatusOr<v1::ExportResultsResponse> Fetch(ControlClient& client, const std::string& run_id,
+                                                const std::string& agent) {
   v1::ExportResultsResponse response;
   grpc::Status status =
       client.FetchResults(run_id, agent, std::chrono::seconds(300), &response, /*record_export=*/agent.empty());
-  if (!status.ok()) {
-    *exit_code = client.Fail(absl::StrCat("results of run ", run_id), status);
-    return std::nullopt;
-  }
+  if (!status.ok()) return client.CallError(absl::StrCat("results of run ", run_id), status);
   return response;
 }
 
-int Export(const std::vector<std::string>& args) {
+absl::StatusOr<int> Export(const std::vector<std::string>& args) {
   static const char kUsage[] = "fleetmark export RUN --format csv|json|gbench-json|table [--out FILE] [--agents NAME]";
-  if (args.size() != 1) return RemoteUsageError(kUsage, "export takes one run id");
+  if (args.size() != 1) return UsageError(kUsage, "export takes one run id");
   absl::StatusOr<RunCommandOptions> options = RunCommandOptionsFromFlags();
-  if (!options.ok()) {
-    std::cerr << "fleetmark: " << options.status().message() << "\n";
-    return kExitUsage;
-  }
+  if (!options.ok()) return FleetmarkError(absl::InvalidArgumentError(options.status().message()));
   const std::string agent = absl::GetFlag(FLAGS_agents);
-  if (agent.find(',') != std::string::npos) return RemoteUsageError(kUsage, "export: --agents takes one agent name");
+  if (agent.find(',') != std::string::npos) return UsageError(kUsage, "export: --agents takes one agent name");
   // --out is checked (created as a temporary file beside it) before connecting: an
   // unwritable path is bad input (exit 2) with the system's reason.
   absl::StatusOr<ResultOutput> output = ResultOutput::Open(options->out, "");
-  if (!output.ok()) {
-    std::cerr << "fleetmark: " << output.status().message() << "\n";
-    return kExitUsage;
-  }
-  int code = 0;
-  std::optional<ControlClient> client = ClientFromFlags(&code);
-  if (!client) return code;
-  std::optional<v1::ExportResultsResponse> exported = Fetch(*client, args[0], agent, &code);
-  if (!exported) return code;
+  if (!output.ok()) return FleetmarkError(absl::InvalidArgumentError(output.status().message()));
+  absl::StatusOr<ControlClient> client = ClientFromFlags();
+  if (!client.ok()) return client.status();
+  absl::StatusOr<v1::ExportResultsResponse> exported = Fetch(*client, args[0], agent);
+  if (!exported.ok()) return exported.status();
   absl::StatusOr<std::string> text;
   switch (options->format) {
     case report::ReportFormat::kTable:
@@ -81,22 +71,17 @@ int Export(const std::vector<std::string>& args) {
       if (reports.size() > 1) {
         std::vector<std::string> names;
         for (const auto& [name, report] : reports) names.push_back(name);
-        return RemoteUsageError(
-            kUsage, absl::StrCat("gbench-json holds one host: pass --agents NAME (run ", exported->run().run_id(),
-                                 " has ", absl::StrJoin(names, ", "), ")"));
+        return UsageError(kUsage, absl::StrCat("gbench-json holds one host: pass --agents NAME (run ",
+                                               exported->run().run_id(), " has ", absl::StrJoin(names, ", "), ")"));
       }
       text = reports.empty() ? report::FormatReport(v1::RunReport(), options->format)
                              : report::FormatReport(reports.begin()->second, options->format);
       break;
     }
   }
-  if (!text.ok()) {
-    std::cerr << "fleetmark: export: " << text.status().message() << "\n";
-    return kExitFailure;
-  }
+  if (!text.ok()) return FleetmarkError(absl::InternalError(absl::StrCat("export: ", text.status().message())));
   if (absl::Status written = output->WriteAll(*text); !written.ok()) {
-    std::cerr << "fleetmark: export: " << written.message() << "\n";
-    return kExitFailure;
+    return FleetmarkError(absl::InternalError(absl::StrCat("export: ", written.message())));
   }
   if (!options->out.empty()) {
     std::cerr << WroteResultsLine(exported->results_size(), options->out) << "\n";
@@ -111,21 +96,21 @@ std::string MonthOf(int64_t unix_ns) {
   return absl::FormatTime("%Y-%m", absl::FromUnixNanos(unix_ns), absl::UTCTimeZone());
 }
 
-int ResultsPrune(const std::vector<std::string>& args) {
-  if (!args.empty()) return RemoteUsageError(kPruneUsage, "results prune takes no arguments");
+absl::StatusOr<int> ResultsPrune(const std::vector<std::string>& args) {
+  if (!args.empty()) return UsageError(kPruneUsage, "results prune takes no arguments");
   if (absl::GetFlag(FLAGS_older_than).empty()) {
-    return RemoteUsageError(kPruneUsage, "results prune: --older_than DURATION is required (e.g. --older_than 400d)");
+    return UsageError(kPruneUsage, "results prune: --older_than DURATION is required (e.g. --older_than 400d)");
   }
   absl::StatusOr<absl::Duration> older_than = service::ParseRetention("--older_than", absl::GetFlag(FLAGS_older_than));
-  if (!older_than.ok()) return RemoteUsageError(kPruneUsage, std::string(older_than.status().message()));
+  if (!older_than.ok()) return UsageError(kPruneUsage, std::string(older_than.status().message()));
   v1::PruneResultsRequest request;
   request.set_older_than_seconds(absl::ToInt64Seconds(*older_than));
   request.set_force(absl::GetFlag(FLAGS_force));
   request.set_dry_run(absl::GetFlag(FLAGS_dry_run));
   v1::PruneResultsResponse response;
-  if (int code = CallControl(&v1::ControlService::Stub::PruneResults, request, &response, "results prune");
-      code != kExitOk) {
-    return code;
+  if (absl::Status called = CallControl(&v1::ControlService::Stub::PruneResults, request, &response, "results prune");
+      !called.ok()) {
+    return called;
   }
   const char* verb = response.dry_run() ? "would drop" : "dropped";
   if (response.partitions_size() == 0) {
@@ -169,47 +154,45 @@ void PrintImported(const std::string& path, const v1::ImportResultsResponse& res
   }
 }
 
-int ResultsImport(const std::vector<std::string>& args) {
-  if (args.empty()) return RemoteUsageError(kImportUsage, "results import takes one or more results files");
+absl::StatusOr<int> ResultsImport(const std::vector<std::string>& args) {
+  if (args.empty()) return UsageError(kImportUsage, "results import takes one or more results files");
   // Every file is read and checked before anything is sent: a refused file stores
   // nothing, of it or of the others.
   std::vector<std::pair<std::string, v1::ImportResultsRequest>> requests;
   std::set<std::string> seen;
   for (const std::string& path : args) {
     if (!seen.insert(path).second) {
-      std::cerr << "fleetmark: results import: each file once, got " << EchoValue(path) << " twice\n";
-      return kExitUsage;
+      return FleetmarkError(
+          absl::InvalidArgumentError(absl::StrCat("results import: each file once, got ", EchoValue(path), " twice")));
     }
-    int code = kExitOk;
-    std::optional<v1::ResultsDocument> document = ReadResultsFile("results import", "FILE", path, &code);
-    if (!document) return code;
+    absl::StatusOr<v1::ResultsDocument> document = ReadResultsFile("results import", "FILE", path);
+    if (!document.ok()) return document.status();
     if (document->schema_version() == 0) {
-      std::cerr << "fleetmark: results import: FILE: " << EchoValue(path)
-                << ": written before the results schema (no schema_version); the coordinator imports schema_version 1"
-                << (report::kResultsSchemaVersion > 1 ? absl::StrCat(" to ", report::kResultsSchemaVersion) : "")
-                << ": write it again with fleetmark run --format json\n";
-      return kExitUsage;
+      return FleetmarkError(absl::InvalidArgumentError(absl::StrCat(
+          "results import: FILE: ", EchoValue(path),
+          ": written before the results schema (no schema_version); the coordinator imports schema_version 1",
+          report::kResultsSchemaVersion > 1 ? absl::StrCat(" to ", report::kResultsSchemaVersion) : "",
+          ": write it again with fleetmark run --format json")));
     }
     v1::ImportResultsRequest request;
     *request.mutable_document() = *std::move(document);
     request.set_submitted_by(absl::StrCat("import:", Submitter()));
     if (request.ByteSizeLong() > kMaxImportRequestBytes) {
-      std::cerr << "fleetmark: results import: FILE: " << EchoValue(path) << ": " << request.ByteSizeLong()
-                << " bytes as one request, over the message limit of " << FormatMessageLimit(kMaxImportRequestBytes)
-                << " (engine/common/message_limits.h): split its devices or results into several files (importing "
-                   "is idempotent by result id)\n";
-      return kExitUsage;
+      return FleetmarkError(absl::InvalidArgumentError(
+          absl::StrCat("results import: FILE: ", EchoValue(path), ": ", request.ByteSizeLong(),
+                       " bytes as one request, over the message limit of ", FormatMessageLimit(kMaxImportRequestBytes),
+                       " (engine/common/message_limits.h): split its devices or results into several files (importing "
+                       "is idempotent by result id)")));
     }
     requests.emplace_back(path, std::move(request));
   }
-  int code = kExitOk;
-  std::optional<ControlClient> client = ClientFromFlags(&code);
-  if (!client) return code;
+  absl::StatusOr<ControlClient> client = ClientFromFlags();
+  if (!client.ok()) return client.status();
   for (const auto& [path, request] : requests) {
     v1::ImportResultsResponse response;
     std::unique_ptr<grpc::ClientContext> context = client->Context(std::chrono::seconds(300));
     grpc::Status status = client->stub().ImportResults(context.get(), request, &response);
-    if (!status.ok()) return client->Fail(absl::StrCat("results import: ", path), status);
+    if (!status.ok()) return client->CallError(absl::StrCat("results import: ", path), status);
     PrintImported(path, response);
   }
   return kExitOk;

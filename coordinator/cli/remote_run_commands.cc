@@ -38,19 +38,16 @@ constexpr char kSubmitUsage[] =
 // `timeout`); then its results tables and the outcome counts (as `fleetmark run` prints
 // them). Exit code: a done run's cases decide as for a local `fleetmark run`
 // (ExitCodeForOutcomes: 3 when a case failed, else 0; resource_exhausted and
-// unsupported are outcomes, not failures); 1 if the run failed, was cancelled, or the
-// watch gave up (the reason printed).
-int WaitAndShow(ControlClient& client, const std::string& run_id, absl::Duration timeout) {
+// unsupported are outcomes, not failures); 1 if the run failed or was cancelled; the
+// watch's error when it gave up (WatchResult::error).
+absl::StatusOr<int> WaitAndShow(ControlClient& client, const std::string& run_id, absl::Duration timeout) {
   WatchResult watched = WatchRunUntilEnded(client, run_id, {.timeout = timeout});
-  if (!watched.ended) return watched.exit_code;
+  if (!watched.ended) return watched.error;
   v1::ExportResultsResponse exported;
   const grpc::Status status = client.FetchResults(run_id, "", std::chrono::seconds(120), &exported);
-  if (!status.ok()) return client.Fail("fetching results", status);
+  if (!status.ok()) return client.CallError("fetching results", status);
   absl::StatusOr<std::string> tables = ResultTables(exported, FittedTableOptions(absl::GetFlag(FLAGS_wide)));
-  if (!tables.ok()) {
-    std::cerr << "fleetmark: " << tables.status().message() << "\n";
-    return kExitFailure;
-  }
+  if (!tables.ok()) return FleetmarkError(absl::InternalError(tables.status().message()));
   std::cout << RunSummary(exported.run()) << "\n\n" << *tables;
   const CaseOutcomes outcomes = CountOutcomes(exported.results());
   std::cerr << "fleetmark submit: " << RunCasesLine(exported) << "\n";
@@ -71,8 +68,7 @@ std::string Submitter() {
   return "unknown";
 }
 
-std::optional<v1::RunInfo> SubmitPlan(ControlClient& client, const v1::Plan& plan, const SubmitPlanOptions& options,
-                                      int* exit_code) {
+absl::StatusOr<v1::RunInfo> SubmitPlan(ControlClient& client, const v1::Plan& plan, const SubmitPlanOptions& options) {
   v1::SubmitRunRequest request;
   *request.mutable_plan() = plan;
   request.set_selector(options.select);
@@ -83,10 +79,7 @@ std::optional<v1::RunInfo> SubmitPlan(ControlClient& client, const v1::Plan& pla
   v1::SubmitRunResponse response;
   auto context = client.Context();
   grpc::Status status = client.stub().SubmitRun(context.get(), request, &response);
-  if (!status.ok()) {
-    *exit_code = client.Fail("submit", status);
-    return std::nullopt;
-  }
+  if (!status.ok()) return client.CallError("submit", status);
   std::vector<std::string> agents;
   for (const v1::JobInfo& job : response.run().jobs()) agents.push_back(job.agent_name());
   std::cerr << "submitted run " << response.run().run_id() << " (plan " << plan.name() << ") to " << agents.size()
@@ -96,7 +89,6 @@ std::optional<v1::RunInfo> SubmitPlan(ControlClient& client, const v1::Plan& pla
               << FormatUnixNs(response.run().created_unix_ns() + absl::ToInt64Nanoseconds(options.queue_offline))
               << " fail as expired (--queue_offline=" << RoundedDuration(options.queue_offline) << ")\n";
   }
-  *exit_code = kExitOk;
   return response.run();
 }
 
@@ -118,44 +110,38 @@ void PrintSubmitCost(const v1::Plan& plan) {
   }
 }
 
-int Submit(const std::vector<std::string>& args) {
-  if (args.size() != 1) return RemoteUsageError(kSubmitUsage, "submit takes exactly one plan file");
+absl::StatusOr<int> Submit(const std::vector<std::string>& args) {
+  if (args.size() != 1) return UsageError(kSubmitUsage, "submit takes exactly one plan file");
   if (absl::Status select = CheckSelectFlag(/*required=*/true); !select.ok()) {
-    return RemoteUsageError(kSubmitUsage, std::string(select.message()));
+    return UsageError(kSubmitUsage, std::string(select.message()));
   }
   absl::StatusOr<absl::Duration> timeout = TimeoutFromFlag();
-  if (!timeout.ok()) return RemoteUsageError(kSubmitUsage, std::string(timeout.status().message()));
+  if (!timeout.ok()) return UsageError(kSubmitUsage, std::string(timeout.status().message()));
   if (*timeout != absl::InfiniteDuration() && !absl::GetFlag(FLAGS_wait)) {
-    return RemoteUsageError(kSubmitUsage, "--timeout applies to --wait: add --wait, or drop --timeout");
+    return UsageError(kSubmitUsage, "--timeout applies to --wait: add --wait, or drop --timeout");
   }
   const absl::Duration queue_offline = absl::GetFlag(FLAGS_queue_offline);
   if (queue_offline != absl::ZeroDuration()) {
     if (absl::Status valid = service::CheckQueueOffline(queue_offline); !valid.ok()) {
-      return RemoteUsageError(kSubmitUsage, std::string(valid.message()));
+      return UsageError(kSubmitUsage, std::string(valid.message()));
     }
   }
   absl::StatusOr<v1::Plan> plan = LoadValidPlan(args[0]);
-  if (!plan.ok()) {
-    std::cerr << "fleetmark: " << plan.status().message() << "\n";
-    return kExitUsage;
-  }
+  if (!plan.ok()) return FleetmarkError(absl::InvalidArgumentError(plan.status().message()));
   // The filter must compile and match a case before anything is sent (the coordinator
   // checks it again): a run no agent can execute is a usage error.
   if (absl::Status cases = CheckFilterFlag(*plan); !cases.ok()) {
-    std::cerr << "fleetmark: " << cases.message() << "\n";
-    return kExitUsage;
+    return FleetmarkError(absl::InvalidArgumentError(cases.message()));
   }
   PrintSubmitCost(*plan);
-  int code = 0;
-  std::optional<ControlClient> client = ClientFromFlags(&code);
-  if (!client) return code;
-  std::optional<v1::RunInfo> run = SubmitPlan(*client, *plan,
-                                              {.select = absl::GetFlag(FLAGS_select),
-                                               .quick = absl::GetFlag(FLAGS_quick),
-                                               .filter = absl::GetFlag(FLAGS_filter),
-                                               .queue_offline = queue_offline},
-                                              &code);
-  if (!run) return code;
+  absl::StatusOr<ControlClient> client = ClientFromFlags();
+  if (!client.ok()) return client.status();
+  absl::StatusOr<v1::RunInfo> run = SubmitPlan(*client, *plan,
+                                               {.select = absl::GetFlag(FLAGS_select),
+                                                .quick = absl::GetFlag(FLAGS_quick),
+                                                .filter = absl::GetFlag(FLAGS_filter),
+                                                .queue_offline = queue_offline});
+  if (!run.ok()) return run.status();
   if (!absl::GetFlag(FLAGS_wait)) {
     std::cout << run->run_id() << "\n";
     return kExitOk;
@@ -163,14 +149,15 @@ int Submit(const std::vector<std::string>& args) {
   return WaitAndShow(*client, run->run_id(), *timeout);
 }
 
-int RunsList(const std::vector<std::string>& args) {
-  if (!args.empty()) return RemoteUsageError("fleetmark runs list [--limit N]", "runs list takes no arguments");
+absl::StatusOr<int> RunsList(const std::vector<std::string>& args) {
+  if (!args.empty()) return UsageError("fleetmark runs list [--limit N]", "runs list takes no arguments");
   const int limit = absl::GetFlag(FLAGS_limit);  // 1..1000: the flag parser checked its help's range
   v1::ListRunsRequest request;
   request.set_limit(static_cast<uint32_t>(limit));
   v1::ListRunsResponse response;
-  if (int code = CallControl(&v1::ControlService::Stub::ListRuns, request, &response, "runs list"); code != kExitOk) {
-    return code;
+  if (absl::Status called = CallControl(&v1::ControlService::Stub::ListRuns, request, &response, "runs list");
+      !called.ok()) {
+    return called;
   }
   report::TextTable table({{"run"},
                            {"plan"},
@@ -193,35 +180,31 @@ int RunsList(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
-int RunsShow(const std::vector<std::string>& args) {
-  if (args.size() != 1) return RemoteUsageError("fleetmark runs show RUN [--wide]", "runs show takes one run id");
-  int code = 0;
-  std::optional<ControlClient> client = ClientFromFlags(&code);
-  if (!client) return code;
+absl::StatusOr<int> RunsShow(const std::vector<std::string>& args) {
+  if (args.size() != 1) return UsageError("fleetmark runs show RUN [--wide]", "runs show takes one run id");
+  absl::StatusOr<ControlClient> client = ClientFromFlags();
+  if (!client.ok()) return client.status();
   v1::ExportResultsResponse exported;
   grpc::Status status = client->FetchResults(args[0], "", std::chrono::seconds(120), &exported);
-  if (!status.ok()) return client->Fail(absl::StrCat("runs show ", args[0]), status);
+  if (!status.ok()) return client->CallError(absl::StrCat("runs show ", args[0]), status);
   std::cout << RunSummary(exported.run()) << "\n"
             << RunCasesLine(exported) << "\n\n"
             << JobsTable(exported.run()) << "\n";
   absl::StatusOr<std::string> tables = ResultTables(exported, FittedTableOptions(absl::GetFlag(FLAGS_wide)));
-  if (!tables.ok()) {
-    std::cerr << "fleetmark: " << tables.status().message() << "\n";
-    return kExitFailure;
-  }
+  if (!tables.ok()) return FleetmarkError(absl::InternalError(tables.status().message()));
   std::cout << *tables << ConditionsTables(exported, absl::GetFlag(FLAGS_wide));
   return kExitOk;
 }
 
-int RunsCancel(const std::vector<std::string>& args) {
-  if (args.size() != 1) return RemoteUsageError("fleetmark runs cancel RUN", "runs cancel takes one run id");
+absl::StatusOr<int> RunsCancel(const std::vector<std::string>& args) {
+  if (args.size() != 1) return UsageError("fleetmark runs cancel RUN", "runs cancel takes one run id");
   v1::CancelRunRequest request;
   request.set_run_id(args[0]);
   v1::RunInfo run;
-  if (int code =
+  if (absl::Status called =
           CallControl(&v1::ControlService::Stub::CancelRun, request, &run, absl::StrCat("runs cancel ", args[0]));
-      code != kExitOk) {
-    return code;
+      !called.ok()) {
+    return called;
   }
   std::cout << RunSummary(run) << "\n";
   // The agents of running jobs report what they finished once stopped (docs/cli.md).

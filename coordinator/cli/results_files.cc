@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <iostream>
 #include <map>
 #include <set>
 
@@ -77,26 +76,21 @@ absl::StatusOr<v1::ResultsDocument> LoadResultsFile(const std::string& what, con
   return document;
 }
 
-std::optional<v1::ResultsDocument> ReadResultsFile(const std::string& command, const std::string& what,
-                                                   const std::string& path, int* exit_code) {
+absl::StatusOr<v1::ResultsDocument> ReadResultsFile(const std::string& command, const std::string& what,
+                                                    const std::string& path) {
   absl::StatusOr<v1::ResultsDocument> document = LoadResultsFile(what, path);
   if (!document.ok()) {
-    *exit_code = kExitUsage;
-    std::cerr << "fleetmark: " << command << ": " << what << ": "
-              << EscapeForTerminal(std::string(document.status().message())) << "\n";
-    return std::nullopt;
+    return FleetmarkError(absl::InvalidArgumentError(
+        absl::StrCat(command, ": ", what, ": ", EscapeForTerminal(std::string(document.status().message())))));
   }
-  *exit_code = kExitOk;
-  return *std::move(document);
+  return document;
 }
 
-std::optional<std::vector<FileDevice>> ReadResultsFiles(const std::string& command, const std::string& files,
-                                                        int* exit_code) {
-  *exit_code = kExitUsage;
+absl::StatusOr<std::vector<FileDevice>> ReadResultsFiles(const std::string& command, const std::string& files) {
   absl::StatusOr<std::vector<std::string>> paths = SplitListFlag("--results", files);
   if (!paths.ok()) {
-    std::cerr << "fleetmark: " << command << ": " << EscapeForTerminal(std::string(paths.status().message())) << "\n";
-    return std::nullopt;
+    return FleetmarkError(absl::InvalidArgumentError(
+        absl::StrCat(command, ": ", EscapeForTerminal(std::string(paths.status().message())))));
   }
   std::map<std::string, std::string> seen_files;    // canonical path -> the path given
   std::map<std::string, std::string> seen_results;  // result id -> the path it came in
@@ -105,27 +99,23 @@ std::optional<std::vector<FileDevice>> ReadResultsFiles(const std::string& comma
   for (const std::string& path : *paths) {
     const auto [file, added] = seen_files.emplace(FileIdentity(path), path);
     if (!added) {
-      std::cerr << "fleetmark: " << command << ": --results: each file once, got "
-                << (file->second == path
-                        ? absl::StrCat(EchoValue(path), " twice")
-                        : absl::StrCat(EchoValue(file->second), " and ", EchoValue(path), ", one file"))
-                << "\n";
-      *exit_code = kExitUsage;
-      return std::nullopt;
+      return FleetmarkError(absl::InvalidArgumentError(absl::StrCat(
+          command, ": --results: each file once, got ",
+          file->second == path ? absl::StrCat(EchoValue(path), " twice")
+                               : absl::StrCat(EchoValue(file->second), " and ", EchoValue(path), ", one file"))));
     }
-    std::optional<v1::ResultsDocument> document = ReadResultsFile(command, "--results", path, exit_code);
-    if (!document) return std::nullopt;
+    absl::StatusOr<v1::ResultsDocument> document = ReadResultsFile(command, "--results", path);
+    if (!document.ok()) return document.status();
     // One result once: a copy of a file, or two exports of one run, are not two devices.
     for (const v1::ResultsDevice& device : document->devices()) {
       for (const v1::CaseResult& result : device.results()) {
         if (result.result_id().empty()) continue;  // a file older than result ids
         const auto [earlier, fresh] = seen_results.emplace(result.result_id(), path);
         if (fresh || earlier->second == path) continue;
-        std::cerr << "fleetmark: " << command << ": --results: " << EchoValue(earlier->second) << " and "
-                  << EchoValue(path) << " hold the same results (result id " << EchoValue(result.result_id())
-                  << " in both: a copy of one file, or two exports of one run); give each result once\n";
-        *exit_code = kExitUsage;
-        return std::nullopt;
+        return FleetmarkError(absl::InvalidArgumentError(
+            absl::StrCat(command, ": --results: ", EchoValue(earlier->second), " and ", EchoValue(path),
+                         " hold the same results (result id ", EchoValue(result.result_id()),
+                         " in both: a copy of one file, or two exports of one run); give each result once")));
       }
     }
     for (const v1::ResultsDevice& device : document->devices()) {
@@ -140,7 +130,6 @@ std::optional<std::vector<FileDevice>> ReadResultsFiles(const std::string& comma
       devices.push_back({.label = label, .file = path, .report = report::DeviceReport(*document, device)});
     }
   }
-  *exit_code = kExitOk;
   return devices;
 }
 

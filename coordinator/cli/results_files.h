@@ -5,7 +5,7 @@
 // (a local run: one, named by its host name; a fleet export: one per agent) is one
 // device side by side with the devices of the other files. CSV is not read back (it
 // holds no samples, conditions or host): the error says to write JSON. Main thread only;
-// messages go to stderr.
+// errors are returned (exit_codes.h), never written here.
 #pragma once
 
 #include <cstdint>
@@ -32,10 +32,11 @@ inline constexpr char kMaxResultsFileText[] = "256 MiB";
 // naming the path; `what` names it in "must be" messages ("--results", "FILE").
 absl::StatusOr<v1::ResultsDocument> LoadResultsFile(const std::string& what, const std::string& path);
 
-// LoadResultsFile; on failure prints "fleetmark: COMMAND: WHAT: PATH: reason" (`what`
-// e.g. "--results", "FILE") and returns nullopt with `*exit_code` 2.
-std::optional<v1::ResultsDocument> ReadResultsFile(const std::string& command, const std::string& what,
-                                                   const std::string& path, int* exit_code);
+// LoadResultsFile, its error as the command's: a FleetmarkError, InvalidArgument
+// (exit 2), written "fleetmark: COMMAND: WHAT: PATH: reason" (`what` e.g. "--results",
+// "FILE").
+absl::StatusOr<v1::ResultsDocument> ReadResultsFile(const std::string& command, const std::string& what,
+                                                    const std::string& path);
 
 // One device of a results file.
 struct FileDevice {
@@ -55,9 +56,9 @@ struct FileDevice {
 // path) are refused, and so are two files holding one result id (a copy of a file, or
 // two exports of one run): "a.json and b.json hold the same results (result id R in
 // both); give each once". On failure (an item empty, a file twice, a result twice, a
-// file ReadResultsFile refuses) prints the error and returns nullopt with `*exit_code` 2.
-std::optional<std::vector<FileDevice>> ReadResultsFiles(const std::string& command, const std::string& files,
-                                                        int* exit_code);
+// file ReadResultsFile refuses) a FleetmarkError, InvalidArgument (exit 2), written
+// "fleetmark: COMMAND: ...".
+absl::StatusOr<std::vector<FileDevice>> ReadResultsFiles(const std::string& command, const std::string& files);
 
 // The devices of files that are one host: for each pair i < j of `devices` whose host
 // names are equal and non-empty and whose prevailing device fingerprints

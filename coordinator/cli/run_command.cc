@@ -65,11 +65,6 @@ std::string RandomUuid(std::mt19937_64& rng) {
                          lo & 0xFFFFFFFFFFFFull);
 }
 
-int Fail(int code, const std::string& message) {
-  std::cerr << "fleetmark run: " << message << "\n";
-  return code;
-}
-
 // "0.4s", "12.0s", "3m05s", "1h02m".
 std::string HumanDuration(absl::Duration d) {
   const double s = absl::ToDoubleSeconds(d);
@@ -113,8 +108,9 @@ class RunSession {
   // Called once, after Close() returned true: adds CANCELLED results for the cases
   // that have none, writes the report in plan order and the summary line, and returns
   // the exit code (`signal` != 0: interrupted by it; `deferred` non-empty: the plan's
-  // preflight gates kept failing, RunSummary::deferred, the unmeasured cases say so).
-  int Emit(int signal, const std::string& deferred = "") {
+  // preflight gates kept failing, RunSummary::deferred, the unmeasured cases say so), or
+  // Internal (exit 1) when the results could not be formatted or written.
+  absl::StatusOr<int> Emit(int signal, const std::string& deferred = "") {
     std::set<std::string> reported;
     for (const v1::CaseResult& r : report_.results()) reported.insert(r.spec().case_id());
     for (const v1::CaseSpec& spec : cases_) {
@@ -153,10 +149,8 @@ class RunSession {
     report_options.now = absl::Now();
     report_options.table = FittedTableOptions(options_.wide, !options_.out.empty());
     absl::StatusOr<std::string> text = report::FormatReport(report_, options_.format, report_options);
-    if (!text.ok()) return Fail(kExitFailure, std::string(text.status().message()));
-    if (absl::Status written = output_.WriteAll(*text); !written.ok()) {
-      return Fail(kExitFailure, std::string(written.message()));
-    }
+    if (!text.ok()) return absl::InternalError(text.status().message());
+    if (absl::Status written = output_.WriteAll(*text); !written.ok()) return absl::InternalError(written.message());
     if (!options_.out.empty()) {
       std::cerr << WroteResultsLine(report_.results_size(), options_.out) << "\n";
       // The file holds the results; the terminal still gets the table (unless --quiet).
@@ -214,23 +208,26 @@ class RunSession {
   absl::Time started_;  // steady
 };
 
-int RunCommand(const std::vector<std::string>& args) {
+absl::StatusOr<int> RunCommand(const std::vector<std::string>& args) {
+  // Errors are bad input (InvalidArgument, exit 2) until the run starts, written
+  // "fleetmark run: ..." by RunCli.
   if (args.size() != 1) {
-    return Fail(kExitUsage, absl::StrFormat("expected one PLAN argument, got %d (usage: "
-                                            "fleetmark run PLAN [--format ...])",
-                                            args.size()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("expected one PLAN argument, got %d (usage: "
+                        "fleetmark run PLAN [--format ...])",
+                        args.size()));
   }
   absl::StatusOr<RunCommandOptions> options = RunCommandOptionsFromFlags();
-  if (!options.ok()) return Fail(kExitUsage, std::string(options.status().message()));
+  if (!options.ok()) return absl::InvalidArgumentError(options.status().message());
   absl::StatusOr<v1::Plan> plan = LoadValidPlan(args[0]);
-  if (!plan.ok()) return Fail(kExitUsage, std::string(plan.status().message()));
+  if (!plan.ok()) return absl::InvalidArgumentError(plan.status().message());
   // The cases RunPlan will run: the plan's, after --quick and --filter.
   absl::StatusOr<std::vector<v1::CaseSpec>> cases = engine::SelectCases(*plan, options->quick, options->filter);
-  if (!cases.ok()) return Fail(kExitUsage, std::string(cases.status().message()));
+  if (!cases.ok()) return absl::InvalidArgumentError(cases.status().message());
 
   // Open the output first: an unwritable --out is bad input, found before any case runs.
   absl::StatusOr<ResultOutput> output = ResultOutput::Open(options->out, args[0]);
-  if (!output.ok()) return Fail(kExitUsage, std::string(output.status().message()));
+  if (!output.ok()) return absl::InvalidArgumentError(output.status().message());
   RunSession session(*plan, *options, std::move(*cases), std::move(*output));
 
   // Signals go to the watcher only: block them here, before any thread starts (threads
@@ -265,7 +262,10 @@ int RunCommand(const std::vector<std::string>& args) {
     if (!session.Close()) return;
     if (bar_drawn) std::fputs("\r\033[K", stderr);
     std::fflush(stderr);
-    const int code = session.Emit(signal);
+    // The process ends here, not in RunCli: its error is written here, by the same writer.
+    const absl::StatusOr<int> emitted = session.Emit(signal);
+    const int code = emitted.ok() ? *emitted : ReportError("fleetmark run", emitted.status());
+    std::cerr.flush();
     std::fflush(nullptr);
     ::_exit(code);
   });
@@ -295,8 +295,9 @@ int RunCommand(const std::vector<std::string>& args) {
   watcher.join();
   pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
   if (!summary.ok()) {
-    const bool bad_input = summary.status().code() == absl::StatusCode::kInvalidArgument;
-    return Fail(bad_input ? kExitUsage : kExitFailure, std::string(summary.status().message()));
+    // The runner's InvalidArgument is bad input (exit 2); any other error of it a failure (1).
+    if (summary.status().code() == absl::StatusCode::kInvalidArgument) return summary.status();
+    return absl::InternalError(summary.status().message());
   }
   return session.Emit(interrupt_signal.load(), summary->deferred);
 }

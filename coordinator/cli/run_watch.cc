@@ -222,18 +222,17 @@ WatchResult WatchRunUntilEnded(ControlClient& client, const std::string& run_id,
         result.ended = true;
         return result;
       }
-      std::cerr << "fleetmark: watching run " << run_id << ": the coordinator ended the watch before the run "
-                << "ended\n"
-                << DetachHint(result.run.run_id().empty() ? run_id : result.run.run_id()) << "\n";
-      result.exit_code = kExitFailure;
+      result.error = FleetmarkError(absl::AbortedError(
+          absl::StrCat("watching run ", run_id, ": the coordinator ended the watch before the run ended\n",
+                       DetachHint(result.run.run_id().empty() ? run_id : result.run.run_id()))));
       return result;
     }
     const std::string id = result.run.run_id().empty() ? run_id : result.run.run_id();
     if (now >= deadline) {
-      std::cerr << "fleetmark: --timeout " << RoundedDuration(options.timeout)
-                << " expired: " << Describe(client, result.run) << "\n"
-                << DetachHint(id) << "\n";
-      result.exit_code = kExitFailure;
+      // Exit 1, not 5 (DeadlineExceeded): the coordinator answered; the run took longer.
+      result.error = FleetmarkError(
+          absl::AbortedError(absl::StrCat("--timeout ", RoundedDuration(options.timeout),
+                                          " expired: ", Describe(client, result.run), "\n", DetachHint(id))));
       return result;
     }
     if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && now >= notice_at) {
@@ -244,7 +243,7 @@ WatchResult WatchRunUntilEnded(ControlClient& client, const std::string& run_id,
     }
     const bool transport = client.IsTransportError(status);
     if (!transport && status.error_code() != grpc::StatusCode::UNAVAILABLE) {
-      result.exit_code = client.Fail(absl::StrCat("watching run ", run_id), status);
+      result.error = client.CallError(absl::StrCat("watching run ", run_id), status);
       return result;
     }
     if (unreachable_since == absl::InfiniteFuture()) {
@@ -253,10 +252,11 @@ WatchResult WatchRunUntilEnded(ControlClient& client, const std::string& run_id,
                           : "coordinator's database unavailable, retrying (run continues on the agents)…");
     }
     if (now - unreachable_since >= options.unreachable_limit) {
-      result.exit_code = client.Fail(absl::StrCat("watching run ", id, ": gave up after ",
-                                                  RoundedDuration(now - unreachable_since), " of retries"),
-                                     status);
-      std::cerr << DetachHint(id) << "\n";
+      result.error =
+          AppendToError(client.CallError(absl::StrCat("watching run ", id, ": gave up after ",
+                                                      RoundedDuration(now - unreachable_since), " of retries"),
+                                         status),
+                        absl::StrCat("\n", DetachHint(id)));
       return result;
     }
     absl::SleepFor(std::min({retry, deadline - now, unreachable_since + options.unreachable_limit - now}));

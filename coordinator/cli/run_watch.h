@@ -3,7 +3,7 @@
 // bounded by --timeout, with a notice when nothing moves for a long time.
 //
 //   WatchResult watched = WatchRunUntilEnded(client, run_id, {.timeout = absl::Minutes(30)});
-//   if (!watched.ended) return watched.exit_code;  // the reason is already printed
+//   if (!watched.ended) return watched.error;  // the command returns it (exit_codes.h)
 //
 // Progress goes to stderr (redrawn in place on a terminal, else a line per change and
 // at most one per 10 s). Not thread-safe: main's thread. Installs SIGINT/SIGTERM
@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "coordinator/cli/remote_client.h"
 #include "fleetmark/v1/control.pb.h"
@@ -21,10 +22,10 @@
 namespace fleetmark::cli {
 
 struct WatchOptions {
-  // Give up this long after the watch starts (exit 1, the run's state printed).
+  // Give up this long after the watch starts (exit 1, the error says the run's state).
   absl::Duration timeout = absl::InfiniteDuration();
   // Coordinator unreachable (or its database unavailable) this long in a row: give up
-  // (exit 1). Retried with backoff 1 s doubling to 10 s meanwhile.
+  // (exit 5). Retried with backoff 1 s doubling to 10 s meanwhile.
   absl::Duration unreachable_limit = absl::Minutes(5);
   // No change in the run (states, cases done) this long: print one notice naming the
   // unfinished jobs and their agents' states (again after each further stall).
@@ -33,7 +34,9 @@ struct WatchOptions {
 
 struct WatchResult {
   bool ended = false;  // the run reached done, failed or cancelled: `run` is its last state
-  int exit_code = 0;   // when !ended: the process exit code (the message is printed)
+  // When !ended: why, for the command to return (a FleetmarkError: the watch's words, then
+  // how to follow the run, DetachHint).
+  absl::Status error;
   v1::RunInfo run;
 };
 
@@ -67,7 +70,7 @@ std::string JobLine(const v1::JobInfo& job, std::optional<absl::Duration> eta);
 
 // Watches run `run_id` (a full id or a unique prefix) until it ends, the timeout
 // passes or the coordinator stays unreachable too long. A coordinator error other than
-// UNAVAILABLE (unknown run, refused token) ends the watch at once via client.Fail.
+// UNAVAILABLE (unknown run, refused token) ends the watch at once (client.CallError).
 WatchResult WatchRunUntilEnded(ControlClient& client, const std::string& run_id, const WatchOptions& options);
 
 // "run <id> continues on the fleet; follow it with `fleetmark runs show <id>`; cancel

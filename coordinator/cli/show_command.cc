@@ -40,17 +40,13 @@ std::string FileSummary(const std::string& path, const v1::ResultsDocument& docu
                                        : "");
 }
 
-int Show(const std::vector<std::string>& args) {
-  if (args.size() != 1) return RemoteUsageError(kShowUsage, "show takes one results file");
-  int code = kExitOk;
-  std::optional<v1::ResultsDocument> document = ReadResultsFile("show", "FILE", args[0], &code);
-  if (!document) return code;
+absl::StatusOr<int> Show(const std::vector<std::string>& args) {
+  if (args.size() != 1) return UsageError(kShowUsage, "show takes one results file");
+  absl::StatusOr<v1::ResultsDocument> document = ReadResultsFile("show", "FILE", args[0]);
+  if (!document.ok()) return document.status();
   const bool wide = absl::GetFlag(FLAGS_wide);
   absl::StatusOr<std::string> tables = ResultTables(*document, FittedTableOptions(wide));
-  if (!tables.ok()) {
-    std::cerr << "fleetmark: show: " << tables.status().message() << "\n";
-    return kExitFailure;
-  }
+  if (!tables.ok()) return FleetmarkError(absl::InternalError(absl::StrCat("show: ", tables.status().message())));
   std::cout << FileSummary(args[0], *document) << "\n"
             << DocumentCasesLine(*document) << "\n\n"
             << *tables << ConditionsTables(*document, wide);
