@@ -7,7 +7,6 @@
 #include "absl/strings/str_join.h"
 #include "coordinator/changes/change_points.h"
 #include "coordinator/changes/confirmation.h"
-#include "coordinator/service/run_cases.h"
 #include "engine/common/log.h"
 #include "engine/common/status_macros.h"
 #include "engine/report/units.h"
@@ -55,9 +54,9 @@ std::string ExactCaseFilter(const std::vector<std::string>& case_ids) {
   return absl::StrCat("^(?:", absl::StrJoin(quoted, "|"), ")$");
 }
 
-ChangeMonitor::ChangeMonitor(store::Store& store, Dispatcher& dispatcher, alerts::AlertWebhook* webhook,
-                             ChangeMonitorOptions options)
-    : store_(store), dispatcher_(dispatcher), webhook_(webhook), options_(std::move(options)) {}
+ChangeMonitor::ChangeMonitor(store::Store& store, Dispatcher& dispatcher, const RunBuilder& runs,
+                             alerts::AlertWebhook* webhook, ChangeMonitorOptions options)
+    : store_(store), dispatcher_(dispatcher), runs_(runs), webhook_(webhook), options_(std::move(options)) {}
 
 void ChangeMonitor::Tick() {
   absl::Status status = absl::OkStatus();
@@ -84,19 +83,10 @@ void ChangeMonitor::Tick() {
 void ChangeMonitor::Confirm(const store::SuspectedChanges& found) {
   const std::string what = absl::StrCat(ConfirmationTag(found.change_ids).substr(16), " (",
                                         absl::StrJoin(found.case_ids, ", "), ") on agent ", found.agent_name);
+  // The nightly run's plan and quick flag, only the changed cases, on that agent.
   auto build = [&](const v1::Plan& plan, bool quick) -> absl::StatusOr<store::NewRun> {
-    store::NewRun run;
-    run.plan = plan;
-    run.quick = quick;
-    run.filter = ExactCaseFilter(found.case_ids);
-    FLEETMARK_ASSIGN_OR_RETURN(run.case_ids, SelectedCaseIds(plan, quick, run.filter));
-    run.cases_total = static_cast<uint32_t>(run.case_ids.size());
-    run.selector = absl::StrCat("name=", found.agent_name);
-    run.submitted_by = ConfirmationTag(found.change_ids);
-    run.agent_ids = {found.agent_id};
-    run.max_attempts = options_.max_attempts;
-    run.queue_expiry = options_.confirmation_expiry;
-    return run;
+    return runs_.OnAgent(plan, quick, ExactCaseFilter(found.case_ids), found.agent_id, found.agent_name,
+                         ConfirmationTag(found.change_ids), options_.confirmation_expiry);
   };
   v1::RunInfo run;
   absl::StatusOr<std::string> unconfirmed =

@@ -1,11 +1,12 @@
 // Confirmed changes (issue 14, item 5), driven by the coordinator's sweep: scans nightly
 // runs that ended for points that start a change segment (coordinator/changes/), submits
-// one confirmation run of just the changed cases on that agent, and decides each change
+// one confirmation run of just the changed cases on that agent (built by the RunBuilder
+// that builds submitted and scheduled runs, run_builder.h), and decides each change
 // from it (confirmed / not_reproduced / unconfirmed: <why>), POSTing confirmed ones to
 // the alert webhook. Everything it decides is in the database (migration 0012), claimed
 // there, so several coordinators on one database scan and decide each change once.
 //
-//   ChangeMonitor monitor(store, dispatcher, webhook.get(), ChangeMonitorOptions{});
+//   ChangeMonitor monitor(store, dispatcher, runs, webhook.get(), ChangeMonitorOptions{});
 //   monitor.Tick();  // from the sweep thread, every sweep
 //
 // Thread-safety: Tick from one thread at a time.
@@ -17,6 +18,7 @@
 
 #include "coordinator/alerts/alert_webhook.h"
 #include "coordinator/service/dispatcher.h"
+#include "coordinator/service/run_builder.h"
 #include "coordinator/store/store.h"
 
 namespace fleetmark::service {
@@ -25,7 +27,6 @@ struct ChangeMonitorOptions {
   // Confirmation runs per agent in any 24 hours (--confirm_budget_per_agent_per_day,
   // 0..1000; 0 = never confirm: every change stays unconfirmed).
   int confirm_budget_per_agent_per_day = 4;
-  uint32_t max_attempts = 3;  // per confirmation job
   // A confirmation job its agent did not take within this fails as infrastructure
   // (expired), and its changes become unconfirmed.
   absl::Duration confirmation_expiry = absl::Hours(6);
@@ -47,8 +48,9 @@ std::string ExactCaseFilter(const std::vector<std::string>& case_ids);
 
 class ChangeMonitor {
  public:
-  // References (and `webhook`, null = none) must outlive the monitor.
-  ChangeMonitor(store::Store& store, Dispatcher& dispatcher, alerts::AlertWebhook* webhook,
+  // References (and `webhook`, null = none) must outlive the monitor. `runs` builds the
+  // confirmation runs (RunBuilder::OnAgent; its max_attempts per confirmation job).
+  ChangeMonitor(store::Store& store, Dispatcher& dispatcher, const RunBuilder& runs, alerts::AlertWebhook* webhook,
                 ChangeMonitorOptions options);
 
   // One pass: scan, submit confirmations, decide ended ones. Errors are logged (one line
@@ -61,6 +63,7 @@ class ChangeMonitor {
 
   store::Store& store_;
   Dispatcher& dispatcher_;
+  const RunBuilder& runs_;
   alerts::AlertWebhook* const webhook_;
   const ChangeMonitorOptions options_;
   std::string last_error_;  // logged once until it changes

@@ -1,9 +1,10 @@
 #include "coordinator/service/coordinator.h"
 
 #include <algorithm>
-#include <fstream>
+#include <memory>
 #include <set>
-#include <sstream>
+#include <string>
+#include <vector>
 
 #include <grpc/support/time.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
@@ -15,12 +16,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "engine/plan/plan.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
-#include "engine/common/host_port.h"
-#include "engine/common/clock.h"
-#include "coordinator/scheduler/cron.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/service/agent_registry.h"
 #include "coordinator/service/agent_service.h"
@@ -29,30 +26,23 @@
 #include "coordinator/service/dispatcher.h"
 #include "coordinator/service/executor.h"
 #include "coordinator/service/job_updates.h"
+#include "coordinator/service/nightly_schedule.h"
 #include "coordinator/service/notification_handler.h"
 #include "coordinator/service/parse_errors.h"
 #include "coordinator/service/result_ingestor.h"
 #include "coordinator/service/run_builder.h"
 #include "coordinator/service/secrets.h"
+#include "coordinator/service/server_tls.h"
 #include "coordinator/service/stream_budget.h"
 #include "coordinator/service/sweeper.h"
 #include "coordinator/store/notification_listener.h"
 #include "coordinator/store/store.h"
-#include "engine/common/log.h"
+#include "engine/common/clock.h"
 #include "engine/common/message_limits.h"
 #include "engine/common/status_macros.h"
-#include "engine/plan/plan.h"
 
 namespace fleetmark::service {
 namespace {
-
-absl::StatusOr<std::string> ReadFile(const std::string& option, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(option, ": cannot read \"", path, "\""));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 // gRPC server reflection on one ServerBuilder, or not: libgrpc++_reflection adds its
 // plugin to every ServerBuilder of the process once loaded (a static initializer), so
@@ -70,72 +60,6 @@ class ReflectionOption : public grpc::ServerBuilderOption {
  private:
   bool on_;
 };
-
-bool IsLoopback(const std::string& address) {
-  return absl::StartsWith(address, "127.") || absl::StartsWith(address, "localhost:") ||
-         absl::StartsWith(address, "[::1]:") || absl::StartsWith(address, "ipv4:127.") ||
-         absl::StartsWith(address, "unix:");
-}
-
-absl::Status CheckOptions(const CoordinatorOptions& o) {
-  if (o.database_uri.empty()) return absl::InvalidArgumentError("database_uri: required");
-  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
-    return absl::InvalidArgumentError("tls_cert_file and tls_key_file: give both or neither");
-  }
-  if (!o.tls_client_ca_file.empty() && o.tls_cert_file.empty()) {
-    return absl::InvalidArgumentError("tls_client_ca_file: mutual TLS needs tls_cert_file and tls_key_file");
-  }
-  if (!absl::StartsWith(o.listen_address, "unix:") && !absl::StartsWith(o.listen_address, "ipv4:") &&
-      !absl::StartsWith(o.listen_address, "ipv6:")) {
-    FLEETMARK_RETURN_IF_ERROR(ParseHostPort(o.listen_address, "listen_address").status());
-  }
-  if (o.tls_cert_file.empty() && !o.allow_insecure_remote && !IsLoopback(o.listen_address)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("listen_address \"", o.listen_address,
-                     "\": plaintext on a non-loopback address; configure TLS (tls_cert_file/tls_key_file) "
-                     "or pass allow_insecure_remote"));
-  }
-  if (absl::Status gates = engine::ValidatePreconditions(o.default_preconditions, "default_preconditions");
-      !gates.ok()) {
-    return gates;
-  }
-  if (o.max_attempts < 1 || o.max_attempts > 100) {
-    return absl::InvalidArgumentError(absl::StrCat("max_attempts: 1 <= max_attempts <= 100, got ", o.max_attempts));
-  }
-  if (o.executor_threads < 1 || o.executor_threads > 64) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("executor_threads: 1 <= executor_threads <= 64, got ", o.executor_threads));
-  }
-  if (o.db_pool_size < 2 || o.db_pool_size > 256) {
-    return absl::InvalidArgumentError(absl::StrCat("db_pool_size: 2 <= db_pool_size <= 256, got ", o.db_pool_size));
-  }
-  if (!o.read_database_uri.empty()) {
-    store::ReadRouterOptions reads;
-    reads.primary_uri = o.database_uri;
-    reads.replica_uri = o.read_database_uri;
-    reads.max_lag = o.read_max_lag;
-    if (absl::Status valid = store::ValidateReadRouterOptions(reads); !valid.ok()) return valid;
-  }
-  if (o.max_agent_streams < 0 || o.max_agent_streams > 1000000) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_agent_streams: 0 (the descriptor budget) <= max_agent_streams <= 1000000, got ", o.max_agent_streams));
-  }
-  if (o.heartbeat_interval < absl::Milliseconds(100) || o.job_lease < 2 * o.heartbeat_interval) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("heartbeat_interval >= 100ms and job_lease >= 2 x heartbeat_interval, got heartbeat_interval ",
-                     absl::FormatDuration(o.heartbeat_interval), ", job_lease ", absl::FormatDuration(o.job_lease)));
-  }
-  if (o.requeue_timeout < absl::ZeroDuration() || o.requeue_timeout > absl::Hours(24 * 7)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("requeue_timeout: 0 (one job_lease) <= requeue_timeout <= 168h, got ",
-                     absl::FormatDuration(o.requeue_timeout)));
-  }
-  if (o.sweep_interval < absl::Milliseconds(10) || o.sweep_interval > absl::Minutes(1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sweep_interval: 10ms <= sweep_interval <= 1m, got ", absl::FormatDuration(o.sweep_interval)));
-  }
-  return store::ValidateHealthOptions(o.health);
-}
 
 class CoordinatorImpl : public Coordinator {
  public:
@@ -166,7 +90,12 @@ class CoordinatorImpl : public Coordinator {
       FLEETMARK_RETURN_IF_ERROR(
           store_->EnsureEnrollmentToken(absl::StrCat("seed-", hash.substr(0, 12)), hash, "seeded at start"));
     }
-    FLEETMARK_RETURN_IF_ERROR(SeedNightly());
+    if (!options_.nightly_plan_file.empty()) {
+      FLEETMARK_RETURN_IF_ERROR(SeedNightlySchedule(*store_, clock_,
+                                                    {.plan_file = options_.nightly_plan_file,
+                                                     .cron = options_.nightly_cron,
+                                                     .selector = options_.nightly_selector}));
+    }
 
     FLEETMARK_RETURN_IF_ERROR(ValidateChangeMonitorOptions(options_.changes));
     if (!options_.alert_webhook_url.empty()) {
@@ -209,9 +138,7 @@ class CoordinatorImpl : public Coordinator {
     schedules_ = std::make_unique<scheduler::ScheduleRunner>(
         *store_, clock_, [this](const v1::Schedule& s) { return runs_->Scheduled(s); }, schedule_options);
 
-    ChangeMonitorOptions change_options = options_.changes;
-    change_options.max_attempts = static_cast<uint32_t>(options_.max_attempts);
-    changes_ = std::make_unique<ChangeMonitor>(*store_, *dispatcher_, webhook_.get(), change_options);
+    changes_ = std::make_unique<ChangeMonitor>(*store_, *dispatcher_, *runs_, webhook_.get(), options_.changes);
 
     SweeperParts sweeper_parts;
     sweeper_parts.store = store_.get();
@@ -233,7 +160,9 @@ class CoordinatorImpl : public Coordinator {
       FLEETMARK_RETURN_IF_ERROR(StartListener(store_options.connection));
     }
 
-    FLEETMARK_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials, Credentials());
+    FLEETMARK_ASSIGN_OR_RETURN(
+        std::shared_ptr<grpc::ServerCredentials> credentials,
+        ServerCredentialsFromFiles(options_.tls_cert_file, options_.tls_key_file, options_.tls_client_ca_file));
     // grpc.health.v1.Health, gRPC's implementation (a process-wide switch, read when a
     // server is built); statuses follow the database (SetServing).
     grpc::EnableDefaultHealthCheckService(true);
@@ -366,49 +295,6 @@ class CoordinatorImpl : public Coordinator {
   }
 
  private:
-  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials() const {
-    if (options_.tls_cert_file.empty()) return grpc::InsecureServerCredentials();
-    grpc::SslServerCredentialsOptions ssl(options_.tls_client_ca_file.empty()
-                                              ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-                                              : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-    FLEETMARK_ASSIGN_OR_RETURN(std::string cert, ReadFile("tls_cert_file", options_.tls_cert_file));
-    FLEETMARK_ASSIGN_OR_RETURN(std::string key, ReadFile("tls_key_file", options_.tls_key_file));
-    ssl.pem_key_cert_pairs.push_back({key, cert});
-    if (!options_.tls_client_ca_file.empty()) {
-      FLEETMARK_ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadFile("tls_client_ca_file", options_.tls_client_ca_file));
-    }
-    return grpc::SslServerCredentials(ssl);
-  }
-
-  absl::Status SeedNightly() {
-    if (options_.nightly_plan_file.empty()) return absl::OkStatus();
-    auto parsed = engine::LoadPlanFile(options_.nightly_plan_file);
-    if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat("nightly_plan: ", parsed.status().message()));
-    absl::Status valid = engine::ValidatePlan(*parsed);
-    if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("nightly_plan: ", valid.message()));
-    FLEETMARK_ASSIGN_OR_RETURN(scheduler::CronSchedule cron, scheduler::CronSchedule::Parse(options_.nightly_cron));
-    v1::Schedule schedule;
-    schedule.set_name("nightly");
-    schedule.set_cron(options_.nightly_cron);
-    *schedule.mutable_plan() = parsed->plan;
-    schedule.set_selector(options_.nightly_selector);
-    // The rules each of its fires checks (run_builder.h).
-    FLEETMARK_RETURN_IF_ERROR(
-        CheckRun(schedule.plan(), schedule.quick(), schedule.filter(), schedule.selector(), "nightly_plan").status());
-    // Seeded once per database: a user's `schedules delete nightly` survives restarts.
-    FLEETMARK_ASSIGN_OR_RETURN(
-        store::Store::SeedOutcome outcome,
-        store_->SeedDefaultSchedule(schedule, cron.NextAfter(clock_.Now()).value_or(absl::InfiniteFuture())));
-    if (outcome == store::Store::SeedOutcome::kLeftDeleted) {
-      ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
-                       absl::StrCat("schedule \"nightly\" was deleted from this database, so --nightly_plan ",
-                                    "does not re-create it; to have it again: fleetmark schedules create nightly ",
-                                    options_.nightly_plan_file, " --cron '", options_.nightly_cron, "'", " --select '",
-                                    (options_.nightly_selector.empty() ? "all" : options_.nightly_selector), "'"));
-    }
-    return absl::OkStatus();
-  }
-
   // The LISTEN connection's thread (store/notification_listener.h): notifications go
   // to the handler; each (re)connect asks for a sweep, for what it may have missed.
   absl::Status StartListener(const store::ConnectionOptions& connection) {
@@ -464,7 +350,7 @@ class CoordinatorImpl : public Coordinator {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const CoordinatorOptions& options) {
-  FLEETMARK_RETURN_IF_ERROR(CheckOptions(options));
+  FLEETMARK_RETURN_IF_ERROR(CheckCoordinatorOptions(options));
   auto coordinator = std::make_unique<CoordinatorImpl>(options);
   FLEETMARK_RETURN_IF_ERROR(coordinator->Init());
   return std::unique_ptr<Coordinator>(std::move(coordinator));

@@ -139,15 +139,32 @@ absl::StatusOr<store::NewRun> RunBuilder::Build(const v1::Plan& plan, const std:
     return absl::FailedPreconditionError(absl::StrCat("no online agent matches selector \"", selector, "\" (",
                                                       agents.size(), " agents known, ", online, " online)"));
   }
+  return NewRunOf(plan, selector, quick, filter, std::move(submitted_by), std::move(checked), std::move(run.agent_ids),
+                  include_offline ? queue_offline : absl::ZeroDuration());
+}
+
+absl::StatusOr<store::NewRun> RunBuilder::OnAgent(const v1::Plan& plan, bool quick, const std::string& filter,
+                                                  const std::string& agent_id, const std::string& agent_name,
+                                                  std::string submitted_by, absl::Duration queue_expiry) const {
+  const std::string selector = absl::StrCat("name=", agent_name);
+  FLEETMARK_ASSIGN_OR_RETURN(CheckedRun checked, CheckRun(plan, quick, filter, selector, "plan"));
+  return NewRunOf(plan, selector, quick, filter, std::move(submitted_by), std::move(checked), {agent_id}, queue_expiry);
+}
+
+store::NewRun RunBuilder::NewRunOf(const v1::Plan& plan, const std::string& selector, bool quick,
+                                   const std::string& filter, std::string submitted_by, CheckedRun checked,
+                                   std::vector<std::string> agent_ids, absl::Duration queue_expiry) const {
+  store::NewRun run;
   run.plan = plan;
   run.selector = selector;
   run.quick = quick;
   run.filter = filter;
   run.submitted_by = std::move(submitted_by);
+  run.agent_ids = std::move(agent_ids);
   run.max_attempts = options_.max_attempts;
   run.cases_total = static_cast<uint32_t>(checked.case_ids.size());  // after --quick and --filter
   run.case_ids = std::move(checked.case_ids);
-  run.queue_expiry = include_offline ? queue_offline : absl::ZeroDuration();
+  run.queue_expiry = queue_expiry;
   return run;
 }
 

@@ -1,5 +1,6 @@
-// The run builder: every run the coordinator creates from a plan — `submit` (SubmitRun)
-// and each schedule fire (scheduler::ScheduleRunner) — is built here, and every rule a
+// The run builder: every run the coordinator creates from a plan — `submit` (SubmitRun),
+// each schedule fire (scheduler::ScheduleRunner) and each confirmation run of the change
+// monitor (change_monitor.h) — is built here, and every rule a
 // submitted run must pass is checked here, once: the plan (engine::ValidatePlan), its
 // size on the agent stream (CheckPlanDeliverable), the --filter (SelectedCaseIds,
 // engine/plan/case_filter.h), the selector (Selector::Parse), --queue_offline
@@ -10,8 +11,8 @@
 //   RunBuilder runs(store, clock, {.max_attempts = 3});
 //   FLEETMARK_ASSIGN_OR_RETURN(store::NewRun run, runs.Submitted(request));
 //
-// Thread-safety: immutable after construction; Submitted, Scheduled and CheckSchedule
-// may run concurrently (the executor's threads and the sweeper's).
+// Thread-safety: immutable after construction; Submitted, Scheduled, OnAgent and
+// CheckSchedule may run concurrently (the executor's threads and the sweeper's).
 #pragma once
 
 #include <cstdint>
@@ -77,6 +78,15 @@ class RunBuilder {
   // "schedule:<name>", online agents only. Errors as Build.
   absl::StatusOr<store::NewRun> Scheduled(const v1::Schedule& schedule) const;
 
+  // A run on one agent the caller chose, online or not (the change monitor's confirmation
+  // runs, inside the store's transaction): `plan` as stored with the run it repeats (its
+  // preconditions kept: no default_preconditions added), checked by CheckRun ("plan")
+  // with `filter` and the selector "name=<agent_name>"; jobs expire `queue_expiry` after
+  // the run is created (0 = never). Errors as CheckRun.
+  absl::StatusOr<store::NewRun> OnAgent(const v1::Plan& plan, bool quick, const std::string& filter,
+                                        const std::string& agent_id, const std::string& agent_name,
+                                        std::string submitted_by, absl::Duration queue_expiry) const;
+
   // CreateSchedule's checks: the cron (scheduler/cron.h), then CheckRun as each fire
   // does ("schedule.plan"; no agents are selected). Returns the schedule's first fire
   // after the clock's now; InvalidArgument if the cron never fires in the next 5 years.
@@ -91,6 +101,11 @@ class RunBuilder {
   absl::StatusOr<store::NewRun> Build(const v1::Plan& plan, const std::string& selector, bool quick,
                                       const std::string& filter, std::string submitted_by,
                                       absl::Duration queue_offline) const;
+  // The run of `checked` (CheckRun's result for `plan`, `quick` and `filter`) on
+  // `agent_ids`: every field of a NewRun filled in one place.
+  store::NewRun NewRunOf(const v1::Plan& plan, const std::string& selector, bool quick, const std::string& filter,
+                         std::string submitted_by, CheckedRun checked, std::vector<std::string> agent_ids,
+                         absl::Duration queue_expiry) const;
 
   store::Store& store_;
   const Clock& clock_;

@@ -1,7 +1,7 @@
 // The run builder (coordinator/service/run_builder.h) over the in-memory store on a fake
 // clock: submit and a schedule's fire build the same run from the same plan and
 // selector, and each rule of a submitted run refuses with one message wherever it is
-// checked (submit, schedule creation, a fire).
+// checked (submit, schedule creation, a fire, a change's confirmation run).
 #include "coordinator/service/run_builder.h"
 
 #include <gmock/gmock.h>
@@ -11,6 +11,7 @@
 #include <string>
 
 #include "coordinator/scheduler/cron.h"
+#include "coordinator/service/change_monitor.h"
 #include "coordinator/store/memory_store.h"
 #include "engine/common/clock.h"
 #include "tests/coordinator/store_fixtures.h"
@@ -125,6 +126,32 @@ TEST_F(RunBuilderTest, NoMatchingAgentAndABadQueueOfflineAreRefused) {
   absl::StatusOr<store::NewRun> run = runs_.Submitted(queued);
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(run->queue_expiry, absl::Minutes(1));
+}
+
+TEST_F(RunBuilderTest, AConfirmationRunIsBuiltOnItsAgentByTheSameRules) {
+  const std::string board = Register("board");
+  absl::StatusOr<store::NewRun> nightly = runs_.Scheduled(Schedule(SmallPlan(), "name=board"));
+  ASSERT_TRUE(nightly.ok()) << nightly.status();
+  ASSERT_FALSE(nightly->case_ids.empty());
+  const std::vector<std::string> changed = {nightly->case_ids[0]};
+  absl::StatusOr<store::NewRun> run = runs_.OnAgent(nightly->plan, /*quick=*/false, ExactCaseFilter(changed), board,
+                                                    "board", ConfirmationTag({7}), absl::Hours(6));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->agent_ids, std::vector<std::string>{board});
+  EXPECT_EQ(run->case_ids, changed);
+  EXPECT_EQ(run->cases_total, 1u);
+  EXPECT_EQ(run->selector, "name=board");
+  EXPECT_EQ(run->filter, ExactCaseFilter(changed));
+  EXPECT_EQ(run->submitted_by, "confirmation of change 7");
+  EXPECT_EQ(run->max_attempts, 5u);  // the builder's, as for submitted and scheduled runs
+  EXPECT_EQ(run->queue_expiry, absl::Hours(6));
+  // A filter matching none of the plan's cases is refused as at submit.
+  absl::Status none = runs_
+                          .OnAgent(nightly->plan, false, ExactCaseFilter({"no-such-case"}), board, "board",
+                                   ConfirmationTag({7}), absl::Hours(6))
+                          .status();
+  EXPECT_EQ(none.code(), absl::StatusCode::kInvalidArgument) << none;
+  EXPECT_THAT(std::string(none.message()), StartsWith("--filter: "));
 }
 
 }  // namespace

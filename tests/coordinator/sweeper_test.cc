@@ -93,7 +93,8 @@ class SweeperTest : public ::testing::Test {
         store_(store::StoreOptions{}, db_),
         executor_(1, clock_),
         dispatcher_(store_, registry_, executor_, absl::Seconds(30), nullptr),
-        changes_(store_, dispatcher_, nullptr, ChangeMonitorOptions{}) {}
+        runs_(store_, clock_, RunBuilderOptions{}),
+        changes_(store_, dispatcher_, runs_, nullptr, ChangeMonitorOptions{}) {}
 
   ~SweeperTest() override { executor_.Shutdown(); }
 
@@ -121,6 +122,7 @@ class SweeperTest : public ::testing::Test {
   AgentRegistry registry_;
   Executor executor_;
   Dispatcher dispatcher_;
+  RunBuilder runs_;
   ChangeMonitor changes_;
 };
 
