@@ -41,15 +41,6 @@ std::string FileIdentity(const std::string& path) {
   return error ? path : canonical.string();
 }
 
-// The fingerprint hash most of `report`'s results were measured under, else the
-// report's own ("" when neither has one).
-std::string FingerprintHash(const v1::RunReport& report) {
-  std::vector<const v1::CaseResult*> results;
-  for (const v1::CaseResult& r : report.results()) results.push_back(&r);
-  const std::string prevailing = engine::PrevailingFingerprint(results).hash();
-  return prevailing.empty() ? report.fingerprint().hash() : prevailing;
-}
-
 }  // namespace
 
 absl::StatusOr<v1::ResultsDocument> LoadResultsFile(const std::string& what, const std::string& path) {
@@ -135,7 +126,9 @@ absl::StatusOr<std::vector<FileDevice>> ReadResultsFiles(const std::string& comm
 
 std::vector<std::string> OneHostNotes(const std::vector<const FileDevice*>& devices) {
   std::vector<std::string> hashes;
-  for (const FileDevice* d : devices) hashes.push_back(FingerprintHash(d->report));
+  for (const FileDevice* d : devices) {
+    hashes.push_back(engine::MeasuredFingerprint(d->report.results(), d->report.fingerprint()).hash());
+  }
   std::vector<std::string> notes;
   for (size_t i = 0; i < devices.size(); ++i) {
     for (size_t j = i + 1; j < devices.size(); ++j) {

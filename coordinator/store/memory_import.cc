@@ -56,36 +56,31 @@ absl::StatusOr<ImportOutcome> MemoryStore::ImportResults(const v1::ResultsDocume
   run.finished_at = times.finished;
   run.seq = txn.seq();
   outcome.run_id = run_id;
+  internal::AssignImportAgents(
+      document, fresh, &candidates, &names,
+      [&](const v1::ResultsDevice& device, const std::string& name) {
+        const std::string agent_id = txn.NewId();
+        memory::Agent& agent = t.agents[agent_id];
+        agent.agent_id = agent_id;
+        agent.name = name;
+        agent.host = device.host();
+        agent.host_bytes = device.host().SerializeAsString();
+        agent.engine_version = device.host().engine_version();
+        agent.state = "offline";
+        agent.imported = true;
+        agent.profile = std::make_shared<const AgentProfile>(AgentProfile{device.host(), {}});
+        agent.seq = txn.seq();
+        return agent_id;
+      },
+      &outcome);
   for (int i = 0; i < document.devices_size(); ++i) {
     if (fresh[i].empty()) continue;
     const v1::ResultsDevice& device = document.devices(i);
-    ImportOutcome::Device& out = outcome.devices[i];
-    const int match = internal::MachineOf(candidates, device);
-    if (match >= 0) {
-      out.agent_id = candidates[match].agent_id;
-      out.agent_name = candidates[match].name;
-      out.matched = !candidates[match].imported;
-    } else {
-      out.agent_id = txn.NewId();
-      out.agent_name = internal::ImportedAgentName(device, names);
-      memory::Agent& agent = t.agents[out.agent_id];
-      agent.agent_id = out.agent_id;
-      agent.name = out.agent_name;
-      agent.host = device.host();
-      agent.host_bytes = device.host().SerializeAsString();
-      agent.engine_version = device.host().engine_version();
-      agent.state = "offline";
-      agent.imported = true;
-      agent.profile = std::make_shared<const AgentProfile>(AgentProfile{device.host(), {}});
-      agent.seq = txn.seq();
-      names.insert(out.agent_name);
-      candidates.push_back({out.agent_id, out.agent_name, device.host(), /*imported=*/true});
-    }
     const std::string job_id = txn.NewId();
     memory::Job& job = t.jobs[job_id];
     job.job_id = job_id;
     job.run_id = run_id;
-    job.agent_id = out.agent_id;
+    job.agent_id = outcome.devices[i].agent_id;
     job.status = kJobDone;
     job.attempts = 1;
     job.max_attempts = 1;

@@ -42,13 +42,6 @@ std::vector<std::string> MachineValues(const v1::DeviceFingerprint& fp) {
   return values;
 }
 
-v1::DeviceFingerprint MeasuredUnder(const v1::ResultsDevice& device) {
-  std::vector<const v1::CaseResult*> results;
-  for (const v1::CaseResult& r : device.results()) results.push_back(&r);
-  v1::DeviceFingerprint prevailing = engine::PrevailingFingerprint(results);
-  return prevailing.hash().empty() ? device.fingerprint() : prevailing;
-}
-
 }  // namespace
 
 absl::Status CheckImport(const v1::ResultsDocument& document, const std::string& submitted_by) {
@@ -107,7 +100,7 @@ std::vector<std::vector<int>> NewImportResults(const v1::ResultsDocument& docume
 int MachineOf(const std::vector<ImportCandidate>& candidates, const v1::ResultsDevice& device) {
   const std::string& hostname = device.host().hostname();
   if (hostname.empty()) return -1;
-  const v1::DeviceFingerprint measured = MeasuredUnder(device);
+  const v1::DeviceFingerprint measured = engine::MeasuredFingerprint(device.results(), device.fingerprint());
   const std::vector<std::string> machine = MachineValues(measured);
   if (measured.cpu_model().empty() && measured.arch().empty()) return -1;  // nothing says which machine
   int found = -1;
@@ -119,6 +112,30 @@ int MachineOf(const std::vector<ImportCandidate>& candidates, const v1::ResultsD
     if (found < 0) found = static_cast<int>(i);
   }
   return found;
+}
+
+void AssignImportAgents(
+    const v1::ResultsDocument& document, const std::vector<std::vector<int>>& fresh,
+    std::vector<ImportCandidate>* candidates, std::set<std::string>* names,
+    const std::function<std::string(const v1::ResultsDevice& device, const std::string& name)>& new_record,
+    ImportOutcome* outcome) {
+  for (int i = 0; i < document.devices_size(); ++i) {
+    if (fresh[i].empty()) continue;
+    const v1::ResultsDevice& device = document.devices(i);
+    ImportOutcome::Device& out = outcome->devices[i];
+    if (const int match = MachineOf(*candidates, device); match >= 0) {
+      const ImportCandidate& found = (*candidates)[match];
+      out.agent_id = found.agent_id;
+      out.agent_name = found.name;
+      out.matched = !found.imported;
+      continue;
+    }
+    out.agent_name = ImportedAgentName(device, *names);
+    out.agent_id = new_record(device, out.agent_name);
+    out.matched = false;
+    names->insert(out.agent_name);
+    candidates->push_back({out.agent_id, out.agent_name, device.host(), /*imported=*/true});
+  }
 }
 
 std::string ImportedAgentName(const v1::ResultsDevice& device, const std::set<std::string>& taken) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -47,10 +48,23 @@ struct ImportCandidate {
 // whose host has the device's host name (non-empty, equal) and whose fingerprint's
 // machine fields (cpu, arch, core classes, memory; engine/topology/fingerprint.h) equal
 // those of the fingerprint the device's results were measured under
-// (engine::PrevailingFingerprint, else the device's own; the file carries no machine id,
+// (engine::MeasuredFingerprint: the prevailing one, else the device's own; the file carries no machine id,
 // so scheduler/same_host.h's rule cannot apply). An agent is preferred to an imported
 // device record; among equals, the first.
 int MachineOf(const std::vector<ImportCandidate>& candidates, const v1::ResultsDevice& device);
+
+// Assigns each device of `document` with new results (`fresh`, NewImportResults') its
+// agent in outcome->devices[i]: the machine MachineOf finds among `*candidates`
+// (agent_id, agent_name; matched when it is an agent, not an imported device record),
+// else a new device record named ImportedAgentName(device, *names), created by
+// `new_record(device, name)`, which stores it and returns its agent id; the record then
+// joins `*candidates` and `*names`, so a later device of that machine goes to it. One
+// rule for both stores; errors of `new_record` (a store's exceptions) propagate.
+void AssignImportAgents(
+    const v1::ResultsDocument& document, const std::vector<std::vector<int>>& fresh,
+    std::vector<ImportCandidate>* candidates, std::set<std::string>* names,
+    const std::function<std::string(const v1::ResultsDevice& device, const std::string& name)>& new_record,
+    ImportOutcome* outcome);
 
 // The name of a new device record for `device`: its name (the host name of a local run,
 // the agent name of an export; characters outside the agent name rule replaced by '-')

@@ -63,42 +63,37 @@ absl::StatusOr<ImportOutcome> PgStore::ImportResults(const v1::ResultsDocument& 
     std::vector<v1::CaseResult> rows;
     std::vector<std::string> row_agents;
     std::vector<bool> row_emulated;
+    internal::AssignImportAgents(
+        document, fresh, &candidates, &names,
+        [&](const v1::ResultsDevice& device, const std::string& name) {
+          const v1::HostInfo& host = device.host();
+          return txn
+              .exec_params(
+                  "INSERT INTO agents (agent_id, name, credential_sha256, host, arch, cpu_model, logical_cpus,"
+                  " physical_cores, engine_version, state, emulated, imported) "
+                  "VALUES (gen_random_uuid(), $1, '', $2, $3, $4, $5, $6, $7, 'offline', $8, true) "
+                  "RETURNING agent_id::text",
+                  name, internal::ProtoParam(host), host.arch(), host.cpu_model(),
+                  static_cast<int64_t>(host.logical_cpus()), static_cast<int64_t>(host.physical_cores()),
+                  host.engine_version(), host.emulated())[0][0]
+              .as<std::string>();
+        },
+        &outcome);
     for (int i = 0; i < document.devices_size(); ++i) {
       if (fresh[i].empty()) continue;
       const v1::ResultsDevice& device = document.devices(i);
-      ImportOutcome::Device& out = outcome.devices[i];
-      const int match = internal::MachineOf(candidates, device);
-      if (match >= 0) {
-        out.agent_id = candidates[match].agent_id;
-        out.agent_name = candidates[match].name;
-        out.matched = !candidates[match].imported;
-      } else {
-        const v1::HostInfo& host = device.host();
-        out.agent_name = internal::ImportedAgentName(device, names);
-        out.agent_id =
-            txn.exec_params(
-                   "INSERT INTO agents (agent_id, name, credential_sha256, host, arch, cpu_model, logical_cpus,"
-                   " physical_cores, engine_version, state, emulated, imported) "
-                   "VALUES (gen_random_uuid(), $1, '', $2, $3, $4, $5, $6, $7, 'offline', $8, true) "
-                   "RETURNING agent_id::text",
-                   out.agent_name, internal::ProtoParam(host), host.arch(), host.cpu_model(),
-                   static_cast<int64_t>(host.logical_cpus()), static_cast<int64_t>(host.physical_cores()),
-                   host.engine_version(), host.emulated())[0][0]
-                .as<std::string>();
-        names.insert(out.agent_name);
-        candidates.push_back({out.agent_id, out.agent_name, host, /*imported=*/true});
-      }
+      const std::string& agent_id = outcome.devices[i].agent_id;
       const int64_t count = static_cast<int64_t>(fresh[i].size());
       const std::string job_id =
           txn.exec_params(
                  "INSERT INTO jobs (job_id, run_id, agent_id, status, attempts, max_attempts, cases_done, cases_total,"
                  " created_at, updated_at, finished_at) VALUES (gen_random_uuid(), $1::uuid, $2::uuid, 'done', 1, 1,"
                  " $3, $3, $4::timestamptz, $4::timestamptz, $5::timestamptz) RETURNING job_id::text",
-                 run_id, out.agent_id, count, created_at, internal::TimeParam(times.finished))[0][0]
+                 run_id, agent_id, count, created_at, internal::TimeParam(times.finished))[0][0]
               .as<std::string>();
       for (int j : fresh[i]) {
         rows.push_back(internal::ImportedResult(device.results(j), run_id, job_id));
-        row_agents.push_back(out.agent_id);
+        row_agents.push_back(agent_id);
         row_emulated.push_back(device.host().emulated());
       }
     }

@@ -186,6 +186,15 @@ v1::DeviceFingerprint PrevailingFingerprint(const std::vector<const v1::CaseResu
   return best == nullptr ? v1::DeviceFingerprint() : *best->first;
 }
 
+v1::DeviceFingerprint MeasuredFingerprint(const google::protobuf::RepeatedPtrField<v1::CaseResult>& results,
+                                          const v1::DeviceFingerprint& own) {
+  std::vector<const v1::CaseResult*> pointers;
+  pointers.reserve(results.size());
+  for (const v1::CaseResult& r : results) pointers.push_back(&r);
+  v1::DeviceFingerprint prevailing = PrevailingFingerprint(pointers);
+  return prevailing.hash().empty() ? own : prevailing;
+}
+
 std::string DescribeChanges(const std::vector<FingerprintChange>& changes) {
   return absl::StrJoin(changes, "; ", [](std::string* out, const FingerprintChange& c) {
     absl::StrAppend(out, c.field, " ", c.before.empty() ? "?" : c.before, " → ", c.after.empty() ? "?" : c.after);

@@ -73,6 +73,13 @@ std::vector<FingerprintRow> DifferingFingerprintFields(const std::vector<v1::Dev
 // empty one when none has a fingerprint; *distinct (if given) = how many different ones.
 v1::DeviceFingerprint PrevailingFingerprint(const std::vector<const v1::CaseResult*>& results, int* distinct = nullptr);
 
+// The fingerprint a device's `results` were measured under: the prevailing one
+// (PrevailingFingerprint), else `own` (the device's or report's fingerprint, used when no
+// result carries one). One rule for every reader of results files (compare/map/recommend
+// --results) and `fleetmark results import`.
+v1::DeviceFingerprint MeasuredFingerprint(const google::protobuf::RepeatedPtrField<v1::CaseResult>& results,
+                                          const v1::DeviceFingerprint& own);
+
 // The compiler and flags of this build ("GCC 12.2.0", "-O3 -DNDEBUG").
 std::string BuildCompiler();
 std::string BuildCompilerFlags();

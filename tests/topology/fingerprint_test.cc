@@ -162,6 +162,20 @@ TEST(FingerprintTest, PrevailingFingerprintIsTheMostCommon) {
   EXPECT_EQ(distinct, 0);
 }
 
+// One rule for results files and imports: the prevailing fingerprint of the results,
+// else the device's own when none of them carries one.
+TEST(FingerprintTest, MeasuredFingerprintIsTheResultsPrevailingOneElseTheDevicesOwn) {
+  v1::HostInfo other = SampleHost();
+  other.set_governor("performance");
+  const v1::DeviceFingerprint own = DeviceFingerprintOf(SampleHost());
+  google::protobuf::RepeatedPtrField<v1::CaseResult> results;
+  results.Add();  // no fingerprint
+  EXPECT_EQ(MeasuredFingerprint(results, own).hash(), own.hash());
+  *results.Add()->mutable_fingerprint() = DeviceFingerprintOf(other);
+  EXPECT_EQ(MeasuredFingerprint(results, own).governor(), "performance");
+  EXPECT_TRUE(MeasuredFingerprint({}, v1::DeviceFingerprint()).hash().empty());
+}
+
 TEST(ConditionsTextTest, NamesTheRecordedConditionsAndLeavesUnknownOut) {
   v1::EnvSnapshot env;
   env.set_battery_level_percent(81);
