@@ -10,7 +10,10 @@ namespace fleetmark::service {
 std::string RenderCoordinatorMetrics(const MetricsSources& sources) {
   metrics::ExpositionWriter out;
   absl::StatusOr<store::FleetCounts> fleet = sources.store->CountFleet();
-  out.Family("fleetmark_agents", "Agents in the database by state (online: seen within the online window).", "gauge");
+  out.Family("fleetmark_agents",
+             "Agents in the database by state (online: seen within the online window; offline: not seen within it; "
+             "imported: device records of `fleetmark results import`, never online; removed).",
+             "gauge");
   if (fleet.ok()) {
     for (const auto& [state, n] : fleet->agents_by_state) out.Sample("fleetmark_agents", {{"state", state}}, n);
   }

@@ -362,12 +362,13 @@ absl::StatusOr<std::vector<int>> MemoryStore::AppliedMigrations() { return Embed
 absl::StatusOr<FleetCounts> MemoryStore::CountFleet() {
   MemoryTransaction txn(*db_);
   FleetCounts counts;
-  for (const char* state : {"online", "offline", "removed"}) counts.agents_by_state[state] = 0;
+  for (const char* state : kFleetAgentStates) counts.agents_by_state[state] = 0;
   for (const char* status : {kJobQueued, kJobAssigned, kJobRunning, kJobDone, kJobFailed, kJobCancelled}) {
     counts.jobs_by_state[status] = 0;
   }
   for (const auto& [id, a] : txn.tables().agents) {
     ++counts.agents_by_state[a.removed_at                                           ? "removed"
+                             : a.imported                                           ? "imported"
                              : memory::Online(a, txn.now(), options_.online_window) ? "online"
                                                                                     : "offline"];
   }

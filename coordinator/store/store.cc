@@ -74,13 +74,14 @@ std::vector<int> EmbeddedMigrationVersions() {
 absl::StatusOr<FleetCounts> PgStore::CountFleet() {
   return InTransaction(*pool_, "count fleet", [&](pqxx::work& txn) {
     FleetCounts counts;
-    for (const char* state : {"online", "offline", "removed"}) counts.agents_by_state[state] = 0;
+    for (const char* state : kFleetAgentStates) counts.agents_by_state[state] = 0;
     for (const char* status : {kJobQueued, kJobAssigned, kJobRunning, kJobDone, kJobFailed, kJobCancelled}) {
       counts.jobs_by_state[status] = 0;
     }
     // "online" as ListAgentSummaries counts it: state online and seen within the window.
     pqxx::result agents = txn.exec_params(
         "SELECT CASE WHEN removed_at IS NOT NULL THEN 'removed'"
+        "            WHEN imported THEN 'imported'"
         "            WHEN state = 'online' AND last_seen > now() - $1::interval THEN 'online'"
         "            ELSE 'offline' END AS s, count(*) FROM agents GROUP BY s",
         internal::IntervalParam(options_.online_window));

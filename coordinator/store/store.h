@@ -231,10 +231,15 @@ struct ImportOutcome {
   size_t already_stored = 0;
 };
 
+// The states FleetCounts::agents_by_state counts.
+inline constexpr const char* kFleetAgentStates[] = {"online", "offline", "imported", "removed"};
+
 // What `GET /metrics` reports of the whole fleet (every coordinator's database view).
 struct FleetCounts {
-  // Agents by state: "online" (seen within StoreOptions::online_window), "offline",
-  // "removed" (`fleetmark agents remove`). Every state present, 0 when none.
+  // Agents by state (kFleetAgentStates, every one present, 0 when none): "online" (seen
+  // within StoreOptions::online_window), "offline" (an agent not seen within it),
+  // "imported" (a device record of `fleetmark results import`: no agent, never online),
+  // "removed" (`fleetmark agents remove`, imported records included).
   std::map<std::string, int64_t> agents_by_state;
   // Jobs by jobs.status (kJobQueued ... kJobCancelled), every status present.
   std::map<std::string, int64_t> jobs_by_state;

@@ -18,48 +18,13 @@
 #include "engine/topology/fingerprint.h"
 #include "tests/coordinator/store_backends.h"
 #include "tests/coordinator/store_conformance.h"
+#include "tests/coordinator/import_fixtures.h"
 #include "tests/coordinator/store_fixtures.h"
 
 namespace fleetmark::store {
 namespace {
 
 using ::testing::HasSubstr;
-
-constexpr int64_t kCreatedNs = 1'700'000'000'000'000'000;  // 2023-11-14
-
-v1::HostInfo LaptopHost() {
-  v1::HostInfo host;
-  host.set_hostname("laptop");
-  host.set_cpu_model("Test CPU 9000");
-  host.set_arch("x86_64");
-  host.set_logical_cpus(8);
-  host.set_physical_cores(4);
-  host.set_memory_bytes(uint64_t{16} << 30);
-  return host;
-}
-
-std::string Id(int n) { return absl::StrFormat("%08d-0000-4000-8000-0000000000ab", n); }
-
-// A results file as `fleetmark run --format json` writes it: one device (the laptop)
-// with results `ids`, each of its own case.
-v1::ResultsDocument LocalFile(const std::vector<std::string>& ids) {
-  v1::ResultsDocument document;
-  document.set_schema_version(1);
-  document.set_source("local");
-  document.mutable_run()->set_plan_name("laptop-sweep");
-  document.mutable_run()->set_created_unix_ns(kCreatedNs);
-  document.mutable_run()->set_finished_unix_ns(kCreatedNs + 5'000'000'000);
-  v1::ResultsDevice* device = document.add_devices();
-  device->set_agent("laptop");
-  *device->mutable_host() = LaptopHost();
-  *device->mutable_fingerprint() = engine::DeviceFingerprintOf(LaptopHost());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    v1::CaseResult r = Result(ids[i], "", 100.0 + i);
-    r.mutable_spec()->set_case_id(absl::StrCat("batch/arithmetic/blocking/direct/any/", i));
-    *device->add_results() = r;
-  }
-  return document;
-}
 
 const v1::AgentInfo* Named(const std::vector<v1::AgentInfo>& agents, const std::string& name) {
   for (const v1::AgentInfo& a : agents) {
@@ -105,6 +70,12 @@ TEST_P(StoreConformanceTest, AnImportIsStoredOnceUnderAnImportedDeviceRecord) {
   auto summaries = store->ListAgentSummaries();
   ASSERT_TRUE(summaries.ok()) << summaries.status();
   EXPECT_TRUE(summaries->empty());
+  // GET /metrics counts it as imported, never as an offline agent.
+  auto fleet = store->CountFleet();
+  ASSERT_TRUE(fleet.ok()) << fleet.status();
+  EXPECT_EQ(fleet->agents_by_state.at("imported"), 1);
+  EXPECT_EQ(fleet->agents_by_state.at("offline"), 0);
+  EXPECT_EQ(fleet->agents_by_state.at("online"), 0);
 
   // The results keep their run and job, and read back.
   auto exported = store->ExportResults(first->run_id, "");
