@@ -7,8 +7,6 @@
 // a file of a machine with an agent goes to that agent.
 #include <string>
 
-#include <pqxx/pqxx>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "engine/report/json.h"
@@ -25,14 +23,6 @@ namespace v1 = fleetmark::v1;
 
 class CliImportTest : public CliStoreTest {
  protected:
-  std::string Sql(const std::string& sql) {
-    pqxx::connection conn(db_->uri());
-    pqxx::work txn(conn);
-    pqxx::result r = txn.exec(sql);
-    txn.commit();
-    return r.empty() || r[0][0].is_null() ? "" : r[0][0].as<std::string>();
-  }
-
   // A results file of kTinyPlan measured here (4 cases); its path.
   fs::path LocalFile(const std::string& name) {
     const fs::path plan = Write("tiny.txtpb", kTinyPlan);

@@ -4,8 +4,6 @@
 #include <string>
 #include <vector>
 
-#include <pqxx/pqxx>
-
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -20,13 +18,6 @@ namespace store = fleetmark::store;
 
 class CliPruneTest : public CliStoreTest {
  protected:
-  std::string Sql(const std::string& sql) {
-    pqxx::connection conn(db_->uri());
-    pqxx::work txn(conn);
-    pqxx::result r = txn.exec(sql);
-    txn.commit();
-    return r.empty() || r[0][0].is_null() ? "" : r[0][0].as<std::string>();
-  }
   bool OldMonthExists() { return Sql("SELECT to_regclass('case_results_y2024m01')::text") == "case_results_y2024m01"; }
 
   // A finished run from January 2024 with one result; its id.

@@ -1,12 +1,15 @@
 // A CliFleetTest that also writes to the coordinator's database through its Store (the
 // path agents' results take): agents registered with a given HostInfo, a run whose jobs
-// are claimed, and results stored for them. Shared by the tests that need stored results
-// with chosen fields (emulated agents, device fingerprints).
+// are claimed, and results stored for them; and Sql, one statement on that database.
+// Shared by the tests that need stored results with chosen fields (emulated agents,
+// device fingerprints) or read the database behind the CLI (prune, import).
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -28,6 +31,16 @@ class CliStoreTest : public CliFleetTest {
     ASSERT_TRUE(opened.ok()) << opened.status();
     store_ = *std::move(opened);
     ASSERT_TRUE(store_->Migrate().ok());
+  }
+
+  // Runs `sql` (one or more statements, committed) on the coordinator's database; the
+  // first column of its first row as text, "" when there is none or it is NULL.
+  std::string Sql(const std::string& sql) {
+    pqxx::connection conn(db_->uri());
+    pqxx::work txn(conn);
+    pqxx::result r = txn.exec(sql);
+    txn.commit();
+    return r.empty() || r[0][0].is_null() ? "" : r[0][0].as<std::string>();
   }
 
   // Registers agent `name` with `host`; its id ("" and a test failure on error).
