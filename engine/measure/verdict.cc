@@ -337,8 +337,8 @@ GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const Verdict
                             v.others.front().name, " ", RatioText(v.others.front()));
   } else if (v.open.size() == 1) {
     v.kind = VerdictKind::kUndecided;
-    v.reason = absl::StrCat(v.leader, " leads, but not beyond the ", Percent(v.margin), " margin in every round",
-                            slower_text);
+    v.reason =
+        absl::StrCat(v.leader, " leads, but not beyond the ", Percent(v.margin), " margin in every round", slower_text);
   } else if (blocking == nullptr) {
     v.kind = VerdictKind::kEquivalent;
     v.reason = absl::StrCat(absl::StrJoin(v.open.begin() + 1, v.open.end(), ", "), " within ", Percent(v.margin),

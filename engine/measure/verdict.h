@@ -192,7 +192,7 @@ inline constexpr double kPriorDegreesOfFreedom = 4;     // ν0 when the spread's
 inline constexpr double kMaxPriorDegreesOfFreedom = 8;  // ν0 never above this
 inline constexpr double kMarginSpreads = 2.0;           // margin = this · σ, clamped:
 inline constexpr double kMaxMargin = 0.10;              // ... to at most 10 % (unless min_margin is more)
-inline constexpr double kSlowerAlpha = 0.005;  // SLOWER: the C - 1 one-sided bounds at 1 - this / (C - 1)
+inline constexpr double kSlowerAlpha = 0.005;           // SLOWER: the C - 1 one-sided bounds at 1 - this / (C - 1)
 
 struct GroupVerdict {
   VerdictKind kind = VerdictKind::kNone;

@@ -258,8 +258,7 @@ class PlanRunner {
         c.throttle_reason = verdict.reason;
       }
       // A contended process (engine/measure/contention.h) is measured again.
-      if (ok && other_share && *other_share > kContentionThreshold && remeasures < contention_retries &&
-          !Cancelled()) {
+      if (ok && other_share && *other_share > kContentionThreshold && remeasures < contention_retries && !Cancelled()) {
         ++remeasures;
         continue;
       }
