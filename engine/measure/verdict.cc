@@ -288,17 +288,12 @@ GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const Verdict
     contended.push_back(l.contender->name);
   }
   // SLOWER (verdict.h): significantly behind the leader, not a candidate.
+  bool any_slower = false;
   for (PairedRatio& p : v.others) {
     const bool was_contended = std::find(contended.begin(), contended.end(), p.name) != contended.end();
     p.slower = !p.out && !p.within_margin && !was_contended && p.pairs >= 2 && p.best_low > 1;
-  }
-  std::vector<const PairedRatio*> slower;
-  for (PairedRatio& p : v.others) {
-    if (p.slower) {
-      slower.push_back(&p);
-    } else if (!p.out) {
-      v.open.push_back(p.name);
-    }
+    any_slower = any_slower || p.slower;
+    if (!p.out && !p.slower) v.open.push_back(p.name);
   }
 
   const int min_processes = std::max(1, options.min_processes);
@@ -327,11 +322,12 @@ GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const Verdict
     }
   }
   std::string slower_text;  // "; D slower 1.04x [1.02x, 1.06x]"
-  for (const PairedRatio* p : slower) {
-    absl::StrAppend(&slower_text, "; ", p->name, " slower ", RatioText(*p),
-                    p->low > 1 + v.margin ? " but not slower in every round" : "");
+  for (const PairedRatio& p : v.others) {
+    if (!p.slower) continue;
+    absl::StrAppend(&slower_text, "; ", p.name, " slower ", RatioText(p),
+                    p.low > 1 + v.margin ? " but not slower in every round" : "");
   }
-  if (v.open.size() == 1 && slower.empty()) {
+  if (v.open.size() == 1 && !any_slower) {
     v.kind = VerdictKind::kDecided;
     v.reason = absl::StrCat("every other slower in every round beyond the ", Percent(v.margin), " margin; ",
                             v.others.front().name, " ", RatioText(v.others.front()));
