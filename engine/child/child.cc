@@ -117,8 +117,13 @@ struct Pipe {
   }
 };
 
-absl::Status SpawnError(int err, std::string_view kind) {
+// `program`: what posix_spawn was asked to run, named when it could not be found (a
+// chroot or container without /proc has no /proc/self/exe).
+absl::Status SpawnError(int err, std::string_view kind, std::string_view program = {}) {
   std::string what = absl::StrCat("cannot start child process for \"", std::string(kind), "\": ", std::strerror(err));
+  if (err == ENOENT && !program.empty()) {
+    absl::StrAppend(&what, " (", std::string(program), program.rfind("/proc/", 0) == 0 ? ": is /proc mounted?)" : ")");
+  }
   if (err == EAGAIN || err == ENOMEM) return absl::ResourceExhaustedError(what);
   return absl::InternalError(what);
 }
@@ -246,7 +251,7 @@ absl::StatusOr<std::string> RunInChild(std::string_view kind, std::string_view r
   const std::optional<uint64_t> oom_kills_before = ReadOomKillCount();
   const int spawn_error = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (spawn_error != 0) return SpawnError(spawn_error, kind);
+  if (spawn_error != 0) return SpawnError(spawn_error, kind, argv[0]);
   in.Close(0);
   out.Close(1);
   err.Close(1);

@@ -169,6 +169,11 @@ TEST(ChildTest, UnknownKindAndMissingExecutableFailCleanly) {
   options.executable = "/nonexistent/fleetmark";
   r = RunInChild("test.echo", "", options);
   EXPECT_FALSE(r.ok());
+  // The error names what could not be run (a chroot without /proc has no /proc/self/exe).
+  EXPECT_THAT(r.status().message(), HasSubstr("(/nonexistent/fleetmark)"));
+  options.executable = "/proc/no_such_entry/exe";
+  r = RunInChild("test.echo", "", options);
+  EXPECT_THAT(r.status().message(), HasSubstr("(/proc/no_such_entry/exe: is /proc mounted?)"));
 }
 
 TEST(ChildTest, SeveralChildrenAtOnce) {
