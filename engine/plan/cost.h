@@ -137,7 +137,7 @@ PlanCost EstimateCost(const std::vector<v1::CaseSpec>& cases, const v1::Measurem
 // The cost of every case of `plan` (ApplyQuick first when `quick`). `plan` must be valid.
 PlanCost EstimatePlanCost(const v1::Plan& plan, bool quick, int cpus);
 
-// "expected 25m00s, worst case 1h05m per device (130 batch cases x 3..10 processes of 0.5 s
+// "expected 25m00s, worst case 1h05m per device (130 batch cases x 3..16 processes of 0.5 s
 // warm-up + a 10 s budget; 0 scenario cases)".
 std::string PlanCostText(const PlanCost& cost);
 

@@ -178,7 +178,7 @@ TEST(PlanCost, AHugePlanIsWarnedAbout) {
                                     }
                                     measurement { max_seconds_per_case: 86400 rounds: 1000 })pb");
   const PlanCost cost = EstimatePlanCost(plan, false, 2);
-  EXPECT_EQ(cost.processes.min, 1000);  // rounds; racing's cap of 10 is raised to it
+  EXPECT_EQ(cost.processes.min, 1000);  // rounds; racing's cap of 16 is raised to it
   // Expected: each process may stop on its CI target after 0.5 s / 1000 of measuring; the
   // worst case spends the whole budget, each process measured up to 4 times.
   EXPECT_NEAR(Secs(cost.expected), 1000 * (Oq + 0.5 + 0.5 / 1000), kTol);
