@@ -249,7 +249,8 @@ std::string CollapsedUnsupported(const std::vector<const CaseResult*>& rows, siz
     reason = reasons.front();
   } else {
     std::vector<std::string> heads;
-    for (const std::string& x : reasons) heads.push_back(x.substr(0, x.find(": ")));
+    // The part before the first ": " or "; " (e.g. "fanout supports direct, ...; got X").
+    for (const std::string& x : reasons) heads.push_back(x.substr(0, std::min(x.find(": "), x.find("; "))));
     reason = all_equal(heads) && !heads.front().empty()
                  ? absl::StrCat(heads.front(), " (--wide shows each strategy's reason)")
                  : "for reasons of their own (--wide shows each)";

@@ -14,6 +14,11 @@ v1::CaseStatus CaseStatusForError(const absl::Status& error) {
   return v1::CASE_STATUS_FAILED;
 }
 
+std::string ChildErrorMessage(const absl::Status& error) {
+  if (absl::IsUnimplemented(error)) return std::string(error.message());
+  return absl::StrCat("child process: ", error.message());
+}
+
 bool MarkUnmeasured(v1::CaseResult& result) {
   if (result.status() != v1::CASE_STATUS_OK && result.status() != v1::CASE_STATUS_UNSPECIFIED) {
     return false;

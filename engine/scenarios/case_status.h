@@ -3,6 +3,8 @@
 // reports the same error the same way.
 #pragma once
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "fleetmark/v1/result.pb.h"
 
@@ -12,6 +14,11 @@ namespace fleetmark::engine {
 // Cancelled -> CANCELLED, Unimplemented -> UNSUPPORTED, anything else (OK included)
 // -> FAILED. Pure; thread-safe.
 v1::CaseStatus CaseStatusForError(const absl::Status& error);
+
+// The message of a result whose child process returned `error`: an unsupported case
+// (Unimplemented: the strategy or scenario does not do this) keeps the child's own
+// reason; any other error is prefixed "child process: " (the child could not run it).
+std::string ChildErrorMessage(const absl::Status& error);
 
 // A load or fan-out result with status OK that measured nothing -- no response
 // completed in the load's measured window, no fan-out request succeeded -- is not a

@@ -14,7 +14,7 @@ void RunCaseInChild(std::string_view child_kind, const v1::CaseSpec& spec, const
   absl::StatusOr<std::string> response = RunInChild(child_kind, spec.SerializeAsString(), options);
   if (!response.ok()) {
     result->set_status(CaseStatusForError(response.status()));
-    result->set_message(absl::StrCat("child process: ", response.status().message()));
+    result->set_message(ChildErrorMessage(response.status()));
     return;
   }
   v1::CaseResult child;

@@ -72,7 +72,7 @@ v1::MemoryPoint RunPoint(const v1::CaseSpec& spec, uint32_t n, const MemoryConfi
   if (!response.ok()) {
     point.set_tasks(n);
     point.set_status(CaseStatusForError(response.status()));
-    point.set_message(absl::StrCat("child process: ", response.status().message()));
+    point.set_message(ChildErrorMessage(response.status()));
     return point;
   }
   if (!point.ParseFromString(*response)) {

@@ -436,6 +436,24 @@ TEST(TableTest, IdenticalReasonsAreGivenWhole) {
   EXPECT_EQ(text.find("strategy"), std::string::npos) << text;
 }
 
+// Reasons that name their own strategy after "; " (the fan-out and memory scenarios'
+// "fanout supports ...; got X") collapse to the part they share.
+TEST(TableTest, ReasonsDifferingOnlyAfterASemicolonCollapseToTheirCommonHead) {
+  fleetmark::v1::RunReport report;
+  for (const char* name : {"openmp_for", "std_par"}) {
+    auto r = testing::BatchCase(name, 0, "storage", 0, 0);
+    r.set_status(fleetmark::v1::CASE_STATUS_UNSUPPORTED);
+    r.clear_stats();
+    r.set_message(std::string("fanout supports direct and fixed_pool; got ") + name);
+    *report.add_results() = r;
+  }
+  const std::string text = FormatTable(report, {.collapse_unsupported = true});
+  EXPECT_NE(text.find("unsupported (2): openmp_for, std_par — fanout supports direct and fixed_pool (--wide shows "
+                      "each strategy's reason)"),
+            std::string::npos)
+      << text;
+}
+
 // Fitting a terminal: every line within the width, the status wrapped under its column,
 // the counters left out (and said so) where they would not fit.
 TEST(TableTest, FitsTheGivenWidth) {

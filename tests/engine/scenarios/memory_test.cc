@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/scenarios/case_status.h"
 #include "engine/scenarios/memory_scenario.h"
 #include "engine/scenarios/scenario.h"
 #include "gmock/gmock.h"
@@ -87,6 +88,14 @@ TEST(MemoryScenarioTest, UnsupportedCombinationsSayWhy) {
   EXPECT_THAT(r.message(), HasSubstr("no suspending wait"));
   r = RunCase(MemorySpec("direct", "blocking", {1, 10}));
   EXPECT_EQ(r.status(), v1::CASE_STATUS_UNSUPPORTED);
+  // The child's own reason, not "child process: ..." (that prefix is for a child that failed).
+  EXPECT_THAT(r.message(), HasSubstr("memory supports"));
+  EXPECT_THAT(r.message(), ::testing::Not(HasSubstr("child process")));
+}
+
+TEST(MemoryScenarioTest, OnlyAChildThatFailedIsSaidToBeTheChildProcess) {
+  EXPECT_EQ(ChildErrorMessage(absl::UnimplementedError("memory supports x; got y")), "memory supports x; got y");
+  EXPECT_EQ(ChildErrorMessage(absl::InternalError("exited with signal 9")), "child process: exited with signal 9");
 }
 
 TEST(MemoryScenarioTest, BadSpecNamesTheField) {
