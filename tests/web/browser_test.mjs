@@ -46,7 +46,8 @@ async function startServer() {
 
 before(async () => {
   psql(pgUri, `CREATE DATABASE ${dbName}`);
-  const seeded = spawnSync(env.FLEETMARK_WEB_SEED, [`--database_uri=${dbUri}`], {encoding: 'utf8'});
+  // With a laptop's results file imported (`results import`): an imported run and device record.
+  const seeded = spawnSync(env.FLEETMARK_WEB_SEED, [`--database_uri=${dbUri}`, '--import_laptop'], {encoding: 'utf8'});
   assert.equal(seeded.status, 0, `web_seed failed: ${seeded.stderr}`);
   manifest = JSON.parse(seeded.stdout);
   // Spread the nightly runs over the last two weeks (the store stamps them "now").
@@ -108,7 +109,7 @@ test('fleet page lists every agent, hostile strings as text', async () => {
   const {page, errors, dialogs} = await open('/fleet');
   assert.deepEqual(errors, []);
   const rows = await page.locator('#fleet-table tbody tr').count();
-  assert.equal(rows, manifest.agents.length);
+  assert.equal(rows, manifest.agents.length + 1, 'the agents and the imported laptop');
   const text = await page.locator('#fleet-table').innerText();
   assert.ok(text.includes(manifest.hostile_name), 'hostile device name shown verbatim');
   assert.ok(text.includes('<script>alert(2)</script>'), 'hostile label shown verbatim');
@@ -152,7 +153,7 @@ test('runs page shows status, progress and submitter', async () => {
   const {page, errors} = await open('/runs');
   assert.deepEqual(errors, []);
   const rows = page.locator('#runs-table tbody tr');
-  assert.equal(await rows.count(), 4 + manifest.nightly.length + 4);
+  assert.equal(await rows.count(), 4 + manifest.nightly.length + 4 + 1);  // + the imported laptop's run
   const live = await page.locator(`tr[data-run="${manifest.live_run_id}"]`).innerText();
   assert.match(live, /running/);
   assert.match(live, /3\/9/);  // the seed: 3 results of 3 x 3 cases (web_seed.cc)
@@ -191,6 +192,51 @@ test('runs page shows status, progress and submitter', async () => {
   assert.ok(Math.max(...tops) - Math.min(...tops) <= 3, `text bottoms ${tops.join(', ')}`);
   await shot(page, 'runs');
   await page.close();
+});
+
+// Issue 34: a run stored by `fleetmark results import` (web_seed --import_laptop) is
+// labelled imported on the Runs and Run pages, and its device record is counted on the
+// Fleet page as an imported device, not as an agent.
+test('an imported run is labelled on Runs and Run, its device counted apart on Fleet', async () => {
+  const importedRun = manifest.imported_run_id;
+  assert.match(importedRun, kUuid);
+  const importedLabel = (scope) => scope.locator('span.label', {hasText: /^imported$/});
+  const runs = await open('/runs');
+  assert.deepEqual(runs.errors, []);
+  assert.equal(await importedLabel(runs.page.locator(`#runs-table tr[data-run="${importedRun}"]`)).count(), 1);
+  assert.equal(await importedLabel(runs.page.locator('#runs-table')).count(), 1, 'only the imported run');
+  await runs.page.close();
+
+  const run = await open(`/runs/${importedRun}`);
+  assert.deepEqual(run.errors, []);
+  const header = run.page.locator('main h1 + p');
+  assert.equal(await importedLabel(header).count(), 1);
+  assert.match(await importedLabel(header).getAttribute('title'), /fleetmark results import/);
+  assert.match(await header.innerText(), /submitted by import:alice/);
+  await run.page.close();
+  const study = await open(`/runs/${manifest.study_run_id}`);
+  assert.equal(await importedLabel(study.page.locator('main h1 + p')).count(), 0, 'a fleet run has no label');
+  await study.page.close();
+
+  const fleet = await open('/fleet');
+  assert.deepEqual(fleet.errors, []);
+  const device = manifest.imported_device;
+  assert.equal(device.name, 'dev-laptop-imported');
+  const row = fleet.page.locator(`#fleet-table tr[data-agent="${device.agent_id}"]`);
+  assert.ok((await row.locator('td.name').innerText()).includes(device.name));
+  const state = row.locator('span.state');
+  assert.equal(await state.innerText(), 'imported');
+  assert.match(await state.getAttribute('class'), /\bimported\b/);
+  assert.doesNotMatch(await state.getAttribute('class'), /\boffline\b/, 'not styled as an offline agent');
+  // The summary: the seeded agents only, then the imported device; each row counted once.
+  const summary = await fleet.page.locator('#fleet-summary').innerText();
+  const counted = summary.match(/^(\d+) agents?, (\d+) online.* · (\d+) imported devices?\.$/);
+  assert.ok(counted, summary);
+  assert.equal(Number(counted[1]), manifest.agents.length, summary);
+  assert.equal(Number(counted[3]), 1, summary);
+  assert.equal(Number(counted[1]) + Number(counted[3]), await fleet.page.locator('#fleet-table tbody tr').count());
+  await shot(fleet.page, 'fleet-imported');
+  await fleet.page.close();
 });
 
 test('run page draws one bar per strategy, sorted by median, per device', async () => {
@@ -618,7 +664,7 @@ test('missing or malformed ids give 404, not a crash', async () => {
   assert.equal(bad.status, 400);
   assert.match((await bad.json()).error, /limit/);
   const runs = await (await fetch(`${baseUrl}/api/v1/runs?limit=100`)).json();
-  assert.equal(runs.runs.length, 4 + manifest.nightly.length + 4, 'tables intact');
+  assert.equal(runs.runs.length, 4 + manifest.nightly.length + 4 + 1, 'tables intact');
 });
 
 // The Recommend page (issue 31): a profile form -> per device the answer of

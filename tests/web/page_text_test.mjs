@@ -2,11 +2,13 @@
 // not write (displayText, web/src/dom.js: the CLI's EscapeForTerminal rule, the vectors
 // of tests/engine/common/text_test.cc), a run's results count (resultsText,
 // web/src/format.js: the API's and the CLI's count), a host's core classes
-// (coreClassesText, web/src/host_text.js: the CLI's host summary) and a strategy's colour
-// (strategyColour, web/src/strategy_colours.js: one per strategy on every page).
+// (coreClassesText, web/src/host_text.js: the CLI's host summary), a strategy's colour
+// (strategyColour, web/src/strategy_colours.js: one per strategy on every page) and the
+// Fleet page's summary line (fleetSummaryText, web/src/fleet_text.js).
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
 import {displayText, escapeHtml} from '../../web/src/dom.js';
+import {fleetSummaryText, isImportedDevice} from '../../web/src/fleet_text.js';
 import {resultsText} from '../../web/src/format.js';
 import {coreClassesText, coreClassText} from '../../web/src/host_text.js';
 import {strategyColour} from '../../web/src/strategy_colours.js';
@@ -108,4 +110,20 @@ test("a 2-D strategy map names both axes, the y axis beside its labels", () => {
   const one = strategyMapAxes(['wait_us'], ['10', '100'], ['']);
   assert.equal(one.yAxis.name, undefined, 'one swept parameter: no y axis to name');
   assert.equal(one.yAxis.axisLabel.show, false);
+});
+
+test('the Fleet summary counts imported device records apart from the agents, each row once', () => {
+  // Issue 34: imported device records (`results import`) were counted as agents.
+  const rows = [{state: 'online'}, {state: 'offline', health: 'quarantined'}, {state: 'offline'},
+    {state: 'imported'}, {state: 'imported'}, {state: 'removed'}];
+  assert.equal(fleetSummaryText(rows),
+    '3 agents, 1 online, 1 quarantined (skipped by selectors without health=any) · 2 imported devices; ' +
+    '1 removed (their results are kept).');
+  assert.equal(fleetSummaryText([{state: 'online'}, {state: 'imported'}]), '1 agent, 1 online · 1 imported device.');
+  assert.equal(fleetSummaryText([{state: 'imported'}]), '0 agents, 0 online · 1 imported device.');
+  assert.equal(fleetSummaryText([{state: 'offline'}]), '1 agent, 0 online.', 'no imported part without any');
+  // A removed row (an imported one too: the API says "removed") is counted as removed only.
+  assert.equal(fleetSummaryText([{state: 'removed', health: 'quarantined'}]), '0 agents, 0 online; 1 removed (their ' +
+    'results are kept).');
+  assert.deepEqual(rows.map(isImportedDevice), [false, false, false, true, true, false]);
 });

@@ -3,18 +3,21 @@
 // agents' results take). Prints a JSON manifest to stdout: agent ids, run ids and the
 // seeded medians, from which the tests derive what the pages must show.
 //
-//   web_seed --database_uri=postgresql://.../fleetmark_web_123 > manifest.json
+//   web_seed --database_uri=postgresql://.../fleetmark_web_123 [--import_laptop] > manifest.json
 //
 // Devices: an x86 host (SMT, P/E cores), a phone (big/mid/LITTLE) and an ARM board
 // whose name and labels are hostile HTML. Runs: a batch study on all three, a memory
 // run, a load run, a sweep of the synthetic workload (the strategy map), 14 nightly runs
 // (with a step in one case's median at night 8, and the calibration block: the host's
-// drifts on the last night, so it ends quarantined) and a run still in progress.
+// drifts on the last night, so it ends quarantined) and a run still in progress. With
+// --import_laptop also a laptop without an agent whose results file is imported as
+// `fleetmark results import` imports it: an imported run under an imported device record.
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,9 +29,14 @@
 #include "absl/time/clock.h"
 #include "coordinator/store/store.h"
 #include "engine/common/status_macros.h"
+#include "engine/report/json.h"
+#include "engine/report/results_document.h"
 #include "engine/topology/fingerprint.h"
 
 ABSL_FLAG(std::string, database_uri, "", "PostgreSQL URI of the (fresh) database to seed");
+ABSL_FLAG(bool, import_laptop, false,
+          "also import a laptop's results file as `fleetmark results import` does (manifest: imported_run_id, "
+          "imported_device)");
 
 namespace {
 
@@ -220,7 +228,43 @@ absl::StatusOr<v1::RunInfo> NewRun(Store& store, const std::string& plan, const 
   return store.CreateRun(run);
 }
 
-absl::Status Seed(const std::string& uri) {
+// --import_laptop: a laptop with no agent measured a plan with `fleetmark run --format
+// json` 30 days ago; its results file (report::FormatResultsJson of the local run's
+// document, with the run's times) is read back as the CLI reads it
+// (report::ParseResultsJson) and stored as the coordinator stores `results import`'s
+// request (Store::ImportResults, the rules of coordinator/store/result_import.h): one run
+// marked imported under a new device record, "dev-laptop-imported".
+absl::Status ImportLaptop(Store& store, int* id, json* manifest) {
+  v1::RunReport report;
+  report.set_plan_name("laptop-sweep");
+  v1::HostInfo host = Host("x86_64", "AMD Ryzen 7 7840U", 8, 16, true, {{"performance", 8, 2, 5100000, "Zen4"}}, 32,
+                           "Framework Laptop 13");
+  host.set_hostname("dev-laptop");  // its device's name in the file
+  *report.mutable_host() = host;
+  *report.mutable_fingerprint() = fleetmark::engine::DeviceFingerprintOf(host);
+  for (const auto& [strategy, median] :
+       std::vector<std::pair<std::string, double>>{{"direct", 8e3}, {"fixed_pool", 80e3}, {"work_stealing", 75e3}}) {
+    v1::CaseResult r = BatchResult((*id)++, strategy, "arithmetic", median, 1.5);
+    *r.mutable_fingerprint() = report.fingerprint();
+    *report.add_results() = std::move(r);
+  }
+  v1::ResultsDocument local = fleetmark::report::LocalResultsDocument(report);
+  const absl::Time measured = absl::Now() - absl::Hours(24 * 30);
+  local.mutable_run()->set_created_unix_ns(absl::ToUnixNanos(measured));
+  local.mutable_run()->set_finished_unix_ns(absl::ToUnixNanos(measured + absl::Minutes(5)));
+  FLEETMARK_ASSIGN_OR_RETURN(const std::string file, fleetmark::report::FormatResultsJson(local));
+  FLEETMARK_ASSIGN_OR_RETURN(const v1::ResultsDocument document, fleetmark::report::ParseResultsJson(file));
+  FLEETMARK_ASSIGN_OR_RETURN(const fleetmark::store::ImportOutcome outcome,
+                             store.ImportResults(document, "import:alice"));
+  if (outcome.run_id.empty() || outcome.devices.size() != 1 || outcome.devices[0].matched) {
+    return absl::InternalError("seed: the laptop's file was not imported under a device record of its own");
+  }
+  (*manifest)["imported_run_id"] = outcome.run_id;
+  (*manifest)["imported_device"] = {{"name", outcome.devices[0].agent_name}, {"agent_id", outcome.devices[0].agent_id}};
+  return absl::OkStatus();
+}
+
+absl::Status Seed(const std::string& uri, bool import_laptop) {
   fleetmark::store::StoreOptions options;
   options.connection.uri = uri;
   FLEETMARK_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::Open(options));
@@ -575,6 +619,7 @@ absl::Status Seed(const std::string& uri) {
   manifest["live_run_id"] = live.run_id();
   manifest["unsupported_result_id"] = unsupported.result_id();
   manifest["hostile_name"] = kHostileName;
+  if (import_laptop) FLEETMARK_RETURN_IF_ERROR(ImportLaptop(*store, &id, &manifest));
   std::cout << manifest.dump(2) << std::endl;
   return absl::OkStatus();
 }
@@ -588,7 +633,7 @@ int main(int argc, char** argv) {
     std::cerr << "web_seed: --database_uri is required\n";
     return 2;
   }
-  absl::Status status = Seed(uri);
+  absl::Status status = Seed(uri, absl::GetFlag(FLAGS_import_laptop));
   if (!status.ok()) {
     std::cerr << "web_seed: " << status << "\n";
     return 1;

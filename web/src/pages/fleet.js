@@ -1,7 +1,9 @@
 // Fleet page: every agent with its state, health (noise score, quarantine), host (agents
-// sharing it), hardware and labels.
+// sharing it), hardware and labels; imported device records (`fleetmark results import`)
+// are rows too, counted apart from the agents (fleet_text.js).
 import {getJson} from '../api.js';
 import {h} from '../dom.js';
+import {fleetSummaryText, isImportedDevice} from '../fleet_text.js';
 import {formatAgo, formatBytes, formatTime} from '../format.js';
 import {coreClassesText} from '../host_text.js';
 import {link} from '../router.js';
@@ -36,16 +38,20 @@ function healthCell(a) {
     h('div', {class: 'muted small'}, `release: fleetmark agents release ${a.name}`));
 }
 
+// State: online, offline, removed, or imported (an imported device record: not offline, never online).
+function stateCell(a) {
+  if (isImportedDevice(a)) {
+    return h('td', {}, h('span', {class: 'state imported label', title: 'a device record of fleetmark results import: ' +
+      'results files of a machine without an agent; never online, never given a job'}, 'imported'));
+  }
+  return h('td', {}, h('span', {class: `state ${['online', 'removed'].includes(a.state) ? a.state : 'offline'}`}, a.state));
+}
+
 export async function renderFleet(root) {
   document.title = 'Fleet · fleetmark';
   const {agents} = await getJson('agents');
-  const online = agents.filter((a) => a.state === 'online').length;
-  const removed = agents.filter((a) => a.state === 'removed').length;
   root.appendChild(h('h1', {}, 'Fleet'));
-  const quarantined = agents.filter((a) => a.health === 'quarantined' && a.state !== 'removed').length;
-  root.appendChild(h('p', {class: 'muted'}, `${agents.length - removed} agent${agents.length - removed === 1 ? '' : 's'}, ${online} online` +
-    (quarantined ? `, ${quarantined} quarantined (skipped by selectors without health=any)` : '') +
-    (removed ? `; ${removed} removed (their results are kept).` : '.')));
+  root.appendChild(h('p', {class: 'muted', id: 'fleet-summary'}, fleetSummaryText(agents)));
   if (agents.length === 0) {
     root.appendChild(h('p', {}, 'No agent has enrolled yet.'));
     return;
@@ -55,7 +61,7 @@ export async function renderFleet(root) {
   const rows = agents.map((a) => {
     const host = a.host || {};
     return h('tr', {dataset: {agent: a.agent_id, health: a.health || 'ok'}},
-      h('td', {}, h('span', {class: `state ${['online', 'removed'].includes(a.state) ? a.state : 'offline'}`}, a.state)),
+      stateCell(a),
       healthCell(a),
       noiseCell(a),
       h('td', {class: 'name'}, a.name, host.device_model ? h('div', {class: 'muted'}, host.device_model) : null),
@@ -67,7 +73,8 @@ export async function renderFleet(root) {
       h('td', {}, host.smt ? 'yes' : 'no'),
       h('td', {class: 'small core-classes'}, coreClassesText(host)),
       h('td', {class: 'num'}, formatBytes(host.memory_bytes)),
-      h('td', {title: formatTime(a.last_seen_unix_ms)}, formatAgo(a.last_seen_unix_ms)),
+      isImportedDevice(a) ? h('td', {title: 'an imported device record is never online'}, '–') :
+        h('td', {title: formatTime(a.last_seen_unix_ms)}, formatAgo(a.last_seen_unix_ms)),
       h('td', {}, Object.entries(a.labels || {}).map(([k, v]) => h('span', {class: 'label'}, `${k}=${v}`))),
       h('td', {}, link(`/compare?agents=${encodeURIComponent(a.agent_id)}`, 'results'), ' · ',
         link(`/history?agents=${encodeURIComponent(a.agent_id)}`, 'history')));
