@@ -31,6 +31,7 @@ function hostCell(a) {
 
 // Health: "ok", or "quarantined" with since when and why (`fleetmark agents release`).
 function healthCell(a) {
+  if (isImportedDevice(a)) return h('td', {class: 'health', title: 'an imported device record runs no calibration'}, '–');
   if (a.health !== 'quarantined') return h('td', {class: 'health'}, h('span', {class: 'health ok'}, 'ok'));
   return h('td', {class: 'health'}, h('span', {class: 'health quarantined'}, 'quarantined'),
     h('div', {class: 'muted small quarantine-since'}, `since ${formatTime(a.quarantined_unix_ms)}`),
