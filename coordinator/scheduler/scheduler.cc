@@ -8,7 +8,7 @@
 
 namespace fleetmark::scheduler {
 
-ScheduleRunner::ScheduleRunner(store::Store& store, const Clock& clock, RunBuilder build_run,
+ScheduleRunner::ScheduleRunner(store::ScheduleStore& store, const Clock& clock, RunBuilder build_run,
                                ScheduleRunnerOptions options)
     : store_(store), clock_(clock), build_run_(std::move(build_run)), options_(options) {}
 

@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/common/clock.h"
-#include "coordinator/store/store.h"
+#include "coordinator/store/schedule_store.h"
 
 namespace fleetmark::scheduler {
 
@@ -37,7 +37,8 @@ using RunBuilder = std::function<absl::StatusOr<store::NewRun>(const v1::Schedul
 class ScheduleRunner {
  public:
   // `store` and `clock` must outlive the runner.
-  ScheduleRunner(store::Store& store, const Clock& clock, RunBuilder build_run, ScheduleRunnerOptions options = {});
+  ScheduleRunner(store::ScheduleStore& store, const Clock& clock, RunBuilder build_run,
+                 ScheduleRunnerOptions options = {});
 
   // Fires every schedule whose latest slot at or before now (within catch_up) has not
   // fired yet, and records each schedule's next fire time. Returns the runs this call
@@ -55,7 +56,7 @@ class ScheduleRunner {
   absl::StatusOr<v1::RunInfo> RunNow(const std::string& name);
 
  private:
-  store::Store& store_;
+  store::ScheduleStore& store_;
   const Clock& clock_;
   RunBuilder build_run_;
   ScheduleRunnerOptions options_;

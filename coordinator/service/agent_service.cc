@@ -9,6 +9,7 @@
 #include "coordinator/service/hello_check.h"
 #include "coordinator/service/revocation.h"
 #include "coordinator/service/secrets.h"
+#include "coordinator/store/store.h"
 #include "engine/common/log.h"
 #include "engine/common/message_text.h"
 
@@ -37,10 +38,10 @@ const char* MessageKind(const v1::AgentMessage& m) {
 
 }  // namespace
 
-AgentServiceImpl::AgentServiceImpl(store::Store& store, Executor& executor, AgentRegistry& registry,
+AgentServiceImpl::AgentServiceImpl(AgentServiceStores stores, Executor& executor, AgentRegistry& registry,
                                    Dispatcher& dispatcher, ResultIngestor& ingestor, JobUpdateQueue& job_updates,
                                    JobEndQueue& job_ends, AgentServiceOptions options, const Clock& clock)
-    : store_(store),
+    : stores_(stores),
       executor_(executor),
       registry_(registry),
       dispatcher_(dispatcher),
@@ -251,7 +252,7 @@ absl::StatusOr<AgentServiceImpl::HelloIdentity> AgentServiceImpl::Authenticate(c
   // A credential issued earlier, else an enrollment token.
   HelloIdentity identity;
   if (!hello.agent_credential().empty()) {
-    absl::StatusOr<store::AgentIdentity> known = store_.FindAgentByName(hello.agent_name());
+    absl::StatusOr<store::AgentIdentity> known = stores_.agents.FindAgentByName(hello.agent_name());
     if (!known.ok() && !absl::IsNotFound(known.status())) return DatabaseRefusal(hello, known.status());
     if (known.ok() && ConstantTimeEquals(known->credential_sha256, Sha256Hex(hello.agent_credential()))) {
       if (known->token_revoked) {
@@ -270,7 +271,7 @@ absl::StatusOr<AgentServiceImpl::HelloIdentity> AgentServiceImpl::Authenticate(c
   if (hello.enrollment_token().empty()) {
     return absl::UnauthenticatedError("hello needs an enrollment_token (first contact) or an agent_credential");
   }
-  absl::StatusOr<std::string> token = store_.FindEnrollmentToken(Sha256Hex(hello.enrollment_token()));
+  absl::StatusOr<std::string> token = stores_.tokens.FindEnrollmentToken(Sha256Hex(hello.enrollment_token()));
   if (absl::IsNotFound(token.status())) return absl::UnauthenticatedError("enrollment token unknown");
   if (absl::IsPermissionDenied(token.status())) return absl::PermissionDeniedError("enrollment token revoked");
   if (!token.ok()) return DatabaseRefusal(hello, token.status());
@@ -301,7 +302,7 @@ absl::StatusOr<std::string> AgentServiceImpl::Register(const AgentSession& sessi
   reg.boot_id = hello.boot_id();
   reg.exclusive_cpus = hello.exclusive_cpus();
   reg.session_ended_here = [this](const std::string& id) { return sessions_.EndedHere(id); };
-  absl::StatusOr<std::string> agent_id = store_.RegisterAgent(reg);
+  absl::StatusOr<std::string> agent_id = stores_.agents.RegisterAgent(reg);
   if (absl::IsAlreadyExists(agent_id.status())) return agent_id.status();
   if (absl::IsFailedPrecondition(agent_id.status())) return agent_id.status();  // identity in use
   if (absl::IsNotFound(agent_id.status())) {  // removed between the credential check and now
@@ -316,7 +317,7 @@ absl::StatusOr<AgentServiceImpl::Resumption> AgentServiceImpl::ResumeJobs(const 
   // Resume a job the agent still runs; any other job it held is released at once.
   Resumption resumption;
   if (!hello.running_job_id().empty()) {  // a UUID (CheckHello)
-    absl::StatusOr<bool> resumed = store_.ResumeJob(hello.running_job_id(), agent_id, options_.job_lease);
+    absl::StatusOr<bool> resumed = stores_.runs.ResumeJob(hello.running_job_id(), agent_id, options_.job_lease);
     if (!resumed.ok()) return DatabaseRefusal(hello, resumed.status());
     if (*resumed) {
       resumption.running_job = hello.running_job_id();
@@ -328,7 +329,7 @@ absl::StatusOr<AgentServiceImpl::Resumption> AgentServiceImpl::ResumeJobs(const 
     }
   }
   if (absl::StatusOr<std::vector<store::ExpiredJob>> released =
-          store_.ReleaseAgentJobs(agent_id, resumption.running_job);
+          stores_.runs.ReleaseAgentJobs(agent_id, resumption.running_job);
       !released.ok()) {
     return DatabaseRefusal(hello, released.status());
   }
@@ -364,7 +365,8 @@ void AgentServiceImpl::Welcome(const SessionPtr& session, const v1::Hello& hello
   }
   // Revoked or removed between its registration and the Add above: the notification
   // found no stream here, so this is the one check that sees it.
-  if (absl::StatusOr<bool> refused = EndStreamIfRevoked(store_, agent_id, session); refused.ok() && *refused) return;
+  if (absl::StatusOr<bool> refused = EndStreamIfRevoked(stores_.tokens, agent_id, session); refused.ok() && *refused)
+    return;
   v1::CoordinatorMessage welcome;
   welcome.mutable_welcome()->set_agent_id(agent_id);
   welcome.mutable_welcome()->set_agent_credential(credential);
@@ -419,7 +421,7 @@ void AgentServiceImpl::OnStreamDone(const SessionPtr& session) {
   const AgentSession::AgentState state = session->state();
   if (state.agent_id.empty()) return;
   if (!registry_.Remove(state.agent_id, session.get())) return;  // replaced by a reconnect
-  absl::Status status = store_.SetAgentOffline(state.agent_id, session->session_id());
+  absl::Status status = stores_.agents.SetAgentOffline(state.agent_id, session->session_id());
   if (!status.ok() && !absl::IsUnavailable(status)) {
     ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
                      absl::StrCat("agent ", state.name, " offline: ", status.message()));

@@ -35,7 +35,9 @@
 #include "coordinator/service/local_sessions.h"
 #include "coordinator/service/result_ingestor.h"
 #include "coordinator/service/stream_budget.h"
-#include "coordinator/store/store.h"
+#include "coordinator/store/agent_store.h"
+#include "coordinator/store/run_store.h"
+#include "coordinator/store/token_store.h"
 #include "engine/common/clock.h"
 #include "fleetmark/v1/agent.grpc.pb.h"
 
@@ -55,12 +57,20 @@ struct AgentServiceOptions {
 
 // Connect is registered raw (bytes): AgentStream parses each message itself, so an
 // unparseable one gets a Refusal instead of an OK end of stream (agent_stream.h).
+// The store's slices the agent service uses (one Store may serve all three); each must
+// outlive the service.
+struct AgentServiceStores {
+  store::TokenStore& tokens;  // enrollment tokens; revoked or removed agents
+  store::AgentStore& agents;  // registrations, identities, offline marks
+  store::RunStore& runs;      // jobs resumed or released at a hello
+};
+
 class AgentServiceImpl final : public v1::AgentService::WithRawCallbackMethod_Connect<v1::AgentService::Service> {
  public:
   // All references must outlive the service (and the gRPC server using it). `clock`
   // times heartbeats (AgentState::last_heard, on its steady time). The group-commit queues retry while
   // the database is away, and the stream waits (it is not silent: awaiting_store).
-  AgentServiceImpl(store::Store& store, Executor& executor, AgentRegistry& registry, Dispatcher& dispatcher,
+  AgentServiceImpl(AgentServiceStores stores, Executor& executor, AgentRegistry& registry, Dispatcher& dispatcher,
                    ResultIngestor& ingestor, JobUpdateQueue& job_updates, JobEndQueue& job_ends,
                    AgentServiceOptions options, const Clock& clock = SystemClock());
 
@@ -101,7 +111,7 @@ class AgentServiceImpl final : public v1::AgentService::WithRawCallbackMethod_Co
   // Refuses the agent: sends a Refusal, then finishes the stream with `code`.
   void Refuse(const SessionPtr& session, grpc::StatusCode code, const std::string& reason, bool retryable);
 
-  store::Store& store_;
+  AgentServiceStores stores_;
   Executor& executor_;
   AgentRegistry& registry_;
   Dispatcher& dispatcher_;

@@ -54,7 +54,7 @@ std::string ExactCaseFilter(const std::vector<std::string>& case_ids) {
   return absl::StrCat("^(?:", absl::StrJoin(quoted, "|"), ")$");
 }
 
-ChangeMonitor::ChangeMonitor(store::Store& store, Dispatcher& dispatcher, const RunBuilder& runs,
+ChangeMonitor::ChangeMonitor(store::ChangeStore& store, Dispatcher& dispatcher, const RunBuilder& runs,
                              alerts::AlertWebhook* webhook, ChangeMonitorOptions options)
     : store_(store), dispatcher_(dispatcher), runs_(runs), webhook_(webhook), options_(std::move(options)) {}
 

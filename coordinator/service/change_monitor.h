@@ -19,7 +19,7 @@
 #include "coordinator/alerts/alert_webhook.h"
 #include "coordinator/service/dispatcher.h"
 #include "coordinator/service/run_builder.h"
-#include "coordinator/store/store.h"
+#include "coordinator/store/change_store.h"
 
 namespace fleetmark::service {
 
@@ -50,8 +50,8 @@ class ChangeMonitor {
  public:
   // References (and `webhook`, null = none) must outlive the monitor. `runs` builds the
   // confirmation runs (RunBuilder::OnAgent; its max_attempts per confirmation job).
-  ChangeMonitor(store::Store& store, Dispatcher& dispatcher, const RunBuilder& runs, alerts::AlertWebhook* webhook,
-                ChangeMonitorOptions options);
+  ChangeMonitor(store::ChangeStore& store, Dispatcher& dispatcher, const RunBuilder& runs,
+                alerts::AlertWebhook* webhook, ChangeMonitorOptions options);
 
   // One pass: scan, submit confirmations, decide ended ones. Errors are logged (one line
   // per failing step) and retried at the next Tick.
@@ -61,7 +61,7 @@ class ChangeMonitor {
   void Confirm(const store::SuspectedChanges& found);
   void Decide(const store::EndedConfirmation& ended);
 
-  store::Store& store_;
+  store::ChangeStore& store_;
   Dispatcher& dispatcher_;
   const RunBuilder& runs_;
   alerts::AlertWebhook* const webhook_;

@@ -61,7 +61,7 @@ grpc::ServerUnaryReactor* ControlServiceImpl::ListRuns(grpc::CallbackServerConte
   return Async(context, [this, request, response]() -> absl::Status {
     const int limit = request->limit() == 0 ? 20 : static_cast<int>(std::min<uint32_t>(request->limit(), 100000));
     FLEETMARK_ASSIGN_OR_RETURN(std::vector<v1::RunInfo> runs,
-                               reads_.ForList([&](store::Store& store) { return store.ListRuns(limit); }));
+                               reads_.ForList([&](store::RunStore& store) { return store.ListRuns(limit); }));
     for (v1::RunInfo& run : runs) *response->add_runs() = std::move(run);
     return absl::OkStatus();
   });

@@ -115,8 +115,9 @@ class CoordinatorImpl : public Coordinator {
     agent_options.job_lease = options_.job_lease;
     agent_options.metrics = &metrics_;
     agent_options.stream_slots = stream_slots_.get();
-    agent_service_ = std::make_unique<AgentServiceImpl>(*store_, *executor_, registry_, *dispatcher_, *ingestor_,
-                                                        *job_updates_, *job_ends_, agent_options, clock_);
+    agent_service_ =
+        std::make_unique<AgentServiceImpl>(AgentServiceStores{*store_, *store_, *store_}, *executor_, registry_,
+                                           *dispatcher_, *ingestor_, *job_updates_, *job_ends_, agent_options, clock_);
     RunBuilderOptions run_options;
     run_options.max_attempts = static_cast<uint32_t>(options_.max_attempts);
     run_options.default_preconditions = options_.default_preconditions;
@@ -141,7 +142,10 @@ class CoordinatorImpl : public Coordinator {
     changes_ = std::make_unique<ChangeMonitor>(*store_, *dispatcher_, *runs_, webhook_.get(), options_.changes);
 
     SweeperParts sweeper_parts;
-    sweeper_parts.store = store_.get();
+    sweeper_parts.tokens = store_.get();
+    sweeper_parts.agents = store_.get();
+    sweeper_parts.runs = store_.get();
+    sweeper_parts.retention = store_.get();
     sweeper_parts.registry = &registry_;
     sweeper_parts.dispatcher = dispatcher_.get();
     sweeper_parts.executor = executor_.get();

@@ -7,7 +7,7 @@
 #include "engine/common/log.h"
 namespace fleetmark::service {
 
-Dispatcher::Dispatcher(store::Store& store, AgentRegistry& registry, Executor& executor, absl::Duration lease,
+Dispatcher::Dispatcher(store::RunStore& store, AgentRegistry& registry, Executor& executor, absl::Duration lease,
                        CoordinatorMetrics* metrics)
     : store_(store), registry_(registry), executor_(executor), lease_(lease), metrics_(metrics) {}
 

@@ -18,7 +18,7 @@
 #include "coordinator/service/agent_registry.h"
 #include "coordinator/service/coordinator_metrics.h"
 #include "coordinator/service/executor.h"
-#include "coordinator/store/store.h"
+#include "coordinator/store/run_store.h"
 
 namespace fleetmark::service {
 
@@ -26,7 +26,7 @@ class Dispatcher {
  public:
   // All references (and `metrics`, when not null: dispatch latency) must outlive the
   // dispatcher.
-  Dispatcher(store::Store& store, AgentRegistry& registry, Executor& executor, absl::Duration lease,
+  Dispatcher(store::RunStore& store, AgentRegistry& registry, Executor& executor, absl::Duration lease,
              CoordinatorMetrics* metrics = nullptr);
 
   void Wake(const std::vector<std::string>& agent_ids);
@@ -48,7 +48,7 @@ class Dispatcher {
   // executor's threads.
   void Push(std::vector<store::ClaimedJob> jobs, std::vector<std::shared_ptr<AgentSession>> sessions);
 
-  store::Store& store_;
+  store::RunStore& store_;
   AgentRegistry& registry_;
   Executor& executor_;
   const absl::Duration lease_;

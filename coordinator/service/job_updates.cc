@@ -22,25 +22,25 @@ absl::Status ItsError(const Item&, const absl::Status& status) {
 
 }  // namespace
 
-std::unique_ptr<JobUpdateQueue> MakeJobUpdateQueue(store::Store& store, absl::Duration lease) {
+std::unique_ptr<JobUpdateQueue> MakeJobUpdateQueue(store::RunStore& store, absl::Duration lease) {
   return std::make_unique<JobUpdateQueue>(
       "job update(s)",
-      JobUpdateQueue::Ops{.write = [&store, lease](const std::vector<const store::Store::JobUpdate*>& batch)
+      JobUpdateQueue::Ops{.write = [&store, lease](const std::vector<const store::RunStore::JobUpdate*>& batch)
                               -> absl::StatusOr<std::vector<absl::Status>> {
                             absl::Status status = store.UpdateJobs(Copies(batch), lease);
                             if (!status.ok()) return status;
                             return std::vector<absl::Status>(batch.size(), absl::OkStatus());
                           },
-                          .reject = ItsError<store::Store::JobUpdate>},
+                          .reject = ItsError<store::RunStore::JobUpdate>},
       GroupCommitOptions{.threads = 1});
 }
 
-std::unique_ptr<JobEndQueue> MakeJobEndQueue(store::Store& store) {
+std::unique_ptr<JobEndQueue> MakeJobEndQueue(store::RunStore& store) {
   return std::make_unique<JobEndQueue>(
       "job end(s)",
-      JobEndQueue::Ops{.write = [&store](const std::vector<const store::Store::JobEnd*>& batch)
+      JobEndQueue::Ops{.write = [&store](const std::vector<const store::RunStore::JobEnd*>& batch)
                            -> absl::StatusOr<std::vector<absl::Status>> { return store.FinishJobs(Copies(batch)); },
-                       .reject = ItsError<store::Store::JobEnd>},
+                       .reject = ItsError<store::RunStore::JobEnd>},
       GroupCommitOptions{.threads = 1});
 }
 

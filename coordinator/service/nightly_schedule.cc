@@ -9,7 +9,7 @@
 
 namespace fleetmark::service {
 
-absl::Status SeedNightlySchedule(store::Store& store, const Clock& clock, const NightlySchedule& nightly) {
+absl::Status SeedNightlySchedule(store::ScheduleStore& store, const Clock& clock, const NightlySchedule& nightly) {
   auto parsed = engine::LoadPlanFile(nightly.plan_file);
   if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat("nightly_plan: ", parsed.status().message()));
   absl::Status valid = engine::ValidatePlan(*parsed);
@@ -25,9 +25,9 @@ absl::Status SeedNightlySchedule(store::Store& store, const Clock& clock, const 
       CheckRun(schedule.plan(), schedule.quick(), schedule.filter(), schedule.selector(), "nightly_plan").status());
   // Seeded once per database: a user's `schedules delete nightly` survives restarts.
   FLEETMARK_ASSIGN_OR_RETURN(
-      store::Store::SeedOutcome outcome,
+      store::ScheduleStore::SeedOutcome outcome,
       store.SeedDefaultSchedule(schedule, cron.NextAfter(clock.Now()).value_or(absl::InfiniteFuture())));
-  if (outcome == store::Store::SeedOutcome::kLeftDeleted) {
+  if (outcome == store::ScheduleStore::SeedOutcome::kLeftDeleted) {
     ::fleetmark::Log(::fleetmark::LogLevel::kWarning,
                      absl::StrCat("schedule \"nightly\" was deleted from this database, so --nightly_plan ",
                                   "does not re-create it; to have it again: fleetmark schedules create nightly ",

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "coordinator/store/store.h"
+#include "coordinator/store/schedule_store.h"
 #include "engine/common/clock.h"
 
 namespace fleetmark::service {
@@ -24,7 +24,7 @@ struct NightlySchedule {
 // Loads and validates the plan (InvalidArgument "nightly_plan: ..."), parses the cron,
 // checks the run each fire will build (CheckRun, run_builder.h: "nightly_plan refused:
 // ..."), then stores the schedule "nightly" with its next fire after `clock`'s now unless
-// the database has or had one (Store::SeedDefaultSchedule). Store errors as the store's.
-absl::Status SeedNightlySchedule(store::Store& store, const Clock& clock, const NightlySchedule& nightly);
+// the database has or had one (ScheduleStore::SeedDefaultSchedule). Store errors as the store's.
+absl::Status SeedNightlySchedule(store::ScheduleStore& store, const Clock& clock, const NightlySchedule& nightly);
 
 }  // namespace fleetmark::service

@@ -4,7 +4,7 @@
 
 namespace fleetmark::service {
 
-store::Store& ReadStores::ForRun(const std::string& id_or_prefix) {
+store::RunStore& ReadStores::ForRun(const std::string& id_or_prefix) {
   if (router_ == nullptr || !router_->UseReplica()) return primary_;
   absl::StatusOr<v1::RunInfo> run = [&]() -> absl::StatusOr<v1::RunInfo> {
     absl::StatusOr<std::string> run_id = replica_->ResolveRunId(id_or_prefix);

@@ -30,7 +30,7 @@ std::vector<ResultPage> PageResults(const store::ResultExportIndex& index, size_
 namespace {
 
 // Loads the results [page.begin, page.end) of `index` into `out` (after what it holds).
-absl::Status LoadPage(store::Store& store, const store::ResultExportIndex& index, ResultPage page,
+absl::Status LoadPage(store::RunStore& store, const store::ResultExportIndex& index, ResultPage page,
                       v1::ExportResultsResponse* out) {
   std::vector<std::string> ids;
   ids.reserve(page.end - page.begin);
@@ -80,7 +80,7 @@ class ResultStreamer : public grpc::ServerWriteReactor<v1::ExportResultsResponse
     State(ReadStores& r, Executor& e, std::string id, std::string agent)
         : reads(r), executor(e), run_id(std::move(id)), agent_name(std::move(agent)) {}
     ReadStores& reads;
-    store::Store* store = nullptr;  // set by Start
+    store::RunStore* store = nullptr;  // set by Start
     Executor& executor;
     const std::string run_id;  // as requested
     const std::string agent_name;
@@ -134,7 +134,7 @@ class ResultStreamer : public grpc::ServerWriteReactor<v1::ExportResultsResponse
 
 absl::Status ExportWholeRun(ReadStores& reads, const v1::ExportResultsRequest& request,
                             v1::ExportResultsResponse* response) {
-  store::Store& store = reads.ForRun(request.run_id());
+  store::RunStore& store = reads.ForRun(request.run_id());
   FLEETMARK_ASSIGN_OR_RETURN(const std::string run_id, store.ResolveRunId(request.run_id()));
   FLEETMARK_ASSIGN_OR_RETURN(store::ResultExportIndex index, store.ListExportResults(run_id, request.agent_name()));
   // The answer's size from the index, before loading anything.

@@ -7,12 +7,12 @@
 
 namespace fleetmark::service {
 
-ResultIngestor::ResultIngestor(store::Store& store, ResultIngestorOptions options, CoordinatorMetrics* metrics)
+ResultIngestor::ResultIngestor(store::RunStore& store, ResultIngestorOptions options, CoordinatorMetrics* metrics)
     : queue_(
           "result(s)",
           {.write =
                [&store, metrics](const std::vector<const Item*>& batch) {
-                 std::vector<store::Store::AgentResult> rows;
+                 std::vector<store::RunStore::AgentResult> rows;
                  rows.reserve(batch.size());
                  for (const Item* item : batch) rows.push_back({item->agent_id, &item->result});
                  const absl::Time start = SteadyNow();

@@ -1,6 +1,6 @@
 // Result ingestion with group commit (group_commit.h): case results from all agent
 // streams are queued and written in batches (one transaction each,
-// Store::InsertResults: COPY of the new ids, replays reported as duplicates); each
+// RunStore::InsertResults: COPY of the new ids, replays reported as duplicates); each
 // result's callback runs only after its batch committed, so an ack never precedes the
 // commit. While the database is unavailable batches are retried with backoff (agents
 // keep their spool meanwhile); a batch failing for another reason is split so that
@@ -19,7 +19,7 @@
 
 #include "coordinator/service/coordinator_metrics.h"
 #include "coordinator/service/group_commit.h"
-#include "coordinator/store/store.h"
+#include "coordinator/store/run_store.h"
 #include "fleetmark/v1/result.pb.h"
 
 namespace fleetmark::service {
@@ -32,7 +32,7 @@ class ResultIngestor {
 
   // `store` (and `metrics`, when not null: commit latency, batch size, results
   // ingested) must outlive the ingestor.
-  ResultIngestor(store::Store& store, ResultIngestorOptions options, CoordinatorMetrics* metrics = nullptr);
+  ResultIngestor(store::RunStore& store, ResultIngestorOptions options, CoordinatorMetrics* metrics = nullptr);
 
   void Submit(std::string agent_id, v1::CaseResult result, Callback done);
   // Results queued or being written.

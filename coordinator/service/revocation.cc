@@ -11,7 +11,7 @@ namespace {
 
 // Ends the streams of `by_agent` (agent id -> its live session here) that the store says
 // must go; returns their names.
-absl::StatusOr<std::vector<std::string>> EndStreamsOf(store::Store& store,
+absl::StatusOr<std::vector<std::string>> EndStreamsOf(store::TokenStore& store,
                                                       std::map<std::string, std::shared_ptr<AgentSession>>& by_agent) {
   std::vector<std::string> ended;
   if (by_agent.empty()) return ended;
@@ -22,9 +22,9 @@ absl::StatusOr<std::vector<std::string>> EndStreamsOf(store::Store& store,
     ids.push_back(agent_id);
     sessions.push_back(session->session_id());
   }
-  absl::StatusOr<std::vector<store::Store::Disconnect>> found = store.AgentsToDisconnect(ids, sessions);
+  absl::StatusOr<std::vector<store::TokenStore::Disconnect>> found = store.AgentsToDisconnect(ids, sessions);
   if (!found.ok()) return found.status();
-  for (const store::Store::Disconnect& agent : *found) {
+  for (const store::TokenStore::Disconnect& agent : *found) {
     const std::shared_ptr<AgentSession>& session = by_agent[agent.agent_id];
     if (session->closing()) continue;
     ended.push_back(session->state().name);
@@ -39,7 +39,7 @@ absl::StatusOr<std::vector<std::string>> EndStreamsOf(store::Store& store,
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::string>> EndRevokedAgentStreams(store::Store& store, AgentRegistry& registry) {
+absl::StatusOr<std::vector<std::string>> EndRevokedAgentStreams(store::TokenStore& store, AgentRegistry& registry) {
   std::map<std::string, std::shared_ptr<AgentSession>> by_agent;
   for (const std::shared_ptr<AgentSession>& session : registry.All()) {
     const std::string agent_id = session->state().agent_id;
@@ -48,7 +48,7 @@ absl::StatusOr<std::vector<std::string>> EndRevokedAgentStreams(store::Store& st
   return EndStreamsOf(store, by_agent);
 }
 
-absl::StatusOr<bool> EndStreamIfRevoked(store::Store& store, const std::string& agent_id,
+absl::StatusOr<bool> EndStreamIfRevoked(store::TokenStore& store, const std::string& agent_id,
                                         const std::shared_ptr<AgentSession>& session) {
   std::map<std::string, std::shared_ptr<AgentSession>> by_agent{{agent_id, session}};
   absl::StatusOr<std::vector<std::string>> ended = EndStreamsOf(store, by_agent);

@@ -1,7 +1,7 @@
 // Token revocation, agent removal and session takeover for connected agents: ends the
 // streams of this coordinator's agents whose enrollment token is revoked or that were
 // removed (`fleetmark agents remove`), so they get no new job, and those whose identity
-// another session took over (store::Store::RegisterAgent: one live session per agent
+// another session took over (store::AgentStore::RegisterAgent: one live session per agent
 // fleet-wide), which get a retryable Refusal with identity_in_use (ABORTED): the agent
 // stops its job and retries with backoff. Called by RevokeToken and
 // RemoveAgent (on the coordinator that served them), on the "disconnect" notification
@@ -24,20 +24,20 @@
 
 #include "absl/status/statusor.h"
 #include "coordinator/service/agent_registry.h"
-#include "coordinator/store/store.h"
+#include "coordinator/store/token_store.h"
 
 namespace fleetmark::service {
 
 // Returns the names of the agents whose streams it ended. Errors: the store's
 // (Unavailable while the database is down; nothing is ended then).
-absl::StatusOr<std::vector<std::string>> EndRevokedAgentStreams(store::Store& store, AgentRegistry& registry);
+absl::StatusOr<std::vector<std::string>> EndRevokedAgentStreams(store::TokenStore& store, AgentRegistry& registry);
 
 // The same check for one session that has just entered the registry: a revocation or
 // removal committed between the agent's registration and that moment was announced while
 // no coordinator held its stream (every "disconnect" notification found none), so the
 // session is checked once more here. True when it refused the session. Errors: the
 // store's (the liveness flush then catches it, within one heartbeat interval).
-absl::StatusOr<bool> EndStreamIfRevoked(store::Store& store, const std::string& agent_id,
+absl::StatusOr<bool> EndStreamIfRevoked(store::TokenStore& store, const std::string& agent_id,
                                         const std::shared_ptr<AgentSession>& session);
 
 }  // namespace fleetmark::service

@@ -56,7 +56,7 @@ absl::StatusOr<CheckedRun> CheckRun(const v1::Plan& plan, bool quick, const std:
   return checked;
 }
 
-RunBuilder::RunBuilder(store::Store& store, const Clock& clock, RunBuilderOptions options)
+RunBuilder::RunBuilder(store::AgentStore& store, const Clock& clock, RunBuilderOptions options)
     : store_(store), clock_(clock), options_(std::move(options)) {}
 
 absl::StatusOr<store::NewRun> RunBuilder::Submitted(const v1::SubmitRunRequest& request) const {

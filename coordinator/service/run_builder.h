@@ -23,7 +23,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "coordinator/service/selector.h"
-#include "coordinator/store/store.h"
+#include "coordinator/store/agent_store.h"
+#include "coordinator/store/new_run.h"
 #include "engine/common/clock.h"
 #include "fleetmark/v1/control.pb.h"
 
@@ -66,7 +67,7 @@ struct RunBuilderOptions {
 class RunBuilder {
  public:
   // `store` and `clock` must outlive the builder.
-  RunBuilder(store::Store& store, const Clock& clock, RunBuilderOptions options);
+  RunBuilder(store::AgentStore& store, const Clock& clock, RunBuilderOptions options);
 
   // The run a SubmitRun request creates: submitted_by "cli" when the request has none;
   // queue_offline_ms > 0 (submit --queue_offline, CheckQueueOffline's range, named
@@ -107,7 +108,7 @@ class RunBuilder {
                          std::string submitted_by, CheckedRun checked, std::vector<std::string> agent_ids,
                          absl::Duration queue_expiry) const;
 
-  store::Store& store_;
+  store::AgentStore& store_;
   const Clock& clock_;
   const RunBuilderOptions options_;
 };

@@ -32,7 +32,7 @@ namespace {
 // scheduled" exists at any time, so Finish never races a write.
 class RunWatcher : public grpc::ServerWriteReactor<v1::RunInfo> {
  public:
-  RunWatcher(store::Store& store, Executor& executor, const AgentRegistry& registry, std::string run_id,
+  RunWatcher(store::RunStore& store, Executor& executor, const AgentRegistry& registry, std::string run_id,
              absl::Duration poll)
       : state_(std::make_shared<State>(store, executor, registry, std::move(run_id), poll)) {
     state_->reactor = this;
@@ -54,9 +54,9 @@ class RunWatcher : public grpc::ServerWriteReactor<v1::RunInfo> {
 
  private:
   struct State {
-    State(store::Store& s, Executor& e, const AgentRegistry& r, std::string id, absl::Duration p)
+    State(store::RunStore& s, Executor& e, const AgentRegistry& r, std::string id, absl::Duration p)
         : store(s), executor(e), registry(r), run_id(std::move(id)), poll(p) {}
-    store::Store& store;
+    store::RunStore& store;
     Executor& executor;
     const AgentRegistry& registry;
     std::string run_id;  // as requested until resolved
@@ -112,7 +112,7 @@ class RunWatcher : public grpc::ServerWriteReactor<v1::RunInfo> {
 
 }  // namespace
 
-grpc::ServerWriteReactor<v1::RunInfo>* NewRunWatcher(store::Store& store, Executor& executor,
+grpc::ServerWriteReactor<v1::RunInfo>* NewRunWatcher(store::RunStore& store, Executor& executor,
                                                      const AgentRegistry& registry, std::string run_id,
                                                      absl::Duration poll) {
   return new RunWatcher(store, executor, registry, std::move(run_id), poll);

@@ -13,7 +13,7 @@
 #include "absl/time/time.h"
 #include "coordinator/service/agent_registry.h"
 #include "coordinator/service/executor.h"
-#include "coordinator/store/store.h"
+#include "coordinator/store/run_store.h"
 #include "fleetmark/v1/control.pb.h"
 
 namespace fleetmark::service {
@@ -24,11 +24,11 @@ namespace fleetmark::service {
 void AddCurrentCases(const AgentRegistry& registry, v1::RunInfo& run);
 
 // WatchRun's reactor: streams run `run_id` (an id or a unique prefix, resolved on the
-// first poll, Store::ResolveRunId) whenever it changes, polling every `poll` (3 × poll
+// first poll, RunStore::ResolveRunId) whenever it changes, polling every `poll` (3 × poll
 // after an Unavailable store, ending with it after 100 in a row), and finishes OK once
 // the run is over (RunFinished). Other errors end the stream with their code. The
 // references must outlive the stream.
-grpc::ServerWriteReactor<v1::RunInfo>* NewRunWatcher(store::Store& store, Executor& executor,
+grpc::ServerWriteReactor<v1::RunInfo>* NewRunWatcher(store::RunStore& store, Executor& executor,
                                                      const AgentRegistry& registry, std::string run_id,
                                                      absl::Duration poll);
 

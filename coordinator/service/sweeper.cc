@@ -152,7 +152,7 @@ void Sweeper::Sweep(bool expire) {
 // again a day later (a minute later after an error, which is logged). `now`: steady.
 absl::Status Sweeper::EnsurePartitions() {
   const absl::Time now = clock_.SteadyNow();
-  absl::StatusOr<int> created = parts_.store->EnsureResultPartitions(options_.partitions_ahead);
+  absl::StatusOr<int> created = parts_.retention->EnsureResultPartitions(options_.partitions_ahead);
   if (!created.ok()) {
     next_partitions_check_ = now + absl::Minutes(1);
     ::fleetmark::Log(::fleetmark::LogLevel::kWarning, absl::StrCat("result partitions: ", created.status().message()));
@@ -171,7 +171,7 @@ absl::Status Sweeper::EnsurePartitions() {
 // A failed check (the database busy or briefly unreachable) is retried a few times a
 // second apart rather than left to the next liveness flush, a heartbeat interval later.
 void Sweeper::EndRevokedAgents(int retries_left) {
-  absl::StatusOr<std::vector<std::string>> ended = EndRevokedAgentStreams(*parts_.store, *parts_.registry);
+  absl::StatusOr<std::vector<std::string>> ended = EndRevokedAgentStreams(*parts_.tokens, *parts_.registry);
   if (!ended.ok()) {
     if (retries_left > 0 && parts_.executor != nullptr) {
       ::fleetmark::Log(
@@ -224,7 +224,7 @@ bool Sweeper::FlushLiveness(absl::Time now) {
     batch.push_back({s.agent_id, wall_now - (now - s.last_heard), s.rss_bytes, s.cpu_seconds, session->session_id()});
   }
   std::vector<std::string> unrecorded(unrecorded_agents_.begin(), unrecorded_agents_.end());
-  absl::Status status = parts_.store->RecordLiveness(batch, options_.job_lease, unrecorded);
+  absl::Status status = parts_.agents->RecordLiveness(batch, options_.job_lease, unrecorded);
   if (!status.ok()) {
     // The first failure, then one line a minute while it lasts (it runs every
     // heartbeat interval: an outage must not fill the log).
@@ -270,7 +270,7 @@ void Sweeper::StopEndedJobs() {
   if (by_job.empty()) return;
   std::vector<std::string> jobs;
   for (const auto& [job, session] : by_job) jobs.push_back(job);
-  absl::StatusOr<std::vector<std::string>> ended = parts_.store->EndedJobs(jobs);
+  absl::StatusOr<std::vector<std::string>> ended = parts_.runs->EndedJobs(jobs);
   if (!ended.ok()) return;
   for (const std::string& job : *ended) {
     StopRunningJob(*by_job[job], job, "the job ended (cancelled or failed) on another coordinator");
@@ -278,7 +278,7 @@ void Sweeper::StopEndedJobs() {
 }
 
 void Sweeper::ExpireLeases() {
-  absl::StatusOr<std::vector<store::ExpiredJob>> expired = parts_.store->ExpireLeases();
+  absl::StatusOr<std::vector<store::ExpiredJob>> expired = parts_.runs->ExpireLeases();
   if (!expired.ok()) return;
   std::vector<std::string> wake;
   for (const store::ExpiredJob& job : *expired) {

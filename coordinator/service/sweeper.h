@@ -35,14 +35,21 @@
 #include "coordinator/service/change_monitor.h"
 #include "coordinator/service/dispatcher.h"
 #include "coordinator/service/executor.h"
-#include "coordinator/store/store.h"
+#include "coordinator/store/agent_store.h"
+#include "coordinator/store/retention_store.h"
+#include "coordinator/store/run_store.h"
+#include "coordinator/store/token_store.h"
 #include "engine/common/clock.h"
 
 namespace fleetmark::service {
 
 // What the sweeper works on; not owned, each outlives the Sweeper.
 struct SweeperParts {
-  store::Store* store = nullptr;
+  // The store's slices it uses (one Store may serve all four).
+  store::TokenStore* tokens = nullptr;         // revoked or removed agents
+  store::AgentStore* agents = nullptr;         // liveness flushes
+  store::RunStore* runs = nullptr;             // lease expiry, jobs ended elsewhere
+  store::RetentionStore* retention = nullptr;  // result partitions ahead
   AgentRegistry* registry = nullptr;
   Dispatcher* dispatcher = nullptr;
   Executor* executor = nullptr;  // retries of a failed revocation check

@@ -31,7 +31,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
   return std::unique_ptr<Store>(*std::move(store));
 }
 
-absl::StatusOr<std::vector<AgentSummary>> Store::ListAgentSummariesNamed(const std::string& name) {
+absl::StatusOr<std::vector<AgentSummary>> AgentStore::ListAgentSummariesNamed(const std::string& name) {
   FLEETMARK_ASSIGN_OR_RETURN(std::vector<AgentSummary> agents, ListAgentSummaries());
   std::vector<AgentSummary> named;
   for (AgentSummary& agent : agents) {

@@ -102,7 +102,10 @@ class SweeperTest : public ::testing::Test {
   // runner), pausing at most 50 ms of real time between turns.
   std::unique_ptr<Sweeper> MakeSweeper(scheduler::ScheduleRunner* schedules) {
     SweeperParts parts;
-    parts.store = &store_;
+    parts.tokens = &store_;
+    parts.agents = &store_;
+    parts.runs = &store_;
+    parts.retention = &store_;
     parts.registry = &registry_;
     parts.dispatcher = &dispatcher_;
     parts.executor = &executor_;
