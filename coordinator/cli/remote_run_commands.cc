@@ -171,10 +171,10 @@ absl::StatusOr<int> RunsList(const std::vector<std::string>& args) {
     int done = 0;
     for (const v1::JobInfo& job : run.jobs()) done += job.status() == "done" ? 1 : 0;
     // An imported run (`results import`) was not run by the fleet: its status says so.
-    table.AddRow({run.run_id(), run.plan_name(),
-                  run.imported() ? absl::StrCat(run.status(), " (imported)") : run.status(),
-                  absl::StrCat(done, "/", run.jobs_size()), absl::StrCat(run.results()),
-                  FormatUnixNs(run.created_unix_ns()), service::SelectorText(run.selector()), run.submitted_by()});
+    table.AddRow(
+        {run.run_id(), run.plan_name(), run.imported() ? absl::StrCat(run.status(), " (imported)") : run.status(),
+         absl::StrCat(done, "/", run.jobs_size()), absl::StrCat(run.results()), FormatUnixNs(run.created_unix_ns()),
+         service::SelectorText(run.selector(), run.imported()), run.submitted_by()});
   }
   std::cout << table.Render();
   return kExitOk;

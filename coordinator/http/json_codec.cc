@@ -200,7 +200,7 @@ json RunJson(const store::WebRun& run) {
           {"plan_name", run.plan_name},
           {"status", run.status},
           {"selector", run.selector},
-          {"selector_text", service::SelectorText(run.selector)},
+          {"selector_text", service::SelectorText(run.selector, run.imported)},
           {"submitted_by", run.submitted_by},
           {"quick", run.quick},
           {"created_unix_ms", Ms(run.created_unix_ns)},

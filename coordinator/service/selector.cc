@@ -262,7 +262,8 @@ bool Selector::AdmitsHealth(bool quarantined) const {
   return !quarantined;
 }
 
-std::string SelectorText(absl::string_view selector) {
+std::string SelectorText(absl::string_view selector, bool imported) {
+  if (imported) return "(imported: no selector)";
   return selector.empty() ? "(all online)" : std::string(selector);
 }
 

@@ -110,7 +110,8 @@ absl::Status CheckQueueOffline(absl::Duration expiry, absl::string_view flag = "
 // A run's or schedule's selector as every table shows it, CLI (`runs list`, `schedules
 // list`) and web (the JSON's "selector_text") alike: the selector itself, or
 // "(all online)" for the empty one (every online agent; in parentheses, as no
-// selector can be spelled so).
-std::string SelectorText(absl::string_view selector);
+// selector can be spelled so); "(imported: no selector)" for an imported run
+// (`results import`), which no selector picked.
+std::string SelectorText(absl::string_view selector, bool imported = false);
 
 }  // namespace fleetmark::service

@@ -18,6 +18,7 @@
 #include "absl/strings/strip.h"
 #include "coordinator/store/store_internal.h"
 #include "engine/common/status_macros.h"
+#include "engine/report/results_check.h"
 #include "engine/topology/fingerprint.h"
 
 namespace fleetmark::store::internal {
@@ -46,77 +47,7 @@ std::string NoNul(const std::string& s) {
   return clean;
 }
 
-// InvalidArgument naming `path`.field unless every double/float field of `message`
-// (recursively) is finite, and >= 0 when `non_negative`; `may_be_infinite` (if not
-// null) may also be +Infinity.
-absl::Status CheckFloats(const google::protobuf::Message& message, const std::string& path, bool non_negative,
-                         const google::protobuf::FieldDescriptor* may_be_infinite = nullptr) {
-  const google::protobuf::Reflection* reflection = message.GetReflection();
-  std::vector<const google::protobuf::FieldDescriptor*> fields;
-  reflection->ListFields(message, &fields);
-  for (const google::protobuf::FieldDescriptor* field : fields) {
-    const std::string name = absl::StrCat(path, ".", field->name());
-    const int count = field->is_repeated() ? reflection->FieldSize(message, field) : 1;
-    for (int i = 0; i < count; ++i) {
-      const std::string at = field->is_repeated() ? absl::StrCat(name, "[", i, "]") : name;
-      double value = 0;
-      switch (field->cpp_type()) {
-        case google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE:
-          value = field->is_repeated() ? reflection->GetRepeatedDouble(message, field, i)
-                                       : reflection->GetDouble(message, field);
-          break;
-        case google::protobuf::FieldDescriptor::CPPTYPE_FLOAT:
-          value = field->is_repeated() ? reflection->GetRepeatedFloat(message, field, i)
-                                       : reflection->GetFloat(message, field);
-          break;
-        case google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE: {
-          const google::protobuf::Message& child = field->is_repeated()
-                                                       ? reflection->GetRepeatedMessage(message, field, i)
-                                                       : reflection->GetMessage(message, field);
-          if (absl::Status s = CheckFloats(child, at, non_negative, may_be_infinite); !s.ok()) return s;
-          continue;
-        }
-        default:
-          continue;
-      }
-      if (field == may_be_infinite && value == std::numeric_limits<double>::infinity()) continue;
-      if (!std::isfinite(value) || (non_negative && value < 0)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(at, non_negative ? ": a finite number >= 0, got " : ": a finite number, got ", value));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
-
-absl::Status CheckResultValues(const v1::CaseResult& result) {
-  // ci_half_width_percent is +Infinity while the CI is not achieved (under 6 samples:
-  // engine/measure/statistics.h); every other statistic is a finite ns value or percent.
-  if (absl::Status s = CheckFloats(result.stats(), "result.stats", /*non_negative=*/true,
-                                   v1::Statistics::descriptor()->FindFieldByName("ci_half_width_percent"));
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckFloats(result.counters(), "result.counters", false); !s.ok()) return s;
-  if (result.has_memory()) {
-    if (absl::Status s = CheckFloats(result.memory(), "result.memory", false); !s.ok()) return s;
-  }
-  if (result.has_fanout()) {
-    if (absl::Status s = CheckFloats(result.fanout(), "result.fanout", false); !s.ok()) return s;
-  }
-  if (result.has_load()) {
-    if (absl::Status s = CheckFloats(result.load(), "result.load", false); !s.ok()) return s;
-  }
-  for (int i = 0; i < result.samples_ns_size(); ++i) {
-    if (result.samples_ns(i) < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("result.samples_ns[", i, "]: a duration >= 0 ns, got ", result.samples_ns(i)));
-    }
-  }
-  return absl::OkStatus();
-}
 
 absl::Status CheckIncomingResult(const v1::CaseResult& result, bool job_id_too) {
   FLEETMARK_RETURN_IF_ERROR(CheckUuid("result.result_id", result.result_id()));
@@ -126,7 +57,7 @@ absl::Status CheckIncomingResult(const v1::CaseResult& result, bool job_id_too) 
     return absl::InvalidArgumentError(
         "result.spec.case_id: not a case of the job's plan (bytes outside printable ASCII)");
   }
-  return CheckResultValues(result);
+  return report::CheckResultValues(result);
 }
 
 void CopyResultRows(pqxx::work& txn, const std::string& table, size_t count,

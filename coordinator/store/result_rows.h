@@ -20,18 +20,10 @@ namespace fleetmark::store::internal {
 // The columns of a case_results row (ResultColumns).
 inline constexpr size_t kResultColumnCount = 45;
 
-// InvalidArgument naming the field (e.g. `result.stats.median_ns: a finite number >= 0,
-// got nan`) unless `result`'s measured values are plausible: every floating-point
-// field of its statistics, counters and scenario result (memory, fanout, load) is
-// finite (except stats.ci_half_width_percent, +Infinity while the CI is not achieved),
-// the statistics (ns, percent) are >= 0, and every raw sample is >= 0 ns. The
-// environment snapshots are not checked (a sensor's reading is context, not a result).
-absl::Status CheckResultValues(const v1::CaseResult& result);
-
 // The one check of a result from outside (an agent's, InsertResults; an imported one,
 // ImportResults, whose job is the import's), InvalidArgument naming the field, in this
 // order: result.result_id a UUID, result.job_id a UUID (`job_id_too`), the case id
-// printable ASCII (no plan has another), CheckResultValues.
+// printable ASCII (no plan has another), report::CheckResultValues (engine/report/results_check.h).
 absl::Status CheckIncomingResult(const v1::CaseResult& result, bool job_id_too);
 
 // Streams `count` rows into `table` (case_results or a table LIKE it) with COPY, row i

@@ -93,10 +93,13 @@ absl::Status CheckJsonShape(std::string_view json) {
   return absl::OkStatus();
 }
 
-// Strict protobuf JSON parse of `json` into `message` (unknown fields rejected).
-absl::Status ParseStrict(std::string_view json, google::protobuf::Message* message) {
+// Protobuf JSON parse of `json` into `message`. A ResultsDocument ignores fields it does
+// not know (docs/results-schema.md: adding a field is no version bump, readers ignore
+// what they do not know); the pre-schema RunReport is parsed strictly (`strict`), so
+// a document is never mistaken for one.
+absl::Status ParseJsonMessage(std::string_view json, google::protobuf::Message* message, bool strict) {
   google::protobuf::util::JsonParseOptions options;
-  options.ignore_unknown_fields = false;
+  options.ignore_unknown_fields = !strict;
   const auto status = google::protobuf::util::JsonStringToMessage(
       google::protobuf::StringPiece(json.data(), json.size()), message, options);
   if (!status.ok()) {
@@ -129,7 +132,7 @@ absl::StatusOr<std::string> FormatJson(const fleetmark::v1::RunReport& report) {
 absl::StatusOr<fleetmark::v1::ResultsDocument> ParseResultsJson(std::string_view json) {
   FLEETMARK_RETURN_IF_ERROR(CheckJsonShape(json));
   fleetmark::v1::ResultsDocument document;
-  const absl::Status as_document = ParseStrict(json, &document);
+  const absl::Status as_document = ParseJsonMessage(json, &document, /*strict=*/false);
   if (as_document.ok() && document.schema_version() > kResultsSchemaVersion) {
     return absl::InvalidArgumentError(
         absl::StrCat(kNotResults, "schema_version ", document.schema_version(),
@@ -142,7 +145,7 @@ absl::StatusOr<fleetmark::v1::ResultsDocument> ParseResultsJson(std::string_view
   }
   // Before the schema: `fleetmark run --format json` wrote a RunReport (camelCase).
   fleetmark::v1::RunReport report;
-  if (ParseStrict(json, &report).ok()) {
+  if (ParseJsonMessage(json, &report, /*strict=*/true).ok()) {
     fleetmark::v1::ResultsDocument legacy = LocalResultsDocument(report);
     legacy.set_schema_version(0);  // read from a file older than the schema
     FLEETMARK_RETURN_IF_ERROR(CheckResultsDocument(legacy));

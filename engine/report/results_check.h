@@ -23,6 +23,17 @@ inline constexpr double kMaxResultNs = 86'400e9;
 // (stats' min, median, max and mean, samples_ns, process_medians_ns); a parameter of the
 // case's spec outside the range a plan allows (threads, batch tasks, the synthetic,
 // memory, fanout and load parameters: engine/scenarios/param_rules.h).
+// Then each result's CheckResultValues, with the field named as above.
 absl::Status CheckResultsDocument(const fleetmark::v1::ResultsDocument& document);
+
+// The measured values of one result from outside (an agent's, an imported or a read
+// file's): InvalidArgument naming the field (e.g. `result.stats.median_ns: a finite
+// number >= 0, got nan`) unless its status and stop_reason are values this fleetmark
+// knows, every floating-point field of its statistics, counters and scenario result
+// (memory, fanout, load) is finite (except stats.ci_half_width_percent, +Infinity while
+// the CI is not achieved), the statistics (ns, percent) are >= 0, and every raw sample
+// is >= 0 ns. The environment snapshots are not checked (a sensor's reading is context,
+// not a result). The coordinator's store runs it on every result it is given.
+absl::Status CheckResultValues(const fleetmark::v1::CaseResult& result);
 
 }  // namespace fleetmark::report

@@ -226,5 +226,13 @@ TEST(SelectorTest, NormalizeArch) {
   EXPECT_EQ(NormalizeArch("riscv64"), "riscv64");
 }
 
+// Every table's selector column: the selector, "(all online)" for the empty one, and an
+// imported run (which no selector picked) says so rather than "(all online)".
+TEST(SelectorTextTest, NamesTheEmptySelectorAndImportedRuns) {
+  EXPECT_EQ(SelectorText("arch=arm64"), "arch=arm64");
+  EXPECT_EQ(SelectorText(""), "(all online)");
+  EXPECT_EQ(SelectorText("", /*imported=*/true), "(imported: no selector)");
+}
+
 }  // namespace
 }  // namespace fleetmark::service

@@ -198,7 +198,16 @@ TEST_P(StoreConformanceTest, AnImportOfAnUnknownSchemaOrABadResultStoresNothing)
   document.mutable_devices(0)->mutable_results(1)->mutable_stats()->set_stddev_ns(-1);
   refused = store->ImportResults(document, "import:alice");
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("devices[0].results[1].stats.stddev_ns"));
+  // The readers' one check (report::CheckResultsDocument) names the device and the case.
+  EXPECT_THAT(
+      std::string(refused.status().message()),
+      HasSubstr("case \"batch/arithmetic/blocking/direct/any/1\": stats.stddev_ns: a finite number >= 0, got -1"));
+
+  document = LocalFile({Id(1), Id(2)});
+  document.mutable_devices(0)->mutable_results(1)->set_status(static_cast<v1::CaseStatus>(999));
+  refused = store->ImportResults(document, "import:alice");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("status: one of the CaseStatus names"));
 
   document = LocalFile({Id(1)});
   document.mutable_run()->set_plan_name(std::string(300, 'p'));

@@ -14,6 +14,7 @@
 #include "engine/report/results_document.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "sample_report.h"
@@ -145,6 +146,32 @@ TEST(JsonTest, RefusesANewerSchemaVersionAndSeveralDevicesAsOneReport) {
   ASSERT_TRUE(ParseResultsJson(two).ok());
   EXPECT_EQ(ParseResultsJson(two)->devices_size(), 2);
   EXPECT_NE(ParseJson(two).status().message().find("holds 2 devices, expected one"), std::string::npos);
+}
+
+// docs/results-schema.md: adding a field is no version bump, so readers ignore fields
+// they do not know; but a value no fleetmark writes (an unknown status number, an
+// infinite CI bound) is refused by every reader, as the coordinator's import refuses it.
+TEST(JsonTest, ReadersIgnoreUnknownFieldsAndRefuseValuesNoFleetmarkWrites) {
+  const absl::StatusOr<std::string> json = FormatJson(testing::SampleReport());
+  ASSERT_TRUE(json.ok()) << json.status();
+  nlohmann::json doc = nlohmann::json::parse(*json);
+  doc["added_later"] = 1;
+  doc["devices"][0]["results"][0]["added_later_too"] = {{"x", 1}};
+  const absl::StatusOr<fleetmark::v1::ResultsDocument> read = ParseResultsJson(doc.dump());
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->devices(0).results_size(), testing::SampleReport().results_size());
+
+  nlohmann::json bad_status = doc;
+  bad_status["devices"][0]["results"][0]["status"] = 999;
+  const absl::Status status = ParseResultsJson(bad_status.dump()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("status: one of the CaseStatus names"));
+  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("got 999"));
+
+  nlohmann::json bad_ci = doc;
+  bad_ci["devices"][0]["results"][0]["stats"]["ci_high_ns"] = "Infinity";
+  const absl::Status ci = ParseResultsJson(bad_ci.dump()).status();
+  EXPECT_THAT(std::string(ci.message()), ::testing::HasSubstr("stats.ci_high_ns: a finite number >= 0, got inf"));
 }
 
 TEST(JsonTest, MalformedInputIsAnError) {
