@@ -16,7 +16,7 @@ namespace fleetmark::engine {
 v1::CaseStatus CaseStatusForError(const absl::Status& error);
 
 // The message of a result whose child process returned `error`: an unsupported case
-// (Unimplemented: the strategy or scenario does not do this) keeps the child's own
+// (status code kUnimplemented: a case the strategy or scenario does not support) keeps the child's own
 // reason; any other error is prefixed "child process: " (the child could not run it).
 std::string ChildErrorMessage(const absl::Status& error);
 

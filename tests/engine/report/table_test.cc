@@ -418,14 +418,20 @@ TEST(TableTest, UnsupportedCasesCollapseIntoOneLineNamingTheStrategies) {
   EXPECT_NE(wide.find("each task owns an OS thread"), std::string::npos) << wide;
 }
 
+// An unsupported storage batch case of `name` whose message is `message`.
+fleetmark::v1::CaseResult UnsupportedCase(const std::string& name, const std::string& message) {
+  auto r = testing::BatchCase(name, 0, "storage", 0, 0);
+  r.set_status(fleetmark::v1::CASE_STATUS_UNSUPPORTED);
+  r.clear_stats();
+  r.set_message(message);
+  return r;
+}
+
 TEST(TableTest, IdenticalReasonsAreGivenWhole) {
   fleetmark::v1::RunReport report;
-  for (const char* name : {"direct", "async"}) {
-    auto r = testing::BatchCase(name, 0, "storage", 0, 0);
-    r.set_status(fleetmark::v1::CASE_STATUS_UNSUPPORTED);
-    r.clear_stats();
-    r.set_message(std::string(name) + " has no suspending wait: its tasks can only block their OS thread");
-    *report.add_results() = r;
+  for (const std::string name : {"direct", "async"}) {
+    *report.add_results() =
+        UnsupportedCase(name, name + " has no suspending wait: its tasks can only block their OS thread");
   }
   const std::string text = FormatTable(report, {.collapse_unsupported = true});
   EXPECT_NE(text.find("unsupported (2): direct, async — has no suspending wait: its tasks can only block their OS "
@@ -440,12 +446,8 @@ TEST(TableTest, IdenticalReasonsAreGivenWhole) {
 // "fanout supports ...; got X") collapse to the part they share.
 TEST(TableTest, ReasonsDifferingOnlyAfterASemicolonCollapseToTheirCommonHead) {
   fleetmark::v1::RunReport report;
-  for (const char* name : {"openmp_for", "std_par"}) {
-    auto r = testing::BatchCase(name, 0, "storage", 0, 0);
-    r.set_status(fleetmark::v1::CASE_STATUS_UNSUPPORTED);
-    r.clear_stats();
-    r.set_message(std::string("fanout supports direct and fixed_pool; got ") + name);
-    *report.add_results() = r;
+  for (const std::string name : {"openmp_for", "std_par"}) {
+    *report.add_results() = UnsupportedCase(name, "fanout supports direct and fixed_pool; got " + name);
   }
   const std::string text = FormatTable(report, {.collapse_unsupported = true});
   EXPECT_NE(text.find("unsupported (2): openmp_for, std_par — fanout supports direct and fixed_pool (--wide shows "
