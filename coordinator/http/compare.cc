@@ -108,6 +108,9 @@ Comparison CompareDevices(const std::vector<DeviceResults>& devices, const repor
       slot->process_medians_ns = entry.process_medians_ns;
       slot->contended = entry.contended;
       slot->other_cpu_share = entry.other_cpu_share;
+      slot->episodes = entry.episodes;
+      slot->wakeup_delay_ns = entry.wakeup_delay_ns;
+      slot->preemption_delay_ns = entry.preemption_delay_ns;
     }
   }
 
@@ -152,6 +155,9 @@ Comparison CompareDevices(const std::vector<DeviceResults>& devices, const repor
         e.process_medians_ns = v.process_medians_ns;
         e.contended = v.contended;
         e.other_cpu_share = v.other_cpu_share;
+        e.episodes = v.episodes;
+        e.wakeup_delay_ns = v.wakeup_delay_ns;
+        e.preemption_delay_ns = v.preemption_delay_ns;
         for (size_t i = 0; i < e.process_medians_ns.size(); ++i) e.rounds.push_back(static_cast<uint32_t>(i + 1));
         point.ranked.push_back(std::move(e));
       }

@@ -55,6 +55,9 @@ struct CellValue {
   std::vector<double> process_medians_ns;  // report::EntryOf: one per process
   bool contended = false;                  // measured while other work used the device
   double other_cpu_share = 0;              // other processes' share of its CPU then (0..1)
+  engine::WaitEpisodes episodes;           // report::MapEntry's: the second contention bound
+  double wakeup_delay_ns = 0;
+  double preemption_delay_ns = 0;
 
   // Whether the value has a confidence interval (0 < low <= high, finite): without one
   // the ranking treats it as [0, ∞) and the JSON gives both bounds as null.

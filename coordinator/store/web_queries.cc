@@ -186,6 +186,11 @@ WebResult ResultFromRow(const pqxx::row& row) {
       *r.mutable_process_rounds() = full.process_rounds();
       r.set_contended(full.contended());
       r.set_other_cpu_share(full.other_cpu_share());
+      // ... and what bounds that work's share (engine/measure/contention_evidence.h).
+      r.set_wakeup_delay_ns(full.wakeup_delay_ns());
+      r.set_preemption_delay_ns(full.preemption_delay_ns());
+      r.mutable_counters()->set_voluntary_context_switches(full.counters().voluntary_context_switches());
+      r.mutable_counters()->set_involuntary_context_switches(full.counters().involuntary_context_switches());
       r.set_quick(full.quick());
     }
   }

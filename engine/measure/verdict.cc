@@ -96,6 +96,25 @@ double GroupSpread(const ResidualSums& own, double prior_sigma, double prior_dof
   return std::sqrt((d * variance + prior_dof * prior_sigma * prior_sigma) / (d + prior_dof));
 }
 
+// The share of a contended contender's time that is certainly its own (verdict.h,
+// Contention): s = max(1 - p, (1 - (W·δw + P·δp) / T) / kInterferenceFactor) in
+// [0, 1]; a p that is NaN or >= 1 bounds nothing, nor does an unknown count or delay.
+double OwnShare(const Logs& l) {
+  const Contender& c = *l.contender;
+  const double p = c.other_cpu_share;
+  double share = p >= 0 && p < 1 ? 1 - p : 0;
+  const auto known = [](double x) { return x >= 0 && std::isfinite(x); };
+  // A delay of 0 is "not measured" for wake-ups (a sleep always overshoots a little);
+  // a preemption probe that saw no preemption measured 0 legitimately.
+  if (known(c.wakeups_per_repetition) && known(c.preemptions_per_repetition) && c.wakeup_delay_ns > 0 &&
+      std::isfinite(c.wakeup_delay_ns) && known(c.preemption_delay_ns)) {
+    const double added =
+        c.wakeups_per_repetition * c.wakeup_delay_ns + c.preemptions_per_repetition * c.preemption_delay_ns;
+    share = std::max(share, (1 - added / std::exp(l.mean_log)) / kInterferenceFactor);
+  }
+  return std::clamp(share, 0.0, 1.0);
+}
+
 std::vector<Logs> UsableLogs(const std::vector<Contender>& contenders) {
   std::vector<Logs> logs;
   for (const Contender& c : contenders) {
@@ -272,12 +291,11 @@ GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const Verdict
   std::stable_sort(v.others.begin(), v.others.end(),
                    [](const PairedRatio& a, const PairedRatio& b) { return a.ratio < b.ratio; });
   // A contended contender is OUT only beyond what its contention can explain (verdict.h,
-  // Contention): low · (1 - p) > 1 + margin; it is never within the margin.
+  // Contention): low · s > 1 + margin; it is never within the margin.
   std::vector<std::string> contended;
   for (const Logs& l : logs) {
     if (!l.contender->contended) continue;
-    const double p = l.contender->other_cpu_share;
-    const double kept = p >= 0 && p < 1 ? 1 - p : 0;  // NaN or >= 1: bounds nothing
+    const double kept = OwnShare(l);
     auto it = std::find_if(v.others.begin(), v.others.end(),
                            [&](const PairedRatio& o) { return o.name == l.contender->name; });
     if (it != v.others.end()) {

@@ -112,13 +112,39 @@
 // - Contention (a contender measured while other work used the device, contention.h):
 //   other work can only add time, and under processor sharing (Kleinrock, "Queueing
 //   Systems, Vol. 2: Computer Applications", Wiley 1976, ch. 4) a job that gets a share
-//   1 - p of the CPU takes at most 1 / (1 - p) times as long. So a contended contender
-//   with share p is OUT only when its interval against the leader stays above the margin
-//   after removing that much: low · (1 - p) > 1 + margin (a 25x gap at p = 0.5 is still
-//   out; a 1.3x gap is not); a contended leader's lead is, if anything, understated.
-//   Equivalence is never claimed with a contended contender still open, and a group
-//   whose open contenders are not all OUT by this bound is undecided, saying which were
-//   contended. A p of 1 or more (or NaN) bounds nothing: never OUT.
+//   1 - p of the CPU takes at most 1 / (1 - p) times as long: at least a share
+//   1 - p of its time T is its own. That bound is empty when other work saturates the
+//   device (p -> 1), yet a job that mostly waits (a blocking call per task) loses only
+//   the waits for a CPU: a thread is delayed by other work only while it is runnable
+//   and not running, and every such stretch begins with a context switch of that
+//   thread (it slept and is woken, or it was preempted) or with its start. With W
+//   wake-ups and P preemptions per repetition (getrusage's voluntary and involuntary
+//   switches, all threads; its thread starts counted as preemptions) and δw, δp the
+//   mean wait of each under the same other work (measured right after the process by
+//   a wake-up and a preemption probe, the upper 95 % bound of each mean,
+//   scheduling_delay.h), the work added at most W·δw + P·δp (the sum over threads:
+//   waits that overlap count twice, so the bound is loose for many threads, tight for
+//   one).
+//   Waiting is not the only harm: a co-runner on a sibling hardware thread, or in the
+//   shared caches and memory bandwidth, slows a thread without ever switching it out
+//   (an SMT sibling leaves a thread roughly half to two thirds of its core: Tullsen,
+//   Eggers & Levy, "Simultaneous multithreading: maximizing on-chip parallelism", ISCA
+//   1995; co-location slowdowns in shared caches and memory reach similar factors:
+//   Mars et al., "Bubble-Up", MICRO 2011), so the time left after the waits is divided
+//   by kInterferenceFactor. The share of T that is certainly its own is the larger
+//   bound, s = max(1 - p, (1 - (W·δw + P·δp) / T) / kInterferenceFactor), T the geometric mean
+//   of its process medians. A
+//   contended contender is OUT only when its interval against the leader stays above
+//   the margin after removing the rest: low · s > 1 + margin (a 25x gap at p = 0.5 is
+//   still out; a 1.3x gap is not; at p = 0.98 an 80x gap of one thread that waits 100
+//   times per repetition, 3.5 ms each at most, is out by the second bound with s = 0.2). Both assume the
+//   other work is spread over the device's CPUs as the scheduler spreads it (work
+//   pinned onto the contender's own CPUs can add more), and neither sees cache or
+//   memory-bandwidth interference. A contended leader's lead is, if anything,
+//   understated. Equivalence is never claimed with a contended contender still open,
+//   and a group whose open contenders are not all OUT by this bound is undecided,
+//   saying which were contended. A p of 1 or more (or NaN) with no episode bound bounds
+//   nothing: never OUT.
 //
 // Pure functions; thread-safe.
 #pragma once
@@ -141,6 +167,15 @@ struct Contender {
   // The share of the device's CPU other work took during its worst process, 0..1
   // (CaseResult.other_cpu_share); bounds what that work can have added (Contention).
   double other_cpu_share = 0;
+  // The episodes in which a thread of it can have waited for a CPU, per repetition
+  // (contention_evidence.h): wake-ups (voluntary context switches) and preemptions
+  // (involuntary ones, plus its thread starts), -1 = unknown; and what one of each costs
+  // under the other work, ns (CaseResult.wakeup_delay_ns, preemption_delay_ns;
+  // scheduling_delay.h), 0 = not measured. Together a second bound (Contention).
+  double wakeups_per_repetition = -1;
+  double preemptions_per_repetition = -1;
+  double wakeup_delay_ns = 0;
+  double preemption_delay_ns = 0;
 };
 
 enum class VerdictKind {
@@ -192,6 +227,7 @@ inline constexpr double kPriorDegreesOfFreedom = 4;     // ν0 when the spread's
 inline constexpr double kMaxPriorDegreesOfFreedom = 8;  // ν0 never above this
 inline constexpr double kMarginSpreads = 2.0;           // margin = this · σ, clamped:
 inline constexpr double kMaxMargin = 0.10;              // ... to at most 10 % (unless min_margin is more)
+inline constexpr double kInterferenceFactor = 2.0;      // Contention: slowdown without a wait
 inline constexpr double kSlowerAlpha = 0.005;           // SLOWER: the C - 1 one-sided bounds at 1 - this / (C - 1)
 
 struct GroupVerdict {

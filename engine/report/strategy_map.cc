@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "engine/measure/contention_evidence.h"
 #include "engine/plan/case_group.h"
 #include "engine/report/case_names.h"
 #include "engine/report/text_table.h"
@@ -55,6 +56,19 @@ bool Mapped(const v1::CaseResult& r) {
          std::isfinite(r.stats().median_ns());
 }
 
+// The verdict's contender for an entry.
+engine::Contender ContenderOf(const MapEntry& e) {
+  return engine::Contender{.name = e.strategy,
+                           .rounds = e.rounds,
+                           .process_medians_ns = e.process_medians_ns,
+                           .contended = e.contended,
+                           .other_cpu_share = e.other_cpu_share,
+                           .wakeups_per_repetition = e.episodes.wakeups,
+                           .preemptions_per_repetition = e.episodes.preemptions,
+                           .wakeup_delay_ns = e.wakeup_delay_ns,
+                           .preemption_delay_ns = e.preemption_delay_ns};
+}
+
 }  // namespace
 
 MapEntry EntryOf(const v1::CaseResult& r) {
@@ -66,6 +80,9 @@ MapEntry EntryOf(const v1::CaseResult& r) {
   e.fastest_ns = s.min_ns();
   e.contended = r.contended();
   e.other_cpu_share = r.other_cpu_share();
+  e.episodes = engine::WaitEpisodesPerRepetition(r);
+  e.wakeup_delay_ns = r.wakeup_delay_ns();
+  e.preemption_delay_ns = r.preemption_delay_ns();
   e.quick = r.quick();
   // A CI that was not achieved (too few samples: an infinite half-width) or is
   // degenerate bounds nothing.
@@ -104,11 +121,7 @@ engine::ResidualSpread SpreadOf(const std::vector<const v1::CaseResult*>& result
       return std::any_of(g.begin(), g.end(), [&](const engine::Contender& c) { return c.name == e.strategy; });
     };
     if (groups.empty() || seen(groups.back())) groups.emplace_back();
-    groups.back().push_back(engine::Contender{.name = e.strategy,
-                                              .rounds = std::move(e.rounds),
-                                              .process_medians_ns = std::move(e.process_medians_ns),
-                                              .contended = e.contended,
-                                              .other_cpu_share = e.other_cpu_share});
+    groups.back().push_back(ContenderOf(e));
   }
   std::vector<std::vector<engine::Contender>> all;
   for (auto& [key, groups] : points) {
@@ -130,11 +143,7 @@ void DecidePoint(MapPoint& p, const MapOptions& options) {
                    [](const MapEntry& a, const MapEntry& b) { return a.centre_ns < b.centre_ns; });
   std::vector<engine::Contender> contenders;
   for (const MapEntry& e : p.ranked) {
-    contenders.push_back(engine::Contender{.name = e.strategy,
-                                           .rounds = e.rounds,
-                                           .process_medians_ns = e.process_medians_ns,
-                                           .contended = e.contended,
-                                           .other_cpu_share = e.other_cpu_share});
+    contenders.push_back(ContenderOf(e));
   }
   const engine::GroupVerdict v = engine::DecideGroup(contenders, {.min_margin = options.min_margin,
                                                                   .min_processes = options.min_processes,

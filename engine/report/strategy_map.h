@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/measure/contention_evidence.h"
 #include "engine/measure/verdict.h"
 #include "fleetmark/v1/result.pb.h"
 
@@ -48,6 +49,11 @@ struct MapEntry {
   // verdict rests on, shown beside it (recommend, the web view).
   double other_cpu_share = 0;
   bool quick = false;
+  // The verdict's second contention bound (engine/measure/contention_evidence.h): wake-ups
+  // and preemptions per repetition (-1 = unknown) and the wait of each, ns (0 = not measured).
+  engine::WaitEpisodes episodes;
+  double wakeup_delay_ns = 0;
+  double preemption_delay_ns = 0;
 };
 
 // The entry of a batch result (any status; the caller filters): process_medians_ns and

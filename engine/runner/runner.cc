@@ -18,6 +18,7 @@
 #include "engine/common/status_macros.h"
 #include "engine/health/preflight.h"
 #include "engine/measure/contention.h"
+#include "engine/measure/contention_evidence.h"
 #include "engine/measure/statistics.h"
 #include "engine/measure/stop_rule.h"
 #include "engine/measure/verdict.h"
@@ -269,7 +270,14 @@ class PlanRunner {
     }
     if (other_share && response.status() == v1::CASE_STATUS_OK) {
       r.set_other_cpu_share(std::max(r.other_cpu_share(), *other_share));
-      if (*other_share > kContentionThreshold) r.set_contended(true);
+      if (*other_share > kContentionThreshold) {
+        r.set_contended(true);
+        // What one wait for a CPU costs under this other work (verdict.h, Contention).
+        const SchedulingDelay delay =
+            options_.scheduling_delay_probe ? options_.scheduling_delay_probe() : MeasureSchedulingDelay();
+        r.set_wakeup_delay_ns(std::max(r.wakeup_delay_ns(), delay.wakeup_bound_ns));
+        r.set_preemption_delay_ns(std::max(r.preemption_delay_ns(), delay.preemption_bound_ns));
+      }
     }
     // A cancellation: Run() decides, from the rounds finished so far (it ends the run);
     // the process it killed did not finish its round, so none of its samples are kept.
@@ -358,8 +366,7 @@ class PlanRunner {
     contender.name = c.result.spec().strategy().label();
     contender.rounds = c.process_rounds;
     contender.process_medians_ns = ProcessMedians(c.samples, c.process_sizes);
-    contender.contended = c.result.contended();
-    contender.other_cpu_share = c.result.other_cpu_share();
+    SetContention(c.result, contender);
     return contender;
   }
 

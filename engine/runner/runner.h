@@ -65,6 +65,7 @@
 #include "engine/common/clock.h"
 #include "engine/health/preflight.h"
 #include "engine/measure/contention.h"
+#include "engine/measure/scheduling_delay.h"
 #include "engine/runner/slice.pb.h"
 #include "fleetmark/v1/plan.pb.h"
 #include "fleetmark/v1/result.pb.h"
@@ -124,6 +125,11 @@ struct RunOptions {
   // Reads /proc/stat for the contention check around each batch process
   // (engine/measure/contention.h); empty = the real file. A test seam.
   ProcStatReader proc_stat_reader;
+  // Measures the waits for a CPU after a contended process
+  // (engine/measure/scheduling_delay.h, CaseResult.wakeup_delay_ns and
+  // preemption_delay_ns); empty = the
+  // real probe (~0.2 s on a quiet machine). A test seam.
+  std::function<SchedulingDelay()> scheduling_delay_probe;
 };
 
 struct RunSummary {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/measure/contention_evidence.h"
 #include "engine/measure/verdict.h"
 #include "engine/plan/case_group.h"
 #include "engine/report/json.h"
@@ -54,8 +55,7 @@ int main(int argc, char** argv) {
       for (int i = 0; i < r.process_medians_ns_size(); ++i) {
         c.rounds.push_back(i < r.process_rounds_size() ? r.process_rounds(i) : static_cast<uint32_t>(i + 1));
       }
-      c.contended = r.contended();
-      c.other_cpu_share = r.other_cpu_share();
+      engine::SetContention(r, c);
       points[engine::CasePointKey(r.spec())].push_back(std::move(c));
     }
     std::vector<std::vector<engine::Contender>> groups;

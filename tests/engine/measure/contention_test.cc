@@ -2,9 +2,12 @@
 // an injected reader (engine/measure/contention.h).
 #include "engine/measure/contention.h"
 
+#include <cmath>
+
 #include <string>
 #include <vector>
 
+#include "engine/measure/scheduling_delay.h"
 #include "gtest/gtest.h"
 
 namespace fleetmark::engine {
@@ -70,6 +73,25 @@ TEST(ProcStatTest, TheProbeReadsBeforeAndAfter) {
   absl::StatusOr<std::string> real = ReadProcStat();
   ASSERT_TRUE(real.ok()) << real.status();
   EXPECT_TRUE(ParseProcStat(*real).ok());
+}
+
+TEST(SchedulingDelayTest, UpperMeanBoundIsMeanPlusOneSidedT) {
+  EXPECT_EQ(UpperMeanBound({}), 0);
+  EXPECT_EQ(UpperMeanBound({5}), 5);
+  // mean 2, s 1, n 3: 2 + t(0.95, 2) / sqrt(3) = 2 + 2.919986 / 1.732051.
+  EXPECT_NEAR(UpperMeanBound({1, 2, 3}), 2 + 2.919986 / std::sqrt(3.0), 1e-5);
+  EXPECT_EQ(UpperMeanBound({4, 4, 4, 4}), 4);
+}
+
+TEST(SchedulingDelayTest, ProbesWakeupsAndPreemptions) {
+  const SchedulingDelay d = MeasureSchedulingDelay(absl::Milliseconds(5), 5, absl::Microseconds(200));
+  EXPECT_EQ(d.wakeups, 5);
+  EXPECT_GE(d.wakeup_bound_ns, 0);
+  EXPECT_TRUE(std::isfinite(d.wakeup_bound_ns));
+  EXPECT_GE(d.preemptions, 0);
+  EXPECT_EQ(d.preemptions == 0, d.preemption_bound_ns == 0);
+  // Nonsense arguments fall back to the defaults rather than spinning forever or never.
+  EXPECT_EQ(MeasureSchedulingDelay(absl::Milliseconds(1), 0, absl::Microseconds(100)).wakeups, 100);
 }
 
 }  // namespace

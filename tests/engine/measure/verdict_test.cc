@@ -1,6 +1,8 @@
 // The verdict rule (verdict.h) on synthetic process medians with known answers.
 #include "engine/measure/verdict.h"
 
+#include "engine/measure/contention_evidence.h"
+
 #include "absl/strings/str_cat.h"
 
 #include <cmath>
@@ -347,6 +349,93 @@ TEST(DecideGroupTest, ContentionIsOutOnlyBeyondWhatItCanExplain) {
   EXPECT_EQ(v.kind, VerdictKind::kUndecided);
   EXPECT_THAT(v.reason, HasSubstr("contended: a"));
   EXPECT_EQ(DecideGroup({C("a", fast), C("b", fast)}, {}).kind, VerdictKind::kEquivalent);
+}
+
+// A saturated device (other work took 93-99 % of the CPU): 1 - p keeps 1 % of a
+// contender's time, so even an 80x gap is not beyond the share. A contender that
+// mostly waits loses only its waits for a CPU: one thread, 100 wake-ups per repetition
+// at most 3.5 ms each and 10 preemptions at most 3.5 ms each, can have lost 385 ms of its
+// 640 ms; the other 255 ms, halved for interference without a wait, is still 16x the
+// leader's 8 ms (a 100-task batch of 3 ms blocking waits on one thread beside a
+// 100-thread pool, on the development VM with two busy loops on its two CPUs).
+TEST(DecideGroupTest, ASaturatedDeviceStillTellsAWaitingThreadFromAPool) {
+  const std::vector<double> pool = {8.0e6, 8.1e6, 7.9e6}, one_thread = {641e6, 600e6, 680e6};
+  Contender leader = Contended("pool", pool, 0.93);
+  Contender waits = Contended("direct", one_thread, 0.99);
+  // By the share alone: not out.
+  GroupVerdict v = DecideGroup({leader, waits}, {});
+  ASSERT_EQ(v.others.size(), 1u);
+  EXPECT_FALSE(v.others[0].out);
+  EXPECT_EQ(v.kind, VerdictKind::kUndecided);
+  // With its episodes and their cost: out, and the group decided.
+  const auto with = [&](double wakeups, double preemptions, double wakeup_ns, double preemption_ns) {
+    Contender c = waits;
+    c.wakeups_per_repetition = wakeups;
+    c.preemptions_per_repetition = preemptions;
+    c.wakeup_delay_ns = wakeup_ns;
+    c.preemption_delay_ns = preemption_ns;
+    return DecideGroup({leader, c}, {});
+  };
+  v = with(100, 10, 3.5e6, 3.5e6);
+  EXPECT_TRUE(v.others[0].out) << v.reason;
+  EXPECT_EQ(v.kind, VerdictKind::kDecided) << v.reason;
+  EXPECT_EQ(v.leader, "pool");
+  // Preemptions cost their own delay: 10 of 20 ms each would explain 200 ms more: still
+  // out at 100 wake-ups of 1 ms; all its time explained by 30 preemptions of 20 ms: not.
+  EXPECT_TRUE(with(100, 10, 1e6, 20e6).others[0].out);
+  EXPECT_FALSE(with(100, 30, 1e6, 20e6).others[0].out);
+  // Episodes that could have cost all of its time bound nothing more than the share.
+  EXPECT_FALSE(with(200, 0, 3.5e6, 0).others[0].out);
+  // A preemption probe that saw none measured 0 legitimately; an unmeasured wake-up
+  // delay (0), unknown counts (-1) or non-finite values: the share alone.
+  EXPECT_TRUE(with(100, 0, 3.5e6, 0).others[0].out);
+  for (auto [wakeups, wakeup_ns] : std::vector<std::pair<double, double>>{
+           {-1, 3.5e6}, {100, 0}, {100, std::nan("")}, {std::nan(""), 3.5e6}, {100, -1}}) {
+    EXPECT_FALSE(with(wakeups, 0, wakeup_ns, 0).others[0].out) << wakeups << " " << wakeup_ns;
+  }
+  EXPECT_FALSE(with(100, -1, 3.5e6, 0).others[0].out);
+  EXPECT_FALSE(with(100, 0, 3.5e6, std::nan("")).others[0].out);
+  // No episode at all: the thread was never off its CPU, but a co-runner on a sibling
+  // hardware thread or in the shared caches can still have slowed it, up to
+  // kInterferenceFactor: a 1.3x gap stays open, a 3x gap at p = 0.9 (which the share
+  // alone cannot tell) is out.
+  const auto quiet = [](const std::vector<double>& medians) {
+    Contender c = Contended("b", medians, 0.9);
+    c.wakeups_per_repetition = c.preemptions_per_repetition = 0;
+    c.wakeup_delay_ns = c.preemption_delay_ns = 1e6;
+    return c;
+  };
+  EXPECT_FALSE(DecideGroup({C("a", {100, 101, 99}), quiet({130, 131, 129})}, {}).others[0].out);
+  EXPECT_FALSE(DecideGroup({C("a", {100, 101, 99}), Contended("b", {300, 303, 297}, 0.9)}, {}).others[0].out);
+  v = DecideGroup({C("a", {100, 101, 99}), quiet({300, 303, 297})}, {});
+  EXPECT_TRUE(v.others[0].out) << v.reason;
+}
+
+TEST(ContentionEvidenceTest, WakeupsAndPreemptionsPerRepetition) {
+  v1::CaseResult r;
+  EXPECT_EQ(WaitEpisodesPerRepetition(r).wakeups, -1);  // no counters
+  EXPECT_EQ(WaitEpisodesPerRepetition(r).preemptions, -1);
+  r.mutable_counters()->set_repetitions(10);
+  r.mutable_counters()->set_voluntary_context_switches(1000);
+  r.mutable_counters()->set_involuntary_context_switches(100);
+  r.set_threads_used(4);
+  EXPECT_DOUBLE_EQ(WaitEpisodesPerRepetition(r).wakeups, 100);
+  EXPECT_DOUBLE_EQ(WaitEpisodesPerRepetition(r).preemptions, 10 + 4);  // thread starts wait their turn
+  r.mutable_counters()->set_involuntary_context_switches(-5000);       // corrupt
+  EXPECT_EQ(WaitEpisodesPerRepetition(r).wakeups, -1);
+  r.mutable_counters()->set_involuntary_context_switches(100);
+  r.set_contended(true);
+  r.set_other_cpu_share(0.9);
+  r.set_wakeup_delay_ns(2e6);
+  r.set_preemption_delay_ns(9e6);
+  Contender c;
+  SetContention(r, c);
+  EXPECT_TRUE(c.contended);
+  EXPECT_DOUBLE_EQ(c.other_cpu_share, 0.9);
+  EXPECT_DOUBLE_EQ(c.wakeups_per_repetition, 100);
+  EXPECT_DOUBLE_EQ(c.preemptions_per_repetition, 14);
+  EXPECT_DOUBLE_EQ(c.wakeup_delay_ns, 2e6);
+  EXPECT_DOUBLE_EQ(c.preemption_delay_ns, 9e6);
 }
 
 TEST(DecideGroupTest, FewerThanMinProcessesPairedRoundsIsProvisional) {

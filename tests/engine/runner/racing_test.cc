@@ -52,6 +52,8 @@ constexpr char kPlan[] = R"pb(
 // call number of that case)` ns. Records the order of the calls.
 struct FakeExecutor {
   std::function<double(const std::string& label, int process)> median;
+  // Context switches per process's 10 repetitions (the counters), by label; none = no counters.
+  std::map<std::string, int64_t> switches;
   std::vector<std::string> calls;  // case ids, in call order
   std::map<std::string, int> processes;
 
@@ -64,6 +66,10 @@ struct FakeExecutor {
     for (int i = 0; i < 10; ++i) response.add_samples_ns(static_cast<int64_t>(std::llround(m)));
     response.set_measured_seconds(0.001);
     response.set_stop_reason(v1::STOP_REASON_CI_TARGET);
+    if (const auto it = switches.find(request.spec().strategy().label()); it != switches.end()) {
+      response.mutable_counters()->set_repetitions(10);
+      response.mutable_counters()->set_voluntary_context_switches(it->second);
+    }
     return response;
   }
 };
@@ -73,9 +79,16 @@ struct FakeRun {
   std::vector<std::string> calls;
 };
 
-FakeRun RunFake(const v1::Plan& plan, std::function<double(const std::string&, int)> median, RunOptions options = {}) {
+FakeRun RunFake(const v1::Plan& plan, std::function<double(const std::string&, int)> median, RunOptions options = {},
+                std::map<std::string, int64_t> switches = {}) {
   FakeExecutor fake;
   fake.median = std::move(median);
+  fake.switches = std::move(switches);
+  // A wait for a CPU costs 0.1 ms under the fake's other work (no real probe: it takes
+  // 0.2 s of real time per contended process).
+  if (!options.scheduling_delay_probe) {
+    options.scheduling_delay_probe = [] { return SchedulingDelay{.wakeups = 100, .wakeup_bound_ns = 1e5}; };
+  }
   options.batch_slice_executor = [&](const runner::SliceRequest& r, absl::Duration d) { return fake(r, d); };
   FakeRun run;
   absl::StatusOr<RunSummary> summary = RunPlan(
@@ -279,6 +292,36 @@ TEST(RacingTest, AContendedGapBeyondWhatTheOtherWorkExplainsIsDecided) {
     EXPECT_EQ(Find(run, "slow", point).stop_reason(), v1::STOP_REASON_ELIMINATED) << point;
     EXPECT_EQ(Find(run, "fast", point).stop_reason(), v1::STOP_REASON_GROUP_DECIDED) << point;
     EXPECT_THAT(Rounds(Find(run, "fast", point)), ElementsAre(1, 2, 3)) << point;
+  }
+}
+
+// Other work took 99 % of the machine: the share alone keeps 1 % of a contender's
+// time, so a 20x gap cannot be told. A contender whose counters show 10 context switches
+// per repetition, each wait costing at most 0.1 ms (the probe), lost at most 1 ms of its
+// 20 ms: out (verdict.h, Contention, the second bound); the probe's figure is kept.
+TEST(RacingTest, UnderSaturationTheWaitsForACpuBoundWhatOtherWorkAdded) {
+  const auto busy99 = [] {
+    auto ticks = std::make_shared<uint64_t>(0);
+    return [ticks]() -> absl::StatusOr<std::string> {
+      *ticks += 1000;
+      return absl::StrCat("cpu  ", *ticks * 99 / 100, " 0 0 ", *ticks / 100, " 0 0 0 0 0 0\n");
+    };
+  };
+  const auto median = [](const std::string& label, int) { return label == "slow" ? 20e6 : 1e6; };
+  RunOptions options;
+  options.proc_stat_reader = busy99();
+  FakeRun run = RunFake(PlanFrom(kPlan), median, options);
+  EXPECT_EQ(Find(run, "slow", "wait_us=0]").stop_reason(), v1::STOP_REASON_GROUP_UNDECIDED);
+  options.proc_stat_reader = busy99();
+  run = RunFake(PlanFrom(kPlan), median, options, {{"slow", 100}, {"fast", 100}});
+  for (const char* point : {"wait_us=0]", "wait_us=1]"}) {
+    const v1::CaseResult& slow = Find(run, "slow", point);
+    EXPECT_TRUE(slow.contended()) << point;
+    EXPECT_GT(slow.other_cpu_share(), 0.95) << point;
+    EXPECT_DOUBLE_EQ(slow.wakeup_delay_ns(), 1e5) << point;
+    EXPECT_DOUBLE_EQ(slow.preemption_delay_ns(), 0) << point;
+    EXPECT_EQ(slow.stop_reason(), v1::STOP_REASON_ELIMINATED) << point;
+    EXPECT_EQ(Find(run, "fast", point).stop_reason(), v1::STOP_REASON_GROUP_DECIDED) << point;
   }
 }
 
