@@ -2,13 +2,14 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 namespace fleetmark::engine::energy {
 namespace {
 
-bool IsPsys(const EnergySource& source) { return absl::string_view(source.name).substr(0, 10) == "rapl:psys"; }
+bool IsPsys(const EnergySource& source) { return absl::StartsWith(source.name, "rapl:psys"); }
 
 EnergyChoice Sum(std::vector<EnergySource> sources) {
   EnergyChoice choice;

@@ -5,6 +5,8 @@
 // processes, `unresolved` instead of a number below the resolution).
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -38,6 +40,20 @@ TEST(BestSourceTest, TwoRaplPackagesAreSummedWithoutTheirSubZones) {
   EXPECT_EQ(choice->reading, Reading::kCounter);
   EXPECT_DOUBLE_EQ(choice->resolution, 2e-6);  // each package's 1 µJ step
   EXPECT_THAT(choice->covers, HasSubstr("package-1"));
+}
+
+TEST(BestSourceTest, PsysIsThePlatformAndTakenAlone) {
+  FakeFiles files;
+  for (const auto& [zone, name] : {std::pair{"intel-rapl:0", "package-0"}, std::pair{"intel-rapl:1", "psys"}}) {
+    const std::string dir = std::string("/sys/class/powercap/") + zone;
+    files.Set(dir + "/name", name);
+    files.Set(dir + "/energy_uj", "1000");
+    files.Set(dir + "/max_energy_range_uj", "262143328850");
+  }
+  const std::optional<EnergyChoice> choice = ChoiceIn(files);
+  ASSERT_TRUE(choice.has_value());
+  EXPECT_EQ(choice->id, "rapl:psys");
+  EXPECT_EQ(choice->sources.size(), 1u);
 }
 
 TEST(BestSourceTest, UnreadableRaplGivesNoChoiceAndTheHwmonOrBatteryOtherwise) {
