@@ -122,6 +122,12 @@ class Validator {
     FLEETMARK_RETURN_IF_ERROR(CheckRepetitionOrder(ResolveMeasurement(plan.measurement()), {{"measurement"}}));
     FLEETMARK_RETURN_IF_ERROR(CheckRepetitionOrder(ResolveMeasurement(ApplyQuick(plan).measurement()), {{"quick"}}));
     FLEETMARK_RETURN_IF_ERROR(CheckCases(plan.matrix(), "matrix"));
+    FLEETMARK_RETURN_IF_ERROR(
+        CheckEnergy(plan.measurement().energy(), plan.matrix(), "matrix", {{"measurement"}, {"energy"}}));
+    FLEETMARK_RETURN_IF_ERROR(CheckEnergy(ApplyQuick(plan).measurement().energy(),
+                                          plan.quick_matrix_size() > 0 ? plan.quick_matrix() : plan.matrix(),
+                                          plan.quick_matrix_size() > 0 ? "quick_matrix" : "matrix",
+                                          {{plan.quick().energy() ? "quick" : "measurement"}, {"energy"}}));
     if (plan.quick_matrix_size() > 0) {
       FLEETMARK_RETURN_IF_ERROR(CheckCases(plan.quick_matrix(), "quick_matrix"));
     }
@@ -503,6 +509,19 @@ class Validator {
     return Error(Append(path, "min_repetitions"),
                  absl::StrCat("min_repetitions <= max_repetitions (", resolved.max_repetitions(),
                               " after defaults), got ", resolved.min_repetitions()));
+  }
+
+  // measurement.energy measures batch cases only (docs/energy.md): a plan asking for it
+  // without one would measure nothing and say nothing.
+  absl::Status CheckEnergy(bool energy, const google::protobuf::RepeatedPtrField<v1::Matrix>& matrices,
+                           const char* field, const FieldPath& path) const {
+    if (!energy) return absl::OkStatus();
+    for (const v1::Matrix& m : matrices) {
+      if (m.has_batch()) return absl::OkStatus();
+    }
+    return Error(path, absl::StrCat("true needs a batch matrix (energy is measured for batch cases only; memory, "
+                                    "fanout and load cases have none), got none in ",
+                                    field));
   }
 
   absl::Status CheckCases(const google::protobuf::RepeatedPtrField<v1::Matrix>& matrices, const char* field) const {

@@ -55,6 +55,19 @@ Render IfBatch(Render f) {
   return [f](const CaseResult& r) { return BatchTasks(r.spec()) > 0 ? f(r) : std::string(); };
 }
 
+// Empty unless energy was measured (a source, not `unavailable`); ...Numbers: and
+// resolved; ...Interval: and over two or more processes.
+Render IfEnergy(Render f) {
+  return [f](const CaseResult& r) { return r.has_energy() && r.energy().unavailable().empty() ? f(r) : std::string(); };
+}
+Render IfEnergyNumbers(Render f) {
+  return IfEnergy([f](const CaseResult& r) { return r.energy().unresolved() ? std::string() : f(r); });
+}
+Render IfEnergyInterval(Render f) {
+  return IfEnergyNumbers(
+      [f](const CaseResult& r) { return r.energy().process_joules_per_repetition_size() >= 2 ? f(r) : std::string(); });
+}
+
 const std::vector<CsvColumn>& Columns() {
   static const auto* const columns = new std::vector<CsvColumn>{
       {"result_id", [](const CaseResult& r) { return r.result_id(); }},
@@ -180,6 +193,23 @@ const std::vector<CsvColumn>& Columns() {
        }},
       {"conditions_end",
        [](const CaseResult& r) { return r.has_env_after() ? engine::FormatConditions(r.env_after()) : std::string(); }},
+      // measurement.energy (CaseResult.energy; docs/energy.md): why there is none, the
+      // source, and the numbers unless unresolved; all empty when the plan did not ask.
+      {"energy_unavailable", [](const CaseResult& r) { return r.energy().unavailable(); }},
+      {"energy_source", IfEnergy([](const CaseResult& r) { return r.energy().source(); })},
+      {"energy_unresolved",
+       IfEnergy([](const CaseResult& r) { return std::string(r.energy().unresolved() ? "true" : "false"); })},
+      {"energy_joules_per_repetition", IfEnergyNumbers([](const CaseResult& r) { return Num(r.energy().joules_per_repetition()); })},
+      {"energy_joules_per_repetition_low", IfEnergyInterval([](const CaseResult& r) { return Num(r.energy().joules_per_repetition_low()); })},
+      {"energy_joules_per_repetition_high", IfEnergyInterval([](const CaseResult& r) { return Num(r.energy().joules_per_repetition_high()); })},
+      {"energy_net_joules_per_repetition", IfEnergyNumbers([](const CaseResult& r) { return Num(r.energy().net_joules_per_repetition()); })},
+      {"energy_net_joules_per_repetition_low", IfEnergyInterval([](const CaseResult& r) { return Num(r.energy().net_joules_per_repetition_low()); })},
+      {"energy_net_joules_per_repetition_high", IfEnergyInterval([](const CaseResult& r) { return Num(r.energy().net_joules_per_repetition_high()); })},
+      {"energy_joules_per_task", IfEnergyNumbers([](const CaseResult& r) { return Num(r.energy().joules_per_task()); })},
+      {"energy_net_joules_per_task", IfEnergyNumbers([](const CaseResult& r) { return Num(r.energy().net_joules_per_task()); })},
+      {"energy_mean_power_watts", IfEnergyNumbers([](const CaseResult& r) { return Num(r.energy().mean_power_watts()); })},
+      {"energy_baseline_power_watts", IfEnergyNumbers([](const CaseResult& r) { return Num(r.energy().baseline_power_watts()); })},
+      {"energy_charging", IfEnergy([](const CaseResult& r) { return std::string(r.energy().charging() ? "true" : "false"); })},
       // Last: measured under user-mode emulation (qemu-user): not a hardware number.
       // A partial result (engine/common/partial_result.h): cancelled after some of its rounds.
       {"partial", [](const CaseResult& r) { return std::string(engine::IsPartialResult(r) ? "true" : "false"); }},

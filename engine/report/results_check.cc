@@ -152,6 +152,10 @@ absl::Status CheckResultValues(const v1::CaseResult& result) {
   if (result.has_load()) {
     if (absl::Status s = CheckFloats(result.load(), "result.load", false); !s.ok()) return s;
   }
+  // Energy: every number finite (a net energy may be negative: below the idle baseline).
+  if (result.has_energy()) {
+    if (absl::Status s = CheckFloats(result.energy(), "result.energy", false); !s.ok()) return s;
+  }
   for (int i = 0; i < result.samples_ns_size(); ++i) {
     if (result.samples_ns(i) < 0) {
       return absl::InvalidArgumentError(

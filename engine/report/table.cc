@@ -154,6 +154,27 @@ bool AnyProcesses(const std::vector<const CaseResult*>& rows) {
   return std::any_of(rows.begin(), rows.end(), [](const CaseResult* r) { return r->process_medians_ns_size() >= 2; });
 }
 
+// Whether some row had its energy measured (a source, resolved or not).
+bool AnyEnergy(const std::vector<const CaseResult*>& rows) {
+  return std::any_of(rows.begin(), rows.end(),
+                     [](const CaseResult* r) { return r->has_energy() && r->energy().unavailable().empty(); });
+}
+
+// The J/task (net) and W cells of a row: "unresolved", "-" without a measurement.
+std::pair<std::string, std::string> EnergyCells(const CaseResult& r) {
+  const fleetmark::v1::CaseEnergy& e = r.energy();
+  if (!r.has_energy() || !e.unavailable().empty()) return {"-", "-"};
+  if (e.unresolved()) return {"unresolved", "-"};
+  std::string per_task = FormatSi(e.net_joules_per_task(), "J");
+  if (e.process_net_joules_per_repetition_size() >= 2 && e.net_joules_per_repetition() != 0) {
+    const double half = std::max(e.net_joules_per_repetition() - e.net_joules_per_repetition_low(),
+                                 e.net_joules_per_repetition_high() - e.net_joules_per_repetition());
+    absl::StrAppend(&per_task, " ±", Fixed(100 * half / std::fabs(e.net_joules_per_repetition()), 0, "%"));
+  }
+  if (e.charging()) absl::StrAppend(&per_task, " [charging]");
+  return {per_task, FormatSi(e.mean_power_watts(), "W")};
+}
+
 // One batch table; its CPU/rep and allocs/rep columns only when `counters`.
 TextTable BatchTable(const std::vector<const CaseResult*>& group, bool counters) {
   std::vector<Column> columns = {
@@ -163,6 +184,11 @@ TextTable BatchTable(const std::vector<const CaseResult*>& group, bool counters)
   if (processes) {
     columns.push_back({"btw", Align::kRight});
     columns.push_back({"next ±%", Align::kRight});
+  }
+  const bool energy = AnyEnergy(group);
+  if (energy) {
+    columns.push_back({"J/task", Align::kRight});
+    columns.push_back({"W", Align::kRight});
   }
   if (counters) {
     columns.push_back({"CPU/rep", Align::kRight});
@@ -201,6 +227,11 @@ TextTable BatchTable(const std::vector<const CaseResult*>& group, bool counters)
                           st.median_ns(),
                       1, "%")
               : "-");
+    }
+    if (energy) {
+      auto [per_task, watts] = EnergyCells(*r);
+      cells.push_back(std::move(per_task));
+      cells.push_back(std::move(watts));
     }
     if (counters) {
       const auto& c = r->counters();
@@ -471,9 +502,22 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
     out += "(no results)\n";
     return out;
   }
+  // Energy asked for and not measured: why, once per reason (the host's: once per run).
+  std::vector<std::string> unavailable;
+  for (const CaseResult& r : report.results()) {
+    const std::string& why = r.energy().unavailable();
+    if (!why.empty() && std::find(unavailable.begin(), unavailable.end(), why) == unavailable.end()) {
+      unavailable.push_back(why);
+    }
+  }
+  for (const std::string& why : unavailable) {
+    absl::StrAppend(&out, "energy: unavailable (", EscapeForTerminal(why), ")\n");
+  }
+  if (!unavailable.empty()) out += '\n';
 
   bool any_batch = false;
   bool any_processes = false;
+  bool any_energy = false;
   bool any_fanout_or_load = false;
   for (const Group& g : groups) {
     absl::StrAppend(&out, "== ", EscapeForTerminal(g.title), " ==\n");
@@ -492,6 +536,7 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
           out += FittedBatchTable(shown, options);
           any_batch = true;
           any_processes = any_processes || AnyProcesses(shown);
+          any_energy = any_energy || AnyEnergy(shown);
           break;
         case Kind::kMemory:
           out += MemoryTable(shown, options.max_width);
@@ -552,6 +597,14 @@ std::string FormatTable(const fleetmark::v1::RunReport& report, const TableOptio
         "threads (fan-out, load): the threads that carried the requests (\"4 of 100\":\n"
         "fewer than requested; \"7 (5 req.)\": more, e.g. a thread-per-request\n"
         "strategy's peak or a server model's own threads; \"req.\": nothing ran).\n";
+  }
+  if (any_energy) {
+    out +=
+        "J/task: energy per task net of the idle baseline measured before each process\n"
+        "(gross minus idle power x the same time), the mean over processes, ±: the 95%\n"
+        "interval over them (t); W: mean power while the timed repetitions ran (gross).\n"
+        "unresolved: below what the energy source resolves, so no number. [charging]: a\n"
+        "battery sample was taken while charging: not the device's consumption.\n";
   }
   if (any_processes) {
     out +=

@@ -74,7 +74,12 @@ std::string MemorySlopeText(const fleetmark::v1::CaseResult& result);
 // median / fastest median of the group; CPU/rep = (user + system CPU) / repetitions;
 // allocs/rep "n/a" when the counting operator new was not linked; status "ok", with
 // "(rep cap)" / "(time cap)" when the CI target was not reached, "unsupported: <why>"
-// etc. for non-OK cases, and "[throttled]" for flagged cases. A legend follows.
+// etc. for non-OK cases, and "[throttled]" for flagged cases. When some row's energy
+// was measured (CaseResult.energy, plan measurement.energy), J/task (net, ±% of the
+// interval over processes, "unresolved" below the source's resolution, "[charging]")
+// and W (mean power) come before CPU/rep; a plan whose energy is unavailable gets one
+// "energy: unavailable (<why>)" line per distinct reason under the heading, never a 0.
+// A legend follows.
 // Unsupported cases (two or more in a table, with options.collapse_unsupported): one line
 // under the table, "unsupported (3): a, b, c: <reason>", the reason being what their
 // messages share once each strategy's own name is taken off.

@@ -48,6 +48,21 @@ std::string FormatBytes(double bytes) {
   return ThreeDigits(bytes / (1024.0 * 1024 * 1024), " GiB");
 }
 
+std::string FormatSi(double value, const char* unit) {
+  if (!std::isfinite(value)) return "-";
+  if (value == 0) return std::string("0 ") + unit;
+  static constexpr struct {
+    double scale;
+    const char* prefix;
+  } kPrefixes[] = {{1e3, " k"}, {1, " "}, {1e-3, " m"}, {1e-6, " µ"}, {1e-9, " n"}};
+  const double magnitude = std::fabs(value);
+  for (const auto& p : kPrefixes) {
+    if (magnitude >= p.scale * 0.9995 || p.scale == 1e-9)
+      return ThreeDigits(value / p.scale, (std::string(p.prefix) + unit).c_str());
+  }
+  return "-";  // not reached
+}
+
 std::string ShortestDouble(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";

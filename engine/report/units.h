@@ -18,6 +18,11 @@ std::string FormatCount(double count);
 // Negative values keep their sign.
 std::string FormatBytes(double bytes);
 
+// A value in SI unit `unit` ("J", "W") auto-scaled from nano to kilo with 3 significant
+// digits: "850 nJ", "1.23 mJ", "45.6 W", "2.00 kJ"; 0 as "0 J"; negative values (a net
+// energy below the idle baseline) keep their sign. Non-finite: "-". Pure.
+std::string FormatSi(double value, const char* unit);
+
 // Shortest decimal that parses back to the same double (std::to_chars); "inf",
 // "-inf", "nan" for non-finite values.
 std::string ShortestDouble(double value);

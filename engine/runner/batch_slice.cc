@@ -292,7 +292,13 @@ class SliceRunner {
         }
       }
     }
-    response_.set_measured_seconds(std::chrono::duration<double>(Clock::now() - start).count());
+    const Clock::time_point end = Clock::now();
+    response_.set_measured_seconds(std::chrono::duration<double>(end - start).count());
+    // The span the runner's energy sampler cuts out (steady_clock is CLOCK_MONOTONIC).
+    response_.set_timed_start_mono_ns(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count());
+    response_.set_timed_end_mono_ns(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(end.time_since_epoch()).count());
     const size_t kept = samples.size();
     response_.set_transient_samples(transient);
     // Never a quiet early stop: a slice that did not end on its CI target is unstable

@@ -27,6 +27,7 @@
 #include "engine/plan/cost.h"
 #include "engine/plan/plan.h"
 #include "engine/runner/batch_slice.h"
+#include "engine/runner/case_energy_probe.h"
 #include "engine/plan/case_filter.h"
 #include "engine/runner/counters_merge.h"
 #include "engine/runner/this_host.h"
@@ -57,6 +58,9 @@ struct CaseState {
   std::string drift;                        // the first unstable slice's drift ("1.2ms -> 2ms")
   std::vector<double> harness_ns_per_task;  // each calibrated slice's (process's) value
   StampedSpan span;                         // from its first slice: start/end stamps, wall steps
+  // measurement.energy: each OK process's energy, the first sampling error.
+  std::vector<energy::ProcessEnergy> energy_processes;
+  std::string energy_error;
 };
 
 // The hierarchical bootstrap's seed of a case: FNV-1a of its id, mixed with the plan's
@@ -83,6 +87,7 @@ class PlanRunner {
     const BatchProcesses processes = BatchProcessRange(settings_);  // engine/plan/cost.h
     min_processes_ = processes.min;
     max_processes_ = processes.max;
+    if (settings_.energy()) energy_.emplace(ThisHost(), options.energy_files);
   }
 
   absl::Status Init(const v1::Plan& plan) {
@@ -222,14 +227,24 @@ class PlanRunner {
     // the machine's other work has looked persistent.
     const int contention_retries = contended_streak_ >= kPersistentContentionStreak ? 1 : kContentionRetries;
     int remeasures = 0;
+    std::optional<energy::ProcessEnergy> process_energy;  // the last attempt's
     for (uint32_t cooldowns = 0;;) {
       // In a child process, always: a hung repetition cannot be abandoned in-process.
       const absl::Duration watchdog = SliceWatchdog(request);
-      ContentionProbe probe(options_.proc_stat_reader);
-      response = options_.batch_slice_executor
-                     ? options_.batch_slice_executor(request, watchdog)
-                     : RunBatchSliceInChild(request, options_.child_executable, watchdog, cancelled_);
-      other_share = probe.Finish();
+      const auto execute = [&] {
+        ContentionProbe probe(options_.proc_stat_reader);
+        runner::SliceResponse executed =
+            options_.batch_slice_executor
+                ? options_.batch_slice_executor(request, watchdog)
+                : RunBatchSliceInChild(request, options_.child_executable, watchdog, cancelled_);
+        other_share = probe.Finish();
+        return executed;
+      };
+      if (energy_ && energy_->unavailable().empty() && c.energy_error.empty()) {
+        response = energy_->Measure(EnergyBaseline(c, request), execute, cancelled_, &process_energy, &c.energy_error);
+      } else {
+        response = execute();
+      }
       if (response.repetition_overrun()) {
         response.set_message(absl::StrCat(
             "overrun: ", response.message(), " (max(measurement.max_seconds_per_case, ", kMaxRepetitionOverrunSeconds,
@@ -282,10 +297,34 @@ class PlanRunner {
     // A cancellation: Run() decides, from the rounds finished so far (it ends the run);
     // the process it killed did not finish its round, so none of its samples are kept.
     if (response.status() == v1::CASE_STATUS_CANCELLED) return;
+    if (process_energy && response.status() == v1::CASE_STATUS_OK) c.energy_processes.push_back(*process_energy);
     Merge(c, response, round);
     // An OK slice: DecideAfterRound decides once the round is over.
     if (response.status() != v1::CASE_STATUS_OK) {
       Finish(c, response.status(), response.message());
+    }
+  }
+
+  // The idle baseline before a process of `c`: as long as its previous process's timed
+  // span, the first one's its time quota (the longest it may take).
+  static absl::Duration EnergyBaseline(const CaseState& c, const runner::SliceRequest& request) {
+    if (!c.energy_processes.empty()) return absl::Seconds(c.energy_processes.back().seconds);
+    return absl::Seconds(request.max_seconds());
+  }
+
+  // CaseResult.energy of a batch case of a plan with measurement.energy: why there is
+  // none, or the processes' summary. Nothing when no process was measured (the status
+  // says why) on a host that could have.
+  void SetEnergy(CaseState& c) const {
+    if (!energy_ || !IsBatch(c.result.spec())) return;
+    v1::CaseResult& r = c.result;
+    if (!energy_->unavailable().empty()) {
+      *r.mutable_energy() = energy::UnavailableCaseEnergy(energy_->unavailable());
+    } else if (!c.energy_error.empty()) {
+      *r.mutable_energy() = energy::UnavailableCaseEnergy(c.energy_error);
+    } else if (!c.energy_processes.empty()) {
+      *r.mutable_energy() =
+          energy::SummarizeCaseEnergy(energy_->choice(), c.energy_processes, r.spec().batch().tasks());
     }
   }
 
@@ -546,6 +585,7 @@ class PlanRunner {
       r.set_stop_reason(c.race_stop != v1::STOP_REASON_UNSPECIFIED ? c.race_stop : FinalStopReason(c));
     }
     SetHarnessCost(c);
+    SetEnergy(c);
     if (r.throttled() && status == v1::CASE_STATUS_OK && r.message().empty()) {
       r.set_message(absl::StrCat("throttled: ", c.throttle_reason));
     }
@@ -638,6 +678,7 @@ class PlanRunner {
   v1::Preconditions preconditions_;
   int min_processes_ = static_cast<int>(kMinBatchProcesses);    // per batch case, every mode
   int max_processes_ = static_cast<int>(kDefaultMaxProcesses);  // racing's cap
+  std::optional<CaseEnergyProbe> energy_;                       // measurement.energy only
   int contended_streak_ = 0;  // processes in a row still contended after their re-measures
   std::vector<CaseState> cases_;
   std::vector<std::vector<size_t>> groups_;  // indices into cases_, in plan order

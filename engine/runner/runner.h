@@ -46,6 +46,12 @@
 // in a child process (engine/child/child.h), so a crash, an OOM kill or a hung
 // repetition (RunOptions::repetition_bound) becomes a result status, and a cancellation
 // kills the work instead of waiting for it.
+// Energy (measurement.energy; docs/energy.md, "Per case"): before each process of a batch
+// case the runner idles for a baseline as long as the case's previous timed span (the
+// first: the process's time quota), then samples the host's best readable source on a
+// thread of its own every 5 ms while the process runs, and cuts the process's timed span
+// out of the readings (engine/runner/case_energy_probe.h). CaseResult.energy holds the
+// result (engine/energy/case_energy.h), or why there is none.
 // Both the `fleetmark run` CLI and the agent call RunPlan.
 //
 //   RunOptions options{.quick = true, .filter = "arithmetic"};
@@ -71,6 +77,10 @@
 #include "fleetmark/v1/result.pb.h"
 
 namespace fleetmark::engine {
+
+namespace energy {
+class EnergyFiles;  // engine/energy/energy_files.h
+}  // namespace energy
 
 // Progress of a run; reported after every slice (one case's share of one round).
 struct RunProgress {
@@ -130,6 +140,10 @@ struct RunOptions {
   // preemption_delay_ns); empty = the
   // real probe (~0.2 s on a quiet machine). A test seam.
   std::function<SchedulingDelay()> scheduling_delay_probe;
+  // Where a plan with measurement.energy finds and reads its energy sources
+  // (engine/energy/energy_files.h); null = the live /sys. A test seam: not owned, must
+  // outlive RunPlan and be thread-safe (the runner's sampler thread reads it).
+  const energy::EnergyFiles* energy_files = nullptr;
 };
 
 struct RunSummary {

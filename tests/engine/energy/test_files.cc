@@ -1,10 +1,13 @@
 #include "tests/engine/energy/test_files.h"
 
+#include <cmath>
+
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "engine/energy/energy_sampler.h"
 
 namespace fleetmark::engine::energy::test_support {
 
@@ -51,6 +54,34 @@ std::vector<std::string> FakeFiles::List(absl::string_view dir) const {
     names.emplace(rest.substr(0, rest.find('/')));
   }
   return {names.begin(), names.end()};
+}
+
+namespace {
+constexpr char kPoweredZone[] = "/sys/class/powercap/intel-rapl:0";
+}  // namespace
+
+PoweredRaplFiles::PoweredRaplFiles(double watts, uint64_t range_uj)
+    : range_uj_(range_uj), last_s_(MonotonicSeconds()), watts_(watts) {
+  fixed_.Set(absl::StrCat(kPoweredZone, "/name"), "package-0");
+  fixed_.Set(absl::StrCat(kPoweredZone, "/max_energy_range_uj"), absl::StrCat(range_uj));
+  fixed_.Set(absl::StrCat(kPoweredZone, "/energy_uj"), "0");
+}
+
+void PoweredRaplFiles::SetWatts(double watts) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const double now = MonotonicSeconds();
+  joules_ += watts_ * (now - last_s_);
+  last_s_ = now;
+  watts_ = watts;
+}
+
+absl::StatusOr<std::string> PoweredRaplFiles::Read(absl::string_view path) const {
+  if (path != absl::StrCat(kPoweredZone, "/energy_uj")) return fixed_.Read(path);
+  std::lock_guard<std::mutex> lock(mu_);
+  const double now = MonotonicSeconds();
+  joules_ += watts_ * (now - last_s_);
+  last_s_ = now;
+  return absl::StrCat(static_cast<uint64_t>(std::floor(joules_ * 1e6)) % range_uj_);
 }
 
 }  // namespace fleetmark::engine::energy::test_support

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <map>
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -47,6 +49,26 @@ class FakeFiles : public EnergyFiles {
  private:
   std::map<std::string, std::string> files_;
   std::set<std::string> denied_;
+};
+
+// A RAPL zone (/sys/class/powercap/intel-rapl:0, "package-0") whose energy_uj follows
+// CLOCK_MONOTONIC: the integral of the power the test sets, in whole µJ modulo
+// `range_uj`, as the hardware's counter. Thread-safe (the one class here that is): a
+// sampler thread reads it while the test changes the power.
+class PoweredRaplFiles : public EnergyFiles {
+ public:
+  PoweredRaplFiles(double watts, uint64_t range_uj);
+  void SetWatts(double watts);
+  absl::StatusOr<std::string> Read(absl::string_view path) const override;
+  std::vector<std::string> List(absl::string_view dir) const override { return fixed_.List(dir); }
+
+ private:
+  FakeFiles fixed_;  // name, max_energy_range_uj, a placeholder energy_uj (listed)
+  uint64_t range_uj_;
+  mutable std::mutex mu_;
+  mutable double joules_ = 0;
+  mutable double last_s_ = 0;
+  double watts_ = 0;
 };
 
 // The absolute directory of trees/<tree>.
