@@ -1,6 +1,7 @@
 // ParsePlan / LoadPlanFile: protobuf's own parsers, with line:column and the field path
 // in errors; plan files are size-capped regular files (or "-" for standard input).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/common/suggest.h"
+#include "engine/common/byte_order_mark.h"
 #include "engine/common/text.h"
 #include "engine/common/input_file.h"
 #include "engine/common/status_macros.h"
@@ -20,6 +22,7 @@
 #include "engine/plan/text_scan.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -46,23 +49,22 @@ std::optional<std::string> Between(const std::string& text, std::string_view ope
 //    block's fields with a did-you-mean (suggest.h);
 //  - "Expected identifier, got: " (nothing after: the text ended, a '{' left open) ->
 //    what was expected and that the file ended.
-//  - "Interpreting non ascii codepoint 195" / "Invalid control characters encountered in
-//    text" -> the byte (`byte`: the one at the error's position, if any) and where such
-//    bytes may stand.
+//  - "Interpreting non ascii codepoint 195", "Invalid control characters encountered in
+//    text", "Expected identifier, got: \x7f" (`byte`, the one at the error's position, is
+//    outside ASCII or a control character) -> the byte and where such bytes may stand.
 // Anything else: ParserProblemText (first line, no package names), escaped.
 std::string ParserMessage(const std::string& message, bool at_end, std::optional<unsigned char> byte) {
   if (message == "Expected integer, got: -") return "takes a whole number >= 0, got a negative number";
-  if (absl::StartsWith(message, "Interpreting non ascii codepoint")) {
+  const bool control = byte && ((*byte < 0x20 && *byte != '\t' && *byte != '\n' && *byte != '\r') || *byte == 0x7f);
+  if (absl::StartsWith(message, "Interpreting non ascii codepoint") || (byte && *byte >= 0x80)) {
     return absl::StrCat("a byte outside ASCII",
                         byte && *byte >= 0x80 ? absl::StrCat(" (0x", absl::Hex(*byte, absl::kZeroPad2), ")") : "",
                         " outside \"quotes\": field names, numbers and punctuation are ASCII; other text (UTF-8) "
                         "goes inside a quoted string");
   }
-  if (absl::StartsWith(message, "Invalid control characters")) {
+  if (absl::StartsWith(message, "Invalid control characters") || control) {
     return absl::StrCat("a control character",
-                        byte && (*byte < 0x20 || *byte == 0x7f)
-                            ? absl::StrCat(" (byte 0x", absl::Hex(*byte, absl::kZeroPad2), ")")
-                            : "",
+                        control ? absl::StrCat(" (byte 0x", absl::Hex(*byte, absl::kZeroPad2), ")") : "",
                         ": a plan is text, with spaces, tabs and line breaks between its fields");
   }
   if (absl::StartsWith(message, "Message type \"") && absl::StrContains(message, "\" has no field named \"")) {
@@ -116,21 +118,35 @@ bool AtEnd(std::string_view text, SourcePosition at) {
   return true;
 }
 
-// A number's value at the error's position that protobuf refuses without its field's
-// range: "Integer out of range (1000000000000)" (past the field's type), "Expected
-// integer, got: many" or "Expected double, got: many" (not a number of the field's
-// kind; also 1.5 or 1e400 for an integer). The field's own rule (validation's range, the
-// one place ranges are defined) is named instead: the value is swapped for a number of
-// the field's kind far past any plan range, and if validation then refuses that field,
-// its message is returned with the value as given (after "expected an integer, " when
-// the value was not one); otherwise the type's range is. `at` is 0-based; nullopt for
-// other messages.
-std::optional<std::string> ValueMessage(const std::string& text, const std::string& message, SourcePosition at,
+// What is wrong with a number's value that protobuf does not name its field's range for.
+enum class ValueProblem {
+  kPastIntegerType,  // "Integer out of range (1000000000000)": past the field's type
+  kNotInteger,       // "Expected integer, got: many" (also 1.5, 1e400, "8")
+  kNotNumber,        // "Expected double, got: many"
+  kPastDouble,       // 1e400 for a number: protobuf reads it as infinity, without a word
+};
+
+// The problem of protobuf's text parser `message`, if it is one of ValueProblem's.
+std::optional<ValueProblem> ValueProblemOf(const std::string& message) {
+  if (absl::StartsWith(message, "Integer out of range")) return ValueProblem::kPastIntegerType;
+  if (absl::StartsWith(message, "Expected integer, got: ") && message != "Expected integer, got: -") {
+    return ValueProblem::kNotInteger;
+  }
+  if (absl::StartsWith(message, "Expected double, got: ")) return ValueProblem::kNotNumber;
+  return std::nullopt;
+}
+
+// A number's value at `at` (0-based) with `problem`. The field's own rule (validation's
+// range, the one place ranges are defined) is named: the value is swapped for a number
+// of the field's kind far past any plan range, and if validation then refuses that
+// field, its message is returned with the value as given (after "expected an integer, "
+// or "expected a number, " when the value was not one); otherwise the kind the field
+// takes is. nullopt when no value token starts at `at`.
+std::optional<std::string> ValueMessage(const std::string& text, ValueProblem problem, SourcePosition at,
                                         const std::string& source_name, const std::string& path) {
-  const bool past_type = absl::StartsWith(message, "Integer out of range");
-  const bool not_integer = absl::StartsWith(message, "Expected integer, got: ") && message != "Expected integer, got: -";
-  const bool not_number = absl::StartsWith(message, "Expected double, got: ");
-  if (!past_type && !not_integer && !not_number) return std::nullopt;
+  const bool past_type = problem == ValueProblem::kPastIntegerType;
+  const bool not_number = problem == ValueProblem::kNotNumber;
+  const bool past_double = problem == ValueProblem::kPastDouble;
   // The value's token starts at the error's position: a quoted string, or a word.
   const size_t offset = OffsetOf(text, at);
   if (offset == std::string::npos || offset >= text.size()) return std::nullopt;
@@ -148,12 +164,13 @@ std::optional<std::string> ValueMessage(const std::string& text, const std::stri
   const std::string given = text.substr(offset, end - offset);
   // Numbers as given; anything else quoted (a quoted string keeps its own quotes).
   const bool quoted = given[0] == '"' || given[0] == '\'';
-  const std::string shown =
-      past_type ? Sanitized(given) : quoted ? Sanitized(given) : absl::StrCat("\"", Sanitized(given), "\"");
-  const std::string kind = not_number ? "expected a number, " : past_type ? "" : "expected an integer, ";
+  const std::string shown = past_type || past_double ? Sanitized(given)
+                            : quoted                 ? Sanitized(given)
+                                                     : absl::StrCat("\"", Sanitized(given), "\"");
+  const std::string kind = not_number ? "expected a number, " : past_type || past_double ? "" : "expected an integer, ";
   // Past every plan range, within the field's type: every integer of a plan is a uint32
   // or wider; every number a double.
-  const std::string probe = not_number ? "1e300" : "4294967295";
+  const std::string probe = not_number || past_double ? "1e300" : "4294967295";
   const std::string swapped = absl::StrCat(text.substr(0, offset), probe, text.substr(end));
   absl::StatusOr<ParsedPlan> parsed = ParsePlan(swapped, PlanFormat::kText, source_name);
   if (parsed.ok()) {
@@ -168,7 +185,10 @@ std::optional<std::string> ValueMessage(const std::string& text, const std::stri
     }
   }
   return absl::StrCat(source_name, ":", at.line + 1, ":", at.column + 1, ": ", path, ": ",
-                      not_number ? "expected a number, got " : "expected a whole number 0..4294967295, got ",
+                      not_number    ? "expected a number, got "
+                      : past_double ? "a number within +-1.7e308, got "
+                      : past_type   ? "a whole number 0..4294967295, got "
+                                    : "expected a whole number >= 0, got ",
                       shown);
 }
 
@@ -191,6 +211,27 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
   std::string message_;
 };
 
+// Where (0-based) the first number of `text` past the largest double starts (its "-"
+// included), e.g. 1e400: protobuf's parser reads it as infinity without an error. Only
+// called on text the parser accepted.
+std::optional<SourcePosition> FirstNumberPastDouble(std::string_view text) {
+  google::protobuf::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
+  FirstErrorCollector ignored;
+  google::protobuf::io::Tokenizer tokenizer(&input, &ignored);
+  std::optional<SourcePosition> minus;
+  while (tokenizer.Next()) {
+    const google::protobuf::io::Tokenizer::Token& token = tokenizer.current();
+    if (token.type == google::protobuf::io::Tokenizer::TYPE_FLOAT &&
+        std::isinf(google::protobuf::io::Tokenizer::ParseFloat(token.text))) {
+      return minus.value_or(SourcePosition{token.line, token.column});
+    }
+    minus = token.type == google::protobuf::io::Tokenizer::TYPE_SYMBOL && token.text == "-"
+                ? std::optional<SourcePosition>(SourcePosition{token.line, token.column})
+                : std::nullopt;
+  }
+  return std::nullopt;
+}
+
 constexpr InputFileRule kPlanFileRule{.noun = "plan file",
                                       .must_be = "a plan must be a regular file (or - for standard input)",
                                       .max_bytes = kMaxPlanBytes,
@@ -202,13 +243,6 @@ absl::Status TooLarge(const std::string& name, uint64_t bytes) {
   return absl::InvalidArgumentError(absl::StrCat(name, ": ", kPlanFileRule.noun, " is ", bytes,
                                                  " bytes or more; at most ", kPlanFileRule.max_bytes, " (",
                                                  kPlanFileRule.max_text, ")"));
-}
-
-// A UTF-8 byte order mark, which some editors write at the start of a text file: not
-// part of the plan (protobuf's tokenizer refused it as "non ascii codepoint 239").
-constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
-std::string_view WithoutBom(std::string_view text) {
-  return text.substr(0, kUtf8Bom.size()) == kUtf8Bom ? text.substr(kUtf8Bom.size()) : text;
 }
 
 // The 0-based position of byte `offset` of `text`.
@@ -238,7 +272,7 @@ absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text_given, PlanFormat for
   ParsedPlan parsed;
   parsed.source_name = source_name;
   if (text_given.size() > kMaxPlanBytes) return TooLarge(source_name, text_given.size());
-  const std::string_view text = WithoutBom(text_given);
+  const std::string_view text = WithoutUtf8Bom(text_given);
   // No parser names a NUL byte (protobuf's said "Unexpected end of string" inside quotes).
   if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
     const SourcePosition at = PositionOf(text, nul);
@@ -269,9 +303,11 @@ absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text_given, PlanFormat for
     }
     const SourcePosition at = *errors.position();
     const TextScan scan = ScanPlanText(text, at);
-    if (std::optional<std::string> range = ValueMessage(std::string(text), errors.message(), at, source_name,
-                                                        FormatFieldPath(scan.path_at_stop))) {
-      return absl::InvalidArgumentError(*range);
+    if (const std::optional<ValueProblem> problem = ValueProblemOf(errors.message())) {
+      if (std::optional<std::string> range =
+              ValueMessage(std::string(text), *problem, at, source_name, FormatFieldPath(scan.path_at_stop))) {
+        return absl::InvalidArgumentError(*range);
+      }
     }
     const size_t offset = OffsetOf(text, at);
     const std::optional<unsigned char> byte =
@@ -280,6 +316,13 @@ absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text_given, PlanFormat for
                                                    FormatFieldPath(scan.path_at_stop), ": ",
                                                    ParserMessage(errors.message(), AtEnd(text, at), byte)));
   }
+  if (const std::optional<SourcePosition> at = FirstNumberPastDouble(text)) {
+    const std::string path = FormatFieldPath(ScanPlanText(text, *at).path_at_stop);
+    if (std::optional<std::string> range =
+            ValueMessage(std::string(text), ValueProblem::kPastDouble, *at, source_name, path)) {
+      return absl::InvalidArgumentError(*range);
+    }
+  }
   parsed.source_map = std::make_shared<const PlanSourceMap>(ScanPlanText(text, std::nullopt).positions);
   return parsed;
 }
@@ -287,7 +330,7 @@ absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text_given, PlanFormat for
 absl::StatusOr<ParsedPlan> LoadPlanFile(const std::string& path) {
   FLEETMARK_ASSIGN_OR_RETURN(const std::string text, ReadInputFile(path, kPlanFileRule));
   const std::string source = path == kStdinPlanPath ? std::string(kStdinSourceName) : path;
-  return ParsePlan(text, SniffPlanFormat(path, WithoutBom(text)), source);
+  return ParsePlan(text, SniffPlanFormat(path, WithoutUtf8Bom(text)), source);
 }
 
 }  // namespace fleetmark::engine

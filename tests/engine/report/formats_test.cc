@@ -200,6 +200,16 @@ TEST(JsonTest, RefusesAResultThatNamesNoCase) {
               ::testing::StartsWith("devices[0].results[0].spec.case_id: missing"));
 }
 
+// A UTF-8 byte order mark (some editors write one) is not part of the file: protobuf's
+// JSON parser said "a field does not fit the results schema (... Expected a value)".
+TEST(JsonTest, AByteOrderMarkIsNotPartOfTheFile) {
+  const absl::StatusOr<std::string> json = FormatJson(testing::SampleReport());
+  ASSERT_TRUE(json.ok()) << json.status();
+  const absl::StatusOr<fleetmark::v1::ResultsDocument> read = ParseResultsJson("\xEF\xBB\xBF" + *json);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->devices(0).results_size(), testing::SampleReport().results_size());
+}
+
 TEST(JsonTest, MalformedInputIsAnError) {
   EXPECT_EQ(ParseJson("{").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(ParseJson("{\"noSuchField\": 1}").ok());

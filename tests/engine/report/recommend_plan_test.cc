@@ -157,9 +157,11 @@ TEST(BracketPlanTest, ParsingForMeasureQuotesItsRange) {
     EXPECT_FALSE(p.ok()) << profile;
     return p.ok() ? std::string() : std::string(p.status().message());
   };
-  EXPECT_EQ(error("cpu_us=99999999"), "cpu_us: 0 <= cpu_us <= 10000 for --measure (cpu_ns <= 10000000), got \"99999999\"");
+  EXPECT_EQ(error("cpu_us=99999999"),
+            "cpu_us: 0 <= cpu_us <= 10000 for --measure (cpu_ns <= 10000000), got \"99999999\"");
   EXPECT_EQ(error("cpu_us=20000"), "cpu_us: 0 <= cpu_us <= 10000 for --measure (cpu_ns <= 10000000), got \"20000\"");
-  EXPECT_EQ(error("touch_mib=1000"), "touch_mib: 0 <= touch_mib <= 64 for --measure (touch_kib <= 65536), got \"1000\"");
+  EXPECT_EQ(error("touch_mib=1000"),
+            "touch_mib: 0 <= touch_mib <= 64 for --measure (touch_kib <= 65536), got \"1000\"");
   EXPECT_THAT(error("cpu_us=1e5"), HasSubstr("a plain decimal number (e.g. 50 or 0.5) in 0 <= cpu_us <= 10000 for"));
   // At the limit it parses; without limits, the plan's range applies.
   EXPECT_TRUE(ParseProfile("cpu_us=10000", &limits).ok());
