@@ -163,10 +163,8 @@ std::optional<std::string> ValueMessage(const std::string& text, ValueProblem pr
   if (end == std::string::npos || end == offset || end - offset > 40) return std::nullopt;
   const std::string given = text.substr(offset, end - offset);
   // Numbers as given; anything else quoted (a quoted string keeps its own quotes).
-  const bool quoted = given[0] == '"' || given[0] == '\'';
-  const std::string shown = past_type || past_double ? Sanitized(given)
-                            : quoted                 ? Sanitized(given)
-                                                     : absl::StrCat("\"", Sanitized(given), "\"");
+  const bool as_given = past_type || past_double || given[0] == '"' || given[0] == '\'';
+  const std::string shown = as_given ? Sanitized(given) : absl::StrCat("\"", Sanitized(given), "\"");
   const std::string kind = not_number ? "expected a number, " : past_type || past_double ? "" : "expected an integer, ";
   // Past every plan range, within the field's type: every integer of a plan is a uint32
   // or wider; every number a double.

@@ -148,6 +148,27 @@ TEST_F(CliTest, TyposGetADidYouMean) {
   EXPECT_THAT(r.err, Not(HasSubstr("fleetmark.v1")));
 }
 
+// Issue 34's second trial: a bool flag's bad value said Abseil's "Illegal value 'maybe'
+// specified for flag 'quick'", and an integer flag's word no range.
+TEST_F(CliTest, BadFlagValuesNameWhatTheFlagTakes) {
+  const fs::path plan = Write("tiny.txtpb", kTinyPlan);
+  const std::pair<std::string, std::string> bad[] = {
+      {"run --quick=maybe " + plan.string(),
+       "fleetmark: --quick: true or false (or --quick / --noquick), got \"maybe\""},
+      {"show --wide=3 x.json", "fleetmark: --wide: true or false (or --wide / --nowide), got \"3\""},
+      {"recommend --profile wait_us=10 --measure --dry_run --tasks many",
+       "fleetmark: --tasks: a whole number, 1 <= tasks <= 10000, got \"many\""},
+  };
+  for (const auto& [args, error] : bad) {
+    CliResult r = Cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_THAT(r.err, HasSubstr(error)) << args;
+    EXPECT_THAT(r.err, Not(HasSubstr("Illegal value"))) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.out, "") << args;
+  }
+}
+
 // Issue 34's second trial: protobuf's parser said `Expected integer, got: many`, quoted a
 // byte outside ASCII as "Interpreting non ascii codepoint 195" and refused a UTF-8 BOM.
 // Each bad value is one line naming the file, line:column, the field and its range (the
