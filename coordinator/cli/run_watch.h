@@ -28,7 +28,7 @@ struct WatchOptions {
   // What the run costs per device (engine/plan/cost.h; `submit` prices it before it
   // sends it): each job's ETA is then a range from the model (JobEta). nullopt: the
   // ETA is the jobs' own rate alone.
-  std::optional<engine::PlanCost> cost;
+  std::optional<engine::PlanCost> cost = std::nullopt;
   // Coordinator unreachable (or its database unavailable) this long in a row: give up
   // (exit 5). Retried with backoff 1 s doubling to 10 s meanwhile.
   absl::Duration unreachable_limit = absl::Minutes(5);
