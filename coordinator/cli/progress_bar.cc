@@ -15,10 +15,13 @@ void ProgressBar::Update(const engine::RunProgress& p) {
   std::string bar(static_cast<size_t>(filled), '=');
   if (filled < width_) bar += '>';
   bar.resize(static_cast<size_t>(width_), ' ');
+  const std::optional<absl::Duration> rate = p.slices_done > 0 ? std::optional<absl::Duration>(p.eta) : std::nullopt;
+  const std::string eta = cost_  ? engine::RemainingText(engine::EstimateRemaining(*cost_, p.elapsed, rate))
+                          : rate ? RoundedDuration(*rate)
+                                 : "?";
   std::string line =
       absl::StrFormat("[%s] %3.0f%%  cases %d/%d  round %d/%d  %s elapsed  ETA %s  %s", bar, fraction * 100,
-                      p.cases_done, p.cases_total, p.round, p.rounds, RoundedDuration(p.elapsed),
-                      p.slices_done > 0 ? RoundedDuration(p.eta) : "?", p.current_case);
+                      p.cases_done, p.cases_total, p.round, p.rounds, RoundedDuration(p.elapsed), eta, p.current_case);
   if (line.size() > 150) line.resize(150);
   // \r returns to column 0; \033[K clears the rest of the previous, longer line.
   std::fprintf(stream_, "\r%s\033[K", line.c_str());

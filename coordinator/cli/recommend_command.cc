@@ -25,6 +25,7 @@
 #include "engine/common/flag_parser.h"
 #include "engine/report/recommend.h"
 #include "engine/report/recommend_answer.h"
+#include "engine/report/recommend_plan.h"
 
 namespace fleetmark::cli {
 namespace {
@@ -86,7 +87,10 @@ absl::StatusOr<int> Recommend(const std::vector<std::string>& args) {
   }
   std::optional<report::Profile> profile;
   if (workload.empty()) {
-    absl::StatusOr<report::Profile> parsed = report::ParseProfile(absl::GetFlag(FLAGS_profile));
+    // --measure brackets less than a plan allows: its range is the one quoted.
+    const report::ProfileLimits measured = report::MeasureProfileLimits();
+    absl::StatusOr<report::Profile> parsed =
+        report::ParseProfile(absl::GetFlag(FLAGS_profile), measure ? &measured : nullptr);
     if (!parsed.ok()) {
       return FleetmarkError(absl::InvalidArgumentError(absl::StrCat(
           "recommend: --profile: ",

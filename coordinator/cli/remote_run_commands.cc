@@ -40,8 +40,9 @@ constexpr char kSubmitUsage[] =
 // (ExitCodeForOutcomes: 3 when a case failed, else 0; resource_exhausted and
 // unsupported are outcomes, not failures); 1 if the run failed or was cancelled; the
 // watch's error when it gave up (WatchResult::error).
-absl::StatusOr<int> WaitAndShow(ControlClient& client, const std::string& run_id, absl::Duration timeout) {
-  WatchResult watched = WatchRunUntilEnded(client, run_id, {.timeout = timeout});
+absl::StatusOr<int> WaitAndShow(ControlClient& client, const std::string& run_id, absl::Duration timeout,
+                                std::optional<engine::PlanCost> cost) {
+  WatchResult watched = WatchRunUntilEnded(client, run_id, {.timeout = timeout, .cost = std::move(cost)});
   if (!watched.ended) return watched.error;
   v1::ExportResultsResponse exported;
   const grpc::Status status = client.FetchResults(run_id, "", std::chrono::seconds(120), &exported);
@@ -95,19 +96,18 @@ absl::StatusOr<v1::RunInfo> SubmitPlan(ControlClient& client, const v1::Plan& pl
 namespace {
 
 // What the run will cost on each device (engine/plan/cost.h): the selected cases under
-// --quick and --filter (both checked already), said before anything is sent.
-void PrintSubmitCost(const v1::Plan& plan) {
+// --quick and --filter (both checked already), said before anything is sent; the
+// watch's ETA starts from it (nullopt: the cases could not be selected).
+std::optional<engine::PlanCost> PrintSubmitCost(const v1::Plan& plan) {
   const bool quick = absl::GetFlag(FLAGS_quick);
   absl::StatusOr<std::vector<v1::CaseSpec>> selected = engine::SelectCases(plan, quick, absl::GetFlag(FLAGS_filter));
-  if (!selected.ok()) return;
-  const std::vector<v1::CaseSpec>& cases = *selected;
-  const v1::Plan effective = quick ? engine::ApplyQuick(plan) : plan;
-  const engine::PlanCost cost = engine::EstimateCost(cases, engine::ResolveMeasurement(effective.measurement()),
-                                                     plan.preconditions(), engine::EffectiveCpuCount());
+  if (!selected.ok()) return std::nullopt;
+  const engine::PlanCost cost = engine::EstimatePlanCost(plan, quick, *selected, engine::EffectiveCpuCount());
   std::cerr << "fleetmark submit: " << engine::PlanCostText(cost) << "\n";
   for (const std::string& warning : {engine::RepetitionOverrunWarning(cost), engine::LongPlanWarning(cost)}) {
     if (!warning.empty()) std::cerr << "fleetmark submit: warning: " << warning << "\n";
   }
+  return cost;
 }
 
 absl::StatusOr<int> Submit(const std::vector<std::string>& args) {
@@ -133,7 +133,7 @@ absl::StatusOr<int> Submit(const std::vector<std::string>& args) {
   if (absl::Status cases = CheckFilterFlag(*plan); !cases.ok()) {
     return FleetmarkError(absl::InvalidArgumentError(cases.message()));
   }
-  PrintSubmitCost(*plan);
+  std::optional<engine::PlanCost> cost = PrintSubmitCost(*plan);
   absl::StatusOr<ControlClient> client = ClientFromFlags();
   if (!client.ok()) return client.status();
   absl::StatusOr<v1::RunInfo> run = SubmitPlan(*client, *plan,
@@ -146,7 +146,7 @@ absl::StatusOr<int> Submit(const std::vector<std::string>& args) {
     std::cout << run->run_id() << "\n";
     return kExitOk;
   }
-  return WaitAndShow(*client, run->run_id(), *timeout);
+  return WaitAndShow(*client, run->run_id(), *timeout, std::move(cost));
 }
 
 absl::StatusOr<int> RunsList(const std::vector<std::string>& args) {

@@ -38,10 +38,12 @@
 #include "engine/plan/plan.h"
 #include "engine/report/report.h"
 #include "engine/plan/case_filter.h"
+#include "engine/plan/cost.h"
 #include "engine/runner/runner.h"
 #include "engine/strategies/openmp_implementation.h"
 #include "engine/strategies/work_stealing_implementation.h"
 #include "engine/topology/conditions_text.h"
+#include "engine/topology/cpu_limits.h"
 #include "engine/topology/fingerprint.h"
 #include "engine/topology/host.h"
 #include "engine/common/steady_wait.h"
@@ -228,6 +230,8 @@ absl::StatusOr<int> RunCommand(const std::vector<std::string>& args) {
   // Open the output first: an unwritable --out is bad input, found before any case runs.
   absl::StatusOr<ResultOutput> output = ResultOutput::Open(options->out, args[0]);
   if (!output.ok()) return absl::InvalidArgumentError(output.status().message());
+  // What the run costs on this machine (engine/plan/cost.h): the progress bar's ETA.
+  const engine::PlanCost cost = engine::EstimatePlanCost(*plan, options->quick, *cases, engine::EffectiveCpuCount());
   RunSession session(*plan, *options, std::move(*cases), std::move(*output));
 
   // Signals go to the watcher only: block them here, before any thread starts (threads
@@ -275,7 +279,9 @@ absl::StatusOr<int> RunCommand(const std::vector<std::string>& args) {
   run_options.filter = options->filter;
   std::optional<ProgressBar> bar;
   if (::isatty(STDERR_FILENO)) {
-    bar.emplace(stderr);
+    // The first ETA is the plan's price (expected and worst case), said once above the bar.
+    std::cerr << "fleetmark run: " << engine::PlanCostText(cost) << "\n";
+    bar.emplace(stderr, cost);
     run_options.on_progress = [&](const engine::RunProgress& p) {
       if (cancelled) return;
       bar->Update(p);

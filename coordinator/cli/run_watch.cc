@@ -72,7 +72,8 @@ std::string ProgressKey(const v1::RunInfo& run) {
 // The live progress lines on stderr.
 class ProgressView {
  public:
-  ProgressView() : tty_(isatty(STDERR_FILENO) != 0) {}
+  explicit ProgressView(std::optional<engine::PlanCost> cost)
+      : tty_(isatty(STDERR_FILENO) != 0), eta_(std::move(cost)) {}
 
   void Show(const v1::RunInfo& run) {
     if (!tty_) {
@@ -86,7 +87,7 @@ class ProgressView {
     const absl::Time now = SteadyNow();
     eta_.Observe(run, now);
     std::string lines;
-    for (const v1::JobInfo& job : run.jobs()) absl::StrAppend(&lines, JobLine(job, eta_.Eta(job, now)), "\n");
+    for (const v1::JobInfo& job : run.jobs()) absl::StrAppend(&lines, JobLine(job, eta_.EtaText(job, now)), "\n");
     if (tty_) {
       // Drawn through stdio: std::cerr escapes control characters (TerminalSafeStderr).
       std::cerr.flush();
@@ -160,10 +161,23 @@ std::optional<absl::Duration> JobEta::Eta(const v1::JobInfo& job, absl::Time now
   return absl::Seconds(per_case * (job.cases_total() - job.cases_done()));
 }
 
+std::string JobEta::EtaText(const v1::JobInfo& job, absl::Time now) const {
+  const std::optional<absl::Duration> rate = Eta(job, now);
+  auto it = started_.find(job.job_id());
+  if (!cost_ || job.status() != "running" || it == started_.end() || job.attempts() > 1) {
+    return rate ? RoundedDuration(*rate) : "?";
+  }
+  return engine::RemainingText(engine::EstimateRemaining(*cost_, now - it->second.at, rate));
+}
+
 std::string JobLine(const v1::JobInfo& job, std::optional<absl::Duration> eta) {
+  return JobLine(job, eta ? RoundedDuration(*eta) : std::string("?"));
+}
+
+std::string JobLine(const v1::JobInfo& job, const std::string& eta) {
   return absl::StrCat("  ", EscapeForTerminal(job.agent_name()), "  ", job.status(), "  ",
                       Bar(job.cases_done(), job.cases_total()), " ", job.cases_done(), "/", job.cases_total(),
-                      job.status() == "running" ? absl::StrCat("  ETA ", eta ? RoundedDuration(*eta) : "?") : "",
+                      job.status() == "running" ? absl::StrCat("  ETA ", eta) : "",
                       job.status() == "running" && !job.current_case_id().empty()
                           ? absl::StrCat("  case ", EscapeForTerminal(job.current_case_id()))
                           : "",
@@ -179,7 +193,7 @@ std::string DetachHint(const std::string& run_id) {
 WatchResult WatchRunUntilEnded(ControlClient& client, const std::string& run_id, const WatchOptions& options) {
   InstallDetachMessage(run_id);
   WatchResult result;
-  ProgressView view;
+  ProgressView view(options.cost);
   // Steady time throughout: a wall-clock step neither ends the watch nor stretches it.
   const absl::Time start = SteadyNow();
   const absl::Time deadline =

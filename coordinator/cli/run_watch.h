@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "coordinator/cli/remote_client.h"
+#include "engine/plan/cost.h"
 #include "fleetmark/v1/control.pb.h"
 
 namespace fleetmark::cli {
@@ -24,6 +25,10 @@ namespace fleetmark::cli {
 struct WatchOptions {
   // Give up this long after the watch starts (exit 1, the error says the run's state).
   absl::Duration timeout = absl::InfiniteDuration();
+  // What the run costs per device (engine/plan/cost.h; `submit` prices it before it
+  // sends it): each job's ETA is then a range from the model (JobEta). nullopt: the
+  // ETA is the jobs' own rate alone.
+  std::optional<engine::PlanCost> cost = std::nullopt;
   // Coordinator unreachable (or its database unavailable) this long in a row: give up
   // (exit 5). Retried with backoff 1 s doubling to 10 s meanwhile.
   absl::Duration unreachable_limit = absl::Minutes(5);
@@ -42,17 +47,24 @@ struct WatchResult {
 
 // Remaining time of each job of a watched run, from the rate its cases completed at
 // since the watch first saw it running: elapsed since then / cases completed since then
-// × cases left. Unknown (nullopt) until one case completed while watched.
+// × cases left. Unknown (nullopt) until one case completed while watched. A case
+// completes only after its minimum processes, all cases' processes interleaved, so that
+// rate is far off at first: with the run's cost (WatchOptions::cost), EtaText is the
+// model's range instead (engine::EstimateRemaining: expected and worst case from the
+// plan, raised by the rate when the job is slower), on a job's first attempt.
 //
-//   JobEta eta;
+//   JobEta eta(cost);
 //   eta.Observe(run, SteadyNow());                 // each RunInfo the watch receives
-//   std::optional<absl::Duration> left = eta.Eta(job, SteadyNow());
+//   std::string left = eta.EtaText(job, SteadyNow());  // "4m10s, at most 19m"
 //
 // Not thread-safe (the watch's thread).
 class JobEta {
  public:
+  explicit JobEta(std::optional<engine::PlanCost> cost = std::nullopt) : cost_(std::move(cost)) {}
   void Observe(const v1::RunInfo& run, absl::Time now);
   std::optional<absl::Duration> Eta(const v1::JobInfo& job, absl::Time now) const;
+  // The ETA JobLine shows: "?" while unknown; the rounded rate-based Eta without a cost.
+  std::string EtaText(const v1::JobInfo& job, absl::Time now) const;
 
  private:
   struct Start {
@@ -60,6 +72,7 @@ class JobEta {
     uint32_t cases_done = 0;
     uint32_t attempts = 0;
   };
+  std::optional<engine::PlanCost> cost_;
   std::map<std::string, Start> started_;  // by job id: the first running observation of its attempt
 };
 
@@ -67,6 +80,8 @@ class JobEta {
 // fixed_pool/arithmetic/batch/..." (ETA "?" while unknown; the case when the agent
 // reports it; an attempt past the first and the message when there are).
 std::string JobLine(const v1::JobInfo& job, std::optional<absl::Duration> eta);
+// The same with the ETA as JobEta::EtaText words it.
+std::string JobLine(const v1::JobInfo& job, const std::string& eta);
 
 // Watches run `run_id` (a full id or a unique prefix) until it ends, the timeout
 // passes or the coordinator stays unreachable too long. A coordinator error other than

@@ -137,9 +137,18 @@ absl::StatusOr<ParsedFlags> ParseFlags(int argc, char** argv, absl::string_view 
         const bool digits = !value.empty() && value.find_first_not_of("-+0123456789") == std::string::npos;
         const auto range = HelpRange(flag->Help());
         if (digits && range) return absl::InvalidArgumentError(RangeMessage(name, *range, value));
+        // Not a number ("--tasks many"): what it takes, with its range when the help has one.
+        const std::string takes =
+            range ? absl::StrCat("a whole number, ", range->first, " <= ", name, " <= ", range->second)
+                  : std::string(!digits ? "not a whole number" : "a number out of range");
         return absl::InvalidArgumentError(
-            absl::StrCat("--", name, ": ", !digits ? "not a whole number" : "a number out of range", ", got \"",
-                         EscapeForTerminal(value, kMaxEchoedFlagBytes), "\""));
+            absl::StrCat("--", name, ": ", takes, ", got \"", EscapeForTerminal(value, kMaxEchoedFlagBytes), "\""));
+      }
+      if (flag->IsOfType<bool>()) {
+        // Abseil says "Illegal value 'maybe' specified for flag 'quick'".
+        return absl::InvalidArgumentError(absl::StrCat("--", name, ": true or false (or --", name, " / --no", name,
+                                                       "), got \"", EscapeForTerminal(value, kMaxEchoedFlagBytes),
+                                                       "\""));
       }
       // Abseil's error quotes the value as given: "Illegal value '<value>' specified
       // for flag 'wide'".

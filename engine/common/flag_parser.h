@@ -30,7 +30,9 @@ struct ParsedFlags {
 // Accepts --name=value, --name value, -name, bool --name / --noname. InvalidArgument,
 // with a message naming the flag: "unknown flag --x" (with a did-you-mean of the
 // known flags, suggest.h), "flag --x needs a value", "--x is given twice; give it
-// once", "--x: <Abseil's parse error>". An integer flag whose help names a range
+// once", `--quick: true or false (or --quick / --noquick), got "maybe"`, `--tasks: a
+// whole number, 1 <= tasks <= 10000, got "many"`, "--x: <Abseil's parse error>". An integer flag whose help names a
+// range
 // "(lo..hi)" is held to it here, for every command and daemon, in the project's one
 // range form: "--limit: 1 <= limit <= 1000, got 0" (the help is the range's one
 // definition). What the user typed is echoed escaped (EscapeForTerminal) and cut at

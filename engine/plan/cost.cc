@@ -153,9 +153,26 @@ PlanCost EstimateCost(const std::vector<v1::CaseSpec>& cases, const v1::Measurem
 }
 
 PlanCost EstimatePlanCost(const v1::Plan& plan, bool quick, int cpus) {
+  return EstimatePlanCost(plan, quick, ExpandCases(plan, quick), cpus);
+}
+
+PlanCost EstimatePlanCost(const v1::Plan& plan, bool quick, const std::vector<v1::CaseSpec>& cases, int cpus) {
   const v1::Plan effective = quick ? ApplyQuick(plan) : plan;
-  return EstimateCost(ExpandCases(plan, quick), ResolveMeasurement(effective.measurement()), plan.preconditions(),
-                      cpus);
+  return EstimateCost(cases, ResolveMeasurement(effective.measurement()), plan.preconditions(), cpus);
+}
+
+RemainingTime EstimateRemaining(const PlanCost& cost, absl::Duration elapsed, std::optional<absl::Duration> observed) {
+  RemainingTime left;
+  left.expected = std::max(cost.expected - elapsed, absl::ZeroDuration());
+  if (observed) left.expected = std::max(left.expected, *observed);
+  left.worst = std::max(cost.worst - elapsed, left.expected);
+  return left;
+}
+
+std::string RemainingText(const RemainingTime& left) {
+  const std::string expected = RoundedDuration(left.expected);
+  const std::string worst = RoundedDuration(left.worst);
+  return expected == worst ? expected : absl::StrCat(expected, ", at most ", worst);
 }
 
 std::string PlanCostText(const PlanCost& cost) {

@@ -51,6 +51,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,27 @@ PlanCost EstimateCost(const std::vector<v1::CaseSpec>& cases, const v1::Measurem
 
 // The cost of every case of `plan` (ApplyQuick first when `quick`). `plan` must be valid.
 PlanCost EstimatePlanCost(const v1::Plan& plan, bool quick, int cpus);
+// The cost of `cases`, some of `plan`'s (after ApplyQuick when `quick`: SelectCases's),
+// under `plan`'s settings: what `run` and `submit` measure with --filter.
+PlanCost EstimatePlanCost(const v1::Plan& plan, bool quick, const std::vector<v1::CaseSpec>& cases, int cpus);
+
+// What is left of a run the model priced at `cost`, `elapsed` into it, as a range.
+// expected: the larger of the model's expected figure minus elapsed and `observed`, the
+// run's own extrapolation of its progress so far (nullopt before it has one); worst: the
+// larger of the model's worst case minus elapsed and expected. A run's own rate
+// extrapolated from its first processes assumes the fewest processes per case, while
+// racing takes contenders up to max_processes (so `fleetmark run`'s ETA grew from 46 s
+// to 12 min on S1 --quick, priced at 4m48s expected, 51m worst): the model bounds it
+// from below until the run has spent the expected figure.
+struct RemainingTime {
+  absl::Duration expected;
+  absl::Duration worst;
+};
+RemainingTime EstimateRemaining(const PlanCost& cost, absl::Duration elapsed, std::optional<absl::Duration> observed);
+
+// "4m10s, at most 19m" (just "4m10s" when the two round alike): the progress lines'
+// ETA.
+std::string RemainingText(const RemainingTime& left);
 
 // "expected 25m00s, worst case 1h05m per device (130 batch cases x 3..16 processes of 0.5 s
 // warm-up + a 10 s budget; 0 scenario cases)".

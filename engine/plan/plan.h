@@ -86,7 +86,14 @@ struct ParsedPlan {
 // (json_check.h: duplicate keys, trailing commas, wrong JSON types), JsonStringToMessage
 // (kJson). InvalidArgument on a syntax error, unknown field or wrong type, or text over
 // kMaxPlanBytes; errors read "<source_name>:<line>:<column>: <field path>: <what>"
-// (JSON type errors: "<source_name>: <field path>: <what>"), input bytes C-escaped.
+// (JSON type errors: "<source_name>: <field path>: <what>"), input bytes C-escaped. A
+// text plan's value protobuf refuses or misreads without its field's range (`threads:
+// many`, 1.5 or 1e400 for an integer, past the field's type, 1e400 for a number, which
+// protobuf reads as infinity) is refused with the range ValidatePlan holds the field to,
+// e.g. `p.txtpb:7:35: plan.matrix[0].strategies[0].threads: expected an integer, 0 <=
+// threads <= 10000, got "many"`; a byte outside ASCII outside quotes, a control
+// character and a NUL byte (anywhere) are named as such. A leading UTF-8 byte order
+// mark is skipped.
 absl::StatusOr<ParsedPlan> ParsePlan(std::string_view text, PlanFormat format, std::string_view source_name = "<plan>");
 
 // Reads and parses the plan at `path` (format: SniffPlanFormat); "-" reads standard

@@ -8,6 +8,7 @@
 #include "engine/report/results_check.h"
 #include "engine/report/results_document.h"
 #include "engine/common/status_macros.h"
+#include "engine/common/byte_order_mark.h"
 #include "engine/common/text.h"
 #include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
@@ -129,7 +130,8 @@ absl::StatusOr<std::string> FormatJson(const fleetmark::v1::RunReport& report) {
   return FormatResultsJson(LocalResultsDocument(report));
 }
 
-absl::StatusOr<fleetmark::v1::ResultsDocument> ParseResultsJson(std::string_view json) {
+absl::StatusOr<fleetmark::v1::ResultsDocument> ParseResultsJson(std::string_view json_given) {
+  const std::string_view json = WithoutUtf8Bom(json_given);
   FLEETMARK_RETURN_IF_ERROR(CheckJsonShape(json));
   fleetmark::v1::ResultsDocument document;
   const absl::Status as_document = ParseJsonMessage(json, &document, /*strict=*/false);

@@ -288,7 +288,14 @@ std::string AllowedProfileKeys() {
   return absl::StrJoin(keys, ", ");
 }
 
-absl::StatusOr<Profile> ParseProfile(absl::string_view text) {
+std::string ProfileRangeText(absl::string_view key, absl::string_view param, double max, absl::string_view why) {
+  std::string range = absl::StrCat("0 <= ", key, " <= ", FormatParamValue(max / ProfileKeyScale(key)));
+  if (!why.empty()) absl::StrAppend(&range, " ", why);
+  if (key != param) absl::StrAppend(&range, " (", param, " <= ", FormatParamValue(max), ")");
+  return range;
+}
+
+absl::StatusOr<Profile> ParseProfile(absl::string_view text, const ProfileLimits* limits) {
   Profile profile;
   std::map<std::string, std::string> keys_given;  // parameter -> the key that set it
   if (absl::StripAsciiWhitespace(text).empty()) {
@@ -310,9 +317,18 @@ absl::StatusOr<Profile> ParseProfile(absl::string_view text) {
           absl::StrCat("unknown key \"", key, "\"; allowed keys: ", AllowedProfileKeys()));
     }
     const engine::ParamRule<v1::SyntheticParams>* rule = engine::FindSyntheticRule(k->param);
-    const double max_in_key = rule->max / k->scale;
-    std::string range = absl::StrCat("0 <= ", key, " <= ", FormatParamValue(max_in_key));
-    if (std::string_view(k->key) != k->param) absl::StrAppend(&range, " (", k->param, " <= ", rule->max, ")");
+    // The plan's range, or the caller's narrower one.
+    double max = rule->max;
+    absl::string_view why;
+    if (limits != nullptr) {
+      for (const auto& [param, limit] : limits->max) {
+        if (param == k->param && limit < max) {
+          max = limit;
+          why = limits->why;
+        }
+      }
+    }
+    const std::string range = ProfileRangeText(key, k->param, max, why);
     double value = 0;
     // Plain decimals only: SimpleAtod also reads hex ("0x10" = 16), exponents, "inf".
     if (absl::StartsWith(value_text, "-") && IsPlainDecimal(value_text.substr(1))) {
@@ -322,7 +338,7 @@ absl::StatusOr<Profile> ParseProfile(absl::string_view text) {
       return absl::InvalidArgumentError(
           absl::StrCat(key, ": a plain decimal number (e.g. 50 or 0.5) in ", range, ", got \"", value_text, "\""));
     }
-    if (value * k->scale > rule->max * (1 + 1e-12)) {
+    if (value * k->scale > max * (1 + 1e-12)) {
       return absl::InvalidArgumentError(absl::StrCat(key, ": ", range, ", got \"", value_text, "\""));
     }
     // The plan holds whole units of the parameter: a value that rounds to 0 would

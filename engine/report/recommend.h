@@ -58,8 +58,21 @@ std::string AllowedProfileKeys();
 //   `cpu_us: a plain decimal number (e.g. 50 or 0.5) in 0 <= cpu_us <= 1000000 (cpu_ns <= 1000000000), got "-5"`,
 //   `cpu_us: 0.0001 is 0.1 cpu_ns, which rounds to 0 (...); give 0 or at least 0.0005 cpu_us`;
 // an empty profile, a term without '=' and a parameter given twice (in any unit) are
-// refused too.
-absl::StatusOr<Profile> ParseProfile(absl::string_view text);
+// refused too. `limits` (may be null; not retained) narrows the range of some
+// parameters for a caller that can measure less than a plan allows (`recommend
+// --measure`, recommend_plan.h MeasureProfileLimits): a value above it is refused with
+// that range, e.g. `cpu_us: 0 <= cpu_us <= 10000 for --measure (cpu_ns <= 10000000), got
+// "99999999"`, never with the wider plan range.
+struct ProfileLimits {
+  std::vector<std::pair<std::string, double>> max;  // parameter (cpu_ns, ...) -> its largest value, in its unit
+  std::string why;                                  // after the range, e.g. "for --measure"
+};
+absl::StatusOr<Profile> ParseProfile(absl::string_view text, const ProfileLimits* limits = nullptr);
+
+// "0 <= <key> <= <max in key's units>[ <why>][ (<param> <= <max>)]": the range
+// ParseProfile and BuildBracketPlan quote for a parameter given as `key` (its unit:
+// ProfileKeyScale) whose largest value is `max` (in the parameter's unit).
+std::string ProfileRangeText(absl::string_view key, absl::string_view param, double max, absl::string_view why);
 
 // "cpu_us=50, wait_us=2000": each parameter under the key it was given as (Profile.keys;
 // its own name when none), its value in that key's units.

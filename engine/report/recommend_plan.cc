@@ -30,6 +30,8 @@ constexpr MeasuredRange kMeasuredRanges[] = {
     {"touch_kib", 65536, "touch_mib", 1024},
 };
 
+constexpr char kMeasureWhy[] = "for --measure";
+
 const MeasuredRange* RangeOf(const std::string& param) {
   for (const MeasuredRange& r : kMeasuredRanges) {
     if (param == r.param) return &r;
@@ -66,6 +68,12 @@ std::vector<v1::StrategySpec> Contenders(const std::string& io_mode, bool waits,
 
 }  // namespace
 
+ProfileLimits MeasureProfileLimits() {
+  ProfileLimits limits{.why = kMeasureWhy};
+  for (const MeasuredRange& r : kMeasuredRanges) limits.max.emplace_back(r.param, r.max);
+  return limits;
+}
+
 absl::StatusOr<BracketPlan> BuildBracketPlan(const Profile& profile, const BracketOptions& options) {
   if (profile.params.empty()) return absl::InvalidArgumentError("--profile: give at least one parameter");
   if (options.tasks < 1 || options.tasks > kMaxBracketTasks) {
@@ -97,12 +105,9 @@ absl::StatusOr<BracketPlan> BuildBracketPlan(const Profile& profile, const Brack
     if (value > range->max) {
       // Named as the user wrote it (cpu_us), with the parameter's own range beside it.
       const std::string key = i < profile.keys.size() ? profile.keys[i] : param;
-      const double scale = ProfileKeyScale(key);
-      std::string message = absl::StrCat("--profile: ", key, ": 0 <= ", key,
-                                         " <= ", FormatParamValue(range->max / scale), " for --measure");
-      if (key != param) absl::StrAppend(&message, " (", param, " <= ", FormatParamValue(range->max), ")");
-      absl::StrAppend(&message, ", got ", FormatParamValue(value / scale));
-      return absl::InvalidArgumentError(message);
+      return absl::InvalidArgumentError(absl::StrCat("--profile: ", key, ": ",
+                                                     ProfileRangeText(key, param, range->max, kMeasureWhy), ", got ",
+                                                     FormatParamValue(value / ProfileKeyScale(key))));
     }
     const uint32_t at = Rounded(value);
     engine::SetSyntheticParam(center, param, at);

@@ -74,6 +74,11 @@ struct BracketPlan {
 // or tasks × 2 × (cpu + wait) at the upper neighbours above kMaxBracketSerialSeconds.
 absl::StatusOr<BracketPlan> BuildBracketPlan(const Profile& profile, const BracketOptions& options);
 
+// The largest value of each parameter BuildBracketPlan measures (cpu_ns <= 10e6, ...),
+// "for --measure": for ParseProfile, so `recommend --measure` quotes the range that
+// applies to it while parsing the profile.
+ProfileLimits MeasureProfileLimits();
+
 // "100 tasks per batch; thread counts tried 16, 64, 256; neighbours x0.5 and x2 of each
 // given parameter".
 std::string AssumedText(const BracketPlan& bracket);

@@ -166,13 +166,23 @@ absl::Status CheckResultValues(const v1::CaseResult& result) {
 }
 
 absl::Status CheckResultsDocument(const v1::ResultsDocument& document) {
-  for (const v1::ResultsDevice& device : document.devices()) {
+  for (int d = 0; d < document.devices_size(); ++d) {
+    const v1::ResultsDevice& device = document.devices(d);
     std::set<std::string> seen;
-    for (const v1::CaseResult& result : device.results()) {
+    for (int i = 0; i < device.results_size(); ++i) {
+      const v1::CaseResult& result = device.results(i);
+      // A result without its case would be shown under invented defaults (batch,
+      // blocking, n=100): it names no case, so it is refused by its position.
+      if (!result.has_spec() || result.spec().case_id().empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "devices[", d, "].results[", i, "].", result.has_spec() ? "spec.case_id" : "spec", ": missing (device \"",
+            EscapeForTerminal(device.agent()),
+            "\"; every result names its case: spec.case_id, e.g. \"batch/arithmetic/blocking/direct/any\", and "
+            "the spec it was measured with)"));
+      }
       const std::string where = absl::StrCat("device \"", EscapeForTerminal(device.agent()), "\", case \"",
                                              EscapeForTerminal(result.spec().case_id()), "\": ");
-      // An empty id (test reports, hand-made files) names no case, so it repeats freely.
-      if (!result.spec().case_id().empty() && !seen.insert(result.spec().case_id()).second) {
+      if (!seen.insert(result.spec().case_id()).second) {
         return absl::InvalidArgumentError(
             absl::StrCat(where, "spec.case_id: each case at most once per device, got it twice"));
       }

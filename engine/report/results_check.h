@@ -18,7 +18,9 @@ inline constexpr double kMaxResultNs = 86'400e9;
 
 // OK, or InvalidArgument naming the device, the case, the field, the allowed range and
 // the value, e.g. `device "host", case "batch/synthetic/blocking/direct/any":
-// stats.median_ns: 0 <= median_ns <= 8.64e+13 (ns), got -5`. Refused: a (non-empty) case
+// stats.median_ns: 0 <= median_ns <= 8.64e+13 (ns), got -5`. Refused: a result without
+// a spec or with an empty spec.case_id (named by position, e.g. `devices[0].results[2].spec:
+// missing (...)`: what names no case would be shown under invented defaults); a case
 // id repeated within a device; a negative, non-finite or over-kMaxResultNs time
 // (stats' min, median, max and mean, samples_ns, process_medians_ns); a parameter of the
 // case's spec outside the range a plan allows (threads, batch tasks, the synthetic,

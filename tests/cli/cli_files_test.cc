@@ -218,5 +218,36 @@ TEST_F(CliTest, EveryReaderOfResultsFilesRefusesTheSameFilesInOneLine) {
   }
 }
 
+// Issue 34's second trial: a hand-made file whose cases had no spec was shown under
+// invented defaults ("batch · blocking · n=100", strategy "?"), and empty case ids
+// passed. Every reader refuses such a result by position, naming the field, in one line.
+TEST_F(CliTest, EveryReaderRefusesAResultThatNamesNoCase) {
+  const fs::path plan = Write("tiny.txtpb", kTinyPlan);
+  const fs::path good = dir_ / "good.json";
+  CliResult run = Cli("run " + plan.string() + " --format json --quiet --out " + good.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json doc = nlohmann::json::parse(ReadFile(good));
+  nlohmann::json no_spec = doc;
+  no_spec["devices"][0]["results"][2].erase("spec");
+  nlohmann::json empty_id = doc;
+  empty_id["devices"][0]["results"][1]["spec"]["case_id"] = "";
+  const std::vector<std::pair<fs::path, std::string>> refusals = {
+      {Write("nospec.json", no_spec.dump()), "nospec.json: devices[0].results[2].spec: missing (device \""},
+      {Write("emptyid.json", empty_id.dump()), "emptyid.json: devices[0].results[1].spec.case_id: missing (device \""},
+  };
+  for (const char* command : {"show", "compare --results", "map --results", "recommend --profile cpu_us=1 --results"}) {
+    for (const auto& [file, message] : refusals) {
+      CliResult r = Cli(std::string(command) + " " + file.string());
+      EXPECT_EQ(r.exit_code, 2) << command << " " << file;
+      EXPECT_EQ(r.out, "") << command << " " << file;
+      EXPECT_THAT(r.err, HasSubstr(message)) << command;
+      EXPECT_THAT(r.err, HasSubstr("every result names its case")) << command;
+      EXPECT_EQ(Count(r.err, "\n"), 1u) << r.err;
+    }
+  }
+  CliResult shown = Cli("show " + good.string());
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+}
+
 }  // namespace
 }  // namespace fleetmark_cli_test

@@ -2,6 +2,7 @@
 // JSON. Runs fleetmark_phased, the real CLI plus the test-only phase hook
 // (tests/engine/runner/phase_hook.h), so that a case that never settles is
 // deterministic; every other case measures as in `fleetmark`.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,95 @@ TEST_F(CliTest, TyposGetADidYouMean) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("no field \"stratgies\" here (did you mean \"strategies\"?)"));
   EXPECT_THAT(r.err, Not(HasSubstr("fleetmark.v1")));
+}
+
+// Issue 34's second trial: a bool flag's bad value said Abseil's "Illegal value 'maybe'
+// specified for flag 'quick'", and an integer flag's word no range.
+TEST_F(CliTest, BadFlagValuesNameWhatTheFlagTakes) {
+  const fs::path plan = Write("tiny.txtpb", kTinyPlan);
+  const std::pair<std::string, std::string> bad[] = {
+      {"run --quick=maybe " + plan.string(),
+       "fleetmark: --quick: true or false (or --quick / --noquick), got \"maybe\""},
+      {"show --wide=3 x.json", "fleetmark: --wide: true or false (or --wide / --nowide), got \"3\""},
+      {"recommend --profile wait_us=10 --measure --dry_run --tasks many",
+       "fleetmark: --tasks: a whole number, 1 <= tasks <= 10000, got \"many\""},
+  };
+  for (const auto& [args, error] : bad) {
+    CliResult r = Cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_THAT(r.err, HasSubstr(error)) << args;
+    EXPECT_THAT(r.err, Not(HasSubstr("Illegal value"))) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.out, "") << args;
+  }
+}
+
+// Issue 34's second trial: protobuf's parser said `Expected integer, got: many`, quoted a
+// byte outside ASCII as "Interpreting non ascii codepoint 195" and refused a UTF-8 BOM.
+// Each bad value is one line naming the file, line:column, the field and its range (the
+// validator's: the one place ranges are defined).
+TEST_F(CliTest, PlanParserErrorsNameTheFieldAndWhatIsAllowed) {
+  const std::string base =
+      "name: \"t\"\nmeasurement {\n  warmup_seconds: 0.5\n  rounds: 3\n}\nmatrix {\n"
+      "  strategies { name: \"fixed_pool\" threads: 4 }\n  workloads: \"arithmetic\"\n  batch { tasks: 10 }\n}\n";
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = base;
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  struct Bad {
+    std::string name, text, error;
+  };
+  const Bad bad[] = {
+      {"many.txtpb", with("threads: 4", "threads: many"),
+       "many.txtpb:7:35: plan.matrix[0].strategies[0].threads: expected an integer, 0 <= threads <= 10000, got "
+       "\"many\""},
+      {"exp.txtpb", with("rounds: 3", "rounds: 1e400"),
+       "exp.txtpb:4:3: plan.measurement.rounds: expected an integer, 0 <= rounds <= 1000, got \"1e400\""},
+      {"half.txtpb", with("threads: 4", "threads: 4.5"),
+       "plan.matrix[0].strategies[0].threads: expected an integer, 0 <= threads <= 10000, got \"4.5\""},
+      {"word.txtpb", with("warmup_seconds: 0.5", "warmup_seconds: many"),
+       "word.txtpb:3:3: plan.measurement.warmup_seconds: expected a number, 0 <= warmup_seconds <= 3600 (seconds), "
+       "got \"many\""},
+      {"huge.txtpb", with("warmup_seconds: 0.5", "warmup_seconds: 1e400"),
+       "huge.txtpb:3:3: plan.measurement.warmup_seconds: 0 <= warmup_seconds <= 3600 (seconds), got 1e400"},
+      {"minus.txtpb", with("warmup_seconds: 0.5", "warmup_seconds: -1e400"),
+       "minus.txtpb:3:3: plan.measurement.warmup_seconds: 0 <= warmup_seconds <= 3600 (seconds), got -1e400"},
+      {"accent.txtpb", with("rounds: 3", "rounds: 3\xc3\xa9"),
+       "accent.txtpb:4:12: plan.measurement: a byte outside ASCII (0xc3) outside \"quotes\""},
+      {"nul.txtpb", with("name: \"t\"", std::string("name: \"t\0\"", 10)),
+       "nul.txtpb:1:9: plan: a NUL byte (0x00): a plan is text"},
+      // shuffle_seed has no range of its own (a uint64): the kind is named.
+      {"seed.txtpb", with("rounds: 3", "shuffle_seed: many"),
+       "seed.txtpb:4:17: plan.measurement.shuffle_seed: expected a whole number >= 0, got \"many\""},
+      {"control.txtpb", with("rounds: 3", "rounds: 3\x01"),
+       "control.txtpb:4:12: plan.measurement: a control character (byte 0x01): a plan is text"},
+  };
+  for (const Bad& b : bad) {
+    const fs::path plan = Write(b.name, b.text);
+    for (const char* command : {"plan validate ", "run "}) {
+      CliResult r = Cli(command + plan.string());
+      EXPECT_EQ(r.exit_code, 2) << command << b.name << ": " << r.err;
+      EXPECT_THAT(r.err, HasSubstr(b.error)) << command << b.name;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      EXPECT_THAT(r.err, Not(HasSubstr("Expected"))) << r.err;
+      EXPECT_THAT(r.err, Not(HasSubstr("codepoint"))) << r.err;
+      EXPECT_EQ(r.out, "") << command << b.name;
+    }
+  }
+  // A UTF-8 byte order mark (some editors write one) is not part of the plan, in text
+  // and in JSON without a .json name.
+  const fs::path bom = Write("bom.txtpb", "\xef\xbb\xbf" + base);
+  CliResult r = Cli("plan validate " + bom.string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("valid plan \"t\""));
+  const fs::path bom_json =
+      Write("bom.plan",
+            "\xef\xbb\xbf{\"name\": \"j\", \"matrix\": [{\"strategies\": [{\"name\": \"direct\"}], "
+            "\"workloads\": [\"arithmetic\"], \"batch\": {}}]}");
+  r = Cli("plan validate " + bom_json.string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("valid plan \"j\""));
 }
 
 }  // namespace

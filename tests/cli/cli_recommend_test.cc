@@ -26,6 +26,7 @@ namespace {
 
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // The one answer of the one device of `doc` (recommend's JSON).
 const nlohmann::json& OnlyAnswer(const nlohmann::json& doc) {
@@ -230,7 +231,24 @@ TEST_F(CliTest, RecommendWorkloadAnswersInOneSentence) {
 TEST_F(CliTest, RecommendMeasureRefusesBadInput) {
   CliResult range = Cli("recommend --profile 'cpu_ms=20' --measure --dry_run");
   EXPECT_EQ(range.exit_code, 2);
-  EXPECT_THAT(range.err, HasSubstr("--profile: cpu_ms: 0 <= cpu_ms <= 10 for --measure (cpu_ns <= 10000000), got 20"));
+  EXPECT_THAT(range.err,
+              HasSubstr("--profile: cpu_ms: 0 <= cpu_ms <= 10 for --measure (cpu_ns <= 10000000), got \"20\""));
+  // Past the plan's range too, the range quoted is --measure's (it quoted the plan's
+  // 0 <= cpu_us <= 1000000, which --measure refuses as well); without --measure, the plan's.
+  for (const char* value : {"99999999", "99999999999999999999999"}) {
+    CliResult r = Cli(std::string("recommend --profile cpu_us=") + value + " --measure --dry_run");
+    EXPECT_EQ(r.exit_code, 2) << value;
+    EXPECT_EQ(r.err, std::string("fleetmark: recommend: --profile: cpu_us: 0 <= cpu_us <= 10000 for --measure (cpu_ns "
+                                 "<= 10000000), got \"") +
+                         value + "\"\n");
+  }
+  CliResult wait = Cli("recommend --profile wait_ms=1000 --measure --dry_run");
+  EXPECT_EQ(wait.exit_code, 2);
+  EXPECT_THAT(wait.err, HasSubstr("--profile: wait_ms: 0 <= wait_ms <= 100 for --measure (wait_us <= 100000), got"));
+  CliResult plan_range = Cli("recommend --profile cpu_us=99999999 --results x.json");
+  EXPECT_EQ(plan_range.exit_code, 2);
+  EXPECT_THAT(plan_range.err, HasSubstr("--profile: cpu_us: 0 <= cpu_us <= 1000000 (cpu_ns <= 1000000000), got"));
+  EXPECT_THAT(plan_range.err, Not(HasSubstr("for --measure")));
   // Hex and values that round to 0 were read (0x10 as 16, 1e-7 as 0).
   CliResult hex = Cli("recommend --profile 'cpu_us=0x10' --measure --dry_run");
   EXPECT_EQ(hex.exit_code, 2);

@@ -88,6 +88,12 @@ TEST(FlagParserTest, BadInputNamesTheFlag) {
             "got \"5\"");
   EXPECT_EQ(Parse({"--fp_delay=soon"}).status().message(),
             "--fp_delay: not a duration (h, m, s, ms, us, ns; e.g. --fp_delay=30m or --fp_delay=1h30m), got \"soon\"");
+  // A word for a ranged integer names the range; a bool's bad value what it takes
+  // (Abseil: "Illegal value 'maybe' specified for flag 'fp_on'").
+  EXPECT_EQ(Parse({"--fp_limit=many"}).status().message(),
+            "--fp_limit: a whole number, 1 <= fp_limit <= 1000, got \"many\"");
+  EXPECT_EQ(Parse({"--fp_on=maybe"}).status().message(),
+            "--fp_on: true or false (or --fp_on / --nofp_on), got \"maybe\"");
   EXPECT_FALSE(Parse({"--nofp_count"}).ok());    // --no only for bool flags
   EXPECT_EQ(absl::GetFlag(FLAGS_fp_name), "a");  // the first, valid value was set
 }

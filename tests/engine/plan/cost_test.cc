@@ -268,5 +268,36 @@ TEST(PlanCost, TheRunnersProcessRangeIsTheMaximumOfItsSettings) {
   EXPECT_EQ(p.max, 5);
 }
 
+// Issue 34's second trial: `fleetmark run`'s ETA on S1 --quick went from 46 s to 12 min
+// (the runner's rate assumes the fewest processes per case). The remaining time is the
+// model's range, raised by the run's own rate when the run is slower than expected.
+TEST(PlanCost, TheRemainingTimeIsTheModelsRangeRaisedByTheRunsOwnRate) {
+  PlanCost cost;
+  cost.expected = absl::Seconds(288);  // S1 --quick: 4m48s
+  cost.worst = absl::Seconds(3085);    // 51m25s
+  // At the start: the model's figures, not a rate.
+  RemainingTime left = EstimateRemaining(cost, absl::ZeroDuration(), std::nullopt);
+  EXPECT_EQ(left.expected, absl::Seconds(288));
+  EXPECT_EQ(left.worst, absl::Seconds(3085));
+  EXPECT_EQ(RemainingText(left), "4m48s, at most 51m25s");
+  // 10 s in, the rate says 46 s: too low, the model's 4m38s stands.
+  left = EstimateRemaining(cost, absl::Seconds(10), absl::Seconds(46));
+  EXPECT_EQ(left.expected, absl::Seconds(278));
+  EXPECT_EQ(left.worst, absl::Seconds(3075));
+  // Slower than expected: the rate raises the expected figure, and the worst case is
+  // never below it.
+  left = EstimateRemaining(cost, absl::Seconds(400), absl::Seconds(300));
+  EXPECT_EQ(left.expected, absl::Seconds(300));
+  EXPECT_EQ(left.worst, absl::Seconds(2685));
+  left = EstimateRemaining(cost, absl::Seconds(4000), absl::Seconds(120));
+  EXPECT_EQ(left.expected, absl::Seconds(120));
+  EXPECT_EQ(left.worst, absl::Seconds(120));
+  EXPECT_EQ(RemainingText(left), "2m00s");
+  // Past both figures with no rate: nothing is promised beyond 0.
+  left = EstimateRemaining(cost, absl::Seconds(4000), std::nullopt);
+  EXPECT_EQ(left.expected, absl::ZeroDuration());
+  EXPECT_EQ(left.worst, absl::ZeroDuration());
+}
+
 }  // namespace
 }  // namespace fleetmark::engine

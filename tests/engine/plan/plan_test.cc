@@ -266,6 +266,47 @@ TEST(ParsePlanTest, AnIntegerPastItsTypeNamesTheFieldsRange) {
             "t.txtpb:5:11: plan.matrix[0].batch.tasks: 0 <= tasks <= 1000000, got 1000000000000");
 }
 
+// Issue 34's second trial: `threads: many` said `Expected integer, got: "many"`, 1e400
+// for a number said "got inf", and bytes outside ASCII "Interpreting non ascii codepoint
+// 195". The field's range comes from validation (the one place ranges are defined).
+TEST(ParsePlanTest, ValuesOfTheWrongKindNameTheFieldsRange) {
+  const std::string prefix = "name: \"x\"\nmatrix {\n  strategies { name: \"fixed_pool\" ";
+  const std::string suffix = " }\n  workloads: \"arithmetic\"\n  batch {}\n}\n";
+  auto error_of = [&](const std::string& value) {
+    absl::StatusOr<ParsedPlan> parsed = ParsePlan(prefix + value + suffix, PlanFormat::kText, "t.txtpb");
+    return parsed.ok() ? std::string("OK") : std::string(parsed.status().message());
+  };
+  const std::string field = "t.txtpb:3:35: plan.matrix[0].strategies[0].threads: ";
+  EXPECT_EQ(error_of("threads: many"), field + "expected an integer, 0 <= threads <= 10000, got \"many\"");
+  EXPECT_EQ(error_of("threads: 1e400"), field + "expected an integer, 0 <= threads <= 10000, got \"1e400\"");
+  EXPECT_EQ(error_of("threads: 2.5"), field + "expected an integer, 0 <= threads <= 10000, got \"2.5\"");
+  EXPECT_EQ(error_of("threads: \"8\""), field + "expected an integer, 0 <= threads <= 10000, got \"8\"");
+  const std::string measured = "name: \"x\"\nmeasurement {\n  target_ci_percent: ";
+  auto measured_error = [&](const std::string& value) {
+    absl::StatusOr<ParsedPlan> parsed = ParsePlan(measured + value + "\n}\n" +
+                                                      "matrix {\n  strategies { name: "
+                                                      "\"direct\" }\n  workloads: \"arithmetic\"\n  batch {}\n}\n",
+                                                  PlanFormat::kText, "m.txtpb");
+    return parsed.ok() ? std::string("OK") : std::string(parsed.status().message());
+  };
+  EXPECT_THAT(measured_error("lots"), ::testing::MatchesRegex("m\\.txtpb:3:3: plan\\.measurement\\.target_ci_percent: "
+                                                              "expected a number, .* <= target_ci_percent <= .*, got "
+                                                              "\"lots\""));
+  EXPECT_THAT(measured_error("1e400"), ::testing::MatchesRegex("m\\.txtpb:3:3: plan\\.measurement\\.target_ci_percent: "
+                                                               ".* <= target_ci_percent <= .*, got 1e400"));
+  EXPECT_THAT(measured_error("-1e999"), ::testing::EndsWith(", got -1e999"));
+  EXPECT_EQ(measured_error("1e300"), "OK");  // parses; validation refuses it with its range
+  // Bytes: outside ASCII, control characters and NUL, each named with where it is.
+  EXPECT_THAT(error_of("threads: 4\xc3\xa9"),
+              ::testing::StartsWith("t.txtpb:3:45: plan.matrix[0].strategies[0]: a byte outside ASCII (0xc3)"));
+  EXPECT_THAT(error_of("threads: 4\x7f"),
+              ::testing::StartsWith("t.txtpb:3:45: plan.matrix[0].strategies[0]: a control character (byte 0x7f)"));
+  EXPECT_THAT(error_of(std::string("threads: 4\0", 11)),
+              ::testing::StartsWith("t.txtpb:3:45: plan.matrix[0].strategies[0]: a NUL byte (0x00)"));
+  // A UTF-8 byte order mark is not part of the plan.
+  EXPECT_TRUE(ParsePlan("\xEF\xBB\xBF" + prefix + "threads: 4" + suffix, PlanFormat::kText, "b.txtpb").ok());
+}
+
 TEST(ParsePlanTest, TypeErrorsNameTheField) {
   const std::string prefix = "name: \"x\"\nmatrix {\n  strategies { name: \"fixed_pool\" ";
   for (const auto& [value, what] :
@@ -273,9 +314,11 @@ TEST(ParsePlanTest, TypeErrorsNameTheField) {
         // The type's range when validation has none to name (the plan
         // has no scenario, so threads' own rule is not reached).
         {"threads: 4294967296", "a whole number 0..4294967295, got 4294967296"},
-        {"threads: 1.5", "Expected integer"},
-        {"threads: \"8\"", "Expected integer"},
-        {"threads: nan", "Expected integer"}}) {
+        // Not a whole number (it said protobuf's "Expected integer, got: 1.5"); again
+        // the kind, since validation does not reach threads' own rule here.
+        {"threads: 1.5", "expected a whole number >= 0, got \"1.5\""},
+        {"threads: \"8\"", "expected a whole number >= 0, got \"8\""},
+        {"threads: nan", "expected a whole number >= 0, got \"nan\""}}) {
     absl::StatusOr<ParsedPlan> parsed = ParsePlan(prefix + value + " }\n}\n", PlanFormat::kText, "t.txtpb");
     ASSERT_FALSE(parsed.ok()) << value;
     EXPECT_THAT(parsed.status().message(), HasSubstr("t.txtpb:3:44: plan.matrix[0].strategies[0].threads: ")) << value;

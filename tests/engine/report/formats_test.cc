@@ -174,6 +174,42 @@ TEST(JsonTest, ReadersIgnoreUnknownFieldsAndRefuseValuesNoFleetmarkWrites) {
   EXPECT_THAT(std::string(ci.message()), ::testing::HasSubstr("stats.ci_high_ns: a finite number >= 0, got inf"));
 }
 
+// Issue 34's second trial: a hand-made file's case without a spec was shown as
+// "batch · blocking · n=100" (the defaults), and an empty case id passed. Both are
+// refused by position, naming the field.
+TEST(JsonTest, RefusesAResultThatNamesNoCase) {
+  const absl::StatusOr<std::string> json = FormatJson(testing::SampleReport());
+  ASSERT_TRUE(json.ok()) << json.status();
+  const nlohmann::json doc = nlohmann::json::parse(*json);
+  ASSERT_GE(doc["devices"][0]["results"].size(), 2u);
+
+  nlohmann::json no_spec = doc;
+  no_spec["devices"][0]["results"][1].erase("spec");
+  const absl::Status missing = ParseResultsJson(no_spec.dump()).status();
+  EXPECT_EQ(missing.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(missing.message()), ::testing::StartsWith("devices[0].results[1].spec: missing (device \""));
+
+  nlohmann::json empty_id = doc;
+  empty_id["devices"][0]["results"][0]["spec"]["case_id"] = "";
+  const absl::Status empty = ParseResultsJson(empty_id.dump()).status();
+  EXPECT_EQ(empty.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(empty.message()), ::testing::StartsWith("devices[0].results[0].spec.case_id: missing"));
+  // Two results with empty ids: the first is named, not "given twice".
+  empty_id["devices"][0]["results"][1]["spec"]["case_id"] = "";
+  EXPECT_THAT(std::string(ParseResultsJson(empty_id.dump()).status().message()),
+              ::testing::StartsWith("devices[0].results[0].spec.case_id: missing"));
+}
+
+// A UTF-8 byte order mark (some editors write one) is not part of the file: protobuf's
+// JSON parser said "a field does not fit the results schema (... Expected a value)".
+TEST(JsonTest, AByteOrderMarkIsNotPartOfTheFile) {
+  const absl::StatusOr<std::string> json = FormatJson(testing::SampleReport());
+  ASSERT_TRUE(json.ok()) << json.status();
+  const absl::StatusOr<fleetmark::v1::ResultsDocument> read = ParseResultsJson("\xEF\xBB\xBF" + *json);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->devices(0).results_size(), testing::SampleReport().results_size());
+}
+
 TEST(JsonTest, MalformedInputIsAnError) {
   EXPECT_EQ(ParseJson("{").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(ParseJson("{\"noSuchField\": 1}").ok());

@@ -148,5 +148,27 @@ TEST(BracketPlanTest, ProfilesItCannotMeasureAreRefusedNamingTheKeyAndRange) {
   EXPECT_THAT(BuildBracketPlan(Profile{}, {}).status().message(), HasSubstr("--profile: give at least one"));
 }
 
+// ParseProfile with MeasureProfileLimits quotes the range BuildBracketPlan measures,
+// in the same words, also for a value past the plan's own range (it quoted the plan's).
+TEST(BracketPlanTest, ParsingForMeasureQuotesItsRange) {
+  const ProfileLimits limits = MeasureProfileLimits();
+  auto error = [&](const std::string& profile) {
+    absl::StatusOr<Profile> p = ParseProfile(profile, &limits);
+    EXPECT_FALSE(p.ok()) << profile;
+    return p.ok() ? std::string() : std::string(p.status().message());
+  };
+  EXPECT_EQ(error("cpu_us=99999999"),
+            "cpu_us: 0 <= cpu_us <= 10000 for --measure (cpu_ns <= 10000000), got \"99999999\"");
+  EXPECT_EQ(error("cpu_us=20000"), "cpu_us: 0 <= cpu_us <= 10000 for --measure (cpu_ns <= 10000000), got \"20000\"");
+  EXPECT_EQ(error("touch_mib=1000"),
+            "touch_mib: 0 <= touch_mib <= 64 for --measure (touch_kib <= 65536), got \"1000\"");
+  EXPECT_THAT(error("cpu_us=1e5"), HasSubstr("a plain decimal number (e.g. 50 or 0.5) in 0 <= cpu_us <= 10000 for"));
+  // At the limit it parses; without limits, the plan's range applies.
+  EXPECT_TRUE(ParseProfile("cpu_us=10000", &limits).ok());
+  EXPECT_TRUE(ParseProfile("cpu_us=20000").ok());
+  EXPECT_THAT(std::string(ParseProfile("cpu_us=99999999").status().message()),
+              HasSubstr("0 <= cpu_us <= 1000000 (cpu_ns <= 1000000000)"));
+}
+
 }  // namespace
 }  // namespace fleetmark::report

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/report/case_names.h"
 #include "fleetmark/v1/result.pb.h"
 
 namespace fleetmark::report::testing {
@@ -155,6 +156,11 @@ inline fleetmark::v1::RunReport SampleReport() {
   l->set_server_threads(4);
   l->set_generator_cpu_percent(12.4);
   *report.add_results() = load;
+  // Every result names its case, as every result fleetmark writes does (a results file
+  // without is refused: results_check.h): the scenario cases by the key the table shows.
+  for (fleetmark::v1::CaseResult& r : *report.mutable_results()) {
+    if (r.spec().case_id().empty()) r.mutable_spec()->set_case_id(fleetmark::report::CaseKey(r.spec()));
+  }
   return report;
 }
 
