@@ -1,47 +1,77 @@
-// The fixture of the `fleetmark` fleet-command tests: a real fleetmark-coordinator on a
-// fresh PostgreSQL database (FLEETMARK_TEST_PG_URI; tests/integration's harness), and
-// Fleet(args), which runs `fleetmark args` against it with its admin token.
+// The fixture of the `fleetmark` fleet-command tests: a real coordinator and
+// Fleet(args), which runs `fleetmark args` against it with its admin token. Where the
+// coordinator runs and keeps its rows is the fixture's one choice (FleetCoordinator):
+//   - kMemoryProcess (CliFleetTest): a fleetmark-coordinator process (tests/integration's
+//     harness) with --store=memory: runs on every machine;
+//   - kMemoryInProcess: a service::Coordinator in this process on a MemoryDatabase the
+//     test also writes through a MemoryStore (CliStoreTest, cli_store_fixture.h): runs on
+//     every machine;
+//   - kPostgresProcess (CliFleetPgTest): a fleetmark-coordinator process on a fresh
+//     PostgreSQL database (FLEETMARK_TEST_PG_URI; skipped without it unless
+//     FLEETMARK_TEST_REQUIRE_PG), for tests that read or write that database with SQL,
+//     restart the coordinator, stop its database or configure its process (Configure).
 #pragma once
 
+#include <fstream>
 #include <memory>
 #include <string>
 
 #include "absl/time/time.h"
+#include "coordinator/service/coordinator.h"
+#include "coordinator/store/memory_store.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_fixture.h"
 #include "tests/integration/fleet_harness.h"
 
 namespace fleetmark_cli_test {
 
+enum class FleetCoordinator { kMemoryProcess, kMemoryInProcess, kPostgresProcess };
+
 class CliFleetTest : public CliTest {
  protected:
+  explicit CliFleetTest(FleetCoordinator where = FleetCoordinator::kMemoryProcess) : where_(where) {}
+
   void SetUp() override {
     CliTest::SetUp();
-    const std::string server = fleetmark::testing::TestPgUri();
-    if (server.empty()) {
-      if (fleetmark::testing::PgRequired()) GTEST_FAIL() << "FLEETMARK_TEST_PG_URI is not set";
-      GTEST_SKIP() << "FLEETMARK_TEST_PG_URI is not set";
-    }
-    auto db = fleetmark::testing::TestDatabase::Create(server);
-    ASSERT_TRUE(db.ok()) << db.status();
-    db_ = *std::move(db);
     fleetmark::testing::CoordinatorConfig config;
-    config.database_uri = db_->uri();
+    admin_token_ = config.admin_token;
+    enrollment_token_ = config.enrollment_token;
+    if (where_ == FleetCoordinator::kMemoryInProcess) {
+      ASSERT_NO_FATAL_FAILURE(StartInProcess(config));
+      return;
+    }
+    if (where_ == FleetCoordinator::kPostgresProcess) {
+      const std::string server = fleetmark::testing::TestPgUri();
+      if (server.empty()) {
+        if (fleetmark::testing::PgRequired()) GTEST_FAIL() << "FLEETMARK_TEST_PG_URI is not set";
+        GTEST_SKIP() << "FLEETMARK_TEST_PG_URI is not set";
+      }
+      auto db = fleetmark::testing::TestDatabase::Create(server);
+      ASSERT_TRUE(db.ok()) << db.status();
+      db_ = *std::move(db);
+      config.database_uri = db_->uri();
+    } else {
+      config.memory_store = true;
+    }
     ASSERT_NO_FATAL_FAILURE(Configure(config));
     auto coordinator = fleetmark::testing::CoordinatorProcess::Start(dir_.string(), config);
     ASSERT_TRUE(coordinator.ok()) << coordinator.status();
     coordinator_ = *std::move(coordinator);
+    address_ = coordinator_->address();
   }
-  // Adds to the coordinator's configuration before it starts (e.g. TLS flags).
+  // Adds to the coordinator process's configuration before it starts (e.g. TLS flags);
+  // not called for kMemoryInProcess.
   virtual void Configure(fleetmark::testing::CoordinatorConfig& /*config*/) {}
 
   void TearDown() override {
+    agent_.reset();
     coordinator_.reset();  // killed before its database is dropped
+    in_process_.reset();
     db_.reset();
     CliTest::TearDown();
   }
   std::string ConnectionFlags() const {
-    return " --coordinator " + coordinator_->address() + " --admin_token_file " + (dir_ / "admin_token").string();
+    return " --coordinator " + address_ + " --admin_token_file " + (dir_ / "admin_token").string();
   }
   CliResult Fleet(const std::string& args) { return Cli(args + ConnectionFlags()); }
 
@@ -51,17 +81,52 @@ class CliFleetTest : public CliTest {
     fleetmark::testing::AgentConfig config;
     config.name = name;
     config.labels = labels;
-    config.token = coordinator_->config().enrollment_token;
-    auto agent = fleetmark::testing::AgentProcess::Start(dir_.string(), coordinator_->address(), config);
+    config.token = enrollment_token_;
+    auto agent = fleetmark::testing::AgentProcess::Start(dir_.string(), address_, config);
     ASSERT_TRUE(agent.ok()) << agent.status();
     agent_ = *std::move(agent);
-    fleetmark::testing::ControlClient control(coordinator_->address(), coordinator_->config().admin_token);
+    fleetmark::testing::ControlClient control(address_, admin_token_);
     ASSERT_TRUE(control.WaitOnline(1, absl::Seconds(60)).ok());
   }
 
+  const FleetCoordinator where_;
+  std::string address_;  // the coordinator's gRPC address
+  std::string admin_token_, enrollment_token_;
   std::unique_ptr<fleetmark::testing::AgentProcess> agent_;
-  std::unique_ptr<fleetmark::testing::TestDatabase> db_;
-  std::unique_ptr<fleetmark::testing::CoordinatorProcess> coordinator_;
+  std::unique_ptr<fleetmark::testing::TestDatabase> db_;                 // kPostgresProcess only
+  std::unique_ptr<fleetmark::testing::CoordinatorProcess> coordinator_;  // null for kMemoryInProcess
+  // kMemoryInProcess: the coordinator and the database it shares with the test.
+  std::shared_ptr<fleetmark::store::MemoryDatabase> memory_;
+  std::unique_ptr<fleetmark::service::Coordinator> in_process_;
+
+ private:
+  // A service::Coordinator on loopback over a new MemoryDatabase (memory_), with the
+  // harness's tokens and timings; its admin token file is written as the harness does.
+  void StartInProcess(const fleetmark::testing::CoordinatorConfig& config) {
+    memory_ = std::make_shared<fleetmark::store::MemoryDatabase>();
+    fleetmark::service::CoordinatorOptions options;
+    options.store = fleetmark::service::StoreBackend::kMemory;
+    options.memory_database = memory_;
+    options.listen_address = "127.0.0.1:0";
+    options.admin_token = config.admin_token;
+    options.enrollment_tokens = {config.enrollment_token};
+    options.heartbeat_interval = config.heartbeat_interval;
+    options.job_lease = config.job_lease;
+    options.sweep_interval = config.sweep_interval;
+    options.max_attempts = config.max_attempts;
+    options.executor_threads = 2;
+    auto started = fleetmark::service::Coordinator::Start(options);
+    ASSERT_TRUE(started.ok()) << started.status();
+    in_process_ = *std::move(started);
+    address_ = "127.0.0.1:" + std::to_string(in_process_->port());
+    std::ofstream(dir_ / "admin_token") << config.admin_token;
+  }
+};
+
+// A CliFleetTest whose coordinator process runs on PostgreSQL (db_).
+class CliFleetPgTest : public CliFleetTest {
+ protected:
+  CliFleetPgTest() : CliFleetTest(FleetCoordinator::kPostgresProcess) {}
 };
 
 }  // namespace fleetmark_cli_test

@@ -1,8 +1,12 @@
 // A CliFleetTest that also writes to the coordinator's database through its Store (the
 // path agents' results take): agents registered with a given HostInfo, a run whose jobs
-// are claimed, and results stored for them; and Sql, one statement on that database.
-// Shared by the tests that need stored results with chosen fields (emulated agents,
-// device fingerprints) or read the database behind the CLI (prune, import).
+// are claimed, and results stored for them. Shared by the tests that need stored results
+// with chosen fields (emulated agents, device fingerprints, health, compare, show) or
+// read the database behind the CLI (prune, import).
+//
+// CliStoreTest runs an in-process coordinator on a MemoryDatabase and writes through a
+// MemoryStore on the same database (every machine); CliStorePgTest a coordinator process
+// on PostgreSQL, written through a PgStore, with Sql() (FLEETMARK_TEST_PG_URI).
 #pragma once
 
 #include <memory>
@@ -14,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "coordinator/store/memory_store.h"
 #include "coordinator/store/store.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_fleet_fixture.h"
@@ -22,20 +27,31 @@ namespace fleetmark_cli_test {
 
 class CliStoreTest : public CliFleetTest {
  protected:
+  explicit CliStoreTest(FleetCoordinator where = FleetCoordinator::kMemoryInProcess) : CliFleetTest(where) {}
+
   void SetUp() override {
     CliFleetTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     fleetmark::store::StoreOptions options;
-    options.connection.uri = db_->uri();
-    auto opened = fleetmark::store::Store::Open(options);
-    ASSERT_TRUE(opened.ok()) << opened.status();
-    store_ = *std::move(opened);
+    if (memory_ != nullptr) {
+      store_ = std::make_unique<fleetmark::store::MemoryStore>(options, memory_);
+    } else {
+      options.connection.uri = db_->uri();
+      auto opened = fleetmark::store::Store::Open(options);
+      ASSERT_TRUE(opened.ok()) << opened.status();
+      store_ = *std::move(opened);
+    }
     ASSERT_TRUE(store_->Migrate().ok());
   }
 
   // Runs `sql` (one or more statements, committed) on the coordinator's database; the
   // first column of its first row as text, "" when there is none or it is NULL.
+  // PostgreSQL only (CliStorePgTest): a test failure on the memory store.
   std::string Sql(const std::string& sql) {
+    if (db_ == nullptr) {
+      ADD_FAILURE() << "no SQL on the memory store (use CliStorePgTest): " << sql;
+      return "";
+    }
     pqxx::connection conn(db_->uri());
     pqxx::work txn(conn);
     pqxx::result r = txn.exec(sql);
@@ -109,6 +125,12 @@ class CliStoreTest : public CliFleetTest {
   }
 
   std::unique_ptr<fleetmark::store::Store> store_;
+};
+
+// A CliStoreTest on PostgreSQL: Sql() works; the coordinator is a process.
+class CliStorePgTest : public CliStoreTest {
+ protected:
+  CliStorePgTest() : CliStoreTest(FleetCoordinator::kPostgresProcess) {}
 };
 
 }  // namespace fleetmark_cli_test
