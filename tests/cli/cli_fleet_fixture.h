@@ -4,21 +4,18 @@
 //   - kMemoryProcess (CliFleetTest): a fleetmark-coordinator process (tests/integration's
 //     harness) with --store=memory: runs on every machine;
 //   - kMemoryInProcess: a service::Coordinator in this process on a MemoryDatabase the
-//     test also writes through a MemoryStore (CliStoreTest, cli_store_fixture.h): runs on
-//     every machine;
+//     test also writes through a MemoryStore (CliStoreTest, cli_store_fixture.h, which
+//     links the coordinator library): runs on every machine;
 //   - kPostgresProcess (CliFleetPgTest): a fleetmark-coordinator process on a fresh
 //     PostgreSQL database (FLEETMARK_TEST_PG_URI; skipped without it unless
 //     FLEETMARK_TEST_REQUIRE_PG), for tests that read or write that database with SQL,
 //     restart the coordinator, stop its database or configure its process (Configure).
 #pragma once
 
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include "absl/time/time.h"
-#include "coordinator/service/coordinator.h"
-#include "coordinator/store/memory_store.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_fixture.h"
 #include "tests/integration/fleet_harness.h"
@@ -62,11 +59,18 @@ class CliFleetTest : public CliTest {
   // Adds to the coordinator process's configuration before it starts (e.g. TLS flags);
   // not called for kMemoryInProcess.
   virtual void Configure(fleetmark::testing::CoordinatorConfig& /*config*/) {}
+  // kMemoryInProcess: starts the coordinator in this process with `config`'s tokens and
+  // timings and sets address_ (CliStoreTest does; cli_store_fixture.h).
+  virtual void StartInProcess(const fleetmark::testing::CoordinatorConfig& /*config*/) {
+    FAIL() << "kMemoryInProcess: only CliStoreTest starts an in-process coordinator";
+  }
+  // Stops what StartInProcess started (before the temporary directory goes).
+  virtual void StopInProcess() {}
 
   void TearDown() override {
     agent_.reset();
     coordinator_.reset();  // killed before its database is dropped
-    in_process_.reset();
+    StopInProcess();
     db_.reset();
     CliTest::TearDown();
   }
@@ -95,32 +99,6 @@ class CliFleetTest : public CliTest {
   std::unique_ptr<fleetmark::testing::AgentProcess> agent_;
   std::unique_ptr<fleetmark::testing::TestDatabase> db_;                 // kPostgresProcess only
   std::unique_ptr<fleetmark::testing::CoordinatorProcess> coordinator_;  // null for kMemoryInProcess
-  // kMemoryInProcess: the coordinator and the database it shares with the test.
-  std::shared_ptr<fleetmark::store::MemoryDatabase> memory_;
-  std::unique_ptr<fleetmark::service::Coordinator> in_process_;
-
- private:
-  // A service::Coordinator on loopback over a new MemoryDatabase (memory_), with the
-  // harness's tokens and timings; its admin token file is written as the harness does.
-  void StartInProcess(const fleetmark::testing::CoordinatorConfig& config) {
-    memory_ = std::make_shared<fleetmark::store::MemoryDatabase>();
-    fleetmark::service::CoordinatorOptions options;
-    options.store = fleetmark::service::StoreBackend::kMemory;
-    options.memory_database = memory_;
-    options.listen_address = "127.0.0.1:0";
-    options.admin_token = config.admin_token;
-    options.enrollment_tokens = {config.enrollment_token};
-    options.heartbeat_interval = config.heartbeat_interval;
-    options.job_lease = config.job_lease;
-    options.sweep_interval = config.sweep_interval;
-    options.max_attempts = config.max_attempts;
-    options.executor_threads = 2;
-    auto started = fleetmark::service::Coordinator::Start(options);
-    ASSERT_TRUE(started.ok()) << started.status();
-    in_process_ = *std::move(started);
-    address_ = "127.0.0.1:" + std::to_string(in_process_->port());
-    std::ofstream(dir_ / "admin_token") << config.admin_token;
-  }
 };
 
 // A CliFleetTest whose coordinator process runs on PostgreSQL (db_).

@@ -9,6 +9,7 @@
 // on PostgreSQL, written through a PgStore, with Sql() (FLEETMARK_TEST_PG_URI).
 #pragma once
 
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "coordinator/service/coordinator.h"
 #include "coordinator/store/memory_store.h"
 #include "coordinator/store/store.h"
 #include "gtest/gtest.h"
@@ -125,6 +127,35 @@ class CliStoreTest : public CliFleetTest {
   }
 
   std::unique_ptr<fleetmark::store::Store> store_;
+  // kMemoryInProcess: the coordinator and the database it shares with store_.
+  std::shared_ptr<fleetmark::store::MemoryDatabase> memory_;
+  std::unique_ptr<fleetmark::service::Coordinator> in_process_;
+
+  // A service::Coordinator on loopback over a new MemoryDatabase (memory_), with the
+  // harness's tokens and timings; its admin token file is written as the harness does.
+  void StartInProcess(const fleetmark::testing::CoordinatorConfig& config) override {
+    memory_ = std::make_shared<fleetmark::store::MemoryDatabase>();
+    fleetmark::service::CoordinatorOptions options;
+    options.store = fleetmark::service::StoreBackend::kMemory;
+    options.memory_database = memory_;
+    options.listen_address = "127.0.0.1:0";
+    options.admin_token = config.admin_token;
+    options.enrollment_tokens = {config.enrollment_token};
+    options.heartbeat_interval = config.heartbeat_interval;
+    options.job_lease = config.job_lease;
+    options.sweep_interval = config.sweep_interval;
+    options.max_attempts = config.max_attempts;
+    options.executor_threads = 2;
+    auto started = fleetmark::service::Coordinator::Start(options);
+    ASSERT_TRUE(started.ok()) << started.status();
+    in_process_ = *std::move(started);
+    address_ = "127.0.0.1:" + std::to_string(in_process_->port());
+    std::ofstream(dir_ / "admin_token") << config.admin_token;
+  }
+  void StopInProcess() override {
+    store_.reset();
+    in_process_.reset();
+  }
 };
 
 // A CliStoreTest on PostgreSQL: Sql() works; the coordinator is a process.
