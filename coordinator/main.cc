@@ -1,5 +1,5 @@
 // fleetmark-coordinator: schedules plans across agents and stores every result in
-// PostgreSQL. Flags (all optional except --database_uri):
+// PostgreSQL. Flags (all optional except --database_uri, which --store=memory replaces):
 //
 //   --listen_address=127.0.0.1:7443   gRPC (AgentService + ControlService); port 0 = any free port; or
 //   unix:/path/to/socket
@@ -9,6 +9,9 @@
 //   --http_token_file=PATH            bearer token the JSON API requires (needed on a
 //                                     non-loopback --http_address)
 //   --database_uri=postgresql://...   PostgreSQL (migrations are applied at start)
+//   --store=postgres                  where rows live: postgres (--database_uri), or memory: in this
+//                                     process only, lost at exit (tests and demos; loopback
+//                                     --listen_address only, no --database_uri/--read_database_uri/--http_address)
 //   --tls_cert_file, --tls_key_file   PEM; enable TLS on the gRPC port
 //   --tls_client_ca_file              PEM; require client certificates (mutual TLS)
 //   --allow_insecure_remote           allow plaintext on a non-loopback address
@@ -72,7 +75,11 @@ ABSL_FLAG(std::string, http_address, "", "web view / JSON API, /healthz and /met
 ABSL_FLAG(std::string, http_token_file, "",
           "file holding the bearer token the web view's JSON API requires; required when "
           "--http_address is not a loopback address");
-ABSL_FLAG(std::string, database_uri, "", "PostgreSQL URI (required)");
+ABSL_FLAG(std::string, database_uri, "", "PostgreSQL URI (required unless --store=memory)");
+ABSL_FLAG(std::string, store, "postgres",
+          "where the coordinator keeps its rows: postgres (--database_uri) or memory (in this process only, "
+          "lost at exit: for tests and demos; a loopback --listen_address, no --database_uri, "
+          "--read_database_uri or --http_address)");
 ABSL_FLAG(std::string, read_database_uri, "",
           "a streaming replica of --database_uri: the web view and `runs list`/`export`/`compare` read from it while "
           "it answers and lags at most --read_max_lag (empty = every read on the primary)");
@@ -250,7 +257,22 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (options.database_uri.empty()) {
+  if (const std::string store = absl::GetFlag(FLAGS_store); store == "memory") {
+    options.store = fleetmark::service::StoreBackend::kMemory;
+    if (!absl::GetFlag(FLAGS_http_address).empty()) {
+      // The web view reads PostgreSQL itself (coordinator/http): nothing to read here.
+      std::cerr << "fleetmark-coordinator: --http_address: the web view reads PostgreSQL; it is off with "
+                   "--store=memory\n";
+      return 2;
+    }
+    if (absl::Status valid = fleetmark::service::CheckCoordinatorOptions(options); !valid.ok()) {
+      std::cerr << "fleetmark-coordinator: --store=memory: " << valid.message() << "\n";
+      return 2;
+    }
+  } else if (store != "postgres") {
+    std::cerr << "fleetmark-coordinator: --store: postgres or memory, got \"" << store << "\"\n";
+    return 2;
+  } else if (options.database_uri.empty()) {
     std::cerr << "fleetmark-coordinator: --database_uri is required (e.g. the URI printed by "
                  "deploy/pg.sh start DIR)\n";
     return 2;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -35,6 +36,7 @@
 #include "coordinator/service/server_tls.h"
 #include "coordinator/service/stream_budget.h"
 #include "coordinator/service/sweeper.h"
+#include "coordinator/store/memory_store.h"
 #include "coordinator/store/notification_listener.h"
 #include "coordinator/store/store.h"
 #include "engine/common/clock.h"
@@ -83,7 +85,13 @@ class CoordinatorImpl : public Coordinator {
     store_options.health = options_.health;
     store_options.requeue_timeout =
         options_.requeue_timeout > absl::ZeroDuration() ? options_.requeue_timeout : options_.job_lease;
-    FLEETMARK_ASSIGN_OR_RETURN(store_, store::Store::Open(store_options));
+    if (options_.store == StoreBackend::kMemory) {
+      memory_database_ = options_.memory_database != nullptr ? options_.memory_database
+                                                             : std::make_shared<store::MemoryDatabase>(clock_);
+      store_ = std::make_unique<store::MemoryStore>(store_options, memory_database_);
+    } else {
+      FLEETMARK_ASSIGN_OR_RETURN(store_, store::Store::Open(store_options));
+    }
     FLEETMARK_RETURN_IF_ERROR(store_->Migrate());
     for (const std::string& token : options_.enrollment_tokens) {
       const std::string hash = Sha256Hex(token);
@@ -161,7 +169,14 @@ class CoordinatorImpl : public Coordinator {
     FLEETMARK_RETURN_IF_ERROR(sweeper_->EnsurePartitions());
 
     if (options_.listen_notifications) {
-      FLEETMARK_RETURN_IF_ERROR(StartListener(store_options.connection));
+      notifications_ = std::make_unique<NotificationHandler>(
+          registry_, *dispatcher_, *executor_, [this] { sweeper_->EndRevokedAgents(); }, &metrics_);
+      if (memory_database_ != nullptr) {
+        memory_subscription_ =
+            memory_database_->AddSubscriber([this](const store::Notification& n) { notifications_->Handle(n); });
+      } else {
+        FLEETMARK_RETURN_IF_ERROR(StartListener(store_options.connection));
+      }
     }
 
     FLEETMARK_ASSIGN_OR_RETURN(
@@ -279,6 +294,10 @@ class CoordinatorImpl : public Coordinator {
     if (health_ != nullptr) health_->Shutdown();
     if (sweeper_ != nullptr) sweeper_->Stop();
     listener_.reset();
+    if (memory_subscription_.has_value()) {
+      memory_database_->RemoveSubscriber(*memory_subscription_);
+      memory_subscription_.reset();
+    }
     changes_.reset();
     webhook_.reset();  // waits for a POST in flight (bounded by its timeout)
     // Close agent streams so the server's shutdown does not wait for them.
@@ -302,8 +321,6 @@ class CoordinatorImpl : public Coordinator {
   // The LISTEN connection's thread (store/notification_listener.h): notifications go
   // to the handler; each (re)connect asks for a sweep, for what it may have missed.
   absl::Status StartListener(const store::ConnectionOptions& connection) {
-    notifications_ = std::make_unique<NotificationHandler>(
-        registry_, *dispatcher_, *executor_, [this] { sweeper_->EndRevokedAgents(); }, &metrics_);
     store::NotificationListener::Options listener_options;
     listener_options.connection = connection;
     listener_options.connection.application_name =
@@ -321,6 +338,9 @@ class CoordinatorImpl : public Coordinator {
 
   const CoordinatorOptions options_;
   const Clock& clock_;
+  // The memory store's database (StoreBackend::kMemory), else null; shared with the
+  // test or the other coordinators that gave it.
+  std::shared_ptr<store::MemoryDatabase> memory_database_;
   std::unique_ptr<store::Store> store_;
   // --read_database_uri: the lag router and a store on the replica (reads only).
   std::unique_ptr<store::ReadRouter> read_router_;
@@ -338,8 +358,10 @@ class CoordinatorImpl : public Coordinator {
   std::unique_ptr<ControlServiceImpl> control_service_;
   std::unique_ptr<scheduler::ScheduleRunner> schedules_;
   std::unique_ptr<NotificationHandler> notifications_;
-  std::unique_ptr<store::NotificationListener> listener_;  // null with listen_notifications off
-  std::unique_ptr<alerts::AlertWebhook> webhook_;          // null without alert_webhook_url
+  std::unique_ptr<store::NotificationListener> listener_;  // null with listen_notifications off or memory
+  // The memory database's subscription standing for the listener (memory store only).
+  std::optional<int> memory_subscription_;
+  std::unique_ptr<alerts::AlertWebhook> webhook_;  // null without alert_webhook_url
   std::unique_ptr<ChangeMonitor> changes_;
   std::unique_ptr<Sweeper> sweeper_;  // after what it sweeps (destroyed first)
   std::unique_ptr<grpc::Server> server_;

@@ -1,5 +1,6 @@
 // fleetmark-coordinator as a library: the gRPC server (AgentService for agents,
-// ControlService for the CLI) over the PostgreSQL store, plus the dispatcher, the
+// ControlService for the CLI) over the PostgreSQL store (or the in-memory one,
+// CoordinatorOptions::store: tests and demos), plus the dispatcher, the
 // lease sweeper, the result ingestor and the schedule runner. main.cc parses flags
 // into CoordinatorOptions (coordinator_options.h) and calls Coordinator::Start; tests
 // start one in-process on loopback port 0. coordinator.cc is the wiring only: the sweep
@@ -34,7 +35,8 @@ namespace fleetmark::service {
 
 class Coordinator {
  public:
-  // Opens the database, applies migrations, seeds tokens and the nightly schedule,
+  // Opens the database (or the memory store's MemoryDatabase, whose notifications then
+  // reach this coordinator as LISTEN would), applies migrations, seeds tokens and the nightly schedule,
   // and starts serving. Errors: InvalidArgument for bad options (naming the option),
   // Unavailable if the database or the port cannot be reached/bound.
   static absl::StatusOr<std::unique_ptr<Coordinator>> Start(const CoordinatorOptions& options);

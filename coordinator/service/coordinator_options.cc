@@ -21,7 +21,17 @@ bool IsLoopback(const std::string& address) {
 }  // namespace
 
 absl::Status CheckCoordinatorOptions(const CoordinatorOptions& o) {
-  if (o.database_uri.empty()) return absl::InvalidArgumentError("database_uri: required");
+  if (o.store == StoreBackend::kMemory) {
+    if (!o.database_uri.empty() || !o.read_database_uri.empty()) {
+      return absl::InvalidArgumentError(
+          "store: the memory store takes no database_uri or read_database_uri (give one store)");
+    }
+  } else {
+    if (o.database_uri.empty()) return absl::InvalidArgumentError("database_uri: required");
+    if (o.memory_database != nullptr) {
+      return absl::InvalidArgumentError("memory_database: only with the memory store (store = kMemory)");
+    }
+  }
   if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
     return absl::InvalidArgumentError("tls_cert_file and tls_key_file: give both or neither");
   }
@@ -31,6 +41,12 @@ absl::Status CheckCoordinatorOptions(const CoordinatorOptions& o) {
   if (!absl::StartsWith(o.listen_address, "unix:") && !absl::StartsWith(o.listen_address, "ipv4:") &&
       !absl::StartsWith(o.listen_address, "ipv6:")) {
     FLEETMARK_RETURN_IF_ERROR(ParseHostPort(o.listen_address, "listen_address").status());
+  }
+  if (o.store == StoreBackend::kMemory && !IsLoopback(o.listen_address)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("listen_address \"", o.listen_address,
+                     "\": the memory store serves loopback (127.x, localhost, [::1] or unix:) only; it keeps "
+                     "nothing past the process and is for tests and demos, use PostgreSQL (database_uri) for a fleet"));
   }
   if (o.tls_cert_file.empty() && !o.allow_insecure_remote && !IsLoopback(o.listen_address)) {
     return absl::InvalidArgumentError(

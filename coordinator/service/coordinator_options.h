@@ -9,6 +9,7 @@
 // Thread-safety: a plain struct; CheckCoordinatorOptions is pure.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,12 +20,35 @@
 #include "engine/common/clock.h"
 #include "fleetmark/v1/plan.pb.h"
 
+namespace fleetmark::store {
+class MemoryDatabase;  // coordinator/store/memory_store.h
+}  // namespace fleetmark::store
+
 namespace fleetmark::service {
 
+// Where a coordinator keeps its rows.
+enum class StoreBackend {
+  // PostgreSQL at CoordinatorOptions::database_uri: the product.
+  kPostgres,
+  // An in-process MemoryStore (coordinator/store/memory_store.h) with PostgreSQL's
+  // semantics (one conformance suite runs on both): for tests and demos on one machine.
+  // Nothing survives the process; no read replica; notifications reach only the
+  // coordinators of the same process that share its MemoryDatabase.
+  kMemory,
+};
+
 struct CoordinatorOptions {
+  // The store (default PostgreSQL). kMemory needs database_uri and read_database_uri
+  // empty and a loopback listen_address (see CheckCoordinatorOptions).
+  StoreBackend store = StoreBackend::kPostgres;
+  // kMemory: the database to use (shared by several coordinators of one process, kept
+  // by a test across a restart or read by it); null = a new one whose time is `clock`.
+  // A given database's clock should be the coordinator's `clock`. Ignored (and must be
+  // null) with kPostgres.
+  std::shared_ptr<store::MemoryDatabase> memory_database;
   // gRPC listen address "host:port"; port 0 picks a free port (see port()).
   std::string listen_address = "127.0.0.1:7443";
-  // PostgreSQL URI (required).
+  // PostgreSQL URI (required with StoreBackend::kPostgres, refused with kMemory).
   std::string database_uri;
   // TLS: PEM files. Cert+key enable TLS; a client CA additionally requires and
   // verifies client certificates (mutual TLS). All empty = plaintext (loopback only
@@ -115,7 +139,10 @@ struct CoordinatorOptions {
 };
 
 // OK if `options` can start a coordinator; else InvalidArgument naming the option and
-// its allowed range or combination: database_uri required; TLS cert and key together,
+// its allowed range or combination: database_uri required with the PostgreSQL store;
+// with the memory store no database_uri, read_database_uri nor memory_database mix-up
+// and a loopback (or unix:) listen_address whatever TLS or allow_insecure_remote say
+// (it is no production store: a remote fleet's results would vanish at exit); TLS cert and key together,
 // a client CA only with them; listen_address a host:port (or unix:/ipv4:/ipv6:), and
 // plaintext only on loopback unless allow_insecure_remote; default_preconditions as a
 // plan's; max_attempts 1..100; executor_threads 1..64; db_pool_size 2..256; the read

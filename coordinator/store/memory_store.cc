@@ -33,6 +33,23 @@ void MemoryDatabase::Subscribe(std::function<void(const Notification&)> subscrib
   subscriber_ = std::move(subscriber);
 }
 
+int MemoryDatabase::AddSubscriber(std::function<void(const Notification&)> subscriber) {
+  absl::MutexLock lock(&mu_);
+  const int key = next_subscriber_key_++;
+  added_subscribers_.emplace(key, std::move(subscriber));
+  return key;
+}
+
+void MemoryDatabase::RemoveSubscriber(int key) {
+  {
+    absl::MutexLock lock(&mu_);
+    added_subscribers_.erase(key);
+  }
+  // A transaction that copied the subscribers before the erase took deliver_mu_ before
+  // letting mu_ go: waiting for deliver_mu_ waits for its deliveries to end.
+  absl::MutexLock deliver(&deliver_mu_);
+}
+
 void MemoryDatabase::SetIdSource(std::function<std::string()> next_id) {
   absl::MutexLock lock(&mu_);
   next_id_ = std::move(next_id);
@@ -45,11 +62,15 @@ MemoryTransaction::MemoryTransaction(MemoryDatabase& db) : db_(db) {
 }
 
 MemoryTransaction::~MemoryTransaction() {
-  std::function<void(const Notification&)> subscriber = db_.subscriber_;
+  std::vector<std::function<void(const Notification&)>> subscribers;
+  if (!pending_.empty()) {
+    if (db_.subscriber_) subscribers.push_back(db_.subscriber_);
+    for (const auto& [key, added] : db_.added_subscribers_) subscribers.push_back(added);
+  }
   // Deliveries in commit order: the delivery lock is taken before the data lock is let go.
   absl::MutexLock deliver(&db_.deliver_mu_);
   db_.mu_.Unlock();
-  if (subscriber) {
+  for (const auto& subscriber : subscribers) {
     for (const Notification& n : pending_) subscriber(n);
   }
 }

@@ -41,6 +41,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,6 +70,14 @@ class MemoryDatabase {
   // Replaces the subscriber (null: none) that gets every notification after the change
   // that sends it is done, in the order they were sent.
   void Subscribe(std::function<void(const Notification&)> subscriber);
+  // Adds a subscriber beside the one Subscribe sets (a coordinator of this process
+  // listening, as PgStore's LISTEN does; several may listen to one database); each gets
+  // every later notification, same order and rules as Subscribe's. Returns the key
+  // RemoveSubscriber takes.
+  int AddSubscriber(std::function<void(const Notification&)> subscriber);
+  // Removes the subscriber of `key` (an unknown key: nothing). When it returns, no
+  // delivery to it is running or will start. Must not be called from a subscriber.
+  void RemoveSubscriber(int key);
   // Replaces where new ids come from (null: random version-4 UUIDs); must return
   // lower-case UUIDs never used before. CreateRun draws the run's id first.
   void SetIdSource(std::function<std::string()> next_id);
@@ -84,6 +93,8 @@ class MemoryDatabase {
   absl::Mutex mu_;
   std::unique_ptr<memory::Tables> tables_ ABSL_GUARDED_BY(mu_);
   std::function<void(const Notification&)> subscriber_ ABSL_GUARDED_BY(mu_);
+  std::map<int, std::function<void(const Notification&)>> added_subscribers_ ABSL_GUARDED_BY(mu_);
+  int next_subscriber_key_ ABSL_GUARDED_BY(mu_) = 0;
   std::function<std::string()> next_id_ ABSL_GUARDED_BY(mu_);
   // Serialises deliveries, so notifications arrive in the order they were sent.
   absl::Mutex deliver_mu_;

@@ -77,7 +77,7 @@ class WebhookReceiver {
   std::vector<std::string> bodies_, content_types_;
 };
 
-class CliChangesTest : public CliStoreTest {
+class CliChangesTest : public CliStorePgTest {
  protected:
   void Configure(fleetmark::testing::CoordinatorConfig& config) override {
     config.extra_flags.push_back("--confirm_budget_per_agent_per_day=1");

@@ -1,4 +1,5 @@
-// `fleetmark compare` through the real binary, a real coordinator and PostgreSQL, on
+// `fleetmark compare` through the real binary and a real coordinator (in-process, on the
+// in-memory store: cli_store_fixture.h), on
 // results stored through the coordinator's Store with known answers: the answer first
 // (per workload and device the verdict of the one rule: decided, undecided inside the
 // device's noise, equivalent within --min_margin, one process provisional and never a

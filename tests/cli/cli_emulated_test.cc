@@ -1,5 +1,5 @@
 // Results measured under user-mode emulation through the real `fleetmark` binary,
-// a real coordinator and PostgreSQL: an emulated agent (qemu-user) and a native one,
+// a real coordinator (on the in-memory store): an emulated agent (qemu-user) and a native one,
 // registered and given results through the coordinator's Store (the path agents'
 // results take). agents list, runs show and export mark them; compare leaves them out
 // unless --include_emulated.

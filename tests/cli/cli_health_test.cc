@@ -1,4 +1,4 @@
-// Fleet health through the real `fleetmark` binary, a real coordinator and PostgreSQL:
+// Fleet health through the real `fleetmark` binary and a real coordinator (in-memory store):
 // calibration nights injected through the coordinator's Store (the path agents'
 // results take) give an agent a noise score and, when its newest night drifts, a
 // quarantine that `agents list` shows and `agents release` ends.

@@ -21,7 +21,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 namespace v1 = fleetmark::v1;
 
-class CliImportTest : public CliStoreTest {
+class CliImportTest : public CliStorePgTest {
  protected:
   // A results file of kTinyPlan measured here (4 cases); its path.
   fs::path LocalFile(const std::string& name) {

@@ -16,7 +16,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 namespace store = fleetmark::store;
 
-class CliPruneTest : public CliStoreTest {
+class CliPruneTest : public CliStorePgTest {
  protected:
   bool OldMonthExists() { return Sql("SELECT to_regclass('case_results_y2024m01')::text") == "case_results_y2024m01"; }
 

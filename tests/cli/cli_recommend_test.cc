@@ -3,7 +3,7 @@
 // (--run, --plan_latest, --select), table and JSON; "not measured near this profile"
 // outside the sweep; bad profiles and flags exit 2 naming the key or flag. And
 // `recommend --measure`: the plan it builds for a tiny profile, measured by the real
-// runner here and by a real agent through a real coordinator and PostgreSQL, answered in
+// runner here and by a real agent through a real coordinator (on the in-memory store), answered in
 // one sentence naming a strategy of the registry, with its JSON fields.
 //
 // The plan's known answer: at wait_us=1000, 20 tasks on `direct` wait one after the

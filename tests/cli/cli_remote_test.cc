@@ -1,11 +1,13 @@
 // The fleet commands' input checks and failure messages, through the real binary:
 // repeated flags, a required --select (and `all`), admin token files, --out, --timeout
 // (all before any connection: nothing listens on 127.0.0.1:1, so connecting would be
-// exit 5), and against a real coordinator, agent and PostgreSQL: the stack's default
-// address file, a refused token, transport errors versus a coordinator whose database
-// is down, `submit --wait` through a coordinator restart and its --timeout, a run with
-// more results than gRPC's 4 MiB default message (submit --wait, runs show, export) and
-// a plan larger than that (delivered to the agent and run).
+// exit 5), and against a real coordinator and agent (the coordinator on the in-memory
+// store, CliFleetTest): the stack's default address file, a refused token, `submit
+// --wait`'s --timeout, a plan larger than gRPC's 4 MiB default message (delivered to the
+// agent and run); and on PostgreSQL (CliFleetPgTest): transport errors versus a
+// coordinator whose database is down, `submit --wait` through a coordinator restart, a
+// run with more results than 4 MiB (stored through the Store; submit --wait, runs show,
+// export), export --out over rows inserted with SQL.
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -312,7 +314,7 @@ TEST_F(CliFleetTest, ATlsClientOfAPlaintextCoordinatorIsTold) {
 
 // export --out uses run's writer (tests/cli/cli_hardening_test.cc has every case): a
 // symbolic link is followed and kept, a device is written through (ENOSPC is exit 1).
-TEST_F(CliFleetTest, ExportOutFollowsSymlinksAndWritesThroughDevices) {
+TEST_F(CliFleetPgTest, ExportOutFollowsSymlinksAndWritesThroughDevices) {
   const std::string run = "abcdef01-1111-4111-8111-111111111111";
   auto inserted = fleetmark::testing::Psql(db_->uri(),
                                            "INSERT INTO plans (plan_id, name, plan, plan_text) VALUES "
@@ -344,7 +346,7 @@ TEST_F(CliFleetTest, ExportOutFollowsSymlinksAndWritesThroughDevices) {
   EXPECT_EQ(fs::symlink_status(full).type(), fs::file_type::character);
 }
 
-TEST_F(CliFleetTest, TransportErrorsGetTheConnectHintServerErrorsDoNot) {
+TEST_F(CliFleetPgTest, TransportErrorsGetTheConnectHintServerErrorsDoNot) {
   auto postgres = fleetmark::testing::PrivatePostgres::Start();
   ASSERT_TRUE(postgres.ok()) << postgres.status();
   fleetmark::testing::CoordinatorConfig config;
@@ -395,6 +397,7 @@ constexpr char kMinutesPlan[] = R"pb(name: "minutes"
 
 class CliWaitTest : public CliFleetTest {
  protected:
+  explicit CliWaitTest(FleetCoordinator where = FleetCoordinator::kMemoryProcess) : CliFleetTest(where) {}
   // `fleetmark submit PLAN --select all --wait EXTRA...` in the background.
   void StartSubmit(const fs::path& plan, std::vector<std::string> extra = {}) {
     std::vector<std::string> argv = {
@@ -428,7 +431,13 @@ class CliWaitTest : public CliFleetTest {
   std::unique_ptr<fleetmark::testing::Subprocess> cli_;
 };
 
-TEST_F(CliWaitTest, WaitKeepsWatchingThroughACoordinatorRestart) {
+// On PostgreSQL: the run outlives the coordinator's restart (CliFleetPgTest).
+class CliWaitPgTest : public CliWaitTest {
+ protected:
+  CliWaitPgTest() : CliWaitTest(FleetCoordinator::kPostgresProcess) {}
+};
+
+TEST_F(CliWaitPgTest, WaitKeepsWatchingThroughACoordinatorRestart) {
   ASSERT_NO_FATAL_FAILURE(StartAgent());
   ASSERT_NO_FATAL_FAILURE(StartSubmit(Write("seconds.txtpb", kSecondsPlan)));
   const std::string run_id = RunId();
@@ -570,7 +579,7 @@ constexpr char kTwoSlowCasesPlan[] =
          measurement { warmup_seconds: 0 min_repetitions: 3 max_repetitions: 3 rounds: 2 }
     )pb";
 
-TEST_F(CliWaitTest, RunsOverFourMiBOfResultsReadBack) {
+TEST_F(CliWaitPgTest, RunsOverFourMiBOfResultsReadBack) {
   ASSERT_NO_FATAL_FAILURE(StartAgent());
   ASSERT_NO_FATAL_FAILURE(StartSubmit(Write("big.txtpb", kTwoSlowCasesPlan), {"--timeout", "240s"}));
   const std::string run_id = RunId();

@@ -1,5 +1,5 @@
 // `fleetmark runs show` of a 3-agent S1-like run through the real binary, a real
-// coordinator and PostgreSQL (issue 16, item 4): unsupported cases collapse into one
+// coordinator on the in-memory store (issue 16, item 4): unsupported cases collapse into one
 // line per table naming their strategies, the tables fit $COLUMNS, --wide gives the full
 // table, wide characters in agent names keep the columns aligned, and each agent's
 // subheader names the agent and labels the OS host name.

@@ -1,10 +1,15 @@
 // A CliFleetTest that also writes to the coordinator's database through its Store (the
 // path agents' results take): agents registered with a given HostInfo, a run whose jobs
-// are claimed, and results stored for them; and Sql, one statement on that database.
-// Shared by the tests that need stored results with chosen fields (emulated agents,
-// device fingerprints) or read the database behind the CLI (prune, import).
+// are claimed, and results stored for them. Shared by the tests that need stored results
+// with chosen fields (emulated agents, device fingerprints, health, compare, show) or
+// read the database behind the CLI (prune, import).
+//
+// CliStoreTest runs an in-process coordinator on a MemoryDatabase and writes through a
+// MemoryStore on the same database (every machine); CliStorePgTest a coordinator process
+// on PostgreSQL, written through a PgStore, with Sql() (FLEETMARK_TEST_PG_URI).
 #pragma once
 
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +19,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "coordinator/service/coordinator.h"
+#include "coordinator/store/memory_store.h"
 #include "coordinator/store/store.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_fleet_fixture.h"
@@ -22,20 +29,31 @@ namespace fleetmark_cli_test {
 
 class CliStoreTest : public CliFleetTest {
  protected:
+  explicit CliStoreTest(FleetCoordinator where = FleetCoordinator::kMemoryInProcess) : CliFleetTest(where) {}
+
   void SetUp() override {
     CliFleetTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     fleetmark::store::StoreOptions options;
-    options.connection.uri = db_->uri();
-    auto opened = fleetmark::store::Store::Open(options);
-    ASSERT_TRUE(opened.ok()) << opened.status();
-    store_ = *std::move(opened);
+    if (memory_ != nullptr) {
+      store_ = std::make_unique<fleetmark::store::MemoryStore>(options, memory_);
+    } else {
+      options.connection.uri = db_->uri();
+      auto opened = fleetmark::store::Store::Open(options);
+      ASSERT_TRUE(opened.ok()) << opened.status();
+      store_ = *std::move(opened);
+    }
     ASSERT_TRUE(store_->Migrate().ok());
   }
 
   // Runs `sql` (one or more statements, committed) on the coordinator's database; the
   // first column of its first row as text, "" when there is none or it is NULL.
+  // PostgreSQL only (CliStorePgTest): a test failure on the memory store.
   std::string Sql(const std::string& sql) {
+    if (db_ == nullptr) {
+      ADD_FAILURE() << "no SQL on the memory store (use CliStorePgTest): " << sql;
+      return "";
+    }
     pqxx::connection conn(db_->uri());
     pqxx::work txn(conn);
     pqxx::result r = txn.exec(sql);
@@ -109,6 +127,41 @@ class CliStoreTest : public CliFleetTest {
   }
 
   std::unique_ptr<fleetmark::store::Store> store_;
+  // kMemoryInProcess: the coordinator and the database it shares with store_.
+  std::shared_ptr<fleetmark::store::MemoryDatabase> memory_;
+  std::unique_ptr<fleetmark::service::Coordinator> in_process_;
+
+  // A service::Coordinator on loopback over a new MemoryDatabase (memory_), with the
+  // harness's tokens and timings; its admin token file is written as the harness does.
+  void StartInProcess(const fleetmark::testing::CoordinatorConfig& config) override {
+    memory_ = std::make_shared<fleetmark::store::MemoryDatabase>();
+    fleetmark::service::CoordinatorOptions options;
+    options.store = fleetmark::service::StoreBackend::kMemory;
+    options.memory_database = memory_;
+    options.listen_address = "127.0.0.1:0";
+    options.admin_token = config.admin_token;
+    options.enrollment_tokens = {config.enrollment_token};
+    options.heartbeat_interval = config.heartbeat_interval;
+    options.job_lease = config.job_lease;
+    options.sweep_interval = config.sweep_interval;
+    options.max_attempts = config.max_attempts;
+    options.executor_threads = 2;
+    auto started = fleetmark::service::Coordinator::Start(options);
+    ASSERT_TRUE(started.ok()) << started.status();
+    in_process_ = *std::move(started);
+    address_ = "127.0.0.1:" + std::to_string(in_process_->port());
+    std::ofstream(dir_ / "admin_token") << config.admin_token;
+  }
+  void StopInProcess() override {
+    store_.reset();
+    in_process_.reset();
+  }
+};
+
+// A CliStoreTest on PostgreSQL: Sql() works; the coordinator is a process.
+class CliStorePgTest : public CliStoreTest {
+ protected:
+  CliStorePgTest() : CliStoreTest(FleetCoordinator::kPostgresProcess) {}
 };
 
 }  // namespace fleetmark_cli_test

@@ -1,7 +1,8 @@
 // `fleetmark` end to end: bad input exits 2 with one clear message naming the field;
 // a tiny plan runs in every output format and each parses back; the fleet commands
-// (tokens list/revoke, run id prefixes) against a real fleetmark-coordinator on a real
-// PostgreSQL (FLEETMARK_TEST_PG_URI).
+// (tokens list/revoke, a cancelled run) against a real fleetmark-coordinator on the
+// in-memory store, and those that insert rows with SQL (run id prefixes, agents' text)
+// on a real PostgreSQL (FLEETMARK_TEST_PG_URI).
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -542,7 +543,7 @@ TEST_F(CliFleetTest, TokensListAndRevoke) {
   EXPECT_THAT(r.err, HasSubstr("tokens list takes no arguments"));
 }
 
-TEST_F(CliFleetTest, RunCommandsAcceptUniqueIdPrefixes) {
+TEST_F(CliFleetPgTest, RunCommandsAcceptUniqueIdPrefixes) {
   // Two runs (no jobs) whose ids share the prefix "abcdef0".
   const std::string one = "abcdef01-1111-4111-8111-111111111111";
   const std::string two = "abcdef02-2222-4222-8222-222222222222";
@@ -596,7 +597,7 @@ TEST_F(CliFleetTest, RunCommandsAcceptUniqueIdPrefixes) {
 // Issue 10 item 7: text an agent sent (here a host stored before hellos were checked)
 // never reaches the operator's terminal as raw control characters; and item 6's
 // `agents remove` / `agents list --all`.
-TEST_F(CliFleetTest, AgentsListEscapesAgentTextAndRemoveHidesTheAgent) {
+TEST_F(CliFleetPgTest, AgentsListEscapesAgentTextAndRemoveHidesTheAgent) {
   fleetmark::v1::HostInfo host;
   host.set_cpu_model("\x1b]0;pwned\x07\x1b[1A");
   host.set_arch(

@@ -22,6 +22,7 @@
 #include "coordinator/store/store.h"
 #include "coordinator/store/web_reader.h"
 #include "engine/common/status_macros.h"
+#include "engine/topology/fingerprint.h"
 #include "tests/coordinator/store_backends.h"
 #include "tests/coordinator/store_conformance.h"
 #include "tests/coordinator/store_fixtures.h"
@@ -44,6 +45,34 @@ TEST_P(StoreConformanceTest, EnrollmentTokensAreHashedAndRevocable) {
   EXPECT_EQ(store->RevokeEnrollmentToken("missing").code(), absl::StatusCode::kNotFound);
   // Only the hash is stored.
   EXPECT_SQL_EQ(Sql("SELECT count(*) FROM enrollment_tokens WHERE token_sha256 = 'abc123'"), 1);
+}
+
+// A result's device fingerprint comes back as the agent sent it, while the hash the
+// store keys it by (fingerprint_hash: change series, health) is the one it computes
+// itself: an agent's "forged" hash is not trusted (cli_fingerprint_test reads it back
+// through the CLI).
+TEST_P(StoreConformanceTest, AResultsFingerprintIsKeptAndItsHashRecomputed) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const std::string a = Agent(*store, "board-a");
+  auto claimed = CreateAndClaim(*store, {a});
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  v1::CaseResult r = Result("33333333-3333-4333-8333-333333333333", claimed->job_of.at(a), 100);
+  r.mutable_fingerprint()->set_kernel("6.1.0-18-arm64");
+  r.mutable_fingerprint()->set_governor("schedutil");
+  r.mutable_fingerprint()->set_hash("forged");
+  auto stored = store->InsertResults({{a, &r}});
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_TRUE((*stored)[0].stored) << (*stored)[0].message;
+  auto exported = store->ExportResults(claimed->run.run_id(), "board-a");
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  ASSERT_EQ(exported->results_size(), 1);
+  EXPECT_EQ(exported->results(0).fingerprint().kernel(), "6.1.0-18-arm64");
+  EXPECT_EQ(exported->results(0).fingerprint().governor(), "schedutil");
+  const std::string hash = engine::FingerprintHash(r.fingerprint());
+  ASSERT_NE(hash, "forged");
+  EXPECT_SQL_EQ(Sql("SELECT count(*) FROM case_results WHERE fingerprint_hash = '" + hash + "'"), 1);
+  EXPECT_SQL_EQ(Sql("SELECT count(*) FROM case_results WHERE fingerprint_hash = 'forged'"), 0);
 }
 
 // A store that has met no replay lately COPYs a batch without looking its ids up; a

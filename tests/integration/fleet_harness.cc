@@ -211,7 +211,7 @@ absl::Status CoordinatorProcess::Launch() {
       FLEETMARK_COORDINATOR_BIN,
       absl::StrCat("--listen_address=127.0.0.1:", port_),
       absl::StrCat("--port_file=", port_file),
-      absl::StrCat("--database_uri=", config_.database_uri),
+      config_.memory_store ? std::string("--store=memory") : absl::StrCat("--database_uri=", config_.database_uri),
       absl::StrCat("--admin_token_file=", dir_, "/admin_token"),
       absl::StrCat("--enrollment_token_file=", dir_, "/enrollment_token"),
       config_.coordinator_id.empty() ? absl::StrCat("--coordinator_id=it-coordinator-", launches_)

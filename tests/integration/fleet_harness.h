@@ -1,6 +1,7 @@
 // Harness of the end-to-end fleet tests: fresh PostgreSQL databases, real
-// fleetmark-coordinator and fleetmark-agent processes on loopback, a ControlService
-// client with the admin token, and polling helpers with deadlines.
+// fleetmark-coordinator processes (on one of them, or on the in-memory store:
+// CoordinatorConfig::memory_store) and fleetmark-agent processes on loopback, a
+// ControlService client with the admin token, and polling helpers with deadlines.
 //
 // Binaries come from the build (FLEETMARK_AGENT_BIN / FLEETMARK_COORDINATOR_BIN compile
 // definitions); PostgreSQL from FLEETMARK_TEST_PG_URI (deploy/test.sh) or a private
@@ -90,6 +91,10 @@ absl::StatusOr<BenchDatabase> OpenBenchDatabase();
 
 struct CoordinatorConfig {
   std::string database_uri;
+  // --store=memory instead of --database_uri (which must then be ""): the coordinator's
+  // rows live in its process, so tests run without PostgreSQL; a Restart() or Kill9()
+  // loses them (agents enrol again with their token, their old credential is unknown).
+  bool memory_store = false;
   std::string enrollment_token = "it-enrollment-token-5f1c2b";
   std::string admin_token = "it-admin-token-9a8b7c";
   absl::Duration heartbeat_interval = absl::Seconds(1);

@@ -114,7 +114,7 @@ TEST(BinaryHelpTest, HelpListsEachBinarysOwnFlags) {
             {"--coordinator", "--token_file", "--spool_dir", "--labels",
              // static device builds have no NSS: the help names gRPC's DNS-server form
              "dns://DNS_SERVER_IP/HOST:PORT"}},
-        {FLEETMARK_COORDINATOR_BIN, {"--database_uri", "--listen_address", "--admin_token_file"}}}) {
+        {FLEETMARK_COORDINATOR_BIN, {"--database_uri", "--store", "--listen_address", "--admin_token_file"}}}) {
     const std::string dir = MakeTempDir("fleetmark-help-test");
     absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start({binary, "--help"}, dir + "/help.log");
     ASSERT_TRUE(process.ok()) << process.status();
@@ -204,6 +204,17 @@ TEST(BinaryFlagsTest, DaemonsExit2OnBadFlagsAnd0OnHelpAndVersion) {
       {{coordinator, "--bogus"}, 2, "fleetmark-coordinator: unknown flag --bogus"},
       {{agent, "--reconnect_max_delay=abc"}, 2, "fleetmark-agent: --reconnect_max_delay: "},
       {{coordinator, "--max_attempts=x"}, 2, "fleetmark-coordinator: --max_attempts: "},
+      // The in-memory store: a known name, alone (no PostgreSQL URI), on loopback, no web view.
+      {{coordinator, "--store=sqlite"}, 2, "fleetmark-coordinator: --store: postgres or memory, got \"sqlite\""},
+      {{coordinator, "--store=memory", "--database_uri=postgresql://x@127.0.0.1:1/x"},
+       2,
+       "fleetmark-coordinator: --store=memory: store: the memory store takes no database_uri or read_database_uri"},
+      {{coordinator, "--store=memory", "--listen_address=0.0.0.0:0", "--allow_insecure_remote"},
+       2,
+       "fleetmark-coordinator: --store=memory: listen_address \"0.0.0.0:0\": the memory store serves loopback"},
+      {{coordinator, "--store=memory", "--http_address=127.0.0.1:0"},
+       2,
+       "fleetmark-coordinator: --http_address: the web view reads PostgreSQL; it is off with --store=memory"},
       {{agent, "--tls_ca=x"}, 2, "unknown flag --tls_ca=x"},  // one name across binaries: --tls_ca_file
       // Values out of range: one line naming the flag and the range (not an internal field).
       {{agent, "--reconnect_initial_delay=-1s"},

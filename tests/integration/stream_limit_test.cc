@@ -1,5 +1,6 @@
 // The coordinator's descriptor budget (coordinator/service/stream_budget.h) with a real
-// fleetmark-coordinator under `prlimit --nofile=256` on the test PostgreSQL: more
+// fleetmark-coordinator under `prlimit --nofile=256` on the in-memory store (its
+// reserve still counts --db_pool_size connections, as on PostgreSQL): more
 // simulated agents (tests/bench/sim_agent.h, each its own stream and TCP connection)
 // than the budget connect; those over it get the retryable Refusal naming the limit,
 // the held ones stay connected through heartbeats, no accept fails; a real
@@ -28,17 +29,10 @@ constexpr int kOverBudget = 40;
 class StreamLimitTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (TestPgUri().empty()) {
-      if (PgRequired()) FAIL() << "FLEETMARK_TEST_REQUIRE_PG is set but FLEETMARK_TEST_PG_URI is not";
-      GTEST_SKIP() << "FLEETMARK_TEST_PG_URI unset: no PostgreSQL";
-    }
     dir_ = MakeTempDir("fleetmark-stream-limit");
     ASSERT_FALSE(dir_.empty());
-    auto database = TestDatabase::Create(TestPgUri());
-    ASSERT_TRUE(database.ok()) << database.status();
-    database_ = *std::move(database);
     CoordinatorConfig config;
-    config.database_uri = database_->uri();
+    config.memory_store = true;  // the budget is the coordinator's, whatever its store
     config.heartbeat_interval = absl::Seconds(1);
     config.command_prefix = {"/usr/bin/prlimit", "--nofile=256", "--"};
     auto coordinator = CoordinatorProcess::Start(dir_, config);
@@ -56,7 +50,6 @@ class StreamLimitTest : public ::testing::Test {
     agent_.reset();
     fleet_.reset();
     coordinator_.reset();
-    database_.reset();
     RemoveTree(dir_);
   }
 
@@ -74,7 +67,6 @@ class StreamLimitTest : public ::testing::Test {
   }
 
   std::string dir_;
-  std::unique_ptr<TestDatabase> database_;
   std::unique_ptr<CoordinatorProcess> coordinator_;
   std::unique_ptr<ControlClient> control_;
   std::unique_ptr<bench::SimFleet> fleet_;
