@@ -288,8 +288,7 @@ class PlanRunner {
       if (*other_share > kContentionThreshold) {
         r.set_contended(true);
         // What one wait for a CPU costs under this other work (verdict.h, Contention).
-        const SchedulingDelay delay =
-            options_.scheduling_delay_probe ? options_.scheduling_delay_probe() : MeasureSchedulingDelay();
+        const SchedulingDelay delay = CurrentSchedulingDelay();
         r.set_wakeup_delay_ns(std::max(r.wakeup_delay_ns(), delay.wakeup_bound_ns));
         r.set_preemption_delay_ns(std::max(r.preemption_delay_ns(), delay.preemption_bound_ns));
       }
@@ -326,6 +325,19 @@ class PlanRunner {
       *r.mutable_energy() =
           energy::SummarizeCaseEnergy(energy_->choice(), c.energy_processes, r.spec().batch().tasks());
     }
+  }
+
+  // The scheduling-delay probe's figures (engine/measure/scheduling_delay.h) for the
+  // moment just after a contended process: measured again once kSchedulingDelayReuse
+  // has passed since the last probe, else that probe's (persistent other work would
+  // otherwise add ~0.2-0.4 s to every process; within seconds the load is the same).
+  SchedulingDelay CurrentSchedulingDelay() {
+    const absl::Time now = clock_.SteadyNow();
+    if (!last_delay_ || now - last_delay_at_ >= kSchedulingDelayReuse) {
+      last_delay_ = options_.scheduling_delay_probe ? options_.scheduling_delay_probe() : MeasureSchedulingDelay();
+      last_delay_at_ = clock_.SteadyNow();
+    }
+    return *last_delay_;
   }
 
   // Whether case `c` has spent its budget: its time or its repetitions.
@@ -679,7 +691,9 @@ class PlanRunner {
   int min_processes_ = static_cast<int>(kMinBatchProcesses);    // per batch case, every mode
   int max_processes_ = static_cast<int>(kDefaultMaxProcesses);  // racing's cap
   std::optional<CaseEnergyProbe> energy_;                       // measurement.energy only
-  int contended_streak_ = 0;  // processes in a row still contended after their re-measures
+  int contended_streak_ = 0;                   // processes in a row still contended after their re-measures
+  std::optional<SchedulingDelay> last_delay_;  // CurrentSchedulingDelay's last probe, and when
+  absl::Time last_delay_at_;
   std::vector<CaseState> cases_;
   std::vector<std::vector<size_t>> groups_;  // indices into cases_, in plan order
   RunProgress progress_;

@@ -100,6 +100,10 @@ struct RunProgress {
 using ResultCallback = std::function<void(const v1::CaseResult&)>;
 using ProgressCallback = std::function<void(const RunProgress&)>;
 
+// A scheduling-delay probe's figures serve the contended processes of the next this
+// many seconds (RunOptions::scheduling_delay_probe).
+inline constexpr absl::Duration kSchedulingDelayReuse = absl::Seconds(5);
+
 struct RunOptions {
   bool quick = false;  // run ApplyQuick(plan)
   // RE2 regex (engine/plan/case_filter.h, at most kMaxFilterLength bytes); a case runs
@@ -137,8 +141,8 @@ struct RunOptions {
   ProcStatReader proc_stat_reader;
   // Measures the waits for a CPU after a contended process
   // (engine/measure/scheduling_delay.h, CaseResult.wakeup_delay_ns and
-  // preemption_delay_ns); empty = the
-  // real probe (~0.2 s on a quiet machine). A test seam.
+  // preemption_delay_ns), at most once per kSchedulingDelayReuse; empty = the real
+  // probe (~0.2 s on a quiet machine, ~0.4 s under load). A test seam.
   std::function<SchedulingDelay()> scheduling_delay_probe;
   // Where a plan with measurement.energy finds and reads its energy sources
   // (engine/energy/energy_files.h); null = the live /sys. A test seam: not owned, must

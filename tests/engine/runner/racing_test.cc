@@ -313,7 +313,15 @@ TEST(RacingTest, UnderSaturationTheWaitsForACpuBoundWhatOtherWorkAdded) {
   FakeRun run = RunFake(PlanFrom(kPlan), median, options);
   EXPECT_EQ(Find(run, "slow", "wait_us=0]").stop_reason(), v1::STOP_REASON_GROUP_UNDECIDED);
   options.proc_stat_reader = busy99();
+  // One probe serves the contended processes of the next kSchedulingDelayReuse (the
+  // fake run takes milliseconds): measured once, not once per process.
+  auto probes = std::make_shared<int>(0);
+  options.scheduling_delay_probe = [probes] {
+    ++*probes;
+    return SchedulingDelay{.wakeups = 100, .wakeup_bound_ns = 1e5};
+  };
   run = RunFake(PlanFrom(kPlan), median, options, {{"slow", 100}, {"fast", 100}});
+  EXPECT_EQ(*probes, 1);
   for (const char* point : {"wait_us=0]", "wait_us=1]"}) {
     const v1::CaseResult& slow = Find(run, "slow", point);
     EXPECT_TRUE(slow.contended()) << point;
