@@ -189,6 +189,14 @@ absl::Status CheckResultsDocument(const v1::ResultsDocument& document) {
       if (std::optional<std::string> problem = CaseProblem(result)) {
         return absl::InvalidArgumentError(absl::StrCat(where, *problem));
       }
+      // Every result fleetmark writes has a status; protobuf's JSON reader turns a status
+      // name it does not know ("CASE_STATUS_BOGUS") into the unspecified 0, silently.
+      if (result.status() == v1::CASE_STATUS_UNSPECIFIED) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where,
+            "status: one of CASE_STATUS_OK, _UNSUPPORTED, _RESOURCE_EXHAUSTED, _TIMEOUT, _FAILED, _CANCELLED "
+            "(docs/results-schema.md), got none or a name this fleetmark does not know"));
+      }
       if (absl::Status values = CheckResultValues(result); !values.ok()) {
         // "result.stats.ci_high_ns: ..." -> "stats.ci_high_ns: ...", as CaseProblem names fields.
         std::string message(values.message());

@@ -200,6 +200,27 @@ TEST(JsonTest, RefusesAResultThatNamesNoCase) {
               ::testing::StartsWith("devices[0].results[0].spec.case_id: missing"));
 }
 
+// A status name this fleetmark does not know (or none): protobuf's JSON reader makes it
+// the unspecified 0 without a word, and the case silently left its group's verdict (a
+// new user's trial: "CASE_STATUS_BOGUS" moved a paired interval, exit 0).
+TEST(JsonTest, RefusesAResultWithAnUnknownOrMissingStatus) {
+  const absl::StatusOr<std::string> json = FormatJson(testing::SampleReport());
+  ASSERT_TRUE(json.ok()) << json.status();
+  const nlohmann::json doc = nlohmann::json::parse(*json);
+  for (const bool erase : {false, true}) {
+    nlohmann::json bad = doc;
+    if (erase) {
+      bad["devices"][0]["results"][0].erase("status");
+    } else {
+      bad["devices"][0]["results"][0]["status"] = "CASE_STATUS_BOGUS";
+    }
+    const absl::Status status = ParseResultsJson(bad.dump()).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << erase;
+    EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("status: one of CASE_STATUS_OK")) << erase;
+  }
+  EXPECT_TRUE(ParseResultsJson(doc.dump()).ok());
+}
+
 // A UTF-8 byte order mark (some editors write one) is not part of the file: protobuf's
 // JSON parser said "a field does not fit the results schema (... Expected a value)".
 TEST(JsonTest, AByteOrderMarkIsNotPartOfTheFile) {
