@@ -19,16 +19,9 @@ struct Interval {
 
 // mean +- t(0.975, k-1) s / sqrt(k) over k process values (StudentTQuantile, verdict.h).
 Interval MeanInterval(const std::vector<double>& values) {
-  Interval out;
-  const double k = static_cast<double>(values.size());
-  for (double v : values) out.mean += v / k;
-  if (values.size() < 2) return out;
-  double squares = 0;
-  for (double v : values) squares += (v - out.mean) * (v - out.mean);
-  const double half = StudentTQuantile(0.975, k - 1) * std::sqrt(squares / (k - 1) / k);
-  out.low = out.mean - half;
-  out.high = out.mean + half;
-  return out;
+  const StudentMean m = StudentMeanOf(values, 0.975);
+  if (values.size() < 2) return {.mean = m.mean};
+  return {.mean = m.mean, .low = m.mean - m.half_width, .high = m.mean + m.half_width};
 }
 
 std::string Joules(double j) { return absl::StrFormat("%.3g J", j); }

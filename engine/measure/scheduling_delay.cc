@@ -11,15 +11,8 @@
 namespace fleetmark::engine {
 
 double UpperMeanBound(const std::vector<double>& values) {
-  if (values.empty()) return 0;
-  const double n = static_cast<double>(values.size());
-  double mean = 0;
-  for (double v : values) mean += v;
-  mean /= n;
-  if (values.size() == 1) return mean;
-  double squares = 0;
-  for (double v : values) squares += (v - mean) * (v - mean);
-  return mean + StudentTQuantile(0.95, n - 1) * std::sqrt(squares / (n - 1) / n);
+  const StudentMean m = StudentMeanOf(values, 0.95);
+  return m.mean + m.half_width;
 }
 
 SchedulingDelay MeasureSchedulingDelay(absl::Duration spin, int wakeups, absl::Duration sleep) {

@@ -217,13 +217,8 @@ fleetmark::v1::Statistics ComputeHierarchicalStatistics(absl::Span<const int64_t
   // Small-sample correction (see the header): widened to the Student-t interval on
   // the process medians, mean ± t(0.975, k-1)·s/√k.
   const std::vector<double> process_medians = ProcessMedians(samples_ns, process_sizes);
-  const double k = static_cast<double>(process_medians.size());
-  double sum = 0;
-  for (double m : process_medians) sum += m;
-  const double mean = sum / k;
-  double squares = 0;
-  for (double m : process_medians) squares += (m - mean) * (m - mean);
-  const double t_half = StudentTQuantile(0.975, k - 1) * std::sqrt(squares / (k - 1) / k);
+  const StudentMean process_mean = StudentMeanOf(process_medians, 0.975);
+  const double mean = process_mean.mean, t_half = process_mean.half_width;
   low = std::min(low, mean - t_half);
   high = std::max(high, mean + t_half);
   // The interval always holds the pooled median (a skewed bootstrap can miss it).

@@ -252,6 +252,19 @@ double StudentTQuantile(double p, double dof) {
   return boost::math::quantile(boost::math::students_t_distribution<double, Quiet>(dof), p);
 }
 
+StudentMean StudentMeanOf(const std::vector<double>& values, double p) {
+  StudentMean out;
+  if (values.empty()) return out;
+  const double n = static_cast<double>(values.size());
+  for (double v : values) out.mean += v;
+  out.mean /= n;
+  if (values.size() < 2) return out;
+  double squares = 0;
+  for (double v : values) squares += (v - out.mean) * (v - out.mean);
+  out.half_width = StudentTQuantile(p, n - 1) * std::sqrt(squares / (n - 1) / n);
+  return out;
+}
+
 GroupVerdict DecideGroup(const std::vector<Contender>& contenders, const VerdictOptions& options) {
   GroupVerdict v;
   const std::vector<Logs> logs = UsableLogs(contenders);

@@ -291,4 +291,15 @@ double MarginFor(double spread, double min_margin);
 // p <= 0.5 gives 0; p >= 1 or dof <= 0 gives +inf; NaN gives NaN. Pure.
 double StudentTQuantile(double p, double dof);
 
+// The mean of `values` and the half-width t(p, n-1)·s/√n of its Student-t bound at
+// quantile p (0.975: a two-sided 95 % interval; 0.95: a one-sided 95 % bound), s the
+// sample standard deviation. The one mean-and-t-interval of fleetmark (statistics.h's
+// process-level interval, scheduling_delay.h, the energy per case). Mean 0 for no
+// value; half-width 0 for fewer than two. Pure.
+struct StudentMean {
+  double mean = 0;
+  double half_width = 0;
+};
+StudentMean StudentMeanOf(const std::vector<double>& values, double p);
+
 }  // namespace fleetmark::engine
